@@ -1,0 +1,191 @@
+//! Indexer: owns a repo's single Tantivy `IndexWriter` for the length of an index run and is
+//! the only writer of the repo's LMDB file records. A sync actor, one per repo, so commits
+//! (blocking I/O) run on its own thread and never on the executor.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use actix::{Actor, Handler, Message, SyncContext};
+use tantivy::IndexWriter;
+
+use super::ingestor::IngestedFile;
+use super::unix_now;
+use crate::index::{FileRecord, IndexRunState, RepoIndex};
+use crate::protocol::{DocdexError, Result};
+
+/// Test hook: abort the process right after this many Tantivy commits, before the LMDB
+/// records of that batch are written: the worst moment for a kill.
+pub const FAULT_ABORT_AFTER_COMMITS_ENV: &str = "DOCDEX_FAULT_ABORT_AFTER_COMMITS";
+
+pub struct Indexer {
+    index: Arc<RepoIndex>,
+    writer_heap_bytes: usize,
+    writer_opt: Option<IndexWriter>,
+    commits: u64,
+    abort_after_commits_opt: Option<u64>,
+}
+
+impl Indexer {
+    pub fn new(index: Arc<RepoIndex>, writer_heap_bytes: usize) -> Indexer {
+        let abort_after_commits_opt = std::env::var(FAULT_ABORT_AFTER_COMMITS_ENV).ok().and_then(|v| v.parse().ok());
+        Indexer { index, writer_heap_bytes, writer_opt: None, commits: 0, abort_after_commits_opt }
+    }
+
+    fn writer(&mut self) -> Result<&mut IndexWriter> {
+        self.writer_opt.as_mut().ok_or_else(|| DocdexError::internal("no index run in progress"))
+    }
+
+    fn commit(&mut self) -> Result<()> {
+        self.writer()?.commit()?;
+        self.index.reload()?;
+        self.commits += 1;
+        if self.abort_after_commits_opt == Some(self.commits) {
+            eprintln!("docdexd: aborting after {} commits ({FAULT_ABORT_AFTER_COMMITS_ENV})", self.commits);
+            std::process::abort();
+        }
+        Ok(())
+    }
+}
+
+impl Actor for Indexer {
+    type Context = SyncContext<Self>;
+}
+
+/// Starts a run: takes the writer, marks the run started, returns the known file records.
+#[derive(Message)]
+#[rtype(result = "Result<HashMap<String, FileRecord>>")]
+pub struct BeginIndexRun;
+
+/// Writes one batch: replaces changed files' chunks, commits, then records the files.
+#[derive(Message)]
+#[rtype(result = "Result<u64>")]
+pub struct WriteBatch {
+    pub files: Vec<IngestedFile>,
+}
+
+/// Ends a run: removes deleted files, commits, marks the run complete, releases the writer.
+#[derive(Message)]
+#[rtype(result = "Result<IndexRunState>")]
+pub struct FinishIndexRun {
+    pub deleted: Vec<String>,
+    pub bytes_total: u64,
+}
+
+/// Gives up a run after an error: uncommitted changes are rolled back with the writer.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct AbortIndexRun;
+
+impl Handler<BeginIndexRun> for Indexer {
+    type Result = Result<HashMap<String, FileRecord>>;
+
+    fn handle(&mut self, _: BeginIndexRun, _: &mut SyncContext<Self>) -> Self::Result {
+        if self.writer_opt.is_none() {
+            self.writer_opt = Some(self.index.writer(self.writer_heap_bytes)?);
+        }
+        let store = &self.index.store;
+        let mut wtxn = store.write_txn()?;
+        let mut state = store.run_state(&wtxn)?;
+        state.last_started = Some(unix_now());
+        state.in_progress = true;
+        store.put_run_state(&mut wtxn, &state)?;
+        let files = store.all_files(&wtxn)?;
+        wtxn.commit()?;
+        Ok(files)
+    }
+}
+
+impl Handler<WriteBatch> for Indexer {
+    type Result = Result<u64>;
+
+    fn handle(&mut self, msg: WriteBatch, _: &mut SyncContext<Self>) -> Self::Result {
+        let index = Arc::clone(&self.index);
+        let mut chunks_written = 0u64;
+        let mut needs_commit = false;
+        {
+            let writer = self.writer()?;
+            for file in &msg.files {
+                match file {
+                    IngestedFile::Changed { path, record, chunks } => {
+                        index.replace_file(writer, path, &record.language, chunks)?;
+                        chunks_written += chunks.len() as u64;
+                        needs_commit = true;
+                    }
+                    IngestedFile::Skipped { path, .. } => {
+                        // A file that turned binary or unreadable loses its old chunks.
+                        index.delete_file(writer, path);
+                        needs_commit = true;
+                    }
+                    IngestedFile::Unchanged { .. } => {}
+                }
+            }
+        }
+        if needs_commit {
+            self.commit()?;
+        }
+        let store = &index.store;
+        let mut wtxn = store.write_txn()?;
+        for file in msg.files {
+            match file {
+                IngestedFile::Changed { path, record, .. } => store.put_file(&mut wtxn, &path, &record)?,
+                IngestedFile::Unchanged { path, mut record } => {
+                    if let Some(old) = store.file(&wtxn, &path)? {
+                        record.chunks = old.chunks;
+                    }
+                    store.put_file(&mut wtxn, &path, &record)?;
+                }
+                IngestedFile::Skipped { path, record_opt: Some(record), .. } => store.put_file(&mut wtxn, &path, &record)?,
+                IngestedFile::Skipped { path, record_opt: None, .. } => store.delete_file(&mut wtxn, &path)?,
+            }
+        }
+        wtxn.commit()?;
+        Ok(chunks_written)
+    }
+}
+
+impl Handler<FinishIndexRun> for Indexer {
+    type Result = Result<IndexRunState>;
+
+    fn handle(&mut self, msg: FinishIndexRun, _: &mut SyncContext<Self>) -> Self::Result {
+        let index = Arc::clone(&self.index);
+        {
+            let writer = self.writer()?;
+            for path in &msg.deleted {
+                index.delete_file(writer, path);
+            }
+        }
+        // Always commit: it also persists deletes queued by earlier batches' replacements.
+        self.commit()?;
+        let store = &index.store;
+        let mut wtxn = store.write_txn()?;
+        for path in &msg.deleted {
+            store.delete_file(&mut wtxn, path)?;
+        }
+        let files = store.all_files(&wtxn)?;
+        let mut state = store.run_state(&wtxn)?;
+        state.last_completed = Some(unix_now());
+        state.in_progress = false;
+        state.files = files.len() as u64;
+        state.chunks = index.num_chunks();
+        state.bytes = msg.bytes_total;
+        store.put_run_state(&mut wtxn, &state)?;
+        wtxn.commit()?;
+        // Release the writer's lock so another process (CLI vs daemon) can index later.
+        if let Some(writer) = self.writer_opt.take() {
+            writer.wait_merging_threads()?;
+        }
+        Ok(state)
+    }
+}
+
+impl Handler<AbortIndexRun> for Indexer {
+    type Result = ();
+
+    fn handle(&mut self, _: AbortIndexRun, _: &mut SyncContext<Self>) {
+        if let Some(mut writer) = self.writer_opt.take() {
+            if let Err(err) = writer.rollback() {
+                tracing::warn!(error = %err, "rollback after a failed index run");
+            }
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! Ingestor: walks repos and turns changed files into chunks. A sync actor: reading files,
+//! hashing and tree-sitter parsing are blocking CPU work that must stay off the executor.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use actix::{Actor, Handler, Message, SyncContext};
+
+use crate::index::FileRecord;
+use crate::ingest::{chunk_file, read_text_file, scan_repo, sha256_hex, Chunk, ChunkParams, FileRead, Language, ScanResult, ScannedFile};
+
+pub struct Ingestor;
+
+impl Actor for Ingestor {
+    type Context = SyncContext<Self>;
+}
+
+/// Lists the files of a repo that pass the ignore rules and the size cap.
+#[derive(Message)]
+#[rtype(result = "ScanResult")]
+pub struct ScanRepo {
+    pub root: PathBuf,
+    pub max_file_size_bytes: u64,
+}
+
+/// Reads and chunks files whose size or mtime changed since the last run.
+#[derive(Message)]
+#[rtype(result = "Vec<IngestedFile>")]
+pub struct ChunkFiles {
+    pub files: Vec<ScannedFile>,
+    /// Content hash per path from the last run, to recognise touched-but-unchanged files.
+    pub known_hashes: HashMap<String, String>,
+    pub params: ChunkParams,
+}
+
+/// What ingesting one file produced.
+#[derive(Debug)]
+pub enum IngestedFile {
+    /// New or changed content: its chunks replace the old ones.
+    Changed { path: String, record: FileRecord, chunks: Vec<Chunk> },
+    /// Same content, new mtime: only the record is refreshed.
+    Unchanged { path: String, record: FileRecord },
+    /// Binary (recorded, so it is not re-read every run) or unreadable (not recorded, so it is
+    /// retried next run). Either way it has no chunks.
+    Skipped { path: String, record_opt: Option<FileRecord>, reason: String },
+}
+
+impl Handler<ScanRepo> for Ingestor {
+    type Result = actix::MessageResult<ScanRepo>;
+
+    fn handle(&mut self, msg: ScanRepo, _: &mut SyncContext<Self>) -> Self::Result {
+        actix::MessageResult(scan_repo(&msg.root, msg.max_file_size_bytes))
+    }
+}
+
+impl Handler<ChunkFiles> for Ingestor {
+    type Result = actix::MessageResult<ChunkFiles>;
+
+    fn handle(&mut self, msg: ChunkFiles, _: &mut SyncContext<Self>) -> Self::Result {
+        let out = msg.files.into_iter().map(|file| ingest_file(file, &msg.known_hashes, msg.params)).collect();
+        actix::MessageResult(out)
+    }
+}
+
+fn ingest_file(file: ScannedFile, known_hashes: &HashMap<String, String>, params: ChunkParams) -> IngestedFile {
+    let language = Language::detect(std::path::Path::new(&file.rel_path));
+    let record = |content_hash: String, chunks: u32, language: &str| FileRecord {
+        content_hash,
+        size: file.size,
+        mtime_ns: u64::try_from(file.mtime_ns).unwrap_or(u64::MAX),
+        chunks,
+        language: language.to_string(),
+    };
+    let text = match read_text_file(&file.abs_path) {
+        FileRead::Text(text) => text,
+        FileRead::Binary => {
+            let record_opt = Some(record(String::new(), 0, "binary"));
+            return IngestedFile::Skipped { record_opt, path: file.rel_path, reason: "binary".into() };
+        }
+        FileRead::Unreadable(reason) => {
+            return IngestedFile::Skipped { record_opt: None, path: file.rel_path, reason };
+        }
+    };
+    let hash = sha256_hex(text.as_bytes());
+    if known_hashes.get(&file.rel_path) == Some(&hash) {
+        // The chunk count is carried over from the old record by the Indexer.
+        return IngestedFile::Unchanged { record: record(hash, 0, language.name()), path: file.rel_path };
+    }
+    let chunks = chunk_file(language, &text, params);
+    IngestedFile::Changed {
+        record: record(hash, chunks.len() as u32, language.name()),
+        path: file.rel_path,
+        chunks,
+    }
+}

@@ -1,0 +1,21 @@
+//! The actors. Each file holds one actor and the messages only it handles; messages shared
+//! by several parts live in `crate::protocol`.
+//!
+//! Spawn order (downstream first): RepoManager and Ingestor, then the ToolDispatcher that is
+//! handed their addresses. Each repo's Indexer is spawned by the RepoManager when the repo is
+//! first opened.
+
+pub mod indexer;
+pub mod ingestor;
+pub mod repo_manager;
+pub mod tool_dispatcher;
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+pub(crate) fn unix_now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+pub(crate) fn format_unix(secs: u64) -> String {
+    humantime::format_rfc3339_seconds(UNIX_EPOCH + std::time::Duration::from_secs(secs)).to_string()
+}

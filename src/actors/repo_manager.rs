@@ -1,0 +1,178 @@
+//! RepoManager: canonicalises and fingerprints repo paths, keeps the registry of known repos
+//! and lazily opens each repo's state (index, store, Indexer actor).
+//!
+//! A sync actor with one thread: opening LMDB and Tantivy blocks, and handling one message at
+//! a time guarantees a repo is opened once per process (LMDB forbids opening an environment
+//! twice in one process).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use actix::{Actor, Addr, Handler, Message, SyncArbiter, SyncContext};
+use serde::{Deserialize, Serialize};
+
+use super::indexer::Indexer;
+use super::unix_now;
+use crate::index::RepoIndex;
+use crate::ingest::sha256_hex;
+use crate::protocol::{DocdexError, ErrorCode, Result};
+
+pub const REPO_META_FILE: &str = "repo_meta.json";
+
+/// SHA-256 of a repo's canonical path: the name of its state directory.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct RepoFingerprint(pub String);
+
+impl RepoFingerprint {
+    pub fn of(canonical_path: &Path) -> RepoFingerprint {
+        RepoFingerprint(sha256_hex(canonical_path.to_string_lossy().as_bytes()))
+    }
+}
+
+/// `repo_meta.json` in each repo's state directory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RepoMeta {
+    pub fingerprint: String,
+    pub canonical_path: String,
+    /// Unix seconds.
+    pub created_at: u64,
+    pub last_seen_at: u64,
+}
+
+/// An open repo: its index and its Indexer.
+pub struct RepoHandle {
+    pub meta: RepoMeta,
+    pub index: Arc<RepoIndex>,
+    pub indexer: Addr<Indexer>,
+}
+
+pub struct RepoManager {
+    repos_dir: PathBuf,
+    writer_heap_bytes: usize,
+    open: HashMap<RepoFingerprint, Arc<RepoHandle>>,
+}
+
+impl RepoManager {
+    pub fn new(state_dir: &Path, writer_heap_bytes: usize) -> RepoManager {
+        RepoManager { repos_dir: state_dir.join("repos"), writer_heap_bytes, open: HashMap::new() }
+    }
+
+    fn open_repo(&mut self, msg: OpenRepo) -> Result<Arc<RepoHandle>> {
+        let shown = msg.path.display().to_string();
+        let canonical = std::fs::canonicalize(&msg.path).map_err(|_| DocdexError::repo_not_found(&shown, "does not exist"))?;
+        if !canonical.is_dir() {
+            return Err(DocdexError::repo_not_found(&shown, "is not a directory"));
+        }
+        let fingerprint = RepoFingerprint::of(&canonical);
+        if let Some(handle) = self.open.get(&fingerprint) {
+            return Ok(Arc::clone(handle));
+        }
+        let state_dir = self.repos_dir.join(&fingerprint.0);
+        let meta_path = state_dir.join(REPO_META_FILE);
+        if !msg.create && !meta_path.exists() {
+            return Err(DocdexError::repo_not_indexed(&canonical.display().to_string()));
+        }
+        std::fs::create_dir_all(&state_dir).map_err(|err| {
+            DocdexError::new(ErrorCode::StateUnwritable, format!("cannot create {}: {err}", state_dir.display()))
+                .with_hint("make the state directory writable or set DOCDEX_HOME / core.global_state_dir")
+        })?;
+        let now = unix_now();
+        let created_at = read_meta(&meta_path).map(|m| m.created_at).unwrap_or(now);
+        let meta = RepoMeta {
+            fingerprint: fingerprint.0.clone(),
+            canonical_path: canonical.display().to_string(),
+            created_at,
+            last_seen_at: now,
+        };
+        write_json_atomic(&meta_path, &meta)?;
+        let index = Arc::new(RepoIndex::open(&canonical, &fingerprint.0, &state_dir)?);
+        let for_indexer = Arc::clone(&index);
+        let heap = self.writer_heap_bytes;
+        let indexer = SyncArbiter::start(1, move || Indexer::new(Arc::clone(&for_indexer), heap));
+        let handle = Arc::new(RepoHandle { meta, index, indexer });
+        self.open.insert(fingerprint, Arc::clone(&handle));
+        Ok(handle)
+    }
+}
+
+impl Actor for RepoManager {
+    type Context = SyncContext<Self>;
+}
+
+/// Opens a repo's state; with `create: false` a repo that was never indexed is an error.
+#[derive(Message)]
+#[rtype(result = "Result<Arc<RepoHandle>>")]
+pub struct OpenRepo {
+    pub path: PathBuf,
+    pub create: bool,
+}
+
+/// Lists every repo with state on disk (the registry is derived from the state directories,
+/// so it cannot drift from them).
+#[derive(Message)]
+#[rtype(result = "Result<Vec<RepoMeta>>")]
+pub struct ListRepos;
+
+/// Drops every open handle (index readers, LMDB environments, Indexers).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct CloseAll;
+
+impl Handler<OpenRepo> for RepoManager {
+    type Result = Result<Arc<RepoHandle>>;
+
+    fn handle(&mut self, msg: OpenRepo, _: &mut SyncContext<Self>) -> Self::Result {
+        self.open_repo(msg)
+    }
+}
+
+impl Handler<ListRepos> for RepoManager {
+    type Result = Result<Vec<RepoMeta>>;
+
+    fn handle(&mut self, _: ListRepos, _: &mut SyncContext<Self>) -> Self::Result {
+        list_registry(&self.repos_dir).map(|entries| entries.into_iter().filter_map(|e| e.meta_opt).collect())
+    }
+}
+
+impl Handler<CloseAll> for RepoManager {
+    type Result = ();
+
+    fn handle(&mut self, _: CloseAll, _: &mut SyncContext<Self>) {
+        self.open.clear();
+    }
+}
+
+/// One state directory and what its `repo_meta.json` says (None when missing or corrupt).
+pub struct RegistryEntry {
+    pub dir: PathBuf,
+    pub meta_opt: Option<RepoMeta>,
+}
+
+/// Reads every state directory under `repos_dir` (none yet is an empty registry).
+pub fn list_registry(repos_dir: &Path) -> Result<Vec<RegistryEntry>> {
+    let entries = match std::fs::read_dir(repos_dir) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(err) => return Err(err.into()),
+    };
+    let mut out: Vec<RegistryEntry> = entries
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| RegistryEntry { meta_opt: read_meta(&e.path().join(REPO_META_FILE)), dir: e.path() })
+        .collect();
+    out.sort_by(|a, b| a.dir.cmp(&b.dir));
+    Ok(out)
+}
+
+fn read_meta(path: &Path) -> Option<RepoMeta> {
+    std::fs::read(path).ok().and_then(|bytes| serde_json::from_slice(&bytes).ok())
+}
+
+/// Write to a temp file and rename, so a kill never leaves half a JSON file.
+pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, serde_json::to_vec_pretty(value)?)?;
+    std::fs::rename(&tmp, path)?;
+    Ok(())
+}

@@ -1,0 +1,409 @@
+//! The `docdexd` command line: argument parsing (no side effects) and one small function per
+//! command that calls the ToolDispatcher and renders the answer for a terminal or as JSON.
+//!
+//! Exit codes follow ripgrep: 0 success (search: hits found), 1 nothing found or a failed
+//! check, 2 error.
+
+use std::io::Write;
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::{Parser, Subcommand};
+use tokio::sync::mpsc;
+
+use crate::actors::repo_manager::{list_registry, CloseAll, RepoFingerprint};
+use crate::actors::tool_dispatcher::{Index, Search, Status};
+use crate::config::{self, LoadedConfig};
+use crate::http::{self, HttpState};
+use crate::protocol::{DocdexError, IndexProgress, IndexRequest, IndexSummary, Result, SearchRequest, SearchResponse};
+
+#[derive(Debug, Parser)]
+#[command(name = "docdexd", version, about = "Local-first retrieval daemon for AI coding assistants")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Index a repository, or refresh its index (only changed files are re-read).
+    Index {
+        #[arg(long)]
+        repo: PathBuf,
+        /// Print the summary as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Search an indexed repository.
+    Search {
+        #[arg(long)]
+        repo: PathBuf,
+        /// Maximum number of hits (default: search.max_repo_hits).
+        #[arg(long)]
+        limit: Option<usize>,
+        #[arg(long)]
+        json: bool,
+        /// What to look for: identifiers, words or a question.
+        #[arg(required = true, num_args = 1..)]
+        query: Vec<String>,
+    },
+    /// Show what is indexed for a repository, and when.
+    Status {
+        #[arg(long)]
+        repo: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check the configuration, state directory, registry and bind address.
+    Check,
+    /// Run the daemon: index the repo (incrementally), then serve the HTTP API.
+    Serve {
+        /// The default repo of the daemon; requests may name other indexed repos.
+        #[arg(long)]
+        repo: Option<PathBuf>,
+        /// Address to listen on (default: server.http_bind_addr, 127.0.0.1:3210).
+        #[arg(long)]
+        bind: Option<SocketAddr>,
+        /// Allow binding a non-loopback address (requires an auth token).
+        #[arg(long)]
+        expose: bool,
+        /// Require `Authorization: Bearer <token>` on every request.
+        #[arg(long, env = "DOCDEX_AUTH_TOKEN", hide_env_values = true)]
+        auth_token: Option<String>,
+    },
+    /// Benchmark indexing and HTTP search latency on a repository (uses a throwaway state dir).
+    Bench {
+        #[arg(long)]
+        repo: PathBuf,
+        /// Number of timed search requests.
+        #[arg(long, default_value_t = 300)]
+        queries: usize,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Runs a command and returns the process exit code.
+pub fn run(cli: Cli) -> i32 {
+    let home = config::docdex_home();
+    if matches!(cli.command, Command::Check) {
+        return run_check(&home);
+    }
+    let loaded = match config::load(&home) {
+        Ok(loaded) => loaded,
+        Err(err) => return report_error(&err),
+    };
+    init_tracing(&loaded.config.core.log_level);
+    for key in &loaded.unknown_keys {
+        tracing::warn!(key = %key, file = %loaded.path.display(), "unknown config key ignored");
+    }
+    let system = actix::System::new();
+    let code = system.block_on(async move {
+        match run_async(cli.command, loaded).await {
+            Ok(code) => code,
+            Err(err) => report_error(&err),
+        }
+    });
+    code
+}
+
+fn init_tracing(level: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("DOCDEX_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("docdex={level}")));
+    // A second init (tests calling `run` twice) is harmless.
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}
+
+fn report_error(err: &DocdexError) -> i32 {
+    eprintln!("error: {}", err.message);
+    if let Some(hint) = &err.hint {
+        eprintln!("hint: {hint}");
+    }
+    2
+}
+
+/// Prints to stdout; a closed pipe (`docdexd search … | head`) is not an error.
+fn print_out(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => Err(err.into()),
+        _ => Ok(()),
+    }
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
+    Ok(format!("{}\n", serde_json::to_string_pretty(value)?))
+}
+
+async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
+    match command {
+        Command::Index { repo, json } => {
+            let actors = crate::start_actors(&loaded, None);
+            let summary = index_with_progress(&actors, repo).await?;
+            print_out(&if json { to_json(&summary)? } else { render_summary(&summary) })?;
+            actors.repo_manager.send(CloseAll).await?;
+            Ok(0)
+        }
+        Command::Search { repo, limit, json, query } => {
+            let actors = crate::start_actors(&loaded, None);
+            let request = SearchRequest {
+                repo_opt: Some(repo),
+                query: query.join(" "),
+                limit: limit.unwrap_or(loaded.config.search.max_repo_hits),
+            };
+            let response = actors.dispatcher.send(Search(request)).await??;
+            print_out(&if json { to_json(&response)? } else { render_search(&response) })?;
+            Ok(if response.hits.is_empty() { 1 } else { 0 })
+        }
+        Command::Status { repo, json } => {
+            let actors = crate::start_actors(&loaded, None);
+            let status = actors.dispatcher.send(Status(Some(repo))).await??;
+            let text = if json {
+                to_json(&status)?
+            } else {
+                let state = match (status.indexed, status.interrupted) {
+                    (_, true) => "interrupted: the last index run did not finish; run `docdexd index` again",
+                    (true, false) => "indexed",
+                    (false, false) => "not indexed yet",
+                };
+                format!(
+                    "repo:        {}\nstate:       {state}\nfiles:       {}\nchunks:      {}\nsource:      {}\nindex size:  {}\nlast run:    {}\ncompleted:   {}\nstate dir:   {}\n",
+                    status.repo,
+                    status.files,
+                    status.chunks,
+                    human_bytes(status.bytes),
+                    human_bytes(status.index_size_bytes),
+                    status.last_index_started.as_deref().unwrap_or("never"),
+                    status.last_index_completed.as_deref().unwrap_or("never"),
+                    status.state_dir,
+                )
+            };
+            print_out(&text)?;
+            Ok(0)
+        }
+        Command::Serve { repo, bind, expose, auth_token } => serve(loaded, repo, bind, expose, auth_token).await,
+        Command::Bench { repo, queries, json } => crate::bench::run(&loaded, &repo, queries, json).await,
+        Command::Check => unreachable!("handled before the config is loaded"),
+    }
+}
+
+/// Indexes a repo, printing progress lines to stderr at most once a second.
+pub async fn index_with_progress(actors: &crate::Actors, repo: PathBuf) -> Result<IndexSummary> {
+    let (tx, mut rx) = mpsc::unbounded_channel::<IndexProgress>();
+    let printer = tokio::spawn(async move {
+        let mut last_print: Option<Instant> = None;
+        let mut last: Option<IndexProgress> = None;
+        while let Some(progress) = rx.recv().await {
+            if last_print.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
+                eprintln!("indexing: {}", render_progress(&progress));
+                last_print = Some(Instant::now());
+            }
+            last = Some(progress);
+        }
+        if let (Some(progress), Some(_)) = (last, last_print) {
+            if progress.files_done == progress.files_total && progress.files_total > 0 {
+                eprintln!("indexing: {}", render_progress(&progress));
+            }
+        }
+    });
+    let result = actors.dispatcher.send(Index { request: IndexRequest { repo }, progress_opt: Some(tx) }).await?;
+    // The sender is gone with the finished job, so the printer ends.
+    if let Err(err) = printer.await {
+        tracing::debug!(error = %err, "progress printer ended abnormally");
+    }
+    result
+}
+
+fn render_progress(p: &IndexProgress) -> String {
+    format!("{}/{} files read, {}, {} chunks written", p.files_done, p.files_total, human_bytes(p.bytes_done), p.chunks_written)
+}
+
+fn render_summary(s: &IndexSummary) -> String {
+    let mb_per_s = if s.seconds > 0.0 { s.bytes_indexed as f64 / 1e6 / s.seconds } else { 0.0 };
+    format!(
+        "indexed {}\n  files: {} scanned, {} indexed, {} unchanged, {} deleted, {} skipped\n  chunks: {} written, {} in the index\n  bytes: {} read in {:.2} s ({:.1} MB/s)\n",
+        s.repo,
+        s.files_scanned,
+        s.files_indexed,
+        s.files_unchanged,
+        s.files_deleted,
+        s.files_skipped,
+        s.chunks_written,
+        s.chunks_total,
+        human_bytes(s.bytes_indexed),
+        s.seconds,
+        mb_per_s
+    )
+}
+
+fn render_search(response: &SearchResponse) -> String {
+    if response.hits.is_empty() {
+        return format!("no hits for `{}` ({:.1} ms)\n", response.query, response.took_ms);
+    }
+    let mut out = String::new();
+    for (n, hit) in response.hits.iter().enumerate() {
+        let heading = if hit.heading.is_empty() { String::new() } else { format!("  [{}]", hit.heading) };
+        out.push_str(&format!("{}. {}:{}-{}  score {:.2}{heading}\n", n + 1, hit.path, hit.line_start, hit.line_end, hit.score));
+        for line in hit.snippet.lines() {
+            out.push_str(&format!("     | {line}\n"));
+        }
+    }
+    out.push_str(&format!("{} hits in {:.1} ms\n", response.hits.len(), response.took_ms));
+    out
+}
+
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+async fn serve(
+    loaded: LoadedConfig,
+    repo_opt: Option<PathBuf>,
+    bind_opt: Option<SocketAddr>,
+    expose: bool,
+    auth_token_opt: Option<String>,
+) -> Result<i32> {
+    let auth_token_opt = auth_token_opt.filter(|t| !t.is_empty()).or_else(|| loaded.config.server.auth_token.clone());
+    let addr = match bind_opt {
+        Some(addr) => addr,
+        None => loaded.config.server.http_bind_addr.parse().map_err(|_| DocdexError::invalid("bad server.http_bind_addr"))?,
+    };
+    http::check_bind_policy(&addr, expose, auth_token_opt.as_deref())?;
+    let actors = crate::start_actors(&loaded, repo_opt.clone());
+    if let Some(repo) = &repo_opt {
+        let summary = index_with_progress(&actors, repo.clone()).await?;
+        eprint!("{}", render_summary(&summary));
+    }
+    let state = HttpState {
+        dispatcher: actors.dispatcher.clone(),
+        default_repo_opt: repo_opt.and_then(|p| std::fs::canonicalize(p).ok()),
+        default_limit: loaded.config.search.max_repo_hits,
+        auth_token_opt: auth_token_opt.map(Arc::from),
+    };
+    let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(4);
+    let (server, bound) = http::start(state, addr, workers).map_err(|err| {
+        DocdexError::invalid(format!("cannot listen on {addr}: {err}"))
+            .with_hint("is another docdexd running? pick another address with --bind")
+    })?;
+    print_out(&format!("docdexd listening on http://{bound}\n"))?;
+    let handle = server.handle();
+    tokio::select! {
+        result = server => result?,
+        _ = tokio::signal::ctrl_c() => {
+            eprintln!("shutting down");
+            handle.stop(true).await;
+        }
+    }
+    actors.repo_manager.send(CloseAll).await?;
+    Ok(0)
+}
+
+/// One line per check; a hint under each failure.
+struct CheckReport {
+    failed: bool,
+}
+
+impl CheckReport {
+    fn ok(&mut self, name: &str, detail: &str) {
+        println!("ok    {name:<10} {detail}");
+    }
+
+    fn warn(&mut self, name: &str, detail: &str) {
+        println!("warn  {name:<10} {detail}");
+    }
+
+    fn fail(&mut self, name: &str, err: &DocdexError) {
+        self.failed = true;
+        println!("FAIL  {name:<10} {}", err.message);
+        if let Some(hint) = &err.hint {
+            println!("      hint: {hint}");
+        }
+    }
+}
+
+fn run_check(home: &Path) -> i32 {
+    let mut report = CheckReport { failed: false };
+    let loaded = match config::load(home) {
+        Ok(loaded) => {
+            report.ok("config", &loaded.path.display().to_string());
+            for key in &loaded.unknown_keys {
+                report.warn("config", &format!("unknown key `{key}` is ignored"));
+            }
+            loaded
+        }
+        Err(err) => {
+            report.fail("config", &err);
+            return 1;
+        }
+    };
+    let state_dir = loaded.state_dir();
+    match check_writable(&state_dir) {
+        Ok(()) => report.ok("state dir", &state_dir.display().to_string()),
+        Err(err) => report.fail("state dir", &err),
+    }
+    match list_registry(&state_dir.join("repos")) {
+        Ok(entries) => {
+            let mut problems = 0;
+            for entry in &entries {
+                let dir_name = entry.dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+                match &entry.meta_opt {
+                    None => {
+                        problems += 1;
+                        report.warn("registry", &format!("{} has no readable repo_meta.json", entry.dir.display()));
+                    }
+                    Some(meta) if meta.fingerprint != dir_name
+                        || RepoFingerprint::of(Path::new(&meta.canonical_path)).0 != dir_name =>
+                    {
+                        problems += 1;
+                        report.warn("registry", &format!("{} does not match its repo {}", entry.dir.display(), meta.canonical_path));
+                    }
+                    Some(meta) if !Path::new(&meta.canonical_path).is_dir() => {
+                        report.warn("registry", &format!("repo {} no longer exists (its state can be deleted)", meta.canonical_path));
+                    }
+                    Some(_) => {}
+                }
+            }
+            report.ok("registry", &format!("{} repos, {} inconsistent", entries.len(), problems));
+        }
+        Err(err) => report.fail("registry", &err),
+    }
+    let bind = loaded.config.server.http_bind_addr.clone();
+    match TcpListener::bind(&bind) {
+        Ok(_) => report.ok("bind", &format!("{bind} is free")),
+        Err(err) => report.fail(
+            "bind",
+            &DocdexError::invalid(format!("cannot bind {bind}: {err}"))
+                .with_hint("stop the process using it (another docdexd?) or set server.http_bind_addr / DOCDEX_HTTP_BIND_ADDR"),
+        ),
+    }
+    if report.failed {
+        1
+    } else {
+        0
+    }
+}
+
+fn check_writable(dir: &Path) -> Result<()> {
+    let unwritable = |err: std::io::Error| {
+        DocdexError::new(crate::protocol::ErrorCode::StateUnwritable, format!("{} is not writable: {err}", dir.display()))
+            .with_hint("fix its permissions, or point DOCDEX_HOME / core.global_state_dir at a writable folder")
+    };
+    std::fs::create_dir_all(dir).map_err(unwritable)?;
+    let probe = dir.join(format!(".docdex-write-check-{}", std::process::id()));
+    std::fs::write(&probe, b"ok").map_err(unwritable)?;
+    std::fs::remove_file(&probe).map_err(unwritable)?;
+    Ok(())
+}

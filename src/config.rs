@@ -1,0 +1,229 @@
+//! Typed configuration: `$DOCDEX_HOME/config.toml`, created with documented defaults on first
+//! run, with environment overrides applied on top.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::{DocdexError, ErrorCode, Result};
+
+/// The commented example shipped in `config/`; written verbatim on first run so the user sees
+/// every key with its documentation.
+pub const DEFAULT_CONFIG_TOML: &str = include_str!("../config/config.example.toml");
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Config {
+    pub core: CoreConfig,
+    pub index: IndexConfig,
+    pub search: SearchConfig,
+    pub server: ServerConfig,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CoreConfig {
+    /// Where per-repo state lives; empty means `$DOCDEX_HOME/state`.
+    pub global_state_dir: Option<PathBuf>,
+    pub log_level: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct IndexConfig {
+    /// Files larger than this are skipped (generated code, data dumps, minified bundles).
+    pub max_file_size_bytes: u64,
+    /// Chunks longer than this are split (at inner items for code, paragraphs for prose).
+    pub max_chunk_lines: usize,
+    /// Consecutive small items are merged until a chunk reaches this many lines.
+    pub target_chunk_lines: usize,
+    /// A write batch is committed once it holds this many files...
+    pub batch_max_files: usize,
+    /// ...or this many bytes of source.
+    pub batch_max_bytes: usize,
+    /// Memory budget of the Tantivy writer.
+    pub writer_heap_bytes: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SearchConfig {
+    /// Default number of hits when a request gives no limit.
+    pub max_repo_hits: usize,
+    /// At most this many hits from one file; the rest collapse into the best ones.
+    pub max_hits_per_file: usize,
+    /// Confidence below which a later waterfall escalates to the web.
+    pub web_trigger_threshold: f32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ServerConfig {
+    pub http_bind_addr: String,
+    /// When set, every HTTP request must carry `Authorization: Bearer <token>`.
+    pub auth_token: Option<String>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            core: CoreConfig::default(),
+            index: IndexConfig::default(),
+            search: SearchConfig::default(),
+            server: ServerConfig::default(),
+        }
+    }
+}
+
+impl Default for CoreConfig {
+    fn default() -> Self {
+        CoreConfig { global_state_dir: None, log_level: "warn".into() }
+    }
+}
+
+impl Default for IndexConfig {
+    fn default() -> Self {
+        IndexConfig {
+            max_file_size_bytes: 1024 * 1024,
+            max_chunk_lines: 120,
+            target_chunk_lines: 40,
+            batch_max_files: 1000,
+            batch_max_bytes: 16 * 1024 * 1024,
+            writer_heap_bytes: 64 * 1024 * 1024,
+        }
+    }
+}
+
+impl Default for SearchConfig {
+    fn default() -> Self {
+        SearchConfig { max_repo_hits: 10, max_hits_per_file: 2, web_trigger_threshold: 0.7 }
+    }
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig { http_bind_addr: "127.0.0.1:3210".into(), auth_token: None }
+    }
+}
+
+/// The loaded configuration plus where it came from and what looked wrong in it.
+#[derive(Debug, Clone)]
+pub struct LoadedConfig {
+    pub config: Config,
+    pub home: PathBuf,
+    pub path: PathBuf,
+    /// Keys present in the file that docdex does not know (typos, removed options).
+    pub unknown_keys: Vec<String>,
+}
+
+impl LoadedConfig {
+    pub fn state_dir(&self) -> PathBuf {
+        self.config.core.global_state_dir.clone().unwrap_or_else(|| self.home.join("state"))
+    }
+}
+
+/// `$DOCDEX_HOME`, defaulting to `~/.docdex`.
+pub fn docdex_home() -> PathBuf {
+    if let Some(home) = std::env::var_os("DOCDEX_HOME").filter(|v| !v.is_empty()) {
+        return PathBuf::from(home);
+    }
+    let user_home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    user_home.join(".docdex")
+}
+
+/// Loads `config.toml` from `home`, creating it with the documented defaults if missing.
+pub fn load(home: &Path) -> Result<LoadedConfig> {
+    let path = home.join("config.toml");
+    if !path.exists() {
+        std::fs::create_dir_all(home).map_err(|err| {
+            DocdexError::new(ErrorCode::StateUnwritable, format!("cannot create {}: {err}", home.display()))
+                .with_hint("set DOCDEX_HOME to a writable folder")
+        })?;
+        std::fs::write(&path, DEFAULT_CONFIG_TOML).map_err(|err| {
+            DocdexError::new(ErrorCode::StateUnwritable, format!("cannot write {}: {err}", path.display()))
+                .with_hint("set DOCDEX_HOME to a writable folder")
+        })?;
+    }
+    let text = std::fs::read_to_string(&path).map_err(|err| {
+        DocdexError::new(ErrorCode::ConfigInvalid, format!("cannot read {}: {err}", path.display()))
+            .with_hint("check the file's permissions")
+    })?;
+    let (mut config, unknown_keys) = parse(&text).map_err(|err| {
+        DocdexError::new(ErrorCode::ConfigInvalid, format!("{}: {err}", path.display()))
+            .with_hint(format!("fix the file or delete it to get the defaults back (example: config/config.example.toml)"))
+    })?;
+    apply_env_overrides(&mut config)?;
+    Ok(LoadedConfig { config, home: home.to_path_buf(), path, unknown_keys })
+}
+
+/// Parses config text; unknown keys are collected (and later warned about), not fatal, so an
+/// older docdex can read a newer file.
+pub fn parse(text: &str) -> std::result::Result<(Config, Vec<String>), String> {
+    let mut unknown = Vec::new();
+    let deserializer = toml::de::Deserializer::parse(text).map_err(|err| err.to_string())?;
+    let config: Config = serde_ignored::deserialize(deserializer, |path| unknown.push(path.to_string()))
+        .map_err(|err| err.to_string())?;
+    unknown.sort();
+    Ok((config, unknown))
+}
+
+fn apply_env_overrides(config: &mut Config) -> Result<()> {
+    if let Some(dir) = env_nonempty("DOCDEX_STATE_DIR") {
+        config.core.global_state_dir = Some(PathBuf::from(dir));
+    }
+    if let Some(level) = env_nonempty("DOCDEX_LOG_LEVEL") {
+        config.core.log_level = level;
+    }
+    if let Some(addr) = env_nonempty("DOCDEX_HTTP_BIND_ADDR") {
+        config.server.http_bind_addr = addr;
+    }
+    if let Some(token) = env_nonempty("DOCDEX_AUTH_TOKEN") {
+        config.server.auth_token = Some(token);
+    }
+    if let Some(value) = env_nonempty("DOCDEX_WEB_TRIGGER_THRESHOLD") {
+        config.search.web_trigger_threshold = value.parse().map_err(|_| {
+            DocdexError::new(ErrorCode::ConfigInvalid, format!("DOCDEX_WEB_TRIGGER_THRESHOLD={value} is not a number"))
+        })?;
+    }
+    if config.server.auth_token.as_deref() == Some("") {
+        config.server.auth_token = None;
+    }
+    config.server.http_bind_addr.parse::<SocketAddr>().map_err(|_| {
+        DocdexError::new(
+            ErrorCode::ConfigInvalid,
+            format!("server.http_bind_addr `{}` is not an address", config.server.http_bind_addr),
+        )
+        .with_hint("use host:port, e.g. 127.0.0.1:3210")
+    })?;
+    Ok(())
+}
+
+fn env_nonempty(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_example_parses_to_the_defaults() {
+        let (config, unknown) = parse(DEFAULT_CONFIG_TOML).unwrap();
+        assert!(unknown.is_empty(), "{unknown:?}");
+        assert_eq!(config, Config::default());
+    }
+
+    #[test]
+    fn unknown_keys_are_reported_not_fatal() {
+        let (config, unknown) = parse("[search]\nmax_repo_hits = 3\nmax_rpeo_hits = 4\n[bogus]\nx = 1\n").unwrap();
+        assert_eq!(config.search.max_repo_hits, 3);
+        assert_eq!(unknown, vec!["bogus".to_string(), "search.max_rpeo_hits".to_string()]);
+    }
+
+    #[test]
+    fn wrong_types_are_errors_naming_the_key() {
+        let err = parse("[search]\nmax_repo_hits = \"ten\"\n").unwrap_err();
+        assert!(err.contains("max_repo_hits"), "{err}");
+    }
+}

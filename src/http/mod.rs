@@ -1,0 +1,190 @@
+//! The HTTP API (actix-web): thin handlers that parse, call the ToolDispatcher and render.
+//!
+//! Routes: `GET /healthz`, `GET /v1/search`, `GET /v1/status`, `POST /v1/index`. Errors are
+//! `{"error": {"code", "message", "hint"}}` with the status from the protocol's error table.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use actix::Addr;
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::StatusCode;
+use actix_web::middleware::{from_fn, Next};
+use actix_web::{web, App, HttpResponse, HttpServer};
+use serde::Deserialize;
+
+use crate::actors::tool_dispatcher::{Index, Search, Status, ToolDispatcher};
+use crate::protocol::{DocdexError, ErrorCode, Health, IndexRequest, SearchRequest};
+
+/// Shared state of every worker.
+#[derive(Clone)]
+pub struct HttpState {
+    pub dispatcher: Addr<ToolDispatcher>,
+    pub default_repo_opt: Option<PathBuf>,
+    pub default_limit: usize,
+    pub auth_token_opt: Option<Arc<str>>,
+}
+
+fn error_response(err: &DocdexError) -> HttpResponse {
+    let status = StatusCode::from_u16(err.code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    HttpResponse::build(status).json(err.to_json())
+}
+
+fn respond<T: serde::Serialize>(result: crate::protocol::Result<T>) -> HttpResponse {
+    match result {
+        Ok(value) => HttpResponse::Ok().json(value),
+        Err(err) => error_response(&err),
+    }
+}
+
+/// Query parameters are taken as strings and parsed here, so a bad value gets our error
+/// format and a message naming the parameter.
+#[derive(Debug, Deserialize)]
+struct SearchParamsRaw {
+    q: Option<String>,
+    limit: Option<String>,
+    repo: Option<PathBuf>,
+}
+
+#[derive(Debug, Deserialize)]
+struct RepoParam {
+    repo: Option<PathBuf>,
+}
+
+async fn healthz(state: web::Data<HttpState>) -> HttpResponse {
+    HttpResponse::Ok().json(Health {
+        status: "ok".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        default_repo: state.default_repo_opt.as_ref().map(|p| p.display().to_string()),
+    })
+}
+
+async fn search(state: web::Data<HttpState>, params: web::Query<SearchParamsRaw>) -> HttpResponse {
+    let params = params.into_inner();
+    let Some(query) = params.q else {
+        return error_response(&DocdexError::invalid("missing query parameter `q`").with_hint("GET /v1/search?q=spawn_blocking"));
+    };
+    let limit = match params.limit.as_deref().map(str::trim) {
+        None | Some("") => state.default_limit,
+        Some(raw) => match raw.parse::<usize>() {
+            Ok(limit) => limit,
+            Err(_) => return error_response(&DocdexError::invalid(format!("`limit` must be a positive integer, got `{raw}`"))),
+        },
+    };
+    let request = SearchRequest { repo_opt: params.repo, query, limit };
+    respond(dispatch(&state, Search(request)).await)
+}
+
+async fn status(state: web::Data<HttpState>, params: web::Query<RepoParam>) -> HttpResponse {
+    respond(dispatch(&state, Status(params.into_inner().repo)).await)
+}
+
+async fn index(state: web::Data<HttpState>, params: web::Query<RepoParam>) -> HttpResponse {
+    let Some(repo) = params.into_inner().repo.or_else(|| state.default_repo_opt.clone()) else {
+        return error_response(&DocdexError::invalid("missing query parameter `repo`"));
+    };
+    respond(dispatch(&state, Index { request: IndexRequest { repo }, progress_opt: None }).await)
+}
+
+async fn dispatch<M, T>(state: &HttpState, msg: M) -> crate::protocol::Result<T>
+where
+    M: actix::Message<Result = crate::protocol::Result<T>> + Send + 'static,
+    T: Send + 'static,
+    ToolDispatcher: actix::Handler<M>,
+{
+    state.dispatcher.send(msg).await?
+}
+
+async fn not_found() -> HttpResponse {
+    error_response(&DocdexError::new(ErrorCode::NotFound, "no such endpoint").with_hint("see the README's HTTP API section"))
+}
+
+/// Checks `Authorization: Bearer <token>` on every request when a token is configured.
+async fn require_token(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let expected = req.app_data::<web::Data<HttpState>>().and_then(|s| s.auth_token_opt.clone());
+    if let Some(expected) = expected {
+        let given = req
+            .headers()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .unwrap_or("");
+        if !constant_time_eq(given.as_bytes(), expected.as_bytes()) {
+            let err = DocdexError::new(ErrorCode::Unauthorized, "missing or wrong bearer token")
+                .with_hint("send `Authorization: Bearer <token>` with the daemon's token");
+            return Ok(req.into_response(error_response(&err)));
+        }
+    }
+    Ok(next.call(req).await?.map_into_boxed_body())
+}
+
+/// Compares without an early exit, so timing does not reveal how much of a guess was right.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Builds the app for one worker (also used by tests through a real listener).
+pub fn configure(state: HttpState) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
+    move |cfg: &mut web::ServiceConfig| {
+        let query_cfg = web::QueryConfig::default().error_handler(|err, _| {
+            let body = DocdexError::invalid(format!("malformed query string: {err}"));
+            actix_web::error::InternalError::from_response(err, error_response(&body)).into()
+        });
+        cfg.app_data(web::Data::new(state.clone()))
+            .app_data(query_cfg)
+            .route("/healthz", web::get().to(healthz))
+            .route("/v1/search", web::get().to(search))
+            .route("/v1/status", web::get().to(status))
+            .route("/v1/index", web::post().to(index))
+            .default_service(web::to(not_found));
+    }
+}
+
+/// Refuses non-loopback binds unless exposed on purpose and protected by a token.
+pub fn check_bind_policy(addr: &SocketAddr, expose: bool, auth_token_opt: Option<&str>) -> crate::protocol::Result<()> {
+    if addr.ip().is_loopback() {
+        return Ok(());
+    }
+    if !expose {
+        return Err(DocdexError::invalid(format!("refusing to bind {addr}: it is not a loopback address"))
+            .with_hint("add --expose together with --auth-token (or DOCDEX_AUTH_TOKEN) to serve beyond this machine"));
+    }
+    if auth_token_opt.is_none() {
+        return Err(DocdexError::invalid(format!("refusing to expose {addr} without an auth token"))
+            .with_hint("pass --auth-token <token> or set DOCDEX_AUTH_TOKEN"));
+    }
+    Ok(())
+}
+
+/// Binds and returns the running server (the caller awaits it) and the bound address.
+pub fn start(state: HttpState, addr: SocketAddr, workers: usize) -> std::io::Result<(actix_web::dev::Server, SocketAddr)> {
+    let configure = configure(state);
+    let server = HttpServer::new(move || App::new().wrap(from_fn(require_token)).configure(configure.clone()))
+        .workers(workers.max(1))
+        .disable_signals()
+        .bind(addr)?;
+    let bound = server.addrs().first().copied().unwrap_or(addr);
+    Ok((server.run(), bound))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bind_policy() {
+        let loopback: SocketAddr = "127.0.0.1:3210".parse().unwrap();
+        let any: SocketAddr = "0.0.0.0:3210".parse().unwrap();
+        assert!(check_bind_policy(&loopback, false, None).is_ok());
+        assert_eq!(check_bind_policy(&any, false, None).unwrap_err().code, ErrorCode::InvalidRequest);
+        assert!(check_bind_policy(&any, true, None).unwrap_err().message.contains("without an auth token"));
+        assert!(check_bind_policy(&any, true, Some("t")).is_ok());
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+    }
+}

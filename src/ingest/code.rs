@@ -1,0 +1,322 @@
+//! Code chunking at item boundaries with tree-sitter.
+//!
+//! Top-level items (functions, types, impls, classes, …) become units, with the comments and
+//! attributes just above them attached. A unit too long for one chunk is opened up when it
+//! has a body of inner items (impl blocks, classes, modules, even long function bodies): its
+//! signature becomes a unit of its own and the inner items are chunked with the signature as
+//! their heading. Neighbouring small units are merged up to the target size, so a file of
+//! one-line constants does not become a hundred chunks.
+
+use tree_sitter::{Node, Parser};
+
+use super::chunk::{window_spans, ChunkParams, Span};
+use super::lang::Language;
+
+/// A syntactic unit before merging.
+#[derive(Debug, Clone)]
+struct Unit {
+    start: usize,
+    end: usize,
+    context: String,
+    symbols: Vec<String>,
+    /// The signature of an opened-up container stays a chunk of its own.
+    standalone: bool,
+}
+
+/// Returns `None` when the language has no grammar or the parse fails, so the caller falls
+/// back to line windows.
+pub(crate) fn chunk_code(language: Language, text: &str, lines: &[&str], params: ChunkParams) -> Option<Vec<Span>> {
+    let grammar = language.grammar()?;
+    let mut parser = Parser::new();
+    parser.set_language(&grammar).ok()?;
+    let tree = parser.parse(text, None)?;
+    let root = tree.root_node();
+    let source = text.as_bytes();
+    let mut units = Vec::new();
+    collect_units(root, source, lines, "", params, &mut units);
+    if units.is_empty() {
+        return None;
+    }
+    Some(merge_units(units, lines, params))
+}
+
+fn is_prefix_kind(kind: &str) -> bool {
+    matches!(kind, "line_comment" | "block_comment" | "comment" | "attribute_item" | "decorator")
+}
+
+fn last_row(node: Node) -> usize {
+    let end = node.end_position();
+    // A node that ends at column 0 ends on the previous line (trailing newline included).
+    if end.column == 0 && end.row > node.start_position().row {
+        end.row - 1
+    } else {
+        end.row
+    }
+}
+
+fn collect_units(container: Node, source: &[u8], lines: &[&str], context: &str, params: ChunkParams, out: &mut Vec<Unit>) {
+    let mut cursor = container.walk();
+    let children: Vec<Node> = container.named_children(&mut cursor).collect();
+    let mut prefix_start: Option<usize> = None;
+    for child in children {
+        if is_prefix_kind(child.kind()) {
+            prefix_start.get_or_insert(child.start_position().row);
+            continue;
+        }
+        let start = prefix_start.take().unwrap_or(child.start_position().row);
+        let end = last_row(child);
+        let name = item_name(child, source);
+        let span = end.saturating_sub(start) + 1;
+        if span > params.max_lines {
+            if let Some(body) = body_of(child).filter(|b| b.named_child_count() >= 2) {
+                let header = header_line(lines, child.start_position().row);
+                let inner_context = join_context(context, &header);
+                let first_inner = body.named_child(0).map(|n| n.start_position().row).unwrap_or(end);
+                if first_inner > start {
+                    out.push(Unit {
+                        start,
+                        end: first_inner - 1,
+                        context: context.to_string(),
+                        symbols: name.into_iter().collect(),
+                        standalone: true,
+                    });
+                }
+                collect_units(body, source, lines, &inner_context, params, out);
+                continue;
+            }
+        }
+        let mut symbols: Vec<String> = name.into_iter().collect();
+        symbols.extend(inner_names(child, source));
+        out.push(Unit { start, end, context: context.to_string(), symbols, standalone: false });
+    }
+    if let Some(start) = prefix_start {
+        // Trailing comments with no item after them.
+        let end = last_row(container).max(start);
+        out.push(Unit { start, end, context: context.to_string(), symbols: Vec::new(), standalone: false });
+    }
+}
+
+/// Merges neighbouring small units with the same context, and splits units still too long.
+fn merge_units(units: Vec<Unit>, lines: &[&str], params: ChunkParams) -> Vec<Span> {
+    let mut spans: Vec<Span> = Vec::new();
+    let mut current: Option<Unit> = None;
+    for unit in units {
+        if unit.end - unit.start + 1 > params.max_lines {
+            if let Some(done) = current.take() {
+                spans.push(unit_span(done));
+            }
+            let heading = heading_of(&unit);
+            spans.extend(window_spans(lines, unit.start, unit.end, params.max_lines, &heading, &unit.symbols));
+            continue;
+        }
+        current = match current.take() {
+            Some(mut open)
+                if !open.standalone
+                    && !unit.standalone
+                    && open.context == unit.context
+                    && unit.end + 1 - open.start <= params.target_lines =>
+            {
+                open.end = unit.end;
+                open.symbols.extend(unit.symbols);
+                Some(open)
+            }
+            Some(done) => {
+                spans.push(unit_span(done));
+                Some(unit)
+            }
+            None => Some(unit),
+        };
+    }
+    if let Some(done) = current {
+        spans.push(unit_span(done));
+    }
+    spans
+}
+
+fn unit_span(unit: Unit) -> Span {
+    Span { start: unit.start, end: unit.end, heading: heading_of(&unit), symbols: unit.symbols }
+}
+
+/// "impl Foo > bar, baz": the enclosing item, then the names defined in the chunk.
+fn heading_of(unit: &Unit) -> String {
+    const MAX_NAMES: usize = 4;
+    let mut names: Vec<&str> = Vec::new();
+    for symbol in &unit.symbols {
+        if !names.contains(&symbol.as_str()) {
+            names.push(symbol);
+        }
+    }
+    let mut listed = names.iter().take(MAX_NAMES).copied().collect::<Vec<_>>().join(", ");
+    if names.len() > MAX_NAMES {
+        listed.push_str(", …");
+    }
+    join_context(&unit.context, &listed)
+}
+
+fn join_context(context: &str, item: &str) -> String {
+    match (context.is_empty(), item.is_empty()) {
+        (true, _) => item.to_string(),
+        (false, true) => context.to_string(),
+        (false, false) => format!("{context} > {item}"),
+    }
+}
+
+/// The first line of an item without its opening brace or colon: `impl<T> JoinSet<T>`.
+fn header_line(lines: &[&str], row: usize) -> String {
+    let line = lines.get(row).copied().unwrap_or("").trim();
+    let line = line.trim_end_matches('{').trim_end_matches(':').trim_end();
+    let mut header: String = line.chars().take(100).collect();
+    if line.chars().count() > 100 {
+        header.push('…');
+    }
+    header
+}
+
+/// The node that holds an item's inner items, looking through wrappers such as Python
+/// decorators and TypeScript `export`.
+fn body_of(node: Node) -> Option<Node> {
+    if let Some(body) = node.child_by_field_name("body") {
+        return Some(body);
+    }
+    let inner = node.child_by_field_name("definition").or_else(|| node.child_by_field_name("declaration"))?;
+    inner.child_by_field_name("body")
+}
+
+fn node_text<'a>(node: Node, source: &'a [u8]) -> &'a str {
+    node.utf8_text(source).unwrap_or("")
+}
+
+/// The name an item defines, if any.
+fn item_name(node: Node, source: &[u8]) -> Option<String> {
+    let kind = node.kind();
+    if kind.contains("import") || kind == "use_declaration" || kind == "package_clause" {
+        // These name what a file uses, not what it defines.
+        return None;
+    }
+    match kind {
+        "impl_item" => {
+            let ty = node.child_by_field_name("type").map(|n| node_text(n, source))?;
+            Some(match node.child_by_field_name("trait") {
+                Some(tr) => format!("impl {} for {ty}", node_text(tr, source)),
+                None => format!("impl {ty}"),
+            })
+        }
+        "decorated_definition" => node.child_by_field_name("definition").and_then(|d| item_name(d, source)),
+        "export_statement" => node.child_by_field_name("declaration").and_then(|d| item_name(d, source)),
+        "lexical_declaration" | "variable_declaration" | "type_declaration" | "const_declaration" | "var_declaration" => {
+            let mut cursor = node.walk();
+            let first = node.named_children(&mut cursor).find_map(|c| c.child_by_field_name("name"));
+            first.map(|n| node_text(n, source).to_string())
+        }
+        _ => node.child_by_field_name("name").map(|n| node_text(n, source).to_string()),
+    }
+    .filter(|name| !name.is_empty() && name.len() <= 120)
+}
+
+/// Names of items directly inside an item's body (methods of a small impl or class), so they
+/// are searchable as symbols of the chunk that holds them.
+fn inner_names(node: Node, source: &[u8]) -> Vec<String> {
+    let Some(body) = body_of(node) else { return Vec::new() };
+    let mut cursor = body.walk();
+    let children: Vec<Node> = body.named_children(&mut cursor).collect();
+    children
+        .into_iter()
+        .filter(|c| c.kind().contains("function") || c.kind().contains("method") || c.kind().contains("signature"))
+        .filter_map(|c| item_name(c, source))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ingest::{chunk_file, ChunkParams, Language};
+
+    fn headings(language: Language, text: &str, params: ChunkParams) -> Vec<(String, u64, u64)> {
+        chunk_file(language, text, params).into_iter().map(|c| (c.heading, c.line_start, c.line_end)).collect()
+    }
+
+    fn small() -> ChunkParams {
+        ChunkParams { max_lines: 12, target_lines: 8, max_chars: 12_000 }
+    }
+
+    #[test]
+    fn rust_items_with_doc_comments_and_big_impls() {
+        let src = r#"use std::fmt;
+
+/// Adds two numbers.
+#[inline]
+pub fn add(a: i32, b: i32) -> i32 {
+    a + b
+}
+
+pub struct Counter {
+    value: u64,
+}
+
+impl Counter {
+    /// Creates a counter.
+    pub fn new() -> Self {
+        Counter { value: 0 }
+    }
+
+    /// Bumps it.
+    pub fn bump(&mut self) {
+        self.value += 1;
+        self.value += 0;
+        self.value += 0;
+        self.value += 0;
+    }
+}
+"#;
+        let got = headings(Language::Rust, src, small());
+        assert_eq!(
+            got,
+            vec![
+                ("add".to_string(), 1, 7),
+                ("Counter".to_string(), 9, 11),
+                ("impl Counter".to_string(), 13, 13),
+                ("impl Counter > new".to_string(), 14, 17),
+                ("impl Counter > bump".to_string(), 19, 25),
+            ]
+        );
+        let chunks = chunk_file(Language::Rust, src, small());
+        assert!(chunks[0].text.starts_with("use std::fmt;"));
+        assert!(chunks[0].text.contains("/// Adds two numbers."));
+        assert_eq!(chunks[0].symbols, vec!["add".to_string()]);
+    }
+
+    #[test]
+    fn python_classes_and_decorated_functions() {
+        let src = "import os\n\n\n@cache\ndef load(path):\n    return open(path).read()\n\n\nclass Store:\n    \"\"\"A store.\"\"\"\n\n    def get(self, key):\n        return self.data[key]\n\n    def put(self, key, value):\n        self.data[key] = value\n        return None\n";
+        let chunks = chunk_file(Language::Python, src, ChunkParams { max_lines: 8, target_lines: 4, max_chars: 12_000 });
+        let got: Vec<(&str, u64, u64)> = chunks.iter().map(|c| (c.heading.as_str(), c.line_start, c.line_end)).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("", 1, 1),
+                ("load", 4, 6),
+                ("Store", 9, 9),
+                ("class Store > get", 10, 13),
+                ("class Store > put", 15, 17),
+            ]
+        );
+    }
+
+    #[test]
+    fn typescript_exports_classes_and_arrow_functions() {
+        let src = "import { x } from './x';\n\nexport const double = (n: number): number => n * 2;\n\nexport interface Shape {\n  area(): number;\n}\n\nexport class Circle implements Shape {\n  constructor(private r: number) {}\n\n  area(): number {\n    return Math.PI * this.r * this.r;\n  }\n}\n";
+        let chunks = chunk_file(Language::TypeScript, src, ChunkParams { max_lines: 40, target_lines: 2, max_chars: 12_000 });
+        let names: Vec<Vec<String>> = chunks.iter().map(|c| c.symbols.clone()).collect();
+        assert_eq!(names[1], vec!["double".to_string()]);
+        assert_eq!(names[2], vec!["Shape".to_string(), "area".to_string()]);
+        assert_eq!(names[3], vec!["Circle".to_string(), "constructor".to_string(), "area".to_string()]);
+        assert_eq!((chunks[3].line_start, chunks[3].line_end), (9, 15));
+    }
+
+    #[test]
+    fn unparseable_languages_fall_back_to_windows() {
+        let src = (1..=100).map(|i| format!("line {i}")).collect::<Vec<_>>().join("\n");
+        let chunks = chunk_file(Language::OtherCode("java"), &src, ChunkParams::default());
+        assert_eq!(chunks.len(), 3);
+        assert_eq!((chunks[0].line_start, chunks[2].line_end), (1, 100));
+    }
+}

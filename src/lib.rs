@@ -1,0 +1,44 @@
+//! docdex: a local-first retrieval daemon for AI coding assistants.
+//!
+//! See `ARCHITECTURE.md` for the map. In short: `ingest` (walking and chunking) and `index`
+//! (Tantivy + LMDB) are plain libraries; `actors` wraps them in actix actors that talk by
+//! typed messages; `protocol` holds the request/response/error types every surface shares;
+//! `http` and `cli` are thin adapters over the `ToolDispatcher` actor.
+
+pub mod actors;
+pub mod bench;
+pub mod cli;
+pub mod config;
+pub mod http;
+pub mod index;
+pub mod ingest;
+pub mod mcp;
+pub mod protocol;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use actix::{Actor, Addr, SyncArbiter};
+
+use actors::ingestor::Ingestor;
+use actors::repo_manager::RepoManager;
+use actors::tool_dispatcher::ToolDispatcher;
+use config::LoadedConfig;
+
+/// Addresses of the running actors.
+#[derive(Clone)]
+pub struct Actors {
+    pub dispatcher: Addr<ToolDispatcher>,
+    pub repo_manager: Addr<RepoManager>,
+}
+
+/// Spawns the actor system, downstream first. Must run inside an actix `System`.
+pub fn start_actors(loaded: &LoadedConfig, default_repo_opt: Option<PathBuf>) -> Actors {
+    let state_dir = loaded.state_dir();
+    let heap = loaded.config.index.writer_heap_bytes;
+    let repo_manager = SyncArbiter::start(1, move || RepoManager::new(&state_dir, heap));
+    let ingestor = SyncArbiter::start(1, || Ingestor);
+    let dispatcher =
+        ToolDispatcher::new(repo_manager.clone(), ingestor, Arc::new(loaded.config.clone()), default_repo_opt).start();
+    Actors { dispatcher, repo_manager }
+}

@@ -1,0 +1,147 @@
+//! The one error table every surface (CLI, HTTP, later MCP) renders from.
+//!
+//! A `DocdexError` carries a stable machine code, a human message and a hint that names the
+//! fix. User errors (bad input, unknown repo) are kept apart from internal errors so that
+//! HTTP can answer 4xx vs 5xx and the CLI can choose its exit code.
+
+use serde::{Deserialize, Serialize};
+
+/// Stable error codes. The string form (`snake_case`) is part of the public API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The request is malformed: a missing or invalid parameter.
+    InvalidRequest,
+    /// The repo path does not exist or is not a directory.
+    RepoNotFound,
+    /// The repo exists but has never been indexed (or its first index never completed).
+    RepoNotIndexed,
+    /// Another process holds the repo's index writer.
+    IndexLocked,
+    /// A bearer token is required and was missing or wrong.
+    Unauthorized,
+    /// The requested route or item does not exist.
+    NotFound,
+    /// Configuration could not be read or is invalid.
+    ConfigInvalid,
+    /// The state directory could not be created or written.
+    StateUnwritable,
+    /// Anything else: a bug or an environment failure.
+    Internal,
+}
+
+impl ErrorCode {
+    /// The HTTP status that goes with the code.
+    pub fn http_status(self) -> u16 {
+        match self {
+            ErrorCode::InvalidRequest => 400,
+            ErrorCode::Unauthorized => 401,
+            ErrorCode::RepoNotFound | ErrorCode::RepoNotIndexed | ErrorCode::NotFound => 404,
+            ErrorCode::IndexLocked => 409,
+            ErrorCode::ConfigInvalid | ErrorCode::StateUnwritable | ErrorCode::Internal => 500,
+        }
+    }
+
+    /// Whether the caller (rather than docdex or its environment) is at fault.
+    pub fn is_user_error(self) -> bool {
+        self.http_status() < 500
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidRequest => "invalid_request",
+            ErrorCode::RepoNotFound => "repo_not_found",
+            ErrorCode::RepoNotIndexed => "repo_not_indexed",
+            ErrorCode::IndexLocked => "index_locked",
+            ErrorCode::Unauthorized => "unauthorized",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::ConfigInvalid => "config_invalid",
+            ErrorCode::StateUnwritable => "state_unwritable",
+            ErrorCode::Internal => "internal",
+        }
+    }
+}
+
+/// A typed error with a message and an actionable hint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{message}")]
+pub struct DocdexError {
+    pub code: ErrorCode,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+pub type Result<T, E = DocdexError> = std::result::Result<T, E>;
+
+impl DocdexError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        DocdexError { code, message: message.into(), hint: None }
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidRequest, message)
+    }
+
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Internal, message)
+    }
+
+    pub fn repo_not_indexed(path: &str) -> Self {
+        Self::new(ErrorCode::RepoNotIndexed, format!("repo {path} is not indexed"))
+            .with_hint(format!("run `docdexd index --repo {path}` first"))
+    }
+
+    pub fn repo_not_found(path: &str, why: &str) -> Self {
+        Self::new(ErrorCode::RepoNotFound, format!("repo path {path} {why}"))
+            .with_hint("pass the root folder of an existing repository with --repo")
+    }
+
+    /// The JSON body every HTTP error uses: `{"error": {code, message, hint}}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({ "error": self })
+    }
+}
+
+/// Internal failures from the storage and I/O layers become `internal` errors whose message
+/// keeps the original cause; the actors add context where they know more.
+macro_rules! internal_from {
+    ($($ty:ty => $what:literal),* $(,)?) => {
+        $(impl From<$ty> for DocdexError {
+            fn from(err: $ty) -> Self {
+                DocdexError::internal(format!(concat!($what, ": {}"), err))
+            }
+        })*
+    };
+}
+
+internal_from!(
+    std::io::Error => "i/o error",
+    tantivy::TantivyError => "index error",
+    heed::Error => "metadata store error",
+    serde_json::Error => "json error",
+    actix::MailboxError => "actor mailbox error",
+    tokio::task::JoinError => "background task failed",
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_map_to_statuses_and_names() {
+        assert_eq!(ErrorCode::RepoNotIndexed.http_status(), 404);
+        assert_eq!(ErrorCode::InvalidRequest.http_status(), 400);
+        assert!(ErrorCode::Unauthorized.is_user_error());
+        assert!(!ErrorCode::Internal.is_user_error());
+        let json = DocdexError::repo_not_indexed("/x").to_json();
+        assert_eq!(json["error"]["code"], "repo_not_indexed");
+        assert_eq!(json["error"]["hint"], "run `docdexd index --repo /x` first");
+        assert_eq!(ErrorCode::IndexLocked.as_str(), "index_locked");
+    }
+}
