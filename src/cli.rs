@@ -17,10 +17,16 @@ use crate::actors::repo_manager::{list_registry, CloseAll, RepoFingerprint};
 use crate::actors::tool_dispatcher::{Index, Search, Status};
 use crate::config::{self, LoadedConfig};
 use crate::http::{self, HttpState};
-use crate::protocol::{DocdexError, IndexProgress, IndexRequest, IndexSummary, Result, SearchRequest, SearchResponse};
+use crate::protocol::{
+    DocdexError, IndexProgress, IndexRequest, IndexSummary, Result, SearchRequest, SearchResponse,
+};
 
 #[derive(Debug, Parser)]
-#[command(name = "docdexd", version, about = "Local-first retrieval daemon for AI coding assistants")]
+#[command(
+    name = "docdexd",
+    version,
+    about = "Local-first retrieval daemon for AI coding assistants"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -113,7 +119,10 @@ fn init_tracing(level: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("DOCDEX_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("docdex={level}")));
     // A second init (tests calling `run` twice) is harmless.
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
 }
 
 fn report_error(err: &DocdexError) -> i32 {
@@ -142,11 +151,20 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
         Command::Index { repo, json } => {
             let actors = crate::start_actors(&loaded, None);
             let summary = index_with_progress(&actors, repo).await?;
-            print_out(&if json { to_json(&summary)? } else { render_summary(&summary) })?;
+            print_out(&if json {
+                to_json(&summary)?
+            } else {
+                render_summary(&summary)
+            })?;
             actors.repo_manager.send(CloseAll).await?;
             Ok(0)
         }
-        Command::Search { repo, limit, json, query } => {
+        Command::Search {
+            repo,
+            limit,
+            json,
+            query,
+        } => {
             let actors = crate::start_actors(&loaded, None);
             let request = SearchRequest {
                 repo_opt: Some(repo),
@@ -154,7 +172,11 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
                 limit: limit.unwrap_or(loaded.config.search.max_repo_hits),
             };
             let response = actors.dispatcher.send(Search(request)).await??;
-            print_out(&if json { to_json(&response)? } else { render_search(&response) })?;
+            print_out(&if json {
+                to_json(&response)?
+            } else {
+                render_search(&response)
+            })?;
             Ok(if response.hits.is_empty() { 1 } else { 0 })
         }
         Command::Status { repo, json } => {
@@ -164,7 +186,9 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
                 to_json(&status)?
             } else {
                 let state = match (status.indexed, status.interrupted) {
-                    (_, true) => "interrupted: the last index run did not finish; run `docdexd index` again",
+                    (_, true) => {
+                        "interrupted: the last index run did not finish; run `docdexd index` again"
+                    }
                     (true, false) => "indexed",
                     (false, false) => "not indexed yet",
                 };
@@ -183,8 +207,17 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             print_out(&text)?;
             Ok(0)
         }
-        Command::Serve { repo, bind, expose, auth_token } => serve(loaded, repo, bind, expose, auth_token).await,
-        Command::Bench { repo, queries, json } => crate::bench::run(&loaded, &repo, queries, json).await,
+        Command::Serve {
+            repo,
+            bind,
+            expose,
+            auth_token,
+        } => serve(loaded, repo, bind, expose, auth_token).await,
+        Command::Bench {
+            repo,
+            queries,
+            json,
+        } => crate::bench::run(&loaded, &repo, queries, json).await,
         Command::Check => unreachable!("handled before the config is loaded"),
     }
 }
@@ -194,21 +227,28 @@ pub async fn index_with_progress(actors: &crate::Actors, repo: PathBuf) -> Resul
     let (tx, mut rx) = mpsc::unbounded_channel::<IndexProgress>();
     let printer = tokio::spawn(async move {
         let mut last_print: Option<Instant> = None;
-        let mut last: Option<IndexProgress> = None;
+        let mut unprinted: Option<IndexProgress> = None;
         while let Some(progress) = rx.recv().await {
             if last_print.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
                 eprintln!("indexing: {}", render_progress(&progress));
                 last_print = Some(Instant::now());
+                unprinted = None;
+            } else {
+                unprinted = Some(progress);
             }
-            last = Some(progress);
         }
-        if let (Some(progress), Some(_)) = (last, last_print) {
-            if progress.files_done == progress.files_total && progress.files_total > 0 {
-                eprintln!("indexing: {}", render_progress(&progress));
-            }
+        // Always show where the run ended.
+        if let Some(progress) = unprinted {
+            eprintln!("indexing: {}", render_progress(&progress));
         }
     });
-    let result = actors.dispatcher.send(Index { request: IndexRequest { repo }, progress_opt: Some(tx) }).await?;
+    let result = actors
+        .dispatcher
+        .send(Index {
+            request: IndexRequest { repo },
+            progress_opt: Some(tx),
+        })
+        .await?;
     // The sender is gone with the finished job, so the printer ends.
     if let Err(err) = printer.await {
         tracing::debug!(error = %err, "progress printer ended abnormally");
@@ -217,11 +257,21 @@ pub async fn index_with_progress(actors: &crate::Actors, repo: PathBuf) -> Resul
 }
 
 fn render_progress(p: &IndexProgress) -> String {
-    format!("{}/{} files read, {}, {} chunks written", p.files_done, p.files_total, human_bytes(p.bytes_done), p.chunks_written)
+    format!(
+        "{}/{} files read, {}, {} chunks written",
+        p.files_done,
+        p.files_total,
+        human_bytes(p.bytes_done),
+        p.chunks_written
+    )
 }
 
 fn render_summary(s: &IndexSummary) -> String {
-    let mb_per_s = if s.seconds > 0.0 { s.bytes_indexed as f64 / 1e6 / s.seconds } else { 0.0 };
+    let mb_per_s = if s.seconds > 0.0 {
+        s.bytes_indexed as f64 / 1e6 / s.seconds
+    } else {
+        0.0
+    };
     format!(
         "indexed {}\n  files: {} scanned, {} indexed, {} unchanged, {} deleted, {} skipped\n  chunks: {} written, {} in the index\n  bytes: {} read in {:.2} s ({:.1} MB/s)\n",
         s.repo,
@@ -240,17 +290,35 @@ fn render_summary(s: &IndexSummary) -> String {
 
 fn render_search(response: &SearchResponse) -> String {
     if response.hits.is_empty() {
-        return format!("no hits for `{}` ({:.1} ms)\n", response.query, response.took_ms);
+        return format!(
+            "no hits for `{}` ({:.1} ms)\n",
+            response.query, response.took_ms
+        );
     }
     let mut out = String::new();
     for (n, hit) in response.hits.iter().enumerate() {
-        let heading = if hit.heading.is_empty() { String::new() } else { format!("  [{}]", hit.heading) };
-        out.push_str(&format!("{}. {}:{}-{}  score {:.2}{heading}\n", n + 1, hit.path, hit.line_start, hit.line_end, hit.score));
+        let heading = if hit.heading.is_empty() {
+            String::new()
+        } else {
+            format!("  [{}]", hit.heading)
+        };
+        out.push_str(&format!(
+            "{}. {}:{}-{}  score {:.2}{heading}\n",
+            n + 1,
+            hit.path,
+            hit.line_start,
+            hit.line_end,
+            hit.score
+        ));
         for line in hit.snippet.lines() {
             out.push_str(&format!("     | {line}\n"));
         }
     }
-    out.push_str(&format!("{} hits in {:.1} ms\n", response.hits.len(), response.took_ms));
+    out.push_str(&format!(
+        "{} hits in {:.1} ms\n",
+        response.hits.len(),
+        response.took_ms
+    ));
     out
 }
 
@@ -276,10 +344,17 @@ async fn serve(
     expose: bool,
     auth_token_opt: Option<String>,
 ) -> Result<i32> {
-    let auth_token_opt = auth_token_opt.filter(|t| !t.is_empty()).or_else(|| loaded.config.server.auth_token.clone());
+    let auth_token_opt = auth_token_opt
+        .filter(|t| !t.is_empty())
+        .or_else(|| loaded.config.server.auth_token.clone());
     let addr = match bind_opt {
         Some(addr) => addr,
-        None => loaded.config.server.http_bind_addr.parse().map_err(|_| DocdexError::invalid("bad server.http_bind_addr"))?,
+        None => loaded
+            .config
+            .server
+            .http_bind_addr
+            .parse()
+            .map_err(|_| DocdexError::invalid("bad server.http_bind_addr"))?,
     };
     http::check_bind_policy(&addr, expose, auth_token_opt.as_deref())?;
     let actors = crate::start_actors(&loaded, repo_opt.clone());
@@ -293,7 +368,10 @@ async fn serve(
         default_limit: loaded.config.search.max_repo_hits,
         auth_token_opt: auth_token_opt.map(Arc::from),
     };
-    let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(4);
+    let workers = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .min(4);
     let (server, bound) = http::start(state, addr, workers).map_err(|err| {
         DocdexError::invalid(format!("cannot listen on {addr}: {err}"))
             .with_hint("is another docdexd running? pick another address with --bind")
@@ -358,25 +436,50 @@ fn run_check(home: &Path) -> i32 {
         Ok(entries) => {
             let mut problems = 0;
             for entry in &entries {
-                let dir_name = entry.dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+                let dir_name = entry
+                    .dir
+                    .file_name()
+                    .map(|n| n.to_string_lossy().to_string())
+                    .unwrap_or_default();
                 match &entry.meta_opt {
                     None => {
                         problems += 1;
-                        report.warn("registry", &format!("{} has no readable repo_meta.json", entry.dir.display()));
+                        report.warn(
+                            "registry",
+                            &format!("{} has no readable repo_meta.json", entry.dir.display()),
+                        );
                     }
-                    Some(meta) if meta.fingerprint != dir_name
-                        || RepoFingerprint::of(Path::new(&meta.canonical_path)).0 != dir_name =>
+                    Some(meta)
+                        if meta.fingerprint != dir_name
+                            || RepoFingerprint::of(Path::new(&meta.canonical_path)).0
+                                != dir_name =>
                     {
                         problems += 1;
-                        report.warn("registry", &format!("{} does not match its repo {}", entry.dir.display(), meta.canonical_path));
+                        report.warn(
+                            "registry",
+                            &format!(
+                                "{} does not match its repo {}",
+                                entry.dir.display(),
+                                meta.canonical_path
+                            ),
+                        );
                     }
                     Some(meta) if !Path::new(&meta.canonical_path).is_dir() => {
-                        report.warn("registry", &format!("repo {} no longer exists (its state can be deleted)", meta.canonical_path));
+                        report.warn(
+                            "registry",
+                            &format!(
+                                "repo {} no longer exists (its state can be deleted)",
+                                meta.canonical_path
+                            ),
+                        );
                     }
                     Some(_) => {}
                 }
             }
-            report.ok("registry", &format!("{} repos, {} inconsistent", entries.len(), problems));
+            report.ok(
+                "registry",
+                &format!("{} repos, {} inconsistent", entries.len(), problems),
+            );
         }
         Err(err) => report.fail("registry", &err),
     }

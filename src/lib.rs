@@ -38,7 +38,15 @@ pub fn start_actors(loaded: &LoadedConfig, default_repo_opt: Option<PathBuf>) ->
     let heap = loaded.config.index.writer_heap_bytes;
     let repo_manager = SyncArbiter::start(1, move || RepoManager::new(&state_dir, heap));
     let ingestor = SyncArbiter::start(1, || Ingestor);
-    let dispatcher =
-        ToolDispatcher::new(repo_manager.clone(), ingestor, Arc::new(loaded.config.clone()), default_repo_opt).start();
-    Actors { dispatcher, repo_manager }
+    let dispatcher = ToolDispatcher::new(
+        repo_manager.clone(),
+        ingestor,
+        Arc::new(loaded.config.clone()),
+        default_repo_opt,
+    )
+    .start();
+    Actors {
+        dispatcher,
+        repo_manager,
+    }
 }

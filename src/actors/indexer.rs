@@ -27,12 +27,22 @@ pub struct Indexer {
 
 impl Indexer {
     pub fn new(index: Arc<RepoIndex>, writer_heap_bytes: usize) -> Indexer {
-        let abort_after_commits_opt = std::env::var(FAULT_ABORT_AFTER_COMMITS_ENV).ok().and_then(|v| v.parse().ok());
-        Indexer { index, writer_heap_bytes, writer_opt: None, commits: 0, abort_after_commits_opt }
+        let abort_after_commits_opt = std::env::var(FAULT_ABORT_AFTER_COMMITS_ENV)
+            .ok()
+            .and_then(|v| v.parse().ok());
+        Indexer {
+            index,
+            writer_heap_bytes,
+            writer_opt: None,
+            commits: 0,
+            abort_after_commits_opt,
+        }
     }
 
     fn writer(&mut self) -> Result<&mut IndexWriter> {
-        self.writer_opt.as_mut().ok_or_else(|| DocdexError::internal("no index run in progress"))
+        self.writer_opt
+            .as_mut()
+            .ok_or_else(|| DocdexError::internal("no index run in progress"))
     }
 
     fn commit(&mut self) -> Result<()> {
@@ -40,7 +50,10 @@ impl Indexer {
         self.index.reload()?;
         self.commits += 1;
         if self.abort_after_commits_opt == Some(self.commits) {
-            eprintln!("docdexd: aborting after {} commits ({FAULT_ABORT_AFTER_COMMITS_ENV})", self.commits);
+            eprintln!(
+                "docdexd: aborting after {} commits ({FAULT_ABORT_AFTER_COMMITS_ENV})",
+                self.commits
+            );
             std::process::abort();
         }
         Ok(())
@@ -106,7 +119,11 @@ impl Handler<WriteBatch> for Indexer {
             let writer = self.writer()?;
             for file in &msg.files {
                 match file {
-                    IngestedFile::Changed { path, record, chunks } => {
+                    IngestedFile::Changed {
+                        path,
+                        record,
+                        chunks,
+                    } => {
                         index.replace_file(writer, path, &record.language, chunks)?;
                         chunks_written += chunks.len() as u64;
                         needs_commit = true;
@@ -127,15 +144,25 @@ impl Handler<WriteBatch> for Indexer {
         let mut wtxn = store.write_txn()?;
         for file in msg.files {
             match file {
-                IngestedFile::Changed { path, record, .. } => store.put_file(&mut wtxn, &path, &record)?,
+                IngestedFile::Changed { path, record, .. } => {
+                    store.put_file(&mut wtxn, &path, &record)?
+                }
                 IngestedFile::Unchanged { path, mut record } => {
                     if let Some(old) = store.file(&wtxn, &path)? {
                         record.chunks = old.chunks;
                     }
                     store.put_file(&mut wtxn, &path, &record)?;
                 }
-                IngestedFile::Skipped { path, record_opt: Some(record), .. } => store.put_file(&mut wtxn, &path, &record)?,
-                IngestedFile::Skipped { path, record_opt: None, .. } => store.delete_file(&mut wtxn, &path)?,
+                IngestedFile::Skipped {
+                    path,
+                    record_opt: Some(record),
+                    ..
+                } => store.put_file(&mut wtxn, &path, &record)?,
+                IngestedFile::Skipped {
+                    path,
+                    record_opt: None,
+                    ..
+                } => store.delete_file(&mut wtxn, &path)?,
             }
         }
         wtxn.commit()?;

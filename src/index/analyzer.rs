@@ -2,7 +2,9 @@
 //! `spawn_blocking`, `JoinSet::abort_all` and `HTTPServer` match both exact names and the
 //! words inside them; then lowercase, English stop words out, English stemming for prose.
 
-use tantivy::tokenizer::{Language, Stemmer, StopWordFilter, TextAnalyzer, Token, TokenStream, Tokenizer};
+use tantivy::tokenizer::{
+    Language, Stemmer, StopWordFilter, TextAnalyzer, Token, TokenStream, Tokenizer,
+};
 
 /// Name under which the analyzer is registered on every index.
 pub const CODE_ANALYZER: &str = "docdex_code";
@@ -13,7 +15,10 @@ const MAX_TOKEN_BYTES: usize = 64;
 pub fn code_analyzer() -> TextAnalyzer {
     let builder = TextAnalyzer::builder(CodeTokenizer);
     match StopWordFilter::new(Language::English) {
-        Some(stop_words) => builder.filter(stop_words).filter(Stemmer::new(Language::English)).build(),
+        Some(stop_words) => builder
+            .filter(stop_words)
+            .filter(Stemmer::new(Language::English))
+            .build(),
         None => builder.filter(Stemmer::new(Language::English)).build(),
     }
 }
@@ -40,7 +45,10 @@ impl Tokenizer for CodeTokenizer {
     type TokenStream<'a> = CodeTokenStream;
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> CodeTokenStream {
-        CodeTokenStream { tokens: tokenize(text), index: 0 }
+        CodeTokenStream {
+            tokens: tokenize(text),
+            index: 0,
+        }
     }
 }
 
@@ -89,7 +97,13 @@ fn tokenize(text: &str) -> Vec<Token> {
         }
         let lower = whole.to_lowercase();
         let push = |tokens: &mut Vec<Token>, text: String, from: usize, to: usize| {
-            tokens.push(Token { offset_from: from, offset_to: to, position, text, position_length: 1 });
+            tokens.push(Token {
+                offset_from: from,
+                offset_to: to,
+                position,
+                text,
+                position_length: 1,
+            });
         };
         push(&mut tokens, lower.clone(), start, end);
         let parts = split_identifier(word);
@@ -97,7 +111,12 @@ fn tokenize(text: &str) -> Vec<Token> {
             for (offset, part) in parts {
                 let part_lower = part.to_lowercase();
                 if part_lower != lower {
-                    push(&mut tokens, part_lower, start + offset, start + offset + part.len());
+                    push(
+                        &mut tokens,
+                        part_lower,
+                        start + offset,
+                        start + offset + part.len(),
+                    );
                 }
             }
         }
@@ -148,13 +167,40 @@ mod tests {
 
     #[test]
     fn splits_identifiers_and_keeps_them_whole() {
-        assert_eq!(split_identifier("parseHTTPHeader").iter().map(|p| p.1).collect::<Vec<_>>(), ["parse", "HTTP", "Header"]);
-        assert_eq!(split_identifier("abort_all").iter().map(|p| p.1).collect::<Vec<_>>(), ["abort", "all"]);
-        assert_eq!(split_identifier("JoinSet").iter().map(|p| p.1).collect::<Vec<_>>(), ["Join", "Set"]);
-        assert_eq!(split_identifier("utf8Decode").iter().map(|p| p.1).collect::<Vec<_>>(), ["utf8", "Decode"]);
+        assert_eq!(
+            split_identifier("parseHTTPHeader")
+                .iter()
+                .map(|p| p.1)
+                .collect::<Vec<_>>(),
+            ["parse", "HTTP", "Header"]
+        );
+        assert_eq!(
+            split_identifier("abort_all")
+                .iter()
+                .map(|p| p.1)
+                .collect::<Vec<_>>(),
+            ["abort", "all"]
+        );
+        assert_eq!(
+            split_identifier("JoinSet")
+                .iter()
+                .map(|p| p.1)
+                .collect::<Vec<_>>(),
+            ["Join", "Set"]
+        );
+        assert_eq!(
+            split_identifier("utf8Decode")
+                .iter()
+                .map(|p| p.1)
+                .collect::<Vec<_>>(),
+            ["utf8", "Decode"]
+        );
         let t = terms("JoinSet::abort_all(self)");
         for expected in ["joinset", "join", "set", "abort", "self"] {
-            assert!(t.contains(&expected.to_string()), "{expected} missing from {t:?}");
+            assert!(
+                t.contains(&expected.to_string()),
+                "{expected} missing from {t:?}"
+            );
         }
         for term in terms("abort_all") {
             assert!(t.contains(&term), "{term} missing from {t:?}");
@@ -163,7 +209,10 @@ mod tests {
 
     #[test]
     fn prose_is_stemmed_and_stop_words_dropped() {
-        assert_eq!(terms("Running the blocking tasks"), ["run", "block", "task"]);
+        assert_eq!(
+            terms("Running the blocking tasks"),
+            ["run", "block", "task"]
+        );
         // Query and document forms of an identifier meet on the same terms.
         let doc = terms("pub fn spawn_blocking<F, R>(f: F)");
         for term in terms("spawn blocking") {
@@ -179,6 +228,14 @@ mod tests {
         while stream.advance() {
             positions.push((stream.token().text.clone(), stream.token().position));
         }
-        assert_eq!(positions, [("foobar".into(), 0), ("foo".into(), 0), ("bar".into(), 0), ("baz".into(), 1)]);
+        assert_eq!(
+            positions,
+            [
+                ("foobar".into(), 0),
+                ("foo".into(), 0),
+                ("bar".into(), 0),
+                ("baz".into(), 1)
+            ]
+        );
     }
 }

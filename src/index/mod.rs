@@ -16,7 +16,8 @@ use tantivy::directory::error::LockError;
 use tantivy::directory::MmapDirectory;
 use tantivy::query::{BooleanQuery, BoostQuery, DisjunctionMaxQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
-    Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, Value, STORED, STRING,
+    Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, Value,
+    STORED, STRING,
 };
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, TantivyError, Term};
@@ -29,10 +30,16 @@ pub use store::{FileRecord, IndexRunState, RepoStore};
 /// Field boosts: a query word that names an item or a heading says more than one in a body.
 const BOOST_SYMBOLS: f32 = 2.5;
 const BOOST_HEADING: f32 = 1.5;
-const BOOST_PATH: f32 = 1.5;
+const BOOST_PATH: f32 = 1.0;
 const BOOST_BODY: f32 = 1.0;
 /// Share of the non-best fields' scores a term keeps (BM25F-like, without double counting).
 const DISMAX_TIE_BREAKER: f32 = 0.3;
+/// Score multiplier for tests, benches and examples: they mention every API they exercise,
+/// but the definition or the guide is usually the better answer.
+const SECONDARY_PATH_PRIOR: f32 = 0.6;
+/// Multi-word queries favour chunks that contain more of the words: BM25 alone lets one
+/// frequent word outweigh several rare ones.
+const COVERAGE_EXPONENT: f32 = 2.0;
 /// Lines in a snippet.
 const SNIPPET_LINES: usize = 3;
 const SNIPPET_LINE_CHARS: usize = 200;
@@ -54,7 +61,9 @@ fn build_schema() -> (Schema, Fields) {
     let mut builder = Schema::builder();
     // Frequencies without positions: ranking needs term frequencies, and nothing runs
     // phrase queries, so positions would only cost space and indexing time.
-    let indexing = TextFieldIndexing::default().set_tokenizer(CODE_ANALYZER).set_index_option(IndexRecordOption::WithFreqs);
+    let indexing = TextFieldIndexing::default()
+        .set_tokenizer(CODE_ANALYZER)
+        .set_index_option(IndexRecordOption::WithFreqs);
     let text = TextOptions::default().set_indexing_options(indexing);
     let stored_text = text.clone().set_stored();
     let fields = Fields {
@@ -102,14 +111,28 @@ impl RepoIndex {
         let index_dir = state_dir.join("index");
         std::fs::create_dir_all(&index_dir)?;
         let (schema, fields) = build_schema();
-        let directory = MmapDirectory::open(&index_dir)
-            .map_err(|err| DocdexError::internal(format!("cannot open index at {}: {err}", index_dir.display())))?;
+        let directory = MmapDirectory::open(&index_dir).map_err(|err| {
+            DocdexError::internal(format!(
+                "cannot open index at {}: {err}",
+                index_dir.display()
+            ))
+        })?;
         let index = Index::open_or_create(directory, schema).map_err(|err| {
-            DocdexError::internal(format!("index at {} is unreadable: {err}", index_dir.display()))
-                .with_hint(format!("delete {} and run `docdexd index --repo {}`", state_dir.display(), root.display()))
+            DocdexError::internal(format!(
+                "index at {} is unreadable: {err}",
+                index_dir.display()
+            ))
+            .with_hint(format!(
+                "delete {} and run `docdexd index --repo {}`",
+                state_dir.display(),
+                root.display()
+            ))
         })?;
         index.tokenizers().register(CODE_ANALYZER, code_analyzer());
-        let reader = index.reader_builder().reload_policy(ReloadPolicy::OnCommitWithDelay).try_into()?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::OnCommitWithDelay)
+            .try_into()?;
         let store = RepoStore::open(&state_dir.join("meta.lmdb"))?;
         Ok(RepoIndex {
             root: root.to_path_buf(),
@@ -126,18 +149,31 @@ impl RepoIndex {
     /// The repo's single writer. Another process holding it is a user-facing error.
     pub fn writer(&self, heap_bytes: usize) -> Result<IndexWriter> {
         // One indexing thread: the other core is busy reading and chunking files.
-        self.index.writer_with_num_threads(1, heap_bytes.max(15_000_000)).map_err(|err| match err {
-            TantivyError::LockFailure(LockError::LockBusy, _) => DocdexError::new(
-                ErrorCode::IndexLocked,
-                format!("the index of {} is being written by another docdexd process", self.root.display()),
-            )
-            .with_hint("wait for it to finish, or stop the other `docdexd serve`/`index` process"),
-            other => other.into(),
-        })
+        self.index
+            .writer_with_num_threads(1, heap_bytes.max(15_000_000))
+            .map_err(|err| match err {
+                TantivyError::LockFailure(LockError::LockBusy, _) => DocdexError::new(
+                    ErrorCode::IndexLocked,
+                    format!(
+                        "the index of {} is being written by another docdexd process",
+                        self.root.display()
+                    ),
+                )
+                .with_hint(
+                    "wait for it to finish, or stop the other `docdexd serve`/`index` process",
+                ),
+                other => other.into(),
+            })
     }
 
     /// Replaces a file's chunks (delete by path, then add), uncommitted.
-    pub fn replace_file(&self, writer: &IndexWriter, path: &str, language: &str, chunks: &[Chunk]) -> Result<()> {
+    pub fn replace_file(
+        &self,
+        writer: &IndexWriter,
+        path: &str,
+        language: &str,
+        chunks: &[Chunk],
+    ) -> Result<()> {
         let f = self.fields;
         writer.delete_term(Term::from_field_text(f.path, path));
         for chunk in chunks {
@@ -187,18 +223,32 @@ impl RepoIndex {
             return Ok(SearchOutcome::default());
         }
         let f = self.fields;
-        let weighted = [(f.symbols, BOOST_SYMBOLS), (f.heading, BOOST_HEADING), (f.path_text, BOOST_PATH), (f.body, BOOST_BODY)];
+        let weighted = [
+            (f.symbols, BOOST_SYMBOLS),
+            (f.heading, BOOST_HEADING),
+            (f.path_text, BOOST_PATH),
+            (f.body, BOOST_BODY),
+        ];
         let clauses: Vec<(Occur, Box<dyn Query>)> = terms
             .iter()
             .map(|term| {
                 let per_field: Vec<Box<dyn Query>> = weighted
                     .iter()
                     .map(|&(field, boost)| {
-                        let q = TermQuery::new(Term::from_field_text(field, term), IndexRecordOption::WithFreqs);
+                        let q = TermQuery::new(
+                            Term::from_field_text(field, term),
+                            IndexRecordOption::WithFreqs,
+                        );
                         Box::new(BoostQuery::new(Box::new(q), boost)) as Box<dyn Query>
                     })
                     .collect();
-                (Occur::Should, Box::new(DisjunctionMaxQuery::with_tie_breaker(per_field, DISMAX_TIE_BREAKER)) as Box<dyn Query>)
+                (
+                    Occur::Should,
+                    Box::new(DisjunctionMaxQuery::with_tie_breaker(
+                        per_field,
+                        DISMAX_TIE_BREAKER,
+                    )) as Box<dyn Query>,
+                )
             })
             .collect();
         let query = BooleanQuery::new(clauses);
@@ -206,17 +256,42 @@ impl RepoIndex {
         // Over-fetch so that collapsing per file still fills the page.
         let fetch = params.limit * (params.max_hits_per_file.max(1) + 3) + 10;
         let top = searcher.search(&query, &TopDocs::with_limit(fetch).order_by_score())?;
+        let mut ranked: Vec<(f32, TantivyDocument)> = Vec::with_capacity(top.len());
+        for (score, address) in top {
+            let doc: TantivyDocument = searcher.doc(address)?;
+            let path = doc.get_first(f.path).and_then(|v| v.as_str()).unwrap_or("");
+            let coverage = if terms.len() > 1 {
+                let mut text = String::from(path);
+                for field in [f.heading, f.body] {
+                    text.push('\n');
+                    text.push_str(doc.get_first(field).and_then(|v| v.as_str()).unwrap_or(""));
+                }
+                let present: HashSet<String> = analyze(&mut analyzer, &text).into_iter().collect();
+                terms.iter().filter(|t| present.contains(*t)).count() as f32 / terms.len() as f32
+            } else {
+                1.0
+            };
+            ranked.push((
+                score * path_prior(path) * coverage.powf(COVERAGE_EXPONENT),
+                doc,
+            ));
+        }
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
 
         let query_terms: HashSet<&str> = terms.iter().map(String::as_str).collect();
         let mut per_file: HashMap<String, usize> = HashMap::new();
         let mut seen_hashes: HashSet<String> = HashSet::new();
         let mut hits = Vec::new();
-        for (score, address) in top {
+        for (score, doc) in ranked {
             if hits.len() >= params.limit {
                 break;
             }
-            let doc: TantivyDocument = searcher.doc(address)?;
-            let text_of = |field: Field| doc.get_first(field).and_then(|v| v.as_str()).unwrap_or("").to_string();
+            let text_of = |field: Field| {
+                doc.get_first(field)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("")
+                    .to_string()
+            };
             let path = text_of(f.path);
             let hash = text_of(f.chunk_hash);
             // The same text twice (vendored copies, generated twins) is one answer.
@@ -231,8 +306,14 @@ impl RepoIndex {
             let body = text_of(f.body);
             hits.push(SearchHit {
                 path,
-                line_start: doc.get_first(f.line_start).and_then(|v| v.as_u64()).unwrap_or(0),
-                line_end: doc.get_first(f.line_end).and_then(|v| v.as_u64()).unwrap_or(0),
+                line_start: doc
+                    .get_first(f.line_start)
+                    .and_then(|v| v.as_u64())
+                    .unwrap_or(0),
+                line_end: doc
+                    .get_first(f.line_end)
+                    .and_then(|v| v.as_u64())
+                    .unwrap_or(0),
                 score,
                 snippet: best_snippet(&body, &query_terms, &mut analyzer),
                 heading: text_of(f.heading),
@@ -245,23 +326,68 @@ impl RepoIndex {
     }
 }
 
+/// How much a path's hits count: 1 for primary sources and docs, less for test code.
+pub fn path_prior(path: &str) -> f32 {
+    let lower = path.to_ascii_lowercase();
+    let mut components = lower.split('/');
+    let file = components.next_back().unwrap_or("");
+    let secondary_dir = components.any(|c| {
+        matches!(
+            c,
+            "tests"
+                | "test"
+                | "benches"
+                | "bench"
+                | "examples"
+                | "testdata"
+                | "fixtures"
+                | "__tests__"
+                | "spec"
+        )
+    });
+    let stem = file.split('.').next().unwrap_or("");
+    let secondary_file = stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem.ends_with("_tests")
+        || file.contains(".test.")
+        || file.contains(".spec.");
+    if secondary_dir || secondary_file {
+        SECONDARY_PATH_PRIOR
+    } else {
+        1.0
+    }
+}
+
 /// The few consecutive lines of a chunk that hold the most distinct query terms.
 fn best_snippet(body: &str, query_terms: &HashSet<&str>, analyzer: &mut TextAnalyzer) -> String {
     let lines: Vec<&str> = body.lines().collect();
     let line_terms: Vec<HashSet<String>> = lines
         .iter()
-        .map(|line| analyze(analyzer, line).into_iter().filter(|t| query_terms.contains(t.as_str())).collect())
+        .map(|line| {
+            analyze(analyzer, line)
+                .into_iter()
+                .filter(|t| query_terms.contains(t.as_str()))
+                .collect()
+        })
         .collect();
     let mut best = (0usize, 0usize);
     for start in 0..lines.len() {
         let end = (start + SNIPPET_LINES).min(lines.len());
         let distinct: HashSet<&String> = line_terms[start..end].iter().flatten().collect();
-        let weight = distinct.len() * 4 + line_terms[start..end].iter().map(HashSet::len).sum::<usize>();
+        let weight = distinct.len() * 4
+            + line_terms[start..end]
+                .iter()
+                .map(HashSet::len)
+                .sum::<usize>();
         if weight > best.1 {
             best = (start, weight);
         }
     }
-    let start = if best.1 == 0 { lines.iter().position(|l| !l.trim().is_empty()).unwrap_or(0) } else { best.0 };
+    let start = if best.1 == 0 {
+        lines.iter().position(|l| !l.trim().is_empty()).unwrap_or(0)
+    } else {
+        best.0
+    };
     lines[start..(start + SNIPPET_LINES).min(lines.len())]
         .iter()
         .map(|line| {
@@ -278,7 +404,9 @@ fn best_snippet(body: &str, query_terms: &HashSet<&str>, analyzer: &mut TextAnal
 }
 
 fn dir_size(path: &Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(path) else { return 0 };
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return 0;
+    };
     entries
         .flatten()
         .map(|entry| match entry.metadata() {

@@ -25,7 +25,12 @@ struct Unit {
 
 /// Returns `None` when the language has no grammar or the parse fails, so the caller falls
 /// back to line windows.
-pub(crate) fn chunk_code(language: Language, text: &str, lines: &[&str], params: ChunkParams) -> Option<Vec<Span>> {
+pub(crate) fn chunk_code(
+    language: Language,
+    text: &str,
+    lines: &[&str],
+    params: ChunkParams,
+) -> Option<Vec<Span>> {
     let grammar = language.grammar()?;
     let mut parser = Parser::new();
     parser.set_language(&grammar).ok()?;
@@ -33,7 +38,12 @@ pub(crate) fn chunk_code(language: Language, text: &str, lines: &[&str], params:
     let root = tree.root_node();
     let source = text.as_bytes();
     let mut units = Vec::new();
-    collect_units(root, source, lines, "", params, &mut units);
+    let walk = Walk {
+        language,
+        lines,
+        params,
+    };
+    walk.collect_units(root, source, 0, "", &mut units);
     if units.is_empty() {
         return None;
     }
@@ -41,7 +51,10 @@ pub(crate) fn chunk_code(language: Language, text: &str, lines: &[&str], params:
 }
 
 fn is_prefix_kind(kind: &str) -> bool {
-    matches!(kind, "line_comment" | "block_comment" | "comment" | "attribute_item" | "decorator")
+    matches!(
+        kind,
+        "line_comment" | "block_comment" | "comment" | "attribute_item" | "decorator"
+    )
 }
 
 fn last_row(node: Node) -> usize {
@@ -54,45 +67,136 @@ fn last_row(node: Node) -> usize {
     }
 }
 
-fn collect_units(container: Node, source: &[u8], lines: &[&str], context: &str, params: ChunkParams, out: &mut Vec<Unit>) {
-    let mut cursor = container.walk();
-    let children: Vec<Node> = container.named_children(&mut cursor).collect();
-    let mut prefix_start: Option<usize> = None;
-    for child in children {
-        if is_prefix_kind(child.kind()) {
-            prefix_start.get_or_insert(child.start_position().row);
-            continue;
-        }
-        let start = prefix_start.take().unwrap_or(child.start_position().row);
-        let end = last_row(child);
-        let name = item_name(child, source);
-        let span = end.saturating_sub(start) + 1;
-        if span > params.max_lines {
-            if let Some(body) = body_of(child).filter(|b| b.named_child_count() >= 2) {
-                let header = header_line(lines, child.start_position().row);
-                let inner_context = join_context(context, &header);
-                let first_inner = body.named_child(0).map(|n| n.start_position().row).unwrap_or(end);
-                if first_inner > start {
-                    out.push(Unit {
-                        start,
-                        end: first_inner - 1,
-                        context: context.to_string(),
-                        symbols: name.into_iter().collect(),
-                        standalone: true,
-                    });
-                }
-                collect_units(body, source, lines, &inner_context, params, out);
+/// What stays the same through a recursive walk.
+struct Walk<'a> {
+    language: Language,
+    lines: &'a [&'a str],
+    params: ChunkParams,
+}
+
+impl Walk<'_> {
+    /// Collects the units among `container`'s children. `source` is the text the tree was
+    /// parsed from and `row_offset` the file line where that text starts (non-zero inside
+    /// macro bodies, which are parsed on their own).
+    fn collect_units(
+        &self,
+        container: Node,
+        source: &[u8],
+        row_offset: usize,
+        context: &str,
+        out: &mut Vec<Unit>,
+    ) {
+        let params = self.params;
+        let mut cursor = container.walk();
+        let children: Vec<Node> = container.named_children(&mut cursor).collect();
+        let mut prefix_start: Option<usize> = None;
+        for child in children {
+            if is_prefix_kind(child.kind()) {
+                prefix_start.get_or_insert(row_offset + child.start_position().row);
                 continue;
             }
+            let start = prefix_start
+                .take()
+                .unwrap_or(row_offset + child.start_position().row);
+            let end = row_offset + last_row(child);
+            if self.expand_macro_body(child, source, row_offset, context, start, out) {
+                continue;
+            }
+            let name = item_name(child, source);
+            let span = end.saturating_sub(start) + 1;
+            if span > params.max_lines {
+                if let Some(body) = body_of(child).filter(|b| b.named_child_count() >= 2) {
+                    let header = header_line(self.lines, row_offset + child.start_position().row);
+                    let inner_context = join_context(context, &header);
+                    let first_inner = body
+                        .named_child(0)
+                        .map(|n| row_offset + n.start_position().row)
+                        .unwrap_or(end);
+                    if first_inner > start {
+                        out.push(Unit {
+                            start,
+                            end: first_inner - 1,
+                            context: context.to_string(),
+                            symbols: name.into_iter().collect(),
+                            standalone: true,
+                        });
+                    }
+                    self.collect_units(body, source, row_offset, &inner_context, out);
+                    continue;
+                }
+            }
+            let mut symbols: Vec<String> = name.into_iter().collect();
+            symbols.extend(inner_names(child, source));
+            out.push(Unit {
+                start,
+                end,
+                context: context.to_string(),
+                symbols,
+                standalone: false,
+            });
         }
-        let mut symbols: Vec<String> = name.into_iter().collect();
-        symbols.extend(inner_names(child, source));
-        out.push(Unit { start, end, context: context.to_string(), symbols, standalone: false });
+        if let Some(start) = prefix_start {
+            // Trailing comments with no item after them.
+            let end = (row_offset + last_row(container)).max(start);
+            out.push(Unit {
+                start,
+                end,
+                context: context.to_string(),
+                symbols: Vec::new(),
+                standalone: false,
+            });
+        }
     }
-    if let Some(start) = prefix_start {
-        // Trailing comments with no item after them.
-        let end = last_row(container).max(start);
-        out.push(Unit { start, end, context: context.to_string(), symbols: Vec::new(), standalone: false });
+
+    /// Rust item macros such as `cfg_rt! { pub fn spawn_blocking … }` hide items in a token
+    /// tree tree-sitter does not parse. When the body parses cleanly as items, chunk those
+    /// items instead of one opaque block. Returns whether it did.
+    fn expand_macro_body(
+        &self,
+        node: Node,
+        source: &[u8],
+        row_offset: usize,
+        context: &str,
+        start: usize,
+        out: &mut Vec<Unit>,
+    ) -> bool {
+        if self.language != Language::Rust || node.kind() != "macro_invocation" {
+            return false;
+        }
+        let mut cursor = node.walk();
+        let Some(tree) = node
+            .named_children(&mut cursor)
+            .find(|c| c.kind() == "token_tree")
+        else {
+            return false;
+        };
+        let (from, to) = (tree.start_byte() + 1, tree.end_byte().saturating_sub(1));
+        if to <= from || source.get(from - 1) != Some(&b'{') {
+            return false;
+        }
+        let inner = &source[from..to];
+        let Some(grammar) = self.language.grammar() else {
+            return false;
+        };
+        let mut parser = Parser::new();
+        if parser.set_language(&grammar).is_err() {
+            return false;
+        }
+        let Some(parsed) = parser.parse(inner, None) else {
+            return false;
+        };
+        let root = parsed.root_node();
+        if root.has_error() || root.named_child_count() == 0 {
+            return false;
+        }
+        let inner_offset = row_offset + tree.start_position().row;
+        let before = out.len();
+        self.collect_units(root, inner, inner_offset, context, out);
+        // The macro's own line(s) and any doc comments above it join the first inner unit.
+        if let Some(first) = out.get_mut(before) {
+            first.start = first.start.min(start);
+        }
+        true
     }
 }
 
@@ -106,7 +210,14 @@ fn merge_units(units: Vec<Unit>, lines: &[&str], params: ChunkParams) -> Vec<Spa
                 spans.push(unit_span(done));
             }
             let heading = heading_of(&unit);
-            spans.extend(window_spans(lines, unit.start, unit.end, params.max_lines, &heading, &unit.symbols));
+            spans.extend(window_spans(
+                lines,
+                unit.start,
+                unit.end,
+                params.max_lines,
+                &heading,
+                &unit.symbols,
+            ));
             continue;
         }
         current = match current.take() {
@@ -134,7 +245,12 @@ fn merge_units(units: Vec<Unit>, lines: &[&str], params: ChunkParams) -> Vec<Spa
 }
 
 fn unit_span(unit: Unit) -> Span {
-    Span { start: unit.start, end: unit.end, heading: heading_of(&unit), symbols: unit.symbols }
+    Span {
+        start: unit.start,
+        end: unit.end,
+        heading: heading_of(&unit),
+        symbols: unit.symbols,
+    }
 }
 
 /// "impl Foo > bar, baz": the enclosing item, then the names defined in the chunk.
@@ -146,7 +262,12 @@ fn heading_of(unit: &Unit) -> String {
             names.push(symbol);
         }
     }
-    let mut listed = names.iter().take(MAX_NAMES).copied().collect::<Vec<_>>().join(", ");
+    let mut listed = names
+        .iter()
+        .take(MAX_NAMES)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
     if names.len() > MAX_NAMES {
         listed.push_str(", …");
     }
@@ -178,7 +299,9 @@ fn body_of(node: Node) -> Option<Node> {
     if let Some(body) = node.child_by_field_name("body") {
         return Some(body);
     }
-    let inner = node.child_by_field_name("definition").or_else(|| node.child_by_field_name("declaration"))?;
+    let inner = node
+        .child_by_field_name("definition")
+        .or_else(|| node.child_by_field_name("declaration"))?;
     inner.child_by_field_name("body")
 }
 
@@ -195,20 +318,34 @@ fn item_name(node: Node, source: &[u8]) -> Option<String> {
     }
     match kind {
         "impl_item" => {
-            let ty = node.child_by_field_name("type").map(|n| node_text(n, source))?;
+            let ty = node
+                .child_by_field_name("type")
+                .map(|n| node_text(n, source))?;
             Some(match node.child_by_field_name("trait") {
                 Some(tr) => format!("impl {} for {ty}", node_text(tr, source)),
                 None => format!("impl {ty}"),
             })
         }
-        "decorated_definition" => node.child_by_field_name("definition").and_then(|d| item_name(d, source)),
-        "export_statement" => node.child_by_field_name("declaration").and_then(|d| item_name(d, source)),
-        "lexical_declaration" | "variable_declaration" | "type_declaration" | "const_declaration" | "var_declaration" => {
+        "decorated_definition" => node
+            .child_by_field_name("definition")
+            .and_then(|d| item_name(d, source)),
+        "export_statement" => node
+            .child_by_field_name("declaration")
+            .and_then(|d| item_name(d, source)),
+        "lexical_declaration"
+        | "variable_declaration"
+        | "type_declaration"
+        | "const_declaration"
+        | "var_declaration" => {
             let mut cursor = node.walk();
-            let first = node.named_children(&mut cursor).find_map(|c| c.child_by_field_name("name"));
+            let first = node
+                .named_children(&mut cursor)
+                .find_map(|c| c.child_by_field_name("name"));
             first.map(|n| node_text(n, source).to_string())
         }
-        _ => node.child_by_field_name("name").map(|n| node_text(n, source).to_string()),
+        _ => node
+            .child_by_field_name("name")
+            .map(|n| node_text(n, source).to_string()),
     }
     .filter(|name| !name.is_empty() && name.len() <= 120)
 }
@@ -216,12 +353,18 @@ fn item_name(node: Node, source: &[u8]) -> Option<String> {
 /// Names of items directly inside an item's body (methods of a small impl or class), so they
 /// are searchable as symbols of the chunk that holds them.
 fn inner_names(node: Node, source: &[u8]) -> Vec<String> {
-    let Some(body) = body_of(node) else { return Vec::new() };
+    let Some(body) = body_of(node) else {
+        return Vec::new();
+    };
     let mut cursor = body.walk();
     let children: Vec<Node> = body.named_children(&mut cursor).collect();
     children
         .into_iter()
-        .filter(|c| c.kind().contains("function") || c.kind().contains("method") || c.kind().contains("signature"))
+        .filter(|c| {
+            c.kind().contains("function")
+                || c.kind().contains("method")
+                || c.kind().contains("signature")
+        })
         .filter_map(|c| item_name(c, source))
         .collect()
 }
@@ -231,11 +374,18 @@ mod tests {
     use crate::ingest::{chunk_file, ChunkParams, Language};
 
     fn headings(language: Language, text: &str, params: ChunkParams) -> Vec<(String, u64, u64)> {
-        chunk_file(language, text, params).into_iter().map(|c| (c.heading, c.line_start, c.line_end)).collect()
+        chunk_file(language, text, params)
+            .into_iter()
+            .map(|c| (c.heading, c.line_start, c.line_end))
+            .collect()
     }
 
     fn small() -> ChunkParams {
-        ChunkParams { max_lines: 12, target_lines: 8, max_chars: 12_000 }
+        ChunkParams {
+            max_lines: 12,
+            target_lines: 8,
+            max_chars: 12_000,
+        }
     }
 
     #[test]
@@ -287,8 +437,19 @@ impl Counter {
     #[test]
     fn python_classes_and_decorated_functions() {
         let src = "import os\n\n\n@cache\ndef load(path):\n    return open(path).read()\n\n\nclass Store:\n    \"\"\"A store.\"\"\"\n\n    def get(self, key):\n        return self.data[key]\n\n    def put(self, key, value):\n        self.data[key] = value\n        return None\n";
-        let chunks = chunk_file(Language::Python, src, ChunkParams { max_lines: 8, target_lines: 4, max_chars: 12_000 });
-        let got: Vec<(&str, u64, u64)> = chunks.iter().map(|c| (c.heading.as_str(), c.line_start, c.line_end)).collect();
+        let chunks = chunk_file(
+            Language::Python,
+            src,
+            ChunkParams {
+                max_lines: 8,
+                target_lines: 4,
+                max_chars: 12_000,
+            },
+        );
+        let got: Vec<(&str, u64, u64)> = chunks
+            .iter()
+            .map(|c| (c.heading.as_str(), c.line_start, c.line_end))
+            .collect();
         assert_eq!(
             got,
             vec![
@@ -304,17 +465,35 @@ impl Counter {
     #[test]
     fn typescript_exports_classes_and_arrow_functions() {
         let src = "import { x } from './x';\n\nexport const double = (n: number): number => n * 2;\n\nexport interface Shape {\n  area(): number;\n}\n\nexport class Circle implements Shape {\n  constructor(private r: number) {}\n\n  area(): number {\n    return Math.PI * this.r * this.r;\n  }\n}\n";
-        let chunks = chunk_file(Language::TypeScript, src, ChunkParams { max_lines: 40, target_lines: 2, max_chars: 12_000 });
+        let chunks = chunk_file(
+            Language::TypeScript,
+            src,
+            ChunkParams {
+                max_lines: 40,
+                target_lines: 2,
+                max_chars: 12_000,
+            },
+        );
         let names: Vec<Vec<String>> = chunks.iter().map(|c| c.symbols.clone()).collect();
         assert_eq!(names[1], vec!["double".to_string()]);
         assert_eq!(names[2], vec!["Shape".to_string(), "area".to_string()]);
-        assert_eq!(names[3], vec!["Circle".to_string(), "constructor".to_string(), "area".to_string()]);
+        assert_eq!(
+            names[3],
+            vec![
+                "Circle".to_string(),
+                "constructor".to_string(),
+                "area".to_string()
+            ]
+        );
         assert_eq!((chunks[3].line_start, chunks[3].line_end), (9, 15));
     }
 
     #[test]
     fn unparseable_languages_fall_back_to_windows() {
-        let src = (1..=100).map(|i| format!("line {i}")).collect::<Vec<_>>().join("\n");
+        let src = (1..=100)
+            .map(|i| format!("line {i}"))
+            .collect::<Vec<_>>()
+            .join("\n");
         let chunks = chunk_file(Language::OtherCode("java"), &src, ChunkParams::default());
         assert_eq!(chunks.len(), 3);
         assert_eq!((chunks[0].line_start, chunks[2].line_end), (1, 100));

@@ -61,15 +61,26 @@ pub fn scan_repo(root: &Path, max_file_size_bytes: u64) -> ScanResult {
             result.too_large += 1;
             continue;
         }
-        let Ok(rel) = entry.path().strip_prefix(root) else { continue };
-        let rel_path = rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
+        let Ok(rel) = entry.path().strip_prefix(root) else {
+            continue;
+        };
+        let rel_path = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
         let mtime_ns = metadata
             .modified()
             .ok()
             .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
             .map(|d| d.as_nanos())
             .unwrap_or(0);
-        result.files.push(ScannedFile { rel_path, abs_path: entry.path().to_path_buf(), size: metadata.len(), mtime_ns });
+        result.files.push(ScannedFile {
+            rel_path,
+            abs_path: entry.path().to_path_buf(),
+            size: metadata.len(),
+            mtime_ns,
+        });
     }
     result.files.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
     result

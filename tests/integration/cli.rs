@@ -1,0 +1,163 @@
+//! CLI behaviour: exit codes, JSON shape, errors with hints, `check`.
+
+use crate::common::{hit_paths, sample_repo, Home};
+
+#[test]
+fn search_json_shape_and_exit_codes() {
+    let repo = sample_repo();
+    let home = Home::new();
+    home.index(repo.path());
+    let response = home.search(repo.path(), "render_quarterly_report");
+    for key in ["query", "took_ms", "top_score", "hits"] {
+        assert!(response.get(key).is_some(), "missing {key} in {response}");
+    }
+    let hit = &response["hits"][0];
+    assert_eq!(hit["path"], "scripts/report.py");
+    assert_eq!(
+        (hit["line_start"].as_u64(), hit["line_end"].as_u64()),
+        (Some(1), Some(3))
+    );
+    assert_eq!(hit["language"], "python");
+    assert_eq!(hit["source"], "repo");
+    assert_eq!(hit["heading"], "render_quarterly_report");
+    assert!(hit["snippet"]
+        .as_str()
+        .unwrap()
+        .contains("def render_quarterly_report"));
+    assert_eq!(response["top_score"], hit["score"]);
+
+    // Markdown hits carry their heading path.
+    let md = home.search(repo.path(), "zanzibar scope");
+    assert_eq!(md["hits"][0]["heading"], "Guide > Auth > OAuth");
+
+    // Identifier parts match: camelCase split.
+    assert_eq!(
+        hit_paths(&home.search(repo.path(), "oauth scopes verify"))
+            .first()
+            .map(String::as_str),
+        Some("web/auth.ts")
+    );
+
+    let none = home.run(&[
+        "search",
+        "--repo",
+        repo.path().to_str().unwrap(),
+        "xylophonequartz",
+    ]);
+    assert_eq!(none.status.code(), Some(1));
+    let human = home.run(&[
+        "search",
+        "--repo",
+        repo.path().to_str().unwrap(),
+        "WorkerPool",
+    ]);
+    assert_eq!(human.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&human.stdout).contains("src/pool.rs:"));
+}
+
+#[test]
+fn unknown_and_unindexed_repos_are_clear_errors() {
+    let home = Home::new();
+    let missing = home.run(&["search", "--repo", "/definitely/not/here", "x"]);
+    assert_eq!(missing.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert!(
+        stderr.contains("does not exist") && stderr.contains("hint:"),
+        "{stderr}"
+    );
+
+    let never = tempfile::tempdir().unwrap();
+    let out = home.run(&["search", "--repo", never.path().to_str().unwrap(), "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("is not indexed") && stderr.contains("docdexd index --repo"),
+        "{stderr}"
+    );
+
+    let status = home.run(&["status", "--repo", never.path().to_str().unwrap()]);
+    assert_eq!(status.status.code(), Some(2));
+
+    let bad_limit = home.run(&[
+        "search",
+        "--repo",
+        never.path().to_str().unwrap(),
+        "--limit",
+        "0",
+        "x",
+    ]);
+    assert_eq!(bad_limit.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad_limit.stderr).contains("limit must be between 1 and"));
+}
+
+#[test]
+fn config_is_created_with_defaults_and_unknown_keys_warned() {
+    let home = Home::with_config("[search]\nmax_repo_hits = 3\nmax_rpeo_hits = 4\n");
+    let repo = sample_repo();
+    let out = home.run(&["index", "--repo", repo.path().to_str().unwrap()]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("search.max_rpeo_hits"));
+
+    let fresh = Home::new();
+    assert!(fresh.run(&["check"]).status.code().is_some());
+    let written = std::fs::read_to_string(fresh.dir.path().join("config.toml")).unwrap();
+    assert!(written.contains("[search]") && written.contains("web_trigger_threshold = 0.7"));
+
+    let broken = Home::with_config("[search]\nmax_repo_hits = \"ten\"\n");
+    let out = broken.run(&["status", "--repo", "."]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("max_repo_hits") && stderr.contains("hint:"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn check_passes_and_fails_with_a_hint_on_an_unwritable_state_dir() {
+    let home = Home::new();
+    let ok = home
+        .cmd()
+        .arg("check")
+        .env("DOCDEX_HTTP_BIND_ADDR", "127.0.0.1:0")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&ok.stdout);
+    assert_eq!(ok.status.code(), Some(0), "{stdout}");
+    for check in ["config", "state dir", "registry", "bind"] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with("ok") && l.contains(check)),
+            "{check} not ok in {stdout}"
+        );
+    }
+
+    // A regular file where the state dir should be: unwritable even for root.
+    let blocker = home.dir.path().join("not-a-dir");
+    std::fs::write(&blocker, "x").unwrap();
+    let failed = home
+        .cmd()
+        .arg("check")
+        .env("DOCDEX_HTTP_BIND_ADDR", "127.0.0.1:0")
+        .env("DOCDEX_STATE_DIR", blocker.join("state"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&failed.stdout);
+    assert_eq!(failed.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("FAIL  state dir"), "{stdout}");
+    assert!(stdout.contains("hint: fix its permissions"), "{stdout}");
+
+    // A busy bind address fails too.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let busy = listener.local_addr().unwrap().to_string();
+    let failed = home
+        .cmd()
+        .arg("check")
+        .env("DOCDEX_HTTP_BIND_ADDR", &busy)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&failed.stdout);
+    assert_eq!(failed.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("FAIL  bind"), "{stdout}");
+}

@@ -1,0 +1,203 @@
+//! Helpers: an isolated DOCDEX_HOME per test, fixture repos, and running `docdexd`.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// A docdex home (config + state) of its own, so tests never share or touch user state.
+pub struct Home {
+    pub dir: TempDir,
+}
+
+impl Home {
+    pub fn new() -> Home {
+        Home {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// A home whose config.toml holds `toml` (the rest defaults).
+    pub fn with_config(toml: &str) -> Home {
+        let home = Home::new();
+        std::fs::write(home.dir.path().join("config.toml"), toml).unwrap();
+        home
+    }
+
+    pub fn cmd(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_docdexd"));
+        cmd.env("DOCDEX_HOME", self.dir.path())
+            .env_remove("DOCDEX_AUTH_TOKEN")
+            .env_remove("DOCDEX_STATE_DIR")
+            .env_remove("DOCDEX_HTTP_BIND_ADDR")
+            .env_remove(docdex::actors::indexer::FAULT_ABORT_AFTER_COMMITS_ENV)
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd().args(args).output().unwrap()
+    }
+
+    /// Runs a command that must succeed with exit code 0 and print JSON.
+    pub fn json(&self, args: &[&str]) -> Value {
+        let out = self.run(args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "docdexd {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    pub fn index(&self, repo: &Path) -> Value {
+        self.json(&["index", "--repo", repo.to_str().unwrap(), "--json"])
+    }
+
+    pub fn search(&self, repo: &Path, query: &str) -> Value {
+        let out = self.run(&[
+            "search",
+            "--repo",
+            repo.to_str().unwrap(),
+            "--json",
+            "--limit",
+            "20",
+            query,
+        ]);
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "search failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
+pub fn hit_paths(response: &Value) -> Vec<String> {
+    response["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Writes files (path → content) under a fresh temp dir.
+pub fn repo_with(files: &[(&str, &str)]) -> TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, content) in files {
+        write(dir.path(), path, content);
+    }
+    dir
+}
+
+pub fn write(root: &Path, path: &str, content: &str) {
+    let full = root.join(path);
+    std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+    std::fs::write(full, content).unwrap();
+}
+
+/// A small mixed repo: Rust, Python, TypeScript and Markdown.
+pub fn sample_repo() -> TempDir {
+    repo_with(&[
+        (
+            "src/pool.rs",
+            "/// A pool of worker threads for blocking jobs.\npub struct WorkerPool {\n    size: usize,\n}\n\nimpl WorkerPool {\n    /// Runs a closure on a worker without stalling the caller.\n    pub fn run_detached(&self, job: impl FnOnce()) {\n        job();\n    }\n}\n",
+        ),
+        (
+            "scripts/report.py",
+            "def render_quarterly_report(rows):\n    \"\"\"Formats revenue rows as a table.\"\"\"\n    return '\\n'.join(str(r) for r in rows)\n",
+        ),
+        ("web/auth.ts", "export function verifyOauthScopes(token: string, scopes: string[]): boolean {\n  return scopes.every((s) => token.includes(s));\n}\n"),
+        (
+            "docs/guide.md",
+            "# Guide\n\nIntro.\n\n## Auth\n\n### OAuth\n\nRequest the `repo:read` scope from the zanzibar provider.\n",
+        ),
+    ])
+}
+
+/// A running `docdexd serve`, killed on drop.
+pub struct Server {
+    pub child: Child,
+    pub base_url: String,
+}
+
+impl Server {
+    /// Starts `docdexd serve --bind 127.0.0.1:0 <extra>` and waits for its address line.
+    pub fn start(home: &Home, extra: &[&str]) -> Server {
+        let mut child = home
+            .cmd()
+            .args(["serve", "--bind", "127.0.0.1:0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line).unwrap();
+        let Some(addr) = line.trim().strip_prefix("docdexd listening on ") else {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "serve did not start: {line} {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        Server {
+            base_url: addr.to_string(),
+            child,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base_url)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // Best effort: the process may already be gone.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// GET returning (status, JSON body).
+pub async fn get(url: &str, token_opt: Option<&str>) -> (u16, Value) {
+    let mut request = reqwest::Client::new().get(url);
+    if let Some(token) = token_opt {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap())
+}
+
+/// The tokio crate's source from cargo's registry (it is one of our dependencies, so any
+/// machine that built docdex has it).
+pub fn tokio_source() -> PathBuf {
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cargo"));
+    let mut found: Vec<PathBuf> = std::fs::read_dir(cargo_home.join("registry/src"))
+        .unwrap()
+        .flatten()
+        .flat_map(|index| std::fs::read_dir(index.path()).unwrap().flatten())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("tokio-1.")
+        })
+        .filter(|p| p.join("src/task/blocking.rs").exists())
+        .collect();
+    found.sort();
+    found
+        .pop()
+        .expect("tokio 1.x source in cargo's registry (run `cargo fetch`)")
+}

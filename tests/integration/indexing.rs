@@ -1,0 +1,239 @@
+//! Walking, ignore rules, incremental re-indexing and recovery from a kill mid-run.
+
+use crate::common::{hit_paths, repo_with, sample_repo, write, Home};
+
+#[test]
+fn ignore_rules_binary_and_large_files_are_honoured() {
+    let repo = repo_with(&[
+        ("keep.rs", "fn kept_item() {}\n"),
+        (".gitignore", "ignored.rs\nbuild/\n"),
+        ("ignored.rs", "fn ignored_by_root_gitignore() {}\n"),
+        ("build/out.rs", "fn ignored_build_output() {}\n"),
+        ("sub/.gitignore", "*.log\n"),
+        ("sub/app.log", "nested_ignored_log_line\n"),
+        ("sub/app.rs", "fn nested_kept() {}\n"),
+        (".docdexignore", "private/\n"),
+        ("private/notes.md", "# secret_plans\n"),
+        (".git/info/exclude", "excluded.rs\n"),
+        ("excluded.rs", "fn excluded_by_git_info() {}\n"),
+        (".hidden/config.rs", "fn hidden_dir() {}\n"),
+        ("big.txt", &"bulky_token ".repeat(300)),
+    ]);
+    std::fs::write(repo.path().join("blob.bin"), [0u8, 159, 146, 150, 0, 1, 2]).unwrap();
+
+    let scanned: Vec<String> = docdex::ingest::scan_repo(repo.path(), 1 << 20)
+        .files
+        .into_iter()
+        .map(|f| f.rel_path)
+        .collect();
+    assert_eq!(scanned, ["big.txt", "blob.bin", "keep.rs", "sub/app.rs"]);
+
+    let home = Home::with_config("[index]\nmax_file_size_bytes = 2000\n");
+    let summary = home.index(repo.path());
+    // big.txt is over the cap (left out by the walk); blob.bin is read and found binary.
+    assert_eq!(summary["files_scanned"], 3, "{summary}");
+    assert_eq!(summary["files_indexed"], 2);
+    assert_eq!(summary["files_skipped"], 2);
+    for ignored in [
+        "ignored_by_root_gitignore",
+        "ignored_build_output",
+        "nested_ignored_log_line",
+        "secret_plans",
+        "excluded_by_git_info",
+        "bulky_token",
+    ] {
+        assert!(
+            hits_containing(&home, repo.path(), ignored).is_empty(),
+            "{ignored} was indexed"
+        );
+    }
+    assert_eq!(top_path(&home, repo.path(), "nested_kept"), "sub/app.rs");
+}
+
+#[test]
+fn reindex_reads_only_changes_and_drops_deleted_files() {
+    let repo = sample_repo();
+    let home = Home::new();
+    let first = home.index(repo.path());
+    assert_eq!(first["files_indexed"], 4, "{first}");
+    let chunks_before = first["chunks_total"].as_u64().unwrap();
+
+    // Nothing changed: nothing is re-read.
+    let again = home.index(repo.path());
+    assert_eq!(
+        (
+            again["files_indexed"].as_u64(),
+            again["files_unchanged"].as_u64()
+        ),
+        (Some(0), Some(4)),
+        "{again}"
+    );
+    assert_eq!(again["chunks_total"].as_u64(), Some(chunks_before));
+
+    write(
+        repo.path(),
+        "scripts/report.py",
+        "def render_annual_summary(rows):\n    return rows\n",
+    );
+    write(
+        repo.path(),
+        "src/new_module.rs",
+        "pub fn freshly_added_function() {}\n",
+    );
+    std::fs::remove_file(repo.path().join("web/auth.ts")).unwrap();
+    let third = home.index(repo.path());
+    assert_eq!(third["files_indexed"], 2, "{third}");
+    assert_eq!(third["files_deleted"], 1);
+    assert_eq!(third["files_unchanged"], 2);
+
+    assert_eq!(
+        top_path(&home, repo.path(), "render_annual_summary"),
+        "scripts/report.py"
+    );
+    assert_eq!(
+        top_path(&home, repo.path(), "freshly_added_function"),
+        "src/new_module.rs"
+    );
+    assert!(hit_paths(&home.search(repo.path(), "quarterly")).is_empty());
+    assert!(!hit_paths(&home.search(repo.path(), "verifyOauthScopes"))
+        .contains(&"web/auth.ts".to_string()));
+
+    // A touched file with the same content is recognised by its hash and not re-chunked.
+    let content = std::fs::read_to_string(repo.path().join("src/pool.rs")).unwrap();
+    std::fs::write(repo.path().join("src/pool.rs"), format!("{content}\n")).unwrap();
+    std::fs::write(repo.path().join("src/pool.rs"), content).unwrap();
+    let fourth = home.index(repo.path());
+    assert_eq!(fourth["files_indexed"], 0, "{fourth}");
+    let status = home.json(&["status", "--repo", repo.path().to_str().unwrap(), "--json"]);
+    assert_eq!(status["files"], 4);
+    assert_eq!(status["chunks"], fourth["chunks_total"]);
+}
+
+fn top_path(home: &Home, repo: &std::path::Path, query: &str) -> String {
+    hit_paths(&home.search(repo, query))
+        .into_iter()
+        .next()
+        .unwrap_or_default()
+}
+
+/// Paths of the hits whose snippet contains `needle` verbatim.
+fn hits_containing(home: &Home, repo: &std::path::Path, needle: &str) -> Vec<String> {
+    let response = home.search(repo, needle);
+    response["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["snippet"].as_str().unwrap().contains(needle))
+        .map(|h| h["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn many_file_repo() -> tempfile::TempDir {
+    let files: Vec<(String, String)> = (0..40)
+        .map(|i| {
+            (
+                format!("src/m{i:02}.rs"),
+                format!("/// Module {i}.\npub fn unique_fn_{i:02}() -> u32 {{\n    {i}\n}}\n"),
+            )
+        })
+        .collect();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    repo_with(&refs)
+}
+
+#[test]
+fn a_kill_mid_index_is_finished_by_the_next_run() {
+    let repo = many_file_repo();
+    let repo_arg = repo.path().to_str().unwrap();
+    let home = Home::with_config("[index]\nbatch_max_files = 8\n");
+
+    // Killed right after the second batch reached the full-text index, before its file
+    // records were written: the worst moment.
+    let killed = home
+        .cmd()
+        .args(["index", "--repo", repo_arg])
+        .env(docdex::actors::indexer::FAULT_ABORT_AFTER_COMMITS_ENV, "2")
+        .output()
+        .unwrap();
+    assert!(!killed.status.success(), "the fault hook did not fire");
+
+    let status = home.json(&["status", "--repo", repo_arg, "--json"]);
+    assert_eq!(status["interrupted"], true, "{status}");
+    assert_eq!(status["indexed"], false);
+    let refused = home.run(&["search", "--repo", repo_arg, "unique_fn_00"]);
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("did not finish") && stderr.contains("docdexd index --repo"),
+        "{stderr}"
+    );
+
+    let resumed = home.index(repo.path());
+    // The first batch was fully recorded and is skipped; the second is redone.
+    assert_eq!(resumed["files_unchanged"], 8, "{resumed}");
+    assert_eq!(resumed["files_indexed"], 32);
+
+    let fresh_home = Home::new();
+    let fresh = fresh_home.index(repo.path());
+    assert_eq!(resumed["chunks_total"], fresh["chunks_total"]);
+    for i in [0, 9, 15, 39] {
+        let name = format!("unique_fn_{i:02}");
+        // Exactly one chunk holds the name: no duplicates from the redone batch.
+        assert_eq!(
+            hits_containing(&home, repo.path(), &name),
+            [format!("src/m{i:02}.rs")],
+            "{name}"
+        );
+    }
+    let status = home.json(&["status", "--repo", repo_arg, "--json"]);
+    assert_eq!(
+        (status["interrupted"].as_bool(), status["indexed"].as_bool()),
+        (Some(false), Some(true))
+    );
+    assert_eq!(status["files"], 40);
+}
+
+#[test]
+fn a_kill_during_a_refresh_keeps_the_old_index_searchable() {
+    let repo = many_file_repo();
+    let repo_arg = repo.path().to_str().unwrap();
+    let home = Home::with_config("[index]\nbatch_max_files = 8\n");
+    home.index(repo.path());
+    for i in 0..40 {
+        write(
+            repo.path(),
+            &format!("src/m{i:02}.rs"),
+            &format!("pub fn renamed_fn_{i:02}() {{}}\n"),
+        );
+    }
+    let killed = home
+        .cmd()
+        .args(["index", "--repo", repo_arg])
+        .env(docdex::actors::indexer::FAULT_ABORT_AFTER_COMMITS_ENV, "1")
+        .output()
+        .unwrap();
+    assert!(!killed.status.success());
+    // Still searchable (the previous run completed); the status says the refresh broke off.
+    assert_eq!(
+        hits_containing(&home, repo.path(), "unique_fn_39"),
+        ["src/m39.rs"]
+    );
+    assert_eq!(
+        home.json(&["status", "--repo", repo_arg, "--json"])["interrupted"],
+        true
+    );
+
+    let resumed = home.index(repo.path());
+    // The committed batch's records were never updated, so it is re-read with the rest.
+    assert_eq!(resumed["files_indexed"], 40, "{resumed}");
+    assert_eq!(resumed["chunks_total"], 40);
+    assert!(hits_containing(&home, repo.path(), "unique_fn_39").is_empty());
+    assert_eq!(
+        hits_containing(&home, repo.path(), "renamed_fn_03"),
+        ["src/m03.rs"]
+    );
+    assert!(hits_containing(&home, repo.path(), "unique_fn_03").is_empty());
+}

@@ -1,0 +1,9 @@
+//! Integration tests: one binary (to keep link time down) driving the real `docdexd` binary,
+//! real Tantivy and LMDB in temp dirs, and real HTTP over loopback.
+
+mod common;
+
+mod cli;
+mod http;
+mod indexing;
+mod quality;
