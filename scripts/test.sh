@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Sets up what the test suite needs and runs every test.
+# Usage: ./scripts/test.sh   (extra arguments are passed to `cargo test`)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# The retrieval-quality tests index the tokio crate's source from cargo's registry; tokio is
+# a dependency, so fetching the dependency graph brings it.
+cargo fetch --locked 2>/dev/null || cargo fetch
+
+cargo test --all-targets "$@"
