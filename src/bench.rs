@@ -61,11 +61,7 @@ fn queries_for(repo: &Path, max_file_size: u64, count: usize) -> Vec<String> {
         let stem = parts.next().unwrap_or("").split('.').next().unwrap_or("");
         let folder = parts.next().unwrap_or("");
         if !stem.is_empty() && stem != "mod" && stem != "lib" {
-            queries.push(if folder.is_empty() {
-                stem.to_string()
-            } else {
-                format!("{folder} {stem}")
-            });
+            queries.push(if folder.is_empty() { stem.to_string() } else { format!("{folder} {stem}") });
         }
     }
     // Spread the picks over the whole repo, deterministically.
@@ -77,24 +73,14 @@ fn queries_for(repo: &Path, max_file_size: u64, count: usize) -> Vec<String> {
     picked
 }
 
-pub async fn run(
-    loaded: &LoadedConfig,
-    repo: &Path,
-    query_count: usize,
-    json: bool,
-) -> Result<i32> {
+pub async fn run(loaded: &LoadedConfig, repo: &Path, query_count: usize, json: bool) -> Result<i32> {
     let scratch = tempfile::tempdir()?;
     let mut bench_config = loaded.clone();
     bench_config.config.core.global_state_dir = Some(scratch.path().to_path_buf());
     let actors = crate::start_actors(&bench_config, Some(repo.to_path_buf()));
 
     let summary = index_with_progress(&actors, repo.to_path_buf()).await?;
-    let status = actors
-        .dispatcher
-        .send(crate::actors::tool_dispatcher::Status(Some(
-            repo.to_path_buf(),
-        )))
-        .await??;
+    let status = actors.dispatcher.send(crate::actors::tool_dispatcher::Status(Some(repo.to_path_buf()))).await??;
 
     let state = HttpState {
         dispatcher: actors.dispatcher.clone(),
@@ -121,9 +107,10 @@ pub async fn run(
                 .send()
                 .await
                 .map_err(|err| DocdexError::internal(format!("bench request failed: {err}")))?;
-            let body: serde_json::Value = response.json().await.map_err(|err| {
-                DocdexError::internal(format!("bench response unreadable: {err}"))
-            })?;
+            let body: serde_json::Value = response
+                .json()
+                .await
+                .map_err(|err| DocdexError::internal(format!("bench response unreadable: {err}")))?;
             if measured {
                 client_ms.push(started.elapsed().as_secs_f64() * 1000.0);
                 server_ms.push(body["took_ms"].as_f64().unwrap_or(0.0));
@@ -172,15 +159,9 @@ pub async fn run(
             "search (HTTP)   {} queries: p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms",
             report.queries, report.http_p50_ms, report.http_p95_ms, report.http_p99_ms
         );
-        println!(
-            "search (server) p50 {:.2} ms, p95 {:.2} ms",
-            report.server_p50_ms, report.server_p95_ms
-        );
+        println!("search (server) p50 {:.2} ms, p95 {:.2} ms", report.server_p50_ms, report.server_p95_ms);
     }
-    actors
-        .repo_manager
-        .send(crate::actors::repo_manager::CloseAll)
-        .await?;
+    actors.repo_manager.send(crate::actors::repo_manager::CloseAll).await?;
     Ok(0)
 }
 

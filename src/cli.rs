@@ -17,16 +17,10 @@ use crate::actors::repo_manager::{list_registry, CloseAll, RepoFingerprint};
 use crate::actors::tool_dispatcher::{Index, Search, Status};
 use crate::config::{self, LoadedConfig};
 use crate::http::{self, HttpState};
-use crate::protocol::{
-    DocdexError, IndexProgress, IndexRequest, IndexSummary, Result, SearchRequest, SearchResponse,
-};
+use crate::protocol::{DocdexError, IndexProgress, IndexRequest, IndexSummary, Result, SearchRequest, SearchResponse};
 
 #[derive(Debug, Parser)]
-#[command(
-    name = "docdexd",
-    version,
-    about = "Local-first retrieval daemon for AI coding assistants"
-)]
+#[command(name = "docdexd", version, about = "Local-first retrieval daemon for AI coding assistants")]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -79,6 +73,14 @@ pub enum Command {
         #[arg(long, env = "DOCDEX_AUTH_TOKEN", hide_env_values = true)]
         auth_token: Option<String>,
     },
+    /// Measure retrieval quality on a TREC-style collection (MAP, nDCG@10, Recall@100, MRR@10).
+    Eval {
+        /// Folder with a <DOC> corpus, a <top> topics file and a qrels file.
+        #[arg(long)]
+        dataset: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
     /// Benchmark indexing and HTTP search latency on a repository (uses a throwaway state dir).
     Bench {
         #[arg(long)]
@@ -119,10 +121,7 @@ fn init_tracing(level: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("DOCDEX_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("docdex={level}")));
     // A second init (tests calling `run` twice) is harmless.
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
 }
 
 fn report_error(err: &DocdexError) -> i32 {
@@ -151,20 +150,11 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
         Command::Index { repo, json } => {
             let actors = crate::start_actors(&loaded, None);
             let summary = index_with_progress(&actors, repo).await?;
-            print_out(&if json {
-                to_json(&summary)?
-            } else {
-                render_summary(&summary)
-            })?;
+            print_out(&if json { to_json(&summary)? } else { render_summary(&summary) })?;
             actors.repo_manager.send(CloseAll).await?;
             Ok(0)
         }
-        Command::Search {
-            repo,
-            limit,
-            json,
-            query,
-        } => {
+        Command::Search { repo, limit, json, query } => {
             let actors = crate::start_actors(&loaded, None);
             let request = SearchRequest {
                 repo_opt: Some(repo),
@@ -172,11 +162,7 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
                 limit: limit.unwrap_or(loaded.config.search.max_repo_hits),
             };
             let response = actors.dispatcher.send(Search(request)).await??;
-            print_out(&if json {
-                to_json(&response)?
-            } else {
-                render_search(&response)
-            })?;
+            print_out(&if json { to_json(&response)? } else { render_search(&response) })?;
             Ok(if response.hits.is_empty() { 1 } else { 0 })
         }
         Command::Status { repo, json } => {
@@ -186,9 +172,7 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
                 to_json(&status)?
             } else {
                 let state = match (status.indexed, status.interrupted) {
-                    (_, true) => {
-                        "interrupted: the last index run did not finish; run `docdexd index` again"
-                    }
+                    (_, true) => "interrupted: the last index run did not finish; run `docdexd index` again",
                     (true, false) => "indexed",
                     (false, false) => "not indexed yet",
                 };
@@ -207,17 +191,9 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             print_out(&text)?;
             Ok(0)
         }
-        Command::Serve {
-            repo,
-            bind,
-            expose,
-            auth_token,
-        } => serve(loaded, repo, bind, expose, auth_token).await,
-        Command::Bench {
-            repo,
-            queries,
-            json,
-        } => crate::bench::run(&loaded, &repo, queries, json).await,
+        Command::Serve { repo, bind, expose, auth_token } => serve(loaded, repo, bind, expose, auth_token).await,
+        Command::Eval { dataset, json } => crate::eval::run(&loaded, &dataset, json).await,
+        Command::Bench { repo, queries, json } => crate::bench::run(&loaded, &repo, queries, json).await,
         Command::Check => unreachable!("handled before the config is loaded"),
     }
 }
@@ -242,13 +218,7 @@ pub async fn index_with_progress(actors: &crate::Actors, repo: PathBuf) -> Resul
             eprintln!("indexing: {}", render_progress(&progress));
         }
     });
-    let result = actors
-        .dispatcher
-        .send(Index {
-            request: IndexRequest { repo },
-            progress_opt: Some(tx),
-        })
-        .await?;
+    let result = actors.dispatcher.send(Index { request: IndexRequest { repo }, progress_opt: Some(tx) }).await?;
     // The sender is gone with the finished job, so the printer ends.
     if let Err(err) = printer.await {
         tracing::debug!(error = %err, "progress printer ended abnormally");
@@ -267,11 +237,7 @@ fn render_progress(p: &IndexProgress) -> String {
 }
 
 fn render_summary(s: &IndexSummary) -> String {
-    let mb_per_s = if s.seconds > 0.0 {
-        s.bytes_indexed as f64 / 1e6 / s.seconds
-    } else {
-        0.0
-    };
+    let mb_per_s = if s.seconds > 0.0 { s.bytes_indexed as f64 / 1e6 / s.seconds } else { 0.0 };
     format!(
         "indexed {}\n  files: {} scanned, {} indexed, {} unchanged, {} deleted, {} skipped\n  chunks: {} written, {} in the index\n  bytes: {} read in {:.2} s ({:.1} MB/s)\n",
         s.repo,
@@ -290,18 +256,11 @@ fn render_summary(s: &IndexSummary) -> String {
 
 fn render_search(response: &SearchResponse) -> String {
     if response.hits.is_empty() {
-        return format!(
-            "no hits for `{}` ({:.1} ms)\n",
-            response.query, response.took_ms
-        );
+        return format!("no hits for `{}` ({:.1} ms)\n", response.query, response.took_ms);
     }
     let mut out = String::new();
     for (n, hit) in response.hits.iter().enumerate() {
-        let heading = if hit.heading.is_empty() {
-            String::new()
-        } else {
-            format!("  [{}]", hit.heading)
-        };
+        let heading = if hit.heading.is_empty() { String::new() } else { format!("  [{}]", hit.heading) };
         out.push_str(&format!(
             "{}. {}:{}-{}  score {:.2}{heading}\n",
             n + 1,
@@ -314,11 +273,7 @@ fn render_search(response: &SearchResponse) -> String {
             out.push_str(&format!("     | {line}\n"));
         }
     }
-    out.push_str(&format!(
-        "{} hits in {:.1} ms\n",
-        response.hits.len(),
-        response.took_ms
-    ));
+    out.push_str(&format!("{} hits in {:.1} ms\n", response.hits.len(), response.took_ms));
     out
 }
 
@@ -344,9 +299,7 @@ async fn serve(
     expose: bool,
     auth_token_opt: Option<String>,
 ) -> Result<i32> {
-    let auth_token_opt = auth_token_opt
-        .filter(|t| !t.is_empty())
-        .or_else(|| loaded.config.server.auth_token.clone());
+    let auth_token_opt = auth_token_opt.filter(|t| !t.is_empty()).or_else(|| loaded.config.server.auth_token.clone());
     let addr = match bind_opt {
         Some(addr) => addr,
         None => loaded
@@ -368,10 +321,7 @@ async fn serve(
         default_limit: loaded.config.search.max_repo_hits,
         auth_token_opt: auth_token_opt.map(Arc::from),
     };
-    let workers = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
-        .min(4);
+    let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(4);
     let (server, bound) = http::start(state, addr, workers).map_err(|err| {
         DocdexError::invalid(format!("cannot listen on {addr}: {err}"))
             .with_hint("is another docdexd running? pick another address with --bind")
@@ -436,50 +386,32 @@ fn run_check(home: &Path) -> i32 {
         Ok(entries) => {
             let mut problems = 0;
             for entry in &entries {
-                let dir_name = entry
-                    .dir
-                    .file_name()
-                    .map(|n| n.to_string_lossy().to_string())
-                    .unwrap_or_default();
+                let dir_name = entry.dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
                 match &entry.meta_opt {
                     None => {
                         problems += 1;
-                        report.warn(
-                            "registry",
-                            &format!("{} has no readable repo_meta.json", entry.dir.display()),
-                        );
+                        report.warn("registry", &format!("{} has no readable repo_meta.json", entry.dir.display()));
                     }
                     Some(meta)
                         if meta.fingerprint != dir_name
-                            || RepoFingerprint::of(Path::new(&meta.canonical_path)).0
-                                != dir_name =>
+                            || RepoFingerprint::of(Path::new(&meta.canonical_path)).0 != dir_name =>
                     {
                         problems += 1;
                         report.warn(
                             "registry",
-                            &format!(
-                                "{} does not match its repo {}",
-                                entry.dir.display(),
-                                meta.canonical_path
-                            ),
+                            &format!("{} does not match its repo {}", entry.dir.display(), meta.canonical_path),
                         );
                     }
                     Some(meta) if !Path::new(&meta.canonical_path).is_dir() => {
                         report.warn(
                             "registry",
-                            &format!(
-                                "repo {} no longer exists (its state can be deleted)",
-                                meta.canonical_path
-                            ),
+                            &format!("repo {} no longer exists (its state can be deleted)", meta.canonical_path),
                         );
                     }
                     Some(_) => {}
                 }
             }
-            report.ok(
-                "registry",
-                &format!("{} repos, {} inconsistent", entries.len(), problems),
-            );
+            report.ok("registry", &format!("{} repos, {} inconsistent", entries.len(), problems));
         }
         Err(err) => report.fail("registry", &err),
     }
@@ -488,8 +420,9 @@ fn run_check(home: &Path) -> i32 {
         Ok(_) => report.ok("bind", &format!("{bind} is free")),
         Err(err) => report.fail(
             "bind",
-            &DocdexError::invalid(format!("cannot bind {bind}: {err}"))
-                .with_hint("stop the process using it (another docdexd?) or set server.http_bind_addr / DOCDEX_HTTP_BIND_ADDR"),
+            &DocdexError::invalid(format!("cannot bind {bind}: {err}")).with_hint(
+                "stop the process using it (another docdexd?) or set server.http_bind_addr / DOCDEX_HTTP_BIND_ADDR",
+            ),
         ),
     }
     if report.failed {
@@ -501,8 +434,11 @@ fn run_check(home: &Path) -> i32 {
 
 fn check_writable(dir: &Path) -> Result<()> {
     let unwritable = |err: std::io::Error| {
-        DocdexError::new(crate::protocol::ErrorCode::StateUnwritable, format!("{} is not writable: {err}", dir.display()))
-            .with_hint("fix its permissions, or point DOCDEX_HOME / core.global_state_dir at a writable folder")
+        DocdexError::new(
+            crate::protocol::ErrorCode::StateUnwritable,
+            format!("{} is not writable: {err}", dir.display()),
+        )
+        .with_hint("fix its permissions, or point DOCDEX_HOME / core.global_state_dir at a writable folder")
     };
     std::fs::create_dir_all(dir).map_err(unwritable)?;
     let probe = dir.join(format!(".docdex-write-check-{}", std::process::id()));

@@ -67,10 +67,7 @@ pub struct ServerConfig {
 
 impl Default for CoreConfig {
     fn default() -> Self {
-        CoreConfig {
-            global_state_dir: None,
-            log_level: "warn".into(),
-        }
+        CoreConfig { global_state_dir: None, log_level: "warn".into() }
     }
 }
 
@@ -81,7 +78,7 @@ impl Default for IndexConfig {
             max_chunk_lines: 120,
             target_chunk_lines: 40,
             batch_max_files: 1000,
-            batch_max_bytes: 16 * 1024 * 1024,
+            batch_max_bytes: 4 * 1024 * 1024,
             writer_heap_bytes: 64 * 1024 * 1024,
         }
     }
@@ -89,20 +86,13 @@ impl Default for IndexConfig {
 
 impl Default for SearchConfig {
     fn default() -> Self {
-        SearchConfig {
-            max_repo_hits: 10,
-            max_hits_per_file: 2,
-            web_trigger_threshold: 0.7,
-        }
+        SearchConfig { max_repo_hits: 10, max_hits_per_file: 2, web_trigger_threshold: 0.7 }
     }
 }
 
 impl Default for ServerConfig {
     fn default() -> Self {
-        ServerConfig {
-            http_bind_addr: "127.0.0.1:3210".into(),
-            auth_token: None,
-        }
+        ServerConfig { http_bind_addr: "127.0.0.1:3210".into(), auth_token: None }
     }
 }
 
@@ -118,11 +108,7 @@ pub struct LoadedConfig {
 
 impl LoadedConfig {
     pub fn state_dir(&self) -> PathBuf {
-        self.config
-            .core
-            .global_state_dir
-            .clone()
-            .unwrap_or_else(|| self.home.join("state"))
+        self.config.core.global_state_dir.clone().unwrap_or_else(|| self.home.join("state"))
     }
 }
 
@@ -131,9 +117,7 @@ pub fn docdex_home() -> PathBuf {
     if let Some(home) = std::env::var_os("DOCDEX_HOME").filter(|v| !v.is_empty()) {
         return PathBuf::from(home);
     }
-    let user_home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("."));
+    let user_home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
     user_home.join(".docdex")
 }
 
@@ -142,38 +126,24 @@ pub fn load(home: &Path) -> Result<LoadedConfig> {
     let path = home.join("config.toml");
     if !path.exists() {
         std::fs::create_dir_all(home).map_err(|err| {
-            DocdexError::new(
-                ErrorCode::StateUnwritable,
-                format!("cannot create {}: {err}", home.display()),
-            )
-            .with_hint("set DOCDEX_HOME to a writable folder")
+            DocdexError::new(ErrorCode::StateUnwritable, format!("cannot create {}: {err}", home.display()))
+                .with_hint("set DOCDEX_HOME to a writable folder")
         })?;
         std::fs::write(&path, DEFAULT_CONFIG_TOML).map_err(|err| {
-            DocdexError::new(
-                ErrorCode::StateUnwritable,
-                format!("cannot write {}: {err}", path.display()),
-            )
-            .with_hint("set DOCDEX_HOME to a writable folder")
+            DocdexError::new(ErrorCode::StateUnwritable, format!("cannot write {}: {err}", path.display()))
+                .with_hint("set DOCDEX_HOME to a writable folder")
         })?;
     }
     let text = std::fs::read_to_string(&path).map_err(|err| {
-        DocdexError::new(
-            ErrorCode::ConfigInvalid,
-            format!("cannot read {}: {err}", path.display()),
-        )
-        .with_hint("check the file's permissions")
+        DocdexError::new(ErrorCode::ConfigInvalid, format!("cannot read {}: {err}", path.display()))
+            .with_hint("check the file's permissions")
     })?;
     let (mut config, unknown_keys) = parse(&text).map_err(|err| {
         DocdexError::new(ErrorCode::ConfigInvalid, format!("{}: {err}", path.display()))
             .with_hint("fix the file or delete it to get the defaults back (example: config/config.example.toml)")
     })?;
     apply_env_overrides(&mut config)?;
-    Ok(LoadedConfig {
-        config,
-        home: home.to_path_buf(),
-        path,
-        unknown_keys,
-    })
+    Ok(LoadedConfig { config, home: home.to_path_buf(), path, unknown_keys })
 }
 
 /// Parses config text; unknown keys are collected (and later warned about), not fatal, so an
@@ -181,9 +151,8 @@ pub fn load(home: &Path) -> Result<LoadedConfig> {
 pub fn parse(text: &str) -> std::result::Result<(Config, Vec<String>), String> {
     let mut unknown = Vec::new();
     let deserializer = toml::de::Deserializer::parse(text).map_err(|err| err.to_string())?;
-    let config: Config =
-        serde_ignored::deserialize(deserializer, |path| unknown.push(path.to_string()))
-            .map_err(|err| err.to_string())?;
+    let config: Config = serde_ignored::deserialize(deserializer, |path| unknown.push(path.to_string()))
+        .map_err(|err| err.to_string())?;
     unknown.sort();
     Ok((config, unknown))
 }
@@ -203,29 +172,19 @@ fn apply_env_overrides(config: &mut Config) -> Result<()> {
     }
     if let Some(value) = env_nonempty("DOCDEX_WEB_TRIGGER_THRESHOLD") {
         config.search.web_trigger_threshold = value.parse().map_err(|_| {
-            DocdexError::new(
-                ErrorCode::ConfigInvalid,
-                format!("DOCDEX_WEB_TRIGGER_THRESHOLD={value} is not a number"),
-            )
+            DocdexError::new(ErrorCode::ConfigInvalid, format!("DOCDEX_WEB_TRIGGER_THRESHOLD={value} is not a number"))
         })?;
     }
     if config.server.auth_token.as_deref() == Some("") {
         config.server.auth_token = None;
     }
-    config
-        .server
-        .http_bind_addr
-        .parse::<SocketAddr>()
-        .map_err(|_| {
-            DocdexError::new(
-                ErrorCode::ConfigInvalid,
-                format!(
-                    "server.http_bind_addr `{}` is not an address",
-                    config.server.http_bind_addr
-                ),
-            )
-            .with_hint("use host:port, e.g. 127.0.0.1:3210")
-        })?;
+    config.server.http_bind_addr.parse::<SocketAddr>().map_err(|_| {
+        DocdexError::new(
+            ErrorCode::ConfigInvalid,
+            format!("server.http_bind_addr `{}` is not an address", config.server.http_bind_addr),
+        )
+        .with_hint("use host:port, e.g. 127.0.0.1:3210")
+    })?;
     Ok(())
 }
 
@@ -246,13 +205,9 @@ mod tests {
 
     #[test]
     fn unknown_keys_are_reported_not_fatal() {
-        let (config, unknown) =
-            parse("[search]\nmax_repo_hits = 3\nmax_rpeo_hits = 4\n[bogus]\nx = 1\n").unwrap();
+        let (config, unknown) = parse("[search]\nmax_repo_hits = 3\nmax_rpeo_hits = 4\n[bogus]\nx = 1\n").unwrap();
         assert_eq!(config.search.max_repo_hits, 3);
-        assert_eq!(
-            unknown,
-            vec!["bogus".to_string(), "search.max_rpeo_hits".to_string()]
-        );
+        assert_eq!(unknown, vec!["bogus".to_string(), "search.max_rpeo_hits".to_string()]);
     }
 
     #[test]

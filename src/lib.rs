@@ -9,6 +9,7 @@ pub mod actors;
 pub mod bench;
 pub mod cli;
 pub mod config;
+pub mod eval;
 pub mod http;
 pub mod index;
 pub mod ingest;
@@ -37,16 +38,10 @@ pub fn start_actors(loaded: &LoadedConfig, default_repo_opt: Option<PathBuf>) ->
     let state_dir = loaded.state_dir();
     let heap = loaded.config.index.writer_heap_bytes;
     let repo_manager = SyncArbiter::start(1, move || RepoManager::new(&state_dir, heap));
-    let ingestor = SyncArbiter::start(1, || Ingestor);
-    let dispatcher = ToolDispatcher::new(
-        repo_manager.clone(),
-        ingestor,
-        Arc::new(loaded.config.clone()),
-        default_repo_opt,
-    )
-    .start();
-    Actors {
-        dispatcher,
-        repo_manager,
-    }
+    // Chunking (tree-sitter parsing) is the most expensive part of indexing: one thread per core.
+    let ingest_threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+    let ingestor = SyncArbiter::start(ingest_threads, || Ingestor);
+    let dispatcher =
+        ToolDispatcher::new(repo_manager.clone(), ingestor, Arc::new(loaded.config.clone()), default_repo_opt).start();
+    Actors { dispatcher, repo_manager }
 }

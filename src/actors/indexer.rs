@@ -21,43 +21,50 @@ pub struct Indexer {
     index: Arc<RepoIndex>,
     writer_heap_bytes: usize,
     writer_opt: Option<IndexWriter>,
+    /// Record changes waiting for the next commit.
+    pending_records: Vec<RecordUpdate>,
+    needs_commit: bool,
     commits: u64,
     abort_after_commits_opt: Option<u64>,
 }
 
 impl Indexer {
     pub fn new(index: Arc<RepoIndex>, writer_heap_bytes: usize) -> Indexer {
-        let abort_after_commits_opt = std::env::var(FAULT_ABORT_AFTER_COMMITS_ENV)
-            .ok()
-            .and_then(|v| v.parse().ok());
+        let abort_after_commits_opt = std::env::var(FAULT_ABORT_AFTER_COMMITS_ENV).ok().and_then(|v| v.parse().ok());
         Indexer {
             index,
             writer_heap_bytes,
             writer_opt: None,
+            pending_records: Vec::new(),
+            needs_commit: false,
             commits: 0,
             abort_after_commits_opt,
         }
     }
 
     fn writer(&mut self) -> Result<&mut IndexWriter> {
-        self.writer_opt
-            .as_mut()
-            .ok_or_else(|| DocdexError::internal("no index run in progress"))
+        self.writer_opt.as_mut().ok_or_else(|| DocdexError::internal("no index run in progress"))
     }
 
     fn commit(&mut self) -> Result<()> {
         self.writer()?.commit()?;
+        self.needs_commit = false;
         self.index.reload()?;
         self.commits += 1;
         if self.abort_after_commits_opt == Some(self.commits) {
-            eprintln!(
-                "docdexd: aborting after {} commits ({FAULT_ABORT_AFTER_COMMITS_ENV})",
-                self.commits
-            );
+            eprintln!("docdexd: aborting after {} commits ({FAULT_ABORT_AFTER_COMMITS_ENV})", self.commits);
             std::process::abort();
         }
         Ok(())
     }
+}
+
+/// A file record change that waits for the commit of the chunks it describes.
+enum RecordUpdate {
+    Put(String, FileRecord),
+    /// Same content, new mtime: the old record's chunk count stays.
+    PutKeepingChunkCount(String, FileRecord),
+    Delete(String),
 }
 
 impl Actor for Indexer {
@@ -69,12 +76,17 @@ impl Actor for Indexer {
 #[rtype(result = "Result<HashMap<String, FileRecord>>")]
 pub struct BeginIndexRun;
 
-/// Writes one batch: replaces changed files' chunks, commits, then records the files.
+/// Adds files' chunks to the index (uncommitted) and queues their records until the commit.
 #[derive(Message)]
 #[rtype(result = "Result<u64>")]
-pub struct WriteBatch {
+pub struct AddFiles {
     pub files: Vec<IngestedFile>,
 }
+
+/// Commits what was added since the last commit, then writes the queued file records.
+#[derive(Message)]
+#[rtype(result = "Result<()>")]
+pub struct CommitBatch;
 
 /// Ends a run: removes deleted files, commits, marks the run complete, releases the writer.
 #[derive(Message)]
@@ -108,65 +120,63 @@ impl Handler<BeginIndexRun> for Indexer {
     }
 }
 
-impl Handler<WriteBatch> for Indexer {
+impl Handler<AddFiles> for Indexer {
     type Result = Result<u64>;
 
-    fn handle(&mut self, msg: WriteBatch, _: &mut SyncContext<Self>) -> Self::Result {
+    fn handle(&mut self, msg: AddFiles, _: &mut SyncContext<Self>) -> Self::Result {
         let index = Arc::clone(&self.index);
         let mut chunks_written = 0u64;
-        let mut needs_commit = false;
-        {
-            let writer = self.writer()?;
-            for file in &msg.files {
-                match file {
-                    IngestedFile::Changed {
-                        path,
-                        record,
-                        chunks,
-                    } => {
-                        index.replace_file(writer, path, &record.language, chunks)?;
-                        chunks_written += chunks.len() as u64;
-                        needs_commit = true;
-                    }
-                    IngestedFile::Skipped { path, .. } => {
-                        // A file that turned binary or unreadable loses its old chunks.
-                        index.delete_file(writer, path);
-                        needs_commit = true;
-                    }
-                    IngestedFile::Unchanged { .. } => {}
+        let writer = self.writer_opt.as_ref().ok_or_else(|| DocdexError::internal("no index run in progress"))?;
+        for file in msg.files {
+            let update = match file {
+                IngestedFile::Changed { path, record, chunks } => {
+                    index.replace_file(writer, &path, &record.language, &chunks)?;
+                    chunks_written += chunks.len() as u64;
+                    self.needs_commit = true;
+                    RecordUpdate::Put(path, record)
                 }
-            }
+                IngestedFile::Skipped { path, record_opt, .. } => {
+                    // A file that turned binary or unreadable loses its old chunks.
+                    index.delete_file(writer, &path);
+                    self.needs_commit = true;
+                    match record_opt {
+                        Some(record) => RecordUpdate::Put(path, record),
+                        None => RecordUpdate::Delete(path),
+                    }
+                }
+                IngestedFile::Unchanged { path, record } => RecordUpdate::PutKeepingChunkCount(path, record),
+            };
+            self.pending_records.push(update);
         }
-        if needs_commit {
+        Ok(chunks_written)
+    }
+}
+
+impl Handler<CommitBatch> for Indexer {
+    type Result = Result<()>;
+
+    fn handle(&mut self, _: CommitBatch, _: &mut SyncContext<Self>) -> Self::Result {
+        if self.needs_commit {
             self.commit()?;
         }
-        let store = &index.store;
+        // Records only after the commit: a kill in between leaves them stale, so the next run
+        // re-reads those files instead of trusting chunks that never reached the index.
+        let store = &self.index.store;
         let mut wtxn = store.write_txn()?;
-        for file in msg.files {
-            match file {
-                IngestedFile::Changed { path, record, .. } => {
-                    store.put_file(&mut wtxn, &path, &record)?
-                }
-                IngestedFile::Unchanged { path, mut record } => {
+        for update in self.pending_records.drain(..) {
+            match update {
+                RecordUpdate::Put(path, record) => store.put_file(&mut wtxn, &path, &record)?,
+                RecordUpdate::PutKeepingChunkCount(path, mut record) => {
                     if let Some(old) = store.file(&wtxn, &path)? {
                         record.chunks = old.chunks;
                     }
                     store.put_file(&mut wtxn, &path, &record)?;
                 }
-                IngestedFile::Skipped {
-                    path,
-                    record_opt: Some(record),
-                    ..
-                } => store.put_file(&mut wtxn, &path, &record)?,
-                IngestedFile::Skipped {
-                    path,
-                    record_opt: None,
-                    ..
-                } => store.delete_file(&mut wtxn, &path)?,
+                RecordUpdate::Delete(path) => store.delete_file(&mut wtxn, &path)?,
             }
         }
         wtxn.commit()?;
-        Ok(chunks_written)
+        Ok(())
     }
 }
 

@@ -8,8 +8,7 @@ use actix::{Actor, Handler, Message, SyncContext};
 
 use crate::index::FileRecord;
 use crate::ingest::{
-    chunk_file, read_text_file, scan_repo, sha256_hex, Chunk, ChunkParams, FileRead, Language,
-    ScanResult, ScannedFile,
+    chunk_file, read_text_file, scan_repo, sha256_hex, Chunk, ChunkParams, FileRead, Language, ScanResult, ScannedFile,
 };
 
 pub struct Ingestor;
@@ -40,20 +39,12 @@ pub struct ChunkFiles {
 #[derive(Debug)]
 pub enum IngestedFile {
     /// New or changed content: its chunks replace the old ones.
-    Changed {
-        path: String,
-        record: FileRecord,
-        chunks: Vec<Chunk>,
-    },
+    Changed { path: String, record: FileRecord, chunks: Vec<Chunk> },
     /// Same content, new mtime: only the record is refreshed.
     Unchanged { path: String, record: FileRecord },
     /// Binary (recorded, so it is not re-read every run) or unreadable (not recorded, so it is
     /// retried next run). Either way it has no chunks.
-    Skipped {
-        path: String,
-        record_opt: Option<FileRecord>,
-        reason: String,
-    },
+    Skipped { path: String, record_opt: Option<FileRecord>, reason: String },
 }
 
 impl Handler<ScanRepo> for Ingestor {
@@ -68,20 +59,12 @@ impl Handler<ChunkFiles> for Ingestor {
     type Result = actix::MessageResult<ChunkFiles>;
 
     fn handle(&mut self, msg: ChunkFiles, _: &mut SyncContext<Self>) -> Self::Result {
-        let out = msg
-            .files
-            .into_iter()
-            .map(|file| ingest_file(file, &msg.known_hashes, msg.params))
-            .collect();
+        let out = msg.files.into_iter().map(|file| ingest_file(file, &msg.known_hashes, msg.params)).collect();
         actix::MessageResult(out)
     }
 }
 
-fn ingest_file(
-    file: ScannedFile,
-    known_hashes: &HashMap<String, String>,
-    params: ChunkParams,
-) -> IngestedFile {
+fn ingest_file(file: ScannedFile, known_hashes: &HashMap<String, String>, params: ChunkParams) -> IngestedFile {
     let language = Language::detect(std::path::Path::new(&file.rel_path));
     let record = |content_hash: String, chunks: u32, language: &str| FileRecord {
         content_hash,
@@ -94,32 +77,17 @@ fn ingest_file(
         FileRead::Text(text) => text,
         FileRead::Binary => {
             let record_opt = Some(record(String::new(), 0, "binary"));
-            return IngestedFile::Skipped {
-                record_opt,
-                path: file.rel_path,
-                reason: "binary".into(),
-            };
+            return IngestedFile::Skipped { record_opt, path: file.rel_path, reason: "binary".into() };
         }
         FileRead::Unreadable(reason) => {
-            return IngestedFile::Skipped {
-                record_opt: None,
-                path: file.rel_path,
-                reason,
-            };
+            return IngestedFile::Skipped { record_opt: None, path: file.rel_path, reason };
         }
     };
     let hash = sha256_hex(text.as_bytes());
     if known_hashes.get(&file.rel_path) == Some(&hash) {
         // The chunk count is carried over from the old record by the Indexer.
-        return IngestedFile::Unchanged {
-            record: record(hash, 0, language.name()),
-            path: file.rel_path,
-        };
+        return IngestedFile::Unchanged { record: record(hash, 0, language.name()), path: file.rel_path };
     }
     let chunks = chunk_file(language, &text, params);
-    IngestedFile::Changed {
-        record: record(hash, chunks.len() as u32, language.name()),
-        path: file.rel_path,
-        chunks,
-    }
+    IngestedFile::Changed { record: record(hash, chunks.len() as u32, language.name()), path: file.rel_path, chunks }
 }

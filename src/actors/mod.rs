@@ -13,10 +13,7 @@ pub mod tool_dispatcher;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub(crate) fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
 pub(crate) fn format_unix(secs: u64) -> String {

@@ -55,17 +55,13 @@ pub struct RepoManager {
 
 impl RepoManager {
     pub fn new(state_dir: &Path, writer_heap_bytes: usize) -> RepoManager {
-        RepoManager {
-            repos_dir: state_dir.join("repos"),
-            writer_heap_bytes,
-            open: HashMap::new(),
-        }
+        RepoManager { repos_dir: state_dir.join("repos"), writer_heap_bytes, open: HashMap::new() }
     }
 
     fn open_repo(&mut self, msg: OpenRepo) -> Result<Arc<RepoHandle>> {
         let shown = msg.path.display().to_string();
-        let canonical = std::fs::canonicalize(&msg.path)
-            .map_err(|_| DocdexError::repo_not_found(&shown, "does not exist"))?;
+        let canonical =
+            std::fs::canonicalize(&msg.path).map_err(|_| DocdexError::repo_not_found(&shown, "does not exist"))?;
         if !canonical.is_dir() {
             return Err(DocdexError::repo_not_found(&shown, "is not a directory"));
         }
@@ -76,18 +72,11 @@ impl RepoManager {
         let state_dir = self.repos_dir.join(&fingerprint.0);
         let meta_path = state_dir.join(REPO_META_FILE);
         if !msg.create && !meta_path.exists() {
-            return Err(DocdexError::repo_not_indexed(
-                &canonical.display().to_string(),
-            ));
+            return Err(DocdexError::repo_not_indexed(&canonical.display().to_string()));
         }
         std::fs::create_dir_all(&state_dir).map_err(|err| {
-            DocdexError::new(
-                ErrorCode::StateUnwritable,
-                format!("cannot create {}: {err}", state_dir.display()),
-            )
-            .with_hint(
-                "make the state directory writable or set DOCDEX_HOME / core.global_state_dir",
-            )
+            DocdexError::new(ErrorCode::StateUnwritable, format!("cannot create {}: {err}", state_dir.display()))
+                .with_hint("make the state directory writable or set DOCDEX_HOME / core.global_state_dir")
         })?;
         let now = unix_now();
         let created_at = read_meta(&meta_path).map(|m| m.created_at).unwrap_or(now);
@@ -102,11 +91,7 @@ impl RepoManager {
         let for_indexer = Arc::clone(&index);
         let heap = self.writer_heap_bytes;
         let indexer = SyncArbiter::start(1, move || Indexer::new(Arc::clone(&for_indexer), heap));
-        let handle = Arc::new(RepoHandle {
-            meta,
-            index,
-            indexer,
-        });
+        let handle = Arc::new(RepoHandle { meta, index, indexer });
         self.open.insert(fingerprint, Arc::clone(&handle));
         Ok(handle)
     }
@@ -147,8 +132,7 @@ impl Handler<ListRepos> for RepoManager {
     type Result = Result<Vec<RepoMeta>>;
 
     fn handle(&mut self, _: ListRepos, _: &mut SyncContext<Self>) -> Self::Result {
-        list_registry(&self.repos_dir)
-            .map(|entries| entries.into_iter().filter_map(|e| e.meta_opt).collect())
+        list_registry(&self.repos_dir).map(|entries| entries.into_iter().filter_map(|e| e.meta_opt).collect())
     }
 }
 
@@ -176,19 +160,14 @@ pub fn list_registry(repos_dir: &Path) -> Result<Vec<RegistryEntry>> {
     let mut out: Vec<RegistryEntry> = entries
         .flatten()
         .filter(|e| e.path().is_dir())
-        .map(|e| RegistryEntry {
-            meta_opt: read_meta(&e.path().join(REPO_META_FILE)),
-            dir: e.path(),
-        })
+        .map(|e| RegistryEntry { meta_opt: read_meta(&e.path().join(REPO_META_FILE)), dir: e.path() })
         .collect();
     out.sort_by(|a, b| a.dir.cmp(&b.dir));
     Ok(out)
 }
 
 fn read_meta(path: &Path) -> Option<RepoMeta> {
-    std::fs::read(path)
-        .ok()
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+    std::fs::read(path).ok().and_then(|bytes| serde_json::from_slice(&bytes).ok())
 }
 
 /// Write to a temp file and rename, so a kill never leaves half a JSON file.

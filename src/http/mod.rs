@@ -28,8 +28,7 @@ pub struct HttpState {
 }
 
 fn error_response(err: &DocdexError) -> HttpResponse {
-    let status =
-        StatusCode::from_u16(err.code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let status = StatusCode::from_u16(err.code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     HttpResponse::build(status).json(err.to_json())
 }
 
@@ -58,10 +57,7 @@ async fn healthz(state: web::Data<HttpState>) -> HttpResponse {
     HttpResponse::Ok().json(Health {
         status: "ok".into(),
         version: env!("CARGO_PKG_VERSION").into(),
-        default_repo: state
-            .default_repo_opt
-            .as_ref()
-            .map(|p| p.display().to_string()),
+        default_repo: state.default_repo_opt.as_ref().map(|p| p.display().to_string()),
     })
 }
 
@@ -69,8 +65,7 @@ async fn search(state: web::Data<HttpState>, params: web::Query<SearchParamsRaw>
     let params = params.into_inner();
     let Some(query) = params.q else {
         return error_response(
-            &DocdexError::invalid("missing query parameter `q`")
-                .with_hint("GET /v1/search?q=spawn_blocking"),
+            &DocdexError::invalid("missing query parameter `q`").with_hint("GET /v1/search?q=spawn_blocking"),
         );
     };
     let limit = match params.limit.as_deref().map(str::trim) {
@@ -84,11 +79,7 @@ async fn search(state: web::Data<HttpState>, params: web::Query<SearchParamsRaw>
             }
         },
     };
-    let request = SearchRequest {
-        repo_opt: params.repo,
-        query,
-        limit,
-    };
+    let request = SearchRequest { repo_opt: params.repo, query, limit };
     respond(dispatch(&state, Search(request)).await)
 }
 
@@ -97,23 +88,10 @@ async fn status(state: web::Data<HttpState>, params: web::Query<RepoParam>) -> H
 }
 
 async fn index(state: web::Data<HttpState>, params: web::Query<RepoParam>) -> HttpResponse {
-    let Some(repo) = params
-        .into_inner()
-        .repo
-        .or_else(|| state.default_repo_opt.clone())
-    else {
+    let Some(repo) = params.into_inner().repo.or_else(|| state.default_repo_opt.clone()) else {
         return error_response(&DocdexError::invalid("missing query parameter `repo`"));
     };
-    respond(
-        dispatch(
-            &state,
-            Index {
-                request: IndexRequest { repo },
-                progress_opt: None,
-            },
-        )
-        .await,
-    )
+    respond(dispatch(&state, Index { request: IndexRequest { repo }, progress_opt: None }).await)
 }
 
 async fn dispatch<M, T>(state: &HttpState, msg: M) -> crate::protocol::Result<T>
@@ -127,8 +105,7 @@ where
 
 async fn not_found() -> HttpResponse {
     error_response(
-        &DocdexError::new(ErrorCode::NotFound, "no such endpoint")
-            .with_hint("see the README's HTTP API section"),
+        &DocdexError::new(ErrorCode::NotFound, "no such endpoint").with_hint("see the README's HTTP API section"),
     )
 }
 
@@ -137,9 +114,7 @@ async fn require_token(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
-    let expected = req
-        .app_data::<web::Data<HttpState>>()
-        .and_then(|s| s.auth_token_opt.clone());
+    let expected = req.app_data::<web::Data<HttpState>>().and_then(|s| s.auth_token_opt.clone());
     if let Some(expected) = expected {
         let given = req
             .headers()
@@ -179,11 +154,7 @@ pub fn configure(state: HttpState) -> impl Fn(&mut web::ServiceConfig) + Clone +
 }
 
 /// Refuses non-loopback binds unless exposed on purpose and protected by a token.
-pub fn check_bind_policy(
-    addr: &SocketAddr,
-    expose: bool,
-    auth_token_opt: Option<&str>,
-) -> crate::protocol::Result<()> {
+pub fn check_bind_policy(addr: &SocketAddr, expose: bool, auth_token_opt: Option<&str>) -> crate::protocol::Result<()> {
     if addr.ip().is_loopback() {
         return Ok(());
     }
@@ -192,10 +163,8 @@ pub fn check_bind_policy(
             .with_hint("add --expose together with --auth-token (or DOCDEX_AUTH_TOKEN) to serve beyond this machine"));
     }
     if auth_token_opt.is_none() {
-        return Err(DocdexError::invalid(format!(
-            "refusing to expose {addr} without an auth token"
-        ))
-        .with_hint("pass --auth-token <token> or set DOCDEX_AUTH_TOKEN"));
+        return Err(DocdexError::invalid(format!("refusing to expose {addr} without an auth token"))
+            .with_hint("pass --auth-token <token> or set DOCDEX_AUTH_TOKEN"));
     }
     Ok(())
 }
@@ -207,14 +176,10 @@ pub fn start(
     workers: usize,
 ) -> std::io::Result<(actix_web::dev::Server, SocketAddr)> {
     let configure = configure(state);
-    let server = HttpServer::new(move || {
-        App::new()
-            .wrap(from_fn(require_token))
-            .configure(configure.clone())
-    })
-    .workers(workers.max(1))
-    .disable_signals()
-    .bind(addr)?;
+    let server = HttpServer::new(move || App::new().wrap(from_fn(require_token)).configure(configure.clone()))
+        .workers(workers.max(1))
+        .disable_signals()
+        .bind(addr)?;
     let bound = server.addrs().first().copied().unwrap_or(addr);
     Ok((server.run(), bound))
 }
@@ -228,14 +193,8 @@ mod tests {
         let loopback: SocketAddr = "127.0.0.1:3210".parse().unwrap();
         let any: SocketAddr = "0.0.0.0:3210".parse().unwrap();
         assert!(check_bind_policy(&loopback, false, None).is_ok());
-        assert_eq!(
-            check_bind_policy(&any, false, None).unwrap_err().code,
-            ErrorCode::InvalidRequest
-        );
-        assert!(check_bind_policy(&any, true, None)
-            .unwrap_err()
-            .message
-            .contains("without an auth token"));
+        assert_eq!(check_bind_policy(&any, false, None).unwrap_err().code, ErrorCode::InvalidRequest);
+        assert!(check_bind_policy(&any, true, None).unwrap_err().message.contains("without an auth token"));
         assert!(check_bind_policy(&any, true, Some("t")).is_ok());
         assert!(constant_time_eq(b"abc", b"abc"));
         assert!(!constant_time_eq(b"abc", b"abd"));

@@ -2,9 +2,10 @@
 //! `spawn_blocking`, `JoinSet::abort_all` and `HTTPServer` match both exact names and the
 //! words inside them; then lowercase, English stop words out, English stemming for prose.
 
-use tantivy::tokenizer::{
-    Language, Stemmer, StopWordFilter, TextAnalyzer, Token, TokenStream, Tokenizer,
-};
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use tantivy::tokenizer::{Language, StopWordFilter, TextAnalyzer, Token, TokenFilter, TokenStream, Tokenizer};
 
 /// Name under which the analyzer is registered on every index.
 pub const CODE_ANALYZER: &str = "docdex_code";
@@ -15,11 +16,78 @@ const MAX_TOKEN_BYTES: usize = 64;
 pub fn code_analyzer() -> TextAnalyzer {
     let builder = TextAnalyzer::builder(CodeTokenizer);
     match StopWordFilter::new(Language::English) {
-        Some(stop_words) => builder
-            .filter(stop_words)
-            .filter(Stemmer::new(Language::English))
-            .build(),
-        None => builder.filter(Stemmer::new(Language::English)).build(),
+        Some(stop_words) => builder.filter(stop_words).filter(CachedEnglishStemmer).build(),
+        None => builder.filter(CachedEnglishStemmer).build(),
+    }
+}
+
+/// Entries kept per thread before the stem cache starts over.
+const STEM_CACHE_LIMIT: usize = 200_000;
+
+thread_local! {
+    /// Code repeats the same identifiers and words endlessly, so stems are remembered.
+    static STEM_CACHE: RefCell<(frostem::Stemmer, HashMap<String, String>)> =
+        RefCell::new((frostem::Stemmer::new(frostem::Algorithm::English), HashMap::new()));
+}
+
+/// English (Snowball) stemming with a per-thread cache.
+#[derive(Clone, Copy)]
+pub struct CachedEnglishStemmer;
+
+impl TokenFilter for CachedEnglishStemmer {
+    type Tokenizer<T: Tokenizer> = CachedStemmerFilter<T>;
+
+    fn transform<T: Tokenizer>(self, tokenizer: T) -> CachedStemmerFilter<T> {
+        CachedStemmerFilter { inner: tokenizer }
+    }
+}
+
+#[derive(Clone)]
+pub struct CachedStemmerFilter<T> {
+    inner: T,
+}
+
+impl<T: Tokenizer> Tokenizer for CachedStemmerFilter<T> {
+    type TokenStream<'a> = CachedStemmerStream<T::TokenStream<'a>>;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> Self::TokenStream<'a> {
+        CachedStemmerStream { tail: self.inner.token_stream(text) }
+    }
+}
+
+pub struct CachedStemmerStream<T> {
+    tail: T,
+}
+
+impl<T: TokenStream> TokenStream for CachedStemmerStream<T> {
+    fn advance(&mut self) -> bool {
+        if !self.tail.advance() {
+            return false;
+        }
+        let token = self.tail.token_mut();
+        STEM_CACHE.with(|cell| {
+            let mut cache = cell.borrow_mut();
+            if let Some(stem) = cache.1.get(&token.text) {
+                token.text.clear();
+                token.text.push_str(stem);
+                return;
+            }
+            let stem = cache.0.stem(&token.text).into_owned();
+            if cache.1.len() >= STEM_CACHE_LIMIT {
+                cache.1.clear();
+            }
+            let word = std::mem::replace(&mut token.text, stem.clone());
+            cache.1.insert(word, stem);
+        });
+        true
+    }
+
+    fn token(&self) -> &Token {
+        self.tail.token()
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        self.tail.token_mut()
     }
 }
 
@@ -36,93 +104,132 @@ pub fn analyze(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
 #[derive(Clone, Default)]
 pub struct CodeTokenizer;
 
-pub struct CodeTokenStream {
-    tokens: Vec<Token>,
-    index: usize,
+/// Streams tokens without allocating per token: the one `Token` is reused, and a word's
+/// parts are produced from byte ranges recorded when the word is found.
+pub struct CodeTokenStream<'a> {
+    text: &'a str,
+    cursor: usize,
+    next_position: usize,
+    token: Token,
+    /// Byte ranges (absolute) of the current word's parts still to emit.
+    parts: Vec<(usize, usize)>,
+    next_part: usize,
+    /// Byte range of the current whole word (underscores trimmed).
+    word: (usize, usize),
 }
 
 impl Tokenizer for CodeTokenizer {
-    type TokenStream<'a> = CodeTokenStream;
+    type TokenStream<'a> = CodeTokenStream<'a>;
 
-    fn token_stream<'a>(&'a mut self, text: &'a str) -> CodeTokenStream {
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> CodeTokenStream<'a> {
         CodeTokenStream {
-            tokens: tokenize(text),
-            index: 0,
+            text,
+            cursor: 0,
+            next_position: 0,
+            token: Token::default(),
+            parts: Vec::new(),
+            next_part: 0,
+            word: (0, 0),
         }
     }
 }
 
-impl TokenStream for CodeTokenStream {
+impl CodeTokenStream<'_> {
+    fn set_token(&mut self, from: usize, to: usize, position: usize) {
+        self.token.text.clear();
+        for c in self.text[from..to].chars() {
+            if c.is_ascii() {
+                self.token.text.push(c.to_ascii_lowercase());
+            } else {
+                self.token.text.extend(c.to_lowercase());
+            }
+        }
+        self.token.offset_from = from;
+        self.token.offset_to = to;
+        self.token.position = position;
+        self.token.position_length = 1;
+    }
+
+    /// Emits the next pending part of the current word that differs from the whole word.
+    fn advance_part(&mut self) -> bool {
+        while self.next_part < self.parts.len() {
+            let (from, to) = self.parts[self.next_part];
+            self.next_part += 1;
+            if (from, to) == self.word {
+                continue;
+            }
+            let position = self.token.position;
+            self.set_token(from, to, position);
+            return true;
+        }
+        false
+    }
+}
+
+impl TokenStream for CodeTokenStream<'_> {
     fn advance(&mut self) -> bool {
-        self.index += 1;
-        self.index <= self.tokens.len()
+        if self.advance_part() {
+            return true;
+        }
+        let bytes = self.text.as_bytes();
+        loop {
+            // Find the next word start.
+            let rest = &self.text[self.cursor..];
+            let Some((skip, _)) = rest.char_indices().find(|&(_, c)| is_word_char(c)) else {
+                self.cursor = self.text.len();
+                return false;
+            };
+            let start = self.cursor + skip;
+            let mut end = start;
+            for (i, c) in self.text[start..].char_indices() {
+                if !is_word_char(c) {
+                    break;
+                }
+                end = start + i + c.len_utf8();
+            }
+            self.cursor = end;
+            // Leading and trailing underscores are decoration (`__init__`, `_private`).
+            let mut from = start;
+            let mut to = end;
+            while from < to && bytes[from] == b'_' {
+                from += 1;
+            }
+            while to > from && bytes[to - 1] == b'_' {
+                to -= 1;
+            }
+            if from == to || to - from > MAX_TOKEN_BYTES {
+                continue;
+            }
+            let position = self.next_position;
+            self.next_position += 1;
+            self.parts.clear();
+            self.next_part = 0;
+            let word = &self.text[start..end];
+            // Only compound identifiers have parts; plain words skip the split.
+            if word[from - start..to - start].bytes().any(|b| b == b'_' || b.is_ascii_uppercase()) {
+                let split = split_identifier(word);
+                if split.len() > 1 {
+                    self.parts
+                        .extend(split.into_iter().map(|(offset, part)| (start + offset, start + offset + part.len())));
+                }
+            }
+            self.word = (from, to);
+            self.set_token(from, to, position);
+            return true;
+        }
     }
 
     fn token(&self) -> &Token {
-        &self.tokens[self.index - 1]
+        &self.token
     }
 
     fn token_mut(&mut self) -> &mut Token {
-        &mut self.tokens[self.index - 1]
+        &mut self.token
     }
 }
 
 fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
-}
-
-/// Splits text into words (runs of letters, digits and `_`); each word yields its lowercase
-/// whole form and, when it is a compound identifier, its parts at the same position.
-fn tokenize(text: &str) -> Vec<Token> {
-    let mut tokens = Vec::new();
-    let mut position = 0;
-    let mut chars = text.char_indices().peekable();
-    while let Some(&(start, c)) = chars.peek() {
-        if !is_word_char(c) {
-            chars.next();
-            continue;
-        }
-        let mut end = start;
-        while let Some(&(i, c)) = chars.peek() {
-            if !is_word_char(c) {
-                break;
-            }
-            end = i + c.len_utf8();
-            chars.next();
-        }
-        let word = &text[start..end];
-        let whole = word.trim_matches('_');
-        if whole.is_empty() || whole.len() > MAX_TOKEN_BYTES {
-            continue;
-        }
-        let lower = whole.to_lowercase();
-        let push = |tokens: &mut Vec<Token>, text: String, from: usize, to: usize| {
-            tokens.push(Token {
-                offset_from: from,
-                offset_to: to,
-                position,
-                text,
-                position_length: 1,
-            });
-        };
-        push(&mut tokens, lower.clone(), start, end);
-        let parts = split_identifier(word);
-        if parts.len() > 1 {
-            for (offset, part) in parts {
-                let part_lower = part.to_lowercase();
-                if part_lower != lower {
-                    push(
-                        &mut tokens,
-                        part_lower,
-                        start + offset,
-                        start + offset + part.len(),
-                    );
-                }
-            }
-        }
-        position += 1;
-    }
-    tokens
 }
 
 /// Splits an identifier at `_` and case changes: `parseHTTPHeader` → parse, HTTP, Header.
@@ -168,39 +275,15 @@ mod tests {
     #[test]
     fn splits_identifiers_and_keeps_them_whole() {
         assert_eq!(
-            split_identifier("parseHTTPHeader")
-                .iter()
-                .map(|p| p.1)
-                .collect::<Vec<_>>(),
+            split_identifier("parseHTTPHeader").iter().map(|p| p.1).collect::<Vec<_>>(),
             ["parse", "HTTP", "Header"]
         );
-        assert_eq!(
-            split_identifier("abort_all")
-                .iter()
-                .map(|p| p.1)
-                .collect::<Vec<_>>(),
-            ["abort", "all"]
-        );
-        assert_eq!(
-            split_identifier("JoinSet")
-                .iter()
-                .map(|p| p.1)
-                .collect::<Vec<_>>(),
-            ["Join", "Set"]
-        );
-        assert_eq!(
-            split_identifier("utf8Decode")
-                .iter()
-                .map(|p| p.1)
-                .collect::<Vec<_>>(),
-            ["utf8", "Decode"]
-        );
+        assert_eq!(split_identifier("abort_all").iter().map(|p| p.1).collect::<Vec<_>>(), ["abort", "all"]);
+        assert_eq!(split_identifier("JoinSet").iter().map(|p| p.1).collect::<Vec<_>>(), ["Join", "Set"]);
+        assert_eq!(split_identifier("utf8Decode").iter().map(|p| p.1).collect::<Vec<_>>(), ["utf8", "Decode"]);
         let t = terms("JoinSet::abort_all(self)");
         for expected in ["joinset", "join", "set", "abort", "self"] {
-            assert!(
-                t.contains(&expected.to_string()),
-                "{expected} missing from {t:?}"
-            );
+            assert!(t.contains(&expected.to_string()), "{expected} missing from {t:?}");
         }
         for term in terms("abort_all") {
             assert!(t.contains(&term), "{term} missing from {t:?}");
@@ -209,10 +292,7 @@ mod tests {
 
     #[test]
     fn prose_is_stemmed_and_stop_words_dropped() {
-        assert_eq!(
-            terms("Running the blocking tasks"),
-            ["run", "block", "task"]
-        );
+        assert_eq!(terms("Running the blocking tasks"), ["run", "block", "task"]);
         // Query and document forms of an identifier meet on the same terms.
         let doc = terms("pub fn spawn_blocking<F, R>(f: F)");
         for term in terms("spawn blocking") {
@@ -228,14 +308,6 @@ mod tests {
         while stream.advance() {
             positions.push((stream.token().text.clone(), stream.token().position));
         }
-        assert_eq!(
-            positions,
-            [
-                ("foobar".into(), 0),
-                ("foo".into(), 0),
-                ("bar".into(), 0),
-                ("baz".into(), 1)
-            ]
-        );
+        assert_eq!(positions, [("foobar".into(), 0), ("foo".into(), 0), ("bar".into(), 0), ("baz".into(), 1)]);
     }
 }

@@ -16,8 +16,7 @@ use tantivy::directory::error::LockError;
 use tantivy::directory::MmapDirectory;
 use tantivy::query::{BooleanQuery, BoostQuery, DisjunctionMaxQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
-    Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, Value,
-    STORED, STRING,
+    Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, Value, STORED, STRING,
 };
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, TantivyError, Term};
@@ -61,9 +60,8 @@ fn build_schema() -> (Schema, Fields) {
     let mut builder = Schema::builder();
     // Frequencies without positions: ranking needs term frequencies, and nothing runs
     // phrase queries, so positions would only cost space and indexing time.
-    let indexing = TextFieldIndexing::default()
-        .set_tokenizer(CODE_ANALYZER)
-        .set_index_option(IndexRecordOption::WithFreqs);
+    let indexing =
+        TextFieldIndexing::default().set_tokenizer(CODE_ANALYZER).set_index_option(IndexRecordOption::WithFreqs);
     let text = TextOptions::default().set_indexing_options(indexing);
     let stored_text = text.clone().set_stored();
     let fields = Fields {
@@ -111,28 +109,16 @@ impl RepoIndex {
         let index_dir = state_dir.join("index");
         std::fs::create_dir_all(&index_dir)?;
         let (schema, fields) = build_schema();
-        let directory = MmapDirectory::open(&index_dir).map_err(|err| {
-            DocdexError::internal(format!(
-                "cannot open index at {}: {err}",
-                index_dir.display()
-            ))
-        })?;
-        let index = Index::open_or_create(directory, schema).map_err(|err| {
-            DocdexError::internal(format!(
-                "index at {} is unreadable: {err}",
-                index_dir.display()
-            ))
-            .with_hint(format!(
-                "delete {} and run `docdexd index --repo {}`",
-                state_dir.display(),
-                root.display()
-            ))
-        })?;
+        let directory = MmapDirectory::open(&index_dir)
+            .map_err(|err| DocdexError::internal(format!("cannot open index at {}: {err}", index_dir.display())))?;
+        let index =
+            Index::open_or_create(directory, schema).map_err(|err| {
+                DocdexError::internal(format!("index at {} is unreadable: {err}", index_dir.display())).with_hint(
+                    format!("delete {} and run `docdexd index --repo {}`", state_dir.display(), root.display()),
+                )
+            })?;
         index.tokenizers().register(CODE_ANALYZER, code_analyzer());
-        let reader = index
-            .reader_builder()
-            .reload_policy(ReloadPolicy::OnCommitWithDelay)
-            .try_into()?;
+        let reader = index.reader_builder().reload_policy(ReloadPolicy::OnCommitWithDelay).try_into()?;
         let store = RepoStore::open(&state_dir.join("meta.lmdb"))?;
         Ok(RepoIndex {
             root: root.to_path_buf(),
@@ -149,31 +135,18 @@ impl RepoIndex {
     /// The repo's single writer. Another process holding it is a user-facing error.
     pub fn writer(&self, heap_bytes: usize) -> Result<IndexWriter> {
         // One indexing thread: the other core is busy reading and chunking files.
-        self.index
-            .writer_with_num_threads(1, heap_bytes.max(15_000_000))
-            .map_err(|err| match err {
-                TantivyError::LockFailure(LockError::LockBusy, _) => DocdexError::new(
-                    ErrorCode::IndexLocked,
-                    format!(
-                        "the index of {} is being written by another docdexd process",
-                        self.root.display()
-                    ),
-                )
-                .with_hint(
-                    "wait for it to finish, or stop the other `docdexd serve`/`index` process",
-                ),
-                other => other.into(),
-            })
+        self.index.writer_with_num_threads(1, heap_bytes.max(15_000_000)).map_err(|err| match err {
+            TantivyError::LockFailure(LockError::LockBusy, _) => DocdexError::new(
+                ErrorCode::IndexLocked,
+                format!("the index of {} is being written by another docdexd process", self.root.display()),
+            )
+            .with_hint("wait for it to finish, or stop the other `docdexd serve`/`index` process"),
+            other => other.into(),
+        })
     }
 
     /// Replaces a file's chunks (delete by path, then add), uncommitted.
-    pub fn replace_file(
-        &self,
-        writer: &IndexWriter,
-        path: &str,
-        language: &str,
-        chunks: &[Chunk],
-    ) -> Result<()> {
+    pub fn replace_file(&self, writer: &IndexWriter, path: &str, language: &str, chunks: &[Chunk]) -> Result<()> {
         let f = self.fields;
         writer.delete_term(Term::from_field_text(f.path, path));
         for chunk in chunks {
@@ -223,38 +196,29 @@ impl RepoIndex {
             return Ok(SearchOutcome::default());
         }
         let f = self.fields;
-        let weighted = [
-            (f.symbols, BOOST_SYMBOLS),
-            (f.heading, BOOST_HEADING),
-            (f.path_text, BOOST_PATH),
-            (f.body, BOOST_BODY),
-        ];
+        let weighted =
+            [(f.symbols, BOOST_SYMBOLS), (f.heading, BOOST_HEADING), (f.path_text, BOOST_PATH), (f.body, BOOST_BODY)];
         let clauses: Vec<(Occur, Box<dyn Query>)> = terms
             .iter()
             .map(|term| {
                 let per_field: Vec<Box<dyn Query>> = weighted
                     .iter()
                     .map(|&(field, boost)| {
-                        let q = TermQuery::new(
-                            Term::from_field_text(field, term),
-                            IndexRecordOption::WithFreqs,
-                        );
+                        let q = TermQuery::new(Term::from_field_text(field, term), IndexRecordOption::WithFreqs);
                         Box::new(BoostQuery::new(Box::new(q), boost)) as Box<dyn Query>
                     })
                     .collect();
                 (
                     Occur::Should,
-                    Box::new(DisjunctionMaxQuery::with_tie_breaker(
-                        per_field,
-                        DISMAX_TIE_BREAKER,
-                    )) as Box<dyn Query>,
+                    Box::new(DisjunctionMaxQuery::with_tie_breaker(per_field, DISMAX_TIE_BREAKER)) as Box<dyn Query>,
                 )
             })
             .collect();
         let query = BooleanQuery::new(clauses);
         let searcher = self.reader.searcher();
-        // Over-fetch so that collapsing per file still fills the page.
-        let fetch = params.limit * (params.max_hits_per_file.max(1) + 3) + 10;
+        // Over-fetch so that collapsing per file and rescoring still fill the page; the slack is
+        // bounded so deep result lists (evaluation runs) do not load thousands of extra docs.
+        let fetch = params.limit + params.limit.min(50) * (params.max_hits_per_file.max(1) + 2) + 10;
         let top = searcher.search(&query, &TopDocs::with_limit(fetch).order_by_score())?;
         let mut ranked: Vec<(f32, TantivyDocument)> = Vec::with_capacity(top.len());
         for (score, address) in top {
@@ -271,10 +235,7 @@ impl RepoIndex {
             } else {
                 1.0
             };
-            ranked.push((
-                score * path_prior(path) * coverage.powf(COVERAGE_EXPONENT),
-                doc,
-            ));
+            ranked.push((score * path_prior(path) * coverage.powf(COVERAGE_EXPONENT), doc));
         }
         ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
 
@@ -286,12 +247,7 @@ impl RepoIndex {
             if hits.len() >= params.limit {
                 break;
             }
-            let text_of = |field: Field| {
-                doc.get_first(field)
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("")
-                    .to_string()
-            };
+            let text_of = |field: Field| doc.get_first(field).and_then(|v| v.as_str()).unwrap_or("").to_string();
             let path = text_of(f.path);
             let hash = text_of(f.chunk_hash);
             // The same text twice (vendored copies, generated twins) is one answer.
@@ -306,14 +262,8 @@ impl RepoIndex {
             let body = text_of(f.body);
             hits.push(SearchHit {
                 path,
-                line_start: doc
-                    .get_first(f.line_start)
-                    .and_then(|v| v.as_u64())
-                    .unwrap_or(0),
-                line_end: doc
-                    .get_first(f.line_end)
-                    .and_then(|v| v.as_u64())
-                    .unwrap_or(0),
+                line_start: doc.get_first(f.line_start).and_then(|v| v.as_u64()).unwrap_or(0),
+                line_end: doc.get_first(f.line_end).and_then(|v| v.as_u64()).unwrap_or(0),
                 score,
                 snippet: best_snippet(&body, &query_terms, &mut analyzer),
                 heading: text_of(f.heading),
@@ -334,15 +284,7 @@ pub fn path_prior(path: &str) -> f32 {
     let secondary_dir = components.any(|c| {
         matches!(
             c,
-            "tests"
-                | "test"
-                | "benches"
-                | "bench"
-                | "examples"
-                | "testdata"
-                | "fixtures"
-                | "__tests__"
-                | "spec"
+            "tests" | "test" | "benches" | "bench" | "examples" | "testdata" | "fixtures" | "__tests__" | "spec"
         )
     });
     let stem = file.split('.').next().unwrap_or("");
@@ -363,31 +305,18 @@ fn best_snippet(body: &str, query_terms: &HashSet<&str>, analyzer: &mut TextAnal
     let lines: Vec<&str> = body.lines().collect();
     let line_terms: Vec<HashSet<String>> = lines
         .iter()
-        .map(|line| {
-            analyze(analyzer, line)
-                .into_iter()
-                .filter(|t| query_terms.contains(t.as_str()))
-                .collect()
-        })
+        .map(|line| analyze(analyzer, line).into_iter().filter(|t| query_terms.contains(t.as_str())).collect())
         .collect();
     let mut best = (0usize, 0usize);
     for start in 0..lines.len() {
         let end = (start + SNIPPET_LINES).min(lines.len());
         let distinct: HashSet<&String> = line_terms[start..end].iter().flatten().collect();
-        let weight = distinct.len() * 4
-            + line_terms[start..end]
-                .iter()
-                .map(HashSet::len)
-                .sum::<usize>();
+        let weight = distinct.len() * 4 + line_terms[start..end].iter().map(HashSet::len).sum::<usize>();
         if weight > best.1 {
             best = (start, weight);
         }
     }
-    let start = if best.1 == 0 {
-        lines.iter().position(|l| !l.trim().is_empty()).unwrap_or(0)
-    } else {
-        best.0
-    };
+    let start = if best.1 == 0 { lines.iter().position(|l| !l.trim().is_empty()).unwrap_or(0) } else { best.0 };
     lines[start..(start + SNIPPET_LINES).min(lines.len())]
         .iter()
         .map(|line| {

@@ -64,13 +64,7 @@ impl RepoStore {
         std::fs::create_dir_all(dir)?;
         // SAFETY: the environment is opened once per process per repo (the RepoManager keeps
         // one handle) and the file is never truncated or modified outside LMDB.
-        let env = unsafe {
-            EnvOpenOptions::new()
-                .read_txn_without_tls()
-                .map_size(MAP_SIZE)
-                .max_dbs(16)
-                .open(dir)?
-        };
+        let env = unsafe { EnvOpenOptions::new().read_txn_without_tls().map_size(MAP_SIZE).max_dbs(16).open(dir)? };
         let wtxn = env.write_txn()?;
         let (files, meta) = env
             .create_databases_and_commit(wtxn, |opener, wtxn| -> heed::Result<_> {

@@ -33,11 +33,7 @@ pub struct ChunkParams {
 
 impl Default for ChunkParams {
     fn default() -> Self {
-        ChunkParams {
-            max_lines: 120,
-            target_lines: 40,
-            max_chars: 12_000,
-        }
+        ChunkParams { max_lines: 120, target_lines: 40, max_chars: 12_000 }
     }
 }
 
@@ -61,9 +57,8 @@ pub fn chunk_file(language: Language, text: &str, params: ChunkParams) -> Vec<Ch
     let spans = match language {
         Language::Markdown => markdown_spans(&lines, params),
         Language::Text => window_spans(&lines, 0, lines.len() - 1, params.target_lines, "", &[]),
-        _ => chunk_code(language, text, &lines, params).unwrap_or_else(|| {
-            window_spans(&lines, 0, lines.len() - 1, params.target_lines, "", &[])
-        }),
+        _ => chunk_code(language, text, &lines, params)
+            .unwrap_or_else(|| window_spans(&lines, 0, lines.len() - 1, params.target_lines, "", &[])),
     };
     spans
         .into_iter()
@@ -103,43 +98,25 @@ pub(crate) fn window_spans(
         let mut cut = hard_end;
         if hard_end < end {
             let earliest = cursor + (max_lines * 2) / 3;
-            if let Some(blank) = (earliest..=hard_end)
-                .rev()
-                .find(|&i| lines[i].trim().is_empty())
-            {
+            if let Some(blank) = (earliest..=hard_end).rev().find(|&i| lines[i].trim().is_empty()) {
                 cut = blank;
             }
         }
-        spans.push(Span {
-            start: cursor,
-            end: cut,
-            heading: heading.to_string(),
-            symbols: symbols.to_vec(),
-        });
+        spans.push(Span { start: cursor, end: cut, heading: heading.to_string(), symbols: symbols.to_vec() });
         cursor = cut + 1;
     }
     spans
 }
 
 fn enforce_max_chars(lines: &[&str], span: Span, max_chars: usize) -> Vec<Span> {
-    let chars: usize = lines[span.start..=span.end]
-        .iter()
-        .map(|l| l.len() + 1)
-        .sum();
+    let chars: usize = lines[span.start..=span.end].iter().map(|l| l.len() + 1).sum();
     if chars <= max_chars || span.start == span.end {
         return vec![span];
     }
     let len = span.end - span.start + 1;
     let pieces = chars.div_ceil(max_chars);
     let per_piece = len.div_ceil(pieces).max(1);
-    window_spans(
-        lines,
-        span.start,
-        span.end,
-        per_piece,
-        &span.heading,
-        &span.symbols,
-    )
+    window_spans(lines, span.start, span.end, per_piece, &span.heading, &span.symbols)
 }
 
 /// A Markdown heading found on a line: (level, title).
@@ -181,11 +158,7 @@ fn markdown_spans(lines: &[&str], params: ChunkParams) -> Vec<Span> {
     let mut i = 0;
     // YAML front matter is metadata, not a thematic break or a setext heading.
     if lines.first().is_some_and(|l| l.trim() == "---") {
-        if let Some(close) = lines
-            .iter()
-            .skip(1)
-            .position(|l| l.trim() == "---" || l.trim() == "...")
-        {
+        if let Some(close) = lines.iter().skip(1).position(|l| l.trim() == "---" || l.trim() == "...") {
             i = close + 2;
         }
     }
@@ -227,14 +200,7 @@ fn markdown_spans(lines: &[&str], params: ChunkParams) -> Vec<Span> {
     let mut stack: Vec<(usize, String)> = Vec::new();
     let preamble_end = headings.first().map(|h| h.0).unwrap_or(lines.len());
     if preamble_end > 0 {
-        spans.extend(window_spans(
-            lines,
-            0,
-            preamble_end - 1,
-            params.max_lines,
-            "",
-            &[],
-        ));
+        spans.extend(window_spans(lines, 0, preamble_end - 1, params.max_lines, "", &[]));
     }
     for (n, (line, level, title)) in headings.iter().enumerate() {
         while stack.last().is_some_and(|(l, _)| l >= level) {
@@ -250,19 +216,8 @@ fn markdown_spans(lines: &[&str], params: ChunkParams) -> Vec<Span> {
             // A heading with no text of its own: its title lives on in its children's paths.
             continue;
         }
-        let path = stack
-            .iter()
-            .map(|(_, t)| t.as_str())
-            .collect::<Vec<_>>()
-            .join(" > ");
-        spans.extend(window_spans(
-            lines,
-            *line,
-            end,
-            params.max_lines,
-            &path,
-            &[],
-        ));
+        let path = stack.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>().join(" > ");
+        spans.extend(window_spans(lines, *line, end, params.max_lines, &path, &[]));
     }
     spans
 }
@@ -276,16 +231,7 @@ mod tests {
         let doc = "Intro line\n\n# Setup\n\nGeneral.\n\n## Linux\n\n### Packages\n\napt-get install x\n\n```sh\n# not a heading\n```\n\n## macOS\n\nbrew install x\n\n# Usage\nRun it.\n";
         let chunks = chunk_file(Language::Markdown, doc, ChunkParams::default());
         let headings: Vec<&str> = chunks.iter().map(|c| c.heading.as_str()).collect();
-        assert_eq!(
-            headings,
-            vec![
-                "",
-                "Setup",
-                "Setup > Linux > Packages",
-                "Setup > macOS",
-                "Usage"
-            ]
-        );
+        assert_eq!(headings, vec!["", "Setup", "Setup > Linux > Packages", "Setup > macOS", "Usage"]);
         let packages = &chunks[2];
         assert_eq!((packages.line_start, packages.line_end), (9, 16));
         assert!(packages.text.contains("# not a heading"));
@@ -302,42 +248,21 @@ mod tests {
     #[test]
     fn text_splits_at_paragraphs_within_the_target() {
         let para = "word ".repeat(10);
-        let doc = (0..30)
-            .map(|i| {
-                if i % 4 == 3 {
-                    String::new()
-                } else {
-                    para.clone()
-                }
-            })
-            .collect::<Vec<_>>()
-            .join("\n");
-        let params = ChunkParams {
-            target_lines: 10,
-            ..ChunkParams::default()
-        };
+        let doc = (0..30).map(|i| if i % 4 == 3 { String::new() } else { para.clone() }).collect::<Vec<_>>().join("\n");
+        let params = ChunkParams { target_lines: 10, ..ChunkParams::default() };
         let chunks = chunk_file(Language::Text, &doc, params);
         assert!(chunks.len() >= 3);
         for chunk in &chunks {
             assert!(chunk.line_end - chunk.line_start < 10);
         }
         // Every non-blank line is in exactly one chunk.
-        let covered: u64 = chunks
-            .iter()
-            .map(|c| c.text.lines().filter(|l| !l.is_empty()).count() as u64)
-            .sum();
-        assert_eq!(
-            covered,
-            doc.lines().filter(|l| !l.is_empty()).count() as u64
-        );
+        let covered: u64 = chunks.iter().map(|c| c.text.lines().filter(|l| !l.is_empty()).count() as u64).sum();
+        assert_eq!(covered, doc.lines().filter(|l| !l.is_empty()).count() as u64);
     }
 
     #[test]
     fn huge_lines_are_split_by_characters() {
-        let doc = (0..10)
-            .map(|_| "x".repeat(5000))
-            .collect::<Vec<_>>()
-            .join("\n");
+        let doc = (0..10).map(|_| "x".repeat(5000)).collect::<Vec<_>>().join("\n");
         let chunks = chunk_file(Language::OtherCode("json"), &doc, ChunkParams::default());
         assert!(chunks.len() >= 4, "{}", chunks.len());
         assert!(chunks.iter().all(|c| c.text.len() <= 12_000));

@@ -25,12 +25,7 @@ struct Unit {
 
 /// Returns `None` when the language has no grammar or the parse fails, so the caller falls
 /// back to line windows.
-pub(crate) fn chunk_code(
-    language: Language,
-    text: &str,
-    lines: &[&str],
-    params: ChunkParams,
-) -> Option<Vec<Span>> {
+pub(crate) fn chunk_code(language: Language, text: &str, lines: &[&str], params: ChunkParams) -> Option<Vec<Span>> {
     let grammar = language.grammar()?;
     let mut parser = Parser::new();
     parser.set_language(&grammar).ok()?;
@@ -38,11 +33,7 @@ pub(crate) fn chunk_code(
     let root = tree.root_node();
     let source = text.as_bytes();
     let mut units = Vec::new();
-    let walk = Walk {
-        language,
-        lines,
-        params,
-    };
+    let walk = Walk { language, lines, params };
     walk.collect_units(root, source, 0, "", &mut units);
     if units.is_empty() {
         return None;
@@ -51,10 +42,7 @@ pub(crate) fn chunk_code(
 }
 
 fn is_prefix_kind(kind: &str) -> bool {
-    matches!(
-        kind,
-        "line_comment" | "block_comment" | "comment" | "attribute_item" | "decorator"
-    )
+    matches!(kind, "line_comment" | "block_comment" | "comment" | "attribute_item" | "decorator")
 }
 
 fn last_row(node: Node) -> usize {
@@ -78,14 +66,7 @@ impl Walk<'_> {
     /// Collects the units among `container`'s children. `source` is the text the tree was
     /// parsed from and `row_offset` the file line where that text starts (non-zero inside
     /// macro bodies, which are parsed on their own).
-    fn collect_units(
-        &self,
-        container: Node,
-        source: &[u8],
-        row_offset: usize,
-        context: &str,
-        out: &mut Vec<Unit>,
-    ) {
+    fn collect_units(&self, container: Node, source: &[u8], row_offset: usize, context: &str, out: &mut Vec<Unit>) {
         let params = self.params;
         let mut cursor = container.walk();
         let children: Vec<Node> = container.named_children(&mut cursor).collect();
@@ -95,9 +76,7 @@ impl Walk<'_> {
                 prefix_start.get_or_insert(row_offset + child.start_position().row);
                 continue;
             }
-            let start = prefix_start
-                .take()
-                .unwrap_or(row_offset + child.start_position().row);
+            let start = prefix_start.take().unwrap_or(row_offset + child.start_position().row);
             let end = row_offset + last_row(child);
             if self.expand_macro_body(child, source, row_offset, context, start, out) {
                 continue;
@@ -108,10 +87,7 @@ impl Walk<'_> {
                 if let Some(body) = body_of(child).filter(|b| b.named_child_count() >= 2) {
                     let header = header_line(self.lines, row_offset + child.start_position().row);
                     let inner_context = join_context(context, &header);
-                    let first_inner = body
-                        .named_child(0)
-                        .map(|n| row_offset + n.start_position().row)
-                        .unwrap_or(end);
+                    let first_inner = body.named_child(0).map(|n| row_offset + n.start_position().row).unwrap_or(end);
                     if first_inner > start {
                         out.push(Unit {
                             start,
@@ -127,24 +103,12 @@ impl Walk<'_> {
             }
             let mut symbols: Vec<String> = name.into_iter().collect();
             symbols.extend(inner_names(child, source));
-            out.push(Unit {
-                start,
-                end,
-                context: context.to_string(),
-                symbols,
-                standalone: false,
-            });
+            out.push(Unit { start, end, context: context.to_string(), symbols, standalone: false });
         }
         if let Some(start) = prefix_start {
             // Trailing comments with no item after them.
             let end = (row_offset + last_row(container)).max(start);
-            out.push(Unit {
-                start,
-                end,
-                context: context.to_string(),
-                symbols: Vec::new(),
-                standalone: false,
-            });
+            out.push(Unit { start, end, context: context.to_string(), symbols: Vec::new(), standalone: false });
         }
     }
 
@@ -164,10 +128,7 @@ impl Walk<'_> {
             return false;
         }
         let mut cursor = node.walk();
-        let Some(tree) = node
-            .named_children(&mut cursor)
-            .find(|c| c.kind() == "token_tree")
-        else {
+        let Some(tree) = node.named_children(&mut cursor).find(|c| c.kind() == "token_tree") else {
             return false;
         };
         let (from, to) = (tree.start_byte() + 1, tree.end_byte().saturating_sub(1));
@@ -210,14 +171,7 @@ fn merge_units(units: Vec<Unit>, lines: &[&str], params: ChunkParams) -> Vec<Spa
                 spans.push(unit_span(done));
             }
             let heading = heading_of(&unit);
-            spans.extend(window_spans(
-                lines,
-                unit.start,
-                unit.end,
-                params.max_lines,
-                &heading,
-                &unit.symbols,
-            ));
+            spans.extend(window_spans(lines, unit.start, unit.end, params.max_lines, &heading, &unit.symbols));
             continue;
         }
         current = match current.take() {
@@ -245,12 +199,7 @@ fn merge_units(units: Vec<Unit>, lines: &[&str], params: ChunkParams) -> Vec<Spa
 }
 
 fn unit_span(unit: Unit) -> Span {
-    Span {
-        start: unit.start,
-        end: unit.end,
-        heading: heading_of(&unit),
-        symbols: unit.symbols,
-    }
+    Span { start: unit.start, end: unit.end, heading: heading_of(&unit), symbols: unit.symbols }
 }
 
 /// "impl Foo > bar, baz": the enclosing item, then the names defined in the chunk.
@@ -262,12 +211,7 @@ fn heading_of(unit: &Unit) -> String {
             names.push(symbol);
         }
     }
-    let mut listed = names
-        .iter()
-        .take(MAX_NAMES)
-        .copied()
-        .collect::<Vec<_>>()
-        .join(", ");
+    let mut listed = names.iter().take(MAX_NAMES).copied().collect::<Vec<_>>().join(", ");
     if names.len() > MAX_NAMES {
         listed.push_str(", …");
     }
@@ -299,9 +243,7 @@ fn body_of(node: Node) -> Option<Node> {
     if let Some(body) = node.child_by_field_name("body") {
         return Some(body);
     }
-    let inner = node
-        .child_by_field_name("definition")
-        .or_else(|| node.child_by_field_name("declaration"))?;
+    let inner = node.child_by_field_name("definition").or_else(|| node.child_by_field_name("declaration"))?;
     inner.child_by_field_name("body")
 }
 
@@ -318,34 +260,24 @@ fn item_name(node: Node, source: &[u8]) -> Option<String> {
     }
     match kind {
         "impl_item" => {
-            let ty = node
-                .child_by_field_name("type")
-                .map(|n| node_text(n, source))?;
+            let ty = node.child_by_field_name("type").map(|n| node_text(n, source))?;
             Some(match node.child_by_field_name("trait") {
                 Some(tr) => format!("impl {} for {ty}", node_text(tr, source)),
                 None => format!("impl {ty}"),
             })
         }
-        "decorated_definition" => node
-            .child_by_field_name("definition")
-            .and_then(|d| item_name(d, source)),
-        "export_statement" => node
-            .child_by_field_name("declaration")
-            .and_then(|d| item_name(d, source)),
+        "decorated_definition" => node.child_by_field_name("definition").and_then(|d| item_name(d, source)),
+        "export_statement" => node.child_by_field_name("declaration").and_then(|d| item_name(d, source)),
         "lexical_declaration"
         | "variable_declaration"
         | "type_declaration"
         | "const_declaration"
         | "var_declaration" => {
             let mut cursor = node.walk();
-            let first = node
-                .named_children(&mut cursor)
-                .find_map(|c| c.child_by_field_name("name"));
+            let first = node.named_children(&mut cursor).find_map(|c| c.child_by_field_name("name"));
             first.map(|n| node_text(n, source).to_string())
         }
-        _ => node
-            .child_by_field_name("name")
-            .map(|n| node_text(n, source).to_string()),
+        _ => node.child_by_field_name("name").map(|n| node_text(n, source).to_string()),
     }
     .filter(|name| !name.is_empty() && name.len() <= 120)
 }
@@ -360,11 +292,7 @@ fn inner_names(node: Node, source: &[u8]) -> Vec<String> {
     let children: Vec<Node> = body.named_children(&mut cursor).collect();
     children
         .into_iter()
-        .filter(|c| {
-            c.kind().contains("function")
-                || c.kind().contains("method")
-                || c.kind().contains("signature")
-        })
+        .filter(|c| c.kind().contains("function") || c.kind().contains("method") || c.kind().contains("signature"))
         .filter_map(|c| item_name(c, source))
         .collect()
 }
@@ -374,18 +302,11 @@ mod tests {
     use crate::ingest::{chunk_file, ChunkParams, Language};
 
     fn headings(language: Language, text: &str, params: ChunkParams) -> Vec<(String, u64, u64)> {
-        chunk_file(language, text, params)
-            .into_iter()
-            .map(|c| (c.heading, c.line_start, c.line_end))
-            .collect()
+        chunk_file(language, text, params).into_iter().map(|c| (c.heading, c.line_start, c.line_end)).collect()
     }
 
     fn small() -> ChunkParams {
-        ChunkParams {
-            max_lines: 12,
-            target_lines: 8,
-            max_chars: 12_000,
-        }
+        ChunkParams { max_lines: 12, target_lines: 8, max_chars: 12_000 }
     }
 
     #[test]
@@ -437,19 +358,10 @@ impl Counter {
     #[test]
     fn python_classes_and_decorated_functions() {
         let src = "import os\n\n\n@cache\ndef load(path):\n    return open(path).read()\n\n\nclass Store:\n    \"\"\"A store.\"\"\"\n\n    def get(self, key):\n        return self.data[key]\n\n    def put(self, key, value):\n        self.data[key] = value\n        return None\n";
-        let chunks = chunk_file(
-            Language::Python,
-            src,
-            ChunkParams {
-                max_lines: 8,
-                target_lines: 4,
-                max_chars: 12_000,
-            },
-        );
-        let got: Vec<(&str, u64, u64)> = chunks
-            .iter()
-            .map(|c| (c.heading.as_str(), c.line_start, c.line_end))
-            .collect();
+        let chunks =
+            chunk_file(Language::Python, src, ChunkParams { max_lines: 8, target_lines: 4, max_chars: 12_000 });
+        let got: Vec<(&str, u64, u64)> =
+            chunks.iter().map(|c| (c.heading.as_str(), c.line_start, c.line_end)).collect();
         assert_eq!(
             got,
             vec![
@@ -465,35 +377,18 @@ impl Counter {
     #[test]
     fn typescript_exports_classes_and_arrow_functions() {
         let src = "import { x } from './x';\n\nexport const double = (n: number): number => n * 2;\n\nexport interface Shape {\n  area(): number;\n}\n\nexport class Circle implements Shape {\n  constructor(private r: number) {}\n\n  area(): number {\n    return Math.PI * this.r * this.r;\n  }\n}\n";
-        let chunks = chunk_file(
-            Language::TypeScript,
-            src,
-            ChunkParams {
-                max_lines: 40,
-                target_lines: 2,
-                max_chars: 12_000,
-            },
-        );
+        let chunks =
+            chunk_file(Language::TypeScript, src, ChunkParams { max_lines: 40, target_lines: 2, max_chars: 12_000 });
         let names: Vec<Vec<String>> = chunks.iter().map(|c| c.symbols.clone()).collect();
         assert_eq!(names[1], vec!["double".to_string()]);
         assert_eq!(names[2], vec!["Shape".to_string(), "area".to_string()]);
-        assert_eq!(
-            names[3],
-            vec![
-                "Circle".to_string(),
-                "constructor".to_string(),
-                "area".to_string()
-            ]
-        );
+        assert_eq!(names[3], vec!["Circle".to_string(), "constructor".to_string(), "area".to_string()]);
         assert_eq!((chunks[3].line_start, chunks[3].line_end), (9, 15));
     }
 
     #[test]
     fn unparseable_languages_fall_back_to_windows() {
-        let src = (1..=100)
-            .map(|i| format!("line {i}"))
-            .collect::<Vec<_>>()
-            .join("\n");
+        let src = (1..=100).map(|i| format!("line {i}")).collect::<Vec<_>>().join("\n");
         let chunks = chunk_file(Language::OtherCode("java"), &src, ChunkParams::default());
         assert_eq!(chunks.len(), 3);
         assert_eq!((chunks[0].line_start, chunks[2].line_end), (1, 100));

@@ -19,11 +19,7 @@ pub enum Language {
 
 impl Language {
     pub fn detect(path: &Path) -> Language {
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("")
-            .to_ascii_lowercase();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("").to_ascii_lowercase();
         let ext = name.rsplit_once('.').map(|(_, ext)| ext).unwrap_or("");
         match ext {
             "rs" => Language::Rust,

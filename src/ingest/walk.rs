@@ -64,17 +64,9 @@ pub fn scan_repo(root: &Path, max_file_size_bytes: u64) -> ScanResult {
         let Ok(rel) = entry.path().strip_prefix(root) else {
             continue;
         };
-        let rel_path = rel
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/");
-        let mtime_ns = metadata
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
+        let rel_path = rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
+        let mtime_ns =
+            metadata.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map(|d| d.as_nanos()).unwrap_or(0);
         result.files.push(ScannedFile {
             rel_path,
             abs_path: entry.path().to_path_buf(),

@@ -76,11 +76,7 @@ pub type Result<T, E = DocdexError> = std::result::Result<T, E>;
 
 impl DocdexError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        DocdexError {
-            code,
-            message: message.into(),
-            hint: None,
-        }
+        DocdexError { code, message: message.into(), hint: None }
     }
 
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
@@ -97,11 +93,8 @@ impl DocdexError {
     }
 
     pub fn repo_not_indexed(path: &str) -> Self {
-        Self::new(
-            ErrorCode::RepoNotIndexed,
-            format!("repo {path} is not indexed"),
-        )
-        .with_hint(format!("run `docdexd index --repo {path}` first"))
+        Self::new(ErrorCode::RepoNotIndexed, format!("repo {path} is not indexed"))
+            .with_hint(format!("run `docdexd index --repo {path}` first"))
     }
 
     pub fn repo_not_found(path: &str, why: &str) -> Self {

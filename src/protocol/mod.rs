@@ -34,9 +34,8 @@ impl SearchRequest {
     /// Checks the request before it reaches any actor.
     pub fn validate(&self) -> Result<()> {
         if self.query.trim().is_empty() {
-            return Err(DocdexError::invalid("query must not be empty").with_hint(
-                "pass the words to search for, e.g. `docdexd search --repo . spawn_blocking`",
-            ));
+            return Err(DocdexError::invalid("query must not be empty")
+                .with_hint("pass the words to search for, e.g. `docdexd search --repo . spawn_blocking`"));
         }
         if self.limit == 0 || self.limit > MAX_SEARCH_LIMIT {
             return Err(DocdexError::invalid(format!(

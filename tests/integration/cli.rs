@@ -13,17 +13,11 @@ fn search_json_shape_and_exit_codes() {
     }
     let hit = &response["hits"][0];
     assert_eq!(hit["path"], "scripts/report.py");
-    assert_eq!(
-        (hit["line_start"].as_u64(), hit["line_end"].as_u64()),
-        (Some(1), Some(3))
-    );
+    assert_eq!((hit["line_start"].as_u64(), hit["line_end"].as_u64()), (Some(1), Some(3)));
     assert_eq!(hit["language"], "python");
     assert_eq!(hit["source"], "repo");
     assert_eq!(hit["heading"], "render_quarterly_report");
-    assert!(hit["snippet"]
-        .as_str()
-        .unwrap()
-        .contains("def render_quarterly_report"));
+    assert!(hit["snippet"].as_str().unwrap().contains("def render_quarterly_report"));
     assert_eq!(response["top_score"], hit["score"]);
 
     // Markdown hits carry their heading path.
@@ -32,25 +26,13 @@ fn search_json_shape_and_exit_codes() {
 
     // Identifier parts match: camelCase split.
     assert_eq!(
-        hit_paths(&home.search(repo.path(), "oauth scopes verify"))
-            .first()
-            .map(String::as_str),
+        hit_paths(&home.search(repo.path(), "oauth scopes verify")).first().map(String::as_str),
         Some("web/auth.ts")
     );
 
-    let none = home.run(&[
-        "search",
-        "--repo",
-        repo.path().to_str().unwrap(),
-        "xylophonequartz",
-    ]);
+    let none = home.run(&["search", "--repo", repo.path().to_str().unwrap(), "xylophonequartz"]);
     assert_eq!(none.status.code(), Some(1));
-    let human = home.run(&[
-        "search",
-        "--repo",
-        repo.path().to_str().unwrap(),
-        "WorkerPool",
-    ]);
+    let human = home.run(&["search", "--repo", repo.path().to_str().unwrap(), "WorkerPool"]);
     assert_eq!(human.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&human.stdout).contains("src/pool.rs:"));
 }
@@ -61,31 +43,18 @@ fn unknown_and_unindexed_repos_are_clear_errors() {
     let missing = home.run(&["search", "--repo", "/definitely/not/here", "x"]);
     assert_eq!(missing.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&missing.stderr);
-    assert!(
-        stderr.contains("does not exist") && stderr.contains("hint:"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("does not exist") && stderr.contains("hint:"), "{stderr}");
 
     let never = tempfile::tempdir().unwrap();
     let out = home.run(&["search", "--repo", never.path().to_str().unwrap(), "x"]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("is not indexed") && stderr.contains("docdexd index --repo"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("is not indexed") && stderr.contains("docdexd index --repo"), "{stderr}");
 
     let status = home.run(&["status", "--repo", never.path().to_str().unwrap()]);
     assert_eq!(status.status.code(), Some(2));
 
-    let bad_limit = home.run(&[
-        "search",
-        "--repo",
-        never.path().to_str().unwrap(),
-        "--limit",
-        "0",
-        "x",
-    ]);
+    let bad_limit = home.run(&["search", "--repo", never.path().to_str().unwrap(), "--limit", "0", "x"]);
     assert_eq!(bad_limit.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad_limit.stderr).contains("limit must be between 1 and"));
 }
@@ -107,30 +76,17 @@ fn config_is_created_with_defaults_and_unknown_keys_warned() {
     let out = broken.run(&["status", "--repo", "."]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("max_repo_hits") && stderr.contains("hint:"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("max_repo_hits") && stderr.contains("hint:"), "{stderr}");
 }
 
 #[test]
 fn check_passes_and_fails_with_a_hint_on_an_unwritable_state_dir() {
     let home = Home::new();
-    let ok = home
-        .cmd()
-        .arg("check")
-        .env("DOCDEX_HTTP_BIND_ADDR", "127.0.0.1:0")
-        .output()
-        .unwrap();
+    let ok = home.cmd().arg("check").env("DOCDEX_HTTP_BIND_ADDR", "127.0.0.1:0").output().unwrap();
     let stdout = String::from_utf8_lossy(&ok.stdout);
     assert_eq!(ok.status.code(), Some(0), "{stdout}");
     for check in ["config", "state dir", "registry", "bind"] {
-        assert!(
-            stdout
-                .lines()
-                .any(|l| l.starts_with("ok") && l.contains(check)),
-            "{check} not ok in {stdout}"
-        );
+        assert!(stdout.lines().any(|l| l.starts_with("ok") && l.contains(check)), "{check} not ok in {stdout}");
     }
 
     // A regular file where the state dir should be: unwritable even for root.
@@ -151,12 +107,7 @@ fn check_passes_and_fails_with_a_hint_on_an_unwritable_state_dir() {
     // A busy bind address fails too.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let busy = listener.local_addr().unwrap().to_string();
-    let failed = home
-        .cmd()
-        .arg("check")
-        .env("DOCDEX_HTTP_BIND_ADDR", &busy)
-        .output()
-        .unwrap();
+    let failed = home.cmd().arg("check").env("DOCDEX_HTTP_BIND_ADDR", &busy).output().unwrap();
     let stdout = String::from_utf8_lossy(&failed.stdout);
     assert_eq!(failed.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("FAIL  bind"), "{stdout}");

@@ -14,9 +14,7 @@ pub struct Home {
 
 impl Home {
     pub fn new() -> Home {
-        Home {
-            dir: tempfile::tempdir().unwrap(),
-        }
+        Home { dir: tempfile::tempdir().unwrap() }
     }
 
     /// A home whose config.toml holds `toml` (the rest defaults).
@@ -44,12 +42,7 @@ impl Home {
     /// Runs a command that must succeed with exit code 0 and print JSON.
     pub fn json(&self, args: &[&str]) -> Value {
         let out = self.run(args);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "docdexd {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_eq!(out.status.code(), Some(0), "docdexd {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
         serde_json::from_slice(&out.stdout).unwrap()
     }
 
@@ -58,31 +51,14 @@ impl Home {
     }
 
     pub fn search(&self, repo: &Path, query: &str) -> Value {
-        let out = self.run(&[
-            "search",
-            "--repo",
-            repo.to_str().unwrap(),
-            "--json",
-            "--limit",
-            "20",
-            query,
-        ]);
-        assert!(
-            matches!(out.status.code(), Some(0 | 1)),
-            "search failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = self.run(&["search", "--repo", repo.to_str().unwrap(), "--json", "--limit", "20", query]);
+        assert!(matches!(out.status.code(), Some(0 | 1)), "search failed: {}", String::from_utf8_lossy(&out.stderr));
         serde_json::from_slice(&out.stdout).unwrap()
     }
 }
 
 pub fn hit_paths(response: &Value) -> Vec<String> {
-    response["hits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["path"].as_str().unwrap().to_string())
-        .collect()
+    response["hits"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap().to_string()).collect()
 }
 
 /// Writes files (path → content) under a fresh temp dir.
@@ -142,15 +118,9 @@ impl Server {
         let Some(addr) = line.trim().strip_prefix("docdexd listening on ") else {
             let _ = child.kill();
             let out = child.wait_with_output().unwrap();
-            panic!(
-                "serve did not start: {line} {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            panic!("serve did not start: {line} {}", String::from_utf8_lossy(&out.stderr));
         };
-        Server {
-            base_url: addr.to_string(),
-            child,
-        }
+        Server { base_url: addr.to_string(), child }
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -188,16 +158,9 @@ pub fn tokio_source() -> PathBuf {
         .flatten()
         .flat_map(|index| std::fs::read_dir(index.path()).unwrap().flatten())
         .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("tokio-1.")
-        })
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("tokio-1."))
         .filter(|p| p.join("src/task/blocking.rs").exists())
         .collect();
     found.sort();
-    found
-        .pop()
-        .expect("tokio 1.x source in cargo's registry (run `cargo fetch`)")
+    found.pop().expect("tokio 1.x source in cargo's registry (run `cargo fetch`)")
 }

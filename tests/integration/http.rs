@@ -12,16 +12,9 @@ async fn search_over_http_matches_the_cli() {
     assert_eq!(status, 200);
     assert_eq!(health["status"], "ok");
 
-    let (status, body) = get(
-        &server.url("/v1/search?q=WorkerPool%20run_detached&limit=5"),
-        None,
-    )
-    .await;
+    let (status, body) = get(&server.url("/v1/search?q=WorkerPool%20run_detached&limit=5"), None).await;
     assert_eq!(status, 200, "{body}");
-    assert_eq!(
-        hit_paths(&body).first().map(String::as_str),
-        Some("src/pool.rs")
-    );
+    assert_eq!(hit_paths(&body).first().map(String::as_str), Some("src/pool.rs"));
     assert!(body["took_ms"].as_f64().unwrap() >= 0.0);
 
     let (_, status_body) = get(&server.url("/v1/status"), None).await;
@@ -56,32 +49,18 @@ async fn malformed_requests_get_documented_errors() {
         assert!(!body["error"]["message"].as_str().unwrap().is_empty());
     }
     let unindexed = tempfile::tempdir().unwrap();
-    let url = server.url(&format!(
-        "/v1/search?q=x&repo={}",
-        unindexed.path().display()
-    ));
+    let url = server.url(&format!("/v1/search?q=x&repo={}", unindexed.path().display()));
     let (status, body) = get(&url, None).await;
     assert_eq!(status, 404);
     assert_eq!(body["error"]["code"], "repo_not_indexed");
-    assert!(body["error"]["hint"]
-        .as_str()
-        .unwrap()
-        .contains("docdexd index --repo"));
+    assert!(body["error"]["hint"].as_str().unwrap().contains("docdexd index --repo"));
 }
 
 #[tokio::test]
 async fn auth_token_is_enforced_when_set() {
     let repo = sample_repo();
     let home = Home::new();
-    let server = Server::start(
-        &home,
-        &[
-            "--repo",
-            repo.path().to_str().unwrap(),
-            "--auth-token",
-            "s3cret",
-        ],
-    );
+    let server = Server::start(&home, &["--repo", repo.path().to_str().unwrap(), "--auth-token", "s3cret"]);
     for path in ["/healthz", "/v1/search?q=WorkerPool"] {
         let (status, body) = get(&server.url(path), None).await;
         assert_eq!(status, 401, "{path}");

@@ -21,11 +21,8 @@ fn ignore_rules_binary_and_large_files_are_honoured() {
     ]);
     std::fs::write(repo.path().join("blob.bin"), [0u8, 159, 146, 150, 0, 1, 2]).unwrap();
 
-    let scanned: Vec<String> = docdex::ingest::scan_repo(repo.path(), 1 << 20)
-        .files
-        .into_iter()
-        .map(|f| f.rel_path)
-        .collect();
+    let scanned: Vec<String> =
+        docdex::ingest::scan_repo(repo.path(), 1 << 20).files.into_iter().map(|f| f.rel_path).collect();
     assert_eq!(scanned, ["big.txt", "blob.bin", "keep.rs", "sub/app.rs"]);
 
     let home = Home::with_config("[index]\nmax_file_size_bytes = 2000\n");
@@ -42,10 +39,7 @@ fn ignore_rules_binary_and_large_files_are_honoured() {
         "excluded_by_git_info",
         "bulky_token",
     ] {
-        assert!(
-            hits_containing(&home, repo.path(), ignored).is_empty(),
-            "{ignored} was indexed"
-        );
+        assert!(hits_containing(&home, repo.path(), ignored).is_empty(), "{ignored} was indexed");
     }
     assert_eq!(top_path(&home, repo.path(), "nested_kept"), "sub/app.rs");
 }
@@ -60,43 +54,21 @@ fn reindex_reads_only_changes_and_drops_deleted_files() {
 
     // Nothing changed: nothing is re-read.
     let again = home.index(repo.path());
-    assert_eq!(
-        (
-            again["files_indexed"].as_u64(),
-            again["files_unchanged"].as_u64()
-        ),
-        (Some(0), Some(4)),
-        "{again}"
-    );
+    assert_eq!((again["files_indexed"].as_u64(), again["files_unchanged"].as_u64()), (Some(0), Some(4)), "{again}");
     assert_eq!(again["chunks_total"].as_u64(), Some(chunks_before));
 
-    write(
-        repo.path(),
-        "scripts/report.py",
-        "def render_annual_summary(rows):\n    return rows\n",
-    );
-    write(
-        repo.path(),
-        "src/new_module.rs",
-        "pub fn freshly_added_function() {}\n",
-    );
+    write(repo.path(), "scripts/report.py", "def render_annual_summary(rows):\n    return rows\n");
+    write(repo.path(), "src/new_module.rs", "pub fn freshly_added_function() {}\n");
     std::fs::remove_file(repo.path().join("web/auth.ts")).unwrap();
     let third = home.index(repo.path());
     assert_eq!(third["files_indexed"], 2, "{third}");
     assert_eq!(third["files_deleted"], 1);
     assert_eq!(third["files_unchanged"], 2);
 
-    assert_eq!(
-        top_path(&home, repo.path(), "render_annual_summary"),
-        "scripts/report.py"
-    );
-    assert_eq!(
-        top_path(&home, repo.path(), "freshly_added_function"),
-        "src/new_module.rs"
-    );
+    assert_eq!(top_path(&home, repo.path(), "render_annual_summary"), "scripts/report.py");
+    assert_eq!(top_path(&home, repo.path(), "freshly_added_function"), "src/new_module.rs");
     assert!(hit_paths(&home.search(repo.path(), "quarterly")).is_empty());
-    assert!(!hit_paths(&home.search(repo.path(), "verifyOauthScopes"))
-        .contains(&"web/auth.ts".to_string()));
+    assert!(!hit_paths(&home.search(repo.path(), "verifyOauthScopes")).contains(&"web/auth.ts".to_string()));
 
     // A touched file with the same content is recognised by its hash and not re-chunked.
     let content = std::fs::read_to_string(repo.path().join("src/pool.rs")).unwrap();
@@ -110,10 +82,7 @@ fn reindex_reads_only_changes_and_drops_deleted_files() {
 }
 
 fn top_path(home: &Home, repo: &std::path::Path, query: &str) -> String {
-    hit_paths(&home.search(repo, query))
-        .into_iter()
-        .next()
-        .unwrap_or_default()
+    hit_paths(&home.search(repo, query)).into_iter().next().unwrap_or_default()
 }
 
 /// Paths of the hits whose snippet contains `needle` verbatim.
@@ -131,16 +100,10 @@ fn hits_containing(home: &Home, repo: &std::path::Path, needle: &str) -> Vec<Str
 fn many_file_repo() -> tempfile::TempDir {
     let files: Vec<(String, String)> = (0..40)
         .map(|i| {
-            (
-                format!("src/m{i:02}.rs"),
-                format!("/// Module {i}.\npub fn unique_fn_{i:02}() -> u32 {{\n    {i}\n}}\n"),
-            )
+            (format!("src/m{i:02}.rs"), format!("/// Module {i}.\npub fn unique_fn_{i:02}() -> u32 {{\n    {i}\n}}\n"))
         })
         .collect();
-    let refs: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(p, c)| (p.as_str(), c.as_str()))
-        .collect();
+    let refs: Vec<(&str, &str)> = files.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
     repo_with(&refs)
 }
 
@@ -166,10 +129,7 @@ fn a_kill_mid_index_is_finished_by_the_next_run() {
     let refused = home.run(&["search", "--repo", repo_arg, "unique_fn_00"]);
     assert_eq!(refused.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert!(
-        stderr.contains("did not finish") && stderr.contains("docdexd index --repo"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("did not finish") && stderr.contains("docdexd index --repo"), "{stderr}");
 
     let resumed = home.index(repo.path());
     // The first batch was fully recorded and is skipped; the second is redone.
@@ -182,17 +142,10 @@ fn a_kill_mid_index_is_finished_by_the_next_run() {
     for i in [0, 9, 15, 39] {
         let name = format!("unique_fn_{i:02}");
         // Exactly one chunk holds the name: no duplicates from the redone batch.
-        assert_eq!(
-            hits_containing(&home, repo.path(), &name),
-            [format!("src/m{i:02}.rs")],
-            "{name}"
-        );
+        assert_eq!(hits_containing(&home, repo.path(), &name), [format!("src/m{i:02}.rs")], "{name}");
     }
     let status = home.json(&["status", "--repo", repo_arg, "--json"]);
-    assert_eq!(
-        (status["interrupted"].as_bool(), status["indexed"].as_bool()),
-        (Some(false), Some(true))
-    );
+    assert_eq!((status["interrupted"].as_bool(), status["indexed"].as_bool()), (Some(false), Some(true)));
     assert_eq!(status["files"], 40);
 }
 
@@ -203,11 +156,7 @@ fn a_kill_during_a_refresh_keeps_the_old_index_searchable() {
     let home = Home::with_config("[index]\nbatch_max_files = 8\n");
     home.index(repo.path());
     for i in 0..40 {
-        write(
-            repo.path(),
-            &format!("src/m{i:02}.rs"),
-            &format!("pub fn renamed_fn_{i:02}() {{}}\n"),
-        );
+        write(repo.path(), &format!("src/m{i:02}.rs"), &format!("pub fn renamed_fn_{i:02}() {{}}\n"));
     }
     let killed = home
         .cmd()
@@ -217,23 +166,14 @@ fn a_kill_during_a_refresh_keeps_the_old_index_searchable() {
         .unwrap();
     assert!(!killed.status.success());
     // Still searchable (the previous run completed); the status says the refresh broke off.
-    assert_eq!(
-        hits_containing(&home, repo.path(), "unique_fn_39"),
-        ["src/m39.rs"]
-    );
-    assert_eq!(
-        home.json(&["status", "--repo", repo_arg, "--json"])["interrupted"],
-        true
-    );
+    assert_eq!(hits_containing(&home, repo.path(), "unique_fn_39"), ["src/m39.rs"]);
+    assert_eq!(home.json(&["status", "--repo", repo_arg, "--json"])["interrupted"], true);
 
     let resumed = home.index(repo.path());
     // The committed batch's records were never updated, so it is re-read with the rest.
     assert_eq!(resumed["files_indexed"], 40, "{resumed}");
     assert_eq!(resumed["chunks_total"], 40);
     assert!(hits_containing(&home, repo.path(), "unique_fn_39").is_empty());
-    assert_eq!(
-        hits_containing(&home, repo.path(), "renamed_fn_03"),
-        ["src/m03.rs"]
-    );
+    assert_eq!(hits_containing(&home, repo.path(), "renamed_fn_03"), ["src/m03.rs"]);
     assert!(hits_containing(&home, repo.path(), "unique_fn_03").is_empty());
 }
