@@ -112,3 +112,38 @@ fn check_passes_and_fails_with_a_hint_on_an_unwritable_state_dir() {
     assert_eq!(failed.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("FAIL  bind"), "{stdout}");
 }
+
+#[test]
+fn eval_scores_a_small_trec_collection() {
+    let dataset = tempfile::tempdir().unwrap();
+    let docs = [
+        ("D1", "dielectric constant of liquids measured with microwaves"),
+        ("D2", "waveguide fed microwave antenna radiation patterns"),
+        ("D3", "digital computer design of band pass filters"),
+        ("D4", "coding systems for information transfer over noisy channels"),
+    ];
+    let corpus: String =
+        docs.iter().map(|(no, text)| format!("<DOC>\n<DOCNO>{no}</DOCNO>\n{text}\n</DOC>\n")).collect();
+    std::fs::create_dir_all(dataset.path().join("corpus")).unwrap();
+    std::fs::write(dataset.path().join("corpus/docs.trec"), corpus).unwrap();
+    std::fs::write(
+        dataset.path().join("topics.trec"),
+        "<top>\n<num>1</num><title>\nDIELECTRIC CONSTANT OF LIQUIDS\n</title>\n</top>\n<top>\n<num>2</num><title>\nBAND PASS FILTER DESIGN\n</title>\n</top>\n<top>\n<num>3</num><title>\nUNJUDGED TOPIC\n</title>\n</top>\n",
+    )
+    .unwrap();
+    std::fs::write(dataset.path().join("qrels"), "1 0 D1 1\n2 0 D3 1\n2 0 D4 0\n").unwrap();
+
+    let home = Home::new();
+    let report = home.json(&["eval", "--dataset", dataset.path().to_str().unwrap(), "--json"]);
+    assert_eq!(report["documents"], 4);
+    assert_eq!(report["topics"], 2, "the unjudged topic is not scored");
+    let lexical = &report["modes"][0];
+    assert_eq!(lexical["mode"], "lexical");
+    for metric in ["map", "ndcg_at_10", "recall_at_100", "mrr_at_10"] {
+        assert_eq!(lexical[metric].as_f64(), Some(1.0), "{metric}: {report}");
+    }
+
+    let not_trec = home.run(&["eval", "--dataset", home.dir.path().to_str().unwrap()]);
+    assert_eq!(not_trec.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&not_trec.stderr).contains("is not a TREC collection"));
+}
