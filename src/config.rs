@@ -18,6 +18,7 @@ pub struct Config {
     pub core: CoreConfig,
     pub index: IndexConfig,
     pub search: SearchConfig,
+    pub embedding: EmbeddingConfig,
     pub server: ServerConfig,
 }
 
@@ -55,6 +56,28 @@ pub struct SearchConfig {
     pub max_hits_per_file: usize,
     /// Confidence below which a later waterfall escalates to the web.
     pub web_trigger_threshold: f32,
+    /// Reciprocal Rank Fusion constant: larger values flatten the rank curve.
+    pub rrf_k: f32,
+    /// Weight of the lexical (BM25) ranking in hybrid fusion.
+    pub rrf_lexical_weight: f32,
+    /// Weight of the dense (embedding) ranking in hybrid fusion.
+    pub rrf_dense_weight: f32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct EmbeddingConfig {
+    /// Semantic search; without the model docdex works lexical-only and says so.
+    pub enabled: bool,
+    /// Where `docdexd models install` puts the model and ONNX Runtime; unset means
+    /// `$DOCDEX_HOME/models`.
+    pub models_dir: Option<PathBuf>,
+    /// Chunks per inference batch.
+    pub batch_size: usize,
+    /// Tokens the model sees per chunk (all-MiniLM-L6-v2 was trained on 256).
+    pub max_tokens: usize,
+    /// ONNX Runtime threads per embedder instance.
+    pub threads: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -86,7 +109,20 @@ impl Default for IndexConfig {
 
 impl Default for SearchConfig {
     fn default() -> Self {
-        SearchConfig { max_repo_hits: 10, max_hits_per_file: 2, web_trigger_threshold: 0.7 }
+        SearchConfig {
+            max_repo_hits: 10,
+            max_hits_per_file: 2,
+            web_trigger_threshold: 0.7,
+            rrf_k: 60.0,
+            rrf_lexical_weight: 1.0,
+            rrf_dense_weight: 1.0,
+        }
+    }
+}
+
+impl Default for EmbeddingConfig {
+    fn default() -> Self {
+        EmbeddingConfig { enabled: true, models_dir: None, batch_size: 16, max_tokens: 256, threads: 1 }
     }
 }
 
@@ -109,6 +145,10 @@ pub struct LoadedConfig {
 impl LoadedConfig {
     pub fn state_dir(&self) -> PathBuf {
         self.config.core.global_state_dir.clone().unwrap_or_else(|| self.home.join("state"))
+    }
+
+    pub fn models_dir(&self) -> PathBuf {
+        self.config.embedding.models_dir.clone().unwrap_or_else(|| self.home.join("models"))
     }
 }
 
@@ -160,6 +200,9 @@ pub fn parse(text: &str) -> std::result::Result<(Config, Vec<String>), String> {
 fn apply_env_overrides(config: &mut Config) -> Result<()> {
     if let Some(dir) = env_nonempty("DOCDEX_STATE_DIR") {
         config.core.global_state_dir = Some(PathBuf::from(dir));
+    }
+    if let Some(dir) = env_nonempty("DOCDEX_MODELS_DIR") {
+        config.embedding.models_dir = Some(PathBuf::from(dir));
     }
     if let Some(level) = env_nonempty("DOCDEX_LOG_LEVEL") {
         config.core.log_level = level;

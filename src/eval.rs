@@ -11,10 +11,11 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::actors::embedder::{EmbedQuery, ProbeModel};
 use crate::bench::percentile;
 use crate::config::LoadedConfig;
-use crate::index::SearchParams;
-use crate::protocol::{DocdexError, Result};
+use crate::index::{FusionParams, SearchParams};
+use crate::protocol::{DocdexError, Result, SearchMode};
 
 /// Ranks scored per query (TREC's customary depth).
 const RUN_DEPTH: usize = 1000;
@@ -153,6 +154,11 @@ pub struct EvalReport {
     pub documents: usize,
     pub topics: usize,
     pub index_seconds: f64,
+    /// Time to embed the corpus (absent when no dense mode ran).
+    pub embedding_seconds: Option<f64>,
+    pub embedded_chunks: u64,
+    /// Modes skipped and why.
+    pub notes: Vec<String>,
     pub modes: Vec<ModeReport>,
 }
 
@@ -203,7 +209,7 @@ fn locate(dir: &Path) -> Result<Dataset> {
     }
 }
 
-pub async fn run(loaded: &LoadedConfig, dataset_dir: &Path, json: bool) -> Result<i32> {
+pub async fn run(loaded: &LoadedConfig, dataset_dir: &Path, mode_opt: Option<SearchMode>, json: bool) -> Result<i32> {
     let dataset = locate(dataset_dir)?;
     let mut docs = Vec::new();
     for path in &dataset.corpus {
@@ -239,17 +245,64 @@ pub async fn run(loaded: &LoadedConfig, dataset_dir: &Path, json: bool) -> Resul
     eprintln!("indexing {} documents from {}", docs.len(), dataset_dir.display());
     let summary = crate::cli::index_with_progress(&actors, repo.clone()).await?;
     let handle =
-        actors.repo_manager.send(crate::actors::repo_manager::OpenRepo { path: repo, create: false }).await??;
+        actors.repo_manager.send(crate::actors::repo_manager::OpenRepo { path: repo.clone(), create: false }).await??;
 
+    let wanted: Vec<SearchMode> = match mode_opt {
+        Some(mode) => vec![mode],
+        None => vec![SearchMode::Lexical, SearchMode::Dense, SearchMode::Hybrid],
+    };
+    let mut notes = Vec::new();
+    let mut embedding_seconds_opt = None;
+    let mut embedded_chunks = 0;
+    let needs_vectors = wanted.iter().any(|m| *m != SearchMode::Lexical);
+    let model_ok = if needs_vectors {
+        let probe = actors.embedder.send(ProbeModel).await?;
+        if !probe.available {
+            notes.push(format!("dense and hybrid skipped: {}", probe.detail));
+        }
+        probe.available
+    } else {
+        false
+    };
+    if model_ok {
+        eprintln!("embedding {} chunks (this is the slow part on a CPU)", summary.chunks_total);
+        let embedded = crate::cli::embed_with_progress(&actors, repo.clone()).await?;
+        embedding_seconds_opt = Some(embedded.seconds);
+        embedded_chunks = embedded.embedded;
+    }
+    let search = &loaded.config.search;
+    let params = SearchParams {
+        limit: RUN_DEPTH,
+        max_hits_per_file: 1,
+        fusion: FusionParams {
+            k: search.rrf_k,
+            lexical_weight: search.rrf_lexical_weight,
+            dense_weight: search.rrf_dense_weight,
+        },
+        dense_search_k: 0,
+    };
     let mut modes = Vec::new();
-    {
-        let mode = "lexical";
+    for mode in wanted {
+        if mode != SearchMode::Lexical && !model_ok {
+            continue;
+        }
         let mut latencies = Vec::with_capacity(judged.len());
         let mut total = QueryMetrics::default();
-        let params = SearchParams { limit: RUN_DEPTH, max_hits_per_file: 1 };
         for topic in &judged {
             let started = Instant::now();
-            let outcome = handle.index.search(&topic.title, params)?;
+            // Query embedding is part of the measured latency, as it is for a user.
+            let vector_opt = if mode == SearchMode::Lexical {
+                None
+            } else {
+                Some(actors.embedder.send(EmbedQuery(topic.title.clone())).await??)
+            };
+            let outcome = handle.index.search_with(
+                &topic.title,
+                vector_opt.as_deref().map(|v| v.as_slice()),
+                mode,
+                params,
+                false,
+            )?;
             latencies.push(started.elapsed().as_secs_f64() * 1000.0);
             let ranked: Vec<String> = outcome.hits.iter().filter_map(|h| docno_of.get(&h.path).cloned()).collect();
             let m = score_run(&ranked, &qrels[&topic.id]);
@@ -261,7 +314,7 @@ pub async fn run(loaded: &LoadedConfig, dataset_dir: &Path, json: bool) -> Resul
         latencies.sort_by(f64::total_cmp);
         let n = judged.len() as f64;
         modes.push(ModeReport {
-            mode: mode.to_string(),
+            mode: mode.as_str().to_string(),
             queries: judged.len(),
             map: total.average_precision / n,
             ndcg_at_10: total.ndcg_at_10 / n,
@@ -276,6 +329,9 @@ pub async fn run(loaded: &LoadedConfig, dataset_dir: &Path, json: bool) -> Resul
         documents: docs.len(),
         topics: judged.len(),
         index_seconds: summary.seconds,
+        embedding_seconds: embedding_seconds_opt,
+        embedded_chunks,
+        notes,
         modes,
     };
     if json {
@@ -285,6 +341,16 @@ pub async fn run(loaded: &LoadedConfig, dataset_dir: &Path, json: bool) -> Resul
             "dataset {}: {} documents, {} judged topics, indexed in {:.1} s",
             report.dataset, report.documents, report.topics, report.index_seconds
         );
+        if let Some(seconds) = report.embedding_seconds {
+            println!(
+                "embedded {} chunks in {seconds:.1} s ({:.1} chunks/s)",
+                report.embedded_chunks,
+                report.embedded_chunks as f64 / seconds.max(1e-9)
+            );
+        }
+        for note in &report.notes {
+            println!("note: {note}");
+        }
         println!(
             "{:<8} {:>7} {:>8} {:>11} {:>7} {:>8} {:>8}",
             "mode", "MAP", "nDCG@10", "Recall@100", "MRR@10", "p50 ms", "p95 ms"

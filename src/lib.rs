@@ -13,14 +13,17 @@ pub mod eval;
 pub mod http;
 pub mod index;
 pub mod ingest;
+pub mod jobs;
 pub mod mcp;
+pub mod models;
 pub mod protocol;
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use actix::{Actor, Addr, SyncArbiter};
 
+use actors::embedder::{Embedder, EmbedderSettings, QueryCache};
 use actors::ingestor::Ingestor;
 use actors::repo_manager::RepoManager;
 use actors::tool_dispatcher::ToolDispatcher;
@@ -31,6 +34,7 @@ use config::LoadedConfig;
 pub struct Actors {
     pub dispatcher: Addr<ToolDispatcher>,
     pub repo_manager: Addr<RepoManager>,
+    pub embedder: Addr<Embedder>,
 }
 
 /// Spawns the actor system, downstream first. Must run inside an actix `System`.
@@ -41,7 +45,25 @@ pub fn start_actors(loaded: &LoadedConfig, default_repo_opt: Option<PathBuf>) ->
     // Chunking (tree-sitter parsing) is the most expensive part of indexing: one thread per core.
     let ingest_threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
     let ingestor = SyncArbiter::start(ingest_threads, || Ingestor);
+    // Two model instances (each loaded on first use): background embedding sends one batch at
+    // a time, so one thread is always free for query embeddings.
+    let settings = embedder_settings(loaded);
+    let query_cache = Arc::new(Mutex::new(QueryCache::default()));
+    let embedder = SyncArbiter::start(2, move || Embedder::new(settings.clone(), Arc::clone(&query_cache)));
+    let config = Arc::new(loaded.config.clone());
     let dispatcher =
-        ToolDispatcher::new(repo_manager.clone(), ingestor, Arc::new(loaded.config.clone()), default_repo_opt).start();
-    Actors { dispatcher, repo_manager }
+        ToolDispatcher::new(repo_manager.clone(), ingestor, embedder.clone(), config, default_repo_opt).start();
+    Actors { dispatcher, repo_manager, embedder }
+}
+
+/// The Embedder's settings from the configuration.
+pub fn embedder_settings(loaded: &LoadedConfig) -> EmbedderSettings {
+    let embedding = &loaded.config.embedding;
+    EmbedderSettings {
+        enabled: embedding.enabled,
+        paths: models::ModelPaths::under(&loaded.models_dir()),
+        batch_size: embedding.batch_size,
+        max_tokens: embedding.max_tokens,
+        threads: embedding.threads,
+    }
 }

@@ -1,6 +1,6 @@
 //! Indexer: owns a repo's single Tantivy `IndexWriter` for the length of an index run and is
-//! the only writer of the repo's LMDB file records. A sync actor, one per repo, so commits
-//! (blocking I/O) run on its own thread and never on the executor.
+//! the only writer of the repo's LMDB environment (file records, chunk vectors, pending
+//! embeddings). A sync actor, one per repo, so commits (blocking I/O) run on its own thread.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,7 +10,8 @@ use tantivy::IndexWriter;
 
 use super::ingestor::IngestedFile;
 use super::unix_now;
-use crate::index::{FileRecord, IndexRunState, RepoIndex};
+use crate::index::{embedding_input, FileRecord, IndexRunState, RepoIndex};
+use crate::ingest::sha256_hex;
 use crate::protocol::{DocdexError, Result};
 
 /// Test hook: abort the process right after this many Tantivy commits, before the LMDB
@@ -24,8 +25,28 @@ pub struct Indexer {
     /// Record changes waiting for the next commit.
     pending_records: Vec<RecordUpdate>,
     needs_commit: bool,
+    /// Next chunk id of the running index run (persisted with each batch's records).
+    next_chunk_id: u32,
     commits: u64,
     abort_after_commits_opt: Option<u64>,
+}
+
+/// A file record change that waits for the commit of the chunks it describes.
+enum RecordUpdate {
+    /// New content: the record, and each new chunk's id with the text to embed.
+    Put {
+        path: String,
+        record: FileRecord,
+        embeddings: Vec<(u32, String)>,
+    },
+    /// Same content, new mtime: the old record's chunks stay.
+    Touch {
+        path: String,
+        record: FileRecord,
+    },
+    Delete {
+        path: String,
+    },
 }
 
 impl Indexer {
@@ -37,6 +58,7 @@ impl Indexer {
             writer_opt: None,
             pending_records: Vec::new(),
             needs_commit: false,
+            next_chunk_id: 0,
             commits: 0,
             abort_after_commits_opt,
         }
@@ -57,14 +79,6 @@ impl Indexer {
         }
         Ok(())
     }
-}
-
-/// A file record change that waits for the commit of the chunks it describes.
-enum RecordUpdate {
-    Put(String, FileRecord),
-    /// Same content, new mtime: the old record's chunk count stays.
-    PutKeepingChunkCount(String, FileRecord),
-    Delete(String),
 }
 
 impl Actor for Indexer {
@@ -101,6 +115,21 @@ pub struct FinishIndexRun {
 #[rtype(result = "()")]
 pub struct AbortIndexRun;
 
+/// Up to `max` chunks waiting for a vector: (chunk id, text to embed).
+#[derive(Message)]
+#[rtype(result = "Result<Vec<(u32, String)>>")]
+pub struct PendingEmbeddings {
+    pub max: usize,
+}
+
+/// Stores computed vectors (chunk id, text embedded, vector) and rebuilds the ANN trees so
+/// they are searchable at once. Returns how many chunks are still pending.
+#[derive(Message)]
+#[rtype(result = "Result<u64>")]
+pub struct StoreEmbeddings {
+    pub items: Vec<(u32, String, Vec<f32>)>,
+}
+
 impl Handler<BeginIndexRun> for Indexer {
     type Result = Result<HashMap<String, FileRecord>>;
 
@@ -114,6 +143,7 @@ impl Handler<BeginIndexRun> for Indexer {
         state.last_started = Some(unix_now());
         state.in_progress = true;
         store.put_run_state(&mut wtxn, &state)?;
+        self.next_chunk_id = state.next_chunk_id;
         let files = store.all_files(&wtxn)?;
         wtxn.commit()?;
         Ok(files)
@@ -126,25 +156,40 @@ impl Handler<AddFiles> for Indexer {
     fn handle(&mut self, msg: AddFiles, _: &mut SyncContext<Self>) -> Self::Result {
         let index = Arc::clone(&self.index);
         let mut chunks_written = 0u64;
-        let writer = self.writer_opt.as_ref().ok_or_else(|| DocdexError::internal("no index run in progress"))?;
         for file in msg.files {
             let update = match file {
-                IngestedFile::Changed { path, record, chunks } => {
-                    index.replace_file(writer, &path, &record.language, &chunks)?;
+                IngestedFile::Changed { path, mut record, chunks } => {
+                    let first = self.next_chunk_id;
+                    let count = u32::try_from(chunks.len()).map_err(|_| DocdexError::internal("too many chunks"))?;
+                    self.next_chunk_id = first.checked_add(count).ok_or_else(|| {
+                        DocdexError::internal("chunk ids exhausted; delete the repo's state and re-index")
+                    })?;
+                    let ids: Vec<u32> = (first..self.next_chunk_id).collect();
+                    let writer =
+                        self.writer_opt.as_ref().ok_or_else(|| DocdexError::internal("no index run in progress"))?;
+                    index.replace_file(writer, &path, &record.language, &chunks, &ids)?;
                     chunks_written += chunks.len() as u64;
                     self.needs_commit = true;
-                    RecordUpdate::Put(path, record)
+                    let embeddings = ids
+                        .iter()
+                        .zip(&chunks)
+                        .map(|(&id, c)| (id, embedding_input(&path, &c.heading, &c.text)))
+                        .collect();
+                    record.chunk_ids = ids;
+                    RecordUpdate::Put { path, record, embeddings }
                 }
                 IngestedFile::Skipped { path, record_opt, .. } => {
                     // A file that turned binary or unreadable loses its old chunks.
+                    let writer =
+                        self.writer_opt.as_ref().ok_or_else(|| DocdexError::internal("no index run in progress"))?;
                     index.delete_file(writer, &path);
                     self.needs_commit = true;
                     match record_opt {
-                        Some(record) => RecordUpdate::Put(path, record),
-                        None => RecordUpdate::Delete(path),
+                        Some(record) => RecordUpdate::Put { path, record, embeddings: Vec::new() },
+                        None => RecordUpdate::Delete { path },
                     }
                 }
-                IngestedFile::Unchanged { path, record } => RecordUpdate::PutKeepingChunkCount(path, record),
+                IngestedFile::Unchanged { path, record } => RecordUpdate::Touch { path, record },
             };
             self.pending_records.push(update);
         }
@@ -165,16 +210,41 @@ impl Handler<CommitBatch> for Indexer {
         let mut wtxn = store.write_txn()?;
         for update in self.pending_records.drain(..) {
             match update {
-                RecordUpdate::Put(path, record) => store.put_file(&mut wtxn, &path, &record)?,
-                RecordUpdate::PutKeepingChunkCount(path, mut record) => {
+                RecordUpdate::Put { path, record, embeddings } => {
                     if let Some(old) = store.file(&wtxn, &path)? {
-                        record.chunks = old.chunks;
+                        for id in old.chunk_ids {
+                            store.delete_chunk(&mut wtxn, id)?;
+                        }
+                    }
+                    for (id, input) in embeddings {
+                        // Text embedded before (unchanged chunk, moved file): reuse its vector.
+                        match store.cached_embedding(&wtxn, &sha256_hex(input.as_bytes()))? {
+                            Some(vector) => store.put_vector(&mut wtxn, id, &vector)?,
+                            None => store.put_pending(&mut wtxn, id, &input)?,
+                        }
                     }
                     store.put_file(&mut wtxn, &path, &record)?;
                 }
-                RecordUpdate::Delete(path) => store.delete_file(&mut wtxn, &path)?,
+                RecordUpdate::Touch { path, mut record } => {
+                    if let Some(old) = store.file(&wtxn, &path)? {
+                        record.chunks = old.chunks;
+                        record.chunk_ids = old.chunk_ids;
+                    }
+                    store.put_file(&mut wtxn, &path, &record)?;
+                }
+                RecordUpdate::Delete { path } => {
+                    if let Some(old) = store.file(&wtxn, &path)? {
+                        for id in old.chunk_ids {
+                            store.delete_chunk(&mut wtxn, id)?;
+                        }
+                    }
+                    store.delete_file(&mut wtxn, &path)?;
+                }
             }
         }
+        let mut state = store.run_state(&wtxn)?;
+        state.next_chunk_id = self.next_chunk_id;
+        store.put_run_state(&mut wtxn, &state)?;
         wtxn.commit()?;
         Ok(())
     }
@@ -196,8 +266,15 @@ impl Handler<FinishIndexRun> for Indexer {
         let store = &index.store;
         let mut wtxn = store.write_txn()?;
         for path in &msg.deleted {
+            if let Some(old) = store.file(&wtxn, path)? {
+                for id in old.chunk_ids {
+                    store.delete_chunk(&mut wtxn, id)?;
+                }
+            }
             store.delete_file(&mut wtxn, path)?;
         }
+        // Vectors reused from the cache and removed with old chunks become searchable now.
+        store.build_vectors(&mut wtxn)?;
         let files = store.all_files(&wtxn)?;
         let mut state = store.run_state(&wtxn)?;
         state.last_completed = Some(unix_now());
@@ -205,6 +282,7 @@ impl Handler<FinishIndexRun> for Indexer {
         state.files = files.len() as u64;
         state.chunks = index.num_chunks();
         state.bytes = msg.bytes_total;
+        state.next_chunk_id = self.next_chunk_id;
         store.put_run_state(&mut wtxn, &state)?;
         wtxn.commit()?;
         // Release the writer's lock so another process (CLI vs daemon) can index later.
@@ -219,10 +297,41 @@ impl Handler<AbortIndexRun> for Indexer {
     type Result = ();
 
     fn handle(&mut self, _: AbortIndexRun, _: &mut SyncContext<Self>) {
+        self.pending_records.clear();
         if let Some(mut writer) = self.writer_opt.take() {
             if let Err(err) = writer.rollback() {
                 tracing::warn!(error = %err, "rollback after a failed index run");
             }
         }
+    }
+}
+
+impl Handler<PendingEmbeddings> for Indexer {
+    type Result = Result<Vec<(u32, String)>>;
+
+    fn handle(&mut self, msg: PendingEmbeddings, _: &mut SyncContext<Self>) -> Self::Result {
+        let store = &self.index.store;
+        let rtxn = store.read_txn()?;
+        store.pending_batch(&rtxn, msg.max)
+    }
+}
+
+impl Handler<StoreEmbeddings> for Indexer {
+    type Result = Result<u64>;
+
+    fn handle(&mut self, msg: StoreEmbeddings, _: &mut SyncContext<Self>) -> Self::Result {
+        let store = &self.index.store;
+        let mut wtxn = store.write_txn()?;
+        for (id, input, vector) in msg.items {
+            store.cache_embedding(&mut wtxn, &sha256_hex(input.as_bytes()), &vector)?;
+            // The chunk may have been replaced while it was being embedded.
+            if store.is_pending(&wtxn, id)? {
+                store.put_vector(&mut wtxn, id, &vector)?;
+            }
+        }
+        store.build_vectors(&mut wtxn)?;
+        let remaining = store.pending_count(&wtxn)?;
+        wtxn.commit()?;
+        Ok(remaining)
     }
 }

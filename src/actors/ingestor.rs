@@ -72,6 +72,8 @@ fn ingest_file(file: ScannedFile, known_hashes: &HashMap<String, String>, params
         mtime_ns: u64::try_from(file.mtime_ns).unwrap_or(u64::MAX),
         chunks,
         language: language.to_string(),
+        // Assigned by the Indexer when the chunks are written.
+        chunk_ids: Vec::new(),
     };
     let text = match read_text_file(&file.abs_path) {
         FileRead::Text(text) => text,

@@ -5,6 +5,7 @@
 //! handed their addresses. Each repo's Indexer is spawned by the RepoManager when the repo is
 //! first opened.
 
+pub mod embedder;
 pub mod indexer;
 pub mod ingestor;
 pub mod repo_manager;

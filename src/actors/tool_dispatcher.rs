@@ -4,42 +4,57 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use actix::{Actor, Addr, Context, Handler, Message, ResponseFuture};
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::embedder::{EmbedQuery, Embedder, ModelInfo, ProbeModel};
 use super::format_unix;
-use super::indexer::{AbortIndexRun, AddFiles, BeginIndexRun, CommitBatch, FinishIndexRun};
-use super::ingestor::{ChunkFiles, IngestedFile, Ingestor, ScanRepo};
+use super::indexer::AbortIndexRun;
+use super::ingestor::Ingestor;
 use super::repo_manager::{OpenRepo, RepoHandle, RepoManager};
 use crate::config::Config;
-use crate::index::{FileRecord, SearchParams};
-use crate::ingest::{ChunkParams, ScannedFile};
+use crate::index::{FusionParams, SearchParams};
+use crate::jobs::{embed_pending, run_index};
+use crate::models::MODEL_NAME;
 use crate::protocol::{
-    DocdexError, IndexProgress, IndexRequest, IndexSummary, RepoStatus, Result, SearchRequest, SearchResponse,
+    DocdexError, EmbedProgress, EmbedSummary, EmbeddingStatus, IndexProgress, IndexRequest, IndexSummary, RepoStatus,
+    Result, SearchMode, SearchRequest, SearchResponse,
 };
 
-/// Files per chunking request: small enough to spread a batch over the Ingestor threads and
-/// keep the Indexer fed, large enough that messaging costs nothing.
-const CHUNK_GROUP_FILES: usize = 32;
+/// arroy nodes inspected per requested neighbour and tree: recall ≈ 0.99 on this corpus size.
+const DENSE_SEARCH_K_PER_RESULT: usize = 15;
+
+/// Repos whose pending chunks are being embedded, and whether more arrived meanwhile.
+type EmbeddingJobs = Arc<Mutex<HashMap<String, bool>>>;
 
 pub struct ToolDispatcher {
     repo_manager: Addr<RepoManager>,
     ingestor: Addr<Ingestor>,
+    embedder: Addr<Embedder>,
     config: Arc<Config>,
     default_repo_opt: Option<PathBuf>,
+    embedding_jobs: EmbeddingJobs,
 }
 
 impl ToolDispatcher {
     pub fn new(
         repo_manager: Addr<RepoManager>,
         ingestor: Addr<Ingestor>,
+        embedder: Addr<Embedder>,
         config: Arc<Config>,
         default_repo_opt: Option<PathBuf>,
     ) -> ToolDispatcher {
-        ToolDispatcher { repo_manager, ingestor, config, default_repo_opt }
+        ToolDispatcher {
+            repo_manager,
+            ingestor,
+            embedder,
+            config,
+            default_repo_opt,
+            embedding_jobs: Default::default(),
+        }
     }
 
     fn resolve_repo(&self, repo_opt: Option<PathBuf>) -> Result<PathBuf> {
@@ -59,12 +74,29 @@ impl Actor for ToolDispatcher {
 #[rtype(result = "Result<SearchResponse>")]
 pub struct Search(pub SearchRequest);
 
-/// Index or refresh a repo, optionally reporting progress.
+/// Index or refresh a repo, optionally reporting progress. With `embed_in_background`, the
+/// new chunks' embeddings are computed after the lexical index is ready, without waiting.
 #[derive(Message)]
 #[rtype(result = "Result<IndexSummary>")]
 pub struct Index {
     pub request: IndexRequest,
     pub progress_opt: Option<UnboundedSender<IndexProgress>>,
+    pub embed_in_background: bool,
+}
+
+/// Embeds the repo's pending chunks and waits until none are left.
+#[derive(Message)]
+#[rtype(result = "Result<EmbedSummary>")]
+pub struct EmbedPending {
+    pub repo: PathBuf,
+    pub progress_opt: Option<UnboundedSender<EmbedProgress>>,
+}
+
+/// Starts embedding a repo's pending chunks in the background (no answer).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct EmbedInBackground {
+    pub repo: PathBuf,
 }
 
 /// What is indexed for a repo; `None` means the default repo.
@@ -90,25 +122,85 @@ async fn open_indexed(repo_manager: &Addr<RepoManager>, path: PathBuf) -> Result
     Ok(handle)
 }
 
+/// (vectors built, chunks pending) of a repo.
+async fn vector_counts(handle: &RepoHandle) -> Result<(u64, u64)> {
+    let index = Arc::clone(&handle.index);
+    tokio::task::spawn_blocking(move || {
+        let rtxn = index.store.read_txn()?;
+        Ok((index.store.vector_count(&rtxn)?, index.store.pending_count(&rtxn)?))
+    })
+    .await?
+}
+
 impl Handler<Search> for ToolDispatcher {
     type Result = ResponseFuture<Result<SearchResponse>>;
 
     fn handle(&mut self, Search(request): Search, _: &mut Context<Self>) -> Self::Result {
         let repo = self.resolve_repo(request.repo_opt.clone());
         let repo_manager = self.repo_manager.clone();
-        let max_hits_per_file = self.config.search.max_hits_per_file;
+        let embedder = self.embedder.clone();
+        let search = &self.config.search;
+        let fusion = FusionParams {
+            k: search.rrf_k,
+            lexical_weight: search.rrf_lexical_weight,
+            dense_weight: search.rrf_dense_weight,
+        };
+        let max_hits_per_file = search.max_hits_per_file;
         Box::pin(async move {
             request.validate()?;
             let started = Instant::now();
             let handle = open_indexed(&repo_manager, repo?).await?;
-            let params = SearchParams { limit: request.limit, max_hits_per_file };
+            let (vectors, pending) = vector_counts(&handle).await?;
+            let mut notice_opt = None;
+            // Auto mode embeds the query only when there is something to compare it with.
+            let wants_vector = match request.mode_opt {
+                Some(SearchMode::Lexical) => false,
+                Some(_) => true,
+                None => vectors > 0,
+            };
+            let vector_opt = if wants_vector {
+                match embedder.send(EmbedQuery(request.query.clone())).await? {
+                    Ok(vector) => Some(vector),
+                    Err(err) => {
+                        notice_opt = Some(format!("{}; searched lexically", err.message));
+                        None
+                    }
+                }
+            } else {
+                None
+            };
+            let mode = match (request.mode_opt, &vector_opt) {
+                (_, None) => SearchMode::Lexical,
+                (Some(mode), Some(_)) => mode,
+                (None, Some(_)) => SearchMode::Hybrid,
+            };
+            if mode != SearchMode::Lexical && pending > 0 {
+                notice_opt = Some(format!(
+                    "{pending} chunks are still waiting for embeddings; dense results cover the {vectors} embedded so far"
+                ));
+            } else if request.mode_opt.is_none() && vectors == 0 && pending > 0 {
+                notice_opt = Some(format!("{pending} chunks are waiting for embeddings; searched lexically"));
+            }
+            let depth_hint = request.limit.max(10) * 3;
+            let params = SearchParams {
+                limit: request.limit,
+                max_hits_per_file,
+                fusion,
+                dense_search_k: depth_hint * DENSE_SEARCH_K_PER_RESULT * 10,
+            };
             let query = request.query.clone();
+            let explain = request.explain;
             let index = Arc::clone(&handle.index);
-            let outcome = tokio::task::spawn_blocking(move || index.search(&query, params)).await??;
+            let outcome = tokio::task::spawn_blocking(move || {
+                index.search_with(&query, vector_opt.as_deref().map(|v| v.as_slice()), mode, params, explain)
+            })
+            .await??;
             Ok(SearchResponse {
                 query: request.query,
                 took_ms: started.elapsed().as_secs_f64() * 1000.0,
                 top_score: outcome.top_score,
+                mode,
+                notice: notice_opt,
                 hits: outcome.hits,
             })
         })
@@ -121,11 +213,17 @@ impl Handler<Status> for ToolDispatcher {
     fn handle(&mut self, Status(repo_opt): Status, _: &mut Context<Self>) -> Self::Result {
         let repo = self.resolve_repo(repo_opt);
         let repo_manager = self.repo_manager.clone();
+        let embedder = self.embedder.clone();
         Box::pin(async move {
             let handle = repo_manager.send(OpenRepo { path: repo?, create: false }).await??;
+            let ModelInfo { available, detail } = embedder.send(ProbeModel).await?;
             let index = Arc::clone(&handle.index);
             tokio::task::spawn_blocking(move || {
-                let state = index.store.run_state(&index.store.read_txn()?)?;
+                let rtxn = index.store.read_txn()?;
+                let state = index.store.run_state(&rtxn)?;
+                let chunks = index.num_chunks();
+                let pending = index.store.pending_count(&rtxn)?;
+                let embedded = index.store.vector_count(&rtxn)?;
                 Ok(RepoStatus {
                     repo: handle.meta.canonical_path.clone(),
                     fingerprint: handle.meta.fingerprint.clone(),
@@ -135,9 +233,17 @@ impl Handler<Status> for ToolDispatcher {
                     last_index_started: state.last_started.map(format_unix),
                     last_index_completed: state.last_completed.map(format_unix),
                     files: state.files,
-                    chunks: index.num_chunks(),
+                    chunks,
                     bytes: state.bytes,
                     index_size_bytes: index.size_on_disk(),
+                    embeddings: EmbeddingStatus {
+                        total: chunks,
+                        pending,
+                        embedded,
+                        model: MODEL_NAME.to_string(),
+                        model_available: available,
+                        notice: (!available).then_some(detail),
+                    },
                 })
             })
             .await?
@@ -151,7 +257,9 @@ impl Handler<Index> for ToolDispatcher {
     fn handle(&mut self, msg: Index, _: &mut Context<Self>) -> Self::Result {
         let repo_manager = self.repo_manager.clone();
         let ingestor = self.ingestor.clone();
+        let embedder = self.embedder.clone();
         let config = Arc::clone(&self.config);
+        let jobs = Arc::clone(&self.embedding_jobs);
         Box::pin(async move {
             let handle = repo_manager.send(OpenRepo { path: msg.request.repo.clone(), create: true }).await??;
             let result = run_index(&handle, &ingestor, &config, msg.progress_opt).await;
@@ -160,155 +268,97 @@ impl Handler<Index> for ToolDispatcher {
                 if let Err(err) = handle.indexer.send(AbortIndexRun).await {
                     tracing::warn!(error = %err, "could not abort the index run");
                 }
+            } else if msg.embed_in_background && config.embedding.enabled {
+                start_background_embedding(handle, embedder, config.embedding.batch_size, jobs);
             }
             result
         })
     }
 }
 
-/// Splits the files to (re)read into write batches by count and bytes. Batches bound the
-/// memory a run holds and are the unit of progress and of crash recovery.
-pub fn plan_batches(files: Vec<ScannedFile>, max_files: usize, max_bytes: u64) -> Vec<Vec<ScannedFile>> {
-    let mut batches = Vec::new();
-    let mut current: Vec<ScannedFile> = Vec::new();
-    let mut bytes = 0u64;
-    for file in files {
-        if !current.is_empty() && (current.len() >= max_files.max(1) || bytes + file.size > max_bytes) {
-            batches.push(std::mem::take(&mut current));
-            bytes = 0;
+/// Embeds pending chunks on the side; a second request while one runs makes it go round
+/// once more instead of starting a rival job.
+fn start_background_embedding(
+    handle: Arc<RepoHandle>,
+    embedder: Addr<Embedder>,
+    batch_size: usize,
+    jobs: EmbeddingJobs,
+) {
+    let key = handle.meta.fingerprint.clone();
+    {
+        let Ok(mut running) = jobs.lock() else { return };
+        if let Some(again) = running.get_mut(&key) {
+            *again = true;
+            return;
         }
-        bytes += file.size;
-        current.push(file);
+        running.insert(key.clone(), false);
     }
-    if !current.is_empty() {
-        batches.push(current);
-    }
-    batches
-}
-
-/// Whether a file must be re-read: new, or its size or mtime differ from the last run.
-fn needs_read(file: &ScannedFile, known: Option<&FileRecord>) -> bool {
-    match known {
-        Some(record) => record.size != file.size || u128::from(record.mtime_ns) != file.mtime_ns,
-        None => true,
-    }
-}
-
-async fn run_index(
-    handle: &RepoHandle,
-    ingestor: &Addr<Ingestor>,
-    config: &Config,
-    progress_opt: Option<UnboundedSender<IndexProgress>>,
-) -> Result<IndexSummary> {
-    let started = Instant::now();
-    let root = handle.index.root.clone();
-    let known = handle.indexer.send(BeginIndexRun).await??;
-    let scan =
-        ingestor.send(ScanRepo { root: root.clone(), max_file_size_bytes: config.index.max_file_size_bytes }).await?;
-    for err in &scan.walk_errors {
-        tracing::warn!(error = %err, "skipped an entry while walking the repo");
-    }
-    let scanned_paths: std::collections::HashSet<&str> = scan.files.iter().map(|f| f.rel_path.as_str()).collect();
-    let deleted: Vec<String> = known.keys().filter(|p| !scanned_paths.contains(p.as_str())).cloned().collect();
-    let bytes_total: u64 = scan.files.iter().map(|f| f.size).sum();
-    let mut summary = IndexSummary {
-        repo: root.display().to_string(),
-        fingerprint: handle.meta.fingerprint.clone(),
-        files_scanned: scan.files.len() as u64,
-        files_deleted: deleted.len() as u64,
-        files_skipped: scan.too_large,
-        ..IndexSummary::default()
-    };
-    let (to_read, untouched): (Vec<ScannedFile>, Vec<ScannedFile>) =
-        scan.files.into_iter().partition(|f| needs_read(f, known.get(&f.rel_path)));
-    summary.files_unchanged = untouched.len() as u64;
-    let params = ChunkParams {
-        max_lines: config.index.max_chunk_lines,
-        target_lines: config.index.target_chunk_lines,
-        ..ChunkParams::default()
-    };
-    let mut progress =
-        IndexProgress { files_done: 0, files_total: to_read.len() as u64, bytes_done: 0, chunks_written: 0 };
-    let report = |progress: &IndexProgress| {
-        if let Some(tx) = &progress_opt {
-            // The receiver may have gone away (client disconnected); indexing goes on.
-            let _ = tx.send(progress.clone());
-        }
-    };
-    report(&progress);
-
-    // Pipeline: every group of a batch is queued on the Ingestor pool at once (its threads
-    // chunk in parallel) and handed to the Indexer as it comes back; the next batch is queued
-    // before the current one commits, so parsing never waits for a commit.
-    let batches = plan_batches(to_read, config.index.batch_max_files, config.index.batch_max_bytes as u64);
-    let queue_batch = |batch: &[ScannedFile]| {
-        batch
-            .chunks(CHUNK_GROUP_FILES)
-            .map(|group| {
-                let known_hashes: HashMap<String, String> = group
-                    .iter()
-                    .filter_map(|f| known.get(&f.rel_path).map(|r| (f.rel_path.clone(), r.content_hash.clone())))
-                    .collect();
-                ingestor.send(ChunkFiles { files: group.to_vec(), known_hashes, params })
-            })
-            .collect::<Vec<_>>()
-    };
-    let mut queued = batches.first().map(|b| queue_batch(b));
-    for (n, batch) in batches.iter().enumerate() {
-        for request in queued.take().unwrap_or_default() {
-            let ingested = request.await?;
-            for file in &ingested {
-                match file {
-                    IngestedFile::Changed { .. } => summary.files_indexed += 1,
-                    IngestedFile::Unchanged { .. } => summary.files_unchanged += 1,
-                    IngestedFile::Skipped { path, reason, .. } => {
-                        tracing::debug!(path = %path, reason = %reason, "skipped file");
-                        summary.files_skipped += 1;
-                    }
+    actix::spawn(async move {
+        loop {
+            let started = Instant::now();
+            match embed_pending(&handle, &embedder, batch_size, None).await {
+                Ok(0) => {}
+                Ok(count) => tracing::info!(
+                    repo = %handle.meta.canonical_path,
+                    chunks = count,
+                    seconds = started.elapsed().as_secs_f64(),
+                    "embedded pending chunks"
+                ),
+                Err(err) => {
+                    tracing::warn!(repo = %handle.meta.canonical_path, error = %err.message, "embedding stopped")
                 }
             }
-            summary.chunks_written += handle.indexer.send(AddFiles { files: ingested }).await??;
+            let Ok(mut running) = jobs.lock() else { return };
+            if running.get(&key).copied() == Some(true) {
+                running.insert(key.clone(), false);
+                continue;
+            }
+            running.remove(&key);
+            return;
         }
-        queued = batches.get(n + 1).map(|b| queue_batch(b));
-        handle.indexer.send(CommitBatch).await??;
-        let batch_bytes: u64 = batch.iter().map(|f| f.size).sum();
-        summary.bytes_indexed += batch_bytes;
-        progress = IndexProgress {
-            files_done: progress.files_done + batch.len() as u64,
-            bytes_done: progress.bytes_done + batch_bytes,
-            chunks_written: summary.chunks_written,
-            ..progress
-        };
-        report(&progress);
-    }
-    let state = handle.indexer.send(FinishIndexRun { deleted, bytes_total }).await??;
-    summary.chunks_total = state.chunks;
-    summary.seconds = started.elapsed().as_secs_f64();
-    Ok(summary)
+    });
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+impl Handler<EmbedPending> for ToolDispatcher {
+    type Result = ResponseFuture<Result<EmbedSummary>>;
 
-    fn file(name: &str, size: u64) -> ScannedFile {
-        ScannedFile { rel_path: name.into(), abs_path: name.into(), size, mtime_ns: 1 }
+    fn handle(&mut self, msg: EmbedPending, _: &mut Context<Self>) -> Self::Result {
+        let repo_manager = self.repo_manager.clone();
+        let embedder = self.embedder.clone();
+        let batch_size = self.config.embedding.batch_size;
+        Box::pin(async move {
+            let handle = open_indexed(&repo_manager, msg.repo).await?;
+            let started = Instant::now();
+            let ModelInfo { available, detail } = embedder.send(ProbeModel).await?;
+            let embedded = if available {
+                embed_pending(&handle, &embedder, batch_size, msg.progress_opt.as_ref()).await?
+            } else {
+                0
+            };
+            let (vectors, pending) = vector_counts(&handle).await?;
+            let notice = (!available).then(|| format!("{detail}; the index is lexical-only until then"));
+            Ok(EmbedSummary { embedded, vectors, pending, seconds: started.elapsed().as_secs_f64(), notice })
+        })
     }
+}
 
-    #[test]
-    fn batches_respect_file_and_byte_limits() {
-        let files = vec![file("a", 10), file("b", 10), file("c", 10), file("d", 50), file("e", 1)];
-        let batches = plan_batches(files, 2, 25);
-        let names: Vec<Vec<&str>> = batches.iter().map(|b| b.iter().map(|f| f.rel_path.as_str()).collect()).collect();
-        assert_eq!(names, vec![vec!["a", "b"], vec!["c"], vec!["d"], vec!["e"]]);
-        assert!(plan_batches(Vec::new(), 2, 25).is_empty());
-    }
+impl Handler<EmbedInBackground> for ToolDispatcher {
+    type Result = ResponseFuture<()>;
 
-    #[test]
-    fn unchanged_size_and_mtime_skip_the_read() {
-        let record = FileRecord { content_hash: "h".into(), size: 10, mtime_ns: 1, chunks: 1, language: "rust".into() };
-        assert!(!needs_read(&file("a", 10), Some(&record)));
-        assert!(needs_read(&file("a", 11), Some(&record)));
-        assert!(needs_read(&file("a", 10), None));
+    fn handle(&mut self, msg: EmbedInBackground, _: &mut Context<Self>) -> Self::Result {
+        let repo_manager = self.repo_manager.clone();
+        let embedder = self.embedder.clone();
+        let batch_size = self.config.embedding.batch_size;
+        let enabled = self.config.embedding.enabled;
+        let jobs = Arc::clone(&self.embedding_jobs);
+        Box::pin(async move {
+            if !enabled {
+                return;
+            }
+            match open_indexed(&repo_manager, msg.repo).await {
+                Ok(handle) => start_background_embedding(handle, embedder, batch_size, jobs),
+                Err(err) => tracing::warn!(error = %err.message, "cannot embed in the background"),
+            }
+        })
     }
 }

@@ -16,7 +16,7 @@ use actix_web::{web, App, HttpResponse, HttpServer};
 use serde::Deserialize;
 
 use crate::actors::tool_dispatcher::{Index, Search, Status, ToolDispatcher};
-use crate::protocol::{DocdexError, ErrorCode, Health, IndexRequest, SearchRequest};
+use crate::protocol::{DocdexError, ErrorCode, Health, IndexRequest, SearchMode, SearchRequest};
 
 /// Shared state of every worker.
 #[derive(Clone)]
@@ -46,6 +46,8 @@ struct SearchParamsRaw {
     q: Option<String>,
     limit: Option<String>,
     repo: Option<PathBuf>,
+    mode: Option<String>,
+    explain: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -79,7 +81,21 @@ async fn search(state: web::Data<HttpState>, params: web::Query<SearchParamsRaw>
             }
         },
     };
-    let request = SearchRequest { repo_opt: params.repo, query, limit };
+    let mode_opt = match params.mode.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(raw) => match raw.parse::<SearchMode>() {
+            Ok(mode) => Some(mode),
+            Err(err) => return error_response(&err),
+        },
+    };
+    let explain = match params.explain.as_deref().map(str::trim) {
+        None | Some("") | Some("false") | Some("0") => false,
+        Some("true") | Some("1") => true,
+        Some(raw) => {
+            return error_response(&DocdexError::invalid(format!("`explain` must be true or false, got `{raw}`")))
+        }
+    };
+    let request = SearchRequest { repo_opt: params.repo, query, limit, mode_opt, explain };
     respond(dispatch(&state, Search(request)).await)
 }
 
@@ -91,7 +107,9 @@ async fn index(state: web::Data<HttpState>, params: web::Query<RepoParam>) -> Ht
     let Some(repo) = params.into_inner().repo.or_else(|| state.default_repo_opt.clone()) else {
         return error_response(&DocdexError::invalid("missing query parameter `repo`"));
     };
-    respond(dispatch(&state, Index { request: IndexRequest { repo }, progress_opt: None }).await)
+    respond(
+        dispatch(&state, Index { request: IndexRequest { repo }, progress_opt: None, embed_in_background: true }).await,
+    )
 }
 
 async fn dispatch<M, T>(state: &HttpState, msg: M) -> crate::protocol::Result<T>

@@ -19,10 +19,12 @@ use tantivy::schema::{
     Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, Value, STORED, STRING,
 };
 use tantivy::tokenizer::TextAnalyzer;
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, TantivyError, Term};
+use tantivy::{
+    DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, TantivyError, Term,
+};
 
 use crate::ingest::Chunk;
-use crate::protocol::{DocdexError, ErrorCode, HitSource, Result, SearchHit};
+use crate::protocol::{DocdexError, ErrorCode, HitExplain, HitSource, RankedBy, Result, SearchHit, SearchMode};
 use analyzer::{analyze, code_analyzer, CODE_ANALYZER};
 pub use store::{FileRecord, IndexRunState, RepoStore};
 
@@ -38,7 +40,12 @@ const DISMAX_TIE_BREAKER: f32 = 0.3;
 const SECONDARY_PATH_PRIOR: f32 = 0.6;
 /// Multi-word queries favour chunks that contain more of the words: BM25 alone lets one
 /// frequent word outweigh several rare ones.
-const COVERAGE_EXPONENT: f32 = 2.0;
+const COVERAGE_EXPONENT: f32 = 1.0;
+/// Dense neighbours less similar than this are unrelated text (MiniLM puts unrelated pairs
+/// near 0): not hits.
+const DENSE_MIN_SIMILARITY: f32 = 0.1;
+/// Score at which lexical confidence reaches 1 - 1/e.
+const LEXICAL_CONFIDENCE_SCALE: f32 = 10.0;
 /// Lines in a snippet.
 const SNIPPET_LINES: usize = 3;
 const SNIPPET_LINE_CHARS: usize = 200;
@@ -54,6 +61,8 @@ struct Fields {
     line_start: Field,
     line_end: Field,
     chunk_hash: Field,
+    /// Links a chunk to its vector (arroy item id) and pending embedding.
+    chunk_id: Field,
 }
 
 fn build_schema() -> (Schema, Fields) {
@@ -74,6 +83,7 @@ fn build_schema() -> (Schema, Fields) {
         line_start: builder.add_u64_field("line_start", NumericOptions::default().set_stored()),
         line_end: builder.add_u64_field("line_end", NumericOptions::default().set_stored()),
         chunk_hash: builder.add_text_field("chunk_hash", STRING | STORED),
+        chunk_id: builder.add_u64_field("chunk_id", NumericOptions::default().set_indexed().set_stored()),
     };
     (builder.build(), fields)
 }
@@ -90,6 +100,15 @@ pub struct SearchOutcome {
 pub struct SearchParams {
     pub limit: usize,
     pub max_hits_per_file: usize,
+    pub fusion: FusionParams,
+    /// Nodes arroy inspects per dense query (0: arroy's default, `n_trees * count`).
+    pub dense_search_k: usize,
+}
+
+impl SearchParams {
+    pub fn new(limit: usize, max_hits_per_file: usize) -> SearchParams {
+        SearchParams { limit, max_hits_per_file, fusion: FusionParams::default(), dense_search_k: 0 }
+    }
 }
 
 pub struct RepoIndex {
@@ -145,11 +164,19 @@ impl RepoIndex {
         })
     }
 
-    /// Replaces a file's chunks (delete by path, then add), uncommitted.
-    pub fn replace_file(&self, writer: &IndexWriter, path: &str, language: &str, chunks: &[Chunk]) -> Result<()> {
+    /// Replaces a file's chunks (delete by path, then add), uncommitted. `chunk_ids` pairs
+    /// with `chunks`.
+    pub fn replace_file(
+        &self,
+        writer: &IndexWriter,
+        path: &str,
+        language: &str,
+        chunks: &[Chunk],
+        chunk_ids: &[u32],
+    ) -> Result<()> {
         let f = self.fields;
         writer.delete_term(Term::from_field_text(f.path, path));
-        for chunk in chunks {
+        for (chunk, &chunk_id) in chunks.iter().zip(chunk_ids) {
             let mut doc = TantivyDocument::default();
             doc.add_text(f.path, path);
             doc.add_text(f.path_text, path);
@@ -160,6 +187,7 @@ impl RepoIndex {
             doc.add_u64(f.line_start, chunk.line_start);
             doc.add_u64(f.line_end, chunk.line_end);
             doc.add_text(f.chunk_hash, &chunk.content_hash);
+            doc.add_u64(f.chunk_id, u64::from(chunk_id));
             writer.add_document(doc)?;
         }
         Ok(())
@@ -183,17 +211,50 @@ impl RepoIndex {
         dir_size(&self.state_dir)
     }
 
-    /// BM25 search over body, symbols, headings and path, collapsing near-duplicates.
+    /// Lexical search: BM25 over body, symbols, headings and path, collapsing
+    /// near-duplicates. (Kept as the one-call API for callers without a query vector.)
     pub fn search(&self, query_text: &str, params: SearchParams) -> Result<SearchOutcome> {
+        self.search_with(query_text, None, SearchMode::Lexical, params, false)
+    }
+
+    /// Searches in `mode`; `query_vector_opt` is required for dense and hybrid (without it
+    /// they return nothing).
+    pub fn search_with(
+        &self,
+        query_text: &str,
+        query_vector_opt: Option<&[f32]>,
+        mode: SearchMode,
+        params: SearchParams,
+        explain: bool,
+    ) -> Result<SearchOutcome> {
+        let searcher = self.reader.searcher();
         let mut analyzer = self.analyzer.clone();
-        let mut terms: Vec<String> = Vec::new();
-        for term in analyze(&mut analyzer, query_text) {
-            if !terms.contains(&term) {
-                terms.push(term);
-            }
-        }
+        let terms = query_terms(&mut analyzer, query_text);
+        // Deep enough that collapsing per file and fusion still fill the page, bounded so
+        // evaluation runs (limit 1000) do not load thousands of extra docs.
+        let depth = params.limit + params.limit.min(50) * (params.max_hits_per_file.max(1) + 2) + 10;
+        let lexical =
+            if mode == SearchMode::Dense { Vec::new() } else { self.lexical_candidates(&searcher, &terms, depth)? };
+        let dense = match (mode, query_vector_opt) {
+            (SearchMode::Lexical, _) | (_, None) => Vec::new(),
+            (_, Some(vector)) => self.dense_candidates(&searcher, vector, depth, params.dense_search_k)?,
+        };
+        let lexical_confidence = lexical.first().map(|c| lexical_confidence(c.score)).unwrap_or(0.0);
+        let dense_confidence = dense.first().map(|c| c.score.clamp(0.0, 1.0)).unwrap_or(0.0);
+        let (ranked, top_score) = match mode {
+            SearchMode::Lexical => (with_ranks(lexical, Source::Lexical), lexical_confidence),
+            SearchMode::Dense => (with_ranks(dense, Source::Dense), dense_confidence),
+            SearchMode::Hybrid => (fuse(lexical, dense, params.fusion), lexical_confidence.max(dense_confidence)),
+        };
+        let hits = self.render(&searcher, ranked, &terms, &mut analyzer, params, explain)?;
+        let top_score = if hits.is_empty() { 0.0 } else { top_score };
+        Ok(SearchOutcome { hits, top_score })
+    }
+
+    /// BM25 candidates, rescored by term coverage and path prior.
+    fn lexical_candidates(&self, searcher: &Searcher, terms: &[String], depth: usize) -> Result<Vec<Candidate>> {
         if terms.is_empty() {
-            return Ok(SearchOutcome::default());
+            return Ok(Vec::new());
         }
         let f = self.fields;
         let weighted =
@@ -208,19 +269,14 @@ impl RepoIndex {
                         Box::new(BoostQuery::new(Box::new(q), boost)) as Box<dyn Query>
                     })
                     .collect();
-                (
-                    Occur::Should,
-                    Box::new(DisjunctionMaxQuery::with_tie_breaker(per_field, DISMAX_TIE_BREAKER)) as Box<dyn Query>,
-                )
+                let dismax = DisjunctionMaxQuery::with_tie_breaker(per_field, DISMAX_TIE_BREAKER);
+                (Occur::Should, Box::new(dismax) as Box<dyn Query>)
             })
             .collect();
         let query = BooleanQuery::new(clauses);
-        let searcher = self.reader.searcher();
-        // Over-fetch so that collapsing per file and rescoring still fill the page; the slack is
-        // bounded so deep result lists (evaluation runs) do not load thousands of extra docs.
-        let fetch = params.limit + params.limit.min(50) * (params.max_hits_per_file.max(1) + 2) + 10;
-        let top = searcher.search(&query, &TopDocs::with_limit(fetch).order_by_score())?;
-        let mut ranked: Vec<(f32, TantivyDocument)> = Vec::with_capacity(top.len());
+        let top = searcher.search(&query, &TopDocs::with_limit(depth).order_by_score())?;
+        let mut analyzer = self.analyzer.clone();
+        let mut candidates = Vec::with_capacity(top.len());
         for (score, address) in top {
             let doc: TantivyDocument = searcher.doc(address)?;
             let path = doc.get_first(f.path).and_then(|v| v.as_str()).unwrap_or("");
@@ -235,23 +291,67 @@ impl RepoIndex {
             } else {
                 1.0
             };
-            ranked.push((score * path_prior(path) * coverage.powf(COVERAGE_EXPONENT), doc));
+            let score = score * path_prior(path) * coverage.powf(COVERAGE_EXPONENT);
+            candidates.push(Candidate { address, score, doc_opt: Some(doc) });
         }
-        ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+        candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
+        Ok(candidates)
+    }
 
+    /// Nearest chunks to the query vector; the score is the cosine similarity.
+    fn dense_candidates(
+        &self,
+        searcher: &Searcher,
+        vector: &[f32],
+        depth: usize,
+        search_k: usize,
+    ) -> Result<Vec<Candidate>> {
+        let nearest = {
+            let rtxn = self.store.read_txn()?;
+            self.store.nearest_chunks(&rtxn, vector, depth, search_k)?
+        };
+        let mut candidates = Vec::with_capacity(nearest.len());
+        for (chunk_id, similarity) in nearest.into_iter().filter(|&(_, s)| s >= DENSE_MIN_SIMILARITY) {
+            let query = TermQuery::new(
+                Term::from_field_u64(self.fields.chunk_id, u64::from(chunk_id)),
+                IndexRecordOption::Basic,
+            );
+            // A vector whose chunk is gone (deleted since) simply has no doc.
+            if let Some((_, address)) = searcher.search(&query, &TopDocs::with_limit(1).order_by_score())?.first() {
+                candidates.push(Candidate { address: *address, score: similarity, doc_opt: None });
+            }
+        }
+        Ok(candidates)
+    }
+
+    /// Turns ranked candidates into hits: at most `max_hits_per_file` per file, identical
+    /// texts once, with snippets.
+    fn render(
+        &self,
+        searcher: &Searcher,
+        ranked: Vec<RankedCandidate>,
+        terms: &[String],
+        analyzer: &mut TextAnalyzer,
+        params: SearchParams,
+        explain: bool,
+    ) -> Result<Vec<SearchHit>> {
+        let f = self.fields;
         let query_terms: HashSet<&str> = terms.iter().map(String::as_str).collect();
         let mut per_file: HashMap<String, usize> = HashMap::new();
         let mut seen_hashes: HashSet<String> = HashSet::new();
         let mut hits = Vec::new();
-        for (score, doc) in ranked {
+        for candidate in ranked {
             if hits.len() >= params.limit {
                 break;
             }
+            let doc = match candidate.doc_opt {
+                Some(doc) => doc,
+                None => searcher.doc(candidate.address)?,
+            };
             let text_of = |field: Field| doc.get_first(field).and_then(|v| v.as_str()).unwrap_or("").to_string();
             let path = text_of(f.path);
-            let hash = text_of(f.chunk_hash);
             // The same text twice (vendored copies, generated twins) is one answer.
-            if !seen_hashes.insert(hash) {
+            if !seen_hashes.insert(text_of(f.chunk_hash)) {
                 continue;
             }
             let count = per_file.entry(path.clone()).or_default();
@@ -264,16 +364,136 @@ impl RepoIndex {
                 path,
                 line_start: doc.get_first(f.line_start).and_then(|v| v.as_u64()).unwrap_or(0),
                 line_end: doc.get_first(f.line_end).and_then(|v| v.as_u64()).unwrap_or(0),
-                score,
-                snippet: best_snippet(&body, &query_terms, &mut analyzer),
+                score: candidate.score,
+                snippet: best_snippet(&body, &query_terms, analyzer),
                 heading: text_of(f.heading),
                 language: text_of(f.language),
                 source: HitSource::Repo,
+                explain: explain.then_some(candidate.explain),
             });
         }
-        let top_score = hits.first().map(|h| h.score).unwrap_or(0.0);
-        Ok(SearchOutcome { hits, top_score })
+        Ok(hits)
     }
+}
+
+/// Most of what the embedding model sees of a chunk (it truncates at 256 tokens anyway).
+const EMBEDDING_INPUT_CHARS: usize = 2000;
+
+/// The text embedded for a chunk: where it is (path, heading path) and what it says.
+pub fn embedding_input(path: &str, heading: &str, text: &str) -> String {
+    let mut input = String::with_capacity(EMBEDDING_INPUT_CHARS.min(path.len() + heading.len() + text.len() + 2));
+    input.push_str(path);
+    if !heading.is_empty() {
+        input.push_str(" > ");
+        input.push_str(heading);
+    }
+    input.push('\n');
+    input.push_str(text);
+    if input.len() > EMBEDDING_INPUT_CHARS {
+        let mut cut = EMBEDDING_INPUT_CHARS;
+        while !input.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        input.truncate(cut);
+    }
+    input
+}
+
+/// Distinct analyzed terms of a query, in order.
+fn query_terms(analyzer: &mut TextAnalyzer, query_text: &str) -> Vec<String> {
+    let mut terms: Vec<String> = Vec::new();
+    for term in analyze(analyzer, query_text) {
+        if !terms.contains(&term) {
+            terms.push(term);
+        }
+    }
+    terms
+}
+
+/// Maps an unbounded lexical score to 0–1: about 0.63 at 10, 0.86 at 20.
+fn lexical_confidence(score: f32) -> f32 {
+    1.0 - (-score / LEXICAL_CONFIDENCE_SCALE).exp()
+}
+
+/// A chunk found by one ranking.
+struct Candidate {
+    address: DocAddress,
+    score: f32,
+    /// Already loaded (lexical rescoring reads the doc), else loaded when rendered.
+    doc_opt: Option<TantivyDocument>,
+}
+
+/// A candidate in the final order, with how each ranking placed it.
+struct RankedCandidate {
+    address: DocAddress,
+    score: f32,
+    doc_opt: Option<TantivyDocument>,
+    explain: HitExplain,
+}
+
+#[derive(Clone, Copy)]
+enum Source {
+    Lexical,
+    Dense,
+}
+
+fn with_ranks(candidates: Vec<Candidate>, source: Source) -> Vec<RankedCandidate> {
+    candidates
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let ranked_by = Some(RankedBy { rank: i + 1, score: c.score });
+            let explain = match source {
+                Source::Lexical => HitExplain { lexical: ranked_by, dense: None },
+                Source::Dense => HitExplain { lexical: None, dense: ranked_by },
+            };
+            RankedCandidate { address: c.address, score: c.score, doc_opt: c.doc_opt, explain }
+        })
+        .collect()
+}
+
+/// Reciprocal Rank Fusion parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FusionParams {
+    pub k: f32,
+    pub lexical_weight: f32,
+    pub dense_weight: f32,
+}
+
+impl Default for FusionParams {
+    fn default() -> Self {
+        FusionParams { k: 60.0, lexical_weight: 1.0, dense_weight: 1.0 }
+    }
+}
+
+/// RRF: each ranking adds `weight / (k + rank)`; a chunk found by both adds both.
+fn fuse(lexical: Vec<Candidate>, dense: Vec<Candidate>, params: FusionParams) -> Vec<RankedCandidate> {
+    let mut by_address: HashMap<DocAddress, RankedCandidate> = HashMap::new();
+    for (source, candidates, weight) in
+        [(Source::Lexical, lexical, params.lexical_weight), (Source::Dense, dense, params.dense_weight)]
+    {
+        for (i, candidate) in candidates.into_iter().enumerate() {
+            let rank = i + 1;
+            let entry = by_address.entry(candidate.address).or_insert_with(|| RankedCandidate {
+                address: candidate.address,
+                score: 0.0,
+                doc_opt: None,
+                explain: HitExplain::default(),
+            });
+            entry.score += weight / (params.k + rank as f32);
+            let ranked_by = Some(RankedBy { rank, score: candidate.score });
+            match source {
+                Source::Lexical => entry.explain.lexical = ranked_by,
+                Source::Dense => entry.explain.dense = ranked_by,
+            }
+            if entry.doc_opt.is_none() {
+                entry.doc_opt = candidate.doc_opt;
+            }
+        }
+    }
+    let mut fused: Vec<RankedCandidate> = by_address.into_values().collect();
+    fused.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.address.cmp(&b.address)));
+    fused
 }
 
 /// How much a path's hits count: 1 for primary sources and docs, less for test code.

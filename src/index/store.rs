@@ -5,14 +5,25 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use heed::types::{SerdeJson, Str};
+use arroy::distances::Cosine;
+use arroy::{Reader, Writer};
+use heed::byteorder::BigEndian;
+use heed::types::{Bytes, SerdeJson, Str, U32};
 use heed::{Database, Env, EnvOpenOptions, RoTxn, RwTxn, WithoutTls};
+use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
 use crate::protocol::Result;
 
 const FILES_DB: &str = "files";
 const META_DB: &str = "meta";
+const PENDING_DB: &str = "embedding_pending";
+const EMBED_CACHE_DB: &str = "embedding_cache";
+const VECTORS_DB: &str = "vectors";
+/// arroy index number of chunk vectors inside the vectors database (memory gets its own).
+const CHUNK_VECTORS_INDEX: u16 = 0;
+/// Seed of arroy's tree building, so index builds are reproducible.
+const ARROY_SEED: u64 = 0x5eed_d0cd;
 const RUN_STATE_KEY: &str = "index_run";
 /// The map is a ceiling on the file's size, not an allocation; 4 GiB leaves room for the
 /// vectors and memory that later live in the same environment.
@@ -26,6 +37,9 @@ pub struct FileRecord {
     pub mtime_ns: u64,
     pub chunks: u32,
     pub language: String,
+    /// Ids of the file's chunks: their vectors and pending embeddings go when the file does.
+    #[serde(default)]
+    pub chunk_ids: Vec<u32>,
 }
 
 /// Bookkeeping of index runs: a run that started after the last completion was interrupted.
@@ -41,6 +55,9 @@ pub struct IndexRunState {
     pub files: u64,
     pub chunks: u64,
     pub bytes: u64,
+    /// Next chunk id to hand out (ids are never reused while they can be referenced).
+    #[serde(default)]
+    pub next_chunk_id: u32,
 }
 
 impl IndexRunState {
@@ -57,6 +74,12 @@ pub struct RepoStore {
     env: Env<WithoutTls>,
     files: Database<'static, Str, SerdeJson<FileRecord>>,
     meta: Database<'static, Str, SerdeJson<IndexRunState>>,
+    /// chunk id → the text to embed, for chunks that have no vector yet.
+    pending: Database<'static, U32<BigEndian>, Str>,
+    /// SHA-256 of an embedding input → its vector (little-endian f32s): unchanged chunks are
+    /// never embedded twice, across files and re-indexes.
+    embed_cache: Database<'static, Str, Bytes>,
+    vectors: arroy::Database<'static, Cosine>,
 }
 
 impl RepoStore {
@@ -66,14 +89,17 @@ impl RepoStore {
         // one handle) and the file is never truncated or modified outside LMDB.
         let env = unsafe { EnvOpenOptions::new().read_txn_without_tls().map_size(MAP_SIZE).max_dbs(16).open(dir)? };
         let wtxn = env.write_txn()?;
-        let (files, meta) = env
+        let (files, meta, pending, embed_cache, vectors) = env
             .create_databases_and_commit(wtxn, |opener, wtxn| -> heed::Result<_> {
                 let files = opener.create_database(wtxn, Some(FILES_DB))?;
                 let meta = opener.create_database(wtxn, Some(META_DB))?;
-                Ok(heed::CommitOrAbort::<_, ()>::Commit((files, meta)))
+                let pending = opener.create_database(wtxn, Some(PENDING_DB))?;
+                let embed_cache = opener.create_database(wtxn, Some(EMBED_CACHE_DB))?;
+                let vectors = opener.create_database(wtxn, Some(VECTORS_DB))?;
+                Ok(heed::CommitOrAbort::<_, ()>::Commit((files, meta, pending, embed_cache, vectors)))
             })?
             .unwrap_commit();
-        Ok(RepoStore { env, files, meta })
+        Ok(RepoStore { env, files, meta, pending, embed_cache, vectors })
     }
 
     pub fn read_txn(&self) -> Result<RoTxn<'_, WithoutTls>> {
@@ -113,4 +139,102 @@ impl RepoStore {
     pub fn put_run_state(&self, wtxn: &mut RwTxn, state: &IndexRunState) -> Result<()> {
         Ok(self.meta.put(wtxn, RUN_STATE_KEY, state)?)
     }
+
+    pub fn pending_count(&self, rtxn: &RoTxn<WithoutTls>) -> Result<u64> {
+        Ok(self.pending.len(rtxn)?)
+    }
+
+    /// Up to `max` chunks waiting for a vector, lowest ids first.
+    pub fn pending_batch(&self, rtxn: &RoTxn<WithoutTls>, max: usize) -> Result<Vec<(u32, String)>> {
+        let mut out = Vec::with_capacity(max);
+        for entry in self.pending.iter(rtxn)?.take(max) {
+            let (id, text) = entry?;
+            out.push((id, text.to_string()));
+        }
+        Ok(out)
+    }
+
+    pub fn is_pending(&self, rtxn: &RoTxn<WithoutTls>, chunk_id: u32) -> Result<bool> {
+        Ok(self.pending.get(rtxn, &chunk_id)?.is_some())
+    }
+
+    pub fn put_pending(&self, wtxn: &mut RwTxn, chunk_id: u32, text: &str) -> Result<()> {
+        Ok(self.pending.put(wtxn, &chunk_id, text)?)
+    }
+
+    pub fn cached_embedding(&self, rtxn: &RoTxn<WithoutTls>, input_hash: &str) -> Result<Option<Vec<f32>>> {
+        Ok(self
+            .embed_cache
+            .get(rtxn, input_hash)?
+            .map(|bytes| bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()))
+    }
+
+    pub fn cache_embedding(&self, wtxn: &mut RwTxn, input_hash: &str, vector: &[f32]) -> Result<()> {
+        let bytes: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
+        Ok(self.embed_cache.put(wtxn, input_hash, &bytes)?)
+    }
+
+    fn vector_writer(&self) -> Writer<Cosine> {
+        Writer::new(self.vectors, CHUNK_VECTORS_INDEX, crate::models::EMBEDDING_DIMS)
+    }
+
+    /// Stores a chunk's vector and clears its pending entry, in the caller's transaction.
+    pub fn put_vector(&self, wtxn: &mut RwTxn, chunk_id: u32, vector: &[f32]) -> Result<()> {
+        self.vector_writer().add_item(wtxn, chunk_id, vector).map_err(arroy_error)?;
+        self.pending.delete(wtxn, &chunk_id)?;
+        Ok(())
+    }
+
+    /// Forgets a chunk: its vector and its pending entry.
+    pub fn delete_chunk(&self, wtxn: &mut RwTxn, chunk_id: u32) -> Result<()> {
+        self.vector_writer().del_item(wtxn, chunk_id).map_err(arroy_error)?;
+        self.pending.delete(wtxn, &chunk_id)?;
+        Ok(())
+    }
+
+    /// Rebuilds the ANN trees after vectors were added or removed (incremental in arroy).
+    pub fn build_vectors(&self, wtxn: &mut RwTxn) -> Result<()> {
+        let writer = self.vector_writer();
+        if writer.need_build(wtxn).map_err(arroy_error)? {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(ARROY_SEED);
+            writer.builder(&mut rng).build(wtxn).map_err(arroy_error)?;
+        }
+        Ok(())
+    }
+
+    /// Number of chunks with a vector in the built index.
+    pub fn vector_count(&self, rtxn: &RoTxn<WithoutTls>) -> Result<u64> {
+        match Reader::<Cosine>::open(rtxn, CHUNK_VECTORS_INDEX, self.vectors) {
+            Ok(reader) => Ok(reader.n_items()),
+            Err(arroy::Error::MissingMetadata(_)) | Err(arroy::Error::NeedBuild(_)) => Ok(0),
+            Err(err) => Err(arroy_error(err)),
+        }
+    }
+
+    /// The `count` chunks closest to `vector` as (chunk id, cosine similarity), best first.
+    /// `search_k` trades speed for recall (arroy inspects that many nodes).
+    pub fn nearest_chunks(
+        &self,
+        rtxn: &RoTxn<WithoutTls>,
+        vector: &[f32],
+        count: usize,
+        search_k: usize,
+    ) -> Result<Vec<(u32, f32)>> {
+        let reader = match Reader::<Cosine>::open(rtxn, CHUNK_VECTORS_INDEX, self.vectors) {
+            Ok(reader) => reader,
+            Err(arroy::Error::MissingMetadata(_)) | Err(arroy::Error::NeedBuild(_)) => return Ok(Vec::new()),
+            Err(err) => return Err(arroy_error(err)),
+        };
+        let mut query = reader.nns(count);
+        if let Some(search_k) = std::num::NonZeroUsize::new(search_k) {
+            query.search_k(search_k);
+        }
+        let found = query.by_vector(rtxn, vector).map_err(arroy_error)?;
+        // arroy's cosine distance is (1 - cos) / 2.
+        Ok(found.into_iter().map(|(id, distance)| (id, 1.0 - 2.0 * distance)).collect())
+    }
+}
+
+fn arroy_error(err: arroy::Error) -> crate::protocol::DocdexError {
+    crate::protocol::DocdexError::internal(format!("vector store error: {err}"))
 }

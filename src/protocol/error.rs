@@ -26,6 +26,8 @@ pub enum ErrorCode {
     ConfigInvalid,
     /// The state directory could not be created or written.
     StateUnwritable,
+    /// The embedding model or ONNX Runtime is missing or failed to load.
+    ModelUnavailable,
     /// Anything else: a bug or an environment failure.
     Internal,
 }
@@ -38,6 +40,7 @@ impl ErrorCode {
             ErrorCode::Unauthorized => 401,
             ErrorCode::RepoNotFound | ErrorCode::RepoNotIndexed | ErrorCode::NotFound => 404,
             ErrorCode::IndexLocked => 409,
+            ErrorCode::ModelUnavailable => 503,
             ErrorCode::ConfigInvalid | ErrorCode::StateUnwritable | ErrorCode::Internal => 500,
         }
     }
@@ -57,6 +60,7 @@ impl ErrorCode {
             ErrorCode::NotFound => "not_found",
             ErrorCode::ConfigInvalid => "config_invalid",
             ErrorCode::StateUnwritable => "state_unwritable",
+            ErrorCode::ModelUnavailable => "model_unavailable",
             ErrorCode::Internal => "internal",
         }
     }

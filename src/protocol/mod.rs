@@ -18,6 +18,44 @@ pub enum HitSource {
     Repo,
 }
 
+/// How a search ranks chunks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchMode {
+    /// BM25 over the code-aware analyzer.
+    Lexical,
+    /// Nearest neighbours of the query embedding.
+    Dense,
+    /// Both, fused with Reciprocal Rank Fusion.
+    Hybrid,
+}
+
+impl SearchMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SearchMode::Lexical => "lexical",
+            SearchMode::Dense => "dense",
+            SearchMode::Hybrid => "hybrid",
+        }
+    }
+}
+
+impl std::str::FromStr for SearchMode {
+    type Err = DocdexError;
+
+    fn from_str(text: &str) -> Result<SearchMode> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "lexical" => Ok(SearchMode::Lexical),
+            "dense" => Ok(SearchMode::Dense),
+            "hybrid" => Ok(SearchMode::Hybrid),
+            other => {
+                Err(DocdexError::invalid(format!("unknown mode `{other}`"))
+                    .with_hint("use one of lexical, dense, hybrid"))
+            }
+        }
+    }
+}
+
 /// A search over one repo's index.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchRequest {
@@ -25,6 +63,10 @@ pub struct SearchRequest {
     pub repo_opt: Option<PathBuf>,
     pub query: String,
     pub limit: usize,
+    /// `None` means hybrid when the repo has vectors and the model loads, else lexical.
+    pub mode_opt: Option<SearchMode>,
+    /// Annotate hits with the rank and score each ranking gave them.
+    pub explain: bool,
 }
 
 /// Upper bound for `limit`, so one request cannot ask for the whole index.
@@ -64,6 +106,39 @@ pub struct SearchHit {
     pub heading: String,
     pub language: String,
     pub source: HitSource,
+    /// With `explain`: where each ranking placed this chunk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<HitExplain>,
+}
+
+/// Rank (1-based) and score of a hit in one ranking.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RankedBy {
+    pub rank: usize,
+    pub score: f32,
+}
+
+/// Per-source ranks of a hit; a source that did not return the chunk is absent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct HitExplain {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lexical: Option<RankedBy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dense: Option<RankedBy>,
+}
+
+impl HitExplain {
+    /// `lexical#1, dense#4`.
+    pub fn summary(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(l) = self.lexical {
+            parts.push(format!("lexical#{} ({:.2})", l.rank, l.score));
+        }
+        if let Some(d) = self.dense {
+            parts.push(format!("dense#{} ({:.3})", d.rank, d.score));
+        }
+        parts.join(", ")
+    }
 }
 
 /// The answer to a search; identical on the CLI (`--json`) and over HTTP.
@@ -71,9 +146,16 @@ pub struct SearchHit {
 pub struct SearchResponse {
     pub query: String,
     pub took_ms: f64,
-    /// Score of the best hit (0 when there is none): the raw BM25 score, which a later
-    /// confidence gate compares against `web_trigger_threshold` after calibration.
+    /// Confidence in the best hit, calibrated to 0–1 in every mode so the waterfall can
+    /// compare it with `web_trigger_threshold`: lexical maps the best BM25 score through
+    /// `1 - exp(-score / 10)`; dense is the best cosine similarity; hybrid is the larger of
+    /// the two for the best candidates of each ranking. 0 when there is no hit.
     pub top_score: f32,
+    /// The mode actually used (a dense or hybrid request without a model runs lexical).
+    pub mode: SearchMode,
+    /// Why the mode differs from the request, or what is still missing (embeddings pending).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
     pub hits: Vec<SearchHit>,
 }
 
@@ -101,6 +183,9 @@ pub struct IndexSummary {
     /// Bytes of source read and indexed in this run.
     pub bytes_indexed: u64,
     pub seconds: f64,
+    /// With `index --wait`: the embedding job that followed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embeddings: Option<EmbedSummary>,
 }
 
 /// Progress of a running index job, reported to whoever started it.
@@ -110,6 +195,30 @@ pub struct IndexProgress {
     pub files_total: u64,
     pub bytes_done: u64,
     pub chunks_written: u64,
+}
+
+/// Progress of embedding a repo's pending chunks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmbedProgress {
+    /// Chunks embedded by this job so far.
+    pub embedded: u64,
+    /// Chunks still waiting.
+    pub pending: u64,
+}
+
+/// What an embedding job did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmbedSummary {
+    /// Chunks embedded by this job.
+    pub embedded: u64,
+    /// Chunks with a vector now.
+    pub vectors: u64,
+    /// Chunks still waiting (non-zero only if the job stopped early).
+    pub pending: u64,
+    pub seconds: f64,
+    /// Why nothing was embedded (model unavailable), when that is the case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
 }
 
 /// What is indexed for a repo, and when.
@@ -129,6 +238,23 @@ pub struct RepoStatus {
     pub chunks: u64,
     pub bytes: u64,
     pub index_size_bytes: u64,
+    pub embeddings: EmbeddingStatus,
+}
+
+/// Progress of a repo's embeddings, and whether the model is usable.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmbeddingStatus {
+    /// Chunks in the index.
+    pub total: u64,
+    /// Chunks still waiting for a vector.
+    pub pending: u64,
+    /// Chunks with a vector.
+    pub embedded: u64,
+    pub model: String,
+    pub model_available: bool,
+    /// Why the model is unavailable, when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
 }
 
 /// Answer of `GET /healthz`.

@@ -31,6 +31,7 @@ impl Home {
             .env_remove("DOCDEX_STATE_DIR")
             .env_remove("DOCDEX_HTTP_BIND_ADDR")
             .env_remove(docdex::actors::indexer::FAULT_ABORT_AFTER_COMMITS_ENV)
+            .env("DOCDEX_MODELS_DIR", models_dir())
             .stdin(Stdio::null());
         cmd
     }
@@ -163,4 +164,17 @@ pub fn tokio_source() -> PathBuf {
         .collect();
     found.sort();
     found.pop().expect("tokio 1.x source in cargo's registry (run `cargo fetch`)")
+}
+
+/// The installed embedding model (`scripts/test.sh` installs it into target/test-models).
+pub fn models_dir() -> PathBuf {
+    let dir = std::env::var_os("DOCDEX_MODELS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-models"));
+    assert!(
+        docdex::models::ModelPaths::under(&dir).missing().is_none(),
+        "the embedding model is not installed in {}: run ./scripts/test.sh (or `docdexd models install` with DOCDEX_MODELS_DIR set)",
+        dir.display()
+    );
+    dir
 }

@@ -7,3 +7,4 @@ mod cli;
 mod http;
 mod indexing;
 mod quality;
+mod semantic;

@@ -1,0 +1,290 @@
+//! Embedder: turns text into normalised 384-d vectors with all-MiniLM-L6-v2 (int8 ONNX)
+//! through fastembed, ONNX Runtime loaded dynamically from the installed library.
+//!
+//! A sync actor started with two threads, each owning its own model instance (loaded on first
+//! use): background indexing sends one batch at a time, so a query never waits behind a long
+//! indexing batch. A missing or broken model is a reported state, never a panic: the daemon
+//! stays lexical-only and says why.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use actix::{Actor, Handler, Message, SyncContext};
+use fastembed::{InitOptionsUserDefined, Pooling, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel};
+
+use crate::models::{ModelPaths, EMBEDDING_DIMS};
+use crate::protocol::{DocdexError, ErrorCode, Result};
+
+/// Distinct queries whose vectors are remembered.
+const QUERY_CACHE_ENTRIES: usize = 2048;
+
+/// How the embedder is set up.
+#[derive(Debug, Clone)]
+pub struct EmbedderSettings {
+    pub enabled: bool,
+    pub paths: ModelPaths,
+    pub batch_size: usize,
+    pub max_tokens: usize,
+    pub threads: usize,
+}
+
+/// Recent query vectors, shared by the embedder threads.
+#[derive(Default)]
+pub struct QueryCache {
+    vectors: HashMap<String, Arc<Vec<f32>>>,
+    order: VecDeque<String>,
+}
+
+impl QueryCache {
+    fn get(&self, query: &str) -> Option<Arc<Vec<f32>>> {
+        self.vectors.get(query).cloned()
+    }
+
+    fn put(&mut self, query: String, vector: Arc<Vec<f32>>) {
+        if self.vectors.len() >= QUERY_CACHE_ENTRIES {
+            if let Some(oldest) = self.order.pop_front() {
+                self.vectors.remove(&oldest);
+            }
+        }
+        if self.vectors.insert(query.clone(), vector).is_none() {
+            self.order.push_back(query);
+        }
+    }
+}
+
+enum ModelState {
+    NotLoaded,
+    Ready(Box<EmbeddingModel>),
+    Failed(String),
+}
+
+/// A loaded model: normalised embeddings for a batch of texts.
+pub struct EmbeddingModel {
+    model: TextEmbedding,
+    batch_size: usize,
+}
+
+impl EmbeddingModel {
+    /// Loads the model, or explains why it cannot be loaded (never panics).
+    pub fn load(settings: &EmbedderSettings) -> std::result::Result<EmbeddingModel, String> {
+        Ok(EmbeddingModel { model: load_model(settings)?, batch_size: settings.batch_size.max(1) })
+    }
+
+    /// One unit-length 384-d vector per text.
+    pub fn embed(&mut self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+        let vectors = self
+            .model
+            .embed(texts, Some(self.batch_size))
+            .map_err(|err| DocdexError::internal(format!("embedding failed: {err}")))?;
+        let vectors: Vec<Vec<f32>> = vectors.into_iter().map(normalise).collect();
+        if let Some(bad) = vectors.iter().find(|v| v.len() != EMBEDDING_DIMS) {
+            return Err(unavailable(&format!(
+                "the model returned {} dimensions, expected {EMBEDDING_DIMS}",
+                bad.len()
+            )));
+        }
+        Ok(vectors)
+    }
+}
+
+pub struct Embedder {
+    settings: EmbedderSettings,
+    state: ModelState,
+    query_cache: Arc<Mutex<QueryCache>>,
+}
+
+/// ONNX Runtime is loaded once per process; the environment must outlive every session.
+static RUNTIME: OnceLock<std::result::Result<ort::environment::Environment, String>> = OnceLock::new();
+
+fn runtime(paths: &ModelPaths) -> std::result::Result<ort::environment::Environment, String> {
+    RUNTIME
+        .get_or_init(|| {
+            let path = &paths.runtime_path;
+            let builder = ort::init_from(path)
+                .map_err(|err| format!("cannot load ONNX Runtime from {}: {err}", path.display()))?;
+            builder.with_name("docdex").build().map_err(|err| format!("cannot start ONNX Runtime: {err}"))
+        })
+        .clone()
+}
+
+/// Loads the model, or explains why it cannot be loaded.
+fn load_model(settings: &EmbedderSettings) -> std::result::Result<TextEmbedding, String> {
+    if !settings.enabled {
+        return Err("semantic search is disabled (embedding.enabled = false)".into());
+    }
+    if let Some(missing) = settings.paths.missing() {
+        return Err(format!("{} is missing; run `docdexd models install`", missing.display()));
+    }
+    let environment = runtime(&settings.paths)?;
+    let dir = &settings.paths.model_dir;
+    let read = |name: &str| std::fs::read(dir.join(name)).map_err(|err| format!("cannot read {name}: {err}"));
+    let tokenizer_files = TokenizerFiles {
+        tokenizer_file: read("tokenizer.json")?,
+        config_file: read("config.json")?,
+        special_tokens_map_file: read("special_tokens_map.json")?,
+        tokenizer_config_file: read("tokenizer_config.json")?,
+    };
+    let model = UserDefinedEmbeddingModel::new(read("model.onnx")?, tokenizer_files).with_pooling(Pooling::Mean);
+    let options = InitOptionsUserDefined::new()
+        .with_environment(environment)
+        .with_max_length(settings.max_tokens)
+        .with_intra_threads(settings.threads.max(1));
+    // A broken library or model must not take the daemon down with it.
+    let loaded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        TextEmbedding::try_new_from_user_defined(model, options)
+    }));
+    match loaded {
+        Ok(Ok(model)) => Ok(model),
+        Ok(Err(err)) => Err(format!("cannot load the embedding model from {}: {err}", dir.display())),
+        Err(_) => Err(format!("loading the embedding model from {} crashed", dir.display())),
+    }
+}
+
+/// Loads the model once and embeds a sentence: what `check` and `models install` report.
+pub fn probe(settings: &EmbedderSettings) -> std::result::Result<String, String> {
+    let mut model = EmbeddingModel::load(settings)?;
+    model.embed(&["docdex model check".to_string()]).map_err(|err| err.message)?;
+    Ok(format!(
+        "{} loads ({EMBEDDING_DIMS} dimensions) from {}",
+        crate::models::MODEL_NAME,
+        settings.paths.model_dir.display()
+    ))
+}
+
+fn normalise(mut vector: Vec<f32>) -> Vec<f32> {
+    let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > f32::EPSILON {
+        vector.iter_mut().for_each(|x| *x /= norm);
+    }
+    vector
+}
+
+fn unavailable(reason: &str) -> DocdexError {
+    DocdexError::new(ErrorCode::ModelUnavailable, format!("embedding model unavailable: {reason}"))
+        .with_hint("run `docdexd models install`, then `docdexd check`")
+}
+
+impl Embedder {
+    pub fn new(settings: EmbedderSettings, query_cache: Arc<Mutex<QueryCache>>) -> Embedder {
+        Embedder { settings, state: ModelState::NotLoaded, query_cache }
+    }
+
+    fn model(&mut self) -> Result<&mut EmbeddingModel> {
+        if matches!(self.state, ModelState::NotLoaded) {
+            self.state = match EmbeddingModel::load(&self.settings) {
+                Ok(model) => ModelState::Ready(Box::new(model)),
+                Err(reason) => {
+                    tracing::warn!(reason = %reason, "semantic search unavailable");
+                    ModelState::Failed(reason)
+                }
+            };
+        }
+        match &mut self.state {
+            ModelState::Ready(model) => Ok(model),
+            ModelState::Failed(reason) => Err(unavailable(reason)),
+            ModelState::NotLoaded => Err(unavailable("not loaded")),
+        }
+    }
+
+    fn embed(&mut self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+        self.model()?.embed(texts)
+    }
+}
+
+impl Actor for Embedder {
+    type Context = SyncContext<Self>;
+}
+
+/// Embeds passages (chunks) for the index.
+#[derive(Message)]
+#[rtype(result = "Result<Vec<Vec<f32>>>")]
+pub struct EmbedTexts(pub Vec<String>);
+
+/// Embeds a search query, through the query cache.
+#[derive(Message)]
+#[rtype(result = "Result<Arc<Vec<f32>>>")]
+pub struct EmbedQuery(pub String);
+
+/// Loads the model if needed and reports whether it works.
+#[derive(Message)]
+#[rtype(result = "ModelInfo")]
+pub struct ProbeModel;
+
+/// Whether the model loads, and why not.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelInfo {
+    pub available: bool,
+    pub detail: String,
+}
+
+impl Handler<EmbedTexts> for Embedder {
+    type Result = Result<Vec<Vec<f32>>>;
+
+    fn handle(&mut self, EmbedTexts(texts): EmbedTexts, _: &mut SyncContext<Self>) -> Self::Result {
+        self.embed(&texts)
+    }
+}
+
+impl Handler<EmbedQuery> for Embedder {
+    type Result = Result<Arc<Vec<f32>>>;
+
+    fn handle(&mut self, EmbedQuery(query): EmbedQuery, _: &mut SyncContext<Self>) -> Self::Result {
+        let key = query.trim().to_string();
+        if let Some(hit) = self.query_cache.lock().map_err(|_| DocdexError::internal("query cache poisoned"))?.get(&key)
+        {
+            return Ok(hit);
+        }
+        let vector = Arc::new(self.embed(std::slice::from_ref(&key))?.remove(0));
+        self.query_cache
+            .lock()
+            .map_err(|_| DocdexError::internal("query cache poisoned"))?
+            .put(key, Arc::clone(&vector));
+        Ok(vector)
+    }
+}
+
+impl Handler<ProbeModel> for Embedder {
+    type Result = actix::MessageResult<ProbeModel>;
+
+    fn handle(&mut self, _: ProbeModel, _: &mut SyncContext<Self>) -> Self::Result {
+        let info = match self.model() {
+            Ok(_) => ModelInfo {
+                available: true,
+                detail: format!("{} from {}", crate::models::MODEL_NAME, self.settings.paths.model_dir.display()),
+            },
+            Err(err) => ModelInfo { available: false, detail: err.message },
+        };
+        actix::MessageResult(info)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_cache_evicts_the_oldest() {
+        let mut cache = QueryCache::default();
+        for i in 0..QUERY_CACHE_ENTRIES + 1 {
+            cache.put(format!("q{i}"), Arc::new(vec![i as f32]));
+        }
+        assert!(cache.get("q0").is_none());
+        assert_eq!(cache.get("q1").map(|v| v[0]), Some(1.0));
+        assert_eq!(cache.vectors.len(), QUERY_CACHE_ENTRIES);
+    }
+
+    #[test]
+    fn a_missing_model_is_a_reason_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = EmbedderSettings {
+            enabled: true,
+            paths: ModelPaths::under(dir.path()),
+            batch_size: 16,
+            max_tokens: 256,
+            threads: 1,
+        };
+        let reason = load_model(&settings).err().unwrap();
+        assert!(reason.contains("docdexd models install"), "{reason}");
+        assert_eq!(normalise(vec![3.0, 4.0]), vec![0.6, 0.8]);
+    }
+}

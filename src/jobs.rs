@@ -1,0 +1,206 @@
+//! Long-running jobs the dispatcher drives through the actors: an index run (walk, chunk,
+//! write in batches) and the background embedding of pending chunks.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use actix::Addr;
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::actors::embedder::{EmbedTexts, Embedder};
+use crate::actors::indexer::{
+    AddFiles, BeginIndexRun, CommitBatch, FinishIndexRun, PendingEmbeddings, StoreEmbeddings,
+};
+use crate::actors::ingestor::{ChunkFiles, IngestedFile, Ingestor, ScanRepo};
+use crate::actors::repo_manager::RepoHandle;
+use crate::config::Config;
+use crate::index::FileRecord;
+use crate::ingest::{ChunkParams, ScannedFile};
+use crate::protocol::{EmbedProgress, IndexProgress, IndexSummary, Result};
+
+/// Files per chunking request: small enough to spread a batch over the Ingestor threads and
+/// keep the Indexer fed, large enough that messaging costs nothing.
+const CHUNK_GROUP_FILES: usize = 32;
+
+/// Splits the files to (re)read into write batches by count and bytes. Batches bound the
+/// memory a run holds and are the unit of progress and of crash recovery.
+pub fn plan_batches(files: Vec<ScannedFile>, max_files: usize, max_bytes: u64) -> Vec<Vec<ScannedFile>> {
+    let mut batches = Vec::new();
+    let mut current: Vec<ScannedFile> = Vec::new();
+    let mut bytes = 0u64;
+    for file in files {
+        if !current.is_empty() && (current.len() >= max_files.max(1) || bytes + file.size > max_bytes) {
+            batches.push(std::mem::take(&mut current));
+            bytes = 0;
+        }
+        bytes += file.size;
+        current.push(file);
+    }
+    if !current.is_empty() {
+        batches.push(current);
+    }
+    batches
+}
+
+/// Whether a file must be re-read: new, or its size or mtime differ from the last run.
+fn needs_read(file: &ScannedFile, known: Option<&FileRecord>) -> bool {
+    match known {
+        Some(record) => record.size != file.size || u128::from(record.mtime_ns) != file.mtime_ns,
+        None => true,
+    }
+}
+
+pub async fn run_index(
+    handle: &RepoHandle,
+    ingestor: &Addr<Ingestor>,
+    config: &Config,
+    progress_opt: Option<UnboundedSender<IndexProgress>>,
+) -> Result<IndexSummary> {
+    let started = Instant::now();
+    let root = handle.index.root.clone();
+    let known = handle.indexer.send(BeginIndexRun).await??;
+    let scan =
+        ingestor.send(ScanRepo { root: root.clone(), max_file_size_bytes: config.index.max_file_size_bytes }).await?;
+    for err in &scan.walk_errors {
+        tracing::warn!(error = %err, "skipped an entry while walking the repo");
+    }
+    let scanned_paths: std::collections::HashSet<&str> = scan.files.iter().map(|f| f.rel_path.as_str()).collect();
+    let deleted: Vec<String> = known.keys().filter(|p| !scanned_paths.contains(p.as_str())).cloned().collect();
+    let bytes_total: u64 = scan.files.iter().map(|f| f.size).sum();
+    let mut summary = IndexSummary {
+        repo: root.display().to_string(),
+        fingerprint: handle.meta.fingerprint.clone(),
+        files_scanned: scan.files.len() as u64,
+        files_deleted: deleted.len() as u64,
+        files_skipped: scan.too_large,
+        ..IndexSummary::default()
+    };
+    let (to_read, untouched): (Vec<ScannedFile>, Vec<ScannedFile>) =
+        scan.files.into_iter().partition(|f| needs_read(f, known.get(&f.rel_path)));
+    summary.files_unchanged = untouched.len() as u64;
+    let params = ChunkParams {
+        max_lines: config.index.max_chunk_lines,
+        target_lines: config.index.target_chunk_lines,
+        ..ChunkParams::default()
+    };
+    let mut progress =
+        IndexProgress { files_done: 0, files_total: to_read.len() as u64, bytes_done: 0, chunks_written: 0 };
+    let report = |progress: &IndexProgress| {
+        if let Some(tx) = &progress_opt {
+            // The receiver may have gone away (client disconnected); indexing goes on.
+            let _ = tx.send(progress.clone());
+        }
+    };
+    report(&progress);
+
+    // Pipeline: every group of a batch is queued on the Ingestor pool at once (its threads
+    // chunk in parallel) and handed to the Indexer as it comes back; the next batch is queued
+    // before the current one commits, so parsing never waits for a commit.
+    let batches = plan_batches(to_read, config.index.batch_max_files, config.index.batch_max_bytes as u64);
+    let queue_batch = |batch: &[ScannedFile]| {
+        batch
+            .chunks(CHUNK_GROUP_FILES)
+            .map(|group| {
+                let known_hashes: HashMap<String, String> = group
+                    .iter()
+                    .filter_map(|f| known.get(&f.rel_path).map(|r| (f.rel_path.clone(), r.content_hash.clone())))
+                    .collect();
+                ingestor.send(ChunkFiles { files: group.to_vec(), known_hashes, params })
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut queued = batches.first().map(|b| queue_batch(b));
+    for (n, batch) in batches.iter().enumerate() {
+        for request in queued.take().unwrap_or_default() {
+            let ingested = request.await?;
+            for file in &ingested {
+                match file {
+                    IngestedFile::Changed { .. } => summary.files_indexed += 1,
+                    IngestedFile::Unchanged { .. } => summary.files_unchanged += 1,
+                    IngestedFile::Skipped { path, reason, .. } => {
+                        tracing::debug!(path = %path, reason = %reason, "skipped file");
+                        summary.files_skipped += 1;
+                    }
+                }
+            }
+            summary.chunks_written += handle.indexer.send(AddFiles { files: ingested }).await??;
+        }
+        queued = batches.get(n + 1).map(|b| queue_batch(b));
+        handle.indexer.send(CommitBatch).await??;
+        let batch_bytes: u64 = batch.iter().map(|f| f.size).sum();
+        summary.bytes_indexed += batch_bytes;
+        progress = IndexProgress {
+            files_done: progress.files_done + batch.len() as u64,
+            bytes_done: progress.bytes_done + batch_bytes,
+            chunks_written: summary.chunks_written,
+            ..progress
+        };
+        report(&progress);
+    }
+    let state = handle.indexer.send(FinishIndexRun { deleted, bytes_total }).await??;
+    summary.chunks_total = state.chunks;
+    summary.seconds = started.elapsed().as_secs_f64();
+    Ok(summary)
+}
+
+/// Embeds a repo's pending chunks until none are left (or the model fails), reporting
+/// progress. Returns how many chunks got a vector.
+pub async fn embed_pending(
+    handle: &RepoHandle,
+    embedder: &Addr<Embedder>,
+    batch_size: usize,
+    progress_opt: Option<&UnboundedSender<EmbedProgress>>,
+) -> Result<u64> {
+    let mut embedded = 0u64;
+    // A few inference batches per store: the ANN rebuild after each store is not free.
+    let per_store = batch_size.max(1) * 4;
+    loop {
+        let batch = handle.indexer.send(PendingEmbeddings { max: per_store }).await??;
+        if batch.is_empty() {
+            return Ok(embedded);
+        }
+        let texts: Vec<String> = batch.iter().map(|(_, text)| text.clone()).collect();
+        let vectors = embedder.send(EmbedTexts(texts)).await??;
+        let count = batch.len() as u64;
+        let items = batch.into_iter().zip(vectors).map(|((id, text), vector)| (id, text, vector)).collect();
+        let pending = handle.indexer.send(StoreEmbeddings { items }).await??;
+        embedded += count;
+        if let Some(tx) = progress_opt {
+            // Nobody listening any more is fine: the work goes on.
+            let _ = tx.send(EmbedProgress { embedded, pending });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(name: &str, size: u64) -> ScannedFile {
+        ScannedFile { rel_path: name.into(), abs_path: name.into(), size, mtime_ns: 1 }
+    }
+
+    #[test]
+    fn batches_respect_file_and_byte_limits() {
+        let files = vec![file("a", 10), file("b", 10), file("c", 10), file("d", 50), file("e", 1)];
+        let batches = plan_batches(files, 2, 25);
+        let names: Vec<Vec<&str>> = batches.iter().map(|b| b.iter().map(|f| f.rel_path.as_str()).collect()).collect();
+        assert_eq!(names, vec![vec!["a", "b"], vec!["c"], vec!["d"], vec!["e"]]);
+        assert!(plan_batches(Vec::new(), 2, 25).is_empty());
+    }
+
+    #[test]
+    fn unchanged_size_and_mtime_skip_the_read() {
+        let record = FileRecord {
+            content_hash: "h".into(),
+            size: 10,
+            mtime_ns: 1,
+            chunks: 1,
+            language: "rust".into(),
+            chunk_ids: vec![0],
+        };
+        assert!(!needs_read(&file("a", 10), Some(&record)));
+        assert!(needs_read(&file("a", 11), Some(&record)));
+        assert!(needs_read(&file("a", 10), None));
+    }
+}

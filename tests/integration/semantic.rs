@@ -1,0 +1,195 @@
+//! Dense and hybrid retrieval with the real ONNX model: embeddings, vectors in LMDB (arroy),
+//! the embedding cache, fallbacks without a model, and the modes over CLI and HTTP.
+
+use docdex::actors::embedder::{EmbedderSettings, EmbeddingModel};
+use docdex::models::ModelPaths;
+
+use crate::common::{get, hit_paths, models_dir, repo_with, write, Home, Server};
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+#[test]
+fn paraphrases_are_closer_than_unrelated_text() {
+    let settings = EmbedderSettings {
+        enabled: true,
+        paths: ModelPaths::under(&models_dir()),
+        batch_size: 16,
+        max_tokens: 256,
+        threads: 1,
+    };
+    let mut model = EmbeddingModel::load(&settings).unwrap();
+    let texts: Vec<String> = [
+        "How do I stop a slow task from freezing everything?",
+        "Run blocking work on a separate thread so the executor keeps going.",
+        "The recipe needs two cups of flour and a pinch of salt.",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let v = model.embed(&texts).unwrap();
+    assert!(v.iter().all(|x| x.len() == 384));
+    let norm: f32 = v[0].iter().map(|x| x * x).sum::<f32>().sqrt();
+    assert!((norm - 1.0).abs() < 1e-3, "vectors are unit length, got {norm}");
+    let related = cosine(&v[0], &v[1]);
+    let unrelated = cosine(&v[0], &v[2]);
+    assert!(related > unrelated + 0.1, "related {related} vs unrelated {unrelated}");
+}
+
+/// Files that share no words with the questions asked of them.
+fn paraphrase_repo() -> tempfile::TempDir {
+    repo_with(&[
+        (
+            "src/throttle.rs",
+            "/// Limits how many requests a client may send per minute.\npub fn rate_limit(client_id: u64, per_minute: u32) -> bool {\n    per_minute > 0 && client_id > 0\n}\n",
+        ),
+        (
+            "src/backup.rs",
+            "/// Copies the database files to cold storage every night.\npub fn nightly_snapshot(target: &str) {\n    let _ = target;\n}\n",
+        ),
+        (
+            "docs/colors.md",
+            "# Palette\n\nThe interface uses teal for primary buttons and amber for warnings.\n",
+        ),
+    ])
+}
+
+#[test]
+fn dense_and_hybrid_find_what_lexical_misses() {
+    let repo = paraphrase_repo();
+    let home = Home::new();
+    let summary = home.json(&["index", "--repo", repo.path().to_str().unwrap(), "--wait", "--json"]);
+    assert_eq!(summary["embeddings"]["embedded"], summary["chunks_total"], "{summary}");
+    let question = "cap the number of calls a user can make";
+    let run = |mode: &str| {
+        let out = home.run(&[
+            "search",
+            "--repo",
+            repo.path().to_str().unwrap(),
+            "--json",
+            "--explain",
+            "--mode",
+            mode,
+            question,
+        ]);
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let lexical = run("lexical");
+    assert!(!hit_paths(&lexical).contains(&"src/throttle.rs".to_string()), "{lexical}");
+    let dense = run("dense");
+    assert_eq!(dense["mode"], "dense");
+    assert_eq!(hit_paths(&dense).first().map(String::as_str), Some("src/throttle.rs"), "{dense}");
+    assert!(dense["hits"][0]["explain"]["dense"]["rank"] == 1);
+    let hybrid = run("hybrid");
+    assert_eq!(hybrid["mode"], "hybrid");
+    assert_eq!(hit_paths(&hybrid).first().map(String::as_str), Some("src/throttle.rs"), "{hybrid}");
+    let confidence = hybrid["top_score"].as_f64().unwrap();
+    assert!(confidence > 0.2 && confidence <= 1.0, "{hybrid}");
+    // With vectors present, the default mode is hybrid.
+    let auto = home.search(repo.path(), "nightly copy of the data to cold storage");
+    assert_eq!(auto["mode"], "hybrid");
+    assert_eq!(hit_paths(&auto).first().map(String::as_str), Some("src/backup.rs"), "{auto}");
+}
+
+#[test]
+fn vectors_survive_a_restart_and_only_changed_chunks_are_re_embedded() {
+    let repo = repo_with(&[
+        ("docs/a.md", "# Alpha\n\nGlaciers carve valleys over thousands of years.\n\n# Beta\n\nVolcanoes build islands from lava.\n"),
+        ("docs/b.md", "# Gamma\n\nCoral reefs grow in warm shallow seas.\n"),
+    ]);
+    let home = Home::new();
+    let first = home.json(&["index", "--repo", repo.path().to_str().unwrap(), "--wait", "--json"]);
+    assert_eq!(first["chunks_total"], 3, "{first}");
+    assert_eq!(first["embeddings"]["embedded"], 3);
+
+    // A new process (a restart) sees the stored vectors.
+    let status = home.json(&["status", "--repo", repo.path().to_str().unwrap(), "--json"]);
+    assert_eq!(status["embeddings"]["embedded"], 3, "{status}");
+    assert_eq!(status["embeddings"]["pending"], 0);
+    assert_eq!(status["embeddings"]["model_available"], true);
+    let dense = home.run(&[
+        "search",
+        "--repo",
+        repo.path().to_str().unwrap(),
+        "--json",
+        "--mode",
+        "dense",
+        "molten rock forming land in the ocean",
+    ]);
+    let dense: serde_json::Value = serde_json::from_slice(&dense.stdout).unwrap();
+    assert_eq!(hit_paths(&dense).first().map(String::as_str), Some("docs/a.md"), "{dense}");
+    assert_eq!(dense["hits"][0]["heading"], "Beta");
+
+    // One of a.md's two sections changes: only that chunk is embedded again.
+    write(repo.path(), "docs/a.md", "# Alpha\n\nGlaciers carve valleys over thousands of years.\n\n# Beta\n\nDeserts spread where rain no longer falls.\n");
+    let second = home.json(&["index", "--repo", repo.path().to_str().unwrap(), "--wait", "--json"]);
+    assert_eq!(second["files_indexed"], 1, "{second}");
+    assert_eq!(second["embeddings"]["embedded"], 1, "{second}");
+    assert_eq!(second["embeddings"]["vectors"], 3);
+
+    // Deleting a file removes its vectors.
+    std::fs::remove_file(repo.path().join("docs/b.md")).unwrap();
+    let third = home.json(&["index", "--repo", repo.path().to_str().unwrap(), "--wait", "--json"]);
+    assert_eq!(third["embeddings"]["embedded"], 0, "{third}");
+    assert_eq!(third["embeddings"]["vectors"], 2);
+}
+
+#[test]
+fn without_a_model_search_is_lexical_and_says_so() {
+    let repo = paraphrase_repo();
+    let home = Home::new();
+    let empty_models = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| home.cmd().args(args).env("DOCDEX_MODELS_DIR", empty_models.path()).output().unwrap();
+    let repo_arg = repo.path().to_str().unwrap();
+
+    let out = run(&["index", "--repo", repo_arg, "--wait", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["embeddings"]["embedded"], 0);
+    let notice = summary["embeddings"]["notice"].as_str().unwrap();
+    assert!(notice.contains("docdexd models install") && notice.contains("lexical-only"), "{notice}");
+
+    let out = run(&["search", "--repo", repo_arg, "--json", "--mode", "hybrid", "rate_limit"]);
+    let response: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(response["mode"], "lexical", "{response}");
+    assert!(response["notice"].as_str().unwrap().contains("embedding model unavailable"), "{response}");
+    assert_eq!(hit_paths(&response).first().map(String::as_str), Some("src/throttle.rs"));
+
+    let out = run(&["status", "--repo", repo_arg, "--json"]);
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status["embeddings"]["model_available"], false);
+    assert_eq!(status["embeddings"]["pending"], status["chunks"]);
+
+    let check = run(&["check"]);
+    let stdout = String::from_utf8_lossy(&check.stdout);
+    assert!(stdout.contains("warn  model") && stdout.contains("docdexd models install"), "{stdout}");
+
+    // The model arrives: the pending chunks are embedded and dense search works.
+    let later = home.json(&["index", "--repo", repo_arg, "--wait", "--json"]);
+    assert_eq!(later["files_indexed"], 0);
+    assert_eq!(later["embeddings"]["embedded"], later["chunks_total"], "{later}");
+}
+
+#[tokio::test]
+async fn http_search_takes_mode_and_explain() {
+    let repo = paraphrase_repo();
+    let home = Home::new();
+    home.json(&["index", "--repo", repo.path().to_str().unwrap(), "--wait", "--json"]);
+    let server = Server::start(&home, &["--repo", repo.path().to_str().unwrap()]);
+    let (status, body) = get(
+        &server.url("/v1/search?q=cap%20the%20number%20of%20calls%20a%20user%20can%20make&mode=hybrid&explain=true"),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["mode"], "hybrid");
+    assert_eq!(body["hits"][0]["path"], "src/throttle.rs");
+    assert_eq!(body["hits"][0]["explain"]["dense"]["rank"], 1);
+    let (status, body) = get(&server.url("/v1/search?q=x&mode=fuzzy"), None).await;
+    assert_eq!(status, 400);
+    assert!(body["error"]["message"].as_str().unwrap().contains("unknown mode"));
+    let (_, status_body) = get(&server.url("/v1/status"), None).await;
+    assert_eq!(status_body["embeddings"]["pending"], 0);
+}
