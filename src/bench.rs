@@ -36,12 +36,97 @@ struct BenchReport {
     index_seconds: f64,
     index_mb_per_s: f64,
     index_size_bytes: u64,
+    /// Background embedding of every chunk (absent with --lexical-only or without a model).
+    embedding_seconds: Option<f64>,
+    embedding_chunks_per_s: Option<f64>,
+    /// Latency of `GET /v1/search` per mode, measured by the client.
+    searches: Vec<LatencyReport>,
+    /// With `--questions`: how often each mode puts the expected file in the top 5.
+    questions: Vec<QuestionReport>,
+    /// Peak resident memory of the process (VmHWM).
+    peak_rss_bytes: u64,
+    notes: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct LatencyReport {
+    mode: String,
     queries: usize,
-    http_p50_ms: f64,
-    http_p95_ms: f64,
-    http_p99_ms: f64,
+    p50_ms: f64,
+    p95_ms: f64,
+    p99_ms: f64,
+    /// Time spent inside the daemon (`took_ms`), p50.
     server_p50_ms: f64,
-    server_p95_ms: f64,
+}
+
+#[derive(Debug, Serialize)]
+struct QuestionReport {
+    mode: String,
+    questions: usize,
+    /// Questions whose expected file is among the first 5 hits.
+    hits_at_5: usize,
+    /// Mean reciprocal rank of the expected file within the first 5 (0 when absent).
+    mrr_at_5: f64,
+}
+
+/// Reads `question<TAB>expected path` lines; `#` starts a comment.
+pub fn parse_questions(text: &str) -> Result<Vec<(String, String)>> {
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(|line| {
+            let (question, path) = line.split_once('\t').ok_or_else(|| {
+                DocdexError::invalid(format!("question line without a tab before the expected path: {line}"))
+            })?;
+            Ok((question.trim().to_string(), path.trim().to_string()))
+        })
+        .collect()
+}
+
+async fn score_questions(
+    client: &reqwest::Client,
+    url: &str,
+    mode: &str,
+    questions: &[(String, String)],
+) -> Result<QuestionReport> {
+    let mut hits_at_5 = 0;
+    let mut reciprocal_ranks = 0.0;
+    for (question, expected) in questions {
+        let body: serde_json::Value = client
+            .get(url)
+            .query(&[("q", question.as_str()), ("limit", "5"), ("mode", mode)])
+            .send()
+            .await
+            .and_then(|r| r.error_for_status())
+            .map_err(|err| DocdexError::internal(format!("bench request failed: {err}")))?
+            .json()
+            .await
+            .map_err(|err| DocdexError::internal(format!("bench response unreadable: {err}")))?;
+        let paths: Vec<&str> =
+            body["hits"].as_array().map(|h| h.iter().filter_map(|h| h["path"].as_str()).collect()).unwrap_or_default();
+        if let Some(rank) = paths.iter().position(|p| p == expected) {
+            hits_at_5 += 1;
+            reciprocal_ranks += 1.0 / (rank + 1) as f64;
+        }
+    }
+    Ok(QuestionReport {
+        mode: mode.to_string(),
+        questions: questions.len(),
+        hits_at_5,
+        mrr_at_5: reciprocal_ranks / questions.len().max(1) as f64,
+    })
+}
+
+/// Peak resident set size of this process, from /proc (0 where unavailable).
+fn peak_rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kib * 1024)
+        })
+        .unwrap_or(0)
 }
 
 /// Value at quantile `q` (0..=1) of sorted samples, nearest-rank.
@@ -73,13 +158,79 @@ fn queries_for(repo: &Path, max_file_size: u64, count: usize) -> Vec<String> {
     picked
 }
 
-pub async fn run(loaded: &LoadedConfig, repo: &Path, query_count: usize, json: bool) -> Result<i32> {
+/// Times `queries` against `/v1/search` in `mode`, one request at a time.
+async fn time_queries(client: &reqwest::Client, url: &str, mode: &str, queries: &[String]) -> Result<LatencyReport> {
+    let mut client_ms = Vec::with_capacity(queries.len());
+    let mut server_ms = Vec::with_capacity(queries.len());
+    for query in queries {
+        let started = Instant::now();
+        let response = client
+            .get(url)
+            .query(&[("q", query.as_str()), ("limit", "10"), ("mode", mode)])
+            .send()
+            .await
+            .map_err(|err| DocdexError::internal(format!("bench request failed: {err}")))?;
+        let body: serde_json::Value =
+            response.json().await.map_err(|err| DocdexError::internal(format!("bench response unreadable: {err}")))?;
+        client_ms.push(started.elapsed().as_secs_f64() * 1000.0);
+        server_ms.push(body["took_ms"].as_f64().unwrap_or(0.0));
+        if body["mode"] != mode {
+            return Err(DocdexError::internal(format!(
+                "asked for {mode}, the daemon answered {}: {body}",
+                body["mode"]
+            )));
+        }
+    }
+    client_ms.sort_by(f64::total_cmp);
+    server_ms.sort_by(f64::total_cmp);
+    Ok(LatencyReport {
+        mode: mode.to_string(),
+        queries: client_ms.len(),
+        p50_ms: percentile(&client_ms, 0.50),
+        p95_ms: percentile(&client_ms, 0.95),
+        p99_ms: percentile(&client_ms, 0.99),
+        server_p50_ms: percentile(&server_ms, 0.50),
+    })
+}
+
+/// What to measure.
+#[derive(Debug, Clone, Default)]
+pub struct BenchOptions {
+    pub queries: usize,
+    pub lexical_only: bool,
+    /// `question<TAB>expected path` file for retrieval quality by mode.
+    pub questions_opt: Option<std::path::PathBuf>,
+    pub json: bool,
+}
+
+pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> Result<i32> {
+    let BenchOptions { queries: query_count, lexical_only, questions_opt, json } = options;
+    let questions = match &questions_opt {
+        Some(path) => parse_questions(
+            &std::fs::read_to_string(path)
+                .map_err(|err| DocdexError::invalid(format!("cannot read {}: {err}", path.display())))?,
+        )?,
+        None => Vec::new(),
+    };
     let scratch = tempfile::tempdir()?;
     let mut bench_config = loaded.clone();
     bench_config.config.core.global_state_dir = Some(scratch.path().to_path_buf());
     let actors = crate::start_actors(&bench_config, Some(repo.to_path_buf()));
+    let mut notes = Vec::new();
 
     let summary = index_with_progress(&actors, repo.to_path_buf()).await?;
+    let mut embedding_seconds = None;
+    let mut embedding_rate = None;
+    if !lexical_only {
+        let embedded = crate::cli::embed_with_progress(&actors, repo.to_path_buf()).await?;
+        match embedded.notice {
+            Some(notice) => notes.push(format!("hybrid not measured: {notice}")),
+            None => {
+                embedding_seconds = Some(embedded.seconds);
+                embedding_rate = Some(embedded.embedded as f64 / embedded.seconds.max(1e-9));
+            }
+        }
+    }
     let status = actors.dispatcher.send(crate::actors::tool_dispatcher::Status(Some(repo.to_path_buf()))).await??;
 
     let state = HttpState {
@@ -95,34 +246,31 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, query_count: usize, json: b
     let client = reqwest::Client::new();
     let url = format!("http://{addr}/v1/search");
     let queries = queries_for(repo, loaded.config.index.max_file_size_bytes, query_count);
-    let mut client_ms = Vec::with_capacity(queries.len());
-    let mut server_ms = Vec::with_capacity(queries.len());
-    // The first pass warms the page cache and the searcher; the second is measured.
-    for measured in [false, true] {
-        for query in &queries {
-            let started = Instant::now();
-            let response = client
-                .get(&url)
-                .query(&[("q", query.as_str()), ("limit", "10")])
-                .send()
-                .await
-                .map_err(|err| DocdexError::internal(format!("bench request failed: {err}")))?;
-            let body: serde_json::Value = response
-                .json()
-                .await
-                .map_err(|err| DocdexError::internal(format!("bench response unreadable: {err}")))?;
-            if measured {
-                client_ms.push(started.elapsed().as_secs_f64() * 1000.0);
-                server_ms.push(body["took_ms"].as_f64().unwrap_or(0.0));
-            }
+    // Warm the page cache, the searcher and the model with queries that are not measured, so
+    // every measured hybrid query pays for its own embedding (none is in the query cache).
+    let warmup: Vec<String> = (0..20).map(|i| format!("warm up query number {i}")).collect();
+    let mut modes = vec!["lexical"];
+    if embedding_seconds.is_some() {
+        modes.push("hybrid");
+    }
+    let mut searches = Vec::new();
+    for mode in &modes {
+        time_queries(&client, &url, mode, &warmup).await?;
+        searches.push(time_queries(&client, &url, mode, &queries).await?);
+    }
+    let mut question_reports = Vec::new();
+    if !questions.is_empty() {
+        if embedding_seconds.is_some() {
+            modes.push("dense");
+        }
+        for mode in &modes {
+            question_reports.push(score_questions(&client, &url, mode, &questions).await?);
         }
     }
     server_handle.stop(true).await;
     if let Err(err) = server_task.await {
         tracing::debug!(error = %err, "bench server task");
     }
-    client_ms.sort_by(f64::total_cmp);
-    server_ms.sort_by(f64::total_cmp);
 
     let report = BenchReport {
         repo: summary.repo.clone(),
@@ -132,12 +280,12 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, query_count: usize, json: b
         index_seconds: summary.seconds,
         index_mb_per_s: summary.bytes_indexed as f64 / 1e6 / summary.seconds.max(1e-9),
         index_size_bytes: status.index_size_bytes,
-        queries: client_ms.len(),
-        http_p50_ms: percentile(&client_ms, 0.50),
-        http_p95_ms: percentile(&client_ms, 0.95),
-        http_p99_ms: percentile(&client_ms, 0.99),
-        server_p50_ms: percentile(&server_ms, 0.50),
-        server_p95_ms: percentile(&server_ms, 0.95),
+        embedding_seconds,
+        embedding_chunks_per_s: embedding_rate,
+        searches,
+        questions: question_reports,
+        peak_rss_bytes: peak_rss_bytes(),
+        notes,
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -155,11 +303,29 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, query_count: usize, json: b
             report.index_mb_per_s,
             human_bytes(report.index_size_bytes)
         );
-        println!(
-            "search (HTTP)   {} queries: p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms",
-            report.queries, report.http_p50_ms, report.http_p95_ms, report.http_p99_ms
-        );
-        println!("search (server) p50 {:.2} ms, p95 {:.2} ms", report.server_p50_ms, report.server_p95_ms);
+        if let (Some(seconds), Some(rate)) = (report.embedding_seconds, report.embedding_chunks_per_s) {
+            println!("embeddings      {seconds:.1} s, {rate:.1} chunks/s");
+        }
+        for s in &report.searches {
+            println!(
+                "search {:<8} {} queries over HTTP: p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms (server p50 {:.2} ms)",
+                s.mode, s.queries, s.p50_ms, s.p95_ms, s.p99_ms, s.server_p50_ms
+            );
+        }
+        for q in &report.questions {
+            println!(
+                "questions {:<8} expected file in the top 5 for {}/{} ({:.0}%), MRR@5 {:.3}",
+                q.mode,
+                q.hits_at_5,
+                q.questions,
+                100.0 * q.hits_at_5 as f64 / q.questions.max(1) as f64,
+                q.mrr_at_5
+            );
+        }
+        println!("peak RSS        {}", human_bytes(report.peak_rss_bytes));
+        for note in &report.notes {
+            println!("note: {note}");
+        }
     }
     actors.repo_manager.send(crate::actors::repo_manager::CloseAll).await?;
     Ok(0)
@@ -168,6 +334,13 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, query_count: usize, json: b
 #[cfg(test)]
 mod tests {
     use super::percentile;
+
+    #[test]
+    fn question_files_parse() {
+        let parsed = super::parse_questions("# comment\nhow to x\tsrc/x.rs\n\n").unwrap();
+        assert_eq!(parsed, vec![("how to x".to_string(), "src/x.rs".to_string())]);
+        assert!(super::parse_questions("no tab here").is_err());
+    }
 
     #[test]
     fn nearest_rank_percentiles() {

@@ -99,6 +99,9 @@ pub enum Command {
         /// Evaluate one mode only (default: lexical, dense and hybrid).
         #[arg(long)]
         mode: Option<SearchMode>,
+        /// Also run hybrid under a grid of RRF settings (k, dense weight).
+        #[arg(long)]
+        sweep_fusion: bool,
         #[arg(long)]
         json: bool,
     },
@@ -106,9 +109,15 @@ pub enum Command {
     Bench {
         #[arg(long)]
         repo: PathBuf,
-        /// Number of timed search requests.
+        /// Number of timed search requests per mode.
         #[arg(long, default_value_t = 300)]
         queries: usize,
+        /// Skip embedding the repo (and so the hybrid measurements).
+        #[arg(long)]
+        lexical_only: bool,
+        /// A `question<TAB>expected path` file: report how often each mode finds the file.
+        #[arg(long)]
+        questions: Option<PathBuf>,
         #[arg(long)]
         json: bool,
     },
@@ -240,8 +249,13 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             Ok(0)
         }
         Command::Serve { repo, bind, expose, auth_token } => serve(loaded, repo, bind, expose, auth_token).await,
-        Command::Eval { dataset, mode, json } => crate::eval::run(&loaded, &dataset, mode, json).await,
-        Command::Bench { repo, queries, json } => crate::bench::run(&loaded, &repo, queries, json).await,
+        Command::Eval { dataset, mode, sweep_fusion, json } => {
+            crate::eval::run(&loaded, &dataset, mode, sweep_fusion, json).await
+        }
+        Command::Bench { repo, queries, lexical_only, questions, json } => {
+            let options = crate::bench::BenchOptions { queries, lexical_only, questions_opt: questions, json };
+            crate::bench::run(&loaded, &repo, options).await
+        }
         Command::Check | Command::Models { .. } => unreachable!("handled before the actors start"),
     }
 }

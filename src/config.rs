@@ -122,7 +122,7 @@ impl Default for SearchConfig {
 
 impl Default for EmbeddingConfig {
     fn default() -> Self {
-        EmbeddingConfig { enabled: true, models_dir: None, batch_size: 16, max_tokens: 256, threads: 1 }
+        EmbeddingConfig { enabled: true, models_dir: None, batch_size: 16, max_tokens: 256, threads: 2 }
     }
 }
 

@@ -160,6 +160,9 @@ pub struct EvalReport {
     /// Modes skipped and why.
     pub notes: Vec<String>,
     pub modes: Vec<ModeReport>,
+    /// With `--sweep-fusion`: hybrid under several RRF settings, best MAP first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sweep: Vec<ModeReport>,
 }
 
 /// The collection's files: corpus documents, topics and qrels, found by content and name.
@@ -209,7 +212,13 @@ fn locate(dir: &Path) -> Result<Dataset> {
     }
 }
 
-pub async fn run(loaded: &LoadedConfig, dataset_dir: &Path, mode_opt: Option<SearchMode>, json: bool) -> Result<i32> {
+pub async fn run(
+    loaded: &LoadedConfig,
+    dataset_dir: &Path,
+    mode_opt: Option<SearchMode>,
+    sweep_fusion: bool,
+    json: bool,
+) -> Result<i32> {
     let dataset = locate(dataset_dir)?;
     let mut docs = Vec::new();
     for path in &dataset.corpus {
@@ -281,48 +290,67 @@ pub async fn run(loaded: &LoadedConfig, dataset_dir: &Path, mode_opt: Option<Sea
         },
         dense_search_k: 0,
     };
+    let run_mode = |mode: SearchMode, params: SearchParams| {
+        let actors = &actors;
+        let handle = &handle;
+        let judged = &judged;
+        let qrels = &qrels;
+        let docno_of = &docno_of;
+        async move {
+            let mut latencies = Vec::with_capacity(judged.len());
+            let mut total = QueryMetrics::default();
+            for topic in judged {
+                let started = Instant::now();
+                // Query embedding is part of the measured latency, as it is for a user.
+                let vector_opt = if mode == SearchMode::Lexical {
+                    None
+                } else {
+                    Some(actors.embedder.send(EmbedQuery(topic.title.clone())).await??)
+                };
+                let vector = vector_opt.as_deref().map(|v| v.as_slice());
+                let outcome = handle.index.search_with(&topic.title, vector, mode, params, false)?;
+                latencies.push(started.elapsed().as_secs_f64() * 1000.0);
+                let ranked: Vec<String> =
+                    outcome.hits.iter().filter_map(|h| docno_of.get(&h.path).cloned()).collect();
+                let m = score_run(&ranked, &qrels[&topic.id]);
+                total.average_precision += m.average_precision;
+                total.ndcg_at_10 += m.ndcg_at_10;
+                total.recall_at_100 += m.recall_at_100;
+                total.reciprocal_rank_at_10 += m.reciprocal_rank_at_10;
+            }
+            latencies.sort_by(f64::total_cmp);
+            let n = judged.len() as f64;
+            Ok::<_, DocdexError>(ModeReport {
+                mode: mode.as_str().to_string(),
+                queries: judged.len(),
+                map: total.average_precision / n,
+                ndcg_at_10: total.ndcg_at_10 / n,
+                recall_at_100: total.recall_at_100 / n,
+                mrr_at_10: total.reciprocal_rank_at_10 / n,
+                latency_p50_ms: percentile(&latencies, 0.5),
+                latency_p95_ms: percentile(&latencies, 0.95),
+            })
+        }
+    };
     let mut modes = Vec::new();
     for mode in wanted {
         if mode != SearchMode::Lexical && !model_ok {
             continue;
         }
-        let mut latencies = Vec::with_capacity(judged.len());
-        let mut total = QueryMetrics::default();
-        for topic in &judged {
-            let started = Instant::now();
-            // Query embedding is part of the measured latency, as it is for a user.
-            let vector_opt = if mode == SearchMode::Lexical {
-                None
-            } else {
-                Some(actors.embedder.send(EmbedQuery(topic.title.clone())).await??)
-            };
-            let outcome = handle.index.search_with(
-                &topic.title,
-                vector_opt.as_deref().map(|v| v.as_slice()),
-                mode,
-                params,
-                false,
-            )?;
-            latencies.push(started.elapsed().as_secs_f64() * 1000.0);
-            let ranked: Vec<String> = outcome.hits.iter().filter_map(|h| docno_of.get(&h.path).cloned()).collect();
-            let m = score_run(&ranked, &qrels[&topic.id]);
-            total.average_precision += m.average_precision;
-            total.ndcg_at_10 += m.ndcg_at_10;
-            total.recall_at_100 += m.recall_at_100;
-            total.reciprocal_rank_at_10 += m.reciprocal_rank_at_10;
+        modes.push(run_mode(mode, params).await?);
+    }
+    // Fusion settings measured side by side (query vectors are cached after the first pass).
+    let mut sweep = Vec::new();
+    if sweep_fusion && model_ok {
+        for k in [5.0, 20.0, 60.0, 120.0] {
+            for dense_weight in [0.5, 0.75, 1.0, 1.5, 2.0] {
+                let fusion = FusionParams { k, lexical_weight: 1.0, dense_weight };
+                let mut report = run_mode(SearchMode::Hybrid, SearchParams { fusion, ..params }).await?;
+                report.mode = format!("hybrid k={k} dense×{dense_weight}");
+                sweep.push(report);
+            }
         }
-        latencies.sort_by(f64::total_cmp);
-        let n = judged.len() as f64;
-        modes.push(ModeReport {
-            mode: mode.as_str().to_string(),
-            queries: judged.len(),
-            map: total.average_precision / n,
-            ndcg_at_10: total.ndcg_at_10 / n,
-            recall_at_100: total.recall_at_100 / n,
-            mrr_at_10: total.reciprocal_rank_at_10 / n,
-            latency_p50_ms: percentile(&latencies, 0.5),
-            latency_p95_ms: percentile(&latencies, 0.95),
-        });
+        sweep.sort_by(|a, b| b.map.total_cmp(&a.map));
     }
     let report = EvalReport {
         dataset: dataset_dir.display().to_string(),
@@ -333,6 +361,7 @@ pub async fn run(loaded: &LoadedConfig, dataset_dir: &Path, mode_opt: Option<Sea
         embedded_chunks,
         notes,
         modes,
+        sweep,
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -355,7 +384,7 @@ pub async fn run(loaded: &LoadedConfig, dataset_dir: &Path, mode_opt: Option<Sea
             "{:<8} {:>7} {:>8} {:>11} {:>7} {:>8} {:>8}",
             "mode", "MAP", "nDCG@10", "Recall@100", "MRR@10", "p50 ms", "p95 ms"
         );
-        for m in &report.modes {
+        for m in report.modes.iter().chain(&report.sweep) {
             println!(
                 "{:<8} {:>7.4} {:>8.4} {:>11.4} {:>7.4} {:>8.2} {:>8.2}",
                 m.mode, m.map, m.ndcg_at_10, m.recall_at_100, m.mrr_at_10, m.latency_p50_ms, m.latency_p95_ms

@@ -155,15 +155,27 @@ pub async fn embed_pending(
     // A few inference batches per store: the ANN rebuild after each store is not free.
     let per_store = batch_size.max(1) * 4;
     loop {
-        let batch = handle.indexer.send(PendingEmbeddings { max: per_store }).await??;
+        let mut batch = handle.indexer.send(PendingEmbeddings { max: per_store }).await??;
         if batch.is_empty() {
             return Ok(embedded);
         }
+        // Inference pads each batch to its longest text: similar lengths together waste less.
+        batch.sort_by_key(|(_, text)| text.len());
         let texts: Vec<String> = batch.iter().map(|(_, text)| text.clone()).collect();
+        let inference = Instant::now();
         let vectors = embedder.send(EmbedTexts(texts)).await??;
+        let inference_ms = inference.elapsed().as_millis() as u64;
         let count = batch.len() as u64;
         let items = batch.into_iter().zip(vectors).map(|((id, text), vector)| (id, text, vector)).collect();
+        let store = Instant::now();
         let pending = handle.indexer.send(StoreEmbeddings { items }).await??;
+        tracing::debug!(
+            chunks = count,
+            inference_ms,
+            store_ms = store.elapsed().as_millis() as u64,
+            pending,
+            "embedded a batch"
+        );
         embedded += count;
         if let Some(tx) = progress_opt {
             // Nobody listening any more is fine: the work goes on.
