@@ -43,6 +43,9 @@ struct BenchReport {
     searches: Vec<LatencyReport>,
     /// With `--questions`: how often each mode puts the expected file in the top 5.
     questions: Vec<QuestionReport>,
+    /// Share of the exact 10 nearest chunks that arroy returns for the bench queries, at the
+    /// depth and `search_k` the daemon uses.
+    dense_recall_at_10: Option<f64>,
     /// Peak resident memory of the process (VmHWM).
     peak_rss_bytes: u64,
     notes: Vec<String>,
@@ -158,6 +161,51 @@ fn queries_for(repo: &Path, max_file_size: u64, count: usize) -> Vec<String> {
     picked
 }
 
+/// Recall@10 of arroy's nearest-neighbour search against exact search over every vector.
+async fn measure_dense_recall(actors: &crate::Actors, repo: &Path, queries: &[String]) -> Result<f64> {
+    const K: usize = 10;
+    let handle = actors
+        .repo_manager
+        .send(crate::actors::repo_manager::OpenRepo { path: repo.to_path_buf(), create: false })
+        .await??;
+    let mut vectors = Vec::new();
+    for query in queries.iter().take(100) {
+        vectors.push(actors.embedder.send(crate::actors::embedder::EmbedQuery(query.clone())).await??);
+    }
+    let index = std::sync::Arc::clone(&handle.index);
+    tokio::task::spawn_blocking(move || {
+        let rtxn = index.store.read_txn()?;
+        let all = index.store.all_vectors(&rtxn)?;
+        let (depth, search_k) = crate::actors::tool_dispatcher::dense_depth_and_search_k(K);
+        let truths: Vec<std::collections::HashSet<u32>> = vectors
+            .iter()
+            .map(|query| {
+                let mut exact: Vec<(u32, f32)> =
+                    all.iter().map(|(id, v)| (*id, v.iter().zip(query.iter()).map(|(a, b)| a * b).sum())).collect();
+                exact.sort_by(|a, b| b.1.total_cmp(&a.1));
+                exact.iter().take(K).map(|(id, _)| *id).collect()
+            })
+            .collect();
+        let recall_at = |search_k: usize| -> Result<(f64, f64)> {
+            let started = Instant::now();
+            let mut found = 0usize;
+            for (query, truth) in vectors.iter().zip(&truths) {
+                let approx = index.store.nearest_chunks(&rtxn, query, depth, search_k)?;
+                found += approx.iter().take(K).filter(|(id, _)| truth.contains(id)).count();
+            }
+            let ms = started.elapsed().as_secs_f64() * 1000.0 / vectors.len().max(1) as f64;
+            Ok((found as f64 / (vectors.len().max(1) * K) as f64, ms))
+        };
+        // The trade-off around the daemon's setting, for the record.
+        for factor in [0, depth * 15, depth * 50] {
+            let (recall, ms) = recall_at(factor)?;
+            eprintln!("dense recall@10 {recall:.3} at search_k {factor} ({ms:.2} ms per query)");
+        }
+        Ok(recall_at(search_k)?.0)
+    })
+    .await?
+}
+
 /// Times `queries` against `/v1/search` in `mode`, one request at a time.
 async fn time_queries(client: &reqwest::Client, url: &str, mode: &str, queries: &[String]) -> Result<LatencyReport> {
     let mut client_ms = Vec::with_capacity(queries.len());
@@ -258,6 +306,8 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> R
         time_queries(&client, &url, mode, &warmup).await?;
         searches.push(time_queries(&client, &url, mode, &queries).await?);
     }
+    let dense_recall_at_10 =
+        if embedding_seconds.is_some() { Some(measure_dense_recall(&actors, repo, &queries).await?) } else { None };
     let mut question_reports = Vec::new();
     if !questions.is_empty() {
         if embedding_seconds.is_some() {
@@ -284,6 +334,7 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> R
         embedding_chunks_per_s: embedding_rate,
         searches,
         questions: question_reports,
+        dense_recall_at_10,
         peak_rss_bytes: peak_rss_bytes(),
         notes,
     };
@@ -321,6 +372,9 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> R
                 100.0 * q.hits_at_5 as f64 / q.questions.max(1) as f64,
                 q.mrr_at_5
             );
+        }
+        if let Some(recall) = report.dense_recall_at_10 {
+            println!("dense recall@10 {recall:.3} (approximate vs exact nearest neighbours)");
         }
         println!("peak RSS        {}", human_bytes(report.peak_rss_bytes));
         for note in &report.notes {

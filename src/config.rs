@@ -113,7 +113,7 @@ impl Default for SearchConfig {
             max_repo_hits: 10,
             max_hits_per_file: 2,
             web_trigger_threshold: 0.7,
-            rrf_k: 60.0,
+            rrf_k: 10.0,
             rrf_lexical_weight: 1.0,
             rrf_dense_weight: 1.0,
         }
@@ -122,7 +122,7 @@ impl Default for SearchConfig {
 
 impl Default for EmbeddingConfig {
     fn default() -> Self {
-        EmbeddingConfig { enabled: true, models_dir: None, batch_size: 16, max_tokens: 256, threads: 2 }
+        EmbeddingConfig { enabled: true, models_dir: None, batch_size: 4, max_tokens: 256, threads: 2 }
     }
 }
 

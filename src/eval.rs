@@ -310,8 +310,7 @@ pub async fn run(
                 let vector = vector_opt.as_deref().map(|v| v.as_slice());
                 let outcome = handle.index.search_with(&topic.title, vector, mode, params, false)?;
                 latencies.push(started.elapsed().as_secs_f64() * 1000.0);
-                let ranked: Vec<String> =
-                    outcome.hits.iter().filter_map(|h| docno_of.get(&h.path).cloned()).collect();
+                let ranked: Vec<String> = outcome.hits.iter().filter_map(|h| docno_of.get(&h.path).cloned()).collect();
                 let m = score_run(&ranked, &qrels[&topic.id]);
                 total.average_precision += m.average_precision;
                 total.ndcg_at_10 += m.ndcg_at_10;
@@ -342,7 +341,7 @@ pub async fn run(
     // Fusion settings measured side by side (query vectors are cached after the first pass).
     let mut sweep = Vec::new();
     if sweep_fusion && model_ok {
-        for k in [5.0, 20.0, 60.0, 120.0] {
+        for k in [5.0, 10.0, 20.0, 60.0] {
             for dense_weight in [0.5, 0.75, 1.0, 1.5, 2.0] {
                 let fusion = FusionParams { k, lexical_weight: 1.0, dense_weight };
                 let mut report = run_mode(SearchMode::Hybrid, SearchParams { fusion, ..params }).await?;

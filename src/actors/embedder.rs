@@ -15,6 +15,8 @@ use fastembed::{InitOptionsUserDefined, Pooling, TextEmbedding, TokenizerFiles, 
 use crate::models::{ModelPaths, EMBEDDING_DIMS};
 use crate::protocol::{DocdexError, ErrorCode, Result};
 
+/// Token lengths are padded up to a multiple of this.
+const PAD_TO_MULTIPLE_OF: usize = 64;
 /// Distinct queries whose vectors are remembered.
 const QUERY_CACHE_ENTRIES: usize = 2048;
 
@@ -134,7 +136,15 @@ fn load_model(settings: &EmbedderSettings) -> std::result::Result<TextEmbedding,
         TextEmbedding::try_new_from_user_defined(model, options)
     }));
     match loaded {
-        Ok(Ok(model)) => Ok(model),
+        Ok(Ok(mut model)) => {
+            // Pad batches to a multiple of 64 tokens: ONNX Runtime keeps an allocation plan per
+            // input shape, and with every batch padded to its own longest text the plans (and
+            // the process) grew without bound; four lengths bound them.
+            if let Some(padding) = model.tokenizer.get_padding_mut() {
+                padding.pad_to_multiple_of = Some(PAD_TO_MULTIPLE_OF);
+            }
+            Ok(model)
+        }
         Ok(Err(err)) => Err(format!("cannot load the embedding model from {}: {err}", dir.display())),
         Err(_) => Err(format!("loading the embedding model from {} crashed", dir.display())),
     }

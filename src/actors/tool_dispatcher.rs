@@ -24,8 +24,15 @@ use crate::protocol::{
     Result, SearchMode, SearchRequest, SearchResponse,
 };
 
-/// arroy nodes inspected per requested neighbour and tree: recall ≈ 0.99 on this corpus size.
-const DENSE_SEARCH_K_PER_RESULT: usize = 15;
+/// arroy nodes inspected per neighbour asked for (see `dense_depth_and_search_k`).
+const DENSE_SEARCH_K_PER_RESULT: usize = 150;
+
+/// How many neighbours a dense search of `limit` hits asks arroy for, and how many nodes it
+/// lets arroy inspect: the same depth as `RepoIndex::search_with` uses.
+pub fn dense_depth_and_search_k(limit: usize) -> (usize, usize) {
+    let depth = crate::index::candidate_depth(SearchParams::new(limit, 2));
+    (depth, depth * DENSE_SEARCH_K_PER_RESULT)
+}
 
 /// Repos whose pending chunks are being embedded, and whether more arrived meanwhile.
 type EmbeddingJobs = Arc<Mutex<HashMap<String, bool>>>;
@@ -181,13 +188,8 @@ impl Handler<Search> for ToolDispatcher {
             } else if request.mode_opt.is_none() && vectors == 0 && pending > 0 {
                 notice_opt = Some(format!("{pending} chunks are waiting for embeddings; searched lexically"));
             }
-            let depth_hint = request.limit.max(10) * 3;
-            let params = SearchParams {
-                limit: request.limit,
-                max_hits_per_file,
-                fusion,
-                dense_search_k: depth_hint * DENSE_SEARCH_K_PER_RESULT * 10,
-            };
+            let (_, dense_search_k) = dense_depth_and_search_k(request.limit);
+            let params = SearchParams { limit: request.limit, max_hits_per_file, fusion, dense_search_k };
             let query = request.query.clone();
             let explain = request.explain;
             let index = Arc::clone(&handle.index);

@@ -5,7 +5,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use tantivy::tokenizer::{Language, StopWordFilter, TextAnalyzer, Token, TokenFilter, TokenStream, Tokenizer};
+use tantivy::tokenizer::{StopWordFilter, TextAnalyzer, Token, TokenFilter, TokenStream, Tokenizer};
 
 /// Name under which the analyzer is registered on every index.
 pub const CODE_ANALYZER: &str = "docdex_code";
@@ -13,12 +13,24 @@ pub const CODE_ANALYZER: &str = "docdex_code";
 /// Tokens longer than this are hashes, base64 or minified noise, not words anyone searches.
 const MAX_TOKEN_BYTES: usize = 64;
 
+/// English function words: the common general-purpose list (pronouns, auxiliaries,
+/// prepositions, conjunctions). Measured on Vaswani: MAP 0.2909 with it, 0.2892 with
+/// Tantivy's shorter list, 0.2846 with none. Identifiers that contain these words keep them
+/// (`before_park` is still a token); only the loose parts are dropped.
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
+    "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "did", "do", "does", "doing",
+    "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here",
+    "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most",
+    "my", "no", "nor", "not", "now", "of", "on", "only", "or", "other", "our", "out", "over", "own", "same", "she",
+    "should", "so", "some", "such", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this",
+    "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which",
+    "while", "who", "whom", "why", "will", "with", "you", "your",
+];
+
 pub fn code_analyzer() -> TextAnalyzer {
-    let builder = TextAnalyzer::builder(CodeTokenizer);
-    match StopWordFilter::new(Language::English) {
-        Some(stop_words) => builder.filter(stop_words).filter(CachedEnglishStemmer).build(),
-        None => builder.filter(CachedEnglishStemmer).build(),
-    }
+    let stop_words = StopWordFilter::remove(STOP_WORDS.iter().map(|w| w.to_string()));
+    TextAnalyzer::builder(CodeTokenizer).filter(stop_words).filter(CachedEnglishStemmer).build()
 }
 
 /// Entries kept per thread before the stem cache starts over.

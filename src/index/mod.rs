@@ -232,9 +232,7 @@ impl RepoIndex {
         let searcher = self.reader.searcher();
         let mut analyzer = self.analyzer.clone();
         let terms = query_terms(&mut analyzer, query_text);
-        // Deep enough that collapsing per file and fusion still fill the page, bounded so
-        // evaluation runs (limit 1000) do not load thousands of extra docs.
-        let depth = params.limit + params.limit.min(50) * (params.max_hits_per_file.max(1) + 2) + 10;
+        let depth = candidate_depth(params);
         let lexical =
             if mode == SearchMode::Dense { Vec::new() } else { self.lexical_candidates(&searcher, &terms, depth)? };
         let dense = match (mode, query_vector_opt) {
@@ -321,10 +319,16 @@ impl RepoIndex {
             );
             // A vector whose chunk is gone (deleted since) simply has no doc.
             if let Some((_, address)) = searcher.search(&query, &TopDocs::with_limit(1).order_by_score())?.first() {
-                candidates.push(Candidate { address: *address, score: similarity, doc_opt: None });
+                let doc: TantivyDocument = searcher.doc(*address)?;
+                let path = doc.get_first(self.fields.path).and_then(|v| v.as_str()).unwrap_or("");
+                // Tests and examples rank lower here too (the explain output keeps the plain
+                // similarity as the score).
+                let rank_key = similarity * path_prior(path);
+                candidates.push((rank_key, Candidate { address: *address, score: similarity, doc_opt: Some(doc) }));
             }
         }
-        Ok(candidates)
+        candidates.sort_by(|a, b| b.0.total_cmp(&a.0));
+        Ok(candidates.into_iter().map(|(_, c)| c).collect())
     }
 
     /// Turns ranked candidates into hits: at most `max_hits_per_file` per file, identical
@@ -402,6 +406,13 @@ pub fn embedding_input(path: &str, heading: &str, text: &str) -> String {
     input
 }
 
+/// Candidates each ranking contributes: deep enough that collapsing per file and fusion
+/// still fill the page, bounded so evaluation runs (limit 1000) do not load thousands of
+/// extra docs.
+pub fn candidate_depth(params: SearchParams) -> usize {
+    params.limit + params.limit.min(50) * (params.max_hits_per_file.max(1) + 2) + 10
+}
+
 /// Distinct analyzed terms of a query, in order.
 fn query_terms(analyzer: &mut TextAnalyzer, query_text: &str) -> Vec<String> {
     let mut terms: Vec<String> = Vec::new();
@@ -465,7 +476,7 @@ pub struct FusionParams {
 
 impl Default for FusionParams {
     fn default() -> Self {
-        FusionParams { k: 60.0, lexical_weight: 1.0, dense_weight: 1.0 }
+        FusionParams { k: 10.0, lexical_weight: 1.0, dense_weight: 1.0 }
     }
 }
 

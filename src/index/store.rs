@@ -211,6 +211,22 @@ impl RepoStore {
         }
     }
 
+    /// Every stored chunk vector (for exact-search recall checks, not for serving).
+    pub fn all_vectors(&self, rtxn: &RoTxn<WithoutTls>) -> Result<Vec<(u32, Vec<f32>)>> {
+        let reader = match Reader::<Cosine>::open(rtxn, CHUNK_VECTORS_INDEX, self.vectors) {
+            Ok(reader) => reader,
+            Err(arroy::Error::MissingMetadata(_)) | Err(arroy::Error::NeedBuild(_)) => return Ok(Vec::new()),
+            Err(err) => return Err(arroy_error(err)),
+        };
+        let mut out = Vec::with_capacity(reader.n_items() as usize);
+        for id in reader.item_ids().iter() {
+            if let Some(vector) = reader.item_vector(rtxn, id).map_err(arroy_error)? {
+                out.push((id, vector));
+            }
+        }
+        Ok(out)
+    }
+
     /// The `count` chunks closest to `vector` as (chunk id, cosine similarity), best first.
     /// `search_k` trades speed for recall (arroy inspects that many nodes).
     pub fn nearest_chunks(
