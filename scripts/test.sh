@@ -13,4 +13,11 @@ cargo fetch --locked 2>/dev/null || cargo fetch
 export DOCDEX_MODELS_DIR="${DOCDEX_MODELS_DIR:-$PWD/target/test-models}"
 DOCDEX_HOME="$PWD/target/test-home" cargo run --quiet -- models install
 
+# The official MCP Python SDK drives the MCP tests (a client docdex did not write), in a
+# virtualenv under target/ so nothing touches the system Python.
+if [ ! -x target/py/bin/python ] || ! target/py/bin/python -c 'import mcp' 2>/dev/null; then
+  python3 -m venv target/py
+  target/py/bin/pip install --quiet --disable-pip-version-check "mcp>=1.20,<2"
+fi
+
 cargo test --all-targets "$@"

@@ -14,7 +14,9 @@ use clap::{Parser, Subcommand};
 use tokio::sync::mpsc;
 
 use crate::actors::repo_manager::{list_registry, CloseAll, RepoFingerprint};
-use crate::actors::tool_dispatcher::{EmbedInBackground, EmbedPending, Index, Search, Status};
+use crate::actors::tool_dispatcher::{
+    EmbedInBackground, EmbedPending, Index, MemoryDelete, MemoryRecall, MemorySave, Search, Status,
+};
 use crate::config::{self, LoadedConfig};
 use crate::http::{self, HttpState};
 use crate::protocol::{
@@ -71,6 +73,23 @@ pub enum Command {
     },
     /// Check the configuration, state directory, registry, bind address and embedding model.
     Check,
+    /// Serve MCP on stdin/stdout (what an editor launches). Indexes the repo in the background.
+    Mcp {
+        /// Default repo of the session (tools may name another with repo_path).
+        #[arg(long)]
+        repo: Option<PathBuf>,
+    },
+    /// Print MCP client configuration (stdio and HTTP) for this machine.
+    McpConfig {
+        /// The repo the stdio server should default to (default: the current directory).
+        #[arg(long)]
+        repo: Option<PathBuf>,
+    },
+    /// The repo's long-term memory: save, recall and delete notes.
+    Memory {
+        #[command(subcommand)]
+        action: MemoryAction,
+    },
     /// Manage the embedding model and ONNX Runtime.
     Models {
         #[command(subcommand)]
@@ -120,6 +139,42 @@ pub enum Command {
         questions: Option<PathBuf>,
         #[arg(long)]
         json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MemoryAction {
+    /// Remember a note.
+    Save {
+        #[arg(long)]
+        repo: PathBuf,
+        /// A JSON object stored with the note, e.g. '{"topic": "auth"}'.
+        #[arg(long)]
+        metadata: Option<String>,
+        #[arg(long)]
+        json: bool,
+        #[arg(required = true, num_args = 1..)]
+        text: Vec<String>,
+    },
+    /// Recall the notes closest to a query.
+    Recall {
+        #[arg(long)]
+        repo: PathBuf,
+        /// How many notes (1-100).
+        #[arg(long, default_value_t = 5)]
+        k: usize,
+        #[arg(long)]
+        json: bool,
+        #[arg(required = true, num_args = 1..)]
+        query: Vec<String>,
+    },
+    /// Forget a note by id.
+    Delete {
+        #[arg(long)]
+        repo: PathBuf,
+        #[arg(long)]
+        json: bool,
+        id: u64,
     },
 }
 
@@ -249,6 +304,31 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             Ok(0)
         }
         Command::Serve { repo, bind, expose, auth_token } => serve(loaded, repo, bind, expose, auth_token).await,
+        Command::Mcp { repo } => {
+            let actors = crate::start_actors(&loaded, repo.clone());
+            let default_repo_opt = repo.clone();
+            if let Some(repo) = repo {
+                // Refresh in the background: the session starts at once, and tools answer
+                // from the last complete index meanwhile.
+                let dispatcher = actors.dispatcher.clone();
+                actix::spawn(async move {
+                    let index = Index { request: IndexRequest { repo }, progress_opt: None, embed_in_background: true };
+                    match dispatcher.send(index).await {
+                        Ok(Ok(summary)) => tracing::info!(files = summary.files_indexed, "repo refreshed"),
+                        Ok(Err(err)) => tracing::warn!(error = %err.message, "could not index the repo"),
+                        Err(err) => tracing::warn!(error = %err, "could not index the repo"),
+                    }
+                });
+            }
+            crate::mcp::serve_stdio(actors.dispatcher.clone(), default_repo_opt).await?;
+            actors.repo_manager.send(CloseAll).await?;
+            Ok(0)
+        }
+        Command::McpConfig { repo } => {
+            print_out(&mcp_config(&loaded, repo)?)?;
+            Ok(0)
+        }
+        Command::Memory { action } => run_memory(&loaded, action).await,
         Command::Eval { dataset, mode, sweep_fusion, json } => {
             crate::eval::run(&loaded, &dataset, mode, sweep_fusion, json).await
         }
@@ -611,4 +691,88 @@ fn run_models_install(home: &Path) -> i32 {
         }
         Err(err) => report_error(&err),
     }
+}
+
+async fn run_memory(loaded: &LoadedConfig, action: MemoryAction) -> Result<i32> {
+    let actors = crate::start_actors(loaded, None);
+    let code = match action {
+        MemoryAction::Save { repo, metadata, json, text } => {
+            let metadata = match metadata {
+                Some(raw) => serde_json::from_str(&raw)
+                    .map_err(|err| DocdexError::invalid(format!("--metadata is not JSON: {err}")))?,
+                None => serde_json::Value::Null,
+            };
+            let msg = MemorySave { repo_opt: Some(repo), text: text.join(" "), metadata };
+            let item = actors.dispatcher.send(msg).await??;
+            print_out(&if json { to_json(&item)? } else { format!("saved memory #{}\n", item.id) })?;
+            0
+        }
+        MemoryAction::Recall { repo, k, json, query } => {
+            let msg = MemoryRecall { repo_opt: Some(repo), query: query.join(" "), k };
+            let response = actors.dispatcher.send(msg).await??;
+            let text = if json {
+                to_json(&response)?
+            } else {
+                let mut out = String::new();
+                if let Some(notice) = &response.notice {
+                    out.push_str(&format!("note: {notice}\n"));
+                }
+                for item in &response.items {
+                    out.push_str(&format!(
+                        "#{} ({:.2}, {}) {}\n",
+                        item.id,
+                        item.score.unwrap_or(0.0),
+                        item.created_at,
+                        item.text
+                    ));
+                }
+                out
+            };
+            print_out(&text)?;
+            if response.items.is_empty() {
+                1
+            } else {
+                0
+            }
+        }
+        MemoryAction::Delete { repo, json, id } => {
+            let deleted = actors.dispatcher.send(MemoryDelete { repo_opt: Some(repo), id }).await??;
+            print_out(&if json { to_json(&deleted)? } else { format!("deleted memory #{id}\n") })?;
+            0
+        }
+    };
+    actors.repo_manager.send(CloseAll).await?;
+    Ok(code)
+}
+
+/// JSON snippets that register docdex with MCP clients (Claude Desktop, Cursor, VS Code and
+/// others share the `mcpServers` shape).
+fn mcp_config(loaded: &LoadedConfig, repo_opt: Option<PathBuf>) -> Result<String> {
+    let exe = std::env::current_exe()?;
+    let repo = match repo_opt {
+        Some(repo) => std::fs::canonicalize(&repo)
+            .map_err(|_| DocdexError::repo_not_found(&repo.display().to_string(), "does not exist"))?,
+        None => std::env::current_dir()?,
+    };
+    let stdio = serde_json::json!({
+        "mcpServers": {
+            "docdex": {
+                "command": exe.display().to_string(),
+                "args": ["mcp", "--repo", repo.display().to_string()],
+            }
+        }
+    });
+    let mut http_server = serde_json::json!({
+        "type": "http",
+        "url": format!("http://{}/v1/mcp", loaded.config.server.http_bind_addr),
+    });
+    if loaded.config.server.auth_token.is_some() {
+        http_server["headers"] = serde_json::json!({ "Authorization": "Bearer <your DOCDEX_AUTH_TOKEN>" });
+    }
+    let http = serde_json::json!({ "mcpServers": { "docdex": http_server } });
+    Ok(format!(
+        "# stdio: the client starts docdex itself\n{}\n\n# HTTP: a running `docdexd serve`\n{}\n",
+        serde_json::to_string_pretty(&stdio)?,
+        serde_json::to_string_pretty(&http)?
+    ))
 }

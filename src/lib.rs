@@ -25,6 +25,7 @@ use actix::{Actor, Addr, SyncArbiter};
 
 use actors::embedder::{Embedder, EmbedderSettings, QueryCache};
 use actors::ingestor::Ingestor;
+use actors::memory_store::MemoryStore;
 use actors::repo_manager::RepoManager;
 use actors::tool_dispatcher::ToolDispatcher;
 use config::LoadedConfig;
@@ -50,9 +51,10 @@ pub fn start_actors(loaded: &LoadedConfig, default_repo_opt: Option<PathBuf>) ->
     let settings = embedder_settings(loaded);
     let query_cache = Arc::new(Mutex::new(QueryCache::default()));
     let embedder = SyncArbiter::start(2, move || Embedder::new(settings.clone(), Arc::clone(&query_cache)));
+    let memory = SyncArbiter::start(1, || MemoryStore);
     let config = Arc::new(loaded.config.clone());
     let dispatcher =
-        ToolDispatcher::new(repo_manager.clone(), ingestor, embedder.clone(), config, default_repo_opt).start();
+        ToolDispatcher::new(repo_manager.clone(), ingestor, embedder.clone(), memory, config, default_repo_opt).start();
     Actors { dispatcher, repo_manager, embedder }
 }
 

@@ -8,6 +8,7 @@
 pub mod embedder;
 pub mod indexer;
 pub mod ingestor;
+pub mod memory_store;
 pub mod repo_manager;
 pub mod tool_dispatcher;
 

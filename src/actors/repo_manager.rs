@@ -45,6 +45,9 @@ pub struct RepoHandle {
     pub meta: RepoMeta,
     pub index: Arc<RepoIndex>,
     pub indexer: Addr<Indexer>,
+    /// Held for the length of an index run: a second request (an MCP `docdex_index` while the
+    /// startup refresh runs) waits and then runs incrementally, instead of interleaving.
+    pub index_run: tokio::sync::Mutex<()>,
 }
 
 pub struct RepoManager {
@@ -91,7 +94,7 @@ impl RepoManager {
         let for_indexer = Arc::clone(&index);
         let heap = self.writer_heap_bytes;
         let indexer = SyncArbiter::start(1, move || Indexer::new(Arc::clone(&for_indexer), heap));
-        let handle = Arc::new(RepoHandle { meta, index, indexer });
+        let handle = Arc::new(RepoHandle { meta, index, indexer, index_run: tokio::sync::Mutex::new(()) });
         self.open.insert(fingerprint, Arc::clone(&handle));
         Ok(handle)
     }

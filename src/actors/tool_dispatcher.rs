@@ -10,18 +10,22 @@ use std::time::Instant;
 use actix::{Actor, Addr, Context, Handler, Message, ResponseFuture};
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::embedder::{EmbedQuery, Embedder, ModelInfo, ProbeModel};
+use super::embedder::{EmbedQuery, EmbedTexts, Embedder, ModelInfo, ProbeModel};
 use super::format_unix;
 use super::indexer::AbortIndexRun;
 use super::ingestor::Ingestor;
+use super::memory_store::{
+    DeleteMemory, MemoryStore, RecallMemory, SaveMemory, StoreMemoryVectors, UnembeddedMemories,
+};
 use super::repo_manager::{OpenRepo, RepoHandle, RepoManager};
 use crate::config::Config;
 use crate::index::{FusionParams, SearchParams};
 use crate::jobs::{embed_pending, run_index};
 use crate::models::MODEL_NAME;
 use crate::protocol::{
-    DocdexError, EmbedProgress, EmbedSummary, EmbeddingStatus, IndexProgress, IndexRequest, IndexSummary, RepoStatus,
-    Result, SearchMode, SearchRequest, SearchResponse,
+    DocdexError, EmbedProgress, EmbedSummary, EmbeddingStatus, ErrorCode, FileContent, FileEntry, FileList,
+    IndexProgress, IndexRequest, IndexSummary, MemoryDeleted, MemoryItem, MemoryRecallResponse, RepoStatus, Result,
+    SearchMode, SearchRequest, SearchResponse, MAX_MEMORY_RECALL, MAX_OPEN_LINES,
 };
 
 /// arroy nodes inspected per neighbour asked for (see `dense_depth_and_search_k`).
@@ -41,6 +45,7 @@ pub struct ToolDispatcher {
     repo_manager: Addr<RepoManager>,
     ingestor: Addr<Ingestor>,
     embedder: Addr<Embedder>,
+    memory: Addr<MemoryStore>,
     config: Arc<Config>,
     default_repo_opt: Option<PathBuf>,
     embedding_jobs: EmbeddingJobs,
@@ -51,6 +56,7 @@ impl ToolDispatcher {
         repo_manager: Addr<RepoManager>,
         ingestor: Addr<Ingestor>,
         embedder: Addr<Embedder>,
+        memory: Addr<MemoryStore>,
         config: Arc<Config>,
         default_repo_opt: Option<PathBuf>,
     ) -> ToolDispatcher {
@@ -58,6 +64,7 @@ impl ToolDispatcher {
             repo_manager,
             ingestor,
             embedder,
+            memory,
             config,
             default_repo_opt,
             embedding_jobs: Default::default(),
@@ -264,7 +271,10 @@ impl Handler<Index> for ToolDispatcher {
         let jobs = Arc::clone(&self.embedding_jobs);
         Box::pin(async move {
             let handle = repo_manager.send(OpenRepo { path: msg.request.repo.clone(), create: true }).await??;
-            let result = run_index(&handle, &ingestor, &config, msg.progress_opt).await;
+            let result = {
+                let _one_run_at_a_time = handle.index_run.lock().await;
+                run_index(&handle, &ingestor, &config, msg.progress_opt).await
+            };
             if result.is_err() {
                 // Roll back whatever the failed run left uncommitted and free the writer.
                 if let Err(err) = handle.indexer.send(AbortIndexRun).await {
@@ -361,6 +371,240 @@ impl Handler<EmbedInBackground> for ToolDispatcher {
                 Ok(handle) => start_background_embedding(handle, embedder, batch_size, jobs),
                 Err(err) => tracing::warn!(error = %err.message, "cannot embed in the background"),
             }
+        })
+    }
+}
+
+/// Saves a note to a repo's memory.
+#[derive(Message)]
+#[rtype(result = "Result<MemoryItem>")]
+pub struct MemorySave {
+    pub repo_opt: Option<PathBuf>,
+    pub text: String,
+    pub metadata: serde_json::Value,
+}
+
+/// Recalls the `k` memories closest to a query.
+#[derive(Message)]
+#[rtype(result = "Result<MemoryRecallResponse>")]
+pub struct MemoryRecall {
+    pub repo_opt: Option<PathBuf>,
+    pub query: String,
+    pub k: usize,
+}
+
+/// Deletes a memory by id.
+#[derive(Message)]
+#[rtype(result = "Result<MemoryDeleted>")]
+pub struct MemoryDelete {
+    pub repo_opt: Option<PathBuf>,
+    pub id: u64,
+}
+
+/// Reads lines of an indexed file.
+#[derive(Message)]
+#[rtype(result = "Result<FileContent>")]
+pub struct OpenFile {
+    pub repo_opt: Option<PathBuf>,
+    pub path: String,
+    pub start_opt: Option<u64>,
+    pub end_opt: Option<u64>,
+}
+
+/// Lists indexed files, optionally matching a glob.
+#[derive(Message)]
+#[rtype(result = "Result<FileList>")]
+pub struct ListFiles {
+    pub repo_opt: Option<PathBuf>,
+    pub glob_opt: Option<String>,
+    pub limit: usize,
+}
+
+fn memory_item(record: crate::index::MemoryRecord, score: Option<f32>) -> MemoryItem {
+    let created = std::time::UNIX_EPOCH + std::time::Duration::from_millis(record.created_at_ms);
+    MemoryItem {
+        id: record.id,
+        text: record.text,
+        metadata: record.metadata,
+        created_at: humantime::format_rfc3339_millis(created).to_string(),
+        score,
+    }
+}
+
+impl Handler<MemorySave> for ToolDispatcher {
+    type Result = ResponseFuture<Result<MemoryItem>>;
+
+    fn handle(&mut self, msg: MemorySave, _: &mut Context<Self>) -> Self::Result {
+        let repo = self.resolve_repo(msg.repo_opt);
+        let repo_manager = self.repo_manager.clone();
+        let embedder = self.embedder.clone();
+        let memory = self.memory.clone();
+        Box::pin(async move {
+            if msg.text.trim().is_empty() {
+                return Err(DocdexError::invalid("memory text must not be empty"));
+            }
+            if !msg.metadata.is_object() && !msg.metadata.is_null() {
+                return Err(DocdexError::invalid("memory metadata must be a JSON object"));
+            }
+            let handle = open_indexed(&repo_manager, repo?).await?;
+            // Without the model the note is kept and embedded at a later recall.
+            let vector_opt = embedder.send(EmbedTexts(vec![msg.text.clone()])).await?.ok().and_then(|mut v| v.pop());
+            let metadata = if msg.metadata.is_null() { serde_json::json!({}) } else { msg.metadata };
+            let record = memory
+                .send(SaveMemory { index: Arc::clone(&handle.index), text: msg.text, metadata, vector_opt })
+                .await??;
+            Ok(memory_item(record, None))
+        })
+    }
+}
+
+impl Handler<MemoryRecall> for ToolDispatcher {
+    type Result = ResponseFuture<Result<MemoryRecallResponse>>;
+
+    fn handle(&mut self, msg: MemoryRecall, _: &mut Context<Self>) -> Self::Result {
+        let repo = self.resolve_repo(msg.repo_opt);
+        let repo_manager = self.repo_manager.clone();
+        let embedder = self.embedder.clone();
+        let memory = self.memory.clone();
+        Box::pin(async move {
+            if msg.query.trim().is_empty() {
+                return Err(DocdexError::invalid("query must not be empty"));
+            }
+            if msg.k == 0 || msg.k > MAX_MEMORY_RECALL {
+                return Err(DocdexError::invalid(format!(
+                    "k must be between 1 and {MAX_MEMORY_RECALL}, got {}",
+                    msg.k
+                )));
+            }
+            let handle = open_indexed(&repo_manager, repo?).await?;
+            let index = Arc::clone(&handle.index);
+            let (vector_opt, notice) = match embedder.send(EmbedQuery(msg.query.clone())).await? {
+                Ok(vector) => {
+                    // Notes saved while the model was missing get their vectors now.
+                    let missing = memory.send(UnembeddedMemories { index: Arc::clone(&index) }).await??;
+                    if !missing.is_empty() {
+                        let (ids, texts): (Vec<u64>, Vec<String>) = missing.into_iter().unzip();
+                        let vectors = embedder.send(EmbedTexts(texts)).await??;
+                        let vectors = ids.into_iter().zip(vectors).collect();
+                        memory.send(StoreMemoryVectors { index: Arc::clone(&index), vectors }).await??;
+                    }
+                    (Some(vector.as_ref().clone()), None)
+                }
+                Err(err) => (None, Some(format!("{}; recalled by matching words", err.message))),
+            };
+            let mode = if vector_opt.is_some() { SearchMode::Dense } else { SearchMode::Lexical };
+            let found =
+                memory.send(RecallMemory { index, query: msg.query.clone(), vector_opt, limit: msg.k }).await??;
+            Ok(MemoryRecallResponse {
+                query: msg.query,
+                mode,
+                notice,
+                items: found.into_iter().map(|(record, score)| memory_item(record, Some(score))).collect(),
+            })
+        })
+    }
+}
+
+impl Handler<MemoryDelete> for ToolDispatcher {
+    type Result = ResponseFuture<Result<MemoryDeleted>>;
+
+    fn handle(&mut self, msg: MemoryDelete, _: &mut Context<Self>) -> Self::Result {
+        let repo = self.resolve_repo(msg.repo_opt);
+        let repo_manager = self.repo_manager.clone();
+        let memory = self.memory.clone();
+        Box::pin(async move {
+            let handle = open_indexed(&repo_manager, repo?).await?;
+            let deleted = memory.send(DeleteMemory { index: Arc::clone(&handle.index), id: msg.id }).await??;
+            Ok(MemoryDeleted { id: msg.id, deleted })
+        })
+    }
+}
+
+impl Handler<OpenFile> for ToolDispatcher {
+    type Result = ResponseFuture<Result<FileContent>>;
+
+    fn handle(&mut self, msg: OpenFile, _: &mut Context<Self>) -> Self::Result {
+        let repo = self.resolve_repo(msg.repo_opt.clone());
+        let repo_manager = self.repo_manager.clone();
+        Box::pin(async move {
+            let handle = open_indexed(&repo_manager, repo?).await?;
+            let index = Arc::clone(&handle.index);
+            tokio::task::spawn_blocking(move || read_file_lines(&index, &msg)).await?
+        })
+    }
+}
+
+/// Only indexed files can be opened: no reading outside the repo or past its ignore rules.
+fn read_file_lines(index: &crate::index::RepoIndex, msg: &OpenFile) -> Result<FileContent> {
+    let rel = msg.path.trim_start_matches("./").to_string();
+    if index.store.file(&index.store.read_txn()?, &rel)?.is_none() {
+        return Err(DocdexError::new(ErrorCode::NotFound, format!("{rel} is not an indexed file of this repo"))
+            .with_hint("use a path relative to the repo root, as search results and `files` give it"));
+    }
+    let text = std::fs::read_to_string(index.root.join(&rel))
+        .map_err(|err| DocdexError::new(ErrorCode::NotFound, format!("cannot read {rel}: {err}")))?;
+    let lines: Vec<&str> = text.lines().collect();
+    let total = lines.len() as u64;
+    let start = msg.start_opt.unwrap_or(1).max(1);
+    if start > total.max(1) {
+        return Err(DocdexError::invalid(format!("{rel} has {total} lines; line_start {start} is past the end")));
+    }
+    let wanted_end = msg.end_opt.unwrap_or(total).min(total);
+    if msg.end_opt.is_some_and(|end| end < start) {
+        return Err(DocdexError::invalid("line_end must not be before line_start"));
+    }
+    let end = wanted_end.min(start + MAX_OPEN_LINES - 1);
+    let width = end.to_string().len();
+    let body =
+        (start..=end).map(|n| format!("{n:>width$} | {}", lines[(n - 1) as usize])).collect::<Vec<_>>().join("\n");
+    Ok(FileContent {
+        path: rel,
+        line_start: start,
+        line_end: end,
+        total_lines: total,
+        truncated: end < wanted_end,
+        text: body,
+    })
+}
+
+impl Handler<ListFiles> for ToolDispatcher {
+    type Result = ResponseFuture<Result<FileList>>;
+
+    fn handle(&mut self, msg: ListFiles, _: &mut Context<Self>) -> Self::Result {
+        let repo = self.resolve_repo(msg.repo_opt);
+        let repo_manager = self.repo_manager.clone();
+        Box::pin(async move {
+            let matcher = match &msg.glob_opt {
+                Some(glob) => Some(
+                    globset::Glob::new(glob)
+                        .map_err(|err| DocdexError::invalid(format!("bad glob `{glob}`: {err}")))?
+                        .compile_matcher(),
+                ),
+                None => None,
+            };
+            let handle = open_indexed(&repo_manager, repo?).await?;
+            let index = Arc::clone(&handle.index);
+            tokio::task::spawn_blocking(move || {
+                let files = index.store.all_files(&index.store.read_txn()?)?;
+                let mut entries: Vec<FileEntry> = files
+                    .into_iter()
+                    .filter(|(path, record)| {
+                        record.language != "binary" && matcher.as_ref().is_none_or(|m| m.is_match(path))
+                    })
+                    .map(|(path, record)| FileEntry {
+                        path,
+                        language: record.language,
+                        chunks: record.chunks,
+                        size: record.size,
+                    })
+                    .collect();
+                entries.sort_by(|a, b| a.path.cmp(&b.path));
+                let total = entries.len() as u64;
+                let truncated = entries.len() > msg.limit;
+                entries.truncate(msg.limit);
+                Ok(FileList { total, truncated, files: entries })
+            })
+            .await?
         })
     }
 }

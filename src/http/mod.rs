@@ -15,7 +15,11 @@ use actix_web::middleware::{from_fn, Next};
 use actix_web::{web, App, HttpResponse, HttpServer};
 use serde::Deserialize;
 
-use crate::actors::tool_dispatcher::{Index, Search, Status, ToolDispatcher};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp_actix_web::transport::StreamableHttpService;
+
+use crate::actors::tool_dispatcher::{Index, MemoryDelete, MemoryRecall, MemorySave, Search, Status, ToolDispatcher};
+use crate::mcp::DocdexMcp;
 use crate::protocol::{DocdexError, ErrorCode, Health, IndexRequest, SearchMode, SearchRequest};
 
 /// Shared state of every worker.
@@ -121,6 +125,51 @@ where
     state.dispatcher.send(msg).await?
 }
 
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MemorySaveBody {
+    text: String,
+    #[serde(default)]
+    metadata: Option<serde_json::Value>,
+    #[serde(default)]
+    repo: Option<PathBuf>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MemoryRecallBody {
+    query: String,
+    #[serde(default)]
+    k: Option<usize>,
+    #[serde(default)]
+    repo: Option<PathBuf>,
+}
+
+async fn memory_save(state: web::Data<HttpState>, body: web::Json<MemorySaveBody>) -> HttpResponse {
+    let body = body.into_inner();
+    let repo_opt = body.repo.or_else(|| state.default_repo_opt.clone());
+    let metadata = body.metadata.unwrap_or(serde_json::Value::Null);
+    respond(dispatch(&state, MemorySave { repo_opt, text: body.text, metadata }).await)
+}
+
+async fn memory_recall(state: web::Data<HttpState>, body: web::Json<MemoryRecallBody>) -> HttpResponse {
+    let body = body.into_inner();
+    let repo_opt = body.repo.or_else(|| state.default_repo_opt.clone());
+    respond(dispatch(&state, MemoryRecall { repo_opt, query: body.query, k: body.k.unwrap_or(5) }).await)
+}
+
+async fn memory_delete(
+    state: web::Data<HttpState>,
+    id: web::Path<String>,
+    params: web::Query<RepoParam>,
+) -> HttpResponse {
+    let Ok(id) = id.parse::<u64>() else {
+        return error_response(&DocdexError::invalid(format!("memory id must be a number, got `{id}`")));
+    };
+    let repo_opt = params.into_inner().repo.or_else(|| state.default_repo_opt.clone());
+    respond(dispatch(&state, MemoryDelete { repo_opt, id }).await)
+}
+
 async fn not_found() -> HttpResponse {
     error_response(
         &DocdexError::new(ErrorCode::NotFound, "no such endpoint").with_hint("see the README's HTTP API section"),
@@ -161,8 +210,16 @@ pub fn configure(state: HttpState) -> impl Fn(&mut web::ServiceConfig) + Clone +
             let body = DocdexError::invalid(format!("malformed query string: {err}"));
             actix_web::error::InternalError::from_response(err, error_response(&body)).into()
         });
+        let json_cfg = web::JsonConfig::default().limit(1 << 20).error_handler(|err, _| {
+            let body = DocdexError::invalid(format!("malformed JSON body: {err}"));
+            actix_web::error::InternalError::from_response(err, error_response(&body)).into()
+        });
         cfg.app_data(web::Data::new(state.clone()))
             .app_data(query_cfg)
+            .app_data(json_cfg)
+            .route("/v1/memory", web::post().to(memory_save))
+            .route("/v1/memory/recall", web::post().to(memory_recall))
+            .route("/v1/memory/{id}", web::delete().to(memory_delete))
             .route("/healthz", web::get().to(healthz))
             .route("/v1/search", web::get().to(search))
             .route("/v1/status", web::get().to(status))
@@ -193,11 +250,28 @@ pub fn start(
     addr: SocketAddr,
     workers: usize,
 ) -> std::io::Result<(actix_web::dev::Server, SocketAddr)> {
+    // One MCP service for all workers, so sessions survive requests landing on another one.
+    let dispatcher = state.dispatcher.clone();
+    let default_repo_opt = state.default_repo_opt.clone();
+    // Exposed on purpose (with a token): accept the Host clients use to reach us. On loopback
+    // the SDK's default (loopback hosts only) guards against DNS rebinding.
+    let allowed_hosts_opt = (!addr.ip().is_loopback()).then(|| vec![addr.ip().to_string(), addr.to_string()]);
+    let mcp = StreamableHttpService::builder()
+        .service_factory(Arc::new(move || Ok(DocdexMcp::new(dispatcher.clone(), default_repo_opt.clone()))))
+        .session_manager(Arc::new(LocalSessionManager::default()))
+        .stateful_mode(true)
+        .maybe_allowed_hosts(allowed_hosts_opt)
+        .build();
     let configure = configure(state);
-    let server = HttpServer::new(move || App::new().wrap(from_fn(require_token)).configure(configure.clone()))
-        .workers(workers.max(1))
-        .disable_signals()
-        .bind(addr)?;
+    let server = HttpServer::new(move || {
+        App::new()
+            .wrap(from_fn(require_token))
+            .service(mcp.clone().scope_with_path("/v1/mcp"))
+            .configure(configure.clone())
+    })
+    .workers(workers.max(1))
+    .disable_signals()
+    .bind(addr)?;
     let bound = server.addrs().first().copied().unwrap_or(addr);
     Ok((server.run(), bound))
 }

@@ -26,7 +26,7 @@ use tantivy::{
 use crate::ingest::Chunk;
 use crate::protocol::{DocdexError, ErrorCode, HitExplain, HitSource, RankedBy, Result, SearchHit, SearchMode};
 use analyzer::{analyze, code_analyzer, CODE_ANALYZER};
-pub use store::{FileRecord, IndexRunState, RepoStore};
+pub use store::{FileRecord, IndexRunState, MemoryRecord, RepoStore};
 
 /// Field boosts: a query word that names an item or a heading says more than one in a body.
 const BOOST_SYMBOLS: f32 = 2.5;

@@ -8,7 +8,7 @@ use std::path::Path;
 use arroy::distances::Cosine;
 use arroy::{Reader, Writer};
 use heed::byteorder::BigEndian;
-use heed::types::{Bytes, SerdeJson, Str, U32};
+use heed::types::{Bytes, SerdeJson, Str, U32, U64};
 use heed::{Database, Env, EnvOpenOptions, RoTxn, RwTxn, WithoutTls};
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
@@ -20,6 +20,9 @@ const META_DB: &str = "meta";
 const PENDING_DB: &str = "embedding_pending";
 const EMBED_CACHE_DB: &str = "embedding_cache";
 const VECTORS_DB: &str = "vectors";
+const MEMORIES_DB: &str = "memories";
+/// arroy index of memory vectors, beside the chunk vectors in the same database.
+const MEMORY_VECTORS_INDEX: u16 = 1;
 /// arroy index number of chunk vectors inside the vectors database (memory gets its own).
 const CHUNK_VECTORS_INDEX: u16 = 0;
 /// Seed of arroy's tree building, so index builds are reproducible.
@@ -80,6 +83,20 @@ pub struct RepoStore {
     /// never embedded twice, across files and re-indexes.
     embed_cache: Database<'static, Str, Bytes>,
     vectors: arroy::Database<'static, Cosine>,
+    /// The repo's long-term memory: id → item. Ids grow; newest last.
+    memories: Database<'static, U64<BigEndian>, SerdeJson<MemoryRecord>>,
+}
+
+/// One remembered note.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryRecord {
+    pub id: u64,
+    pub text: String,
+    pub metadata: serde_json::Value,
+    /// Unix milliseconds.
+    pub created_at_ms: u64,
+    /// Whether its vector is stored (false when saved without the model).
+    pub embedded: bool,
 }
 
 impl RepoStore {
@@ -89,17 +106,18 @@ impl RepoStore {
         // one handle) and the file is never truncated or modified outside LMDB.
         let env = unsafe { EnvOpenOptions::new().read_txn_without_tls().map_size(MAP_SIZE).max_dbs(16).open(dir)? };
         let wtxn = env.write_txn()?;
-        let (files, meta, pending, embed_cache, vectors) = env
+        let (files, meta, pending, embed_cache, vectors, memories) = env
             .create_databases_and_commit(wtxn, |opener, wtxn| -> heed::Result<_> {
                 let files = opener.create_database(wtxn, Some(FILES_DB))?;
                 let meta = opener.create_database(wtxn, Some(META_DB))?;
                 let pending = opener.create_database(wtxn, Some(PENDING_DB))?;
                 let embed_cache = opener.create_database(wtxn, Some(EMBED_CACHE_DB))?;
                 let vectors = opener.create_database(wtxn, Some(VECTORS_DB))?;
-                Ok(heed::CommitOrAbort::<_, ()>::Commit((files, meta, pending, embed_cache, vectors)))
+                let memories = opener.create_database(wtxn, Some(MEMORIES_DB))?;
+                Ok(heed::CommitOrAbort::<_, ()>::Commit((files, meta, pending, embed_cache, vectors, memories)))
             })?
             .unwrap_commit();
-        Ok(RepoStore { env, files, meta, pending, embed_cache, vectors })
+        Ok(RepoStore { env, files, meta, pending, embed_cache, vectors, memories })
     }
 
     pub fn read_txn(&self) -> Result<RoTxn<'_, WithoutTls>> {
@@ -248,6 +266,80 @@ impl RepoStore {
         let found = query.by_vector(rtxn, vector).map_err(arroy_error)?;
         // arroy's cosine distance is (1 - cos) / 2.
         Ok(found.into_iter().map(|(id, distance)| (id, 1.0 - 2.0 * distance)).collect())
+    }
+}
+
+impl RepoStore {
+    fn memory_writer(&self) -> Writer<Cosine> {
+        Writer::new(self.vectors, MEMORY_VECTORS_INDEX, crate::models::EMBEDDING_DIMS)
+    }
+
+    /// Stores a memory (and its vector when there is one) with the next id.
+    pub fn add_memory(
+        &self,
+        wtxn: &mut RwTxn,
+        text: &str,
+        metadata: serde_json::Value,
+        created_at_ms: u64,
+        vector_opt: Option<&[f32]>,
+    ) -> Result<MemoryRecord> {
+        let id = self.memories.last(wtxn)?.map(|(id, _)| id + 1).unwrap_or(1);
+        let record =
+            MemoryRecord { id, text: text.to_string(), metadata, created_at_ms, embedded: vector_opt.is_some() };
+        self.memories.put(wtxn, &id, &record)?;
+        if let Some(vector) = vector_opt {
+            self.put_memory_vector(wtxn, id, vector)?;
+        }
+        Ok(record)
+    }
+
+    /// Adds a vector to a memory saved without one.
+    pub fn put_memory_vector(&self, wtxn: &mut RwTxn, id: u64, vector: &[f32]) -> Result<()> {
+        let item = u32::try_from(id).map_err(|_| crate::protocol::DocdexError::internal("memory ids exhausted"))?;
+        let writer = self.memory_writer();
+        writer.add_item(wtxn, item, vector).map_err(arroy_error)?;
+        let mut rng = rand::rngs::StdRng::seed_from_u64(ARROY_SEED);
+        writer.builder(&mut rng).build(wtxn).map_err(arroy_error)?;
+        if let Some(mut record) = self.memories.get(wtxn, &id)? {
+            record.embedded = true;
+            self.memories.put(wtxn, &id, &record)?;
+        }
+        Ok(())
+    }
+
+    /// Removes a memory and its vector; false when there was none.
+    pub fn delete_memory(&self, wtxn: &mut RwTxn, id: u64) -> Result<bool> {
+        let Some(record) = self.memories.get(wtxn, &id)? else { return Ok(false) };
+        self.memories.delete(wtxn, &id)?;
+        if record.embedded {
+            if let Ok(item) = u32::try_from(id) {
+                let writer = self.memory_writer();
+                writer.del_item(wtxn, item).map_err(arroy_error)?;
+                let mut rng = rand::rngs::StdRng::seed_from_u64(ARROY_SEED);
+                writer.builder(&mut rng).build(wtxn).map_err(arroy_error)?;
+            }
+        }
+        Ok(true)
+    }
+
+    pub fn all_memories(&self, rtxn: &RoTxn<WithoutTls>) -> Result<Vec<MemoryRecord>> {
+        let mut out = Vec::new();
+        for entry in self.memories.iter(rtxn)? {
+            out.push(entry?.1);
+        }
+        Ok(out)
+    }
+
+    /// Cosine similarity of every embedded memory to `vector` (memories are few: exact).
+    pub fn memory_similarities(&self, rtxn: &RoTxn<WithoutTls>, vector: &[f32]) -> Result<HashMap<u64, f32>> {
+        let reader = match Reader::<Cosine>::open(rtxn, MEMORY_VECTORS_INDEX, self.vectors) {
+            Ok(reader) => reader,
+            Err(arroy::Error::MissingMetadata(_)) | Err(arroy::Error::NeedBuild(_)) => return Ok(HashMap::new()),
+            Err(err) => return Err(arroy_error(err)),
+        };
+        let count = reader.n_items() as usize;
+        let found = reader.nns(count.max(1)).by_vector(rtxn, vector).map_err(arroy_error)?;
+        Ok(found.into_iter().map(|(id, distance)| (u64::from(id), 1.0 - 2.0 * distance)).collect())
     }
 }
 

@@ -1,2 +1,452 @@
-//! MCP adapter over the ToolDispatcher (stdio and streamable HTTP). Not built yet: it will be
-//! as thin as `src/http`, mapping each `docdex_*` tool to a dispatcher message.
+//! The MCP adapter: `docdex_*` tools over the ToolDispatcher, served on stdio
+//! (`docdexd mcp`) and as streamable HTTP at `/v1/mcp` on the daemon.
+//!
+//! Thin by design: each tool parses its arguments, sends one dispatcher message and renders
+//! the typed answer twice, as a compact text block for the model and as structured content
+//! (the same JSON the HTTP API returns) for programs. A docdex error becomes a tool error
+//! (`isError: true`) with the message and its hint, never an empty result.
+
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+use actix::Addr;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::service::NotificationContext;
+use rmcp::{schemars, tool, tool_handler, tool_router, RoleServer, ServerHandler};
+use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::actors::tool_dispatcher::{
+    Index, ListFiles, MemoryRecall, MemorySave, OpenFile, Search, Status, ToolDispatcher,
+};
+use crate::protocol::{DocdexError, IndexRequest, Result, SearchMode, SearchRequest};
+
+/// Hits returned when `limit` is not given.
+const DEFAULT_LIMIT: usize = 8;
+/// Files listed when `limit` is not given.
+const DEFAULT_FILES_LIMIT: usize = 200;
+/// Memories recalled when `k` is not given.
+const DEFAULT_RECALL: usize = 5;
+
+/// Accepts `5` and `"5"` (several clients send numbers as strings).
+fn lenient_number<'de, D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Option<u64>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum NumberOrString {
+        Number(u64),
+        Text(String),
+    }
+    match Option::<NumberOrString>::deserialize(deserializer)? {
+        None => Ok(None),
+        Some(NumberOrString::Number(n)) => Ok(Some(n)),
+        Some(NumberOrString::Text(text)) => text
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|_| serde::de::Error::custom(format!("expected a non-negative whole number, got \"{text}\""))),
+    }
+}
+
+/// Accepts `true` and `"true"`.
+fn lenient_bool<'de, D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Option<bool>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum BoolOrString {
+        Bool(bool),
+        Text(String),
+    }
+    match Option::<BoolOrString>::deserialize(deserializer)? {
+        None => Ok(None),
+        Some(BoolOrString::Bool(b)) => Ok(Some(b)),
+        Some(BoolOrString::Text(text)) => match text.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" => Ok(Some(true)),
+            "false" | "0" | "no" => Ok(Some(false)),
+            _ => Err(serde::de::Error::custom(format!("expected true or false, got \"{text}\""))),
+        },
+    }
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// Identifiers, words or a question.
+    pub query: String,
+    /// Hits to return, 1-200 (default 8).
+    #[serde(default, deserialize_with = "lenient_number")]
+    pub limit: Option<u64>,
+    /// lexical, dense or hybrid (default: hybrid when embeddings exist).
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// Add each ranking's rank and score to every hit.
+    #[serde(default, deserialize_with = "lenient_bool")]
+    pub explain: Option<bool>,
+    /// Repository root (default: the server's repo). Alias: project_root.
+    #[serde(default, alias = "project_root")]
+    pub repo_path: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OpenArgs {
+    /// File path relative to the repo root, as search results give it.
+    pub path: String,
+    /// First line, 1-based (default 1).
+    #[serde(default, deserialize_with = "lenient_number")]
+    pub line_start: Option<u64>,
+    /// Last line, inclusive (default: end of file; at most 400 lines are returned).
+    #[serde(default, deserialize_with = "lenient_number")]
+    pub line_end: Option<u64>,
+    /// Repository root (default: the server's repo). Alias: project_root.
+    #[serde(default, alias = "project_root")]
+    pub repo_path: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FilesArgs {
+    /// Glob over repo-relative paths, e.g. "src/**/*.rs".
+    #[serde(default)]
+    pub glob: Option<String>,
+    /// Files to list, 1-5000 (default 200).
+    #[serde(default, deserialize_with = "lenient_number")]
+    pub limit: Option<u64>,
+    /// Repository root (default: the server's repo). Alias: project_root.
+    #[serde(default, alias = "project_root")]
+    pub repo_path: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RepoArgs {
+    /// Repository root (default: the server's repo). Alias: project_root.
+    #[serde(default, alias = "project_root")]
+    pub repo_path: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MemorySaveArgs {
+    /// The note to remember.
+    pub text: String,
+    /// Optional JSON object stored with it, e.g. {"topic": "auth"}.
+    #[serde(default)]
+    pub metadata: Option<serde_json::Value>,
+    /// Repository root (default: the server's repo). Alias: project_root.
+    #[serde(default, alias = "project_root")]
+    pub repo_path: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryRecallArgs {
+    /// What to recall.
+    pub query: String,
+    /// Memories to return, 1-100 (default 5).
+    #[serde(default, deserialize_with = "lenient_number")]
+    pub k: Option<u64>,
+    /// Repository root (default: the server's repo). Alias: project_root.
+    #[serde(default, alias = "project_root")]
+    pub repo_path: Option<String>,
+}
+
+/// The MCP server: one per session, all sharing the daemon's dispatcher.
+#[derive(Clone)]
+pub struct DocdexMcp {
+    dispatcher: Addr<ToolDispatcher>,
+    /// `--repo`, or the first workspace root the client lists.
+    default_repo: Arc<RwLock<Option<PathBuf>>>,
+}
+
+fn tool_error(err: &DocdexError) -> CallToolResult {
+    let mut text = format!("error ({}): {}", err.code.as_str(), err.message);
+    if let Some(hint) = &err.hint {
+        text.push_str(&format!("\nhint: {hint}"));
+    }
+    let mut result = CallToolResult::structured_error(err.to_json());
+    result.content = vec![ContentBlock::text(text)];
+    result
+}
+
+fn tool_ok<T: Serialize>(value: &T, text: String) -> CallToolResult {
+    match serde_json::to_value(value) {
+        Ok(json) => {
+            let mut result = CallToolResult::structured(json);
+            result.content = vec![ContentBlock::text(text)];
+            result
+        }
+        Err(err) => tool_error(&DocdexError::internal(format!("cannot render the result: {err}"))),
+    }
+}
+
+fn bounded(value: Option<u64>, default: usize, max: usize, name: &str) -> Result<usize> {
+    match value {
+        None => Ok(default),
+        Some(n) if n >= 1 && n <= max as u64 => Ok(n as usize),
+        Some(n) => Err(DocdexError::invalid(format!("{name} must be between 1 and {max}, got {n}"))),
+    }
+}
+
+impl DocdexMcp {
+    pub fn new(dispatcher: Addr<ToolDispatcher>, default_repo_opt: Option<PathBuf>) -> DocdexMcp {
+        DocdexMcp { dispatcher, default_repo: Arc::new(RwLock::new(default_repo_opt)) }
+    }
+
+    /// The repo a call is about: its own `repo_path`, else the session default.
+    fn repo(&self, repo_path: Option<String>) -> Result<PathBuf> {
+        if let Some(path) = repo_path.filter(|p| !p.trim().is_empty()) {
+            return Ok(PathBuf::from(path));
+        }
+        self.default_repo.read().ok().and_then(|r| r.clone()).ok_or_else(|| {
+            DocdexError::invalid("no repo: pass repo_path")
+                .with_hint("give repo_path (the repository root), or start the server with --repo")
+        })
+    }
+
+    async fn call<M, T>(&self, msg: M) -> Result<T>
+    where
+        M: actix::Message<Result = Result<T>> + Send + 'static,
+        T: Send + 'static,
+        ToolDispatcher: actix::Handler<M>,
+    {
+        self.dispatcher.send(msg).await?
+    }
+}
+
+#[tool_router]
+impl DocdexMcp {
+    #[tool(
+        description = "Search the repository's code and docs (BM25 + embeddings). Example: {\"query\": \"where are auth tokens refreshed\", \"limit\": 5}. Returns ranked hits: path, line_start-line_end, score, heading (symbol or section) and a snippet; open a hit with docdex_open."
+    )]
+    async fn docdex_search(&self, Parameters(args): Parameters<SearchArgs>) -> CallToolResult {
+        let result = async {
+            let limit = bounded(args.limit, DEFAULT_LIMIT, crate::protocol::MAX_SEARCH_LIMIT, "limit")?;
+            let mode_opt =
+                args.mode.as_deref().filter(|m| !m.trim().is_empty()).map(str::parse::<SearchMode>).transpose()?;
+            let request = SearchRequest {
+                repo_opt: Some(self.repo(args.repo_path)?),
+                query: args.query,
+                limit,
+                mode_opt,
+                explain: args.explain.unwrap_or(false),
+            };
+            self.call(Search(request)).await
+        }
+        .await;
+        match result {
+            Ok(response) => {
+                let mut text = String::new();
+                if let Some(notice) = &response.notice {
+                    text.push_str(&format!("note: {notice}\n"));
+                }
+                if response.hits.is_empty() {
+                    text.push_str(&format!("no hits for \"{}\"", response.query));
+                }
+                for (n, hit) in response.hits.iter().enumerate() {
+                    let heading = if hit.heading.is_empty() { String::new() } else { format!(" [{}]", hit.heading) };
+                    text.push_str(&format!("{}. {}:{}-{}{heading}\n", n + 1, hit.path, hit.line_start, hit.line_end));
+                    for line in hit.snippet.lines() {
+                        text.push_str(&format!("   {line}\n"));
+                    }
+                }
+                tool_ok(&response, text)
+            }
+            Err(err) => tool_error(&err),
+        }
+    }
+
+    #[tool(
+        description = "Read lines of an indexed file, numbered. Example: {\"path\": \"src/lib.rs\", \"line_start\": 10, \"line_end\": 60}. Returns at most 400 lines as \"  12 | text\"; truncated tells whether the range was cut."
+    )]
+    async fn docdex_open(&self, Parameters(args): Parameters<OpenArgs>) -> CallToolResult {
+        let result = async {
+            let msg = OpenFile {
+                repo_opt: Some(self.repo(args.repo_path)?),
+                path: args.path,
+                start_opt: args.line_start,
+                end_opt: args.line_end,
+            };
+            self.call(msg).await
+        }
+        .await;
+        match result {
+            Ok(content) => {
+                let more = if content.truncated { " (truncated: ask for the next lines)" } else { "" };
+                let text = format!(
+                    "{} lines {}-{} of {}{more}\n{}",
+                    content.path, content.line_start, content.line_end, content.total_lines, content.text
+                );
+                tool_ok(&content, text)
+            }
+            Err(err) => tool_error(&err),
+        }
+    }
+
+    #[tool(
+        description = "List indexed files, optionally matching a glob. Example: {\"glob\": \"src/**/*.rs\"}. Returns paths with language, chunk count and size."
+    )]
+    async fn docdex_files(&self, Parameters(args): Parameters<FilesArgs>) -> CallToolResult {
+        let result = async {
+            let limit = bounded(args.limit, DEFAULT_FILES_LIMIT, 5000, "limit")?;
+            self.call(ListFiles { repo_opt: Some(self.repo(args.repo_path)?), glob_opt: args.glob, limit }).await
+        }
+        .await;
+        match result {
+            Ok(list) => {
+                let mut text =
+                    format!("{} files{}\n", list.total, if list.truncated { " (list truncated)" } else { "" });
+                for file in &list.files {
+                    text.push_str(&format!("{} ({})\n", file.path, file.language));
+                }
+                tool_ok(&list, text)
+            }
+            Err(err) => tool_error(&err),
+        }
+    }
+
+    #[tool(
+        description = "Index the repository, or refresh its index (only changed files are re-read). Example: {\"repo_path\": \"/home/me/project\"}. Returns counts of files and chunks; embeddings follow in the background."
+    )]
+    async fn docdex_index(&self, Parameters(args): Parameters<RepoArgs>) -> CallToolResult {
+        let result = async {
+            let request = IndexRequest { repo: self.repo(args.repo_path)? };
+            self.call(Index { request, progress_opt: None, embed_in_background: true }).await
+        }
+        .await;
+        match result {
+            Ok(s) => {
+                let text = format!(
+                    "indexed {}: {} files scanned, {} indexed, {} unchanged, {} deleted; {} chunks in {:.1} s",
+                    s.repo,
+                    s.files_scanned,
+                    s.files_indexed,
+                    s.files_unchanged,
+                    s.files_deleted,
+                    s.chunks_total,
+                    s.seconds
+                );
+                tool_ok(&s, text)
+            }
+            Err(err) => tool_error(&err),
+        }
+    }
+
+    #[tool(
+        description = "What is indexed for the repository: files, chunks, embeddings done and pending, last run. Example: {}. Call before searching a repo you have not indexed."
+    )]
+    async fn docdex_status(&self, Parameters(args): Parameters<RepoArgs>) -> CallToolResult {
+        let result = async { self.call(Status(Some(self.repo(args.repo_path)?))).await }.await;
+        match result {
+            Ok(s) => {
+                let text = format!(
+                    "{}: {} files, {} chunks, {} of {} embedded ({} pending), last completed {}",
+                    s.repo,
+                    s.files,
+                    s.chunks,
+                    s.embeddings.embedded,
+                    s.embeddings.total,
+                    s.embeddings.pending,
+                    s.last_index_completed.as_deref().unwrap_or("never")
+                );
+                tool_ok(&s, text)
+            }
+            Err(err) => tool_error(&err),
+        }
+    }
+
+    #[tool(
+        description = "Remember a note about this repository for later sessions. Example: {\"text\": \"Auth tokens are refreshed in src/auth/refresh.rs\", \"metadata\": {\"topic\": \"auth\"}}. Returns the memory id."
+    )]
+    async fn docdex_memory_save(&self, Parameters(args): Parameters<MemorySaveArgs>) -> CallToolResult {
+        let result = async {
+            let msg = MemorySave {
+                repo_opt: Some(self.repo(args.repo_path)?),
+                text: args.text,
+                metadata: args.metadata.unwrap_or(serde_json::Value::Null),
+            };
+            self.call(msg).await
+        }
+        .await;
+        match result {
+            Ok(item) => {
+                let text = format!("saved memory #{}", item.id);
+                tool_ok(&item, text)
+            }
+            Err(err) => tool_error(&err),
+        }
+    }
+
+    #[tool(
+        description = "Recall notes saved for this repository, most similar first. Example: {\"query\": \"how does auth work\", \"k\": 3}. Returns items with id, text, metadata, created_at and score."
+    )]
+    async fn docdex_memory_recall(&self, Parameters(args): Parameters<MemoryRecallArgs>) -> CallToolResult {
+        let result = async {
+            let k = bounded(args.k, DEFAULT_RECALL, crate::protocol::MAX_MEMORY_RECALL, "k")?;
+            self.call(MemoryRecall { repo_opt: Some(self.repo(args.repo_path)?), query: args.query, k }).await
+        }
+        .await;
+        match result {
+            Ok(response) => {
+                let mut text = String::new();
+                if let Some(notice) = &response.notice {
+                    text.push_str(&format!("note: {notice}\n"));
+                }
+                if response.items.is_empty() {
+                    text.push_str("no memories match");
+                }
+                for item in &response.items {
+                    text.push_str(&format!("#{} ({:.2}) {}\n", item.id, item.score.unwrap_or(0.0), item.text));
+                }
+                tool_ok(&response, text)
+            }
+            Err(err) => tool_error(&err),
+        }
+    }
+}
+
+#[tool_handler]
+impl ServerHandler for DocdexMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("docdex", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "docdex searches this repository's code and docs locally. Start with docdex_search; open hits with \
+                 docdex_open; save what you learn with docdex_memory_save and recall it with docdex_memory_recall.",
+            )
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if self.default_repo.read().ok().is_some_and(|r| r.is_some()) {
+            return;
+        }
+        // A client that shares its workspace roots gives the session its default repo.
+        let supports_roots = context.peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some());
+        if !supports_roots {
+            return;
+        }
+        // Roots are deprecated in the newest protocol revision but are what today's editors
+        // send to say which workspace they have open.
+        #[allow(deprecated)]
+        match context.peer.list_roots().await {
+            #[allow(deprecated)]
+            Ok(roots) => {
+                let first = roots.roots.iter().find_map(|root| root.uri.strip_prefix("file://").map(PathBuf::from));
+                if let (Some(path), Ok(mut default)) = (first, self.default_repo.write()) {
+                    tracing::info!(repo = %path.display(), "default repo from the client's workspace roots");
+                    *default = Some(path);
+                }
+            }
+            Err(err) => tracing::debug!(error = %err, "client listed no roots"),
+        }
+    }
+}
+
+/// Serves MCP on stdin/stdout until the client disconnects.
+pub async fn serve_stdio(dispatcher: Addr<ToolDispatcher>, default_repo_opt: Option<PathBuf>) -> Result<()> {
+    use rmcp::ServiceExt;
+    let server = DocdexMcp::new(dispatcher, default_repo_opt)
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|err| DocdexError::internal(format!("MCP session failed to start: {err}")))?;
+    server.waiting().await.map_err(|err| DocdexError::internal(format!("MCP session ended abnormally: {err}")))?;
+    Ok(())
+}

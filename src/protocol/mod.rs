@@ -264,3 +264,74 @@ pub struct Health {
     pub version: String,
     pub default_repo: Option<String>,
 }
+
+/// A remembered note, as every surface returns it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryItem {
+    pub id: u64,
+    pub text: String,
+    pub metadata: serde_json::Value,
+    /// RFC 3339, UTC.
+    pub created_at: String,
+    /// Similarity to the query (recall only): cosine in dense mode, share of query words in
+    /// lexical mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f32>,
+}
+
+/// Answer of a memory recall.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryRecallResponse {
+    pub query: String,
+    /// `dense` or `lexical` (fallback without the model).
+    pub mode: SearchMode,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
+    pub items: Vec<MemoryItem>,
+}
+
+/// Answer of a memory deletion.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryDeleted {
+    pub id: u64,
+    pub deleted: bool,
+}
+
+/// Upper bound for memory recall `k`.
+pub const MAX_MEMORY_RECALL: usize = 100;
+
+/// Lines of an indexed file, numbered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileContent {
+    pub path: String,
+    /// First line returned (1-based).
+    pub line_start: u64,
+    /// Last line returned (inclusive).
+    pub line_end: u64,
+    pub total_lines: u64,
+    /// True when the range was cut to the size bound.
+    pub truncated: bool,
+    /// `"  12 | text"` lines.
+    pub text: String,
+}
+
+/// Most lines `open` returns at once.
+pub const MAX_OPEN_LINES: u64 = 400;
+
+/// One indexed file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileEntry {
+    pub path: String,
+    pub language: String,
+    pub chunks: u32,
+    pub size: u64,
+}
+
+/// Indexed files, optionally filtered by a glob.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileList {
+    /// Files matching, before the limit.
+    pub total: u64,
+    pub truncated: bool,
+    pub files: Vec<FileEntry>,
+}

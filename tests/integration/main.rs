@@ -6,5 +6,7 @@ mod common;
 mod cli;
 mod http;
 mod indexing;
+mod mcp;
+mod memory;
 mod quality;
 mod semantic;

@@ -1,0 +1,104 @@
+//! MCP over stdio and streamable HTTP, driven by the official MCP Python SDK
+//! (`tests/mcp/client.py`, installed by scripts/test.sh into target/py).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::common::{repo_with, Home, Server};
+
+/// The Python that has the `mcp` package (scripts/test.sh makes target/py).
+fn python() -> PathBuf {
+    let python = std::env::var_os("DOCDEX_TEST_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/py/bin/python"));
+    assert!(python.exists(), "{} is missing: run ./scripts/test.sh (it installs the MCP Python SDK)", python.display());
+    python
+}
+
+fn client_script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py")
+}
+
+fn mcp_repo() -> tempfile::TempDir {
+    repo_with(&[
+        (
+            "src/throttle.rs",
+            "/// Limits how many requests a client may send per minute.\npub fn rate_limit(client_id: u64, per_minute: u32) -> bool {\n    per_minute > 0 && client_id > 0\n}\n",
+        ),
+        (
+            "src/backup.rs",
+            "/// Copies the database files to cold storage every night.\npub fn nightly_snapshot(target: &str) {\n    let _ = target;\n}\n",
+        ),
+        ("docs/colors.md", "# Palette\n\nTeal buttons, amber warnings.\n"),
+    ])
+}
+
+fn run_client(home: &Home, args: &[&str]) {
+    let out = Command::new(python())
+        .arg(client_script())
+        .args(args)
+        .env("DOCDEX_HOME", home.dir.path())
+        .env("DOCDEX_MODELS_DIR", crate::common::models_dir())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "MCP client failed:\n{stderr}\n{}", String::from_utf8_lossy(&out.stdout));
+    assert!(stderr.contains("all MCP checks passed"), "{stderr}");
+}
+
+#[test]
+fn stdio_server_passes_the_official_client() {
+    let repo = mcp_repo();
+    let home = Home::new();
+    run_client(&home, &["stdio", env!("CARGO_BIN_EXE_docdexd"), repo.path().to_str().unwrap()]);
+}
+
+#[test]
+fn http_server_passes_the_official_client_and_requires_the_token() {
+    let repo = mcp_repo();
+    let home = Home::new();
+    let server = Server::start(&home, &["--repo", repo.path().to_str().unwrap(), "--auth-token", "mcp-secret"]);
+    let url = server.url("/v1/mcp");
+    run_client(&home, &["http", &url, repo.path().to_str().unwrap(), "--token", "mcp-secret"]);
+
+    // Without the token the MCP endpoint is closed like the rest of the API.
+    let status = reqwest::blocking_status(&url);
+    assert_eq!(status, 401);
+}
+
+#[test]
+fn mcp_config_prints_stdio_and_http_snippets() {
+    let repo = mcp_repo();
+    let home = Home::new();
+    let out = home.run(&["mcp-config", "--repo", repo.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let json_blocks: Vec<serde_json::Value> = text
+        .split("\n\n")
+        .map(|block| block.lines().filter(|l| !l.starts_with('#')).collect::<Vec<_>>().join("\n"))
+        .map(|json| serde_json::from_str(&json).unwrap())
+        .collect();
+    let stdio = &json_blocks[0]["mcpServers"]["docdex"];
+    assert!(stdio["command"].as_str().unwrap().ends_with("docdexd"));
+    assert_eq!(stdio["args"][0], "mcp");
+    assert_eq!(stdio["args"][2], std::fs::canonicalize(repo.path()).unwrap().to_str().unwrap());
+    assert_eq!(json_blocks[1]["mcpServers"]["docdex"]["url"], "http://127.0.0.1:3210/v1/mcp");
+}
+
+mod reqwest {
+    /// Status of a bare POST (no token) to `url`.
+    pub fn blocking_status(url: &str) -> u16 {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            ::reqwest::Client::new()
+                .post(url)
+                .header("content-type", "application/json")
+                .body("{}")
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        })
+    }
+}

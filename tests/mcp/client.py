@@ -1,0 +1,167 @@
+"""Drives docdex's MCP server with the official MCP Python SDK (a client nobody on the
+docdex team wrote), over stdio or streamable HTTP, and checks every tool and error case.
+
+Usage:
+  client.py stdio DOCDEXD REPO [--bench N]
+  client.py http URL REPO [--token T] [--bench N]
+
+Exits non-zero with a message on the first failed check. With --bench, also times N
+docdex_search calls and prints {"p50_ms": .., "p95_ms": ..} as the last line.
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import time
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamablehttp_client
+from mcp.shared.exceptions import McpError
+import mcp.types as types
+
+EXPECTED_TOOLS = {
+    "docdex_search",
+    "docdex_open",
+    "docdex_files",
+    "docdex_index",
+    "docdex_status",
+    "docdex_memory_save",
+    "docdex_memory_recall",
+}
+
+
+def check(condition, message):
+    if not condition:
+        print(f"FAILED: {message}", file=sys.stderr)
+        sys.exit(1)
+
+
+def text_of(result):
+    return "\n".join(block.text for block in result.content if getattr(block, "type", "") == "text")
+
+
+async def expect_error(session, tool, arguments, needle):
+    """A call that must fail: either a tool error (isError) or a protocol error naming the problem."""
+    try:
+        result = await session.call_tool(tool, arguments)
+    except McpError as err:
+        check(needle in str(err), f"{tool}{arguments}: protocol error without '{needle}': {err}")
+        return str(err)
+    check(result.isError, f"{tool}{arguments}: expected an error, got {text_of(result)}")
+    check(needle in text_of(result), f"{tool}{arguments}: error without '{needle}': {text_of(result)}")
+    return text_of(result)
+
+
+async def exercise(session, repo, bench):
+    init = await session.initialize()
+    check(init.serverInfo.name == "docdex", f"server name {init.serverInfo.name}")
+
+    tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+    check(EXPECTED_TOOLS <= set(tools), f"missing tools: {EXPECTED_TOOLS - set(tools)}")
+    for name in EXPECTED_TOOLS:
+        description = tools[name].description or ""
+        check("Example" in description, f"{name} description has no usage example")
+        check(len(description.split()) < 150, f"{name} description is too long")
+        check(tools[name].inputSchema.get("type") == "object", f"{name} has no object schema")
+
+    # Index through MCP (the repo is fresh), then everything else.
+    result = await session.call_tool("docdex_index", {"repo_path": repo})
+    check(not result.isError, f"index failed: {text_of(result)}")
+    # The server may have indexed at startup already: then this run finds nothing changed.
+    check(result.structuredContent["files_scanned"] == 3, f"index summary {result.structuredContent}")
+    check(result.structuredContent["chunks_total"] >= 3, f"index summary {result.structuredContent}")
+
+    result = await session.call_tool("docdex_status", {})
+    check(not result.isError, f"status failed: {text_of(result)}")
+    check(result.structuredContent["indexed"] is True, "status says not indexed")
+
+    result = await session.call_tool("docdex_search", {"query": "rate_limit per minute", "limit": 3})
+    check(not result.isError, f"search failed: {text_of(result)}")
+    hits = result.structuredContent["hits"]
+    check(hits and hits[0]["path"] == "src/throttle.rs", f"search hits {hits}")
+    check("src/throttle.rs" in text_of(result), "search text block lacks the path")
+
+    # Numbers as strings, and the project_root alias.
+    result = await session.call_tool("docdex_search", {"query": "nightly_snapshot", "limit": "2", "project_root": repo})
+    check(not result.isError, f"string limit refused: {text_of(result)}")
+    check(len(result.structuredContent["hits"]) <= 2, "limit not applied")
+
+    result = await session.call_tool("docdex_open", {"path": "src/throttle.rs", "line_start": 2, "line_end": "3"})
+    check(not result.isError, f"open failed: {text_of(result)}")
+    check(result.structuredContent["line_start"] == 2 and result.structuredContent["line_end"] == 3, "open range")
+    check("2 | pub fn rate_limit" in result.structuredContent["text"], f"open text {result.structuredContent}")
+
+    result = await session.call_tool("docdex_files", {"glob": "src/*.rs"})
+    check(not result.isError, f"files failed: {text_of(result)}")
+    paths = [f["path"] for f in result.structuredContent["files"]]
+    check(paths == ["src/backup.rs", "src/throttle.rs"], f"files {paths}")
+
+    result = await session.call_tool(
+        "docdex_memory_save", {"text": "Rate limits are enforced per client id", "metadata": {"topic": "limits"}}
+    )
+    check(not result.isError, f"memory_save failed: {text_of(result)}")
+    memory_id = result.structuredContent["id"]
+    result = await session.call_tool("docdex_memory_recall", {"query": "how are clients throttled", "k": 3})
+    check(not result.isError, f"memory_recall failed: {text_of(result)}")
+    items = result.structuredContent["items"]
+    check(items and items[0]["id"] == memory_id, f"recall items {items}")
+    check(items[0]["metadata"] == {"topic": "limits"}, f"metadata {items[0]}")
+
+    # Error cases: tool errors with hints, never empty results or crashes.
+    await expect_error(session, "docdex_search", {"query": "x", "repo_path": "/no/such/repo"}, "does not exist")
+    unindexed = os.path.join(repo, "docs")
+    text = await expect_error(session, "docdex_search", {"query": "x", "repo_path": unindexed}, "not indexed")
+    check("docdexd index --repo" in text, f"unindexed repo error lacks the hint: {text}")
+    await expect_error(session, "docdex_search", {"query": "x", "limit": 0}, "between 1 and")
+    await expect_error(session, "docdex_search", {"query": "x", "limit": 100000}, "between 1 and")
+    await expect_error(session, "docdex_search", {"query": "x", "limit": "many"}, "whole number")
+    await expect_error(session, "docdex_search", {"query": "x", "mode": "fuzzy"}, "unknown mode")
+    await expect_error(session, "docdex_search", {"query": "x", "colour": "blue"}, "colour")
+    await expect_error(session, "docdex_search", {"limit": 3}, "query")
+    await expect_error(session, "docdex_open", {"path": "../../etc/passwd"}, "not an indexed file")
+    try:
+        await session.call_tool("docdex_teleport", {})
+        check(False, "unknown tool accepted")
+    except McpError as err:
+        check("docdex_teleport" in str(err) or "not found" in str(err).lower(), f"unknown tool error: {err}")
+
+    if bench:
+        samples = []
+        for i in range(bench):
+            started = time.perf_counter()
+            result = await session.call_tool("docdex_search", {"query": f"rate limit client {i % 7}", "mode": "lexical"})
+            samples.append((time.perf_counter() - started) * 1000)
+            check(not result.isError, "bench search failed")
+        samples.sort()
+        p95 = samples[min(len(samples) - 1, int(0.95 * len(samples)))]
+        print(json.dumps({"p50_ms": statistics.median(samples), "p95_ms": p95, "calls": len(samples)}))
+
+
+async def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("transport", choices=["stdio", "http"])
+    parser.add_argument("target", help="docdexd binary (stdio) or MCP URL (http)")
+    parser.add_argument("repo")
+    parser.add_argument("--token")
+    parser.add_argument("--bench", type=int, default=0)
+    args = parser.parse_args()
+
+    if args.transport == "stdio":
+        params = StdioServerParameters(command=args.target, args=["mcp", "--repo", args.repo], env=dict(os.environ))
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await exercise(session, args.repo, args.bench)
+    else:
+        headers = {"Authorization": f"Bearer {args.token}"} if args.token else None
+        async with streamablehttp_client(args.target, headers=headers) as (read, write, _):
+            async with ClientSession(read, write) as session:
+                await exercise(session, args.repo, args.bench)
+    print("all MCP checks passed", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
