@@ -12,6 +12,24 @@ use tree_sitter::{Node, Parser};
 use super::chunk::{window_spans, ChunkParams, Span};
 use super::lang::Language;
 
+/// Routes tree-sitter's C allocations to mimalloc. Call once at the start of `main`, before
+/// any parser exists.
+pub fn install_tree_sitter_allocator() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let allocator = tree_sitter::Allocator {
+            malloc: libmimalloc_sys::mi_malloc,
+            calloc: libmimalloc_sys::mi_calloc,
+            realloc: libmimalloc_sys::mi_realloc,
+            free: libmimalloc_sys::mi_free,
+        };
+        // SAFETY: the four functions are one allocator family (mimalloc), never return null
+        // for non-zero sizes, align like malloc, and this runs first thing in `main`, on
+        // one thread, before any tree-sitter object exists.
+        unsafe { tree_sitter::set_allocator(Some(allocator)) };
+    });
+}
+
 /// A syntactic unit before merging.
 #[derive(Debug, Clone)]
 struct Unit {
