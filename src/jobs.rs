@@ -61,6 +61,7 @@ pub async fn run_index(
     let known = handle.indexer.send(BeginIndexRun).await??;
     let scan =
         ingestor.send(ScanRepo { root: root.clone(), max_file_size_bytes: config.index.max_file_size_bytes }).await?;
+    tracing::debug!(files = scan.files.len(), since_start_ms = started.elapsed().as_millis() as u64, "repo scanned");
     for err in &scan.walk_errors {
         tracing::warn!(error = %err, "skipped an entry while walking the repo");
     }
@@ -126,7 +127,14 @@ pub async fn run_index(
             summary.chunks_written += handle.indexer.send(AddFiles { files: ingested }).await??;
         }
         queued = batches.get(n + 1).map(|b| queue_batch(b));
+        let commit_started = Instant::now();
         handle.indexer.send(CommitBatch).await??;
+        tracing::debug!(
+            batch = n,
+            commit_ms = commit_started.elapsed().as_millis() as u64,
+            since_start_ms = started.elapsed().as_millis() as u64,
+            "batch committed"
+        );
         let batch_bytes: u64 = batch.iter().map(|f| f.size).sum();
         summary.bytes_indexed += batch_bytes;
         progress = IndexProgress {
@@ -137,7 +145,9 @@ pub async fn run_index(
         };
         report(&progress);
     }
+    let finish_started = Instant::now();
     let state = handle.indexer.send(FinishIndexRun { deleted, bytes_total }).await??;
+    tracing::debug!(finish_ms = finish_started.elapsed().as_millis() as u64, "index run finished");
     summary.chunks_total = state.chunks;
     summary.seconds = started.elapsed().as_secs_f64();
     Ok(summary)
