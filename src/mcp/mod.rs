@@ -167,6 +167,18 @@ fn tool_error(err: &DocdexError) -> CallToolResult {
     result
 }
 
+/// A tool's answer: the rendered text for the model plus the value as structured content, or
+/// the error as a tool error.
+fn respond<T: Serialize>(result: Result<T>, render: impl FnOnce(&T) -> String) -> CallToolResult {
+    match result {
+        Ok(value) => {
+            let text = render(&value);
+            tool_ok(&value, text)
+        }
+        Err(err) => tool_error(&err),
+    }
+}
+
 fn tool_ok<T: Serialize>(value: &T, text: String) -> CallToolResult {
     match serde_json::to_value(value) {
         Ok(json) => {
@@ -232,26 +244,23 @@ impl DocdexMcp {
             self.call(Search(request)).await
         }
         .await;
-        match result {
-            Ok(response) => {
-                let mut text = String::new();
-                if let Some(notice) = &response.notice {
-                    text.push_str(&format!("note: {notice}\n"));
-                }
-                if response.hits.is_empty() {
-                    text.push_str(&format!("no hits for \"{}\"", response.query));
-                }
-                for (n, hit) in response.hits.iter().enumerate() {
-                    let heading = if hit.heading.is_empty() { String::new() } else { format!(" [{}]", hit.heading) };
-                    text.push_str(&format!("{}. {}:{}-{}{heading}\n", n + 1, hit.path, hit.line_start, hit.line_end));
-                    for line in hit.snippet.lines() {
-                        text.push_str(&format!("   {line}\n"));
-                    }
-                }
-                tool_ok(&response, text)
+        respond(result, |response| {
+            let mut text = String::new();
+            if let Some(notice) = &response.notice {
+                text.push_str(&format!("note: {notice}\n"));
             }
-            Err(err) => tool_error(&err),
-        }
+            if response.hits.is_empty() {
+                text.push_str(&format!("no hits for \"{}\"", response.query));
+            }
+            for (n, hit) in response.hits.iter().enumerate() {
+                let heading = if hit.heading.is_empty() { String::new() } else { format!(" [{}]", hit.heading) };
+                text.push_str(&format!("{}. {}:{}-{}{heading}\n", n + 1, hit.path, hit.line_start, hit.line_end));
+                for line in hit.snippet.lines() {
+                    text.push_str(&format!("   {line}\n"));
+                }
+            }
+            text
+        })
     }
 
     #[tool(
@@ -268,17 +277,14 @@ impl DocdexMcp {
             self.call(msg).await
         }
         .await;
-        match result {
-            Ok(content) => {
-                let more = if content.truncated { " (truncated: ask for the next lines)" } else { "" };
-                let text = format!(
-                    "{} lines {}-{} of {}{more}\n{}",
-                    content.path, content.line_start, content.line_end, content.total_lines, content.text
-                );
-                tool_ok(&content, text)
-            }
-            Err(err) => tool_error(&err),
-        }
+        respond(result, |content| {
+            let more = if content.truncated { " (truncated: ask for the next lines)" } else { "" };
+            let text = format!(
+                "{} lines {}-{} of {}{more}\n{}",
+                content.path, content.line_start, content.line_end, content.total_lines, content.text
+            );
+            text
+        })
     }
 
     #[tool(
@@ -290,17 +296,13 @@ impl DocdexMcp {
             self.call(ListFiles { repo_opt: Some(self.repo(args.repo_path)?), glob_opt: args.glob, limit }).await
         }
         .await;
-        match result {
-            Ok(list) => {
-                let mut text =
-                    format!("{} files{}\n", list.total, if list.truncated { " (list truncated)" } else { "" });
-                for file in &list.files {
-                    text.push_str(&format!("{} ({})\n", file.path, file.language));
-                }
-                tool_ok(&list, text)
+        respond(result, |list| {
+            let mut text = format!("{} files{}\n", list.total, if list.truncated { " (list truncated)" } else { "" });
+            for file in &list.files {
+                text.push_str(&format!("{} ({})\n", file.path, file.language));
             }
-            Err(err) => tool_error(&err),
-        }
+            text
+        })
     }
 
     #[tool(
@@ -312,22 +314,13 @@ impl DocdexMcp {
             self.call(Index { request, progress_opt: None, embed_in_background: true }).await
         }
         .await;
-        match result {
-            Ok(s) => {
-                let text = format!(
-                    "indexed {}: {} files scanned, {} indexed, {} unchanged, {} deleted; {} chunks in {:.1} s",
-                    s.repo,
-                    s.files_scanned,
-                    s.files_indexed,
-                    s.files_unchanged,
-                    s.files_deleted,
-                    s.chunks_total,
-                    s.seconds
-                );
-                tool_ok(&s, text)
-            }
-            Err(err) => tool_error(&err),
-        }
+        respond(result, |s| {
+            let text = format!(
+                "indexed {}: {} files scanned, {} indexed, {} unchanged, {} deleted; {} chunks in {:.1} s",
+                s.repo, s.files_scanned, s.files_indexed, s.files_unchanged, s.files_deleted, s.chunks_total, s.seconds
+            );
+            text
+        })
     }
 
     #[tool(
@@ -335,22 +328,19 @@ impl DocdexMcp {
     )]
     async fn docdex_status(&self, Parameters(args): Parameters<RepoArgs>) -> CallToolResult {
         let result = async { self.call(Status(Some(self.repo(args.repo_path)?))).await }.await;
-        match result {
-            Ok(s) => {
-                let text = format!(
-                    "{}: {} files, {} chunks, {} of {} embedded ({} pending), last completed {}",
-                    s.repo,
-                    s.files,
-                    s.chunks,
-                    s.embeddings.embedded,
-                    s.embeddings.total,
-                    s.embeddings.pending,
-                    s.last_index_completed.as_deref().unwrap_or("never")
-                );
-                tool_ok(&s, text)
-            }
-            Err(err) => tool_error(&err),
-        }
+        respond(result, |s| {
+            let text = format!(
+                "{}: {} files, {} chunks, {} of {} embedded ({} pending), last completed {}",
+                s.repo,
+                s.files,
+                s.chunks,
+                s.embeddings.embedded,
+                s.embeddings.total,
+                s.embeddings.pending,
+                s.last_index_completed.as_deref().unwrap_or("never")
+            );
+            text
+        })
     }
 
     #[tool(
@@ -366,13 +356,10 @@ impl DocdexMcp {
             self.call(msg).await
         }
         .await;
-        match result {
-            Ok(item) => {
-                let text = format!("saved memory #{}", item.id);
-                tool_ok(&item, text)
-            }
-            Err(err) => tool_error(&err),
-        }
+        respond(result, |item| {
+            let text = format!("saved memory #{}", item.id);
+            text
+        })
     }
 
     #[tool(
@@ -384,22 +371,19 @@ impl DocdexMcp {
             self.call(MemoryRecall { repo_opt: Some(self.repo(args.repo_path)?), query: args.query, k }).await
         }
         .await;
-        match result {
-            Ok(response) => {
-                let mut text = String::new();
-                if let Some(notice) = &response.notice {
-                    text.push_str(&format!("note: {notice}\n"));
-                }
-                if response.items.is_empty() {
-                    text.push_str("no memories match");
-                }
-                for item in &response.items {
-                    text.push_str(&format!("#{} ({:.2}) {}\n", item.id, item.score.unwrap_or(0.0), item.text));
-                }
-                tool_ok(&response, text)
+        respond(result, |response| {
+            let mut text = String::new();
+            if let Some(notice) = &response.notice {
+                text.push_str(&format!("note: {notice}\n"));
             }
-            Err(err) => tool_error(&err),
-        }
+            if response.items.is_empty() {
+                text.push_str("no memories match");
+            }
+            for item in &response.items {
+                text.push_str(&format!("#{} ({:.2}) {}\n", item.id, item.score.unwrap_or(0.0), item.text));
+            }
+            text
+        })
     }
 }
 
