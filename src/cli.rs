@@ -342,58 +342,53 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
 
 /// Indexes a repo, printing progress lines to stderr at most once a second.
 pub async fn index_with_progress(actors: &crate::Actors, repo: PathBuf) -> Result<IndexSummary> {
-    let (tx, mut rx) = mpsc::unbounded_channel::<IndexProgress>();
-    let printer = tokio::spawn(async move {
+    let (tx, rx) = mpsc::unbounded_channel::<IndexProgress>();
+    let printer = spawn_progress_printer(rx, |p| format!("indexing: {}", render_progress(p)));
+    let index = Index { request: IndexRequest { repo }, progress_opt: Some(tx), embed_in_background: false };
+    let result = actors.dispatcher.send(index).await?;
+    finish_progress_printer(printer).await;
+    result
+}
+
+/// Embeds a repo's pending chunks, printing progress lines to stderr at most once a second.
+pub async fn embed_with_progress(actors: &crate::Actors, repo: PathBuf) -> Result<EmbedSummary> {
+    let (tx, rx) = mpsc::unbounded_channel::<EmbedProgress>();
+    let started = Instant::now();
+    let printer = spawn_progress_printer(rx, move |p| render_embed_progress(p, started));
+    let result = actors.dispatcher.send(EmbedPending { repo, progress_opt: Some(tx) }).await?;
+    finish_progress_printer(printer).await;
+    result
+}
+
+/// Prints progress reports to stderr: the first at once, then at most one a second, and
+/// always the last (where the job ended).
+fn spawn_progress_printer<T: Send + 'static>(
+    mut rx: mpsc::UnboundedReceiver<T>,
+    render: impl Fn(&T) -> String + Send + 'static,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
         let mut last_print: Option<Instant> = None;
-        let mut unprinted: Option<IndexProgress> = None;
+        let mut unprinted: Option<T> = None;
         while let Some(progress) = rx.recv().await {
             if last_print.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
-                eprintln!("indexing: {}", render_progress(&progress));
+                eprintln!("{}", render(&progress));
                 last_print = Some(Instant::now());
                 unprinted = None;
             } else {
                 unprinted = Some(progress);
             }
         }
-        // Always show where the run ended.
         if let Some(progress) = unprinted {
-            eprintln!("indexing: {}", render_progress(&progress));
+            eprintln!("{}", render(&progress));
         }
-    });
-    let index = Index { request: IndexRequest { repo }, progress_opt: Some(tx), embed_in_background: false };
-    let result = actors.dispatcher.send(index).await?;
-    // The sender is gone with the finished job, so the printer ends.
-    if let Err(err) = printer.await {
-        tracing::debug!(error = %err, "progress printer ended abnormally");
-    }
-    result
+    })
 }
 
-/// Embeds a repo's pending chunks, printing progress lines to stderr at most once a second.
-pub async fn embed_with_progress(actors: &crate::Actors, repo: PathBuf) -> Result<EmbedSummary> {
-    let (tx, mut rx) = mpsc::unbounded_channel::<EmbedProgress>();
-    let printer = tokio::spawn(async move {
-        let started = Instant::now();
-        let mut last_print = Instant::now();
-        let mut unprinted: Option<EmbedProgress> = None;
-        while let Some(progress) = rx.recv().await {
-            if last_print.elapsed() >= Duration::from_secs(1) {
-                eprintln!("{}", render_embed_progress(&progress, started));
-                last_print = Instant::now();
-                unprinted = None;
-            } else {
-                unprinted = Some(progress);
-            }
-        }
-        if let Some(progress) = unprinted {
-            eprintln!("{}", render_embed_progress(&progress, started));
-        }
-    });
-    let result = actors.dispatcher.send(EmbedPending { repo, progress_opt: Some(tx) }).await?;
+/// Waits for the printer; the job's sender is gone when the job finished, so it ends.
+async fn finish_progress_printer(printer: tokio::task::JoinHandle<()>) {
     if let Err(err) = printer.await {
         tracing::debug!(error = %err, "progress printer ended abnormally");
     }
-    result
 }
 
 fn render_embed_progress(p: &EmbedProgress, started: Instant) -> String {

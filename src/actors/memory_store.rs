@@ -138,6 +138,8 @@ impl Handler<StoreMemoryVectors> for MemoryStore {
         for (id, vector) in msg.vectors {
             store.put_memory_vector(&mut wtxn, id, &vector)?;
         }
+        // One rebuild for the whole set, not one per note.
+        store.build_memory_vectors(&mut wtxn)?;
         wtxn.commit()?;
         Ok(())
     }

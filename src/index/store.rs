@@ -210,9 +210,9 @@ impl RepoStore {
         Ok(())
     }
 
-    /// Rebuilds the ANN trees after vectors were added or removed (incremental in arroy).
-    pub fn build_vectors(&self, wtxn: &mut RwTxn) -> Result<()> {
-        let writer = self.vector_writer();
+    /// Rebuilds an arroy index's trees after vectors were added or removed (incremental).
+    fn build_index(&self, wtxn: &mut RwTxn, index: u16) -> Result<()> {
+        let writer = Writer::<Cosine>::new(self.vectors, index, crate::models::EMBEDDING_DIMS);
         if writer.need_build(wtxn).map_err(arroy_error)? {
             let mut rng = rand::rngs::StdRng::seed_from_u64(ARROY_SEED);
             writer.builder(&mut rng).build(wtxn).map_err(arroy_error)?;
@@ -220,22 +220,28 @@ impl RepoStore {
         Ok(())
     }
 
-    /// Number of chunks with a vector in the built index.
-    pub fn vector_count(&self, rtxn: &RoTxn<WithoutTls>) -> Result<u64> {
-        match Reader::<Cosine>::open(rtxn, CHUNK_VECTORS_INDEX, self.vectors) {
-            Ok(reader) => Ok(reader.n_items()),
-            Err(arroy::Error::MissingMetadata(_)) | Err(arroy::Error::NeedBuild(_)) => Ok(0),
+    /// A reader of an arroy index, or `None` while it has nothing built to read.
+    fn reader<'t>(&self, rtxn: &'t RoTxn<WithoutTls>, index: u16) -> Result<Option<Reader<'t, Cosine>>> {
+        match Reader::<Cosine>::open(rtxn, index, self.vectors) {
+            Ok(reader) => Ok(Some(reader)),
+            Err(arroy::Error::MissingMetadata(_)) | Err(arroy::Error::NeedBuild(_)) => Ok(None),
             Err(err) => Err(arroy_error(err)),
         }
     }
 
+    /// Rebuilds the chunk vectors' trees so new vectors are searchable.
+    pub fn build_vectors(&self, wtxn: &mut RwTxn) -> Result<()> {
+        self.build_index(wtxn, CHUNK_VECTORS_INDEX)
+    }
+
+    /// Number of chunks with a vector in the built index.
+    pub fn vector_count(&self, rtxn: &RoTxn<WithoutTls>) -> Result<u64> {
+        Ok(self.reader(rtxn, CHUNK_VECTORS_INDEX)?.map_or(0, |reader| reader.n_items()))
+    }
+
     /// Every stored chunk vector (for exact-search recall checks, not for serving).
     pub fn all_vectors(&self, rtxn: &RoTxn<WithoutTls>) -> Result<Vec<(u32, Vec<f32>)>> {
-        let reader = match Reader::<Cosine>::open(rtxn, CHUNK_VECTORS_INDEX, self.vectors) {
-            Ok(reader) => reader,
-            Err(arroy::Error::MissingMetadata(_)) | Err(arroy::Error::NeedBuild(_)) => return Ok(Vec::new()),
-            Err(err) => return Err(arroy_error(err)),
-        };
+        let Some(reader) = self.reader(rtxn, CHUNK_VECTORS_INDEX)? else { return Ok(Vec::new()) };
         let mut out = Vec::with_capacity(reader.n_items() as usize);
         for id in reader.item_ids().iter() {
             if let Some(vector) = reader.item_vector(rtxn, id).map_err(arroy_error)? {
@@ -254,18 +260,13 @@ impl RepoStore {
         count: usize,
         search_k: usize,
     ) -> Result<Vec<(u32, f32)>> {
-        let reader = match Reader::<Cosine>::open(rtxn, CHUNK_VECTORS_INDEX, self.vectors) {
-            Ok(reader) => reader,
-            Err(arroy::Error::MissingMetadata(_)) | Err(arroy::Error::NeedBuild(_)) => return Ok(Vec::new()),
-            Err(err) => return Err(arroy_error(err)),
-        };
+        let Some(reader) = self.reader(rtxn, CHUNK_VECTORS_INDEX)? else { return Ok(Vec::new()) };
         let mut query = reader.nns(count);
         if let Some(search_k) = std::num::NonZeroUsize::new(search_k) {
             query.search_k(search_k);
         }
         let found = query.by_vector(rtxn, vector).map_err(arroy_error)?;
-        // arroy's cosine distance is (1 - cos) / 2.
-        Ok(found.into_iter().map(|(id, distance)| (id, 1.0 - 2.0 * distance)).collect())
+        Ok(found.into_iter().map(|(id, distance)| (id, cosine_similarity(distance))).collect())
     }
 }
 
@@ -289,17 +290,20 @@ impl RepoStore {
         self.memories.put(wtxn, &id, &record)?;
         if let Some(vector) = vector_opt {
             self.put_memory_vector(wtxn, id, vector)?;
+            self.build_memory_vectors(wtxn)?;
         }
         Ok(record)
     }
 
-    /// Adds a vector to a memory saved without one.
+    /// Rebuilds the memory vectors' trees; call once after `put_memory_vector`s.
+    pub fn build_memory_vectors(&self, wtxn: &mut RwTxn) -> Result<()> {
+        self.build_index(wtxn, MEMORY_VECTORS_INDEX)
+    }
+
+    /// Adds a vector to a memory saved without one (searchable after `build_memory_vectors`).
     pub fn put_memory_vector(&self, wtxn: &mut RwTxn, id: u64, vector: &[f32]) -> Result<()> {
         let item = u32::try_from(id).map_err(|_| crate::protocol::DocdexError::internal("memory ids exhausted"))?;
-        let writer = self.memory_writer();
-        writer.add_item(wtxn, item, vector).map_err(arroy_error)?;
-        let mut rng = rand::rngs::StdRng::seed_from_u64(ARROY_SEED);
-        writer.builder(&mut rng).build(wtxn).map_err(arroy_error)?;
+        self.memory_writer().add_item(wtxn, item, vector).map_err(arroy_error)?;
         if let Some(mut record) = self.memories.get(wtxn, &id)? {
             record.embedded = true;
             self.memories.put(wtxn, &id, &record)?;
@@ -313,10 +317,8 @@ impl RepoStore {
         self.memories.delete(wtxn, &id)?;
         if record.embedded {
             if let Ok(item) = u32::try_from(id) {
-                let writer = self.memory_writer();
-                writer.del_item(wtxn, item).map_err(arroy_error)?;
-                let mut rng = rand::rngs::StdRng::seed_from_u64(ARROY_SEED);
-                writer.builder(&mut rng).build(wtxn).map_err(arroy_error)?;
+                self.memory_writer().del_item(wtxn, item).map_err(arroy_error)?;
+                self.build_memory_vectors(wtxn)?;
             }
         }
         Ok(true)
@@ -332,15 +334,16 @@ impl RepoStore {
 
     /// Cosine similarity of every embedded memory to `vector` (memories are few: exact).
     pub fn memory_similarities(&self, rtxn: &RoTxn<WithoutTls>, vector: &[f32]) -> Result<HashMap<u64, f32>> {
-        let reader = match Reader::<Cosine>::open(rtxn, MEMORY_VECTORS_INDEX, self.vectors) {
-            Ok(reader) => reader,
-            Err(arroy::Error::MissingMetadata(_)) | Err(arroy::Error::NeedBuild(_)) => return Ok(HashMap::new()),
-            Err(err) => return Err(arroy_error(err)),
-        };
+        let Some(reader) = self.reader(rtxn, MEMORY_VECTORS_INDEX)? else { return Ok(HashMap::new()) };
         let count = reader.n_items() as usize;
         let found = reader.nns(count.max(1)).by_vector(rtxn, vector).map_err(arroy_error)?;
-        Ok(found.into_iter().map(|(id, distance)| (u64::from(id), 1.0 - 2.0 * distance)).collect())
+        Ok(found.into_iter().map(|(id, distance)| (u64::from(id), cosine_similarity(distance))).collect())
     }
+}
+
+/// arroy's cosine distance is (1 - cos) / 2.
+fn cosine_similarity(distance: f32) -> f32 {
+    1.0 - 2.0 * distance
 }
 
 fn arroy_error(err: arroy::Error) -> crate::protocol::DocdexError {
