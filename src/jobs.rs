@@ -95,8 +95,9 @@ pub async fn run_index(
     report(&progress);
 
     // Pipeline: every group of a batch is queued on the Ingestor pool at once (its threads
-    // chunk in parallel) and handed to the Indexer as it comes back; the next batch is queued
-    // before the current one commits, so parsing never waits for a commit.
+    // chunk in parallel) and handed to the Indexer as it comes back. The next batch is queued
+    // before the current one's results are awaited, so the Ingestor threads never wait for the
+    // Indexer or a commit; at most two batches are in memory.
     let batches = plan_batches(to_read, config.index.batch_max_files, config.index.batch_max_bytes as u64);
     let queue_batch = |batch: &[ScannedFile]| {
         batch
@@ -112,7 +113,9 @@ pub async fn run_index(
     };
     let mut queued = batches.first().map(|b| queue_batch(b));
     for (n, batch) in batches.iter().enumerate() {
-        for request in queued.take().unwrap_or_default() {
+        let requests = queued.take().unwrap_or_default();
+        queued = batches.get(n + 1).map(|b| queue_batch(b));
+        for request in requests {
             let ingested = request.await?;
             for file in &ingested {
                 match file {
@@ -126,7 +129,6 @@ pub async fn run_index(
             }
             summary.chunks_written += handle.indexer.send(AddFiles { files: ingested }).await??;
         }
-        queued = batches.get(n + 1).map(|b| queue_batch(b));
         let commit_started = Instant::now();
         handle.indexer.send(CommitBatch).await??;
         tracing::debug!(

@@ -7,10 +7,11 @@
 //! their heading. Neighbouring small units are merged up to the target size, so a file of
 //! one-line constants does not become a hundred chunks.
 
-use tree_sitter::{Node, Parser};
+use tree_sitter::{Node, Parser, Tree};
 
 use super::chunk::{window_spans, ChunkParams, Span};
 use super::lang::Language;
+use super::skeleton;
 
 /// Routes tree-sitter's C allocations to mimalloc. Call once at the start of `main`, before
 /// any parser exists.
@@ -44,10 +45,26 @@ struct Unit {
 /// Returns `None` when the language has no grammar or the parse fails, so the caller falls
 /// back to line windows.
 pub(crate) fn chunk_code(language: Language, text: &str, lines: &[&str], params: ChunkParams) -> Option<Vec<Span>> {
-    let grammar = language.grammar()?;
-    let mut parser = Parser::new();
-    parser.set_language(&grammar).ok()?;
-    let tree = parser.parse(text, None)?;
+    chunk_code_with(language, text, lines, params, Parse::Skeleton)
+}
+
+/// How much of a text tree-sitter reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Parse {
+    /// Everything.
+    Full,
+    /// Rust without the insides of function bodies (see `skeleton`); other languages in full.
+    Skeleton,
+}
+
+pub(crate) fn chunk_code_with(
+    language: Language,
+    text: &str,
+    lines: &[&str],
+    params: ChunkParams,
+    mode: Parse,
+) -> Option<Vec<Span>> {
+    let tree = parse(language, text.as_bytes(), mode)?;
     let root = tree.root_node();
     let source = text.as_bytes();
     let mut units = Vec::new();
@@ -57,6 +74,24 @@ pub(crate) fn chunk_code(language: Language, text: &str, lines: &[&str], params:
         return None;
     }
     Some(merge_units(units, lines, params))
+}
+
+/// Parses `source`; a skeleton parse that meets a syntax error falls back to a full one, so
+/// a mistake of the lexical pass costs time, never chunks.
+fn parse(language: Language, source: &[u8], mode: Parse) -> Option<Tree> {
+    let grammar = language.grammar()?;
+    let mut parser = Parser::new();
+    parser.set_language(&grammar).ok()?;
+    if mode == Parse::Skeleton && language == Language::Rust {
+        let holes = skeleton::rust_fn_body_interiors(source);
+        if !holes.is_empty() && parser.set_included_ranges(&skeleton::ranges_around(source, &holes)).is_ok() {
+            match parser.parse(source, None) {
+                Some(tree) if !tree.root_node().has_error() => return Some(tree),
+                _ => parser.set_included_ranges(&[]).ok()?,
+            }
+        }
+    }
+    parser.parse(source, None)
 }
 
 fn is_prefix_kind(kind: &str) -> bool {
@@ -71,6 +106,16 @@ fn last_row(node: Node) -> usize {
     } else {
         end.row
     }
+}
+
+/// An item too long for one chunk, with the rows its unit would cover (comments and
+/// attributes above it included).
+#[derive(Clone, Copy)]
+struct LongItem<'a, 'tree> {
+    node: Node<'tree>,
+    start: usize,
+    end: usize,
+    name: Option<&'a str>,
 }
 
 /// What stays the same through a recursive walk.
@@ -102,20 +147,8 @@ impl Walk<'_> {
             let name = item_name(child, source);
             let span = end.saturating_sub(start) + 1;
             if span > params.max_lines {
-                if let Some(body) = body_of(child).filter(|b| b.named_child_count() >= 2) {
-                    let header = header_line(self.lines, row_offset + child.start_position().row);
-                    let inner_context = join_context(context, &header);
-                    let first_inner = body.named_child(0).map(|n| row_offset + n.start_position().row).unwrap_or(end);
-                    if first_inner > start {
-                        out.push(Unit {
-                            start,
-                            end: first_inner - 1,
-                            context: context.to_string(),
-                            symbols: name.into_iter().collect(),
-                            standalone: true,
-                        });
-                    }
-                    self.collect_units(body, source, row_offset, &inner_context, out);
+                let item = LongItem { node: child, start, end, name: name.as_deref() };
+                if self.open_up(item, source, row_offset, context, out) {
                     continue;
                 }
             }
@@ -128,6 +161,57 @@ impl Walk<'_> {
             let end = (row_offset + last_row(container)).max(start);
             out.push(Unit { start, end, context: context.to_string(), symbols: Vec::new(), standalone: false });
         }
+    }
+
+    /// Chunks a long item's inner items (methods of an impl, statements of a function) with
+    /// the item's first line as their heading; its signature becomes a unit of its own.
+    /// Returns whether it did.
+    fn open_up(&self, item: LongItem, source: &[u8], row_offset: usize, context: &str, out: &mut Vec<Unit>) -> bool {
+        let Some(body) = body_of(item.node) else {
+            return false;
+        };
+        if item.node.kind() == "function_item" && body.named_child_count() == 0 && body.byte_range().len() > 2 {
+            // A skeleton parse skipped this body: parse the function alone, in full.
+            let text = &source[item.node.byte_range()];
+            let Some(tree) = parse(self.language, text, Parse::Full) else {
+                return false;
+            };
+            let Some(node) = tree.root_node().named_child(0).filter(|n| n.kind() == "function_item") else {
+                return false;
+            };
+            let offset = row_offset + item.node.start_position().row;
+            return body_of(node)
+                .is_some_and(|body| self.open_body(LongItem { node, ..item }, body, text, offset, context, out));
+        }
+        self.open_body(item, body, source, row_offset, context, out)
+    }
+
+    fn open_body(
+        &self,
+        item: LongItem,
+        body: Node,
+        source: &[u8],
+        row_offset: usize,
+        context: &str,
+        out: &mut Vec<Unit>,
+    ) -> bool {
+        if body.named_child_count() < 2 {
+            return false;
+        }
+        let header = header_line(self.lines, row_offset + item.node.start_position().row);
+        let inner_context = join_context(context, &header);
+        let first_inner = body.named_child(0).map(|n| row_offset + n.start_position().row).unwrap_or(item.end);
+        if first_inner > item.start {
+            out.push(Unit {
+                start: item.start,
+                end: first_inner - 1,
+                context: context.to_string(),
+                symbols: item.name.map(str::to_string).into_iter().collect(),
+                standalone: true,
+            });
+        }
+        self.collect_units(body, source, row_offset, &inner_context, out);
+        true
     }
 
     /// Rust item macros such as `cfg_rt! { pub fn spawn_blocking … }` hide items in a token
@@ -154,14 +238,7 @@ impl Walk<'_> {
             return false;
         }
         let inner = &source[from..to];
-        let Some(grammar) = self.language.grammar() else {
-            return false;
-        };
-        let mut parser = Parser::new();
-        if parser.set_language(&grammar).is_err() {
-            return false;
-        }
-        let Some(parsed) = parser.parse(inner, None) else {
+        let Some(parsed) = parse(self.language, inner, Parse::Skeleton) else {
             return false;
         };
         let root = parsed.root_node();
@@ -402,6 +479,67 @@ impl Counter {
         assert_eq!(names[2], vec!["Shape".to_string(), "area".to_string()]);
         assert_eq!(names[3], vec!["Circle".to_string(), "constructor".to_string(), "area".to_string()]);
         assert_eq!((chunks[3].line_start, chunks[3].line_end), (9, 15));
+    }
+
+    /// Rust sources to compare skeleton and full parses on: this crate's, tokio's (a
+    /// dependency, so cargo has fetched it), or every file under `DOCDEX_SKELETON_CORPUS`.
+    fn rust_corpus() -> Vec<std::path::PathBuf> {
+        let mut roots = vec![std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src")];
+        if let Some(corpus) = std::env::var_os("DOCDEX_SKELETON_CORPUS") {
+            roots = vec![corpus.into()];
+        } else {
+            let cargo_home = std::env::var_os("CARGO_HOME")
+                .map(std::path::PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cargo")));
+            let registries = cargo_home.map(|h| h.join("registry/src")).and_then(|d| std::fs::read_dir(d).ok());
+            for registry in registries.into_iter().flatten().flatten() {
+                for krate in std::fs::read_dir(registry.path()).into_iter().flatten().flatten() {
+                    if krate.file_name().to_string_lossy().starts_with("tokio-1.") {
+                        roots.push(krate.path());
+                    }
+                }
+            }
+        }
+        let mut files = Vec::new();
+        while let Some(dir) = roots.pop() {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    roots.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    files.push(path);
+                }
+            }
+        }
+        files
+    }
+
+    #[test]
+    fn skeleton_parse_chunks_rust_exactly_like_a_full_parse() {
+        use super::{chunk_code_with, Parse};
+        let files = rust_corpus();
+        assert!(files.len() > 20, "too few Rust files to compare: {}", files.len());
+        let mut compared = 0;
+        for path in &files {
+            let Ok(text) = std::fs::read_to_string(path) else { continue };
+            let lines: Vec<&str> = text.lines().collect();
+            for params in [ChunkParams::default(), small()] {
+                let full = chunk_code_with(Language::Rust, &text, &lines, params, Parse::Full);
+                let skeleton = chunk_code_with(Language::Rust, &text, &lines, params, Parse::Skeleton);
+                assert_eq!(skeleton, full, "{} with {params:?}", path.display());
+            }
+            compared += 1;
+        }
+        assert!(compared > 20);
+    }
+
+    #[test]
+    fn long_functions_are_still_opened_up_under_a_skeleton_parse() {
+        let body: String = (0..10).map(|i| format!("    let v{i} = {i};\n")).collect();
+        let src = format!("/// Doc.\npub fn long() {{\n{body}}}\n\nfn short() {{ 1 }}\n");
+        let got = headings(Language::Rust, &src, small());
+        let expected = [("long", 1, 2), ("pub fn long()", 3, 10), ("pub fn long()", 11, 12), ("short", 15, 15)];
+        assert_eq!(got, expected.map(|(h, a, b)| (h.to_string(), a, b)));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 pub mod chunk;
 pub mod code;
 pub mod lang;
+pub mod skeleton;
 pub mod walk;
 
 pub use chunk::{chunk_file, Chunk, ChunkParams};
