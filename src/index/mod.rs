@@ -81,10 +81,12 @@ fn build_schema() -> (Schema, Fields) {
         heading: builder.add_text_field("heading", stored_text.clone()),
         symbols: builder.add_text_field("symbols", text),
         body: builder.add_text_field("body", stored_text),
-        language: builder.add_text_field("language", STRING | STORED),
+        // Stored, not indexed: nothing searches by them, and every indexed field costs a term
+        // dictionary per segment (64-hex-digit hashes make a large one).
+        language: builder.add_text_field("language", STORED),
         line_start: builder.add_u64_field("line_start", NumericOptions::default().set_stored()),
         line_end: builder.add_u64_field("line_end", NumericOptions::default().set_stored()),
-        chunk_hash: builder.add_text_field("chunk_hash", STRING | STORED),
+        chunk_hash: builder.add_text_field("chunk_hash", STORED),
         chunk_id: builder.add_u64_field("chunk_id", NumericOptions::default().set_indexed().set_stored()),
     };
     (builder.build(), fields)
@@ -130,17 +132,37 @@ impl RepoIndex {
         let index_dir = state_dir.join("index");
         std::fs::create_dir_all(&index_dir)?;
         let (schema, fields) = build_schema();
-        let directory = MmapDirectory::open(&index_dir)
-            .map_err(|err| DocdexError::internal(format!("cannot open index at {}: {err}", index_dir.display())))?;
-        let index =
-            Index::open_or_create(directory, schema).map_err(|err| {
+        let store = RepoStore::open(&state_dir.join("meta.lmdb"))?;
+        let unreadable =
+            |err: TantivyError| {
                 DocdexError::internal(format!("index at {} is unreadable: {err}", index_dir.display())).with_hint(
                     format!("delete {} and run `docdexd index --repo {}`", state_dir.display(), root.display()),
                 )
-            })?;
+            };
+        let open_dir = || {
+            MmapDirectory::open(&index_dir)
+                .map_err(|err| DocdexError::internal(format!("cannot open index at {}: {err}", index_dir.display())))
+        };
+        let index = match Index::open_or_create(open_dir()?, schema.clone()) {
+            Ok(index) => index,
+            Err(TantivyError::SchemaError(_)) => {
+                // Written by a docdex with another index layout. Records go first, so a kill
+                // before the files are removed leaves a state the next open repairs the same way.
+                tracing::warn!(
+                    repo = %root.display(),
+                    "the index was written by another docdex version; it is emptied and the next index run rebuilds it"
+                );
+                let mut wtxn = store.write_txn()?;
+                store.forget_chunks(&mut wtxn)?;
+                wtxn.commit()?;
+                std::fs::remove_dir_all(&index_dir)?;
+                std::fs::create_dir_all(&index_dir)?;
+                Index::open_or_create(open_dir()?, schema).map_err(unreadable)?
+            }
+            Err(err) => return Err(unreadable(err)),
+        };
         index.tokenizers().register(CODE_ANALYZER, code_analyzer());
         let reader = index.reader_builder().reload_policy(ReloadPolicy::OnCommitWithDelay).try_into()?;
-        let store = RepoStore::open(&state_dir.join("meta.lmdb"))?;
         Ok(RepoIndex {
             root: root.to_path_buf(),
             fingerprint: fingerprint.to_string(),
@@ -583,4 +605,52 @@ fn dir_size(path: &Path) -> u64 {
             Err(_) => 0,
         })
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_index_with_another_layout_is_emptied_for_a_rebuild_keeping_memories() {
+        let state = tempfile::tempdir().unwrap();
+        let root = state.path();
+        {
+            // An index as an older docdex might have left it: another schema, a file record,
+            // a pending embedding and a memory.
+            let mut builder = Schema::builder();
+            builder.add_text_field("path", STRING | STORED);
+            std::fs::create_dir_all(state.path().join("index")).unwrap();
+            Index::create_in_dir(state.path().join("index"), builder.build()).unwrap();
+            let store = RepoStore::open(&state.path().join("meta.lmdb")).unwrap();
+            let mut wtxn = store.write_txn().unwrap();
+            let record = FileRecord {
+                content_hash: "h".into(),
+                size: 1,
+                mtime_ns: 1,
+                chunks: 1,
+                language: "rust".into(),
+                chunk_ids: vec![7],
+            };
+            store.put_file(&mut wtxn, "src/lib.rs", &record).unwrap();
+            store.put_pending(&mut wtxn, 7, "text").unwrap();
+            let state_record = IndexRunState { last_completed: Some(1), next_chunk_id: 8, ..IndexRunState::default() };
+            store.put_run_state(&mut wtxn, &state_record).unwrap();
+            store.add_memory(&mut wtxn, "remember this", serde_json::json!({}), 1, None).unwrap();
+            wtxn.commit().unwrap();
+        }
+        let index = RepoIndex::open(root, "fp", state.path()).unwrap();
+        let rtxn = index.store.read_txn().unwrap();
+        assert!(index.store.all_files(&rtxn).unwrap().is_empty());
+        assert_eq!(index.store.pending_count(&rtxn).unwrap(), 0);
+        let run = index.store.run_state(&rtxn).unwrap();
+        assert!(!run.indexed(), "a rebuilt index must read as never indexed: {run:?}");
+        assert_eq!(run.next_chunk_id, 8);
+        assert_eq!(index.store.all_memories(&rtxn).unwrap().len(), 1);
+        assert_eq!(index.num_chunks(), 0);
+        drop(rtxn);
+        // The new index takes documents.
+        let writer = index.writer(15_000_000).unwrap();
+        drop(writer);
+    }
 }

@@ -210,6 +210,19 @@ impl RepoStore {
         Ok(())
     }
 
+    /// Forgets every file and chunk (records, pending embeddings, chunk vectors) so the next
+    /// run indexes from scratch. Memories and the embedding cache stay: re-indexed chunks get
+    /// their vectors back from the cache without running the model.
+    pub fn forget_chunks(&self, wtxn: &mut RwTxn) -> Result<()> {
+        self.files.clear(wtxn)?;
+        self.pending.clear(wtxn)?;
+        self.vector_writer().clear(wtxn).map_err(arroy_error)?;
+        let state = self.run_state(wtxn)?;
+        // Chunk ids keep growing: nothing may confuse a new chunk with a forgotten one.
+        let fresh = IndexRunState { next_chunk_id: state.next_chunk_id, ..IndexRunState::default() };
+        self.put_run_state(wtxn, &fresh)
+    }
+
     /// Rebuilds an arroy index's trees after vectors were added or removed (incremental).
     fn build_index(&self, wtxn: &mut RwTxn, index: u16) -> Result<()> {
         let writer = Writer::<Cosine>::new(self.vectors, index, crate::models::EMBEDDING_DIMS);
