@@ -10,7 +10,7 @@ use tantivy::IndexWriter;
 
 use super::ingestor::IngestedFile;
 use super::unix_now;
-use crate::index::{embedding_input, FileRecord, IndexRunState, RepoIndex};
+use crate::index::{FileRecord, IndexRunState, RepoIndex};
 use crate::ingest::sha256_hex;
 use crate::protocol::{DocdexError, Result};
 
@@ -33,11 +33,10 @@ pub struct Indexer {
 
 /// A file record change that waits for the commit of the chunks it describes.
 enum RecordUpdate {
-    /// New content: the record, and each new chunk's id with the text to embed.
+    /// New content: the record, whose chunk ids are the new chunks to embed.
     Put {
         path: String,
         record: FileRecord,
-        embeddings: Vec<(u32, String)>,
     },
     /// Same content, new mtime: the old record's chunks stay.
     Touch {
@@ -115,7 +114,9 @@ pub struct FinishIndexRun {
 #[rtype(result = "()")]
 pub struct AbortIndexRun;
 
-/// Up to `max` chunks waiting for a vector: (chunk id, text to embed).
+/// Up to `max` chunks that need the model: (chunk id, text to embed). Pending chunks whose
+/// text was embedded before get their cached vector on the way (searchable at once); an
+/// empty answer means nothing is pending any more.
 #[derive(Message)]
 #[rtype(result = "Result<Vec<(u32, String)>>")]
 pub struct PendingEmbeddings {
@@ -170,13 +171,8 @@ impl Handler<AddFiles> for Indexer {
                     index.replace_file(writer, &path, &record.language, &chunks, &ids)?;
                     chunks_written += chunks.len() as u64;
                     self.needs_commit = true;
-                    let embeddings = ids
-                        .iter()
-                        .zip(&chunks)
-                        .map(|(&id, c)| (id, embedding_input(&path, &c.heading, &c.text)))
-                        .collect();
                     record.chunk_ids = ids;
-                    RecordUpdate::Put { path, record, embeddings }
+                    RecordUpdate::Put { path, record }
                 }
                 IngestedFile::Skipped { path, record_opt, .. } => {
                     // A file that turned binary or unreadable loses its old chunks.
@@ -185,7 +181,7 @@ impl Handler<AddFiles> for Indexer {
                     index.delete_file(writer, &path);
                     self.needs_commit = true;
                     match record_opt {
-                        Some(record) => RecordUpdate::Put { path, record, embeddings: Vec::new() },
+                        Some(record) => RecordUpdate::Put { path, record },
                         None => RecordUpdate::Delete { path },
                     }
                 }
@@ -210,18 +206,16 @@ impl Handler<CommitBatch> for Indexer {
         let mut wtxn = store.write_txn()?;
         for update in self.pending_records.drain(..) {
             match update {
-                RecordUpdate::Put { path, record, embeddings } => {
+                RecordUpdate::Put { path, record } => {
                     if let Some(old) = store.file(&wtxn, &path)? {
                         for id in old.chunk_ids {
                             store.delete_chunk(&mut wtxn, id)?;
                         }
                     }
-                    for (id, input) in embeddings {
-                        // Text embedded before (unchanged chunk, moved file): reuse its vector.
-                        match store.cached_embedding(&wtxn, &sha256_hex(input.as_bytes()))? {
-                            Some(vector) => store.put_vector(&mut wtxn, id, &vector)?,
-                            None => store.put_pending(&mut wtxn, id, &input)?,
-                        }
+                    // Texts embedded before get their cached vectors when the pending chunks
+                    // are embedded, off the index run's path.
+                    for &id in &record.chunk_ids {
+                        store.put_pending(&mut wtxn, id)?;
                     }
                     store.put_file(&mut wtxn, &path, &record)?;
                 }
@@ -310,9 +304,42 @@ impl Handler<PendingEmbeddings> for Indexer {
     type Result = Result<Vec<(u32, String)>>;
 
     fn handle(&mut self, msg: PendingEmbeddings, _: &mut SyncContext<Self>) -> Self::Result {
+        // Another process may have committed the chunks just now: an id the index does not
+        // know after a reload is really gone.
+        self.index.reload()?;
         let store = &self.index.store;
-        let rtxn = store.read_txn()?;
-        store.pending_batch(&rtxn, msg.max)
+        let max = msg.max.max(1);
+        let mut wtxn = store.write_txn()?;
+        let mut uncached = Vec::new();
+        let mut reused = 0usize;
+        let mut from = 0u32;
+        while uncached.len() < max {
+            let ids = store.pending_ids(&wtxn, from, max - uncached.len())?;
+            let Some(&last) = ids.last() else { break };
+            for (id, input_opt) in self.index.embedding_inputs(&ids)? {
+                let Some(input) = input_opt else {
+                    // The chunk left the index (its file changed again): nothing to embed.
+                    store.delete_chunk(&mut wtxn, id)?;
+                    continue;
+                };
+                match store.cached_embedding(&wtxn, &sha256_hex(input.as_bytes()))? {
+                    Some(vector) => {
+                        store.put_vector(&mut wtxn, id, &vector)?;
+                        reused += 1;
+                    }
+                    None => uncached.push((id, input)),
+                }
+            }
+            match last.checked_add(1) {
+                Some(next) => from = next,
+                None => break,
+            }
+        }
+        if reused > 0 {
+            store.build_vectors(&mut wtxn)?;
+        }
+        wtxn.commit()?;
+        Ok(uncached)
     }
 }
 

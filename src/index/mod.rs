@@ -322,6 +322,33 @@ impl RepoIndex {
     }
 
     /// Nearest chunks to the query vector; the score is the cosine similarity.
+    /// The stored document of a chunk, if the index still has it.
+    fn chunk_doc(&self, searcher: &Searcher, chunk_id: u32) -> Result<Option<(DocAddress, TantivyDocument)>> {
+        let query =
+            TermQuery::new(Term::from_field_u64(self.fields.chunk_id, u64::from(chunk_id)), IndexRecordOption::Basic);
+        match searcher.search(&query, &TopDocs::with_limit(1).order_by_score())?.first() {
+            Some(&(_, address)) => Ok(Some((address, searcher.doc(address)?))),
+            None => Ok(None),
+        }
+    }
+
+    /// What to embed for each chunk (see `embedding_input`), read back from the index; `None`
+    /// for a chunk the index no longer has.
+    pub fn embedding_inputs(&self, chunk_ids: &[u32]) -> Result<Vec<(u32, Option<String>)>> {
+        let searcher = self.reader.searcher();
+        let f = self.fields;
+        chunk_ids
+            .iter()
+            .map(|&id| {
+                let input = self.chunk_doc(&searcher, id)?.map(|(_, doc)| {
+                    let text_of = |field: Field| doc.get_first(field).and_then(|v| v.as_str()).unwrap_or("");
+                    embedding_input(text_of(f.path), text_of(f.heading), text_of(f.body))
+                });
+                Ok((id, input))
+            })
+            .collect()
+    }
+
     fn dense_candidates(
         &self,
         searcher: &Searcher,
@@ -335,18 +362,13 @@ impl RepoIndex {
         };
         let mut candidates = Vec::with_capacity(nearest.len());
         for (chunk_id, similarity) in nearest.into_iter().filter(|&(_, s)| s >= DENSE_MIN_SIMILARITY) {
-            let query = TermQuery::new(
-                Term::from_field_u64(self.fields.chunk_id, u64::from(chunk_id)),
-                IndexRecordOption::Basic,
-            );
             // A vector whose chunk is gone (deleted since) simply has no doc.
-            if let Some((_, address)) = searcher.search(&query, &TopDocs::with_limit(1).order_by_score())?.first() {
-                let doc: TantivyDocument = searcher.doc(*address)?;
+            if let Some((address, doc)) = self.chunk_doc(searcher, chunk_id)? {
                 let path = doc.get_first(self.fields.path).and_then(|v| v.as_str()).unwrap_or("");
                 // Tests and examples rank lower here too (the explain output keeps the plain
                 // similarity as the score).
                 let rank_key = similarity * path_prior(path);
-                candidates.push((rank_key, Candidate { address: *address, score: similarity, doc_opt: Some(doc) }));
+                candidates.push((rank_key, Candidate { address, score: similarity, doc_opt: Some(doc) }));
             }
         }
         candidates.sort_by(|a, b| b.0.total_cmp(&a.0));
@@ -633,7 +655,7 @@ mod tests {
                 chunk_ids: vec![7],
             };
             store.put_file(&mut wtxn, "src/lib.rs", &record).unwrap();
-            store.put_pending(&mut wtxn, 7, "text").unwrap();
+            store.put_pending(&mut wtxn, 7).unwrap();
             let state_record = IndexRunState { last_completed: Some(1), next_chunk_id: 8, ..IndexRunState::default() };
             store.put_run_state(&mut wtxn, &state_record).unwrap();
             store.add_memory(&mut wtxn, "remember this", serde_json::json!({}), 1, None).unwrap();

@@ -77,7 +77,7 @@ pub struct RepoStore {
     env: Env<WithoutTls>,
     files: Database<'static, Str, SerdeJson<FileRecord>>,
     meta: Database<'static, Str, SerdeJson<IndexRunState>>,
-    /// chunk id → the text to embed, for chunks that have no vector yet.
+    /// Ids of chunks that have no vector yet (the values are unused).
     pending: Database<'static, U32<BigEndian>, Str>,
     /// SHA-256 of an embedding input → its vector (little-endian f32s): unchanged chunks are
     /// never embedded twice, across files and re-indexes.
@@ -162,12 +162,11 @@ impl RepoStore {
         Ok(self.pending.len(rtxn)?)
     }
 
-    /// Up to `max` chunks waiting for a vector, lowest ids first.
-    pub fn pending_batch(&self, rtxn: &RoTxn<WithoutTls>, max: usize) -> Result<Vec<(u32, String)>> {
+    /// Up to `max` chunk ids waiting for a vector, from `from` on, in id order.
+    pub fn pending_ids(&self, rtxn: &RoTxn<WithoutTls>, from: u32, max: usize) -> Result<Vec<u32>> {
         let mut out = Vec::with_capacity(max);
-        for entry in self.pending.iter(rtxn)?.take(max) {
-            let (id, text) = entry?;
-            out.push((id, text.to_string()));
+        for entry in self.pending.range(rtxn, &(from..))?.take(max) {
+            out.push(entry?.0);
         }
         Ok(out)
     }
@@ -176,8 +175,11 @@ impl RepoStore {
         Ok(self.pending.get(rtxn, &chunk_id)?.is_some())
     }
 
-    pub fn put_pending(&self, wtxn: &mut RwTxn, chunk_id: u32, text: &str) -> Result<()> {
-        Ok(self.pending.put(wtxn, &chunk_id, text)?)
+    /// Marks a chunk as waiting for a vector. Its text is read back from the index when it is
+    /// embedded (older states stored it here; it is ignored).
+    pub fn put_pending(&self, wtxn: &mut RwTxn, chunk_id: u32) -> Result<()> {
+        self.pending.put(wtxn, &chunk_id, "")?;
+        Ok(())
     }
 
     pub fn cached_embedding(&self, rtxn: &RoTxn<WithoutTls>, input_hash: &str) -> Result<Option<Vec<f32>>> {
