@@ -45,7 +45,14 @@ pub fn start_actors(loaded: &LoadedConfig, default_repo_opt: Option<PathBuf>) ->
     let repo_manager = SyncArbiter::start(1, move || RepoManager::new(&state_dir, heap));
     // Chunking (tree-sitter parsing) is the most expensive part of indexing: one thread per core.
     let ingest_threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
-    let ingestor = SyncArbiter::start(ingest_threads, || Ingestor);
+    let ingestor = SyncArbiter::start_with_thread_builder(
+        ingest_threads,
+        || std::thread::Builder::new().name("docdex-ingest".into()),
+        || {
+            actors::ingestor::lower_this_thread_priority();
+            Ingestor
+        },
+    );
     // Two model instances (each loaded on first use): background embedding sends one batch at
     // a time, so one thread is always free for query embeddings.
     let settings = embedder_settings(loaded);
