@@ -3,8 +3,8 @@
 //! words inside them; then lowercase, English stop words out, English stemming for prose.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 
+use rustc_hash::FxHashMap;
 use tantivy::tokenizer::{StopWordFilter, TextAnalyzer, Token, TokenFilter, TokenStream, Tokenizer};
 
 /// Name under which the analyzer is registered on every index.
@@ -37,9 +37,10 @@ pub fn code_analyzer() -> TextAnalyzer {
 const STEM_CACHE_LIMIT: usize = 200_000;
 
 thread_local! {
-    /// Code repeats the same identifiers and words endlessly, so stems are remembered.
-    static STEM_CACHE: RefCell<(frostem::Stemmer, HashMap<String, String>)> =
-        RefCell::new((frostem::Stemmer::new(frostem::Algorithm::English), HashMap::new()));
+    /// Code repeats the same identifiers and words endlessly, so stems are remembered. The
+    /// value is `None` when the stem is the word itself (most identifiers): nothing to copy.
+    static STEM_CACHE: RefCell<(frostem::Stemmer, FxHashMap<String, Option<String>>)> =
+        RefCell::new((frostem::Stemmer::new(frostem::Algorithm::English), FxHashMap::default()));
 }
 
 /// English (Snowball) stemming with a per-thread cache.
@@ -78,18 +79,28 @@ impl<T: TokenStream> TokenStream for CachedStemmerStream<T> {
         }
         let token = self.tail.token_mut();
         STEM_CACHE.with(|cell| {
-            let mut cache = cell.borrow_mut();
-            if let Some(stem) = cache.1.get(&token.text) {
-                token.text.clear();
-                token.text.push_str(stem);
+            let (stemmer, cache) = &mut *cell.borrow_mut();
+            if let Some(known) = cache.get(token.text.as_str()) {
+                if let Some(stem) = known {
+                    token.text.clear();
+                    token.text.push_str(stem);
+                }
                 return;
             }
-            let stem = cache.0.stem(&token.text).into_owned();
-            if cache.1.len() >= STEM_CACHE_LIMIT {
-                cache.1.clear();
+            let stem = stemmer.stem(&token.text);
+            let changed = (stem != token.text.as_str()).then(|| stem.into_owned());
+            if cache.len() >= STEM_CACHE_LIMIT {
+                cache.clear();
             }
-            let word = std::mem::replace(&mut token.text, stem.clone());
-            cache.1.insert(word, stem);
+            match changed {
+                Some(stem) => {
+                    let word = std::mem::replace(&mut token.text, stem.clone());
+                    cache.insert(word, Some(stem));
+                }
+                None => {
+                    cache.insert(token.text.clone(), None);
+                }
+            }
         });
         true
     }
@@ -149,10 +160,12 @@ impl Tokenizer for CodeTokenizer {
 impl CodeTokenStream<'_> {
     fn set_token(&mut self, from: usize, to: usize, position: usize) {
         self.token.text.clear();
-        for c in self.text[from..to].chars() {
-            if c.is_ascii() {
-                self.token.text.push(c.to_ascii_lowercase());
-            } else {
+        let word = &self.text[from..to];
+        if word.is_ascii() {
+            self.token.text.push_str(word);
+            self.token.text.make_ascii_lowercase();
+        } else {
+            for c in word.chars() {
                 self.token.text.extend(c.to_lowercase());
             }
         }
@@ -185,20 +198,11 @@ impl TokenStream for CodeTokenStream<'_> {
         }
         let bytes = self.text.as_bytes();
         loop {
-            // Find the next word start.
-            let rest = &self.text[self.cursor..];
-            let Some((skip, _)) = rest.char_indices().find(|&(_, c)| is_word_char(c)) else {
+            let Some(start) = next_word_start(self.text, self.cursor) else {
                 self.cursor = self.text.len();
                 return false;
             };
-            let start = self.cursor + skip;
-            let mut end = start;
-            for (i, c) in self.text[start..].char_indices() {
-                if !is_word_char(c) {
-                    break;
-                }
-                end = start + i + c.len_utf8();
-            }
+            let end = word_end(self.text, start);
             self.cursor = end;
             // Leading and trailing underscores are decoration (`__init__`, `_private`).
             let mut from = start;
@@ -242,6 +246,50 @@ impl TokenStream for CodeTokenStream<'_> {
 
 fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
+}
+
+/// Byte offset of the first word character at or after `from` (a char boundary). ASCII is
+/// decided byte by byte; only non-ASCII text pays for decoding.
+fn next_word_start(text: &str, from: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut i = from;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b.is_ascii() {
+            if b.is_ascii_alphanumeric() || b == b'_' {
+                return Some(i);
+            }
+            i += 1;
+        } else {
+            let c = text[i..].chars().next()?;
+            if is_word_char(c) {
+                return Some(i);
+            }
+            i += c.len_utf8();
+        }
+    }
+    None
+}
+
+/// Byte offset just after the word that starts at `start`.
+fn word_end(text: &str, start: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut i = start;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b.is_ascii() {
+            if !(b.is_ascii_alphanumeric() || b == b'_') {
+                return i;
+            }
+            i += 1;
+        } else {
+            match text[i..].chars().next() {
+                Some(c) if is_word_char(c) => i += c.len_utf8(),
+                _ => return i,
+            }
+        }
+    }
+    i
 }
 
 /// Splits an identifier at `_` and case changes: `parseHTTPHeader` → parse, HTTP, Header.
