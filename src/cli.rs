@@ -137,6 +137,10 @@ pub enum Command {
         /// A `question<TAB>expected path` file: report how often each mode finds the file.
         #[arg(long)]
         questions: Option<PathBuf>,
+        /// Index runs to time, each from scratch; the median is reported (timings on a
+        /// shared machine vary by a fifth from run to run).
+        #[arg(long, default_value_t = 5)]
+        index_runs: usize,
         #[arg(long)]
         json: bool,
     },
@@ -332,8 +336,9 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
         Command::Eval { dataset, mode, sweep_fusion, json } => {
             crate::eval::run(&loaded, &dataset, mode, sweep_fusion, json).await
         }
-        Command::Bench { repo, queries, lexical_only, questions, json } => {
-            let options = crate::bench::BenchOptions { queries, lexical_only, questions_opt: questions, json };
+        Command::Bench { repo, queries, lexical_only, questions, index_runs, json } => {
+            let options =
+                crate::bench::BenchOptions { queries, lexical_only, questions_opt: questions, json, index_runs };
             crate::bench::run(&loaded, &repo, options).await
         }
         Command::Check | Command::Models { .. } => unreachable!("handled before the actors start"),
