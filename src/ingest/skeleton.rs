@@ -1,12 +1,15 @@
-//! Skeleton parsing for Rust: tree-sitter skips the insides of function bodies.
+//! Skeleton parsing for Rust: tree-sitter skips the insides of function bodies and whole-line
+//! comments.
 //!
 //! Chunking needs items and their line ranges, not the statements of small functions, and
 //! statements are most of what a Rust parse works through. A lexical pass finds function
 //! bodies; the parser is then given every byte except their insides (the braces stay, so
-//! each item keeps its exact line range). On the tokio sources that halves the parse time,
-//! which is most of the indexing time. The pass knows comments, strings, raw strings, chars
-//! and lifetimes, so braces inside those do not count; whatever it still gets wrong shows
-//! up as a parse error, and the caller then parses the whole text.
+//! each item keeps its exact line range) and except whole-line `//` comments, which the
+//! chunker puts back where the comment nodes would have been. On the tokio sources that
+//! cuts the parse time by well over half, and parsing was most of the indexing time. The
+//! pass knows comments, strings, raw strings, chars and lifetimes, so braces inside those
+//! do not count; whatever it still gets wrong shows up as a parse error, and the caller then
+//! parses the whole text.
 
 use tree_sitter::{Point, Range};
 
@@ -194,6 +197,51 @@ fn skip_char_or_lifetime(src: &[u8], from: usize) -> usize {
     }
 }
 
+/// A whole-line `//` comment, left out of a skeleton parse (comments are close to half the
+/// bytes of a well documented crate). The chunker treats it like the comment node a full
+/// parse would have produced there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommentLine {
+    pub start_byte: usize,
+    /// Just after the newline (or the end of the text).
+    pub end_byte: usize,
+    pub row: usize,
+}
+
+/// Whole-line comments of `src` outside `holes` (sorted byte ranges left out anyway).
+pub fn comment_lines(src: &[u8], holes: &[(usize, usize)]) -> Vec<CommentLine> {
+    let mut comments = Vec::new();
+    let mut holes = holes.iter().peekable();
+    let mut line_start = 0;
+    for (row, line) in src.split_inclusive(|&b| b == b'\n').enumerate() {
+        let line_end = line_start + line.len();
+        while holes.next_if(|&&(_, end)| end <= line_start).is_some() {}
+        let in_hole = holes.peek().is_some_and(|&&(start, _)| start <= line_start);
+        let is_comment =
+            line.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'/') && line.trim_ascii_start().starts_with(b"//");
+        if is_comment && !in_hole {
+            comments.push(CommentLine { start_byte: line_start, end_byte: line_end, row });
+        }
+        line_start = line_end;
+    }
+    comments
+}
+
+/// `holes` and the comment lines as one sorted list of byte ranges, touching ones joined.
+pub fn merge_holes(holes: &[(usize, usize)], comments: &[CommentLine]) -> Vec<(usize, usize)> {
+    let mut all: Vec<(usize, usize)> =
+        holes.iter().copied().chain(comments.iter().map(|c| (c.start_byte, c.end_byte))).collect();
+    all.sort_unstable();
+    let mut merged: Vec<(usize, usize)> = Vec::with_capacity(all.len());
+    for (start, end) in all {
+        match merged.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => merged.push((start, end)),
+        }
+    }
+    merged
+}
+
 /// Tree-sitter ranges covering `src` except `holes` (sorted, non-overlapping byte ranges).
 pub fn ranges_around(src: &[u8], holes: &[(usize, usize)]) -> Vec<Range> {
     let mut ranges = Vec::with_capacity(holes.len() + 1);
@@ -263,6 +311,19 @@ fn b() -> u8 { 2 }"####;
         assert_eq!(got.len(), 2, "{got:?}");
         assert!(got[0].ends_with(r#"let l: &'static str = "x"; "#), "{got:?}");
         assert_eq!(got[1], " 2 ");
+    }
+
+    #[test]
+    fn comment_lines_are_whole_lines_outside_holes() {
+        let src = "// a\n  /// b\nfn f() {\n    // inside\n}\nlet x = 1; // trailing\n//! c";
+        let holes = rust_fn_body_interiors(src.as_bytes());
+        let comments = comment_lines(src.as_bytes(), &holes);
+        let got: Vec<(&str, usize)> = comments.iter().map(|c| (&src[c.start_byte..c.end_byte], c.row)).collect();
+        assert_eq!(got, vec![("// a\n", 0), ("  /// b\n", 1), ("//! c", 6)]);
+        // The first two lines touch: one hole.
+        let merged = merge_holes(&holes, &comments);
+        assert_eq!(merged.len(), 3);
+        assert!(merged.windows(2).all(|w| w[0].1 < w[1].0));
     }
 
     #[test]
