@@ -630,6 +630,46 @@ impl Counter {
     }
 
     #[test]
+    fn skeleton_parse_survives_what_fools_a_lexical_pass() {
+        use super::{chunk_code_with, Parse};
+        // Braces and comment markers inside strings, chars and block comments; a block in a
+        // signature; raw identifiers; comment-only bodies; a file ending in comments.
+        let src = r####"//! Crate docs.
+const S: &str = "
+// not a comment line
+{";
+const Q: char = '"';
+/* block
+// inside a block comment
+{ */
+pub fn generic<const N: usize>() -> [u8; { N }] where [(); { N }]: Sized { [0; N] }
+fn r#fn(r#type: u8) -> u8 { let b = b"}"; let c = '}'; r#type }
+pub fn tricky() -> impl Fn() -> u8 { || { 1 } }
+impl S {
+    // only comments here
+    // and here
+}
+extern "C" {
+    // fn hidden();
+}
+macro_rules! m { ($x:ident) => { fn $x() { /* { */ } }; }
+cfg_demo! {
+    // leading comment in a macro body
+    pub fn in_macro() -> u8 { 2 }
+}
+// trailing
+// comments"####;
+        let lines: Vec<&str> = src.lines().collect();
+        for params in
+            [ChunkParams::default(), small(), ChunkParams { max_lines: 3, target_lines: 2, max_chars: 12_000 }]
+        {
+            let full = chunk_code_with(Language::Rust, src, &lines, params, Parse::Full);
+            let skeleton = chunk_code_with(Language::Rust, src, &lines, params, Parse::Skeleton);
+            assert_eq!(skeleton, full, "{params:?}");
+        }
+    }
+
+    #[test]
     fn long_functions_are_still_opened_up_under_a_skeleton_parse() {
         let body: String = (0..10).map(|i| format!("    let v{i} = {i};\n")).collect();
         let src = format!("/// Doc.\npub fn long() {{\n{body}}}\n\nfn short() {{ 1 }}\n");
