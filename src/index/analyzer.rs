@@ -248,46 +248,39 @@ fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
-/// Byte offset of the first word character at or after `from` (a char boundary). ASCII is
-/// decided byte by byte; only non-ASCII text pays for decoding.
+/// Whether the char at byte `i` (a char boundary) is a word character, and its length.
+/// ASCII is decided from the byte; only non-ASCII text pays for decoding.
+fn word_char_at(text: &str, i: usize) -> (bool, usize) {
+    let b = text.as_bytes()[i];
+    if b.is_ascii() {
+        return (b.is_ascii_alphanumeric() || b == b'_', 1);
+    }
+    let c = text[i..].chars().next().unwrap_or(char::REPLACEMENT_CHARACTER);
+    (is_word_char(c), c.len_utf8())
+}
+
+/// Byte offset of the first word character at or after `from` (a char boundary).
 fn next_word_start(text: &str, from: usize) -> Option<usize> {
-    let bytes = text.as_bytes();
     let mut i = from;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if b.is_ascii() {
-            if b.is_ascii_alphanumeric() || b == b'_' {
-                return Some(i);
-            }
-            i += 1;
-        } else {
-            let c = text[i..].chars().next()?;
-            if is_word_char(c) {
-                return Some(i);
-            }
-            i += c.len_utf8();
+    while i < text.len() {
+        let (is_word, len) = word_char_at(text, i);
+        if is_word {
+            return Some(i);
         }
+        i += len;
     }
     None
 }
 
 /// Byte offset just after the word that starts at `start`.
 fn word_end(text: &str, start: usize) -> usize {
-    let bytes = text.as_bytes();
     let mut i = start;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if b.is_ascii() {
-            if !(b.is_ascii_alphanumeric() || b == b'_') {
-                return i;
-            }
-            i += 1;
-        } else {
-            match text[i..].chars().next() {
-                Some(c) if is_word_char(c) => i += c.len_utf8(),
-                _ => return i,
-            }
+    while i < text.len() {
+        let (is_word, len) = word_char_at(text, i);
+        if !is_word {
+            return i;
         }
+        i += len;
     }
     i
 }

@@ -53,7 +53,8 @@ pub(crate) fn chunk_code(language: Language, text: &str, lines: &[&str], params:
 pub(crate) enum Parse {
     /// Everything.
     Full,
-    /// Rust without the insides of function bodies (see `skeleton`); other languages in full.
+    /// Rust without the insides of function bodies and without whole-line comments (see
+    /// `skeleton`); other languages in full.
     Skeleton,
 }
 
@@ -108,8 +109,8 @@ struct Src<'a> {
     comments: &'a [CommentLine],
 }
 
-/// A direct child of a container, in source order: a node, or comment lines standing in for
-/// the comment nodes a full parse would have there.
+/// A direct child of a container, in source order: a node, or a left-out comment line
+/// standing in for the comment node a full parse would have there.
 #[derive(Clone, Copy)]
 enum Child<'tree> {
     Node(Node<'tree>),
@@ -195,7 +196,7 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    /// Collects the units among `container`'s children. `source` is the text the tree was
+    /// Collects the units among `container`'s children. `src` is the text the tree was
     /// parsed from and `row_offset` the file line where that text starts (non-zero inside
     /// macro bodies, which are parsed on their own).
     fn collect_units(&self, container: Node, src: Src, row_offset: usize, context: &str, out: &mut Vec<Unit>) {
