@@ -20,4 +20,13 @@ if [ ! -x target/py/bin/python ] || ! target/py/bin/python -c 'import mcp' 2>/de
   target/py/bin/pip install --quiet --disable-pip-version-check "mcp>=1.20,<2"
 fi
 
+# Real Chromium for the web tier's tests (Debian's package; headless, as root with
+# --no-sandbox). Installed once; docdex finds it at /usr/bin/chromium.
+if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get install -y -q chromium >/dev/null || { $SUDO apt-get update -q >/dev/null && $SUDO apt-get install -y -q chromium >/dev/null; }
+fi
+
 cargo test --all-targets "$@"

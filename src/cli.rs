@@ -14,14 +14,17 @@ use clap::{Parser, Subcommand};
 use tokio::sync::mpsc;
 
 use crate::actors::repo_manager::{list_registry, CloseAll, RepoFingerprint};
+use crate::actors::scraper::CloseBrowser;
 use crate::actors::tool_dispatcher::{
-    EmbedInBackground, EmbedPending, Index, MemoryDelete, MemoryRecall, MemorySave, Search, Status,
+    EmbedInBackground, EmbedPending, Index, MemoryDelete, MemoryRecall, MemorySave, Search, Status, WebFetch, WebRag,
+    WebSearch,
 };
 use crate::config::{self, LoadedConfig};
 use crate::http::{self, HttpState};
 use crate::protocol::{
-    DocdexError, EmbedProgress, EmbedSummary, IndexProgress, IndexRequest, IndexSummary, Result, SearchMode,
-    SearchRequest, SearchResponse,
+    DocdexError, EmbedProgress, EmbedSummary, IndexProgress, IndexRequest, IndexSummary, Result, SearchHit,
+    SearchMode, SearchRequest, SearchResponse, WaterfallRequest, WaterfallResponse, WebFetchResponse,
+    WebSearchResponse,
 };
 
 #[derive(Debug, Parser)]
@@ -110,6 +113,44 @@ pub enum Command {
         #[arg(long, env = "DOCDEX_AUTH_TOKEN", hide_env_values = true)]
         auth_token: Option<String>,
     },
+    /// Find web pages for a query (DuckDuckGo's HTML endpoint; results cached).
+    WebSearch {
+        /// Most results to print.
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+        #[arg(required = true, num_args = 1..)]
+        query: Vec<String>,
+    },
+    /// Fetch one page (headless Chromium, or plain HTTP) and print its cleaned text.
+    WebFetch {
+        /// Ignore the cache and fetch again.
+        #[arg(long)]
+        refresh: bool,
+        #[arg(long)]
+        json: bool,
+        url: String,
+    },
+    /// Answer from the repo, escalating to the web when local hits are weak: prints the merged,
+    /// ranked context with sources and the gate's decision.
+    WebRag {
+        #[arg(long)]
+        repo: PathBuf,
+        /// Go to the web whatever the local confidence.
+        #[arg(long)]
+        force_web: bool,
+        /// Local hits at most (default: search.max_repo_hits); web hits are capped by
+        /// search.max_web_hits.
+        #[arg(long)]
+        limit: Option<usize>,
+        #[arg(long)]
+        mode: Option<SearchMode>,
+        #[arg(long)]
+        json: bool,
+        #[arg(required = true, num_args = 1..)]
+        query: Vec<String>,
+    },
     /// Measure retrieval quality on a TREC-style collection (MAP, nDCG@10, Recall@100, MRR@10).
     Eval {
         /// Folder with a <DOC> corpus, a <top> topics file and a qrels file.
@@ -121,6 +162,26 @@ pub enum Command {
         /// Also run hybrid under a grid of RRF settings (k, dense weight).
         #[arg(long)]
         sweep_fusion: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Benchmark the web tier against pages served from loopback: Chromium cold start, warm
+    /// page loads, extraction per page, web-rag with the cache cold and warm.
+    BenchWeb {
+        /// Runs per measurement.
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Measure the waterfall gate on labelled questions (`split<TAB>local|web<TAB>question`):
+    /// precision and recall of escalating to the web, per mode, at the configured threshold
+    /// and the best one. The repo must be indexed (with `--wait` for dense and hybrid).
+    EvalGate {
+        #[arg(long)]
+        repo: PathBuf,
+        #[arg(long)]
+        questions: PathBuf,
         #[arg(long)]
         json: bool,
     },
@@ -191,6 +252,8 @@ pub enum ModelsAction {
 
 /// Runs a command and returns the process exit code.
 pub fn run(cli: Cli) -> i32 {
+    // Orphaned helpers of a browser we start come back to us to be reaped (web::browser).
+    crate::web::browser::become_subreaper();
     let home = config::docdex_home();
     if matches!(cli.command, Command::Check) {
         return run_check(&home);
@@ -325,6 +388,7 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
                 });
             }
             crate::mcp::serve_stdio(actors.dispatcher.clone(), default_repo_opt).await?;
+            actors.web.scraper.send(CloseBrowser).await?;
             actors.repo_manager.send(CloseAll).await?;
             Ok(0)
         }
@@ -336,10 +400,44 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
         Command::Eval { dataset, mode, sweep_fusion, json } => {
             crate::eval::run(&loaded, &dataset, mode, sweep_fusion, json).await
         }
+        Command::BenchWeb { runs, json } => crate::bench_web::run(&loaded, runs, json).await,
+        Command::EvalGate { repo, questions, json } => crate::gate_eval::run(&loaded, &repo, &questions, json).await,
         Command::Bench { repo, queries, lexical_only, questions, index_runs, json } => {
             let options =
                 crate::bench::BenchOptions { queries, lexical_only, questions_opt: questions, json, index_runs };
             crate::bench::run(&loaded, &repo, options).await
+        }
+        Command::WebSearch { limit, json, query } => {
+            let actors = crate::start_actors(&loaded, None);
+            let request = WebSearch { query: query.join(" "), limit };
+            let response = with_progress("searching the web", actors.dispatcher.send(request)).await??;
+            print_out(&if json { to_json(&response)? } else { render_web_search(&response) })?;
+            Ok(if response.results.is_empty() { 1 } else { 0 })
+        }
+        Command::WebFetch { refresh, json, url } => {
+            let actors = crate::start_actors(&loaded, None);
+            let result = with_progress("fetching", actors.dispatcher.send(WebFetch { url, refresh })).await;
+            actors.web.scraper.send(CloseBrowser).await?;
+            let response = result??;
+            print_out(&if json { to_json(&response)? } else { render_web_fetch(&response) })?;
+            Ok(0)
+        }
+        Command::WebRag { repo, force_web, limit, mode, json, query } => {
+            let actors = crate::start_actors(&loaded, None);
+            let search = SearchRequest {
+                repo_opt: Some(repo),
+                query: query.join(" "),
+                limit: limit.unwrap_or(loaded.config.search.max_repo_hits),
+                mode_opt: mode,
+                explain: false,
+            };
+            let request = WebRag(WaterfallRequest { search, force_web });
+            let result = with_progress("answering", actors.dispatcher.send(request)).await;
+            actors.web.scraper.send(CloseBrowser).await?;
+            let response = result??;
+            print_out(&if json { to_json(&response)? } else { render_waterfall(&response) })?;
+            actors.repo_manager.send(CloseAll).await?;
+            Ok(if response.hits.is_empty() { 1 } else { 0 })
         }
         Command::Check | Command::Models { .. } => unreachable!("handled before the actors start"),
     }
@@ -440,6 +538,118 @@ fn render_summary(s: &IndexSummary) -> String {
     lexical + &embeddings
 }
 
+/// Awaits `work`, telling the terminal (stderr) what is going on when it takes over a second:
+/// web requests are spaced on purpose, so silence would look like a hang.
+async fn with_progress<F: std::future::Future>(label: &str, work: F) -> F::Output {
+    let started = Instant::now();
+    let label = label.to_string();
+    let ticker = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        loop {
+            eprintln!(
+                "{label}... {:.0} s (discovery requests are at least 2 s apart, pages at least 1 s per site)",
+                started.elapsed().as_secs_f64()
+            );
+            tokio::time::sleep(Duration::from_secs(3)).await;
+        }
+    });
+    let output = work.await;
+    ticker.abort();
+    output
+}
+
+fn render_web_search(response: &WebSearchResponse) -> String {
+    let mut out = String::new();
+    for (n, result) in response.results.iter().enumerate() {
+        out.push_str(&format!("{}. {}\n   {}\n", n + 1, result.title, result.url));
+        if !result.snippet.is_empty() {
+            out.push_str(&format!("   {}\n", result.snippet));
+        }
+    }
+    let source = if response.from_cache { "from cache".to_string() } else { format!("{} endpoint", response.endpoint) };
+    out.push_str(&format!(
+        "{} results for `{}` in {:.0} ms ({source}{})\n",
+        response.results.len(),
+        response.query,
+        response.took_ms,
+        if response.blocked > 0 { format!(", {} blocked", response.blocked) } else { String::new() }
+    ));
+    out
+}
+
+fn render_web_fetch(response: &WebFetchResponse) -> String {
+    let page = &response.page;
+    format!(
+        "# {}\n{}\n\n{}\n\n-- {} via {} ({}), fetched {}, {:.0} ms{}\n",
+        page.title,
+        page.final_url,
+        page.text,
+        page.url,
+        page.engine,
+        page.extractor,
+        page.fetched_at,
+        response.took_ms,
+        if page.from_cache { ", from cache" } else { "" }
+    )
+}
+
+fn render_hit(out: &mut String, n: usize, hit: &SearchHit) {
+    let heading = if hit.heading.is_empty() { String::new() } else { format!("  [{}]", hit.heading) };
+    match &hit.url {
+        Some(url) => out.push_str(&format!(
+            "{}. [web] {url}  score {:.2}{heading}\n     fetched {}\n",
+            n,
+            hit.score,
+            hit.fetched_at.as_deref().unwrap_or("?")
+        )),
+        None => out.push_str(&format!(
+            "{}. {}:{}-{}  score {:.2}{heading}\n",
+            n, hit.path, hit.line_start, hit.line_end, hit.score
+        )),
+    }
+    if let Some(explain) = &hit.explain {
+        out.push_str(&format!("     ({})\n", explain.summary()));
+    }
+    for line in hit.snippet.lines() {
+        out.push_str(&format!("     | {line}\n"));
+    }
+}
+
+fn render_waterfall(response: &WaterfallResponse) -> String {
+    let mut out = String::new();
+    let gate = &response.gate;
+    out.push_str(&format!(
+        "gate: {} (local confidence {:.2}, threshold {:.2}{})\n",
+        gate.decision,
+        gate.top_score,
+        gate.threshold,
+        if gate.forced { ", forced" } else { "" }
+    ));
+    for tier in &response.tiers {
+        out.push_str(&format!("tier {}: {} hits in {:.0} ms ({})\n", tier.tier, tier.hits, tier.took_ms, tier.reason));
+    }
+    if let Some(web) = &response.web {
+        for page in &web.pages {
+            match &page.error {
+                Some(err) => out.push_str(&format!("  page {}: failed: {err}\n", page.url)),
+                None => out.push_str(&format!(
+                    "  page {}{}\n",
+                    page.url,
+                    if page.from_cache { " (cached)" } else { "" }
+                )),
+            }
+        }
+    }
+    if let Some(notice) = &response.notice {
+        out.push_str(&format!("note: {notice}\n"));
+    }
+    for (n, hit) in response.hits.iter().enumerate() {
+        render_hit(&mut out, n + 1, hit);
+    }
+    out.push_str(&format!("{} hits in {:.0} ms\n", response.hits.len(), response.took_ms));
+    out
+}
+
 fn render_search(response: &SearchResponse) -> String {
     if response.hits.is_empty() {
         return format!("no hits for `{}` ({:.1} ms)\n", response.query, response.took_ms);
@@ -449,21 +659,7 @@ fn render_search(response: &SearchResponse) -> String {
         out.push_str(&format!("note: {notice}\n"));
     }
     for (n, hit) in response.hits.iter().enumerate() {
-        let heading = if hit.heading.is_empty() { String::new() } else { format!("  [{}]", hit.heading) };
-        out.push_str(&format!(
-            "{}. {}:{}-{}  score {:.2}{heading}\n",
-            n + 1,
-            hit.path,
-            hit.line_start,
-            hit.line_end,
-            hit.score
-        ));
-        if let Some(explain) = &hit.explain {
-            out.push_str(&format!("     ({})\n", explain.summary()));
-        }
-        for line in hit.snippet.lines() {
-            out.push_str(&format!("     | {line}\n"));
-        }
+        render_hit(&mut out, n + 1, hit);
     }
     out.push_str(&format!(
         "{} hits in {:.1} ms ({} search, confidence {:.2})\n",
@@ -528,13 +724,20 @@ async fn serve(
     })?;
     print_out(&format!("docdexd listening on http://{bound}\n"))?;
     let handle = server.handle();
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     tokio::select! {
         result = server => result?,
         _ = tokio::signal::ctrl_c() => {
             eprintln!("shutting down");
             handle.stop(true).await;
         }
+        _ = terminate.recv() => {
+            eprintln!("shutting down");
+            handle.stop(true).await;
+        }
     }
+    // The browser goes before the process does (its guards would get it anyway).
+    actors.web.scraper.send(CloseBrowser).await?;
     actors.repo_manager.send(CloseAll).await?;
     Ok(0)
 }
@@ -633,6 +836,7 @@ fn run_check(home: &Path) -> i32 {
             ),
         }
     }
+    check_web(&loaded, &mut report);
     let bind = loaded.config.server.http_bind_addr.clone();
     match TcpListener::bind(&bind) {
         Ok(_) => report.ok("bind", &format!("{bind} is free")),
@@ -647,6 +851,55 @@ fn run_check(home: &Path) -> i32 {
         1
     } else {
         0
+    }
+}
+
+/// The web tier: on or off, the discovery endpoint, Chromium (found, version, launches) and
+/// stale browser locks (cleaned on the way).
+fn check_web(loaded: &LoadedConfig, report: &mut CheckReport) {
+    use crate::web::browser;
+    let web = &loaded.config.web;
+    if !web.enabled {
+        report.warn("web", "the web tier is disabled ([web] enabled = false): the waterfall stays local");
+        return;
+    }
+    report.ok("web", &format!("enabled; discovery via {}", web.ddg_base_url));
+    let locks_dir = loaded.state_dir().join("locks");
+    let sweep = browser::sweep_stale_locks(&locks_dir);
+    for cleaned in &sweep.cleaned {
+        report.warn("locks", &format!("stale browser lock cleaned: {cleaned}"));
+    }
+    report.ok("locks", &format!("{} live browser locks in {}", sweep.live, locks_dir.display()));
+    if web.engine == "http" {
+        report.ok("chromium", "not used (web.engine = \"http\"): pages are fetched with plain HTTP");
+        return;
+    }
+    let Some(binary) = browser::find_chromium(web.chrome_binary_path.as_deref()) else {
+        let where_ = match &web.chrome_binary_path {
+            Some(path) => format!("{} does not exist", path.display()),
+            None => "no chromium or chrome binary found".to_string(),
+        };
+        report.warn(
+            "chromium",
+            &format!("{where_}: pages are fetched with plain HTTP (no JavaScript); install chromium or set [web] chrome_binary_path"),
+        );
+        return;
+    };
+    let version = match browser::chromium_version(&binary) {
+        Ok(version) => version,
+        Err(err) => {
+            report.fail("chromium", &err.with_hint("reinstall chromium or point [web] chrome_binary_path at a working one"));
+            return;
+        }
+    };
+    let started = Instant::now();
+    match browser::BrowserProcess::launch(&binary, &locks_dir, &loaded.state_dir().join("browser")) {
+        Ok(process) => {
+            let ms = started.elapsed().as_millis();
+            drop(process);
+            report.ok("chromium", &format!("{version} at {}; launches headless in {ms} ms", binary.display()));
+        }
+        Err(err) => report.fail("chromium", &err),
     }
 }
 

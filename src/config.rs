@@ -20,6 +20,7 @@ pub struct Config {
     pub search: SearchConfig,
     pub embedding: EmbeddingConfig,
     pub server: ServerConfig,
+    pub web: WebConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -28,6 +29,8 @@ pub struct CoreConfig {
     /// Where per-repo state lives; empty means `$DOCDEX_HOME/state`.
     pub global_state_dir: Option<PathBuf>,
     pub log_level: String,
+    /// Pages fetched at once (browser tabs or plain requests), across all repos.
+    pub max_concurrent_fetches: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -62,6 +65,8 @@ pub struct SearchConfig {
     pub rrf_lexical_weight: f32,
     /// Weight of the dense (embedding) ranking in hybrid fusion.
     pub rrf_dense_weight: f32,
+    /// Web hits a waterfall adds after the local ones.
+    pub max_web_hits: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -80,6 +85,51 @@ pub struct EmbeddingConfig {
     pub threads: usize,
 }
 
+/// The web tier of the waterfall: discovery (DuckDuckGo's HTML endpoint), fetching (headless
+/// Chromium, plain HTTP as the fallback), the shared cache and the guards.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WebConfig {
+    /// Off: forcing the web is an error and weak local answers stay local.
+    pub enabled: bool,
+    /// DuckDuckGo's HTML endpoint (`DOCDEX_DDG_BASE_URL`).
+    pub ddg_base_url: String,
+    /// Used when the primary answers with a challenge page or 202 (`DOCDEX_DDG_PROXY_BASE_URL`).
+    pub ddg_proxy_base_url: Option<String>,
+    pub user_agent: String,
+    /// Least time between two discovery requests of this process (never below 2000).
+    pub min_spacing_ms: u64,
+    /// Least time between two fetches from one domain (never below 1000).
+    pub request_delay_ms: u64,
+    /// A page that has not loaded after this long is abandoned.
+    pub page_load_timeout_secs: u64,
+    /// Cached pages and discovery results are reused for this long.
+    pub cache_ttl_secs: u64,
+    /// Domains never fetched or returned by discovery (suffix match: `example.com` also
+    /// blocks `docs.example.com`).
+    pub blocklist: Vec<String>,
+    /// Fetching loopback, link-local and private addresses; off so that an exposed daemon
+    /// cannot be used as a proxy into the user's network.
+    pub allow_private_addresses: bool,
+    /// Responses larger than this are cut off.
+    pub max_response_bytes: usize,
+    /// Pages a waterfall fetches from the discovery results.
+    pub max_pages: usize,
+    /// Retries of a discovery request answered with 429, 5xx or a challenge page.
+    pub max_retries: u32,
+    /// `chromium` (headless browser, plain HTTP when it is missing) or `http` (never a browser).
+    pub engine: String,
+    /// Chromium binary; unset means the usual places (`/usr/bin/chromium`, ...).
+    pub chrome_binary_path: Option<PathBuf>,
+    /// An idle browser is closed after this long (it restarts in about a second).
+    pub browser_idle_secs: u64,
+}
+
+/// Floors the rate limits can never go below, whatever the configuration says: the web tier
+/// must stay polite to the sites it uses.
+pub const MIN_DISCOVERY_SPACING_MS: u64 = 2000;
+pub const MIN_DOMAIN_DELAY_MS: u64 = 1000;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ServerConfig {
@@ -90,7 +140,7 @@ pub struct ServerConfig {
 
 impl Default for CoreConfig {
     fn default() -> Self {
-        CoreConfig { global_state_dir: None, log_level: "warn".into() }
+        CoreConfig { global_state_dir: None, log_level: "warn".into(), max_concurrent_fetches: 2 }
     }
 }
 
@@ -116,6 +166,7 @@ impl Default for SearchConfig {
             rrf_k: 10.0,
             rrf_lexical_weight: 1.0,
             rrf_dense_weight: 1.0,
+            max_web_hits: 5,
         }
     }
 }
@@ -123,6 +174,29 @@ impl Default for SearchConfig {
 impl Default for EmbeddingConfig {
     fn default() -> Self {
         EmbeddingConfig { enabled: true, models_dir: None, batch_size: 4, max_tokens: 256, threads: 2 }
+    }
+}
+
+impl Default for WebConfig {
+    fn default() -> Self {
+        WebConfig {
+            enabled: true,
+            ddg_base_url: "https://html.duckduckgo.com/html/".into(),
+            ddg_proxy_base_url: None,
+            user_agent: concat!("Mozilla/5.0 (X11; Linux x86_64) docdex/", env!("CARGO_PKG_VERSION")).into(),
+            min_spacing_ms: MIN_DISCOVERY_SPACING_MS,
+            request_delay_ms: MIN_DOMAIN_DELAY_MS,
+            page_load_timeout_secs: 15,
+            cache_ttl_secs: 7 * 24 * 3600,
+            blocklist: Vec::new(),
+            allow_private_addresses: false,
+            max_response_bytes: 5 * 1024 * 1024,
+            max_pages: 3,
+            max_retries: 3,
+            engine: "chromium".into(),
+            chrome_binary_path: None,
+            browser_idle_secs: 60,
+        }
     }
 }
 
@@ -218,6 +292,57 @@ fn apply_env_overrides(config: &mut Config) -> Result<()> {
             DocdexError::new(ErrorCode::ConfigInvalid, format!("DOCDEX_WEB_TRIGGER_THRESHOLD={value} is not a number"))
         })?;
     }
+    if let Some(url) = env_nonempty("DOCDEX_DDG_BASE_URL") {
+        config.web.ddg_base_url = url;
+    }
+    if let Some(url) = env_nonempty("DOCDEX_DDG_PROXY_BASE_URL") {
+        config.web.ddg_proxy_base_url = Some(url);
+    }
+    if let Some(list) = env_nonempty("DOCDEX_WEB_BLOCKLIST") {
+        config.web.blocklist.extend(list.split(',').map(|d| d.trim().to_string()).filter(|d| !d.is_empty()));
+    }
+    if let Some(path) = env_nonempty("DOCDEX_CHROME_PATH") {
+        config.web.chrome_binary_path = Some(PathBuf::from(path));
+    }
+    for (name, target) in [
+        ("DOCDEX_WEB_MIN_SPACING_MS", &mut config.web.min_spacing_ms),
+        ("DOCDEX_WEB_REQUEST_DELAY_MS", &mut config.web.request_delay_ms),
+    ] {
+        if let Some(value) = env_nonempty(name) {
+            *target = value.trim().parse().map_err(|_| {
+                DocdexError::new(ErrorCode::ConfigInvalid, format!("{name}={value} is not a number of milliseconds"))
+            })?;
+        }
+    }
+    if let Some(value) = env_nonempty("DOCDEX_WEB_ENABLED") {
+        config.web.enabled = match value.trim() {
+            "1" | "true" | "yes" | "on" => true,
+            "0" | "false" | "no" | "off" => false,
+            other => {
+                return Err(DocdexError::new(
+                    ErrorCode::ConfigInvalid,
+                    format!("DOCDEX_WEB_ENABLED={other} is not true or false"),
+                ))
+            }
+        };
+    }
+    // Politeness floors: a lower value is raised (and said so), never obeyed.
+    if config.web.min_spacing_ms < MIN_DISCOVERY_SPACING_MS {
+        tracing::warn!(configured = config.web.min_spacing_ms, "web.min_spacing_ms raised to the 2000 ms floor");
+        config.web.min_spacing_ms = MIN_DISCOVERY_SPACING_MS;
+    }
+    if config.web.request_delay_ms < MIN_DOMAIN_DELAY_MS {
+        tracing::warn!(configured = config.web.request_delay_ms, "web.request_delay_ms raised to the 1000 ms floor");
+        config.web.request_delay_ms = MIN_DOMAIN_DELAY_MS;
+    }
+    if !matches!(config.web.engine.as_str(), "chromium" | "http") {
+        return Err(DocdexError::new(
+            ErrorCode::ConfigInvalid,
+            format!("web.engine `{}` is not one of chromium, http", config.web.engine),
+        ));
+    }
+    config.core.max_concurrent_fetches = config.core.max_concurrent_fetches.clamp(1, 16);
+    config.web.page_load_timeout_secs = config.web.page_load_timeout_secs.max(1);
     if config.server.auth_token.as_deref() == Some("") {
         config.server.auth_token = None;
     }

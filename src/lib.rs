@@ -7,9 +7,11 @@
 
 pub mod actors;
 pub mod bench;
+pub mod bench_web;
 pub mod cli;
 pub mod config;
 pub mod eval;
+pub mod gate_eval;
 pub mod http;
 pub mod index;
 pub mod ingest;
@@ -17,6 +19,7 @@ pub mod jobs;
 pub mod mcp;
 pub mod models;
 pub mod protocol;
+pub mod web;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -27,7 +30,9 @@ use actors::embedder::{Embedder, EmbedderSettings, QueryCache};
 use actors::ingestor::Ingestor;
 use actors::memory_store::MemoryStore;
 use actors::repo_manager::RepoManager;
-use actors::tool_dispatcher::ToolDispatcher;
+use actors::discovery::Discovery;
+use actors::scraper::Scraper;
+use actors::tool_dispatcher::{DispatcherParts, ToolDispatcher};
 use config::LoadedConfig;
 
 /// Addresses of the running actors.
@@ -36,6 +41,7 @@ pub struct Actors {
     pub dispatcher: Addr<ToolDispatcher>,
     pub repo_manager: Addr<RepoManager>,
     pub embedder: Addr<Embedder>,
+    pub web: actors::tool_dispatcher::WebActors,
 }
 
 /// Spawns the actor system, downstream first. Must run inside an actix `System`.
@@ -60,9 +66,20 @@ pub fn start_actors(loaded: &LoadedConfig, default_repo_opt: Option<PathBuf>) ->
     let embedder = SyncArbiter::start(2, move || Embedder::new(settings.clone(), Arc::clone(&query_cache)));
     let memory = SyncArbiter::start(1, || MemoryStore);
     let config = Arc::new(loaded.config.clone());
-    let dispatcher =
-        ToolDispatcher::new(repo_manager.clone(), ingestor, embedder.clone(), memory, config, default_repo_opt).start();
-    Actors { dispatcher, repo_manager, embedder }
+    let state_dir = loaded.state_dir();
+    let discovery = Discovery::new(&config.web, &state_dir).expect("the discovery HTTP client builds").start();
+    let scraper = Scraper::new(&config, &state_dir).expect("the scraper HTTP client builds").start();
+    let (dispatcher, web) = ToolDispatcher::start_with(DispatcherParts {
+        repo_manager: repo_manager.clone(),
+        ingestor,
+        embedder: embedder.clone(),
+        memory,
+        discovery,
+        scraper,
+        config,
+        default_repo_opt,
+    });
+    Actors { dispatcher, repo_manager, embedder, web }
 }
 
 /// The Embedder's settings from the configuration.

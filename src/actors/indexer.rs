@@ -10,8 +10,8 @@ use tantivy::IndexWriter;
 
 use super::ingestor::IngestedFile;
 use super::unix_now;
-use crate::index::{FileRecord, IndexRunState, RepoIndex};
-use crate::ingest::sha256_hex;
+use crate::index::{FileRecord, IndexRunState, RepoIndex, WebPageDoc, WebPageRecord};
+use crate::ingest::{sha256_hex, Chunk};
 use crate::protocol::{DocdexError, Result};
 
 /// Test hook: abort the process right after this many Tantivy commits, before the LMDB
@@ -113,6 +113,15 @@ pub struct FinishIndexRun {
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct AbortIndexRun;
+
+/// Adds (or replaces) web pages' chunks in this repo's index and commits them: what the repo's
+/// waterfall fetched becomes searchable locally. Returns the chunks written. Callers hold the
+/// repo's index-run lock, so no index run shares the writer meanwhile.
+#[derive(Message)]
+#[rtype(result = "Result<u64>")]
+pub struct IngestWebPages {
+    pub pages: Vec<(WebPageDoc, String, Vec<Chunk>)>,
+}
 
 /// Up to `max` chunks that need the model: (chunk id, text to embed). Pending chunks whose
 /// text was embedded before get their cached vector on the way (searchable at once); an
@@ -297,6 +306,89 @@ impl Handler<AbortIndexRun> for Indexer {
                 tracing::warn!(error = %err, "rollback after a failed index run");
             }
         }
+    }
+}
+
+impl Handler<IngestWebPages> for Indexer {
+    type Result = Result<u64>;
+
+    fn handle(&mut self, msg: IngestWebPages, _: &mut SyncContext<Self>) -> Self::Result {
+        let index = Arc::clone(&self.index);
+        let store = &index.store;
+        // Pages whose text is unchanged since they were last ingested keep their chunks.
+        let pages: Vec<_> = {
+            let rtxn = store.read_txn()?;
+            let mut fresh = Vec::new();
+            for (doc, content_hash, chunks) in msg.pages {
+                if store.web_page(&rtxn, &doc.url)?.is_some_and(|old| old.content_hash == content_hash) {
+                    continue;
+                }
+                fresh.push((doc, content_hash, chunks));
+            }
+            fresh
+        };
+        if pages.is_empty() {
+            return Ok(0);
+        }
+        let opened_here = self.writer_opt.is_none();
+        if opened_here {
+            self.writer_opt = Some(index.writer(self.writer_heap_bytes)?);
+            self.next_chunk_id = store.run_state(&store.read_txn()?)?.next_chunk_id;
+        }
+        let result = (|| {
+            let mut written = 0u64;
+            let mut records = Vec::with_capacity(pages.len());
+            for (doc, content_hash, chunks) in &pages {
+                let first = self.next_chunk_id;
+                let count = u32::try_from(chunks.len()).map_err(|_| DocdexError::internal("too many chunks"))?;
+                self.next_chunk_id = first.checked_add(count).ok_or_else(|| {
+                    DocdexError::internal("chunk ids exhausted; delete the repo's state and re-index")
+                })?;
+                let ids: Vec<u32> = (first..self.next_chunk_id).collect();
+                index.replace_web_page(self.writer()?, doc, chunks, &ids)?;
+                written += chunks.len() as u64;
+                records.push((
+                    doc.url.clone(),
+                    WebPageRecord {
+                        content_hash: content_hash.clone(),
+                        title: doc.title.clone(),
+                        fetched_at: doc.fetched_at,
+                        chunk_ids: ids,
+                    },
+                ));
+            }
+            self.commit()?;
+            // As for files: records after the commit, so a kill in between only leaves a page
+            // that is ingested again next time.
+            let mut wtxn = store.write_txn()?;
+            for (url, record) in records {
+                if let Some(old) = store.web_page(&wtxn, &url)? {
+                    for id in old.chunk_ids {
+                        store.delete_chunk(&mut wtxn, id)?;
+                    }
+                }
+                for &id in &record.chunk_ids {
+                    store.put_pending(&mut wtxn, id)?;
+                }
+                store.put_web_page(&mut wtxn, &url, &record)?;
+            }
+            let mut state = store.run_state(&wtxn)?;
+            state.next_chunk_id = self.next_chunk_id;
+            state.chunks = index.num_chunks();
+            store.put_run_state(&mut wtxn, &state)?;
+            wtxn.commit()?;
+            Ok(written)
+        })();
+        if opened_here {
+            match self.writer_opt.take() {
+                Some(mut writer) if result.is_err() => {
+                    let _ = writer.rollback();
+                }
+                Some(writer) => writer.wait_merging_threads()?,
+                None => {}
+            }
+        }
+        result
     }
 }
 

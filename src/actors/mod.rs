@@ -1,16 +1,20 @@
 //! The actors. Each file holds one actor and the messages only it handles; messages shared
 //! by several parts live in `crate::protocol`.
 //!
-//! Spawn order (downstream first): RepoManager and Ingestor, then the ToolDispatcher that is
-//! handed their addresses. Each repo's Indexer is spawned by the RepoManager when the repo is
+//! Spawn order (downstream first): RepoManager, Ingestor, Embedder, MemoryStore, Discovery
+//! and Scraper, then the ToolDispatcher that is handed their addresses, together with the
+//! WaterfallOrchestrator (which runs tier 1 through the dispatcher). Each repo's Indexer is spawned by the RepoManager when the repo is
 //! first opened.
 
+pub mod discovery;
 pub mod embedder;
 pub mod indexer;
 pub mod ingestor;
 pub mod memory_store;
 pub mod repo_manager;
+pub mod scraper;
 pub mod tool_dispatcher;
+pub mod waterfall;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

@@ -7,9 +7,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use actix::{Actor, Addr, Context, Handler, Message, ResponseFuture};
+use actix::{Actor, Addr, AsyncContext, Context, Handler, Message, ResponseFuture};
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::discovery::{Discover, Discovery};
 use super::embedder::{EmbedQuery, EmbedTexts, Embedder, ModelInfo, ProbeModel};
 use super::format_unix;
 use super::indexer::AbortIndexRun;
@@ -18,6 +19,8 @@ use super::memory_store::{
     DeleteMemory, MemoryStore, RecallMemory, SaveMemory, StoreMemoryVectors, UnembeddedMemories,
 };
 use super::repo_manager::{OpenRepo, RepoHandle, RepoManager};
+use super::scraper::{FetchPage, Scraper};
+use super::waterfall::{RunWaterfall, WaterfallOrchestrator};
 use crate::config::Config;
 use crate::index::{FusionParams, SearchParams};
 use crate::jobs::{embed_pending, run_index};
@@ -25,7 +28,8 @@ use crate::models::MODEL_NAME;
 use crate::protocol::{
     DocdexError, EmbedProgress, EmbedSummary, EmbeddingStatus, ErrorCode, FileContent, FileEntry, FileList,
     IndexProgress, IndexRequest, IndexSummary, MemoryDeleted, MemoryItem, MemoryRecallResponse, RepoStatus, Result,
-    SearchMode, SearchRequest, SearchResponse, MAX_MEMORY_RECALL, MAX_OPEN_LINES,
+    SearchMode, SearchRequest, SearchResponse, WaterfallRequest, WaterfallResponse, WebFetchResponse,
+    WebSearchResponse, MAX_MEMORY_RECALL, MAX_OPEN_LINES,
 };
 
 /// arroy nodes inspected per neighbour asked for (see `dense_depth_and_search_k`).
@@ -46,29 +50,60 @@ pub struct ToolDispatcher {
     ingestor: Addr<Ingestor>,
     embedder: Addr<Embedder>,
     memory: Addr<MemoryStore>,
+    web: WebActors,
     config: Arc<Config>,
     default_repo_opt: Option<PathBuf>,
     embedding_jobs: EmbeddingJobs,
 }
 
+/// The web tier's actors, as the dispatcher reaches them.
+#[derive(Clone)]
+pub struct WebActors {
+    pub discovery: Addr<Discovery>,
+    pub scraper: Addr<Scraper>,
+    pub waterfall: Addr<WaterfallOrchestrator>,
+}
+
+/// What the dispatcher is made of; the waterfall is created with the dispatcher's own
+/// address (it runs tier 1 through it), see `ToolDispatcher::start_with`.
+pub struct DispatcherParts {
+    pub repo_manager: Addr<RepoManager>,
+    pub ingestor: Addr<Ingestor>,
+    pub embedder: Addr<Embedder>,
+    pub memory: Addr<MemoryStore>,
+    pub discovery: Addr<Discovery>,
+    pub scraper: Addr<Scraper>,
+    pub config: Arc<Config>,
+    pub default_repo_opt: Option<PathBuf>,
+}
+
 impl ToolDispatcher {
-    pub fn new(
-        repo_manager: Addr<RepoManager>,
-        ingestor: Addr<Ingestor>,
-        embedder: Addr<Embedder>,
-        memory: Addr<MemoryStore>,
-        config: Arc<Config>,
-        default_repo_opt: Option<PathBuf>,
-    ) -> ToolDispatcher {
-        ToolDispatcher {
-            repo_manager,
-            ingestor,
-            embedder,
-            memory,
-            config,
-            default_repo_opt,
-            embedding_jobs: Default::default(),
-        }
+    /// Starts the dispatcher and the WaterfallOrchestrator that calls back into it.
+    pub fn start_with(parts: DispatcherParts) -> (Addr<ToolDispatcher>, WebActors) {
+        let mut web_opt = None;
+        let dispatcher = ToolDispatcher::create(|ctx| {
+            let waterfall = WaterfallOrchestrator::new(
+                ctx.address(),
+                parts.repo_manager.clone(),
+                parts.discovery.clone(),
+                parts.scraper.clone(),
+                Arc::clone(&parts.config),
+            )
+            .start();
+            let web = WebActors { discovery: parts.discovery, scraper: parts.scraper, waterfall };
+            web_opt = Some(web.clone());
+            ToolDispatcher {
+                repo_manager: parts.repo_manager,
+                ingestor: parts.ingestor,
+                embedder: parts.embedder,
+                memory: parts.memory,
+                web,
+                config: parts.config,
+                default_repo_opt: parts.default_repo_opt,
+                embedding_jobs: Default::default(),
+            }
+        });
+        (dispatcher, web_opt.expect("set by create"))
     }
 
     fn resolve_repo(&self, repo_opt: Option<PathBuf>) -> Result<PathBuf> {
@@ -117,6 +152,80 @@ pub struct EmbedInBackground {
 #[derive(Message)]
 #[rtype(result = "Result<RepoStatus>")]
 pub struct Status(pub Option<PathBuf>);
+
+/// Discovers web pages for a query (`web-search`).
+#[derive(Message)]
+#[rtype(result = "Result<WebSearchResponse>")]
+pub struct WebSearch {
+    pub query: String,
+    pub limit: usize,
+}
+
+/// Fetches one page (`web-fetch`), from the cache when fresh unless `refresh`.
+#[derive(Message)]
+#[rtype(result = "Result<WebFetchResponse>")]
+pub struct WebFetch {
+    pub url: String,
+    pub refresh: bool,
+}
+
+/// Runs the waterfall for a search (`web-rag`, `force_web` searches, `docdex_web_research`).
+#[derive(Message)]
+#[rtype(result = "Result<WaterfallResponse>")]
+pub struct WebRag(pub WaterfallRequest);
+
+impl Handler<WebSearch> for ToolDispatcher {
+    type Result = ResponseFuture<Result<WebSearchResponse>>;
+
+    fn handle(&mut self, msg: WebSearch, _: &mut Context<Self>) -> Self::Result {
+        let discovery = self.web.discovery.clone();
+        let enabled = self.config.web.enabled;
+        Box::pin(async move {
+            if !enabled {
+                return Err(DocdexError::web_disabled());
+            }
+            if msg.limit == 0 || msg.limit > super::discovery::MAX_DISCOVERY_RESULTS {
+                return Err(DocdexError::invalid(format!(
+                    "limit must be between 1 and {}, got {}",
+                    super::discovery::MAX_DISCOVERY_RESULTS,
+                    msg.limit
+                )));
+            }
+            discovery.send(Discover { query: msg.query, limit: msg.limit, refresh: false }).await?
+        })
+    }
+}
+
+impl Handler<WebFetch> for ToolDispatcher {
+    type Result = ResponseFuture<Result<WebFetchResponse>>;
+
+    fn handle(&mut self, msg: WebFetch, _: &mut Context<Self>) -> Self::Result {
+        let scraper = self.web.scraper.clone();
+        let enabled = self.config.web.enabled;
+        Box::pin(async move {
+            if !enabled {
+                return Err(DocdexError::web_disabled());
+            }
+            let started = Instant::now();
+            let page = scraper.send(FetchPage { url: msg.url, refresh: msg.refresh }).await??;
+            Ok(WebFetchResponse { took_ms: started.elapsed().as_secs_f64() * 1000.0, page })
+        })
+    }
+}
+
+impl Handler<WebRag> for ToolDispatcher {
+    type Result = ResponseFuture<Result<WaterfallResponse>>;
+
+    fn handle(&mut self, WebRag(request): WebRag, _: &mut Context<Self>) -> Self::Result {
+        let repo = self.resolve_repo(request.search.repo_opt.clone());
+        let waterfall = self.web.waterfall.clone();
+        Box::pin(async move {
+            request.search.validate()?;
+            let repo = repo?;
+            waterfall.send(RunWaterfall { repo, search: request.search, force_web: request.force_web }).await?
+        })
+    }
+}
 
 /// Opens an indexed repo for reading; a repo whose first index never completed is an error.
 async fn open_indexed(repo_manager: &Addr<RepoManager>, path: PathBuf) -> Result<Arc<RepoHandle>> {

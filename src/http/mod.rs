@@ -1,6 +1,7 @@
 //! The HTTP API (actix-web): thin handlers that parse, call the ToolDispatcher and render.
 //!
-//! Routes: `GET /healthz`, `GET /v1/search`, `GET /v1/status`, `POST /v1/index`. Errors are
+//! Routes: `GET /healthz`, `GET /v1/search` (with `force_web` / `waterfall`, the waterfall),
+//! `GET /v1/status`, `POST /v1/index`, memory, `POST /v1/web/search`, `POST /v1/web/fetch`. Errors are
 //! `{"error": {"code", "message", "hint"}}` with the status from the protocol's error table.
 
 use std::net::SocketAddr;
@@ -18,9 +19,11 @@ use serde::Deserialize;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp_actix_web::transport::StreamableHttpService;
 
-use crate::actors::tool_dispatcher::{Index, MemoryDelete, MemoryRecall, MemorySave, Search, Status, ToolDispatcher};
+use crate::actors::tool_dispatcher::{
+    Index, MemoryDelete, MemoryRecall, MemorySave, Search, Status, ToolDispatcher, WebFetch, WebRag, WebSearch,
+};
 use crate::mcp::DocdexMcp;
-use crate::protocol::{DocdexError, ErrorCode, Health, IndexRequest, SearchMode, SearchRequest};
+use crate::protocol::{DocdexError, ErrorCode, Health, IndexRequest, SearchMode, SearchRequest, WaterfallRequest};
 
 /// Shared state of every worker.
 #[derive(Clone)]
@@ -52,6 +55,18 @@ struct SearchParamsRaw {
     repo: Option<PathBuf>,
     mode: Option<String>,
     explain: Option<String>,
+    /// Run the waterfall and go to the web whatever the local confidence.
+    force_web: Option<String>,
+    /// Run the waterfall: the web only when local confidence is below the threshold.
+    waterfall: Option<String>,
+}
+
+fn parse_bool(name: &str, raw: Option<&str>) -> Result<bool, DocdexError> {
+    match raw.map(str::trim) {
+        None | Some("") | Some("false") | Some("0") => Ok(false),
+        Some("true") | Some("1") => Ok(true),
+        Some(raw) => Err(DocdexError::invalid(format!("`{name}` must be true or false, got `{raw}`"))),
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -92,14 +107,19 @@ async fn search(state: web::Data<HttpState>, params: web::Query<SearchParamsRaw>
             Err(err) => return error_response(&err),
         },
     };
-    let explain = match params.explain.as_deref().map(str::trim) {
-        None | Some("") | Some("false") | Some("0") => false,
-        Some("true") | Some("1") => true,
-        Some(raw) => {
-            return error_response(&DocdexError::invalid(format!("`explain` must be true or false, got `{raw}`")))
-        }
+    let flags = (
+        parse_bool("explain", params.explain.as_deref()),
+        parse_bool("force_web", params.force_web.as_deref()),
+        parse_bool("waterfall", params.waterfall.as_deref()),
+    );
+    let (explain, force_web, waterfall) = match flags {
+        (Ok(explain), Ok(force_web), Ok(waterfall)) => (explain, force_web, waterfall),
+        (Err(err), _, _) | (_, Err(err), _) | (_, _, Err(err)) => return error_response(&err),
     };
     let request = SearchRequest { repo_opt: params.repo, query, limit, mode_opt, explain };
+    if force_web || waterfall {
+        return respond(dispatch(&state, WebRag(WaterfallRequest { search: request, force_web })).await);
+    }
     respond(dispatch(&state, Search(request)).await)
 }
 
@@ -170,6 +190,32 @@ async fn memory_delete(
     respond(dispatch(&state, MemoryDelete { repo_opt, id }).await)
 }
 
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WebSearchBody {
+    query: String,
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WebFetchBody {
+    url: String,
+    #[serde(default)]
+    refresh: bool,
+}
+
+async fn web_search(state: web::Data<HttpState>, body: web::Json<WebSearchBody>) -> HttpResponse {
+    let body = body.into_inner();
+    respond(dispatch(&state, WebSearch { query: body.query, limit: body.limit.unwrap_or(10) }).await)
+}
+
+async fn web_fetch(state: web::Data<HttpState>, body: web::Json<WebFetchBody>) -> HttpResponse {
+    let body = body.into_inner();
+    respond(dispatch(&state, WebFetch { url: body.url, refresh: body.refresh }).await)
+}
+
 async fn not_found() -> HttpResponse {
     error_response(
         &DocdexError::new(ErrorCode::NotFound, "no such endpoint").with_hint("see the README's HTTP API section"),
@@ -224,6 +270,8 @@ pub fn configure(state: HttpState) -> impl Fn(&mut web::ServiceConfig) + Clone +
             .route("/v1/search", web::get().to(search))
             .route("/v1/status", web::get().to(status))
             .route("/v1/index", web::post().to(index))
+            .route("/v1/web/search", web::post().to(web_search))
+            .route("/v1/web/fetch", web::post().to(web_fetch))
             .default_service(web::to(not_found));
     }
 }

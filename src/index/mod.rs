@@ -26,7 +26,7 @@ use tantivy::{
 use crate::ingest::Chunk;
 use crate::protocol::{DocdexError, ErrorCode, HitExplain, HitSource, RankedBy, Result, SearchHit, SearchMode};
 use analyzer::{analyze, code_analyzer, CODE_ANALYZER};
-pub use store::{FileRecord, IndexRunState, MemoryRecord, RepoStore};
+pub use store::{FileRecord, IndexRunState, MemoryRecord, RepoStore, WebPageRecord};
 
 /// Field boosts: a query word that names an item or a heading says more than one in a body.
 const BOOST_SYMBOLS: f32 = 2.5;
@@ -65,6 +65,11 @@ struct Fields {
     chunk_hash: Field,
     /// Links a chunk to its vector (arroy item id) and pending embedding.
     chunk_id: Field,
+    /// `repo` or `web` (indexed: web chunks are looked up by it).
+    source: Field,
+    /// Web chunks: the page title and when it was fetched (unix seconds).
+    title: Field,
+    fetched_at: Field,
 }
 
 fn build_schema() -> (Schema, Fields) {
@@ -88,6 +93,9 @@ fn build_schema() -> (Schema, Fields) {
         line_end: builder.add_u64_field("line_end", NumericOptions::default().set_stored()),
         chunk_hash: builder.add_text_field("chunk_hash", STORED),
         chunk_id: builder.add_u64_field("chunk_id", NumericOptions::default().set_indexed().set_stored()),
+        source: builder.add_text_field("source", STRING | STORED),
+        title: builder.add_text_field("title", STORED),
+        fetched_at: builder.add_u64_field("fetched_at", NumericOptions::default().set_stored()),
     };
     (builder.build(), fields)
 }
@@ -212,6 +220,39 @@ impl RepoIndex {
             doc.add_u64(f.line_end, chunk.line_end);
             doc.add_text(f.chunk_hash, &chunk.content_hash);
             doc.add_u64(f.chunk_id, u64::from(chunk_id));
+            doc.add_text(f.source, SOURCE_REPO);
+            writer.add_document(doc)?;
+        }
+        Ok(())
+    }
+
+    /// Replaces a web page's chunks (its URL is their path), uncommitted.
+    pub fn replace_web_page(
+        &self,
+        writer: &IndexWriter,
+        page: &WebPageDoc,
+        chunks: &[Chunk],
+        chunk_ids: &[u32],
+    ) -> Result<()> {
+        let f = self.fields;
+        writer.delete_term(Term::from_field_text(f.path, &page.url));
+        for (chunk, &chunk_id) in chunks.iter().zip(chunk_ids) {
+            let mut doc = TantivyDocument::default();
+            doc.add_text(f.path, &page.url);
+            doc.add_text(f.path_text, &page.url);
+            let heading =
+                if chunk.heading.is_empty() { page.title.clone() } else { format!("{} > {}", page.title, chunk.heading) };
+            doc.add_text(f.heading, &heading);
+            doc.add_text(f.symbols, chunk.symbols.join(" "));
+            doc.add_text(f.body, &chunk.text);
+            doc.add_text(f.language, "markdown");
+            doc.add_u64(f.line_start, chunk.line_start);
+            doc.add_u64(f.line_end, chunk.line_end);
+            doc.add_text(f.chunk_hash, &chunk.content_hash);
+            doc.add_u64(f.chunk_id, u64::from(chunk_id));
+            doc.add_text(f.source, SOURCE_WEB);
+            doc.add_text(f.title, &page.title);
+            doc.add_u64(f.fetched_at, page.fetched_at);
             writer.add_document(doc)?;
         }
         Ok(())
@@ -233,6 +274,20 @@ impl RepoIndex {
     /// Bytes on disk of the Tantivy index and the LMDB store.
     pub fn size_on_disk(&self) -> u64 {
         dir_size(&self.state_dir)
+    }
+
+    /// Lexical search restricted to the chunks of the given paths (web pages by URL): how the
+    /// waterfall ranks the pages it just fetched against the question.
+    pub fn search_paths(&self, query_text: &str, paths: &[String], params: SearchParams) -> Result<SearchOutcome> {
+        let searcher = self.reader.searcher();
+        let mut analyzer = self.analyzer.clone();
+        let terms = query_terms(&mut analyzer, query_text);
+        let depth = candidate_depth(params);
+        let lexical = self.lexical_candidates_in(&searcher, &terms, depth, Some(paths))?;
+        let top_score = lexical.first().map(|c| lexical_confidence(c.score)).unwrap_or(0.0);
+        let ranked = with_ranks(lexical, Source::Lexical);
+        let hits = self.render(&searcher, ranked, &terms, &mut analyzer, params, false)?;
+        Ok(SearchOutcome { top_score: if hits.is_empty() { 0.0 } else { top_score }, hits })
     }
 
     /// Lexical search: BM25 over body, symbols, headings and path, collapsing
@@ -275,7 +330,18 @@ impl RepoIndex {
 
     /// BM25 candidates, rescored by term coverage and path prior.
     fn lexical_candidates(&self, searcher: &Searcher, terms: &[String], depth: usize) -> Result<Vec<Candidate>> {
-        if terms.is_empty() {
+        self.lexical_candidates_in(searcher, terms, depth, None)
+    }
+
+    /// BM25 candidates, optionally only among chunks of `paths_opt`.
+    fn lexical_candidates_in(
+        &self,
+        searcher: &Searcher,
+        terms: &[String],
+        depth: usize,
+        paths_opt: Option<&[String]>,
+    ) -> Result<Vec<Candidate>> {
+        if terms.is_empty() || paths_opt.is_some_and(|p| p.is_empty()) {
             return Ok(Vec::new());
         }
         let f = self.fields;
@@ -295,8 +361,20 @@ impl RepoIndex {
                 (Occur::Should, Box::new(dismax) as Box<dyn Query>)
             })
             .collect();
-        let query = BooleanQuery::new(clauses);
-        let top = searcher.search(&query, &TopDocs::with_limit(depth).order_by_score())?;
+        let mut query: Box<dyn Query> = Box::new(BooleanQuery::new(clauses));
+        if let Some(paths) = paths_opt {
+            let allowed: Vec<(Occur, Box<dyn Query>)> = paths
+                .iter()
+                .map(|p| {
+                    let q = TermQuery::new(Term::from_field_text(f.path, p), IndexRecordOption::Basic);
+                    (Occur::Should, Box::new(q) as Box<dyn Query>)
+                })
+                .collect();
+            // The path filter must not add to the score: boosted to zero.
+            let filter = BoostQuery::new(Box::new(BooleanQuery::new(allowed)), 0.0);
+            query = Box::new(BooleanQuery::new(vec![(Occur::Must, query), (Occur::Must, Box::new(filter))]));
+        }
+        let top = searcher.search(&*query, &TopDocs::with_limit(depth).order_by_score())?;
         let mut analyzer = self.analyzer.clone();
         let mut candidates = Vec::with_capacity(top.len());
         for (score, address) in top {
@@ -411,6 +489,7 @@ impl RepoIndex {
             }
             *count += 1;
             let body = text_of(f.body);
+            let is_web = text_of(f.source) == SOURCE_WEB;
             hits.push(SearchHit {
                 path,
                 line_start: doc.get_first(f.line_start).and_then(|v| v.as_u64()).unwrap_or(0),
@@ -419,12 +498,29 @@ impl RepoIndex {
                 snippet: best_snippet(&body, &query_terms, analyzer),
                 heading: text_of(f.heading),
                 language: text_of(f.language),
-                source: HitSource::Repo,
+                source: if is_web { HitSource::Web } else { HitSource::Repo },
+                url: is_web.then(|| text_of(f.path)),
+                title: is_web.then(|| text_of(f.title)),
+                fetched_at: is_web.then(|| {
+                    crate::actors::format_unix(doc.get_first(f.fetched_at).and_then(|v| v.as_u64()).unwrap_or(0))
+                }),
                 explain: explain.then_some(candidate.explain),
             });
         }
         Ok(hits)
     }
+}
+
+const SOURCE_REPO: &str = "repo";
+const SOURCE_WEB: &str = "web";
+
+/// What a web page's chunks carry besides their text.
+#[derive(Debug, Clone)]
+pub struct WebPageDoc {
+    pub url: String,
+    pub title: String,
+    /// Unix seconds.
+    pub fetched_at: u64,
 }
 
 /// Most of what the embedding model sees of a chunk (it truncates at 256 tokens anyway).

@@ -21,6 +21,7 @@ const PENDING_DB: &str = "embedding_pending";
 const EMBED_CACHE_DB: &str = "embedding_cache";
 const VECTORS_DB: &str = "vectors";
 const MEMORIES_DB: &str = "memories";
+const WEB_PAGES_DB: &str = "web_pages";
 /// arroy index of memory vectors, beside the chunk vectors in the same database.
 const MEMORY_VECTORS_INDEX: u16 = 1;
 /// arroy index number of chunk vectors inside the vectors database (memory gets its own).
@@ -42,6 +43,17 @@ pub struct FileRecord {
     pub language: String,
     /// Ids of the file's chunks: their vectors and pending embeddings go when the file does.
     #[serde(default)]
+    pub chunk_ids: Vec<u32>,
+}
+
+/// A web page this repo's waterfall fetched and ingested (its chunks live in the same
+/// Tantivy index, with `source = web` and the URL as their path).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WebPageRecord {
+    pub content_hash: String,
+    pub title: String,
+    /// Unix seconds.
+    pub fetched_at: u64,
     pub chunk_ids: Vec<u32>,
 }
 
@@ -85,6 +97,8 @@ pub struct RepoStore {
     vectors: arroy::Database<'static, Cosine>,
     /// The repo's long-term memory: id → item. Ids grow; newest last.
     memories: Database<'static, U64<BigEndian>, SerdeJson<MemoryRecord>>,
+    /// Web pages ingested into this repo: URL → record.
+    web_pages: Database<'static, Str, SerdeJson<WebPageRecord>>,
 }
 
 /// One remembered note.
@@ -106,7 +120,7 @@ impl RepoStore {
         // one handle) and the file is never truncated or modified outside LMDB.
         let env = unsafe { EnvOpenOptions::new().read_txn_without_tls().map_size(MAP_SIZE).max_dbs(16).open(dir)? };
         let wtxn = env.write_txn()?;
-        let (files, meta, pending, embed_cache, vectors, memories) = env
+        let (files, meta, pending, embed_cache, vectors, memories, web_pages) = env
             .create_databases_and_commit(wtxn, |opener, wtxn| -> heed::Result<_> {
                 let files = opener.create_database(wtxn, Some(FILES_DB))?;
                 let meta = opener.create_database(wtxn, Some(META_DB))?;
@@ -114,10 +128,19 @@ impl RepoStore {
                 let embed_cache = opener.create_database(wtxn, Some(EMBED_CACHE_DB))?;
                 let vectors = opener.create_database(wtxn, Some(VECTORS_DB))?;
                 let memories = opener.create_database(wtxn, Some(MEMORIES_DB))?;
-                Ok(heed::CommitOrAbort::<_, ()>::Commit((files, meta, pending, embed_cache, vectors, memories)))
+                let web_pages = opener.create_database(wtxn, Some(WEB_PAGES_DB))?;
+                Ok(heed::CommitOrAbort::<_, ()>::Commit((
+                    files,
+                    meta,
+                    pending,
+                    embed_cache,
+                    vectors,
+                    memories,
+                    web_pages,
+                )))
             })?
             .unwrap_commit();
-        Ok(RepoStore { env, files, meta, pending, embed_cache, vectors, memories })
+        Ok(RepoStore { env, files, meta, pending, embed_cache, vectors, memories, web_pages })
     }
 
     pub fn read_txn(&self) -> Result<RoTxn<'_, WithoutTls>> {
@@ -148,6 +171,18 @@ impl RepoStore {
     pub fn delete_file(&self, wtxn: &mut RwTxn, path: &str) -> Result<()> {
         self.files.delete(wtxn, path)?;
         Ok(())
+    }
+
+    pub fn web_page(&self, rtxn: &RoTxn<WithoutTls>, url: &str) -> Result<Option<WebPageRecord>> {
+        Ok(self.web_pages.get(rtxn, url)?)
+    }
+
+    pub fn put_web_page(&self, wtxn: &mut RwTxn, url: &str, record: &WebPageRecord) -> Result<()> {
+        Ok(self.web_pages.put(wtxn, url, record)?)
+    }
+
+    pub fn web_page_count(&self, rtxn: &RoTxn<WithoutTls>) -> Result<u64> {
+        Ok(self.web_pages.len(rtxn)?)
     }
 
     pub fn run_state(&self, rtxn: &RoTxn<WithoutTls>) -> Result<IndexRunState> {
@@ -217,6 +252,7 @@ impl RepoStore {
     /// their vectors back from the cache without running the model.
     pub fn forget_chunks(&self, wtxn: &mut RwTxn) -> Result<()> {
         self.files.clear(wtxn)?;
+        self.web_pages.clear(wtxn)?;
         self.pending.clear(wtxn)?;
         self.vector_writer().clear(wtxn).map_err(arroy_error)?;
         let state = self.run_state(wtxn)?;

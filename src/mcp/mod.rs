@@ -17,9 +17,9 @@ use rmcp::{schemars, tool, tool_handler, tool_router, RoleServer, ServerHandler}
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::actors::tool_dispatcher::{
-    Index, ListFiles, MemoryRecall, MemorySave, OpenFile, Search, Status, ToolDispatcher,
+    Index, ListFiles, MemoryRecall, MemorySave, OpenFile, Search, Status, ToolDispatcher, WebRag,
 };
-use crate::protocol::{DocdexError, IndexRequest, Result, SearchMode, SearchRequest};
+use crate::protocol::{DocdexError, IndexRequest, Result, SearchMode, SearchRequest, WaterfallRequest};
 
 /// Hits returned when `limit` is not given.
 const DEFAULT_LIMIT: usize = 8;
@@ -149,6 +149,22 @@ pub struct MemoryRecallArgs {
     pub repo_path: Option<String>,
 }
 
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WebResearchArgs {
+    /// The question, in words.
+    pub query: String,
+    /// Go to the web even when the repo answers confidently (default false).
+    #[serde(default, deserialize_with = "lenient_bool")]
+    pub force_web: Option<bool>,
+    /// Local hits to return, 1-200 (default 8); web hits follow, up to search.max_web_hits.
+    #[serde(default, deserialize_with = "lenient_number")]
+    pub limit: Option<u64>,
+    /// Repository root (default: the server's repo). Alias: project_root.
+    #[serde(default, alias = "project_root")]
+    pub repo_path: Option<String>,
+}
+
 /// The MCP server: one per session, all sharing the daemon's dispatcher.
 #[derive(Clone)]
 pub struct DocdexMcp {
@@ -255,6 +271,49 @@ impl DocdexMcp {
             for (n, hit) in response.hits.iter().enumerate() {
                 let heading = if hit.heading.is_empty() { String::new() } else { format!(" [{}]", hit.heading) };
                 text.push_str(&format!("{}. {}:{}-{}{heading}\n", n + 1, hit.path, hit.line_start, hit.line_end));
+                for line in hit.snippet.lines() {
+                    text.push_str(&format!("   {line}\n"));
+                }
+            }
+            text
+        })
+    }
+
+    #[tool(
+        description = "Research a question: search the repository first and, when its answer is weak (or force_web is true), search the web, fetch the best pages, and return the repo's hits followed by web hits (source \"web\", url, title, fetched_at). Web pages are kept in this repo's index for later searches. Example: {\"query\": \"how do I configure an nginx reverse proxy\"}. Slow when it goes to the web (seconds: requests are rate-limited)."
+    )]
+    async fn docdex_web_research(&self, Parameters(args): Parameters<WebResearchArgs>) -> CallToolResult {
+        let result = async {
+            let limit = bounded(args.limit, DEFAULT_LIMIT, crate::protocol::MAX_SEARCH_LIMIT, "limit")?;
+            let search = SearchRequest {
+                repo_opt: Some(self.repo(args.repo_path)?),
+                query: args.query,
+                limit,
+                mode_opt: None,
+                explain: false,
+            };
+            self.call(WebRag(WaterfallRequest { search, force_web: args.force_web.unwrap_or(false) })).await
+        }
+        .await;
+        respond(result, |response| {
+            let gate = &response.gate;
+            let mut text = format!(
+                "gate: {} (local confidence {:.2}, threshold {:.2}{})\n",
+                gate.decision,
+                gate.top_score,
+                gate.threshold,
+                if gate.forced { ", forced" } else { "" }
+            );
+            if let Some(notice) = &response.notice {
+                text.push_str(&format!("note: {notice}\n"));
+            }
+            for (n, hit) in response.hits.iter().enumerate() {
+                let place = match &hit.url {
+                    Some(url) => format!("[web] {url}"),
+                    None => format!("{}:{}-{}", hit.path, hit.line_start, hit.line_end),
+                };
+                let heading = if hit.heading.is_empty() { String::new() } else { format!(" [{}]", hit.heading) };
+                text.push_str(&format!("{}. {place}{heading}\n", n + 1));
                 for line in hit.snippet.lines() {
                     text.push_str(&format!("   {line}\n"));
                 }

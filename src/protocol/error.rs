@@ -28,6 +28,15 @@ pub enum ErrorCode {
     StateUnwritable,
     /// The embedding model or ONNX Runtime is missing or failed to load.
     ModelUnavailable,
+    /// The web tier is turned off (`[web] enabled = false`) and the request needs it.
+    WebDisabled,
+    /// A URL docdex refuses to fetch: another scheme than http(s), a private address, a
+    /// blocked domain.
+    UrlRefused,
+    /// A web source failed: discovery blocked or down, a page that could not be fetched.
+    WebUnavailable,
+    /// A page or request took longer than its timeout.
+    Timeout,
     /// Anything else: a bug or an environment failure.
     Internal,
 }
@@ -39,7 +48,10 @@ impl ErrorCode {
             ErrorCode::InvalidRequest => 400,
             ErrorCode::Unauthorized => 401,
             ErrorCode::RepoNotFound | ErrorCode::RepoNotIndexed | ErrorCode::NotFound => 404,
-            ErrorCode::IndexLocked => 409,
+            ErrorCode::IndexLocked | ErrorCode::WebDisabled => 409,
+            ErrorCode::UrlRefused => 403,
+            ErrorCode::WebUnavailable => 502,
+            ErrorCode::Timeout => 504,
             ErrorCode::ModelUnavailable => 503,
             ErrorCode::ConfigInvalid | ErrorCode::StateUnwritable | ErrorCode::Internal => 500,
         }
@@ -61,6 +73,10 @@ impl ErrorCode {
             ErrorCode::ConfigInvalid => "config_invalid",
             ErrorCode::StateUnwritable => "state_unwritable",
             ErrorCode::ModelUnavailable => "model_unavailable",
+            ErrorCode::WebDisabled => "web_disabled",
+            ErrorCode::UrlRefused => "url_refused",
+            ErrorCode::WebUnavailable => "web_unavailable",
+            ErrorCode::Timeout => "timeout",
             ErrorCode::Internal => "internal",
         }
     }
@@ -94,6 +110,11 @@ impl DocdexError {
 
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::Internal, message)
+    }
+
+    pub fn web_disabled() -> Self {
+        Self::new(ErrorCode::WebDisabled, "the web tier is disabled in this docdex's configuration")
+            .with_hint("set `[web] enabled = true` in $DOCDEX_HOME/config.toml (or DOCDEX_WEB_ENABLED=1) and restart")
     }
 
     pub fn repo_not_indexed(path: &str) -> Self {

@@ -11,11 +11,13 @@ use serde::{Deserialize, Serialize};
 
 pub use error::{DocdexError, ErrorCode, Result};
 
-/// Where a search hit came from. Only `repo` exists today; libraries and the web come later.
+/// Where a search hit came from: the repo's own files, or a web page the repo's waterfall
+/// fetched and ingested (libraries come later).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HitSource {
     Repo,
+    Web,
 }
 
 /// How a search ranks chunks.
@@ -106,6 +108,13 @@ pub struct SearchHit {
     pub heading: String,
     pub language: String,
     pub source: HitSource,
+    /// Web hits: the page's URL (also in `path`), title and when it was fetched (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fetched_at: Option<String>,
     /// With `explain`: where each ranking placed this chunk.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explain: Option<HitExplain>,
@@ -334,4 +343,131 @@ pub struct FileList {
     pub total: u64,
     pub truncated: bool,
     pub files: Vec<FileEntry>,
+}
+
+/// One DuckDuckGo result: the real target URL (decoded from the `/l/?uddg=` redirect).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WebResult {
+    pub title: String,
+    pub url: String,
+    pub snippet: String,
+}
+
+/// Answer of a web discovery (`web-search`, `POST /v1/web/search`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WebSearchResponse {
+    pub query: String,
+    pub took_ms: f64,
+    /// Served from the discovery cache, without a request.
+    pub from_cache: bool,
+    /// `primary` or `proxy` (the fallback endpoint after a challenge page); `cache` when cached.
+    pub endpoint: String,
+    /// Results dropped because their domain is blocklisted.
+    pub blocked: usize,
+    pub results: Vec<WebResult>,
+}
+
+/// A fetched page, cleaned to text (headings as Markdown `#` lines, code in fences).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WebPage {
+    /// The URL asked for, normalised (no fragment).
+    pub url: String,
+    /// Where the page ended up after redirects.
+    pub final_url: String,
+    pub title: String,
+    pub text: String,
+    /// RFC 3339, UTC.
+    pub fetched_at: String,
+    /// Unix seconds of `fetched_at` (the cache's clock).
+    pub fetched_at_unix: u64,
+    /// SHA-256 of `text`.
+    pub content_hash: String,
+    /// `chromium` or `http`.
+    pub engine: String,
+    /// Served from the web cache, without a request.
+    pub from_cache: bool,
+    /// `readability`, or `fallback` when readability found no article.
+    pub extractor: String,
+}
+
+/// Answer of `web-fetch` / `POST /v1/web/fetch`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WebFetchResponse {
+    pub took_ms: f64,
+    pub page: WebPage,
+}
+
+/// A waterfall run: tier 1 (the repo), tier 2 (the web) when the gate says so.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WaterfallRequest {
+    pub search: SearchRequest,
+    /// Escalate to the web whatever the local confidence.
+    pub force_web: bool,
+}
+
+/// Why the waterfall did (not) go to the web.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Gate {
+    /// The local search's calibrated confidence (0-1).
+    pub top_score: f32,
+    pub threshold: f32,
+    pub forced: bool,
+    /// `local` (confident enough), `web` (escalated) or `web_disabled` (would have escalated).
+    pub decision: String,
+}
+
+/// One tier that ran, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TierReport {
+    /// `local` or `web`.
+    pub tier: String,
+    pub reason: String,
+    pub took_ms: f64,
+    /// Hits this tier contributed to the merged answer.
+    pub hits: usize,
+}
+
+/// A page the web tier fetched (or failed to).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WebPageReport {
+    pub url: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+    pub from_cache: bool,
+    /// Why the page is missing, when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// What the web tier did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WebTierReport {
+    pub discovered: usize,
+    pub discovery_from_cache: bool,
+    pub pages: Vec<WebPageReport>,
+    /// Chunks of the fetched pages added to this repo's index (unchanged pages add none).
+    pub ingested_chunks: u64,
+    /// Why the web tier gave nothing, when it failed (the local answer stands).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<DocdexError>,
+}
+
+/// The merged answer: local hits first, then web hits (`source: "web"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WaterfallResponse {
+    pub query: String,
+    pub took_ms: f64,
+    /// Tier 1's confidence (as in a plain search).
+    pub top_score: f32,
+    /// Tier 1's mode.
+    pub mode: SearchMode,
+    pub tiers: Vec<TierReport>,
+    pub gate: Gate,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub web: Option<WebTierReport>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
+    pub hits: Vec<SearchHit>,
 }

@@ -30,6 +30,12 @@ impl Home {
             .env_remove("DOCDEX_AUTH_TOKEN")
             .env_remove("DOCDEX_STATE_DIR")
             .env_remove("DOCDEX_HTTP_BIND_ADDR")
+            .env_remove("DOCDEX_DDG_BASE_URL")
+            .env_remove("DOCDEX_DDG_PROXY_BASE_URL")
+            .env_remove("DOCDEX_WEB_BLOCKLIST")
+            .env_remove("DOCDEX_WEB_ENABLED")
+            .env_remove("DOCDEX_CHROME_PATH")
+            .env_remove("DOCDEX_WEB_TRIGGER_THRESHOLD")
             .env_remove(docdex::actors::indexer::FAULT_ABORT_AFTER_COMMITS_ENV)
             .env("DOCDEX_MODELS_DIR", models_dir())
             .stdin(Stdio::null());

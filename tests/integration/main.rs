@@ -2,7 +2,9 @@
 //! real Tantivy and LMDB in temp dirs, and real HTTP over loopback.
 
 mod common;
+mod fakeweb;
 
+mod browser_guard;
 mod cli;
 mod http;
 mod indexing;
@@ -10,3 +12,4 @@ mod mcp;
 mod memory;
 mod quality;
 mod semantic;
+mod web;

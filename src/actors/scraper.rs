@@ -1,0 +1,364 @@
+//! Scraper: fetches web pages politely and safely and returns them as clean text.
+//!
+//! A page is served from the shared web cache when it is fresh; otherwise the fetch waits for
+//! its domain's turn (≥ `request_delay_ms` between fetches from one domain) and for a free tab
+//! (`[core] max_concurrent_fetches`), loads the page in headless Chromium (plain HTTP when no
+//! browser is found, for `engine = "http"`, and for non-HTML files), extracts the article and
+//! caches raw HTML and cleaned JSON. The browser is guarded (`web::browser`): started on first
+//! use, restarted after a crash, killed after a page timeout, when idle, and when the actor
+//! stops.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use actix::{Actor, AsyncContext, Context, Handler, Message, ResponseFuture};
+use tokio::sync::Semaphore;
+use url::Url;
+
+use super::unix_now;
+use crate::config::{Config, WebConfig};
+use crate::ingest::sha256_hex;
+use crate::protocol::{DocdexError, ErrorCode, Result, WebPage};
+use crate::web::browser::{find_chromium, sweep_stale_locks, BrowserProcess, LockSweep};
+use crate::web::cache::WebCache;
+use crate::web::limiter::DomainSpacing;
+use crate::web::{chromium_fetch, extract, http_get, is_plain_text, looks_like_plain_file, safety};
+
+/// Time the blocking side of a browser fetch gets beyond the page timeout before the browser
+/// is considered stuck and killed.
+const STUCK_GRACE: Duration = Duration::from_secs(3);
+/// How often the idle browser check runs.
+const IDLE_CHECK: Duration = Duration::from_secs(5);
+
+pub struct Scraper {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    web: WebConfig,
+    cache: WebCache,
+    client: reqwest::Client,
+    domains: DomainSpacing,
+    tabs: Semaphore,
+    chromium_opt: Option<PathBuf>,
+    locks_dir: PathBuf,
+    profiles_dir: PathBuf,
+    page_timeout: Duration,
+    browser: Mutex<BrowserSlot>,
+}
+
+#[derive(Default)]
+struct BrowserSlot {
+    process_opt: Option<BrowserProcess>,
+    client_opt: Option<headless_chrome::Browser>,
+    last_used_opt: Option<Instant>,
+    in_flight: usize,
+}
+
+impl BrowserSlot {
+    /// Drops the connection first, then the process (which kills and reaps it).
+    fn close(&mut self) {
+        self.client_opt = None;
+        self.process_opt = None;
+    }
+}
+
+impl Scraper {
+    pub fn new(config: &Config, state_dir: &std::path::Path) -> Result<Scraper> {
+        let web = config.web.clone();
+        let page_timeout = Duration::from_secs(web.page_load_timeout_secs);
+        let client = safety::http_client(&web.user_agent, web.allow_private_addresses, page_timeout)?;
+        let chromium_opt = if web.engine == "chromium" { find_chromium(web.chrome_binary_path.as_deref()) } else { None };
+        let locks_dir = state_dir.join("locks");
+        let sweep = sweep_stale_locks(&locks_dir);
+        for cleaned in &sweep.cleaned {
+            tracing::warn!(lock = %cleaned, "removed a stale browser lock");
+        }
+        Ok(Scraper {
+            shared: Arc::new(Shared {
+                cache: WebCache::new(state_dir, web.cache_ttl_secs),
+                client,
+                domains: DomainSpacing::new(Duration::from_millis(web.request_delay_ms)),
+                tabs: Semaphore::new(config.core.max_concurrent_fetches.max(1)),
+                chromium_opt,
+                locks_dir,
+                profiles_dir: state_dir.join("browser"),
+                page_timeout,
+                browser: Mutex::new(BrowserSlot::default()),
+                web,
+            }),
+        })
+    }
+}
+
+impl Shared {
+    fn slot(&self) -> MutexGuard<'_, BrowserSlot> {
+        // A panic while holding the slot leaves it usable: the browser state is re-checked.
+        self.browser.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A connection to a live browser, starting one when none runs (or the last one died).
+    fn browser(&self, binary: &std::path::Path) -> Result<headless_chrome::Browser> {
+        let mut slot = self.slot();
+        if let Some(process) = slot.process_opt.as_mut() {
+            if !process.is_alive() {
+                tracing::warn!(pid = process.pid(), "chromium died; starting a new one");
+                slot.close();
+            }
+        }
+        if slot.process_opt.is_none() {
+            let started = Instant::now();
+            let process = BrowserProcess::launch(binary, &self.locks_dir, &self.profiles_dir)?;
+            tracing::info!(pid = process.pid(), ms = started.elapsed().as_millis() as u64, "chromium started");
+            slot.process_opt = Some(process);
+        }
+        if slot.client_opt.is_none() {
+            let ws_url = slot.process_opt.as_ref().map(|p| p.ws_url.clone()).unwrap_or_default();
+            // The connection drops after this long without traffic; it is re-made on demand.
+            let idle = self.page_timeout + Duration::from_secs(self.web.browser_idle_secs.max(30));
+            let client = headless_chrome::Browser::connect_with_timeout(ws_url, idle).map_err(|err| {
+                DocdexError::new(ErrorCode::WebUnavailable, format!("cannot connect to chromium: {err}"))
+            })?;
+            slot.client_opt = Some(client);
+        }
+        slot.last_used_opt = Some(Instant::now());
+        Ok(slot.client_opt.clone().expect("set above"))
+    }
+
+    fn kill_browser(&self, why: &str) {
+        let mut slot = self.slot();
+        if let Some(process) = &slot.process_opt {
+            tracing::warn!(pid = process.pid(), why, "killing chromium");
+        }
+        slot.close();
+    }
+
+    /// Loads a page with the browser; a browser that died under the fetch (crash, killed) is
+    /// restarted and the page tried once more.
+    fn fetch_with_browser(&self, binary: &std::path::Path, url: &Url) -> Result<(String, String)> {
+        let mut last_err = String::new();
+        for attempt in 0..2 {
+            let browser = self.browser(binary)?;
+            match chromium_fetch(&browser, url, &self.web.user_agent, self.page_timeout) {
+                Ok(loaded) => return Ok(loaded),
+                Err(err) => {
+                    let alive = self.slot().process_opt.as_mut().is_some_and(BrowserProcess::is_alive);
+                    if alive && attempt == 0 && err.starts_with("browser:") {
+                        // The process lives but its connection went stale: reconnect once.
+                        self.slot().client_opt = None;
+                    } else if alive {
+                        let timed_out = err.contains("timed out") || err.contains("Timeout");
+                        return Err(if timed_out {
+                            DocdexError::new(
+                                ErrorCode::Timeout,
+                                format!("{url} did not load within {} s", self.page_timeout.as_secs()),
+                            )
+                        } else {
+                            DocdexError::new(ErrorCode::WebUnavailable, format!("cannot load {url}: {err}"))
+                        });
+                    } else {
+                        tracing::warn!(%url, error = %err, "chromium died during a fetch; retrying with a new one");
+                        self.slot().close();
+                    }
+                    last_err = err;
+                }
+            }
+        }
+        Err(DocdexError::new(ErrorCode::WebUnavailable, format!("cannot load {url}: {last_err}")))
+    }
+
+    /// Marks a browser fetch as running (the idle check leaves the browser alone meanwhile).
+    fn begin_use(&self) {
+        self.slot().in_flight += 1;
+    }
+
+    fn end_use(&self) {
+        let mut slot = self.slot();
+        slot.in_flight = slot.in_flight.saturating_sub(1);
+        slot.last_used_opt = Some(Instant::now());
+    }
+}
+
+impl Actor for Scraper {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let shared = Arc::clone(&self.shared);
+        ctx.run_interval(IDLE_CHECK, move |_, _| {
+            let idle_for = Duration::from_secs(shared.web.browser_idle_secs);
+            let mut slot = shared.slot();
+            let idle = slot.in_flight == 0 && slot.last_used_opt.is_some_and(|t| t.elapsed() >= idle_for);
+            if idle && slot.process_opt.is_some() {
+                tracing::info!("closing the idle browser");
+                slot.close();
+                slot.last_used_opt = None;
+            }
+        });
+    }
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        self.shared.slot().close();
+    }
+}
+
+/// Fetches one page (cache first unless `refresh`).
+#[derive(Message)]
+#[rtype(result = "Result<WebPage>")]
+pub struct FetchPage {
+    pub url: String,
+    pub refresh: bool,
+}
+
+/// Kills the browser now (daemon shutdown).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct CloseBrowser;
+
+/// What `check` and `status` report about the web tier.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ScraperInfo {
+    pub chromium_opt: Option<String>,
+    pub browser_pid_opt: Option<u32>,
+    pub locks: LockSweep,
+}
+
+#[derive(Message)]
+#[rtype(result = "ScraperInfo")]
+pub struct ScraperStatus;
+
+impl Handler<CloseBrowser> for Scraper {
+    type Result = ();
+
+    fn handle(&mut self, _: CloseBrowser, _: &mut Context<Self>) {
+        self.shared.slot().close();
+    }
+}
+
+impl Handler<ScraperStatus> for Scraper {
+    type Result = actix::MessageResult<ScraperStatus>;
+
+    fn handle(&mut self, _: ScraperStatus, _: &mut Context<Self>) -> Self::Result {
+        let shared = &self.shared;
+        let browser_pid_opt = shared.slot().process_opt.as_ref().map(BrowserProcess::pid);
+        actix::MessageResult(ScraperInfo {
+            chromium_opt: shared.chromium_opt.as_ref().map(|p| p.display().to_string()),
+            browser_pid_opt,
+            locks: sweep_stale_locks(&shared.locks_dir),
+        })
+    }
+}
+
+impl Handler<FetchPage> for Scraper {
+    type Result = ResponseFuture<Result<WebPage>>;
+
+    fn handle(&mut self, msg: FetchPage, _: &mut Context<Self>) -> Self::Result {
+        let shared = Arc::clone(&self.shared);
+        Box::pin(async move { fetch_page(shared, msg).await })
+    }
+}
+
+async fn fetch_page(shared: Arc<Shared>, msg: FetchPage) -> Result<WebPage> {
+    let url = safety::parse_web_url(&msg.url)?;
+    safety::check_blocklist(&url, &shared.web.blocklist)?;
+    let key = safety::normalise(&url);
+    if !msg.refresh {
+        let cache = shared.cache.clone();
+        let cached_key = key.clone();
+        if let Some(mut page) = tokio::task::spawn_blocking(move || cache.page(&cached_key, unix_now())).await? {
+            page.from_cache = true;
+            return Ok(page);
+        }
+    }
+    safety::check_address(&url, shared.web.allow_private_addresses).await?;
+    shared.domains.gate(&safety::domain_of(&url)).wait_turn(Duration::ZERO).await;
+    let _tab = shared.tabs.acquire().await.map_err(|_| DocdexError::internal("the scraper is shutting down"))?;
+
+    let use_browser = shared.chromium_opt.clone().filter(|_| !looks_like_plain_file(&url));
+    let (final_url, html, engine, plain) = match use_browser {
+        Some(binary) => {
+            let fetch_shared = Arc::clone(&shared);
+            let fetch_url = url.clone();
+            shared.begin_use();
+            let task = tokio::task::spawn_blocking(move || fetch_shared.fetch_with_browser(&binary, &fetch_url));
+            let outcome = tokio::time::timeout(shared.page_timeout + STUCK_GRACE, task).await;
+            shared.end_use();
+            match outcome {
+                Ok(joined) => {
+                    let (final_url, html) = joined??;
+                    (final_url, html, "chromium", false)
+                }
+                Err(_) => {
+                    // The browser stopped answering: kill it, which also unblocks the fetch.
+                    shared.kill_browser("page timeout");
+                    return Err(DocdexError::new(
+                        ErrorCode::Timeout,
+                        format!("{url} did not load within {} s", shared.page_timeout.as_secs()),
+                    ));
+                }
+            }
+        }
+        None => {
+            let body = http_get(&shared.client, &url, shared.web.max_response_bytes).await?;
+            if !(200..300).contains(&body.status) {
+                return Err(DocdexError::new(
+                    ErrorCode::WebUnavailable,
+                    format!("{url} answered HTTP {}", body.status),
+                ));
+            }
+            let plain = is_plain_text(&body.content_type) || (body.content_type.is_empty() && looks_like_plain_file(&url));
+            if !plain && !body.content_type.is_empty() && !body.content_type.contains("html") {
+                return Err(DocdexError::new(
+                    ErrorCode::WebUnavailable,
+                    format!("{url} is {}, not a page docdex can read", body.content_type),
+                ));
+            }
+            (body.final_url.to_string(), body.body, "http", plain)
+        }
+    };
+    // Redirects may have led somewhere the first check would have refused.
+    if let Ok(final_parsed) = Url::parse(&final_url) {
+        if final_parsed.as_str() != url.as_str() && final_parsed.scheme() != "about" {
+            safety::parse_web_url(final_parsed.as_str())?;
+            safety::check_blocklist(&final_parsed, &shared.web.blocklist)?;
+            safety::check_address(&final_parsed, shared.web.allow_private_addresses).await?;
+        }
+    }
+    let mut html = html;
+    if html.len() > shared.web.max_response_bytes {
+        let mut cut = shared.web.max_response_bytes;
+        while !html.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        html.truncate(cut);
+    }
+    let cache = shared.cache.clone();
+    let page_url = url.clone();
+    tokio::task::spawn_blocking(move || {
+        let (title, text, extractor) = if plain {
+            let title = page_url.path_segments().and_then(|mut s| s.next_back().map(str::to_string)).unwrap_or_default();
+            (title, html.clone(), "plain")
+        } else {
+            let article = extract::extract(&html, &page_url);
+            (article.title, article.text, article.extractor)
+        };
+        let now = unix_now();
+        let page = WebPage {
+            url: key,
+            final_url,
+            title,
+            content_hash: sha256_hex(text.as_bytes()),
+            text,
+            fetched_at: super::format_unix(now),
+            fetched_at_unix: now,
+            engine: engine.to_string(),
+            from_cache: false,
+            extractor: extractor.to_string(),
+        };
+        if let Err(err) = cache.put_page(&page, &html) {
+            tracing::warn!(url = %page.url, error = %err.message, "could not cache a page");
+        }
+        Ok(page)
+    })
+    .await?
+}

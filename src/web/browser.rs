@@ -1,0 +1,373 @@
+//! The guarded Chromium process: found where the system put it, started headless with a fresh
+//! profile, recorded in a lock file, and never left behind.
+//!
+//! Guards, from the gentlest to the last resort:
+//! - `BrowserProcess` kills the browser's whole process group when dropped (shutdown, idle,
+//!   timeout, a panic unwinding through its owner) and reaps what it killed;
+//! - the browser runs in a process group of its own with a parent-death signal (Linux), so a
+//!   daemon killed with SIGKILL takes its browser with it. The signal fires when the *thread*
+//!   that forked the browser exits, so every browser is forked by one launcher thread that
+//!   lives as long as the process;
+//! - the daemon is a child subreaper (Linux), so the browser's helper processes, orphaned
+//!   when the browser dies, come back to it to be reaped instead of lingering as zombies;
+//! - a lock file under `<state>/locks/` records the browser's PID, process start time and
+//!   profile; a lock whose owner is gone is stale: its browser (if that PID is still that
+//!   very process) is killed and the lock and profile removed at the next start or `check`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::{DocdexError, ErrorCode, Result};
+
+/// Where Debian/Ubuntu, Fedora, snap and macOS put Chromium or Chrome.
+const KNOWN_PATHS: [&str; 8] = [
+    "/usr/bin/chromium",
+    "/usr/bin/chromium-browser",
+    "/usr/bin/google-chrome",
+    "/usr/bin/google-chrome-stable",
+    "/snap/bin/chromium",
+    "/usr/lib/chromium/chromium",
+    "/Applications/Chromium.app/Contents/MacOS/Chromium",
+    "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome",
+];
+
+/// Flags for a quiet, headless browser on a machine that may have no network but the pages it
+/// is asked for: no background requests, no first-run UI, no sandbox (it runs as root in
+/// containers) and no GPU.
+const FLAGS: [&str; 11] = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--disable-dev-shm-usage",
+    "--mute-audio",
+    "--remote-debugging-port=0",
+];
+
+/// How long a starting browser has to open its DevTools port.
+const LAUNCH_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The Chromium binary: the configured one, else the usual places, else `PATH`.
+pub fn find_chromium(configured: Option<&Path>) -> Option<PathBuf> {
+    if let Some(path) = configured {
+        return path.is_file().then(|| path.to_path_buf());
+    }
+    if let Some(path) = KNOWN_PATHS.iter().map(PathBuf::from).find(|p| p.is_file()) {
+        return Some(path);
+    }
+    let dirs = std::env::var_os("PATH")?;
+    std::env::split_paths(&dirs)
+        .flat_map(|dir| ["chromium", "chromium-browser", "google-chrome"].map(|name| dir.join(name)))
+        .find(|p| p.is_file())
+}
+
+/// `Chromium 156.0.8078.73` (from `--version`).
+pub fn chromium_version(path: &Path) -> Result<String> {
+    let output = Command::new(path)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|err| DocdexError::internal(format!("cannot run {}: {err}", path.display())))?;
+    let text = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    if !output.status.success() || text.is_empty() {
+        return Err(DocdexError::internal(format!("{} --version failed", path.display())));
+    }
+    Ok(text)
+}
+
+/// What a lock file records about a browser we started.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BrowserLock {
+    pub pid: u32,
+    /// The browser leads its own process group (pgid == pid).
+    pub pgid: u32,
+    /// Process start time in clock ticks since boot (`/proc/<pid>/stat`, field 22): a PID
+    /// reused by another program has another start time.
+    pub start_ticks: u64,
+    pub profile_dir: PathBuf,
+    pub owner_pid: u32,
+    pub owner_start_ticks: u64,
+    pub started_at_unix: u64,
+}
+
+/// A running browser. Dropping it kills the process group, reaps it, and removes the lock
+/// file and the profile.
+pub struct BrowserProcess {
+    child: Child,
+    pub lock: BrowserLock,
+    lock_path: PathBuf,
+    /// `ws://127.0.0.1:<port>/devtools/browser/<id>`.
+    pub ws_url: String,
+}
+
+impl BrowserProcess {
+    /// Starts Chromium with a fresh profile under `profiles_dir` and records it in `locks_dir`.
+    pub fn launch(binary: &Path, locks_dir: &Path, profiles_dir: &Path) -> Result<BrowserProcess> {
+        std::fs::create_dir_all(locks_dir)?;
+        std::fs::create_dir_all(profiles_dir)?;
+        let profile = tempfile::Builder::new()
+            .prefix(&format!("chromium-{}-", std::process::id()))
+            .tempdir_in(profiles_dir)?
+            .keep();
+        let mut command = Command::new(binary);
+        command
+            .args(FLAGS)
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .arg("about:blank")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        guard_child(&mut command);
+        let child = spawn_on_launcher_thread(command).map_err(|err| {
+            let _ = std::fs::remove_dir_all(&profile);
+            DocdexError::new(ErrorCode::WebUnavailable, format!("cannot start {}: {err}", binary.display()))
+                .with_hint("check `docdexd check`; set `[web] chrome_binary_path` or install chromium")
+        })?;
+        let pid = child.id();
+        let lock = BrowserLock {
+            pid,
+            pgid: pid,
+            start_ticks: process_start_ticks(pid).unwrap_or(0),
+            profile_dir: profile.clone(),
+            owner_pid: std::process::id(),
+            owner_start_ticks: process_start_ticks(std::process::id()).unwrap_or(0),
+            started_at_unix: crate::actors::unix_now(),
+        };
+        let lock_path = locks_dir.join(format!("chromium-{pid}.json"));
+        let mut process = BrowserProcess { child, lock, lock_path, ws_url: String::new() };
+        std::fs::write(&process.lock_path, serde_json::to_vec_pretty(&process.lock)?)?;
+        process.ws_url = process.wait_for_devtools(&profile)?;
+        Ok(process)
+    }
+
+    /// Chromium writes the port and path of its DevTools endpoint to `DevToolsActivePort`.
+    fn wait_for_devtools(&mut self, profile: &Path) -> Result<String> {
+        let deadline = Instant::now() + LAUNCH_TIMEOUT;
+        let file = profile.join("DevToolsActivePort");
+        loop {
+            if let Ok(text) = std::fs::read_to_string(&file) {
+                let mut lines = text.lines();
+                if let (Some(port), Some(path)) = (lines.next(), lines.next()) {
+                    if port.trim().parse::<u16>().is_ok() && path.starts_with('/') {
+                        return Ok(format!("ws://127.0.0.1:{}{}", port.trim(), path.trim()));
+                    }
+                }
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(DocdexError::new(
+                    ErrorCode::WebUnavailable,
+                    format!("chromium exited at start ({status})"),
+                )
+                .with_hint("run `docdexd check` to see whether it launches"));
+            }
+            if Instant::now() > deadline {
+                return Err(DocdexError::new(ErrorCode::Timeout, "chromium did not open its DevTools port in 20 s"));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.lock.pid
+    }
+
+    /// Whether the browser process is still running (reaping it if it died).
+    pub fn is_alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    fn terminate(&mut self) {
+        kill_group(self.lock.pgid);
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        reap_group(self.lock.pgid, Duration::from_secs(2));
+        let _ = std::fs::remove_dir_all(&self.lock.profile_dir);
+        let _ = std::fs::remove_file(&self.lock_path);
+    }
+}
+
+impl Drop for BrowserProcess {
+    fn drop(&mut self) {
+        self.terminate();
+    }
+}
+
+/// Own process group (so the whole browser can be signalled at once) and, on Linux, death
+/// with the thread that forked it.
+fn guard_child(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: only async-signal-safe calls (setpgid, prctl, getppid, _exit) between fork and exec.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::setpgid(0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            #[cfg(target_os = "linux")]
+            {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // The parent may have died between fork and prctl.
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+            }
+            #[cfg(not(target_os = "linux"))]
+            let _ = parent;
+            Ok(())
+        });
+    }
+}
+
+type LaunchJob = (Command, mpsc::Sender<std::io::Result<Child>>);
+
+/// Forks every browser from one thread that never exits (see the module docs).
+fn spawn_on_launcher_thread(command: Command) -> std::io::Result<Child> {
+    static LAUNCHER: OnceLock<Mutex<mpsc::Sender<LaunchJob>>> = OnceLock::new();
+    let sender = LAUNCHER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<LaunchJob>();
+        std::thread::Builder::new()
+            .name("docdex-browser-launcher".into())
+            .spawn(move || {
+                for (mut command, reply) in rx {
+                    let _ = reply.send(command.spawn());
+                }
+            })
+            .expect("spawn the browser launcher thread");
+        Mutex::new(tx)
+    });
+    let (reply_tx, reply_rx) = mpsc::channel();
+    sender
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .send((command, reply_tx))
+        .map_err(|_| std::io::Error::other("the browser launcher thread is gone"))?;
+    reply_rx.recv().map_err(|_| std::io::Error::other("the browser launcher thread is gone"))?
+}
+
+/// Makes this process the reaper of its orphaned descendants (Linux), so the helpers of a
+/// browser we killed are reaped by us (`reap_group`) rather than left as zombies.
+pub fn become_subreaper() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl with integer arguments only.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
+    }
+}
+
+fn kill_group(pgid: u32) {
+    if pgid > 1 {
+        // SAFETY: plain syscall; a negative pid addresses the process group.
+        unsafe {
+            libc::kill(-(pgid as libc::pid_t), libc::SIGKILL);
+        }
+    }
+}
+
+/// Reaps members of a killed process group that were reparented to us, until none is left
+/// or the time is up.
+fn reap_group(pgid: u32, within: Duration) {
+    let deadline = Instant::now() + within;
+    loop {
+        // SAFETY: waitpid on a process group with WNOHANG; the status is discarded.
+        loop {
+            let reaped = unsafe { libc::waitpid(-(pgid as libc::pid_t), std::ptr::null_mut(), libc::WNOHANG) };
+            if reaped <= 0 {
+                break;
+            }
+        }
+        if group_members(pgid).is_empty() || Instant::now() > deadline {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// `/proc/<pid>/stat` fields after the command name: (state, ppid, pgrp, start ticks).
+fn proc_stat(pid: u32) -> Option<(char, u32, u32, u64)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &text[text.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // rest starts at field 3 (state); start time is field 22.
+    Some((
+        fields.first()?.chars().next()?,
+        fields.get(1)?.parse().ok()?,
+        fields.get(2)?.parse().ok()?,
+        fields.get(19)?.parse().ok()?,
+    ))
+}
+
+pub fn process_start_ticks(pid: u32) -> Option<u64> {
+    proc_stat(pid).map(|(_, _, _, ticks)| ticks)
+}
+
+/// Live (non-zombie) processes of a process group.
+fn group_members(pgid: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| matches!(proc_stat(pid), Some((state, _, pgrp, _)) if pgrp == pgid && state != 'Z'))
+        .collect()
+}
+
+/// Whether `pid` is the very process `start_ticks` describes.
+fn is_same_process(pid: u32, start_ticks: u64) -> bool {
+    matches!(proc_stat(pid), Some((state, _, _, ticks)) if ticks == start_ticks && state != 'Z')
+}
+
+/// What the lock directory holds.
+#[derive(Debug, Default, Clone, PartialEq, Serialize)]
+pub struct LockSweep {
+    /// Locks of browsers whose owner is alive (another running docdexd, or us).
+    pub live: usize,
+    /// Stale locks removed, with what was done about each.
+    pub cleaned: Vec<String>,
+}
+
+/// Removes stale browser locks: the owner is gone, so its browser (if that PID is still the
+/// browser it started) is killed with its group, and the lock and profile are deleted.
+pub fn sweep_stale_locks(locks_dir: &Path) -> LockSweep {
+    let mut sweep = LockSweep::default();
+    let Ok(entries) = std::fs::read_dir(locks_dir) else { return sweep };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().to_string();
+        if !name.starts_with("chromium-") || !name.ends_with(".json") {
+            continue;
+        }
+        let Some(lock) = std::fs::read(&path).ok().and_then(|b| serde_json::from_slice::<BrowserLock>(&b).ok()) else {
+            // A lock written halfway by a killed process: nothing to trust in it.
+            let _ = std::fs::remove_file(&path);
+            sweep.cleaned.push(format!("{name}: unreadable, removed"));
+            continue;
+        };
+        if is_same_process(lock.owner_pid, lock.owner_start_ticks) {
+            sweep.live += 1;
+            continue;
+        }
+        let what = if is_same_process(lock.pid, lock.start_ticks) {
+            kill_group(lock.pgid);
+            reap_group(lock.pgid, Duration::from_secs(2));
+            format!("{name}: owner {} gone; its chromium (pid {}) killed", lock.owner_pid, lock.pid)
+        } else {
+            format!("{name}: owner {} and chromium {} gone", lock.owner_pid, lock.pid)
+        };
+        if lock.profile_dir.file_name().is_some_and(|n| n.to_string_lossy().starts_with("chromium-")) {
+            let _ = std::fs::remove_dir_all(&lock.profile_dir);
+        }
+        let _ = std::fs::remove_file(&path);
+        sweep.cleaned.push(what);
+    }
+    sweep
+}

@@ -1,0 +1,101 @@
+//! Politeness gates: a minimum interval between request starts, shared by every caller of
+//! the process. Callers queue on a fair (FIFO) tokio mutex and sleep while holding it, so
+//! they go out in arrival order, none starves, and two requests never start closer than the
+//! interval.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+pub struct Spacing {
+    interval: Duration,
+    /// When the next request may start.
+    next: tokio::sync::Mutex<Option<Instant>>,
+}
+
+impl Spacing {
+    pub fn new(interval: Duration) -> Spacing {
+        Spacing { interval, next: tokio::sync::Mutex::new(None) }
+    }
+
+    /// Waits for this caller's turn; returns when it may send. At least `extra` more is
+    /// waited when given (backoff after a refusal), and the gate then stays closed for the
+    /// interval after this call returns.
+    pub async fn wait_turn(&self, extra: Duration) {
+        let mut next = self.next.lock().await;
+        let now = Instant::now();
+        let mut at = next.unwrap_or(now).max(now);
+        if !extra.is_zero() {
+            at = at.max(now + extra);
+        }
+        tokio::time::sleep_until(at).await;
+        *next = Some(Instant::now() + self.interval);
+    }
+}
+
+/// One `Spacing` per domain.
+pub struct DomainSpacing {
+    interval: Duration,
+    gates: Mutex<HashMap<String, Arc<Spacing>>>,
+}
+
+impl DomainSpacing {
+    pub fn new(interval: Duration) -> DomainSpacing {
+        DomainSpacing { interval, gates: Mutex::new(HashMap::new()) }
+    }
+
+    pub fn gate(&self, domain: &str) -> Arc<Spacing> {
+        let mut gates = self.gates.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        Arc::clone(gates.entry(domain.to_string()).or_insert_with(|| Arc::new(Spacing::new(self.interval))))
+    }
+}
+
+/// Exponential backoff with jitter: `base * 2^attempt`, plus up to a quarter more at random
+/// so callers that were refused together do not come back together.
+pub fn backoff(base: Duration, attempt: u32) -> Duration {
+    let exp = base.saturating_mul(1u32 << attempt.min(6));
+    let jitter_ms = (rand::random::<u64>() % (exp.as_millis() as u64 / 4 + 1)).min(60_000);
+    exp + Duration::from_millis(jitter_ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn concurrent_callers_are_spaced_in_arrival_order() {
+        let spacing = Arc::new(Spacing::new(Duration::from_secs(2)));
+        let started = Instant::now();
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let mut tasks = Vec::new();
+        for n in 0..4 {
+            let spacing = Arc::clone(&spacing);
+            let order = Arc::clone(&order);
+            tasks.push(tokio::spawn(async move {
+                spacing.wait_turn(Duration::ZERO).await;
+                order.lock().unwrap().push((n, started.elapsed()));
+            }));
+            tokio::task::yield_now().await;
+        }
+        for task in tasks {
+            task.await.unwrap();
+        }
+        let order = order.lock().unwrap();
+        let names: Vec<usize> = order.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, vec![0, 1, 2, 3]);
+        for pair in order.windows(2) {
+            assert!(pair[1].1 - pair[0].1 >= Duration::from_secs(2), "{order:?}");
+        }
+    }
+
+    #[test]
+    fn backoff_doubles_with_bounded_jitter() {
+        for attempt in 0..4 {
+            let d = backoff(Duration::from_secs(2), attempt);
+            let floor = Duration::from_secs(2 << attempt);
+            assert!(d >= floor && d <= floor + floor / 4, "{attempt}: {d:?}");
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! The web tier's plain logic, used by the Discovery, Scraper and WaterfallOrchestrator
+//! actors: URL safety, DuckDuckGo's result markup, article extraction, the shared cache,
+//! rate limiting and the guarded Chromium process.
+
+pub mod browser;
+pub mod cache;
+pub mod ddg;
+pub mod extract;
+pub mod limiter;
+pub mod safety;
+
+use std::time::Duration;
+
+use url::Url;
+
+use crate::protocol::{DocdexError, ErrorCode, Result};
+
+/// A response body read over plain HTTP.
+pub struct HttpBody {
+    pub final_url: Url,
+    pub status: u16,
+    pub content_type: String,
+    pub body: String,
+    /// The body was cut at the size cap.
+    pub truncated: bool,
+}
+
+/// GETs a URL, reading at most `max_bytes` of the body. Any status is returned: callers decide
+/// what a 429 or a 202 means.
+pub async fn http_get(client: &reqwest::Client, url: &Url, max_bytes: usize) -> Result<HttpBody> {
+    let mut response = client.get(url.clone()).send().await.map_err(|err| request_error(url, &err))?;
+    let final_url = response.url().clone();
+    let status = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let mut bytes = Vec::new();
+    let mut truncated = false;
+    while let Some(chunk) = response.chunk().await.map_err(|err| request_error(url, &err))? {
+        let room = max_bytes.saturating_sub(bytes.len());
+        if chunk.len() > room {
+            bytes.extend_from_slice(&chunk[..room]);
+            truncated = true;
+            break;
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(HttpBody { final_url, status, content_type, body: String::from_utf8_lossy(&bytes).into_owned(), truncated })
+}
+
+fn request_error(url: &Url, err: &reqwest::Error) -> DocdexError {
+    if err.is_timeout() {
+        return DocdexError::new(ErrorCode::Timeout, format!("{url} did not answer in time"));
+    }
+    // The resolver refusing private addresses surfaces as a connect error; say so plainly.
+    let mut cause = err.to_string();
+    let mut source = std::error::Error::source(err);
+    while let Some(inner) = source {
+        cause = format!("{cause}: {inner}");
+        source = inner.source();
+    }
+    if cause.contains("private or local addresses") {
+        return DocdexError::new(ErrorCode::UrlRefused, format!("{url}: {cause}"))
+            .with_hint("set `[web] allow_private_addresses = true` to fetch from your own network");
+    }
+    DocdexError::new(ErrorCode::WebUnavailable, format!("cannot fetch {url}: {cause}"))
+}
+
+/// Content types read as text without a browser.
+pub fn is_plain_text(content_type: &str) -> bool {
+    content_type.starts_with("text/plain")
+        || content_type.starts_with("text/markdown")
+        || content_type.starts_with("text/x-")
+        || content_type.contains("json")
+}
+
+/// URLs whose extension says they are not HTML pages: fetched without a browser.
+pub fn looks_like_plain_file(url: &Url) -> bool {
+    let path = url.path().to_ascii_lowercase();
+    [".txt", ".md", ".markdown", ".json", ".rst", ".toml", ".yaml", ".yml", ".rs", ".py"]
+        .iter()
+        .any(|ext| path.ends_with(ext))
+}
+
+/// Loads a page in a tab of a running browser: navigate, wait for the load, read the DOM.
+/// Returns the final URL and the rendered HTML. The tab is closed whatever happens.
+pub fn chromium_fetch(
+    browser: &headless_chrome::Browser,
+    url: &Url,
+    user_agent: &str,
+    timeout: Duration,
+) -> std::result::Result<(String, String), String> {
+    let tab = browser.new_tab().map_err(|err| format!("browser: cannot open a tab: {err}"))?;
+    tab.set_default_timeout(timeout);
+    let loaded = (|| {
+        let _ = tab.set_user_agent(user_agent, None, None);
+        tab.navigate_to(url.as_str())?;
+        tab.wait_until_navigated()?;
+        let html = tab.get_content()?;
+        // headless_chrome's errors convert into a boxed error.
+        Ok::<_, Box<dyn std::error::Error + Send + Sync>>((tab.get_url(), html))
+    })();
+    let _ = tab.close(false);
+    loaded.map_err(|err| err.to_string())
+}

@@ -1,0 +1,405 @@
+//! The web tier end to end: the real binary, real Chromium, and a local stand-in for
+//! DuckDuckGo and the web (see `fakeweb`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::common::{repo_with, Home, Server};
+use crate::fakeweb::{article, ddg_anomaly, ddg_results, min_gap, FakeWeb, Reply};
+
+const NGINX_PARAGRAPHS: [&str; 3] = [
+    "A reverse proxy sits in front of your application servers and forwards client requests to them. With nginx you declare the upstream servers once and point a location block at them with proxy_pass.",
+    "Set the Host and X-Forwarded-For headers so the application sees the original client, and tune proxy_read_timeout for slow upstreams.",
+    "Reload nginx after every change with nginx -s reload; the configuration is checked first and a broken file never replaces a working one.",
+];
+const NGINX_CODE: &str = "upstream app {\n    server 127.0.0.1:8080;\n}\nserver {\n    listen 80;\n    location / {\n        proxy_pass http://app;\n        proxy_set_header Host $host;\n    }\n}";
+
+/// The stand-in web: DuckDuckGo at `/html/` (a challenge for queries with "challenge", 429
+/// twice for queries with "ratelimit"), a proxy endpoint at `/proxy/html/`, articles, a page
+/// that never loads, a blocklisted result.
+fn standard_web() -> Arc<FakeWeb> {
+    FakeWeb::start(2, |path, web| {
+        let base = web.base(0);
+        let results = || {
+            let article1 = format!("{base}/articles/nginx-reverse-proxy");
+            let article2 = format!("{base}/articles/upstream-keepalive");
+            ddg_results(&[
+                ("How to configure nginx as a reverse proxy", &article1, "Forward requests to upstream servers with proxy_pass."),
+                ("Keepalive for nginx upstreams", &article2, "Reuse upstream connections."),
+                ("Blocked result", "https://tracker.blocked.example/page", "Should never be returned."),
+            ])
+        };
+        if let Some(query) = path.strip_prefix("/html/") {
+            if query.contains("challenge") {
+                return Reply::status(202, ddg_anomaly());
+            }
+            if query.contains("ratelimit") && web.bump("ratelimit") <= 2 {
+                return Reply::status(429, "slow down");
+            }
+            return Reply::html(results());
+        }
+        if path.starts_with("/proxy/html/") {
+            return Reply::html(results());
+        }
+        match path {
+            "/articles/nginx-reverse-proxy" => {
+                Reply::html(article("Configuring nginx as a reverse proxy", &NGINX_PARAGRAPHS, NGINX_CODE))
+            }
+            "/articles/upstream-keepalive" => Reply::html(article(
+                "Keepalive connections to upstreams",
+                &["Upstream keepalive keeps a pool of idle connections open to each upstream server, which saves a TCP handshake per proxied request under load."],
+                "upstream app {\n    server 127.0.0.1:8080;\n    keepalive 16;\n}",
+            )),
+            "/docs/notes.txt" => Reply {
+                status: 200,
+                content_type: "text/plain; charset=utf-8",
+                body: "Plain notes about proxies.\n".into(),
+                delay: Duration::ZERO,
+            },
+            "/slow" => Reply { delay: Duration::from_secs(40), ..Reply::html("<html><body>late</body></html>") },
+            p if p.starts_with("/page/") => Reply::html(article(
+                &format!("Page {}", &p[6..]),
+                &["Generated page body with enough words to be an article about upstream proxies and their many settings."],
+                "location / { proxy_pass http://app; }",
+            )),
+            _ => Reply::status(404, "<html><body>not found</body></html>"),
+        }
+    })
+}
+
+/// A home whose web tier points at the stand-in (private addresses allowed: it is on loopback).
+fn web_home(web: &FakeWeb, extra: &str) -> Home {
+    let base = web.base(0);
+    Home::with_config(&format!(
+        "[web]\nddg_base_url = \"{base}/html/\"\nallow_private_addresses = true\npage_load_timeout_secs = 3\nmax_retries = 2\nblocklist = [\"blocked.example\"]\n{extra}"
+    ))
+}
+
+fn run_json(home: &Home, args: &[&str]) -> (i32, Value, String) {
+    let out = home.run(args);
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let json = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (out.status.code().unwrap_or(-1), json, stderr)
+}
+
+#[test]
+fn discovery_decodes_results_drops_ads_duplicates_and_blocked_and_caches() {
+    let web = standard_web();
+    let home = web_home(&web, "");
+    let (code, body, stderr) = run_json(&home, &["web-search", "--json", "nginx reverse proxy"]);
+    assert_eq!(code, 0, "{stderr}");
+    let urls: Vec<&str> = body["results"].as_array().unwrap().iter().map(|r| r["url"].as_str().unwrap()).collect();
+    assert_eq!(
+        urls,
+        vec![
+            format!("{}/articles/nginx-reverse-proxy", web.base(0)),
+            format!("{}/articles/upstream-keepalive", web.base(0))
+        ],
+        "{body}"
+    );
+    assert_eq!(body["blocked"], 1);
+    assert_eq!(body["results"][0]["title"], "How to configure nginx as a reverse proxy");
+    assert_eq!(body["results"][0]["snippet"], "Forward requests to upstream servers with proxy_pass.");
+    assert_eq!(body["from_cache"], false);
+    assert_eq!(web.seen("/html/").len(), 1);
+
+    // The same question again is answered from the cache: no request.
+    let (_, again, _) = run_json(&home, &["web-search", "--json", "nginx  reverse proxy"]);
+    assert_eq!(again["from_cache"], true);
+    assert_eq!(again["results"], body["results"]);
+    assert_eq!(web.seen("/html/").len(), 1);
+}
+
+#[test]
+fn cache_ttl_expiry_refetches() {
+    let web = standard_web();
+    let home = web_home(&web, "cache_ttl_secs = 1\nengine = \"http\"");
+    let url = format!("{}/articles/upstream-keepalive", web.base(0));
+    let (code, first, stderr) = run_json(&home, &["web-fetch", "--json", &url]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(first["page"]["from_cache"], false);
+    std::thread::sleep(Duration::from_millis(1100));
+    let (_, second, _) = run_json(&home, &["web-fetch", "--json", &url]);
+    assert_eq!(second["page"]["from_cache"], false, "an expired entry must be fetched again");
+    assert_eq!(web.seen("/articles/upstream-keepalive").len(), 2);
+}
+
+#[test]
+fn chromium_fetch_extracts_the_article_and_the_cache_skips_the_network() {
+    let web = standard_web();
+    let home = web_home(&web, "");
+    let url = format!("{}/articles/nginx-reverse-proxy#setup", web.base(0));
+    let (code, body, stderr) = run_json(&home, &["web-fetch", "--json", &url]);
+    assert_eq!(code, 0, "{stderr}");
+    let page = &body["page"];
+    assert_eq!(page["engine"], "chromium", "{body}");
+    assert_eq!(page["url"], format!("{}/articles/nginx-reverse-proxy", web.base(0)));
+    assert!(page["title"].as_str().unwrap().contains("Configuring nginx as a reverse proxy"));
+    let text = page["text"].as_str().unwrap();
+    assert!(text.contains("proxy_pass http://app;"), "{text}");
+    assert!(text.contains("```"), "code blocks are fenced: {text}");
+    assert!(text.contains("## Troubleshooting"), "headings are kept: {text}");
+    for furniture in ["cookies", "Popular posts", "Subscribe", "Copyright", "dataLayer", "About the author"] {
+        assert!(!text.contains(furniture), "{furniture} left in the text: {text}");
+    }
+    // Cached: raw HTML and cleaned JSON on disk, and the next fetch skips the network.
+    let cache_dir = home.dir.path().join("state/cache/web/pages");
+    let names: Vec<String> =
+        std::fs::read_dir(&cache_dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().to_string()).collect();
+    assert!(names.iter().any(|n| n.ends_with(".html")) && names.iter().any(|n| n.ends_with(".json")), "{names:?}");
+    let (_, again, _) = run_json(&home, &["web-fetch", "--json", &url]);
+    assert_eq!(again["page"]["from_cache"], true);
+    assert_eq!(web.seen("/articles/nginx-reverse-proxy").len(), 1);
+    assert_no_browser_left(&home);
+}
+
+#[test]
+fn unsafe_schemes_private_addresses_and_blocked_domains_are_refused() {
+    let web = standard_web();
+    let strict = Home::with_config("[web]\nengine = \"http\"\nblocklist = [\"blocked.example\"]\n");
+    for url in ["file:///etc/passwd", "data:text/html,<b>hi</b>", "chrome://settings", "javascript:alert(1)"] {
+        let (code, _, stderr) = run_json(&strict, &["web-fetch", "--json", url]);
+        assert_eq!(code, 2, "{url}");
+        assert!(stderr.contains("refused") || stderr.contains("not a URL"), "{url}: {stderr}");
+    }
+    let private = [
+        format!("{}/articles/upstream-keepalive", web.base(0)),
+        "http://localhost:9/".to_string(),
+        "http://169.254.169.254/latest/meta-data/".to_string(),
+        "http://[::1]:9/".to_string(),
+    ];
+    for url in &private {
+        let (code, _, stderr) = run_json(&strict, &["web-fetch", "--json", url]);
+        assert_eq!(code, 2, "{url}");
+        assert!(stderr.contains("private or local address"), "{url}: {stderr}");
+    }
+    assert!(web.seen("/articles").is_empty(), "nothing may reach a private address");
+    let (code, _, stderr) = run_json(&strict, &["web-fetch", "https://docs.blocked.example/x"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("blocklist"), "{stderr}");
+}
+
+#[test]
+fn a_page_that_never_loads_times_out_and_the_browser_recovers() {
+    let web = standard_web();
+    let home = web_home(&web, "page_load_timeout_secs = 2");
+    let server = Server::start(&home, &[]);
+    let client = reqwest::blocking::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
+    let post = |url: String| {
+        let response = client.post(server.url("/v1/web/fetch")).json(&serde_json::json!({"url": url})).send().unwrap();
+        (response.status().as_u16(), response.json::<Value>().unwrap())
+    };
+    let started = std::time::Instant::now();
+    let (status, body) = post(format!("{}/slow", web.base(0)));
+    assert_eq!(status, 504, "{body}");
+    assert_eq!(body["error"]["code"], "timeout");
+    assert!(started.elapsed() < Duration::from_secs(15), "the timeout must cut the wait: {:?}", started.elapsed());
+    // The daemon keeps answering, with a working browser.
+    let (status, body) = post(format!("{}/articles/upstream-keepalive", web.base(1)));
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["page"]["engine"], "chromium");
+    drop(server);
+}
+
+#[test]
+fn without_chromium_pages_are_fetched_plainly_and_check_warns() {
+    let web = standard_web();
+    let home = web_home(&web, "chrome_binary_path = \"/nonexistent/chromium\"");
+    let url = format!("{}/articles/nginx-reverse-proxy", web.base(0));
+    let (code, body, stderr) = run_json(&home, &["web-fetch", "--json", &url]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(body["page"]["engine"], "http");
+    assert!(body["page"]["text"].as_str().unwrap().contains("proxy_pass"));
+    let plain = run_json(&home, &["web-fetch", "--json", &format!("{}/docs/notes.txt", web.base(0))]);
+    assert_eq!(plain.1["page"]["text"], "Plain notes about proxies.\n");
+    let check = home.run(&["check"]);
+    let report = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        report.lines().any(|l| l.starts_with("warn") && l.contains("chromium") && l.contains("plain HTTP")),
+        "{report}"
+    );
+}
+
+#[test]
+fn check_reports_chromium_and_cleans_stale_locks() {
+    let home = Home::new();
+    // A lock left by a docdexd that no longer exists (PID 0 is never a process of ours).
+    let locks = home.dir.path().join("state/locks");
+    std::fs::create_dir_all(&locks).unwrap();
+    let stale = serde_json::json!({"pid": 999999, "pgid": 999999, "start_ticks": 1, "profile_dir": "/nonexistent/chromium-x",
+        "owner_pid": 999998, "owner_start_ticks": 1, "started_at_unix": 1});
+    std::fs::write(locks.join("chromium-999999.json"), stale.to_string()).unwrap();
+    let out = home.run(&["check"]);
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(report.lines().any(|l| l.starts_with("ok") && l.contains("chromium") && l.contains("launches")), "{report}");
+    assert!(report.contains("stale browser lock cleaned"), "{report}");
+    assert_eq!(std::fs::read_dir(&locks).unwrap().count(), 0, "{report}");
+}
+
+#[test]
+fn backoff_on_429_then_success() {
+    let web = standard_web();
+    let home = web_home(&web, "");
+    let (code, body, stderr) = run_json(&home, &["web-search", "--json", "ratelimit test"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(body["results"].as_array().unwrap().len(), 2);
+    let seen = web.seen("/html/");
+    assert_eq!(seen.len(), 3, "two refusals then the answer");
+    let gaps: Vec<Duration> = seen.windows(2).map(|w| w[1].at.duration_since(w[0].at)).collect();
+    assert!(gaps[0] >= Duration::from_secs(2), "{gaps:?}");
+    assert!(gaps[1] >= Duration::from_secs(4), "the second wait doubles: {gaps:?}");
+}
+
+#[test]
+fn a_challenge_page_switches_to_the_proxy_or_is_a_clear_error() {
+    let web = standard_web();
+    let with_proxy = web_home(&web, &format!("ddg_proxy_base_url = \"{}/proxy/html/\"", web.base(0)));
+    let (code, body, stderr) = run_json(&with_proxy, &["web-search", "--json", "challenge me"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(body["endpoint"], "proxy");
+    assert_eq!(body["results"].as_array().unwrap().len(), 2);
+
+    let without = web_home(&web, "max_retries = 1");
+    let (code, _, stderr) = run_json(&without, &["web-search", "--json", "challenge again"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("challenge page") && stderr.contains("ddg_proxy_base_url"), "{stderr}");
+}
+
+#[test]
+fn concurrent_callers_are_spaced_two_seconds_apart_and_one_second_per_domain() {
+    let web = standard_web();
+    let home = web_home(&web, "engine = \"http\"\nmax_pages = 1");
+    let server = Server::start(&home, &[]);
+    let base_url = server.base_url.clone();
+    let threads: Vec<_> = (0..3)
+        .map(|n| {
+            let url = format!("{base_url}/v1/web/search");
+            std::thread::spawn(move || {
+                let client = reqwest::blocking::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
+                let response = client.post(url).json(&serde_json::json!({"query": format!("spacing query {n}")})).send().unwrap();
+                response.status().as_u16()
+            })
+        })
+        .collect();
+    for thread in threads {
+        assert_eq!(thread.join().unwrap(), 200);
+    }
+    let discovery = web.seen("/html/");
+    assert_eq!(discovery.len(), 3);
+    assert!(min_gap(&discovery) >= Duration::from_secs(2), "{discovery:?}");
+
+    // Three pages of one domain, fetched at once: one second apart at the server; another
+    // domain is not held up by them.
+    let threads: Vec<_> = (0..4)
+        .map(|n| {
+            let url = format!("{base_url}/v1/web/fetch");
+            let page = if n < 3 { format!("{}/page/{n}", web.base(0)) } else { format!("{}/page/other", web.base(1)) };
+            std::thread::spawn(move || {
+                let client = reqwest::blocking::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
+                client.post(url).json(&serde_json::json!({"url": page})).send().unwrap().status().as_u16()
+            })
+        })
+        .collect();
+    for thread in threads {
+        assert_eq!(thread.join().unwrap(), 200);
+    }
+    let same_domain: Vec<_> = web.seen("/page/").into_iter().filter(|s| s.listener == 0).collect();
+    assert_eq!(same_domain.len(), 3);
+    assert!(min_gap(&same_domain) >= Duration::from_secs(1), "{same_domain:?}");
+    let other = web.seen("/page/other");
+    assert_eq!(other.len(), 1);
+    assert!(other[0].at < same_domain[2].at, "another domain must not wait behind this one");
+    drop(server);
+}
+
+fn waterfall_repo() -> tempfile::TempDir {
+    repo_with(&[
+        (
+            "src/scheduler.rs",
+            "/// Runs queued jobs on a fixed pool of worker threads.\npub struct JobScheduler {\n    workers: usize,\n}\n\nimpl JobScheduler {\n    /// Cancels every queued job and waits for running ones to stop.\n    pub fn cancel_all_jobs(&mut self) {}\n}\n",
+        ),
+        ("README.md", "# Scheduler\n\nA tiny job scheduler. Use `JobScheduler::cancel_all_jobs` to stop everything.\n"),
+    ])
+}
+
+#[test]
+fn the_waterfall_gate_decides_when_the_web_is_used_and_results_stay_in_their_repo() {
+    let web = standard_web();
+    let home = web_home(&web, "max_pages = 2\n[search]\nweb_trigger_threshold = 0.3");
+    let repo = waterfall_repo();
+    let other = waterfall_repo();
+    let repo_arg = repo.path().to_str().unwrap();
+    home.index(repo.path());
+    home.index(other.path());
+
+    // Confident locally: no web.
+    let (code, local, stderr) = run_json(&home, &["web-rag", "--json", "--repo", repo_arg, "JobScheduler cancel_all_jobs"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(local["gate"]["decision"], "local", "{local}");
+    assert!(local["gate"]["top_score"].as_f64().unwrap() >= 0.3);
+    assert_eq!(local["tiers"].as_array().unwrap().len(), 1);
+    assert!(web.seen("/html/").is_empty());
+
+    // Weak locally: discovery, fetch, ingest, merge.
+    let (code, escalated, stderr) =
+        run_json(&home, &["web-rag", "--json", "--repo", repo_arg, "configure nginx reverse proxy_pass upstream"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(escalated["gate"]["decision"], "web", "{escalated}");
+    assert_eq!(escalated["gate"]["forced"], false);
+    let tiers: Vec<&str> = escalated["tiers"].as_array().unwrap().iter().map(|t| t["tier"].as_str().unwrap()).collect();
+    assert_eq!(tiers, vec!["local", "web"]);
+    assert!(escalated["tiers"][1]["reason"].as_str().unwrap().contains("below the threshold"));
+    let web_hits: Vec<&Value> = escalated["hits"].as_array().unwrap().iter().filter(|h| h["source"] == "web").collect();
+    assert!(!web_hits.is_empty(), "{escalated}");
+    let first_web = escalated["hits"].as_array().unwrap().iter().position(|h| h["source"] == "web").unwrap();
+    assert!(escalated["hits"].as_array().unwrap()[first_web..].iter().all(|h| h["source"] == "web"), "local hits come first");
+    assert!(web_hits[0]["url"].as_str().unwrap().starts_with(&web.base(0)));
+    assert!(web_hits[0]["title"].as_str().is_some() && web_hits[0]["fetched_at"].as_str().is_some());
+    assert!(escalated["web"]["ingested_chunks"].as_u64().unwrap() > 0);
+
+    // Forced although confident.
+    let (_, forced, _) =
+        run_json(&home, &["web-rag", "--json", "--force-web", "--repo", repo_arg, "JobScheduler cancel_all_jobs"]);
+    assert_eq!(forced["gate"]["decision"], "web");
+    assert_eq!(forced["gate"]["forced"], true);
+
+    // The pages are now in this repo's index, and only in this one.
+    let found = home.search(repo.path(), "nginx proxy_pass upstream");
+    assert!(found["hits"].as_array().unwrap().iter().any(|h| h["source"] == "web"), "{found}");
+    let elsewhere = home.search(other.path(), "nginx proxy_pass upstream");
+    assert!(elsewhere["hits"].as_array().unwrap().iter().all(|h| h["source"] == "repo"), "{elsewhere}");
+
+    // Over HTTP: force_web on /v1/search runs the waterfall.
+    let server = Server::start(&home, &["--repo", repo_arg]);
+    let body: Value = reqwest::blocking::get(server.url("/v1/search?q=nginx%20keepalive&force_web=true")).unwrap().json().unwrap();
+    assert_eq!(body["gate"]["forced"], true, "{body}");
+    drop(server);
+
+    // Web off: forcing is an error, unforced weak queries stay local.
+    let off = web_home(&web, "enabled = false");
+    off.index(repo.path());
+    let (code, _, stderr) = run_json(&off, &["web-rag", "--json", "--force-web", "--repo", repo_arg, "anything"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("web tier is disabled"), "{stderr}");
+    let before = web.seen("/html/").len();
+    let (_, stayed, _) = run_json(&off, &["web-rag", "--json", "--repo", repo_arg, "configure nginx reverse proxy"]);
+    assert_eq!(stayed["gate"]["decision"], "web_disabled", "{stayed}");
+    assert_eq!(web.seen("/html/").len(), before);
+    assert_no_browser_left(&home);
+}
+
+/// No Chromium process started for this home is still running.
+pub fn assert_no_browser_left(home: &Home) {
+    let marker = home.dir.path().to_string_lossy().to_string();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let left = crate::browser_guard::browsers_of(&marker);
+        if left.is_empty() {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "chromium processes left behind: {left:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
