@@ -9,6 +9,10 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+/// Added to every interval: the gate measures when requests leave, the far side when they
+/// arrive, and a request that travels faster than the one before it must not arrive early.
+const ARRIVAL_MARGIN: Duration = Duration::from_millis(20);
+
 pub struct Spacing {
     interval: Duration,
     /// When the next request may start.
@@ -17,7 +21,7 @@ pub struct Spacing {
 
 impl Spacing {
     pub fn new(interval: Duration) -> Spacing {
-        Spacing { interval, next: tokio::sync::Mutex::new(None) }
+        Spacing { interval: interval + ARRIVAL_MARGIN, next: tokio::sync::Mutex::new(None) }
     }
 
     /// Waits for this caller's turn; returns when it may send. At least `extra` more is

@@ -72,9 +72,24 @@ fn standard_web() -> Arc<FakeWeb> {
 /// A home whose web tier points at the stand-in (private addresses allowed: it is on loopback).
 fn web_home(web: &FakeWeb, extra: &str) -> Home {
     let base = web.base(0);
-    Home::with_config(&format!(
-        "[web]\nddg_base_url = \"{base}/html/\"\nallow_private_addresses = true\npage_load_timeout_secs = 3\nmax_retries = 2\nblocklist = [\"blocked.example\"]\n{extra}"
-    ))
+    let defaults = [
+        format!("ddg_base_url = \"{base}/html/\""),
+        "allow_private_addresses = true".to_string(),
+        "page_load_timeout_secs = 3".to_string(),
+        "max_retries = 2".to_string(),
+        "blocklist = [\"blocked.example\"]".to_string(),
+    ];
+    // `extra` overrides a default by naming its key (TOML refuses a key twice).
+    let mut toml = String::from("[web]\n");
+    for line in defaults {
+        let key = line.split(" = ").next().unwrap();
+        if !extra.lines().any(|l| l.starts_with(&format!("{key} "))) {
+            toml.push_str(&line);
+            toml.push('\n');
+        }
+    }
+    toml.push_str(extra);
+    Home::with_config(&toml)
 }
 
 fn run_json(home: &Home, args: &[&str]) -> (i32, Value, String) {
