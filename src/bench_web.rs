@@ -148,10 +148,10 @@ pub async fn run(loaded: &LoadedConfig, runs: usize, json: bool) -> Result<i32> 
             .map_err(|err| DocdexError::internal(format!("connect: {err}")))?;
         let url = url::Url::parse(&format!("{base}/articles/1")).expect("a valid URL");
         // The first load warms the browser's caches of code and fonts; it is not counted.
-        let _ = chromium_fetch(&client, &url, "docdex-bench", Duration::from_secs(15));
+        let _ = chromium_fetch(&client, &url, "docdex-bench", Duration::from_secs(15), &Default::default());
         for _ in 0..runs * 2 {
             let started = Instant::now();
-            chromium_fetch(&client, &url, "docdex-bench", Duration::from_secs(15)).map_err(DocdexError::internal)?;
+            chromium_fetch(&client, &url, "docdex-bench", Duration::from_secs(15), &Default::default()).map_err(DocdexError::internal)?;
             warm.push(ms(started));
         }
     } else {

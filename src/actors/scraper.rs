@@ -27,7 +27,7 @@ use crate::web::{chromium_fetch, extract, http_get, is_plain_text, looks_like_pl
 
 /// Time the blocking side of a browser fetch gets beyond the page timeout before the browser
 /// is considered stuck and killed.
-const STUCK_GRACE: Duration = Duration::from_secs(3);
+const STUCK_GRACE: Duration = Duration::from_secs(1);
 /// How often the idle browser check runs.
 const IDLE_CHECK: Duration = Duration::from_secs(5);
 
@@ -134,33 +134,42 @@ impl Shared {
         slot.close();
     }
 
-    /// Loads a page with the browser; a browser that died under the fetch (crash, killed) is
-    /// restarted and the page tried once more.
-    fn fetch_with_browser(&self, binary: &std::path::Path, url: &Url) -> Result<(String, String)> {
+    /// Loads a page with the browser. A failure of the browser or of its connection (crash,
+    /// killed, stale socket) restarts it and tries the page once more; a page that fails on
+    /// its own (refused, timed out) is reported as it is.
+    fn fetch_with_browser(
+        &self,
+        binary: &std::path::Path,
+        url: &Url,
+        navigation_started: &Mutex<Option<Instant>>,
+    ) -> Result<(String, String)> {
         let mut last_err = String::new();
         for attempt in 0..2 {
-            let browser = self.browser(binary)?;
-            match chromium_fetch(&browser, url, &self.web.user_agent, self.page_timeout) {
+            let browser = match self.browser(binary) {
+                Ok(browser) => browser,
+                Err(err) if attempt == 0 => {
+                    tracing::warn!(error = %err.message, "chromium unusable; starting a new one");
+                    self.slot().close();
+                    last_err = err.message;
+                    continue;
+                }
+                Err(err) => return Err(err),
+            };
+            match chromium_fetch(&browser, url, &self.web.user_agent, self.page_timeout, navigation_started) {
                 Ok(loaded) => return Ok(loaded),
                 Err(err) => {
-                    let alive = self.slot().process_opt.as_mut().is_some_and(BrowserProcess::is_alive);
-                    if alive && attempt == 0 && err.starts_with("browser:") {
-                        // The process lives but its connection went stale: reconnect once.
-                        self.slot().client_opt = None;
-                    } else if alive {
-                        let timed_out = err.contains("timed out") || err.contains("Timeout");
-                        return Err(if timed_out {
-                            DocdexError::new(
-                                ErrorCode::Timeout,
-                                format!("{url} did not load within {} s", self.page_timeout.as_secs()),
-                            )
-                        } else {
-                            DocdexError::new(ErrorCode::WebUnavailable, format!("cannot load {url}: {err}"))
-                        });
-                    } else {
-                        tracing::warn!(%url, error = %err, "chromium died during a fetch; retrying with a new one");
-                        self.slot().close();
+                    // headless_chrome's wait timeout reads "The event waited for never came".
+                    if err.contains("timed out") || err.contains("Timeout") || err.contains("never came") {
+                        return Err(DocdexError::new(
+                            ErrorCode::Timeout,
+                            format!("{url} did not load within {} s", self.page_timeout.as_secs()),
+                        ));
                     }
+                    if err.contains("net::ERR_") || err.contains("Navigate failed") {
+                        return Err(DocdexError::new(ErrorCode::WebUnavailable, format!("cannot load {url}: {err}")));
+                    }
+                    tracing::warn!(%url, error = %err, attempt, "chromium failed during a fetch; starting a new one");
+                    self.slot().close();
                     last_err = err;
                 }
             }
@@ -274,21 +283,50 @@ async fn fetch_page(shared: Arc<Shared>, msg: FetchPage) -> Result<WebPage> {
     shared.domains.gate(&safety::domain_of(&url)).wait_turn(Duration::ZERO).await;
     let _tab = shared.tabs.acquire().await.map_err(|_| DocdexError::internal("the scraper is shutting down"))?;
 
-    let use_browser = shared.chromium_opt.clone().filter(|_| !looks_like_plain_file(&url));
+    let mut use_browser = shared.chromium_opt.clone().filter(|_| !looks_like_plain_file(&url));
+    if let Some(binary) = use_browser.clone() {
+        // Start the browser outside the page's time budget (a cold start takes a second or
+        // more); one that cannot start leaves the page to plain HTTP.
+        let starting = Arc::clone(&shared);
+        if let Err(err) = tokio::task::spawn_blocking(move || starting.browser(&binary).map(drop)).await? {
+            tracing::warn!(error = %err.message, "chromium cannot start; fetching over plain HTTP");
+            shared.slot().close();
+            use_browser = None;
+        }
+    }
     let (final_url, html, engine, plain) = match use_browser {
         Some(binary) => {
             let fetch_shared = Arc::clone(&shared);
             let fetch_url = url.clone();
+            let navigation_started = Arc::new(Mutex::new(None));
+            let started_flag = Arc::clone(&navigation_started);
             shared.begin_use();
-            let task = tokio::task::spawn_blocking(move || fetch_shared.fetch_with_browser(&binary, &fetch_url));
-            let outcome = tokio::time::timeout(shared.page_timeout + STUCK_GRACE, task).await;
+            let mut task = tokio::task::spawn_blocking(move || {
+                fetch_shared.fetch_with_browser(&binary, &fetch_url, &started_flag)
+            });
+            // The watchdog times the page from when it was asked for (opening a tab in a
+            // fresh browser is not the page's fault); a browser that never even opens the tab
+            // gets twice the budget.
+            let hard_deadline = Instant::now() + shared.page_timeout * 2 + STUCK_GRACE;
+            let outcome = loop {
+                match tokio::time::timeout(Duration::from_millis(100), &mut task).await {
+                    Ok(joined) => break Some(joined),
+                    Err(_) => {
+                        let started = *navigation_started.lock().unwrap_or_else(|p| p.into_inner());
+                        let page_late = started.is_some_and(|t| t.elapsed() > shared.page_timeout + STUCK_GRACE);
+                        if page_late || Instant::now() > hard_deadline {
+                            break None;
+                        }
+                    }
+                }
+            };
             shared.end_use();
             match outcome {
-                Ok(joined) => {
+                Some(joined) => {
                     let (final_url, html) = joined??;
                     (final_url, html, "chromium", false)
                 }
-                Err(_) => {
+                None => {
                     // The browser stopped answering: kill it, which also unblocks the fetch.
                     shared.kill_browser("page timeout");
                     return Err(DocdexError::new(

@@ -87,16 +87,22 @@ pub fn looks_like_plain_file(url: &Url) -> bool {
 
 /// Loads a page in a tab of a running browser: navigate, wait for the load, read the DOM.
 /// Returns the final URL and the rendered HTML. The tab is closed whatever happens.
+/// `navigation_started` is set when the page is asked for (after the tab is open), so a
+/// watchdog can time the page alone.
 pub fn chromium_fetch(
     browser: &headless_chrome::Browser,
     url: &Url,
     user_agent: &str,
     timeout: Duration,
+    navigation_started: &std::sync::Mutex<Option<std::time::Instant>>,
 ) -> std::result::Result<(String, String), String> {
     let tab = browser.new_tab().map_err(|err| format!("browser: cannot open a tab: {err}"))?;
     tab.set_default_timeout(timeout);
     let loaded = (|| {
         let _ = tab.set_user_agent(user_agent, None, None);
+        if let Ok(mut started) = navigation_started.lock() {
+            *started = Some(std::time::Instant::now());
+        }
         tab.navigate_to(url.as_str())?;
         tab.wait_until_navigated()?;
         let html = tab.get_content()?;

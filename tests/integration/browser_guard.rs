@@ -99,12 +99,14 @@ fn a_hundred_fetch_timeout_and_crash_cycles_leave_nothing_behind() {
         }
         Reply::html(article("Page", &["An ordinary page about reverse proxies, upstream servers and timeouts, with enough words to count as an article."], "location / {}"))
     });
-    let home = Home::with_config("[web]\nallow_private_addresses = true\npage_load_timeout_secs = 1\n");
+    let home = Home::with_config("[web]\nallow_private_addresses = true\npage_load_timeout_secs = 2\n");
     let marker = home.dir.path().to_string_lossy().to_string();
     let client = reqwest::blocking::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
     let mut server = Server::start(&home, &[]);
     let mut outcomes = std::collections::BTreeMap::<&str, usize>::new();
+    let mut seconds = std::collections::BTreeMap::<&str, f64>::new();
     for cycle in 0..100usize {
+        let cycle_started = Instant::now();
         let host = web.base(cycle % 10);
         let kind = match cycle % 10 {
             1 => "timeout",
@@ -126,7 +128,10 @@ fn a_hundred_fetch_timeout_and_crash_cycles_leave_nothing_behind() {
                     .post(fetch_url)
                     .json(&serde_json::json!({"url": page, "refresh": true}))
                     .send()
-                    .map(|r| r.status().as_u16())
+                    .map(|r| {
+                        let status = r.status().as_u16();
+                        (status, r.text().unwrap_or_default())
+                    })
             })
         };
         match kind {
@@ -137,8 +142,8 @@ fn a_hundred_fetch_timeout_and_crash_cycles_leave_nothing_behind() {
                 let pid = wait_for("a browser lock", Duration::from_secs(10), || browser_pid(&home));
                 // SAFETY: killing the browser process recorded in our own lock file.
                 unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-                let status = request.join().unwrap().expect("the daemon answers after its browser died");
-                assert!(matches!(status, 200 | 502 | 504), "cycle {cycle}: status {status}");
+                let (status, body) = request.join().unwrap().expect("the daemon answers after its browser died");
+                assert!(matches!(status, 200 | 502 | 504), "cycle {cycle}: status {status}: {body}");
             }
             "daemon_killed" => {
                 let held = format!("/held/{cycle}");
@@ -156,11 +161,12 @@ fn a_hundred_fetch_timeout_and_crash_cycles_leave_nothing_behind() {
                 server = Server::start(&home, &[]);
             }
             _ => {
-                let status = request.join().unwrap().expect("the daemon answers");
+                let (status, body) = request.join().unwrap().expect("the daemon answers");
                 let want = if kind == "timeout" { 504 } else { 200 };
-                assert_eq!(status, want, "cycle {cycle} ({kind})");
+                assert_eq!(status, want, "cycle {cycle} ({kind}): {body}");
             }
         }
+        *seconds.entry(kind).or_default() += cycle_started.elapsed().as_secs_f64();
         // The daemon keeps answering.
         let health = client.get(server.url("/healthz")).send().expect("healthz");
         assert_eq!(health.status().as_u16(), 200, "cycle {cycle}");
@@ -185,5 +191,5 @@ fn a_hundred_fetch_timeout_and_crash_cycles_leave_nothing_behind() {
     let profiles = home.dir.path().join("state/browser");
     let left: Vec<_> = std::fs::read_dir(&profiles).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
     assert!(left.is_empty(), "profiles left: {left:?}");
-    eprintln!("cycles: {outcomes:?}");
+    eprintln!("cycles: {outcomes:?}; seconds per kind: {seconds:?}");
 }
