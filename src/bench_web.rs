@@ -14,7 +14,7 @@ use crate::bench::percentile;
 use crate::config::LoadedConfig;
 use crate::protocol::{DocdexError, IndexRequest, Result, SearchRequest, WaterfallRequest};
 use crate::web::browser::{find_chromium, BrowserProcess};
-use crate::web::{chromium_fetch, extract};
+use crate::web::{chromium_fetch, extract, open_tab, reset_tab};
 
 #[derive(Debug, Serialize)]
 struct Stat {
@@ -147,12 +147,16 @@ pub async fn run(loaded: &LoadedConfig, runs: usize, json: bool) -> Result<i32> 
         let client = headless_chrome::Browser::connect_with_timeout(process.ws_url.clone(), Duration::from_secs(60))
             .map_err(|err| DocdexError::internal(format!("connect: {err}")))?;
         let url = url::Url::parse(&format!("{base}/articles/1")).expect("a valid URL");
+        let tab = open_tab(&client).map_err(DocdexError::internal)?;
         // The first load warms the browser's caches of code and fonts; it is not counted.
-        let _ = chromium_fetch(&client, &url, "docdex-bench", Duration::from_secs(15), &Default::default());
+        let _ = chromium_fetch(&tab, &url, "docdex-bench", Duration::from_secs(15), &Default::default());
+        reset_tab(&tab);
         for _ in 0..runs * 2 {
             let started = Instant::now();
-            chromium_fetch(&client, &url, "docdex-bench", Duration::from_secs(15), &Default::default()).map_err(DocdexError::internal)?;
+            chromium_fetch(&tab, &url, "docdex-bench", Duration::from_secs(15), &Default::default())
+                .map_err(DocdexError::internal)?;
             warm.push(ms(started));
+            reset_tab(&tab);
         }
     } else {
         notes.push("no chromium found: browser timings skipped, pages fetched over plain HTTP".into());

@@ -23,7 +23,9 @@ use crate::protocol::{DocdexError, ErrorCode, Result, WebPage};
 use crate::web::browser::{find_chromium, sweep_stale_locks, BrowserProcess, LockSweep};
 use crate::web::cache::WebCache;
 use crate::web::limiter::DomainSpacing;
-use crate::web::{chromium_fetch, extract, http_get, is_plain_text, looks_like_plain_file, safety};
+use crate::web::{
+    chromium_fetch, extract, http_get, is_plain_text, looks_like_plain_file, open_tab, reset_tab, safety,
+};
 
 /// Time the blocking side of a browser fetch gets beyond the page timeout before the browser
 /// is considered stuck and killed.
@@ -45,6 +47,8 @@ struct Shared {
     locks_dir: PathBuf,
     profiles_dir: PathBuf,
     page_timeout: Duration,
+    /// Tabs kept open for reuse (the number of concurrent fetches).
+    max_tabs: usize,
     browser: Mutex<BrowserSlot>,
 }
 
@@ -52,6 +56,8 @@ struct Shared {
 struct BrowserSlot {
     process_opt: Option<BrowserProcess>,
     client_opt: Option<headless_chrome::Browser>,
+    /// Open tabs waiting for the next page: opening one costs about half a second.
+    idle_tabs: Vec<Arc<headless_chrome::Tab>>,
     last_used_opt: Option<Instant>,
     in_flight: usize,
 }
@@ -59,6 +65,7 @@ struct BrowserSlot {
 impl BrowserSlot {
     /// Drops the connection first, then the process (which kills and reaps it).
     fn close(&mut self) {
+        self.idle_tabs.clear();
         self.client_opt = None;
         self.process_opt = None;
     }
@@ -85,6 +92,7 @@ impl Scraper {
                 locks_dir,
                 profiles_dir: state_dir.join("browser"),
                 page_timeout,
+                max_tabs: config.core.max_concurrent_fetches.max(1),
                 browser: Mutex::new(BrowserSlot::default()),
                 web,
             }),
@@ -126,6 +134,15 @@ impl Shared {
         Ok(slot.client_opt.clone().expect("set above"))
     }
 
+    /// An open tab: an idle one from the pool, else a new one.
+    fn tab(&self, binary: &std::path::Path) -> Result<Arc<headless_chrome::Tab>> {
+        let browser = self.browser(binary)?;
+        if let Some(tab) = self.slot().idle_tabs.pop() {
+            return Ok(tab);
+        }
+        open_tab(&browser).map_err(|err| DocdexError::new(ErrorCode::WebUnavailable, err))
+    }
+
     fn kill_browser(&self, why: &str) {
         let mut slot = self.slot();
         if let Some(process) = &slot.process_opt {
@@ -145,8 +162,8 @@ impl Shared {
     ) -> Result<(String, String)> {
         let mut last_err = String::new();
         for attempt in 0..2 {
-            let browser = match self.browser(binary) {
-                Ok(browser) => browser,
+            let tab = match self.tab(binary) {
+                Ok(tab) => tab,
                 Err(err) if attempt == 0 => {
                     tracing::warn!(error = %err.message, "chromium unusable; starting a new one");
                     self.slot().close();
@@ -155,9 +172,21 @@ impl Shared {
                 }
                 Err(err) => return Err(err),
             };
-            match chromium_fetch(&browser, url, &self.web.user_agent, self.page_timeout, navigation_started) {
-                Ok(loaded) => return Ok(loaded),
+            match chromium_fetch(&tab, url, &self.web.user_agent, self.page_timeout, navigation_started) {
+                Ok(loaded) => {
+                    // Back to the pool, blank, unless the browser changed meanwhile.
+                    if reset_tab(&tab) {
+                        let mut slot = self.slot();
+                        if slot.client_opt.is_some() && slot.idle_tabs.len() < self.max_tabs {
+                            slot.idle_tabs.push(tab);
+                        } else {
+                            let _ = tab.close(false);
+                        }
+                    }
+                    return Ok(loaded);
+                }
                 Err(err) => {
+                    let _ = tab.close(false);
                     // headless_chrome's wait timeout reads "The event waited for never came".
                     if err.contains("timed out") || err.contains("Timeout") || err.contains("never came") {
                         return Err(DocdexError::new(

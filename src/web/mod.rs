@@ -85,30 +85,55 @@ pub fn looks_like_plain_file(url: &Url) -> bool {
         .any(|ext| path.ends_with(ext))
 }
 
-/// Loads a page in a tab of a running browser: navigate, wait for the load, read the DOM.
-/// Returns the final URL and the rendered HTML. The tab is closed whatever happens.
-/// `navigation_started` is set when the page is asked for (after the tab is open), so a
-/// watchdog can time the page alone.
+/// How often a loading page is asked whether it is done.
+const READY_POLL: Duration = Duration::from_millis(25);
+
+/// Loads a page in an open tab: navigate, wait until the document has loaded, read the DOM.
+/// Returns the final URL and the rendered HTML; the tab is left on `about:blank` for reuse.
+/// `navigation_started` is set when the page is asked for, so a watchdog can time the page
+/// alone.
+///
+/// "Loaded" is `document.readyState == "complete"` (the load event: scripts run, the DOM
+/// built), polled; headless_chrome's own wait is for network idle, which costs a fixed
+/// second per page.
 pub fn chromium_fetch(
-    browser: &headless_chrome::Browser,
+    tab: &headless_chrome::Tab,
     url: &Url,
     user_agent: &str,
     timeout: Duration,
     navigation_started: &std::sync::Mutex<Option<std::time::Instant>>,
 ) -> std::result::Result<(String, String), String> {
-    let tab = browser.new_tab().map_err(|err| format!("browser: cannot open a tab: {err}"))?;
-    tab.set_default_timeout(timeout);
     let loaded = (|| {
         let _ = tab.set_user_agent(user_agent, None, None);
         if let Ok(mut started) = navigation_started.lock() {
             *started = Some(std::time::Instant::now());
         }
         tab.navigate_to(url.as_str())?;
-        tab.wait_until_navigated()?;
+        let deadline = std::time::Instant::now() + timeout;
+        let probe = "document.readyState === 'complete' && location.href !== 'about:blank'";
+        loop {
+            let done = tab.evaluate(probe, false)?.value.and_then(|v| v.as_bool()).unwrap_or(false);
+            if done {
+                break;
+            }
+            if std::time::Instant::now() > deadline {
+                return Err(format!("page load timed out after {} s", timeout.as_secs()).into());
+            }
+            std::thread::sleep(READY_POLL);
+        }
         let html = tab.get_content()?;
         // headless_chrome's errors convert into a boxed error.
         Ok::<_, Box<dyn std::error::Error + Send + Sync>>((tab.get_url(), html))
     })();
-    let _ = tab.close(false);
     loaded.map_err(|err| err.to_string())
+}
+
+/// Opens a tab in a running browser.
+pub fn open_tab(browser: &headless_chrome::Browser) -> std::result::Result<std::sync::Arc<headless_chrome::Tab>, String> {
+    browser.new_tab().map_err(|err| format!("browser: cannot open a tab: {err}"))
+}
+
+/// Leaves a tab blank for the next page (stops whatever the last one still runs).
+pub fn reset_tab(tab: &headless_chrome::Tab) -> bool {
+    tab.navigate_to("about:blank").is_ok()
 }
