@@ -138,8 +138,9 @@ pub async fn run(loaded: &LoadedConfig, runs: usize, json: bool) -> Result<i32> 
         for _ in 0..runs {
             let started = Instant::now();
             let process = BrowserProcess::launch(binary, &locks, &profiles)?;
-            let client = headless_chrome::Browser::connect_with_timeout(process.ws_url.clone(), Duration::from_secs(60))
-                .map_err(|err| DocdexError::internal(format!("connect: {err}")))?;
+            let client =
+                headless_chrome::Browser::connect_with_timeout(process.ws_url.clone(), Duration::from_secs(60))
+                    .map_err(|err| DocdexError::internal(format!("connect: {err}")))?;
             cold.push(ms(started));
             drop(client);
         }
@@ -224,7 +225,10 @@ pub async fn run(loaded: &LoadedConfig, runs: usize, json: bool) -> Result<i32> 
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         let line = |name: &str, s: &Stat| {
-            format!("{name:<28} p50 {:>8.1} ms  (min {:.1}, max {:.1}, {} runs)\n", s.p50_ms, s.min_ms, s.max_ms, s.runs)
+            format!(
+                "{name:<28} p50 {:>8.1} ms  (min {:.1}, max {:.1}, {} runs)\n",
+                s.p50_ms, s.min_ms, s.max_ms, s.runs
+            )
         };
         let mut out = format!("chromium: {}\n", report.chromium.as_deref().unwrap_or("not found"));
         if let Some(s) = &report.browser_cold_start {
@@ -233,7 +237,10 @@ pub async fn run(loaded: &LoadedConfig, runs: usize, json: bool) -> Result<i32> 
         if let Some(s) = &report.warm_page_load {
             out.push_str(&line("warm page load", s));
         }
-        out.push_str(&line(&format!("extraction ({} KB page)", report.article_bytes / 1024), &report.extraction_per_page));
+        out.push_str(&line(
+            &format!("extraction ({} KB page)", report.article_bytes / 1024),
+            &report.extraction_per_page,
+        ));
         out.push_str(&line("web-rag, cache cold", &report.web_rag_cold_cache));
         out.push_str(&line("web-rag, cache warm", &report.web_rag_warm_cache));
         for note in &report.notes {

@@ -22,9 +22,8 @@ use crate::actors::tool_dispatcher::{
 use crate::config::{self, LoadedConfig};
 use crate::http::{self, HttpState};
 use crate::protocol::{
-    DocdexError, EmbedProgress, EmbedSummary, IndexProgress, IndexRequest, IndexSummary, Result, SearchHit,
-    SearchMode, SearchRequest, SearchResponse, WaterfallRequest, WaterfallResponse, WebFetchResponse,
-    WebSearchResponse,
+    DocdexError, EmbedProgress, EmbedSummary, IndexProgress, IndexRequest, IndexSummary, Result, SearchHit, SearchMode,
+    SearchRequest, SearchResponse, WaterfallRequest, WaterfallResponse, WebFetchResponse, WebSearchResponse,
 };
 
 #[derive(Debug, Parser)]
@@ -632,11 +631,9 @@ fn render_waterfall(response: &WaterfallResponse) -> String {
         for page in &web.pages {
             match &page.error {
                 Some(err) => out.push_str(&format!("  page {}: failed: {err}\n", page.url)),
-                None => out.push_str(&format!(
-                    "  page {}{}\n",
-                    page.url,
-                    if page.from_cache { " (cached)" } else { "" }
-                )),
+                None => {
+                    out.push_str(&format!("  page {}{}\n", page.url, if page.from_cache { " (cached)" } else { "" }))
+                }
             }
         }
     }
@@ -888,7 +885,10 @@ fn check_web(loaded: &LoadedConfig, report: &mut CheckReport) {
     let version = match browser::chromium_version(&binary) {
         Ok(version) => version,
         Err(err) => {
-            report.fail("chromium", &err.with_hint("reinstall chromium or point [web] chrome_binary_path at a working one"));
+            report.fail(
+                "chromium",
+                &err.with_hint("reinstall chromium or point [web] chrome_binary_path at a working one"),
+            );
             return;
         }
     };

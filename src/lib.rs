@@ -26,11 +26,11 @@ use std::sync::{Arc, Mutex};
 
 use actix::{Actor, Addr, SyncArbiter};
 
+use actors::discovery::Discovery;
 use actors::embedder::{Embedder, EmbedderSettings, QueryCache};
 use actors::ingestor::Ingestor;
 use actors::memory_store::MemoryStore;
 use actors::repo_manager::RepoManager;
-use actors::discovery::Discovery;
 use actors::scraper::Scraper;
 use actors::tool_dispatcher::{DispatcherParts, ToolDispatcher};
 use config::LoadedConfig;

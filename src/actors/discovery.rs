@@ -99,7 +99,9 @@ async fn discover(shared: Arc<Shared>, msg: Discover) -> Result<WebSearchRespons
     let total = results.len();
     let results: Vec<WebResult> = results
         .into_iter()
-        .filter(|r| Url::parse(&r.url).is_ok_and(|u| !safety::is_blocked(&safety::domain_of(&u), &shared.web.blocklist)))
+        .filter(|r| {
+            Url::parse(&r.url).is_ok_and(|u| !safety::is_blocked(&safety::domain_of(&u), &shared.web.blocklist))
+        })
         .collect();
     let blocked = total - results.len();
     let cached = CachedDiscovery {
@@ -147,7 +149,9 @@ async fn fetch_results(shared: &Shared, query: &str) -> Result<(&'static str, Ve
         let problem = match outcome {
             Err(err) if err.code == ErrorCode::Timeout || err.code == ErrorCode::WebUnavailable => err.message,
             Err(err) => return Err(err),
-            Ok(body) if body.status == 429 || body.status >= 500 => format!("{endpoint} endpoint answered HTTP {}", body.status),
+            Ok(body) if body.status == 429 || body.status >= 500 => {
+                format!("{endpoint} endpoint answered HTTP {}", body.status)
+            }
             Ok(body) if body.status == 202 || ddg::is_anomaly(&body.body) => {
                 let problem = format!("{endpoint} endpoint answered with a challenge page (HTTP {})", body.status);
                 if endpoint == "primary" && web.ddg_proxy_base_url.is_some() {

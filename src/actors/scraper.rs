@@ -76,7 +76,8 @@ impl Scraper {
         let web = config.web.clone();
         let page_timeout = Duration::from_secs(web.page_load_timeout_secs);
         let client = safety::http_client(&web.user_agent, web.allow_private_addresses, page_timeout)?;
-        let chromium_opt = if web.engine == "chromium" { find_chromium(web.chrome_binary_path.as_deref()) } else { None };
+        let chromium_opt =
+            if web.engine == "chromium" { find_chromium(web.chrome_binary_path.as_deref()) } else { None };
         let locks_dir = state_dir.join("locks");
         let sweep = sweep_stale_locks(&locks_dir);
         for cleaned in &sweep.cleaned {
@@ -373,7 +374,8 @@ async fn fetch_page(shared: Arc<Shared>, msg: FetchPage) -> Result<WebPage> {
                     format!("{url} answered HTTP {}", body.status),
                 ));
             }
-            let plain = is_plain_text(&body.content_type) || (body.content_type.is_empty() && looks_like_plain_file(&url));
+            let plain =
+                is_plain_text(&body.content_type) || (body.content_type.is_empty() && looks_like_plain_file(&url));
             if !plain && !body.content_type.is_empty() && !body.content_type.contains("html") {
                 return Err(DocdexError::new(
                     ErrorCode::WebUnavailable,
@@ -403,7 +405,8 @@ async fn fetch_page(shared: Arc<Shared>, msg: FetchPage) -> Result<WebPage> {
     let page_url = url.clone();
     tokio::task::spawn_blocking(move || {
         let (title, text, extractor) = if plain {
-            let title = page_url.path_segments().and_then(|mut s| s.next_back().map(str::to_string)).unwrap_or_default();
+            let title =
+                page_url.path_segments().and_then(|mut s| s.next_back().map(str::to_string)).unwrap_or_default();
             (title, html.clone(), "plain")
         } else {
             let article = extract::extract(&html, &page_url);

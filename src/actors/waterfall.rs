@@ -199,7 +199,8 @@ async fn web_tier(
         if round.is_empty() {
             break;
         }
-        let fetched = join_all(round.iter().map(|r| scraper.send(FetchPage { url: r.url.clone(), refresh: false }))).await;
+        let fetched =
+            join_all(round.iter().map(|r| scraper.send(FetchPage { url: r.url.clone(), refresh: false }))).await;
         for (result, outcome) in round.iter().zip(fetched) {
             match outcome.map_err(DocdexError::from).and_then(|r| r) {
                 Ok(page) => {

@@ -240,8 +240,11 @@ impl RepoIndex {
             let mut doc = TantivyDocument::default();
             doc.add_text(f.path, &page.url);
             doc.add_text(f.path_text, &page.url);
-            let heading =
-                if chunk.heading.is_empty() { page.title.clone() } else { format!("{} > {}", page.title, chunk.heading) };
+            let heading = if chunk.heading.is_empty() {
+                page.title.clone()
+            } else {
+                format!("{} > {}", page.title, chunk.heading)
+            };
             doc.add_text(f.heading, &heading);
             doc.add_text(f.symbols, chunk.symbols.join(" "));
             doc.add_text(f.body, &chunk.text);

@@ -321,6 +321,10 @@ fn group_members(pgid: u32) -> Vec<u32> {
         .collect()
 }
 
+fn cmdline_contains(pid: u32, needle: &str) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|bytes| String::from_utf8_lossy(&bytes).contains(needle))
+}
+
 /// Whether `pid` is the very process `start_ticks` describes.
 fn is_same_process(pid: u32, start_ticks: u64) -> bool {
     matches!(proc_stat(pid), Some((state, _, _, ticks)) if ticks == start_ticks && state != 'Z')
@@ -356,7 +360,12 @@ pub fn sweep_stale_locks(locks_dir: &Path) -> LockSweep {
             sweep.live += 1;
             continue;
         }
-        let what = if is_same_process(lock.pid, lock.start_ticks) {
+        // The browser itself, or helpers of it that outlived it: members of its process group
+        // that run with its profile (a PID reused by anything else has neither).
+        let profile = lock.profile_dir.to_string_lossy().to_string();
+        let helpers: Vec<u32> =
+            group_members(lock.pgid).into_iter().filter(|&pid| cmdline_contains(pid, &profile)).collect();
+        let what = if is_same_process(lock.pid, lock.start_ticks) || !helpers.is_empty() {
             kill_group(lock.pgid);
             reap_group(lock.pgid, Duration::from_secs(2));
             format!("{name}: owner {} gone; its chromium (pid {}) killed", lock.owner_pid, lock.pid)

@@ -112,8 +112,13 @@ mod tests {
         assert!(cache.page("https://a.example/x", 1050).is_some());
         assert!(cache.page("https://a.example/x", 1100).is_none());
         assert!(cache.page("https://a.example/y", 1050).is_none());
-        let cached =
-            CachedDiscovery { query: "Tokio  JoinSet".into(), fetched_at_unix: 1000, endpoint: "primary".into(), blocked: 0, results: vec![] };
+        let cached = CachedDiscovery {
+            query: "Tokio  JoinSet".into(),
+            fetched_at_unix: 1000,
+            endpoint: "primary".into(),
+            blocked: 0,
+            results: vec![],
+        };
         cache.put_discovery(&cached).unwrap();
         assert!(cache.discovery("tokio joinset", 1099).is_some());
         assert!(cache.discovery("tokio joinset", 1101).is_none());

@@ -69,7 +69,8 @@ pub fn target_url(href: &str, base: &Url) -> Option<Url> {
 /// DuckDuckGo's ad clicks go through `/y.js`; some ad blocks are not marked by class.
 fn is_ad_link(url: &Url) -> bool {
     let host = url.host_str().unwrap_or("");
-    (host.ends_with("duckduckgo.com") && url.path().starts_with("/y.js")) || url.query().is_some_and(|q| q.contains("ad_domain="))
+    (host.ends_with("duckduckgo.com") && url.path().starts_with("/y.js"))
+        || url.query().is_some_and(|q| q.contains("ad_domain="))
 }
 
 /// Two results for one page (with and without `www.`, a trailing slash or a fragment) are one.

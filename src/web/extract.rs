@@ -56,7 +56,9 @@ fn page_title(html: &str) -> String {
 }
 
 fn first_heading(text: &str) -> String {
-    text.lines().find_map(|l| l.strip_prefix('#').map(|h| h.trim_start_matches('#').trim().to_string())).unwrap_or_default()
+    text.lines()
+        .find_map(|l| l.strip_prefix('#').map(|h| h.trim_start_matches('#').trim().to_string()))
+        .unwrap_or_default()
 }
 
 /// Elements whose content is never article text.
@@ -66,8 +68,20 @@ const SKIPPED_TAGS: [&str; 12] =
 const FURNITURE_TAGS: [&str; 4] = ["nav", "aside", "footer", "header"];
 /// Class or id words that mark furniture: cookie banners, sidebars, menus, share bars.
 const FURNITURE_WORDS: [&str; 14] = [
-    "cookie", "consent", "banner", "sidebar", "navbar", "menu", "breadcrumb", "footer", "advert", "popup", "modal",
-    "newsletter", "share", "toc",
+    "cookie",
+    "consent",
+    "banner",
+    "sidebar",
+    "navbar",
+    "menu",
+    "breadcrumb",
+    "footer",
+    "advert",
+    "popup",
+    "modal",
+    "newsletter",
+    "share",
+    "toc",
 ];
 
 fn is_furniture(element: &ElementRef) -> bool {

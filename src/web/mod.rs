@@ -129,7 +129,9 @@ pub fn chromium_fetch(
 }
 
 /// Opens a tab in a running browser.
-pub fn open_tab(browser: &headless_chrome::Browser) -> std::result::Result<std::sync::Arc<headless_chrome::Tab>, String> {
+pub fn open_tab(
+    browser: &headless_chrome::Browser,
+) -> std::result::Result<std::sync::Arc<headless_chrome::Tab>, String> {
     browser.new_tab().map_err(|err| format!("browser: cannot open a tab: {err}"))
 }
 

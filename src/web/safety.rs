@@ -109,8 +109,9 @@ fn is_private_v4(v4: Ipv4Addr) -> bool {
 }
 
 fn private_refused(host: &str, ip: IpAddr) -> DocdexError {
-    DocdexError::new(ErrorCode::UrlRefused, format!("{host} is a private or local address ({ip}); refused"))
-        .with_hint("set `[web] allow_private_addresses = true` to fetch from your own network (never on an exposed daemon)")
+    DocdexError::new(ErrorCode::UrlRefused, format!("{host} is a private or local address ({ip}); refused")).with_hint(
+        "set `[web] allow_private_addresses = true` to fetch from your own network (never on an exposed daemon)",
+    )
 }
 
 /// Resolves the URL's host and refuses it when any address is private (unless allowed).
@@ -185,7 +186,8 @@ mod tests {
 
     #[test]
     fn only_http_and_https_urls_pass() {
-        for bad in ["file:///etc/passwd", "data:text/html,hi", "chrome://settings", "javascript:alert(1)", "ftp://x.org/"]
+        for bad in
+            ["file:///etc/passwd", "data:text/html,hi", "chrome://settings", "javascript:alert(1)", "ftp://x.org/"]
         {
             let err = parse_web_url(bad).unwrap_err();
             assert_eq!(err.code, ErrorCode::UrlRefused, "{bad}");

@@ -54,9 +54,8 @@ impl FakeWeb {
     /// Serves on `listeners` loopback addresses (127.0.0.1, 127.0.0.2, ...: distinct domains
     /// for per-domain delays) with `handler(path_and_query, server)`.
     pub fn start(listeners: u8, handler: impl Fn(&str, &FakeWeb) -> Reply + Send + Sync + 'static) -> Arc<FakeWeb> {
-        let bound: Vec<TcpListener> = (1..=listeners.max(1))
-            .map(|n| TcpListener::bind((Ipv4Addr::new(127, 0, 0, n), 0)).unwrap())
-            .collect();
+        let bound: Vec<TcpListener> =
+            (1..=listeners.max(1)).map(|n| TcpListener::bind((Ipv4Addr::new(127, 0, 0, n), 0)).unwrap()).collect();
         let server = Arc::new(FakeWeb {
             addrs: bound.iter().map(|l| l.local_addr().unwrap()).collect(),
             seen: Mutex::new(Vec::new()),

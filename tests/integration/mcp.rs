@@ -49,14 +49,15 @@ fn run_client(home: &Home, args: &[&str]) {
 #[test]
 fn stdio_server_passes_the_official_client() {
     let repo = mcp_repo();
-    let home = Home::new();
+    // The web tier is off: docdex_web_research is exercised without leaving the machine.
+    let home = Home::with_config("[web]\nenabled = false\n");
     run_client(&home, &["stdio", env!("CARGO_BIN_EXE_docdexd"), repo.path().to_str().unwrap()]);
 }
 
 #[test]
 fn http_server_passes_the_official_client_and_requires_the_token() {
     let repo = mcp_repo();
-    let home = Home::new();
+    let home = Home::with_config("[web]\nenabled = false\n");
     let server = Server::start(&home, &["--repo", repo.path().to_str().unwrap(), "--auth-token", "mcp-secret"]);
     let url = server.url("/v1/mcp");
     run_client(&home, &["http", &url, repo.path().to_str().unwrap(), "--token", "mcp-secret"]);

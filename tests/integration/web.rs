@@ -26,7 +26,11 @@ fn standard_web() -> Arc<FakeWeb> {
             let article1 = format!("{base}/articles/nginx-reverse-proxy");
             let article2 = format!("{base}/articles/upstream-keepalive");
             ddg_results(&[
-                ("How to configure nginx as a reverse proxy", &article1, "Forward requests to upstream servers with proxy_pass."),
+                (
+                    "How to configure nginx as a reverse proxy",
+                    &article1,
+                    "Forward requests to upstream servers with proxy_pass.",
+                ),
                 ("Keepalive for nginx upstreams", &article2, "Reuse upstream connections."),
                 ("Blocked result", "https://tracker.blocked.example/page", "Should never be returned."),
             ])
@@ -248,7 +252,10 @@ fn check_reports_chromium_and_cleans_stale_locks() {
     std::fs::write(locks.join("chromium-999999.json"), stale.to_string()).unwrap();
     let out = home.run(&["check"]);
     let report = String::from_utf8_lossy(&out.stdout);
-    assert!(report.lines().any(|l| l.starts_with("ok") && l.contains("chromium") && l.contains("launches")), "{report}");
+    assert!(
+        report.lines().any(|l| l.starts_with("ok") && l.contains("chromium") && l.contains("launches")),
+        "{report}"
+    );
     assert!(report.contains("stale browser lock cleaned"), "{report}");
     assert_eq!(std::fs::read_dir(&locks).unwrap().count(), 0, "{report}");
 }
@@ -293,7 +300,8 @@ fn concurrent_callers_are_spaced_two_seconds_apart_and_one_second_per_domain() {
             let url = format!("{base_url}/v1/web/search");
             std::thread::spawn(move || {
                 let client = reqwest::blocking::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
-                let response = client.post(url).json(&serde_json::json!({"query": format!("spacing query {n}")})).send().unwrap();
+                let response =
+                    client.post(url).json(&serde_json::json!({"query": format!("spacing query {n}")})).send().unwrap();
                 response.status().as_u16()
             })
         })
@@ -350,7 +358,8 @@ fn the_waterfall_gate_decides_when_the_web_is_used_and_results_stay_in_their_rep
     home.index(other.path());
 
     // Confident locally: no web.
-    let (code, local, stderr) = run_json(&home, &["web-rag", "--json", "--repo", repo_arg, "JobScheduler cancel_all_jobs"]);
+    let (code, local, stderr) =
+        run_json(&home, &["web-rag", "--json", "--repo", repo_arg, "JobScheduler cancel_all_jobs"]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(local["gate"]["decision"], "local", "{local}");
     assert!(local["gate"]["top_score"].as_f64().unwrap() >= 0.3);
@@ -369,7 +378,10 @@ fn the_waterfall_gate_decides_when_the_web_is_used_and_results_stay_in_their_rep
     let web_hits: Vec<&Value> = escalated["hits"].as_array().unwrap().iter().filter(|h| h["source"] == "web").collect();
     assert!(!web_hits.is_empty(), "{escalated}");
     let first_web = escalated["hits"].as_array().unwrap().iter().position(|h| h["source"] == "web").unwrap();
-    assert!(escalated["hits"].as_array().unwrap()[first_web..].iter().all(|h| h["source"] == "web"), "local hits come first");
+    assert!(
+        escalated["hits"].as_array().unwrap()[first_web..].iter().all(|h| h["source"] == "web"),
+        "local hits come first"
+    );
     assert!(web_hits[0]["url"].as_str().unwrap().starts_with(&web.base(0)));
     assert!(web_hits[0]["title"].as_str().is_some() && web_hits[0]["fetched_at"].as_str().is_some());
     assert!(escalated["web"]["ingested_chunks"].as_u64().unwrap() > 0);
@@ -388,7 +400,8 @@ fn the_waterfall_gate_decides_when_the_web_is_used_and_results_stay_in_their_rep
 
     // Over HTTP: force_web on /v1/search runs the waterfall.
     let server = Server::start(&home, &["--repo", repo_arg]);
-    let body: Value = reqwest::blocking::get(server.url("/v1/search?q=nginx%20keepalive&force_web=true")).unwrap().json().unwrap();
+    let body: Value =
+        reqwest::blocking::get(server.url("/v1/search?q=nginx%20keepalive&force_web=true")).unwrap().json().unwrap();
     assert_eq!(body["gate"]["forced"], true, "{body}");
     drop(server);
 

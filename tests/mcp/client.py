@@ -31,6 +31,7 @@ EXPECTED_TOOLS = {
     "docdex_status",
     "docdex_memory_save",
     "docdex_memory_recall",
+    "docdex_web_research",
 }
 
 
@@ -117,6 +118,15 @@ async def exercise(session, repo, bench):
     text = await expect_error(session, "docdex_search", {"query": "x", "repo_path": unindexed}, "not indexed")
     check("docdexd index --repo" in text, f"unindexed repo error lacks the hint: {text}")
     await expect_error(session, "docdex_search", {"query": "x", "limit": 0}, "between 1 and")
+    # The waterfall tool (the tests run it with the web tier off: no request leaves the machine).
+    result = await session.call_tool("docdex_web_research", {"query": "rate_limit per minute", "limit": "3"})
+    check(not result.isError, f"web research failed: {text_of(result)}")
+    gate = result.structuredContent["gate"]
+    check(gate["decision"] in ("local", "web_disabled") and gate["forced"] is False, f"gate {gate}")
+    check(result.structuredContent["hits"][0]["path"] == "src/throttle.rs", f"{result.structuredContent}")
+    check("gate:" in text_of(result), "web research text has no gate line")
+    await expect_error(session, "docdex_web_research", {"query": "x", "force_web": "true"}, "disabled")
+
     await expect_error(session, "docdex_search", {"query": "x", "limit": 100000}, "between 1 and")
     await expect_error(session, "docdex_search", {"query": "x", "limit": "many"}, "whole number")
     await expect_error(session, "docdex_search", {"query": "x", "mode": "fuzzy"}, "unknown mode")
