@@ -46,8 +46,16 @@ const COVERAGE_EXPONENT: f32 = 1.0;
 /// Dense neighbours less similar than this are unrelated text (MiniLM puts unrelated pairs
 /// near 0): not hits.
 const DENSE_MIN_SIMILARITY: f32 = 0.1;
-/// Score at which lexical confidence reaches 1 - 1/e.
-const LEXICAL_CONFIDENCE_SCALE: f32 = 10.0;
+/// Confidence calibration, chosen with `docdexd eval-gate` on the tune split of
+/// `benches/gate-questions.tsv` (tokio: questions it answers vs questions it cannot) so that
+/// the default `web_trigger_threshold` of 0.7 sits where each ranking separates them best:
+/// a best BM25 score of about 23 (`1 - exp(-23 / 19) = 0.70`; with 10, the questions tokio
+/// cannot answer scored 0.72-0.92 on common words and the gate missed 9 of 11 on the test
+/// split) and a best cosine of about 0.44 (MiniLM puts unrelated questions at 0.18-0.41 and
+/// answerable ones at 0.47-0.77). Hybrid takes the larger of the two, so identifier lookups,
+/// which embed weakly (`RecvError`: cosine 0.39) but match strongly by name, stay local.
+const LEXICAL_CONFIDENCE_SCALE: f32 = 19.0;
+const DENSE_CONFIDENCE_SCALE: f32 = 0.365;
 /// Lines in a snippet.
 const SNIPPET_LINES: usize = 3;
 const SNIPPET_LINE_CHARS: usize = 200;
@@ -320,7 +328,7 @@ impl RepoIndex {
             (_, Some(vector)) => self.dense_candidates(&searcher, vector, depth, params.dense_search_k)?,
         };
         let lexical_confidence = lexical.first().map(|c| lexical_confidence(c.score)).unwrap_or(0.0);
-        let dense_confidence = dense.first().map(|c| c.score.clamp(0.0, 1.0)).unwrap_or(0.0);
+        let dense_confidence = dense.first().map(|c| dense_confidence(c.score)).unwrap_or(0.0);
         let (ranked, top_score) = match mode {
             SearchMode::Lexical => (with_ranks(lexical, Source::Lexical), lexical_confidence),
             SearchMode::Dense => (with_ranks(dense, Source::Dense), dense_confidence),
@@ -567,9 +575,14 @@ fn query_terms(analyzer: &mut TextAnalyzer, query_text: &str) -> Vec<String> {
     terms
 }
 
-/// Maps an unbounded lexical score to 0–1: about 0.63 at 10, 0.86 at 20.
+/// Maps an unbounded lexical score to 0–1: 0.41 at 10, 0.70 at 23, 0.88 at 40.
 fn lexical_confidence(score: f32) -> f32 {
     1.0 - (-score / LEXICAL_CONFIDENCE_SCALE).exp()
+}
+
+/// Maps a cosine similarity to 0–1: 0.39 at 0.18, 0.70 at 0.44, 0.88 at 0.77.
+fn dense_confidence(similarity: f32) -> f32 {
+    1.0 - (-similarity.max(0.0) / DENSE_CONFIDENCE_SCALE).exp()
 }
 
 /// A chunk found by one ranking.

@@ -157,8 +157,9 @@ pub struct SearchResponse {
     pub took_ms: f64,
     /// Confidence in the best hit, calibrated to 0–1 in every mode so the waterfall can
     /// compare it with `web_trigger_threshold`: lexical maps the best BM25 score through
-    /// `1 - exp(-score / 10)`; dense is the best cosine similarity; hybrid is the larger of
-    /// the two for the best candidates of each ranking. 0 when there is no hit.
+    /// `1 - exp(-score / 19)`; dense maps the best cosine similarity through
+    /// `1 - exp(-cos / 0.365)`; hybrid is the larger of the two. 0 when there is no hit.
+    /// (Constants measured with `docdexd eval-gate`; see `index::LEXICAL_CONFIDENCE_SCALE`.)
     pub top_score: f32,
     /// The mode actually used (a dense or hybrid request without a model runs lexical).
     pub mode: SearchMode,
