@@ -68,9 +68,10 @@ pub fn backoff(base: Duration, attempt: u32) -> Duration {
 mod tests {
     use super::*;
 
-    #[tokio::test(start_paused = true)]
+    #[tokio::test]
     async fn concurrent_callers_are_spaced_in_arrival_order() {
-        let spacing = Arc::new(Spacing::new(Duration::from_secs(2)));
+        let interval = Duration::from_millis(40);
+        let spacing = Arc::new(Spacing::new(interval));
         let started = Instant::now();
         let order = Arc::new(Mutex::new(Vec::new()));
         let mut tasks = Vec::new();
@@ -81,7 +82,8 @@ mod tests {
                 spacing.wait_turn(Duration::ZERO).await;
                 order.lock().unwrap().push((n, started.elapsed()));
             }));
-            tokio::task::yield_now().await;
+            // Each caller queues before the next one starts.
+            tokio::time::sleep(Duration::from_millis(2)).await;
         }
         for task in tasks {
             task.await.unwrap();
@@ -90,7 +92,7 @@ mod tests {
         let names: Vec<usize> = order.iter().map(|(n, _)| *n).collect();
         assert_eq!(names, vec![0, 1, 2, 3]);
         for pair in order.windows(2) {
-            assert!(pair[1].1 - pair[0].1 >= Duration::from_secs(2), "{order:?}");
+            assert!(pair[1].1 - pair[0].1 >= interval, "{order:?}");
         }
     }
 
