@@ -6,11 +6,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use actix::{Actor, Handler, Message, SyncContext};
+use heed::RwTxn;
 use tantivy::IndexWriter;
 
 use super::ingestor::IngestedFile;
 use super::unix_now;
-use crate::index::{FileRecord, IndexRunState, RepoIndex, WebPageDoc, WebPageRecord};
+use crate::index::{FileRecord, IndexRunState, RepoIndex, RepoStore, WebPageDoc, WebPageRecord};
 use crate::ingest::{sha256_hex, Chunk};
 use crate::protocol::{DocdexError, Result};
 
@@ -67,6 +68,16 @@ impl Indexer {
         self.writer_opt.as_mut().ok_or_else(|| DocdexError::internal("no index run in progress"))
     }
 
+    /// Hands out `count` fresh chunk ids (persisted with the next batch's records).
+    fn allocate_chunk_ids(&mut self, count: usize) -> Result<Vec<u32>> {
+        let first = self.next_chunk_id;
+        let count = u32::try_from(count).map_err(|_| DocdexError::internal("too many chunks"))?;
+        self.next_chunk_id = first
+            .checked_add(count)
+            .ok_or_else(|| DocdexError::internal("chunk ids exhausted; delete the repo's state and re-index"))?;
+        Ok((first..self.next_chunk_id).collect())
+    }
+
     fn commit(&mut self) -> Result<()> {
         self.writer()?.commit()?;
         self.needs_commit = false;
@@ -78,6 +89,19 @@ impl Indexer {
         }
         Ok(())
     }
+}
+
+/// A file's or page's chunks changed: the old chunks' vectors and pending entries go, the
+/// new chunks wait for embedding (texts embedded before get their cached vectors then, off
+/// the index run's path).
+fn replace_chunk_records(store: &RepoStore, wtxn: &mut RwTxn, old_ids: Vec<u32>, new_ids: &[u32]) -> Result<()> {
+    for id in old_ids {
+        store.delete_chunk(wtxn, id)?;
+    }
+    for &id in new_ids {
+        store.put_pending(wtxn, id)?;
+    }
+    Ok(())
 }
 
 impl Actor for Indexer {
@@ -169,12 +193,7 @@ impl Handler<AddFiles> for Indexer {
         for file in msg.files {
             let update = match file {
                 IngestedFile::Changed { path, mut record, chunks } => {
-                    let first = self.next_chunk_id;
-                    let count = u32::try_from(chunks.len()).map_err(|_| DocdexError::internal("too many chunks"))?;
-                    self.next_chunk_id = first.checked_add(count).ok_or_else(|| {
-                        DocdexError::internal("chunk ids exhausted; delete the repo's state and re-index")
-                    })?;
-                    let ids: Vec<u32> = (first..self.next_chunk_id).collect();
+                    let ids = self.allocate_chunk_ids(chunks.len())?;
                     let writer =
                         self.writer_opt.as_ref().ok_or_else(|| DocdexError::internal("no index run in progress"))?;
                     index.replace_file(writer, &path, &record.language, &chunks, &ids)?;
@@ -216,16 +235,8 @@ impl Handler<CommitBatch> for Indexer {
         for update in self.pending_records.drain(..) {
             match update {
                 RecordUpdate::Put { path, record } => {
-                    if let Some(old) = store.file(&wtxn, &path)? {
-                        for id in old.chunk_ids {
-                            store.delete_chunk(&mut wtxn, id)?;
-                        }
-                    }
-                    // Texts embedded before get their cached vectors when the pending chunks
-                    // are embedded, off the index run's path.
-                    for &id in &record.chunk_ids {
-                        store.put_pending(&mut wtxn, id)?;
-                    }
+                    let old_ids = store.file(&wtxn, &path)?.map(|old| old.chunk_ids).unwrap_or_default();
+                    replace_chunk_records(store, &mut wtxn, old_ids, &record.chunk_ids)?;
                     store.put_file(&mut wtxn, &path, &record)?;
                 }
                 RecordUpdate::Touch { path, mut record } => {
@@ -339,12 +350,7 @@ impl Handler<IngestWebPages> for Indexer {
             let mut written = 0u64;
             let mut records = Vec::with_capacity(pages.len());
             for (doc, content_hash, chunks) in &pages {
-                let first = self.next_chunk_id;
-                let count = u32::try_from(chunks.len()).map_err(|_| DocdexError::internal("too many chunks"))?;
-                self.next_chunk_id = first.checked_add(count).ok_or_else(|| {
-                    DocdexError::internal("chunk ids exhausted; delete the repo's state and re-index")
-                })?;
-                let ids: Vec<u32> = (first..self.next_chunk_id).collect();
+                let ids = self.allocate_chunk_ids(chunks.len())?;
                 index.replace_web_page(self.writer()?, doc, chunks, &ids)?;
                 written += chunks.len() as u64;
                 records.push((
@@ -362,14 +368,8 @@ impl Handler<IngestWebPages> for Indexer {
             // that is ingested again next time.
             let mut wtxn = store.write_txn()?;
             for (url, record) in records {
-                if let Some(old) = store.web_page(&wtxn, &url)? {
-                    for id in old.chunk_ids {
-                        store.delete_chunk(&mut wtxn, id)?;
-                    }
-                }
-                for &id in &record.chunk_ids {
-                    store.put_pending(&mut wtxn, id)?;
-                }
+                let old_ids = store.web_page(&wtxn, &url)?.map(|old| old.chunk_ids).unwrap_or_default();
+                replace_chunk_records(store, &mut wtxn, old_ids, &record.chunk_ids)?;
                 store.put_web_page(&mut wtxn, &url, &record)?;
             }
             let mut state = store.run_state(&wtxn)?;
