@@ -21,6 +21,7 @@ pub struct Config {
     pub embedding: EmbeddingConfig,
     pub server: ServerConfig,
     pub web: WebConfig,
+    pub llm: LlmConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -125,6 +126,44 @@ pub struct WebConfig {
     pub browser_idle_secs: u64,
 }
 
+/// The local LLM server chat answers come from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LlmConfig {
+    /// `ollama` (Ollama's API) or `openai` (any OpenAI-compatible server: llama.cpp, LM
+    /// Studio, vLLM). An unknown name is a warning; chat then fails with a clear error.
+    pub provider: String,
+    /// Where the server listens (`DOCDEX_LLM_BASE_URL`).
+    pub base_url: String,
+    /// The model asked for when a request names none (`DOCDEX_LLM_MODEL`); empty means the
+    /// server's first model (what a single-model llama.cpp server serves anyway).
+    pub default_model: String,
+    /// Most tokens an answer may take (requests may ask for fewer; never more than the
+    /// answer's 20% of the context window).
+    pub max_answer_tokens: usize,
+    /// The model's context window in tokens; 0 means ask the server, and 4096 when it does
+    /// not say.
+    pub context_window: usize,
+    /// Connecting, and waiting for each piece of a streamed answer, give up after this long.
+    pub timeout_secs: u64,
+    /// Retries of a request the server did not accept a connection for (it may be starting).
+    pub retries: u32,
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        LlmConfig {
+            provider: "ollama".into(),
+            base_url: "http://127.0.0.1:11434".into(),
+            default_model: "phi3.5:3.8b".into(),
+            max_answer_tokens: 512,
+            context_window: 0,
+            timeout_secs: 120,
+            retries: 2,
+        }
+    }
+}
+
 /// Floors the rate limits can never go below, whatever the configuration says: the web tier
 /// must stay polite to the sites it uses.
 pub const MIN_DISCOVERY_SPACING_MS: u64 = 2000;
@@ -214,6 +253,8 @@ pub struct LoadedConfig {
     pub path: PathBuf,
     /// Keys present in the file that docdex does not know (typos, removed options).
     pub unknown_keys: Vec<String>,
+    /// Values that are kept but will not work as written (an unknown LLM provider).
+    pub warnings: Vec<String>,
 }
 
 impl LoadedConfig {
@@ -257,7 +298,8 @@ pub fn load(home: &Path) -> Result<LoadedConfig> {
             .with_hint("fix the file or delete it to get the defaults back (example: config/config.example.toml)")
     })?;
     apply_env_overrides(&mut config)?;
-    Ok(LoadedConfig { config, home: home.to_path_buf(), path, unknown_keys })
+    let warnings = value_warnings(&config);
+    Ok(LoadedConfig { config, home: home.to_path_buf(), path, unknown_keys, warnings })
 }
 
 /// Parses config text; unknown keys are collected (and later warned about), not fatal, so an
@@ -271,7 +313,28 @@ pub fn parse(text: &str) -> std::result::Result<(Config, Vec<String>), String> {
     Ok((config, unknown))
 }
 
+/// Settings that parse but cannot work; reported, not fatal (the rest of docdex runs).
+pub fn value_warnings(config: &Config) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if crate::llm::ProviderKind::parse(&config.llm.provider).is_none() {
+        warnings.push(format!(
+            "llm.provider `{}` is unknown: chat will fail until it is `ollama` or `openai`",
+            config.llm.provider
+        ));
+    }
+    warnings
+}
+
 fn apply_env_overrides(config: &mut Config) -> Result<()> {
+    for (name, target) in [
+        ("DOCDEX_LLM_PROVIDER", &mut config.llm.provider),
+        ("DOCDEX_LLM_BASE_URL", &mut config.llm.base_url),
+        ("DOCDEX_LLM_MODEL", &mut config.llm.default_model),
+    ] {
+        if let Some(value) = env_nonempty(name) {
+            *target = value.trim().to_string();
+        }
+    }
     if let Some(dir) = env_nonempty("DOCDEX_STATE_DIR") {
         config.core.global_state_dir = Some(PathBuf::from(dir));
     }
@@ -342,6 +405,7 @@ fn apply_env_overrides(config: &mut Config) -> Result<()> {
         ));
     }
     config.core.max_concurrent_fetches = config.core.max_concurrent_fetches.clamp(1, 16);
+    config.llm.max_answer_tokens = config.llm.max_answer_tokens.max(1);
     config.web.page_load_timeout_secs = config.web.page_load_timeout_secs.max(1);
     if config.server.auth_token.as_deref() == Some("") {
         config.server.auth_token = None;

@@ -10,12 +10,14 @@ pub mod bench;
 pub mod bench_web;
 pub mod cli;
 pub mod config;
+pub mod dag;
 pub mod eval;
 pub mod gate_eval;
 pub mod http;
 pub mod index;
 pub mod ingest;
 pub mod jobs;
+pub mod llm;
 pub mod mcp;
 pub mod models;
 pub mod protocol;
@@ -42,6 +44,7 @@ pub struct Actors {
     pub repo_manager: Addr<RepoManager>,
     pub embedder: Addr<Embedder>,
     pub web: actors::tool_dispatcher::WebActors,
+    pub chat: actors::tool_dispatcher::ChatActors,
 }
 
 /// Spawns the actor system, downstream first. Must run inside an actix `System`.
@@ -69,17 +72,21 @@ pub fn start_actors(loaded: &LoadedConfig, default_repo_opt: Option<PathBuf>) ->
     let state_dir = loaded.state_dir();
     let discovery = Discovery::new(&config.web, &state_dir).expect("the discovery HTTP client builds").start();
     let scraper = Scraper::new(&config, &state_dir).expect("the scraper HTTP client builds").start();
-    let (dispatcher, web) = ToolDispatcher::start_with(DispatcherParts {
+    let gateway = actors::llm_gateway::LlmGateway::new(&config.llm).start();
+    let dag = SyncArbiter::start(1, || actors::dag_logger::DagLogger);
+    let (dispatcher, web, chat) = ToolDispatcher::start_with(DispatcherParts {
         repo_manager: repo_manager.clone(),
         ingestor,
         embedder: embedder.clone(),
         memory,
         discovery,
         scraper,
+        gateway,
+        dag,
         config,
         default_repo_opt,
     });
-    Actors { dispatcher, repo_manager, embedder, web }
+    Actors { dispatcher, repo_manager, embedder, web, chat }
 }
 
 /// The Embedder's settings from the configuration.

@@ -6,10 +6,13 @@
 //! WaterfallOrchestrator (which runs tier 1 through the dispatcher). Each repo's Indexer is spawned by the RepoManager when the repo is
 //! first opened.
 
+pub mod chat;
+pub mod dag_logger;
 pub mod discovery;
 pub mod embedder;
 pub mod indexer;
 pub mod ingestor;
+pub mod llm_gateway;
 pub mod memory_store;
 pub mod repo_manager;
 pub mod scraper;

@@ -10,7 +10,10 @@ use std::time::Instant;
 use actix::{Actor, Addr, AsyncContext, Context, Handler, Message, ResponseFuture};
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::chat::{ChatOrchestrator, ChatParts, ChatStart, RunChat};
+use super::dag_logger::{AppendDag, DagLogger};
 use super::discovery::{Discover, Discovery};
+use super::llm_gateway::{ListModels, LlmGateway};
 use super::embedder::{EmbedQuery, EmbedTexts, Embedder, ModelInfo, ProbeModel};
 use super::format_unix;
 use super::indexer::AbortIndexRun;
@@ -27,7 +30,7 @@ use crate::jobs::{embed_pending, run_index};
 use crate::models::MODEL_NAME;
 use crate::protocol::{
     DocdexError, EmbedProgress, EmbedSummary, EmbeddingStatus, ErrorCode, FileContent, FileEntry, FileList,
-    IndexProgress, IndexRequest, IndexSummary, MemoryDeleted, MemoryItem, MemoryRecallResponse, RepoStatus, Result,
+    IndexProgress, IndexRequest, IndexSummary, ChatRequest, MemoryDeleted, MemoryItem, MemoryRecallResponse, RepoStatus, Result,
     SearchMode, SearchRequest, SearchResponse, WaterfallRequest, WaterfallResponse, WebFetchResponse,
     WebSearchResponse, MAX_MEMORY_RECALL, MAX_OPEN_LINES,
 };
@@ -51,6 +54,7 @@ pub struct ToolDispatcher {
     embedder: Addr<Embedder>,
     memory: Addr<MemoryStore>,
     web: WebActors,
+    chat: ChatActors,
     config: Arc<Config>,
     default_repo_opt: Option<PathBuf>,
     embedding_jobs: EmbeddingJobs,
@@ -64,6 +68,14 @@ pub struct WebActors {
     pub waterfall: Addr<WaterfallOrchestrator>,
 }
 
+/// Grounded chat's actors, as the dispatcher reaches them.
+#[derive(Clone)]
+pub struct ChatActors {
+    pub gateway: Addr<LlmGateway>,
+    pub dag: Addr<DagLogger>,
+    pub orchestrator: Addr<ChatOrchestrator>,
+}
+
 /// What the dispatcher is made of; the waterfall is created with the dispatcher's own
 /// address (it runs tier 1 through it), see `ToolDispatcher::start_with`.
 pub struct DispatcherParts {
@@ -73,14 +85,18 @@ pub struct DispatcherParts {
     pub memory: Addr<MemoryStore>,
     pub discovery: Addr<Discovery>,
     pub scraper: Addr<Scraper>,
+    pub gateway: Addr<LlmGateway>,
+    pub dag: Addr<DagLogger>,
     pub config: Arc<Config>,
     pub default_repo_opt: Option<PathBuf>,
 }
 
 impl ToolDispatcher {
-    /// Starts the dispatcher and the WaterfallOrchestrator that calls back into it.
-    pub fn start_with(parts: DispatcherParts) -> (Addr<ToolDispatcher>, WebActors) {
+    /// Starts the dispatcher, and the WaterfallOrchestrator and ChatOrchestrator that call
+    /// back into it.
+    pub fn start_with(parts: DispatcherParts) -> (Addr<ToolDispatcher>, WebActors, ChatActors) {
         let mut web_opt = None;
+        let mut chat_opt = None;
         let dispatcher = ToolDispatcher::create(|ctx| {
             let waterfall = WaterfallOrchestrator::new(
                 ctx.address(),
@@ -90,20 +106,32 @@ impl ToolDispatcher {
                 Arc::clone(&parts.config),
             )
             .start();
+            let orchestrator = ChatOrchestrator::new(ChatParts {
+                dispatcher: ctx.address(),
+                waterfall: waterfall.clone(),
+                repo_manager: parts.repo_manager.clone(),
+                gateway: parts.gateway.clone(),
+                dag: parts.dag.clone(),
+                config: Arc::clone(&parts.config),
+            })
+            .start();
             let web = WebActors { discovery: parts.discovery, scraper: parts.scraper, waterfall };
             web_opt = Some(web.clone());
+            let chat = ChatActors { gateway: parts.gateway, dag: parts.dag, orchestrator };
+            chat_opt = Some(chat.clone());
             ToolDispatcher {
                 repo_manager: parts.repo_manager,
                 ingestor: parts.ingestor,
                 embedder: parts.embedder,
                 memory: parts.memory,
                 web,
+                chat,
                 config: parts.config,
                 default_repo_opt: parts.default_repo_opt,
                 embedding_jobs: Default::default(),
             }
         });
-        (dispatcher, web_opt.expect("set by create"))
+        (dispatcher, web_opt.expect("set by create"), chat_opt.expect("set by create"))
     }
 
     fn resolve_repo(&self, repo_opt: Option<PathBuf>) -> Result<PathBuf> {
@@ -219,10 +247,151 @@ impl Handler<WebRag> for ToolDispatcher {
     fn handle(&mut self, WebRag(request): WebRag, _: &mut Context<Self>) -> Self::Result {
         let repo = self.resolve_repo(request.search.repo_opt.clone());
         let waterfall = self.web.waterfall.clone();
+        let repo_manager = self.repo_manager.clone();
+        let dag = self.chat.dag.clone();
         Box::pin(async move {
             request.search.validate()?;
             let repo = repo?;
-            waterfall.send(RunWaterfall { repo, search: request.search, force_web: request.force_web }).await?
+            let mut response = waterfall
+                .send(RunWaterfall { repo: repo.clone(), search: request.search, force_web: request.force_web })
+                .await??;
+            // The session's reasoning DAG, from what the waterfall did.
+            let mut recorder = crate::dag::DagRecorder::new("web_rag", &response.query);
+            record_waterfall(&mut recorder, &response, request.force_web);
+            let handle = repo_manager.send(OpenRepo { path: repo, create: false }).await??;
+            let nodes = recorder.take();
+            let append = AppendDag { index: Arc::clone(&handle.index), session: recorder.session.clone(), nodes };
+            if let Err(err) = dag.send(append).await? {
+                tracing::warn!(error = %err.message, "could not record the reasoning DAG");
+            }
+            response.session_id = Some(recorder.session.id);
+            Ok(response)
+        })
+    }
+}
+
+fn record_waterfall(recorder: &mut crate::dag::DagRecorder, response: &WaterfallResponse, force_web: bool) {
+    use crate::dag::NodeKind;
+    use serde_json::json;
+    let root = recorder.add(NodeKind::UserRequest, &[], response.query.clone(), json!({ "force_web": force_web }));
+    let local = response.tiers.iter().find(|t| t.tier == "local");
+    let call = recorder.add(NodeKind::ToolCall, &[root], "search (local tier)", json!(null));
+    let obs = recorder.add(
+        NodeKind::Observation,
+        &[call],
+        format!("{} local hits, top score {:.2}", local.map(|t| t.hits).unwrap_or(0), response.top_score),
+        json!({ "took_ms": local.map(|t| t.took_ms) }),
+    );
+    let gate = recorder.add(
+        NodeKind::Decision,
+        &[obs],
+        format!("gate: {} (confidence {:.2}, threshold {:.2})", response.gate.decision, response.gate.top_score, response.gate.threshold),
+        json!(response.gate),
+    );
+    if let Some(web) = &response.web {
+        let call = recorder.add(NodeKind::ToolCall, &[gate], "web: discover, fetch, ingest", json!(null));
+        let pages: Vec<&str> = web.pages.iter().map(|p| p.url.as_str()).collect();
+        let summary = match &web.error {
+            Some(err) => format!("web failed: {}", err.message),
+            None => format!("{} pages fetched, {} chunks ingested", web.pages.len(), web.ingested_chunks),
+        };
+        recorder.add(NodeKind::Observation, &[call], summary, json!({ "pages": pages, "discovered": web.discovered }));
+    }
+}
+
+/// Starts a grounded chat answer (`/v1/chat/completions`, `docdexd chat`).
+#[derive(Message)]
+#[rtype(result = "Result<ChatStart>")]
+pub struct Chat(pub ChatRequest);
+
+/// The LLM server's models (`/v1/models`, `llm-list`).
+#[derive(Message)]
+#[rtype(result = "Result<Vec<crate::llm::ModelEntry>>")]
+pub struct LlmModels;
+
+/// A repo's reasoning sessions, newest first.
+#[derive(Message)]
+#[rtype(result = "Result<crate::dag::DagList>")]
+pub struct DagSessions {
+    pub repo_opt: Option<PathBuf>,
+}
+
+/// One reasoning session with its nodes.
+#[derive(Message)]
+#[rtype(result = "Result<crate::dag::DagView>")]
+pub struct DagGet {
+    pub repo_opt: Option<PathBuf>,
+    pub session: String,
+}
+
+impl Handler<Chat> for ToolDispatcher {
+    type Result = ResponseFuture<Result<ChatStart>>;
+
+    fn handle(&mut self, Chat(request): Chat, _: &mut Context<Self>) -> Self::Result {
+        let repo = self.resolve_repo(request.repo_opt.clone());
+        let orchestrator = self.chat.orchestrator.clone();
+        let repo_manager = self.repo_manager.clone();
+        Box::pin(async move {
+            // Checked here so an unknown or unindexed repo is the usual error, first.
+            let handle = open_indexed(&repo_manager, repo?).await?;
+            let repo = PathBuf::from(&handle.meta.canonical_path);
+            orchestrator.send(RunChat { repo, request }).await?
+        })
+    }
+}
+
+impl Handler<LlmModels> for ToolDispatcher {
+    type Result = ResponseFuture<Result<Vec<crate::llm::ModelEntry>>>;
+
+    fn handle(&mut self, _: LlmModels, _: &mut Context<Self>) -> Self::Result {
+        let gateway = self.chat.gateway.clone();
+        Box::pin(async move { gateway.send(ListModels).await? })
+    }
+}
+
+impl Handler<DagSessions> for ToolDispatcher {
+    type Result = ResponseFuture<Result<crate::dag::DagList>>;
+
+    fn handle(&mut self, msg: DagSessions, _: &mut Context<Self>) -> Self::Result {
+        let repo = self.resolve_repo(msg.repo_opt);
+        let repo_manager = self.repo_manager.clone();
+        Box::pin(async move {
+            let handle = open_indexed(&repo_manager, repo?).await?;
+            let index = Arc::clone(&handle.index);
+            let mut sessions = tokio::task::spawn_blocking(move || {
+                let rtxn = index.store.read_txn()?;
+                index.store.dag_sessions(&rtxn)
+            })
+            .await??;
+            sessions.sort_by(|a, b| b.id.cmp(&a.id));
+            Ok(crate::dag::DagList { repo: handle.meta.canonical_path.clone(), sessions })
+        })
+    }
+}
+
+impl Handler<DagGet> for ToolDispatcher {
+    type Result = ResponseFuture<Result<crate::dag::DagView>>;
+
+    fn handle(&mut self, msg: DagGet, _: &mut Context<Self>) -> Self::Result {
+        let repo = self.resolve_repo(msg.repo_opt);
+        let repo_manager = self.repo_manager.clone();
+        Box::pin(async move {
+            if !crate::dag::valid_session_id(&msg.session) {
+                return Err(DocdexError::invalid(format!("`{}` is not a session id", msg.session))
+                    .with_hint("session ids look like 20261123T210501Z-3fa9c2; `docdexd dag list` shows them"));
+            }
+            let handle = open_indexed(&repo_manager, repo?).await?;
+            let index = Arc::clone(&handle.index);
+            let id = msg.session.clone();
+            let view = tokio::task::spawn_blocking(move || {
+                let rtxn = index.store.read_txn()?;
+                index.store.dag_view(&rtxn, &id)
+            })
+            .await??;
+            view.ok_or_else(|| {
+                DocdexError::new(ErrorCode::NotFound, format!("no session {} in this repo", msg.session))
+                    .with_hint("`docdexd dag list --repo <path>` lists the repo's sessions")
+            })
         })
     }
 }

@@ -163,6 +163,7 @@ impl Handler<RunWaterfall> for WaterfallOrchestrator {
                 gate,
                 web: web_report,
                 notice,
+                session_id: None,
                 hits,
             })
         })

@@ -13,6 +13,7 @@ use heed::{Database, Env, EnvOpenOptions, RoTxn, RwTxn, WithoutTls};
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
+use crate::dag::{DagNode, DagSession, DagView};
 use crate::protocol::Result;
 
 const FILES_DB: &str = "files";
@@ -22,6 +23,8 @@ const EMBED_CACHE_DB: &str = "embedding_cache";
 const VECTORS_DB: &str = "vectors";
 const MEMORIES_DB: &str = "memories";
 const WEB_PAGES_DB: &str = "web_pages";
+const DAG_SESSIONS_DB: &str = "dag_sessions";
+const DAG_NODES_DB: &str = "dag_nodes";
 /// arroy index of memory vectors, beside the chunk vectors in the same database.
 const MEMORY_VECTORS_INDEX: u16 = 1;
 /// arroy index number of chunk vectors inside the vectors database (memory gets its own).
@@ -99,6 +102,9 @@ pub struct RepoStore {
     memories: Database<'static, U64<BigEndian>, SerdeJson<MemoryRecord>>,
     /// Web pages ingested into this repo: URL → record.
     web_pages: Database<'static, Str, SerdeJson<WebPageRecord>>,
+    /// Reasoning DAG: session id → header, and `<session>/<node id, 8 digits>` → node.
+    dag_sessions: Database<'static, Str, SerdeJson<DagSession>>,
+    dag_nodes: Database<'static, Str, SerdeJson<DagNode>>,
 }
 
 /// One remembered note.
@@ -120,7 +126,7 @@ impl RepoStore {
         // one handle) and the file is never truncated or modified outside LMDB.
         let env = unsafe { EnvOpenOptions::new().read_txn_without_tls().map_size(MAP_SIZE).max_dbs(16).open(dir)? };
         let wtxn = env.write_txn()?;
-        let (files, meta, pending, embed_cache, vectors, memories, web_pages) = env
+        let (files, meta, pending, embed_cache, vectors, memories, web_pages, dag_sessions, dag_nodes) = env
             .create_databases_and_commit(wtxn, |opener, wtxn| -> heed::Result<_> {
                 let files = opener.create_database(wtxn, Some(FILES_DB))?;
                 let meta = opener.create_database(wtxn, Some(META_DB))?;
@@ -129,6 +135,8 @@ impl RepoStore {
                 let vectors = opener.create_database(wtxn, Some(VECTORS_DB))?;
                 let memories = opener.create_database(wtxn, Some(MEMORIES_DB))?;
                 let web_pages = opener.create_database(wtxn, Some(WEB_PAGES_DB))?;
+                let dag_sessions = opener.create_database(wtxn, Some(DAG_SESSIONS_DB))?;
+                let dag_nodes = opener.create_database(wtxn, Some(DAG_NODES_DB))?;
                 Ok(heed::CommitOrAbort::<_, ()>::Commit((
                     files,
                     meta,
@@ -137,10 +145,12 @@ impl RepoStore {
                     vectors,
                     memories,
                     web_pages,
+                    dag_sessions,
+                    dag_nodes,
                 )))
             })?
             .unwrap_commit();
-        Ok(RepoStore { env, files, meta, pending, embed_cache, vectors, memories, web_pages })
+        Ok(RepoStore { env, files, meta, pending, embed_cache, vectors, memories, web_pages, dag_sessions, dag_nodes })
     }
 
     pub fn read_txn(&self) -> Result<RoTxn<'_, WithoutTls>> {
@@ -389,6 +399,38 @@ impl RepoStore {
         let count = reader.n_items() as usize;
         let found = reader.nns(count.max(1)).by_vector(rtxn, vector).map_err(arroy_error)?;
         Ok(found.into_iter().map(|(id, distance)| (u64::from(id), cosine_similarity(distance))).collect())
+    }
+}
+
+impl RepoStore {
+    /// Appends nodes to a session (created on its first node); the header's node count is
+    /// the highest id written.
+    pub fn append_dag(&self, wtxn: &mut RwTxn, session: &DagSession, nodes: &[DagNode]) -> Result<()> {
+        let mut header = self.dag_sessions.get(wtxn, &session.id)?.unwrap_or_else(|| session.clone());
+        for node in nodes {
+            self.dag_nodes.put(wtxn, &format!("{}/{:08}", session.id, node.id), node)?;
+            header.nodes = header.nodes.max(node.id);
+        }
+        self.dag_sessions.put(wtxn, &session.id, &header)?;
+        Ok(())
+    }
+
+    pub fn dag_sessions(&self, rtxn: &RoTxn<WithoutTls>) -> Result<Vec<DagSession>> {
+        let mut out = Vec::new();
+        for entry in self.dag_sessions.iter(rtxn)? {
+            out.push(entry?.1);
+        }
+        Ok(out)
+    }
+
+    /// A session and its nodes in id order; `None` when there is no such session.
+    pub fn dag_view(&self, rtxn: &RoTxn<WithoutTls>, id: &str) -> Result<Option<DagView>> {
+        let Some(session) = self.dag_sessions.get(rtxn, id)? else { return Ok(None) };
+        let mut nodes = Vec::new();
+        for entry in self.dag_nodes.prefix_iter(rtxn, &format!("{id}/"))? {
+            nodes.push(entry?.1);
+        }
+        Ok(Some(DagView { session, nodes }))
     }
 }
 

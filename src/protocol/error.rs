@@ -37,6 +37,10 @@ pub enum ErrorCode {
     WebUnavailable,
     /// A page or request took longer than its timeout.
     Timeout,
+    /// The LLM server cannot be reached, or does not have the model.
+    LlmUnavailable,
+    /// The LLM server failed while answering.
+    LlmError,
     /// Anything else: a bug or an environment failure.
     Internal,
 }
@@ -50,7 +54,8 @@ impl ErrorCode {
             ErrorCode::RepoNotFound | ErrorCode::RepoNotIndexed | ErrorCode::NotFound => 404,
             ErrorCode::IndexLocked | ErrorCode::WebDisabled => 409,
             ErrorCode::UrlRefused => 403,
-            ErrorCode::WebUnavailable => 502,
+            ErrorCode::WebUnavailable | ErrorCode::LlmError => 502,
+            ErrorCode::LlmUnavailable => 503,
             ErrorCode::Timeout => 504,
             ErrorCode::ModelUnavailable => 503,
             ErrorCode::ConfigInvalid | ErrorCode::StateUnwritable | ErrorCode::Internal => 500,
@@ -77,6 +82,8 @@ impl ErrorCode {
             ErrorCode::UrlRefused => "url_refused",
             ErrorCode::WebUnavailable => "web_unavailable",
             ErrorCode::Timeout => "timeout",
+            ErrorCode::LlmUnavailable => "llm_unavailable",
+            ErrorCode::LlmError => "llm_error",
             ErrorCode::Internal => "internal",
         }
     }

@@ -470,5 +470,62 @@ pub struct WaterfallResponse {
     pub web: Option<WebTierReport>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,
+    /// The reasoning session recorded for this run (`docdexd dag view`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
     pub hits: Vec<SearchHit>,
+}
+
+/// A grounded chat turn: the conversation so far (the last message is the user's question).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatRequest {
+    pub repo_opt: Option<PathBuf>,
+    pub messages: Vec<crate::llm::ChatMessage>,
+    /// `None` (or `docdex`) means `[llm] default_model`.
+    pub model_opt: Option<String>,
+    /// Capped by `[llm] max_answer_tokens` and by the answer's share of the window.
+    pub max_tokens_opt: Option<usize>,
+    pub temperature_opt: Option<f32>,
+    /// Escalate to the web whatever the local confidence.
+    pub force_web: bool,
+}
+
+/// One numbered source of a grounded answer (the `[n]` the answer cites).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatSource {
+    pub n: usize,
+    pub kind: crate::llm::budget::SnippetKind,
+    /// `src/pool.rs:1-12`, `memory #3` or the page's URL.
+    pub label: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line_start: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line_end: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_id: Option<u64>,
+}
+
+/// How a chat answer was grounded: the session, the sources, the budget and what was sent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatContext {
+    pub session_id: String,
+    pub repo: String,
+    pub model: String,
+    pub provider: String,
+    pub sources: Vec<ChatSource>,
+    pub budget: crate::llm::budget::BudgetReport,
+    /// The waterfall gate's decision for the repo search.
+    pub gate: Gate,
+    /// Time to recall memory, search (and go to the web) and fit the prompt.
+    pub assembly_ms: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
+    /// The messages sent to the model (returned on request: `docdex.debug`).
+    pub prompt: Vec<crate::llm::ChatMessage>,
 }
