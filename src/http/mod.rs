@@ -1,8 +1,13 @@
 //! The HTTP API (actix-web): thin handlers that parse, call the ToolDispatcher and render.
 //!
 //! Routes: `GET /healthz`, `GET /v1/search` (with `force_web` / `waterfall`, the waterfall),
-//! `GET /v1/status`, `POST /v1/index`, memory, `POST /v1/web/search`, `POST /v1/web/fetch`. Errors are
-//! `{"error": {"code", "message", "hint"}}` with the status from the protocol's error table.
+//! `GET /v1/status`, `POST /v1/index`, memory, `POST /v1/web/search`, `POST /v1/web/fetch`,
+//! `GET /v1/dag`, `GET /v1/dag/{session}`, and the OpenAI-compatible `POST
+//! /v1/chat/completions` and `GET /v1/models` (in `openai`). Errors are
+//! `{"error": {"code", "message", "hint"}}` with the status from the protocol's error table
+//! (OpenAI's shape on the OpenAI-compatible routes).
+
+pub mod openai;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -20,7 +25,8 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp_actix_web::transport::StreamableHttpService;
 
 use crate::actors::tool_dispatcher::{
-    Index, MemoryDelete, MemoryRecall, MemorySave, Search, Status, ToolDispatcher, WebFetch, WebRag, WebSearch,
+    DagGet, DagSessions, Index, MemoryDelete, MemoryRecall, MemorySave, Search, Status, ToolDispatcher, WebFetch,
+    WebRag, WebSearch,
 };
 use crate::mcp::DocdexMcp;
 use crate::protocol::{DocdexError, ErrorCode, Health, IndexRequest, SearchMode, SearchRequest, WaterfallRequest};
@@ -216,6 +222,40 @@ async fn web_fetch(state: web::Data<HttpState>, body: web::Json<WebFetchBody>) -
     respond(dispatch(&state, WebFetch { url: body.url, refresh: body.refresh }).await)
 }
 
+#[derive(Debug, Deserialize)]
+struct DagParams {
+    repo: Option<PathBuf>,
+    /// `json` (default), `text` or `dot`.
+    format: Option<String>,
+}
+
+async fn dag_list(state: web::Data<HttpState>, params: web::Query<RepoParam>) -> HttpResponse {
+    respond(dispatch(&state, DagSessions { repo_opt: params.into_inner().repo }).await)
+}
+
+async fn dag_view(
+    state: web::Data<HttpState>,
+    session: web::Path<String>,
+    params: web::Query<DagParams>,
+) -> HttpResponse {
+    let params = params.into_inner();
+    let format = params.format.unwrap_or_else(|| "json".into());
+    if !matches!(format.as_str(), "json" | "text" | "dot") {
+        return error_response(&DocdexError::invalid(format!("`format` must be json, text or dot, got `{format}`")));
+    }
+    let view = match dispatch(&state, DagGet { repo_opt: params.repo, session: session.into_inner() }).await {
+        Ok(view) => view,
+        Err(err) => return error_response(&err),
+    };
+    match format.as_str() {
+        "text" => HttpResponse::Ok().content_type("text/plain; charset=utf-8").body(crate::dag::render_text(&view)),
+        "dot" => {
+            HttpResponse::Ok().content_type("text/vnd.graphviz; charset=utf-8").body(crate::dag::render_dot(&view))
+        }
+        _ => HttpResponse::Ok().json(view),
+    }
+}
+
 async fn not_found() -> HttpResponse {
     error_response(
         &DocdexError::new(ErrorCode::NotFound, "no such endpoint").with_hint("see the README's HTTP API section"),
@@ -272,6 +312,10 @@ pub fn configure(state: HttpState) -> impl Fn(&mut web::ServiceConfig) + Clone +
             .route("/v1/index", web::post().to(index))
             .route("/v1/web/search", web::post().to(web_search))
             .route("/v1/web/fetch", web::post().to(web_fetch))
+            .route("/v1/chat/completions", web::post().to(openai::chat_completions))
+            .route("/v1/models", web::get().to(openai::models))
+            .route("/v1/dag", web::get().to(dag_list))
+            .route("/v1/dag/{session}", web::get().to(dag_view))
             .default_service(web::to(not_found));
     }
 }

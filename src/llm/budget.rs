@@ -113,31 +113,40 @@ pub fn plan(
     let available = window - answer - system_tokens;
     let memory_share = share(window, MEMORY_SHARE);
     let evidence_share = share(window, EVIDENCE_SHARE);
+    // Each share is filled in priority order (memory within its own share; repo, then
+    // library, then web within the evidence share), best-ranked first. A snippet that does
+    // not fit is dropped and closes the share to every lower-priority kind, so a web snippet
+    // never takes room a repo snippet was refused; smaller snippets of the same kind may
+    // still fill the rest.
     let mut kept: Vec<usize> = Vec::new();
-    let mut dropped = Vec::new();
-    let drop = |c: &Candidate, reason: String| Dropped { kind: c.kind, label: c.label.clone(), tokens: c.tokens, reason };
-
-    // Memory first, within its share.
+    let mut dropped: Vec<Dropped> = Vec::new();
     let mut memory_used = 0;
-    for (i, c) in candidates.iter().enumerate().filter(|(_, c)| c.kind == SnippetKind::Memory) {
-        if memory_used + c.tokens <= memory_share {
-            memory_used += c.tokens;
-            kept.push(i);
-        } else {
-            dropped.push(drop(c, format!("over the memory share ({memory_share} tokens)")));
-        }
-    }
-    // Then the evidence share, filled in priority order: repo, library, web.
     let mut evidence_used = 0;
-    for kind in [SnippetKind::Repo, SnippetKind::Library, SnippetKind::Web] {
-        for (i, c) in candidates.iter().enumerate().filter(|(_, c)| c.kind == kind) {
-            if evidence_used + c.tokens <= evidence_share {
-                evidence_used += c.tokens;
-                kept.push(i);
-            } else {
-                dropped.push(drop(c, format!("over the repo/library/web share ({evidence_share} tokens)")));
-            }
+    let mut closed_below: Option<SnippetKind> = None;
+    let mut order: Vec<usize> = (0..candidates.len()).collect();
+    order.sort_by_key(|&i| (candidates[i].kind, i));
+    for i in order {
+        let c = &candidates[i];
+        let (used, share, what) = if c.kind == SnippetKind::Memory {
+            (&mut memory_used, memory_share, "memory")
+        } else {
+            (&mut evidence_used, evidence_share, "repo/library/web")
+        };
+        let closed = c.kind != SnippetKind::Memory && closed_below.is_some_and(|k| c.kind > k);
+        if !closed && *used + c.tokens <= share {
+            *used += c.tokens;
+            kept.push(i);
+            continue;
         }
+        if c.kind != SnippetKind::Memory && closed_below.is_none() {
+            closed_below = Some(c.kind);
+        }
+        let reason = if closed {
+            format!("over the {what} share ({share} tokens): a higher-priority snippet did not fit")
+        } else {
+            format!("over the {what} share ({share} tokens)")
+        };
+        dropped.push(Dropped { kind: c.kind, label: c.label.clone(), tokens: c.tokens, reason });
     }
     // A long conversation can leave less than the shares: give way from the bottom.
     while memory_used + evidence_used > available {
@@ -153,7 +162,12 @@ pub fn plan(
         } else {
             evidence_used -= c.tokens;
         }
-        dropped.push(drop(c, format!("over the context window ({available} tokens left for context)")));
+        dropped.push(Dropped {
+            kind: c.kind,
+            label: c.label.clone(),
+            tokens: c.tokens,
+            reason: format!("over the context window ({available} tokens left for context)"),
+        });
     }
     kept.sort_unstable();
     Ok(Plan {
@@ -201,10 +215,22 @@ mod tests {
         ];
         let plan = plan(1000, 100, 50, &cands).unwrap();
         let dropped: Vec<&str> = plan.report.dropped.iter().map(|d| d.label.as_str()).collect();
-        // Repo first: r1 + r2 = 400, then w1 (200) does not fit, w2 (100) does.
+        // Repo first: r1 + r2 = 400; w1 (200) does not fit, the smaller w2 (100) does.
         assert_eq!(dropped, vec!["w1"]);
         assert_eq!(plan.kept, vec![0, 2, 3, 4]);
         assert_eq!(plan.report.evidence_tokens, 500);
+        // A repo snippet that does not fit closes the share to the web, even small pages.
+        let cands = [c(SnippetKind::Repo, "big", 600), c(SnippetKind::Repo, "r2", 100), c(SnippetKind::Web, "w1", 50)];
+        let plan = super::plan(1000, 100, 50, &cands).unwrap();
+        let dropped: Vec<&str> = plan.report.dropped.iter().map(|d| d.label.as_str()).collect();
+        assert_eq!(dropped, vec!["big", "w1"]);
+        assert_eq!(plan.kept, vec![1]);
+        // With no web left, the lowest-ranked repo snippet goes.
+        let repo_only =
+            [c(SnippetKind::Repo, "r1", 300), c(SnippetKind::Repo, "r2", 300), c(SnippetKind::Memory, "m1", 250)];
+        let plan = super::plan(1000, 100, 50, &repo_only).unwrap();
+        let dropped: Vec<&str> = plan.report.dropped.iter().map(|d| d.label.as_str()).collect();
+        assert_eq!(dropped, vec!["m1", "r2"], "memory over its own share, repo over the evidence share");
     }
 
     #[test]

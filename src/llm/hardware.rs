@@ -141,8 +141,7 @@ pub fn advise(list: &LlmList, hw: &Hardware, installed_opt: Option<&[String]>) -
     let tier = tier_for(list, hw).clone();
     let installed_of = |spec: &ModelSpec| installed_opt.map(|names| is_installed(&spec.name, names));
     let pick = |tier_name: &str| -> Option<&ModelSpec> {
-        let candidates: Vec<&ModelSpec> =
-            list.models.iter().filter(|m| m.tier == tier_name && fits(m, hw)).collect();
+        let candidates: Vec<&ModelSpec> = list.models.iter().filter(|m| m.tier == tier_name && fits(m, hw)).collect();
         candidates.iter().find(|m| installed_of(m) == Some(true)).or(candidates.first()).copied()
     };
     let mut notes = Vec::new();

@@ -35,7 +35,9 @@ impl ProviderKind {
     pub fn parse(name: &str) -> Option<ProviderKind> {
         match name.trim().to_ascii_lowercase().as_str() {
             "ollama" => Some(ProviderKind::Ollama),
-            "openai" | "openai-compatible" | "openai_compatible" | "llamacpp" | "llama.cpp" => Some(ProviderKind::OpenAi),
+            "openai" | "openai-compatible" | "openai_compatible" | "llamacpp" | "llama.cpp" => {
+                Some(ProviderKind::OpenAi)
+            }
             _ => None,
         }
     }
@@ -129,7 +131,12 @@ impl LlmClient {
             .user_agent(concat!("docdex/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|err| DocdexError::internal(format!("cannot build the LLM HTTP client: {err}")))?;
-        Ok(LlmClient { kind, base_url: config.base_url.trim_end_matches('/').to_string(), http, retries: config.retries })
+        Ok(LlmClient {
+            kind,
+            base_url: config.base_url.trim_end_matches('/').to_string(),
+            http,
+            retries: config.retries,
+        })
     }
 
     fn url(&self, path: &str) -> String {

@@ -12,7 +12,10 @@ use crate::protocol::{DocdexError, ErrorCode, Result};
 pub(super) async fn list_models(client: &LlmClient) -> Result<Vec<ModelEntry>> {
     let response = client.send(client.http.get(client.url("/api/tags"))).await?;
     let body: Value = client.checked(response, "the model list").await?.json().await.map_err(|err| {
-        DocdexError::new(ErrorCode::LlmError, format!("{} answered /api/tags with something else: {err}", client.base_url))
+        DocdexError::new(
+            ErrorCode::LlmError,
+            format!("{} answered /api/tags with something else: {err}", client.base_url),
+        )
     })?;
     Ok(body["models"]
         .as_array()

@@ -36,6 +36,9 @@ impl Home {
             .env_remove("DOCDEX_WEB_ENABLED")
             .env_remove("DOCDEX_CHROME_PATH")
             .env_remove("DOCDEX_WEB_TRIGGER_THRESHOLD")
+            .env_remove("DOCDEX_LLM_PROVIDER")
+            .env_remove("DOCDEX_LLM_BASE_URL")
+            .env_remove("DOCDEX_LLM_MODEL")
             .env_remove(docdex::actors::indexer::FAULT_ABORT_AFTER_COMMITS_ENV)
             .env("DOCDEX_MODELS_DIR", models_dir())
             .stdin(Stdio::null());
@@ -183,4 +186,18 @@ pub fn models_dir() -> PathBuf {
         dir.display()
     );
     dir
+}
+
+/// The Python with the test tools (MCP SDK, OpenAI client, llama.cpp server): scripts/test.sh
+/// makes target/py.
+pub fn python() -> PathBuf {
+    let python = std::env::var_os("DOCDEX_TEST_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/py/bin/python"));
+    assert!(
+        python.exists(),
+        "{} is missing: run ./scripts/test.sh (it installs the Python test tools)",
+        python.display()
+    );
+    python
 }

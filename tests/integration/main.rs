@@ -3,8 +3,10 @@
 
 mod common;
 mod fakeweb;
+mod ollama_stub;
 
 mod browser_guard;
+mod chat;
 mod cli;
 mod http;
 mod indexing;

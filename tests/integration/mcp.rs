@@ -4,16 +4,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::common::{repo_with, Home, Server};
-
-/// The Python that has the `mcp` package (scripts/test.sh makes target/py).
-fn python() -> PathBuf {
-    let python = std::env::var_os("DOCDEX_TEST_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/py/bin/python"));
-    assert!(python.exists(), "{} is missing: run ./scripts/test.sh (it installs the MCP Python SDK)", python.display());
-    python
-}
+use crate::common::{python, repo_with, Home, Server};
 
 fn client_script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py")

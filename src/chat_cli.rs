@@ -1,0 +1,431 @@
+//! The chat-side commands of `docdexd`: `chat` (one question or a REPL), `dag list|view`,
+//! `llm-list`, `llm-setup` and `bench-chat`. Like the rest of the CLI they call the
+//! ToolDispatcher and render.
+
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::actors::chat::ChatStart;
+use crate::actors::repo_manager::CloseAll;
+use crate::actors::scraper::CloseBrowser;
+use crate::actors::tool_dispatcher::{Chat, DagGet, DagSessions, LlmModels};
+use crate::config::LoadedConfig;
+use crate::llm::hardware::{self, Advice, Hardware};
+use crate::llm::{ChatMessage, StreamEvent, Usage};
+use crate::protocol::{ChatContext, ChatRequest, DocdexError, ErrorCode, Result};
+
+/// Options of `docdexd chat`.
+pub struct ChatOptions {
+    pub repo: PathBuf,
+    pub query_opt: Option<String>,
+    pub force_web: bool,
+    pub model_opt: Option<String>,
+    pub max_tokens_opt: Option<usize>,
+    pub json: bool,
+}
+
+/// The outcome of one streamed answer.
+pub struct Answer {
+    pub context: ChatContext,
+    pub text: String,
+    pub finish_reason: String,
+    pub usage_opt: Option<Usage>,
+    /// From sending the request to the first piece of text.
+    pub first_token_ms: Option<f64>,
+    pub total_ms: f64,
+}
+
+/// Runs one turn, handing each piece of text to `on_text` as it arrives.
+pub async fn ask(
+    actors: &crate::Actors,
+    request: ChatRequest,
+    mut on_text: impl FnMut(&str) -> Result<()>,
+) -> Result<Answer> {
+    let started = Instant::now();
+    let ChatStart { context, mut events } = actors.dispatcher.send(Chat(request)).await??;
+    let mut text = String::new();
+    let mut first_token_ms = None;
+    let mut finish = ("stop".to_string(), None);
+    while let Some(event) = events.recv().await {
+        match event? {
+            StreamEvent::Delta(piece) => {
+                first_token_ms.get_or_insert_with(|| started.elapsed().as_secs_f64() * 1000.0);
+                text.push_str(&piece);
+                on_text(&piece)?;
+            }
+            StreamEvent::Done { finish_reason, usage_opt } => finish = (finish_reason, usage_opt),
+        }
+    }
+    Ok(Answer {
+        context,
+        text,
+        finish_reason: finish.0,
+        usage_opt: finish.1,
+        first_token_ms,
+        total_ms: started.elapsed().as_secs_f64() * 1000.0,
+    })
+}
+
+fn print_now(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => Err(err.into()),
+        _ => Ok(()),
+    }
+}
+
+fn render_sources(context: &ChatContext) -> String {
+    let mut out = String::new();
+    if context.sources.is_empty() {
+        out.push_str("\nsources: none (nothing in the repo or its memory matched)\n");
+    } else {
+        out.push_str("\nsources:\n");
+        for source in &context.sources {
+            // Memory labels already say "memory #3".
+            let kind = if source.memory_id.is_some() { String::new() } else { format!("{} ", source.kind.as_str()) };
+            out.push_str(&format!("  [{}] {kind}{}\n", source.n, source.label));
+        }
+    }
+    for dropped in &context.budget.dropped {
+        out.push_str(&format!(
+            "  (left out: {} {} — {} tokens, {})\n",
+            dropped.kind.as_str(),
+            dropped.label,
+            dropped.tokens,
+            dropped.reason
+        ));
+    }
+    if let Some(notice) = &context.notice {
+        out.push_str(&format!("notice: {notice}\n"));
+    }
+    out.push_str(&format!(
+        "session: {} (docdexd dag view --repo {} {})\n",
+        context.session_id, context.repo, context.session_id
+    ));
+    out
+}
+
+pub async fn run_chat(loaded: &LoadedConfig, options: ChatOptions) -> Result<i32> {
+    let actors = crate::start_actors(loaded, None);
+    let result = chat_loop(&actors, &options).await;
+    actors.web.scraper.send(CloseBrowser).await?;
+    actors.repo_manager.send(CloseAll).await?;
+    result
+}
+
+async fn chat_loop(actors: &crate::Actors, options: &ChatOptions) -> Result<i32> {
+    let request = |messages: Vec<ChatMessage>| ChatRequest {
+        repo_opt: Some(options.repo.clone()),
+        messages,
+        model_opt: options.model_opt.clone(),
+        max_tokens_opt: options.max_tokens_opt,
+        temperature_opt: None,
+        force_web: options.force_web,
+    };
+    if let Some(query) = &options.query_opt {
+        let messages = vec![ChatMessage::new("user", query.clone())];
+        if options.json {
+            let answer = ask(actors, request(messages), |_| Ok(())).await?;
+            let value = serde_json::json!({
+                "answer": answer.text,
+                "finish_reason": answer.finish_reason,
+                "usage": answer.usage_opt,
+                "first_token_ms": answer.first_token_ms,
+                "total_ms": answer.total_ms,
+                "docdex": answer.context,
+            });
+            print_now(&format!("{}\n", serde_json::to_string_pretty(&value)?))?;
+        } else {
+            let answer = ask(actors, request(messages), print_now).await?;
+            print_now(&format!("\n{}", render_sources(&answer.context)))?;
+        }
+        return Ok(0);
+    }
+    // The REPL: the conversation so far goes with each question.
+    eprintln!("docdex chat on {} — ask a question; an empty line or Ctrl-D ends.", options.repo.display());
+    let mut messages: Vec<ChatMessage> = Vec::new();
+    let stdin = std::io::stdin();
+    loop {
+        eprint!("> ");
+        let mut line = String::new();
+        if stdin.lock().read_line(&mut line)? == 0 {
+            break;
+        }
+        let question = line.trim();
+        if question.is_empty() || question == "exit" || question == "quit" {
+            break;
+        }
+        messages.push(ChatMessage::new("user", question));
+        match ask(actors, request(messages.clone()), print_now).await {
+            Ok(answer) => {
+                print_now(&format!("\n{}", render_sources(&answer.context)))?;
+                messages.push(ChatMessage::new("assistant", answer.text));
+            }
+            Err(err) => {
+                messages.pop();
+                eprintln!("error: {}", err.message);
+                if let Some(hint) = &err.hint {
+                    eprintln!("hint: {hint}");
+                }
+            }
+        }
+    }
+    Ok(0)
+}
+
+pub async fn run_dag_list(loaded: &LoadedConfig, repo: PathBuf, json: bool) -> Result<i32> {
+    let actors = crate::start_actors(loaded, None);
+    let list = actors.dispatcher.send(DagSessions { repo_opt: Some(repo) }).await??;
+    if json {
+        print_now(&format!("{}\n", serde_json::to_string_pretty(&list)?))?;
+    } else if list.sessions.is_empty() {
+        print_now(&format!("no reasoning sessions recorded for {} yet (`docdexd chat` records them)\n", list.repo))?;
+    } else {
+        let mut out = String::new();
+        for s in &list.sessions {
+            out.push_str(&format!("{}  {:<8} {:>3} nodes  {}\n", s.id, s.kind, s.nodes, s.title));
+        }
+        print_now(&out)?;
+    }
+    Ok(if list.sessions.is_empty() { 1 } else { 0 })
+}
+
+pub async fn run_dag_view(loaded: &LoadedConfig, repo: PathBuf, session: String, format: &str) -> Result<i32> {
+    if !matches!(format, "text" | "dot" | "json") {
+        return Err(DocdexError::invalid(format!("--format must be text, dot or json, got `{format}`")));
+    }
+    let actors = crate::start_actors(loaded, None);
+    let view = actors.dispatcher.send(DagGet { repo_opt: Some(repo), session }).await??;
+    let text = match format {
+        "dot" => crate::dag::render_dot(&view),
+        "json" => format!("{}\n", serde_json::to_string_pretty(&view)?),
+        _ => crate::dag::render_text(&view),
+    };
+    print_now(&text)?;
+    Ok(0)
+}
+
+/// The machine as detected, or as given on the command line (to see another tier's advice).
+fn hardware_of(ram_gb_opt: Option<f64>, vram_gb_opt: Option<f64>) -> Hardware {
+    let mut hw = hardware::detect();
+    if ram_gb_opt.is_some() || vram_gb_opt.is_some() {
+        hw.simulated = true;
+    }
+    if let Some(ram) = ram_gb_opt {
+        hw.ram_gb = ram;
+    }
+    if let Some(vram) = vram_gb_opt {
+        // 0 means "no GPU".
+        hw.vram_gb = (vram > 0.0).then_some(vram);
+        hw.gpu = hw.vram_gb.map(|_| "given with --vram-gb".into());
+    }
+    hw
+}
+
+/// Advice plus what the configured server said (or why it could not be asked).
+async fn advice(loaded: &LoadedConfig, ram_gb_opt: Option<f64>, vram_gb_opt: Option<f64>) -> (Advice, Option<String>) {
+    let hw = hardware_of(ram_gb_opt, vram_gb_opt);
+    let actors = crate::start_actors(loaded, None);
+    let (installed_opt, server_note) = match actors.dispatcher.send(LlmModels).await {
+        Ok(Ok(models)) => (Some(models.into_iter().map(|m| m.id).collect::<Vec<_>>()), None),
+        Ok(Err(err)) => (None, Some(err.message)),
+        Err(err) => (None, Some(err.to_string())),
+    };
+    let list = hardware::shipped_list();
+    (hardware::advise(&list, &hw, installed_opt.as_deref()), server_note)
+}
+
+fn render_advice(advice: &Advice, server_note: Option<&str>, loaded: &LoadedConfig) -> String {
+    let hw = &advice.hardware;
+    let mut out = format!(
+        "machine: {:.1} GB RAM, {}{}\ntier:    {} ({})\n",
+        hw.ram_gb,
+        match (&hw.gpu, hw.vram_gb) {
+            (Some(gpu), Some(vram)) => format!("GPU {gpu} with {vram:.1} GB VRAM"),
+            _ => "no GPU".into(),
+        },
+        if hw.simulated { " (simulated)" } else { "" },
+        advice.tier.name,
+        advice.tier.description
+    );
+    let llm = &loaded.config.llm;
+    out.push_str(&format!("server:  {} at {}", llm.provider, llm.base_url));
+    match server_note {
+        Some(note) => out.push_str(&format!(" — not reachable: {note}\n")),
+        None => out.push_str(" — reachable\n"),
+    }
+    out.push_str("\n  model                 tier         params  download  needs RAM  fits  installed\n");
+    for m in &advice.models {
+        out.push_str(&format!(
+            "{} {:<21} {:<12} {:>6} {:>7.1} GB {:>6} GB  {:<5} {}\n",
+            if m.recommended { "*" } else { " " },
+            m.spec.name,
+            m.spec.tier,
+            m.spec.params,
+            m.spec.download_gb,
+            m.spec.min_ram_gb,
+            if m.fits { "yes" } else { "no" },
+            match m.installed {
+                Some(true) => "yes",
+                Some(false) => "no",
+                None => "?",
+            }
+        ));
+    }
+    match &advice.recommended {
+        Some(name) => out.push_str(&format!("\nrecommended: {name} (*)\n")),
+        None => out.push_str("\nno listed model fits this machine\n"),
+    }
+    for note in &advice.notes {
+        out.push_str(&format!("note: {note}\n"));
+    }
+    out
+}
+
+pub async fn run_llm_list(
+    loaded: &LoadedConfig,
+    ram_gb_opt: Option<f64>,
+    vram_gb_opt: Option<f64>,
+    json: bool,
+) -> Result<i32> {
+    let (advice, server_note) = advice(loaded, ram_gb_opt, vram_gb_opt).await;
+    if json {
+        let value = serde_json::json!({ "advice": advice, "server_error": server_note });
+        print_now(&format!("{}\n", serde_json::to_string_pretty(&value)?))?;
+    } else {
+        print_now(&render_advice(&advice, server_note.as_deref(), loaded))?;
+    }
+    Ok(0)
+}
+
+/// Shows what to pull and, with `yes`, sets `[llm] default_model` in the config file
+/// (comments and layout kept). Never installs or pulls anything.
+pub async fn run_llm_setup(
+    loaded: &LoadedConfig,
+    ram_gb_opt: Option<f64>,
+    vram_gb_opt: Option<f64>,
+    yes: bool,
+) -> Result<i32> {
+    let (advice, server_note) = advice(loaded, ram_gb_opt, vram_gb_opt).await;
+    let mut out = render_advice(&advice, server_note.as_deref(), loaded);
+    let Some(model) = advice.recommended.clone() else {
+        print_now(&out)?;
+        return Ok(1);
+    };
+    let installed = advice.models.iter().any(|m| m.spec.name == model && m.installed == Some(true));
+    let llm = &loaded.config.llm;
+    out.push('\n');
+    if !installed {
+        match crate::llm::ProviderKind::parse(&llm.provider) {
+            Some(crate::llm::ProviderKind::Ollama) => {
+                out.push_str(&format!("to get it: ollama pull {model}   (docdex does not pull models itself)\n"))
+            }
+            _ => out.push_str(&format!(
+                "to get it: download a GGUF build of {model} and serve it with an OpenAI-compatible server (llama-server -m <file> --port 8080)\n"
+            )),
+        }
+    }
+    if llm.default_model == model {
+        out.push_str(&format!("[llm] default_model is already {model}\n"));
+    } else if yes {
+        set_default_model(&loaded.path, &model)?;
+        out.push_str(&format!("set [llm] default_model = \"{model}\" in {}\n", loaded.path.display()));
+    } else {
+        out.push_str(&format!(
+            "run `docdexd llm-setup --yes` to set [llm] default_model = \"{model}\" in {} (now \"{}\")\n",
+            loaded.path.display(),
+            llm.default_model
+        ));
+    }
+    print_now(&out)?;
+    Ok(0)
+}
+
+/// Rewrites one key of the config file with toml_edit, so the user's comments stay.
+fn set_default_model(path: &Path, model: &str) -> Result<()> {
+    let text = std::fs::read_to_string(path)?;
+    let mut doc: toml_edit::DocumentMut =
+        text.parse().map_err(|err| DocdexError::new(ErrorCode::ConfigInvalid, format!("{}: {err}", path.display())))?;
+    if !doc.contains_table("llm") {
+        doc["llm"] = toml_edit::table();
+    }
+    doc["llm"]["default_model"] = toml_edit::value(model);
+    let tmp = path.with_extension("toml.tmp");
+    std::fs::write(&tmp, doc.to_string())?;
+    std::fs::rename(&tmp, path)?;
+    Ok(())
+}
+
+/// `bench-chat`: time to first token and total latency for a short question, with context
+/// assembly separated from generation; the first run is cold (model loads, caches empty),
+/// the rest warm.
+pub async fn run_bench_chat(
+    loaded: &LoadedConfig,
+    repo: PathBuf,
+    question: String,
+    runs: usize,
+    json: bool,
+) -> Result<i32> {
+    let actors = crate::start_actors(loaded, None);
+    let mut rows = Vec::new();
+    for run in 0..runs.max(2) {
+        let request = ChatRequest {
+            repo_opt: Some(repo.clone()),
+            messages: vec![ChatMessage::new("user", question.clone())],
+            model_opt: None,
+            max_tokens_opt: None,
+            temperature_opt: Some(0.0),
+            force_web: false,
+        };
+        let answer = ask(&actors, request, |_| Ok(())).await?;
+        let first = answer.first_token_ms.unwrap_or(answer.total_ms);
+        rows.push(serde_json::json!({
+            "run": run + 1,
+            "cold": run == 0,
+            "assembly_ms": answer.context.assembly_ms,
+            "first_token_ms": first,
+            "generation_first_token_ms": first - answer.context.assembly_ms,
+            "total_ms": answer.total_ms,
+            "completion_tokens": answer.usage_opt.map(|u| u.completion_tokens),
+            "prompt_tokens": answer.usage_opt.map(|u| u.prompt_tokens),
+        }));
+    }
+    actors.repo_manager.send(CloseAll).await?;
+    let median = |key: &str| {
+        let mut values: Vec<f64> = rows[1..].iter().filter_map(|r| r[key].as_f64()).collect();
+        values.sort_by(f64::total_cmp);
+        values.get(values.len() / 2).copied().unwrap_or(0.0)
+    };
+    let summary = serde_json::json!({
+        "question": question,
+        "model": loaded.config.llm.default_model,
+        "provider": loaded.config.llm.provider,
+        "cold": rows[0],
+        "warm_median": {
+            "assembly_ms": median("assembly_ms"),
+            "first_token_ms": median("first_token_ms"),
+            "generation_first_token_ms": median("generation_first_token_ms"),
+            "total_ms": median("total_ms"),
+        },
+        "runs": rows,
+    });
+    if json {
+        print_now(&format!("{}\n", serde_json::to_string_pretty(&summary)?))?;
+    } else {
+        let line = |label: &str, v: &serde_json::Value| {
+            format!(
+                "{label:<12} assembly {:>8.1} ms   first token {:>8.1} ms (generation {:>8.1} ms)   total {:>8.1} ms\n",
+                v["assembly_ms"].as_f64().unwrap_or(0.0),
+                v["first_token_ms"].as_f64().unwrap_or(0.0),
+                v["generation_first_token_ms"].as_f64().unwrap_or(0.0),
+                v["total_ms"].as_f64().unwrap_or(0.0)
+            )
+        };
+        let mut out = format!("bench-chat: \"{question}\", {} runs\n", rows.len());
+        out.push_str(&line("cold", &summary["cold"]));
+        out.push_str(&line("warm median", &summary["warm_median"]));
+        print_now(&out)?;
+    }
+    Ok(0)
+}
