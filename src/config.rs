@@ -436,6 +436,14 @@ mod tests {
     }
 
     #[test]
+    fn an_unknown_llm_provider_is_a_warning() {
+        let (config, _) = parse("[llm]\nprovider = \"bard\"\n").unwrap();
+        let warnings = value_warnings(&config);
+        assert!(warnings[0].contains("`bard` is unknown"), "{warnings:?}");
+        assert!(value_warnings(&Config::default()).is_empty());
+    }
+
+    #[test]
     fn unknown_keys_are_reported_not_fatal() {
         let (config, unknown) = parse("[search]\nmax_repo_hits = 3\nmax_rpeo_hits = 4\n[bogus]\nx = 1\n").unwrap();
         assert_eq!(config.search.max_repo_hits, 3);

@@ -195,6 +195,25 @@ fn openai_client_and_curl_chat_through_docdex_grounded_in_repo_and_memory() {
         stdout.contains("sources:") && stdout.contains("repo src/pool.rs:") && stdout.contains("memory #1"),
         "{stdout}"
     );
+    // Without --query, a conversation on stdin: the second question goes with the first turn.
+    let mut repl = home
+        .cmd()
+        .args(["chat", "--repo", repo_arg, "--max-tokens", "8"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    repl.stdin.take().unwrap().write_all(b"What is WorkerPool?\nAnd run_detached?\n").unwrap();
+    let out = repl.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout} {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout.matches("sources:").count(), 2, "{stdout}");
+    let list = home.json(&["dag", "list", "--repo", repo_arg, "--json"]);
+    let latest = list["sessions"][0]["id"].as_str().unwrap();
+    let second = dag_json(&home, repo.path(), latest);
+    assert_eq!(second["session"]["title"], "And run_detached?");
+    assert_eq!(second["nodes"][0]["data"]["turns"], 3, "{second}");
     let rag = home.json(&["web-rag", "--repo", repo_arg, "--json", "WorkerPool"]);
     let rag_session = rag["session_id"].as_str().unwrap();
     assert_eq!(dag_json(&home, repo.path(), rag_session)["session"]["kind"], "web_rag");
