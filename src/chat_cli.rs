@@ -365,6 +365,7 @@ pub async fn run_bench_chat(
     repo: PathBuf,
     question: String,
     runs: usize,
+    max_tokens: usize,
     json: bool,
 ) -> Result<i32> {
     let actors = crate::start_actors(loaded, None);
@@ -374,7 +375,7 @@ pub async fn run_bench_chat(
             repo_opt: Some(repo.clone()),
             messages: vec![ChatMessage::new("user", question.clone())],
             model_opt: None,
-            max_tokens_opt: None,
+            max_tokens_opt: Some(max_tokens),
             temperature_opt: Some(0.0),
             force_web: false,
         };
@@ -389,6 +390,7 @@ pub async fn run_bench_chat(
             "total_ms": answer.total_ms,
             "completion_tokens": answer.usage_opt.map(|u| u.completion_tokens),
             "prompt_tokens": answer.usage_opt.map(|u| u.prompt_tokens),
+            "context_window": answer.context.budget.context_window,
         }));
     }
     actors.repo_manager.send(CloseAll).await?;
@@ -399,6 +401,8 @@ pub async fn run_bench_chat(
     };
     let summary = serde_json::json!({
         "question": question,
+        "max_tokens": max_tokens,
+        "context_window": rows[0]["context_window"],
         "model": loaded.config.llm.default_model,
         "provider": loaded.config.llm.provider,
         "cold": rows[0],
@@ -422,7 +426,12 @@ pub async fn run_bench_chat(
                 v["total_ms"].as_f64().unwrap_or(0.0)
             )
         };
-        let mut out = format!("bench-chat: \"{question}\", {} runs\n", rows.len());
+        let mut out = format!(
+            "bench-chat: \"{question}\", {} runs, answers up to {max_tokens} tokens, prompt {} tokens of a {}-token window\n",
+            rows.len(),
+            rows[0]["prompt_tokens"],
+            rows[0]["context_window"]
+        );
         out.push_str(&line("cold", &summary["cold"]));
         out.push_str(&line("warm median", &summary["warm_median"]));
         print_now(&out)?;

@@ -210,6 +210,9 @@ pub enum Command {
         /// Runs (the first is the cold one).
         #[arg(long, default_value_t = 5)]
         runs: usize,
+        /// Most tokens per answer (a short answer; llm.max_answer_tokens caps it).
+        #[arg(long, default_value_t = 64)]
+        max_tokens: usize,
         #[arg(long)]
         json: bool,
     },
@@ -547,8 +550,8 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
         Command::LlmSetup { yes, ram_gb, vram_gb } => {
             crate::chat_cli::run_llm_setup(&loaded, ram_gb, vram_gb, yes).await
         }
-        Command::BenchChat { repo, question, runs, json } => {
-            crate::chat_cli::run_bench_chat(&loaded, repo, question, runs, json).await
+        Command::BenchChat { repo, question, runs, max_tokens, json } => {
+            crate::chat_cli::run_bench_chat(&loaded, repo, question, runs, max_tokens, json).await
         }
         Command::Check | Command::Models { .. } => unreachable!("handled before the actors start"),
     }

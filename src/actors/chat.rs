@@ -237,6 +237,12 @@ impl Handler<RunChat> for ChatOrchestrator {
                 json!({ "repo": repo.display().to_string(), "turns": request.messages.len(), "force_web": request.force_web }),
             );
 
+            recorder.add(
+                NodeKind::Thought,
+                &[root],
+                "recall memory, search the repo (the web if the gate says so), fit the prompt, generate",
+                json!(null),
+            );
             // Memory first: notes outrank everything else in the prompt.
             let call = recorder.add(NodeKind::ToolCall, &[root], "memory_recall", json!({ "k": MEMORY_RECALL_K }));
             let recall = dispatcher

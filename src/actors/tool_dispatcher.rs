@@ -137,7 +137,7 @@ impl ToolDispatcher {
     fn resolve_repo(&self, repo_opt: Option<PathBuf>) -> Result<PathBuf> {
         repo_opt.or_else(|| self.default_repo_opt.clone()).ok_or_else(|| {
             DocdexError::invalid("no repo given and the daemon has no default repo")
-                .with_hint("pass `repo=<path>` (HTTP) or `--repo <path>` (CLI)")
+                .with_hint("pass `repo=<path>` (HTTP), `--repo <path>` (CLI), or for chat `docdex.repo_path` or an X-Docdex-Repo header")
         })
     }
 }

@@ -161,7 +161,7 @@ fn openai_client_and_curl_chat_through_docdex_grounded_in_repo_and_memory() {
     // The session's DAG: recorded, and rendered as text, DOT and JSON (CLI and HTTP).
     let view = dag_json(&home, repo.path(), &session);
     let kinds: Vec<&str> = view["nodes"].as_array().unwrap().iter().map(|n| n["kind"].as_str().unwrap()).collect();
-    for kind in ["UserRequest", "ToolCall", "Observation", "Decision"] {
+    for kind in ["UserRequest", "Thought", "ToolCall", "Observation", "Decision"] {
         assert!(kinds.contains(&kind), "{kind} missing: {kinds:?}");
     }
     let nodes = view["nodes"].as_array().unwrap();
