@@ -113,16 +113,21 @@ pub struct Advice {
     pub models: Vec<ModelAdvice>,
 }
 
-fn fits(spec: &ModelSpec, hw: &Hardware) -> bool {
-    hw.ram_gb + 0.25 >= spec.min_ram_gb && (spec.min_vram_gb <= 0.0 || hw.vram_gb.unwrap_or(0.0) >= spec.min_vram_gb)
+/// A machine sold as "16 GB" shows the OS 15.5–15.7 GiB (firmware and GPU carve-outs):
+/// RAM is compared with 4% of slack so it lands in its advertised tier.
+fn ram_with_slack(hw: &Hardware) -> f64 {
+    hw.ram_gb * 1.04
 }
 
-/// The highest tier the machine reaches. RAM is compared with a quarter-GiB of slack: a
-/// "16 GB" machine reports a little less than 16 GiB to the OS.
+fn fits(spec: &ModelSpec, hw: &Hardware) -> bool {
+    ram_with_slack(hw) >= spec.min_ram_gb && (spec.min_vram_gb <= 0.0 || hw.vram_gb.unwrap_or(0.0) >= spec.min_vram_gb)
+}
+
+/// The highest tier the machine reaches (RAM with slack, see `ram_with_slack`).
 pub fn tier_for<'a>(list: &'a LlmList, hw: &Hardware) -> &'a Tier {
     list.tiers
         .iter()
-        .filter(|t| hw.ram_gb + 0.25 >= t.min_ram_gb && (!t.needs_gpu || hw.vram_gb.is_some()))
+        .filter(|t| ram_with_slack(hw) >= t.min_ram_gb && (!t.needs_gpu || hw.vram_gb.is_some()))
         .max_by(|a, b| a.min_ram_gb.total_cmp(&b.min_ram_gb))
         .unwrap_or(&list.tiers[0])
 }
@@ -155,7 +160,7 @@ pub fn advise(list: &LlmList, hw: &Hardware, installed_opt: Option<&[String]>) -
             let lower = list
                 .tiers
                 .iter()
-                .filter(|t| !t.needs_gpu && t.min_ram_gb <= hw.ram_gb + 0.25)
+                .filter(|t| !t.needs_gpu && t.min_ram_gb <= ram_with_slack(hw))
                 .max_by(|a, b| a.min_ram_gb.total_cmp(&b.min_ram_gb));
             chosen = lower.and_then(|t| pick(&t.name)).or(chosen);
         }
@@ -211,11 +216,12 @@ mod tests {
     fn tiers_follow_ram_and_gpu() {
         let list = shipped_list();
         assert_eq!(tier_for(&list, &hw(4.0, None)).name, "ultra-light");
-        assert_eq!(tier_for(&list, &hw(7.9, None)).name, "ultra-light");
+        assert_eq!(tier_for(&list, &hw(7.2, None)).name, "ultra-light");
+        // Machines sold as 8 and 16 GB report a bit less to the OS.
+        assert_eq!(tier_for(&list, &hw(7.7, None)).name, "light");
         assert_eq!(tier_for(&list, &hw(12.0, None)).name, "light");
-        // A "16 GB" machine reports a bit less than 16 GiB.
-        assert_eq!(tier_for(&list, &hw(15.6, None)).name, "light");
-        assert_eq!(tier_for(&list, &hw(15.8, None)).name, "default");
+        assert_eq!(tier_for(&list, &hw(15.0, None)).name, "light");
+        assert_eq!(tier_for(&list, &hw(15.6, None)).name, "default");
         assert_eq!(tier_for(&list, &hw(64.0, None)).name, "default");
         assert_eq!(tier_for(&list, &hw(64.0, Some(24.0))).name, "large");
     }
