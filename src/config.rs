@@ -32,6 +32,8 @@ pub struct CoreConfig {
     pub log_level: String,
     /// Pages fetched at once (browser tabs or plain requests), across all repos.
     pub max_concurrent_fetches: usize,
+    /// Largest file `open` (MCP `docdex_open`, chat's chunk reads) will read.
+    pub max_open_bytes: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -179,7 +181,12 @@ pub struct ServerConfig {
 
 impl Default for CoreConfig {
     fn default() -> Self {
-        CoreConfig { global_state_dir: None, log_level: "warn".into(), max_concurrent_fetches: 2 }
+        CoreConfig {
+            global_state_dir: None,
+            log_level: "warn".into(),
+            max_concurrent_fetches: 2,
+            max_open_bytes: 4 * 1024 * 1024,
+        }
     }
 }
 

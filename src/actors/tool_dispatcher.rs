@@ -807,23 +807,26 @@ impl Handler<OpenFile> for ToolDispatcher {
     fn handle(&mut self, msg: OpenFile, _: &mut Context<Self>) -> Self::Result {
         let repo = self.resolve_repo(msg.repo_opt.clone());
         let repo_manager = self.repo_manager.clone();
+        let max_open_bytes = self.config.core.max_open_bytes;
         Box::pin(async move {
             let handle = open_indexed(&repo_manager, repo?).await?;
             let index = Arc::clone(&handle.index);
-            tokio::task::spawn_blocking(move || read_file_lines(&index, &msg)).await?
+            tokio::task::spawn_blocking(move || read_file_lines(&index, &msg, max_open_bytes)).await?
         })
     }
 }
 
 /// Only indexed files can be opened: no reading outside the repo or past its ignore rules.
-fn read_file_lines(index: &crate::index::RepoIndex, msg: &OpenFile) -> Result<FileContent> {
+/// The file is opened first and the opened handle is checked (its real path inside the
+/// repo, a regular file, at most `max_open_bytes`), so a symbolic link swapped in after
+/// indexing cannot redirect the read.
+fn read_file_lines(index: &crate::index::RepoIndex, msg: &OpenFile, max_open_bytes: u64) -> Result<FileContent> {
     let rel = msg.path.trim_start_matches("./").to_string();
     if index.store.file(&index.store.read_txn()?, &rel)?.is_none() {
         return Err(DocdexError::new(ErrorCode::NotFound, format!("{rel} is not an indexed file of this repo"))
             .with_hint("use a path relative to the repo root, as search results and `files` give it"));
     }
-    let text = std::fs::read_to_string(index.root.join(&rel))
-        .map_err(|err| DocdexError::new(ErrorCode::NotFound, format!("cannot read {rel}: {err}")))?;
+    let text = read_inside(&index.root, &rel, max_open_bytes)?;
     let lines: Vec<&str> = text.lines().collect();
     let total = lines.len() as u64;
     let start = msg.start_opt.unwrap_or(1).max(1);
@@ -846,6 +849,41 @@ fn read_file_lines(index: &crate::index::RepoIndex, msg: &OpenFile) -> Result<Fi
         truncated: end < wanted_end,
         text: body,
     })
+}
+
+/// Reads `rel` under `root` through one handle whose resolved path must stay inside `root`.
+pub fn read_inside(root: &std::path::Path, rel: &str, max_bytes: u64) -> Result<String> {
+    use std::io::Read;
+    let root = std::fs::canonicalize(root)?;
+    let file = std::fs::File::open(root.join(rel))
+        .map_err(|err| DocdexError::new(ErrorCode::NotFound, format!("cannot read {rel}: {err}")))?;
+    let real = opened_path(&file).or_else(|| std::fs::canonicalize(root.join(rel)).ok());
+    if !real.as_ref().is_some_and(|p| p.starts_with(&root)) {
+        return Err(DocdexError::new(
+            ErrorCode::PathRefused,
+            format!("{rel} resolves outside the repo (a symbolic link?); docdex does not read it"),
+        ));
+    }
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(DocdexError::new(ErrorCode::PathRefused, format!("{rel} is not a regular file")));
+    }
+    if meta.len() > max_bytes {
+        return Err(DocdexError::new(
+            ErrorCode::TooLarge,
+            format!("{rel} is {} bytes, over the {max_bytes}-byte limit for opening files", meta.len()),
+        )
+        .with_hint("raise [core] max_open_bytes, or read it with line_start/line_end from search results"));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(max_bytes + 1).read_to_end(&mut bytes)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Where an open handle really points (Linux: /proc/self/fd); `None` elsewhere.
+fn opened_path(file: &std::fs::File) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()
 }
 
 impl Handler<ListFiles> for ToolDispatcher {
@@ -887,5 +925,39 @@ impl Handler<ListFiles> for ToolDispatcher {
             })
             .await?
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_reads_inside_the_repo_and_refuses_links_out_and_oversized_files() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "do not read").unwrap();
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::create_dir(repo.path().join("src")).unwrap();
+        std::fs::write(repo.path().join("src/lib.rs"), "pub fn a() {}\n").unwrap();
+        assert_eq!(read_inside(repo.path(), "src/lib.rs", 1024).unwrap(), "pub fn a() {}\n");
+        // A link inside the repo to a file inside it is fine.
+        std::os::unix::fs::symlink(repo.path().join("src/lib.rs"), repo.path().join("src/alias.rs")).unwrap();
+        assert!(read_inside(repo.path(), "src/alias.rs", 1024).is_ok());
+        // A file swapped for a link out of the repo after indexing is refused.
+        std::fs::remove_file(repo.path().join("src/lib.rs")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.txt"), repo.path().join("src/lib.rs")).unwrap();
+        let err = read_inside(repo.path(), "src/lib.rs", 1024).unwrap_err();
+        assert_eq!(err.code, ErrorCode::PathRefused, "{err:?}");
+        // So is a directory link, and `..`.
+        std::os::unix::fs::symlink(outside.path(), repo.path().join("out")).unwrap();
+        assert_eq!(read_inside(repo.path(), "out/secret.txt", 1024).unwrap_err().code, ErrorCode::PathRefused);
+        let escape = format!("../{}/secret.txt", outside.path().file_name().unwrap().to_string_lossy());
+        assert_eq!(read_inside(repo.path(), &escape, 1024).unwrap_err().code, ErrorCode::PathRefused);
+        // Not a regular file; over the size limit.
+        assert_eq!(read_inside(repo.path(), "src", 1024).unwrap_err().code, ErrorCode::PathRefused);
+        std::fs::write(repo.path().join("big.txt"), vec![b'x'; 2048]).unwrap();
+        let err = read_inside(repo.path(), "big.txt", 1024).unwrap_err();
+        assert_eq!(err.code, ErrorCode::TooLarge);
+        assert!(err.message.contains("1024-byte limit"), "{}", err.message);
     }
 }

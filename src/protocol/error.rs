@@ -37,6 +37,10 @@ pub enum ErrorCode {
     WebUnavailable,
     /// A page or request took longer than its timeout.
     Timeout,
+    /// A path docdex will not read: it resolves outside the repo, or is not a regular file.
+    PathRefused,
+    /// A request, body, or file over its size limit (the limit is in the message).
+    TooLarge,
     /// The LLM server cannot be reached, or does not have the model.
     LlmUnavailable,
     /// The LLM server failed while answering.
@@ -53,7 +57,8 @@ impl ErrorCode {
             ErrorCode::Unauthorized => 401,
             ErrorCode::RepoNotFound | ErrorCode::RepoNotIndexed | ErrorCode::NotFound => 404,
             ErrorCode::IndexLocked | ErrorCode::WebDisabled => 409,
-            ErrorCode::UrlRefused => 403,
+            ErrorCode::UrlRefused | ErrorCode::PathRefused => 403,
+            ErrorCode::TooLarge => 413,
             ErrorCode::WebUnavailable | ErrorCode::LlmError => 502,
             ErrorCode::LlmUnavailable => 503,
             ErrorCode::Timeout => 504,
@@ -82,6 +87,8 @@ impl ErrorCode {
             ErrorCode::UrlRefused => "url_refused",
             ErrorCode::WebUnavailable => "web_unavailable",
             ErrorCode::Timeout => "timeout",
+            ErrorCode::PathRefused => "path_refused",
+            ErrorCode::TooLarge => "too_large",
             ErrorCode::LlmUnavailable => "llm_unavailable",
             ErrorCode::LlmError => "llm_error",
             ErrorCode::Internal => "internal",

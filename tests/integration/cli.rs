@@ -150,3 +150,34 @@ fn eval_scores_a_small_trec_collection() {
     assert_eq!(not_trec.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&not_trec.stderr).contains("is not a TREC collection"));
 }
+
+#[test]
+fn a_tampered_onnx_runtime_is_never_loaded() {
+    // A copy of the installed model whose runtime library has one byte more.
+    let models = tempfile::tempdir().unwrap();
+    let installed = crate::common::models_dir();
+    for sub in ["all-MiniLM-L6-v2-int8", "onnxruntime"] {
+        std::fs::create_dir_all(models.path().join(sub)).unwrap();
+        for entry in std::fs::read_dir(installed.join(sub)).unwrap().flatten() {
+            std::fs::copy(entry.path(), models.path().join(sub).join(entry.file_name())).unwrap();
+        }
+    }
+    let lib = models.path().join("onnxruntime/libonnxruntime.so.1.31.1");
+    let mut bytes = std::fs::read(&lib).unwrap();
+    bytes.push(0);
+    std::fs::write(&lib, bytes).unwrap();
+
+    let home = Home::new();
+    let run = |args: &[&str]| home.cmd().env("DOCDEX_MODELS_DIR", models.path()).args(args).output().unwrap();
+    let check = run(&["check"]);
+    let report = String::from_utf8_lossy(&check.stdout);
+    assert_eq!(check.status.code(), Some(1), "{report}");
+    assert!(report.contains("FAIL  model") && report.contains("pinned checksum"), "{report}");
+    let repo = sample_repo();
+    let repo_arg = repo.path().to_str().unwrap();
+    assert_eq!(run(&["index", "--repo", repo_arg]).status.code(), Some(0));
+    let out = run(&["search", "--repo", repo_arg, "--mode", "dense", "--json", "worker pool"]);
+    let response: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(response["mode"], "lexical", "{response}");
+    assert!(response["notice"].as_str().unwrap().contains("pinned checksum"), "{response}");
+}
