@@ -18,4 +18,4 @@ echo "stdio: $(target/py/bin/python tests/mcp/client.py stdio "$PWD/target/relea
 target/release/docdexd serve --repo "$repo" --bind 127.0.0.1:0 > "$work/serve.out" 2> "$work/serve.err" &
 for _ in $(seq 50); do grep -q listening "$work/serve.out" 2>/dev/null && break; sleep 0.2; done
 url="$(sed 's/docdexd listening on //' "$work/serve.out" | head -1)/v1/mcp"
-echo "http:  $(target/py/bin/python tests/mcp/client.py http "$url" "$repo" --bench "$calls" 2>/dev/null | tail -1)"
+echo "http:  $(target/py/bin/python tests/mcp/client.py http "$url" "$repo" --token "$(cat "$DOCDEX_HOME/token")" --bench "$calls" 2>/dev/null | tail -1)"

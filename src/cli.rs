@@ -805,7 +805,10 @@ async fn serve(
     expose: bool,
     auth_token_opt: Option<String>,
 ) -> Result<i32> {
-    let auth_token_opt = auth_token_opt.filter(|t| !t.is_empty()).or_else(|| loaded.config.server.auth_token.clone());
+    let auth_token_opt = match auth_token_opt.filter(|t| !t.is_empty()) {
+        Some(token) => Some(token),
+        None => config::daemon_token(&loaded)?,
+    };
     let addr = match bind_opt {
         Some(addr) => addr,
         None => loaded
@@ -828,6 +831,7 @@ async fn serve(
         default_repo_opt: repo_opt.and_then(|p| std::fs::canonicalize(p).ok()),
         default_limit: loaded.config.search.max_repo_hits,
         auth_token_opt: auth_token_opt.map(Arc::from),
+        host_policy: Arc::new(http::guard::HostPolicy::new(&loaded.config.server.allowed_hosts, expose)),
     };
     let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(4);
     let (server, bound) = http::start(state, addr, workers).map_err(|err| {
@@ -1189,8 +1193,8 @@ fn mcp_config(loaded: &LoadedConfig, repo_opt: Option<PathBuf>) -> Result<String
         "type": "http",
         "url": format!("http://{}/v1/mcp", loaded.config.server.http_bind_addr),
     });
-    if loaded.config.server.auth_token.is_some() {
-        http_server["headers"] = serde_json::json!({ "Authorization": "Bearer <your DOCDEX_AUTH_TOKEN>" });
+    if let Some(token) = config::daemon_token(loaded)? {
+        http_server["headers"] = serde_json::json!({ "Authorization": format!("Bearer {token}") });
     }
     let http = serde_json::json!({ "mcpServers": { "docdex": http_server } });
     Ok(format!(

@@ -175,8 +175,15 @@ pub const MIN_DOMAIN_DELAY_MS: u64 = 1000;
 #[serde(default)]
 pub struct ServerConfig {
     pub http_bind_addr: String,
-    /// When set, every HTTP request must carry `Authorization: Bearer <token>`.
+    /// The token every HTTP request must carry (`Authorization: Bearer <token>`); unset
+    /// means the one generated in `$DOCDEX_HOME/token` (see `require_token`).
     pub auth_token: Option<String>,
+    /// Require a token even on loopback (the default: any local web page can reach
+    /// 127.0.0.1). `false` serves loopback without one, as docdex did before.
+    pub require_token: bool,
+    /// Host names (besides loopback) requests may be addressed to, e.g. the name an exposed
+    /// daemon is reached by. Empty on an exposed daemon means any (the token guards it).
+    pub allowed_hosts: Vec<String>,
 }
 
 impl Default for CoreConfig {
@@ -248,7 +255,12 @@ impl Default for WebConfig {
 
 impl Default for ServerConfig {
     fn default() -> Self {
-        ServerConfig { http_bind_addr: "127.0.0.1:3210".into(), auth_token: None }
+        ServerConfig {
+            http_bind_addr: "127.0.0.1:3210".into(),
+            auth_token: None,
+            require_token: true,
+            allowed_hosts: Vec::new(),
+        }
     }
 }
 
@@ -272,6 +284,53 @@ impl LoadedConfig {
     pub fn models_dir(&self) -> PathBuf {
         self.config.embedding.models_dir.clone().unwrap_or_else(|| self.home.join("models"))
     }
+}
+
+/// The daemon's bearer token: `[server] auth_token` (or `DOCDEX_AUTH_TOKEN`) when set, else
+/// with `require_token` the one in `$DOCDEX_HOME/token`, generated on first use (0600).
+pub fn daemon_token(loaded: &LoadedConfig) -> Result<Option<String>> {
+    if let Some(token) = &loaded.config.server.auth_token {
+        return Ok(Some(token.clone()));
+    }
+    if !loaded.config.server.require_token {
+        return Ok(None);
+    }
+    let path = loaded.home.join("token");
+    if let Ok(token) = std::fs::read_to_string(&path) {
+        let token = token.trim().to_string();
+        if !token.is_empty() {
+            return Ok(Some(token));
+        }
+    }
+    let token = hex::encode(rand::random::<[u8; 32]>());
+    let unwritable = |err: std::io::Error| {
+        DocdexError::new(ErrorCode::StateUnwritable, format!("cannot write {}: {err}", path.display()))
+            .with_hint("set DOCDEX_HOME to a writable folder")
+    };
+    std::fs::create_dir_all(&loaded.home).map_err(unwritable)?;
+    // Created with 0600 from the start, then renamed into place: never readable by others.
+    let tmp = loaded.home.join(format!("token.{}.tmp", std::process::id()));
+    {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)
+            .map_err(unwritable)?;
+        file.write_all(token.as_bytes()).map_err(unwritable)?;
+    }
+    // Another process may have won the race; its token stands.
+    if let Ok(existing) = std::fs::read_to_string(&path) {
+        let _ = std::fs::remove_file(&tmp);
+        if !existing.trim().is_empty() {
+            return Ok(Some(existing.trim().to_string()));
+        }
+    }
+    std::fs::rename(&tmp, &path).map_err(unwritable)?;
+    Ok(Some(token))
 }
 
 /// `$DOCDEX_HOME`, defaulting to `~/.docdex`.
@@ -357,6 +416,9 @@ fn apply_env_overrides(config: &mut Config) -> Result<()> {
     if let Some(token) = env_nonempty("DOCDEX_AUTH_TOKEN") {
         config.server.auth_token = Some(token);
     }
+    if let Some(value) = env_nonempty("DOCDEX_REQUIRE_TOKEN") {
+        config.server.require_token = parse_env_bool("DOCDEX_REQUIRE_TOKEN", &value)?;
+    }
     if let Some(value) = env_nonempty("DOCDEX_WEB_TRIGGER_THRESHOLD") {
         config.search.web_trigger_threshold = value.parse().map_err(|_| {
             DocdexError::new(ErrorCode::ConfigInvalid, format!("DOCDEX_WEB_TRIGGER_THRESHOLD={value} is not a number"))
@@ -385,16 +447,7 @@ fn apply_env_overrides(config: &mut Config) -> Result<()> {
         }
     }
     if let Some(value) = env_nonempty("DOCDEX_WEB_ENABLED") {
-        config.web.enabled = match value.trim() {
-            "1" | "true" | "yes" | "on" => true,
-            "0" | "false" | "no" | "off" => false,
-            other => {
-                return Err(DocdexError::new(
-                    ErrorCode::ConfigInvalid,
-                    format!("DOCDEX_WEB_ENABLED={other} is not true or false"),
-                ))
-            }
-        };
+        config.web.enabled = parse_env_bool("DOCDEX_WEB_ENABLED", &value)?;
     }
     // Politeness floors: a lower value is raised (and said so), never obeyed.
     if config.web.min_spacing_ms < MIN_DISCOVERY_SPACING_MS {
@@ -425,6 +478,14 @@ fn apply_env_overrides(config: &mut Config) -> Result<()> {
         .with_hint("use host:port, e.g. 127.0.0.1:3210")
     })?;
     Ok(())
+}
+
+fn parse_env_bool(name: &str, value: &str) -> Result<bool> {
+    match value.trim() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        other => Err(DocdexError::new(ErrorCode::ConfigInvalid, format!("{name}={other} is not true or false"))),
+    }
 }
 
 fn env_nonempty(name: &str) -> Option<String> {

@@ -246,7 +246,11 @@ impl Handler<RunChat> for ChatOrchestrator {
             // Memory first: notes outrank everything else in the prompt.
             let call = recorder.add(NodeKind::ToolCall, &[root], "memory_recall", json!({ "k": MEMORY_RECALL_K }));
             let recall = dispatcher
-                .send(MemoryRecall { repo_opt: Some(repo.clone()), query: question.clone(), k: MEMORY_RECALL_K })
+                .send(MemoryRecall {
+                    repo_opt: Some(repo.clone()),
+                    query: question.chars().take(crate::protocol::MAX_QUERY_CHARS).collect(),
+                    k: MEMORY_RECALL_K,
+                })
                 .await??;
             let memories: Vec<MemoryItem> = recall
                 .items
@@ -264,9 +268,10 @@ impl Handler<RunChat> for ChatOrchestrator {
             );
 
             // Then the repo, and the web when the gate says so.
+            // A long question (pasted code) is searched by its beginning; the model sees it all.
             let search = SearchRequest {
                 repo_opt: Some(repo.clone()),
-                query: question.clone(),
+                query: question.chars().take(crate::protocol::MAX_QUERY_CHARS).collect(),
                 limit: config.search.max_repo_hits,
                 mode_opt: None,
                 explain: false,

@@ -32,7 +32,7 @@ use crate::protocol::{
     ChatRequest, DocdexError, EmbedProgress, EmbedSummary, EmbeddingStatus, ErrorCode, FileContent, FileEntry,
     FileList, IndexProgress, IndexRequest, IndexSummary, MemoryDeleted, MemoryItem, MemoryRecallResponse, RepoStatus,
     Result, SearchMode, SearchRequest, SearchResponse, WaterfallRequest, WaterfallResponse, WebFetchResponse,
-    WebSearchResponse, MAX_MEMORY_RECALL, MAX_OPEN_LINES,
+    WebSearchResponse, MAX_MEMORY_METADATA_BYTES, MAX_MEMORY_RECALL, MAX_MEMORY_TEXT_BYTES, MAX_OPEN_LINES,
 };
 
 /// arroy nodes inspected per neighbour asked for (see `dense_depth_and_search_k`).
@@ -726,6 +726,21 @@ impl Handler<MemorySave> for ToolDispatcher {
             }
             if !msg.metadata.is_object() && !msg.metadata.is_null() {
                 return Err(DocdexError::invalid("memory metadata must be a JSON object"));
+            }
+            let text_bytes = msg.text.len();
+            if text_bytes > MAX_MEMORY_TEXT_BYTES {
+                return Err(DocdexError::new(
+                    ErrorCode::TooLarge,
+                    format!("the note is {text_bytes} bytes, over the {MAX_MEMORY_TEXT_BYTES}-byte limit"),
+                )
+                .with_hint("save a summary and keep the document in the repo"));
+            }
+            let metadata_bytes = serde_json::to_string(&msg.metadata)?.len();
+            if metadata_bytes > MAX_MEMORY_METADATA_BYTES {
+                return Err(DocdexError::new(
+                    ErrorCode::TooLarge,
+                    format!("the metadata is {metadata_bytes} bytes, over the {MAX_MEMORY_METADATA_BYTES}-byte limit"),
+                ));
             }
             let handle = open_indexed(&repo_manager, repo?).await?;
             // Without the model the note is kept and embedded at a later recall.

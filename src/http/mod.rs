@@ -7,6 +7,7 @@
 //! `{"error": {"code", "message", "hint"}}` with the status from the protocol's error table
 //! (OpenAI's shape on the OpenAI-compatible routes).
 
+pub mod guard;
 pub mod openai;
 
 use std::net::SocketAddr;
@@ -14,10 +15,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use actix::Addr;
-use actix_web::body::{BoxBody, MessageBody};
-use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::StatusCode;
-use actix_web::middleware::{from_fn, Next};
+use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpResponse, HttpServer};
 use serde::Deserialize;
 
@@ -31,6 +30,9 @@ use crate::actors::tool_dispatcher::{
 use crate::mcp::DocdexMcp;
 use crate::protocol::{DocdexError, ErrorCode, Health, IndexRequest, SearchMode, SearchRequest, WaterfallRequest};
 
+/// Largest request body (JSON) the API reads.
+pub const MAX_BODY_BYTES: usize = 1 << 20;
+
 /// Shared state of every worker.
 #[derive(Clone)]
 pub struct HttpState {
@@ -38,9 +40,11 @@ pub struct HttpState {
     pub default_repo_opt: Option<PathBuf>,
     pub default_limit: usize,
     pub auth_token_opt: Option<Arc<str>>,
+    /// Which Host / Origin names requests may carry (`guard`).
+    pub host_policy: Arc<guard::HostPolicy>,
 }
 
-fn error_response(err: &DocdexError) -> HttpResponse {
+pub(crate) fn error_response(err: &DocdexError) -> HttpResponse {
     let status = StatusCode::from_u16(err.code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     HttpResponse::build(status).json(err.to_json())
 }
@@ -262,30 +266,8 @@ async fn not_found() -> HttpResponse {
     )
 }
 
-/// Checks `Authorization: Bearer <token>` on every request when a token is configured.
-async fn require_token(
-    req: ServiceRequest,
-    next: Next<impl MessageBody + 'static>,
-) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
-    let expected = req.app_data::<web::Data<HttpState>>().and_then(|s| s.auth_token_opt.clone());
-    if let Some(expected) = expected {
-        let given = req
-            .headers()
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .unwrap_or("");
-        if !constant_time_eq(given.as_bytes(), expected.as_bytes()) {
-            let err = DocdexError::new(ErrorCode::Unauthorized, "missing or wrong bearer token")
-                .with_hint("send `Authorization: Bearer <token>` with the daemon's token");
-            return Ok(req.into_response(error_response(&err)));
-        }
-    }
-    Ok(next.call(req).await?.map_into_boxed_body())
-}
-
 /// Compares without an early exit, so timing does not reveal how much of a guess was right.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
@@ -296,8 +278,18 @@ pub fn configure(state: HttpState) -> impl Fn(&mut web::ServiceConfig) + Clone +
             let body = DocdexError::invalid(format!("malformed query string: {err}"));
             actix_web::error::InternalError::from_response(err, error_response(&body)).into()
         });
-        let json_cfg = web::JsonConfig::default().limit(1 << 20).error_handler(|err, _| {
-            let body = DocdexError::invalid(format!("malformed JSON body: {err}"));
+        let json_cfg = web::JsonConfig::default().limit(MAX_BODY_BYTES).error_handler(|err, _| {
+            use actix_web::error::JsonPayloadError;
+            let body = match &err {
+                JsonPayloadError::Overflow { limit } | JsonPayloadError::OverflowKnownLength { limit, .. } => {
+                    DocdexError::new(ErrorCode::TooLarge, format!("the request body is over the {limit}-byte limit"))
+                }
+                JsonPayloadError::ContentType => DocdexError::new(
+                    ErrorCode::UnsupportedMediaType,
+                    "the request body must be JSON (Content-Type: application/json)",
+                ),
+                _ => DocdexError::invalid(format!("malformed JSON body: {err}")),
+            };
             actix_web::error::InternalError::from_response(err, error_response(&body)).into()
         });
         cfg.app_data(web::Data::new(state.clone()))
@@ -345,19 +337,18 @@ pub fn start(
     // One MCP service for all workers, so sessions survive requests landing on another one.
     let dispatcher = state.dispatcher.clone();
     let default_repo_opt = state.default_repo_opt.clone();
-    // Exposed on purpose (with a token): accept the Host clients use to reach us. On loopback
-    // the SDK's default (loopback hosts only) guards against DNS rebinding.
-    let allowed_hosts_opt = (!addr.ip().is_loopback()).then(|| vec![addr.ip().to_string(), addr.to_string()]);
+    // One host policy for REST and MCP: `guard` checks Host and Origin before any route, so
+    // the SDK's own check (loopback names only, which broke exposed mode) is turned off.
     let mcp = StreamableHttpService::builder()
         .service_factory(Arc::new(move || Ok(DocdexMcp::new(dispatcher.clone(), default_repo_opt.clone()))))
         .session_manager(Arc::new(LocalSessionManager::default()))
         .stateful_mode(true)
-        .maybe_allowed_hosts(allowed_hosts_opt)
+        .maybe_allowed_hosts(Some(Vec::new()))
         .build();
     let configure = configure(state);
     let server = HttpServer::new(move || {
         App::new()
-            .wrap(from_fn(require_token))
+            .wrap(from_fn(guard::guard))
             .service(mcp.clone().scope_with_path("/v1/mcp"))
             .configure(configure.clone())
     })

@@ -183,7 +183,31 @@ fn usage_or_estimate(usage_opt: Option<Usage>, context: &ChatContext, answer: &s
     })
 }
 
-pub async fn chat_completions(state: web::Data<HttpState>, req: HttpRequest, body: Bytes) -> HttpResponse {
+/// Largest chat request body: conversations with pasted code are larger than API calls.
+pub const MAX_CHAT_BODY_BYTES: usize = 4 << 20;
+
+/// Reads the body up to the limit, so an oversized one gets OpenAI's error shape too.
+async fn read_body(mut payload: web::Payload) -> Result<Bytes, DocdexError> {
+    use futures_util::StreamExt;
+    let mut body = web::BytesMut::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|err| DocdexError::invalid(format!("cannot read the request body: {err}")))?;
+        if body.len() + chunk.len() > MAX_CHAT_BODY_BYTES {
+            return Err(DocdexError::new(
+                ErrorCode::TooLarge,
+                format!("the request body is over the {MAX_CHAT_BODY_BYTES}-byte limit"),
+            ));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body.freeze())
+}
+
+pub async fn chat_completions(state: web::Data<HttpState>, req: HttpRequest, payload: web::Payload) -> HttpResponse {
+    let body = match read_body(payload).await {
+        Ok(body) => body,
+        Err(err) => return openai_error(&err),
+    };
     let (request, stream, include_usage, extension) = match parse_chat(&state, &req, &body) {
         Ok(parsed) => parsed,
         Err(err) => return openai_error(&err),

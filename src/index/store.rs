@@ -25,6 +25,9 @@ const MEMORIES_DB: &str = "memories";
 const WEB_PAGES_DB: &str = "web_pages";
 const DAG_SESSIONS_DB: &str = "dag_sessions";
 const DAG_NODES_DB: &str = "dag_nodes";
+const COUNTERS_DB: &str = "counters";
+/// The next memory id: never reused, even after the newest note is deleted.
+const NEXT_MEMORY_ID: &str = "next_memory_id";
 /// arroy index of memory vectors, beside the chunk vectors in the same database.
 const MEMORY_VECTORS_INDEX: u16 = 1;
 /// arroy index number of chunk vectors inside the vectors database (memory gets its own).
@@ -105,6 +108,8 @@ pub struct RepoStore {
     /// Reasoning DAG: session id → header, and `<session>/<node id, 8 digits>` → node.
     dag_sessions: Database<'static, Str, SerdeJson<DagSession>>,
     dag_nodes: Database<'static, Str, SerdeJson<DagNode>>,
+    /// Monotonic counters (ids that must never be handed out twice).
+    counters: Database<'static, Str, U64<BigEndian>>,
 }
 
 /// One remembered note.
@@ -126,7 +131,7 @@ impl RepoStore {
         // one handle) and the file is never truncated or modified outside LMDB.
         let env = unsafe { EnvOpenOptions::new().read_txn_without_tls().map_size(MAP_SIZE).max_dbs(16).open(dir)? };
         let wtxn = env.write_txn()?;
-        let (files, meta, pending, embed_cache, vectors, memories, web_pages, dag_sessions, dag_nodes) = env
+        let (files, meta, pending, embed_cache, vectors, memories, web_pages, dag_sessions, dag_nodes, counters) = env
             .create_databases_and_commit(wtxn, |opener, wtxn| -> heed::Result<_> {
                 let files = opener.create_database(wtxn, Some(FILES_DB))?;
                 let meta = opener.create_database(wtxn, Some(META_DB))?;
@@ -137,6 +142,7 @@ impl RepoStore {
                 let web_pages = opener.create_database(wtxn, Some(WEB_PAGES_DB))?;
                 let dag_sessions = opener.create_database(wtxn, Some(DAG_SESSIONS_DB))?;
                 let dag_nodes = opener.create_database(wtxn, Some(DAG_NODES_DB))?;
+                let counters = opener.create_database(wtxn, Some(COUNTERS_DB))?;
                 Ok(heed::CommitOrAbort::<_, ()>::Commit((
                     files,
                     meta,
@@ -147,10 +153,23 @@ impl RepoStore {
                     web_pages,
                     dag_sessions,
                     dag_nodes,
+                    counters,
                 )))
             })?
             .unwrap_commit();
-        Ok(RepoStore { env, files, meta, pending, embed_cache, vectors, memories, web_pages, dag_sessions, dag_nodes })
+        Ok(RepoStore {
+            env,
+            files,
+            meta,
+            pending,
+            embed_cache,
+            vectors,
+            memories,
+            web_pages,
+            dag_sessions,
+            dag_nodes,
+            counters,
+        })
     }
 
     pub fn read_txn(&self) -> Result<RoTxn<'_, WithoutTls>> {
@@ -345,7 +364,10 @@ impl RepoStore {
         created_at_ms: u64,
         vector_opt: Option<&[f32]>,
     ) -> Result<MemoryRecord> {
-        let id = self.memories.last(wtxn)?.map(|(id, _)| id + 1).unwrap_or(1);
+        // The counter, or (stores from before it existed) one past the newest note.
+        let after_last = self.memories.last(wtxn)?.map(|(id, _)| id + 1).unwrap_or(1);
+        let id = self.counters.get(wtxn, NEXT_MEMORY_ID)?.unwrap_or(1).max(after_last);
+        self.counters.put(wtxn, NEXT_MEMORY_ID, &(id + 1))?;
         let record =
             MemoryRecord { id, text: text.to_string(), metadata, created_at_ms, embedded: vector_opt.is_some() };
         self.memories.put(wtxn, &id, &record)?;
@@ -441,4 +463,24 @@ fn cosine_similarity(distance: f32) -> f32 {
 
 fn arroy_error(err: arroy::Error) -> crate::protocol::DocdexError {
     crate::protocol::DocdexError::internal(format!("vector store error: {err}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_ids_are_never_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = RepoStore::open(dir.path()).unwrap();
+        let mut wtxn = store.write_txn().unwrap();
+        let ids: Vec<u64> = (0..3)
+            .map(|n| store.add_memory(&mut wtxn, &format!("note {n}"), serde_json::Value::Null, 0, None).unwrap().id)
+            .collect();
+        assert_eq!(ids, vec![1, 2, 3]);
+        assert!(store.delete_memory(&mut wtxn, 3).unwrap());
+        let next = store.add_memory(&mut wtxn, "after the delete", serde_json::Value::Null, 0, None).unwrap();
+        assert_eq!(next.id, 4, "the deleted newest note's id is not handed out again");
+        wtxn.commit().unwrap();
+    }
 }

@@ -20,6 +20,8 @@ pub enum ErrorCode {
     IndexLocked,
     /// A bearer token is required and was missing or wrong.
     Unauthorized,
+    /// The request's Host or Origin is not this daemon's (DNS rebinding, a foreign web page).
+    Forbidden,
     /// The requested route or item does not exist.
     NotFound,
     /// Configuration could not be read or is invalid.
@@ -41,6 +43,8 @@ pub enum ErrorCode {
     PathRefused,
     /// A request, body, or file over its size limit (the limit is in the message).
     TooLarge,
+    /// A state-changing request without a JSON body type.
+    UnsupportedMediaType,
     /// The LLM server cannot be reached, or does not have the model.
     LlmUnavailable,
     /// The LLM server failed while answering.
@@ -57,8 +61,9 @@ impl ErrorCode {
             ErrorCode::Unauthorized => 401,
             ErrorCode::RepoNotFound | ErrorCode::RepoNotIndexed | ErrorCode::NotFound => 404,
             ErrorCode::IndexLocked | ErrorCode::WebDisabled => 409,
-            ErrorCode::UrlRefused | ErrorCode::PathRefused => 403,
+            ErrorCode::UrlRefused | ErrorCode::PathRefused | ErrorCode::Forbidden => 403,
             ErrorCode::TooLarge => 413,
+            ErrorCode::UnsupportedMediaType => 415,
             ErrorCode::WebUnavailable | ErrorCode::LlmError => 502,
             ErrorCode::LlmUnavailable => 503,
             ErrorCode::Timeout => 504,
@@ -79,6 +84,7 @@ impl ErrorCode {
             ErrorCode::RepoNotIndexed => "repo_not_indexed",
             ErrorCode::IndexLocked => "index_locked",
             ErrorCode::Unauthorized => "unauthorized",
+            ErrorCode::Forbidden => "forbidden",
             ErrorCode::NotFound => "not_found",
             ErrorCode::ConfigInvalid => "config_invalid",
             ErrorCode::StateUnwritable => "state_unwritable",
@@ -89,6 +95,7 @@ impl ErrorCode {
             ErrorCode::Timeout => "timeout",
             ErrorCode::PathRefused => "path_refused",
             ErrorCode::TooLarge => "too_large",
+            ErrorCode::UnsupportedMediaType => "unsupported_media_type",
             ErrorCode::LlmUnavailable => "llm_unavailable",
             ErrorCode::LlmError => "llm_error",
             ErrorCode::Internal => "internal",

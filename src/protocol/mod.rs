@@ -73,6 +73,11 @@ pub struct SearchRequest {
 
 /// Upper bound for `limit`, so one request cannot ask for the whole index.
 pub const MAX_SEARCH_LIMIT: usize = 200;
+/// Longest query, in characters: questions are sentences, not documents.
+pub const MAX_QUERY_CHARS: usize = 2000;
+/// Largest memory note and its metadata (serialized), in bytes.
+pub const MAX_MEMORY_TEXT_BYTES: usize = 64 * 1024;
+pub const MAX_MEMORY_METADATA_BYTES: usize = 16 * 1024;
 
 impl SearchRequest {
     /// Checks the request before it reaches any actor.
@@ -80,6 +85,14 @@ impl SearchRequest {
         if self.query.trim().is_empty() {
             return Err(DocdexError::invalid("query must not be empty")
                 .with_hint("pass the words to search for, e.g. `docdexd search --repo . spawn_blocking`"));
+        }
+        let chars = self.query.chars().count();
+        if chars > MAX_QUERY_CHARS {
+            return Err(DocdexError::new(
+                ErrorCode::TooLarge,
+                format!("the query is {chars} characters, over the {MAX_QUERY_CHARS}-character limit"),
+            )
+            .with_hint("search with the key words or identifiers, not a whole document"));
         }
         if self.limit == 0 || self.limit > MAX_SEARCH_LIMIT {
             return Err(DocdexError::invalid(format!(

@@ -114,8 +114,8 @@ fn a_hundred_fetch_timeout_and_crash_cycles_leave_nothing_behind() {
     });
     let home = Home::with_config("[web]\nallow_private_addresses = true\npage_load_timeout_secs = 2\n");
     let marker = home.dir.path().to_string_lossy().to_string();
-    let client = reqwest::blocking::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
     let mut server = Server::start(&home, &[]);
+    let client = server.blocking_client();
     let mut outcomes = std::collections::BTreeMap::<&str, usize>::new();
     let mut seconds = std::collections::BTreeMap::<&str, f64>::new();
     for cycle in 0..100usize {

@@ -112,6 +112,7 @@ fn openai_client_and_curl_chat_through_docdex_grounded_in_repo_and_memory() {
     let out = Command::new(python())
         .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/llm/openai_client.py"))
         .args([server.base_url.as_str(), repo.path().to_str().unwrap(), "--dead", dead.base_url.as_str()])
+        .args(["--token", server.token().unwrap(), "--dead-token", dead.token().unwrap()])
         .output()
         .unwrap();
     assert!(
@@ -130,7 +131,10 @@ fn openai_client_and_curl_chat_through_docdex_grounded_in_repo_and_memory() {
     .to_string();
     let url = server.url("/v1/chat/completions");
     let repo_header = format!("X-Docdex-Repo: {}", repo.path().display());
-    let (sse, status) = curl(&["-N", "-H", "content-type: application/json", "-H", &repo_header, "-d", &body, &url]);
+    let auth = format!("Authorization: Bearer {}", server.token().unwrap());
+    let dead_auth = format!("Authorization: Bearer {}", dead.token().unwrap());
+    let (sse, status) =
+        curl(&["-N", "-H", &auth, "-H", "content-type: application/json", "-H", &repo_header, "-d", &body, &url]);
     assert_eq!(status, 200, "{sse}");
     let frames: Vec<&str> = sse.lines().filter_map(|l| l.strip_prefix("data: ")).collect();
     assert_eq!(frames.last(), Some(&"[DONE]"), "{sse}");
@@ -145,13 +149,14 @@ fn openai_client_and_curl_chat_through_docdex_grounded_in_repo_and_memory() {
     assert!(last["docdex"]["sources"].as_array().unwrap().iter().any(|s| s["path"] == "src/pool.rs"), "{last}");
 
     // Malformed requests and an unreachable LLM answer in OpenAI's error shape.
-    let (bad, status) = curl(&["-H", "content-type: application/json", "-d", "{\"messages\": 3}", &url]);
+    let (bad, status) = curl(&["-H", &auth, "-H", "content-type: application/json", "-d", "{\"messages\": 3}", &url]);
     assert_eq!(status, 400);
     let bad: Value = serde_json::from_str(&bad).unwrap();
     assert_eq!(bad["error"]["type"], "invalid_request_error");
     assert_eq!(bad["error"]["code"], "invalid_request");
     let dead_url = dead.url("/v1/chat/completions");
-    let (down, status) = curl(&["-H", "content-type: application/json", "-H", &repo_header, "-d", &body, &dead_url]);
+    let (down, status) =
+        curl(&["-H", &dead_auth, "-H", "content-type: application/json", "-H", &repo_header, "-d", &body, &dead_url]);
     assert_eq!(status, 503, "{down}");
     let down: Value = serde_json::from_str(&down).unwrap();
     assert_eq!(down["error"]["code"], "llm_unavailable");
@@ -179,12 +184,18 @@ fn openai_client_and_curl_chat_through_docdex_grounded_in_repo_and_memory() {
     assert!(dot.starts_with("digraph") && dot.contains("n1 -> n2;"), "{dot}");
     let list = home.json(&["dag", "list", "--repo", repo_arg, "--json"]);
     assert!(list["sessions"].as_array().unwrap().len() >= 3, "{list}");
-    let http_dot =
-        reqwest::blocking::get(server.url(&format!("/v1/dag/{session}?repo={repo_arg}&format=dot"))).unwrap();
+    let http_dot = server
+        .blocking_client()
+        .get(server.url(&format!("/v1/dag/{session}?repo={repo_arg}&format=dot")))
+        .send()
+        .unwrap();
     assert_eq!(http_dot.status().as_u16(), 200);
     assert!(http_dot.text().unwrap().starts_with("digraph"));
-    let missing =
-        reqwest::blocking::get(server.url(&format!("/v1/dag/20200101T000000Z-000000?repo={repo_arg}"))).unwrap();
+    let missing = server
+        .blocking_client()
+        .get(server.url(&format!("/v1/dag/20200101T000000Z-000000?repo={repo_arg}")))
+        .send()
+        .unwrap();
     assert_eq!(missing.status().as_u16(), 404);
 
     // The CLI chat streams the answer and lists its sources; web-rag records a session too.
@@ -257,7 +268,8 @@ fn a_client_disconnect_mid_stream_stops_generation_upstream() {
     let mut stream = TcpStream::connect(&addr).unwrap();
     write!(
         stream,
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        server.token().unwrap(),
         body.len()
     )
     .unwrap();
@@ -324,7 +336,8 @@ fn budget_overflow_drops_web_before_repo_and_keeps_memory() {
     ));
     prepare(&home, repo.path());
     let server = Server::start(&home, &[]);
-    let response = reqwest::blocking::Client::new()
+    let response = server
+        .blocking_client()
         .post(server.url("/v1/chat/completions"))
         .json(&json!({
             "messages": [{"role": "user", "content": "How does WorkerPool schedule jobs?"}],
@@ -373,7 +386,7 @@ fn the_ollama_provider_speaks_ollamas_api() {
     ));
     prepare(&home, repo.path());
     let server = Server::start(&home, &["--repo", repo.path().to_str().unwrap()]);
-    let client = reqwest::blocking::Client::new();
+    let client = server.blocking_client();
     let ask = |extra: Value| {
         let mut body = json!({ "messages": [{"role": "user", "content": "How does WorkerPool run jobs?"}] });
         body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());

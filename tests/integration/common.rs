@@ -28,6 +28,7 @@ impl Home {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_docdexd"));
         cmd.env("DOCDEX_HOME", self.dir.path())
             .env_remove("DOCDEX_AUTH_TOKEN")
+            .env_remove("DOCDEX_REQUIRE_TOKEN")
             .env_remove("DOCDEX_STATE_DIR")
             .env_remove("DOCDEX_HTTP_BIND_ADDR")
             .env_remove("DOCDEX_DDG_BASE_URL")
@@ -109,6 +110,8 @@ pub fn sample_repo() -> TempDir {
 pub struct Server {
     pub child: Child,
     pub base_url: String,
+    /// The bearer token it requires: `--auth-token`, or the one generated in the home.
+    pub token_opt: Option<String>,
 }
 
 impl Server {
@@ -116,7 +119,8 @@ impl Server {
     pub fn start(home: &Home, extra: &[&str]) -> Server {
         let mut child = home
             .cmd()
-            .args(["serve", "--bind", "127.0.0.1:0"])
+            .arg("serve")
+            .args(if extra.contains(&"--bind") { &[][..] } else { &["--bind", "127.0.0.1:0"][..] })
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -130,11 +134,42 @@ impl Server {
             let out = child.wait_with_output().unwrap();
             panic!("serve did not start: {line} {}", String::from_utf8_lossy(&out.stderr));
         };
-        Server { base_url: addr.to_string(), child }
+        let token_opt = extra
+            .windows(2)
+            .find(|w| w[0] == "--auth-token")
+            .map(|w| w[1].to_string())
+            .or_else(|| std::fs::read_to_string(home.dir.path().join("token")).ok().map(|t| t.trim().to_string()));
+        Server { base_url: addr.to_string(), child, token_opt }
     }
 
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base_url)
+    }
+
+    pub fn token(&self) -> Option<&str> {
+        self.token_opt.as_deref()
+    }
+
+    fn auth_headers(&self) -> reqwest::header::HeaderMap {
+        let mut headers = reqwest::header::HeaderMap::new();
+        if let Some(token) = &self.token_opt {
+            headers.insert("authorization", format!("Bearer {token}").parse().unwrap());
+        }
+        headers
+    }
+
+    /// An HTTP client that sends the server's token.
+    pub fn client(&self) -> reqwest::Client {
+        reqwest::Client::builder().default_headers(self.auth_headers()).build().unwrap()
+    }
+
+    /// A blocking HTTP client that sends the server's token (60 s timeout).
+    pub fn blocking_client(&self) -> reqwest::blocking::Client {
+        reqwest::blocking::Client::builder()
+            .default_headers(self.auth_headers())
+            .timeout(std::time::Duration::from_secs(180))
+            .build()
+            .unwrap()
     }
 }
 

@@ -8,16 +8,16 @@ async fn search_over_http_matches_the_cli() {
     let home = Home::new();
     let server = Server::start(&home, &["--repo", repo.path().to_str().unwrap()]);
 
-    let (status, health) = get(&server.url("/healthz"), None).await;
+    let (status, health) = get(&server.url("/healthz"), server.token()).await;
     assert_eq!(status, 200);
     assert_eq!(health["status"], "ok");
 
-    let (status, body) = get(&server.url("/v1/search?q=WorkerPool%20run_detached&limit=5"), None).await;
+    let (status, body) = get(&server.url("/v1/search?q=WorkerPool%20run_detached&limit=5"), server.token()).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(hit_paths(&body).first().map(String::as_str), Some("src/pool.rs"));
     assert!(body["took_ms"].as_f64().unwrap() >= 0.0);
 
-    let (_, status_body) = get(&server.url("/v1/status"), None).await;
+    let (_, status_body) = get(&server.url("/v1/status"), server.token()).await;
     assert_eq!(status_body["indexed"], true);
     assert_eq!(status_body["files"], 4);
 
@@ -43,14 +43,14 @@ async fn malformed_requests_get_documented_errors() {
         ("/v1/nope", 404, "not_found"),
     ];
     for (path, want_status, want_code) in cases {
-        let (status, body) = get(&server.url(path), None).await;
+        let (status, body) = get(&server.url(path), server.token()).await;
         assert_eq!(status, want_status, "{path}: {body}");
         assert_eq!(body["error"]["code"], want_code, "{path}: {body}");
         assert!(!body["error"]["message"].as_str().unwrap().is_empty());
     }
     let unindexed = tempfile::tempdir().unwrap();
     let url = server.url(&format!("/v1/search?q=x&repo={}", unindexed.path().display()));
-    let (status, body) = get(&url, None).await;
+    let (status, body) = get(&url, server.token()).await;
     assert_eq!(status, 404);
     assert_eq!(body["error"]["code"], "repo_not_indexed");
     assert!(body["error"]["hint"].as_str().unwrap().contains("docdexd index --repo"));
@@ -78,7 +78,133 @@ fn non_loopback_bind_requires_expose_and_a_token() {
     let out = home.run(&["serve", "--bind", "0.0.0.0:0"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--expose"));
-    let out = home.run(&["serve", "--bind", "0.0.0.0:0", "--expose"]);
+    // Only when the token is turned off does --expose lack one.
+    let tokenless = Home::with_config("[server]\nrequire_token = false\n");
+    let out = tokenless.run(&["serve", "--bind", "0.0.0.0:0", "--expose"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("without an auth token"));
+}
+
+/// A raw request, so Host and Origin can be whatever an attacker's page would send.
+async fn raw(base_url: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = base_url.trim_start_matches("http://").to_string();
+    let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let mut request = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+    if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
+        request.push_str(&format!("Host: {addr}\r\n"));
+    }
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    let status = response.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (status, response)
+}
+
+#[tokio::test]
+async fn only_local_clients_with_the_token_get_in() {
+    let repo = sample_repo();
+    let home = Home::new();
+    let server = Server::start(&home, &["--repo", repo.path().to_str().unwrap()]);
+    // A token is generated on first run, 0600, and required by default.
+    let token_file = home.dir.path().join("token");
+    let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&token_file).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600);
+    let token = server.token().unwrap().to_string();
+    assert_eq!(token.len(), 64);
+    let bearer = format!("Bearer {token}");
+    let (status, body) = raw(&server.base_url, "GET", "/v1/search?q=WorkerPool", &[], "").await;
+    assert_eq!(status, 401, "{body}");
+    assert!(body.contains("$DOCDEX_HOME/token"), "{body}");
+    let (status, _) = raw(&server.base_url, "GET", "/v1/search?q=WorkerPool", &[("Authorization", &bearer)], "").await;
+    assert_eq!(status, 200);
+
+    // DNS rebinding: the attacker's domain resolved to 127.0.0.1, sent as Host. REST and MCP.
+    for path in ["/v1/search?q=WorkerPool", "/healthz", "/v1/mcp"] {
+        let (status, body) = raw(
+            &server.base_url,
+            "GET",
+            path,
+            &[("Host", "rebind.attacker.example:3210"), ("Authorization", &bearer)],
+            "",
+        )
+        .await;
+        assert_eq!(status, 403, "{path}: {body}");
+        assert!(body.contains("\"forbidden\""), "{body}");
+    }
+    // A page elsewhere calling through the user's browser (with a stolen token even).
+    let (status, body) = raw(
+        &server.base_url,
+        "POST",
+        "/v1/memory",
+        &[("Origin", "https://evil.example"), ("Authorization", &bearer), ("Content-Type", "application/json")],
+        "{\"text\": \"planted\"}",
+    )
+    .await;
+    assert_eq!(status, 403, "{body}");
+    // A cross-site form can only send form or text bodies: refused before anything runs.
+    for content_type in ["application/x-www-form-urlencoded", "text/plain", "multipart/form-data; boundary=x"] {
+        let headers = [("Authorization", bearer.as_str()), ("Content-Type", content_type)];
+        let (status, body) = raw(&server.base_url, "POST", "/v1/index", &headers, "a=b").await;
+        assert_eq!(status, 415, "{content_type}: {body}");
+    }
+    let headers = [("Authorization", bearer.as_str()), ("Content-Type", "application/json")];
+    let (status, body) = raw(&server.base_url, "POST", "/v1/index", &headers, "{}").await;
+    assert_eq!(status, 200, "{body}");
+    // A local tool page on a loopback origin is fine.
+    let headers = [("Authorization", bearer.as_str()), ("Origin", "http://localhost:5173")];
+    assert_eq!(raw(&server.base_url, "GET", "/healthz", &headers, "").await.0, 200);
+
+    // Sizes are bounded, and the limit is in the message.
+    let long_query = format!("/v1/search?q={}", "a".repeat(2500));
+    let (status, body) = get(&server.url(&long_query), Some(&token)).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (413, Some("too_large")), "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("2000-character limit"));
+    let client = server.client();
+    let note = serde_json::json!({ "text": "x".repeat(100_000) });
+    let response = client.post(server.url("/v1/memory")).json(&note).send().await.unwrap();
+    assert_eq!(response.status().as_u16(), 413);
+    let big_body = serde_json::json!({ "text": "y".repeat(2 << 20) });
+    let response = client.post(server.url("/v1/memory")).json(&big_body).send().await.unwrap();
+    assert_eq!(response.status().as_u16(), 413);
+    let body: serde_json::Value = response.json().await.unwrap();
+    assert!(body["error"]["message"].as_str().unwrap().contains("1048576-byte limit"), "{body}");
+}
+
+#[tokio::test]
+async fn the_token_can_be_turned_off_on_loopback_and_exposed_mcp_answers_with_it() {
+    let repo = sample_repo();
+    let open = Home::with_config("[server]\nrequire_token = false\n");
+    let server = Server::start(&open, &["--repo", repo.path().to_str().unwrap()]);
+    assert!(server.token().is_none());
+    assert_eq!(get(&server.url("/v1/search?q=WorkerPool"), None).await.0, 200);
+    drop(server);
+
+    // Exposed on all interfaces: remote clients reach REST and MCP by whatever name, with
+    // the token (the MCP transport used to refuse every non-loopback Host).
+    let home = Home::new();
+    let exposed = Server::start(&home, &["--repo", repo.path().to_str().unwrap(), "--bind", "0.0.0.0:0", "--expose"]);
+    let port = exposed.base_url.rsplit(':').next().unwrap().to_string();
+    let local = format!("http://127.0.0.1:{port}");
+    let bearer = format!("Bearer {}", exposed.token().unwrap());
+    let host = format!("devbox.lan:{port}");
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let headers = [
+        ("Host", host.as_str()),
+        ("Authorization", bearer.as_str()),
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    let (status, body) = raw(&local, "POST", "/v1/mcp", &headers, initialize).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("serverInfo"), "{body}");
+    let (status, _) = raw(&local, "GET", "/v1/search?q=WorkerPool", &headers[..2], "").await;
+    assert_eq!(status, 200);
+    let (status, _) = raw(&local, "POST", "/v1/mcp", &[headers[0], headers[2], headers[3]], initialize).await;
+    assert_eq!(status, 401, "no token, no MCP");
 }

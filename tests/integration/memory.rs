@@ -106,7 +106,7 @@ async fn memory_over_http() {
     let home = Home::new();
     let repo = indexed_repo(&home, "delta");
     let server = Server::start(&home, &["--repo", repo.path().to_str().unwrap()]);
-    let client = reqwest::Client::new();
+    let client = server.client();
     let saved: serde_json::Value = client
         .post(server.url("/v1/memory"))
         .json(&serde_json::json!({"text": "Feature flags live in config/flags.toml", "metadata": {"area": "config"}}))
@@ -131,8 +131,18 @@ async fn memory_over_http() {
     assert_eq!(bad.status().as_u16(), 400);
     let body: serde_json::Value = bad.json().await.unwrap();
     assert!(body["error"]["message"].as_str().unwrap().contains("txt"), "{body}");
-    let deleted = client.delete(server.url(&format!("/v1/memory/{id}"))).send().await.unwrap();
+    let deleted = client
+        .delete(server.url(&format!("/v1/memory/{id}")))
+        .header("content-type", "application/json")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(deleted.status().as_u16(), 200);
-    let missing = client.delete(server.url(&format!("/v1/memory/{id}"))).send().await.unwrap();
+    let missing = client
+        .delete(server.url(&format!("/v1/memory/{id}")))
+        .header("content-type", "application/json")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(missing.status().as_u16(), 404);
 }

@@ -180,16 +180,16 @@ async fn http_search_takes_mode_and_explain() {
     let server = Server::start(&home, &["--repo", repo.path().to_str().unwrap()]);
     let (status, body) = get(
         &server.url("/v1/search?q=cap%20the%20number%20of%20calls%20a%20user%20can%20make&mode=hybrid&explain=true"),
-        None,
+        server.token(),
     )
     .await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["mode"], "hybrid");
     assert_eq!(body["hits"][0]["path"], "src/throttle.rs");
     assert_eq!(body["hits"][0]["explain"]["dense"]["rank"], 1);
-    let (status, body) = get(&server.url("/v1/search?q=x&mode=fuzzy"), None).await;
+    let (status, body) = get(&server.url("/v1/search?q=x&mode=fuzzy"), server.token()).await;
     assert_eq!(status, 400);
     assert!(body["error"]["message"].as_str().unwrap().contains("unknown mode"));
-    let (_, status_body) = get(&server.url("/v1/status"), None).await;
+    let (_, status_body) = get(&server.url("/v1/status"), server.token()).await;
     assert_eq!(status_body["embeddings"]["pending"], 0);
 }

@@ -205,7 +205,7 @@ fn a_page_that_never_loads_times_out_and_the_browser_recovers() {
     let web = standard_web();
     let home = web_home(&web, "page_load_timeout_secs = 2");
     let server = Server::start(&home, &[]);
-    let client = reqwest::blocking::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
+    let client = server.blocking_client();
     let post = |url: String| {
         let response = client.post(server.url("/v1/web/fetch")).json(&serde_json::json!({"url": url})).send().unwrap();
         (response.status().as_u16(), response.json::<Value>().unwrap())
@@ -295,11 +295,12 @@ fn concurrent_callers_are_spaced_two_seconds_apart_and_one_second_per_domain() {
     let home = web_home(&web, "engine = \"http\"\nmax_pages = 1");
     let server = Server::start(&home, &[]);
     let base_url = server.base_url.clone();
+    let shared_client = server.blocking_client();
     let threads: Vec<_> = (0..3)
         .map(|n| {
             let url = format!("{base_url}/v1/web/search");
+            let client = shared_client.clone();
             std::thread::spawn(move || {
-                let client = reqwest::blocking::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
                 let response =
                     client.post(url).json(&serde_json::json!({"query": format!("spacing query {n}")})).send().unwrap();
                 response.status().as_u16()
@@ -319,8 +320,8 @@ fn concurrent_callers_are_spaced_two_seconds_apart_and_one_second_per_domain() {
         .map(|n| {
             let url = format!("{base_url}/v1/web/fetch");
             let page = if n < 3 { format!("{}/page/{n}", web.base(0)) } else { format!("{}/page/other", web.base(1)) };
+            let client = shared_client.clone();
             std::thread::spawn(move || {
-                let client = reqwest::blocking::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
                 client.post(url).json(&serde_json::json!({"url": page})).send().unwrap().status().as_u16()
             })
         })
@@ -400,8 +401,13 @@ fn the_waterfall_gate_decides_when_the_web_is_used_and_results_stay_in_their_rep
 
     // Over HTTP: force_web on /v1/search runs the waterfall.
     let server = Server::start(&home, &["--repo", repo_arg]);
-    let body: Value =
-        reqwest::blocking::get(server.url("/v1/search?q=nginx%20keepalive&force_web=true")).unwrap().json().unwrap();
+    let body: Value = server
+        .blocking_client()
+        .get(server.url("/v1/search?q=nginx%20keepalive&force_web=true"))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
     assert_eq!(body["gate"]["forced"], true, "{body}");
     drop(server);
 

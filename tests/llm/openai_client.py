@@ -22,8 +22,11 @@ def main():
     ap.add_argument("base_url")
     ap.add_argument("repo")
     ap.add_argument("--dead")
+    ap.add_argument("--token", default="unused", help="the daemon's bearer token (sent as the API key)")
+    ap.add_argument("--dead-token", default="unused")
     args = ap.parse_args()
-    client = openai.OpenAI(base_url=f"{args.base_url}/v1", api_key="unused", max_retries=0, timeout=120)
+    # OpenAI clients send the API key as `Authorization: Bearer <key>`: docdex's token.
+    client = openai.OpenAI(base_url=f"{args.base_url}/v1", api_key=args.token, max_retries=0, timeout=120)
 
     models = client.models.list()
     ids = [m.id for m in models.data]
@@ -84,7 +87,7 @@ def main():
         check(body.get("error", body).get("code") == "repo_not_found", f"unknown repo: {err}")
 
     if args.dead:
-        dead = openai.OpenAI(base_url=f"{args.dead}/v1", api_key="unused", max_retries=0, timeout=60)
+        dead = openai.OpenAI(base_url=f"{args.dead}/v1", api_key=args.dead_token, max_retries=0, timeout=60)
         try:
             dead.chat.completions.create(model="docdex", messages=question, extra_body=ext)
             check(False, "an unreachable LLM is an error")

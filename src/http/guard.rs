@@ -1,0 +1,151 @@
+//! Who may ask: every request (REST, OpenAI-compatible and MCP alike) passes one guard.
+//!
+//! - `Host` must name this daemon: a loopback name (`localhost`, `127.0.0.1`, `::1`) or one
+//!   of `[server] allowed_hosts`; any port. A web page that rebinds its own domain to
+//!   127.0.0.1 sends its domain as Host and is refused. An exposed daemon (`--expose`, always
+//!   with a token) accepts any Host unless `allowed_hosts` narrows it.
+//! - `Origin`, when a browser sends one, must be an allowed host too (`null` never is), so a
+//!   page elsewhere cannot use the user's browser as a client.
+//! - State-changing REST requests (POST, PUT, PATCH, DELETE) must declare a JSON body:
+//!   a cross-site HTML form can only send form or text types.
+//! - The bearer token, when one is set, on everything.
+
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::Method;
+use actix_web::middleware::Next;
+use actix_web::web;
+
+use super::{constant_time_eq, error_response, HttpState};
+use crate::protocol::{DocdexError, ErrorCode};
+
+/// Which `Host` and `Origin` names are accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostPolicy {
+    names: Vec<String>,
+    any: bool,
+}
+
+const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+impl HostPolicy {
+    /// Loopback names plus `extra`; `exposed` without `extra` accepts any name (the token
+    /// guards an exposed daemon).
+    pub fn new(extra: &[String], exposed: bool) -> HostPolicy {
+        let mut names: Vec<String> = LOOPBACK_NAMES.iter().map(|n| n.to_string()).collect();
+        names.extend(extra.iter().map(|n| n.trim().trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase()));
+        HostPolicy { names, any: exposed && extra.is_empty() }
+    }
+
+    /// `host[:port]` as sent in a Host header.
+    pub fn allows_authority(&self, authority: &str) -> bool {
+        if self.any {
+            return true;
+        }
+        let host = strip_port(authority.trim()).to_ascii_lowercase();
+        self.names.contains(&host)
+    }
+
+    /// An Origin header value (`scheme://host[:port]`).
+    pub fn allows_origin(&self, origin: &str) -> bool {
+        let Some((scheme, authority)) = origin.trim().split_once("://") else { return false };
+        matches!(scheme, "http" | "https") && self.allows_authority(authority.trim_end_matches('/'))
+    }
+}
+
+/// `host`, `host:port`, `[v6]`, `[v6]:port` → the host part (brackets removed).
+fn strip_port(authority: &str) -> &str {
+    if let Some(rest) = authority.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or(rest);
+    }
+    match authority.rsplit_once(':') {
+        // A bare IPv6 address has more than one colon and no port.
+        Some((host, port)) if !host.contains(':') && port.chars().all(|c| c.is_ascii_digit()) => host,
+        _ => authority,
+    }
+}
+
+fn refuse(req: ServiceRequest, err: DocdexError) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    tracing::warn!(path = %req.path(), code = err.code.as_str(), "request refused: {}", err.message);
+    Ok(req.into_response(error_response(&err)))
+}
+
+pub async fn guard(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let Some(state) = req.app_data::<web::Data<HttpState>>().cloned() else {
+        return Ok(next.call(req).await?.map_into_boxed_body());
+    };
+    let header = |name: &str| req.headers().get(name).map(|v| v.to_str().unwrap_or("\u{fffd}").to_string());
+    if let Some(host) = header("host") {
+        if !state.host_policy.allows_authority(&host) {
+            let err = DocdexError::new(ErrorCode::Forbidden, format!("Host `{host}` is not this daemon's")).with_hint(
+                "use http://127.0.0.1:<port> or http://localhost:<port>, or add the name to [server] allowed_hosts",
+            );
+            return refuse(req, err);
+        }
+    }
+    if let Some(origin) = header("origin") {
+        if !state.host_policy.allows_origin(&origin) {
+            let err = DocdexError::new(ErrorCode::Forbidden, format!("requests from origin `{origin}` are refused"))
+                .with_hint("docdex answers local clients; a web page elsewhere may not call it");
+            return refuse(req, err);
+        }
+    }
+    let changes_state = matches!(*req.method(), Method::POST | Method::PUT | Method::PATCH | Method::DELETE);
+    // MCP checks its own media types (JSON-RPC bodies, session DELETE without a body).
+    if changes_state && !req.path().starts_with("/v1/mcp") {
+        let json =
+            header("content-type").is_some_and(|t| t.trim().to_ascii_lowercase().starts_with("application/json"));
+        if !json {
+            let err = DocdexError::new(
+                ErrorCode::UnsupportedMediaType,
+                format!("{} {} needs `Content-Type: application/json`", req.method(), req.path()),
+            )
+            .with_hint("send a JSON body (`{}` when there is nothing to say) with that content type");
+            return refuse(req, err);
+        }
+    }
+    if let Some(expected) = state.auth_token_opt.clone() {
+        let given = header("authorization");
+        let given = given.as_deref().and_then(|v| v.strip_prefix("Bearer ")).unwrap_or("");
+        if !constant_time_eq(given.as_bytes(), expected.as_bytes()) {
+            let err = DocdexError::new(ErrorCode::Unauthorized, "missing or wrong bearer token")
+                .with_hint("send `Authorization: Bearer <token>`; the token is in $DOCDEX_HOME/token (`docdexd mcp-config` prints it)");
+            return refuse(req, err);
+        }
+    }
+    Ok(next.call(req).await?.map_into_boxed_body())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_names_on_any_port_and_nothing_else() {
+        let policy = HostPolicy::new(&[], false);
+        for ok in ["127.0.0.1:3210", "localhost", "LOCALHOST:80", "[::1]:3210", "::1"] {
+            assert!(policy.allows_authority(ok), "{ok}");
+        }
+        for bad in
+            ["evil.example", "evil.example:3210", "127.0.0.1.evil.example", "localhost.evil:3210", "10.0.0.5:3210"]
+        {
+            assert!(!policy.allows_authority(bad), "{bad}");
+        }
+        assert!(policy.allows_origin("http://localhost:5173"));
+        assert!(!policy.allows_origin("https://evil.example"));
+        assert!(!policy.allows_origin("null"));
+        assert!(!policy.allows_origin("file://"));
+    }
+
+    #[test]
+    fn exposed_accepts_any_host_unless_narrowed() {
+        assert!(HostPolicy::new(&[], true).allows_authority("devbox.lan:3210"));
+        let narrowed = HostPolicy::new(&["devbox.lan".into()], true);
+        assert!(narrowed.allows_authority("devbox.lan:3210"));
+        assert!(narrowed.allows_authority("127.0.0.1:3210"));
+        assert!(!narrowed.allows_authority("other.lan:3210"));
+    }
+}
