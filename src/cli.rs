@@ -460,7 +460,7 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
         }
         Command::Serve { repo, bind, expose, auth_token } => serve(loaded, repo, bind, expose, auth_token).await,
         Command::Mcp { repo } => {
-            let actors = crate::start_actors(&loaded, repo.clone());
+            let actors = crate::start_daemon_actors(&loaded, repo.clone());
             let default_repo_opt = repo.clone();
             if let Some(repo) = repo {
                 // Refresh in the background: the session starts at once, and tools answer
@@ -819,7 +819,7 @@ async fn serve(
             .map_err(|_| DocdexError::invalid("bad server.http_bind_addr"))?,
     };
     http::check_bind_policy(&addr, expose, auth_token_opt.as_deref())?;
-    let actors = crate::start_actors(&loaded, repo_opt.clone());
+    let actors = crate::start_daemon_actors(&loaded, repo_opt.clone());
     if let Some(repo) = &repo_opt {
         let summary = index_with_progress(&actors, repo.clone()).await?;
         eprint!("{}", render_summary(&summary));

@@ -22,6 +22,16 @@ pub struct Config {
     pub server: ServerConfig,
     pub web: WebConfig,
     pub llm: LlmConfig,
+    pub repos: ReposConfig,
+}
+
+/// Which directories a daemon serves (see `repo_policy`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ReposConfig {
+    /// Directories (besides the home, minus its dot-directories, and the daemon's `--repo`)
+    /// whose subdirectories requests may name as repos (`DOCDEX_ALLOWED_ROOTS`, `:`-separated).
+    pub allowed_roots: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -415,6 +425,9 @@ fn apply_env_overrides(config: &mut Config) -> Result<()> {
     }
     if let Some(token) = env_nonempty("DOCDEX_AUTH_TOKEN") {
         config.server.auth_token = Some(token);
+    }
+    if let Some(roots) = env_nonempty("DOCDEX_ALLOWED_ROOTS") {
+        config.repos.allowed_roots.extend(std::env::split_paths(&roots).filter(|p| !p.as_os_str().is_empty()));
     }
     if let Some(value) = env_nonempty("DOCDEX_REQUIRE_TOKEN") {
         config.server.require_token = parse_env_bool("DOCDEX_REQUIRE_TOKEN", &value)?;

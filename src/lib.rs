@@ -22,6 +22,7 @@ pub mod llm;
 pub mod mcp;
 pub mod models;
 pub mod protocol;
+pub mod repo_policy;
 pub mod web;
 
 use std::path::PathBuf;
@@ -48,8 +49,25 @@ pub struct Actors {
     pub chat: actors::tool_dispatcher::ChatActors,
 }
 
-/// Spawns the actor system, downstream first. Must run inside an actix `System`.
+/// Spawns the actor system for a one-shot CLI command (any repo the user names but `/`).
+/// Must run inside an actix `System`.
 pub fn start_actors(loaded: &LoadedConfig, default_repo_opt: Option<PathBuf>) -> Actors {
+    start_actors_with(loaded, default_repo_opt, repo_policy::RepoPolicy::unrestricted())
+}
+
+/// Spawns the actor system for a daemon (`serve`, `mcp`): repos named by requests must be
+/// inside the allowed roots (see `repo_policy`).
+pub fn start_daemon_actors(loaded: &LoadedConfig, default_repo_opt: Option<PathBuf>) -> Actors {
+    let policy = repo_policy::RepoPolicy::daemon(&loaded.config.repos.allowed_roots, default_repo_opt.as_deref());
+    start_actors_with(loaded, default_repo_opt, policy)
+}
+
+/// Spawns the actor system, downstream first.
+fn start_actors_with(
+    loaded: &LoadedConfig,
+    default_repo_opt: Option<PathBuf>,
+    policy: repo_policy::RepoPolicy,
+) -> Actors {
     let state_dir = loaded.state_dir();
     let heap = loaded.config.index.writer_heap_bytes;
     let repo_manager = SyncArbiter::start(1, move || RepoManager::new(&state_dir, heap));
@@ -86,6 +104,7 @@ pub fn start_actors(loaded: &LoadedConfig, default_repo_opt: Option<PathBuf>) ->
         dag,
         config,
         default_repo_opt,
+        repo_policy: policy,
     });
     Actors { dispatcher, repo_manager, embedder, web, chat }
 }

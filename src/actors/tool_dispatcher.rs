@@ -57,6 +57,7 @@ pub struct ToolDispatcher {
     chat: ChatActors,
     config: Arc<Config>,
     default_repo_opt: Option<PathBuf>,
+    repo_policy: crate::repo_policy::RepoPolicy,
     embedding_jobs: EmbeddingJobs,
 }
 
@@ -89,6 +90,7 @@ pub struct DispatcherParts {
     pub dag: Addr<DagLogger>,
     pub config: Arc<Config>,
     pub default_repo_opt: Option<PathBuf>,
+    pub repo_policy: crate::repo_policy::RepoPolicy,
 }
 
 impl ToolDispatcher {
@@ -128,17 +130,21 @@ impl ToolDispatcher {
                 chat,
                 config: parts.config,
                 default_repo_opt: parts.default_repo_opt,
+                repo_policy: parts.repo_policy,
                 embedding_jobs: Default::default(),
             }
         });
         (dispatcher, web_opt.expect("set by create"), chat_opt.expect("set by create"))
     }
 
+    /// The repo a request names (or the default), if this dispatcher may serve it.
     fn resolve_repo(&self, repo_opt: Option<PathBuf>) -> Result<PathBuf> {
-        repo_opt.or_else(|| self.default_repo_opt.clone()).ok_or_else(|| {
+        let repo = repo_opt.or_else(|| self.default_repo_opt.clone()).ok_or_else(|| {
             DocdexError::invalid("no repo given and the daemon has no default repo")
                 .with_hint("pass `repo=<path>` (HTTP), `--repo <path>` (CLI), or for chat `docdex.repo_path` or an X-Docdex-Repo header")
-        })
+        })?;
+        self.repo_policy.check(&repo)?;
+        Ok(repo)
     }
 }
 
@@ -550,7 +556,9 @@ impl Handler<Index> for ToolDispatcher {
         let embedder = self.embedder.clone();
         let config = Arc::clone(&self.config);
         let jobs = Arc::clone(&self.embedding_jobs);
+        let allowed = self.repo_policy.check(&msg.request.repo);
         Box::pin(async move {
+            allowed?;
             let handle = repo_manager.send(OpenRepo { path: msg.request.repo.clone(), create: true }).await??;
             let result = {
                 let _one_run_at_a_time = handle.index_run.lock().await;

@@ -42,6 +42,8 @@ impl Home {
             .env_remove("DOCDEX_LLM_MODEL")
             .env_remove(docdex::actors::indexer::FAULT_ABORT_AFTER_COMMITS_ENV)
             .env("DOCDEX_MODELS_DIR", models_dir())
+            // Fixture repos live in the temp dir, outside the home a daemon serves by default.
+            .env("DOCDEX_ALLOWED_ROOTS", std::env::temp_dir())
             .stdin(Stdio::null());
         cmd
     }

@@ -208,3 +208,32 @@ async fn the_token_can_be_turned_off_on_loopback_and_exposed_mcp_answers_with_it
     let (status, _) = raw(&local, "POST", "/v1/mcp", &[headers[0], headers[2], headers[3]], initialize).await;
     assert_eq!(status, 401, "no token, no MCP");
 }
+
+#[tokio::test]
+async fn a_daemon_serves_only_allowed_repo_roots() {
+    let repo = sample_repo();
+    let home = Home::new();
+    let server = Server::start(&home, &["--repo", repo.path().to_str().unwrap()]);
+    for path in ["/v1/search?q=passwd&repo=/etc", "/v1/search?q=x&repo=/", "/v1/status?repo=/etc"] {
+        let (status, body) = get(&server.url(path), server.token()).await;
+        assert_eq!(status, 403, "{path}: {body}");
+        assert_eq!(body["error"]["code"], "path_refused");
+        assert!(body["error"]["hint"].as_str().unwrap().contains("allowed_roots"), "{body}");
+    }
+    let response = server
+        .client()
+        .post(server.url("/v1/index?repo=/etc"))
+        .header("content-type", "application/json")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 403);
+    // Nothing of /etc was indexed.
+    let registry = home.dir.path().join("state/repos");
+    assert_eq!(std::fs::read_dir(registry).unwrap().count(), 1, "only the sample repo has state");
+    // The one-shot CLI indexes what the user names, but never the filesystem root.
+    let out = home.run(&["index", "--repo", "/"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("filesystem root"));
+}

@@ -1,0 +1,106 @@
+//! Which directories a daemon may index and read. A daemon (`serve`, `mcp`) answers
+//! requests that name a repo by path, so it must not become a reader of `/etc` or `~/.ssh`:
+//! a repo must lie inside the user's home (not in a dot-directory, not the home itself),
+//! inside `[repos] allowed_roots` (or `DOCDEX_ALLOWED_ROOTS`), or inside the repo the daemon
+//! was started with. The filesystem root is never a repo. One-shot CLI commands index what
+//! the user typed, so they are not restricted (but `/` is still refused).
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::protocol::{DocdexError, ErrorCode, Result};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepoPolicy {
+    enforce: bool,
+    home_opt: Option<PathBuf>,
+    roots: Vec<PathBuf>,
+}
+
+impl RepoPolicy {
+    /// For one-shot CLI commands: any directory but `/`.
+    pub fn unrestricted() -> RepoPolicy {
+        RepoPolicy { enforce: false, home_opt: None, roots: Vec::new() }
+    }
+
+    /// For a daemon: the user's home (minus dot-directories), the configured roots and the
+    /// repo it was started with.
+    pub fn daemon(allowed_roots: &[PathBuf], started_with: Option<&Path>) -> RepoPolicy {
+        let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let mut roots: Vec<PathBuf> = allowed_roots.iter().map(|p| canonical(p)).collect();
+        roots.extend(started_with.map(canonical));
+        let home_opt = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| canonical(Path::new(&h)));
+        RepoPolicy { enforce: true, home_opt, roots }
+    }
+
+    /// Refuses a repo path outside the policy; a path that does not exist passes (the
+    /// caller reports it as `repo_not_found`).
+    pub fn check(&self, path: &Path) -> Result<()> {
+        let Ok(canonical) = std::fs::canonicalize(path) else { return Ok(()) };
+        if canonical.parent().is_none() {
+            return Err(refused(path, "the filesystem root is never a repo"));
+        }
+        if !self.enforce || self.roots.iter().any(|root| root.parent().is_some() && canonical.starts_with(root)) {
+            return Ok(());
+        }
+        if let Some(home) = &self.home_opt {
+            if let Ok(inside) = canonical.strip_prefix(home) {
+                match inside.components().next() {
+                    None => return Err(refused(path, "the home directory itself is not a repo; name a project in it")),
+                    Some(Component::Normal(first)) if first.to_string_lossy().starts_with('.') => {
+                        return Err(refused(
+                            path,
+                            "hidden directories of the home (~/.ssh, ~/.config, ...) are not served",
+                        ))
+                    }
+                    Some(_) => return Ok(()),
+                }
+            }
+        }
+        Err(refused(path, "it is outside the directories this daemon serves"))
+    }
+}
+
+fn refused(path: &Path, why: &str) -> DocdexError {
+    DocdexError::new(ErrorCode::PathRefused, format!("refusing repo {}: {why}", path.display())).with_hint(
+        "add its parent to [repos] allowed_roots in $DOCDEX_HOME/config.toml (or DOCDEX_ALLOWED_ROOTS), or start the daemon with --repo on it",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roots_home_and_refusals() {
+        let allowed = tempfile::tempdir().unwrap();
+        let project = allowed.path().join("project");
+        std::fs::create_dir(&project).unwrap();
+        let policy = RepoPolicy::daemon(&[allowed.path().to_path_buf()], None);
+        assert!(policy.check(&project).is_ok());
+        assert_eq!(policy.check(Path::new("/")).unwrap_err().code, ErrorCode::PathRefused);
+        assert_eq!(policy.check(Path::new("/etc")).unwrap_err().code, ErrorCode::PathRefused);
+        assert!(policy.check(Path::new("/no/such/dir")).is_ok(), "left to repo_not_found");
+        // The repo it was started with is served even outside the roots.
+        let elsewhere = tempfile::tempdir().unwrap();
+        assert!(policy.check(elsewhere.path()).is_err());
+        assert!(RepoPolicy::daemon(&[], Some(elsewhere.path())).check(elsewhere.path()).is_ok());
+        // CLI: anything but the root.
+        assert!(RepoPolicy::unrestricted().check(Path::new("/etc")).is_ok());
+        assert!(RepoPolicy::unrestricted().check(Path::new("/")).is_err());
+        // A root of "/" in the config does not open the whole disk... except below it.
+        let everything = RepoPolicy::daemon(&[PathBuf::from("/")], None);
+        assert!(everything.check(Path::new("/")).is_err());
+    }
+
+    #[test]
+    fn the_home_minus_its_hidden_directories() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join("code/app")).unwrap();
+        std::fs::create_dir_all(home.path().join(".ssh")).unwrap();
+        let policy =
+            RepoPolicy { enforce: true, home_opt: Some(std::fs::canonicalize(home.path()).unwrap()), roots: vec![] };
+        assert!(policy.check(&home.path().join("code/app")).is_ok());
+        assert!(policy.check(&home.path().join(".ssh")).unwrap_err().message.contains("hidden"));
+        assert!(policy.check(home.path()).unwrap_err().message.contains("home directory itself"));
+    }
+}
