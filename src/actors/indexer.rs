@@ -79,6 +79,7 @@ impl Indexer {
     }
 
     fn commit(&mut self) -> Result<()> {
+        self.reserve_chunk_ids()?;
         self.writer()?.commit()?;
         self.needs_commit = false;
         self.index.reload()?;
@@ -88,6 +89,38 @@ impl Indexer {
             std::process::abort();
         }
         Ok(())
+    }
+}
+
+impl Indexer {
+    /// Persists the chunk-id high-water mark before a Tantivy commit makes the ids durable:
+    /// after a kill between that commit and the records, the next run starts above every id
+    /// Tantivy holds, so a vector or pending entry keyed by an id never meets another
+    /// chunk's text.
+    fn reserve_chunk_ids(&self) -> Result<()> {
+        let store = &self.index.store;
+        let mut wtxn = store.write_txn()?;
+        let mut state = store.run_state(&wtxn)?;
+        if state.next_chunk_id < self.next_chunk_id {
+            state.next_chunk_id = self.next_chunk_id;
+            store.put_run_state(&mut wtxn, &state)?;
+            wtxn.commit()?;
+        }
+        Ok(())
+    }
+
+    /// The id to start from: the stored mark, raised above every id in Tantivy (an index
+    /// written by a docdex without the reservation, or one restored by hand).
+    fn starting_chunk_id(&self, stored: u32) -> Result<u32> {
+        let above_index = self.index.max_chunk_id()?.map(|max| max.saturating_add(1)).unwrap_or(0);
+        if above_index > stored {
+            tracing::warn!(
+                stored,
+                raised_to = above_index,
+                "chunk id mark was below ids in the index (an interrupted run); raised"
+            );
+        }
+        Ok(stored.max(above_index))
     }
 }
 
@@ -176,8 +209,9 @@ impl Handler<BeginIndexRun> for Indexer {
         let mut state = store.run_state(&wtxn)?;
         state.last_started = Some(unix_now());
         state.in_progress = true;
+        self.next_chunk_id = self.starting_chunk_id(state.next_chunk_id)?;
+        state.next_chunk_id = self.next_chunk_id;
         store.put_run_state(&mut wtxn, &state)?;
-        self.next_chunk_id = state.next_chunk_id;
         let files = store.all_files(&wtxn)?;
         wtxn.commit()?;
         Ok(files)
@@ -344,7 +378,7 @@ impl Handler<IngestWebPages> for Indexer {
         let opened_here = self.writer_opt.is_none();
         if opened_here {
             self.writer_opt = Some(index.writer(self.writer_heap_bytes)?);
-            self.next_chunk_id = store.run_state(&store.read_txn()?)?.next_chunk_id;
+            self.next_chunk_id = self.starting_chunk_id(store.run_state(&store.read_txn()?)?.next_chunk_id)?;
         }
         let result = (|| {
             let mut written = 0u64;

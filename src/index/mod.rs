@@ -278,6 +278,27 @@ impl RepoIndex {
         Ok(self.reader.reload()?)
     }
 
+    /// The largest chunk id in the index (deleted documents not yet merged away included,
+    /// which only makes it a safer high-water mark): the last term of `chunk_id` in each
+    /// segment's term dictionary.
+    pub fn max_chunk_id(&self) -> Result<Option<u32>> {
+        let searcher = self.reader.searcher();
+        let mut max: Option<u64> = None;
+        for segment in searcher.segment_readers() {
+            let inverted = segment.inverted_index(self.fields.chunk_id)?;
+            let mut terms = inverted.terms().stream()?;
+            let mut last: Option<Vec<u8>> = None;
+            while terms.advance() {
+                last = Some(terms.key().to_vec());
+            }
+            if let Some(bytes) = last.filter(|b| b.len() == 8) {
+                let value = u64::from_be_bytes(bytes.try_into().expect("8 bytes"));
+                max = Some(max.map_or(value, |m| m.max(value)));
+            }
+        }
+        Ok(max.map(|v| u32::try_from(v).unwrap_or(u32::MAX)))
+    }
+
     pub fn num_chunks(&self) -> u64 {
         self.reader.searcher().num_docs()
     }

@@ -177,3 +177,53 @@ fn a_kill_during_a_refresh_keeps_the_old_index_searchable() {
     assert_eq!(hits_containing(&home, repo.path(), "renamed_fn_03"), ["src/m03.rs"]);
     assert!(hits_containing(&home, repo.path(), "unique_fn_03").is_empty());
 }
+
+/// Chunk ids in the index, read with docdex's own library from the repo's state.
+fn chunk_ids_and_mark(home: &Home, repo: &std::path::Path) -> (Vec<u64>, u32) {
+    use tantivy::schema::Value;
+    let canonical = std::fs::canonicalize(repo).unwrap();
+    let fingerprint = docdex::actors::repo_manager::RepoFingerprint::of(&canonical).0;
+    let state_dir = home.dir.path().join("state/repos").join(&fingerprint);
+    let index = tantivy::Index::open_in_dir(state_dir.join("index")).unwrap();
+    let field = index.schema().get_field("chunk_id").unwrap();
+    let searcher = index.reader().unwrap().searcher();
+    let mut ids = Vec::new();
+    for (segment_ord, segment) in searcher.segment_readers().iter().enumerate() {
+        for doc_id in segment.doc_ids_alive() {
+            let doc: tantivy::TantivyDocument =
+                searcher.doc(tantivy::DocAddress::new(segment_ord as u32, doc_id)).unwrap();
+            ids.push(doc.get_first(field).unwrap().as_u64().unwrap());
+        }
+    }
+    ids.sort_unstable();
+    let store = docdex::index::RepoStore::open(&state_dir.join("meta.lmdb")).unwrap();
+    let mark = store.run_state(&store.read_txn().unwrap()).unwrap().next_chunk_id;
+    (ids, mark)
+}
+
+#[test]
+fn a_kill_between_the_index_commit_and_the_records_never_reuses_chunk_ids() {
+    let repo = many_file_repo();
+    let repo_arg = repo.path().to_str().unwrap();
+    let home = Home::with_config("[index]\nbatch_max_files = 8\n");
+    // Killed right after the first batch reached Tantivy, before its records reached LMDB.
+    let killed = home
+        .cmd()
+        .args(["index", "--repo", repo_arg])
+        .env(docdex::actors::indexer::FAULT_ABORT_AFTER_COMMITS_ENV, "1")
+        .output()
+        .unwrap();
+    assert!(!killed.status.success());
+    let (ids, mark) = chunk_ids_and_mark(&home, repo.path());
+    assert!(!ids.is_empty());
+    assert!(u64::from(mark) > *ids.last().unwrap(), "the mark {mark} must be above every committed id {ids:?}");
+
+    // The next run finishes the job: every chunk once, every id once.
+    let summary = home.index(repo.path());
+    assert_eq!(summary["chunks_total"], 40, "{summary}");
+    let (ids, _) = chunk_ids_and_mark(&home, repo.path());
+    let mut unique = ids.clone();
+    unique.dedup();
+    assert_eq!(unique.len(), ids.len(), "duplicate chunk ids: {ids:?}");
+    assert_eq!(ids.len(), 40);
+}
