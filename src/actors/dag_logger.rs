@@ -29,10 +29,12 @@ impl Handler<AppendDag> for DagLogger {
     type Result = Result<()>;
 
     fn handle(&mut self, msg: AppendDag, _: &mut SyncContext<Self>) -> Self::Result {
-        let store = &msg.index.store;
-        let mut wtxn = store.write_txn()?;
-        store.append_dag(&mut wtxn, &msg.session, &msg.nodes)?;
-        wtxn.commit()?;
-        Ok(())
+        super::guarded("the DAG logger", || {
+            let store = &msg.index.store;
+            let mut wtxn = store.write_txn()?;
+            store.append_dag(&mut wtxn, &msg.session, &msg.nodes)?;
+            wtxn.commit()?;
+            Ok(())
+        })
     }
 }

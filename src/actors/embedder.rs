@@ -232,7 +232,7 @@ impl Handler<EmbedTexts> for Embedder {
     type Result = Result<Vec<Vec<f32>>>;
 
     fn handle(&mut self, EmbedTexts(texts): EmbedTexts, _: &mut SyncContext<Self>) -> Self::Result {
-        self.embed(&texts)
+        super::guarded("the embedder", || self.embed(&texts))
     }
 }
 
@@ -240,6 +240,12 @@ impl Handler<EmbedQuery> for Embedder {
     type Result = Result<Arc<Vec<f32>>>;
 
     fn handle(&mut self, EmbedQuery(query): EmbedQuery, _: &mut SyncContext<Self>) -> Self::Result {
+        super::guarded("the embedder", || self.embed_query(query))
+    }
+}
+
+impl Embedder {
+    fn embed_query(&mut self, query: String) -> Result<Arc<Vec<f32>>> {
         let key = query.trim().to_string();
         if let Some(hit) = self.query_cache.lock().map_err(|_| DocdexError::internal("query cache poisoned"))?.get(&key)
         {

@@ -201,20 +201,22 @@ impl Handler<BeginIndexRun> for Indexer {
     type Result = Result<HashMap<String, FileRecord>>;
 
     fn handle(&mut self, _: BeginIndexRun, _: &mut SyncContext<Self>) -> Self::Result {
-        if self.writer_opt.is_none() {
-            self.writer_opt = Some(self.index.writer(self.writer_heap_bytes)?);
-        }
-        let store = &self.index.store;
-        let mut wtxn = store.write_txn()?;
-        let mut state = store.run_state(&wtxn)?;
-        state.last_started = Some(unix_now());
-        state.in_progress = true;
-        self.next_chunk_id = self.starting_chunk_id(state.next_chunk_id)?;
-        state.next_chunk_id = self.next_chunk_id;
-        store.put_run_state(&mut wtxn, &state)?;
-        let files = store.all_files(&wtxn)?;
-        wtxn.commit()?;
-        Ok(files)
+        super::guarded("the indexer", || {
+            if self.writer_opt.is_none() {
+                self.writer_opt = Some(self.index.writer(self.writer_heap_bytes)?);
+            }
+            let store = &self.index.store;
+            let mut wtxn = store.write_txn()?;
+            let mut state = store.run_state(&wtxn)?;
+            state.last_started = Some(unix_now());
+            state.in_progress = true;
+            self.next_chunk_id = self.starting_chunk_id(state.next_chunk_id)?;
+            state.next_chunk_id = self.next_chunk_id;
+            store.put_run_state(&mut wtxn, &state)?;
+            let files = store.all_files(&wtxn)?;
+            wtxn.commit()?;
+            Ok(files)
+        })
     }
 }
 
@@ -222,36 +224,42 @@ impl Handler<AddFiles> for Indexer {
     type Result = Result<u64>;
 
     fn handle(&mut self, msg: AddFiles, _: &mut SyncContext<Self>) -> Self::Result {
-        let index = Arc::clone(&self.index);
-        let mut chunks_written = 0u64;
-        for file in msg.files {
-            let update = match file {
-                IngestedFile::Changed { path, mut record, chunks } => {
-                    let ids = self.allocate_chunk_ids(chunks.len())?;
-                    let writer =
-                        self.writer_opt.as_ref().ok_or_else(|| DocdexError::internal("no index run in progress"))?;
-                    index.replace_file(writer, &path, &record.language, &chunks, &ids)?;
-                    chunks_written += chunks.len() as u64;
-                    self.needs_commit = true;
-                    record.chunk_ids = ids;
-                    RecordUpdate::Put { path, record }
-                }
-                IngestedFile::Skipped { path, record_opt, .. } => {
-                    // A file that turned binary or unreadable loses its old chunks.
-                    let writer =
-                        self.writer_opt.as_ref().ok_or_else(|| DocdexError::internal("no index run in progress"))?;
-                    index.delete_file(writer, &path);
-                    self.needs_commit = true;
-                    match record_opt {
-                        Some(record) => RecordUpdate::Put { path, record },
-                        None => RecordUpdate::Delete { path },
+        super::guarded("the indexer", || {
+            let index = Arc::clone(&self.index);
+            let mut chunks_written = 0u64;
+            for file in msg.files {
+                let update = match file {
+                    IngestedFile::Changed { path, mut record, chunks } => {
+                        let ids = self.allocate_chunk_ids(chunks.len())?;
+                        let writer = self
+                            .writer_opt
+                            .as_ref()
+                            .ok_or_else(|| DocdexError::internal("no index run in progress"))?;
+                        index.replace_file(writer, &path, &record.language, &chunks, &ids)?;
+                        chunks_written += chunks.len() as u64;
+                        self.needs_commit = true;
+                        record.chunk_ids = ids;
+                        RecordUpdate::Put { path, record }
                     }
-                }
-                IngestedFile::Unchanged { path, record } => RecordUpdate::Touch { path, record },
-            };
-            self.pending_records.push(update);
-        }
-        Ok(chunks_written)
+                    IngestedFile::Skipped { path, record_opt, .. } => {
+                        // A file that turned binary or unreadable loses its old chunks.
+                        let writer = self
+                            .writer_opt
+                            .as_ref()
+                            .ok_or_else(|| DocdexError::internal("no index run in progress"))?;
+                        index.delete_file(writer, &path);
+                        self.needs_commit = true;
+                        match record_opt {
+                            Some(record) => RecordUpdate::Put { path, record },
+                            None => RecordUpdate::Delete { path },
+                        }
+                    }
+                    IngestedFile::Unchanged { path, record } => RecordUpdate::Touch { path, record },
+                };
+                self.pending_records.push(update);
+            }
+            Ok(chunks_written)
+        })
     }
 }
 
@@ -259,42 +267,44 @@ impl Handler<CommitBatch> for Indexer {
     type Result = Result<()>;
 
     fn handle(&mut self, _: CommitBatch, _: &mut SyncContext<Self>) -> Self::Result {
-        if self.needs_commit {
-            self.commit()?;
-        }
-        // Records only after the commit: a kill in between leaves them stale, so the next run
-        // re-reads those files instead of trusting chunks that never reached the index.
-        let store = &self.index.store;
-        let mut wtxn = store.write_txn()?;
-        for update in self.pending_records.drain(..) {
-            match update {
-                RecordUpdate::Put { path, record } => {
-                    let old_ids = store.file(&wtxn, &path)?.map(|old| old.chunk_ids).unwrap_or_default();
-                    replace_chunk_records(store, &mut wtxn, old_ids, &record.chunk_ids)?;
-                    store.put_file(&mut wtxn, &path, &record)?;
-                }
-                RecordUpdate::Touch { path, mut record } => {
-                    if let Some(old) = store.file(&wtxn, &path)? {
-                        record.chunks = old.chunks;
-                        record.chunk_ids = old.chunk_ids;
+        super::guarded("the indexer", || {
+            if self.needs_commit {
+                self.commit()?;
+            }
+            // Records only after the commit: a kill in between leaves them stale, so the next run
+            // re-reads those files instead of trusting chunks that never reached the index.
+            let store = &self.index.store;
+            let mut wtxn = store.write_txn()?;
+            for update in self.pending_records.drain(..) {
+                match update {
+                    RecordUpdate::Put { path, record } => {
+                        let old_ids = store.file(&wtxn, &path)?.map(|old| old.chunk_ids).unwrap_or_default();
+                        replace_chunk_records(store, &mut wtxn, old_ids, &record.chunk_ids)?;
+                        store.put_file(&mut wtxn, &path, &record)?;
                     }
-                    store.put_file(&mut wtxn, &path, &record)?;
-                }
-                RecordUpdate::Delete { path } => {
-                    if let Some(old) = store.file(&wtxn, &path)? {
-                        for id in old.chunk_ids {
-                            store.delete_chunk(&mut wtxn, id)?;
+                    RecordUpdate::Touch { path, mut record } => {
+                        if let Some(old) = store.file(&wtxn, &path)? {
+                            record.chunks = old.chunks;
+                            record.chunk_ids = old.chunk_ids;
                         }
+                        store.put_file(&mut wtxn, &path, &record)?;
                     }
-                    store.delete_file(&mut wtxn, &path)?;
+                    RecordUpdate::Delete { path } => {
+                        if let Some(old) = store.file(&wtxn, &path)? {
+                            for id in old.chunk_ids {
+                                store.delete_chunk(&mut wtxn, id)?;
+                            }
+                        }
+                        store.delete_file(&mut wtxn, &path)?;
+                    }
                 }
             }
-        }
-        let mut state = store.run_state(&wtxn)?;
-        state.next_chunk_id = self.next_chunk_id;
-        store.put_run_state(&mut wtxn, &state)?;
-        wtxn.commit()?;
-        Ok(())
+            let mut state = store.run_state(&wtxn)?;
+            state.next_chunk_id = self.next_chunk_id;
+            store.put_run_state(&mut wtxn, &state)?;
+            wtxn.commit()?;
+            Ok(())
+        })
     }
 }
 
@@ -302,42 +312,44 @@ impl Handler<FinishIndexRun> for Indexer {
     type Result = Result<IndexRunState>;
 
     fn handle(&mut self, msg: FinishIndexRun, _: &mut SyncContext<Self>) -> Self::Result {
-        let index = Arc::clone(&self.index);
-        {
-            let writer = self.writer()?;
-            for path in &msg.deleted {
-                index.delete_file(writer, path);
-            }
-        }
-        // Always commit: it also persists deletes queued by earlier batches' replacements.
-        self.commit()?;
-        let store = &index.store;
-        let mut wtxn = store.write_txn()?;
-        for path in &msg.deleted {
-            if let Some(old) = store.file(&wtxn, path)? {
-                for id in old.chunk_ids {
-                    store.delete_chunk(&mut wtxn, id)?;
+        super::guarded("the indexer", || {
+            let index = Arc::clone(&self.index);
+            {
+                let writer = self.writer()?;
+                for path in &msg.deleted {
+                    index.delete_file(writer, path);
                 }
             }
-            store.delete_file(&mut wtxn, path)?;
-        }
-        // Vectors reused from the cache and removed with old chunks become searchable now.
-        store.build_vectors(&mut wtxn)?;
-        let files = store.all_files(&wtxn)?;
-        let mut state = store.run_state(&wtxn)?;
-        state.last_completed = Some(unix_now());
-        state.in_progress = false;
-        state.files = files.len() as u64;
-        state.chunks = index.num_chunks();
-        state.bytes = msg.bytes_total;
-        state.next_chunk_id = self.next_chunk_id;
-        store.put_run_state(&mut wtxn, &state)?;
-        wtxn.commit()?;
-        // Release the writer's lock so another process (CLI vs daemon) can index later.
-        if let Some(writer) = self.writer_opt.take() {
-            writer.wait_merging_threads()?;
-        }
-        Ok(state)
+            // Always commit: it also persists deletes queued by earlier batches' replacements.
+            self.commit()?;
+            let store = &index.store;
+            let mut wtxn = store.write_txn()?;
+            for path in &msg.deleted {
+                if let Some(old) = store.file(&wtxn, path)? {
+                    for id in old.chunk_ids {
+                        store.delete_chunk(&mut wtxn, id)?;
+                    }
+                }
+                store.delete_file(&mut wtxn, path)?;
+            }
+            // Vectors reused from the cache and removed with old chunks become searchable now.
+            store.build_vectors(&mut wtxn)?;
+            let files = store.all_files(&wtxn)?;
+            let mut state = store.run_state(&wtxn)?;
+            state.last_completed = Some(unix_now());
+            state.in_progress = false;
+            state.files = files.len() as u64;
+            state.chunks = index.num_chunks();
+            state.bytes = msg.bytes_total;
+            state.next_chunk_id = self.next_chunk_id;
+            store.put_run_state(&mut wtxn, &state)?;
+            wtxn.commit()?;
+            // Release the writer's lock so another process (CLI vs daemon) can index later.
+            if let Some(writer) = self.writer_opt.take() {
+                writer.wait_merging_threads()?;
+            }
+            Ok(state)
+        })
     }
 }
 
@@ -358,71 +370,73 @@ impl Handler<IngestWebPages> for Indexer {
     type Result = Result<u64>;
 
     fn handle(&mut self, msg: IngestWebPages, _: &mut SyncContext<Self>) -> Self::Result {
-        let index = Arc::clone(&self.index);
-        let store = &index.store;
-        // Pages whose text is unchanged since they were last ingested keep their chunks.
-        let pages: Vec<_> = {
-            let rtxn = store.read_txn()?;
-            let mut fresh = Vec::new();
-            for (doc, content_hash, chunks) in msg.pages {
-                if store.web_page(&rtxn, &doc.url)?.is_some_and(|old| old.content_hash == content_hash) {
-                    continue;
+        super::guarded("the indexer", || {
+            let index = Arc::clone(&self.index);
+            let store = &index.store;
+            // Pages whose text is unchanged since they were last ingested keep their chunks.
+            let pages: Vec<_> = {
+                let rtxn = store.read_txn()?;
+                let mut fresh = Vec::new();
+                for (doc, content_hash, chunks) in msg.pages {
+                    if store.web_page(&rtxn, &doc.url)?.is_some_and(|old| old.content_hash == content_hash) {
+                        continue;
+                    }
+                    fresh.push((doc, content_hash, chunks));
                 }
-                fresh.push((doc, content_hash, chunks));
+                fresh
+            };
+            if pages.is_empty() {
+                return Ok(0);
             }
-            fresh
-        };
-        if pages.is_empty() {
-            return Ok(0);
-        }
-        let opened_here = self.writer_opt.is_none();
-        if opened_here {
-            self.writer_opt = Some(index.writer(self.writer_heap_bytes)?);
-            self.next_chunk_id = self.starting_chunk_id(store.run_state(&store.read_txn()?)?.next_chunk_id)?;
-        }
-        let result = (|| {
-            let mut written = 0u64;
-            let mut records = Vec::with_capacity(pages.len());
-            for (doc, content_hash, chunks) in &pages {
-                let ids = self.allocate_chunk_ids(chunks.len())?;
-                index.replace_web_page(self.writer()?, doc, chunks, &ids)?;
-                written += chunks.len() as u64;
-                records.push((
-                    doc.url.clone(),
-                    WebPageRecord {
-                        content_hash: content_hash.clone(),
-                        title: doc.title.clone(),
-                        fetched_at: doc.fetched_at,
-                        chunk_ids: ids,
-                    },
-                ));
+            let opened_here = self.writer_opt.is_none();
+            if opened_here {
+                self.writer_opt = Some(index.writer(self.writer_heap_bytes)?);
+                self.next_chunk_id = self.starting_chunk_id(store.run_state(&store.read_txn()?)?.next_chunk_id)?;
             }
-            self.commit()?;
-            // As for files: records after the commit, so a kill in between only leaves a page
-            // that is ingested again next time.
-            let mut wtxn = store.write_txn()?;
-            for (url, record) in records {
-                let old_ids = store.web_page(&wtxn, &url)?.map(|old| old.chunk_ids).unwrap_or_default();
-                replace_chunk_records(store, &mut wtxn, old_ids, &record.chunk_ids)?;
-                store.put_web_page(&mut wtxn, &url, &record)?;
-            }
-            let mut state = store.run_state(&wtxn)?;
-            state.next_chunk_id = self.next_chunk_id;
-            state.chunks = index.num_chunks();
-            store.put_run_state(&mut wtxn, &state)?;
-            wtxn.commit()?;
-            Ok(written)
-        })();
-        if opened_here {
-            match self.writer_opt.take() {
-                Some(mut writer) if result.is_err() => {
-                    let _ = writer.rollback();
+            let result = (|| {
+                let mut written = 0u64;
+                let mut records = Vec::with_capacity(pages.len());
+                for (doc, content_hash, chunks) in &pages {
+                    let ids = self.allocate_chunk_ids(chunks.len())?;
+                    index.replace_web_page(self.writer()?, doc, chunks, &ids)?;
+                    written += chunks.len() as u64;
+                    records.push((
+                        doc.url.clone(),
+                        WebPageRecord {
+                            content_hash: content_hash.clone(),
+                            title: doc.title.clone(),
+                            fetched_at: doc.fetched_at,
+                            chunk_ids: ids,
+                        },
+                    ));
                 }
-                Some(writer) => writer.wait_merging_threads()?,
-                None => {}
+                self.commit()?;
+                // As for files: records after the commit, so a kill in between only leaves a page
+                // that is ingested again next time.
+                let mut wtxn = store.write_txn()?;
+                for (url, record) in records {
+                    let old_ids = store.web_page(&wtxn, &url)?.map(|old| old.chunk_ids).unwrap_or_default();
+                    replace_chunk_records(store, &mut wtxn, old_ids, &record.chunk_ids)?;
+                    store.put_web_page(&mut wtxn, &url, &record)?;
+                }
+                let mut state = store.run_state(&wtxn)?;
+                state.next_chunk_id = self.next_chunk_id;
+                state.chunks = index.num_chunks();
+                store.put_run_state(&mut wtxn, &state)?;
+                wtxn.commit()?;
+                Ok(written)
+            })();
+            if opened_here {
+                match self.writer_opt.take() {
+                    Some(mut writer) if result.is_err() => {
+                        let _ = writer.rollback();
+                    }
+                    Some(writer) => writer.wait_merging_threads()?,
+                    None => {}
+                }
             }
-        }
-        result
+            result
+        })
     }
 }
 
@@ -430,42 +444,44 @@ impl Handler<PendingEmbeddings> for Indexer {
     type Result = Result<Vec<(u32, String)>>;
 
     fn handle(&mut self, msg: PendingEmbeddings, _: &mut SyncContext<Self>) -> Self::Result {
-        // Another process may have committed the chunks just now: an id the index does not
-        // know after a reload is really gone.
-        self.index.reload()?;
-        let store = &self.index.store;
-        let max = msg.max.max(1);
-        let mut wtxn = store.write_txn()?;
-        let mut uncached = Vec::new();
-        let mut reused = 0usize;
-        let mut from = 0u32;
-        while uncached.len() < max {
-            let ids = store.pending_ids(&wtxn, from, max - uncached.len())?;
-            let Some(&last) = ids.last() else { break };
-            for (id, input_opt) in self.index.embedding_inputs(&ids)? {
-                let Some(input) = input_opt else {
-                    // The chunk left the index (its file changed again): nothing to embed.
-                    store.delete_chunk(&mut wtxn, id)?;
-                    continue;
-                };
-                match store.cached_embedding(&wtxn, &sha256_hex(input.as_bytes()))? {
-                    Some(vector) => {
-                        store.put_vector(&mut wtxn, id, &vector)?;
-                        reused += 1;
+        super::guarded("the indexer", || {
+            // Another process may have committed the chunks just now: an id the index does not
+            // know after a reload is really gone.
+            self.index.reload()?;
+            let store = &self.index.store;
+            let max = msg.max.max(1);
+            let mut wtxn = store.write_txn()?;
+            let mut uncached = Vec::new();
+            let mut reused = 0usize;
+            let mut from = 0u32;
+            while uncached.len() < max {
+                let ids = store.pending_ids(&wtxn, from, max - uncached.len())?;
+                let Some(&last) = ids.last() else { break };
+                for (id, input_opt) in self.index.embedding_inputs(&ids)? {
+                    let Some(input) = input_opt else {
+                        // The chunk left the index (its file changed again): nothing to embed.
+                        store.delete_chunk(&mut wtxn, id)?;
+                        continue;
+                    };
+                    match store.cached_embedding(&wtxn, &sha256_hex(input.as_bytes()))? {
+                        Some(vector) => {
+                            store.put_vector(&mut wtxn, id, &vector)?;
+                            reused += 1;
+                        }
+                        None => uncached.push((id, input)),
                     }
-                    None => uncached.push((id, input)),
+                }
+                match last.checked_add(1) {
+                    Some(next) => from = next,
+                    None => break,
                 }
             }
-            match last.checked_add(1) {
-                Some(next) => from = next,
-                None => break,
+            if reused > 0 {
+                store.build_vectors(&mut wtxn)?;
             }
-        }
-        if reused > 0 {
-            store.build_vectors(&mut wtxn)?;
-        }
-        wtxn.commit()?;
-        Ok(uncached)
+            wtxn.commit()?;
+            Ok(uncached)
+        })
     }
 }
 
@@ -473,18 +489,20 @@ impl Handler<StoreEmbeddings> for Indexer {
     type Result = Result<u64>;
 
     fn handle(&mut self, msg: StoreEmbeddings, _: &mut SyncContext<Self>) -> Self::Result {
-        let store = &self.index.store;
-        let mut wtxn = store.write_txn()?;
-        for (id, input, vector) in msg.items {
-            store.cache_embedding(&mut wtxn, &sha256_hex(input.as_bytes()), &vector)?;
-            // The chunk may have been replaced while it was being embedded.
-            if store.is_pending(&wtxn, id)? {
-                store.put_vector(&mut wtxn, id, &vector)?;
+        super::guarded("the indexer", || {
+            let store = &self.index.store;
+            let mut wtxn = store.write_txn()?;
+            for (id, input, vector) in msg.items {
+                store.cache_embedding(&mut wtxn, &sha256_hex(input.as_bytes()), &vector)?;
+                // The chunk may have been replaced while it was being embedded.
+                if store.is_pending(&wtxn, id)? {
+                    store.put_vector(&mut wtxn, id, &vector)?;
+                }
             }
-        }
-        store.build_vectors(&mut wtxn)?;
-        let remaining = store.pending_count(&wtxn)?;
-        wtxn.commit()?;
-        Ok(remaining)
+            store.build_vectors(&mut wtxn)?;
+            let remaining = store.pending_count(&wtxn)?;
+            wtxn.commit()?;
+            Ok(remaining)
+        })
     }
 }

@@ -75,10 +75,29 @@ impl Handler<ChunkFiles> for Ingestor {
     type Result = actix::MessageResult<ChunkFiles>;
 
     fn handle(&mut self, msg: ChunkFiles, _: &mut SyncContext<Self>) -> Self::Result {
-        let out = msg.files.into_iter().map(|file| ingest_file(file, &msg.known_hashes, msg.params)).collect();
+        let out = msg
+            .files
+            .into_iter()
+            .map(|file| {
+                let path = file.rel_path.clone();
+                // A chunker bug on one file skips that file; the run and the thread go on.
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    ingest_file(file, &msg.known_hashes, msg.params)
+                }))
+                .unwrap_or_else(|payload| {
+                    let reason = format!("the chunker failed: {}", super::panic_message(payload.as_ref()));
+                    tracing::error!(path = %path, "{reason}");
+                    IngestedFile::Skipped { path, record_opt: None, reason }
+                })
+            })
+            .collect();
         actix::MessageResult(out)
     }
 }
+
+/// Test hook: the chunker panics on files whose path ends with this value, to prove a bug
+/// on one file costs that file only.
+pub const FAULT_PANIC_ON_FILE_ENV: &str = "DOCDEX_FAULT_PANIC_ON_FILE";
 
 fn ingest_file(file: ScannedFile, known_hashes: &HashMap<String, String>, params: ChunkParams) -> IngestedFile {
     let language = Language::detect(std::path::Path::new(&file.rel_path));
@@ -105,6 +124,10 @@ fn ingest_file(file: ScannedFile, known_hashes: &HashMap<String, String>, params
     if known_hashes.get(&file.rel_path) == Some(&hash) {
         // The chunk count is carried over from the old record by the Indexer.
         return IngestedFile::Unchanged { record: record(hash, 0, language.name()), path: file.rel_path };
+    }
+    if std::env::var(FAULT_PANIC_ON_FILE_ENV).is_ok_and(|suffix| !suffix.is_empty() && file.rel_path.ends_with(&suffix))
+    {
+        panic!("injected chunker fault on {}", file.rel_path);
     }
     let chunks = chunk_file(language, &text, params);
     IngestedFile::Changed { record: record(hash, chunks.len() as u32, language.name()), path: file.rel_path, chunks }

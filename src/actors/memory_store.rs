@@ -72,14 +72,16 @@ impl Handler<SaveMemory> for MemoryStore {
     type Result = Result<MemoryRecord>;
 
     fn handle(&mut self, msg: SaveMemory, _: &mut SyncContext<Self>) -> Self::Result {
-        if msg.text.trim().is_empty() {
-            return Err(DocdexError::invalid("memory text must not be empty"));
-        }
-        let store = &msg.index.store;
-        let mut wtxn = store.write_txn()?;
-        let record = store.add_memory(&mut wtxn, &msg.text, msg.metadata, now_ms(), msg.vector_opt.as_deref())?;
-        wtxn.commit()?;
-        Ok(record)
+        super::guarded("the memory store", || {
+            if msg.text.trim().is_empty() {
+                return Err(DocdexError::invalid("memory text must not be empty"));
+            }
+            let store = &msg.index.store;
+            let mut wtxn = store.write_txn()?;
+            let record = store.add_memory(&mut wtxn, &msg.text, msg.metadata, now_ms(), msg.vector_opt.as_deref())?;
+            wtxn.commit()?;
+            Ok(record)
+        })
     }
 }
 
@@ -87,35 +89,37 @@ impl Handler<RecallMemory> for MemoryStore {
     type Result = Result<Vec<(MemoryRecord, f32)>>;
 
     fn handle(&mut self, msg: RecallMemory, _: &mut SyncContext<Self>) -> Self::Result {
-        let store = &msg.index.store;
-        let rtxn = store.read_txn()?;
-        let memories = store.all_memories(&rtxn)?;
-        let mut scored: Vec<(MemoryRecord, f32)> = match &msg.vector_opt {
-            Some(vector) => {
-                let similarities = store.memory_similarities(&rtxn, vector)?;
-                memories.into_iter().filter_map(|m| similarities.get(&m.id).map(|&s| (m, s))).collect()
-            }
-            None => {
-                let mut analyzer = code_analyzer();
-                let query: HashSet<String> = analyze(&mut analyzer, &msg.query).into_iter().collect();
-                if query.is_empty() {
-                    return Ok(Vec::new());
+        super::guarded("the memory store", || {
+            let store = &msg.index.store;
+            let rtxn = store.read_txn()?;
+            let memories = store.all_memories(&rtxn)?;
+            let mut scored: Vec<(MemoryRecord, f32)> = match &msg.vector_opt {
+                Some(vector) => {
+                    let similarities = store.memory_similarities(&rtxn, vector)?;
+                    memories.into_iter().filter_map(|m| similarities.get(&m.id).map(|&s| (m, s))).collect()
                 }
-                memories
-                    .into_iter()
-                    .filter_map(|m| {
-                        let terms: HashSet<String> = analyze(&mut analyzer, &m.text).into_iter().collect();
-                        let share = query.iter().filter(|t| terms.contains(*t)).count() as f32 / query.len() as f32;
-                        (share > 0.0).then_some((m, share))
-                    })
-                    .collect()
-            }
-        };
-        scored.sort_by(|a, b| {
-            b.1.total_cmp(&a.1).then(b.0.created_at_ms.cmp(&a.0.created_at_ms)).then(b.0.id.cmp(&a.0.id))
-        });
-        scored.truncate(msg.limit);
-        Ok(scored)
+                None => {
+                    let mut analyzer = code_analyzer();
+                    let query: HashSet<String> = analyze(&mut analyzer, &msg.query).into_iter().collect();
+                    if query.is_empty() {
+                        return Ok(Vec::new());
+                    }
+                    memories
+                        .into_iter()
+                        .filter_map(|m| {
+                            let terms: HashSet<String> = analyze(&mut analyzer, &m.text).into_iter().collect();
+                            let share = query.iter().filter(|t| terms.contains(*t)).count() as f32 / query.len() as f32;
+                            (share > 0.0).then_some((m, share))
+                        })
+                        .collect()
+                }
+            };
+            scored.sort_by(|a, b| {
+                b.1.total_cmp(&a.1).then(b.0.created_at_ms.cmp(&a.0.created_at_ms)).then(b.0.id.cmp(&a.0.id))
+            });
+            scored.truncate(msg.limit);
+            Ok(scored)
+        })
     }
 }
 
@@ -123,9 +127,11 @@ impl Handler<UnembeddedMemories> for MemoryStore {
     type Result = Result<Vec<(u64, String)>>;
 
     fn handle(&mut self, msg: UnembeddedMemories, _: &mut SyncContext<Self>) -> Self::Result {
-        let store = &msg.index.store;
-        let rtxn = store.read_txn()?;
-        Ok(store.all_memories(&rtxn)?.into_iter().filter(|m| !m.embedded).map(|m| (m.id, m.text)).collect())
+        super::guarded("the memory store", || {
+            let store = &msg.index.store;
+            let rtxn = store.read_txn()?;
+            Ok(store.all_memories(&rtxn)?.into_iter().filter(|m| !m.embedded).map(|m| (m.id, m.text)).collect())
+        })
     }
 }
 
@@ -133,15 +139,17 @@ impl Handler<StoreMemoryVectors> for MemoryStore {
     type Result = Result<()>;
 
     fn handle(&mut self, msg: StoreMemoryVectors, _: &mut SyncContext<Self>) -> Self::Result {
-        let store = &msg.index.store;
-        let mut wtxn = store.write_txn()?;
-        for (id, vector) in msg.vectors {
-            store.put_memory_vector(&mut wtxn, id, &vector)?;
-        }
-        // One rebuild for the whole set, not one per note.
-        store.build_memory_vectors(&mut wtxn)?;
-        wtxn.commit()?;
-        Ok(())
+        super::guarded("the memory store", || {
+            let store = &msg.index.store;
+            let mut wtxn = store.write_txn()?;
+            for (id, vector) in msg.vectors {
+                store.put_memory_vector(&mut wtxn, id, &vector)?;
+            }
+            // One rebuild for the whole set, not one per note.
+            store.build_memory_vectors(&mut wtxn)?;
+            wtxn.commit()?;
+            Ok(())
+        })
     }
 }
 
@@ -149,15 +157,17 @@ impl Handler<DeleteMemory> for MemoryStore {
     type Result = Result<bool>;
 
     fn handle(&mut self, msg: DeleteMemory, _: &mut SyncContext<Self>) -> Self::Result {
-        let store = &msg.index.store;
-        let mut wtxn = store.write_txn()?;
-        let deleted = store.delete_memory(&mut wtxn, msg.id)?;
-        wtxn.commit()?;
-        if deleted {
-            Ok(true)
-        } else {
-            Err(DocdexError::new(ErrorCode::NotFound, format!("no memory with id {}", msg.id))
-                .with_hint("recall memories to see their ids"))
-        }
+        super::guarded("the memory store", || {
+            let store = &msg.index.store;
+            let mut wtxn = store.write_txn()?;
+            let deleted = store.delete_memory(&mut wtxn, msg.id)?;
+            wtxn.commit()?;
+            if deleted {
+                Ok(true)
+            } else {
+                Err(DocdexError::new(ErrorCode::NotFound, format!("no memory with id {}", msg.id))
+                    .with_hint("recall memories to see their ids"))
+            }
+        })
     }
 }

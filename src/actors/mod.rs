@@ -28,3 +28,27 @@ pub(crate) fn unix_now() -> u64 {
 pub(crate) fn format_unix(secs: u64) -> String {
     humantime::format_rfc3339_seconds(UNIX_EPOCH + std::time::Duration::from_secs(secs)).to_string()
 }
+
+/// Runs a sync actor's handler body, turning a panic into an error for that one request.
+/// An uncaught panic would end the actor's thread, and every later message to it would fail;
+/// caught, the request gets an internal error naming the bug and the actor carries on.
+pub(crate) fn guarded<T>(what: &str, body: impl FnOnce() -> crate::protocol::Result<T>) -> crate::protocol::Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+        Ok(result) => result,
+        Err(payload) => {
+            let message = panic_message(payload.as_ref());
+            tracing::error!(actor = what, panic = %message, "a request panicked; the actor carries on");
+            Err(crate::protocol::DocdexError::internal(format!("{what} failed on this request: {message}"))
+                .with_hint("this is a bug in docdex; the daemon keeps running, please report it with the request"))
+        }
+    }
+}
+
+/// The text of a panic payload.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
+}

@@ -460,10 +460,15 @@ impl Handler<Search> for ToolDispatcher {
                 None => vectors > 0,
             };
             let vector_opt = if wants_vector {
-                match embedder.send(EmbedQuery(request.query.clone())).await? {
-                    Ok(vector) => Some(vector),
-                    Err(err) => {
+                // Any embedder failure, a dead worker included, degrades to lexical search.
+                match embedder.send(EmbedQuery(request.query.clone())).await {
+                    Ok(Ok(vector)) => Some(vector),
+                    Ok(Err(err)) => {
                         notice_opt = Some(format!("{}; searched lexically", err.message));
+                        None
+                    }
+                    Err(err) => {
+                        notice_opt = Some(format!("the embedding worker is not answering ({err}); searched lexically"));
                         None
                     }
                 }
@@ -709,6 +714,22 @@ pub struct ListFiles {
     pub limit: usize,
 }
 
+/// Embeds the notes saved while the model was missing.
+async fn backfill_memory_vectors(
+    embedder: &Addr<Embedder>,
+    memory: &Addr<MemoryStore>,
+    index: &Arc<crate::index::RepoIndex>,
+) -> Result<()> {
+    let missing = memory.send(UnembeddedMemories { index: Arc::clone(index) }).await??;
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let (ids, texts): (Vec<u64>, Vec<String>) = missing.into_iter().unzip();
+    let vectors = embedder.send(EmbedTexts(texts)).await??;
+    let vectors = ids.into_iter().zip(vectors).collect();
+    memory.send(StoreMemoryVectors { index: Arc::clone(index), vectors }).await?
+}
+
 fn memory_item(record: crate::index::MemoryRecord, score: Option<f32>) -> MemoryItem {
     let created = std::time::UNIX_EPOCH + std::time::Duration::from_millis(record.created_at_ms);
     MemoryItem {
@@ -752,7 +773,12 @@ impl Handler<MemorySave> for ToolDispatcher {
             }
             let handle = open_indexed(&repo_manager, repo?).await?;
             // Without the model the note is kept and embedded at a later recall.
-            let vector_opt = embedder.send(EmbedTexts(vec![msg.text.clone()])).await?.ok().and_then(|mut v| v.pop());
+            let vector_opt = embedder
+                .send(EmbedTexts(vec![msg.text.clone()]))
+                .await
+                .ok()
+                .and_then(|r| r.ok())
+                .and_then(|mut v| v.pop());
             let metadata = if msg.metadata.is_null() { serde_json::json!({}) } else { msg.metadata };
             let record = memory
                 .send(SaveMemory { index: Arc::clone(&handle.index), text: msg.text, metadata, vector_opt })
@@ -782,19 +808,21 @@ impl Handler<MemoryRecall> for ToolDispatcher {
             }
             let handle = open_indexed(&repo_manager, repo?).await?;
             let index = Arc::clone(&handle.index);
-            let (vector_opt, notice) = match embedder.send(EmbedQuery(msg.query.clone())).await? {
-                Ok(vector) => {
-                    // Notes saved while the model was missing get their vectors now.
-                    let missing = memory.send(UnembeddedMemories { index: Arc::clone(&index) }).await??;
-                    if !missing.is_empty() {
-                        let (ids, texts): (Vec<u64>, Vec<String>) = missing.into_iter().unzip();
-                        let vectors = embedder.send(EmbedTexts(texts)).await??;
-                        let vectors = ids.into_iter().zip(vectors).collect();
-                        memory.send(StoreMemoryVectors { index: Arc::clone(&index), vectors }).await??;
+            let embedded = match embedder.send(EmbedQuery(msg.query.clone())).await {
+                Ok(Ok(vector)) => {
+                    // Notes saved while the model was missing get their vectors now; if that
+                    // fails, recall falls back to words rather than failing.
+                    match backfill_memory_vectors(&embedder, &memory, &index).await {
+                        Ok(()) => Ok(vector),
+                        Err(err) => Err(format!("notes without vectors could not be embedded ({})", err.message)),
                     }
-                    (Some(vector.as_ref().clone()), None)
                 }
-                Err(err) => (None, Some(format!("{}; recalled by matching words", err.message))),
+                Ok(Err(err)) => Err(err.message),
+                Err(err) => Err(format!("the embedding worker is not answering ({err})")),
+            };
+            let (vector_opt, notice) = match embedded {
+                Ok(vector) => (Some(vector.as_ref().clone()), None),
+                Err(why) => (None, Some(format!("{why}; recalled by matching words"))),
             };
             let mode = if vector_opt.is_some() { SearchMode::Dense } else { SearchMode::Lexical };
             let found =

@@ -68,7 +68,7 @@ pub(crate) fn chunk_code_with(
     let parsed = parse(language, text.as_bytes(), mode)?;
     let src = Src { bytes: text.as_bytes(), comments: &parsed.comments };
     let mut units = Vec::new();
-    let walk = Walk { language, lines, params };
+    let walk = Walk { language, lines, params, depth: Default::default(), macro_depth: Default::default() };
     walk.collect_units(parsed.tree.root_node(), src, 0, "", &mut units);
     if units.is_empty() {
         return None;
@@ -193,6 +193,30 @@ struct Walk<'a> {
     language: Language,
     lines: &'a [&'a str],
     params: ChunkParams,
+    /// How deep the walk is inside opened-up items and macro bodies: bounded, so nested
+    /// input (a macro in a macro in a macro…, or thousands of nested blocks) cannot blow
+    /// the stack or re-parse the same text without end.
+    depth: std::cell::Cell<usize>,
+    /// Item macro bodies being expanded, one inside the other.
+    macro_depth: std::cell::Cell<usize>,
+}
+
+/// Item macro bodies expanded inside one another, at most; deeper ones stay one block.
+const MAX_MACRO_DEPTH: usize = 3;
+/// Containers opened up inside one another, at most; deeper items are split by lines.
+const MAX_OPEN_DEPTH: usize = 24;
+
+impl Walk<'_> {
+    /// Runs `f` one level deeper, or returns `None` past `limit`.
+    fn deeper<T>(&self, limit: usize, f: impl FnOnce() -> T) -> Option<T> {
+        if self.depth.get() >= limit {
+            return None;
+        }
+        self.depth.set(self.depth.get() + 1);
+        let out = f();
+        self.depth.set(self.depth.get() - 1);
+        Some(out)
+    }
 }
 
 impl Walk<'_> {
@@ -251,6 +275,10 @@ impl Walk<'_> {
     /// the item's first line as their heading; its signature becomes a unit of its own.
     /// Returns whether it did.
     fn open_up(&self, item: LongItem, src: Src, row_offset: usize, context: &str, out: &mut Vec<Unit>) -> bool {
+        self.deeper(MAX_OPEN_DEPTH, || self.open_up_here(item, src, row_offset, context, out)).unwrap_or(false)
+    }
+
+    fn open_up_here(&self, item: LongItem, src: Src, row_offset: usize, context: &str, out: &mut Vec<Unit>) -> bool {
         let Some(body) = body_of(item.node) else {
             return false;
         };
@@ -315,6 +343,14 @@ impl Walk<'_> {
         if self.language != Language::Rust || node.kind() != "macro_invocation" {
             return false;
         }
+        // Macro depth counts from the open-up depth too: one counter bounds both.
+        if self.depth.get() >= MAX_OPEN_DEPTH {
+            return false;
+        }
+        let macro_depth = self.macro_depth.get();
+        if macro_depth >= MAX_MACRO_DEPTH {
+            return false;
+        }
         let mut cursor = node.walk();
         let Some(tree) = node.named_children(&mut cursor).find(|c| c.kind() == "token_tree") else {
             return false;
@@ -333,7 +369,9 @@ impl Walk<'_> {
         }
         let inner_offset = row_offset + tree.start_position().row;
         let before = out.len();
+        self.macro_depth.set(macro_depth + 1);
         self.collect_units(root, Src { bytes: inner, comments: &parsed.comments }, inner_offset, context, out);
+        self.macro_depth.set(macro_depth);
         // The macro's own line(s) and any doc comments above it join the first inner unit.
         if let Some(first) = out.get_mut(before) {
             first.start = first.start.min(start);
@@ -488,6 +526,51 @@ mod tests {
 
     fn small() -> ChunkParams {
         ChunkParams { max_lines: 12, target_lines: 8, max_chars: 12_000 }
+    }
+
+    #[test]
+    fn nested_and_garbage_input_never_panics_or_overflows() {
+        use crate::ingest::chunk_file;
+        let params = ChunkParams { max_lines: 20, target_lines: 10, max_chars: 4000 };
+        // A macro in a macro in a macro, 5000 deep, with an item at the bottom.
+        let mut nested_macros = String::new();
+        for _ in 0..5000 {
+            nested_macros.push_str("m! {\n");
+        }
+        nested_macros.push_str("pub fn bottom() {}\n");
+        for _ in 0..5000 {
+            nested_macros.push_str("}\n");
+        }
+        let chunks = chunk_file(Language::Rust, &nested_macros, params);
+        assert!(!chunks.is_empty());
+        // Thousands of nested blocks in one long function.
+        let deep = format!("fn deep() {{\n{}\n{}\n}}\n", "if x {\n".repeat(3000), "}\n".repeat(3000));
+        assert!(!chunk_file(Language::Rust, &deep, params).is_empty());
+        // Arbitrary bytes in every language.
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for round in 0..40 {
+            let text: String = (0..2000)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    let alphabet = b"{}()[]<>;:,.fn pub mod impl class def if\n\t\"'/*#!m";
+                    alphabet[(seed % alphabet.len() as u64) as usize] as char
+                })
+                .collect();
+            for language in [
+                Language::Rust,
+                Language::Python,
+                Language::TypeScript,
+                Language::Tsx,
+                Language::JavaScript,
+                Language::Go,
+                Language::Markdown,
+            ] {
+                let chunks = chunk_file(language, &text, params);
+                assert!(chunks.iter().all(|c| c.line_start <= c.line_end), "round {round}");
+            }
+        }
     }
 
     #[test]

@@ -227,3 +227,26 @@ fn a_kill_between_the_index_commit_and_the_records_never_reuses_chunk_ids() {
     assert_eq!(unique.len(), ids.len(), "duplicate chunk ids: {ids:?}");
     assert_eq!(ids.len(), 40);
 }
+
+#[test]
+fn a_chunker_panic_on_one_file_costs_that_file_only() {
+    let repo = sample_repo();
+    let repo_arg = repo.path().to_str().unwrap();
+    let home = Home::new();
+    let out = home
+        .cmd()
+        .args(["index", "--repo", repo_arg, "--json"])
+        .env(docdex::actors::ingestor::FAULT_PANIC_ON_FILE_ENV, "report.py")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["files_skipped"], 1, "{summary}");
+    assert_eq!(summary["files_indexed"], 3, "{summary}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("injected chunker fault"));
+    assert_eq!(hits_containing(&home, repo.path(), "WorkerPool"), ["src/pool.rs"]);
+    // Not recorded, so the next run (without the bug) indexes it.
+    let again = home.index(repo.path());
+    assert_eq!(again["files_indexed"], 1, "{again}");
+    assert_eq!(hits_containing(&home, repo.path(), "render_quarterly_report"), ["scripts/report.py"]);
+}
