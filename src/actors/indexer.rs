@@ -338,6 +338,7 @@ impl Handler<FinishIndexRun> for Indexer {
             let mut state = store.run_state(&wtxn)?;
             state.last_completed = Some(unix_now());
             state.in_progress = false;
+            state.format_version = crate::index::INDEX_FORMAT_VERSION;
             state.files = files.len() as u64;
             state.chunks = index.num_chunks();
             state.bytes = msg.bytes_total;

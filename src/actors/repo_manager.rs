@@ -82,14 +82,24 @@ impl RepoManager {
                 .with_hint("make the state directory writable or set DOCDEX_HOME / core.global_state_dir")
         })?;
         let now = unix_now();
-        let created_at = read_meta(&meta_path).map(|m| m.created_at).unwrap_or(now);
+        let existing = read_meta(&meta_path);
+        let created_at = existing.as_ref().map(|m| m.created_at).unwrap_or(now);
         let meta = RepoMeta {
             fingerprint: fingerprint.0.clone(),
             canonical_path: canonical.display().to_string(),
             created_at,
             last_seen_at: now,
         };
-        write_json_atomic(&meta_path, &meta)?;
+        // Written only when something changed (or `last_seen_at` is an hour old): two
+        // processes opening a repo do not rewrite the file each time.
+        let stale = existing.as_ref().is_none_or(|old| {
+            old.fingerprint != meta.fingerprint
+                || old.canonical_path != meta.canonical_path
+                || now.saturating_sub(old.last_seen_at) > 3600
+        });
+        if stale {
+            write_json_atomic(&meta_path, &meta)?;
+        }
         let index = Arc::new(RepoIndex::open(&canonical, &fingerprint.0, &state_dir)?);
         let for_indexer = Arc::clone(&index);
         let heap = self.writer_heap_bytes;
@@ -175,7 +185,8 @@ fn read_meta(path: &Path) -> Option<RepoMeta> {
 
 /// Write to a temp file and rename, so a kill never leaves half a JSON file.
 pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> Result<()> {
-    let tmp = path.with_extension("json.tmp");
+    // A name of its own per writer: two processes never write one temp file.
+    let tmp = path.with_extension(format!("json.{}.{:08x}.tmp", std::process::id(), rand::random::<u32>()));
     std::fs::write(&tmp, serde_json::to_vec_pretty(value)?)?;
     std::fs::rename(&tmp, path)?;
     Ok(())

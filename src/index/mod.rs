@@ -28,6 +28,43 @@ use crate::protocol::{DocdexError, ErrorCode, HitExplain, HitSource, RankedBy, R
 use analyzer::{analyze, code_analyzer, CODE_ANALYZER};
 pub use store::{FileRecord, IndexRunState, MemoryRecord, RepoStore, WebPageRecord};
 
+/// What the code analyzer, the chunker and the schema produce, as a number: bump it when any
+/// of them changes what an index holds, so indexes built before are rebuilt (reported)
+/// instead of silently mismatching new queries.
+pub const INDEX_FORMAT_VERSION: u32 = 1;
+
+/// Empties an index for a rebuild under its writer lock (another process writing it is an
+/// error, not a race). Records go first: a kill before the files are removed leaves a state
+/// the next open repairs the same way.
+fn wipe_index(store: &RepoStore, index_dir: &Path) -> Result<()> {
+    use tantivy::directory::{Directory, INDEX_WRITER_LOCK};
+    let directory = MmapDirectory::open(index_dir)
+        .map_err(|err| DocdexError::internal(format!("cannot open index at {}: {err}", index_dir.display())))?;
+    let _lock = directory.acquire_lock(&INDEX_WRITER_LOCK).map_err(|_| {
+        DocdexError::new(
+            ErrorCode::IndexLocked,
+            format!("{} is being written by another docdexd process", index_dir.display()),
+        )
+        .with_hint("stop the other process, then retry: the index needs a rebuild")
+    })?;
+    let mut wtxn = store.write_txn()?;
+    store.forget_chunks(&mut wtxn)?;
+    wtxn.commit()?;
+    for entry in std::fs::read_dir(index_dir)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().to_string();
+        if name.starts_with(".tantivy-") && name.ends_with(".lock") {
+            continue;
+        }
+        if entry.file_type()?.is_dir() {
+            std::fs::remove_dir_all(entry.path())?;
+        } else {
+            std::fs::remove_file(entry.path())?;
+        }
+    }
+    Ok(())
+}
+
 /// Field boosts: a query word that names an item or a heading says more than one in a body.
 const BOOST_SYMBOLS: f32 = 2.5;
 const BOOST_HEADING: f32 = 1.5;
@@ -159,23 +196,27 @@ impl RepoIndex {
             MmapDirectory::open(&index_dir)
                 .map_err(|err| DocdexError::internal(format!("cannot open index at {}: {err}", index_dir.display())))
         };
+        let rebuild = |why: &str| -> Result<Index> {
+            tracing::warn!(repo = %root.display(), "{why}; the index is emptied and the next index run rebuilds it");
+            wipe_index(&store, &index_dir)?;
+            Index::open_or_create(open_dir()?, schema.clone()).map_err(unreadable)
+        };
         let index = match Index::open_or_create(open_dir()?, schema.clone()) {
-            Ok(index) => index,
-            Err(TantivyError::SchemaError(_)) => {
-                // Written by a docdex with another index layout. Records go first, so a kill
-                // before the files are removed leaves a state the next open repairs the same way.
-                tracing::warn!(
-                    repo = %root.display(),
-                    "the index was written by another docdex version; it is emptied and the next index run rebuilds it"
-                );
-                let mut wtxn = store.write_txn()?;
-                store.forget_chunks(&mut wtxn)?;
-                wtxn.commit()?;
-                std::fs::remove_dir_all(&index_dir)?;
-                std::fs::create_dir_all(&index_dir)?;
-                Index::open_or_create(open_dir()?, schema).map_err(unreadable)?
-            }
+            // Written by a docdex with another index layout.
+            Err(TantivyError::SchemaError(_)) => rebuild("the index was written by another docdex version")?,
             Err(err) => return Err(unreadable(err)),
+            Ok(index) => {
+                let state = store.run_state(&store.read_txn()?)?;
+                if state.indexed() && state.format_version != INDEX_FORMAT_VERSION {
+                    drop(index);
+                    rebuild(&format!(
+                        "the index was built by an analyzer/chunker of format {} (this docdex writes {INDEX_FORMAT_VERSION})",
+                        state.format_version
+                    ))?
+                } else {
+                    index
+                }
+            }
         };
         index.tokenizers().register(CODE_ANALYZER, code_analyzer());
         let reader = index.reader_builder().reload_policy(ReloadPolicy::OnCommitWithDelay).try_into()?;
@@ -807,5 +848,39 @@ mod tests {
         // The new index takes documents.
         let writer = index.writer(15_000_000).unwrap();
         drop(writer);
+    }
+
+    #[test]
+    fn an_index_of_another_analyzer_format_is_rebuilt() {
+        let state = tempfile::tempdir().unwrap();
+        {
+            let index = RepoIndex::open(state.path(), "fp", state.path()).unwrap();
+            let mut writer = index.writer(15_000_000).unwrap();
+            let chunk = crate::ingest::chunk_file(
+                crate::ingest::Language::Rust,
+                "pub fn old_chunk() {}\n",
+                crate::ingest::ChunkParams { max_lines: 40, target_lines: 20, max_chars: 4000 },
+            );
+            index.replace_file(&writer, "src/lib.rs", "rust", &chunk, &[0]).unwrap();
+            writer.commit().unwrap();
+            let mut wtxn = index.store.write_txn().unwrap();
+            // Completed by a docdex from before format versions (0).
+            let old = IndexRunState { last_completed: Some(1), next_chunk_id: 1, ..IndexRunState::default() };
+            index.store.put_run_state(&mut wtxn, &old).unwrap();
+            wtxn.commit().unwrap();
+        }
+        let index = RepoIndex::open(state.path(), "fp", state.path()).unwrap();
+        assert_eq!(index.num_chunks(), 0, "the old chunks are gone");
+        let run = index.store.run_state(&index.store.read_txn().unwrap()).unwrap();
+        assert!(!run.indexed(), "{run:?}");
+        assert_eq!(run.next_chunk_id, 1, "ids keep growing");
+        // Completed by this docdex: kept as is.
+        let mut wtxn = index.store.write_txn().unwrap();
+        let current = IndexRunState { last_completed: Some(2), format_version: INDEX_FORMAT_VERSION, ..run };
+        index.store.put_run_state(&mut wtxn, &current).unwrap();
+        wtxn.commit().unwrap();
+        drop(index);
+        let index = RepoIndex::open(state.path(), "fp", state.path()).unwrap();
+        assert!(index.store.run_state(&index.store.read_txn().unwrap()).unwrap().indexed());
     }
 }

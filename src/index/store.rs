@@ -79,6 +79,10 @@ pub struct IndexRunState {
     /// Next chunk id to hand out (ids are never reused while they can be referenced).
     #[serde(default)]
     pub next_chunk_id: u32,
+    /// `index::INDEX_FORMAT_VERSION` of the docdex that completed the last run (0: before
+    /// versions were kept): another version means the analyzer or chunker changed.
+    #[serde(default)]
+    pub format_version: u32,
 }
 
 impl IndexRunState {

@@ -71,7 +71,16 @@ fn config_is_created_with_defaults_and_unknown_keys_warned() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("search.max_rpeo_hits"));
 
     let fresh = Home::new();
-    assert!(fresh.run(&["check"]).status.code().is_some());
+    // The first command of a fresh home writes the config; check says so on its first line
+    // and fails only with a FAIL line to show for it.
+    let checked = fresh.run(&["check"]);
+    let report = String::from_utf8_lossy(&checked.stdout);
+    assert!(report.starts_with("ok    config"), "{report}");
+    match checked.status.code() {
+        Some(0) => assert!(!report.contains("FAIL"), "{report}"),
+        Some(1) => assert!(report.contains("FAIL"), "{report}"),
+        other => panic!("check exited with {other:?}: {report}"),
+    }
     let written = std::fs::read_to_string(fresh.dir.path().join("config.toml")).unwrap();
     assert!(written.contains("[search]") && written.contains("web_trigger_threshold = 0.7"));
 

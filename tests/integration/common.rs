@@ -208,7 +208,12 @@ pub fn tokio_source() -> PathBuf {
         .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("tokio-1."))
         .filter(|p| p.join("src/task/blocking.rs").exists())
         .collect();
-    found.sort();
+    // The newest by version number (string order would put 1.9 after 1.54).
+    let version = |p: &PathBuf| -> Vec<u64> {
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        name.trim_start_matches("tokio-").split(|c: char| !c.is_ascii_digit()).filter_map(|n| n.parse().ok()).collect()
+    };
+    found.sort_by_key(version);
     found.pop().expect("tokio 1.x source in cargo's registry (run `cargo fetch`)")
 }
 
