@@ -8,6 +8,7 @@ mod ollama_stub;
 mod browser_guard;
 mod chat;
 mod cli;
+mod crash;
 mod http;
 mod indexing;
 mod mcp;

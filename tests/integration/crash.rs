@@ -1,0 +1,115 @@
+//! Crash safety under SIGKILL at random points of indexing and background embedding: after
+//! the next complete run the index holds every chunk once, every vector belongs to the text
+//! it is stored for (checked by re-embedding), and memory ids are unique.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use crate::common::{models_dir, write, Home};
+
+const FILES: usize = 36;
+const TOPICS: [&str; 6] = ["parsing", "caching", "retries", "logging", "sockets", "hashing"];
+
+fn content(i: usize, generation: usize) -> String {
+    let topic = TOPICS[(i + generation) % TOPICS.len()];
+    format!(
+        "/// Module {i}, revision {generation}: helpers for {topic} in the worker number {i}.\npub fn item_{i:02}_rev_{generation}() -> u32 {{\n    {}\n}}\n",
+        i * 1000 + generation
+    )
+}
+
+#[test]
+fn fifty_random_kills_lose_nothing_and_confuse_no_vector() {
+    let repo = tempfile::tempdir().unwrap();
+    for i in 0..FILES {
+        write(repo.path(), &format!("src/m{i:02}.rs"), &content(i, 0));
+    }
+    let repo_arg = repo.path().to_str().unwrap();
+    let home = Home::with_config("[index]\nbatch_max_files = 3\n\n[embedding]\nbatch_size = 4\n");
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut memory_ids = Vec::new();
+    for trial in 1..=50 {
+        // Every trial changes a few files, so each run has indexing and embedding to do.
+        for _ in 0..3 {
+            let i = (next() % FILES as u64) as usize;
+            write(repo.path(), &format!("src/m{i:02}.rs"), &content(i, trial));
+        }
+        let mut child = home.cmd().args(["index", "--repo", repo_arg, "--wait"]).spawn().unwrap();
+        std::thread::sleep(Duration::from_millis(next() % 1800));
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        if trial % 5 == 0 {
+            let out = home.run(&["memory", "save", "--repo", repo_arg, "--json", &format!("note from trial {trial}")]);
+            if out.status.success() {
+                let saved: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+                memory_ids.push(saved["id"].as_u64().unwrap());
+            }
+        }
+    }
+    let summary = home.json(&["index", "--repo", repo_arg, "--wait", "--json"]);
+    assert_eq!(summary["embeddings"]["pending"], 0, "{summary}");
+
+    // Every file once, every chunk id once.
+    let canonical = std::fs::canonicalize(repo.path()).unwrap();
+    let fingerprint = docdex::actors::repo_manager::RepoFingerprint::of(&canonical).0;
+    let state_dir = home.dir.path().join("state/repos").join(&fingerprint);
+    let index = docdex::index::RepoIndex::open(&canonical, &fingerprint, &state_dir).unwrap();
+    let tantivy_index = tantivy::Index::open_in_dir(state_dir.join("index")).unwrap();
+    let schema = tantivy_index.schema();
+    let (path_field, id_field) = (schema.get_field("path").unwrap(), schema.get_field("chunk_id").unwrap());
+    let searcher = tantivy_index.reader().unwrap().searcher();
+    let mut by_path: HashMap<String, Vec<u32>> = HashMap::new();
+    for (ord, segment) in searcher.segment_readers().iter().enumerate() {
+        for doc_id in segment.doc_ids_alive() {
+            use tantivy::schema::Value;
+            let doc: tantivy::TantivyDocument = searcher.doc(tantivy::DocAddress::new(ord as u32, doc_id)).unwrap();
+            let path = doc.get_first(path_field).unwrap().as_str().unwrap().to_string();
+            let id = doc.get_first(id_field).unwrap().as_u64().unwrap() as u32;
+            by_path.entry(path).or_default().push(id);
+        }
+    }
+    assert_eq!(by_path.len(), FILES, "every file indexed: {:?}", by_path.keys());
+    assert!(by_path.values().all(|ids| ids.len() == 1), "one chunk per file: {by_path:?}");
+    let ids: Vec<u32> = by_path.values().flatten().copied().collect();
+    assert_eq!(ids.iter().collect::<HashSet<_>>().len(), ids.len(), "duplicate chunk ids");
+    // The index holds each file's current text.
+    let rtxn = index.store.read_txn().unwrap();
+    for (path, ids) in &by_path {
+        let on_disk = std::fs::read_to_string(repo.path().join(path)).unwrap();
+        let record = index.store.file(&rtxn, path).unwrap().unwrap();
+        assert_eq!(record.chunk_ids, *ids, "{path}: records and index agree");
+        let input = index.embedding_inputs(ids).unwrap().remove(0).1.unwrap();
+        assert!(input.contains(on_disk.lines().next().unwrap()), "{path} is stale: {input}");
+    }
+
+    // Every chunk has a vector, and it is the vector of that chunk's text.
+    let vectors: HashMap<u32, Vec<f32>> = index.store.all_vectors(&rtxn).unwrap().into_iter().collect();
+    assert_eq!(index.store.pending_count(&rtxn).unwrap(), 0);
+    let settings = docdex::actors::embedder::EmbedderSettings {
+        enabled: true,
+        paths: docdex::models::ModelPaths::under(&models_dir()),
+        batch_size: 8,
+        max_tokens: 256,
+        threads: 1,
+    };
+    let mut model = docdex::actors::embedder::EmbeddingModel::load(&settings).unwrap();
+    let inputs = index.embedding_inputs(&ids).unwrap();
+    let texts: Vec<String> = inputs.iter().map(|(_, t)| t.clone().unwrap()).collect();
+    let fresh = model.embed(&texts).unwrap();
+    for ((id, _), vector) in inputs.iter().zip(&fresh) {
+        let stored = vectors.get(id).unwrap_or_else(|| panic!("chunk {id} has no vector"));
+        let cosine: f32 = stored.iter().zip(vector).map(|(a, b)| a * b).sum();
+        assert!(cosine > 0.999, "chunk {id}'s vector belongs to other text (cosine {cosine})");
+    }
+    assert_eq!(vectors.len(), ids.len(), "no vectors of chunks that are gone");
+
+    // Memory ids were never handed out twice.
+    assert!(memory_ids.len() >= 5, "{memory_ids:?}");
+    assert_eq!(memory_ids.iter().collect::<HashSet<_>>().len(), memory_ids.len(), "{memory_ids:?}");
+}
