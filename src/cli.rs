@@ -832,6 +832,7 @@ async fn serve(
         default_limit: loaded.config.search.max_repo_hits,
         auth_token_opt: auth_token_opt.map(Arc::from),
         host_policy: Arc::new(http::guard::HostPolicy::new(&loaded.config.server.allowed_hosts, expose)),
+        client_slots: http::guard::ClientSlots::new(loaded.config.server.max_requests_per_client),
     };
     let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(4);
     let (server, bound) = http::start(state, addr, workers).map_err(|err| {

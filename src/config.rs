@@ -194,6 +194,8 @@ pub struct ServerConfig {
     /// Host names (besides loopback) requests may be addressed to, e.g. the name an exposed
     /// daemon is reached by. Empty on an exposed daemon means any (the token guards it).
     pub allowed_hosts: Vec<String>,
+    /// Requests one client address may have in flight; more get 429.
+    pub max_requests_per_client: usize,
 }
 
 impl Default for CoreConfig {
@@ -270,6 +272,7 @@ impl Default for ServerConfig {
             auth_token: None,
             require_token: true,
             allowed_hosts: Vec::new(),
+            max_requests_per_client: 64,
         }
     }
 }

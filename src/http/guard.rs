@@ -10,6 +10,10 @@
 //!   a cross-site HTML form can only send form or text types.
 //! - The bearer token, when one is set, on everything.
 
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::Method;
@@ -50,6 +54,48 @@ impl HostPolicy {
     pub fn allows_origin(&self, origin: &str) -> bool {
         let Some((scheme, authority)) = origin.trim().split_once("://") else { return false };
         matches!(scheme, "http" | "https") && self.allows_authority(authority.trim_end_matches('/'))
+    }
+}
+
+/// Requests in flight per client address, bounded: one runaway client (an agent in a loop)
+/// cannot take every worker and connection from the others.
+#[derive(Debug)]
+pub struct ClientSlots {
+    limit: usize,
+    busy: Mutex<HashMap<IpAddr, usize>>,
+}
+
+/// Held while a request runs; gives its slot back on drop.
+pub struct Slot {
+    slots: Arc<ClientSlots>,
+    ip: IpAddr,
+}
+
+impl ClientSlots {
+    pub fn new(limit: usize) -> Arc<ClientSlots> {
+        Arc::new(ClientSlots { limit: limit.max(1), busy: Mutex::new(HashMap::new()) })
+    }
+
+    fn try_take(self: &Arc<Self>, ip: IpAddr) -> Option<Slot> {
+        let mut busy = self.busy.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let count = busy.entry(ip).or_default();
+        if *count >= self.limit {
+            return None;
+        }
+        *count += 1;
+        Some(Slot { slots: Arc::clone(self), ip })
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut busy = self.slots.busy.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(count) = busy.get_mut(&self.ip) {
+            *count -= 1;
+            if *count == 0 {
+                busy.remove(&self.ip);
+            }
+        }
     }
 }
 
@@ -116,6 +162,16 @@ pub async fn guard(
             return refuse(req, err);
         }
     }
+    let ip = req.peer_addr().map(|a| a.ip()).unwrap_or(IpAddr::from([127, 0, 0, 1]));
+    let Some(_slot) = state.client_slots.try_take(ip) else {
+        let limit = state.client_slots.limit;
+        let err = DocdexError::new(
+            ErrorCode::TooManyRequests,
+            format!("{ip} already has {limit} requests in progress, the limit per client"),
+        )
+        .with_hint("wait for answers before sending more, or raise [server] max_requests_per_client");
+        return refuse(req, err);
+    };
     Ok(next.call(req).await?.map_into_boxed_body())
 }
 

@@ -42,6 +42,8 @@ pub struct HttpState {
     pub auth_token_opt: Option<Arc<str>>,
     /// Which Host / Origin names requests may carry (`guard`).
     pub host_policy: Arc<guard::HostPolicy>,
+    /// Requests in flight per client address (`guard`).
+    pub client_slots: Arc<guard::ClientSlots>,
 }
 
 pub(crate) fn error_response(err: &DocdexError) -> HttpResponse {

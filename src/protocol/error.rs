@@ -45,6 +45,8 @@ pub enum ErrorCode {
     TooLarge,
     /// A state-changing request without a JSON body type.
     UnsupportedMediaType,
+    /// A client with too many requests in flight.
+    TooManyRequests,
     /// The LLM server cannot be reached, or does not have the model.
     LlmUnavailable,
     /// The LLM server failed while answering.
@@ -64,6 +66,7 @@ impl ErrorCode {
             ErrorCode::UrlRefused | ErrorCode::PathRefused | ErrorCode::Forbidden => 403,
             ErrorCode::TooLarge => 413,
             ErrorCode::UnsupportedMediaType => 415,
+            ErrorCode::TooManyRequests => 429,
             ErrorCode::WebUnavailable | ErrorCode::LlmError => 502,
             ErrorCode::LlmUnavailable => 503,
             ErrorCode::Timeout => 504,
@@ -96,6 +99,7 @@ impl ErrorCode {
             ErrorCode::PathRefused => "path_refused",
             ErrorCode::TooLarge => "too_large",
             ErrorCode::UnsupportedMediaType => "unsupported_media_type",
+            ErrorCode::TooManyRequests => "too_many_requests",
             ErrorCode::LlmUnavailable => "llm_unavailable",
             ErrorCode::LlmError => "llm_error",
             ErrorCode::Internal => "internal",

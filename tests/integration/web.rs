@@ -437,3 +437,40 @@ pub fn assert_no_browser_left(home: &Home) {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+#[test]
+fn one_client_cannot_hold_more_requests_than_its_share() {
+    let web = FakeWeb::start(1, |path, _| {
+        let page = Reply::html(article(
+            "Slow page",
+            &["A page that takes its time, about proxies and upstreams and their timeouts."],
+            "x",
+        ));
+        if path == "/slow" {
+            Reply { delay: Duration::from_secs(3), ..page }
+        } else {
+            page
+        }
+    });
+    let home = web_home(&web, "engine = \"http\"\n\n[server]\nmax_requests_per_client = 1\n");
+    let server = Server::start(&home, &[]);
+    let client = server.blocking_client();
+    let (fetch_url, slow_url) = (server.url("/v1/web/fetch"), format!("{}/slow", web.base(0)));
+    let slow_client = client.clone();
+    let slow = std::thread::spawn(move || {
+        slow_client.post(fetch_url).json(&serde_json::json!({"url": slow_url})).send().unwrap().status().as_u16()
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while web.seen("/slow").is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the slow fetch never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Its one slot is taken: the next request from the same address waits for nothing.
+    let busy = client.get(server.url("/healthz")).send().unwrap();
+    assert_eq!(busy.status().as_u16(), 429);
+    let body: Value = busy.json().unwrap();
+    assert_eq!(body["error"]["code"], "too_many_requests");
+    assert!(body["error"]["message"].as_str().unwrap().contains("limit per client"), "{body}");
+    assert_eq!(slow.join().unwrap(), 200);
+    assert_eq!(client.get(server.url("/healthz")).send().unwrap().status().as_u16(), 200, "the slot came back");
+}
