@@ -137,10 +137,11 @@ pub fn shorten(text: &str, limit: usize) -> String {
     out
 }
 
-/// A new session id: sortable by time, unique enough per repo (`20261123T210501Z-3fa9c2`).
+/// A new session id: sortable by time to the millisecond, unique enough per repo
+/// (`20261123T210501123Z-3fa9c2`).
 pub fn new_session_id() -> String {
     let now = std::time::SystemTime::now();
-    let stamp = humantime::format_rfc3339_seconds(now).to_string().replace(['-', ':'], "");
+    let stamp = humantime::format_rfc3339_millis(now).to_string().replace(['-', ':', '.'], "");
     format!("{}-{:06x}", stamp, rand::random::<u32>() & 0xff_ffff)
 }
 

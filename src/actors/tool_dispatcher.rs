@@ -387,7 +387,7 @@ impl Handler<DagGet> for ToolDispatcher {
         Box::pin(async move {
             if !crate::dag::valid_session_id(&msg.session) {
                 return Err(DocdexError::invalid(format!("`{}` is not a session id", msg.session))
-                    .with_hint("session ids look like 20261123T210501Z-3fa9c2; `docdexd dag list` shows them"));
+                    .with_hint("session ids look like 20261123T210501123Z-3fa9c2; `docdexd dag list` shows them"));
             }
             let handle = open_indexed(&repo_manager, repo?).await?;
             let index = Arc::clone(&handle.index);

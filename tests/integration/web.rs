@@ -447,12 +447,13 @@ fn one_client_cannot_hold_more_requests_than_its_share() {
             "x",
         ));
         if path == "/slow" {
-            Reply { delay: Duration::from_secs(3), ..page }
+            Reply { delay: Duration::from_secs(2), ..page }
         } else {
             page
         }
     });
-    let home = web_home(&web, "engine = \"http\"\n\n[server]\nmax_requests_per_client = 1\n");
+    let home =
+        web_home(&web, "engine = \"http\"\npage_load_timeout_secs = 20\n\n[server]\nmax_requests_per_client = 1\n");
     let server = Server::start(&home, &[]);
     let client = server.blocking_client();
     let (fetch_url, slow_url) = (server.url("/v1/web/fetch"), format!("{}/slow", web.base(0)));
