@@ -444,12 +444,15 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
                     )
                 };
                 format!(
-                    "repo:        {}\nstate:       {state}\nfiles:       {}\nchunks:      {}\nembeddings:  {embeddings}\nsource:      {}\nindex size:  {}\nlast run:    {}\ncompleted:   {}\nstate dir:   {}\n",
+                    "repo:        {}\nstate:       {state}\nfiles:       {}\nchunks:      {}\nembeddings:  {embeddings}\nsource:      {}\nindex size:  {} (metadata {} of {}, {} cached embeddings)\nlast run:    {}\ncompleted:   {}\nstate dir:   {}\n",
                     status.repo,
                     status.files,
                     status.chunks,
                     human_bytes(status.bytes),
                     human_bytes(status.index_size_bytes),
+                    human_bytes(status.metadata_size_bytes),
+                    human_bytes(status.metadata_limit_bytes),
+                    status.embedding_cache_entries,
                     status.last_index_started.as_deref().unwrap_or("never"),
                     status.last_index_completed.as_deref().unwrap_or("never"),
                     status.state_dir,

@@ -61,6 +61,9 @@ pub struct IndexConfig {
     pub batch_max_bytes: usize,
     /// Memory budget of the Tantivy writer.
     pub writer_heap_bytes: usize,
+    /// Ceiling of each repo's LMDB file (records, vectors, memory, embedding cache): address
+    /// space reserved sparsely, not memory used.
+    pub lmdb_map_bytes: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -218,6 +221,7 @@ impl Default for IndexConfig {
             batch_max_files: 1000,
             batch_max_bytes: 4 * 1024 * 1024,
             writer_heap_bytes: 64 * 1024 * 1024,
+            lmdb_map_bytes: crate::index::store::DEFAULT_MAP_BYTES,
         }
     }
 }

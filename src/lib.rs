@@ -70,7 +70,8 @@ fn start_actors_with(
 ) -> Actors {
     let state_dir = loaded.state_dir();
     let heap = loaded.config.index.writer_heap_bytes;
-    let repo_manager = SyncArbiter::start(1, move || RepoManager::new(&state_dir, heap));
+    let map_bytes = loaded.config.index.lmdb_map_bytes;
+    let repo_manager = SyncArbiter::start(1, move || RepoManager::new(&state_dir, heap, map_bytes));
     // Chunking (tree-sitter parsing) is the most expensive part of indexing: one thread per core.
     let ingest_threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
     let ingestor = SyncArbiter::start_with_thread_builder(

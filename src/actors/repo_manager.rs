@@ -53,12 +53,13 @@ pub struct RepoHandle {
 pub struct RepoManager {
     repos_dir: PathBuf,
     writer_heap_bytes: usize,
+    lmdb_map_bytes: usize,
     open: HashMap<RepoFingerprint, Arc<RepoHandle>>,
 }
 
 impl RepoManager {
-    pub fn new(state_dir: &Path, writer_heap_bytes: usize) -> RepoManager {
-        RepoManager { repos_dir: state_dir.join("repos"), writer_heap_bytes, open: HashMap::new() }
+    pub fn new(state_dir: &Path, writer_heap_bytes: usize, lmdb_map_bytes: usize) -> RepoManager {
+        RepoManager { repos_dir: state_dir.join("repos"), writer_heap_bytes, lmdb_map_bytes, open: HashMap::new() }
     }
 
     fn open_repo(&mut self, msg: OpenRepo) -> Result<Arc<RepoHandle>> {
@@ -100,7 +101,7 @@ impl RepoManager {
         if stale {
             write_json_atomic(&meta_path, &meta)?;
         }
-        let index = Arc::new(RepoIndex::open(&canonical, &fingerprint.0, &state_dir)?);
+        let index = Arc::new(RepoIndex::open_with(&canonical, &fingerprint.0, &state_dir, self.lmdb_map_bytes)?);
         let for_indexer = Arc::clone(&index);
         let heap = self.writer_heap_bytes;
         let indexer = SyncArbiter::start(1, move || Indexer::new(Arc::clone(&for_indexer), heap));

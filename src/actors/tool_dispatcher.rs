@@ -515,6 +515,7 @@ impl Handler<Status> for ToolDispatcher {
         let repo = self.resolve_repo(repo_opt);
         let repo_manager = self.repo_manager.clone();
         let embedder = self.embedder.clone();
+        let map_bytes = self.config.index.lmdb_map_bytes;
         Box::pin(async move {
             let handle = repo_manager.send(OpenRepo { path: repo?, create: false }).await??;
             let ModelInfo { available, detail } = embedder.send(ProbeModel).await?;
@@ -537,6 +538,11 @@ impl Handler<Status> for ToolDispatcher {
                     chunks,
                     bytes: state.bytes,
                     index_size_bytes: index.size_on_disk(),
+                    metadata_size_bytes: std::fs::metadata(index.state_dir.join("meta.lmdb/data.mdb"))
+                        .map(|m| m.len())
+                        .unwrap_or(0),
+                    metadata_limit_bytes: map_bytes as u64,
+                    embedding_cache_entries: index.store.embedding_cache_entries(&rtxn)?,
                     embeddings: EmbeddingStatus {
                         total: chunks,
                         pending,

@@ -182,10 +182,15 @@ pub struct RepoIndex {
 impl RepoIndex {
     /// Opens (creating if needed) the repo's Tantivy index and LMDB store under `state_dir`.
     pub fn open(root: &Path, fingerprint: &str, state_dir: &Path) -> Result<RepoIndex> {
+        RepoIndex::open_with(root, fingerprint, state_dir, store::DEFAULT_MAP_BYTES)
+    }
+
+    /// Opens with an LMDB map of `map_bytes` (`[index] lmdb_map_bytes`).
+    pub fn open_with(root: &Path, fingerprint: &str, state_dir: &Path, map_bytes: usize) -> Result<RepoIndex> {
         let index_dir = state_dir.join("index");
         std::fs::create_dir_all(&index_dir)?;
         let (schema, fields) = build_schema();
-        let store = RepoStore::open(&state_dir.join("meta.lmdb"))?;
+        let store = RepoStore::open_with(&state_dir.join("meta.lmdb"), map_bytes)?;
         let unreadable =
             |err: TantivyError| {
                 DocdexError::internal(format!("index at {} is unreadable: {err}", index_dir.display())).with_hint(

@@ -35,9 +35,10 @@ const CHUNK_VECTORS_INDEX: u16 = 0;
 /// Seed of arroy's tree building, so index builds are reproducible.
 const ARROY_SEED: u64 = 0x5eed_d0cd;
 const RUN_STATE_KEY: &str = "index_run";
-/// The map is a ceiling on the file's size, not an allocation; 4 GiB leaves room for the
-/// vectors and memory that later live in the same environment.
-const MAP_SIZE: usize = 4 << 30;
+/// The map is a ceiling on the file's size, not an allocation (address space, reserved
+/// sparsely): 64 GiB is far beyond what a repo's records, vectors and cache need, so a full
+/// map is a misconfiguration (`[index] lmdb_map_bytes`), reported as such.
+pub const DEFAULT_MAP_BYTES: usize = 64 << 30;
 
 /// What the index knows about one file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -130,10 +131,16 @@ pub struct MemoryRecord {
 
 impl RepoStore {
     pub fn open(dir: &Path) -> Result<RepoStore> {
+        RepoStore::open_with(dir, DEFAULT_MAP_BYTES)
+    }
+
+    pub fn open_with(dir: &Path, map_bytes: usize) -> Result<RepoStore> {
         std::fs::create_dir_all(dir)?;
         // SAFETY: the environment is opened once per process per repo (the RepoManager keeps
         // one handle) and the file is never truncated or modified outside LMDB.
-        let env = unsafe { EnvOpenOptions::new().read_txn_without_tls().map_size(MAP_SIZE).max_dbs(16).open(dir)? };
+        let env = unsafe {
+            EnvOpenOptions::new().read_txn_without_tls().map_size(map_bytes.max(1 << 20)).max_dbs(16).open(dir)?
+        };
         let wtxn = env.write_txn()?;
         let (files, meta, pending, embed_cache, vectors, memories, web_pages, dag_sessions, dag_nodes, counters) = env
             .create_databases_and_commit(wtxn, |opener, wtxn| -> heed::Result<_> {
@@ -255,6 +262,11 @@ impl RepoStore {
             .embed_cache
             .get(rtxn, input_hash)?
             .map(|bytes| bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()))
+    }
+
+    /// Vectors kept in the embedding cache (keyed by input hash; reused when a text returns).
+    pub fn embedding_cache_entries(&self, rtxn: &RoTxn<WithoutTls>) -> Result<u64> {
+        Ok(self.embed_cache.len(rtxn)?)
     }
 
     pub fn cache_embedding(&self, wtxn: &mut RwTxn, input_hash: &str, vector: &[f32]) -> Result<()> {
@@ -466,7 +478,12 @@ fn cosine_similarity(distance: f32) -> f32 {
 }
 
 fn arroy_error(err: arroy::Error) -> crate::protocol::DocdexError {
-    crate::protocol::DocdexError::internal(format!("vector store error: {err}"))
+    match err {
+        // A full map or disk is the storage's condition, reported as such.
+        arroy::Error::Heed(err) => err.into(),
+        arroy::Error::Io(err) => err.into(),
+        err => crate::protocol::DocdexError::internal(format!("vector store error: {err}")),
+    }
 }
 
 #[cfg(test)]

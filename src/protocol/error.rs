@@ -170,10 +170,37 @@ macro_rules! internal_from {
     };
 }
 
+impl From<std::io::Error> for DocdexError {
+    fn from(err: std::io::Error) -> Self {
+        if err.kind() == std::io::ErrorKind::StorageFull || err.raw_os_error() == Some(28) {
+            return DocdexError::new(ErrorCode::StateUnwritable, format!("the disk is full: {err}"))
+                .with_hint("free disk space and retry; what was committed before is kept");
+        }
+        DocdexError::internal(format!("i/o error: {err}"))
+    }
+}
+
+impl From<heed::Error> for DocdexError {
+    fn from(err: heed::Error) -> Self {
+        match &err {
+            heed::Error::Mdb(heed::MdbError::MapFull) => DocdexError::new(
+                ErrorCode::StateUnwritable,
+                "the repo's metadata store is full (its LMDB map size is reached)",
+            )
+            .with_hint(
+                "raise [index] lmdb_map_bytes in $DOCDEX_HOME/config.toml and retry; what was committed is kept",
+            ),
+            heed::Error::Io(io) if io.kind() == std::io::ErrorKind::StorageFull || io.raw_os_error() == Some(28) => {
+                DocdexError::new(ErrorCode::StateUnwritable, format!("the disk is full: {io}"))
+                    .with_hint("free disk space and retry; what was committed before is kept")
+            }
+            _ => DocdexError::internal(format!("metadata store error: {err}")),
+        }
+    }
+}
+
 internal_from!(
-    std::io::Error => "i/o error",
     tantivy::TantivyError => "index error",
-    heed::Error => "metadata store error",
     serde_json::Error => "json error",
     actix::MailboxError => "actor mailbox error",
     tokio::task::JoinError => "background task failed",

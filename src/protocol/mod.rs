@@ -260,7 +260,17 @@ pub struct RepoStatus {
     pub files: u64,
     pub chunks: u64,
     pub bytes: u64,
+    /// Everything under the repo's state directory (Tantivy index and LMDB file).
     pub index_size_bytes: u64,
+    /// The LMDB file alone (records, vectors, memory, DAGs, embedding cache), and the
+    /// ceiling it may grow to (`[index] lmdb_map_bytes`).
+    #[serde(default)]
+    pub metadata_size_bytes: u64,
+    #[serde(default)]
+    pub metadata_limit_bytes: u64,
+    /// Vectors in the embedding cache.
+    #[serde(default)]
+    pub embedding_cache_entries: u64,
     pub embeddings: EmbeddingStatus,
 }
 

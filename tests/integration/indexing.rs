@@ -250,3 +250,32 @@ fn a_chunker_panic_on_one_file_costs_that_file_only() {
     assert_eq!(again["files_indexed"], 1, "{again}");
     assert_eq!(hits_containing(&home, repo.path(), "render_quarterly_report"), ["scripts/report.py"]);
 }
+
+#[test]
+fn a_full_metadata_store_is_a_clear_error_and_loses_nothing_committed() {
+    let files: Vec<(String, String)> = (0..400)
+        .map(|i| {
+            let body = format!("/// Helper number {i} of the ledger: it reconciles entry {i} with the journal.\npub fn ledger_entry_{i:03}() -> u32 {{\n    {i}\n}}\n");
+            (format!("src/l{i:03}.rs"), body)
+        })
+        .collect();
+    let refs: Vec<(&str, &str)> = files.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
+    let repo = repo_with(&refs);
+    let repo_arg = repo.path().to_str().unwrap();
+    let home = Home::with_config("[index]\nlmdb_map_bytes = 1048576\n");
+    let out = home.run(&["index", "--repo", repo_arg, "--wait"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("metadata store is full") && stderr.contains("lmdb_map_bytes"), "{stderr}");
+    // With room, the next run completes what was left; nothing is missing or doubled.
+    std::fs::write(home.dir.path().join("config.toml"), "[index]\nlmdb_map_bytes = 268435456\n").unwrap();
+    let summary = home.json(&["index", "--repo", repo_arg, "--wait", "--json"]);
+    assert_eq!(summary["chunks_total"], 400, "{summary}");
+    assert_eq!(summary["embeddings"]["pending"], 0, "{summary}");
+    assert_eq!(hits_containing(&home, repo.path(), "ledger_entry_399"), ["src/l399.rs"]);
+    // Status reports the sizes involved.
+    let status = home.json(&["status", "--repo", repo_arg, "--json"]);
+    assert_eq!(status["metadata_limit_bytes"], 268435456u64, "{status}");
+    assert!(status["metadata_size_bytes"].as_u64().unwrap() > 0, "{status}");
+    assert_eq!(status["embedding_cache_entries"], 400, "{status}");
+}
