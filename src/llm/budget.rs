@@ -64,6 +64,12 @@ pub struct Dropped {
     pub reason: String,
 }
 
+impl Dropped {
+    fn of(c: &Candidate, reason: String) -> Dropped {
+        Dropped { kind: c.kind, label: c.label.clone(), tokens: c.tokens, reason }
+    }
+}
+
 /// The budget's shares in tokens, and what went in.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BudgetReport {
@@ -146,7 +152,7 @@ pub fn plan(
         } else {
             format!("over the {what} share ({share} tokens)")
         };
-        dropped.push(Dropped { kind: c.kind, label: c.label.clone(), tokens: c.tokens, reason });
+        dropped.push(Dropped::of(c, reason));
     }
     // A long conversation can leave less than the shares: give way from the bottom.
     while memory_used + evidence_used > available {
@@ -162,12 +168,7 @@ pub fn plan(
         } else {
             evidence_used -= c.tokens;
         }
-        dropped.push(Dropped {
-            kind: c.kind,
-            label: c.label.clone(),
-            tokens: c.tokens,
-            reason: format!("over the context window ({available} tokens left for context)"),
-        });
+        dropped.push(Dropped::of(c, format!("over the context window ({available} tokens left for context)")));
     }
     kept.sort_unstable();
     Ok(Plan {

@@ -243,3 +243,28 @@ pub fn python() -> PathBuf {
     );
     python
 }
+
+/// A repo's state directory under a home (where docdex keeps its index and LMDB file).
+pub fn repo_state_dir(home: &Home, repo: &Path) -> PathBuf {
+    let canonical = std::fs::canonicalize(repo).unwrap();
+    let fingerprint = docdex::actors::repo_manager::RepoFingerprint::of(&canonical).0;
+    home.dir.path().join("state/repos").join(fingerprint)
+}
+
+/// (path, chunk id) of every live document in a repo's Tantivy index, read directly.
+pub fn live_chunks(state_dir: &Path) -> Vec<(String, u32)> {
+    use tantivy::schema::Value;
+    let index = tantivy::Index::open_in_dir(state_dir.join("index")).unwrap();
+    let schema = index.schema();
+    let (path_field, id_field) = (schema.get_field("path").unwrap(), schema.get_field("chunk_id").unwrap());
+    let searcher = index.reader().unwrap().searcher();
+    let mut out = Vec::new();
+    for (ord, segment) in searcher.segment_readers().iter().enumerate() {
+        for doc_id in segment.doc_ids_alive() {
+            let doc: tantivy::TantivyDocument = searcher.doc(tantivy::DocAddress::new(ord as u32, doc_id)).unwrap();
+            let path = doc.get_first(path_field).unwrap().as_str().unwrap().to_string();
+            out.push((path, doc.get_first(id_field).unwrap().as_u64().unwrap() as u32));
+        }
+    }
+    out
+}

@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
-use crate::common::{models_dir, write, Home};
+use crate::common::{live_chunks, models_dir, repo_state_dir, write, Home};
 
 const FILES: usize = 36;
 const TOPICS: [&str; 6] = ["parsing", "caching", "retries", "logging", "sockets", "hashing"];
@@ -57,22 +57,12 @@ fn fifty_random_kills_lose_nothing_and_confuse_no_vector() {
 
     // Every file once, every chunk id once.
     let canonical = std::fs::canonicalize(repo.path()).unwrap();
-    let fingerprint = docdex::actors::repo_manager::RepoFingerprint::of(&canonical).0;
-    let state_dir = home.dir.path().join("state/repos").join(&fingerprint);
+    let state_dir = repo_state_dir(&home, repo.path());
+    let fingerprint = state_dir.file_name().unwrap().to_string_lossy().to_string();
     let index = docdex::index::RepoIndex::open(&canonical, &fingerprint, &state_dir).unwrap();
-    let tantivy_index = tantivy::Index::open_in_dir(state_dir.join("index")).unwrap();
-    let schema = tantivy_index.schema();
-    let (path_field, id_field) = (schema.get_field("path").unwrap(), schema.get_field("chunk_id").unwrap());
-    let searcher = tantivy_index.reader().unwrap().searcher();
     let mut by_path: HashMap<String, Vec<u32>> = HashMap::new();
-    for (ord, segment) in searcher.segment_readers().iter().enumerate() {
-        for doc_id in segment.doc_ids_alive() {
-            use tantivy::schema::Value;
-            let doc: tantivy::TantivyDocument = searcher.doc(tantivy::DocAddress::new(ord as u32, doc_id)).unwrap();
-            let path = doc.get_first(path_field).unwrap().as_str().unwrap().to_string();
-            let id = doc.get_first(id_field).unwrap().as_u64().unwrap() as u32;
-            by_path.entry(path).or_default().push(id);
-        }
+    for (path, id) in live_chunks(&state_dir) {
+        by_path.entry(path).or_default().push(id);
     }
     assert_eq!(by_path.len(), FILES, "every file indexed: {:?}", by_path.keys());
     assert!(by_path.values().all(|ids| ids.len() == 1), "one chunk per file: {by_path:?}");

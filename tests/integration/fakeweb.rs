@@ -83,25 +83,8 @@ impl FakeWeb {
     fn serve(&self, listener: usize, mut stream: TcpStream) {
         self.open.fetch_add(1, Ordering::SeqCst);
         let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
-        let mut reader = BufReader::new(stream.try_clone().unwrap());
-        let mut request_line = String::new();
-        if reader.read_line(&mut request_line).is_err() {
-            return;
-        }
+        let Some((path, _body)) = read_request(&stream) else { return };
         let at = Instant::now();
-        let mut content_length = 0usize;
-        loop {
-            let mut line = String::new();
-            if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" || line == "\n" {
-                break;
-            }
-            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                content_length = v.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut body = vec![0u8; content_length];
-        let _ = reader.read_exact(&mut body);
-        let path = request_line.split_whitespace().nth(1).unwrap_or("/").to_string();
         // Browsers ask for a favicon; it is not a page fetch.
         if path != "/favicon.ico" {
             self.seen.lock().unwrap().push(Seen { at, listener, path: path.clone() });
@@ -139,6 +122,26 @@ impl FakeWeb {
         *count += 1;
         *count
     }
+}
+
+/// Reads one HTTP/1.1 request: its path (with the query) and body.
+pub fn read_request(stream: &TcpStream) -> Option<(String, Vec<u8>)> {
+    let mut reader = BufReader::new(stream.try_clone().ok()?);
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line).ok()?;
+    let mut content_length = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" || line == "\n" {
+            break;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            content_length = v.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0u8; content_length];
+    let _ = reader.read_exact(&mut body);
+    Some((request_line.split_whitespace().nth(1).unwrap_or("/").to_string(), body))
 }
 
 /// Smallest gap between consecutive requests.

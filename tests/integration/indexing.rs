@@ -178,23 +178,10 @@ fn a_kill_during_a_refresh_keeps_the_old_index_searchable() {
     assert!(hits_containing(&home, repo.path(), "unique_fn_03").is_empty());
 }
 
-/// Chunk ids in the index, read with docdex's own library from the repo's state.
+/// Chunk ids in the index and the stored high-water mark, read with docdex's own library.
 fn chunk_ids_and_mark(home: &Home, repo: &std::path::Path) -> (Vec<u64>, u32) {
-    use tantivy::schema::Value;
-    let canonical = std::fs::canonicalize(repo).unwrap();
-    let fingerprint = docdex::actors::repo_manager::RepoFingerprint::of(&canonical).0;
-    let state_dir = home.dir.path().join("state/repos").join(&fingerprint);
-    let index = tantivy::Index::open_in_dir(state_dir.join("index")).unwrap();
-    let field = index.schema().get_field("chunk_id").unwrap();
-    let searcher = index.reader().unwrap().searcher();
-    let mut ids = Vec::new();
-    for (segment_ord, segment) in searcher.segment_readers().iter().enumerate() {
-        for doc_id in segment.doc_ids_alive() {
-            let doc: tantivy::TantivyDocument =
-                searcher.doc(tantivy::DocAddress::new(segment_ord as u32, doc_id)).unwrap();
-            ids.push(doc.get_first(field).unwrap().as_u64().unwrap());
-        }
-    }
+    let state_dir = crate::common::repo_state_dir(home, repo);
+    let mut ids: Vec<u64> = crate::common::live_chunks(&state_dir).into_iter().map(|(_, id)| u64::from(id)).collect();
     ids.sort_unstable();
     let store = docdex::index::RepoStore::open(&state_dir.join("meta.lmdb")).unwrap();
     let mark = store.run_state(&store.read_txn().unwrap()).unwrap().next_chunk_id;

@@ -4,7 +4,7 @@
 //! `done: true` line with `done_reason` and the eval counts); an unknown model is a 404 with
 //! `{"error": "..."}` as Ollama answers. It keeps every request body it receives.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -51,24 +51,7 @@ impl OllamaStub {
     }
 
     fn serve(&self, mut stream: TcpStream) {
-        let mut reader = BufReader::new(stream.try_clone().unwrap());
-        let mut request_line = String::new();
-        if reader.read_line(&mut request_line).is_err() {
-            return;
-        }
-        let mut content_length = 0usize;
-        loop {
-            let mut line = String::new();
-            if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                break;
-            }
-            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                content_length = v.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut body = vec![0u8; content_length];
-        let _ = reader.read_exact(&mut body);
-        let path = request_line.split_whitespace().nth(1).unwrap_or("/").to_string();
+        let Some((path, body)) = crate::fakeweb::read_request(&stream) else { return };
         let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         self.requests.lock().unwrap().push((path.clone(), body.clone()));
         let model = body["model"].as_str().unwrap_or_default().to_string();
