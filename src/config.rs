@@ -99,6 +99,9 @@ pub struct EmbeddingConfig {
     pub max_tokens: usize,
     /// ONNX Runtime threads per embedder instance.
     pub threads: usize,
+    /// Vectors kept per repo for texts that may come back (branch switches, rebuilds); the
+    /// least recently used go beyond this (about 1.5 KiB each).
+    pub cache_max_entries: u64,
 }
 
 /// The web tier of the waterfall: discovery (DuckDuckGo's HTML endpoint), fetching (headless
@@ -242,7 +245,14 @@ impl Default for SearchConfig {
 
 impl Default for EmbeddingConfig {
     fn default() -> Self {
-        EmbeddingConfig { enabled: true, models_dir: None, batch_size: 4, max_tokens: 256, threads: 2 }
+        EmbeddingConfig {
+            enabled: true,
+            models_dir: None,
+            batch_size: 4,
+            max_tokens: 256,
+            threads: 2,
+            cache_max_entries: 200_000,
+        }
     }
 }
 

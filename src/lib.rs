@@ -13,6 +13,8 @@ pub mod cli;
 pub mod config;
 pub mod dag;
 pub mod eval;
+#[cfg(test)]
+mod fuzz_tests;
 pub mod gate_eval;
 pub mod http;
 pub mod index;
@@ -69,9 +71,12 @@ fn start_actors_with(
     policy: repo_policy::RepoPolicy,
 ) -> Actors {
     let state_dir = loaded.state_dir();
-    let heap = loaded.config.index.writer_heap_bytes;
+    let indexer_settings = actors::indexer::IndexerSettings {
+        writer_heap_bytes: loaded.config.index.writer_heap_bytes,
+        cache_max_entries: loaded.config.embedding.cache_max_entries,
+    };
     let map_bytes = loaded.config.index.lmdb_map_bytes;
-    let repo_manager = SyncArbiter::start(1, move || RepoManager::new(&state_dir, heap, map_bytes));
+    let repo_manager = SyncArbiter::start(1, move || RepoManager::new(&state_dir, indexer_settings, map_bytes));
     // Chunking (tree-sitter parsing) is the most expensive part of indexing: one thread per core.
     let ingest_threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
     let ingestor = SyncArbiter::start_with_thread_builder(

@@ -19,6 +19,13 @@ use crate::protocol::{DocdexError, Result};
 /// records of that batch are written: the worst moment for a kill.
 pub const FAULT_ABORT_AFTER_COMMITS_ENV: &str = "DOCDEX_FAULT_ABORT_AFTER_COMMITS";
 
+/// What an Indexer takes from the configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct IndexerSettings {
+    pub writer_heap_bytes: usize,
+    pub cache_max_entries: u64,
+}
+
 pub struct Indexer {
     index: Arc<RepoIndex>,
     writer_heap_bytes: usize,
@@ -30,6 +37,8 @@ pub struct Indexer {
     next_chunk_id: u32,
     commits: u64,
     abort_after_commits_opt: Option<u64>,
+    /// `[embedding] cache_max_entries`: the embedding cache is pruned beyond it.
+    cache_max_entries: u64,
 }
 
 /// A file record change that waits for the commit of the chunks it describes.
@@ -50,11 +59,12 @@ enum RecordUpdate {
 }
 
 impl Indexer {
-    pub fn new(index: Arc<RepoIndex>, writer_heap_bytes: usize) -> Indexer {
+    pub fn new(index: Arc<RepoIndex>, settings: IndexerSettings) -> Indexer {
         let abort_after_commits_opt = std::env::var(FAULT_ABORT_AFTER_COMMITS_ENV).ok().and_then(|v| v.parse().ok());
         Indexer {
             index,
-            writer_heap_bytes,
+            writer_heap_bytes: settings.writer_heap_bytes,
+            cache_max_entries: settings.cache_max_entries,
             writer_opt: None,
             pending_records: Vec::new(),
             needs_commit: false,
@@ -464,8 +474,14 @@ impl Handler<PendingEmbeddings> for Indexer {
                         store.delete_chunk(&mut wtxn, id)?;
                         continue;
                     };
-                    match store.cached_embedding(&wtxn, &sha256_hex(input.as_bytes()))? {
-                        Some(vector) => {
+                    let hash = sha256_hex(input.as_bytes());
+                    match store.cached_embedding(&wtxn, &hash)? {
+                        Some((vector, used_at)) => {
+                            // Re-stamped at most hourly: the stamp orders pruning, and a
+                            // rewrite per hit would cost more than it tells.
+                            if super::unix_now().saturating_sub(used_at) > 3600 {
+                                store.cache_embedding(&mut wtxn, &hash, &vector)?;
+                            }
                             store.put_vector(&mut wtxn, id, &vector)?;
                             reused += 1;
                         }
@@ -501,6 +517,10 @@ impl Handler<StoreEmbeddings> for Indexer {
                 }
             }
             store.build_vectors(&mut wtxn)?;
+            let pruned = store.prune_embedding_cache(&mut wtxn, self.cache_max_entries)?;
+            if pruned > 0 {
+                tracing::info!(pruned, "embedding cache pruned (least recently used first)");
+            }
             let remaining = store.pending_count(&wtxn)?;
             wtxn.commit()?;
             Ok(remaining)

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use actix::{Actor, Addr, Handler, Message, SyncArbiter, SyncContext};
 use serde::{Deserialize, Serialize};
 
-use super::indexer::Indexer;
+use super::indexer::{Indexer, IndexerSettings};
 use super::unix_now;
 use crate::index::RepoIndex;
 use crate::ingest::sha256_hex;
@@ -52,14 +52,14 @@ pub struct RepoHandle {
 
 pub struct RepoManager {
     repos_dir: PathBuf,
-    writer_heap_bytes: usize,
+    indexer_settings: IndexerSettings,
     lmdb_map_bytes: usize,
     open: HashMap<RepoFingerprint, Arc<RepoHandle>>,
 }
 
 impl RepoManager {
-    pub fn new(state_dir: &Path, writer_heap_bytes: usize, lmdb_map_bytes: usize) -> RepoManager {
-        RepoManager { repos_dir: state_dir.join("repos"), writer_heap_bytes, lmdb_map_bytes, open: HashMap::new() }
+    pub fn new(state_dir: &Path, indexer_settings: IndexerSettings, lmdb_map_bytes: usize) -> RepoManager {
+        RepoManager { repos_dir: state_dir.join("repos"), indexer_settings, lmdb_map_bytes, open: HashMap::new() }
     }
 
     fn open_repo(&mut self, msg: OpenRepo) -> Result<Arc<RepoHandle>> {
@@ -103,8 +103,8 @@ impl RepoManager {
         }
         let index = Arc::new(RepoIndex::open_with(&canonical, &fingerprint.0, &state_dir, self.lmdb_map_bytes)?);
         let for_indexer = Arc::clone(&index);
-        let heap = self.writer_heap_bytes;
-        let indexer = SyncArbiter::start(1, move || Indexer::new(Arc::clone(&for_indexer), heap));
+        let settings = self.indexer_settings;
+        let indexer = SyncArbiter::start(1, move || Indexer::new(Arc::clone(&for_indexer), settings));
         let handle = Arc::new(RepoHandle { meta, index, indexer, index_run: tokio::sync::Mutex::new(()) });
         self.open.insert(fingerprint, Arc::clone(&handle));
         Ok(handle)

@@ -485,7 +485,17 @@ impl Handler<Search> for ToolDispatcher {
                     "{pending} chunks are still waiting for embeddings; dense results cover the {vectors} embedded so far"
                 ));
             } else if request.mode_opt.is_none() && vectors == 0 && pending > 0 {
-                notice_opt = Some(format!("{pending} chunks are waiting for embeddings; searched lexically"));
+                // Waiting for a model that is not there would be a false promise: say what
+                // is missing instead.
+                notice_opt = Some(match embedder.send(ProbeModel).await {
+                    Ok(ModelInfo { available: true, .. }) => {
+                        format!("{pending} chunks are waiting for embeddings; searched lexically")
+                    }
+                    Ok(ModelInfo { detail, .. }) => {
+                        format!("semantic search unavailable: {detail}; searched lexically")
+                    }
+                    Err(err) => format!("the embedding worker is not answering ({err}); searched lexically"),
+                });
             }
             let (_, dense_search_k) = dense_depth_and_search_k(request.limit);
             let params = SearchParams { limit: request.limit, max_hits_per_file, fusion, dense_search_k };

@@ -257,11 +257,9 @@ impl RepoStore {
         Ok(())
     }
 
-    pub fn cached_embedding(&self, rtxn: &RoTxn<WithoutTls>, input_hash: &str) -> Result<Option<Vec<f32>>> {
-        Ok(self
-            .embed_cache
-            .get(rtxn, input_hash)?
-            .map(|bytes| bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()))
+    /// The cached vector for an embedding input, and when it was last used (unix seconds).
+    pub fn cached_embedding(&self, rtxn: &RoTxn<WithoutTls>, input_hash: &str) -> Result<Option<(Vec<f32>, u64)>> {
+        Ok(self.embed_cache.get(rtxn, input_hash)?.map(decode_cached))
     }
 
     /// Vectors kept in the embedding cache (keyed by input hash; reused when a text returns).
@@ -269,9 +267,39 @@ impl RepoStore {
         Ok(self.embed_cache.len(rtxn)?)
     }
 
+    /// Caches a vector, stamped as used now.
     pub fn cache_embedding(&self, wtxn: &mut RwTxn, input_hash: &str, vector: &[f32]) -> Result<()> {
-        let bytes: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
+        self.cache_embedding_at(wtxn, input_hash, vector, crate::actors::unix_now())
+    }
+
+    /// Caches a vector stamped as last used at `used_at` (unix seconds).
+    pub fn cache_embedding_at(&self, wtxn: &mut RwTxn, input_hash: &str, vector: &[f32], used_at: u64) -> Result<()> {
+        let mut bytes = Vec::with_capacity(8 + vector.len() * 4);
+        bytes.extend_from_slice(&used_at.to_le_bytes());
+        bytes.extend(vector.iter().flat_map(|x| x.to_le_bytes()));
         Ok(self.embed_cache.put(wtxn, input_hash, &bytes)?)
+    }
+
+    /// Keeps the embedding cache to `max_entries`: above it, the least recently used entries
+    /// go until a tenth of the room is free again (so pruning, a full scan, stays rare).
+    /// Returns how many were removed.
+    pub fn prune_embedding_cache(&self, wtxn: &mut RwTxn, max_entries: u64) -> Result<u64> {
+        let len = self.embed_cache.len(wtxn)?;
+        if len <= max_entries {
+            return Ok(0);
+        }
+        let keep = max_entries - max_entries / 10;
+        let mut stamps: Vec<(u64, String)> = Vec::with_capacity(len as usize);
+        for entry in self.embed_cache.iter(wtxn)? {
+            let (key, bytes) = entry?;
+            stamps.push((decode_cached(bytes).1, key.to_string()));
+        }
+        stamps.sort_unstable();
+        let remove = len.saturating_sub(keep) as usize;
+        for (_, key) in &stamps[..remove.min(stamps.len())] {
+            self.embed_cache.delete(wtxn, key)?;
+        }
+        Ok(remove as u64)
     }
 
     fn vector_writer(&self) -> Writer<Cosine> {
@@ -486,6 +514,19 @@ fn arroy_error(err: arroy::Error) -> crate::protocol::DocdexError {
     }
 }
 
+/// A cache entry: the last-use stamp, then the vector (entries from before stamps hold the
+/// vector alone and count as never used).
+fn decode_cached(bytes: &[u8]) -> (Vec<f32>, u64) {
+    let (used_at, floats) = if bytes.len() == crate::models::EMBEDDING_DIMS * 4 {
+        (0, bytes)
+    } else if bytes.len() >= 8 {
+        (u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes")), &bytes[8..])
+    } else {
+        (0, &[][..])
+    };
+    (floats.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(), used_at)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -502,6 +543,34 @@ mod tests {
         assert!(store.delete_memory(&mut wtxn, 3).unwrap());
         let next = store.add_memory(&mut wtxn, "after the delete", serde_json::Value::Null, 0, None).unwrap();
         assert_eq!(next.id, 4, "the deleted newest note's id is not handed out again");
+        wtxn.commit().unwrap();
+    }
+
+    #[test]
+    fn the_embedding_cache_keeps_the_recently_used_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = RepoStore::open(dir.path()).unwrap();
+        let mut wtxn = store.write_txn().unwrap();
+        let vector = vec![0.5f32; crate::models::EMBEDDING_DIMS];
+        for n in 0..100u64 {
+            store.cache_embedding_at(&mut wtxn, &format!("h{n}"), &vector, 1_000 + n).unwrap();
+        }
+        // An entry from before stamps (the vector alone) counts as never used.
+        let legacy: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
+        store.embed_cache.put(&mut wtxn, "legacy", &legacy).unwrap();
+        assert_eq!(store.cached_embedding(&wtxn, "legacy").unwrap(), Some((vector.clone(), 0)));
+        // "h3" was used again lately.
+        store.cache_embedding_at(&mut wtxn, "h3", &vector, 5_000).unwrap();
+        assert_eq!(store.prune_embedding_cache(&mut wtxn, 200).unwrap(), 0, "under the limit nothing goes");
+        let removed = store.prune_embedding_cache(&mut wtxn, 50).unwrap();
+        assert_eq!(removed, 101 - 45);
+        assert_eq!(store.embedding_cache_entries(&wtxn).unwrap(), 45);
+        assert!(store.cached_embedding(&wtxn, "legacy").unwrap().is_none());
+        assert!(store.cached_embedding(&wtxn, "h0").unwrap().is_none());
+        assert_eq!(store.cached_embedding(&wtxn, "h3").unwrap(), Some((vector.clone(), 5_000)));
+        assert!(store.cached_embedding(&wtxn, "h99").unwrap().is_some());
+        assert!(store.cached_embedding(&wtxn, "h55").unwrap().is_none(), "the 45 newest stay: h56..h99 and h3");
+        assert!(store.cached_embedding(&wtxn, "h56").unwrap().is_some());
         wtxn.commit().unwrap();
     }
 }

@@ -333,7 +333,8 @@ fn budget_overflow_drops_web_before_repo_and_keeps_memory() {
         "[web]\nddg_base_url = \"{}/html/\"\nallow_private_addresses = true\nengine = \"http\"\nmax_pages = 2\n\n[llm]\nprovider = \"openai\"\nbase_url = \"{}\"\ndefault_model = \"\"\nmax_answer_tokens = 16\ncontext_window = 1200\n",
         web.base(0),
         llm.base_url
-    ));
+    ))
+    .model();
     prepare(&home, repo.path());
     let server = Server::start(&home, &[]);
     let response = server

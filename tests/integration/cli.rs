@@ -20,8 +20,11 @@ fn search_json_shape_and_exit_codes() {
     assert!(hit["snippet"].as_str().unwrap().contains("def render_quarterly_report"));
     let confidence = response["top_score"].as_f64().unwrap();
     assert!(confidence > 0.0 && confidence <= 1.0, "{response}");
-    // Not embedded yet (no --wait, no daemon): the search ran lexically.
+    // No model in this home: the search ran lexically and says what is missing, rather
+    // than promising embeddings that will never come.
     assert_eq!(response["mode"], "lexical");
+    let notice = response["notice"].as_str().unwrap_or_default();
+    assert!(notice.contains("semantic search unavailable") && notice.contains("models install"), "{response}");
 
     // Markdown hits carry their heading path.
     let md = home.search(repo.path(), "zanzibar scope");

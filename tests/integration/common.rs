@@ -8,13 +8,27 @@ use serde_json::Value;
 use tempfile::TempDir;
 
 /// A docdex home (config + state) of its own, so tests never share or touch user state.
+/// Without the embedding model by default: lexical behaviour is tested without it, and only
+/// the tests of meaning (dense, hybrid, embeddings) opt in with `model()`.
 pub struct Home {
     pub dir: TempDir,
+    models_opt: Option<PathBuf>,
 }
 
 impl Home {
     pub fn new() -> Home {
-        Home { dir: tempfile::tempdir().unwrap() }
+        Home { dir: tempfile::tempdir().unwrap(), models_opt: None }
+    }
+
+    /// A home whose daemon has the real embedding model.
+    pub fn with_model() -> Home {
+        Home::new().model()
+    }
+
+    /// This home with the real embedding model.
+    pub fn model(mut self) -> Home {
+        self.models_opt = Some(models_dir());
+        self
     }
 
     /// A home whose config.toml holds `toml` (the rest defaults).
@@ -41,7 +55,7 @@ impl Home {
             .env_remove("DOCDEX_LLM_BASE_URL")
             .env_remove("DOCDEX_LLM_MODEL")
             .env_remove(docdex::actors::indexer::FAULT_ABORT_AFTER_COMMITS_ENV)
-            .env("DOCDEX_MODELS_DIR", models_dir())
+            .env("DOCDEX_MODELS_DIR", self.models_opt.clone().unwrap_or_else(|| self.dir.path().join("no-models")))
             // Fixture repos live in the temp dir, outside the home a daemon serves by default.
             .env("DOCDEX_ALLOWED_ROOTS", std::env::temp_dir())
             .stdin(Stdio::null());

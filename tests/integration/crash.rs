@@ -25,7 +25,7 @@ fn fifty_random_kills_lose_nothing_and_confuse_no_vector() {
         write(repo.path(), &format!("src/m{i:02}.rs"), &content(i, 0));
     }
     let repo_arg = repo.path().to_str().unwrap();
-    let home = Home::with_config("[index]\nbatch_max_files = 3\n\n[embedding]\nbatch_size = 4\n");
+    let home = Home::with_config("[index]\nbatch_max_files = 3\n\n[embedding]\nbatch_size = 4\n").model();
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     let mut next = || {
         seed ^= seed << 13;

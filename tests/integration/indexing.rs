@@ -249,7 +249,7 @@ fn a_full_metadata_store_is_a_clear_error_and_loses_nothing_committed() {
     let refs: Vec<(&str, &str)> = files.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
     let repo = repo_with(&refs);
     let repo_arg = repo.path().to_str().unwrap();
-    let home = Home::with_config("[index]\nlmdb_map_bytes = 1048576\n");
+    let home = Home::with_config("[index]\nlmdb_map_bytes = 1048576\n").model();
     let out = home.run(&["index", "--repo", repo_arg, "--wait"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");

@@ -27,7 +27,7 @@ fn recall(
 
 #[test]
 fn save_recall_delete_round_trip_survives_restarts_and_stays_in_its_repo() {
-    let home = Home::new();
+    let home = Home::with_model();
     let repo_a = indexed_repo(&home, "alpha");
     let repo_b = indexed_repo(&home, "beta");
     let a = repo_a.path().to_str().unwrap();
@@ -75,7 +75,7 @@ fn save_recall_delete_round_trip_survives_restarts_and_stays_in_its_repo() {
 
 #[test]
 fn without_a_model_recall_matches_words_and_says_so() {
-    let home = Home::new();
+    let home = Home::with_model();
     let repo = indexed_repo(&home, "gamma");
     let empty_models = tempfile::tempdir().unwrap();
     let no_model = Some(("DOCDEX_MODELS_DIR", empty_models.path()));

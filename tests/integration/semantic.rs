@@ -58,7 +58,7 @@ fn paraphrase_repo() -> tempfile::TempDir {
 #[test]
 fn dense_and_hybrid_find_what_lexical_misses() {
     let repo = paraphrase_repo();
-    let home = Home::new();
+    let home = Home::with_model();
     let summary = home.json(&["index", "--repo", repo.path().to_str().unwrap(), "--wait", "--json"]);
     assert_eq!(summary["embeddings"]["embedded"], summary["chunks_total"], "{summary}");
     let question = "cap the number of calls a user can make";
@@ -99,7 +99,7 @@ fn vectors_survive_a_restart_and_only_changed_chunks_are_re_embedded() {
         ("docs/a.md", "# Alpha\n\nGlaciers carve valleys over thousands of years.\n\n# Beta\n\nVolcanoes build islands from lava.\n"),
         ("docs/b.md", "# Gamma\n\nCoral reefs grow in warm shallow seas.\n"),
     ]);
-    let home = Home::new();
+    let home = Home::with_model();
     let first = home.json(&["index", "--repo", repo.path().to_str().unwrap(), "--wait", "--json"]);
     assert_eq!(first["chunks_total"], 3, "{first}");
     assert_eq!(first["embeddings"]["embedded"], 3);
@@ -139,7 +139,7 @@ fn vectors_survive_a_restart_and_only_changed_chunks_are_re_embedded() {
 #[test]
 fn without_a_model_search_is_lexical_and_says_so() {
     let repo = paraphrase_repo();
-    let home = Home::new();
+    let home = Home::with_model();
     let empty_models = tempfile::tempdir().unwrap();
     let run = |args: &[&str]| home.cmd().args(args).env("DOCDEX_MODELS_DIR", empty_models.path()).output().unwrap();
     let repo_arg = repo.path().to_str().unwrap();
@@ -175,7 +175,7 @@ fn without_a_model_search_is_lexical_and_says_so() {
 #[tokio::test]
 async fn http_search_takes_mode_and_explain() {
     let repo = paraphrase_repo();
-    let home = Home::new();
+    let home = Home::with_model();
     home.json(&["index", "--repo", repo.path().to_str().unwrap(), "--wait", "--json"]);
     let server = Server::start(&home, &["--repo", repo.path().to_str().unwrap()]);
     let (status, body) = get(
