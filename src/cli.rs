@@ -15,15 +15,14 @@ use tokio::sync::mpsc;
 
 use crate::actors::repo_manager::{list_registry, CloseAll, RepoFingerprint};
 use crate::actors::scraper::CloseBrowser;
-use crate::actors::tool_dispatcher::{
-    EmbedInBackground, EmbedPending, Index, MemoryDelete, MemoryRecall, MemorySave, Search, Status, WebFetch, WebRag,
-    WebSearch,
-};
+use crate::actors::tool_dispatcher::{EmbedPending, Index, Mount, WebFetch, WebRag, WebSearch};
+use crate::client::{self, Backend, DaemonClient};
 use crate::config::{self, LoadedConfig};
 use crate::http::{self, HttpState};
 use crate::protocol::{
-    DocdexError, EmbedProgress, EmbedSummary, IndexProgress, IndexRequest, IndexSummary, Result, SearchHit, SearchMode,
-    SearchRequest, SearchResponse, WaterfallRequest, WaterfallResponse, WebFetchResponse, WebSearchResponse,
+    DaemonStatus, DocdexError, EmbedProgress, EmbedSummary, ErrorCode, IndexProgress, IndexRequest, IndexSummary,
+    Result, SearchHit, SearchMode, SearchRequest, SearchResponse, WaterfallRequest, WaterfallResponse,
+    WebFetchResponse, WebSearchResponse,
 };
 
 #[derive(Debug, Parser)]
@@ -66,10 +65,11 @@ pub enum Command {
         #[arg(required = true, num_args = 1..)]
         query: Vec<String>,
     },
-    /// Show what is indexed for a repository, and when.
+    /// Show what is indexed for a repository, and when; without --repo, the running daemon
+    /// (mounted repos and their progress, load, memory).
     Status {
         #[arg(long)]
-        repo: PathBuf,
+        repo: Option<PathBuf>,
         #[arg(long)]
         json: bool,
     },
@@ -97,9 +97,12 @@ pub enum Command {
         #[command(subcommand)]
         action: ModelsAction,
     },
-    /// Run the daemon: index the repo (incrementally), then serve the HTTP API.
-    Serve {
-        /// The default repo of the daemon; requests may name other indexed repos.
+    /// Run the daemon (one per DOCDEX_HOME): serve the HTTP API and MCP for every repo,
+    /// mounting repos on demand, watching them and keeping their indexes fresh.
+    #[command(alias = "serve")]
+    Daemon {
+        /// The default repo of the daemon, indexed before it starts serving; requests may
+        /// name any other allowed repo.
         #[arg(long)]
         repo: Option<PathBuf>,
         /// Address to listen on (default: server.http_bind_addr, 127.0.0.1:3210).
@@ -398,17 +401,33 @@ fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
 async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
     match command {
         Command::Index { repo, json, wait } => {
-            let actors = crate::start_actors(&loaded, None);
-            let mut summary = index_with_progress(&actors, repo.clone()).await?;
-            if wait {
-                summary.embeddings = Some(embed_with_progress(&actors, repo).await?);
-            }
+            let repo = client::absolute(&repo);
+            // Through the daemon when one serves this home: it holds the index writer.
+            let through_daemon = match DaemonClient::find(&loaded)? {
+                Some(daemon) => match daemon.index(&repo, wait).await {
+                    Err(err) if err.code == ErrorCode::PathRefused => None,
+                    result => Some(result?),
+                },
+                None => None,
+            };
+            let summary = match through_daemon {
+                Some(summary) => summary,
+                None => {
+                    let actors = crate::start_actors(&loaded, None);
+                    let mut summary = index_with_progress(&actors, repo.clone()).await?;
+                    if wait {
+                        summary.embeddings = Some(embed_with_progress(&actors, repo).await?);
+                    }
+                    actors.repo_manager.send(CloseAll).await?;
+                    summary
+                }
+            };
             print_out(&if json { to_json(&summary)? } else { render_summary(&summary) })?;
-            actors.repo_manager.send(CloseAll).await?;
             Ok(0)
         }
         Command::Search { repo, limit, json, mode, explain, query } => {
-            let actors = crate::start_actors(&loaded, None);
+            let repo = client::absolute(&repo);
+            let backend = Backend::for_repo(&loaded, &repo).await?;
             let request = SearchRequest {
                 repo_opt: Some(repo),
                 query: query.join(" "),
@@ -416,13 +435,25 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
                 mode_opt: mode,
                 explain,
             };
-            let response = actors.dispatcher.send(Search(request)).await??;
+            let response = backend.search(request).await?;
+            backend.close().await?;
             print_out(&if json { to_json(&response)? } else { render_search(&response) })?;
             Ok(if response.hits.is_empty() { 1 } else { 0 })
         }
-        Command::Status { repo, json } => {
-            let actors = crate::start_actors(&loaded, None);
-            let status = actors.dispatcher.send(Status(Some(repo))).await??;
+        Command::Status { repo: None, json } => {
+            let Some(daemon) = DaemonClient::find(&loaded)? else {
+                return Err(DocdexError::invalid(format!("no docdex daemon is running for {}", loaded.home.display()))
+                    .with_hint("pass --repo PATH for a repo's status, or start the daemon with `docdexd daemon`"));
+            };
+            let status = daemon.daemon_status().await?;
+            print_out(&if json { to_json(&status)? } else { render_daemon_status(&status, daemon.base_url()) })?;
+            Ok(0)
+        }
+        Command::Status { repo: Some(repo), json } => {
+            let repo = client::absolute(&repo);
+            let backend = Backend::for_repo(&loaded, &repo).await?;
+            let status = backend.status(repo).await?;
+            backend.close().await?;
             let text = if json {
                 to_json(&status)?
             } else {
@@ -461,22 +492,17 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             print_out(&text)?;
             Ok(0)
         }
-        Command::Serve { repo, bind, expose, auth_token } => serve(loaded, repo, bind, expose, auth_token).await,
+        Command::Daemon { repo, bind, expose, auth_token } => serve(loaded, repo, bind, expose, auth_token).await,
         Command::Mcp { repo } => {
             let actors = crate::start_daemon_actors(&loaded, repo.clone());
             let default_repo_opt = repo.clone();
             if let Some(repo) = repo {
-                // Refresh in the background: the session starts at once, and tools answer
-                // from the last complete index meanwhile.
-                let dispatcher = actors.dispatcher.clone();
-                actix::spawn(async move {
-                    let index = Index { request: IndexRequest { repo }, progress_opt: None, embed_in_background: true };
-                    match dispatcher.send(index).await {
-                        Ok(Ok(summary)) => tracing::info!(files = summary.files_indexed, "repo refreshed"),
-                        Ok(Err(err)) => tracing::warn!(error = %err.message, "could not index the repo"),
-                        Err(err) => tracing::warn!(error = %err, "could not index the repo"),
-                    }
-                });
+                // Mounted: the session starts at once, the index run (and watcher) go in the
+                // background, and a tool call during a first run waits for it.
+                match actors.dispatcher.send(Mount { repo, wait: false }).await? {
+                    Ok(mounted) => tracing::info!(repo = %mounted.repo, "repo mounted"),
+                    Err(err) => tracing::warn!(error = %err.message, "could not mount the repo"),
+                }
             }
             crate::mcp::serve_stdio(actors.dispatcher.clone(), default_repo_opt).await?;
             actors.web.scraper.send(CloseBrowser).await?;
@@ -822,12 +848,15 @@ async fn serve(
             .map_err(|_| DocdexError::invalid("bad server.http_bind_addr"))?,
     };
     http::check_bind_policy(&addr, expose, auth_token_opt.as_deref())?;
+    // Before anything is opened: a second daemon on this home would fight over the indexes.
+    let mut lock = crate::daemon_lock::DaemonLock::acquire(&loaded.home)?;
     let actors = crate::start_daemon_actors(&loaded, repo_opt.clone());
     if let Some(repo) = &repo_opt {
         let summary = index_with_progress(&actors, repo.clone()).await?;
         eprint!("{}", render_summary(&summary));
-        // Lexical search is ready now; embeddings follow while the daemon serves.
-        actors.dispatcher.do_send(EmbedInBackground { repo: repo.clone() });
+        // Lexical search is ready now; mounted, it is watched and its embeddings follow
+        // while the daemon serves.
+        actors.dispatcher.send(Mount { repo: repo.clone(), wait: false }).await??;
     }
     let state = HttpState {
         dispatcher: actors.dispatcher.clone(),
@@ -842,6 +871,7 @@ async fn serve(
         DocdexError::invalid(format!("cannot listen on {addr}: {err}"))
             .with_hint("is another docdexd running? pick another address with --bind")
     })?;
+    lock.publish(&format!("http://{bound}"))?;
     print_out(&format!("docdexd listening on http://{bound}\n"))?;
     let handle = server.handle();
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
@@ -859,7 +889,45 @@ async fn serve(
     // The browser goes before the process does (its guards would get it anyway).
     actors.web.scraper.send(CloseBrowser).await?;
     actors.repo_manager.send(CloseAll).await?;
+    drop(lock);
     Ok(0)
+}
+
+fn render_daemon_status(status: &DaemonStatus, base_url: &str) -> String {
+    let mut out = format!(
+        "daemon:      {base_url} (pid {}, up {} s, version {})\nmemory:      {} resident, {} embedding model instance(s) loaded\n",
+        status.pid,
+        status.uptime_secs,
+        status.version,
+        human_bytes(status.rss_bytes),
+        status.models_loaded,
+    );
+    out.push_str(&format!("repos:       {} mounted\n", status.repos.len()));
+    for repo in &status.repos {
+        let progress = match &repo.indexing {
+            Some(p) => format!(", {}", render_progress(p)),
+            None => String::new(),
+        };
+        let error = repo.last_error.as_deref().map(|e| format!(" ({e})")).unwrap_or_default();
+        out.push_str(&format!(
+            "  {:<9} {}{progress}{error}; {} runs, idle {} s{}\n",
+            repo.state,
+            repo.repo,
+            repo.runs_completed,
+            repo.idle_secs,
+            if repo.watching { ", watched" } else { "" }
+        ));
+    }
+    if !status.actors.is_empty() {
+        out.push_str("load:\n");
+        for actor in &status.actors {
+            out.push_str(&format!(
+                "  {:<13} {} in flight, {} handled, {} failed\n",
+                actor.actor, actor.in_flight, actor.handled, actor.failed
+            ));
+        }
+    }
+    out
 }
 
 /// One line per check; a hint under each failure.
@@ -1125,22 +1193,23 @@ fn run_models_install(home: &Path) -> i32 {
 }
 
 async fn run_memory(loaded: &LoadedConfig, action: MemoryAction) -> Result<i32> {
-    let actors = crate::start_actors(loaded, None);
+    let repo = client::absolute(match &action {
+        MemoryAction::Save { repo, .. } | MemoryAction::Recall { repo, .. } | MemoryAction::Delete { repo, .. } => repo,
+    });
+    let backend = Backend::for_repo(loaded, &repo).await?;
     let code = match action {
-        MemoryAction::Save { repo, metadata, json, text } => {
+        MemoryAction::Save { metadata, json, text, .. } => {
             let metadata = match metadata {
                 Some(raw) => serde_json::from_str(&raw)
                     .map_err(|err| DocdexError::invalid(format!("--metadata is not JSON: {err}")))?,
                 None => serde_json::Value::Null,
             };
-            let msg = MemorySave { repo_opt: Some(repo), text: text.join(" "), metadata };
-            let item = actors.dispatcher.send(msg).await??;
+            let item = backend.memory_save(repo, text.join(" "), metadata).await?;
             print_out(&if json { to_json(&item)? } else { format!("saved memory #{}\n", item.id) })?;
             0
         }
-        MemoryAction::Recall { repo, k, json, query } => {
-            let msg = MemoryRecall { repo_opt: Some(repo), query: query.join(" "), k };
-            let response = actors.dispatcher.send(msg).await??;
+        MemoryAction::Recall { k, json, query, .. } => {
+            let response = backend.memory_recall(repo, query.join(" "), k).await?;
             let text = if json {
                 to_json(&response)?
             } else {
@@ -1166,13 +1235,13 @@ async fn run_memory(loaded: &LoadedConfig, action: MemoryAction) -> Result<i32> 
                 0
             }
         }
-        MemoryAction::Delete { repo, json, id } => {
-            let deleted = actors.dispatcher.send(MemoryDelete { repo_opt: Some(repo), id }).await??;
+        MemoryAction::Delete { json, id, .. } => {
+            let deleted = backend.memory_delete(repo, id).await?;
             print_out(&if json { to_json(&deleted)? } else { format!("deleted memory #{id}\n") })?;
             0
         }
     };
-    actors.repo_manager.send(CloseAll).await?;
+    backend.close().await?;
     Ok(code)
 }
 

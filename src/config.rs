@@ -23,6 +23,7 @@ pub struct Config {
     pub web: WebConfig,
     pub llm: LlmConfig,
     pub repos: ReposConfig,
+    pub watcher: WatcherConfig,
 }
 
 /// Which directories a daemon serves (see `repo_policy`).
@@ -44,6 +45,33 @@ pub struct CoreConfig {
     pub max_concurrent_fetches: usize,
     /// Largest file `open` (MCP `docdex_open`, chat's chunk reads) will read.
     pub max_open_bytes: u64,
+    /// A daemon releases a repo's index handles after this long unused (0: never); the
+    /// next request reopens them.
+    pub repo_idle_secs: u64,
+    /// Repos a daemon keeps mounted (watched) at once; the least recently used goes first.
+    pub max_mounted_repos: usize,
+    /// How long a search waits for a repo's first index run before answering
+    /// `indexing_in_progress`.
+    pub first_index_wait_secs: u64,
+}
+
+/// The daemon's file watcher.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WatcherConfig {
+    /// Watch mounted repos and re-index what changes.
+    pub enabled: bool,
+    /// Quiet time after the last change before the re-index starts: a burst (a branch
+    /// checkout) is one run.
+    pub debounce_ms: u64,
+    /// A change waits at most this long, however busy the files stay.
+    pub max_delay_ms: u64,
+}
+
+impl Default for WatcherConfig {
+    fn default() -> Self {
+        WatcherConfig { enabled: true, debounce_ms: 500, max_delay_ms: 10_000 }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -102,6 +130,9 @@ pub struct EmbeddingConfig {
     /// Vectors kept per repo for texts that may come back (branch switches, rebuilds); the
     /// least recently used go beyond this (about 1.5 KiB each).
     pub cache_max_entries: u64,
+    /// A daemon unloads the model after this long unused (0: never); it loads again on the
+    /// next query or embedding.
+    pub idle_unload_secs: u64,
 }
 
 /// The web tier of the waterfall: discovery (DuckDuckGo's HTML endpoint), fetching (headless
@@ -211,6 +242,9 @@ impl Default for CoreConfig {
             log_level: "warn".into(),
             max_concurrent_fetches: 2,
             max_open_bytes: 4 * 1024 * 1024,
+            repo_idle_secs: 600,
+            max_mounted_repos: 64,
+            first_index_wait_secs: 30,
         }
     }
 }
@@ -252,6 +286,7 @@ impl Default for EmbeddingConfig {
             max_tokens: 256,
             threads: 2,
             cache_max_entries: 200_000,
+            idle_unload_secs: 300,
         }
     }
 }

@@ -10,7 +10,9 @@ pub mod bench;
 pub mod bench_web;
 pub mod chat_cli;
 pub mod cli;
+pub mod client;
 pub mod config;
+pub mod daemon_lock;
 pub mod dag;
 pub mod eval;
 #[cfg(test)]
@@ -22,24 +24,29 @@ pub mod ingest;
 pub mod jobs;
 pub mod llm;
 pub mod mcp;
+pub mod metrics;
 pub mod models;
 pub mod protocol;
 pub mod repo_policy;
 pub mod web;
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::time::Duration;
 
 use actix::{Actor, Addr, SyncArbiter};
 
 use actors::discovery::Discovery;
-use actors::embedder::{Embedder, EmbedderSettings, QueryCache};
+use actors::embedder::{Embedder, EmbedderSettings, EmbedderShared};
 use actors::ingestor::Ingestor;
 use actors::memory_store::MemoryStore;
 use actors::repo_manager::RepoManager;
 use actors::scraper::Scraper;
 use actors::tool_dispatcher::{DispatcherParts, ToolDispatcher};
 use config::LoadedConfig;
+
+/// Embedder threads: one for background batches, so queries never wait behind them.
+const EMBEDDER_THREADS: usize = 2;
 
 /// Addresses of the running actors.
 #[derive(Clone)]
@@ -54,14 +61,24 @@ pub struct Actors {
 /// Spawns the actor system for a one-shot CLI command (any repo the user names but `/`).
 /// Must run inside an actix `System`.
 pub fn start_actors(loaded: &LoadedConfig, default_repo_opt: Option<PathBuf>) -> Actors {
-    start_actors_with(loaded, default_repo_opt, repo_policy::RepoPolicy::unrestricted())
+    start_actors_with(loaded, default_repo_opt, repo_policy::RepoPolicy::unrestricted(), None)
 }
 
 /// Spawns the actor system for a daemon (`serve`, `mcp`): repos named by requests must be
 /// inside the allowed roots (see `repo_policy`).
 pub fn start_daemon_actors(loaded: &LoadedConfig, default_repo_opt: Option<PathBuf>) -> Actors {
     let policy = repo_policy::RepoPolicy::daemon(&loaded.config.repos.allowed_roots, default_repo_opt.as_deref());
-    start_actors_with(loaded, default_repo_opt, policy)
+    let config = &loaded.config;
+    let settings = actors::repo_supervisor::SupervisorSettings {
+        watch: config.watcher.enabled,
+        debounce: Duration::from_millis(config.watcher.debounce_ms),
+        max_delay: Duration::from_millis(config.watcher.max_delay_ms.max(config.watcher.debounce_ms)),
+        repo_idle: Duration::from_secs(config.core.repo_idle_secs),
+        model_idle: Duration::from_secs(config.embedding.idle_unload_secs),
+        max_mounted: config.core.max_mounted_repos,
+        state_dir: std::fs::canonicalize(loaded.state_dir()).unwrap_or_else(|_| loaded.state_dir()),
+    };
+    start_actors_with(loaded, default_repo_opt, policy, Some(settings))
 }
 
 /// Spawns the actor system, downstream first.
@@ -69,6 +86,7 @@ fn start_actors_with(
     loaded: &LoadedConfig,
     default_repo_opt: Option<PathBuf>,
     policy: repo_policy::RepoPolicy,
+    supervisor_settings_opt: Option<actors::repo_supervisor::SupervisorSettings>,
 ) -> Actors {
     let state_dir = loaded.state_dir();
     let indexer_settings = actors::indexer::IndexerSettings {
@@ -90,8 +108,9 @@ fn start_actors_with(
     // Two model instances (each loaded on first use): background embedding sends one batch at
     // a time, so one thread is always free for query embeddings.
     let settings = embedder_settings(loaded);
-    let query_cache = Arc::new(Mutex::new(QueryCache::default()));
-    let embedder = SyncArbiter::start(2, move || Embedder::new(settings.clone(), Arc::clone(&query_cache)));
+    let embedder_shared = EmbedderShared::new(EMBEDDER_THREADS);
+    let shared = Arc::clone(&embedder_shared);
+    let embedder = SyncArbiter::start(EMBEDDER_THREADS, move || Embedder::new(settings.clone(), Arc::clone(&shared)));
     let memory = SyncArbiter::start(1, || MemoryStore);
     let config = Arc::new(loaded.config.clone());
     let state_dir = loaded.state_dir();
@@ -111,6 +130,8 @@ fn start_actors_with(
         config,
         default_repo_opt,
         repo_policy: policy,
+        embedder_shared,
+        supervisor_settings_opt,
     });
     Actors { dispatcher, repo_manager, embedder, web, chat }
 }

@@ -7,7 +7,9 @@
 //! stays lexical-only and says why.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use actix::{Actor, Handler, Message, SyncContext};
 use fastembed::{InitOptionsUserDefined, Pooling, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel};
@@ -91,8 +93,74 @@ impl EmbeddingModel {
 
 pub struct Embedder {
     settings: EmbedderSettings,
+    shared: Arc<EmbedderShared>,
+    /// This thread's model slot in `shared.slots`.
+    slot: usize,
+}
+
+/// What the embedder threads share: the query cache, and each thread's model in a slot that
+/// the daemon's idle timer can empty (`unload_idle`) without a message reaching the thread.
+pub struct EmbedderShared {
+    query_cache: Mutex<QueryCache>,
+    slots: Vec<Mutex<ModelSlot>>,
+    next_slot: AtomicUsize,
+}
+
+struct ModelSlot {
     state: ModelState,
-    query_cache: Arc<Mutex<QueryCache>>,
+    last_used: Instant,
+}
+
+impl EmbedderShared {
+    /// Room for `threads` embedder threads.
+    pub fn new(threads: usize) -> Arc<EmbedderShared> {
+        let slots = (0..threads.max(1))
+            .map(|_| Mutex::new(ModelSlot { state: ModelState::NotLoaded, last_used: Instant::now() }));
+        Arc::new(EmbedderShared {
+            query_cache: Mutex::new(QueryCache::default()),
+            slots: slots.collect(),
+            next_slot: AtomicUsize::new(0),
+        })
+    }
+
+    /// Drops every model unused for `idle` (a failed load too, so a model installed since
+    /// is found), and hands the freed memory back to the system. Returns how many went.
+    /// A slot in use right now is skipped: it is not idle.
+    pub fn unload_idle(&self, idle: Duration) -> usize {
+        let mut unloaded = 0;
+        for slot in &self.slots {
+            let Ok(mut slot) = slot.try_lock() else { continue };
+            if !matches!(slot.state, ModelState::NotLoaded) && slot.last_used.elapsed() >= idle {
+                slot.state = ModelState::NotLoaded;
+                unloaded += 1;
+            }
+        }
+        if unloaded > 0 {
+            if let Ok(mut cache) = self.query_cache.lock() {
+                *cache = QueryCache::default();
+            }
+            release_free_memory();
+        }
+        unloaded
+    }
+
+    /// Model instances loaded now.
+    pub fn loaded_models(&self) -> usize {
+        self.slots
+            .iter()
+            .filter(|slot| slot.lock().map(|s| matches!(s.state, ModelState::Ready(_))).unwrap_or(false))
+            .count()
+    }
+}
+
+/// Returns freed heap pages to the system: ONNX Runtime allocates through the C allocator,
+/// whose arenas otherwise keep a dropped model's memory resident.
+fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only walks the allocator's own free lists.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// ONNX Runtime is loaded once per process; the environment must outlive every session.
@@ -176,13 +244,18 @@ fn unavailable(reason: &str) -> DocdexError {
 }
 
 impl Embedder {
-    pub fn new(settings: EmbedderSettings, query_cache: Arc<Mutex<QueryCache>>) -> Embedder {
-        Embedder { settings, state: ModelState::NotLoaded, query_cache }
+    /// One embedder thread; each takes the next free model slot of `shared`.
+    pub fn new(settings: EmbedderSettings, shared: Arc<EmbedderShared>) -> Embedder {
+        let slot = shared.next_slot.fetch_add(1, Ordering::Relaxed) % shared.slots.len();
+        Embedder { settings, shared, slot }
     }
 
-    fn model(&mut self) -> Result<&mut EmbeddingModel> {
-        if matches!(self.state, ModelState::NotLoaded) {
-            self.state = match EmbeddingModel::load(&self.settings) {
+    /// Runs `work` with this thread's model, loading it first if needed.
+    fn with_model<T>(&mut self, work: impl FnOnce(&mut EmbeddingModel) -> Result<T>) -> Result<T> {
+        let mut slot = self.shared.slots[self.slot].lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        slot.last_used = Instant::now();
+        if matches!(slot.state, ModelState::NotLoaded) {
+            slot.state = match EmbeddingModel::load(&self.settings) {
                 Ok(model) => ModelState::Ready(Box::new(model)),
                 Err(reason) => {
                     tracing::warn!(reason = %reason, "semantic search unavailable");
@@ -190,15 +263,15 @@ impl Embedder {
                 }
             };
         }
-        match &mut self.state {
-            ModelState::Ready(model) => Ok(model),
+        match &mut slot.state {
+            ModelState::Ready(model) => work(model),
             ModelState::Failed(reason) => Err(unavailable(reason)),
             ModelState::NotLoaded => Err(unavailable("not loaded")),
         }
     }
 
     fn embed(&mut self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
-        self.model()?.embed(texts)
+        self.with_model(|model| model.embed(texts))
     }
 }
 
@@ -247,12 +320,14 @@ impl Handler<EmbedQuery> for Embedder {
 impl Embedder {
     fn embed_query(&mut self, query: String) -> Result<Arc<Vec<f32>>> {
         let key = query.trim().to_string();
-        if let Some(hit) = self.query_cache.lock().map_err(|_| DocdexError::internal("query cache poisoned"))?.get(&key)
-        {
+        let cached =
+            self.shared.query_cache.lock().map_err(|_| DocdexError::internal("query cache poisoned"))?.get(&key);
+        if let Some(hit) = cached {
             return Ok(hit);
         }
         let vector = Arc::new(self.embed(std::slice::from_ref(&key))?.remove(0));
-        self.query_cache
+        self.shared
+            .query_cache
             .lock()
             .map_err(|_| DocdexError::internal("query cache poisoned"))?
             .put(key, Arc::clone(&vector));
@@ -264,8 +339,8 @@ impl Handler<ProbeModel> for Embedder {
     type Result = actix::MessageResult<ProbeModel>;
 
     fn handle(&mut self, _: ProbeModel, _: &mut SyncContext<Self>) -> Self::Result {
-        let info = match self.model() {
-            Ok(_) => ModelInfo {
+        let info = match self.with_model(|_| Ok(())) {
+            Ok(()) => ModelInfo {
                 available: true,
                 detail: format!("{} from {}", crate::models::MODEL_NAME, self.settings.paths.model_dir.display()),
             },

@@ -15,6 +15,7 @@ pub mod ingestor;
 pub mod llm_gateway;
 pub mod memory_store;
 pub mod repo_manager;
+pub mod repo_supervisor;
 pub mod scraper;
 pub mod tool_dispatcher;
 pub mod waterfall;

@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use actix::{Actor, Addr, Handler, Message, SyncArbiter, SyncContext};
@@ -48,6 +49,8 @@ pub struct RepoHandle {
     /// Held for the length of an index run: a second request (an MCP `docdex_index` while the
     /// startup refresh runs) waits and then runs incrementally, instead of interleaving.
     pub index_run: tokio::sync::Mutex<()>,
+    /// When a request last opened the repo (unix milliseconds): idle release goes by it.
+    pub last_used_ms: std::sync::atomic::AtomicU64,
 }
 
 pub struct RepoManager {
@@ -71,6 +74,7 @@ impl RepoManager {
         }
         let fingerprint = RepoFingerprint::of(&canonical);
         if let Some(handle) = self.open.get(&fingerprint) {
+            handle.last_used_ms.store(unix_now_ms(), Ordering::Relaxed);
             return Ok(Arc::clone(handle));
         }
         let state_dir = self.repos_dir.join(&fingerprint.0);
@@ -101,11 +105,29 @@ impl RepoManager {
         if stale {
             write_json_atomic(&meta_path, &meta)?;
         }
+        // A released repo's environment closes when its last user lets go (an Indexer
+        // thread finishing its shutdown); LMDB must not be opened twice meanwhile.
+        if let Some(closing) = std::fs::canonicalize(state_dir.join("meta.lmdb")).ok().and_then(heed::env_closing_event)
+        {
+            if !closing.wait_timeout(std::time::Duration::from_secs(30)) {
+                return Err(DocdexError::new(
+                    ErrorCode::Internal,
+                    format!("the index of {} is still being closed", canonical.display()),
+                )
+                .with_hint("retry in a moment"));
+            }
+        }
         let index = Arc::new(RepoIndex::open_with(&canonical, &fingerprint.0, &state_dir, self.lmdb_map_bytes)?);
         let for_indexer = Arc::clone(&index);
         let settings = self.indexer_settings;
         let indexer = SyncArbiter::start(1, move || Indexer::new(Arc::clone(&for_indexer), settings));
-        let handle = Arc::new(RepoHandle { meta, index, indexer, index_run: tokio::sync::Mutex::new(()) });
+        let handle = Arc::new(RepoHandle {
+            meta,
+            index,
+            indexer,
+            index_run: tokio::sync::Mutex::new(()),
+            last_used_ms: unix_now_ms().into(),
+        });
         self.open.insert(fingerprint, Arc::clone(&handle));
         Ok(handle)
     }
@@ -148,6 +170,75 @@ impl Handler<ListRepos> for RepoManager {
     fn handle(&mut self, _: ListRepos, _: &mut SyncContext<Self>) -> Self::Result {
         list_registry(&self.repos_dir).map(|entries| entries.into_iter().filter_map(|e| e.meta_opt).collect())
     }
+}
+
+/// Releases repos nobody used for `idle` and nobody holds now (no search, run or embedding in
+/// flight): their index readers, LMDB environment and Indexer thread go, and the next request
+/// reopens them. Returns the released repos' paths.
+#[derive(Message)]
+#[rtype(result = "Vec<String>")]
+pub struct ReleaseIdle {
+    pub idle: std::time::Duration,
+}
+
+/// Releases one repo now if nobody holds it (an unmount); false when it is in use.
+#[derive(Message)]
+#[rtype(result = "bool")]
+pub struct Release {
+    pub canonical_path: PathBuf,
+}
+
+/// Paths of the repos open now.
+#[derive(Message)]
+#[rtype(result = "Vec<String>")]
+pub struct OpenRepos;
+
+impl RepoManager {
+    /// Drops the handle when this map holds the only reference to it.
+    fn release_if_unused(&mut self, fingerprint: &RepoFingerprint) -> bool {
+        let unused = self.open.get(fingerprint).is_some_and(|handle| Arc::strong_count(handle) == 1);
+        if unused {
+            self.open.remove(fingerprint);
+        }
+        unused
+    }
+}
+
+impl Handler<ReleaseIdle> for RepoManager {
+    type Result = actix::MessageResult<ReleaseIdle>;
+
+    fn handle(&mut self, msg: ReleaseIdle, _: &mut SyncContext<Self>) -> Self::Result {
+        let cutoff = unix_now_ms().saturating_sub(msg.idle.as_millis() as u64);
+        let idle: Vec<(RepoFingerprint, String)> = self
+            .open
+            .iter()
+            .filter(|(_, handle)| handle.last_used_ms.load(Ordering::Relaxed) <= cutoff)
+            .map(|(fingerprint, handle)| (fingerprint.clone(), handle.meta.canonical_path.clone()))
+            .collect();
+        let released = idle.into_iter().filter(|(fp, _)| self.release_if_unused(fp)).map(|(_, path)| path).collect();
+        actix::MessageResult(released)
+    }
+}
+
+impl Handler<Release> for RepoManager {
+    type Result = bool;
+
+    fn handle(&mut self, msg: Release, _: &mut SyncContext<Self>) -> bool {
+        let fingerprint = RepoFingerprint::of(&msg.canonical_path);
+        !self.open.contains_key(&fingerprint) || self.release_if_unused(&fingerprint)
+    }
+}
+
+impl Handler<OpenRepos> for RepoManager {
+    type Result = actix::MessageResult<OpenRepos>;
+
+    fn handle(&mut self, _: OpenRepos, _: &mut SyncContext<Self>) -> Self::Result {
+        actix::MessageResult(self.open.values().map(|h| h.meta.canonical_path.clone()).collect())
+    }
+}
+
+fn unix_now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
 impl Handler<CloseAll> for RepoManager {

@@ -3,9 +3,9 @@
 //! errors; transports only parse and render.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use actix::{Actor, Addr, AsyncContext, Context, Handler, Message, ResponseFuture};
 use tokio::sync::mpsc::UnboundedSender;
@@ -13,7 +13,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::chat::{ChatOrchestrator, ChatParts, ChatStart, RunChat};
 use super::dag_logger::{AppendDag, DagLogger};
 use super::discovery::{Discover, Discovery};
-use super::embedder::{EmbedQuery, EmbedTexts, Embedder, ModelInfo, ProbeModel};
+use super::embedder::{EmbedQuery, EmbedTexts, Embedder, EmbedderShared, ModelInfo, ProbeModel};
 use super::format_unix;
 use super::indexer::AbortIndexRun;
 use super::ingestor::Ingestor;
@@ -21,19 +21,23 @@ use super::llm_gateway::{ListModels, LlmGateway};
 use super::memory_store::{
     DeleteMemory, MemoryStore, RecallMemory, SaveMemory, StoreMemoryVectors, UnembeddedMemories,
 };
-use super::repo_manager::{OpenRepo, RepoHandle, RepoManager};
+use super::repo_manager::{OpenRepo, OpenRepos, RepoHandle, RepoManager};
+use super::repo_supervisor::{ListMounts, MountRepo, MountState, RepoSupervisor, SupervisorSettings};
 use super::scraper::{FetchPage, Scraper};
 use super::waterfall::{RunWaterfall, WaterfallOrchestrator};
 use crate::config::Config;
 use crate::index::{FusionParams, SearchParams};
 use crate::jobs::{embed_pending, run_index};
+use crate::metrics::Metrics;
 use crate::models::MODEL_NAME;
 use crate::protocol::{
-    ChatRequest, DocdexError, EmbedProgress, EmbedSummary, EmbeddingStatus, ErrorCode, FileContent, FileEntry,
-    FileList, IndexProgress, IndexRequest, IndexSummary, MemoryDeleted, MemoryItem, MemoryRecallResponse, RepoStatus,
-    Result, SearchMode, SearchRequest, SearchResponse, WaterfallRequest, WaterfallResponse, WebFetchResponse,
-    WebSearchResponse, MAX_MEMORY_METADATA_BYTES, MAX_MEMORY_RECALL, MAX_MEMORY_TEXT_BYTES, MAX_OPEN_LINES,
+    ChatRequest, DaemonStatus, DocdexError, EmbedProgress, EmbedSummary, EmbeddingStatus, ErrorCode, FileContent,
+    FileEntry, FileList, IndexProgress, IndexRequest, IndexSummary, MemoryDeleted, MemoryItem, MemoryRecallResponse,
+    MountedRepo, RepoStatus, Result, SearchMode, SearchRequest, SearchResponse, WaterfallRequest, WaterfallResponse,
+    WebFetchResponse, WebSearchResponse, MAX_MEMORY_METADATA_BYTES, MAX_MEMORY_RECALL, MAX_MEMORY_TEXT_BYTES,
+    MAX_OPEN_LINES,
 };
+use tokio::sync::watch;
 
 /// arroy nodes inspected per neighbour asked for (see `dense_depth_and_search_k`).
 const DENSE_SEARCH_K_PER_RESULT: usize = 150;
@@ -59,6 +63,12 @@ pub struct ToolDispatcher {
     default_repo_opt: Option<PathBuf>,
     repo_policy: crate::repo_policy::RepoPolicy,
     embedding_jobs: EmbeddingJobs,
+    /// The daemon's mounted repos (`None` for one-shot CLI commands, which index in the
+    /// foreground).
+    supervisor_opt: Option<Addr<RepoSupervisor>>,
+    embedder_shared: Arc<EmbedderShared>,
+    metrics: Arc<Metrics>,
+    started: Instant,
 }
 
 /// The web tier's actors, as the dispatcher reaches them.
@@ -91,6 +101,9 @@ pub struct DispatcherParts {
     pub config: Arc<Config>,
     pub default_repo_opt: Option<PathBuf>,
     pub repo_policy: crate::repo_policy::RepoPolicy,
+    pub embedder_shared: Arc<EmbedderShared>,
+    /// Daemons mount repos (index run, watcher, idle release); one-shot commands do not.
+    pub supervisor_settings_opt: Option<SupervisorSettings>,
 }
 
 impl ToolDispatcher {
@@ -121,6 +134,15 @@ impl ToolDispatcher {
             web_opt = Some(web.clone());
             let chat = ChatActors { gateway: parts.gateway, dag: parts.dag, orchestrator };
             chat_opt = Some(chat.clone());
+            let supervisor_opt = parts.supervisor_settings_opt.map(|settings| {
+                RepoSupervisor::new(
+                    ctx.address(),
+                    parts.repo_manager.clone(),
+                    Arc::clone(&parts.embedder_shared),
+                    settings,
+                )
+                .start()
+            });
             ToolDispatcher {
                 repo_manager: parts.repo_manager,
                 ingestor: parts.ingestor,
@@ -132,13 +154,44 @@ impl ToolDispatcher {
                 default_repo_opt: parts.default_repo_opt,
                 repo_policy: parts.repo_policy,
                 embedding_jobs: Default::default(),
+                supervisor_opt,
+                embedder_shared: parts.embedder_shared,
+                metrics: Arc::default(),
+                started: Instant::now(),
             }
         });
         (dispatcher, web_opt.expect("set by create"), chat_opt.expect("set by create"))
     }
 
-    /// The repo a request names (or the default), if this dispatcher may serve it.
-    fn resolve_repo(&self, repo_opt: Option<PathBuf>) -> Result<PathBuf> {
+    /// The repo a request names (or the default), if this dispatcher may serve it. In a
+    /// daemon the repo is mounted on the way, and a request that arrives during its first
+    /// index run waits for it (bounded) rather than finding it unindexed.
+    fn resolve_repo(&self, repo_opt: Option<PathBuf>) -> RepoFuture {
+        self.resolve_repo_with(repo_opt, true)
+    }
+
+    fn resolve_repo_with(&self, repo_opt: Option<PathBuf>, wait: bool) -> RepoFuture {
+        let checked = self.checked_repo(repo_opt);
+        let supervisor_opt = self.supervisor_opt.clone();
+        let wait = if wait { Duration::from_secs(self.config.core.first_index_wait_secs) } else { Duration::ZERO };
+        Box::pin(async move {
+            let repo = checked?;
+            if let Some(supervisor) = supervisor_opt {
+                // Unknown paths are left to the handler's own error.
+                if let Ok(canonical) = std::fs::canonicalize(&repo) {
+                    if canonical.is_dir() {
+                        let state = supervisor.send(MountRepo { repo: canonical.clone() }).await??;
+                        if !wait.is_zero() {
+                            wait_for_first_index(state, wait, &canonical).await?;
+                        }
+                    }
+                }
+            }
+            Ok(repo)
+        })
+    }
+
+    fn checked_repo(&self, repo_opt: Option<PathBuf>) -> Result<PathBuf> {
         let repo = repo_opt.or_else(|| self.default_repo_opt.clone()).ok_or_else(|| {
             DocdexError::invalid("no repo given and the daemon has no default repo")
                 .with_hint("pass `repo=<path>` (HTTP), `--repo <path>` (CLI), or for chat `docdex.repo_path` or an X-Docdex-Repo header")
@@ -146,6 +199,39 @@ impl ToolDispatcher {
         self.repo_policy.check(&repo)?;
         Ok(repo)
     }
+}
+
+/// Counts a request against `actor` in the daemon's load counters.
+fn tracked<T: 'static>(
+    metrics: &Arc<Metrics>,
+    actor: &'static str,
+    work: impl std::future::Future<Output = Result<T>> + 'static,
+) -> ResponseFuture<Result<T>> {
+    let metrics = Arc::clone(metrics);
+    Box::pin(async move { metrics.track(actor, work).await })
+}
+
+/// A repo path, once checked (and in a daemon, mounted).
+type RepoFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Result<PathBuf>>>>;
+
+/// Waits until a mounted repo has a complete index (or its run ended without one), at most
+/// `wait`; past that, `indexing_in_progress` with the progress so far.
+async fn wait_for_first_index(mut state: watch::Receiver<MountState>, wait: Duration, repo: &Path) -> Result<()> {
+    let settled = |s: &MountState| s.searchable || !s.running;
+    if tokio::time::timeout(wait, state.wait_for(settled)).await.is_ok() {
+        return Ok(());
+    }
+    let progress = match &state.borrow().progress_opt {
+        Some(p) if p.files_total > 0 => {
+            format!(": {} of {} files read, {} chunks written so far", p.files_done, p.files_total, p.chunks_written)
+        }
+        _ => ": scanning the repo".into(),
+    };
+    Err(DocdexError::new(
+        ErrorCode::IndexingInProgress,
+        format!("the first index of {} is still running after {} s{progress}", repo.display(), wait.as_secs()),
+    )
+    .with_hint("retry shortly; `docdexd status` or GET /v1/repos shows the progress"))
 }
 
 impl Actor for ToolDispatcher {
@@ -214,7 +300,7 @@ impl Handler<WebSearch> for ToolDispatcher {
     fn handle(&mut self, msg: WebSearch, _: &mut Context<Self>) -> Self::Result {
         let discovery = self.web.discovery.clone();
         let enabled = self.config.web.enabled;
-        Box::pin(async move {
+        tracked(&self.metrics, "discovery", async move {
             if !enabled {
                 return Err(DocdexError::web_disabled());
             }
@@ -236,7 +322,7 @@ impl Handler<WebFetch> for ToolDispatcher {
     fn handle(&mut self, msg: WebFetch, _: &mut Context<Self>) -> Self::Result {
         let scraper = self.web.scraper.clone();
         let enabled = self.config.web.enabled;
-        Box::pin(async move {
+        tracked(&self.metrics, "scraper", async move {
             if !enabled {
                 return Err(DocdexError::web_disabled());
             }
@@ -255,9 +341,9 @@ impl Handler<WebRag> for ToolDispatcher {
         let waterfall = self.web.waterfall.clone();
         let repo_manager = self.repo_manager.clone();
         let dag = self.chat.dag.clone();
-        Box::pin(async move {
+        tracked(&self.metrics, "waterfall", async move {
             request.search.validate()?;
-            let repo = repo?;
+            let repo = repo.await?;
             let mut response = waterfall
                 .send(RunWaterfall { repo: repo.clone(), search: request.search, force_web: request.force_web })
                 .await??;
@@ -340,9 +426,9 @@ impl Handler<Chat> for ToolDispatcher {
         let repo = self.resolve_repo(request.repo_opt.clone());
         let orchestrator = self.chat.orchestrator.clone();
         let repo_manager = self.repo_manager.clone();
-        Box::pin(async move {
+        tracked(&self.metrics, "chat", async move {
             // Checked here so an unknown or unindexed repo is the usual error, first.
-            let handle = open_indexed(&repo_manager, repo?).await?;
+            let handle = open_indexed(&repo_manager, repo.await?).await?;
             let repo = PathBuf::from(&handle.meta.canonical_path);
             orchestrator.send(RunChat { repo, request }).await?
         })
@@ -365,7 +451,7 @@ impl Handler<DagSessions> for ToolDispatcher {
         let repo = self.resolve_repo(msg.repo_opt);
         let repo_manager = self.repo_manager.clone();
         Box::pin(async move {
-            let handle = open_indexed(&repo_manager, repo?).await?;
+            let handle = open_indexed(&repo_manager, repo.await?).await?;
             let index = Arc::clone(&handle.index);
             let mut sessions = tokio::task::spawn_blocking(move || {
                 let rtxn = index.store.read_txn()?;
@@ -389,7 +475,7 @@ impl Handler<DagGet> for ToolDispatcher {
                 return Err(DocdexError::invalid(format!("`{}` is not a session id", msg.session))
                     .with_hint("session ids look like 20261123T210501123Z-3fa9c2; `docdexd dag list` shows them"));
             }
-            let handle = open_indexed(&repo_manager, repo?).await?;
+            let handle = open_indexed(&repo_manager, repo.await?).await?;
             let index = Arc::clone(&handle.index);
             let id = msg.session.clone();
             let view = tokio::task::spawn_blocking(move || {
@@ -447,10 +533,10 @@ impl Handler<Search> for ToolDispatcher {
             dense_weight: search.rrf_dense_weight,
         };
         let max_hits_per_file = search.max_hits_per_file;
-        Box::pin(async move {
+        tracked(&self.metrics, "search", async move {
             request.validate()?;
             let started = Instant::now();
-            let handle = open_indexed(&repo_manager, repo?).await?;
+            let handle = open_indexed(&repo_manager, repo.await?).await?;
             let (vectors, pending) = vector_counts(&handle).await?;
             let mut notice_opt = None;
             // Auto mode embeds the query only when there is something to compare it with.
@@ -522,12 +608,14 @@ impl Handler<Status> for ToolDispatcher {
     type Result = ResponseFuture<Result<RepoStatus>>;
 
     fn handle(&mut self, Status(repo_opt): Status, _: &mut Context<Self>) -> Self::Result {
-        let repo = self.resolve_repo(repo_opt);
+        // Status never waits for an index run: it is how one watches its progress.
+        let repo = self.resolve_repo_with(repo_opt, false);
+        let create = self.supervisor_opt.is_some();
         let repo_manager = self.repo_manager.clone();
         let embedder = self.embedder.clone();
         let map_bytes = self.config.index.lmdb_map_bytes;
         Box::pin(async move {
-            let handle = repo_manager.send(OpenRepo { path: repo?, create: false }).await??;
+            let handle = repo_manager.send(OpenRepo { path: repo.await?, create }).await??;
             let ModelInfo { available, detail } = embedder.send(ProbeModel).await?;
             let index = Arc::clone(&handle.index);
             tokio::task::spawn_blocking(move || {
@@ -577,13 +665,15 @@ impl Handler<Index> for ToolDispatcher {
         let embedder = self.embedder.clone();
         let config = Arc::clone(&self.config);
         let jobs = Arc::clone(&self.embedding_jobs);
-        let allowed = self.repo_policy.check(&msg.request.repo);
+        // Mounted (so the daemon watches it) but not waited for: this run is the wait.
+        let allowed = self.resolve_repo_with(Some(msg.request.repo.clone()), false);
+        let metrics = Arc::clone(&self.metrics);
         Box::pin(async move {
-            allowed?;
+            allowed.await?;
             let handle = repo_manager.send(OpenRepo { path: msg.request.repo.clone(), create: true }).await??;
             let result = {
                 let _one_run_at_a_time = handle.index_run.lock().await;
-                run_index(&handle, &ingestor, &config, msg.progress_opt).await
+                metrics.track("indexer", run_index(&handle, &ingestor, &config, msg.progress_opt)).await
             };
             if result.is_err() {
                 // Roll back whatever the failed run left uncommitted and free the writer.
@@ -765,7 +855,7 @@ impl Handler<MemorySave> for ToolDispatcher {
         let repo_manager = self.repo_manager.clone();
         let embedder = self.embedder.clone();
         let memory = self.memory.clone();
-        Box::pin(async move {
+        tracked(&self.metrics, "memory_store", async move {
             if msg.text.trim().is_empty() {
                 return Err(DocdexError::invalid("memory text must not be empty"));
             }
@@ -787,7 +877,7 @@ impl Handler<MemorySave> for ToolDispatcher {
                     format!("the metadata is {metadata_bytes} bytes, over the {MAX_MEMORY_METADATA_BYTES}-byte limit"),
                 ));
             }
-            let handle = open_indexed(&repo_manager, repo?).await?;
+            let handle = open_indexed(&repo_manager, repo.await?).await?;
             // Without the model the note is kept and embedded at a later recall.
             let vector_opt = embedder
                 .send(EmbedTexts(vec![msg.text.clone()]))
@@ -812,7 +902,7 @@ impl Handler<MemoryRecall> for ToolDispatcher {
         let repo_manager = self.repo_manager.clone();
         let embedder = self.embedder.clone();
         let memory = self.memory.clone();
-        Box::pin(async move {
+        tracked(&self.metrics, "memory_store", async move {
             if msg.query.trim().is_empty() {
                 return Err(DocdexError::invalid("query must not be empty"));
             }
@@ -822,7 +912,7 @@ impl Handler<MemoryRecall> for ToolDispatcher {
                     msg.k
                 )));
             }
-            let handle = open_indexed(&repo_manager, repo?).await?;
+            let handle = open_indexed(&repo_manager, repo.await?).await?;
             let index = Arc::clone(&handle.index);
             let embedded = match embedder.send(EmbedQuery(msg.query.clone())).await {
                 Ok(Ok(vector)) => {
@@ -860,8 +950,8 @@ impl Handler<MemoryDelete> for ToolDispatcher {
         let repo = self.resolve_repo(msg.repo_opt);
         let repo_manager = self.repo_manager.clone();
         let memory = self.memory.clone();
-        Box::pin(async move {
-            let handle = open_indexed(&repo_manager, repo?).await?;
+        tracked(&self.metrics, "memory_store", async move {
+            let handle = open_indexed(&repo_manager, repo.await?).await?;
             let deleted = memory.send(DeleteMemory { index: Arc::clone(&handle.index), id: msg.id }).await??;
             Ok(MemoryDeleted { id: msg.id, deleted })
         })
@@ -875,8 +965,8 @@ impl Handler<OpenFile> for ToolDispatcher {
         let repo = self.resolve_repo(msg.repo_opt.clone());
         let repo_manager = self.repo_manager.clone();
         let max_open_bytes = self.config.core.max_open_bytes;
-        Box::pin(async move {
-            let handle = open_indexed(&repo_manager, repo?).await?;
+        tracked(&self.metrics, "open", async move {
+            let handle = open_indexed(&repo_manager, repo.await?).await?;
             let index = Arc::clone(&handle.index);
             tokio::task::spawn_blocking(move || read_file_lines(&index, &msg, max_open_bytes)).await?
         })
@@ -968,7 +1058,7 @@ impl Handler<ListFiles> for ToolDispatcher {
                 ),
                 None => None,
             };
-            let handle = open_indexed(&repo_manager, repo?).await?;
+            let handle = open_indexed(&repo_manager, repo.await?).await?;
             let index = Arc::clone(&handle.index);
             tokio::task::spawn_blocking(move || {
                 let files = index.store.all_files(&index.store.read_txn()?)?;
@@ -1026,5 +1116,99 @@ mod tests {
         let err = read_inside(repo.path(), "big.txt", 1024).unwrap_err();
         assert_eq!(err.code, ErrorCode::TooLarge);
         assert!(err.message.contains("1024-byte limit"), "{}", err.message);
+    }
+}
+
+/// Mounts a repo in the daemon (`POST /v1/initialize`, MCP workspace roots): its index run
+/// and watcher start; with `wait`, answers once it is searchable (bounded like a search).
+#[derive(Message)]
+#[rtype(result = "Result<MountedRepo>")]
+pub struct Mount {
+    pub repo: PathBuf,
+    pub wait: bool,
+}
+
+/// The daemon's mounted repos (`GET /v1/repos`).
+#[derive(Message)]
+#[rtype(result = "Result<Vec<MountedRepo>>")]
+pub struct Repos;
+
+/// The daemon's own state (`GET /v1/status` without a repo).
+#[derive(Message)]
+#[rtype(result = "Result<DaemonStatus>")]
+pub struct DaemonState;
+
+/// The mounted repos with which of them have open handles.
+async fn mounted_repos(
+    supervisor: &Addr<RepoSupervisor>,
+    repo_manager: &Addr<RepoManager>,
+) -> Result<Vec<MountedRepo>> {
+    let open = repo_manager.send(OpenRepos).await?;
+    Ok(supervisor.send(ListMounts { open }).await?)
+}
+
+fn not_a_daemon() -> DocdexError {
+    DocdexError::invalid("this process does not mount repos (a one-shot command)")
+        .with_hint("start the daemon with `docdexd daemon`")
+}
+
+impl Handler<Mount> for ToolDispatcher {
+    type Result = ResponseFuture<Result<MountedRepo>>;
+
+    fn handle(&mut self, msg: Mount, _: &mut Context<Self>) -> Self::Result {
+        let repo = self.resolve_repo_with(Some(msg.repo.clone()), msg.wait);
+        let supervisor_opt = self.supervisor_opt.clone();
+        let repo_manager = self.repo_manager.clone();
+        Box::pin(async move {
+            let supervisor = supervisor_opt.ok_or_else(not_a_daemon)?;
+            let repo = repo.await?;
+            let canonical = std::fs::canonicalize(&repo)
+                .ok()
+                .filter(|p| p.is_dir())
+                .ok_or_else(|| DocdexError::repo_not_found(&repo.display().to_string(), "is not a directory"))?;
+            let shown = canonical.display().to_string();
+            mounted_repos(&supervisor, &repo_manager)
+                .await?
+                .into_iter()
+                .find(|mounted| mounted.repo == shown)
+                .ok_or_else(|| DocdexError::internal(format!("{shown} was mounted and is gone again")))
+        })
+    }
+}
+
+impl Handler<Repos> for ToolDispatcher {
+    type Result = ResponseFuture<Result<Vec<MountedRepo>>>;
+
+    fn handle(&mut self, _: Repos, _: &mut Context<Self>) -> Self::Result {
+        let supervisor_opt = self.supervisor_opt.clone();
+        let repo_manager = self.repo_manager.clone();
+        Box::pin(async move { mounted_repos(&supervisor_opt.ok_or_else(not_a_daemon)?, &repo_manager).await })
+    }
+}
+
+impl Handler<DaemonState> for ToolDispatcher {
+    type Result = ResponseFuture<Result<DaemonStatus>>;
+
+    fn handle(&mut self, _: DaemonState, _: &mut Context<Self>) -> Self::Result {
+        let supervisor_opt = self.supervisor_opt.clone();
+        let repo_manager = self.repo_manager.clone();
+        let metrics = Arc::clone(&self.metrics);
+        let embedder = Arc::clone(&self.embedder_shared);
+        let uptime_secs = self.started.elapsed().as_secs();
+        Box::pin(async move {
+            let repos = match &supervisor_opt {
+                Some(supervisor) => mounted_repos(supervisor, &repo_manager).await?,
+                None => Vec::new(),
+            };
+            Ok(DaemonStatus {
+                version: env!("CARGO_PKG_VERSION").into(),
+                pid: std::process::id(),
+                uptime_secs,
+                rss_bytes: crate::metrics::resident_bytes(),
+                models_loaded: embedder.loaded_models() as u64,
+                repos,
+                actors: metrics.snapshot(),
+            })
+        })
     }
 }

@@ -1,7 +1,8 @@
 //! The HTTP API (actix-web): thin handlers that parse, call the ToolDispatcher and render.
 //!
 //! Routes: `GET /healthz`, `GET /v1/search` (with `force_web` / `waterfall`, the waterfall),
-//! `GET /v1/status`, `POST /v1/index`, memory, `POST /v1/web/search`, `POST /v1/web/fetch`,
+//! `GET /v1/status` (a repo's, or the daemon's), `POST /v1/initialize` (mount a repo),
+//! `GET /v1/repos`, `POST /v1/index`, memory, `POST /v1/web/search`, `POST /v1/web/fetch`,
 //! `GET /v1/dag`, `GET /v1/dag/{session}`, and the OpenAI-compatible `POST
 //! /v1/chat/completions` and `GET /v1/models` (in `openai`). Errors are
 //! `{"error": {"code", "message", "hint"}}` with the status from the protocol's error table
@@ -24,8 +25,8 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp_actix_web::transport::StreamableHttpService;
 
 use crate::actors::tool_dispatcher::{
-    DagGet, DagSessions, Index, MemoryDelete, MemoryRecall, MemorySave, Search, Status, ToolDispatcher, WebFetch,
-    WebRag, WebSearch,
+    DaemonState, DagGet, DagSessions, EmbedPending, Index, MemoryDelete, MemoryRecall, MemorySave, Mount, Repos,
+    Search, Status, ToolDispatcher, WebFetch, WebRag, WebSearch,
 };
 use crate::mcp::DocdexMcp;
 use crate::protocol::{DocdexError, ErrorCode, Health, IndexRequest, SearchMode, SearchRequest, WaterfallRequest};
@@ -135,17 +136,62 @@ async fn search(state: web::Data<HttpState>, params: web::Query<SearchParamsRaw>
     respond(dispatch(&state, Search(request)).await)
 }
 
+/// With `repo`, that repo's index; without, the daemon itself (mounted repos, actor load,
+/// memory).
 async fn status(state: web::Data<HttpState>, params: web::Query<RepoParam>) -> HttpResponse {
-    respond(dispatch(&state, Status(params.into_inner().repo)).await)
+    match params.into_inner().repo {
+        Some(repo) => respond(dispatch(&state, Status(Some(repo))).await),
+        None => respond(dispatch(&state, DaemonState).await),
+    }
 }
 
-async fn index(state: web::Data<HttpState>, params: web::Query<RepoParam>) -> HttpResponse {
-    let Some(repo) = params.into_inner().repo.or_else(|| state.default_repo_opt.clone()) else {
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InitializeBody {
+    repo_path: PathBuf,
+    /// Answer once the repo is searchable (bounded by `[core] first_index_wait_secs`).
+    #[serde(default)]
+    wait: bool,
+}
+
+/// Mounts a repo: its index run and watcher start; answers with its mount state.
+async fn initialize(state: web::Data<HttpState>, body: web::Json<InitializeBody>) -> HttpResponse {
+    let body = body.into_inner();
+    respond(dispatch(&state, Mount { repo: body.repo_path, wait: body.wait }).await)
+}
+
+async fn repos(state: web::Data<HttpState>) -> HttpResponse {
+    respond(dispatch(&state, Repos).await)
+}
+
+#[derive(Debug, Deserialize)]
+struct IndexParams {
+    repo: Option<PathBuf>,
+    /// Also embed the new chunks before answering (`index --wait`).
+    wait: Option<String>,
+}
+
+async fn index(state: web::Data<HttpState>, params: web::Query<IndexParams>) -> HttpResponse {
+    let params = params.into_inner();
+    let Some(repo) = params.repo.or_else(|| state.default_repo_opt.clone()) else {
         return error_response(&DocdexError::invalid("missing query parameter `repo`"));
     };
-    respond(
-        dispatch(&state, Index { request: IndexRequest { repo }, progress_opt: None, embed_in_background: true }).await,
-    )
+    let wait = match parse_bool("wait", params.wait.as_deref()) {
+        Ok(wait) => wait,
+        Err(err) => return error_response(&err),
+    };
+    let request = IndexRequest { repo: repo.clone() };
+    let mut summary = match dispatch(&state, Index { request, progress_opt: None, embed_in_background: !wait }).await {
+        Ok(summary) => summary,
+        Err(err) => return error_response(&err),
+    };
+    if wait {
+        match dispatch(&state, EmbedPending { repo, progress_opt: None }).await {
+            Ok(embeddings) => summary.embeddings = Some(embeddings),
+            Err(err) => return error_response(&err),
+        }
+    }
+    HttpResponse::Ok().json(summary)
 }
 
 async fn dispatch<M, T>(state: &HttpState, msg: M) -> crate::protocol::Result<T>
@@ -303,6 +349,8 @@ pub fn configure(state: HttpState) -> impl Fn(&mut web::ServiceConfig) + Clone +
             .route("/healthz", web::get().to(healthz))
             .route("/v1/search", web::get().to(search))
             .route("/v1/status", web::get().to(status))
+            .route("/v1/initialize", web::post().to(initialize))
+            .route("/v1/repos", web::get().to(repos))
             .route("/v1/index", web::post().to(index))
             .route("/v1/web/search", web::post().to(web_search))
             .route("/v1/web/fetch", web::post().to(web_fetch))

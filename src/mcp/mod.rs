@@ -17,7 +17,7 @@ use rmcp::{schemars, tool, tool_handler, tool_router, RoleServer, ServerHandler}
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::actors::tool_dispatcher::{
-    Index, ListFiles, MemoryRecall, MemorySave, OpenFile, Search, Status, ToolDispatcher, WebRag,
+    Index, ListFiles, MemoryRecall, MemorySave, Mount, OpenFile, Search, Status, ToolDispatcher, WebRag,
 };
 use crate::protocol::{DocdexError, IndexRequest, Result, SearchMode, SearchRequest, WaterfallRequest};
 
@@ -475,7 +475,15 @@ impl ServerHandler for DocdexMcp {
                 let first = roots.roots.iter().find_map(|root| root.uri.strip_prefix("file://").map(PathBuf::from));
                 if let (Some(path), Ok(mut default)) = (first, self.default_repo.write()) {
                     tracing::info!(repo = %path.display(), "default repo from the client's workspace roots");
-                    *default = Some(path);
+                    *default = Some(path.clone());
+                    // Mounted now, so its index run is under way before the first tool call
+                    // (which waits for it). A path the daemon may not serve is refused there.
+                    let mount = self.dispatcher.send(Mount { repo: path, wait: false });
+                    tokio::spawn(async move {
+                        if let Ok(Err(err)) = mount.await {
+                            tracing::warn!(error = %err.message, "could not mount the workspace root");
+                        }
+                    });
                 }
             }
             Err(err) => tracing::debug!(error = %err, "client listed no roots"),

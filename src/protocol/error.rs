@@ -51,6 +51,10 @@ pub enum ErrorCode {
     LlmUnavailable,
     /// The LLM server failed while answering.
     LlmError,
+    /// The repo's first index run is still going (the message has its progress).
+    IndexingInProgress,
+    /// A second daemon for a home that has one running.
+    DaemonRunning,
     /// Anything else: a bug or an environment failure.
     Internal,
 }
@@ -62,7 +66,7 @@ impl ErrorCode {
             ErrorCode::InvalidRequest => 400,
             ErrorCode::Unauthorized => 401,
             ErrorCode::RepoNotFound | ErrorCode::RepoNotIndexed | ErrorCode::NotFound => 404,
-            ErrorCode::IndexLocked | ErrorCode::WebDisabled => 409,
+            ErrorCode::IndexLocked | ErrorCode::WebDisabled | ErrorCode::DaemonRunning => 409,
             ErrorCode::UrlRefused | ErrorCode::PathRefused | ErrorCode::Forbidden => 403,
             ErrorCode::TooLarge => 413,
             ErrorCode::UnsupportedMediaType => 415,
@@ -70,7 +74,7 @@ impl ErrorCode {
             ErrorCode::WebUnavailable | ErrorCode::LlmError => 502,
             ErrorCode::LlmUnavailable => 503,
             ErrorCode::Timeout => 504,
-            ErrorCode::ModelUnavailable => 503,
+            ErrorCode::ModelUnavailable | ErrorCode::IndexingInProgress => 503,
             ErrorCode::ConfigInvalid | ErrorCode::StateUnwritable | ErrorCode::Internal => 500,
         }
     }
@@ -102,6 +106,8 @@ impl ErrorCode {
             ErrorCode::TooManyRequests => "too_many_requests",
             ErrorCode::LlmUnavailable => "llm_unavailable",
             ErrorCode::LlmError => "llm_error",
+            ErrorCode::IndexingInProgress => "indexing_in_progress",
+            ErrorCode::DaemonRunning => "daemon_running",
             ErrorCode::Internal => "internal",
         }
     }

@@ -274,6 +274,54 @@ pub struct RepoStatus {
     pub embeddings: EmbeddingStatus,
 }
 
+/// A repo mounted in the daemon (`GET /v1/repos`, `/v1/status`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MountedRepo {
+    pub repo: String,
+    /// `indexing`, `ready`, `released` (handles closed while idle; reopened on use) or
+    /// `failed` (the last index run failed: `last_error`).
+    pub state: String,
+    /// A complete index exists: searches answer (from it, while a refresh runs).
+    pub searchable: bool,
+    /// The running index run's progress.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub indexing: Option<IndexProgress>,
+    pub runs_completed: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    /// Index handles are open now.
+    pub open: bool,
+    pub watching: bool,
+    /// File system changes that started (or joined) a re-index.
+    pub changes_seen: u64,
+    pub mounted_secs: u64,
+    pub idle_secs: u64,
+}
+
+/// One actor's load, as the daemon counts it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActorLoad {
+    pub actor: String,
+    /// Requests queued or running now.
+    pub in_flight: u64,
+    pub handled: u64,
+    pub failed: u64,
+}
+
+/// The daemon's own state (`GET /v1/status` without a repo, `docdexd status`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DaemonStatus {
+    pub version: String,
+    pub pid: u32,
+    pub uptime_secs: u64,
+    /// Resident memory of the daemon process.
+    pub rss_bytes: u64,
+    /// Embedding model instances loaded now (unloaded when idle).
+    pub models_loaded: u64,
+    pub repos: Vec<MountedRepo>,
+    pub actors: Vec<ActorLoad>,
+}
+
 /// Progress of a repo's embeddings, and whether the model is usable.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EmbeddingStatus {

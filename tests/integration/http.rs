@@ -19,7 +19,8 @@ async fn search_over_http_matches_the_cli() {
     let took_ms = body["took_ms"].as_f64().unwrap();
     assert!(took_ms > 0.0 && took_ms < 10_000.0, "{took_ms}");
 
-    let (_, status_body) = get(&server.url("/v1/status"), server.token()).await;
+    let (_, status_body) =
+        get(&server.url(&format!("/v1/status?repo={}", repo.path().display())), server.token()).await;
     assert_eq!(status_body["indexed"], true);
     assert_eq!(status_body["files"], 4);
 

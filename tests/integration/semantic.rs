@@ -190,6 +190,7 @@ async fn http_search_takes_mode_and_explain() {
     let (status, body) = get(&server.url("/v1/search?q=x&mode=fuzzy"), server.token()).await;
     assert_eq!(status, 400);
     assert!(body["error"]["message"].as_str().unwrap().contains("unknown mode"));
-    let (_, status_body) = get(&server.url("/v1/status"), server.token()).await;
+    let (_, status_body) =
+        get(&server.url(&format!("/v1/status?repo={}", repo.path().display())), server.token()).await;
     assert_eq!(status_body["embeddings"]["pending"], 0);
 }

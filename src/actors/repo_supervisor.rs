@@ -1,0 +1,434 @@
+//! RepoSupervisor: the daemon's mounted repos. Mounting a repo starts its index run (the
+//! first, or a refresh) and a file watcher; saved, created, deleted and renamed files are
+//! re-indexed after a quiet moment (`[watcher] debounce_ms`), a burst coalescing into one
+//! run. A timer releases repos nobody used for `[core] repo_idle_secs` (their handles reopen on
+//! the next request) and unloads the embedding model after `[embedding] idle_unload_secs`.
+//!
+//! Each mount publishes its state on a watch channel, so a search that arrives during the
+//! repo's first index run can wait for it (bounded) instead of being told the repo is not
+//! indexed.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::{Actor, ActorFutureExt, Addr, AsyncContext, Context, Handler, Message, WrapFuture};
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
+use tokio::sync::watch;
+
+use super::embedder::EmbedderShared;
+use super::repo_manager::{OpenRepo, Release, ReleaseIdle, RepoManager};
+use super::tool_dispatcher::{Index, ToolDispatcher};
+use crate::ingest::walk::DOCDEX_IGNORE_FILE;
+use crate::protocol::{DocdexError, ErrorCode, IndexProgress, IndexRequest, MountedRepo, Result};
+
+/// How the supervisor behaves (from the configuration).
+#[derive(Debug, Clone)]
+pub struct SupervisorSettings {
+    /// Watch mounted repos for changes.
+    pub watch: bool,
+    /// Quiet time after the last change before a re-index starts.
+    pub debounce: Duration,
+    /// A change waits at most this long, however busy the files stay.
+    pub max_delay: Duration,
+    /// Release repos idle this long (zero: never).
+    pub repo_idle: Duration,
+    /// Unload the embedding model after this long unused (zero: never).
+    pub model_idle: Duration,
+    /// Most repos mounted at once; beyond it the least recently used idle one is unmounted.
+    pub max_mounted: usize,
+    /// Paths never worth re-indexing for (docdex's own state, when it lives inside a repo).
+    pub state_dir: PathBuf,
+}
+
+/// A mounted repo's state, as requests waiting on it see it.
+#[derive(Debug, Clone, Default)]
+pub struct MountState {
+    /// A complete index exists (searches answer from it, even while a refresh runs).
+    pub searchable: bool,
+    pub running: bool,
+    pub progress_opt: Option<IndexProgress>,
+    pub runs_completed: u64,
+    pub last_error_opt: Option<String>,
+}
+
+struct Mount {
+    state: watch::Sender<MountState>,
+    watcher_opt: Option<RecommendedWatcher>,
+    ignore: Gitignore,
+    mounted_at: Instant,
+    last_used: Instant,
+    /// The first change not yet picked up by a run, and the latest one.
+    first_change_opt: Option<Instant>,
+    last_change_opt: Option<Instant>,
+    changes_seen: u64,
+}
+
+pub struct RepoSupervisor {
+    dispatcher: Addr<ToolDispatcher>,
+    repo_manager: Addr<RepoManager>,
+    embedder: Arc<EmbedderShared>,
+    settings: SupervisorSettings,
+    mounts: HashMap<PathBuf, Mount>,
+}
+
+impl RepoSupervisor {
+    pub fn new(
+        dispatcher: Addr<ToolDispatcher>,
+        repo_manager: Addr<RepoManager>,
+        embedder: Arc<EmbedderShared>,
+        settings: SupervisorSettings,
+    ) -> RepoSupervisor {
+        RepoSupervisor { dispatcher, repo_manager, embedder, settings, mounts: HashMap::new() }
+    }
+
+    fn mount(&mut self, repo: PathBuf, ctx: &mut Context<Self>) -> Result<watch::Receiver<MountState>> {
+        if let Some(mount) = self.mounts.get_mut(&repo) {
+            mount.last_used = Instant::now();
+            return Ok(mount.state.subscribe());
+        }
+        if self.mounts.len() >= self.settings.max_mounted.max(1) {
+            self.unmount_least_recently_used()?;
+        }
+        let (state, receiver) = watch::channel(MountState { running: true, ..MountState::default() });
+        let watcher_opt = if self.settings.watch { self.start_watcher(&repo, ctx) } else { None };
+        let now = Instant::now();
+        let mount = Mount {
+            state,
+            watcher_opt,
+            ignore: ignore_matcher(&repo),
+            mounted_at: now,
+            last_used: now,
+            first_change_opt: None,
+            last_change_opt: None,
+            changes_seen: 0,
+        };
+        self.mounts.insert(repo.clone(), mount);
+        tracing::info!(repo = %repo.display(), mounted = self.mounts.len(), "repo mounted");
+        self.start_run(repo.clone(), ctx);
+        // A repo indexed before is searchable at once; its refresh runs meanwhile.
+        let repo_manager = self.repo_manager.clone();
+        let path = repo.clone();
+        ctx.spawn(
+            async move {
+                let handle = repo_manager.send(OpenRepo { path, create: false }).await.ok()?.ok()?;
+                let index = Arc::clone(&handle.index);
+                tokio::task::spawn_blocking(move || index.store.read_txn().and_then(|t| index.store.run_state(&t)))
+                    .await
+                    .ok()?
+                    .ok()
+                    .map(|state| state.indexed())
+            }
+            .into_actor(self)
+            .map(move |indexed_opt, act, _| {
+                if indexed_opt == Some(true) {
+                    if let Some(mount) = act.mounts.get(&repo) {
+                        mount.state.send_modify(|s| s.searchable = true);
+                    }
+                }
+            }),
+        );
+        Ok(receiver)
+    }
+
+    /// Makes room by unmounting the least recently used repo that is not indexing.
+    fn unmount_least_recently_used(&mut self) -> Result<()> {
+        let victim = self
+            .mounts
+            .iter()
+            .filter(|(_, m)| !m.state.borrow().running)
+            .min_by_key(|(_, m)| m.last_used)
+            .map(|(path, _)| path.clone());
+        let Some(victim) = victim else {
+            return Err(DocdexError::new(
+                ErrorCode::TooManyRequests,
+                format!("{} repos are mounted and all are indexing", self.mounts.len()),
+            )
+            .with_hint("raise [core] max_mounted_repos, or retry when an index run has finished"));
+        };
+        self.unmount(&victim);
+        Ok(())
+    }
+
+    fn unmount(&mut self, repo: &Path) {
+        if self.mounts.remove(repo).is_some() {
+            tracing::info!(repo = %repo.display(), "repo unmounted");
+            self.repo_manager.do_send(Release { canonical_path: repo.to_path_buf() });
+        }
+    }
+
+    fn start_watcher(&self, repo: &Path, ctx: &mut Context<Self>) -> Option<RecommendedWatcher> {
+        let address = ctx.address();
+        let root = repo.to_path_buf();
+        let handler = move |event: notify::Result<notify::Event>| match event {
+            Ok(event) if !matches!(event.kind, EventKind::Access(_)) => {
+                address.do_send(FilesChanged { repo: root.clone(), paths: event.paths });
+            }
+            Ok(_) => {}
+            Err(err) => tracing::warn!(error = %err, "file watcher error"),
+        };
+        let watcher = notify::recommended_watcher(handler).and_then(|mut watcher| {
+            watcher.watch(repo, RecursiveMode::Recursive)?;
+            Ok(watcher)
+        });
+        match watcher {
+            Ok(watcher) => Some(watcher),
+            Err(err) => {
+                // Without a watcher the repo is still served; explicit index runs refresh it.
+                tracing::warn!(repo = %repo.display(), error = %err, "cannot watch the repo; it is refreshed only by index requests");
+                None
+            }
+        }
+    }
+
+    /// Starts an index run of `repo` (callers check that none is running).
+    fn start_run(&mut self, repo: PathBuf, ctx: &mut Context<Self>) {
+        let Some(mount) = self.mounts.get_mut(&repo) else { return };
+        mount.first_change_opt = None;
+        mount.last_change_opt = None;
+        mount.state.send_modify(|s| {
+            s.running = true;
+            s.progress_opt = None;
+        });
+        let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel();
+        let state = mount.state.clone();
+        actix::spawn(async move {
+            while let Some(progress) = progress_rx.recv().await {
+                state.send_modify(|s| s.progress_opt = Some(progress));
+            }
+        });
+        let index = Index {
+            request: IndexRequest { repo: repo.clone() },
+            progress_opt: Some(progress_tx),
+            embed_in_background: true,
+        };
+        let dispatcher = self.dispatcher.clone();
+        ctx.spawn(async move { dispatcher.send(index).await }.into_actor(self).map(move |result, act, ctx| {
+            let outcome = match result {
+                Ok(Ok(_)) => Ok(()),
+                Ok(Err(err)) => Err(err.message),
+                Err(err) => Err(err.to_string()),
+            };
+            act.run_finished(&repo, outcome, ctx);
+        }));
+    }
+
+    fn run_finished(&mut self, repo: &Path, outcome: std::result::Result<(), String>, ctx: &mut Context<Self>) {
+        let Some(mount) = self.mounts.get_mut(repo) else { return };
+        if let Err(err) = &outcome {
+            tracing::warn!(repo = %repo.display(), error = %err, "index run failed");
+        }
+        mount.state.send_modify(|s| {
+            s.running = false;
+            s.runs_completed += 1;
+            s.searchable |= outcome.is_ok();
+            s.last_error_opt = outcome.err();
+        });
+        // Changes that arrived during the run get a run of their own.
+        if mount.first_change_opt.is_some() {
+            self.schedule_check(repo.to_path_buf(), self.settings.debounce, ctx);
+        }
+    }
+
+    fn schedule_check(&self, repo: PathBuf, after: Duration, ctx: &mut Context<Self>) {
+        ctx.run_later(after, move |act, ctx| act.check_due(repo, ctx));
+    }
+
+    /// Starts the run a change asked for once the files have been quiet for the debounce
+    /// window (or the change has waited `max_delay`).
+    fn check_due(&mut self, repo: PathBuf, ctx: &mut Context<Self>) {
+        let Some(mount) = self.mounts.get(&repo) else { return };
+        let (Some(first), Some(last)) = (mount.first_change_opt, mount.last_change_opt) else { return };
+        if mount.state.borrow().running {
+            return; // run_finished schedules the next check
+        }
+        let quiet_for = last.elapsed();
+        if quiet_for >= self.settings.debounce || first.elapsed() >= self.settings.max_delay {
+            self.start_run(repo, ctx);
+        } else {
+            self.schedule_check(repo, self.settings.debounce - quiet_for, ctx);
+        }
+    }
+
+    fn release_idle(&mut self, ctx: &mut Context<Self>) {
+        if !self.settings.model_idle.is_zero() {
+            let unloaded = self.embedder.unload_idle(self.settings.model_idle);
+            if unloaded > 0 {
+                tracing::info!(instances = unloaded, "embedding model unloaded after being idle");
+            }
+        }
+        if self.settings.repo_idle.is_zero() {
+            return;
+        }
+        let repo_manager = self.repo_manager.clone();
+        let idle = self.settings.repo_idle;
+        ctx.spawn(
+            async move {
+                if let Ok(released) = repo_manager.send(ReleaseIdle { idle }).await {
+                    for repo in released {
+                        tracing::info!(repo = %repo, "idle repo released (reopens on the next request)");
+                    }
+                }
+            }
+            .into_actor(self),
+        );
+    }
+
+    fn mounted_repos(&self, open: &[String]) -> Vec<MountedRepo> {
+        let mut repos: Vec<MountedRepo> = self
+            .mounts
+            .iter()
+            .map(|(path, mount)| {
+                let state = mount.state.borrow();
+                let path = path.display().to_string();
+                MountedRepo {
+                    state: if state.running {
+                        "indexing".into()
+                    } else if state.last_error_opt.is_some() {
+                        "failed".into()
+                    } else if open.contains(&path) {
+                        "ready".into()
+                    } else {
+                        "released".into()
+                    },
+                    open: open.contains(&path),
+                    repo: path,
+                    searchable: state.searchable,
+                    indexing: state.progress_opt.clone().filter(|_| state.running),
+                    runs_completed: state.runs_completed,
+                    last_error: state.last_error_opt.clone(),
+                    watching: mount.watcher_opt.is_some(),
+                    changes_seen: mount.changes_seen,
+                    mounted_secs: mount.mounted_at.elapsed().as_secs(),
+                    idle_secs: mount.last_used.elapsed().as_secs(),
+                }
+            })
+            .collect();
+        repos.sort_by(|a, b| a.repo.cmp(&b.repo));
+        repos
+    }
+}
+
+/// The repo's top-level ignore rules (`.gitignore`, `.docdexignore`): events in ignored
+/// places (a build directory) do not start runs. Nested rules are left to the walk.
+fn ignore_matcher(repo: &Path) -> Gitignore {
+    let mut builder = GitignoreBuilder::new(repo);
+    for name in [".gitignore", DOCDEX_IGNORE_FILE] {
+        let path = repo.join(name);
+        if path.is_file() {
+            let _ = builder.add(path);
+        }
+    }
+    builder.build().unwrap_or_else(|_| Gitignore::empty())
+}
+
+impl Actor for RepoSupervisor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let shortest = [self.settings.repo_idle, self.settings.model_idle]
+            .into_iter()
+            .filter(|d| !d.is_zero())
+            .min()
+            .unwrap_or(Duration::from_secs(60));
+        // Checked a few times per idle period, at least once a minute.
+        let every = (shortest / 4).clamp(Duration::from_millis(250), Duration::from_secs(60));
+        ctx.run_interval(every, |act, ctx| act.release_idle(ctx));
+    }
+}
+
+/// Mounts a repo (canonical path): starts its index run and watcher unless mounted already.
+/// The receiver follows its state.
+#[derive(Message)]
+#[rtype(result = "Result<watch::Receiver<MountState>>")]
+pub struct MountRepo {
+    pub repo: PathBuf,
+}
+
+/// Unmounts a repo: stops watching it and releases its handles.
+#[derive(Message)]
+#[rtype(result = "bool")]
+pub struct UnmountRepo {
+    pub repo: PathBuf,
+}
+
+/// The mounted repos and their state; `open` lists the repos whose handles are open.
+#[derive(Message)]
+#[rtype(result = "Vec<MountedRepo>")]
+pub struct ListMounts {
+    pub open: Vec<String>,
+}
+
+/// A file system event in a mounted repo (from its watcher's thread).
+#[derive(Message)]
+#[rtype(result = "()")]
+struct FilesChanged {
+    repo: PathBuf,
+    paths: Vec<PathBuf>,
+}
+
+impl Handler<MountRepo> for RepoSupervisor {
+    type Result = Result<watch::Receiver<MountState>>;
+
+    fn handle(&mut self, msg: MountRepo, ctx: &mut Context<Self>) -> Self::Result {
+        self.mount(msg.repo, ctx)
+    }
+}
+
+impl Handler<UnmountRepo> for RepoSupervisor {
+    type Result = bool;
+
+    fn handle(&mut self, msg: UnmountRepo, _: &mut Context<Self>) -> bool {
+        let mounted = self.mounts.contains_key(&msg.repo);
+        self.unmount(&msg.repo);
+        mounted
+    }
+}
+
+impl Handler<ListMounts> for RepoSupervisor {
+    type Result = actix::MessageResult<ListMounts>;
+
+    fn handle(&mut self, msg: ListMounts, _: &mut Context<Self>) -> Self::Result {
+        actix::MessageResult(self.mounted_repos(&msg.open))
+    }
+}
+
+impl Handler<FilesChanged> for RepoSupervisor {
+    type Result = ();
+
+    fn handle(&mut self, msg: FilesChanged, ctx: &mut Context<Self>) {
+        let state_dir = self.settings.state_dir.clone();
+        let debounce = self.settings.debounce;
+        let Some(mount) = self.mounts.get_mut(&msg.repo) else { return };
+        let mut relevant = false;
+        for path in &msg.paths {
+            let Ok(relative) = path.strip_prefix(&msg.repo) else { continue };
+            if path.starts_with(&state_dir) || relative.components().any(|c| c.as_os_str() == ".git") {
+                continue;
+            }
+            let name = relative.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if name == ".gitignore" || name == DOCDEX_IGNORE_FILE {
+                // New rules: the next run applies them (files now ignored leave the index).
+                mount.ignore = ignore_matcher(&msg.repo);
+                relevant = true;
+                continue;
+            }
+            if mount.ignore.matched_path_or_any_parents(relative, path.is_dir()).is_ignore() {
+                continue;
+            }
+            relevant = true;
+        }
+        if !relevant {
+            return;
+        }
+        let now = Instant::now();
+        mount.changes_seen += 1;
+        mount.last_change_opt = Some(now);
+        if mount.first_change_opt.is_none() {
+            mount.first_change_opt = Some(now);
+            self.schedule_check(msg.repo, debounce, ctx);
+        }
+    }
+}

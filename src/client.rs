@@ -1,0 +1,202 @@
+//! Where a CLI command runs: through the daemon serving this `DOCDEX_HOME` when one is running
+//! (or `DOCDEX_HTTP_BASE_URL` names one), else in this process. Both answer with the same
+//! protocol types, so the output and exit codes are the same either way, and a user who runs
+//! `docdexd index` while the daemon serves the repo is not told the index is locked.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+
+use crate::actors::repo_manager::CloseAll;
+use crate::actors::tool_dispatcher::{MemoryDelete, MemoryRecall, MemorySave, Search, Status};
+use crate::config::{self, LoadedConfig};
+use crate::protocol::{
+    DaemonStatus, DocdexError, ErrorCode, IndexSummary, MemoryDeleted, MemoryItem, MemoryRecallResponse, RepoStatus,
+    Result, SearchRequest, SearchResponse,
+};
+
+/// Names a daemon to use instead of the one found through the lock file.
+pub const BASE_URL_ENV: &str = "DOCDEX_HTTP_BASE_URL";
+
+/// A running daemon, reached over loopback HTTP with the home's token.
+#[derive(Clone)]
+pub struct DaemonClient {
+    base_url: String,
+    token_opt: Option<String>,
+    http: reqwest::Client,
+}
+
+/// Where commands run.
+pub enum Backend {
+    Daemon(DaemonClient),
+    Local(crate::Actors),
+}
+
+impl DaemonClient {
+    /// The daemon for this home, if one is running (or `DOCDEX_HTTP_BASE_URL` is set).
+    pub fn find(loaded: &LoadedConfig) -> Result<Option<DaemonClient>> {
+        let base_url = match std::env::var(BASE_URL_ENV).ok().filter(|u| !u.trim().is_empty()) {
+            Some(url) => url.trim().trim_end_matches('/').to_string(),
+            None => match crate::daemon_lock::running(&loaded.home) {
+                Some(info) => info.base_url,
+                None => return Ok(None),
+            },
+        };
+        let token_opt = config::daemon_token(loaded)?;
+        // Index runs of large repos take minutes: only connecting is bounded.
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(5))
+            .build()
+            .map_err(|err| DocdexError::internal(format!("cannot build the HTTP client: {err}")))?;
+        Ok(Some(DaemonClient { base_url, token_opt, http }))
+    }
+
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    async fn call<T: DeserializeOwned>(&self, request: reqwest::RequestBuilder) -> Result<T> {
+        let request = match &self.token_opt {
+            Some(token) => request.bearer_auth(token),
+            None => request,
+        };
+        let response = request.send().await.map_err(|err| {
+            DocdexError::new(ErrorCode::Internal, format!("the daemon at {} is not answering: {err}", self.base_url))
+                .with_hint("is `docdexd daemon` still running? unset DOCDEX_HTTP_BASE_URL to run commands locally")
+        })?;
+        let status = response.status();
+        let body = response
+            .bytes()
+            .await
+            .map_err(|err| DocdexError::internal(format!("the daemon's answer broke off: {err}")))?;
+        if status.is_success() {
+            return serde_json::from_slice(&body)
+                .map_err(|err| DocdexError::internal(format!("unexpected answer from the daemon: {err}")));
+        }
+        #[derive(serde::Deserialize)]
+        struct ErrorBody {
+            error: DocdexError,
+        }
+        Err(serde_json::from_slice::<ErrorBody>(&body).map(|b| b.error).unwrap_or_else(|_| {
+            DocdexError::internal(format!("the daemon answered {status}: {}", String::from_utf8_lossy(&body)))
+        }))
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base_url)
+    }
+
+    pub async fn search(&self, request: &SearchRequest) -> Result<SearchResponse> {
+        let mut query = vec![
+            ("q", request.query.clone()),
+            ("limit", request.limit.to_string()),
+            ("explain", request.explain.to_string()),
+        ];
+        if let Some(repo) = &request.repo_opt {
+            query.push(("repo", repo.display().to_string()));
+        }
+        if let Some(mode) = request.mode_opt {
+            query.push(("mode", mode.as_str().to_string()));
+        }
+        self.call(self.http.get(self.url("/v1/search")).query(&query)).await
+    }
+
+    pub async fn index(&self, repo: &Path, wait: bool) -> Result<IndexSummary> {
+        let query = [("repo", repo.display().to_string()), ("wait", wait.to_string())];
+        self.call(self.http.post(self.url("/v1/index")).query(&query).json(&serde_json::json!({}))).await
+    }
+
+    pub async fn status(&self, repo: &Path) -> Result<RepoStatus> {
+        self.call(self.http.get(self.url("/v1/status")).query(&[("repo", repo.display().to_string())])).await
+    }
+
+    pub async fn daemon_status(&self) -> Result<DaemonStatus> {
+        self.call(self.http.get(self.url("/v1/status"))).await
+    }
+
+    pub async fn memory_save(&self, repo: &Path, text: &str, metadata: &serde_json::Value) -> Result<MemoryItem> {
+        let body = serde_json::json!({ "repo": repo, "text": text, "metadata": metadata });
+        self.call(self.http.post(self.url("/v1/memory")).json(&body)).await
+    }
+
+    pub async fn memory_recall(&self, repo: &Path, query: &str, k: usize) -> Result<MemoryRecallResponse> {
+        let body = serde_json::json!({ "repo": repo, "query": query, "k": k });
+        self.call(self.http.post(self.url("/v1/memory/recall")).json(&body)).await
+    }
+
+    pub async fn memory_delete(&self, repo: &Path, id: u64) -> Result<MemoryDeleted> {
+        let url = self.url(&format!("/v1/memory/{id}"));
+        self.call(self.http.delete(url).query(&[("repo", repo.display().to_string())])).await
+    }
+}
+
+impl Backend {
+    /// The daemon when one serves this home and will serve `repo`; otherwise this process.
+    /// A repo outside the daemon's allowed roots is served locally, as the CLI always could.
+    pub async fn for_repo(loaded: &LoadedConfig, repo: &Path) -> Result<Backend> {
+        if let Some(client) = DaemonClient::find(loaded)? {
+            match client.status(repo).await {
+                Err(err) if err.code == ErrorCode::PathRefused => {
+                    tracing::info!(daemon = %client.base_url, "the daemon does not serve this repo; running locally");
+                }
+                _ => return Ok(Backend::Daemon(client)),
+            }
+        }
+        Ok(Backend::Local(crate::start_actors(loaded, None)))
+    }
+
+    pub async fn search(&self, request: SearchRequest) -> Result<SearchResponse> {
+        match self {
+            Backend::Daemon(client) => client.search(&request).await,
+            Backend::Local(actors) => actors.dispatcher.send(Search(request)).await?,
+        }
+    }
+
+    pub async fn status(&self, repo: PathBuf) -> Result<RepoStatus> {
+        match self {
+            Backend::Daemon(client) => client.status(&repo).await,
+            Backend::Local(actors) => actors.dispatcher.send(Status(Some(repo))).await?,
+        }
+    }
+
+    pub async fn memory_save(&self, repo: PathBuf, text: String, metadata: serde_json::Value) -> Result<MemoryItem> {
+        match self {
+            Backend::Daemon(client) => client.memory_save(&repo, &text, &metadata).await,
+            Backend::Local(actors) => {
+                actors.dispatcher.send(MemorySave { repo_opt: Some(repo), text, metadata }).await?
+            }
+        }
+    }
+
+    pub async fn memory_recall(&self, repo: PathBuf, query: String, k: usize) -> Result<MemoryRecallResponse> {
+        match self {
+            Backend::Daemon(client) => client.memory_recall(&repo, &query, k).await,
+            Backend::Local(actors) => actors.dispatcher.send(MemoryRecall { repo_opt: Some(repo), query, k }).await?,
+        }
+    }
+
+    pub async fn memory_delete(&self, repo: PathBuf, id: u64) -> Result<MemoryDeleted> {
+        match self {
+            Backend::Daemon(client) => client.memory_delete(&repo, id).await,
+            Backend::Local(actors) => actors.dispatcher.send(MemoryDelete { repo_opt: Some(repo), id }).await?,
+        }
+    }
+
+    /// Closes what this process opened (nothing for the daemon).
+    pub async fn close(self) -> Result<()> {
+        if let Backend::Local(actors) = self {
+            actors.repo_manager.send(CloseAll).await?;
+        }
+        Ok(())
+    }
+}
+
+/// The repo path as the daemon must see it: absolute (the daemon's working directory is not
+/// ours). A path that does not exist stays as given, for the usual error.
+pub fn absolute(repo: &Path) -> PathBuf {
+    std::fs::canonicalize(repo).unwrap_or_else(|_| match std::env::current_dir() {
+        Ok(cwd) if repo.is_relative() => cwd.join(repo),
+        _ => repo.to_path_buf(),
+    })
+}
