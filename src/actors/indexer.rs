@@ -18,6 +18,20 @@ use crate::protocol::{DocdexError, Result};
 /// Test hook: abort the process right after this many Tantivy commits, before the LMDB
 /// records of that batch are written: the worst moment for a kill.
 pub const FAULT_ABORT_AFTER_COMMITS_ENV: &str = "DOCDEX_FAULT_ABORT_AFTER_COMMITS";
+/// Test hook: the first index run of a repo whose path contains this text panics inside its
+/// Indexer (once per process), to show a panicking repo actor harms nobody else.
+pub const FAULT_PANIC_INDEXER_ENV: &str = "DOCDEX_FAULT_PANIC_INDEXER";
+
+fn fault_panic_once(root: &std::path::Path) {
+    static FIRED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let Ok(needle) = std::env::var(FAULT_PANIC_INDEXER_ENV) else { return };
+    if !needle.is_empty()
+        && root.to_string_lossy().contains(&needle)
+        && !FIRED.swap(true, std::sync::atomic::Ordering::SeqCst)
+    {
+        panic!("fault injected by {FAULT_PANIC_INDEXER_ENV}");
+    }
+}
 
 /// What an Indexer takes from the configuration.
 #[derive(Debug, Clone, Copy)]
@@ -235,6 +249,7 @@ impl Handler<AddFiles> for Indexer {
 
     fn handle(&mut self, msg: AddFiles, _: &mut SyncContext<Self>) -> Self::Result {
         super::guarded("the indexer", || {
+            fault_panic_once(&self.index.root);
             let index = Arc::clone(&self.index);
             let mut chunks_written = 0u64;
             for file in msg.files {

@@ -20,7 +20,7 @@ use tokio::sync::watch;
 
 use super::embedder::EmbedderShared;
 use super::repo_manager::{OpenRepo, Release, ReleaseIdle, RepoManager};
-use super::tool_dispatcher::{Index, ToolDispatcher};
+use super::tool_dispatcher::{Index, SupervisedIndex, ToolDispatcher};
 use crate::ingest::walk::DOCDEX_IGNORE_FILE;
 use crate::protocol::{DocdexError, ErrorCode, IndexProgress, IndexRequest, MountedRepo, Result};
 
@@ -64,6 +64,10 @@ struct Mount {
     first_change_opt: Option<Instant>,
     last_change_opt: Option<Instant>,
     changes_seen: u64,
+    /// Runs started by others (`RunStarted`) not ended yet.
+    external_runs: u32,
+    /// A run of the supervisor's own is going.
+    own_run: bool,
 }
 
 pub struct RepoSupervisor {
@@ -84,7 +88,12 @@ impl RepoSupervisor {
         RepoSupervisor { dispatcher, repo_manager, embedder, settings, mounts: HashMap::new() }
     }
 
-    fn mount(&mut self, repo: PathBuf, ctx: &mut Context<Self>) -> Result<watch::Receiver<MountState>> {
+    fn mount(
+        &mut self,
+        repo: PathBuf,
+        start_run: bool,
+        ctx: &mut Context<Self>,
+    ) -> Result<watch::Receiver<MountState>> {
         if let Some(mount) = self.mounts.get_mut(&repo) {
             mount.last_used = Instant::now();
             return Ok(mount.state.subscribe());
@@ -92,7 +101,7 @@ impl RepoSupervisor {
         if self.mounts.len() >= self.settings.max_mounted.max(1) {
             self.unmount_least_recently_used()?;
         }
-        let (state, receiver) = watch::channel(MountState { running: true, ..MountState::default() });
+        let (state, receiver) = watch::channel(MountState { running: start_run, ..MountState::default() });
         let watcher_opt = if self.settings.watch { self.start_watcher(&repo, ctx) } else { None };
         let now = Instant::now();
         let mount = Mount {
@@ -104,10 +113,14 @@ impl RepoSupervisor {
             first_change_opt: None,
             last_change_opt: None,
             changes_seen: 0,
+            external_runs: 0,
+            own_run: false,
         };
         self.mounts.insert(repo.clone(), mount);
         tracing::info!(repo = %repo.display(), mounted = self.mounts.len(), "repo mounted");
-        self.start_run(repo.clone(), ctx);
+        if start_run {
+            self.start_run(repo.clone(), ctx);
+        }
         // A repo indexed before is searchable at once; its refresh runs meanwhile.
         let repo_manager = self.repo_manager.clone();
         let path = repo.clone();
@@ -188,6 +201,7 @@ impl RepoSupervisor {
         let Some(mount) = self.mounts.get_mut(&repo) else { return };
         mount.first_change_opt = None;
         mount.last_change_opt = None;
+        mount.own_run = true;
         mount.state.send_modify(|s| {
             s.running = true;
             s.progress_opt = None;
@@ -199,11 +213,11 @@ impl RepoSupervisor {
                 state.send_modify(|s| s.progress_opt = Some(progress));
             }
         });
-        let index = Index {
+        let index = SupervisedIndex(Index {
             request: IndexRequest { repo: repo.clone() },
             progress_opt: Some(progress_tx),
             embed_in_background: true,
-        };
+        });
         let dispatcher = self.dispatcher.clone();
         ctx.spawn(async move { dispatcher.send(index).await }.into_actor(self).map(move |result, act, ctx| {
             let outcome = match result {
@@ -211,6 +225,9 @@ impl RepoSupervisor {
                 Ok(Err(err)) => Err(err.message),
                 Err(err) => Err(err.to_string()),
             };
+            if let Some(mount) = act.mounts.get_mut(&repo) {
+                mount.own_run = false;
+            }
             act.run_finished(&repo, outcome, ctx);
         }));
     }
@@ -220,8 +237,9 @@ impl RepoSupervisor {
         if let Err(err) = &outcome {
             tracing::warn!(repo = %repo.display(), error = %err, "index run failed");
         }
+        let still_running = mount.own_run || mount.external_runs > 0;
         mount.state.send_modify(|s| {
-            s.running = false;
+            s.running = still_running;
             s.runs_completed += 1;
             s.searchable |= outcome.is_ok();
             s.last_error_opt = outcome.err();
@@ -339,12 +357,29 @@ impl Actor for RepoSupervisor {
     }
 }
 
-/// Mounts a repo (canonical path): starts its index run and watcher unless mounted already.
+/// Mounts a repo (canonical path) unless mounted already: starts its watcher, and with
+/// `start_run` its index run (a caller about to run one itself says so with `RunStarted`).
 /// The receiver follows its state.
 #[derive(Message)]
 #[rtype(result = "Result<watch::Receiver<MountState>>")]
 pub struct MountRepo {
     pub repo: PathBuf,
+    pub start_run: bool,
+}
+
+/// An index run of a mounted repo that someone else started.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct RunStarted {
+    pub repo: PathBuf,
+}
+
+/// The end of a run announced with `RunStarted`.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct RunEnded {
+    pub repo: PathBuf,
+    pub outcome: std::result::Result<(), String>,
 }
 
 /// Unmounts a repo: stops watching it and releases its handles.
@@ -373,7 +408,32 @@ impl Handler<MountRepo> for RepoSupervisor {
     type Result = Result<watch::Receiver<MountState>>;
 
     fn handle(&mut self, msg: MountRepo, ctx: &mut Context<Self>) -> Self::Result {
-        self.mount(msg.repo, ctx)
+        self.mount(msg.repo, msg.start_run, ctx)
+    }
+}
+
+impl Handler<RunStarted> for RepoSupervisor {
+    type Result = ();
+
+    fn handle(&mut self, msg: RunStarted, _: &mut Context<Self>) {
+        if let Some(mount) = self.mounts.get_mut(&msg.repo) {
+            mount.last_used = Instant::now();
+            // Runs announced this way overlap (they queue on the repo's run lock): counted
+            // so the mount reads "indexing" until the last one ends.
+            mount.external_runs += 1;
+            mount.state.send_modify(|s| s.running = true);
+        }
+    }
+}
+
+impl Handler<RunEnded> for RepoSupervisor {
+    type Result = ();
+
+    fn handle(&mut self, msg: RunEnded, ctx: &mut Context<Self>) {
+        if let Some(mount) = self.mounts.get_mut(&msg.repo) {
+            mount.external_runs = mount.external_runs.saturating_sub(1);
+        }
+        self.run_finished(&msg.repo, msg.outcome, ctx);
     }
 }
 

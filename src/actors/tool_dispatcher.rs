@@ -22,7 +22,9 @@ use super::memory_store::{
     DeleteMemory, MemoryStore, RecallMemory, SaveMemory, StoreMemoryVectors, UnembeddedMemories,
 };
 use super::repo_manager::{OpenRepo, OpenRepos, RepoHandle, RepoManager};
-use super::repo_supervisor::{ListMounts, MountRepo, MountState, RepoSupervisor, SupervisorSettings};
+use super::repo_supervisor::{
+    ListMounts, MountRepo, MountState, RepoSupervisor, RunEnded, RunStarted, SupervisorSettings,
+};
 use super::scraper::{FetchPage, Scraper};
 use super::waterfall::{RunWaterfall, WaterfallOrchestrator};
 use crate::config::Config;
@@ -173,15 +175,15 @@ impl ToolDispatcher {
     fn resolve_repo_with(&self, repo_opt: Option<PathBuf>, wait: bool) -> RepoFuture {
         let checked = self.checked_repo(repo_opt);
         let supervisor_opt = self.supervisor_opt.clone();
-        let wait = if wait { Duration::from_secs(self.config.core.first_index_wait_secs) } else { Duration::ZERO };
+        let wait_opt = wait.then(|| Duration::from_secs(self.config.core.first_index_wait_secs));
         Box::pin(async move {
             let repo = checked?;
             if let Some(supervisor) = supervisor_opt {
                 // Unknown paths are left to the handler's own error.
                 if let Ok(canonical) = std::fs::canonicalize(&repo) {
                     if canonical.is_dir() {
-                        let state = supervisor.send(MountRepo { repo: canonical.clone() }).await??;
-                        if !wait.is_zero() {
+                        let state = supervisor.send(MountRepo { repo: canonical.clone(), start_run: true }).await??;
+                        if let Some(wait) = wait_opt {
                             wait_for_first_index(state, wait, &canonical).await?;
                         }
                     }
@@ -660,17 +662,44 @@ impl Handler<Index> for ToolDispatcher {
     type Result = ResponseFuture<Result<IndexSummary>>;
 
     fn handle(&mut self, msg: Index, _: &mut Context<Self>) -> Self::Result {
+        self.index_run(msg, false)
+    }
+}
+
+/// The RepoSupervisor's own index runs (a mount, a watcher's change): it tracks them itself.
+#[derive(Message)]
+#[rtype(result = "Result<IndexSummary>")]
+pub struct SupervisedIndex(pub Index);
+
+impl Handler<SupervisedIndex> for ToolDispatcher {
+    type Result = ResponseFuture<Result<IndexSummary>>;
+
+    fn handle(&mut self, SupervisedIndex(msg): SupervisedIndex, _: &mut Context<Self>) -> Self::Result {
+        self.index_run(msg, true)
+    }
+}
+
+impl ToolDispatcher {
+    /// An index run. In a daemon, a run someone asked for mounts the repo (so it is watched
+    /// from now on) without starting a second run, and tells the supervisor it runs, so a
+    /// search arriving meanwhile waits for it like for any first run.
+    fn index_run(&mut self, msg: Index, supervised: bool) -> ResponseFuture<Result<IndexSummary>> {
         let repo_manager = self.repo_manager.clone();
         let ingestor = self.ingestor.clone();
         let embedder = self.embedder.clone();
         let config = Arc::clone(&self.config);
         let jobs = Arc::clone(&self.embedding_jobs);
-        // Mounted (so the daemon watches it) but not waited for: this run is the wait.
-        let allowed = self.resolve_repo_with(Some(msg.request.repo.clone()), false);
+        let allowed = self.checked_repo(Some(msg.request.repo.clone()));
+        let supervisor_opt = self.supervisor_opt.clone().filter(|_| !supervised);
         let metrics = Arc::clone(&self.metrics);
         Box::pin(async move {
-            allowed.await?;
+            allowed?;
             let handle = repo_manager.send(OpenRepo { path: msg.request.repo.clone(), create: true }).await??;
+            let canonical = PathBuf::from(&handle.meta.canonical_path);
+            if let Some(supervisor) = &supervisor_opt {
+                supervisor.send(MountRepo { repo: canonical.clone(), start_run: false }).await??;
+                supervisor.do_send(RunStarted { repo: canonical.clone() });
+            }
             let result = {
                 let _one_run_at_a_time = handle.index_run.lock().await;
                 metrics.track("indexer", run_index(&handle, &ingestor, &config, msg.progress_opt)).await
@@ -682,6 +711,10 @@ impl Handler<Index> for ToolDispatcher {
                 }
             } else if msg.embed_in_background && config.embedding.enabled {
                 start_background_embedding(handle, embedder, config.embedding.batch_size, jobs);
+            }
+            if let Some(supervisor) = &supervisor_opt {
+                let outcome = result.as_ref().map(|_| ()).map_err(|err| err.message.clone());
+                supervisor.do_send(RunEnded { repo: canonical, outcome });
             }
             result
         })

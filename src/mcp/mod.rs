@@ -171,7 +171,13 @@ pub struct DocdexMcp {
     dispatcher: Addr<ToolDispatcher>,
     /// `--repo`, or the first workspace root the client lists.
     default_repo: Arc<RwLock<Option<PathBuf>>>,
+    /// True while the client is being asked for its workspace roots: a tool call that needs
+    /// the default repo waits for the answer instead of failing.
+    roots_pending: Arc<tokio::sync::watch::Sender<bool>>,
 }
+
+/// How long a tool call waits for the client's roots.
+const ROOTS_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 fn tool_error(err: &DocdexError) -> CallToolResult {
     let mut text = format!("error ({}): {}", err.code.as_str(), err.message);
@@ -216,14 +222,20 @@ fn bounded(value: Option<u64>, default: usize, max: usize, name: &str) -> Result
 
 impl DocdexMcp {
     pub fn new(dispatcher: Addr<ToolDispatcher>, default_repo_opt: Option<PathBuf>) -> DocdexMcp {
-        DocdexMcp { dispatcher, default_repo: Arc::new(RwLock::new(default_repo_opt)) }
+        DocdexMcp {
+            dispatcher,
+            default_repo: Arc::new(RwLock::new(default_repo_opt)),
+            roots_pending: Arc::new(tokio::sync::watch::channel(false).0),
+        }
     }
 
     /// The repo a call is about: its own `repo_path`, else the session default.
-    fn repo(&self, repo_path: Option<String>) -> Result<PathBuf> {
+    async fn repo(&self, repo_path: Option<String>) -> Result<PathBuf> {
         if let Some(path) = repo_path.filter(|p| !p.trim().is_empty()) {
             return Ok(PathBuf::from(path));
         }
+        let mut pending = self.roots_pending.subscribe();
+        let _ = tokio::time::timeout(ROOTS_WAIT, pending.wait_for(|p| !p)).await;
         self.default_repo.read().ok().and_then(|r| r.clone()).ok_or_else(|| {
             DocdexError::invalid("no repo: pass repo_path")
                 .with_hint("give repo_path (the repository root), or start the server with --repo")
@@ -251,7 +263,7 @@ impl DocdexMcp {
             let mode_opt =
                 args.mode.as_deref().filter(|m| !m.trim().is_empty()).map(str::parse::<SearchMode>).transpose()?;
             let request = SearchRequest {
-                repo_opt: Some(self.repo(args.repo_path)?),
+                repo_opt: Some(self.repo(args.repo_path).await?),
                 query: args.query,
                 limit,
                 mode_opt,
@@ -286,7 +298,7 @@ impl DocdexMcp {
         let result = async {
             let limit = bounded(args.limit, DEFAULT_LIMIT, crate::protocol::MAX_SEARCH_LIMIT, "limit")?;
             let search = SearchRequest {
-                repo_opt: Some(self.repo(args.repo_path)?),
+                repo_opt: Some(self.repo(args.repo_path).await?),
                 query: args.query,
                 limit,
                 mode_opt: None,
@@ -328,7 +340,7 @@ impl DocdexMcp {
     async fn docdex_open(&self, Parameters(args): Parameters<OpenArgs>) -> CallToolResult {
         let result = async {
             let msg = OpenFile {
-                repo_opt: Some(self.repo(args.repo_path)?),
+                repo_opt: Some(self.repo(args.repo_path).await?),
                 path: args.path,
                 start_opt: args.line_start,
                 end_opt: args.line_end,
@@ -352,7 +364,7 @@ impl DocdexMcp {
     async fn docdex_files(&self, Parameters(args): Parameters<FilesArgs>) -> CallToolResult {
         let result = async {
             let limit = bounded(args.limit, DEFAULT_FILES_LIMIT, 5000, "limit")?;
-            self.call(ListFiles { repo_opt: Some(self.repo(args.repo_path)?), glob_opt: args.glob, limit }).await
+            self.call(ListFiles { repo_opt: Some(self.repo(args.repo_path).await?), glob_opt: args.glob, limit }).await
         }
         .await;
         respond(result, |list| {
@@ -369,7 +381,7 @@ impl DocdexMcp {
     )]
     async fn docdex_index(&self, Parameters(args): Parameters<RepoArgs>) -> CallToolResult {
         let result = async {
-            let request = IndexRequest { repo: self.repo(args.repo_path)? };
+            let request = IndexRequest { repo: self.repo(args.repo_path).await? };
             self.call(Index { request, progress_opt: None, embed_in_background: true }).await
         }
         .await;
@@ -386,7 +398,7 @@ impl DocdexMcp {
         description = "What is indexed for the repository: files, chunks, embeddings done and pending, last run. Example: {}. Call before searching a repo you have not indexed."
     )]
     async fn docdex_status(&self, Parameters(args): Parameters<RepoArgs>) -> CallToolResult {
-        let result = async { self.call(Status(Some(self.repo(args.repo_path)?))).await }.await;
+        let result = async { self.call(Status(Some(self.repo(args.repo_path).await?))).await }.await;
         respond(result, |s| {
             let text = format!(
                 "{}: {} files, {} chunks, {} of {} embedded ({} pending), last completed {}",
@@ -408,7 +420,7 @@ impl DocdexMcp {
     async fn docdex_memory_save(&self, Parameters(args): Parameters<MemorySaveArgs>) -> CallToolResult {
         let result = async {
             let msg = MemorySave {
-                repo_opt: Some(self.repo(args.repo_path)?),
+                repo_opt: Some(self.repo(args.repo_path).await?),
                 text: args.text,
                 metadata: args.metadata.unwrap_or(serde_json::Value::Null),
             };
@@ -427,7 +439,7 @@ impl DocdexMcp {
     async fn docdex_memory_recall(&self, Parameters(args): Parameters<MemoryRecallArgs>) -> CallToolResult {
         let result = async {
             let k = bounded(args.k, DEFAULT_RECALL, crate::protocol::MAX_MEMORY_RECALL, "k")?;
-            self.call(MemoryRecall { repo_opt: Some(self.repo(args.repo_path)?), query: args.query, k }).await
+            self.call(MemoryRecall { repo_opt: Some(self.repo(args.repo_path).await?), query: args.query, k }).await
         }
         .await;
         respond(result, |response| {
@@ -448,6 +460,21 @@ impl DocdexMcp {
 
 #[tool_handler]
 impl ServerHandler for DocdexMcp {
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        context: rmcp::service::RequestContext<RoleServer>,
+    ) -> std::result::Result<rmcp::model::InitializeResult, rmcp::ErrorData> {
+        // A client that will be asked for its roots (in `on_initialized`) may call a tool
+        // before it has answered: from here on, such calls wait for the answer.
+        let has_default = self.default_repo.read().ok().is_some_and(|r| r.is_some());
+        if !has_default && request.capabilities.roots.is_some() {
+            self.roots_pending.send_replace(true);
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("docdex", env!("CARGO_PKG_VERSION")))
@@ -468,6 +495,8 @@ impl ServerHandler for DocdexMcp {
         }
         // Roots are deprecated in the newest protocol revision but are what today's editors
         // send to say which workspace they have open.
+        self.roots_pending.send_replace(true);
+        let _done = RootsDone(Arc::clone(&self.roots_pending));
         #[allow(deprecated)]
         match context.peer.list_roots().await {
             #[allow(deprecated)]
@@ -488,6 +517,15 @@ impl ServerHandler for DocdexMcp {
             }
             Err(err) => tracing::debug!(error = %err, "client listed no roots"),
         }
+    }
+}
+
+/// Clears `roots_pending` however the roots request ends.
+struct RootsDone(Arc<tokio::sync::watch::Sender<bool>>);
+
+impl Drop for RootsDone {
+    fn drop(&mut self) {
+        self.0.send_replace(false);
     }
 }
 

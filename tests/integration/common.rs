@@ -55,6 +55,8 @@ impl Home {
             .env_remove("DOCDEX_LLM_BASE_URL")
             .env_remove("DOCDEX_LLM_MODEL")
             .env_remove(docdex::actors::indexer::FAULT_ABORT_AFTER_COMMITS_ENV)
+            .env_remove(docdex::actors::indexer::FAULT_PANIC_INDEXER_ENV)
+            .env_remove(docdex::client::BASE_URL_ENV)
             .env("DOCDEX_MODELS_DIR", self.models_opt.clone().unwrap_or_else(|| self.dir.path().join("no-models")))
             // Fixture repos live in the temp dir, outside the home a daemon serves by default.
             .env("DOCDEX_ALLOWED_ROOTS", std::env::temp_dir())
@@ -131,11 +133,17 @@ pub struct Server {
 }
 
 impl Server {
-    /// Starts `docdexd serve --bind 127.0.0.1:0 <extra>` and waits for its address line.
+    /// Starts `docdexd daemon --bind 127.0.0.1:0 <extra>` and waits for its address line.
     pub fn start(home: &Home, extra: &[&str]) -> Server {
+        Server::start_with_env(home, extra, &[])
+    }
+
+    /// `start`, with extra environment variables.
+    pub fn start_with_env(home: &Home, extra: &[&str], envs: &[(&str, &str)]) -> Server {
         let mut child = home
             .cmd()
-            .arg("serve")
+            .envs(envs.iter().copied())
+            .arg("daemon")
             .args(if extra.contains(&"--bind") { &[][..] } else { &["--bind", "127.0.0.1:0"][..] })
             .args(extra)
             .stdout(Stdio::piped())

@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
-use crate::common::{live_chunks, models_dir, repo_state_dir, write, Home};
+use crate::common::{live_chunks, models_dir, repo_state_dir, write, Home, Server};
 
 const FILES: usize = 36;
 const TOPICS: [&str; 6] = ["parsing", "caching", "retries", "logging", "sockets", "hashing"];
@@ -54,10 +54,20 @@ fn fifty_random_kills_lose_nothing_and_confuse_no_vector() {
     }
     let summary = home.json(&["index", "--repo", repo_arg, "--wait", "--json"]);
     assert_eq!(summary["embeddings"]["pending"], 0, "{summary}");
+    assert_consistent(&home, repo.path());
 
+    // Memory ids were never handed out twice.
+    assert!(memory_ids.len() >= 5, "{memory_ids:?}");
+    assert_eq!(memory_ids.iter().collect::<HashSet<_>>().len(), memory_ids.len(), "{memory_ids:?}");
+}
+
+/// After the final complete run: every file indexed once with its current text, every chunk
+/// id once, records and index agreeing, and every chunk's vector the vector of its own text
+/// (re-embedded and compared), none left over.
+fn assert_consistent(home: &Home, repo: &std::path::Path) {
     // Every file once, every chunk id once.
-    let canonical = std::fs::canonicalize(repo.path()).unwrap();
-    let state_dir = repo_state_dir(&home, repo.path());
+    let canonical = std::fs::canonicalize(repo).unwrap();
+    let state_dir = repo_state_dir(&home, repo);
     let fingerprint = state_dir.file_name().unwrap().to_string_lossy().to_string();
     let index = docdex::index::RepoIndex::open(&canonical, &fingerprint, &state_dir).unwrap();
     let mut by_path: HashMap<String, Vec<u32>> = HashMap::new();
@@ -71,7 +81,7 @@ fn fifty_random_kills_lose_nothing_and_confuse_no_vector() {
     // The index holds each file's current text.
     let rtxn = index.store.read_txn().unwrap();
     for (path, ids) in &by_path {
-        let on_disk = std::fs::read_to_string(repo.path().join(path)).unwrap();
+        let on_disk = std::fs::read_to_string(repo.join(path)).unwrap();
         let record = index.store.file(&rtxn, path).unwrap().unwrap();
         assert_eq!(record.chunk_ids, *ids, "{path}: records and index agree");
         let input = index.embedding_inputs(ids).unwrap().remove(0).1.unwrap();
@@ -98,8 +108,61 @@ fn fifty_random_kills_lose_nothing_and_confuse_no_vector() {
         assert!(cosine > 0.999, "chunk {id}'s vector belongs to other text (cosine {cosine})");
     }
     assert_eq!(vectors.len(), ids.len(), "no vectors of chunks that are gone");
+}
 
-    // Memory ids were never handed out twice.
-    assert!(memory_ids.len() >= 5, "{memory_ids:?}");
-    assert_eq!(memory_ids.iter().collect::<HashSet<_>>().len(), memory_ids.len(), "{memory_ids:?}");
+/// The daemon killed (SIGKILL) at random points while its watcher and mount re-index and it
+/// embeds in the background, 20 times: the index ends as a clean run leaves it.
+#[test]
+fn twenty_daemon_kills_during_indexing_and_embedding_lose_nothing() {
+    let repo = tempfile::tempdir().unwrap();
+    for i in 0..FILES {
+        write(repo.path(), &format!("src/m{i:02}.rs"), &content(i, 0));
+    }
+    let home = Home::with_config(
+        "[index]\nbatch_max_files = 3\n\n[embedding]\nbatch_size = 4\n\n[watcher]\ndebounce_ms = 100\n",
+    )
+    .model();
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mount = serde_json::json!({ "repo_path": repo.path() });
+    for trial in 1..=20 {
+        for _ in 0..3 {
+            let i = (next() % FILES as u64) as usize;
+            write(repo.path(), &format!("src/m{i:02}.rs"), &content(i, trial));
+        }
+        let server = Server::start(&home, &[]);
+        let response = server.blocking_client().post(server.url("/v1/initialize")).json(&mount).send().unwrap();
+        assert_eq!(response.status().as_u16(), 200);
+        // A change while it runs: the watcher queues another run behind this one.
+        std::thread::sleep(Duration::from_millis(next() % 400));
+        let i = (next() % FILES as u64) as usize;
+        write(repo.path(), &format!("src/m{i:02}.rs"), &content(i, trial + 100));
+        std::thread::sleep(Duration::from_millis(next() % 1500));
+        drop(server); // SIGKILL
+    }
+    // The next daemon finishes the job: index run and embeddings.
+    let server = Server::start(&home, &[]);
+    let wait = serde_json::json!({ "repo_path": repo.path(), "wait": true });
+    let response = server.blocking_client().post(server.url("/v1/initialize")).json(&wait).send().unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let status_url = server.url(&format!("/v1/status?repo={}", repo.path().display()));
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        let status: serde_json::Value = server.blocking_client().get(&status_url).send().unwrap().json().unwrap();
+        let repos: serde_json::Value =
+            server.blocking_client().get(server.url("/v1/repos")).send().unwrap().json().unwrap();
+        let idle = repos[0]["state"] == "ready";
+        if idle && status["embeddings"]["pending"] == 0 && status["embeddings"]["embedded"] == FILES as u64 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "embeddings never caught up: {status}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    drop(server);
+    assert_consistent(&home, repo.path());
 }

@@ -9,6 +9,7 @@ mod browser_guard;
 mod chat;
 mod cli;
 mod crash;
+mod daemon;
 mod http;
 mod indexing;
 mod mcp;
