@@ -67,7 +67,7 @@ fn fifty_random_kills_lose_nothing_and_confuse_no_vector() {
 fn assert_consistent(home: &Home, repo: &std::path::Path) {
     // Every file once, every chunk id once.
     let canonical = std::fs::canonicalize(repo).unwrap();
-    let state_dir = repo_state_dir(&home, repo);
+    let state_dir = repo_state_dir(home, repo);
     let fingerprint = state_dir.file_name().unwrap().to_string_lossy().to_string();
     let index = docdex::index::RepoIndex::open(&canonical, &fingerprint, &state_dir).unwrap();
     let mut by_path: HashMap<String, Vec<u32>> = HashMap::new();
