@@ -233,6 +233,18 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Benchmark a daemon as its users feel it, on a copy of REPO in a throwaway home:
+    /// resident memory at start, after hybrid searches and after the idle release, and
+    /// save-to-searchable latency through the watcher.
+    BenchDaemon {
+        #[arg(long)]
+        repo: PathBuf,
+        /// Save-to-searchable measurements.
+        #[arg(long, default_value_t = 10)]
+        runs: usize,
+        #[arg(long)]
+        json: bool,
+    },
     /// Benchmark the web tier against pages served from loopback: Chromium cold start, warm
     /// page loads, extraction per page, web-rag with the cache cold and warm.
     BenchWeb {
@@ -494,6 +506,26 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
         }
         Command::Daemon { repo, bind, expose, auth_token } => serve(loaded, repo, bind, expose, auth_token).await,
         Command::Mcp { repo } => {
+            // With a daemon running, relay to it: one set of indexes, watchers and models for
+            // every editor session. A repo the daemon will not serve is served here.
+            if let Some(daemon) = DaemonClient::find(&loaded)? {
+                let repo_opt = repo.as_deref().map(client::absolute);
+                let refused = match &repo_opt {
+                    Some(repo) => match daemon.mount(repo).await {
+                        Err(err) if err.code == ErrorCode::PathRefused => true,
+                        Err(err) => {
+                            tracing::warn!(error = %err.message, "could not mount the repo in the daemon");
+                            false
+                        }
+                        Ok(_) => false,
+                    },
+                    None => false,
+                };
+                if !refused {
+                    crate::mcp::proxy::relay_stdio(&daemon, repo_opt.as_deref()).await?;
+                    return Ok(0);
+                }
+            }
             let actors = crate::start_daemon_actors(&loaded, repo.clone());
             let default_repo_opt = repo.clone();
             if let Some(repo) = repo {
@@ -518,6 +550,10 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             crate::eval::run(&loaded, &dataset, mode, sweep_fusion, json).await
         }
         Command::BenchWeb { runs, json } => crate::bench_web::run(&loaded, runs, json).await,
+        Command::BenchDaemon { repo, runs, json } => {
+            // Blocking HTTP and sleeps: off the async workers.
+            tokio::task::spawn_blocking(move || crate::bench_daemon::run(&loaded, &repo, runs, json)).await?
+        }
         Command::EvalGate { repo, questions, json } => crate::gate_eval::run(&loaded, &repo, &questions, json).await,
         Command::Bench { repo, queries, lexical_only, questions, index_runs, json } => {
             let options =
@@ -1271,7 +1307,7 @@ fn mcp_config(loaded: &LoadedConfig, repo_opt: Option<PathBuf>) -> Result<String
     }
     let http = serde_json::json!({ "mcpServers": { "docdex": http_server } });
     Ok(format!(
-        "# stdio: the client starts docdex itself\n{}\n\n# HTTP: a running `docdexd serve`\n{}\n",
+        "# stdio: the client starts docdex itself\n{}\n\n# HTTP: a running `docdexd daemon`\n{}\n",
         serde_json::to_string_pretty(&stdio)?,
         serde_json::to_string_pretty(&http)?
     ))

@@ -12,8 +12,8 @@ use crate::actors::repo_manager::CloseAll;
 use crate::actors::tool_dispatcher::{MemoryDelete, MemoryRecall, MemorySave, Search, Status};
 use crate::config::{self, LoadedConfig};
 use crate::protocol::{
-    DaemonStatus, DocdexError, ErrorCode, IndexSummary, MemoryDeleted, MemoryItem, MemoryRecallResponse, RepoStatus,
-    Result, SearchRequest, SearchResponse,
+    DaemonStatus, DocdexError, ErrorCode, IndexSummary, MemoryDeleted, MemoryItem, MemoryRecallResponse, MountedRepo,
+    RepoStatus, Result, SearchRequest, SearchResponse,
 };
 
 /// Names a daemon to use instead of the one found through the lock file.
@@ -54,6 +54,15 @@ impl DaemonClient {
 
     pub fn base_url(&self) -> &str {
         &self.base_url
+    }
+
+    pub fn token(&self) -> Option<&str> {
+        self.token_opt.as_deref()
+    }
+
+    /// Mounts a repo in the daemon (its index run and watcher start).
+    pub async fn mount(&self, repo: &Path) -> Result<MountedRepo> {
+        self.call(self.http.post(self.url("/v1/initialize")).json(&serde_json::json!({ "repo_path": repo }))).await
     }
 
     async fn call<T: DeserializeOwned>(&self, request: reqwest::RequestBuilder) -> Result<T> {

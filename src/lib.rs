@@ -7,6 +7,7 @@
 
 pub mod actors;
 pub mod bench;
+pub mod bench_daemon;
 pub mod bench_web;
 pub mod chat_cli;
 pub mod cli;
@@ -64,7 +65,7 @@ pub fn start_actors(loaded: &LoadedConfig, default_repo_opt: Option<PathBuf>) ->
     start_actors_with(loaded, default_repo_opt, repo_policy::RepoPolicy::unrestricted(), None)
 }
 
-/// Spawns the actor system for a daemon (`serve`, `mcp`): repos named by requests must be
+/// Spawns the actor system for a daemon (`daemon`, `mcp`): repos named by requests must be
 /// inside the allowed roots (see `repo_policy`).
 pub fn start_daemon_actors(loaded: &LoadedConfig, default_repo_opt: Option<PathBuf>) -> Actors {
     let policy = repo_policy::RepoPolicy::daemon(&loaded.config.repos.allowed_roots, default_repo_opt.as_deref());

@@ -1,4 +1,4 @@
-//! Which directories a daemon may index and read. A daemon (`serve`, `mcp`) answers
+//! Which directories a daemon may index and read. A daemon (`daemon`, `mcp`) answers
 //! requests that name a repo by path, so it must not become a reader of `/etc` or `~/.ssh`:
 //! a repo must lie inside the user's home (not in a dot-directory, not the home itself),
 //! inside `[repos] allowed_roots` (or `DOCDEX_ALLOWED_ROOTS`), or inside the repo the daemon

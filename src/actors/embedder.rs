@@ -104,6 +104,8 @@ pub struct EmbedderShared {
     query_cache: Mutex<QueryCache>,
     slots: Vec<Mutex<ModelSlot>>,
     next_slot: AtomicUsize,
+    /// A model loaded once in this process: an unloaded one will load again.
+    ever_loaded: std::sync::atomic::AtomicBool,
 }
 
 struct ModelSlot {
@@ -120,6 +122,7 @@ impl EmbedderShared {
             query_cache: Mutex::new(QueryCache::default()),
             slots: slots.collect(),
             next_slot: AtomicUsize::new(0),
+            ever_loaded: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -154,8 +157,14 @@ impl EmbedderShared {
 }
 
 /// Returns freed heap pages to the system: ONNX Runtime allocates through the C allocator,
-/// whose arenas otherwise keep a dropped model's memory resident.
+/// whose arenas otherwise keep a dropped model's memory resident, and mimalloc keeps freed
+/// segments for reuse.
 fn release_free_memory() {
+    // SAFETY: mi_collect only returns mimalloc's own unused pages (Rust's allocations: the
+    // tokenizer, the model's weights as read from disk).
+    unsafe {
+        libmimalloc_sys::mi_collect(true);
+    }
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only walks the allocator's own free lists.
     unsafe {
@@ -256,18 +265,25 @@ impl Embedder {
         slot.last_used = Instant::now();
         if matches!(slot.state, ModelState::NotLoaded) {
             slot.state = match EmbeddingModel::load(&self.settings) {
-                Ok(model) => ModelState::Ready(Box::new(model)),
+                Ok(model) => {
+                    self.shared.ever_loaded.store(true, Ordering::Relaxed);
+                    ModelState::Ready(Box::new(model))
+                }
                 Err(reason) => {
                     tracing::warn!(reason = %reason, "semantic search unavailable");
                     ModelState::Failed(reason)
                 }
             };
         }
-        match &mut slot.state {
+        let result = match &mut slot.state {
             ModelState::Ready(model) => work(model),
             ModelState::Failed(reason) => Err(unavailable(reason)),
             ModelState::NotLoaded => Err(unavailable("not loaded")),
-        }
+        };
+        // Idle counts from the end of the work: a long batch must not make the model look
+        // idle the moment it is done.
+        slot.last_used = Instant::now();
+        result
     }
 
     fn embed(&mut self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
@@ -339,7 +355,25 @@ impl Handler<ProbeModel> for Embedder {
     type Result = actix::MessageResult<ProbeModel>;
 
     fn handle(&mut self, _: ProbeModel, _: &mut SyncContext<Self>) -> Self::Result {
-        let info = match self.with_model(|_| Ok(())) {
+        // What the slots know answers without loading a model (a status poll must not keep
+        // an idle model in memory); only a model never tried is loaded to find out.
+        let known = self.shared.slots.iter().find_map(|slot| match &slot.try_lock().ok()?.state {
+            ModelState::Ready(_) => Some(Ok(())),
+            ModelState::Failed(reason) => Some(Err(unavailable(reason))),
+            ModelState::NotLoaded => None,
+        });
+        let tried = self.shared.ever_loaded.load(Ordering::Relaxed);
+        let result = match known {
+            Some(result) => result,
+            None if tried => match self.settings.paths.missing() {
+                Some(missing) => {
+                    Err(unavailable(&format!("{} is missing; run `docdexd models install`", missing.display())))
+                }
+                None => Ok(()),
+            },
+            None => self.with_model(|_| Ok(())),
+        };
+        let info = match result {
             Ok(()) => ModelInfo {
                 available: true,
                 detail: format!("{} from {}", crate::models::MODEL_NAME, self.settings.paths.model_dir.display()),

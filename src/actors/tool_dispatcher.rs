@@ -704,6 +704,7 @@ impl ToolDispatcher {
                 let _one_run_at_a_time = handle.index_run.lock().await;
                 metrics.track("indexer", run_index(&handle, &ingestor, &config, msg.progress_opt)).await
             };
+            let result = result.map_err(|err| err.or_disk_full(&handle.index.state_dir));
             if result.is_err() {
                 // Roll back whatever the failed run left uncommitted and free the writer.
                 if let Err(err) = handle.indexer.send(AbortIndexRun).await {

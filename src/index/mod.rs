@@ -245,7 +245,7 @@ impl RepoIndex {
                 ErrorCode::IndexLocked,
                 format!("the index of {} is being written by another docdexd process", self.root.display()),
             )
-            .with_hint("wait for it to finish, or stop the other `docdexd serve`/`index` process"),
+            .with_hint("wait for it to finish, or stop the other `docdexd daemon`/`index` process"),
             other => other.into(),
         })
     }

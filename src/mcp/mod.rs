@@ -6,6 +6,8 @@
 //! (the same JSON the HTTP API returns) for programs. A docdex error becomes a tool error
 //! (`isError: true`) with the message and its hint, never an empty result.
 
+pub mod proxy;
+
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 

@@ -179,8 +179,7 @@ macro_rules! internal_from {
 impl From<std::io::Error> for DocdexError {
     fn from(err: std::io::Error) -> Self {
         if err.kind() == std::io::ErrorKind::StorageFull || err.raw_os_error() == Some(28) {
-            return DocdexError::new(ErrorCode::StateUnwritable, format!("the disk is full: {err}"))
-                .with_hint("free disk space and retry; what was committed before is kept");
+            return DocdexError::disk_full(&err);
         }
         DocdexError::internal(format!("i/o error: {err}"))
     }
@@ -197,16 +196,53 @@ impl From<heed::Error> for DocdexError {
                 "raise [index] lmdb_map_bytes in $DOCDEX_HOME/config.toml and retry; what was committed is kept",
             ),
             heed::Error::Io(io) if io.kind() == std::io::ErrorKind::StorageFull || io.raw_os_error() == Some(28) => {
-                DocdexError::new(ErrorCode::StateUnwritable, format!("the disk is full: {io}"))
-                    .with_hint("free disk space and retry; what was committed before is kept")
+                DocdexError::disk_full(io)
             }
             _ => DocdexError::internal(format!("metadata store error: {err}")),
         }
     }
 }
 
+impl From<tantivy::TantivyError> for DocdexError {
+    fn from(err: tantivy::TantivyError) -> Self {
+        if let tantivy::TantivyError::IoError(io) = &err {
+            if io.kind() == std::io::ErrorKind::StorageFull || io.raw_os_error() == Some(28) {
+                return DocdexError::disk_full(&err);
+            }
+        }
+        DocdexError::internal(format!("index error: {err}"))
+    }
+}
+
+impl DocdexError {
+    fn disk_full(cause: &dyn std::fmt::Display) -> DocdexError {
+        DocdexError::new(ErrorCode::StateUnwritable, format!("the disk is full: {cause}"))
+            .with_hint("free disk space and retry; what was committed before is kept")
+    }
+
+    /// A failed write to `dir`: when its file system has no room left, the error says so
+    /// (Tantivy's writer threads report a full disk only as "the index writer was killed").
+    pub fn or_disk_full(self, dir: &std::path::Path) -> DocdexError {
+        if self.code == ErrorCode::StateUnwritable || available_bytes(dir).is_none_or(|free| free >= 1 << 20) {
+            return self;
+        }
+        DocdexError::disk_full(&self.message)
+    }
+}
+
+/// Bytes available to this user on the file system holding `dir`.
+fn available_bytes(dir: &std::path::Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid C string and a zeroed struct for the kernel to fill.
+    if unsafe { libc::statvfs(path.as_ptr(), &mut stat) } != 0 {
+        return None;
+    }
+    Some(stat.f_bavail as u64 * stat.f_frsize as u64)
+}
+
 internal_from!(
-    tantivy::TantivyError => "index error",
     serde_json::Error => "json error",
     actix::MailboxError => "actor mailbox error",
     tokio::task::JoinError => "background task failed",

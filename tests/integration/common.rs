@@ -124,7 +124,7 @@ pub fn sample_repo() -> TempDir {
     ])
 }
 
-/// A running `docdexd serve`, killed on drop.
+/// A running `docdexd daemon`, killed on drop.
 pub struct Server {
     pub child: Child,
     pub base_url: String,

@@ -1,4 +1,4 @@
-//! The HTTP API end to end over loopback against a real `docdexd serve`.
+//! The HTTP API end to end over loopback against a real `docdexd daemon`.
 
 use crate::common::{get, hit_paths, sample_repo, Home, Server};
 

@@ -266,3 +266,57 @@ fn a_full_metadata_store_is_a_clear_error_and_loses_nothing_committed() {
     assert!(status["metadata_size_bytes"].as_u64().unwrap() > 0, "{status}");
     assert_eq!(status["embedding_cache_entries"], 400, "{status}");
 }
+
+/// A real full disk: the state directory on a small tmpfs (mounted in a private user and
+/// mount namespace, no privileges needed), filled up between two index runs. The failing run
+/// says the disk is full, the committed index still answers, and with space freed the next
+/// run completes.
+#[test]
+fn a_full_disk_is_a_clear_error_and_loses_nothing_committed() {
+    let repo = repo_with(&[("src/first.rs", "pub fn committed_before_full() {}\n")]);
+    let home = Home::new();
+    let state = home.dir.path().join("state");
+    let out_dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(&state).unwrap();
+    let script = r#"
+set -u
+mount -t tmpfs -o size=8m tmpfs "$STATE" || exit 90
+"$BIN" index --repo "$REPO" --json > "$OUT/1.json" 2> "$OUT/1.err"; echo $? > "$OUT/1.code"
+dd if=/dev/zero of="$STATE/filler" bs=64k 2> /dev/null
+for i in $(seq 1 60); do printf 'pub fn added_after_full_%s() {}\n' "$i" > "$REPO/src/added_$i.rs"; done
+"$BIN" index --repo "$REPO" --json > "$OUT/2.json" 2> "$OUT/2.err"; echo $? > "$OUT/2.code"
+"$BIN" search --repo "$REPO" --json committed_before_full > "$OUT/3.json" 2> "$OUT/3.err"
+rm "$STATE/filler"
+"$BIN" index --repo "$REPO" --json > "$OUT/4.json" 2> "$OUT/4.err"; echo $? > "$OUT/4.code"
+"$BIN" search --repo "$REPO" --json added_after_full_60 > "$OUT/5.json" 2> "$OUT/5.err"
+"#;
+    // The same environment as every docdexd the tests run, around `unshare`.
+    let mut cmd = std::process::Command::new("unshare");
+    for (key, value) in home.cmd().get_envs() {
+        match value {
+            Some(value) => cmd.env(key, value),
+            None => cmd.env_remove(key),
+        };
+    }
+    let status = cmd
+        .args(["-Urm", "sh", "-c", script])
+        .env("DOCDEX_STATE_DIR", &state)
+        .env("STATE", &state)
+        .env("BIN", env!("CARGO_BIN_EXE_docdexd"))
+        .env("REPO", repo.path())
+        .env("OUT", out_dir.path())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "the test needs `unshare -Urm` (user namespaces) to mount a small tmpfs");
+    let read = |name: &str| std::fs::read_to_string(out_dir.path().join(name)).unwrap_or_default();
+    assert_eq!(read("1.code").trim(), "0", "{}", read("1.err"));
+    assert_eq!(read("2.code").trim(), "2", "the run on a full disk must fail: {}", read("2.json"));
+    assert!(read("2.err").contains("disk is full"), "{}", read("2.err"));
+    let before: serde_json::Value = serde_json::from_str(&read("3.json")).unwrap();
+    assert_eq!(before["hits"][0]["path"], "src/first.rs", "{before} {}", read("3.err"));
+    assert_eq!(read("4.code").trim(), "0", "{}", read("4.err"));
+    let after: serde_json::Value = serde_json::from_str(&read("4.json")).unwrap();
+    assert_eq!(after["chunks_total"], 61, "{after}");
+    let added: serde_json::Value = serde_json::from_str(&read("5.json")).unwrap();
+    assert_eq!(added["hits"][0]["path"], "src/added_60.rs", "{added}");
+}

@@ -38,6 +38,23 @@ fn run_client(home: &Home, args: &[&str]) {
 }
 
 #[test]
+fn stdio_relays_to_a_running_daemon_and_passes_the_official_client() {
+    let repo = mcp_repo();
+    let home = Home::with_config("[web]\nenabled = false\n");
+    let server = Server::start(&home, &[]);
+    run_client(&home, &["stdio", env!("CARGO_BIN_EXE_docdexd"), repo.path().to_str().unwrap()]);
+    // The tool calls were the daemon's: it mounted the repo and counted the searches.
+    let http = server.blocking_client();
+    let repos: serde_json::Value = http.get(server.url("/v1/repos")).send().unwrap().json().unwrap();
+    let canonical = std::fs::canonicalize(repo.path()).unwrap().display().to_string();
+    assert!(repos.as_array().unwrap().iter().any(|r| r["repo"] == canonical), "{repos}");
+    let status: serde_json::Value = http.get(server.url("/v1/status")).send().unwrap().json().unwrap();
+    let searches =
+        status["actors"].as_array().unwrap().iter().find(|a| a["actor"] == "search").unwrap()["handled"].as_u64();
+    assert!(searches.unwrap_or(0) >= 3, "{status}");
+}
+
+#[test]
 fn stdio_server_passes_the_official_client() {
     let repo = mcp_repo();
     // The web tier is off: docdex_web_research is exercised without leaving the machine.
