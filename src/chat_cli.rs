@@ -7,9 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::actors::chat::ChatStart;
-use crate::actors::repo_manager::CloseAll;
-use crate::actors::scraper::CloseBrowser;
 use crate::actors::tool_dispatcher::{Chat, DagGet, DagSessions, LlmModels};
+use crate::client::Backend;
 use crate::config::LoadedConfig;
 use crate::llm::hardware::{self, Advice, Hardware};
 use crate::llm::{ChatMessage, StreamEvent, Usage};
@@ -36,27 +35,40 @@ pub struct Answer {
     pub total_ms: f64,
 }
 
-/// Runs one turn, handing each piece of text to `on_text` as it arrives.
+/// Runs one turn (in this process or through the daemon), handing each piece of text to
+/// `on_text` as it arrives.
 pub async fn ask(
-    actors: &crate::Actors,
+    backend: &Backend,
     request: ChatRequest,
     mut on_text: impl FnMut(&str) -> Result<()>,
 ) -> Result<Answer> {
     let started = Instant::now();
-    let ChatStart { context, mut events } = actors.dispatcher.send(Chat(request)).await??;
-    let mut text = String::new();
     let mut first_token_ms = None;
-    let mut finish = ("stop".to_string(), None);
-    while let Some(event) = events.recv().await {
-        match event? {
-            StreamEvent::Delta(piece) => {
-                first_token_ms.get_or_insert_with(|| started.elapsed().as_secs_f64() * 1000.0);
-                text.push_str(&piece);
-                on_text(&piece)?;
-            }
-            StreamEvent::Done { finish_reason, usage_opt } => finish = (finish_reason, usage_opt),
+    let mut timed = |piece: &str| {
+        first_token_ms.get_or_insert_with(|| started.elapsed().as_secs_f64() * 1000.0);
+        on_text(piece)
+    };
+    let (context, text, finish) = match backend {
+        Backend::Daemon(daemon) => {
+            let (context, text, usage_opt) = daemon.chat(&request, &mut timed).await?;
+            (context, text, ("stop".to_string(), usage_opt))
         }
-    }
+        Backend::Local(actors) => {
+            let ChatStart { context, mut events } = actors.dispatcher.send(Chat(request)).await??;
+            let mut text = String::new();
+            let mut finish = ("stop".to_string(), None);
+            while let Some(event) = events.recv().await {
+                match event? {
+                    StreamEvent::Delta(piece) => {
+                        text.push_str(&piece);
+                        timed(&piece)?;
+                    }
+                    StreamEvent::Done { finish_reason, usage_opt } => finish = (finish_reason, usage_opt),
+                }
+            }
+            (context, text, finish)
+        }
+    };
     Ok(Answer {
         context,
         text,
@@ -106,15 +118,16 @@ fn render_sources(context: &ChatContext) -> String {
     out
 }
 
-pub async fn run_chat(loaded: &LoadedConfig, options: ChatOptions) -> Result<i32> {
-    let actors = crate::start_actors(loaded, None);
-    let result = chat_loop(&actors, &options).await;
-    actors.web.scraper.send(CloseBrowser).await?;
-    actors.repo_manager.send(CloseAll).await?;
+pub async fn run_chat(loaded: &LoadedConfig, mut options: ChatOptions) -> Result<i32> {
+    options.repo = crate::client::absolute(&options.repo);
+    // Through a running daemon: it holds the repo's index (the web tier may add pages).
+    let backend = Backend::for_repo(loaded, &options.repo).await?;
+    let result = chat_loop(&backend, &options).await;
+    backend.close().await?;
     result
 }
 
-async fn chat_loop(actors: &crate::Actors, options: &ChatOptions) -> Result<i32> {
+async fn chat_loop(actors: &Backend, options: &ChatOptions) -> Result<i32> {
     let request = |messages: Vec<ChatMessage>| ChatRequest {
         repo_opt: Some(options.repo.clone()),
         messages,
@@ -368,7 +381,8 @@ pub async fn run_bench_chat(
     max_tokens: usize,
     json: bool,
 ) -> Result<i32> {
-    let actors = crate::start_actors(loaded, None);
+    // In this process: the benchmark measures docdex's own work, not a daemon's queue.
+    let backend = Backend::Local(crate::start_actors(loaded, None));
     let mut rows = Vec::new();
     for run in 0..runs.max(2) {
         let request = ChatRequest {
@@ -379,7 +393,7 @@ pub async fn run_bench_chat(
             temperature_opt: Some(0.0),
             force_web: false,
         };
-        let answer = ask(&actors, request, |_| Ok(())).await?;
+        let answer = ask(&backend, request, |_| Ok(())).await?;
         let first = answer.first_token_ms.unwrap_or(answer.total_ms);
         rows.push(serde_json::json!({
             "run": run + 1,
@@ -393,7 +407,7 @@ pub async fn run_bench_chat(
             "context_window": answer.context.budget.context_window,
         }));
     }
-    actors.repo_manager.send(CloseAll).await?;
+    backend.close().await?;
     let median = |key: &str| {
         let mut values: Vec<f64> = rows[1..].iter().filter_map(|r| r[key].as_f64()).collect();
         values.sort_by(f64::total_cmp);

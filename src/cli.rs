@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 
 use crate::actors::repo_manager::{list_registry, CloseAll, RepoFingerprint};
 use crate::actors::scraper::CloseBrowser;
-use crate::actors::tool_dispatcher::{EmbedPending, Index, Mount, WebFetch, WebRag, WebSearch};
+use crate::actors::tool_dispatcher::{EmbedPending, Index, Mount};
 use crate::client::{self, Backend, DaemonClient};
 use crate::config::{self, LoadedConfig};
 use crate::http::{self, HttpState};
@@ -561,22 +561,26 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             crate::bench::run(&loaded, &repo, options).await
         }
         Command::WebSearch { limit, json, query } => {
-            let actors = crate::start_actors(&loaded, None);
-            let request = WebSearch { query: query.join(" "), limit };
-            let response = with_progress("searching the web", actors.dispatcher.send(request)).await??;
+            // Through a running daemon: one rate-limit gate and one cache for the machine.
+            let backend = Backend::connect(&loaded)?;
+            let result = with_progress("searching the web", backend.web_search(query.join(" "), limit)).await;
+            backend.close().await?;
+            let response = result?;
             print_out(&if json { to_json(&response)? } else { render_web_search(&response) })?;
             Ok(if response.results.is_empty() { 1 } else { 0 })
         }
         Command::WebFetch { refresh, json, url } => {
-            let actors = crate::start_actors(&loaded, None);
-            let result = with_progress("fetching", actors.dispatcher.send(WebFetch { url, refresh })).await;
-            actors.web.scraper.send(CloseBrowser).await?;
-            let response = result??;
+            let backend = Backend::connect(&loaded)?;
+            let result = with_progress("fetching", backend.web_fetch(url, refresh)).await;
+            backend.close().await?;
+            let response = result?;
             print_out(&if json { to_json(&response)? } else { render_web_fetch(&response) })?;
             Ok(0)
         }
         Command::WebRag { repo, force_web, limit, mode, json, query } => {
-            let actors = crate::start_actors(&loaded, None);
+            let repo = client::absolute(&repo);
+            // Fetched pages join the repo's index: the daemon holds its writer.
+            let backend = Backend::for_repo(&loaded, &repo).await?;
             let search = SearchRequest {
                 repo_opt: Some(repo),
                 query: query.join(" "),
@@ -584,12 +588,10 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
                 mode_opt: mode,
                 explain: false,
             };
-            let request = WebRag(WaterfallRequest { search, force_web });
-            let result = with_progress("answering", actors.dispatcher.send(request)).await;
-            actors.web.scraper.send(CloseBrowser).await?;
-            let response = result??;
+            let result = with_progress("answering", backend.web_rag(WaterfallRequest { search, force_web })).await;
+            backend.close().await?;
+            let response = result?;
             print_out(&if json { to_json(&response)? } else { render_waterfall(&response) })?;
-            actors.repo_manager.send(CloseAll).await?;
             Ok(if response.hits.is_empty() { 1 } else { 0 })
         }
         Command::Chat { repo, query, force_web, model, max_tokens, json } => {

@@ -9,11 +9,16 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 
 use crate::actors::repo_manager::CloseAll;
-use crate::actors::tool_dispatcher::{MemoryDelete, MemoryRecall, MemorySave, Search, Status};
+use crate::actors::scraper::CloseBrowser;
+use crate::actors::tool_dispatcher::{
+    MemoryDelete, MemoryRecall, MemorySave, Search, Status, WebFetch, WebRag, WebSearch,
+};
 use crate::config::{self, LoadedConfig};
+use crate::llm::Usage;
 use crate::protocol::{
-    DaemonStatus, DocdexError, ErrorCode, IndexSummary, MemoryDeleted, MemoryItem, MemoryRecallResponse, MountedRepo,
-    RepoStatus, Result, SearchRequest, SearchResponse,
+    ChatContext, ChatRequest, DaemonStatus, DocdexError, ErrorCode, IndexSummary, MemoryDeleted, MemoryItem,
+    MemoryRecallResponse, MountedRepo, RepoStatus, Result, SearchRequest, SearchResponse, WaterfallRequest,
+    WaterfallResponse, WebFetchResponse, WebSearchResponse,
 };
 
 /// Names a daemon to use instead of the one found through the lock file.
@@ -70,10 +75,7 @@ impl DaemonClient {
             Some(token) => request.bearer_auth(token),
             None => request,
         };
-        let response = request.send().await.map_err(|err| {
-            DocdexError::new(ErrorCode::Internal, format!("the daemon at {} is not answering: {err}", self.base_url))
-                .with_hint("is `docdexd daemon` still running? unset DOCDEX_HTTP_BASE_URL to run commands locally")
-        })?;
+        let response = request.send().await.map_err(|err| self.unreachable(err))?;
         let status = response.status();
         let body = response
             .bytes()
@@ -134,6 +136,115 @@ impl DaemonClient {
         self.call(self.http.post(self.url("/v1/memory/recall")).json(&body)).await
     }
 
+    pub async fn web_search(&self, query: &str, limit: usize) -> Result<WebSearchResponse> {
+        let body = serde_json::json!({ "query": query, "limit": limit });
+        self.call(self.http.post(self.url("/v1/web/search")).json(&body)).await
+    }
+
+    pub async fn web_fetch(&self, url: &str, refresh: bool) -> Result<WebFetchResponse> {
+        let body = serde_json::json!({ "url": url, "refresh": refresh });
+        self.call(self.http.post(self.url("/v1/web/fetch")).json(&body)).await
+    }
+
+    pub async fn web_rag(&self, request: &WaterfallRequest) -> Result<WaterfallResponse> {
+        let search = &request.search;
+        let mut query = vec![
+            ("q", search.query.clone()),
+            ("limit", search.limit.to_string()),
+            ("waterfall", "true".to_string()),
+            ("force_web", request.force_web.to_string()),
+        ];
+        if let Some(repo) = &search.repo_opt {
+            query.push(("repo", repo.display().to_string()));
+        }
+        if let Some(mode) = search.mode_opt {
+            query.push(("mode", mode.as_str().to_string()));
+        }
+        self.call(self.http.get(self.url("/v1/search")).query(&query)).await
+    }
+
+    /// One chat turn over the daemon's OpenAI-compatible endpoint, streamed: each piece of
+    /// text goes to `on_text`; the grounding (sources, budget, session) comes with the end.
+    pub async fn chat(
+        &self,
+        request: &ChatRequest,
+        mut on_text: impl FnMut(&str) -> Result<()>,
+    ) -> Result<(ChatContext, String, Option<Usage>)> {
+        let mut body = serde_json::json!({
+            "messages": request.messages,
+            "stream": true,
+            "stream_options": { "include_usage": true },
+            "docdex": {
+                "repo_path": request.repo_opt,
+                "force_web": request.force_web,
+                "include_sources": true,
+                "debug": true,
+            },
+        });
+        if let Some(model) = &request.model_opt {
+            body["model"] = serde_json::json!(model);
+        }
+        if let Some(max_tokens) = request.max_tokens_opt {
+            body["max_tokens"] = serde_json::json!(max_tokens);
+        }
+        let mut http_request = self.http.post(self.url("/v1/chat/completions")).json(&body);
+        if let Some(token) = &self.token_opt {
+            http_request = http_request.bearer_auth(token);
+        }
+        let mut response = http_request.send().await.map_err(|err| self.unreachable(err))?;
+        if !response.status().is_success() {
+            let status = response.status();
+            let body = response.bytes().await.unwrap_or_default();
+            return Err(serde_json::from_slice(&body).ok().and_then(|v| openai_error(&v)).unwrap_or_else(|| {
+                DocdexError::internal(format!("the daemon answered {status}: {}", String::from_utf8_lossy(&body)))
+            }));
+        }
+        let mut pending = String::new();
+        let mut text = String::new();
+        let (mut context_opt, mut usage_opt) = (None, None);
+        while let Some(bytes) = response
+            .chunk()
+            .await
+            .map_err(|err| DocdexError::internal(format!("the daemon's answer broke off: {err}")))?
+        {
+            pending.push_str(&String::from_utf8_lossy(&bytes));
+            while let Some(end) = pending.find("\n\n") {
+                let frame: String = pending.drain(..end + 2).collect();
+                let Some(data) = frame.trim().strip_prefix("data: ") else { continue };
+                if data == "[DONE]" {
+                    continue;
+                }
+                let chunk: serde_json::Value = serde_json::from_str(data)?;
+                if let Some(err) = openai_error(&chunk) {
+                    return Err(err);
+                }
+                if let Some(piece) = chunk["choices"][0]["delta"]["content"].as_str().filter(|p| !p.is_empty()) {
+                    text.push_str(piece);
+                    on_text(piece)?;
+                }
+                if let Some(docdex) = chunk.get("docdex") {
+                    let mut grounding = docdex.clone();
+                    grounding["model"] = chunk["model"].clone();
+                    context_opt = Some(serde_json::from_value::<ChatContext>(grounding)?);
+                }
+                if let Some(usage) = chunk.get("usage").filter(|u| !u.is_null()) {
+                    usage_opt = Some(Usage {
+                        prompt_tokens: usage["prompt_tokens"].as_u64().unwrap_or(0),
+                        completion_tokens: usage["completion_tokens"].as_u64().unwrap_or(0),
+                    });
+                }
+            }
+        }
+        let context =
+            context_opt.ok_or_else(|| DocdexError::internal("the daemon's answer ended without its sources"))?;
+        Ok((context, text, usage_opt))
+    }
+
+    fn unreachable(&self, err: reqwest::Error) -> DocdexError {
+        DocdexError::new(ErrorCode::Internal, format!("the daemon at {} is not answering: {err}", self.base_url))
+            .with_hint("is `docdexd daemon` still running? unset DOCDEX_HTTP_BASE_URL to run commands locally")
+    }
+
     pub async fn memory_delete(&self, repo: &Path, id: u64) -> Result<MemoryDeleted> {
         let url = self.url(&format!("/v1/memory/{id}"));
         self.call(self.http.delete(url).query(&[("repo", repo.display().to_string())])).await
@@ -141,6 +252,14 @@ impl DaemonClient {
 }
 
 impl Backend {
+    /// The daemon when one serves this home, else this process (commands without a repo).
+    pub fn connect(loaded: &LoadedConfig) -> Result<Backend> {
+        Ok(match DaemonClient::find(loaded)? {
+            Some(client) => Backend::Daemon(client),
+            None => Backend::Local(crate::start_actors(loaded, None)),
+        })
+    }
+
     /// The daemon when one serves this home and will serve `repo`; otherwise this process.
     /// A repo outside the daemon's allowed roots is served locally, as the CLI always could.
     pub async fn for_repo(loaded: &LoadedConfig, repo: &Path) -> Result<Backend> {
@@ -192,13 +311,47 @@ impl Backend {
         }
     }
 
-    /// Closes what this process opened (nothing for the daemon).
+    pub async fn web_search(&self, query: String, limit: usize) -> Result<WebSearchResponse> {
+        match self {
+            Backend::Daemon(client) => client.web_search(&query, limit).await,
+            Backend::Local(actors) => actors.dispatcher.send(WebSearch { query, limit }).await?,
+        }
+    }
+
+    pub async fn web_fetch(&self, url: String, refresh: bool) -> Result<WebFetchResponse> {
+        match self {
+            Backend::Daemon(client) => client.web_fetch(&url, refresh).await,
+            Backend::Local(actors) => actors.dispatcher.send(WebFetch { url, refresh }).await?,
+        }
+    }
+
+    pub async fn web_rag(&self, request: WaterfallRequest) -> Result<WaterfallResponse> {
+        match self {
+            Backend::Daemon(client) => client.web_rag(&request).await,
+            Backend::Local(actors) => actors.dispatcher.send(WebRag(request)).await?,
+        }
+    }
+
+    /// Closes what this process opened (its browser, its repos; nothing for the daemon).
     pub async fn close(self) -> Result<()> {
         if let Backend::Local(actors) = self {
+            actors.web.scraper.send(CloseBrowser).await?;
             actors.repo_manager.send(CloseAll).await?;
         }
         Ok(())
     }
+}
+
+/// An error in OpenAI's shape (`{"error": {"message", "code"}}`), as docdex writes it: the
+/// code is docdex's, the hint is appended to the message.
+fn openai_error(value: &serde_json::Value) -> Option<DocdexError> {
+    let error = value.get("error")?;
+    let code = serde_json::from_value(error["code"].clone()).unwrap_or(ErrorCode::Internal);
+    let message = error["message"].as_str().unwrap_or("the daemon failed").to_string();
+    Some(match message.strip_suffix(')').and_then(|m| m.split_once(" (hint: ")) {
+        Some((message, hint)) => DocdexError::new(code, message).with_hint(hint),
+        None => DocdexError::new(code, message),
+    })
 }
 
 /// The repo path as the daemon must see it: absolute (the daemon's working directory is not

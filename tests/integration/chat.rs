@@ -198,7 +198,19 @@ fn openai_client_and_curl_chat_through_docdex_grounded_in_repo_and_memory() {
         .unwrap();
     assert_eq!(missing.status().as_u16(), 404);
 
-    // The CLI chat streams the answer and lists its sources; web-rag records a session too.
+    // The CLI chat (through the running daemon) streams the answer and lists its sources;
+    // web-rag records a session too.
+    let chats = |server: &Server| -> u64 {
+        let status: Value = server.blocking_client().get(server.url("/v1/status")).send().unwrap().json().unwrap();
+        status["actors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["actor"] == "chat")
+            .and_then(|a| a["handled"].as_u64())
+            .unwrap_or(0)
+    };
+    let chats_before = chats(&server);
     let out = home.run(&["chat", "--repo", repo_arg, "--query", "How does WorkerPool run jobs?", "--max-tokens", "16"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout} {}", String::from_utf8_lossy(&out.stderr));
@@ -220,6 +232,7 @@ fn openai_client_and_curl_chat_through_docdex_grounded_in_repo_and_memory() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout} {}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(stdout.matches("sources:").count(), 2, "{stdout}");
+    assert_eq!(chats(&server) - chats_before, 3, "the CLI's turns went through the daemon");
     let list = home.json(&["dag", "list", "--repo", repo_arg, "--json"]);
     let latest = list["sessions"][0]["id"].as_str().unwrap();
     let second = dag_json(&home, repo.path(), latest);
@@ -228,6 +241,15 @@ fn openai_client_and_curl_chat_through_docdex_grounded_in_repo_and_memory() {
     let rag = home.json(&["web-rag", "--repo", repo_arg, "--json", "WorkerPool"]);
     let rag_session = rag["session_id"].as_str().unwrap();
     assert_eq!(dag_json(&home, repo.path(), rag_session)["session"]["kind"], "web_rag");
+    let json =
+        home.json(&["chat", "--repo", repo_arg, "--query", "What is WorkerPool?", "--max-tokens", "8", "--json"]);
+    assert!(json["docdex"]["sources"].as_array().is_some_and(|s| !s.is_empty()), "{json}");
+    assert!(json["docdex"]["session_id"].as_str().is_some(), "{json}");
+    // The dead daemon's LLM error reaches the CLI as it would locally: exit 2, message, hint.
+    let failed = dead_home.run(&["chat", "--repo", repo_arg, "--query", "anything"]);
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert_eq!(failed.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("127.0.0.1:9") && stderr.contains("hint:"), "{stderr}");
 }
 
 /// Reads an HTTP response head and then `data:` frames until `want` content chunks came.

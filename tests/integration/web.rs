@@ -409,6 +409,18 @@ fn the_waterfall_gate_decides_when_the_web_is_used_and_results_stay_in_their_rep
         .json()
         .unwrap();
     assert_eq!(body["gate"]["forced"], true, "{body}");
+    // The CLI goes through the running daemon (which holds the repo's index writer).
+    let (code, through, stderr) =
+        run_json(&home, &["web-rag", "--json", "--force-web", "--repo", repo_arg, "nginx keepalive"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(through["gate"]["forced"], true, "{through}");
+    let (code, _, stderr) = run_json(&home, &["web-search", "--json", "nginx reverse proxy"]);
+    assert_eq!(code, 0, "{stderr}");
+    let status: Value = server.blocking_client().get(server.url("/v1/status")).send().unwrap().json().unwrap();
+    let handled = |actor: &str| {
+        status["actors"].as_array().unwrap().iter().find(|a| a["actor"] == actor).and_then(|a| a["handled"].as_u64())
+    };
+    assert_eq!((handled("waterfall"), handled("discovery")), (Some(2), Some(1)), "{status}");
     drop(server);
 
     // Web off: forcing is an error, unforced weak queries stay local.
