@@ -395,3 +395,28 @@ fn eight_repos_under_concurrent_load_never_mix() {
     );
     assert_eq!(latencies.len(), 16 * 40);
 }
+
+/// `[core] max_mounted_repos` bounds the mounts: the least recently used idle repo makes
+/// room (and is mounted again when a request names it).
+#[test]
+fn mounted_repos_are_bounded_least_recently_used_first() {
+    let repos: Vec<tempfile::TempDir> =
+        (0..3).map(|i| repo_with(&[(&format!("src/m{i}.rs"), &format!("pub fn module_{i}() {{}}\n"))])).collect();
+    let home = Home::with_config("[core]\nmax_mounted_repos = 2\n");
+    let server = Server::start(&home, &[]);
+    for repo in &repos[..2] {
+        let (status, body) = post_json(&server, "/v1/initialize", json!({"repo_path": repo.path(), "wait": true}));
+        assert_eq!(status, 200, "{body}");
+    }
+    // The first is used again: the second is now the least recently used.
+    assert_eq!(search(&server, repos[0].path(), "module_0").0, 200);
+    let (status, body) = post_json(&server, "/v1/initialize", json!({"repo_path": repos[2].path(), "wait": true}));
+    assert_eq!(status, 200, "{body}");
+    let (_, listed) = get_json(&server, "/v1/repos");
+    assert_eq!(listed.as_array().unwrap().len(), 2, "{listed}");
+    assert!(mounted(&listed, repos[0].path()).is_some() && mounted(&listed, repos[2].path()).is_some(), "{listed}");
+    assert!(mounted(&listed, repos[1].path()).is_none(), "{listed}");
+    // Unmounted is not forgotten: its index answers, and it is mounted again.
+    let (status, body) = search(&server, repos[1].path(), "module_1");
+    assert_eq!((status, hit_paths(&body).first().map(String::as_str)), (200, Some("src/m1.rs")), "{body}");
+}
