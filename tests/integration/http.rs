@@ -127,6 +127,12 @@ async fn only_local_clients_with_the_token_get_in() {
     assert!(body.contains("$DOCDEX_HOME/token"), "{body}");
     let (status, _) = raw(&server.base_url, "GET", "/v1/search?q=WorkerPool", &[("Authorization", &bearer)], "").await;
     assert_eq!(status, 200);
+    // State-changing routes too.
+    let json_only = [("Content-Type", "application/json")];
+    for (method, path) in [("POST", "/v1/index"), ("POST", "/v1/memory"), ("DELETE", "/v1/memory/1")] {
+        let (status, body) = raw(&server.base_url, method, path, &json_only, "{\"text\": \"x\"}").await;
+        assert_eq!(status, 401, "{method} {path}: {body}");
+    }
 
     // DNS rebinding: the attacker's domain resolved to 127.0.0.1, sent as Host. REST and MCP.
     for path in ["/v1/search?q=WorkerPool", "/healthz", "/v1/mcp"] {

@@ -320,3 +320,23 @@ rm "$STATE/filler"
     let added: serde_json::Value = serde_json::from_str(&read("5.json")).unwrap();
     assert_eq!(added["hits"][0]["path"], "src/added_60.rs", "{added}");
 }
+
+/// Another process holding the repo's index writer (here: this test, holding its lock) is
+/// `index_locked` with a hint, and the index stays usable.
+#[test]
+fn a_second_writer_is_index_locked_with_a_hint() {
+    let repo = sample_repo();
+    let home = Home::new();
+    home.index(repo.path());
+    let lock_path = crate::common::repo_state_dir(&home, repo.path()).join("index/.tantivy-writer.lock");
+    let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).unwrap();
+    lock.try_lock().unwrap();
+    let out = home.run(&["index", "--repo", repo.path().to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("being written by another docdexd process") && stderr.contains("hint:"), "{stderr}");
+    // Searches still answer from the committed index meanwhile.
+    assert_eq!(hits_containing(&home, repo.path(), "WorkerPool").first().map(String::as_str), Some("src/pool.rs"));
+    drop(lock);
+    assert_eq!(home.index(repo.path())["files_scanned"], 4);
+}
