@@ -312,6 +312,7 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> R
         auth_token_opt: None,
         host_policy: std::sync::Arc::new(http::guard::HostPolicy::new(&[], false)),
         client_slots: http::guard::ClientSlots::new(usize::MAX),
+        mcp_budget_tokens: loaded.config.server.mcp_max_result_tokens,
     };
     let (server, addr) = http::start(state, "127.0.0.1:0".parse().expect("literal address"), 2)?;
     let server_handle = server.handle();

@@ -536,7 +536,8 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
                     Err(err) => tracing::warn!(error = %err.message, "could not mount the repo"),
                 }
             }
-            crate::mcp::serve_stdio(actors.dispatcher.clone(), default_repo_opt).await?;
+            let budget = loaded.config.server.mcp_max_result_tokens;
+            crate::mcp::serve_stdio(actors.dispatcher.clone(), default_repo_opt, budget).await?;
             actors.web.scraper.send(CloseBrowser).await?;
             actors.repo_manager.send(CloseAll).await?;
             Ok(0)
@@ -903,6 +904,7 @@ async fn serve(
         auth_token_opt: auth_token_opt.map(Arc::from),
         host_policy: Arc::new(http::guard::HostPolicy::new(&loaded.config.server.allowed_hosts, expose)),
         client_slots: http::guard::ClientSlots::new(loaded.config.server.max_requests_per_client),
+        mcp_budget_tokens: loaded.config.server.mcp_max_result_tokens,
     };
     let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(4);
     let (server, bound) = http::start(state, addr, workers).map_err(|err| {

@@ -233,6 +233,9 @@ pub struct ServerConfig {
     pub allowed_hosts: Vec<String>,
     /// Requests one client address may have in flight; more get 429.
     pub max_requests_per_client: usize,
+    /// Budget of one MCP tool result in tokens (estimated as characters / 3): longer results
+    /// are paged. Agents' clients cap a result (Claude Code at 25k tokens).
+    pub mcp_max_result_tokens: usize,
 }
 
 impl Default for CoreConfig {
@@ -322,6 +325,7 @@ impl Default for ServerConfig {
             require_token: true,
             allowed_hosts: Vec::new(),
             max_requests_per_client: 64,
+            mcp_max_result_tokens: crate::mcp::budget::DEFAULT_RESULT_TOKENS,
         }
     }
 }

@@ -45,6 +45,8 @@ pub struct HttpState {
     pub host_policy: Arc<guard::HostPolicy>,
     /// Requests in flight per client address (`guard`).
     pub client_slots: Arc<guard::ClientSlots>,
+    /// Token budget of one MCP tool result.
+    pub mcp_budget_tokens: usize,
 }
 
 pub(crate) fn error_response(err: &DocdexError) -> HttpResponse {
@@ -387,10 +389,13 @@ pub fn start(
     // One MCP service for all workers, so sessions survive requests landing on another one.
     let dispatcher = state.dispatcher.clone();
     let default_repo_opt = state.default_repo_opt.clone();
+    let mcp_budget_tokens = state.mcp_budget_tokens;
     // One host policy for REST and MCP: `guard` checks Host and Origin before any route, so
     // the SDK's own check (loopback names only, which broke exposed mode) is turned off.
     let mcp = StreamableHttpService::builder()
-        .service_factory(Arc::new(move || Ok(DocdexMcp::new(dispatcher.clone(), default_repo_opt.clone()))))
+        .service_factory(Arc::new(move || {
+            Ok(DocdexMcp::new(dispatcher.clone(), default_repo_opt.clone(), mcp_budget_tokens))
+        }))
         .session_manager(Arc::new(LocalSessionManager::default()))
         .stateful_mode(true)
         .maybe_allowed_hosts(Some(Vec::new()))

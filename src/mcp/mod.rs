@@ -6,12 +6,14 @@
 //! (the same JSON the HTTP API returns) for programs. A docdex error becomes a tool error
 //! (`isError: true`) with the message and its hint, never an empty result.
 
+pub mod budget;
 pub mod proxy;
 
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
 use actix::Addr;
+use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::service::NotificationContext;
@@ -22,6 +24,7 @@ use crate::actors::tool_dispatcher::{
     Index, ListFiles, MemoryRecall, MemorySave, Mount, OpenFile, Search, Status, ToolDispatcher, WebRag,
 };
 use crate::protocol::{DocdexError, IndexRequest, Result, SearchMode, SearchRequest, WaterfallRequest};
+use budget::{offset_arg, respond_fitted, Page};
 
 /// Hits returned when `limit` is not given.
 const DEFAULT_LIMIT: usize = 8;
@@ -29,6 +32,8 @@ const DEFAULT_LIMIT: usize = 8;
 const DEFAULT_FILES_LIMIT: usize = 200;
 /// Memories recalled when `k` is not given.
 const DEFAULT_RECALL: usize = 5;
+/// Most files one `docdex_files` page lists.
+const MAX_FILES: usize = 5000;
 
 /// Accepts `5` and `"5"` (several clients send numbers as strings).
 fn lenient_number<'de, D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Option<u64>, D::Error> {
@@ -75,9 +80,15 @@ pub struct SearchArgs {
     pub query: String,
     /// Hits to return, 1-200 (default 8).
     #[serde(default, deserialize_with = "lenient_number")]
+    #[schemars(range(min = 1, max = 200))]
     pub limit: Option<u64>,
+    /// Where this page starts: the `next_offset` of the previous one (default 0).
+    #[serde(default, deserialize_with = "lenient_number")]
+    #[schemars(range(min = 0))]
+    pub offset: Option<u64>,
     /// lexical, dense or hybrid (default: hybrid when embeddings exist).
     #[serde(default)]
+    #[schemars(extend("enum" = ["lexical", "dense", "hybrid"]))]
     pub mode: Option<String>,
     /// Add each ranking's rank and score to every hit.
     #[serde(default, deserialize_with = "lenient_bool")]
@@ -94,9 +105,11 @@ pub struct OpenArgs {
     pub path: String,
     /// First line, 1-based (default 1).
     #[serde(default, deserialize_with = "lenient_number")]
+    #[schemars(range(min = 1))]
     pub line_start: Option<u64>,
     /// Last line, inclusive (default: end of file; at most 400 lines are returned).
     #[serde(default, deserialize_with = "lenient_number")]
+    #[schemars(range(min = 1))]
     pub line_end: Option<u64>,
     /// Repository root (default: the server's repo). Alias: project_root.
     #[serde(default, alias = "project_root")]
@@ -111,7 +124,12 @@ pub struct FilesArgs {
     pub glob: Option<String>,
     /// Files to list, 1-5000 (default 200).
     #[serde(default, deserialize_with = "lenient_number")]
+    #[schemars(range(min = 1, max = 5000))]
     pub limit: Option<u64>,
+    /// Where this page starts: the `next_offset` of the previous one (default 0).
+    #[serde(default, deserialize_with = "lenient_number")]
+    #[schemars(range(min = 0))]
+    pub offset: Option<u64>,
     /// Repository root (default: the server's repo). Alias: project_root.
     #[serde(default, alias = "project_root")]
     pub repo_path: Option<String>,
@@ -132,6 +150,7 @@ pub struct MemorySaveArgs {
     pub text: String,
     /// Optional JSON object stored with it, e.g. {"topic": "auth"}.
     #[serde(default)]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub metadata: Option<serde_json::Value>,
     /// Repository root (default: the server's repo). Alias: project_root.
     #[serde(default, alias = "project_root")]
@@ -145,7 +164,12 @@ pub struct MemoryRecallArgs {
     pub query: String,
     /// Memories to return, 1-100 (default 5).
     #[serde(default, deserialize_with = "lenient_number")]
+    #[schemars(range(min = 1, max = 100))]
     pub k: Option<u64>,
+    /// Where this page starts: the `next_offset` of the previous one (default 0).
+    #[serde(default, deserialize_with = "lenient_number")]
+    #[schemars(range(min = 0))]
+    pub offset: Option<u64>,
     /// Repository root (default: the server's repo). Alias: project_root.
     #[serde(default, alias = "project_root")]
     pub repo_path: Option<String>,
@@ -161,7 +185,12 @@ pub struct WebResearchArgs {
     pub force_web: Option<bool>,
     /// Local hits to return, 1-200 (default 8); web hits follow, up to search.max_web_hits.
     #[serde(default, deserialize_with = "lenient_number")]
+    #[schemars(range(min = 1, max = 200))]
     pub limit: Option<u64>,
+    /// Where this page starts: the `next_offset` of the previous one (default 0).
+    #[serde(default, deserialize_with = "lenient_number")]
+    #[schemars(range(min = 0))]
+    pub offset: Option<u64>,
     /// Repository root (default: the server's repo). Alias: project_root.
     #[serde(default, alias = "project_root")]
     pub repo_path: Option<String>,
@@ -176,6 +205,8 @@ pub struct DocdexMcp {
     /// True while the client is being asked for its workspace roots: a tool call that needs
     /// the default repo waits for the answer instead of failing.
     roots_pending: Arc<tokio::sync::watch::Sender<bool>>,
+    /// Token budget of one tool result (`[server] mcp_max_result_tokens`).
+    budget_tokens: usize,
 }
 
 /// How long a tool call waits for the client's roots.
@@ -223,11 +254,12 @@ fn bounded(value: Option<u64>, default: usize, max: usize, name: &str) -> Result
 }
 
 impl DocdexMcp {
-    pub fn new(dispatcher: Addr<ToolDispatcher>, default_repo_opt: Option<PathBuf>) -> DocdexMcp {
+    pub fn new(dispatcher: Addr<ToolDispatcher>, default_repo_opt: Option<PathBuf>, budget_tokens: usize) -> DocdexMcp {
         DocdexMcp {
             dispatcher,
             default_repo: Arc::new(RwLock::new(default_repo_opt)),
             roots_pending: Arc::new(tokio::sync::watch::channel(false).0),
+            budget_tokens,
         }
     }
 
@@ -260,21 +292,28 @@ impl DocdexMcp {
         description = "Search the repository's code and docs (BM25 + embeddings). Example: {\"query\": \"where are auth tokens refreshed\", \"limit\": 5}. Returns ranked hits: path, line_start-line_end, score, heading (symbol or section) and a snippet; open a hit with docdex_open."
     )]
     async fn docdex_search(&self, Parameters(args): Parameters<SearchArgs>) -> CallToolResult {
+        let cap = crate::protocol::MAX_SEARCH_LIMIT;
+        let limit = bounded(args.limit, DEFAULT_LIMIT, cap, "limit");
+        let offset = offset_arg(args.offset, cap - 1);
+        let page = Page { offset: *offset.as_ref().unwrap_or(&0), limit: *limit.as_ref().unwrap_or(&0), cap };
         let result = async {
-            let limit = bounded(args.limit, DEFAULT_LIMIT, crate::protocol::MAX_SEARCH_LIMIT, "limit")?;
+            let (limit, offset) = (limit?, offset?);
             let mode_opt =
                 args.mode.as_deref().filter(|m| !m.trim().is_empty()).map(str::parse::<SearchMode>).transpose()?;
+            // A page is the ranking's next `limit` hits after `offset`.
             let request = SearchRequest {
                 repo_opt: Some(self.repo(args.repo_path).await?),
                 query: args.query,
-                limit,
+                limit: (offset + limit).min(cap),
                 mode_opt,
                 explain: args.explain.unwrap_or(false),
             };
-            self.call(Search(request)).await
+            let mut response = self.call(Search(request)).await?;
+            response.hits.drain(..offset.min(response.hits.len()));
+            Ok(response)
         }
         .await;
-        respond(result, |response| {
+        respond_fitted(result, page, self.budget_tokens, |response| {
             let mut text = String::new();
             if let Some(notice) = &response.notice {
                 text.push_str(&format!("note: {notice}\n"));
@@ -284,7 +323,8 @@ impl DocdexMcp {
             }
             for (n, hit) in response.hits.iter().enumerate() {
                 let heading = if hit.heading.is_empty() { String::new() } else { format!(" [{}]", hit.heading) };
-                text.push_str(&format!("{}. {}:{}-{}{heading}\n", n + 1, hit.path, hit.line_start, hit.line_end));
+                let n = page.offset + n + 1;
+                text.push_str(&format!("{n}. {}:{}-{}{heading}\n", hit.path, hit.line_start, hit.line_end));
                 for line in hit.snippet.lines() {
                     text.push_str(&format!("   {line}\n"));
                 }
@@ -297,8 +337,13 @@ impl DocdexMcp {
         description = "Research a question: search the repository first and, when its answer is weak (or force_web is true), search the web, fetch the best pages, and return the repo's hits followed by web hits (source \"web\", url, title, fetched_at). Web pages are kept in this repo's index for later searches. Example: {\"query\": \"how do I configure an nginx reverse proxy\"}. Slow when it goes to the web (seconds: requests are rate-limited)."
     )]
     async fn docdex_web_research(&self, Parameters(args): Parameters<WebResearchArgs>) -> CallToolResult {
+        let cap = crate::protocol::MAX_SEARCH_LIMIT;
+        let limit = bounded(args.limit, DEFAULT_LIMIT, cap, "limit");
+        let offset = offset_arg(args.offset, cap - 1);
+        // Web hits come after the local ones: a page is counted over the merged list.
+        let page = Page { offset: *offset.as_ref().unwrap_or(&0), limit: usize::MAX, cap: usize::MAX };
         let result = async {
-            let limit = bounded(args.limit, DEFAULT_LIMIT, crate::protocol::MAX_SEARCH_LIMIT, "limit")?;
+            let (limit, offset) = (limit?, offset?);
             let search = SearchRequest {
                 repo_opt: Some(self.repo(args.repo_path).await?),
                 query: args.query,
@@ -306,10 +351,13 @@ impl DocdexMcp {
                 mode_opt: None,
                 explain: false,
             };
-            self.call(WebRag(WaterfallRequest { search, force_web: args.force_web.unwrap_or(false) })).await
+            let mut response =
+                self.call(WebRag(WaterfallRequest { search, force_web: args.force_web.unwrap_or(false) })).await?;
+            response.hits.drain(..offset.min(response.hits.len()));
+            Ok(response)
         }
         .await;
-        respond(result, |response| {
+        respond_fitted(result, page, self.budget_tokens, |response| {
             let gate = &response.gate;
             let mut text = format!(
                 "gate: {} (local confidence {:.2}, threshold {:.2}{})\n",
@@ -327,7 +375,7 @@ impl DocdexMcp {
                     None => format!("{}:{}-{}", hit.path, hit.line_start, hit.line_end),
                 };
                 let heading = if hit.heading.is_empty() { String::new() } else { format!(" [{}]", hit.heading) };
-                text.push_str(&format!("{}. {place}{heading}\n", n + 1));
+                text.push_str(&format!("{}. {place}{heading}\n", page.offset + n + 1));
                 for line in hit.snippet.lines() {
                     text.push_str(&format!("   {line}\n"));
                 }
@@ -350,8 +398,12 @@ impl DocdexMcp {
             self.call(msg).await
         }
         .await;
-        respond(result, |content| {
-            let more = if content.truncated { " (truncated: ask for the next lines)" } else { "" };
+        respond_fitted(result, Page::SINGLE, self.budget_tokens, |content| {
+            let more = if content.line_end < content.total_lines {
+                format!(" (more: call again with line_start={})", content.line_end + 1)
+            } else {
+                String::new()
+            };
             let text = format!(
                 "{} lines {}-{} of {}{more}\n{}",
                 content.path, content.line_start, content.line_end, content.total_lines, content.text
@@ -364,12 +416,21 @@ impl DocdexMcp {
         description = "List indexed files, optionally matching a glob. Example: {\"glob\": \"src/**/*.rs\"}. Returns paths with language, chunk count and size."
     )]
     async fn docdex_files(&self, Parameters(args): Parameters<FilesArgs>) -> CallToolResult {
+        let limit = bounded(args.limit, DEFAULT_FILES_LIMIT, MAX_FILES, "limit");
+        let offset = offset_arg(args.offset, usize::MAX);
+        let page =
+            Page { offset: *offset.as_ref().unwrap_or(&0), limit: *limit.as_ref().unwrap_or(&0), cap: usize::MAX };
         let result = async {
-            let limit = bounded(args.limit, DEFAULT_FILES_LIMIT, 5000, "limit")?;
-            self.call(ListFiles { repo_opt: Some(self.repo(args.repo_path).await?), glob_opt: args.glob, limit }).await
+            let (limit, offset) = (limit?, offset?);
+            let repo_opt = Some(self.repo(args.repo_path).await?);
+            let mut list =
+                self.call(ListFiles { repo_opt, glob_opt: args.glob, limit: offset.saturating_add(limit) }).await?;
+            list.files.drain(..offset.min(list.files.len()));
+            list.truncated = (offset + list.files.len() as usize) < list.total as usize;
+            Ok(list)
         }
         .await;
-        respond(result, |list| {
+        respond_fitted(result, page, self.budget_tokens, |list| {
             let mut text = format!("{} files{}\n", list.total, if list.truncated { " (list truncated)" } else { "" });
             for file in &list.files {
                 text.push_str(&format!("{} ({})\n", file.path, file.language));
@@ -439,12 +500,20 @@ impl DocdexMcp {
         description = "Recall notes saved for this repository, most similar first. Example: {\"query\": \"how does auth work\", \"k\": 3}. Returns items with id, text, metadata, created_at and score."
     )]
     async fn docdex_memory_recall(&self, Parameters(args): Parameters<MemoryRecallArgs>) -> CallToolResult {
+        let cap = crate::protocol::MAX_MEMORY_RECALL;
+        let k = bounded(args.k, DEFAULT_RECALL, cap, "k");
+        let offset = offset_arg(args.offset, cap - 1);
+        let page = Page { offset: *offset.as_ref().unwrap_or(&0), limit: *k.as_ref().unwrap_or(&0), cap };
         let result = async {
-            let k = bounded(args.k, DEFAULT_RECALL, crate::protocol::MAX_MEMORY_RECALL, "k")?;
-            self.call(MemoryRecall { repo_opt: Some(self.repo(args.repo_path).await?), query: args.query, k }).await
+            let (k, offset) = (k?, offset?);
+            let repo_opt = Some(self.repo(args.repo_path).await?);
+            let mut response =
+                self.call(MemoryRecall { repo_opt, query: args.query, k: (offset + k).min(cap) }).await?;
+            response.items.drain(..offset.min(response.items.len()));
+            Ok(response)
         }
         .await;
-        respond(result, |response| {
+        respond_fitted(result, page, self.budget_tokens, |response| {
             let mut text = String::new();
             if let Some(notice) = &response.notice {
                 text.push_str(&format!("note: {notice}\n"));
@@ -460,7 +529,7 @@ impl DocdexMcp {
     }
 }
 
-#[tool_handler]
+#[tool_handler(router = Self::router())]
 impl ServerHandler for DocdexMcp {
     async fn initialize(
         &self,
@@ -522,6 +591,66 @@ impl ServerHandler for DocdexMcp {
     }
 }
 
+impl DocdexMcp {
+    /// The tools, with input schemas every client accepts (built once).
+    fn router() -> &'static ToolRouter<DocdexMcp> {
+        static ROUTER: std::sync::OnceLock<ToolRouter<DocdexMcp>> = std::sync::OnceLock::new();
+        ROUTER.get_or_init(|| {
+            let mut router = DocdexMcp::tool_router();
+            for route in router.map.values_mut() {
+                let mut schema = serde_json::Value::Object((*route.attr.input_schema).clone());
+                flatten_schema(&mut schema);
+                if let serde_json::Value::Object(flat) = schema {
+                    route.attr.input_schema = Arc::new(flat);
+                }
+            }
+            router
+        })
+    }
+}
+
+/// Rewrites a JSON Schema into the flat form the strictest clients take: an optional field
+/// is simply not required (no `["integer", "null"]` union types, no `anyOf`/`oneOf` with a
+/// null branch, no `null` defaults), and no `$schema` key. Some clients reject unions
+/// (Gemini), others rewrite them into strings (Codex).
+pub fn flatten_schema(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            map.remove("$schema");
+            map.remove("nullable");
+            for key in ["anyOf", "oneOf"] {
+                let Some(Value::Array(branches)) = map.get(key) else { continue };
+                let mut kept: Vec<Value> =
+                    branches.iter().filter(|b| b.get("type") != Some(&Value::from("null"))).cloned().collect();
+                if kept.len() == 1 {
+                    map.remove(key);
+                    if let Value::Object(inner) = kept.remove(0) {
+                        for (k, v) in inner {
+                            map.entry(k).or_insert(v);
+                        }
+                    }
+                }
+            }
+            if let Some(Value::Array(types)) = map.get("type") {
+                let kept: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
+                if kept.len() == 1 {
+                    let only = kept[0].clone();
+                    map.insert("type".into(), only);
+                }
+            }
+            if map.get("default") == Some(&Value::Null) {
+                map.remove("default");
+            }
+            for child in map.values_mut() {
+                flatten_schema(child);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(flatten_schema),
+        _ => {}
+    }
+}
+
 /// Clears `roots_pending` however the roots request ends.
 struct RootsDone(Arc<tokio::sync::watch::Sender<bool>>);
 
@@ -532,12 +661,69 @@ impl Drop for RootsDone {
 }
 
 /// Serves MCP on stdin/stdout until the client disconnects.
-pub async fn serve_stdio(dispatcher: Addr<ToolDispatcher>, default_repo_opt: Option<PathBuf>) -> Result<()> {
+pub async fn serve_stdio(
+    dispatcher: Addr<ToolDispatcher>,
+    default_repo_opt: Option<PathBuf>,
+    budget_tokens: usize,
+) -> Result<()> {
     use rmcp::ServiceExt;
-    let server = DocdexMcp::new(dispatcher, default_repo_opt)
+    let server = DocdexMcp::new(dispatcher, default_repo_opt, budget_tokens)
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|err| DocdexError::internal(format!("MCP session failed to start: {err}")))?;
     server.waiting().await.map_err(|err| DocdexError::internal(format!("MCP session ended abnormally: {err}")))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod schema_tests {
+    use super::*;
+
+    /// Every place a schema could hold a union: none may be left.
+    fn unions(value: &serde_json::Value, at: &str, found: &mut Vec<String>) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for key in ["anyOf", "oneOf", "allOf"] {
+                    if map.contains_key(key) {
+                        found.push(format!("{at}: {key}"));
+                    }
+                }
+                match map.get("type") {
+                    Some(serde_json::Value::Array(_)) => found.push(format!("{at}: type list")),
+                    Some(t) if t == "null" => found.push(format!("{at}: null type")),
+                    _ => {}
+                }
+                for (key, child) in map {
+                    unions(child, &format!("{at}.{key}"), found);
+                }
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|i| unions(i, at, found)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn every_tool_schema_is_flat_typed_and_bounded() {
+        let tools = DocdexMcp::router().list_all();
+        assert!(tools.len() >= 8);
+        for tool in &tools {
+            let schema = serde_json::Value::Object((*tool.input_schema).clone());
+            let mut found = Vec::new();
+            unions(&schema, &tool.name, &mut found);
+            assert!(found.is_empty(), "{found:?} in {schema}");
+            assert_eq!(schema["type"], "object", "{schema}");
+            assert!(schema.get("$schema").is_none());
+            for (name, property) in schema["properties"].as_object().unwrap() {
+                assert!(property["type"].is_string(), "{}.{name} has no single type: {property}", tool.name);
+            }
+        }
+        let search = tools.iter().find(|t| t.name == "docdex_search").unwrap();
+        let schema = serde_json::Value::Object((*search.input_schema).clone());
+        assert_eq!(schema["properties"]["mode"]["enum"], serde_json::json!(["lexical", "dense", "hybrid"]));
+        assert_eq!(
+            (schema["properties"]["limit"]["minimum"].as_u64(), schema["properties"]["limit"]["maximum"].as_u64()),
+            (Some(1), Some(200))
+        );
+        assert_eq!(schema["required"], serde_json::json!(["query"]));
+    }
 }

@@ -111,3 +111,48 @@ mod reqwest {
         })
     }
 }
+
+/// On a large repo (tokio's source) every result stays within the budget and paging returns
+/// everything exactly once: a 200-hit search page by page, the largest file line by line.
+#[test]
+fn results_fit_the_budget_and_pages_return_everything_once() {
+    let repo = tempfile::tempdir().unwrap();
+    let copied = Command::new("cp").arg("-r").arg(crate::common::tokio_source().join("src")).arg(repo.path()).status();
+    assert!(copied.unwrap().success());
+    let home = Home::with_config("[server]\nmcp_max_result_tokens = 2000\n\n[web]\nenabled = false\n");
+    let repo_arg = repo.path().to_str().unwrap();
+    home.index(repo.path());
+    let query = "spawn a task on the runtime";
+    let expected = home.run(&["search", "--repo", repo_arg, "--json", "--mode", "lexical", "--limit", "200", query]);
+    assert_eq!(expected.status.code(), Some(0));
+    // Outside the repo: the server's own index run would index it.
+    let scratch = tempfile::tempdir().unwrap();
+    let expected_file = scratch.path().join("expected.json");
+    std::fs::write(&expected_file, &expected.stdout).unwrap();
+    // The file with the most lines.
+    let mut largest = (0, String::new());
+    let mut dirs = vec![repo.path().join("src")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let lines = std::fs::read_to_string(&path).unwrap().lines().count();
+                if lines > largest.0 {
+                    largest = (lines, path.strip_prefix(repo.path()).unwrap().display().to_string());
+                }
+            }
+        }
+    }
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/budget_client.py");
+    let out = Command::new(python())
+        .arg(script)
+        .args([env!("CARGO_BIN_EXE_docdexd"), repo_arg, "2000", expected_file.to_str().unwrap(), &largest.1])
+        .envs(home.cmd().get_envs().filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}\n{}", String::from_utf8_lossy(&out.stdout));
+    eprintln!("{}", String::from_utf8_lossy(&out.stdout));
+}

@@ -1,0 +1,237 @@
+//! Every tool result within a token budget. Agents' clients cap what a tool may return (Claude
+//! Code: 25k tokens) and refuse or cut what is over, so a result is fitted before it leaves:
+//! lists keep their best items and say where the next page starts (`next_offset`), long texts
+//! are cut with a marker. Tokens are estimated as characters / 3 (code and JSON run denser
+//! than prose's 4), counting the text block and the structured content together; the
+//! structured content leaves out the long texts the text block already carries, so the two
+//! never double the size.
+
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::protocol::{DocdexError, Result};
+
+/// The default budget of one tool result, in tokens (`[server] mcp_max_result_tokens`).
+pub const DEFAULT_RESULT_TOKENS: usize = 8_000;
+/// Characters per token in the estimate.
+pub const CHARS_PER_TOKEN: usize = 3;
+
+/// A result that can be shortened to fit.
+pub trait Fit: Serialize {
+    /// Items in its list (1 for a single document).
+    fn items(&self) -> usize;
+    /// Keeps the first `n` items.
+    fn keep(&mut self, n: usize);
+    /// Cuts a single item's long text to about `chars` characters; false when nothing to cut.
+    fn clip(&mut self, chars: usize) -> bool;
+    /// The structured content: the value without what the text block already carries.
+    fn structured(&self) -> Value;
+}
+
+/// Which page a list result is: it started at `offset`, `limit` items were asked for, and
+/// no page goes past `cap` items.
+#[derive(Debug, Clone, Copy)]
+pub struct Page {
+    pub offset: usize,
+    pub limit: usize,
+    pub cap: usize,
+}
+
+impl Page {
+    /// A single document: no pages.
+    pub const SINGLE: Page = Page { offset: 0, limit: usize::MAX, cap: usize::MAX };
+}
+
+/// Renders `result` within `budget_tokens`: items are dropped from the end (the next page
+/// starts where they did), a single item's text is clipped.
+pub fn respond_fitted<T: Fit>(
+    result: Result<T>,
+    page: Page,
+    budget_tokens: usize,
+    render: impl Fn(&T) -> String,
+) -> CallToolResult {
+    let mut value = match result {
+        Ok(value) => value,
+        Err(err) => return super::tool_error(&err),
+    };
+    let budget = budget_tokens.max(500) * CHARS_PER_TOKEN;
+    let before = value.items();
+    let offset = page.offset;
+    // A full page may have more after it.
+    let mut next_opt = (before >= page.limit && offset + before < page.cap).then_some(offset + before);
+    // The paging note and fields take a little room of their own.
+    let room = budget.saturating_sub(200);
+    loop {
+        let size = render(&value).len() + value.structured().to_string().len();
+        if size <= room {
+            break;
+        }
+        let items = value.items();
+        if items > 1 {
+            // Proportional first, then one by one: a few passes at most.
+            let keep = ((items * room) / size).clamp(1, items - 1);
+            value.keep(keep);
+        } else {
+            let over = size - room;
+            let text_len = value.structured().to_string().len().max(render(&value).len());
+            if !value.clip(text_len.saturating_sub(over).max(200) / 2) {
+                break;
+            }
+        }
+    }
+    if value.items() < before {
+        next_opt = Some(offset + value.items()).filter(|n| *n < page.cap);
+    }
+    let mut text = render(&value);
+    let mut structured = value.structured();
+    if let Some(next) = next_opt {
+        text.push_str(&format!("\n(more results: call again with offset={next})"));
+        if let Value::Object(map) = &mut structured {
+            map.insert("next_offset".into(), Value::from(next));
+        }
+    }
+    let mut result = CallToolResult::structured(structured);
+    result.content = vec![ContentBlock::text(text)];
+    result
+}
+
+/// Cuts `text` to about `chars` characters at a line end, marking the cut.
+pub fn clip_text(text: &mut String, chars: usize) -> bool {
+    if text.len() <= chars {
+        return false;
+    }
+    let mut cut = chars.min(text.len());
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    if let Some(line_end) = text[..cut].rfind('\n') {
+        cut = line_end;
+    }
+    text.truncate(cut);
+    text.push_str("\n… (cut to fit the result budget)");
+    true
+}
+
+/// The value as JSON with `drop` removed from every object of the list under `list`.
+pub fn without(value: &impl Serialize, list: &str, drop: &[&str]) -> Value {
+    let mut json = serde_json::to_value(value).unwrap_or(Value::Null);
+    if let Some(Value::Array(items)) = json.get_mut(list) {
+        for item in items {
+            if let Value::Object(map) = item {
+                for key in drop {
+                    map.remove(*key);
+                }
+            }
+        }
+    }
+    json
+}
+
+/// Checks an `offset` argument.
+pub fn offset_arg(offset: Option<u64>, max: usize) -> Result<usize> {
+    match offset {
+        None => Ok(0),
+        Some(n) if n as usize <= max => Ok(n as usize),
+        Some(n) => Err(DocdexError::invalid(format!("offset must be between 0 and {max}, got {n}"))),
+    }
+}
+
+use crate::protocol::{FileContent, FileList, MemoryRecallResponse, SearchResponse, WaterfallResponse};
+
+impl Fit for SearchResponse {
+    fn items(&self) -> usize {
+        self.hits.len()
+    }
+    fn keep(&mut self, n: usize) {
+        self.hits.truncate(n);
+    }
+    fn clip(&mut self, chars: usize) -> bool {
+        self.hits.first_mut().is_some_and(|hit| clip_text(&mut hit.snippet, chars))
+    }
+    fn structured(&self) -> Value {
+        without(self, "hits", &["snippet"])
+    }
+}
+
+impl Fit for WaterfallResponse {
+    fn items(&self) -> usize {
+        self.hits.len()
+    }
+    fn keep(&mut self, n: usize) {
+        self.hits.truncate(n);
+    }
+    fn clip(&mut self, chars: usize) -> bool {
+        self.hits.first_mut().is_some_and(|hit| clip_text(&mut hit.snippet, chars))
+    }
+    fn structured(&self) -> Value {
+        without(self, "hits", &["snippet"])
+    }
+}
+
+impl Fit for FileList {
+    fn items(&self) -> usize {
+        self.files.len()
+    }
+    fn keep(&mut self, n: usize) {
+        self.files.truncate(n);
+        self.truncated = true;
+    }
+    fn clip(&mut self, _: usize) -> bool {
+        false
+    }
+    fn structured(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+impl Fit for MemoryRecallResponse {
+    fn items(&self) -> usize {
+        self.items.len()
+    }
+    fn keep(&mut self, n: usize) {
+        self.items.truncate(n);
+    }
+    fn clip(&mut self, chars: usize) -> bool {
+        self.items.first_mut().is_some_and(|item| clip_text(&mut item.text, chars))
+    }
+    fn structured(&self) -> Value {
+        without(self, "items", &["text"])
+    }
+}
+
+impl Fit for FileContent {
+    fn items(&self) -> usize {
+        1
+    }
+    fn keep(&mut self, _: usize) {}
+    /// Keeps whole lines: the range then ends earlier and the next page starts after it.
+    fn clip(&mut self, chars: usize) -> bool {
+        let mut kept = 0;
+        let mut lines = 0u64;
+        for line in self.text.split_inclusive('\n') {
+            if kept + line.len() > chars && lines > 0 {
+                break;
+            }
+            kept += line.len();
+            lines += 1;
+        }
+        if kept >= self.text.len() {
+            return false;
+        }
+        self.text.truncate(kept);
+        self.line_end = self.line_start + lines - 1;
+        self.truncated = true;
+        true
+    }
+    fn structured(&self) -> Value {
+        let mut json = serde_json::to_value(self).unwrap_or(Value::Null);
+        if let Value::Object(map) = &mut json {
+            map.remove("text");
+            if self.line_end < self.total_lines {
+                map.insert("next_line_start".into(), Value::from(self.line_end + 1));
+            }
+        }
+        json
+    }
+}
