@@ -363,7 +363,13 @@ pub fn run(cli: Cli) -> i32 {
     }
     let loaded = match config::load(&home) {
         Ok(loaded) => loaded,
-        Err(err) => return report_error(&err),
+        Err(err) => {
+            if let Command::Mcp { repo } = cli.command {
+                // An editor that starts us must still get a session that says what is wrong.
+                return run_broken_mcp(&home, repo, err);
+            }
+            return report_error(&err);
+        }
     };
     init_tracing(&loaded.config.core.log_level);
     for key in &loaded.unknown_keys {
@@ -380,6 +386,44 @@ pub fn run(cli: Cli) -> i32 {
         }
     });
     code
+}
+
+/// `docdexd mcp` with a configuration that does not load: the handshake completes, the
+/// tools are listed, and every tool call answers with the error and its fix.
+fn run_broken_mcp(home: &Path, repo_opt: Option<PathBuf>, err: DocdexError) -> i32 {
+    init_tracing("warn");
+    tracing::error!(error = %err.message, "configuration error; MCP tools will report it");
+    let loaded = LoadedConfig {
+        config: config::Config::default(),
+        home: home.to_path_buf(),
+        path: home.join("config.toml"),
+        unknown_keys: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let system = actix::System::new();
+    system.block_on(async move {
+        let actors = crate::start_actors(&loaded, None);
+        let startup = crate::mcp::Startup { notes: Vec::new(), broken_opt: Some(err) };
+        let budget = loaded.config.server.mcp_max_result_tokens;
+        match crate::mcp::serve_stdio(actors.dispatcher.clone(), repo_opt, budget, startup).await {
+            Ok(()) => 0,
+            Err(err) => report_error(&err),
+        }
+    })
+}
+
+/// What a session should know about this installation (a missing model: search is lexical).
+fn installation_notes(loaded: &LoadedConfig) -> Vec<String> {
+    let mut notes = Vec::new();
+    if loaded.config.embedding.enabled {
+        if let Some(missing) = crate::models::ModelPaths::under(&loaded.models_dir()).missing() {
+            notes.push(format!(
+                "semantic search is off ({} is missing; run `docdexd models install`); searches are lexical",
+                missing.display()
+            ));
+        }
+    }
+    notes
 }
 
 fn init_tracing(level: &str) {
@@ -506,6 +550,7 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
         }
         Command::Daemon { repo, bind, expose, auth_token } => serve(loaded, repo, bind, expose, auth_token).await,
         Command::Mcp { repo } => {
+            let broken_opt = None;
             // With a daemon running, relay to it: one set of indexes, watchers and models for
             // every editor session. A repo the daemon will not serve is served here.
             if let Some(daemon) = DaemonClient::find(&loaded)? {
@@ -537,7 +582,8 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
                 }
             }
             let budget = loaded.config.server.mcp_max_result_tokens;
-            crate::mcp::serve_stdio(actors.dispatcher.clone(), default_repo_opt, budget).await?;
+            let startup = crate::mcp::Startup { notes: installation_notes(&loaded), broken_opt };
+            crate::mcp::serve_stdio(actors.dispatcher.clone(), default_repo_opt, budget, startup).await?;
             actors.web.scraper.send(CloseBrowser).await?;
             actors.repo_manager.send(CloseAll).await?;
             Ok(0)

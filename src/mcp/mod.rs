@@ -207,6 +207,17 @@ pub struct DocdexMcp {
     roots_pending: Arc<tokio::sync::watch::Sender<bool>>,
     /// Token budget of one tool result (`[server] mcp_max_result_tokens`).
     budget_tokens: usize,
+    /// What is wrong with this installation, for the session's instructions and tool errors.
+    startup: Arc<Startup>,
+}
+
+/// Problems found when the server started. The handshake completes whatever they are: a
+/// broken configuration makes every tool answer with its error and fix, a missing model is a
+/// note in the instructions (search works lexically).
+#[derive(Debug, Default)]
+pub struct Startup {
+    pub notes: Vec<String>,
+    pub broken_opt: Option<DocdexError>,
 }
 
 /// How long a tool call waits for the client's roots.
@@ -260,11 +271,21 @@ impl DocdexMcp {
             default_repo: Arc::new(RwLock::new(default_repo_opt)),
             roots_pending: Arc::new(tokio::sync::watch::channel(false).0),
             budget_tokens,
+            startup: Arc::default(),
         }
+    }
+
+    /// This server, knowing what is wrong with the installation.
+    pub fn with_startup(mut self, startup: Startup) -> DocdexMcp {
+        self.startup = Arc::new(startup);
+        self
     }
 
     /// The repo a call is about: its own `repo_path`, else the session default.
     async fn repo(&self, repo_path: Option<String>) -> Result<PathBuf> {
+        if let Some(broken) = &self.startup.broken_opt {
+            return Err(broken.clone());
+        }
         if let Some(path) = repo_path.filter(|p| !p.trim().is_empty()) {
             return Ok(PathBuf::from(path));
         }
@@ -547,12 +568,23 @@ impl ServerHandler for DocdexMcp {
     }
 
     fn get_info(&self) -> ServerConfig {
+        let mut instructions = String::from(
+            "docdex searches this repository's code and docs locally. Start with docdex_search; open hits with \
+             docdex_open; save what you learn with docdex_memory_save and recall it with docdex_memory_recall. \
+             Long results come in pages: call again with the offset (or line_start) they name.",
+        );
+        if let Some(broken) = &self.startup.broken_opt {
+            instructions.push_str(&format!("\n\ndocdex cannot work until this is fixed: {}", broken.message));
+            if let Some(hint) = &broken.hint {
+                instructions.push_str(&format!(" (fix: {hint})"));
+            }
+        }
+        for note in &self.startup.notes {
+            instructions.push_str(&format!("\n\nNote: {note}"));
+        }
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("docdex", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "docdex searches this repository's code and docs locally. Start with docdex_search; open hits with \
-                 docdex_open; save what you learn with docdex_memory_save and recall it with docdex_memory_recall.",
-            )
+            .with_instructions(instructions)
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -665,9 +697,11 @@ pub async fn serve_stdio(
     dispatcher: Addr<ToolDispatcher>,
     default_repo_opt: Option<PathBuf>,
     budget_tokens: usize,
+    startup: Startup,
 ) -> Result<()> {
     use rmcp::ServiceExt;
     let server = DocdexMcp::new(dispatcher, default_repo_opt, budget_tokens)
+        .with_startup(startup)
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|err| DocdexError::internal(format!("MCP session failed to start: {err}")))?;

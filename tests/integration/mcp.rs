@@ -156,3 +156,39 @@ fn results_fit_the_budget_and_pages_return_everything_once() {
     assert!(out.status.success(), "{stderr}\n{}", String::from_utf8_lossy(&out.stdout));
     eprintln!("{}", String::from_utf8_lossy(&out.stdout));
 }
+
+/// A broken configuration or a missing model never breaks the handshake: the session starts,
+/// lists its tools, and says what is wrong (instructions, tool errors) with the fix.
+#[test]
+fn the_handshake_completes_with_a_broken_config_or_no_model() {
+    let repo = mcp_repo();
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/handshake_client.py");
+    let run = |home: &Home| -> serde_json::Value {
+        let out = Command::new(python())
+            .arg(&script)
+            .args([env!("CARGO_BIN_EXE_docdexd"), repo.path().to_str().unwrap()])
+            .envs(home.cmd().get_envs().filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+
+    let broken = Home::with_config("[search]\nmax_repo_hits = \"many\"\n");
+    let seen = run(&broken);
+    assert!(seen["tools"].as_array().unwrap().len() >= 8, "{seen}");
+    let instructions = seen["instructions"].as_str().unwrap();
+    assert!(
+        instructions.contains("cannot work until this is fixed") && instructions.contains("max_repo_hits"),
+        "{seen}"
+    );
+    assert_eq!(seen["search_error"], true, "{seen}");
+    let error = seen["search_text"].as_str().unwrap();
+    assert!(error.contains("config_invalid") && error.contains("max_repo_hits") && error.contains("hint:"), "{seen}");
+
+    // No model: everything works, lexically, and the session is told so.
+    let lexical = Home::new();
+    let seen = run(&lexical);
+    assert!(seen["instructions"].as_str().unwrap().contains("semantic search is off"), "{seen}");
+    assert_eq!(seen["search_error"], false, "{seen}");
+}
