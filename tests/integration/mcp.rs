@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::common::{python, repo_with, Home, Server};
+use crate::common::{repo_with, Home, Server};
 
 fn client_script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py")
@@ -24,30 +24,47 @@ fn mcp_repo() -> tempfile::TempDir {
     ])
 }
 
-fn run_client(home: &Home, args: &[&str]) {
-    let out = Command::new(python())
+/// Runs the checks with the official Python SDK 1.x and 2.x, each on a fresh repo (the checks
+/// start by indexing it); `args` are the transport's, the repo and any options follow.
+fn run_client(home: &Home, args: &[&str], options: &[&str]) -> Vec<tempfile::TempDir> {
+    crate::common::mcp_pythons()
+        .into_iter()
+        .map(|python| {
+            let repo = mcp_repo();
+            run_client_with(&python, home, args, repo.path(), options);
+            repo
+        })
+        .collect()
+}
+
+fn run_client_with(python: &std::path::Path, home: &Home, args: &[&str], repo: &std::path::Path, options: &[&str]) {
+    let out = Command::new(python)
         .arg(client_script())
         .args(args)
+        .arg(repo)
+        .args(options)
         .env("DOCDEX_HOME", home.dir.path())
         .env("DOCDEX_MODELS_DIR", crate::common::models_dir())
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "MCP client failed:\n{stderr}\n{}", String::from_utf8_lossy(&out.stdout));
-    assert!(stderr.contains("all MCP checks passed"), "{stderr}");
+    let sdk = python.display();
+    assert!(out.status.success(), "MCP client ({sdk}) failed:\n{stderr}\n{}", String::from_utf8_lossy(&out.stdout));
+    assert!(stderr.contains("all MCP checks passed"), "{sdk}: {stderr}");
 }
 
 #[test]
 fn stdio_relays_to_a_running_daemon_and_passes_the_official_client() {
-    let repo = mcp_repo();
     let home = Home::with_config("[web]\nenabled = false\n");
     let server = Server::start(&home, &[]);
-    run_client(&home, &["stdio", env!("CARGO_BIN_EXE_docdexd"), repo.path().to_str().unwrap()]);
-    // The tool calls were the daemon's: it mounted the repo and counted the searches.
+    let repos = run_client(&home, &["stdio", env!("CARGO_BIN_EXE_docdexd")], &[]);
+    // The tool calls were the daemon's: it mounted the repos and counted the searches.
     let http = server.blocking_client();
-    let repos: serde_json::Value = http.get(server.url("/v1/repos")).send().unwrap().json().unwrap();
-    let canonical = std::fs::canonicalize(repo.path()).unwrap().display().to_string();
-    assert!(repos.as_array().unwrap().iter().any(|r| r["repo"] == canonical), "{repos}");
+    let mounted: serde_json::Value = http.get(server.url("/v1/repos")).send().unwrap().json().unwrap();
+    for repo in &repos {
+        let canonical = std::fs::canonicalize(repo.path()).unwrap().display().to_string();
+        assert!(mounted.as_array().unwrap().iter().any(|r| r["repo"] == canonical), "{mounted}");
+    }
     let status: serde_json::Value = http.get(server.url("/v1/status")).send().unwrap().json().unwrap();
     let searches =
         status["actors"].as_array().unwrap().iter().find(|a| a["actor"] == "search").unwrap()["handled"].as_u64();
@@ -56,23 +73,25 @@ fn stdio_relays_to_a_running_daemon_and_passes_the_official_client() {
 
 #[test]
 fn stdio_server_passes_the_official_client() {
-    let repo = mcp_repo();
     // The web tier is off: docdex_web_research is exercised without leaving the machine.
     let home = Home::with_config("[web]\nenabled = false\n");
-    run_client(&home, &["stdio", env!("CARGO_BIN_EXE_docdexd"), repo.path().to_str().unwrap()]);
+    run_client(&home, &["stdio", env!("CARGO_BIN_EXE_docdexd")], &[]);
 }
 
 #[test]
 fn http_server_passes_the_official_client_and_requires_the_token() {
-    let repo = mcp_repo();
-    let home = Home::with_config("[web]\nenabled = false\n");
-    let server = Server::start(&home, &["--repo", repo.path().to_str().unwrap(), "--auth-token", "mcp-secret"]);
-    let url = server.url("/v1/mcp");
-    run_client(&home, &["http", &url, repo.path().to_str().unwrap(), "--token", "mcp-secret"]);
+    // A daemon per SDK: the checks use the daemon's default repo (its memory included).
+    for python in crate::common::mcp_pythons() {
+        let repo = mcp_repo();
+        let home = Home::with_config("[web]\nenabled = false\n");
+        let server = Server::start(&home, &["--repo", repo.path().to_str().unwrap(), "--auth-token", "mcp-secret"]);
+        let url = server.url("/v1/mcp");
+        run_client_with(&python, &home, &["http", &url], repo.path(), &["--token", "mcp-secret"]);
 
-    // Without the token the MCP endpoint is closed like the rest of the API.
-    let status = reqwest::blocking_status(&url);
-    assert_eq!(status, 401);
+        // Without the token the MCP endpoint is closed like the rest of the API.
+        let status = reqwest::blocking_status(&url);
+        assert_eq!(status, 401);
+    }
 }
 
 #[test]
@@ -146,15 +165,17 @@ fn results_fit_the_budget_and_pages_return_everything_once() {
         }
     }
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/budget_client.py");
-    let out = Command::new(python())
-        .arg(script)
-        .args([env!("CARGO_BIN_EXE_docdexd"), repo_arg, "2000", expected_file.to_str().unwrap(), &largest.1])
-        .envs(home.cmd().get_envs().filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}\n{}", String::from_utf8_lossy(&out.stdout));
-    eprintln!("{}", String::from_utf8_lossy(&out.stdout));
+    for python in crate::common::mcp_pythons() {
+        let out = Command::new(&python)
+            .arg(&script)
+            .args([env!("CARGO_BIN_EXE_docdexd"), repo_arg, "2000", expected_file.to_str().unwrap(), &largest.1])
+            .envs(home.cmd().get_envs().filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{}: {stderr}\n{}", python.display(), String::from_utf8_lossy(&out.stdout));
+        eprintln!("{}: {}", python.display(), String::from_utf8_lossy(&out.stdout));
+    }
 }
 
 /// A broken configuration or a missing model never breaks the handshake: the session starts,
@@ -163,8 +184,8 @@ fn results_fit_the_budget_and_pages_return_everything_once() {
 fn the_handshake_completes_with_a_broken_config_or_no_model() {
     let repo = mcp_repo();
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/handshake_client.py");
-    let run = |home: &Home| -> serde_json::Value {
-        let out = Command::new(python())
+    let run = |home: &Home, python: &std::path::Path| -> serde_json::Value {
+        let out = Command::new(python)
             .arg(&script)
             .args([env!("CARGO_BIN_EXE_docdexd"), repo.path().to_str().unwrap()])
             .envs(home.cmd().get_envs().filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))))
@@ -174,21 +195,26 @@ fn the_handshake_completes_with_a_broken_config_or_no_model() {
         serde_json::from_slice(&out.stdout).unwrap()
     };
 
-    let broken = Home::with_config("[search]\nmax_repo_hits = \"many\"\n");
-    let seen = run(&broken);
-    assert!(seen["tools"].as_array().unwrap().len() >= 8, "{seen}");
-    let instructions = seen["instructions"].as_str().unwrap();
-    assert!(
-        instructions.contains("cannot work until this is fixed") && instructions.contains("max_repo_hits"),
-        "{seen}"
-    );
-    assert_eq!(seen["search_error"], true, "{seen}");
-    let error = seen["search_text"].as_str().unwrap();
-    assert!(error.contains("config_invalid") && error.contains("max_repo_hits") && error.contains("hint:"), "{seen}");
+    for python in crate::common::mcp_pythons() {
+        let broken = Home::with_config("[search]\nmax_repo_hits = \"many\"\n");
+        let seen = run(&broken, &python);
+        assert!(seen["tools"].as_array().unwrap().len() >= 8, "{seen}");
+        let instructions = seen["instructions"].as_str().unwrap();
+        assert!(
+            instructions.contains("cannot work until this is fixed") && instructions.contains("max_repo_hits"),
+            "{seen}"
+        );
+        assert_eq!(seen["search_error"], true, "{seen}");
+        let error = seen["search_text"].as_str().unwrap();
+        assert!(
+            error.contains("config_invalid") && error.contains("max_repo_hits") && error.contains("hint:"),
+            "{seen}"
+        );
 
-    // No model: everything works, lexically, and the session is told so.
-    let lexical = Home::new();
-    let seen = run(&lexical);
-    assert!(seen["instructions"].as_str().unwrap().contains("semantic search is off"), "{seen}");
-    assert_eq!(seen["search_error"], false, "{seen}");
+        // No model: everything works, lexically, and the session is told so.
+        let lexical = Home::new();
+        let seen = run(&lexical, &python);
+        assert!(seen["instructions"].as_str().unwrap().contains("semantic search is off"), "{seen}");
+        assert_eq!(seen["search_error"], false, "{seen}");
+    }
 }

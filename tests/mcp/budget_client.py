@@ -13,6 +13,7 @@ import sys
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from compat import McpError, field, http_streams, input_schema, is_error, structured  # noqa: F401
 
 QUERY = "spawn a task on the runtime"
 
@@ -25,7 +26,7 @@ def check(condition, message):
 
 def size_of(result):
     text = "".join(getattr(block, "text", "") for block in result.content)
-    return len(text) + len(json.dumps(result.structuredContent or {}, separators=(",", ":")))
+    return len(text) + len(json.dumps(structured(result) or {}, separators=(",", ":")))
 
 
 def check_unions(schema, where):
@@ -50,7 +51,7 @@ async def main():
         async with ClientSession(read, write) as session:
             await session.initialize()
             for tool in (await session.list_tools()).tools:
-                check_unions(tool.inputSchema, tool.name)
+                check_unions(input_schema(tool), tool.name)
 
             # Every page of a 200-hit search within the budget; the pages together are the
             # ranking, each hit once, in order.
@@ -59,12 +60,12 @@ async def main():
                 result = await session.call_tool(
                     "docdex_search", {"query": QUERY, "limit": 200, "mode": "lexical", "offset": offset}
                 )
-                check(not result.isError, f"search failed: {result.content}")
+                check(not is_error(result), f"search failed: {result.content}")
                 check(size_of(result) <= budget_chars, f"search page at {offset}: {size_of(result)} > {budget_chars}")
-                hits = result.structuredContent["hits"]
+                hits = structured(result)["hits"]
                 check(hits, f"an empty page at offset {offset}")
                 seen += [(h["path"], h["line_start"]) for h in hits]
-                offset = result.structuredContent.get("next_offset")
+                offset = structured(result).get("next_offset")
                 pages += 1
             want = [(h["path"], h["line_start"]) for h in expected]
             check(len(set(seen)) == len(seen), "a hit came twice")
@@ -75,9 +76,9 @@ async def main():
             lines, line_start = [], 1
             while line_start is not None:
                 result = await session.call_tool("docdex_open", {"path": largest, "line_start": line_start})
-                check(not result.isError, f"open failed: {result.content}")
+                check(not is_error(result), f"open failed: {result.content}")
                 check(size_of(result) <= budget_chars, f"open page at {line_start}: {size_of(result)} > {budget_chars}")
-                content = result.structuredContent
+                content = structured(result)
                 check(content["line_start"] == line_start, f"page starts at {content['line_start']}")
                 text = result.content[0].text
                 body = text.split("\n", 1)[1]

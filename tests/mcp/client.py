@@ -19,9 +19,8 @@ import time
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamablehttp_client
-from mcp.shared.exceptions import McpError
 import mcp.types as types
+from compat import McpError, field, http_streams, input_schema, is_error, structured  # noqa: F401
 
 EXPECTED_TOOLS = {
     "docdex_search",
@@ -52,14 +51,14 @@ async def expect_error(session, tool, arguments, needle):
     except McpError as err:
         check(needle in str(err), f"{tool}{arguments}: protocol error without '{needle}': {err}")
         return str(err)
-    check(result.isError, f"{tool}{arguments}: expected an error, got {text_of(result)}")
+    check(is_error(result), f"{tool}{arguments}: expected an error, got {text_of(result)}")
     check(needle in text_of(result), f"{tool}{arguments}: error without '{needle}': {text_of(result)}")
     return text_of(result)
 
 
 async def exercise(session, repo, bench):
     init = await session.initialize()
-    check(init.serverInfo.name == "docdex", f"server name {init.serverInfo.name}")
+    check(field(init, "serverInfo").name == "docdex", f"server name {field(init, 'serverInfo').name}")
 
     tools = {tool.name: tool for tool in (await session.list_tools()).tools}
     check(EXPECTED_TOOLS <= set(tools), f"missing tools: {EXPECTED_TOOLS - set(tools)}")
@@ -67,50 +66,50 @@ async def exercise(session, repo, bench):
         description = tools[name].description or ""
         check("Example" in description, f"{name} description has no usage example")
         check(len(description.split()) < 150, f"{name} description is too long")
-        check(tools[name].inputSchema.get("type") == "object", f"{name} has no object schema")
+        check(input_schema(tools[name]).get("type") == "object", f"{name} has no object schema")
 
     # Index through MCP (the repo is fresh), then everything else.
     result = await session.call_tool("docdex_index", {"repo_path": repo})
-    check(not result.isError, f"index failed: {text_of(result)}")
+    check(not is_error(result), f"index failed: {text_of(result)}")
     # The server may have indexed at startup already: then this run finds nothing changed.
-    check(result.structuredContent["files_scanned"] == 3, f"index summary {result.structuredContent}")
-    check(result.structuredContent["chunks_total"] >= 3, f"index summary {result.structuredContent}")
+    check(structured(result)["files_scanned"] == 3, f"index summary {structured(result)}")
+    check(structured(result)["chunks_total"] >= 3, f"index summary {structured(result)}")
 
     result = await session.call_tool("docdex_status", {})
-    check(not result.isError, f"status failed: {text_of(result)}")
-    check(result.structuredContent["indexed"] is True, "status says not indexed")
+    check(not is_error(result), f"status failed: {text_of(result)}")
+    check(structured(result)["indexed"] is True, "status says not indexed")
 
     result = await session.call_tool("docdex_search", {"query": "rate_limit per minute", "limit": 3})
-    check(not result.isError, f"search failed: {text_of(result)}")
-    hits = result.structuredContent["hits"]
+    check(not is_error(result), f"search failed: {text_of(result)}")
+    hits = structured(result)["hits"]
     check(hits and hits[0]["path"] == "src/throttle.rs", f"search hits {hits}")
     check("src/throttle.rs" in text_of(result), "search text block lacks the path")
 
     # Numbers as strings, and the project_root alias.
     result = await session.call_tool("docdex_search", {"query": "nightly_snapshot", "limit": "2", "project_root": repo})
-    check(not result.isError, f"string limit refused: {text_of(result)}")
-    check(len(result.structuredContent["hits"]) <= 2, "limit not applied")
+    check(not is_error(result), f"string limit refused: {text_of(result)}")
+    check(len(structured(result)["hits"]) <= 2, "limit not applied")
 
     result = await session.call_tool("docdex_open", {"path": "src/throttle.rs", "line_start": 2, "line_end": "3"})
-    check(not result.isError, f"open failed: {text_of(result)}")
-    check(result.structuredContent["line_start"] == 2 and result.structuredContent["line_end"] == 3, "open range")
+    check(not is_error(result), f"open failed: {text_of(result)}")
+    check(structured(result)["line_start"] == 2 and structured(result)["line_end"] == 3, "open range")
     # The lines are in the text block; the structured content has the range, not the text again.
     check("2 | pub fn rate_limit" in text_of(result), f"open text {text_of(result)}")
-    check("text" not in result.structuredContent, f"open repeats its text: {result.structuredContent}")
+    check("text" not in structured(result), f"open repeats its text: {structured(result)}")
 
     result = await session.call_tool("docdex_files", {"glob": "src/*.rs"})
-    check(not result.isError, f"files failed: {text_of(result)}")
-    paths = [f["path"] for f in result.structuredContent["files"]]
+    check(not is_error(result), f"files failed: {text_of(result)}")
+    paths = [f["path"] for f in structured(result)["files"]]
     check(paths == ["src/backup.rs", "src/throttle.rs"], f"files {paths}")
 
     result = await session.call_tool(
         "docdex_memory_save", {"text": "Rate limits are enforced per client id", "metadata": {"topic": "limits"}}
     )
-    check(not result.isError, f"memory_save failed: {text_of(result)}")
-    memory_id = result.structuredContent["id"]
+    check(not is_error(result), f"memory_save failed: {text_of(result)}")
+    memory_id = structured(result)["id"]
     result = await session.call_tool("docdex_memory_recall", {"query": "how are clients throttled", "k": 3})
-    check(not result.isError, f"memory_recall failed: {text_of(result)}")
-    items = result.structuredContent["items"]
+    check(not is_error(result), f"memory_recall failed: {text_of(result)}")
+    items = structured(result)["items"]
     check(items and items[0]["id"] == memory_id, f"recall items {items}")
     check(items[0]["metadata"] == {"topic": "limits"}, f"metadata {items[0]}")
 
@@ -119,14 +118,14 @@ async def exercise(session, repo, bench):
     # A directory never indexed is mounted and indexed by the request that names it.
     unindexed = os.path.join(repo, "docs")
     result = await session.call_tool("docdex_search", {"query": "x", "repo_path": unindexed})
-    check(not result.isError, f"an unindexed directory was not indexed on demand: {text_of(result)}")
+    check(not is_error(result), f"an unindexed directory was not indexed on demand: {text_of(result)}")
     await expect_error(session, "docdex_search", {"query": "x", "limit": 0}, "between 1 and")
     # The waterfall tool (the tests run it with the web tier off: no request leaves the machine).
     result = await session.call_tool("docdex_web_research", {"query": "rate_limit per minute", "limit": "3"})
-    check(not result.isError, f"web research failed: {text_of(result)}")
-    gate = result.structuredContent["gate"]
+    check(not is_error(result), f"web research failed: {text_of(result)}")
+    gate = structured(result)["gate"]
     check(gate["decision"] in ("local", "web_disabled") and gate["forced"] is False, f"gate {gate}")
-    check(result.structuredContent["hits"][0]["path"] == "src/throttle.rs", f"{result.structuredContent}")
+    check(structured(result)["hits"][0]["path"] == "src/throttle.rs", f"{structured(result)}")
     check("gate:" in text_of(result), "web research text has no gate line")
     await expect_error(session, "docdex_web_research", {"query": "x", "force_web": "true"}, "disabled")
 
@@ -148,7 +147,7 @@ async def exercise(session, repo, bench):
             started = time.perf_counter()
             result = await session.call_tool("docdex_search", {"query": f"rate limit client {i % 7}", "mode": "lexical"})
             samples.append((time.perf_counter() - started) * 1000)
-            check(not result.isError, "bench search failed")
+            check(not is_error(result), "bench search failed")
         samples.sort()
         p95 = samples[min(len(samples) - 1, int(0.95 * len(samples)))]
         print(json.dumps({"p50_ms": statistics.median(samples), "p95_ms": p95, "calls": len(samples)}))
@@ -169,8 +168,7 @@ async def main():
             async with ClientSession(read, write) as session:
                 await exercise(session, args.repo, args.bench)
     else:
-        headers = {"Authorization": f"Bearer {args.token}"} if args.token else None
-        async with streamablehttp_client(args.target, headers=headers) as (read, write, _):
+        async with http_streams(args.target, args.token) as (read, write):
             async with ClientSession(read, write) as session:
                 await exercise(session, args.repo, args.bench)
     print("all MCP checks passed", file=sys.stderr)

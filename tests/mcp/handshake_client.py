@@ -12,6 +12,7 @@ import sys
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from compat import McpError, field, http_streams, input_schema, is_error, structured  # noqa: F401
 
 
 async def main():
@@ -23,9 +24,9 @@ async def main():
             tools = await asyncio.wait_for(session.list_tools(), 30)
             result = await asyncio.wait_for(session.call_tool("docdex_search", {"query": "anything"}), 60)
             print(json.dumps({
-                "instructions": init.instructions or "",
+                "instructions": field(init, "instructions") or "",
                 "tools": [t.name for t in tools.tools],
-                "search_error": bool(result.isError),
+                "search_error": bool(is_error(result)),
                 "search_text": " ".join(getattr(b, "text", "") for b in result.content),
             }))
 

@@ -13,8 +13,8 @@ import pathlib
 import sys
 
 from mcp import ClientSession
-from mcp.client.streamable_http import streamablehttp_client
 import mcp.types as types
+from compat import McpError, field, http_streams, input_schema, is_error, structured  # noqa: F401
 
 
 async def main():
@@ -29,15 +29,14 @@ async def main():
     async def list_roots(_context):
         return types.ListRootsResult(roots=[types.Root(uri=root_uri, name="workspace")])
 
-    headers = {"Authorization": f"Bearer {args.token}"} if args.token else None
-    async with streamablehttp_client(args.url, headers=headers) as (read, write, _):
+    async with http_streams(args.url, args.token) as (read, write):
         async with ClientSession(read, write, list_roots_callback=list_roots) as session:
             await session.initialize()
             result = await session.call_tool("docdex_search", {"query": args.query, "limit": 3})
-            if result.isError:
+            if is_error(result):
                 print("search failed: " + " ".join(getattr(b, "text", "") for b in result.content), file=sys.stderr)
                 sys.exit(1)
-            print(json.dumps(result.structuredContent))
+            print(json.dumps(structured(result)))
 
 
 if __name__ == "__main__":
