@@ -37,6 +37,19 @@ if ! target/py2/bin/python -c 'import importlib.metadata as m; assert m.version(
   target/py2/bin/pip install --quiet --disable-pip-version-check "mcp>=2,<3"
 fi
 
+# Node (Debian's package) and the official MCP TypeScript SDK (npm) under target/node, for
+# the TypeScript client test.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get install -y -q nodejs npm >/dev/null || { $SUDO apt-get update -q >/dev/null && $SUDO apt-get install -y -q nodejs npm >/dev/null; }
+fi
+if [ ! -d target/node/node_modules/@modelcontextprotocol/sdk ]; then
+  mkdir -p target/node
+  npm install --prefix target/node --silent --no-audit --no-fund "@modelcontextprotocol/sdk@1" >/dev/null
+fi
+
 # Real Chromium for the web tier's tests (Debian's package; headless, as root with
 # --no-sandbox). Installed once; docdex finds it at /usr/bin/chromium.
 if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then

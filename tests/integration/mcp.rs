@@ -218,3 +218,30 @@ fn the_handshake_completes_with_a_broken_config_or_no_model() {
         assert_eq!(seen["search_error"], false, "{seen}");
     }
 }
+
+/// The official TypeScript SDK (`@modelcontextprotocol/sdk` from npm, on Debian's Node), over
+/// stdio and streamable HTTP: handshake, tool list, every tool, paging, errors.
+#[test]
+fn the_official_typescript_sdk_passes_over_stdio_and_http() {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/ts_client.mjs");
+    let sdk = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/node/node_modules/@modelcontextprotocol/sdk");
+    assert!(sdk.exists(), "{} is missing: run ./scripts/test.sh (it installs the TypeScript SDK)", sdk.display());
+    let run = |home: &Home, args: &[&str]| {
+        let out = Command::new("node")
+            .arg(&script)
+            .args(args)
+            .envs(home.cmd().get_envs().filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))))
+            .output()
+            .expect("node (Debian's nodejs package) runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && stderr.contains("all TypeScript MCP checks passed"), "{args:?}: {stderr}");
+    };
+    let repo = mcp_repo();
+    let home = Home::with_config("[web]\nenabled = false\n");
+    run(&home, &["stdio", env!("CARGO_BIN_EXE_docdexd"), repo.path().to_str().unwrap()]);
+
+    let repo = mcp_repo();
+    let home = Home::with_config("[web]\nenabled = false\n");
+    let server = Server::start(&home, &["--auth-token", "ts-secret"]);
+    run(&home, &["http", &server.url("/v1/mcp"), repo.path().to_str().unwrap(), "ts-secret"]);
+}
