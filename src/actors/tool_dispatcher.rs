@@ -33,11 +33,11 @@ use crate::jobs::{embed_pending, run_index};
 use crate::metrics::Metrics;
 use crate::models::MODEL_NAME;
 use crate::protocol::{
-    ChatRequest, DaemonStatus, DocdexError, EmbedProgress, EmbedSummary, EmbeddingStatus, ErrorCode, FileContent,
-    FileEntry, FileList, IndexProgress, IndexRequest, IndexSummary, MemoryDeleted, MemoryItem, MemoryRecallResponse,
-    MountedRepo, RepoStatus, Result, SearchMode, SearchRequest, SearchResponse, WaterfallRequest, WaterfallResponse,
-    WebFetchResponse, WebSearchResponse, MAX_MEMORY_METADATA_BYTES, MAX_MEMORY_RECALL, MAX_MEMORY_TEXT_BYTES,
-    MAX_OPEN_LINES,
+    ChatRequest, ChunkContent, DaemonStatus, DocdexError, EmbedProgress, EmbedSummary, EmbeddingStatus, ErrorCode,
+    FileContent, FileEntry, FileList, IndexProgress, IndexRequest, IndexSummary, MemoryDeleted, MemoryItem,
+    MemoryRecallResponse, MissingFile, MountedRepo, MultiGetResponse, RepoStatus, Result, SearchMode, SearchRequest,
+    SearchResponse, WaterfallRequest, WaterfallResponse, WebFetchResponse, WebSearchResponse,
+    MAX_MEMORY_METADATA_BYTES, MAX_MEMORY_RECALL, MAX_MEMORY_TEXT_BYTES, MAX_MULTI_GET, MAX_OPEN_LINES,
 };
 use tokio::sync::watch;
 
@@ -1243,6 +1243,88 @@ impl Handler<DaemonState> for ToolDispatcher {
                 repos,
                 actors: metrics.snapshot(),
             })
+        })
+    }
+}
+
+/// One chunk by the id a search hit gave (`docdex_get`).
+#[derive(Message)]
+#[rtype(result = "Result<ChunkContent>")]
+pub struct GetChunk {
+    pub repo_opt: Option<PathBuf>,
+    pub chunk_id: u32,
+}
+
+/// Several files at once, by a list of paths or a glob (`docdex_multi_get`).
+#[derive(Message)]
+#[rtype(result = "Result<MultiGetResponse>")]
+pub struct MultiGet {
+    pub repo_opt: Option<PathBuf>,
+    pub paths: Vec<String>,
+    pub glob_opt: Option<String>,
+    /// At most this many files (≤ `MAX_MULTI_GET`).
+    pub limit: usize,
+}
+
+impl Handler<GetChunk> for ToolDispatcher {
+    type Result = ResponseFuture<Result<ChunkContent>>;
+
+    fn handle(&mut self, msg: GetChunk, _: &mut Context<Self>) -> Self::Result {
+        let repo = self.resolve_repo(msg.repo_opt);
+        let repo_manager = self.repo_manager.clone();
+        tracked(&self.metrics, "open", async move {
+            let handle = open_indexed(&repo_manager, repo.await?).await?;
+            let index = Arc::clone(&handle.index);
+            let chunk = tokio::task::spawn_blocking(move || index.chunk(msg.chunk_id)).await??;
+            chunk.ok_or_else(|| {
+                DocdexError::new(ErrorCode::NotFound, format!("no chunk {} in this repo", msg.chunk_id))
+                    .with_hint("chunk ids change when their file is re-indexed: search again, or get the file by path")
+            })
+        })
+    }
+}
+
+impl Handler<MultiGet> for ToolDispatcher {
+    type Result = ResponseFuture<Result<MultiGetResponse>>;
+
+    fn handle(&mut self, msg: MultiGet, ctx: &mut Context<Self>) -> Self::Result {
+        let me = ctx.address();
+        Box::pin(async move {
+            if msg.limit == 0 || msg.limit > MAX_MULTI_GET {
+                return Err(DocdexError::invalid(format!(
+                    "limit must be between 1 and {MAX_MULTI_GET}, got {}",
+                    msg.limit
+                )));
+            }
+            let (total, paths) = match (&msg.glob_opt, msg.paths.is_empty()) {
+                (Some(_), true) | (None, true) => {
+                    let Some(glob) = msg.glob_opt.clone() else {
+                        return Err(DocdexError::invalid("give paths or a glob"));
+                    };
+                    let list = me
+                        .send(ListFiles { repo_opt: msg.repo_opt.clone(), glob_opt: Some(glob), limit: msg.limit })
+                        .await??;
+                    (list.total, list.files.into_iter().map(|f| f.path).collect::<Vec<_>>())
+                }
+                (None, false) => (msg.paths.len() as u64, msg.paths.iter().take(msg.limit).cloned().collect()),
+                (Some(_), false) => return Err(DocdexError::invalid("give paths or a glob, not both")),
+            };
+            let mut response = MultiGetResponse { total, files: Vec::new(), missing: Vec::new() };
+            for path in paths {
+                let open =
+                    OpenFile { repo_opt: msg.repo_opt.clone(), path: path.clone(), start_opt: None, end_opt: None };
+                match me.send(open).await? {
+                    Ok(content) => response.files.push(content),
+                    // A wrong path among several is reported, not fatal; a wrong repo is.
+                    Err(err)
+                        if matches!(err.code, ErrorCode::NotFound | ErrorCode::PathRefused | ErrorCode::TooLarge) =>
+                    {
+                        response.missing.push(MissingFile { path, error: err.message })
+                    }
+                    Err(err) => return Err(err),
+                }
+            }
+            Ok(response)
         })
     }
 }

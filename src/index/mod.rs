@@ -24,7 +24,9 @@ use tantivy::{
 };
 
 use crate::ingest::Chunk;
-use crate::protocol::{DocdexError, ErrorCode, HitExplain, HitSource, RankedBy, Result, SearchHit, SearchMode};
+use crate::protocol::{
+    ChunkContent, DocdexError, ErrorCode, HitExplain, HitSource, RankedBy, Result, SearchHit, SearchMode,
+};
 use analyzer::{analyze, code_analyzer, CODE_ANALYZER};
 pub use store::{FileRecord, IndexRunState, MemoryRecord, RepoStore, WebPageRecord};
 
@@ -583,9 +585,30 @@ impl RepoIndex {
                     crate::actors::format_unix(doc.get_first(f.fetched_at).and_then(|v| v.as_u64()).unwrap_or(0))
                 }),
                 explain: explain.then_some(candidate.explain),
+                chunk_id: doc.get_first(f.chunk_id).and_then(|v| v.as_u64()).map(|id| id as u32),
             });
         }
         Ok(hits)
+    }
+
+    /// One chunk by id (as search hits give it), if the index still has it.
+    pub fn chunk(&self, chunk_id: u32) -> Result<Option<ChunkContent>> {
+        let searcher = self.reader.searcher();
+        let f = self.fields;
+        Ok(self.chunk_doc(&searcher, chunk_id)?.map(|(_, doc)| {
+            let text_of = |field: Field| doc.get_first(field).and_then(|v| v.as_str()).unwrap_or("").to_string();
+            let number = |field: Field| doc.get_first(field).and_then(|v| v.as_u64()).unwrap_or(0);
+            ChunkContent {
+                chunk_id,
+                path: text_of(f.path),
+                line_start: number(f.line_start),
+                line_end: number(f.line_end),
+                heading: text_of(f.heading),
+                language: text_of(f.language),
+                source: if text_of(f.source) == SOURCE_WEB { HitSource::Web } else { HitSource::Repo },
+                text: text_of(f.body),
+            }
+        }))
     }
 }
 

@@ -235,3 +235,37 @@ impl Fit for FileContent {
         json
     }
 }
+
+use crate::protocol::{ChunkContent, MultiGetResponse};
+
+impl Fit for ChunkContent {
+    fn items(&self) -> usize {
+        1
+    }
+    fn keep(&mut self, _: usize) {}
+    fn clip(&mut self, chars: usize) -> bool {
+        clip_text(&mut self.text, chars)
+    }
+    fn structured(&self) -> Value {
+        let mut json = serde_json::to_value(self).unwrap_or(Value::Null);
+        if let Value::Object(map) = &mut json {
+            map.remove("text");
+        }
+        json
+    }
+}
+
+impl Fit for MultiGetResponse {
+    fn items(&self) -> usize {
+        self.files.len()
+    }
+    fn keep(&mut self, n: usize) {
+        self.files.truncate(n);
+    }
+    fn clip(&mut self, chars: usize) -> bool {
+        self.files.first_mut().is_some_and(|file| file.clip(chars))
+    }
+    fn structured(&self) -> Value {
+        without(self, "files", &["text"])
+    }
+}

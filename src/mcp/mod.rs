@@ -21,7 +21,8 @@ use rmcp::{schemars, tool, tool_handler, tool_router, RoleServer, ServerHandler}
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::actors::tool_dispatcher::{
-    Index, ListFiles, MemoryRecall, MemorySave, Mount, OpenFile, Search, Status, ToolDispatcher, WebRag,
+    GetChunk, Index, ListFiles, MemoryRecall, MemorySave, Mount, MultiGet, OpenFile, Search, Status, ToolDispatcher,
+    WebRag,
 };
 use crate::protocol::{DocdexError, IndexRequest, Result, SearchMode, SearchRequest, WaterfallRequest};
 use budget::{offset_arg, respond_fitted, Page};
@@ -101,8 +102,14 @@ pub struct SearchArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OpenArgs {
-    /// File path relative to the repo root, as search results give it.
-    pub path: String,
+    /// File path relative to the repo root, as search results give it (optional with
+    /// `symbol`).
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Open where this item or section is defined instead of by line numbers: a function,
+    /// type or heading name, e.g. "run_detached" or "Installation".
+    #[serde(default)]
+    pub symbol: Option<String>,
     /// First line, 1-based (default 1).
     #[serde(default, deserialize_with = "lenient_number")]
     #[schemars(range(min = 1))]
@@ -111,6 +118,47 @@ pub struct OpenArgs {
     #[serde(default, deserialize_with = "lenient_number")]
     #[schemars(range(min = 1))]
     pub line_end: Option<u64>,
+    /// Repository root (default: the server's repo). Alias: project_root.
+    #[serde(default, alias = "project_root")]
+    pub repo_path: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetArgs {
+    /// File path relative to the repo root (the whole file, paged), or...
+    #[serde(default)]
+    pub path: Option<String>,
+    /// ...a chunk id from a search hit (that chunk in full).
+    #[serde(default, deserialize_with = "lenient_number")]
+    #[schemars(range(min = 0))]
+    pub chunk_id: Option<u64>,
+    /// With `path`: first line, 1-based (default 1; the `next_line_start` of the previous page).
+    #[serde(default, deserialize_with = "lenient_number")]
+    #[schemars(range(min = 1))]
+    pub line_start: Option<u64>,
+    /// Repository root (default: the server's repo). Alias: project_root.
+    #[serde(default, alias = "project_root")]
+    pub repo_path: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MultiGetArgs {
+    /// Paths relative to the repo root, or...
+    #[serde(default)]
+    pub paths: Option<Vec<String>>,
+    /// ...a glob over them, e.g. "docs/**/*.md".
+    #[serde(default)]
+    pub glob: Option<String>,
+    /// Files to read, 1-50 (default 10); each at most 400 lines.
+    #[serde(default, deserialize_with = "lenient_number")]
+    #[schemars(range(min = 1, max = 50))]
+    pub limit: Option<u64>,
+    /// Where this page starts: the `next_offset` of the previous one (default 0).
+    #[serde(default, deserialize_with = "lenient_number")]
+    #[schemars(range(min = 0))]
+    pub offset: Option<u64>,
     /// Repository root (default: the server's repo). Alias: project_root.
     #[serde(default, alias = "project_root")]
     pub repo_path: Option<String>,
@@ -256,6 +304,20 @@ fn tool_ok<T: Serialize>(value: &T, text: String) -> CallToolResult {
     }
 }
 
+/// A file range as the model reads it: a header with where the next page starts, then the
+/// numbered lines.
+fn render_file(content: &crate::protocol::FileContent) -> String {
+    let more = if content.line_end < content.total_lines {
+        format!(" (more: call again with line_start={})", content.line_end + 1)
+    } else {
+        String::new()
+    };
+    format!(
+        "{} lines {}-{} of {}{more}\n{}",
+        content.path, content.line_start, content.line_end, content.total_lines, content.text
+    )
+}
+
 fn bounded(value: Option<u64>, default: usize, max: usize, name: &str) -> Result<usize> {
     match value {
         None => Ok(default),
@@ -295,6 +357,45 @@ impl DocdexMcp {
             DocdexError::invalid("no repo: pass repo_path")
                 .with_hint("give repo_path (the repository root), or start the server with --repo")
         })
+    }
+
+    /// Where `symbol` (an item or heading name) is defined: the first search hit whose
+    /// heading names it, in `path_opt` when given.
+    async fn locate(
+        &self,
+        repo_opt: Option<PathBuf>,
+        symbol: &str,
+        path_opt: Option<&str>,
+    ) -> Result<(String, u64, u64)> {
+        let name = symbol.trim().rsplit("::").next().unwrap_or("").trim().to_string();
+        if name.is_empty() {
+            return Err(DocdexError::invalid("symbol must not be empty"));
+        }
+        let request = SearchRequest {
+            repo_opt,
+            query: name.clone(),
+            limit: crate::protocol::MAX_SEARCH_LIMIT,
+            mode_opt: Some(SearchMode::Lexical),
+            explain: false,
+        };
+        let response = self.call(Search(request)).await?;
+        let names = |heading: &str| -> bool {
+            let last = heading.rsplit(" > ").next().unwrap_or("");
+            last.split(", ").any(|n| n.trim() == name) || last.trim() == name || heading.trim() == symbol.trim()
+        };
+        response
+            .hits
+            .iter()
+            .filter(|hit| path_opt.is_none_or(|path| hit.path == path))
+            .find(|hit| names(&hit.heading))
+            .map(|hit| (hit.path.clone(), hit.line_start, hit.line_end))
+            .ok_or_else(|| {
+                DocdexError::new(
+                    crate::protocol::ErrorCode::NotFound,
+                    format!("no item or section named `{symbol}` was found"),
+                )
+                .with_hint("check the name with docdex_search, or open by path and lines")
+            })
     }
 
     async fn call<M, T>(&self, msg: M) -> Result<T>
@@ -410,25 +511,78 @@ impl DocdexMcp {
     )]
     async fn docdex_open(&self, Parameters(args): Parameters<OpenArgs>) -> CallToolResult {
         let result = async {
-            let msg = OpenFile {
-                repo_opt: Some(self.repo(args.repo_path).await?),
-                path: args.path,
-                start_opt: args.line_start,
-                end_opt: args.line_end,
+            let repo_opt = Some(self.repo(args.repo_path).await?);
+            let (path, start_opt, end_opt) = match (args.symbol, args.path) {
+                (Some(symbol), path_opt) => {
+                    let (path, start, end) = self.locate(repo_opt.clone(), &symbol, path_opt.as_deref()).await?;
+                    (path, Some(args.line_start.unwrap_or(start)), Some(args.line_end.unwrap_or(end)))
+                }
+                (None, Some(path)) => (path, args.line_start, args.line_end),
+                (None, None) => return Err(DocdexError::invalid("give `path` (and lines) or `symbol`")),
             };
-            self.call(msg).await
+            self.call(OpenFile { repo_opt, path, start_opt, end_opt }).await
         }
         .await;
-        respond_fitted(result, Page::SINGLE, self.budget_tokens, |content| {
-            let more = if content.line_end < content.total_lines {
-                format!(" (more: call again with line_start={})", content.line_end + 1)
-            } else {
-                String::new()
-            };
-            let text = format!(
-                "{} lines {}-{} of {}{more}\n{}",
-                content.path, content.line_start, content.line_end, content.total_lines, content.text
-            );
+        respond_fitted(result, Page::SINGLE, self.budget_tokens, render_file)
+    }
+
+    #[tool(
+        description = "Get a whole file by path (paged: call again with next_line_start) or one chunk by the chunk_id a search hit gave. Example: {\"chunk_id\": 42} or {\"path\": \"README.md\"}."
+    )]
+    async fn docdex_get(&self, Parameters(args): Parameters<GetArgs>) -> CallToolResult {
+        let repo_opt = match self.repo(args.repo_path).await {
+            Ok(repo) => Some(repo),
+            Err(err) => return tool_error(&err),
+        };
+        match (args.chunk_id, args.path) {
+            (Some(id), None) => {
+                let id = match u32::try_from(id) {
+                    Ok(id) => id,
+                    Err(_) => return tool_error(&DocdexError::invalid(format!("no chunk {id}"))),
+                };
+                let result = self.call(GetChunk { repo_opt, chunk_id: id }).await;
+                respond_fitted(result, Page::SINGLE, self.budget_tokens, |chunk| {
+                    format!(
+                        "{}:{}-{} [{}] (chunk {})\n{}",
+                        chunk.path, chunk.line_start, chunk.line_end, chunk.heading, chunk.chunk_id, chunk.text
+                    )
+                })
+            }
+            (None, Some(path)) => {
+                let result = self.call(OpenFile { repo_opt, path, start_opt: args.line_start, end_opt: None }).await;
+                respond_fitted(result, Page::SINGLE, self.budget_tokens, render_file)
+            }
+            _ => tool_error(&DocdexError::invalid("give either `path` or `chunk_id`")),
+        }
+    }
+
+    #[tool(
+        description = "Read several files at once, by a list of paths or a glob (each at most 400 lines; paged with offset). Example: {\"glob\": \"docs/*.md\", \"limit\": 5}. Paths that cannot be read are listed under missing."
+    )]
+    async fn docdex_multi_get(&self, Parameters(args): Parameters<MultiGetArgs>) -> CallToolResult {
+        let cap = crate::protocol::MAX_MULTI_GET;
+        let limit = bounded(args.limit, 10, cap, "limit");
+        let offset = offset_arg(args.offset, cap - 1);
+        let page = Page { offset: *offset.as_ref().unwrap_or(&0), limit: *limit.as_ref().unwrap_or(&0), cap };
+        let result = async {
+            let (limit, offset) = (limit?, offset?);
+            let repo_opt = Some(self.repo(args.repo_path).await?);
+            let paths = args.paths.unwrap_or_default();
+            let mut response =
+                self.call(MultiGet { repo_opt, paths, glob_opt: args.glob, limit: (offset + limit).min(cap) }).await?;
+            response.files.drain(..offset.min(response.files.len()));
+            Ok(response)
+        }
+        .await;
+        respond_fitted(result, page, self.budget_tokens, |response| {
+            let mut text = String::new();
+            for file in &response.files {
+                text.push_str(&render_file(file));
+                text.push_str("\n\n");
+            }
+            for missing in &response.missing {
+                text.push_str(&format!("{}: {}\n", missing.path, missing.error));
+            }
             text
         })
     }

@@ -131,7 +131,42 @@ pub struct SearchHit {
     /// With `explain`: where each ranking placed this chunk.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explain: Option<HitExplain>,
+    /// The chunk's id, for `docdex_get` (valid until its file is re-indexed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunk_id: Option<u32>,
 }
+
+/// One chunk in full (`docdex_get` by chunk id).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChunkContent {
+    pub chunk_id: u32,
+    pub path: String,
+    pub line_start: u64,
+    pub line_end: u64,
+    pub heading: String,
+    pub language: String,
+    pub source: HitSource,
+    pub text: String,
+}
+
+/// Several files at once (`docdex_multi_get`): each as `open` reads it (at most
+/// `MAX_OPEN_LINES` lines), and the ones that could not be read with the reason.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MultiGetResponse {
+    /// Files asked for (the list, or the glob's matches before the limit).
+    pub total: u64,
+    pub files: Vec<FileContent>,
+    pub missing: Vec<MissingFile>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MissingFile {
+    pub path: String,
+    pub error: String,
+}
+
+/// Most files one `multi_get` reads.
+pub const MAX_MULTI_GET: usize = 50;
 
 /// Rank (1-based) and score of a hit in one ranking.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -31,6 +31,8 @@ EXPECTED_TOOLS = {
     "docdex_memory_save",
     "docdex_memory_recall",
     "docdex_web_research",
+    "docdex_get",
+    "docdex_multi_get",
 }
 
 
@@ -96,6 +98,28 @@ async def exercise(session, repo, bench):
     # The lines are in the text block; the structured content has the range, not the text again.
     check("2 | pub fn rate_limit" in text_of(result), f"open text {text_of(result)}")
     check("text" not in structured(result), f"open repeats its text: {structured(result)}")
+
+    # By symbol instead of lines.
+    result = await session.call_tool("docdex_open", {"symbol": "nightly_snapshot"})
+    check(not is_error(result), f"open by symbol failed: {text_of(result)}")
+    check(structured(result)["path"] == "src/backup.rs" and "pub fn nightly_snapshot" in text_of(result), text_of(result))
+    await expect_error(session, "docdex_open", {"symbol": "no_such_item_anywhere"}, "no item or section")
+
+    # get: a hit's chunk by id, a file by path; multi_get by glob.
+    hit = structured(await session.call_tool("docdex_search", {"query": "rate_limit", "limit": 1}))["hits"][0]
+    result = await session.call_tool("docdex_get", {"chunk_id": hit["chunk_id"]})
+    check(not is_error(result), f"get chunk failed: {text_of(result)}")
+    check(structured(result)["path"] == hit["path"] and "pub fn rate_limit" in text_of(result), text_of(result))
+    result = await session.call_tool("docdex_get", {"path": "docs/colors.md"})
+    check(not is_error(result) and "Teal buttons" in text_of(result), f"get path: {text_of(result)}")
+    await expect_error(session, "docdex_get", {"chunk_id": 999999}, "no chunk")
+    result = await session.call_tool("docdex_multi_get", {"glob": "src/*.rs"})
+    check(not is_error(result), f"multi_get failed: {text_of(result)}")
+    got = sorted(f["path"] for f in structured(result)["files"])
+    check(got == ["src/backup.rs", "src/throttle.rs"], f"multi_get files {got}")
+    check("pub fn rate_limit" in text_of(result) and "pub fn nightly_snapshot" in text_of(result), text_of(result))
+    result = await session.call_tool("docdex_multi_get", {"paths": ["src/backup.rs", "src/nope.rs"]})
+    check(structured(result)["missing"][0]["path"] == "src/nope.rs", f"missing {structured(result)}")
 
     result = await session.call_tool("docdex_files", {"glob": "src/*.rs"})
     check(not is_error(result), f"files failed: {text_of(result)}")
