@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 
 use crate::actors::repo_manager::{list_registry, CloseAll, RepoFingerprint};
 use crate::actors::scraper::CloseBrowser;
-use crate::actors::tool_dispatcher::{EmbedPending, Index, Mount};
+use crate::actors::tool_dispatcher::{EmbedPending, GetChunk, Index, Mount, MultiGet, OpenFile};
 use crate::client::{self, Backend, DaemonClient};
 use crate::config::{self, LoadedConfig};
 use crate::http::{self, HttpState};
@@ -45,6 +45,37 @@ pub enum Command {
         /// `index --wait`, does it; lexical search works either way).
         #[arg(long)]
         wait: bool,
+    },
+    /// Print a file of an indexed repo (a line range of it), or one chunk by the id a search
+    /// hit gave (`search --json` shows `chunk_id`).
+    Get {
+        #[arg(long)]
+        repo: PathBuf,
+        /// A chunk id instead of a path.
+        #[arg(long, conflicts_with = "path")]
+        chunk_id: Option<u32>,
+        #[arg(long)]
+        line_start: Option<u64>,
+        #[arg(long)]
+        line_end: Option<u64>,
+        #[arg(long)]
+        json: bool,
+        /// Path relative to the repo root.
+        #[arg(required_unless_present = "chunk_id")]
+        path: Option<String>,
+    },
+    /// Print several files of an indexed repo: the paths given, or a glob's matches.
+    MultiGet {
+        #[arg(long)]
+        repo: PathBuf,
+        #[arg(long)]
+        glob: Option<String>,
+        /// Most files (1-50).
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+        paths: Vec<String>,
     },
     /// Search an indexed repository.
     Search {
@@ -480,6 +511,59 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             };
             print_out(&if json { to_json(&summary)? } else { render_summary(&summary) })?;
             Ok(0)
+        }
+        Command::Get { repo, chunk_id, line_start, line_end, json, path } => {
+            let actors = crate::start_actors(&loaded, None);
+            let repo_opt = Some(repo);
+            let text = match (chunk_id, path) {
+                (Some(chunk_id), _) => {
+                    let chunk = actors.dispatcher.send(GetChunk { repo_opt, chunk_id }).await??;
+                    if json {
+                        to_json(&chunk)?
+                    } else {
+                        format!(
+                            "{}:{}-{} [{}]\n{}\n",
+                            chunk.path, chunk.line_start, chunk.line_end, chunk.heading, chunk.text
+                        )
+                    }
+                }
+                (None, path) => {
+                    let path = path.unwrap_or_default();
+                    let open = OpenFile { repo_opt, path, start_opt: line_start, end_opt: line_end };
+                    let content = actors.dispatcher.send(open).await??;
+                    if json {
+                        to_json(&content)?
+                    } else {
+                        format!("{}\n", content.text)
+                    }
+                }
+            };
+            actors.repo_manager.send(CloseAll).await?;
+            print_out(&text)?;
+            Ok(0)
+        }
+        Command::MultiGet { repo, glob, limit, json, paths } => {
+            let actors = crate::start_actors(&loaded, None);
+            let request = MultiGet { repo_opt: Some(repo), paths, glob_opt: glob, limit };
+            let response = actors.dispatcher.send(request).await??;
+            actors.repo_manager.send(CloseAll).await?;
+            let text = if json {
+                to_json(&response)?
+            } else {
+                let mut out = String::new();
+                for file in &response.files {
+                    out.push_str(&format!(
+                        "==> {} (lines {}-{} of {})\n{}\n",
+                        file.path, file.line_start, file.line_end, file.total_lines, file.text
+                    ));
+                }
+                for missing in &response.missing {
+                    out.push_str(&format!("==> {}: {}\n", missing.path, missing.error));
+                }
+                out
+            };
+            print_out(&text)?;
+            Ok(if response.files.is_empty() { 1 } else { 0 })
         }
         Command::Search { repo, limit, json, mode, explain, query } => {
             let repo = client::absolute(&repo);

@@ -25,8 +25,8 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp_actix_web::transport::StreamableHttpService;
 
 use crate::actors::tool_dispatcher::{
-    DaemonState, DagGet, DagSessions, EmbedPending, Index, MemoryDelete, MemoryRecall, MemorySave, Mount, Repos,
-    Search, Status, ToolDispatcher, WebFetch, WebRag, WebSearch,
+    DaemonState, DagGet, DagSessions, EmbedPending, GetChunk, Index, MemoryDelete, MemoryRecall, MemorySave, Mount,
+    MultiGet, OpenFile, Repos, Search, Status, ToolDispatcher, WebFetch, WebRag, WebSearch,
 };
 use crate::mcp::DocdexMcp;
 use crate::protocol::{DocdexError, ErrorCode, Health, IndexRequest, SearchMode, SearchRequest, WaterfallRequest};
@@ -160,6 +160,68 @@ struct InitializeBody {
 async fn initialize(state: web::Data<HttpState>, body: web::Json<InitializeBody>) -> HttpResponse {
     let body = body.into_inner();
     respond(dispatch(&state, Mount { repo: body.repo_path, wait: body.wait }).await)
+}
+
+#[derive(Debug, Deserialize)]
+struct GetParams {
+    repo: Option<PathBuf>,
+    path: Option<String>,
+    chunk_id: Option<String>,
+    line_start: Option<String>,
+    line_end: Option<String>,
+}
+
+fn parse_number(name: &str, raw: Option<&str>) -> Result<Option<u64>, DocdexError> {
+    match raw.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(raw) => raw
+            .parse()
+            .map(Some)
+            .map_err(|_| DocdexError::invalid(format!("`{name}` must be a non-negative whole number, got `{raw}`"))),
+    }
+}
+
+/// A file by path (a line range of it) or a chunk by id.
+async fn get_item(state: web::Data<HttpState>, params: web::Query<GetParams>) -> HttpResponse {
+    let params = params.into_inner();
+    let numbers = (
+        parse_number("chunk_id", params.chunk_id.as_deref()),
+        parse_number("line_start", params.line_start.as_deref()),
+        parse_number("line_end", params.line_end.as_deref()),
+    );
+    let (chunk_opt, start_opt, end_opt) = match numbers {
+        (Ok(c), Ok(s), Ok(e)) => (c, s, e),
+        (Err(err), _, _) | (_, Err(err), _) | (_, _, Err(err)) => return error_response(&err),
+    };
+    let repo_opt = params.repo.or_else(|| state.default_repo_opt.clone());
+    match (chunk_opt, params.path) {
+        (Some(id), None) => match u32::try_from(id) {
+            Ok(chunk_id) => respond(dispatch(&state, GetChunk { repo_opt, chunk_id }).await),
+            Err(_) => error_response(&DocdexError::invalid(format!("no chunk {id}"))),
+        },
+        (None, Some(path)) => respond(dispatch(&state, OpenFile { repo_opt, path, start_opt, end_opt }).await),
+        _ => error_response(&DocdexError::invalid("give either `path` or `chunk_id`")),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MultiGetBody {
+    #[serde(default)]
+    repo: Option<PathBuf>,
+    #[serde(default)]
+    paths: Vec<String>,
+    #[serde(default)]
+    glob: Option<String>,
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+async fn multi_get(state: web::Data<HttpState>, body: web::Json<MultiGetBody>) -> HttpResponse {
+    let body = body.into_inner();
+    let repo_opt = body.repo.or_else(|| state.default_repo_opt.clone());
+    let limit = body.limit.unwrap_or(crate::protocol::MAX_MULTI_GET);
+    respond(dispatch(&state, MultiGet { repo_opt, paths: body.paths, glob_opt: body.glob, limit }).await)
 }
 
 async fn repos(state: web::Data<HttpState>) -> HttpResponse {
@@ -353,6 +415,8 @@ pub fn configure(state: HttpState) -> impl Fn(&mut web::ServiceConfig) + Clone +
             .route("/v1/status", web::get().to(status))
             .route("/v1/initialize", web::post().to(initialize))
             .route("/v1/repos", web::get().to(repos))
+            .route("/v1/get", web::get().to(get_item))
+            .route("/v1/multi-get", web::post().to(multi_get))
             .route("/v1/index", web::post().to(index))
             .route("/v1/web/search", web::post().to(web_search))
             .route("/v1/web/fetch", web::post().to(web_fetch))

@@ -193,3 +193,27 @@ fn a_tampered_onnx_runtime_is_never_loaded() {
     assert_eq!(response["mode"], "lexical", "{response}");
     assert!(response["notice"].as_str().unwrap().contains("pinned checksum"), "{response}");
 }
+
+#[test]
+fn get_and_multi_get_read_files_and_chunks() {
+    let repo = sample_repo();
+    let home = Home::new();
+    home.index(repo.path());
+    let repo_arg = repo.path().to_str().unwrap();
+    let found = home.search(repo.path(), "render_quarterly_report");
+    let chunk_id = found["hits"][0]["chunk_id"].as_u64().unwrap().to_string();
+    let chunk = home.json(&["get", "--repo", repo_arg, "--chunk-id", &chunk_id, "--json"]);
+    assert_eq!(chunk["path"], "scripts/report.py");
+    assert!(chunk["text"].as_str().unwrap().contains("def render_quarterly_report"), "{chunk}");
+    let file = home.json(&["get", "--repo", repo_arg, "--line-start", "2", "--json", "src/pool.rs"]);
+    assert_eq!((file["line_start"].as_u64(), file["total_lines"].as_u64()), (Some(2), Some(11)), "{file}");
+    let many = home.json(&["multi-get", "--repo", repo_arg, "--glob", "**/*.{py,ts}", "--json"]);
+    let paths: Vec<&str> = many["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(paths.len(), 2, "{many}");
+    let listed = home.json(&["multi-get", "--repo", repo_arg, "--json", "src/pool.rs", "src/missing.rs"]);
+    assert_eq!(listed["files"][0]["path"], "src/pool.rs");
+    assert_eq!(listed["missing"][0]["path"], "src/missing.rs", "{listed}");
+    let gone = home.run(&["get", "--repo", repo_arg, "--chunk-id", "999999"]);
+    assert_eq!(gone.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&gone.stderr).contains("no chunk 999999"));
+}

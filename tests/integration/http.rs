@@ -24,6 +24,24 @@ async fn search_over_http_matches_the_cli() {
     assert_eq!(status_body["indexed"], true);
     assert_eq!(status_body["files"], 4);
 
+    // get / multi-get: the same dispatcher as MCP's docdex_get and docdex_multi_get.
+    let chunk_id = body["hits"][0]["chunk_id"].as_u64().unwrap();
+    let (status, chunk) = get(&server.url(&format!("/v1/get?chunk_id={chunk_id}")), server.token()).await;
+    assert_eq!((status, chunk["path"].as_str()), (200, Some("src/pool.rs")), "{chunk}");
+    let (status, file) = get(&server.url("/v1/get?path=src/pool.rs&line_start=2&line_end=3"), server.token()).await;
+    assert_eq!((status, file["line_end"].as_u64()), (200, Some(3)), "{file}");
+    let many: serde_json::Value = server
+        .client()
+        .post(server.url("/v1/multi-get"))
+        .json(&serde_json::json!({"glob": "src/*.rs"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(many["files"][0]["path"], "src/pool.rs", "{many}");
+
     // The CLI, reading the same state, gives the same hits.
     let cli = home.search(repo.path(), "WorkerPool run_detached");
     assert_eq!(hit_paths(&cli)[..1], hit_paths(&body)[..1]);
