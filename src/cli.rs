@@ -112,6 +112,25 @@ pub enum Command {
         #[arg(long)]
         repo: Option<PathBuf>,
     },
+    /// Write docdex into agents' MCP configuration (merged, backed up, idempotent).
+    Setup {
+        /// claude-code, cursor, vscode, codex, gemini, claude-desktop, windsurf or all.
+        #[arg(long, default_value = "all")]
+        agent: String,
+        /// Configure the project (the client's project file in this repo, and `mcp --repo`).
+        #[arg(long)]
+        repo: Option<PathBuf>,
+        /// Point the agents at the running daemon over HTTP (with the token) instead of
+        /// starting `docdexd mcp`.
+        #[arg(long)]
+        http: bool,
+        /// Print what would be written, write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Tell which agents have docdex configured.
+        #[arg(long)]
+        check: bool,
+    },
     /// Print MCP client configuration (stdio and HTTP) for this machine.
     McpConfig {
         /// The repo the stdio server should default to (default: the current directory).
@@ -672,6 +691,7 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             actors.repo_manager.send(CloseAll).await?;
             Ok(0)
         }
+        Command::Setup { agent, repo, http, dry_run, check } => run_setup(&loaded, &agent, repo, http, dry_run, check),
         Command::McpConfig { repo } => {
             print_out(&mcp_config(&loaded, repo)?)?;
             Ok(0)
@@ -1098,6 +1118,75 @@ fn render_daemon_status(status: &DaemonStatus, base_url: &str) -> String {
         }
     }
     out
+}
+
+fn run_setup(
+    loaded: &LoadedConfig,
+    agent: &str,
+    repo_opt: Option<PathBuf>,
+    http: bool,
+    dry_run: bool,
+    check: bool,
+) -> Result<i32> {
+    use crate::setup::{apply, configured, Agent, Outcome, Server};
+    let agents = Agent::by_name(agent)?;
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .ok_or_else(|| DocdexError::invalid("HOME is not set").with_hint("set HOME to your home directory"))?;
+    let repo_opt = match repo_opt {
+        Some(repo) => Some(
+            std::fs::canonicalize(&repo)
+                .map_err(|_| DocdexError::repo_not_found(&repo.display().to_string(), "does not exist"))?,
+        ),
+        None => None,
+    };
+    if check {
+        for agent in &agents {
+            let file = agent.file(&home, repo_opt.as_deref());
+            let state = if configured(agent, &file) { "configured" } else { "not configured" };
+            println!("{:<15} {state:<15} {}", agent.name, file.display());
+        }
+        return Ok(0);
+    }
+    let stdio = {
+        let command = std::env::current_exe()?.display().to_string();
+        let mut args = vec!["mcp".to_string()];
+        if let Some(repo) = &repo_opt {
+            args.extend(["--repo".to_string(), repo.display().to_string()]);
+        }
+        Server::Stdio { command, args }
+    };
+    let http_server = if http {
+        let url = format!("http://{}/v1/mcp", loaded.config.server.http_bind_addr);
+        Some(Server::Http { url, token_opt: config::daemon_token(loaded)? })
+    } else {
+        None
+    };
+    let mut failed = false;
+    for agent in &agents {
+        let file = agent.file(&home, repo_opt.as_deref());
+        let server = match &http_server {
+            Some(server) if agent.http_supported => server,
+            _ => &stdio,
+        };
+        match apply(agent, &file, server, dry_run) {
+            Ok(Outcome::Written { backup_opt }) => {
+                let backup =
+                    backup_opt.map(|b| format!(" (previous file kept as {})", b.display())).unwrap_or_default();
+                println!("{:<15} written       {}{backup}", agent.name, file.display());
+            }
+            Ok(Outcome::Unchanged) => println!("{:<15} already set    {}", agent.name, file.display()),
+            Ok(Outcome::DryRun { content }) => println!("# {} ({})\n{content}", file.display(), agent.title),
+            Err(err) => {
+                failed = true;
+                println!("{:<15} FAILED         {}: {}", agent.name, file.display(), err.message);
+                if let Some(hint) = &err.hint {
+                    println!("                hint: {hint}");
+                }
+            }
+        }
+    }
+    Ok(if failed { 1 } else { 0 })
 }
 
 /// One line per check; a hint under each failure.

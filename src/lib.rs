@@ -29,6 +29,7 @@ pub mod metrics;
 pub mod models;
 pub mod protocol;
 pub mod repo_policy;
+pub mod setup;
 pub mod web;
 
 use std::path::PathBuf;

@@ -217,3 +217,113 @@ fn get_and_multi_get_read_files_and_chunks() {
     assert_eq!(gone.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&gone.stderr).contains("no chunk 999999"));
 }
+
+/// `setup` writes every agent's file in its format, keeps the servers already there, backs
+/// the old file up, changes nothing on a second run, and `--check` sees it.
+#[test]
+fn setup_configures_every_agent_and_keeps_what_is_there() {
+    let fake_home = tempfile::tempdir().unwrap();
+    let home = Home::new();
+    let run = |args: &[&str]| home.cmd().env("HOME", fake_home.path()).args(args).output().unwrap();
+    let other_json = r#"{"mcpServers": {"other": {"command": "other-server"}}, "theme": "dark"}"#;
+    let existing = [
+        (".claude.json", other_json.to_string()),
+        (".cursor/mcp.json", other_json.to_string()),
+        (
+            ".config/Code/User/mcp.json",
+            r#"{"servers": {"other": {"type": "stdio", "command": "other-server"}}}"#.to_string(),
+        ),
+        (
+            ".codex/config.toml",
+            "# my codex settings\nmodel = \"o4\"\n\n[mcp_servers.other]\ncommand = \"other-server\"\n".to_string(),
+        ),
+        (".gemini/settings.json", other_json.to_string()),
+        (".config/Claude/claude_desktop_config.json", other_json.to_string()),
+    ];
+    for (path, text) in &existing {
+        crate::common::write(fake_home.path(), path, text);
+    }
+    let out = run(&["setup"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout.matches("written").count(), 7, "{stdout}");
+
+    let json = |path: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(fake_home.path().join(path)).unwrap()).unwrap()
+    };
+    for path in [
+        ".claude.json",
+        ".cursor/mcp.json",
+        ".gemini/settings.json",
+        ".config/Claude/claude_desktop_config.json",
+        ".codeium/windsurf/mcp_config.json",
+    ] {
+        let config = json(path);
+        let docdex = &config["mcpServers"]["docdex"];
+        assert_eq!(docdex["args"][0], "mcp", "{path}: {config}");
+        assert!(docdex["command"].as_str().unwrap().ends_with("docdexd"), "{path}: {config}");
+        if path != ".codeium/windsurf/mcp_config.json" {
+            assert_eq!(config["mcpServers"]["other"]["command"], "other-server", "{path} lost a server");
+        }
+    }
+    assert_eq!(json(".claude.json")["theme"], "dark");
+    let vscode = json(".config/Code/User/mcp.json");
+    assert_eq!(
+        (vscode["servers"]["docdex"]["type"].as_str(), vscode["servers"]["other"]["command"].as_str()),
+        (Some("stdio"), Some("other-server"))
+    );
+    let codex = std::fs::read_to_string(fake_home.path().join(".codex/config.toml")).unwrap();
+    let parsed: toml::Value = toml::from_str(&codex).unwrap();
+    assert_eq!(parsed["mcp_servers"]["docdex"]["args"][0].as_str(), Some("mcp"), "{codex}");
+    assert_eq!(parsed["mcp_servers"]["other"]["command"].as_str(), Some("other-server"));
+    assert!(codex.starts_with("# my codex settings"), "comments kept: {codex}");
+    let backups =
+        |dir: &std::path::Path| -> usize { walk_names(dir).iter().filter(|n| n.contains(".docdex-backup-")).count() };
+    assert_eq!(backups(fake_home.path()), 6, "one backup per file that existed");
+
+    // Idempotent: nothing written, nothing backed up.
+    let again = run(&["setup"]);
+    assert_eq!(String::from_utf8_lossy(&again.stdout).matches("already set").count(), 7);
+    assert_eq!(backups(fake_home.path()), 6);
+    let check = run(&["setup", "--check"]);
+    assert_eq!(String::from_utf8_lossy(&check.stdout).matches(" configured").count(), 7);
+
+    // --http --dry-run shows the HTTP form with the token and writes nothing.
+    let before = std::fs::read_to_string(fake_home.path().join(".cursor/mcp.json")).unwrap();
+    let dry = run(&["setup", "--agent", "cursor", "--http", "--dry-run"]);
+    let shown = String::from_utf8_lossy(&dry.stdout);
+    let token = std::fs::read_to_string(home.dir.path().join("token")).unwrap();
+    assert!(shown.contains("/v1/mcp") && shown.contains(&format!("Bearer {}", token.trim())), "{shown}");
+    assert_eq!(std::fs::read_to_string(fake_home.path().join(".cursor/mcp.json")).unwrap(), before);
+
+    // A project file with --repo; a broken file is left alone with a clear error.
+    let repo = crate::common::sample_repo();
+    let out = run(&["setup", "--agent", "claude-code", "--repo", repo.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let project: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.path().join(".mcp.json")).unwrap()).unwrap();
+    assert_eq!(
+        project["mcpServers"]["docdex"]["args"][2],
+        std::fs::canonicalize(repo.path()).unwrap().to_str().unwrap()
+    );
+    crate::common::write(fake_home.path(), ".gemini/settings.json", "{ not json");
+    let broken = run(&["setup", "--agent", "gemini"]);
+    assert_eq!(broken.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&broken.stdout).contains("not valid JSON"));
+    assert_eq!(std::fs::read_to_string(fake_home.path().join(".gemini/settings.json")).unwrap(), "{ not json");
+    let unknown = run(&["setup", "--agent", "emacs"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("claude-code, cursor"));
+}
+
+fn walk_names(dir: &std::path::Path) -> Vec<String> {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        if entry.path().is_dir() {
+            names.extend(walk_names(&entry.path()));
+        } else {
+            names.push(entry.file_name().to_string_lossy().to_string());
+        }
+    }
+    names
+}

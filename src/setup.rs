@@ -1,0 +1,343 @@
+//! `docdexd setup`: writes docdex into an agent's MCP configuration, in the place and format
+//! each client documents, merging with what is there (other servers are never touched), with a
+//! backup of the file it changes, and nothing written when it is already right.
+//!
+//! `AGENTS` is the one table of where each client reads its servers and in which shape; the
+//! README's per-agent section is checked against it (`readme_matches_the_agent_table`).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use crate::protocol::{DocdexError, Result};
+
+/// How a client's file is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// JSON, servers under `key` (`mcpServers`, or VS Code's `servers`).
+    Json { key: &'static str },
+    /// TOML, servers as `[<key>.docdex]` tables (Codex).
+    Toml { key: &'static str },
+}
+
+/// One agent's configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct Agent {
+    pub name: &'static str,
+    pub title: &'static str,
+    /// The user-wide file, relative to the home directory.
+    pub user_file: &'static str,
+    /// The project file, relative to the repo root, when the client reads one (used with
+    /// `--repo`).
+    pub project_file: Option<&'static str>,
+    pub format: Format,
+    /// The key of the server's URL in the HTTP form (clients disagree).
+    pub url_key: &'static str,
+    /// Whether the HTTP entry names its type.
+    pub http_type: Option<&'static str>,
+    /// Whether the client's file can name an HTTP server at all (Claude Desktop's cannot:
+    /// it gets the stdio form, whose `docdexd mcp` relays to a running daemon anyway).
+    pub http_supported: bool,
+}
+
+pub const AGENTS: [Agent; 7] = [
+    Agent {
+        name: "claude-code",
+        title: "Claude Code",
+        user_file: ".claude.json",
+        project_file: Some(".mcp.json"),
+        format: Format::Json { key: "mcpServers" },
+        url_key: "url",
+        http_type: Some("http"),
+        http_supported: true,
+    },
+    Agent {
+        name: "cursor",
+        title: "Cursor",
+        user_file: ".cursor/mcp.json",
+        project_file: Some(".cursor/mcp.json"),
+        format: Format::Json { key: "mcpServers" },
+        url_key: "url",
+        http_type: None,
+        http_supported: true,
+    },
+    Agent {
+        name: "vscode",
+        title: "VS Code",
+        user_file: ".config/Code/User/mcp.json",
+        project_file: Some(".vscode/mcp.json"),
+        format: Format::Json { key: "servers" },
+        url_key: "url",
+        http_type: Some("http"),
+        http_supported: true,
+    },
+    Agent {
+        name: "codex",
+        title: "Codex CLI",
+        user_file: ".codex/config.toml",
+        project_file: None,
+        format: Format::Toml { key: "mcp_servers" },
+        url_key: "url",
+        http_type: None,
+        http_supported: true,
+    },
+    Agent {
+        name: "gemini",
+        title: "Gemini CLI",
+        user_file: ".gemini/settings.json",
+        project_file: Some(".gemini/settings.json"),
+        format: Format::Json { key: "mcpServers" },
+        url_key: "httpUrl",
+        http_type: None,
+        http_supported: true,
+    },
+    Agent {
+        name: "claude-desktop",
+        title: "Claude Desktop",
+        user_file: ".config/Claude/claude_desktop_config.json",
+        project_file: None,
+        format: Format::Json { key: "mcpServers" },
+        url_key: "url",
+        http_type: None,
+        http_supported: false,
+    },
+    Agent {
+        name: "windsurf",
+        title: "Windsurf",
+        user_file: ".codeium/windsurf/mcp_config.json",
+        project_file: None,
+        format: Format::Json { key: "mcpServers" },
+        url_key: "serverUrl",
+        http_type: None,
+        http_supported: true,
+    },
+];
+
+/// What `setup` writes: the stdio form (the client starts `docdexd mcp`), or the HTTP form
+/// (the running daemon, with the token).
+#[derive(Debug, Clone)]
+pub enum Server {
+    Stdio { command: String, args: Vec<String> },
+    Http { url: String, token_opt: Option<String> },
+}
+
+impl Agent {
+    pub fn by_name(name: &str) -> Result<Vec<Agent>> {
+        if name == "all" {
+            return Ok(AGENTS.to_vec());
+        }
+        AGENTS.iter().find(|a| a.name == name).map(|a| vec![*a]).ok_or_else(|| {
+            let names: Vec<&str> = AGENTS.iter().map(|a| a.name).collect();
+            DocdexError::invalid(format!("unknown agent `{name}`"))
+                .with_hint(format!("one of: {}, all", names.join(", ")))
+        })
+    }
+
+    /// The file to write: the project's with a repo (when the client reads one), else the user's.
+    pub fn file(&self, home: &Path, repo_opt: Option<&Path>) -> PathBuf {
+        match (repo_opt, self.project_file) {
+            (Some(repo), Some(project)) => repo.join(project),
+            _ => home.join(self.user_file),
+        }
+    }
+
+    /// docdex's entry, as JSON (the TOML form is written from the same value).
+    pub fn entry(&self, server: &Server) -> Value {
+        match server {
+            Server::Stdio { command, args } => {
+                let mut entry = json!({ "command": command, "args": args });
+                if self.http_type.is_some() {
+                    entry["type"] = json!("stdio");
+                }
+                entry
+            }
+            Server::Http { url, token_opt } => {
+                let mut entry = json!({ self.url_key: url });
+                if let Some(kind) = self.http_type {
+                    entry["type"] = json!(kind);
+                }
+                if let Some(token) = token_opt {
+                    let key = if matches!(self.format, Format::Toml { .. }) { "http_headers" } else { "headers" };
+                    entry[key] = json!({ "Authorization": format!("Bearer {token}") });
+                }
+                entry
+            }
+        }
+    }
+}
+
+/// The outcome for one agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Written { backup_opt: Option<PathBuf> },
+    Unchanged,
+    DryRun { content: String },
+}
+
+/// Writes (or with `dry_run`, shows) docdex's entry in `file`, keeping everything else.
+pub fn apply(agent: &Agent, file: &Path, server: &Server, dry_run: bool) -> Result<Outcome> {
+    let existing = match std::fs::read_to_string(file) {
+        Ok(text) => Some(text),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+        Err(err) => return Err(DocdexError::internal(format!("cannot read {}: {err}", file.display()))),
+    };
+    let entry = agent.entry(server);
+    let content = match agent.format {
+        Format::Json { key } => merge_json(existing.as_deref(), key, entry, file)?,
+        Format::Toml { key } => merge_toml(existing.as_deref(), key, &entry, file)?,
+    };
+    if dry_run {
+        return Ok(Outcome::DryRun { content });
+    }
+    if existing.as_deref() == Some(content.as_str()) {
+        return Ok(Outcome::Unchanged);
+    }
+    if let Some(parent) = file.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let backup_opt = match &existing {
+        Some(text) => {
+            let backup = file.with_file_name(format!(
+                "{}.docdex-backup-{}",
+                file.file_name().and_then(|n| n.to_str()).unwrap_or("config"),
+                crate::actors::unix_now()
+            ));
+            std::fs::write(&backup, text)?;
+            Some(backup)
+        }
+        None => None,
+    };
+    let tmp = file.with_extension(format!("docdex-tmp-{}", std::process::id()));
+    std::fs::write(&tmp, &content)?;
+    std::fs::rename(&tmp, file)?;
+    Ok(Outcome::Written { backup_opt })
+}
+
+/// Whether `file` has a docdex entry.
+pub fn configured(agent: &Agent, file: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(file) else { return false };
+    match agent.format {
+        Format::Json { key } => serde_json::from_str::<Value>(&text).is_ok_and(|v| v[key]["docdex"].is_object()),
+        Format::Toml { key } => {
+            text.parse::<toml_edit::DocumentMut>().is_ok_and(|doc| doc.get(key).and_then(|t| t.get("docdex")).is_some())
+        }
+    }
+}
+
+fn merge_json(existing: Option<&str>, key: &str, entry: Value, file: &Path) -> Result<String> {
+    let mut root: Value = match existing.map(str::trim).filter(|t| !t.is_empty()) {
+        Some(text) => serde_json::from_str(text).map_err(|err| {
+            DocdexError::invalid(format!("{} is not valid JSON ({err}); it was left as it is", file.display()))
+                .with_hint("fix the file, or move it away and run setup again")
+        })?,
+        None => json!({}),
+    };
+    let Value::Object(map) = &mut root else {
+        return Err(DocdexError::invalid(format!(
+            "{} does not hold a JSON object; it was left as it is",
+            file.display()
+        )));
+    };
+    let servers = map.entry(key.to_string()).or_insert_with(|| json!({}));
+    let Value::Object(servers) = servers else {
+        return Err(DocdexError::invalid(format!(
+            "`{key}` in {} is not an object; it was left as it is",
+            file.display()
+        )));
+    };
+    servers.insert("docdex".into(), entry);
+    Ok(format!("{}\n", serde_json::to_string_pretty(&root)?))
+}
+
+fn merge_toml(existing: Option<&str>, key: &str, entry: &Value, file: &Path) -> Result<String> {
+    let mut doc: toml_edit::DocumentMut = existing.unwrap_or("").parse().map_err(|err| {
+        DocdexError::invalid(format!("{} is not valid TOML ({err}); it was left as it is", file.display()))
+            .with_hint("fix the file, or move it away and run setup again")
+    })?;
+    let servers = doc.entry(key).or_insert_with(|| {
+        let mut table = toml_edit::Table::new();
+        table.set_implicit(true);
+        toml_edit::Item::Table(table)
+    });
+    let Some(servers) = servers.as_table_mut() else {
+        return Err(DocdexError::invalid(format!(
+            "`{key}` in {} is not a table; it was left as it is",
+            file.display()
+        )));
+    };
+    let mut table = toml_edit::Table::new();
+    for (name, value) in entry.as_object().into_iter().flatten() {
+        table.insert(name, toml_edit::value(toml_value(value)));
+    }
+    servers.insert("docdex", toml_edit::Item::Table(table));
+    Ok(doc.to_string())
+}
+
+fn toml_value(value: &Value) -> toml_edit::Value {
+    match value {
+        Value::String(s) => s.as_str().into(),
+        Value::Bool(b) => (*b).into(),
+        Value::Number(n) => n.as_i64().unwrap_or(0).into(),
+        Value::Array(items) => toml_edit::Value::Array(items.iter().map(toml_value).collect()),
+        Value::Object(map) => {
+            let mut table = toml_edit::InlineTable::new();
+            for (k, v) in map {
+                table.insert(k, toml_value(v));
+            }
+            toml_edit::Value::InlineTable(table)
+        }
+        Value::Null => "".into(),
+    }
+}
+
+/// The README's per-agent sections, from the table: what `setup --agent` writes where.
+pub fn readme_section() -> String {
+    let example = Server::Stdio {
+        command: "/home/me/.cargo/bin/docdexd".into(),
+        args: vec!["mcp".into(), "--repo".into(), "/home/me/project".into()],
+    };
+    let http = Server::Http { url: "http://127.0.0.1:3210/v1/mcp".into(), token_opt: Some("<token>".into()) };
+    let mut out = String::new();
+    for agent in AGENTS {
+        let (format, key) = match agent.format {
+            Format::Json { key } => ("JSON", key),
+            Format::Toml { key } => ("TOML", key),
+        };
+        let project = agent.project_file.map(|p| format!(" (with `--repo`: `<repo>/{p}`)")).unwrap_or_default();
+        out.push_str(&format!(
+            "#### {}\n\n`docdexd setup --agent {}` writes `~/{}`{project}, {format}, servers under `{key}`:\n\n",
+            agent.title, agent.name, agent.user_file
+        ));
+        let render = |server: &Server| match agent.format {
+            Format::Json { key } => {
+                let mut root = serde_json::Map::new();
+                root.insert(key.into(), json!({ "docdex": agent.entry(server) }));
+                format!("```json\n{}\n```\n", serde_json::to_string_pretty(&Value::Object(root)).unwrap_or_default())
+            }
+            Format::Toml { key } => format!(
+                "```toml\n{}```\n",
+                merge_toml(None, key, &agent.entry(server), Path::new("config.toml")).unwrap_or_default()
+            ),
+        };
+        out.push_str(&render(&example));
+        if agent.http_supported {
+            out.push_str("\nWith `--http`:\n\n");
+            out.push_str(&render(&http));
+        } else {
+            out.push_str("\nIts file cannot name an HTTP server: with `--http` it gets the form above, whose `docdexd mcp` relays to the running daemon.\n");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readme_matches_the_agent_table() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        assert!(readme.contains(&readme_section()), "README's agent table is stale; paste:\n{}", readme_section());
+    }
+}
