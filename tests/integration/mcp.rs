@@ -216,6 +216,17 @@ fn the_handshake_completes_with_a_broken_config_or_no_model() {
         let seen = run(&lexical, &python);
         assert!(seen["instructions"].as_str().unwrap().contains("semantic search is off"), "{seen}");
         assert_eq!(seen["search_error"], false, "{seen}");
+
+        // A broken index: the session still starts, and the tool says how to recover.
+        let damaged = Home::new();
+        damaged.index(repo.path());
+        let meta = crate::common::repo_state_dir(&damaged, repo.path()).join("index/meta.json");
+        std::fs::write(&meta, "{ this is not an index").unwrap();
+        let seen = run(&damaged, &python);
+        assert!(seen["tools"].as_array().unwrap().len() >= 8, "{seen}");
+        assert_eq!(seen["search_error"], true, "{seen}");
+        let error = seen["search_text"].as_str().unwrap();
+        assert!(error.contains("unreadable") && error.contains("hint:"), "{seen}");
     }
 }
 
