@@ -75,16 +75,20 @@ struct QuestionReport {
     mrr_at_5: f64,
 }
 
-/// Reads `question<TAB>expected path` lines; `#` starts a comment.
+/// Reads `question<TAB>expected path[,path…][<TAB>kind]` lines (any listed path counts as
+/// found); `#` starts a comment.
 pub fn parse_questions(text: &str) -> Result<Vec<(String, String)>> {
     text.lines()
         .map(str::trim)
         .filter(|line| !line.is_empty() && !line.starts_with('#'))
         .map(|line| {
-            let (question, path) = line.split_once('\t').ok_or_else(|| {
-                DocdexError::invalid(format!("question line without a tab before the expected path: {line}"))
-            })?;
-            Ok((question.trim().to_string(), path.trim().to_string()))
+            let mut fields = line.split('\t');
+            let (Some(question), Some(paths)) = (fields.next(), fields.next()) else {
+                return Err(DocdexError::invalid(format!(
+                    "question line without a tab before the expected path: {line}"
+                )));
+            };
+            Ok((question.trim().to_string(), paths.trim().to_string()))
         })
         .collect()
 }
@@ -110,7 +114,8 @@ async fn score_questions(
             .map_err(|err| DocdexError::internal(format!("bench response unreadable: {err}")))?;
         let paths: Vec<&str> =
             body["hits"].as_array().map(|h| h.iter().filter_map(|h| h["path"].as_str()).collect()).unwrap_or_default();
-        if let Some(rank) = paths.iter().position(|p| p == expected) {
+        let expected: Vec<&str> = expected.split(',').map(str::trim).collect();
+        if let Some(rank) = paths.iter().position(|p| expected.contains(p)) {
             hits_at_5 += 1;
             reciprocal_ranks += 1.0 / (rank + 1) as f64;
         }
