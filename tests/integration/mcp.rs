@@ -176,6 +176,18 @@ fn results_fit_the_budget_and_pages_return_everything_once() {
         assert!(out.status.success(), "{}: {stderr}\n{}", python.display(), String::from_utf8_lossy(&out.stdout));
         eprintln!("{}: {}", python.display(), String::from_utf8_lossy(&out.stdout));
     }
+    // The same over streamable HTTP, against the daemon (same home, same budget).
+    let server = Server::start(&home, &[]);
+    for python in crate::common::mcp_pythons() {
+        let out = Command::new(&python)
+            .arg(&script)
+            .args([&server.url("/v1/mcp"), repo_arg, "2000", expected_file.to_str().unwrap(), &largest.1])
+            .env("DOCDEX_TEST_TOKEN", server.token().unwrap_or_default())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{} over HTTP: {stderr}", python.display());
+    }
 }
 
 /// A broken configuration or a missing model never breaks the handshake: the session starts,

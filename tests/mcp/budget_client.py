@@ -2,6 +2,7 @@
 paging returns everything exactly once, with the official MCP Python SDK over stdio.
 
 Usage: budget_client.py DOCDEXD REPO BUDGET_TOKENS EXPECTED_HITS_JSON LARGEST_FILE
+       (DOCDEXD may be http://…/v1/mcp: then the running daemon is used, with DOCDEX_TEST_TOKEN)
   EXPECTED_HITS_JSON: a file with the CLI's `search --json --mode lexical --limit 200` answer
   LARGEST_FILE: repo-relative path of the file to page through
 """
@@ -46,48 +47,57 @@ async def main():
     binary, repo, budget, expected_path, largest = sys.argv[1:6]
     budget_chars = int(budget) * 3
     expected = json.load(open(expected_path))["hits"]
-    params = StdioServerParameters(command=binary, args=["mcp", "--repo", repo], env=dict(os.environ))
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            for tool in (await session.list_tools()).tools:
-                check_unions(input_schema(tool), tool.name)
+    if binary.startswith("http"):
+        async with http_streams(binary, os.environ.get("DOCDEX_TEST_TOKEN")) as (read, write):
+            async with ClientSession(read, write) as session:
+                await exercise(session, repo, budget_chars, expected, largest)
+    else:
+        params = StdioServerParameters(command=binary, args=["mcp", "--repo", repo], env=dict(os.environ))
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await exercise(session, repo, budget_chars, expected, largest)
 
-            # Every page of a 200-hit search within the budget; the pages together are the
-            # ranking, each hit once, in order.
-            seen, offset, pages = [], 0, 0
-            while offset is not None:
-                result = await session.call_tool(
-                    "docdex_search", {"query": QUERY, "limit": 200, "mode": "lexical", "offset": offset}
-                )
-                check(not is_error(result), f"search failed: {result.content}")
-                check(size_of(result) <= budget_chars, f"search page at {offset}: {size_of(result)} > {budget_chars}")
-                hits = structured(result)["hits"]
-                check(hits, f"an empty page at offset {offset}")
-                seen += [(h["path"], h["line_start"]) for h in hits]
-                offset = structured(result).get("next_offset")
-                pages += 1
-            want = [(h["path"], h["line_start"]) for h in expected]
-            check(len(set(seen)) == len(seen), "a hit came twice")
-            check(seen == want, f"pages differ from the ranking: {len(seen)} vs {len(want)} hits")
-            check(pages > 1, "the budget never made a second page")
 
-            # The largest file, page by page: every line once.
-            lines, line_start = [], 1
-            while line_start is not None:
-                result = await session.call_tool("docdex_open", {"path": largest, "line_start": line_start})
-                check(not is_error(result), f"open failed: {result.content}")
-                check(size_of(result) <= budget_chars, f"open page at {line_start}: {size_of(result)} > {budget_chars}")
-                content = structured(result)
-                check(content["line_start"] == line_start, f"page starts at {content['line_start']}")
-                text = result.content[0].text
-                body = text.split("\n", 1)[1]
-                numbered = [l for l in body.split("\n") if " | " in l]
-                lines += [int(l.split(" | ", 1)[0]) for l in numbered]
-                line_start = content.get("next_line_start")
-            total = content["total_lines"]
-            check(lines == list(range(1, total + 1)), f"lines read {len(lines)} of {total}, or out of order")
-            print(json.dumps({"search_pages": pages, "hits": len(seen), "open_lines": total}))
+async def exercise(session, repo, budget_chars, expected, largest):
+    await session.initialize()
+    for tool in (await session.list_tools()).tools:
+        check_unions(input_schema(tool), tool.name)
+
+    # Every page of a 200-hit search within the budget; the pages together are the
+    # ranking, each hit once, in order.
+    seen, offset, pages = [], 0, 0
+    while offset is not None:
+        result = await session.call_tool(
+            "docdex_search", {"query": QUERY, "limit": 200, "mode": "lexical", "offset": offset, "repo_path": repo}
+        )
+        check(not is_error(result), f"search failed: {result.content}")
+        check(size_of(result) <= budget_chars, f"search page at {offset}: {size_of(result)} > {budget_chars}")
+        hits = structured(result)["hits"]
+        check(hits, f"an empty page at offset {offset}")
+        seen += [(h["path"], h["line_start"]) for h in hits]
+        offset = structured(result).get("next_offset")
+        pages += 1
+    want = [(h["path"], h["line_start"]) for h in expected]
+    check(len(set(seen)) == len(seen), "a hit came twice")
+    check(seen == want, f"pages differ from the ranking: {len(seen)} vs {len(want)} hits")
+    check(pages > 1, "the budget never made a second page")
+
+    # The largest file, page by page: every line once.
+    lines, line_start = [], 1
+    while line_start is not None:
+        result = await session.call_tool("docdex_open", {"path": largest, "line_start": line_start, "repo_path": repo})
+        check(not is_error(result), f"open failed: {result.content}")
+        check(size_of(result) <= budget_chars, f"open page at {line_start}: {size_of(result)} > {budget_chars}")
+        content = structured(result)
+        check(content["line_start"] == line_start, f"page starts at {content['line_start']}")
+        text = result.content[0].text
+        body = text.split("\n", 1)[1]
+        numbered = [l for l in body.split("\n") if " | " in l]
+        lines += [int(l.split(" | ", 1)[0]) for l in numbered]
+        line_start = content.get("next_line_start")
+    total = content["total_lines"]
+    check(lines == list(range(1, total + 1)), f"lines read {len(lines)} of {total}, or out of order")
+    print(json.dumps({"search_pages": pages, "hits": len(seen), "open_lines": total}))
 
 
 if __name__ == "__main__":
