@@ -44,11 +44,14 @@ struct BenchReport {
     embedding_chunks_per_s: Option<f64>,
     /// Latency of `GET /v1/search` per mode, measured by the client.
     searches: Vec<LatencyReport>,
-    /// With `--questions`: how often each mode puts the expected file in the top 5.
-    questions: Vec<QuestionReport>,
+    /// With `--questions`: success@5, MRR@10, nDCG@10 per split, mode and kind, and misses.
+    questions: Option<crate::question_eval::QuestionsReport>,
     /// Share of the exact 10 nearest chunks that arroy returns for the bench queries, at the
     /// depth and `search_k` the daemon uses.
     dense_recall_at_10: Option<f64>,
+    /// Embedding one uncached query through the embedder actor, p50 and p95 (ms): the part of
+    /// a hybrid search the model costs.
+    query_embedding_ms: Option<(f64, f64)>,
     /// Peak resident memory of the process (VmHWM).
     peak_rss_bytes: u64,
     notes: Vec<String>,
@@ -63,69 +66,6 @@ struct LatencyReport {
     p99_ms: f64,
     /// Time spent inside the daemon (`took_ms`), p50.
     server_p50_ms: f64,
-}
-
-#[derive(Debug, Serialize)]
-struct QuestionReport {
-    mode: String,
-    questions: usize,
-    /// Questions whose expected file is among the first 5 hits.
-    hits_at_5: usize,
-    /// Mean reciprocal rank of the expected file within the first 5 (0 when absent).
-    mrr_at_5: f64,
-}
-
-/// Reads `question<TAB>expected path[,path…][<TAB>kind]` lines (any listed path counts as
-/// found); `#` starts a comment.
-pub fn parse_questions(text: &str) -> Result<Vec<(String, String)>> {
-    text.lines()
-        .map(str::trim)
-        .filter(|line| !line.is_empty() && !line.starts_with('#'))
-        .map(|line| {
-            let mut fields = line.split('\t');
-            let (Some(question), Some(paths)) = (fields.next(), fields.next()) else {
-                return Err(DocdexError::invalid(format!(
-                    "question line without a tab before the expected path: {line}"
-                )));
-            };
-            Ok((question.trim().to_string(), paths.trim().to_string()))
-        })
-        .collect()
-}
-
-async fn score_questions(
-    client: &reqwest::Client,
-    url: &str,
-    mode: &str,
-    questions: &[(String, String)],
-) -> Result<QuestionReport> {
-    let mut hits_at_5 = 0;
-    let mut reciprocal_ranks = 0.0;
-    for (question, expected) in questions {
-        let body: serde_json::Value = client
-            .get(url)
-            .query(&[("q", question.as_str()), ("limit", "5"), ("mode", mode)])
-            .send()
-            .await
-            .and_then(|r| r.error_for_status())
-            .map_err(|err| DocdexError::internal(format!("bench request failed: {err}")))?
-            .json()
-            .await
-            .map_err(|err| DocdexError::internal(format!("bench response unreadable: {err}")))?;
-        let paths: Vec<&str> =
-            body["hits"].as_array().map(|h| h.iter().filter_map(|h| h["path"].as_str()).collect()).unwrap_or_default();
-        let expected: Vec<&str> = expected.split(',').map(str::trim).collect();
-        if let Some(rank) = paths.iter().position(|p| expected.contains(p)) {
-            hits_at_5 += 1;
-            reciprocal_ranks += 1.0 / (rank + 1) as f64;
-        }
-    }
-    Ok(QuestionReport {
-        mode: mode.to_string(),
-        questions: questions.len(),
-        hits_at_5,
-        mrr_at_5: reciprocal_ranks / questions.len().max(1) as f64,
-    })
 }
 
 /// Peak resident set size of this process, from /proc (0 where unavailable).
@@ -254,8 +194,11 @@ async fn time_queries(client: &reqwest::Client, url: &str, mode: &str, queries: 
 pub struct BenchOptions {
     pub queries: usize,
     pub lexical_only: bool,
-    /// `question<TAB>expected path` file for retrieval quality by mode.
-    pub questions_opt: Option<std::path::PathBuf>,
+    /// Judged question files (one split each) for retrieval quality by mode.
+    pub questions: Vec<std::path::PathBuf>,
+    /// Index into this state directory and keep it (reruns reuse the index and the
+    /// embedding cache) instead of a throwaway one; index runs are then not timed from scratch.
+    pub state_dir_opt: Option<std::path::PathBuf>,
     pub json: bool,
     /// Index runs from scratch to time (at least one); the last one is searched.
     pub index_runs: usize,
@@ -273,17 +216,17 @@ async fn timed_index_run(loaded: &LoadedConfig, repo: &Path) -> Result<f64> {
 }
 
 pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> Result<i32> {
-    let BenchOptions { queries: query_count, lexical_only, questions_opt, json, index_runs } = options;
-    let questions = match &questions_opt {
-        Some(path) => parse_questions(
-            &std::fs::read_to_string(path)
-                .map_err(|err| DocdexError::invalid(format!("cannot read {}: {err}", path.display())))?,
-        )?,
-        None => Vec::new(),
-    };
+    let BenchOptions { queries: query_count, lexical_only, questions: question_files, json, index_runs, state_dir_opt } =
+        options;
+    let mut questions = Vec::new();
+    for path in &question_files {
+        questions.extend(crate::question_eval::read_questions(path)?);
+    }
     let scratch = tempfile::tempdir()?;
     let mut bench_config = loaded.clone();
-    bench_config.config.core.global_state_dir = Some(scratch.path().to_path_buf());
+    let index_runs = if state_dir_opt.is_some() { 1 } else { index_runs };
+    bench_config.config.core.global_state_dir =
+        Some(state_dir_opt.clone().unwrap_or_else(|| scratch.path().to_path_buf()));
     let actors = crate::start_actors(&bench_config, Some(repo.to_path_buf()));
     let mut notes = Vec::new();
 
@@ -338,17 +281,30 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> R
         time_queries(&client, &url, mode, &warmup).await?;
         searches.push(time_queries(&client, &url, mode, &queries).await?);
     }
+    let query_embedding_ms = if embedding_seconds.is_some() {
+        let mut samples = Vec::with_capacity(queries.len());
+        for (i, query) in queries.iter().enumerate() {
+            // Unseen text, so the query cache cannot answer.
+            let text = format!("{query} {i} uncached");
+            let started = Instant::now();
+            actors.embedder.send(crate::actors::embedder::EmbedQuery(text)).await??;
+            samples.push(started.elapsed().as_secs_f64() * 1000.0);
+        }
+        samples.sort_by(f64::total_cmp);
+        Some((percentile(&samples, 0.5), percentile(&samples, 0.95)))
+    } else {
+        None
+    };
     let dense_recall_at_10 =
         if embedding_seconds.is_some() { Some(measure_dense_recall(&actors, repo, &queries).await?) } else { None };
-    let mut question_reports = Vec::new();
-    if !questions.is_empty() {
-        if embedding_seconds.is_some() {
-            modes.push("dense");
-        }
-        for mode in &modes {
-            question_reports.push(score_questions(&client, &url, mode, &questions).await?);
-        }
-    }
+    let question_report = if questions.is_empty() {
+        None
+    } else {
+        // Each ranking alone, then their fusion.
+        let question_modes: &[&str] =
+            if embedding_seconds.is_some() { &["lexical", "dense", "hybrid"] } else { &["lexical"] };
+        Some(crate::question_eval::run(&client, &url, question_modes, &questions).await?)
+    };
     server_handle.stop(true).await;
     if let Err(err) = server_task.await {
         tracing::debug!(error = %err, "bench server task");
@@ -366,8 +322,9 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> R
         embedding_seconds,
         embedding_chunks_per_s: embedding_rate,
         searches,
-        questions: question_reports,
+        questions: question_report,
         dense_recall_at_10,
+        query_embedding_ms,
         peak_rss_bytes: peak_rss_bytes(),
         notes,
     };
@@ -400,15 +357,8 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> R
                 s.mode, s.queries, s.p50_ms, s.p95_ms, s.p99_ms, s.server_p50_ms
             );
         }
-        for q in &report.questions {
-            println!(
-                "questions {:<8} expected file in the top 5 for {}/{} ({:.0}%), MRR@5 {:.3}",
-                q.mode,
-                q.hits_at_5,
-                q.questions,
-                100.0 * q.hits_at_5 as f64 / q.questions.max(1) as f64,
-                q.mrr_at_5
-            );
+        if let Some((p50, p95)) = report.query_embedding_ms {
+            println!("query embedding p50 {p50:.2} ms, p95 {p95:.2} ms (uncached, through the embedder actor)");
         }
         if let Some(recall) = report.dense_recall_at_10 {
             println!("dense recall@10 {recall:.3} (approximate vs exact nearest neighbours)");
@@ -416,6 +366,10 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> R
         println!("peak RSS        {}", human_bytes(report.peak_rss_bytes));
         for note in &report.notes {
             println!("note: {note}");
+        }
+        if let Some(questions) = &report.questions {
+            println!();
+            crate::question_eval::print(questions);
         }
     }
     actors.repo_manager.send(crate::actors::repo_manager::CloseAll).await?;
@@ -425,13 +379,6 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> R
 #[cfg(test)]
 mod tests {
     use super::percentile;
-
-    #[test]
-    fn question_files_parse() {
-        let parsed = super::parse_questions("# comment\nhow to x\tsrc/x.rs\n\n").unwrap();
-        assert_eq!(parsed, vec![("how to x".to_string(), "src/x.rs".to_string())]);
-        assert!(super::parse_questions("no tab here").is_err());
-    }
 
     #[test]
     fn nearest_rank_percentiles() {

@@ -325,9 +325,15 @@ pub enum Command {
         /// Skip embedding the repo (and so the hybrid measurements).
         #[arg(long)]
         lexical_only: bool,
-        /// A `question<TAB>expected path` file: report how often each mode finds the file.
+        /// A judged question file (`question<TAB>path[,path…][<TAB>kind]`), one split per
+        /// file (repeat the flag): success@5, MRR@10 and nDCG@10 per split, mode and kind,
+        /// and the misses.
         #[arg(long)]
-        questions: Option<PathBuf>,
+        questions: Vec<PathBuf>,
+        /// Keep the index in this state directory and reuse it on the next run (embeddings
+        /// included) instead of indexing into a throwaway one; implies --index-runs 1.
+        #[arg(long)]
+        state_dir: Option<PathBuf>,
         /// Index runs to time, each from scratch; the median is reported (timings on a
         /// shared machine vary by a fifth from run to run).
         #[arg(long, default_value_t = 5)]
@@ -706,9 +712,15 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             tokio::task::spawn_blocking(move || crate::bench_daemon::run(&loaded, &repo, runs, json)).await?
         }
         Command::EvalGate { repo, questions, json } => crate::gate_eval::run(&loaded, &repo, &questions, json).await,
-        Command::Bench { repo, queries, lexical_only, questions, index_runs, json } => {
-            let options =
-                crate::bench::BenchOptions { queries, lexical_only, questions_opt: questions, json, index_runs };
+        Command::Bench { repo, queries, lexical_only, questions, state_dir, index_runs, json } => {
+            let options = crate::bench::BenchOptions {
+                queries,
+                lexical_only,
+                questions,
+                json,
+                index_runs,
+                state_dir_opt: state_dir,
+            };
             crate::bench::run(&loaded, &repo, options).await
         }
         Command::WebSearch { limit, json, query } => {

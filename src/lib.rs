@@ -28,6 +28,7 @@ pub mod mcp;
 pub mod metrics;
 pub mod models;
 pub mod protocol;
+pub mod question_eval;
 pub mod repo_policy;
 pub mod setup;
 pub mod web;

@@ -33,7 +33,7 @@ pub use store::{FileRecord, IndexRunState, MemoryRecord, RepoStore, WebPageRecor
 /// What the code analyzer, the chunker and the schema produce, as a number: bump it when any
 /// of them changes what an index holds, so indexes built before are rebuilt (reported)
 /// instead of silently mismatching new queries.
-pub const INDEX_FORMAT_VERSION: u32 = 1;
+pub const INDEX_FORMAT_VERSION: u32 = 2;
 
 /// Empties an index for a rebuild under its writer lock (another process writing it is an
 /// error, not a race). Records go first: a kill before the files are removed leaves a state
@@ -117,6 +117,29 @@ struct Fields {
     /// Web chunks: the page title and when it was fetched (unix seconds).
     title: Field,
     fetched_at: Field,
+    /// `FLAG_*` bits, a fast field: what ranking needs to know of a chunk without loading it.
+    flags: Field,
+}
+
+/// Prose (Markdown, text, web pages): ranked by plain BM25, without the coverage factor.
+const FLAG_PROSE: u64 = 1;
+/// A file card (see `ingest::card`).
+const FLAG_CARD: u64 = 2;
+/// Tests, benches, examples (see `path_prior`).
+const FLAG_SECONDARY: u64 = 4;
+
+fn chunk_flags(path: &str, language: &str, card: bool) -> u64 {
+    let mut flags = 0;
+    if is_prose(language) {
+        flags |= FLAG_PROSE;
+    }
+    if card {
+        flags |= FLAG_CARD;
+    }
+    if path_prior(path) < 1.0 {
+        flags |= FLAG_SECONDARY;
+    }
+    flags
 }
 
 fn build_schema() -> (Schema, Fields) {
@@ -143,6 +166,7 @@ fn build_schema() -> (Schema, Fields) {
         source: builder.add_text_field("source", STRING | STORED),
         title: builder.add_text_field("title", STORED),
         fetched_at: builder.add_u64_field("fetched_at", NumericOptions::default().set_stored()),
+        flags: builder.add_u64_field("flags", NumericOptions::default().set_fast()),
     };
     (builder.build(), fields)
 }
@@ -277,6 +301,7 @@ impl RepoIndex {
             doc.add_text(f.chunk_hash, &chunk.content_hash);
             doc.add_u64(f.chunk_id, u64::from(chunk_id));
             doc.add_text(f.source, SOURCE_REPO);
+            doc.add_u64(f.flags, chunk_flags(path, language, chunk.card));
             writer.add_document(doc)?;
         }
         Ok(())
@@ -312,6 +337,7 @@ impl RepoIndex {
             doc.add_text(f.source, SOURCE_WEB);
             doc.add_text(f.title, &page.title);
             doc.add_u64(f.fetched_at, page.fetched_at);
+            doc.add_u64(f.flags, chunk_flags(&page.url, "markdown", false));
             writer.add_document(doc)?;
         }
         Ok(())
@@ -455,37 +481,107 @@ impl RepoIndex {
             query = Box::new(BooleanQuery::new(vec![(Occur::Must, query), (Occur::Must, Box::new(filter))]));
         }
         let top = searcher.search(&*query, &TopDocs::with_limit(depth).order_by_score())?;
-        let mut analyzer = self.analyzer.clone();
+        let addresses: Vec<DocAddress> = top.iter().map(|&(_, address)| address).collect();
+        let flags = self.flags_of(searcher, &addresses)?;
+        let present = if terms.len() > 1 { self.terms_present(searcher, terms, &addresses)? } else { Vec::new() };
         let mut candidates = Vec::with_capacity(top.len());
-        for (score, address) in top {
-            let doc: TantivyDocument = searcher.doc(address)?;
-            let path = doc.get_first(f.path).and_then(|v| v.as_str()).unwrap_or("");
-            let language = doc.get_first(f.language).and_then(|v| v.as_str()).unwrap_or("");
-            let coverage = if terms.len() > 1 && !is_prose(language) {
-                let mut text = String::from(path);
-                for field in [f.heading, f.body] {
-                    text.push('\n');
-                    text.push_str(doc.get_first(field).and_then(|v| v.as_str()).unwrap_or(""));
-                }
-                let present: HashSet<String> = analyze(&mut analyzer, &text).into_iter().collect();
-                terms.iter().filter(|t| present.contains(*t)).count() as f32 / terms.len() as f32
+        for (i, (score, address)) in top.into_iter().enumerate() {
+            let coverage = if terms.len() > 1 && flags[i] & FLAG_PROSE == 0 {
+                present[i] as f32 / terms.len() as f32
             } else {
                 1.0
             };
-            let score = score * path_prior(path) * coverage.powf(COVERAGE_EXPONENT);
-            candidates.push(Candidate { address, score, doc_opt: Some(doc) });
+            let score = score * flags_prior(flags[i]) * coverage.powf(COVERAGE_EXPONENT);
+            candidates.push(Candidate { address, score, doc_opt: None });
         }
         candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
         Ok(candidates)
     }
 
-    /// Nearest chunks to the query vector; the score is the cosine similarity.
+    /// Each address's `flags` fast field.
+    fn flags_of(&self, searcher: &Searcher, addresses: &[DocAddress]) -> Result<Vec<u64>> {
+        let mut columns = HashMap::new();
+        addresses
+            .iter()
+            .map(|address| {
+                let column =
+                    match columns.entry(address.segment_ord) {
+                        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                        std::collections::hash_map::Entry::Vacant(e) => {
+                            e.insert(searcher.segment_reader(address.segment_ord).fast_fields().u64("flags").map_err(
+                                |err| DocdexError::internal(format!("the index has no flags column: {err}")),
+                            )?)
+                        }
+                    };
+                Ok(column.first(address.doc_id).unwrap_or(0))
+            })
+            .collect()
+    }
+
+    /// How many of `terms` each address's chunk contains (in its path, heading, names or
+    /// body), read from the postings: no stored document is loaded or re-analyzed.
+    fn terms_present(&self, searcher: &Searcher, terms: &[String], addresses: &[DocAddress]) -> Result<Vec<usize>> {
+        use tantivy::{DocSet, TERMINATED};
+        let f = self.fields;
+        let mut present: HashMap<DocAddress, HashSet<usize>> = HashMap::new();
+        let mut segments: Vec<u32> = addresses.iter().map(|a| a.segment_ord).collect();
+        segments.sort_unstable();
+        segments.dedup();
+        for segment_ord in segments {
+            let mut docs: Vec<u32> =
+                addresses.iter().filter(|a| a.segment_ord == segment_ord).map(|a| a.doc_id).collect();
+            docs.sort_unstable();
+            let segment = searcher.segment_reader(segment_ord);
+            for field in [f.path_text, f.heading, f.symbols, f.body] {
+                let inverted = segment.inverted_index(field)?;
+                for (t, term) in terms.iter().enumerate() {
+                    let Some(mut postings) =
+                        inverted.read_postings(&Term::from_field_text(field, term), IndexRecordOption::Basic)?
+                    else {
+                        continue;
+                    };
+                    for &doc in &docs {
+                        let mut current = postings.doc();
+                        if current < doc {
+                            current = postings.seek(doc);
+                        }
+                        if current == TERMINATED {
+                            break;
+                        }
+                        if current == doc {
+                            present.entry(DocAddress::new(segment_ord, doc)).or_default().insert(t);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(addresses.iter().map(|a| present.get(a).map_or(0, HashSet::len)).collect())
+    }
+
+    /// Where a chunk id's document is (live documents only), from the postings of `chunk_id`.
+    fn chunk_address(&self, searcher: &Searcher, chunk_id: u32) -> Result<Option<DocAddress>> {
+        use tantivy::{DocSet, TERMINATED};
+        let term = Term::from_field_u64(self.fields.chunk_id, u64::from(chunk_id));
+        for (segment_ord, segment) in searcher.segment_readers().iter().enumerate() {
+            let inverted = segment.inverted_index(self.fields.chunk_id)?;
+            let Some(mut postings) = inverted.read_postings(&term, IndexRecordOption::Basic)? else {
+                continue;
+            };
+            let mut doc = postings.doc();
+            while doc != TERMINATED {
+                if segment.alive_bitset().is_none_or(|alive| alive.is_alive(doc)) {
+                    return Ok(Some(DocAddress::new(segment_ord as u32, doc)));
+                }
+                doc = postings.advance();
+            }
+        }
+        Ok(None)
+    }
+
     /// The stored document of a chunk, if the index still has it.
     fn chunk_doc(&self, searcher: &Searcher, chunk_id: u32) -> Result<Option<(DocAddress, TantivyDocument)>> {
-        let query =
-            TermQuery::new(Term::from_field_u64(self.fields.chunk_id, u64::from(chunk_id)), IndexRecordOption::Basic);
-        match searcher.search(&query, &TopDocs::with_limit(1).order_by_score())?.first() {
-            Some(&(_, address)) => Ok(Some((address, searcher.doc(address)?))),
+        match self.chunk_address(searcher, chunk_id)? {
+            Some(address) => Ok(Some((address, searcher.doc(address)?))),
             None => Ok(None),
         }
     }
@@ -518,16 +614,21 @@ impl RepoIndex {
             let rtxn = self.store.read_txn()?;
             self.store.nearest_chunks(&rtxn, vector, depth, search_k)?
         };
-        let mut candidates = Vec::with_capacity(nearest.len());
+        let mut found = Vec::with_capacity(nearest.len());
         for (chunk_id, similarity) in nearest.into_iter().filter(|&(_, s)| s >= DENSE_MIN_SIMILARITY) {
             // A vector whose chunk is gone (deleted since) simply has no doc.
-            if let Some((address, doc)) = self.chunk_doc(searcher, chunk_id)? {
-                let path = doc.get_first(self.fields.path).and_then(|v| v.as_str()).unwrap_or("");
-                // Tests and examples rank lower here too (the explain output keeps the plain
-                // similarity as the score).
-                let rank_key = similarity * path_prior(path);
-                candidates.push((rank_key, Candidate { address, score: similarity, doc_opt: Some(doc) }));
+            if let Some(address) = self.chunk_address(searcher, chunk_id)? {
+                found.push((address, similarity));
             }
+        }
+        let addresses: Vec<DocAddress> = found.iter().map(|&(address, _)| address).collect();
+        let flags = self.flags_of(searcher, &addresses)?;
+        let mut candidates = Vec::with_capacity(found.len());
+        for ((address, similarity), flags) in found.into_iter().zip(flags) {
+            // Tests and examples rank lower here too (the explain output keeps the plain
+            // similarity as the score).
+            let rank_key = similarity * flags_prior(flags);
+            candidates.push((rank_key, Candidate { address, score: similarity, doc_opt: None }));
         }
         candidates.sort_by(|a, b| b.0.total_cmp(&a.0));
         Ok(candidates.into_iter().map(|(_, c)| c).collect())
@@ -570,13 +671,14 @@ impl RepoIndex {
             *count += 1;
             let body = text_of(f.body);
             let is_web = text_of(f.source) == SOURCE_WEB;
+            let is_card = self.flags_of(searcher, &[candidate.address])?[0] & FLAG_CARD != 0;
             hits.push(SearchHit {
                 path,
                 line_start: doc.get_first(f.line_start).and_then(|v| v.as_u64()).unwrap_or(0),
                 line_end: doc.get_first(f.line_end).and_then(|v| v.as_u64()).unwrap_or(0),
                 score: candidate.score,
                 snippet: best_snippet(&body, &query_terms, analyzer),
-                heading: text_of(f.heading),
+                heading: if is_card { CARD_HEADING.to_string() } else { text_of(f.heading) },
                 language: text_of(f.language),
                 source: if is_web { HitSource::Web } else { HitSource::Repo },
                 url: is_web.then(|| text_of(f.path)),
@@ -613,6 +715,8 @@ impl RepoIndex {
 }
 
 const SOURCE_REPO: &str = "repo";
+/// How a file card's hit is labelled (cards have no heading of their own).
+const CARD_HEADING: &str = "file overview";
 const SOURCE_WEB: &str = "web";
 
 /// What a web page's chunks carry besides their text.
@@ -759,6 +863,15 @@ fn fuse(lexical: Vec<Candidate>, dense: Vec<Candidate>, params: FusionParams) ->
 /// Documents and plain text, as opposed to code.
 fn is_prose(language: &str) -> bool {
     matches!(language, "markdown" | "text")
+}
+
+/// The path prior of a chunk from its flags.
+fn flags_prior(flags: u64) -> f32 {
+    if flags & FLAG_SECONDARY != 0 {
+        SECONDARY_PATH_PRIOR
+    } else {
+        1.0
+    }
 }
 
 /// How much a path's hits count: 1 for primary sources and docs, less for test code.

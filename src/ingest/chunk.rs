@@ -20,6 +20,8 @@ pub struct Chunk {
     pub symbols: Vec<String>,
     /// SHA-256 of `text`: lets later stages (embeddings) skip unchanged chunks.
     pub content_hash: String,
+    /// A file card (see `card.rs`): a summary of the file rather than a range of its lines.
+    pub card: bool,
 }
 
 /// Size limits for chunking.
@@ -75,6 +77,7 @@ pub fn chunk_file(language: Language, text: &str, params: ChunkParams) -> Vec<Ch
                 text,
                 heading: span.heading,
                 symbols: span.symbols,
+                card: false,
             })
         })
         .collect()

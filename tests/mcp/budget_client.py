@@ -74,10 +74,10 @@ async def exercise(session, repo, budget_chars, expected, largest):
         check(size_of(result) <= budget_chars, f"search page at {offset}: {size_of(result)} > {budget_chars}")
         hits = structured(result)["hits"]
         check(hits, f"an empty page at offset {offset}")
-        seen += [(h["path"], h["line_start"]) for h in hits]
+        seen += [(h["path"], h["line_start"], h.get("chunk_id")) for h in hits]
         offset = structured(result).get("next_offset")
         pages += 1
-    want = [(h["path"], h["line_start"]) for h in expected]
+    want = [(h["path"], h["line_start"], h.get("chunk_id")) for h in expected]
     check(len(set(seen)) == len(seen), "a hit came twice")
     check(seen == want, f"pages differ from the ranking: {len(seen)} vs {len(want)} hits")
     check(pages > 1, "the budget never made a second page")
