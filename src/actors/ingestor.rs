@@ -130,9 +130,10 @@ fn ingest_file(file: ScannedFile, known_hashes: &HashMap<String, String>, params
         panic!("injected chunker fault on {}", file.rel_path);
     }
     let mut chunks = chunk_file(language, &text, params);
-    // A file of one chunk is its own summary: a card would only repeat it in the results.
-    if chunks.len() > 1 {
-        chunks.extend(crate::ingest::file_card(language, &text));
+    if crate::ingest::surface::public_items(language, &text) == Some(0) {
+        for chunk in &mut chunks {
+            chunk.internal = true;
+        }
     }
     IngestedFile::Changed { record: record(hash, chunks.len() as u32, language.name()), path: file.rel_path, chunks }
 }

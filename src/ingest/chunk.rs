@@ -20,8 +20,8 @@ pub struct Chunk {
     pub symbols: Vec<String>,
     /// SHA-256 of `text`: lets later stages (embeddings) skip unchanged chunks.
     pub content_hash: String,
-    /// A file card (see `card.rs`): a summary of the file rather than a range of its lines.
-    pub card: bool,
+    /// Code of a file that documents no public item (see `surface.rs`).
+    pub internal: bool,
 }
 
 /// Size limits for chunking.
@@ -77,7 +77,7 @@ pub fn chunk_file(language: Language, text: &str, params: ChunkParams) -> Vec<Ch
                 text,
                 heading: span.heading,
                 symbols: span.symbols,
-                card: false,
+                internal: false,
             })
         })
         .collect()

@@ -1,14 +1,13 @@
 //! Pure ingestion logic (no actors): walking a repo under its ignore rules, detecting
 //! languages and splitting files into chunks. The `Ingestor` actor drives these.
 
-pub mod card;
 pub mod chunk;
 pub mod code;
 pub mod lang;
 pub mod skeleton;
+pub mod surface;
 pub mod walk;
 
-pub use card::file_card;
 pub use chunk::{chunk_file, Chunk, ChunkParams};
 pub use lang::Language;
 pub use walk::{read_text_file, scan_repo, FileRead, ScanResult, ScannedFile};
