@@ -170,14 +170,16 @@ pub async fn run(
             let in_split = |q: &&(usize, &Question)| q.1.split == *split;
             let all: Vec<(usize, &Question)> = questions.iter().enumerate().collect();
             summaries.push(summarize(split, mode, "all", all.iter().filter(in_split).map(|(i, _)| &answers[m][*i])));
-            if kinds.len() > 1 || kinds.first() != Some(&"all") {
-                for kind in &kinds {
-                    summaries.push(summarize(
-                        split,
-                        mode,
-                        kind,
-                        all.iter().filter(in_split).filter(|(_, q)| q.kind == *kind).map(|(i, _)| &answers[m][*i]),
-                    ));
+            // Per kind, for the kinds this split has (`all` is the aggregate above).
+            for kind in kinds.iter().filter(|k| **k != "all") {
+                let of_kind: Vec<&Answer> = all
+                    .iter()
+                    .filter(in_split)
+                    .filter(|(_, q)| q.kind == *kind)
+                    .map(|(i, _)| &answers[m][*i])
+                    .collect();
+                if !of_kind.is_empty() {
+                    summaries.push(summarize(split, mode, kind, of_kind.into_iter()));
                 }
             }
         }
