@@ -208,7 +208,11 @@ fn load_model(settings: &EmbedderSettings) -> std::result::Result<TextEmbedding,
     let options = InitOptionsUserDefined::new()
         .with_environment(environment)
         .with_max_length(settings.max_tokens)
-        .with_intra_threads(settings.threads.max(1));
+        .with_intra_threads(settings.threads.max(1))
+        // ONNX Runtime's pool threads busy-wait after each run by default: on a small machine
+        // that steals the core the HTTP and repo threads need next (measured: one hybrid
+        // search in five waited ~3.5 ms before reaching the index).
+        .with_session_config("session.intra_op.allow_spinning", "0");
     // A broken library or model must not take the daemon down with it.
     let loaded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         TextEmbedding::try_new_from_user_defined(model, options)
