@@ -24,6 +24,7 @@ pub struct Config {
     pub llm: LlmConfig,
     pub repos: ReposConfig,
     pub watcher: WatcherConfig,
+    pub libs: LibsConfig,
 }
 
 /// Which directories a daemon serves (see `repo_policy`).
@@ -53,6 +54,39 @@ pub struct CoreConfig {
     /// How long a search waits for a repo's first index run before answering
     /// `indexing_in_progress`.
     pub first_index_wait_secs: u64,
+}
+
+/// Library docs (`libs fetch`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LibsConfig {
+    /// Libraries fetched and extracted at once.
+    pub max_concurrent: usize,
+    /// A library taking longer than this (download, rustdoc build, extraction) is reported
+    /// as failed and the run goes on.
+    pub timeout_secs: u64,
+    /// Build rustdoc JSON locally for Rust crates (`RUSTC_BOOTSTRAP=1 cargo doc`); without
+    /// it, or when it fails, docs come from the crate's README and crate-level comments.
+    pub rustdoc: bool,
+    /// Where docs.rs's rustdoc JSON is fetched from first (`https://docs.rs`); empty means
+    /// never (offline by default).
+    pub docs_rs_base_url: String,
+    /// Bounds on what one library contributes (files and bytes of docs).
+    pub max_files_per_library: usize,
+    pub max_bytes_per_library: u64,
+}
+
+impl Default for LibsConfig {
+    fn default() -> Self {
+        LibsConfig {
+            max_concurrent: 2,
+            timeout_secs: 300,
+            rustdoc: true,
+            docs_rs_base_url: String::new(),
+            max_files_per_library: 400,
+            max_bytes_per_library: 16 * 1024 * 1024,
+        }
+    }
 }
 
 /// The daemon's file watcher.

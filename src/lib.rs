@@ -23,6 +23,7 @@ pub mod http;
 pub mod index;
 pub mod ingest;
 pub mod jobs;
+pub mod libs;
 pub mod llm;
 pub mod mcp;
 pub mod metrics;

@@ -39,6 +39,8 @@ pub enum ErrorCode {
     WebUnavailable,
     /// A page or request took longer than its timeout.
     Timeout,
+    /// A library's docs could not be obtained (its registry client failed or is missing).
+    LibraryUnavailable,
     /// A path docdex will not read: it resolves outside the repo, or is not a regular file.
     PathRefused,
     /// A request, body, or file over its size limit (the limit is in the message).
@@ -71,7 +73,7 @@ impl ErrorCode {
             ErrorCode::TooLarge => 413,
             ErrorCode::UnsupportedMediaType => 415,
             ErrorCode::TooManyRequests => 429,
-            ErrorCode::WebUnavailable | ErrorCode::LlmError => 502,
+            ErrorCode::WebUnavailable | ErrorCode::LlmError | ErrorCode::LibraryUnavailable => 502,
             ErrorCode::LlmUnavailable => 503,
             ErrorCode::Timeout => 504,
             ErrorCode::ModelUnavailable | ErrorCode::IndexingInProgress => 503,
@@ -100,6 +102,7 @@ impl ErrorCode {
             ErrorCode::UrlRefused => "url_refused",
             ErrorCode::WebUnavailable => "web_unavailable",
             ErrorCode::Timeout => "timeout",
+            ErrorCode::LibraryUnavailable => "library_unavailable",
             ErrorCode::PathRefused => "path_refused",
             ErrorCode::TooLarge => "too_large",
             ErrorCode::UnsupportedMediaType => "unsupported_media_type",

@@ -1,0 +1,561 @@
+//! Rust crates: the source from cargo's registry (fetched with `cargo fetch` when missing),
+//! the public API from rustdoc JSON built locally (`RUSTC_BOOTSTRAP=1 cargo doc` with the
+//! features and flags the crate asks docs.rs for), turned into one Markdown page per module
+//! for search and `items.json` (items, signatures, re-export aliases) for the crate tools.
+//! When rustdoc fails, the README and the crate-level docs are what the entry holds.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{find_readme, first_paragraph, run_command, walk_files, CachedLibrary, Dependency, EntryBuilder};
+use crate::config::LibsConfig;
+use crate::protocol::{DocdexError, ErrorCode, Result};
+
+/// One public item of a crate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RustItem {
+    /// Canonical path (`serde::de::Deserialize`).
+    pub path: String,
+    /// `fn`, `struct`, `enum`, `trait`, `macro`, `mod`, `type`, `const`, `static`, `union`,
+    /// `method`, `trait_alias`.
+    pub kind: String,
+    pub signature: String,
+    pub docs: String,
+}
+
+/// What the crate tools read (`items.json`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RustDocs {
+    pub crate_name: String,
+    pub version: String,
+    pub items: Vec<RustItem>,
+    /// Other public paths of an item (re-exports) → its canonical path.
+    pub aliases: BTreeMap<String, String>,
+}
+
+pub const ITEMS_FILE: &str = "items.json";
+
+fn cargo_home() -> PathBuf {
+    std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        .unwrap_or_else(|| PathBuf::from(".cargo"))
+}
+
+/// The unpacked source of `name-version` in cargo's registry, if present.
+fn registry_source(name: &str, version: &str) -> Option<PathBuf> {
+    let src = cargo_home().join("registry").join("src");
+    std::fs::read_dir(src)
+        .ok()?
+        .flatten()
+        .map(|registry| registry.path().join(format!("{name}-{version}")))
+        .find(|dir| dir.join("Cargo.toml").is_file())
+}
+
+/// A throwaway package depending on exactly `dep` (with `features`), for `cargo fetch` and
+/// `cargo doc -p`.
+fn write_wrapper(dir: &Path, dep: &Dependency, features: &[String], default_features: bool) -> Result<()> {
+    std::fs::create_dir_all(dir.join("src"))?;
+    let features = features.iter().map(|f| format!("{f:?}")).collect::<Vec<_>>().join(", ");
+    let manifest = format!(
+        "[package]\nname = \"docdex-libdoc\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[workspace]\n\n[dependencies]\n{:?} = {{ version = \"={}\", features = [{features}], default-features = {default_features} }}\n",
+        dep.name, dep.version
+    );
+    std::fs::write(dir.join("Cargo.toml"), manifest)?;
+    std::fs::write(dir.join("src").join("lib.rs"), "")?;
+    Ok(())
+}
+
+fn cargo_command(build_dir: &Path) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    command.env("CARGO_TARGET_DIR", build_dir.join("target")).env("CARGO_TERM_COLOR", "never");
+    command
+}
+
+pub async fn fetch(
+    cache_root: &Path,
+    dep: &Dependency,
+    config: &LibsConfig,
+    deadline: Duration,
+) -> Result<CachedLibrary> {
+    let build_dir = cache_root.join("cargo").join(".build");
+    std::fs::create_dir_all(&build_dir)?;
+    let source = match registry_source(&dep.name, &dep.version) {
+        Some(dir) => dir,
+        None => {
+            let wrapper = tempfile::Builder::new().prefix("fetch-").tempdir_in(&build_dir)?;
+            write_wrapper(wrapper.path(), dep, &[], true)?;
+            let mut command = cargo_command(&build_dir);
+            command.arg("fetch").arg("--manifest-path").arg(wrapper.path().join("Cargo.toml"));
+            run_command(command, &format!("`cargo fetch` of {}@{}", dep.name, dep.version), deadline).await?;
+            registry_source(&dep.name, &dep.version).ok_or_else(|| {
+                DocdexError::new(
+                    ErrorCode::LibraryUnavailable,
+                    format!(
+                        "cargo fetched {}@{} but its source is not in {}",
+                        dep.name,
+                        dep.version,
+                        cargo_home().display()
+                    ),
+                )
+            })?
+        }
+    };
+    let manifest: toml::Table =
+        std::fs::read_to_string(source.join("Cargo.toml")).ok().and_then(|t| t.parse().ok()).unwrap_or_default();
+    let mut entry = EntryBuilder::new(cache_root, dep, config)?;
+    let package = manifest.get("package").and_then(|p| p.as_table());
+    let mut description = package.and_then(|p| p.get("description")).and_then(|d| d.as_str()).unwrap_or("").to_string();
+    if let Some((name, text)) = find_readme(&source) {
+        entry.add_doc(
+            &format!("README{}", if name.ends_with(".md") || !name.contains('.') { ".md" } else { ".txt" }),
+            &text,
+        )?;
+        if description.is_empty() {
+            description = first_paragraph(&text, 1000);
+        }
+    }
+    let docs_opt = if config.rustdoc {
+        match rustdoc_json(&build_dir, &manifest, dep, deadline).await {
+            Ok(json) => Some(convert(&json, dep)),
+            Err(err) => {
+                entry.notes.push(format!("rustdoc JSON failed ({}); README and crate docs only", err.message));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let (origin, items) = match docs_opt {
+        Some(docs) => {
+            for (page, text) in module_pages(&docs) {
+                if !entry.add_doc(&page, &text)? {
+                    break;
+                }
+            }
+            entry.add_file(super::rust::ITEMS_FILE, &serde_json::to_vec(&docs)?)?;
+            if description.is_empty() {
+                description = docs.items.first().map(|i| first_paragraph(&i.docs, 1000)).unwrap_or_default();
+            }
+            ("rustdoc", docs.items.len() as u64)
+        }
+        None => {
+            let crate_docs = crate_level_docs(&source, &manifest);
+            if !crate_docs.trim().is_empty() {
+                entry.add_doc(
+                    &format!("api/{}.md", lib_name(&manifest, &dep.name)),
+                    &format!("# {}\n\n{crate_docs}", dep.name),
+                )?;
+            }
+            ("crate-source", 0)
+        }
+    };
+    // Whole example programs: `crate_examples` returns them as they are.
+    for path in walk_files(&source.join("examples"), &["target"], 50) {
+        if path.extension().is_some_and(|e| e == "rs") {
+            if let (Ok(text), Ok(relative)) = (std::fs::read_to_string(&path), path.strip_prefix(&source)) {
+                if !entry.add_doc(&relative.to_string_lossy(), &text)? {
+                    break;
+                }
+            }
+        }
+    }
+    entry.finish(dep, &description, origin, items)
+}
+
+/// The library target's name (`[lib] name`, else the package name with `_` for `-`).
+fn lib_name(manifest: &toml::Table, package: &str) -> String {
+    manifest
+        .get("lib")
+        .and_then(|l| l.get("name"))
+        .and_then(|n| n.as_str())
+        .map(str::to_string)
+        .unwrap_or_else(|| package.replace('-', "_"))
+}
+
+/// `//!` lines of the crate root.
+fn crate_level_docs(source: &Path, manifest: &toml::Table) -> String {
+    let root = manifest
+        .get("lib")
+        .and_then(|l| l.get("path"))
+        .and_then(|p| p.as_str())
+        .map(|p| source.join(p))
+        .unwrap_or_else(|| source.join("src").join("lib.rs"));
+    let text = std::fs::read_to_string(root).unwrap_or_default();
+    text.lines()
+        .map(str::trim_start)
+        .filter_map(|l| l.strip_prefix("//!"))
+        .map(|l| l.strip_prefix(' ').unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Builds the crate's rustdoc JSON the way docs.rs would (its `[package.metadata.docs.rs]`
+/// features and `--cfg docsrs`); if that fails, once more with default features and no
+/// docs.rs flags (some crates' docs.rs setup needs a nightly feature that has changed).
+async fn rustdoc_json(build_dir: &Path, manifest: &toml::Table, dep: &Dependency, deadline: Duration) -> Result<Value> {
+    let docs_rs = manifest
+        .get("package")
+        .and_then(|p| p.get("metadata"))
+        .and_then(|m| m.get("docs"))
+        .and_then(|d| d.get("rs"))
+        .and_then(|d| d.as_table())
+        .cloned()
+        .unwrap_or_default();
+    let strings = |key: &str| -> Vec<String> {
+        docs_rs
+            .get(key)
+            .and_then(|v| v.as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect()
+    };
+    let mut features = strings("features");
+    if docs_rs.get("all-features").and_then(|v| v.as_bool()) == Some(true) {
+        features = manifest
+            .get("features")
+            .and_then(|f| f.as_table())
+            .map(|f| f.keys().cloned().collect())
+            .unwrap_or_default();
+    }
+    let default_features = docs_rs.get("no-default-features").and_then(|v| v.as_bool()) != Some(true);
+    let mut flags = vec!["--cfg".to_string(), "docsrs".to_string()];
+    flags.extend(strings("rustdoc-args"));
+    let lib = lib_name(manifest, &dep.name);
+    let started = std::time::Instant::now();
+    let mut last_err = None;
+    for (features, default_features, flags) in [(features, default_features, flags), (Vec::new(), true, Vec::new())] {
+        let remaining = deadline.saturating_sub(started.elapsed());
+        if remaining.is_zero() {
+            break;
+        }
+        let wrapper = tempfile::Builder::new().prefix("doc-").tempdir_in(build_dir)?;
+        write_wrapper(wrapper.path(), dep, &features, default_features)?;
+        let mut command = cargo_command(build_dir);
+        let mut rustdoc_flags =
+            vec!["-Z".to_string(), "unstable-options".into(), "--output-format".into(), "json".into()];
+        rustdoc_flags.extend(flags);
+        command
+            .env("RUSTC_BOOTSTRAP", "1")
+            .env("RUSTDOCFLAGS", rustdoc_flags.join(" "))
+            .arg("doc")
+            .arg("--manifest-path")
+            .arg(wrapper.path().join("Cargo.toml"))
+            .arg("-p")
+            .arg(format!("{}@{}", dep.name, dep.version))
+            .arg("--no-deps");
+        let output = build_dir.join("target").join("doc").join(format!("{lib}.json"));
+        let _ = std::fs::remove_file(&output);
+        match run_command(command, &format!("rustdoc for {}@{}", dep.name, dep.version), remaining).await {
+            Ok(_) => {
+                let bytes = std::fs::read(&output)
+                    .map_err(|err| DocdexError::internal(format!("rustdoc wrote no {}: {err}", output.display())))?;
+                let _ = std::fs::remove_file(&output);
+                return serde_json::from_slice(&bytes).map_err(|err| {
+                    DocdexError::internal(format!("rustdoc JSON of {} is unreadable: {err}", dep.name))
+                });
+            }
+            Err(err) => last_err = Some(err),
+        }
+    }
+    Err(last_err.unwrap_or_else(|| DocdexError::new(ErrorCode::Timeout, "no time left to build rustdoc JSON")))
+}
+
+fn kind_of(item: &Value) -> Option<&str> {
+    item.get("inner")?.as_object()?.keys().next().map(String::as_str)
+}
+
+fn short_kind(kind: &str) -> &str {
+    match kind {
+        "function" => "fn",
+        "module" => "mod",
+        "type_alias" => "type",
+        "constant" => "const",
+        "proc_macro" => "macro",
+        "assoc_const" => "const",
+        "assoc_type" => "type",
+        other => other,
+    }
+}
+
+/// Reads a rustdoc JSON crate (any recent format version: only long-stable fields are used)
+/// into items and aliases.
+pub fn convert(json: &Value, dep: &Dependency) -> RustDocs {
+    let index = json.get("index").and_then(|i| i.as_object());
+    let paths = json.get("paths").and_then(|p| p.as_object());
+    let mut docs = RustDocs { crate_name: dep.name.clone(), version: dep.version.clone(), ..RustDocs::default() };
+    let (Some(index), Some(root)) = (index, json.get("root")) else { return docs };
+    let id_key = |v: &Value| v.as_u64().map(|n| n.to_string()).or_else(|| v.as_str().map(str::to_string));
+    let Some(root_key) = id_key(root) else { return docs };
+    let canonical_of = |key: &str| -> Option<String> {
+        // Items of other crates keep their own crate's path.
+        let entry = paths?.get(key)?;
+        let parts: Vec<&str> = entry.get("path")?.as_array()?.iter().filter_map(|p| p.as_str()).collect();
+        (!parts.is_empty()).then(|| parts.join("::"))
+    };
+    let root_name =
+        index.get(&root_key).and_then(|r| r.get("name")).and_then(|n| n.as_str()).unwrap_or(&dep.name).to_string();
+    let mut seen = HashSet::new();
+    let mut stack = vec![(root_key, root_name.clone())];
+    let mut sources: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    while let Some((key, path)) = stack.pop() {
+        let Some(module) = index.get(&key) else { continue };
+        if !seen.insert(key.clone()) {
+            // Reached again through a re-export: an alias of the canonical module.
+            continue;
+        }
+        docs.items.push(RustItem {
+            path: path.clone(),
+            kind: "mod".into(),
+            signature: format!("pub mod {}", path.rsplit("::").next().unwrap_or(&path)),
+            docs: module.get("docs").and_then(|d| d.as_str()).unwrap_or("").to_string(),
+        });
+        let children = module.pointer("/inner/module/items").and_then(|i| i.as_array()).cloned().unwrap_or_default();
+        for child_id in children {
+            let Some(child_key) = id_key(&child_id) else { continue };
+            let Some(child) = index.get(&child_key) else { continue };
+            if child.get("visibility").and_then(|v| v.as_str()) != Some("public") {
+                continue;
+            }
+            let Some(kind) = kind_of(child) else { continue };
+            if kind == "use" {
+                let Some(use_) = child.pointer("/inner/use") else { continue };
+                let name = use_.get("name").and_then(|n| n.as_str()).unwrap_or("");
+                let target = use_.get("id").and_then(id_key);
+                let is_glob = use_.get("is_glob").and_then(|g| g.as_bool()) == Some(true);
+                let target_path = target.as_deref().and_then(canonical_of).or_else(|| {
+                    use_.get("source").and_then(|s| s.as_str()).map(|s| s.replace("crate::", &format!("{root_name}::")))
+                });
+                let Some(target_path) = target_path else { continue };
+                if is_glob {
+                    docs.aliases.insert(format!("{path}::*"), format!("{target_path}::*"));
+                } else if !name.is_empty() {
+                    docs.aliases.insert(format!("{path}::{name}"), target_path.clone());
+                    // A re-exported module of this crate is walked under its own path.
+                    if let Some(t) = target.filter(|t| index.get(t).and_then(kind_of) == Some("module")) {
+                        stack.push((t, target_path));
+                    }
+                }
+                continue;
+            }
+            let Some(name) = child.get("name").and_then(|n| n.as_str()) else { continue };
+            let here = format!("{path}::{name}");
+            if kind == "module" {
+                let canonical = canonical_of(&child_key).unwrap_or_else(|| here.clone());
+                if canonical != here {
+                    docs.aliases.insert(here.clone(), canonical.clone());
+                }
+                stack.push((child_key, canonical));
+                continue;
+            }
+            if kind == "impl" {
+                continue;
+            }
+            let canonical = canonical_of(&child_key).unwrap_or_else(|| here.clone());
+            if canonical != here {
+                docs.aliases.insert(here, canonical.clone());
+            }
+            if !seen.insert(child_key.clone()) {
+                continue;
+            }
+            push_item(&mut docs.items, child, short_kind(kind), &canonical, &mut sources);
+            // Methods: inherent impls of types, and a trait's own items.
+            let mut members: Vec<Value> = Vec::new();
+            if let Some(impls) = child.pointer(&format!("/inner/{kind}/impls")).and_then(|i| i.as_array()) {
+                for impl_id in impls {
+                    let Some(impl_) = id_key(impl_id).and_then(|k| index.get(&k)) else { continue };
+                    if impl_.pointer("/inner/impl/trait").is_some_and(|t| !t.is_null()) {
+                        continue;
+                    }
+                    members.extend(
+                        impl_.pointer("/inner/impl/items").and_then(|i| i.as_array()).cloned().unwrap_or_default(),
+                    );
+                }
+            }
+            if kind == "trait" {
+                members.extend(
+                    child.pointer("/inner/trait/items").and_then(|i| i.as_array()).cloned().unwrap_or_default(),
+                );
+            }
+            for member_id in members {
+                let Some(member) = id_key(&member_id).and_then(|k| index.get(&k)) else { continue };
+                let visibility = member.get("visibility").and_then(|v| v.as_str()).unwrap_or("");
+                if kind != "trait" && visibility != "public" {
+                    continue;
+                }
+                let (Some(member_kind), Some(member_name)) =
+                    (kind_of(member), member.get("name").and_then(|n| n.as_str()))
+                else {
+                    continue;
+                };
+                let member_kind = if member_kind == "function" { "method" } else { short_kind(member_kind) };
+                push_item(&mut docs.items, member, member_kind, &format!("{canonical}::{member_name}"), &mut sources);
+            }
+        }
+    }
+    docs.items.sort_by(|a, b| a.path.cmp(&b.path).then(a.kind.cmp(&b.kind)));
+    docs.items.dedup_by(|a, b| a.path == b.path && a.kind == b.kind);
+    docs
+}
+
+fn push_item(
+    items: &mut Vec<RustItem>,
+    item: &Value,
+    kind: &str,
+    path: &str,
+    sources: &mut BTreeMap<String, Vec<String>>,
+) {
+    let name = path.rsplit("::").next().unwrap_or(path);
+    let signature =
+        item.get("span").and_then(|span| signature_from_span(span, sources)).unwrap_or_else(|| match kind {
+            "macro" => format!("macro_rules! {name}"),
+            other => format!("pub {other} {name}"),
+        });
+    items.push(RustItem {
+        path: path.to_string(),
+        kind: kind.to_string(),
+        signature,
+        docs: item.get("docs").and_then(|d| d.as_str()).unwrap_or("").to_string(),
+    });
+}
+
+/// The declaration lines of an item, read from its source: up to the body's `{` or the
+/// closing `;`, attributes and comments left out, at most 12 lines.
+fn signature_from_span(span: &Value, sources: &mut BTreeMap<String, Vec<String>>) -> Option<String> {
+    let file = span.get("filename")?.as_str()?.to_string();
+    let begin = span.get("begin")?.get(0)?.as_u64()? as usize;
+    let end = span.get("end")?.get(0)?.as_u64()? as usize;
+    let lines = sources.entry(file.clone()).or_insert_with(|| {
+        std::fs::read_to_string(&file).map(|t| t.lines().map(str::to_string).collect()).unwrap_or_default()
+    });
+    if begin == 0 || begin > lines.len() {
+        return None;
+    }
+    let mut out: Vec<String> = Vec::new();
+    for line in lines.iter().take(end.min(lines.len())).skip(begin - 1) {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("#[") || trimmed.starts_with("//") {
+            continue;
+        }
+        if let Some(brace) = line.find('{').filter(|_| !trimmed.starts_with("macro_rules!")) {
+            let head = line[..brace].trim_end();
+            if !head.trim().is_empty() {
+                out.push(head.to_string());
+            }
+            break;
+        }
+        out.push(line.trim_end().to_string());
+        if trimmed.trim_end().ends_with(';') || out.len() >= 12 || trimmed.starts_with("macro_rules!") {
+            break;
+        }
+    }
+    let indent = out.iter().map(|l| l.len() - l.trim_start().len()).min().unwrap_or(0);
+    let text = out.iter().map(|l| l.get(indent..).unwrap_or(l.trim_start())).collect::<Vec<_>>().join("\n");
+    (!text.trim().is_empty()).then_some(text)
+}
+
+/// Docs text with its headings pushed under the item's heading (rustdoc's `# Examples`
+/// must not start a section of its own), fences left alone.
+fn demote_headings(docs: &str) -> String {
+    let mut in_fence = false;
+    docs.lines()
+        .map(|line| {
+            if line.trim_start().starts_with("```") {
+                in_fence = !in_fence;
+                return line.to_string();
+            }
+            if !in_fence && line.starts_with('#') {
+                format!("###{line}")
+            } else {
+                line.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// One Markdown page per module: the module's docs, then each item (signature in a code
+/// block, then its docs), methods under their type.
+pub fn module_pages(docs: &RustDocs) -> Vec<(String, String)> {
+    let modules: HashSet<&str> = docs.items.iter().filter(|i| i.kind == "mod").map(|i| i.path.as_str()).collect();
+    let mut pages: BTreeMap<String, String> = BTreeMap::new();
+    for item in &docs.items {
+        if item.kind == "mod" {
+            let page = pages.entry(item.path.clone()).or_default();
+            let body = format!("# {}\n\n{}\n\n", item.path, demote_headings(&item.docs));
+            page.insert_str(0, &body);
+            continue;
+        }
+        // The module is the longest prefix that is a module (methods sit under their type).
+        let mut module = item.path.as_str();
+        while let Some((parent, _)) = module.rsplit_once("::") {
+            module = parent;
+            if modules.contains(module) {
+                break;
+            }
+        }
+        let level = if item.kind == "method" { "###" } else { "##" };
+        let page = pages.entry(module.to_string()).or_default();
+        page.push_str(&format!(
+            "{level} {} {}\n\n```rust\n{}\n```\n\n{}\n\n",
+            item.kind,
+            item.path,
+            item.signature,
+            demote_headings(&item.docs)
+        ));
+    }
+    pages.into_iter().map(|(module, text)| (format!("api/{}.md", module.replace("::", "/")), text)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::libs::Ecosystem;
+
+    #[test]
+    fn rustdoc_json_items_methods_and_reexport_aliases() {
+        let json = serde_json::json!({
+            "root": 0,
+            "format_version": 57,
+            "index": {
+                "0": {"name": "demo", "visibility": "public", "docs": "Demo crate.", "inner": {"module": {"items": [1, 2, 5, 7]}}},
+                "1": {"name": "de", "visibility": "public", "docs": "Deserialization.", "inner": {"module": {"items": [3]}}},
+                "2": {"name": null, "visibility": "public", "docs": null, "inner": {"use": {"source": "crate::de::Deserialize", "name": "Deserialize", "id": 3, "is_glob": false}}},
+                "3": {"name": "Deserialize", "visibility": "public", "docs": "A data structure.\n\n# Examples\n\n```rust\nlet x = 1;\n```", "inner": {"trait": {"items": [4]}}},
+                "4": {"name": "deserialize", "visibility": "default", "docs": "Deserialize this value.", "inner": {"function": {}}},
+                "5": {"name": "Thing", "visibility": "public", "docs": "A thing.", "inner": {"struct": {"impls": [6]}}},
+                "6": {"name": null, "visibility": "default", "inner": {"impl": {"trait": null, "items": [8]}}},
+                "7": {"name": "hidden", "visibility": "crate", "docs": "", "inner": {"function": {}}},
+                "8": {"name": "new", "visibility": "public", "docs": "Makes one.", "inner": {"function": {}}}
+            },
+            "paths": {
+                "3": {"crate_id": 0, "path": ["demo", "de", "Deserialize"], "kind": "trait"},
+                "5": {"crate_id": 0, "path": ["demo", "Thing"], "kind": "struct"}
+            }
+        });
+        let docs = convert(&json, &Dependency::new(Ecosystem::Cargo, "demo", "1.0.0", true));
+        let paths: Vec<(&str, &str)> = docs.items.iter().map(|i| (i.path.as_str(), i.kind.as_str())).collect();
+        assert_eq!(
+            paths,
+            vec![
+                ("demo", "mod"),
+                ("demo::Thing", "struct"),
+                ("demo::Thing::new", "method"),
+                ("demo::de", "mod"),
+                ("demo::de::Deserialize", "trait"),
+                ("demo::de::Deserialize::deserialize", "method"),
+            ]
+        );
+        assert_eq!(docs.aliases.get("demo::Deserialize").map(String::as_str), Some("demo::de::Deserialize"));
+        let pages = module_pages(&docs);
+        let de = &pages.iter().find(|(p, _)| p == "api/demo/de.md").expect("a page per module").1;
+        assert!(de.starts_with("# demo::de\n"), "{de}");
+        assert!(de.contains("## trait demo::de::Deserialize") && de.contains("#### Examples"), "{de}");
+        assert!(de.contains("### method demo::de::Deserialize::deserialize"), "{de}");
+    }
+}
