@@ -189,6 +189,8 @@ pub async fn run(loaded: &LoadedConfig, runs: usize, json: bool) -> Result<i32> 
         let question = || {
             WebRag(WaterfallRequest {
                 search: SearchRequest {
+                    source_opt: None,
+                    lib_opt: None,
                     repo_opt: Some(repo.clone()),
                     query: format!("reverse proxy upstream keepalive timeouts {run}"),
                     limit: 5,

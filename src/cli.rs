@@ -594,6 +594,8 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             let repo = client::absolute(&repo);
             let backend = Backend::for_repo(&loaded, &repo).await?;
             let request = SearchRequest {
+                source_opt: None,
+                lib_opt: None,
                 repo_opt: Some(repo),
                 query: query.join(" "),
                 limit: limit.unwrap_or(loaded.config.search.max_repo_hits),
@@ -745,6 +747,8 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             // Fetched pages join the repo's index: the daemon holds its writer.
             let backend = Backend::for_repo(&loaded, &repo).await?;
             let search = SearchRequest {
+                source_opt: None,
+                lib_opt: None,
                 repo_opt: Some(repo),
                 query: query.join(" "),
                 limit: limit.unwrap_or(loaded.config.search.max_repo_hits),

@@ -122,6 +122,8 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, questions_path: &Path, json
         let mut test_scores = Vec::new();
         for q in &questions {
             let request = SearchRequest {
+                source_opt: None,
+                lib_opt: None,
                 repo_opt: Some(repo.to_path_buf()),
                 query: q.question.clone(),
                 limit: 10,

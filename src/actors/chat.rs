@@ -167,6 +167,15 @@ fn hit_piece(hit: &SearchHit, body: &str) -> Piece {
                 }),
             }
         }
+        HitSource::Library => {
+            let library = format!("{}@{}", hit.library.as_deref().unwrap_or(""), hit.version.as_deref().unwrap_or(""));
+            let label = format!("{} ({library})", if hit.heading.is_empty() { &hit.path } else { &hit.heading });
+            let text = format!("{label}:\n{body}");
+            Piece {
+                candidate: Candidate { kind: SnippetKind::Library, label: label.clone(), text, tokens: 0 },
+                source: source(SnippetKind::Library, label, |s| s.path = Some(hit.path.clone())),
+            }
+        }
         HitSource::Repo => {
             let label = format!("{}:{}-{}", hit.path, hit.line_start, hit.line_end);
             let heading = if hit.heading.is_empty() { String::new() } else { format!(" ({})", hit.heading) };
@@ -270,6 +279,8 @@ impl Handler<RunChat> for ChatOrchestrator {
             // Then the repo, and the web when the gate says so.
             // A long question (pasted code) is searched by its beginning; the model sees it all.
             let search = SearchRequest {
+                source_opt: None,
+                lib_opt: None,
                 repo_opt: Some(repo.clone()),
                 query: question.chars().take(crate::protocol::MAX_QUERY_CHARS).collect(),
                 limit: config.search.max_repo_hits,

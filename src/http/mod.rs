@@ -131,7 +131,8 @@ async fn search(state: web::Data<HttpState>, params: web::Query<SearchParamsRaw>
         (Ok(explain), Ok(force_web), Ok(waterfall)) => (explain, force_web, waterfall),
         (Err(err), _, _) | (_, Err(err), _) | (_, _, Err(err)) => return error_response(&err),
     };
-    let request = SearchRequest { repo_opt: params.repo, query, limit, mode_opt, explain };
+    let request =
+        SearchRequest { repo_opt: params.repo, query, limit, mode_opt, explain, source_opt: None, lib_opt: None };
     if force_web || waterfall {
         return respond(dispatch(&state, WebRag(WaterfallRequest { search: request, force_web })).await);
     }

@@ -28,12 +28,12 @@ use crate::protocol::{
     ChunkContent, DocdexError, ErrorCode, HitExplain, HitSource, RankedBy, Result, SearchHit, SearchMode,
 };
 use analyzer::{analyze, code_analyzer, CODE_ANALYZER};
-pub use store::{FileRecord, IndexRunState, MemoryRecord, RepoStore, WebPageRecord};
+pub use store::{FileRecord, IndexRunState, LibraryRecord, MemoryRecord, RepoStore, WebPageRecord};
 
 /// What the code analyzer, the chunker and the schema produce, as a number: bump it when any
 /// of them changes what an index holds, so indexes built before are rebuilt (reported)
 /// instead of silently mismatching new queries.
-pub const INDEX_FORMAT_VERSION: u32 = 3;
+pub const INDEX_FORMAT_VERSION: u32 = 4;
 
 /// Empties an index for a rebuild under its writer lock (another process writing it is an
 /// error, not a race). Records go first: a kill before the files are removed leaves a state
@@ -118,8 +118,11 @@ struct Fields {
     chunk_hash: Field,
     /// Links a chunk to its vector (arroy item id) and pending embedding.
     chunk_id: Field,
-    /// `repo` or `web` (indexed: web chunks are looked up by it).
+    /// `repo`, `web` or `library` (indexed: searches filter by it).
     source: Field,
+    /// Library chunks: the library's name (indexed: `--lib` filters by it) and version.
+    library: Field,
+    library_version: Field,
     /// Web chunks: the page title and when it was fetched (unix seconds).
     title: Field,
     fetched_at: Field,
@@ -133,6 +136,10 @@ const FLAG_PROSE: u64 = 1;
 const FLAG_SECONDARY: u64 = 4;
 /// Code of a file without documented public items (see `ingest::FileSummary`).
 const FLAG_INTERNAL: u64 = 8;
+/// A library's docs (`libs fetch`) and a fetched web page: where a chunk came from, read by
+/// the dense filter without loading documents.
+const FLAG_LIBRARY: u64 = 16;
+const FLAG_WEB: u64 = 32;
 
 fn chunk_flags(path: &str, language: &str, internal: bool) -> u64 {
     let mut flags = 0;
@@ -170,6 +177,8 @@ fn build_schema() -> (Schema, Fields) {
         chunk_hash: builder.add_text_field("chunk_hash", STORED),
         chunk_id: builder.add_u64_field("chunk_id", NumericOptions::default().set_indexed().set_stored()),
         source: builder.add_text_field("source", STRING | STORED),
+        library: builder.add_text_field("library", STRING | STORED),
+        library_version: builder.add_text_field("library_version", STORED),
         title: builder.add_text_field("title", STORED),
         fetched_at: builder.add_u64_field("fetched_at", NumericOptions::default().set_stored()),
         flags: builder.add_u64_field("flags", NumericOptions::default().set_fast()),
@@ -343,7 +352,40 @@ impl RepoIndex {
             doc.add_text(f.source, SOURCE_WEB);
             doc.add_text(f.title, &page.title);
             doc.add_u64(f.fetched_at, page.fetched_at);
-            doc.add_u64(f.flags, chunk_flags(&page.url, "markdown", false));
+            doc.add_u64(f.flags, chunk_flags(&page.url, "markdown", false) | FLAG_WEB);
+            writer.add_document(doc)?;
+        }
+        Ok(())
+    }
+
+    /// Replaces one doc file of a library (`path` is `<ecosystem>:<name>@<version>/<file>`),
+    /// uncommitted.
+    pub fn replace_library_doc(
+        &self,
+        writer: &IndexWriter,
+        library: &LibraryDoc,
+        chunks: &[Chunk],
+        chunk_ids: &[u32],
+    ) -> Result<()> {
+        let f = self.fields;
+        writer.delete_term(Term::from_field_text(f.path, &library.path));
+        for (chunk, &chunk_id) in chunks.iter().zip(chunk_ids) {
+            let mut doc = TantivyDocument::default();
+            doc.add_text(f.path, &library.path);
+            doc.add_text(f.path_text, &library.path);
+            doc.add_text(f.heading, &chunk.heading);
+            doc.add_text(f.symbols, chunk.symbols.join(" "));
+            doc.add_text(f.body, &chunk.text);
+            doc.add_text(f.language, &library.language);
+            doc.add_u64(f.line_start, chunk.line_start);
+            doc.add_u64(f.line_end, chunk.line_end);
+            doc.add_text(f.chunk_hash, &chunk.content_hash);
+            doc.add_u64(f.chunk_id, u64::from(chunk_id));
+            doc.add_text(f.source, SOURCE_LIBRARY);
+            doc.add_text(f.library, &library.name);
+            doc.add_text(f.library_version, &library.version);
+            // A library's examples are secondary like the repo's; its docs are not internal.
+            doc.add_u64(f.flags, chunk_flags(&library.path, &library.language, false) | FLAG_LIBRARY);
             writer.add_document(doc)?;
         }
         Ok(())
@@ -395,7 +437,7 @@ impl RepoIndex {
         let mut analyzer = self.analyzer.clone();
         let terms = query_terms(&mut analyzer, query_text);
         let depth = candidate_depth(params);
-        let lexical = self.lexical_candidates_in(&searcher, &terms, depth, Some(paths))?;
+        let lexical = self.lexical_candidates_in(&searcher, &terms, depth, Some(paths), &SearchFilter::default())?;
         let top_score = lexical.first().map(|c| lexical_confidence(c.score)).unwrap_or(0.0);
         let ranked = with_ranks(lexical, Source::Lexical);
         let hits = self.render(&searcher, ranked, &terms, &mut analyzer, params, false)?;
@@ -418,15 +460,31 @@ impl RepoIndex {
         params: SearchParams,
         explain: bool,
     ) -> Result<SearchOutcome> {
+        self.search_filtered(query_text, query_vector_opt, mode, params, explain, &SearchFilter::default())
+    }
+
+    /// `search_with` among the chunks `filter` admits (a source, a library).
+    pub fn search_filtered(
+        &self,
+        query_text: &str,
+        query_vector_opt: Option<&[f32]>,
+        mode: SearchMode,
+        params: SearchParams,
+        explain: bool,
+        filter: &SearchFilter,
+    ) -> Result<SearchOutcome> {
         let searcher = self.reader.searcher();
         let mut analyzer = self.analyzer.clone();
         let terms = query_terms(&mut analyzer, query_text);
         let depth = candidate_depth(params);
-        let lexical =
-            if mode == SearchMode::Dense { Vec::new() } else { self.lexical_candidates(&searcher, &terms, depth)? };
+        let lexical = if mode == SearchMode::Dense {
+            Vec::new()
+        } else {
+            self.lexical_candidates(&searcher, &terms, depth, filter)?
+        };
         let dense = match (mode, query_vector_opt) {
             (SearchMode::Lexical, _) | (_, None) => Vec::new(),
-            (_, Some(vector)) => self.dense_candidates(&searcher, vector, depth, params.dense_search_k)?,
+            (_, Some(vector)) => self.dense_candidates(&searcher, vector, depth, params.dense_search_k, filter)?,
         };
         let lexical_confidence = lexical.first().map(|c| lexical_confidence(c.score)).unwrap_or(0.0);
         let dense_confidence = dense.first().map(|c| dense_confidence(c.score)).unwrap_or(0.0);
@@ -441,8 +499,14 @@ impl RepoIndex {
     }
 
     /// BM25 candidates, rescored by term coverage and path prior.
-    fn lexical_candidates(&self, searcher: &Searcher, terms: &[String], depth: usize) -> Result<Vec<Candidate>> {
-        self.lexical_candidates_in(searcher, terms, depth, None)
+    fn lexical_candidates(
+        &self,
+        searcher: &Searcher,
+        terms: &[String],
+        depth: usize,
+        filter: &SearchFilter,
+    ) -> Result<Vec<Candidate>> {
+        self.lexical_candidates_in(searcher, terms, depth, None, filter)
     }
 
     /// BM25 candidates, optionally only among chunks of `paths_opt`.
@@ -452,6 +516,7 @@ impl RepoIndex {
         terms: &[String],
         depth: usize,
         paths_opt: Option<&[String]>,
+        filter: &SearchFilter,
     ) -> Result<Vec<Candidate>> {
         if terms.is_empty() || paths_opt.is_some_and(|p| p.is_empty()) {
             return Ok(Vec::new());
@@ -485,6 +550,18 @@ impl RepoIndex {
             // The path filter must not add to the score: boosted to zero.
             let filter = BoostQuery::new(Box::new(BooleanQuery::new(allowed)), 0.0);
             query = Box::new(BooleanQuery::new(vec![(Occur::Must, query), (Occur::Must, Box::new(filter))]));
+        }
+        // Source and library filters are terms too (scoring nothing): the candidates are
+        // drawn from the admitted chunks only, so a filtered search is as deep as any.
+        let mut required: Vec<Term> = Vec::new();
+        if let Some(library) = &filter.library_opt {
+            required.push(Term::from_field_text(f.library, library));
+        } else if let Some(source) = filter.source_opt {
+            required.push(Term::from_field_text(f.source, source_name(source)));
+        }
+        for term in required {
+            let only = BoostQuery::new(Box::new(TermQuery::new(term, IndexRecordOption::Basic)), 0.0);
+            query = Box::new(BooleanQuery::new(vec![(Occur::Must, query), (Occur::Must, Box::new(only))]));
         }
         let top = searcher.search(&*query, &TopDocs::with_limit(depth).order_by_score())?;
         let addresses: Vec<DocAddress> = top.iter().map(|&(_, address)| address).collect();
@@ -564,6 +641,24 @@ impl RepoIndex {
         Ok(addresses.iter().map(|a| present.get(a).map_or(0, HashSet::len)).collect())
     }
 
+    /// Live documents containing `term` (a library's chunks: bounded by one library's docs).
+    fn docs_with(&self, searcher: &Searcher, term: Term) -> Result<HashSet<DocAddress>> {
+        use tantivy::{DocSet, TERMINATED};
+        let mut out = HashSet::new();
+        for (segment_ord, segment) in searcher.segment_readers().iter().enumerate() {
+            let inverted = segment.inverted_index(term.field())?;
+            let Some(mut postings) = inverted.read_postings(&term, IndexRecordOption::Basic)? else { continue };
+            let mut doc = postings.doc();
+            while doc != TERMINATED {
+                if segment.alive_bitset().is_none_or(|alive| alive.is_alive(doc)) {
+                    out.insert(DocAddress::new(segment_ord as u32, doc));
+                }
+                doc = postings.advance();
+            }
+        }
+        Ok(out)
+    }
+
     /// Where a chunk id's document is (live documents only), from the postings of `chunk_id`.
     fn chunk_address(&self, searcher: &Searcher, chunk_id: u32) -> Result<Option<DocAddress>> {
         use tantivy::{DocSet, TERMINATED};
@@ -615,22 +710,36 @@ impl RepoIndex {
         vector: &[f32],
         depth: usize,
         search_k: usize,
+        filter: &SearchFilter,
     ) -> Result<Vec<Candidate>> {
+        // A filtered search looks further (the nearest chunks may be of another source), then
+        // keeps what the filter admits.
+        let (count, search_k) =
+            if filter.is_empty() { (depth, search_k) } else { (depth * 4, search_k.saturating_mul(4)) };
         let nearest = {
             let rtxn = self.store.read_txn()?;
-            self.store.nearest_chunks(&rtxn, vector, depth, search_k)?
+            self.store.nearest_chunks(&rtxn, vector, count, search_k)?
+        };
+        let library_docs = match &filter.library_opt {
+            Some(library) => Some(self.docs_with(searcher, Term::from_field_text(self.fields.library, library))?),
+            None => None,
         };
         let mut found = Vec::with_capacity(nearest.len());
         for (chunk_id, similarity) in nearest.into_iter().filter(|&(_, s)| s >= DENSE_MIN_SIMILARITY) {
             // A vector whose chunk is gone (deleted since) simply has no doc.
             if let Some(address) = self.chunk_address(searcher, chunk_id)? {
-                found.push((address, similarity));
+                if library_docs.as_ref().is_none_or(|docs| docs.contains(&address)) {
+                    found.push((address, similarity));
+                }
             }
         }
         let addresses: Vec<DocAddress> = found.iter().map(|&(address, _)| address).collect();
         let flags = self.flags_of(searcher, &addresses)?;
         let mut candidates = Vec::with_capacity(found.len());
         for ((address, similarity), flags) in found.into_iter().zip(flags) {
+            if !filter.admits_flags(flags) {
+                continue;
+            }
             // Tests and examples rank lower here too (the explain output keeps the plain
             // similarity as the score).
             let rank_key = similarity * flags_prior(flags);
@@ -676,7 +785,9 @@ impl RepoIndex {
             }
             *count += 1;
             let body = text_of(f.body);
-            let is_web = text_of(f.source) == SOURCE_WEB;
+            let source = hit_source(&text_of(f.source));
+            let is_web = source == HitSource::Web;
+            let is_library = source == HitSource::Library;
             hits.push(SearchHit {
                 path,
                 line_start: doc.get_first(f.line_start).and_then(|v| v.as_u64()).unwrap_or(0),
@@ -685,7 +796,9 @@ impl RepoIndex {
                 snippet: best_snippet(&body, &query_terms, analyzer),
                 heading: text_of(f.heading),
                 language: text_of(f.language),
-                source: if is_web { HitSource::Web } else { HitSource::Repo },
+                source,
+                library: is_library.then(|| text_of(f.library)),
+                version: is_library.then(|| text_of(f.library_version)),
                 url: is_web.then(|| text_of(f.path)),
                 title: is_web.then(|| text_of(f.title)),
                 fetched_at: is_web.then(|| {
@@ -712,7 +825,7 @@ impl RepoIndex {
                 line_end: number(f.line_end),
                 heading: text_of(f.heading),
                 language: text_of(f.language),
-                source: if text_of(f.source) == SOURCE_WEB { HitSource::Web } else { HitSource::Repo },
+                source: hit_source(&text_of(f.source)),
                 text: text_of(f.body),
             }
         }))
@@ -721,6 +834,60 @@ impl RepoIndex {
 
 const SOURCE_REPO: &str = "repo";
 const SOURCE_WEB: &str = "web";
+const SOURCE_LIBRARY: &str = "library";
+
+/// One doc file of a library as the index stores it.
+#[derive(Debug, Clone)]
+pub struct LibraryDoc {
+    pub name: String,
+    pub version: String,
+    pub path: String,
+    pub language: String,
+}
+
+/// Which chunks a search considers: by where they came from, and one library by name.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SearchFilter {
+    /// `None`: every source.
+    pub source_opt: Option<HitSource>,
+    pub library_opt: Option<String>,
+}
+
+impl SearchFilter {
+    pub fn is_empty(&self) -> bool {
+        self.source_opt.is_none() && self.library_opt.is_none()
+    }
+
+    /// Whether a chunk with these flags may be returned (the library name is checked
+    /// separately, from the postings).
+    fn admits_flags(&self, flags: u64) -> bool {
+        let source = if flags & FLAG_LIBRARY != 0 {
+            HitSource::Library
+        } else if flags & FLAG_WEB != 0 {
+            HitSource::Web
+        } else {
+            HitSource::Repo
+        };
+        let wanted = if self.library_opt.is_some() { Some(HitSource::Library) } else { self.source_opt };
+        wanted.is_none_or(|w| w == source)
+    }
+}
+
+fn source_name(source: HitSource) -> &'static str {
+    match source {
+        HitSource::Repo => SOURCE_REPO,
+        HitSource::Web => SOURCE_WEB,
+        HitSource::Library => SOURCE_LIBRARY,
+    }
+}
+
+fn hit_source(source: &str) -> HitSource {
+    match source {
+        SOURCE_WEB => HitSource::Web,
+        SOURCE_LIBRARY => HitSource::Library,
+        _ => HitSource::Repo,
+    }
+}
 
 /// What a web page's chunks carry besides their text.
 #[derive(Debug, Clone)]

@@ -23,6 +23,7 @@ const EMBED_CACHE_DB: &str = "embedding_cache";
 const VECTORS_DB: &str = "vectors";
 const MEMORIES_DB: &str = "memories";
 const WEB_PAGES_DB: &str = "web_pages";
+const LIBRARIES_DB: &str = "libraries";
 const DAG_SESSIONS_DB: &str = "dag_sessions";
 const DAG_NODES_DB: &str = "dag_nodes";
 const COUNTERS_DB: &str = "counters";
@@ -62,6 +63,22 @@ pub struct WebPageRecord {
     /// Unix seconds.
     pub fetched_at: u64,
     pub chunk_ids: Vec<u32>,
+}
+
+/// A library whose docs are ingested into this repo (`libs fetch`): its chunks live in the
+/// same Tantivy index with `source = library`, under paths `<ecosystem>:<name>@<version>/…`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LibraryRecord {
+    pub ecosystem: String,
+    pub name: String,
+    pub version: String,
+    /// The cache entry's `library.json` hash: the same version re-fetched differently is
+    /// re-ingested.
+    pub content_hash: String,
+    pub paths: Vec<String>,
+    pub chunk_ids: Vec<u32>,
+    /// Unix seconds.
+    pub ingested_at: u64,
 }
 
 /// Bookkeeping of index runs: a run that started after the last completion was interrupted.
@@ -110,6 +127,8 @@ pub struct RepoStore {
     memories: Database<'static, U64<BigEndian>, SerdeJson<MemoryRecord>>,
     /// Web pages ingested into this repo: URL → record.
     web_pages: Database<'static, Str, SerdeJson<WebPageRecord>>,
+    /// Libraries ingested into this repo: `<ecosystem>/<name>` → record.
+    libraries: Database<'static, Str, SerdeJson<LibraryRecord>>,
     /// Reasoning DAG: session id → header, and `<session>/<node id, 8 digits>` → node.
     dag_sessions: Database<'static, Str, SerdeJson<DagSession>>,
     dag_nodes: Database<'static, Str, SerdeJson<DagNode>>,
@@ -142,7 +161,19 @@ impl RepoStore {
             EnvOpenOptions::new().read_txn_without_tls().map_size(map_bytes.max(1 << 20)).max_dbs(16).open(dir)?
         };
         let wtxn = env.write_txn()?;
-        let (files, meta, pending, embed_cache, vectors, memories, web_pages, dag_sessions, dag_nodes, counters) = env
+        let (
+            files,
+            meta,
+            pending,
+            embed_cache,
+            vectors,
+            memories,
+            web_pages,
+            libraries,
+            dag_sessions,
+            dag_nodes,
+            counters,
+        ) = env
             .create_databases_and_commit(wtxn, |opener, wtxn| -> heed::Result<_> {
                 let files = opener.create_database(wtxn, Some(FILES_DB))?;
                 let meta = opener.create_database(wtxn, Some(META_DB))?;
@@ -151,6 +182,7 @@ impl RepoStore {
                 let vectors = opener.create_database(wtxn, Some(VECTORS_DB))?;
                 let memories = opener.create_database(wtxn, Some(MEMORIES_DB))?;
                 let web_pages = opener.create_database(wtxn, Some(WEB_PAGES_DB))?;
+                let libraries = opener.create_database(wtxn, Some(LIBRARIES_DB))?;
                 let dag_sessions = opener.create_database(wtxn, Some(DAG_SESSIONS_DB))?;
                 let dag_nodes = opener.create_database(wtxn, Some(DAG_NODES_DB))?;
                 let counters = opener.create_database(wtxn, Some(COUNTERS_DB))?;
@@ -162,6 +194,7 @@ impl RepoStore {
                     vectors,
                     memories,
                     web_pages,
+                    libraries,
                     dag_sessions,
                     dag_nodes,
                     counters,
@@ -177,6 +210,7 @@ impl RepoStore {
             vectors,
             memories,
             web_pages,
+            libraries,
             dag_sessions,
             dag_nodes,
             counters,
@@ -223,6 +257,28 @@ impl RepoStore {
 
     pub fn web_page_count(&self, rtxn: &RoTxn<WithoutTls>) -> Result<u64> {
         Ok(self.web_pages.len(rtxn)?)
+    }
+
+    pub fn library(&self, rtxn: &RoTxn<WithoutTls>, key: &str) -> Result<Option<LibraryRecord>> {
+        Ok(self.libraries.get(rtxn, key)?)
+    }
+
+    pub fn all_libraries(&self, rtxn: &RoTxn<WithoutTls>) -> Result<Vec<(String, LibraryRecord)>> {
+        let mut out = Vec::new();
+        for entry in self.libraries.iter(rtxn)? {
+            let (key, record) = entry?;
+            out.push((key.to_string(), record));
+        }
+        Ok(out)
+    }
+
+    pub fn put_library(&self, wtxn: &mut RwTxn, key: &str, record: &LibraryRecord) -> Result<()> {
+        Ok(self.libraries.put(wtxn, key, record)?)
+    }
+
+    pub fn delete_library(&self, wtxn: &mut RwTxn, key: &str) -> Result<()> {
+        self.libraries.delete(wtxn, key)?;
+        Ok(())
     }
 
     pub fn run_state(&self, rtxn: &RoTxn<WithoutTls>) -> Result<IndexRunState> {
@@ -326,6 +382,7 @@ impl RepoStore {
     pub fn forget_chunks(&self, wtxn: &mut RwTxn) -> Result<()> {
         self.files.clear(wtxn)?;
         self.web_pages.clear(wtxn)?;
+        self.libraries.clear(wtxn)?;
         self.pending.clear(wtxn)?;
         self.vector_writer().clear(wtxn).map_err(arroy_error)?;
         let state = self.run_state(wtxn)?;

@@ -372,6 +372,8 @@ impl DocdexMcp {
             return Err(DocdexError::invalid("symbol must not be empty"));
         }
         let request = SearchRequest {
+            source_opt: None,
+            lib_opt: None,
             repo_opt,
             query: name.clone(),
             limit: crate::protocol::MAX_SEARCH_LIMIT,
@@ -424,6 +426,8 @@ impl DocdexMcp {
                 args.mode.as_deref().filter(|m| !m.trim().is_empty()).map(str::parse::<SearchMode>).transpose()?;
             // A page is the ranking's next `limit` hits after `offset`.
             let request = SearchRequest {
+                source_opt: None,
+                lib_opt: None,
                 repo_opt: Some(self.repo(args.repo_path).await?),
                 query: args.query,
                 limit: (offset + limit).min(cap),
@@ -467,6 +471,8 @@ impl DocdexMcp {
         let result = async {
             let (limit, offset) = (limit?, offset?);
             let search = SearchRequest {
+                source_opt: None,
+                lib_opt: None,
                 repo_opt: Some(self.repo(args.repo_path).await?),
                 query: args.query,
                 limit,

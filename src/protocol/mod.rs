@@ -11,13 +11,37 @@ use serde::{Deserialize, Serialize};
 
 pub use error::{DocdexError, ErrorCode, Result};
 
-/// Where a search hit came from: the repo's own files, or a web page the repo's waterfall
-/// fetched and ingested (libraries come later).
+/// Where a search hit came from: the repo's own files, the docs of a library it depends on
+/// (`libs fetch`), or a web page the repo's waterfall fetched and ingested.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HitSource {
     Repo,
     Web,
+    Library,
+}
+
+impl std::str::FromStr for HitSource {
+    type Err = DocdexError;
+
+    fn from_str(text: &str) -> Result<HitSource> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "repo" => Ok(HitSource::Repo),
+            "library" | "lib" | "libs" => Ok(HitSource::Library),
+            "web" => Ok(HitSource::Web),
+            other => Err(DocdexError::invalid(format!("unknown source `{other}`"))
+                .with_hint("use one of repo, library, web, all")),
+        }
+    }
+}
+
+/// `all` (or nothing) means every source.
+pub fn parse_source_filter(text: &str) -> Result<Option<HitSource>> {
+    if text.trim().eq_ignore_ascii_case("all") || text.trim().is_empty() {
+        Ok(None)
+    } else {
+        text.parse().map(Some)
+    }
 }
 
 /// How a search ranks chunks.
@@ -69,6 +93,10 @@ pub struct SearchRequest {
     pub mode_opt: Option<SearchMode>,
     /// Annotate hits with the rank and score each ranking gave them.
     pub explain: bool,
+    /// Only hits from this source (`None`: repo, libraries and ingested web pages).
+    pub source_opt: Option<HitSource>,
+    /// Only hits from this library's docs.
+    pub lib_opt: Option<String>,
 }
 
 /// Upper bound for `limit`, so one request cannot ask for the whole index.
@@ -121,6 +149,11 @@ pub struct SearchHit {
     pub heading: String,
     pub language: String,
     pub source: HitSource,
+    /// Library hits: the library's name and version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
     /// Web hits: the page's URL (also in `path`), title and when it was fetched (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
