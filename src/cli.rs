@@ -20,8 +20,8 @@ use crate::client::{self, Backend, DaemonClient};
 use crate::config::{self, LoadedConfig};
 use crate::http::{self, HttpState};
 use crate::protocol::{
-    DaemonStatus, DocdexError, EmbedProgress, EmbedSummary, ErrorCode, IndexProgress, IndexRequest, IndexSummary,
-    Result, SearchHit, SearchMode, SearchRequest, SearchResponse, WaterfallRequest, WaterfallResponse,
+    DaemonStatus, DocdexError, EmbedProgress, EmbedSummary, ErrorCode, HitSource, IndexProgress, IndexRequest,
+    IndexSummary, Result, SearchHit, SearchMode, SearchRequest, SearchResponse, WaterfallRequest, WaterfallResponse,
     WebFetchResponse, WebSearchResponse,
 };
 
@@ -92,6 +92,12 @@ pub enum Command {
         /// Show the rank and score each ranking gave every hit.
         #[arg(long)]
         explain: bool,
+        /// Where hits may come from: repo, library, web or all (default: all).
+        #[arg(long, value_parser = parse_source)]
+        source: Option<Option<HitSource>>,
+        /// Only hits from this library's docs (see `libs fetch`).
+        #[arg(long)]
+        lib: Option<String>,
         /// What to look for: identifiers, words or a question.
         #[arg(required = true, num_args = 1..)]
         query: Vec<String>,
@@ -141,6 +147,11 @@ pub enum Command {
     Memory {
         #[command(subcommand)]
         action: MemoryAction,
+    },
+    /// Library docs: fetch the docs of the repo's dependencies and index them with it.
+    Libs {
+        #[command(subcommand)]
+        action: crate::libs_cli::LibsAction,
     },
     /// Manage the embedding model and ONNX Runtime.
     Models {
@@ -498,7 +509,12 @@ fn report_error(err: &DocdexError) -> i32 {
 }
 
 /// Prints to stdout; a closed pipe (`docdexd search … | head`) is not an error.
-fn print_out(text: &str) -> Result<()> {
+/// `--source`: `all` is no filter.
+fn parse_source(text: &str) -> std::result::Result<Option<HitSource>, String> {
+    crate::protocol::parse_source_filter(text).map_err(|err| err.message)
+}
+
+pub(crate) fn print_out(text: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => Err(err.into()),
@@ -506,7 +522,7 @@ fn print_out(text: &str) -> Result<()> {
     }
 }
 
-fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
+pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
     Ok(format!("{}\n", serde_json::to_string_pretty(value)?))
 }
 
@@ -590,12 +606,12 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             print_out(&text)?;
             Ok(if response.files.is_empty() { 1 } else { 0 })
         }
-        Command::Search { repo, limit, json, mode, explain, query } => {
+        Command::Search { repo, limit, json, mode, explain, source, lib, query } => {
             let repo = client::absolute(&repo);
             let backend = Backend::for_repo(&loaded, &repo).await?;
             let request = SearchRequest {
-                source_opt: None,
-                lib_opt: None,
+                source_opt: source.flatten(),
+                lib_opt: lib,
                 repo_opt: Some(repo),
                 query: query.join(" "),
                 limit: limit.unwrap_or(loaded.config.search.max_repo_hits),
@@ -705,6 +721,7 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             Ok(0)
         }
         Command::Memory { action } => run_memory(&loaded, action).await,
+        Command::Libs { action } => crate::libs_cli::run_libs(&loaded, action).await,
         Command::Eval { dataset, mode, sweep_fusion, json } => {
             crate::eval::run(&loaded, &dataset, mode, sweep_fusion, json).await
         }
@@ -813,7 +830,7 @@ pub async fn embed_with_progress(actors: &crate::Actors, repo: PathBuf) -> Resul
 
 /// Prints progress reports to stderr: the first at once, then at most one a second, and
 /// always the last (where the job ended).
-fn spawn_progress_printer<T: Send + 'static>(
+pub(crate) fn spawn_progress_printer<T: Send + 'static>(
     mut rx: mpsc::UnboundedReceiver<T>,
     render: impl Fn(&T) -> String + Send + 'static,
 ) -> tokio::task::JoinHandle<()> {
@@ -836,7 +853,7 @@ fn spawn_progress_printer<T: Send + 'static>(
 }
 
 /// Waits for the printer; the job's sender is gone when the job finished, so it ends.
-async fn finish_progress_printer(printer: tokio::task::JoinHandle<()>) {
+pub(crate) async fn finish_progress_printer(printer: tokio::task::JoinHandle<()>) {
     if let Err(err) = printer.await {
         tracing::debug!(error = %err, "progress printer ended abnormally");
     }

@@ -16,9 +16,9 @@ use crate::actors::tool_dispatcher::{
 use crate::config::{self, LoadedConfig};
 use crate::llm::Usage;
 use crate::protocol::{
-    ChatContext, ChatRequest, DaemonStatus, DocdexError, ErrorCode, IndexSummary, MemoryDeleted, MemoryItem,
-    MemoryRecallResponse, MountedRepo, RepoStatus, Result, SearchRequest, SearchResponse, WaterfallRequest,
-    WaterfallResponse, WebFetchResponse, WebSearchResponse,
+    ChatContext, ChatRequest, DaemonStatus, DocdexError, ErrorCode, IndexSummary, LibsFetchRequest, LibsFetchSummary,
+    MemoryDeleted, MemoryItem, MemoryRecallResponse, MountedRepo, RepoStatus, Result, SearchRequest, SearchResponse,
+    WaterfallRequest, WaterfallResponse, WebFetchResponse, WebSearchResponse,
 };
 
 /// Names a daemon to use instead of the one found through the lock file.
@@ -110,7 +110,18 @@ impl DaemonClient {
         if let Some(mode) = request.mode_opt {
             query.push(("mode", mode.as_str().to_string()));
         }
+        if let Some(source) = request.source_opt {
+            query.push(("source", source.as_str().to_string()));
+        }
+        if let Some(lib) = &request.lib_opt {
+            query.push(("lib", lib.clone()));
+        }
         self.call(self.http.get(self.url("/v1/search")).query(&query)).await
+    }
+
+    pub async fn libs_fetch(&self, request: &LibsFetchRequest) -> Result<LibsFetchSummary> {
+        let body = serde_json::json!({ "repo": request.repo_opt, "all": request.all, "libs": request.names });
+        self.call(self.http.post(self.url("/v1/libs/fetch")).json(&body)).await
     }
 
     pub async fn index(&self, repo: &Path, wait: bool) -> Result<IndexSummary> {

@@ -24,6 +24,7 @@ pub mod index;
 pub mod ingest;
 pub mod jobs;
 pub mod libs;
+pub mod libs_cli;
 pub mod llm;
 pub mod mcp;
 pub mod metrics;
@@ -136,6 +137,7 @@ fn start_actors_with(
         repo_policy: policy,
         embedder_shared,
         supervisor_settings_opt,
+        state_dir,
     });
     Actors { dispatcher, repo_manager, embedder, web, chat }
 }

@@ -11,7 +11,9 @@ use tantivy::IndexWriter;
 
 use super::ingestor::IngestedFile;
 use super::unix_now;
-use crate::index::{FileRecord, IndexRunState, RepoIndex, RepoStore, WebPageDoc, WebPageRecord};
+use crate::index::{
+    FileRecord, IndexRunState, LibraryDoc, LibraryRecord, RepoIndex, RepoStore, WebPageDoc, WebPageRecord,
+};
 use crate::ingest::{sha256_hex, Chunk};
 use crate::protocol::{DocdexError, Result};
 
@@ -202,6 +204,25 @@ pub struct AbortIndexRun;
 #[rtype(result = "Result<u64>")]
 pub struct IngestWebPages {
     pub pages: Vec<(WebPageDoc, String, Vec<Chunk>)>,
+}
+
+/// One library's docs, chunked, for `IngestLibraries`.
+pub struct LibraryIngest {
+    /// `<ecosystem>/<name>` (`Dependency::key`).
+    pub record_key: String,
+    /// The record to store; its paths and chunk ids are filled in here.
+    pub record: LibraryRecord,
+    pub docs: Vec<(LibraryDoc, Vec<Chunk>)>,
+}
+
+/// Replaces libraries' docs in this repo's index (a library's previous version included)
+/// and removes the libraries in `remove`, in one commit. Returns the chunks written per
+/// library. Callers hold the repo's index-run lock.
+#[derive(Message)]
+#[rtype(result = "Result<Vec<u64>>")]
+pub struct IngestLibraries {
+    pub libraries: Vec<LibraryIngest>,
+    pub remove: Vec<String>,
 }
 
 /// Up to `max` chunks that need the model: (chunk id, text to embed). Pending chunks whose
@@ -414,17 +435,12 @@ impl Handler<IngestWebPages> for Indexer {
             if pages.is_empty() {
                 return Ok(0);
             }
-            let opened_here = self.writer_opt.is_none();
-            if opened_here {
-                self.writer_opt = Some(index.writer(self.writer_heap_bytes)?);
-                self.next_chunk_id = self.starting_chunk_id(store.run_state(&store.read_txn()?)?.next_chunk_id)?;
-            }
-            let result = (|| {
+            self.with_writer(|this| {
                 let mut written = 0u64;
                 let mut records = Vec::with_capacity(pages.len());
                 for (doc, content_hash, chunks) in &pages {
-                    let ids = self.allocate_chunk_ids(chunks.len())?;
-                    index.replace_web_page(self.writer()?, doc, chunks, &ids)?;
+                    let ids = this.allocate_chunk_ids(chunks.len())?;
+                    index.replace_web_page(this.writer()?, doc, chunks, &ids)?;
                     written += chunks.len() as u64;
                     records.push((
                         doc.url.clone(),
@@ -436,7 +452,7 @@ impl Handler<IngestWebPages> for Indexer {
                         },
                     ));
                 }
-                self.commit()?;
+                this.commit()?;
                 // As for files: records after the commit, so a kill in between only leaves a page
                 // that is ingested again next time.
                 let mut wtxn = store.write_txn()?;
@@ -445,24 +461,114 @@ impl Handler<IngestWebPages> for Indexer {
                     replace_chunk_records(store, &mut wtxn, old_ids, &record.chunk_ids)?;
                     store.put_web_page(&mut wtxn, &url, &record)?;
                 }
-                let mut state = store.run_state(&wtxn)?;
-                state.next_chunk_id = self.next_chunk_id;
-                state.chunks = index.num_chunks();
-                store.put_run_state(&mut wtxn, &state)?;
-                wtxn.commit()?;
+                this.finish_side_ingest(wtxn)?;
                 Ok(written)
-            })();
-            if opened_here {
-                match self.writer_opt.take() {
-                    Some(mut writer) if result.is_err() => {
-                        let _ = writer.rollback();
-                    }
-                    Some(writer) => writer.wait_merging_threads()?,
-                    None => {}
-                }
-            }
-            result
+            })
         })
+    }
+}
+
+impl Handler<IngestLibraries> for Indexer {
+    type Result = Result<Vec<u64>>;
+
+    fn handle(&mut self, msg: IngestLibraries, _: &mut SyncContext<Self>) -> Self::Result {
+        super::guarded("the indexer", || {
+            if msg.libraries.is_empty() && msg.remove.is_empty() {
+                return Ok(Vec::new());
+            }
+            let index = Arc::clone(&self.index);
+            let store = &index.store;
+            let old: HashMap<String, LibraryRecord> = {
+                let rtxn = store.read_txn()?;
+                let mut old = HashMap::new();
+                for key in msg.libraries.iter().map(|l| &l.record_key).chain(&msg.remove) {
+                    if let Some(record) = store.library(&rtxn, key)? {
+                        old.insert(key.clone(), record);
+                    }
+                }
+                old
+            };
+            self.with_writer(|this| {
+                // A library's previous version lives under other paths: they go whole.
+                for record in old.values() {
+                    for path in &record.paths {
+                        index.delete_file(this.writer()?, path);
+                    }
+                }
+                let mut written = Vec::with_capacity(msg.libraries.len());
+                let mut records = Vec::with_capacity(msg.libraries.len());
+                for library in msg.libraries {
+                    let mut record = library.record;
+                    let mut count = 0u64;
+                    for (doc, chunks) in &library.docs {
+                        let ids = this.allocate_chunk_ids(chunks.len())?;
+                        index.replace_library_doc(this.writer()?, doc, chunks, &ids)?;
+                        count += chunks.len() as u64;
+                        record.paths.push(doc.path.clone());
+                        record.chunk_ids.extend(ids);
+                    }
+                    written.push(count);
+                    records.push((library.record_key, record));
+                }
+                this.commit()?;
+                // Records after the commit, as for files: a kill in between leaves the old
+                // record, whose library is then ingested again.
+                let mut wtxn = store.write_txn()?;
+                for (key, record) in records {
+                    let old_ids = old.get(&key).map(|o| o.chunk_ids.clone()).unwrap_or_default();
+                    replace_chunk_records(store, &mut wtxn, old_ids, &record.chunk_ids)?;
+                    store.put_library(&mut wtxn, &key, &record)?;
+                }
+                for key in &msg.remove {
+                    if let Some(record) = old.get(key) {
+                        replace_chunk_records(store, &mut wtxn, record.chunk_ids.clone(), &[])?;
+                    }
+                    store.delete_library(&mut wtxn, key)?;
+                }
+                // Removed vectors leave the ANN trees now, not at the next embedding.
+                if !msg.remove.is_empty() {
+                    store.build_vectors(&mut wtxn)?;
+                }
+                this.finish_side_ingest(wtxn)?;
+                Ok(written)
+            })
+        })
+    }
+}
+
+impl Indexer {
+    /// Runs `work` with the writer: the index run's when one is open, else one opened (and
+    /// released, or rolled back on failure) around it. For ingests outside index runs (web
+    /// pages, library docs), whose callers hold the repo's index-run lock.
+    fn with_writer<T>(&mut self, work: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        let opened_here = self.writer_opt.is_none();
+        if opened_here {
+            self.writer_opt = Some(self.index.writer(self.writer_heap_bytes)?);
+            let store = &self.index.store;
+            self.next_chunk_id = self.starting_chunk_id(store.run_state(&store.read_txn()?)?.next_chunk_id)?;
+        }
+        let result = work(self);
+        if opened_here {
+            match self.writer_opt.take() {
+                Some(mut writer) if result.is_err() => {
+                    let _ = writer.rollback();
+                }
+                Some(writer) => writer.wait_merging_threads()?,
+                None => {}
+            }
+        }
+        result
+    }
+
+    /// Stores the chunk-id mark and the chunk count after an ingest, and commits.
+    fn finish_side_ingest(&self, mut wtxn: RwTxn) -> Result<()> {
+        let store = &self.index.store;
+        let mut state = store.run_state(&wtxn)?;
+        state.next_chunk_id = self.next_chunk_id;
+        state.chunks = self.index.num_chunks();
+        store.put_run_state(&mut wtxn, &state)?;
+        wtxn.commit()?;
+        Ok(())
     }
 }
 

@@ -28,7 +28,7 @@ use super::repo_supervisor::{
 use super::scraper::{FetchPage, Scraper};
 use super::waterfall::{RunWaterfall, WaterfallOrchestrator};
 use crate::config::Config;
-use crate::index::{FusionParams, SearchParams};
+use crate::index::{FusionParams, SearchFilter, SearchParams};
 use crate::jobs::{embed_pending, run_index};
 use crate::metrics::Metrics;
 use crate::models::MODEL_NAME;
@@ -40,6 +40,9 @@ use crate::protocol::{
     MAX_MEMORY_METADATA_BYTES, MAX_MEMORY_RECALL, MAX_MEMORY_TEXT_BYTES, MAX_MULTI_GET, MAX_OPEN_LINES,
 };
 use tokio::sync::watch;
+
+mod libs;
+pub use libs::LibsFetch;
 
 /// arroy nodes inspected per neighbour asked for (see `dense_depth_and_search_k`).
 const DENSE_SEARCH_K_PER_RESULT: usize = 150;
@@ -71,6 +74,8 @@ pub struct ToolDispatcher {
     embedder_shared: Arc<EmbedderShared>,
     metrics: Arc<Metrics>,
     started: Instant,
+    /// The machine-wide library docs cache (`<state>/cache/libs`).
+    libs_cache_root: PathBuf,
 }
 
 /// The web tier's actors, as the dispatcher reaches them.
@@ -106,6 +111,8 @@ pub struct DispatcherParts {
     pub embedder_shared: Arc<EmbedderShared>,
     /// Daemons mount repos (index run, watcher, idle release); one-shot commands do not.
     pub supervisor_settings_opt: Option<SupervisorSettings>,
+    /// The state directory (the library docs cache lives under it).
+    pub state_dir: PathBuf,
 }
 
 impl ToolDispatcher {
@@ -160,6 +167,7 @@ impl ToolDispatcher {
                 embedder_shared: parts.embedder_shared,
                 metrics: Arc::default(),
                 started: Instant::now(),
+                libs_cache_root: crate::libs::cache_root(&parts.state_dir),
             }
         });
         (dispatcher, web_opt.expect("set by create"), chat_opt.expect("set by create"))
@@ -539,6 +547,9 @@ impl Handler<Search> for ToolDispatcher {
             request.validate()?;
             let started = Instant::now();
             let handle = open_indexed(&repo_manager, repo.await?).await?;
+            if let Some(library) = request.lib_opt.as_deref().filter(|l| !l.trim().is_empty()) {
+                libs::check_library_indexed(&handle, library).await?;
+            }
             let (vectors, pending) = vector_counts(&handle).await?;
             let mut notice_opt = None;
             // Auto mode embeds the query only when there is something to compare it with.
@@ -589,9 +600,14 @@ impl Handler<Search> for ToolDispatcher {
             let params = SearchParams { limit: request.limit, max_hits_per_file, fusion, dense_search_k };
             let query = request.query.clone();
             let explain = request.explain;
+            let filter = SearchFilter {
+                source_opt: request.source_opt,
+                library_opt: request.lib_opt.clone().filter(|l| !l.trim().is_empty()),
+            };
             let index = Arc::clone(&handle.index);
             let outcome = tokio::task::spawn_blocking(move || {
-                index.search_with(&query, vector_opt.as_deref().map(|v| v.as_slice()), mode, params, explain)
+                let vector_opt = vector_opt.as_deref().map(|v| v.as_slice());
+                index.search_filtered(&query, vector_opt, mode, params, explain, &filter)
             })
             .await??;
             Ok(SearchResponse {

@@ -2,7 +2,7 @@
 //!
 //! Routes: `GET /healthz`, `GET /v1/search` (with `force_web` / `waterfall`, the waterfall),
 //! `GET /v1/status` (a repo's, or the daemon's), `POST /v1/initialize` (mount a repo),
-//! `GET /v1/repos`, `POST /v1/index`, memory, `POST /v1/web/search`, `POST /v1/web/fetch`,
+//! `GET /v1/repos`, `POST /v1/index`, `POST /v1/libs/fetch`, memory, `POST /v1/web/search`, `POST /v1/web/fetch`,
 //! `GET /v1/dag`, `GET /v1/dag/{session}`, and the OpenAI-compatible `POST
 //! /v1/chat/completions` and `GET /v1/models` (in `openai`). Errors are
 //! `{"error": {"code", "message", "hint"}}` with the status from the protocol's error table
@@ -25,11 +25,13 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp_actix_web::transport::StreamableHttpService;
 
 use crate::actors::tool_dispatcher::{
-    DaemonState, DagGet, DagSessions, EmbedPending, GetChunk, Index, MemoryDelete, MemoryRecall, MemorySave, Mount,
-    MultiGet, OpenFile, Repos, Search, Status, ToolDispatcher, WebFetch, WebRag, WebSearch,
+    DaemonState, DagGet, DagSessions, EmbedPending, GetChunk, Index, LibsFetch, MemoryDelete, MemoryRecall, MemorySave,
+    Mount, MultiGet, OpenFile, Repos, Search, Status, ToolDispatcher, WebFetch, WebRag, WebSearch,
 };
 use crate::mcp::DocdexMcp;
-use crate::protocol::{DocdexError, ErrorCode, Health, IndexRequest, SearchMode, SearchRequest, WaterfallRequest};
+use crate::protocol::{
+    DocdexError, ErrorCode, Health, IndexRequest, LibsFetchRequest, SearchMode, SearchRequest, WaterfallRequest,
+};
 
 /// Largest request body (JSON) the API reads.
 pub const MAX_BODY_BYTES: usize = 1 << 20;
@@ -74,6 +76,10 @@ struct SearchParamsRaw {
     force_web: Option<String>,
     /// Run the waterfall: the web only when local confidence is below the threshold.
     waterfall: Option<String>,
+    /// repo, library, web or all.
+    source: Option<String>,
+    /// Only hits from this library's docs.
+    lib: Option<String>,
 }
 
 fn parse_bool(name: &str, raw: Option<&str>) -> Result<bool, DocdexError> {
@@ -131,8 +137,12 @@ async fn search(state: web::Data<HttpState>, params: web::Query<SearchParamsRaw>
         (Ok(explain), Ok(force_web), Ok(waterfall)) => (explain, force_web, waterfall),
         (Err(err), _, _) | (_, Err(err), _) | (_, _, Err(err)) => return error_response(&err),
     };
-    let request =
-        SearchRequest { repo_opt: params.repo, query, limit, mode_opt, explain, source_opt: None, lib_opt: None };
+    let source_opt = match crate::protocol::parse_source_filter(params.source.as_deref().unwrap_or("")) {
+        Ok(source_opt) => source_opt,
+        Err(err) => return error_response(&err),
+    };
+    let lib_opt = params.lib.filter(|l| !l.trim().is_empty());
+    let request = SearchRequest { repo_opt: params.repo, query, limit, mode_opt, explain, source_opt, lib_opt };
     if force_web || waterfall {
         return respond(dispatch(&state, WebRag(WaterfallRequest { search: request, force_web })).await);
     }
@@ -257,6 +267,25 @@ async fn index(state: web::Data<HttpState>, params: web::Query<IndexParams>) -> 
         }
     }
     HttpResponse::Ok().json(summary)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LibsFetchBody {
+    repo: Option<PathBuf>,
+    #[serde(default)]
+    all: bool,
+    /// Only these libraries.
+    #[serde(default)]
+    libs: Vec<String>,
+}
+
+/// Fetches the docs of a repo's dependencies and indexes them; answers when done (new
+/// chunks are embedded in the background afterwards).
+async fn libs_fetch(state: web::Data<HttpState>, body: web::Json<LibsFetchBody>) -> HttpResponse {
+    let body = body.into_inner();
+    let request = LibsFetchRequest { repo_opt: body.repo, all: body.all, names: body.libs };
+    respond(dispatch(&state, LibsFetch { request, progress_opt: None, embed_in_background: true }).await)
 }
 
 async fn dispatch<M, T>(state: &HttpState, msg: M) -> crate::protocol::Result<T>
@@ -419,6 +448,7 @@ pub fn configure(state: HttpState) -> impl Fn(&mut web::ServiceConfig) + Clone +
             .route("/v1/get", web::get().to(get_item))
             .route("/v1/multi-get", web::post().to(multi_get))
             .route("/v1/index", web::post().to(index))
+            .route("/v1/libs/fetch", web::post().to(libs_fetch))
             .route("/v1/web/search", web::post().to(web_search))
             .route("/v1/web/fetch", web::post().to(web_fetch))
             .route("/v1/chat/completions", web::post().to(openai::chat_completions))

@@ -10,6 +10,7 @@
 //! mid-fetch leaves either no entry or a complete one, never half of one.
 
 pub mod detect;
+pub mod job;
 pub mod npm;
 pub mod python;
 pub mod rust;

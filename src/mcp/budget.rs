@@ -137,7 +137,27 @@ pub fn offset_arg(offset: Option<u64>, max: usize) -> Result<usize> {
     }
 }
 
-use crate::protocol::{FileContent, FileList, MemoryRecallResponse, SearchResponse, WaterfallResponse};
+use crate::protocol::{
+    FileContent, FileList, LibsFetchSummary, MemoryRecallResponse, SearchResponse, WaterfallResponse,
+};
+
+impl Fit for LibsFetchSummary {
+    fn items(&self) -> usize {
+        self.libraries.len()
+    }
+
+    fn keep(&mut self, n: usize) {
+        self.libraries.truncate(n);
+    }
+
+    fn clip(&mut self, _chars: usize) -> bool {
+        false
+    }
+
+    fn structured(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
 
 impl Fit for SearchResponse {
     fn items(&self) -> usize {

@@ -21,10 +21,12 @@ use rmcp::{schemars, tool, tool_handler, tool_router, RoleServer, ServerHandler}
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::actors::tool_dispatcher::{
-    GetChunk, Index, ListFiles, MemoryRecall, MemorySave, Mount, MultiGet, OpenFile, Search, Status, ToolDispatcher,
-    WebRag,
+    GetChunk, Index, LibsFetch, ListFiles, MemoryRecall, MemorySave, Mount, MultiGet, OpenFile, Search, Status,
+    ToolDispatcher, WebRag,
 };
-use crate::protocol::{DocdexError, IndexRequest, Result, SearchMode, SearchRequest, WaterfallRequest};
+use crate::protocol::{
+    DocdexError, IndexRequest, LibsFetchRequest, Result, SearchMode, SearchRequest, WaterfallRequest,
+};
 use budget::{offset_arg, respond_fitted, Page};
 
 /// Hits returned when `limit` is not given.
@@ -94,6 +96,28 @@ pub struct SearchArgs {
     /// Add each ranking's rank and score to every hit.
     #[serde(default, deserialize_with = "lenient_bool")]
     pub explain: Option<bool>,
+    /// Where hits may come from: the repo's files, the docs of its libraries (see
+    /// docdex_libs_fetch), ingested web pages, or all (default).
+    #[serde(default)]
+    #[schemars(extend("enum" = ["repo", "library", "web", "all"]))]
+    pub source: Option<String>,
+    /// Only hits from this library's docs, e.g. "serde".
+    #[serde(default)]
+    pub lib: Option<String>,
+    /// Repository root (default: the server's repo). Alias: project_root.
+    #[serde(default, alias = "project_root")]
+    pub repo_path: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LibsFetchArgs {
+    /// Transitive dependencies too (default false: those the manifests name).
+    #[serde(default, deserialize_with = "lenient_bool")]
+    pub all: Option<bool>,
+    /// Only these libraries, e.g. ["serde", "tokio"] (default: every dependency).
+    #[serde(default)]
+    pub libs: Option<Vec<String>>,
     /// Repository root (default: the server's repo). Alias: project_root.
     #[serde(default, alias = "project_root")]
     pub repo_path: Option<String>,
@@ -424,10 +448,11 @@ impl DocdexMcp {
             let (limit, offset) = (limit?, offset?);
             let mode_opt =
                 args.mode.as_deref().filter(|m| !m.trim().is_empty()).map(str::parse::<SearchMode>).transpose()?;
+            let source_opt = crate::protocol::parse_source_filter(args.source.as_deref().unwrap_or(""))?;
             // A page is the ranking's next `limit` hits after `offset`.
             let request = SearchRequest {
-                source_opt: None,
-                lib_opt: None,
+                source_opt,
+                lib_opt: args.lib.filter(|l| !l.trim().is_empty()),
                 repo_opt: Some(self.repo(args.repo_path).await?),
                 query: args.query,
                 limit: (offset + limit).min(cap),
@@ -634,6 +659,44 @@ impl DocdexMcp {
                 "indexed {}: {} files scanned, {} indexed, {} unchanged, {} deleted; {} chunks in {:.1} s",
                 s.repo, s.files_scanned, s.files_indexed, s.files_unchanged, s.files_deleted, s.chunks_total, s.seconds
             );
+            text
+        })
+    }
+
+    #[tool(
+        description = "Fetch the docs of the repository's dependencies (Cargo, npm, Python manifests and lockfiles, at the locked versions) and index them with the repo, so docdex_search answers library questions (source \"library\"; filter with lib). Example: {\"libs\": [\"serde\"]}. Slow the first time (downloads, rustdoc builds; seconds to minutes); later calls come from the machine-wide cache. Returns each library with its version and origin, and the failures with reasons."
+    )]
+    async fn docdex_libs_fetch(&self, Parameters(args): Parameters<LibsFetchArgs>) -> CallToolResult {
+        let result = async {
+            let request = LibsFetchRequest {
+                repo_opt: Some(self.repo(args.repo_path).await?),
+                all: args.all.unwrap_or(false),
+                names: args.libs.unwrap_or_default(),
+            };
+            self.call(LibsFetch { request, progress_opt: None, embed_in_background: true }).await
+        }
+        .await;
+        // No pages: a list cut to fit says how many libraries there were in its text.
+        let page = Page { offset: 0, limit: usize::MAX, cap: 0 };
+        respond_fitted(result, page, self.budget_tokens, |s| {
+            let mut text = format!(
+                "{} libraries indexed ({} fetched, {} from cache, {} failed); {} chunks written, {} waiting for embeddings\n",
+                s.fetched + s.from_cache,
+                s.fetched,
+                s.from_cache,
+                s.failed.len(),
+                s.chunks_written,
+                s.chunks_pending
+            );
+            for lib in &s.libraries {
+                text.push_str(&format!(
+                    "- {} {}@{} ({}, {} docs)\n",
+                    lib.ecosystem, lib.name, lib.version, lib.origin, lib.docs
+                ));
+            }
+            for failure in &s.failed {
+                text.push_str(&format!("- FAILED {} {}: {}\n", failure.name, failure.version, failure.reason));
+            }
             text
         })
     }

@@ -4,12 +4,14 @@
 //! CLI serialize exactly these types, so every surface returns the same JSON.
 
 pub mod error;
+pub mod libs;
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
 pub use error::{DocdexError, ErrorCode, Result};
+pub use libs::{LibraryFailure, LibraryInfo, LibsFetchRequest, LibsFetchSummary, LibsProgress, UnresolvedDependency};
 
 /// Where a search hit came from: the repo's own files, the docs of a library it depends on
 /// (`libs fetch`), or a web page the repo's waterfall fetched and ingested.
@@ -19,6 +21,16 @@ pub enum HitSource {
     Repo,
     Web,
     Library,
+}
+
+impl HitSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HitSource::Repo => "repo",
+            HitSource::Web => "web",
+            HitSource::Library => "library",
+        }
+    }
 }
 
 impl std::str::FromStr for HitSource {
