@@ -20,8 +20,8 @@ use crate::client::{self, Backend, DaemonClient};
 use crate::config::{self, LoadedConfig};
 use crate::http::{self, HttpState};
 use crate::protocol::{
-    DaemonStatus, DocdexError, EmbedProgress, EmbedSummary, ErrorCode, HitSource, IndexProgress, IndexRequest,
-    IndexSummary, Result, SearchHit, SearchMode, SearchRequest, SearchResponse, WaterfallRequest, WaterfallResponse,
+    DaemonStatus, DocdexError, EmbedProgress, EmbedSummary, ErrorCode, IndexProgress, IndexRequest, IndexSummary,
+    Result, SearchHit, SearchMode, SearchRequest, SearchResponse, WaterfallRequest, WaterfallResponse,
     WebFetchResponse, WebSearchResponse,
 };
 
@@ -93,8 +93,8 @@ pub enum Command {
         #[arg(long)]
         explain: bool,
         /// Where hits may come from: repo, library, web or all (default: all).
-        #[arg(long, value_parser = parse_source)]
-        source: Option<Option<HitSource>>,
+        #[arg(long)]
+        source: Option<String>,
         /// Only hits from this library's docs (see `libs fetch`).
         #[arg(long)]
         lib: Option<String>,
@@ -509,11 +509,6 @@ fn report_error(err: &DocdexError) -> i32 {
 }
 
 /// Prints to stdout; a closed pipe (`docdexd search … | head`) is not an error.
-/// `--source`: `all` is no filter.
-fn parse_source(text: &str) -> std::result::Result<Option<HitSource>, String> {
-    crate::protocol::parse_source_filter(text).map_err(|err| err.message)
-}
-
 pub(crate) fn print_out(text: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
@@ -610,7 +605,7 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             let repo = client::absolute(&repo);
             let backend = Backend::for_repo(&loaded, &repo).await?;
             let request = SearchRequest {
-                source_opt: source.flatten(),
+                source_opt: crate::protocol::parse_source_filter(source.as_deref().unwrap_or(""))?,
                 lib_opt: lib,
                 repo_opt: Some(repo),
                 query: query.join(" "),

@@ -54,7 +54,12 @@ pub async fn run_libs(loaded: &LoadedConfig, action: LibsAction) -> Result<i32> 
             let actors = crate::start_actors(loaded, None);
             // Library hits are searched with the repo's own: an unindexed repo is indexed
             // first, so `search` works right after.
-            if !actors.dispatcher.send(Status(Some(repo.clone()))).await??.indexed {
+            let indexed = match actors.dispatcher.send(Status(Some(repo.clone()))).await? {
+                Ok(status) => status.indexed,
+                Err(err) if err.code == ErrorCode::RepoNotIndexed => false,
+                Err(err) => return Err(err),
+            };
+            if !indexed {
                 index_with_progress(&actors, repo.clone()).await?;
             }
             let (tx, rx) = mpsc::unbounded_channel::<LibsProgress>();

@@ -4,7 +4,7 @@
 //! for search and `items.json` (items, signatures, re-export aliases) for the crate tools.
 //! When rustdoc fails, the README and the crate-level docs are what the entry holds.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -121,7 +121,10 @@ pub async fn fetch(
     }
     let docs_opt = if config.rustdoc {
         match rustdoc_json(&build_dir, &manifest, dep, deadline).await {
-            Ok(json) => Some(convert(&json, dep)),
+            Ok((json, note_opt)) => {
+                entry.notes.extend(note_opt);
+                Some(convert(&json, dep))
+            }
             Err(err) => {
                 entry.notes.push(format!("rustdoc JSON failed ({}); README and crate docs only", err.message));
                 None
@@ -194,10 +197,20 @@ fn crate_level_docs(source: &Path, manifest: &toml::Table) -> String {
         .join("\n")
 }
 
-/// Builds the crate's rustdoc JSON the way docs.rs would (its `[package.metadata.docs.rs]`
-/// features and `--cfg docsrs`); if that fails, once more with default features and no
-/// docs.rs flags (some crates' docs.rs setup needs a nightly feature that has changed).
-async fn rustdoc_json(build_dir: &Path, manifest: &toml::Table, dep: &Dependency, deadline: Duration) -> Result<Value> {
+/// One way of building a crate's docs: features, default features, rustdoc and rustc flags.
+struct DocBuild {
+    features: Vec<String>,
+    default_features: bool,
+    rustdoc_flags: Vec<String>,
+    rustc_flags: Vec<String>,
+    what: &'static str,
+}
+
+/// The builds to try, best first: the way docs.rs builds the crate (its
+/// `[package.metadata.docs.rs]` features, `--cfg docsrs`, its rustdoc and rustc args); then
+/// the crate's `full` feature if it has one (crates like tokio document almost nothing
+/// without features); then plain default features.
+fn doc_builds(manifest: &toml::Table) -> Vec<DocBuild> {
     let docs_rs = manifest
         .get("package")
         .and_then(|p| p.get("metadata"))
@@ -215,31 +228,63 @@ async fn rustdoc_json(build_dir: &Path, manifest: &toml::Table, dep: &Dependency
             .filter_map(|v| v.as_str().map(str::to_string))
             .collect()
     };
+    let declared: Vec<String> =
+        manifest.get("features").and_then(|f| f.as_table()).map(|f| f.keys().cloned().collect()).unwrap_or_default();
     let mut features = strings("features");
     if docs_rs.get("all-features").and_then(|v| v.as_bool()) == Some(true) {
-        features = manifest
-            .get("features")
-            .and_then(|f| f.as_table())
-            .map(|f| f.keys().cloned().collect())
-            .unwrap_or_default();
+        features = declared.clone();
     }
-    let default_features = docs_rs.get("no-default-features").and_then(|v| v.as_bool()) != Some(true);
-    let mut flags = vec!["--cfg".to_string(), "docsrs".to_string()];
-    flags.extend(strings("rustdoc-args"));
+    let mut rustdoc_flags = vec!["--cfg".to_string(), "docsrs".to_string()];
+    rustdoc_flags.extend(strings("rustdoc-args"));
+    let mut builds = vec![DocBuild {
+        features,
+        default_features: docs_rs.get("no-default-features").and_then(|v| v.as_bool()) != Some(true),
+        rustdoc_flags,
+        rustc_flags: strings("rustc-args"),
+        what: "docs.rs settings",
+    }];
+    if declared.iter().any(|f| f == "full") {
+        builds.push(DocBuild {
+            features: vec!["full".into()],
+            default_features: true,
+            rustdoc_flags: Vec::new(),
+            rustc_flags: Vec::new(),
+            what: "feature `full`",
+        });
+    }
+    builds.push(DocBuild {
+        features: Vec::new(),
+        default_features: true,
+        rustdoc_flags: Vec::new(),
+        rustc_flags: Vec::new(),
+        what: "default features",
+    });
+    builds
+}
+
+/// Builds the crate's rustdoc JSON, trying `doc_builds` in order. With the JSON comes a note
+/// when it is not the docs.rs build (what failed, what was used instead).
+async fn rustdoc_json(
+    build_dir: &Path,
+    manifest: &toml::Table,
+    dep: &Dependency,
+    deadline: Duration,
+) -> Result<(Value, Option<String>)> {
     let lib = lib_name(manifest, &dep.name);
     let started = std::time::Instant::now();
+    let mut first_err_opt: Option<DocdexError> = None;
     let mut last_err = None;
-    for (features, default_features, flags) in [(features, default_features, flags), (Vec::new(), true, Vec::new())] {
+    for build in doc_builds(manifest) {
         let remaining = deadline.saturating_sub(started.elapsed());
         if remaining.is_zero() {
             break;
         }
         let wrapper = tempfile::Builder::new().prefix("doc-").tempdir_in(build_dir)?;
-        write_wrapper(wrapper.path(), dep, &features, default_features)?;
+        write_wrapper(wrapper.path(), dep, &build.features, build.default_features)?;
         let mut command = cargo_command(build_dir);
         let mut rustdoc_flags =
             vec!["-Z".to_string(), "unstable-options".into(), "--output-format".into(), "json".into()];
-        rustdoc_flags.extend(flags);
+        rustdoc_flags.extend(build.rustdoc_flags);
         command
             .env("RUSTC_BOOTSTRAP", "1")
             .env("RUSTDOCFLAGS", rustdoc_flags.join(" "))
@@ -249,6 +294,10 @@ async fn rustdoc_json(build_dir: &Path, manifest: &toml::Table, dep: &Dependency
             .arg("-p")
             .arg(format!("{}@{}", dep.name, dep.version))
             .arg("--no-deps");
+        if !build.rustc_flags.is_empty() {
+            // docs.rs passes `rustc-args` to every crate of the build, as RUSTFLAGS does.
+            command.env("RUSTFLAGS", build.rustc_flags.join(" "));
+        }
         let output = build_dir.join("target").join("doc").join(format!("{lib}.json"));
         let _ = std::fs::remove_file(&output);
         match run_command(command, &format!("rustdoc for {}@{}", dep.name, dep.version), remaining).await {
@@ -256,11 +305,20 @@ async fn rustdoc_json(build_dir: &Path, manifest: &toml::Table, dep: &Dependency
                 let bytes = std::fs::read(&output)
                     .map_err(|err| DocdexError::internal(format!("rustdoc wrote no {}: {err}", output.display())))?;
                 let _ = std::fs::remove_file(&output);
-                return serde_json::from_slice(&bytes).map_err(|err| {
+                let json = serde_json::from_slice(&bytes).map_err(|err| {
                     DocdexError::internal(format!("rustdoc JSON of {} is unreadable: {err}", dep.name))
-                });
+                })?;
+                let note_opt = first_err_opt
+                    .map(|err| format!("built with {} after the docs.rs build failed: {}", build.what, err.message));
+                return Ok((json, note_opt));
             }
-            Err(err) => last_err = Some(err),
+            Err(err) => {
+                tracing::debug!(library = %dep.name, build = build.what, error = %err.message, "rustdoc build failed");
+                if first_err_opt.is_none() {
+                    first_err_opt = Some(err.clone());
+                }
+                last_err = Some(err);
+            }
         }
     }
     Err(last_err.unwrap_or_else(|| DocdexError::new(ErrorCode::Timeout, "no time left to build rustdoc JSON")))
@@ -285,6 +343,12 @@ fn short_kind(kind: &str) -> &str {
 
 /// Reads a rustdoc JSON crate (any recent format version: only long-stable fields are used)
 /// into items and aliases.
+///
+/// Items are named by a public path: crates define much in private modules and re-export it
+/// (`tokio::spawn` is defined in `tokio::task::spawn::spawn`, a private module), so a first
+/// pass collects every public path an item is reachable by (its module's children and the
+/// `pub use`s), and the second names each item by one of them (`canonical_path`) and
+/// records the others as aliases.
 pub fn convert(json: &Value, dep: &Dependency) -> RustDocs {
     let index = json.get("index").and_then(|i| i.as_object());
     let paths = json.get("paths").and_then(|p| p.as_object());
@@ -292,33 +356,39 @@ pub fn convert(json: &Value, dep: &Dependency) -> RustDocs {
     let (Some(index), Some(root)) = (index, json.get("root")) else { return docs };
     let id_key = |v: &Value| v.as_u64().map(|n| n.to_string()).or_else(|| v.as_str().map(str::to_string));
     let Some(root_key) = id_key(root) else { return docs };
-    let canonical_of = |key: &str| -> Option<String> {
-        // Items of other crates keep their own crate's path.
+    let definition_of = |key: &str| -> Option<String> {
         let entry = paths?.get(key)?;
         let parts: Vec<&str> = entry.get("path")?.as_array()?.iter().filter_map(|p| p.as_str()).collect();
         (!parts.is_empty()).then(|| parts.join("::"))
     };
     let root_name =
         index.get(&root_key).and_then(|r| r.get("name")).and_then(|n| n.as_str()).unwrap_or(&dep.name).to_string();
-    let mut seen = HashSet::new();
-    let mut stack = vec![(root_key, root_name.clone())];
-    let mut sources: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    while let Some((key, path)) = stack.pop() {
+
+    // Pass 1: public modules (each walked once, at the first path reached) and the public
+    // paths of every other item.
+    let mut walked: HashMap<String, String> = HashMap::new();
+    let mut modules: Vec<(String, String)> = Vec::new();
+    let mut reachable: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    // (module key, its path, whether it is a glob import: children only, no module item)
+    let mut stack = vec![(root_key, root_name.clone(), false)];
+    while let Some((key, path, glob)) = stack.pop() {
         let Some(module) = index.get(&key) else { continue };
-        if !seen.insert(key.clone()) {
-            // Reached again through a re-export: an alias of the canonical module.
-            continue;
+        if !glob {
+            if let Some(first) = walked.get(&key) {
+                // Reached again through a re-export: an alias of the module.
+                if *first != path {
+                    docs.aliases.insert(path.clone(), first.clone());
+                }
+                continue;
+            }
+            walked.insert(key.clone(), path.clone());
+            modules.push((key.clone(), path.clone()));
         }
-        docs.items.push(RustItem {
-            path: path.clone(),
-            kind: "mod".into(),
-            signature: format!("pub mod {}", path.rsplit("::").next().unwrap_or(&path)),
-            docs: module.get("docs").and_then(|d| d.as_str()).unwrap_or("").to_string(),
-        });
         let children = module.pointer("/inner/module/items").and_then(|i| i.as_array()).cloned().unwrap_or_default();
         for child_id in children {
             let Some(child_key) = id_key(&child_id) else { continue };
             let Some(child) = index.get(&child_key) else { continue };
+            // Glob-imported children are private to their module unless public themselves.
             if child.get("visibility").and_then(|v| v.as_str()) != Some("public") {
                 continue;
             }
@@ -326,81 +396,133 @@ pub fn convert(json: &Value, dep: &Dependency) -> RustDocs {
             if kind == "use" {
                 let Some(use_) = child.pointer("/inner/use") else { continue };
                 let name = use_.get("name").and_then(|n| n.as_str()).unwrap_or("");
-                let target = use_.get("id").and_then(id_key);
+                let target = use_.get("id").and_then(id_key).filter(|t| index.contains_key(t));
                 let is_glob = use_.get("is_glob").and_then(|g| g.as_bool()) == Some(true);
-                let target_path = target.as_deref().and_then(canonical_of).or_else(|| {
-                    use_.get("source").and_then(|s| s.as_str()).map(|s| s.replace("crate::", &format!("{root_name}::")))
-                });
-                let Some(target_path) = target_path else { continue };
-                if is_glob {
-                    docs.aliases.insert(format!("{path}::*"), format!("{target_path}::*"));
-                } else if !name.is_empty() {
-                    docs.aliases.insert(format!("{path}::{name}"), target_path.clone());
-                    // A re-exported module of this crate is walked under its own path.
-                    if let Some(t) = target.filter(|t| index.get(t).and_then(kind_of) == Some("module")) {
-                        stack.push((t, target_path));
+                match target {
+                    Some(t) if is_glob => {
+                        if index.get(&t).and_then(kind_of) == Some("module") && !glob {
+                            stack.push((t, path.clone(), true));
+                        }
+                    }
+                    Some(t) if !name.is_empty() => {
+                        let here = format!("{path}::{name}");
+                        if index.get(&t).and_then(kind_of) == Some("module") {
+                            stack.push((t, here, false));
+                        } else {
+                            reachable.entry(t).or_default().push(here);
+                        }
+                    }
+                    _ => {
+                        // Another crate's item: an alias to its own path.
+                        let target_path =
+                            use_.get("id").and_then(id_key).as_deref().and_then(definition_of).or_else(|| {
+                                use_.get("source")
+                                    .and_then(|s| s.as_str())
+                                    .map(|s| s.replace("crate::", &format!("{root_name}::")))
+                            });
+                        if let (Some(target_path), false) = (target_path, name.is_empty() || is_glob) {
+                            docs.aliases.insert(format!("{path}::{name}"), target_path);
+                        }
                     }
                 }
                 continue;
             }
             let Some(name) = child.get("name").and_then(|n| n.as_str()) else { continue };
-            let here = format!("{path}::{name}");
-            if kind == "module" {
-                let canonical = canonical_of(&child_key).unwrap_or_else(|| here.clone());
-                if canonical != here {
-                    docs.aliases.insert(here.clone(), canonical.clone());
-                }
-                stack.push((child_key, canonical));
-                continue;
+            match kind {
+                "module" => stack.push((child_key, format!("{path}::{name}"), false)),
+                "impl" => {}
+                _ => reachable.entry(child_key).or_default().push(format!("{path}::{name}")),
             }
-            if kind == "impl" {
-                continue;
+        }
+    }
+
+    // Modules: named by the path they were first reached at.
+    let mut sources: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (key, path) in &modules {
+        let Some(module) = index.get(key) else { continue };
+        docs.items.push(RustItem {
+            path: path.clone(),
+            kind: "mod".into(),
+            signature: format!("pub mod {}", path.rsplit("::").next().unwrap_or(path)),
+            docs: module.get("docs").and_then(|d| d.as_str()).unwrap_or("").to_string(),
+        });
+        if let Some(definition) = definition_of(key).filter(|d| d != path) {
+            docs.aliases.insert(definition, path.clone());
+        }
+    }
+
+    // Pass 2: every other item once, at its canonical public path, with its members.
+    for (key, mut public_paths) in reachable {
+        let Some(item) = index.get(&key) else { continue };
+        let Some(kind) = kind_of(item) else { continue };
+        public_paths.sort();
+        public_paths.dedup();
+        let definition_opt = definition_of(&key);
+        let canonical = canonical_path(&public_paths, definition_opt.as_deref());
+        for other in public_paths.iter().chain(definition_opt.as_ref()) {
+            if *other != canonical {
+                docs.aliases.insert(other.clone(), canonical.clone());
             }
-            let canonical = canonical_of(&child_key).unwrap_or_else(|| here.clone());
-            if canonical != here {
-                docs.aliases.insert(here, canonical.clone());
-            }
-            if !seen.insert(child_key.clone()) {
-                continue;
-            }
-            push_item(&mut docs.items, child, short_kind(kind), &canonical, &mut sources);
-            // Methods: inherent impls of types, and a trait's own items.
-            let mut members: Vec<Value> = Vec::new();
-            if let Some(impls) = child.pointer(&format!("/inner/{kind}/impls")).and_then(|i| i.as_array()) {
-                for impl_id in impls {
-                    let Some(impl_) = id_key(impl_id).and_then(|k| index.get(&k)) else { continue };
-                    if impl_.pointer("/inner/impl/trait").is_some_and(|t| !t.is_null()) {
-                        continue;
-                    }
-                    members.extend(
-                        impl_.pointer("/inner/impl/items").and_then(|i| i.as_array()).cloned().unwrap_or_default(),
-                    );
-                }
-            }
-            if kind == "trait" {
-                members.extend(
-                    child.pointer("/inner/trait/items").and_then(|i| i.as_array()).cloned().unwrap_or_default(),
-                );
-            }
-            for member_id in members {
-                let Some(member) = id_key(&member_id).and_then(|k| index.get(&k)) else { continue };
-                let visibility = member.get("visibility").and_then(|v| v.as_str()).unwrap_or("");
-                if kind != "trait" && visibility != "public" {
+        }
+        push_item(&mut docs.items, item, short_kind(kind), &canonical, &mut sources);
+        // Methods: inherent impls of types, and a trait's own items.
+        let mut members: Vec<Value> = Vec::new();
+        if let Some(impls) = item.pointer(&format!("/inner/{kind}/impls")).and_then(|i| i.as_array()) {
+            for impl_id in impls {
+                let Some(impl_) = id_key(impl_id).and_then(|k| index.get(&k)) else { continue };
+                if impl_.pointer("/inner/impl/trait").is_some_and(|t| !t.is_null()) {
                     continue;
                 }
-                let (Some(member_kind), Some(member_name)) =
-                    (kind_of(member), member.get("name").and_then(|n| n.as_str()))
-                else {
-                    continue;
-                };
-                let member_kind = if member_kind == "function" { "method" } else { short_kind(member_kind) };
-                push_item(&mut docs.items, member, member_kind, &format!("{canonical}::{member_name}"), &mut sources);
+                members
+                    .extend(impl_.pointer("/inner/impl/items").and_then(|i| i.as_array()).cloned().unwrap_or_default());
             }
+        }
+        if kind == "trait" {
+            members.extend(item.pointer("/inner/trait/items").and_then(|i| i.as_array()).cloned().unwrap_or_default());
+        }
+        for member_id in members {
+            let Some(member) = id_key(&member_id).and_then(|k| index.get(&k)) else { continue };
+            let visibility = member.get("visibility").and_then(|v| v.as_str()).unwrap_or("");
+            if kind != "trait" && visibility != "public" {
+                continue;
+            }
+            let (Some(member_kind), Some(member_name)) = (kind_of(member), member.get("name").and_then(|n| n.as_str()))
+            else {
+                continue;
+            };
+            let member_kind = if member_kind == "function" { "method" } else { short_kind(member_kind) };
+            push_item(&mut docs.items, member, member_kind, &format!("{canonical}::{member_name}"), &mut sources);
         }
     }
     docs.items.sort_by(|a, b| a.path.cmp(&b.path).then(a.kind.cmp(&b.kind)));
     docs.items.dedup_by(|a, b| a.path == b.path && a.kind == b.kind);
     docs
+}
+
+/// The public path an item is documented at: its definition path when that is public (so
+/// `serde::Deserialize` is an alias of `serde::de::Deserialize`); else the public path
+/// sharing the longest prefix with the definition (`tokio::task::spawn` for
+/// `tokio::task::spawn::spawn`, not the crate-root re-export); ties go to the shorter path.
+fn canonical_path(public_paths: &[String], definition_opt: Option<&str>) -> String {
+    if let Some(definition) = definition_opt {
+        if public_paths.iter().any(|p| p == definition) {
+            return definition.to_string();
+        }
+    }
+    let shared = |path: &str| -> usize {
+        let Some(definition) = definition_opt else { return 0 };
+        path.split("::").zip(definition.split("::")).take_while(|(a, b)| a == b).count()
+    };
+    public_paths
+        .iter()
+        .max_by(|a, b| {
+            shared(a)
+                .cmp(&shared(b))
+                .then_with(|| b.matches("::").count().cmp(&a.matches("::").count()))
+                .then_with(|| b.cmp(a))
+        })
+        .cloned()
+        .unwrap_or_default()
 }
 
 fn push_item(

@@ -12,6 +12,7 @@ mod crash;
 mod daemon;
 mod http;
 mod indexing;
+mod libs;
 mod mcp;
 mod memory;
 mod quality;

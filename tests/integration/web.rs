@@ -19,7 +19,7 @@ const NGINX_CODE: &str = "upstream app {\n    server 127.0.0.1:8080;\n}\nserver 
 /// The stand-in web: DuckDuckGo at `/html/` (a challenge for queries with "challenge", 429
 /// twice for queries with "ratelimit"), a proxy endpoint at `/proxy/html/`, articles, a page
 /// that never loads, a blocklisted result.
-fn standard_web() -> Arc<FakeWeb> {
+pub(crate) fn standard_web() -> Arc<FakeWeb> {
     FakeWeb::start(2, |path, web| {
         let base = web.base(0);
         let results = || {
@@ -74,7 +74,7 @@ fn standard_web() -> Arc<FakeWeb> {
 }
 
 /// A home whose web tier points at the stand-in (private addresses allowed: it is on loopback).
-fn web_home(web: &FakeWeb, extra: &str) -> Home {
+pub(crate) fn web_home(web: &FakeWeb, extra: &str) -> Home {
     let base = web.base(0);
     let defaults = [
         format!("ddg_base_url = \"{base}/html/\""),
@@ -96,7 +96,7 @@ fn web_home(web: &FakeWeb, extra: &str) -> Home {
     Home::with_config(&toml)
 }
 
-fn run_json(home: &Home, args: &[&str]) -> (i32, Value, String) {
+pub(crate) fn run_json(home: &Home, args: &[&str]) -> (i32, Value, String) {
     let out = home.run(args);
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     let json = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
