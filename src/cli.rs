@@ -153,6 +153,12 @@ pub enum Command {
         #[command(subcommand)]
         action: crate::libs_cli::LibsAction,
     },
+    /// Rust crate docs: summary, item search, an item's docs, module tree, examples,
+    /// versions; for any crate (fetched on demand), at the version a repo locks or the newest.
+    Crate {
+        #[command(subcommand)]
+        action: crate::libs_cli::CrateAction,
+    },
     /// Manage the embedding model and ONNX Runtime.
     Models {
         #[command(subcommand)]
@@ -717,6 +723,7 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
         }
         Command::Memory { action } => run_memory(&loaded, action).await,
         Command::Libs { action } => crate::libs_cli::run_libs(&loaded, action).await,
+        Command::Crate { action } => crate::libs_cli::run_crate(&loaded, action).await,
         Command::Eval { dataset, mode, sweep_fusion, json } => {
             crate::eval::run(&loaded, &dataset, mode, sweep_fusion, json).await
         }

@@ -138,6 +138,7 @@ fn start_actors_with(
         embedder_shared,
         supervisor_settings_opt,
         state_dir,
+        crate_cache: SyncArbiter::start(1, actors::crate_cache::CrateCache::default),
     });
     Actors { dispatcher, repo_manager, embedder, web, chat }
 }

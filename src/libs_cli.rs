@@ -1,5 +1,6 @@
-//! `docdexd libs …`: library docs from the command line, through the daemon when one
-//! serves this home (it holds the index writer), else in this process.
+//! `docdexd libs …` and `docdexd crate …`: library docs from the command line. `libs fetch`
+//! goes through the daemon when one serves this home (it holds the index writer), else runs
+//! in this process; the crate tools run in this process (the docs cache is shared safely).
 
 use std::path::PathBuf;
 
@@ -7,13 +8,16 @@ use clap::Subcommand;
 use tokio::sync::mpsc;
 
 use crate::actors::repo_manager::CloseAll;
-use crate::actors::tool_dispatcher::{LibsFetch, Status};
+use crate::actors::tool_dispatcher::{
+    CrateExamplesQuery, CrateSearch, CrateSummaryQuery, CrateVersionsQuery, ItemDocQuery, LibsFetch, ModuleTreeQuery,
+    Status,
+};
 use crate::cli::{
     embed_with_progress, finish_progress_printer, index_with_progress, print_out, spawn_progress_printer, to_json,
 };
 use crate::client::{self, DaemonClient};
 use crate::config::LoadedConfig;
-use crate::protocol::{ErrorCode, LibsFetchRequest, LibsFetchSummary, LibsProgress, Result};
+use crate::protocol::{CrateRef, ErrorCode, LibsFetchRequest, LibsFetchSummary, LibsProgress, Result};
 
 #[derive(Debug, Subcommand)]
 pub enum LibsAction {
@@ -127,4 +131,183 @@ fn render_summary(s: &LibsFetchSummary) -> String {
         s.seconds
     ));
     out
+}
+
+/// Which crate (shared by the `crate` subcommands).
+#[derive(Debug, clap::Args)]
+pub struct CrateArgs {
+    /// The crate's name on crates.io.
+    pub name: String,
+    /// A version (default: the one --repo locks, else the newest release).
+    #[arg(long)]
+    pub version: Option<String>,
+    /// A repo whose Cargo.lock fixes the version.
+    #[arg(long)]
+    pub repo: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl CrateArgs {
+    fn crate_ref(&self) -> CrateRef {
+        CrateRef {
+            name: self.name.clone(),
+            version_opt: self.version.clone(),
+            repo_opt: self.repo.as_deref().map(client::absolute),
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CrateAction {
+    /// Name, version, description, item counts by kind, top modules.
+    Summary {
+        #[command(flatten)]
+        krate: CrateArgs,
+    },
+    /// Search the crate's items (names, signatures, docs; by meaning too once embedded).
+    Search {
+        #[command(flatten)]
+        krate: CrateArgs,
+        /// fn, method, struct, enum, trait, macro, mod, type, const, static or union.
+        #[arg(long)]
+        kind: Option<String>,
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+        #[arg(required = true, num_args = 1..)]
+        query: Vec<String>,
+    },
+    /// An item's full docs: by path (`tokio::spawn`), re-export or close match.
+    Doc {
+        #[command(flatten)]
+        krate: CrateArgs,
+        path: String,
+    },
+    /// The crate's modules with their item counts.
+    Tree {
+        #[command(flatten)]
+        krate: CrateArgs,
+    },
+    /// Whole code examples from the docs (of one item with --item) and `examples/`.
+    Examples {
+        #[command(flatten)]
+        krate: CrateArgs,
+        #[arg(long)]
+        item: Option<String>,
+        /// Only examples mentioning every word of this.
+        #[arg(long)]
+        query: Option<String>,
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+    },
+    /// Every release, newest first, with yanked flags (from cargo's registry index).
+    Versions {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Runs a crate tool in this process (the cache is shared with any daemon, safely).
+pub async fn run_crate(loaded: &LoadedConfig, action: CrateAction) -> Result<i32> {
+    let actors = crate::start_actors(loaded, None);
+    let dispatcher = &actors.dispatcher;
+    let text = match action {
+        CrateAction::Summary { krate } => {
+            let s = dispatcher.send(CrateSummaryQuery(krate.crate_ref())).await??;
+            if krate.json {
+                to_json(&s)?
+            } else {
+                let kinds: Vec<String> = s.kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
+                let modules: Vec<String> = s.top_modules.iter().map(|m| format!("{} ({})", m.path, m.items)).collect();
+                format!(
+                    "{} {} ({}, docs from {})\n{}\nitems: {} ({})\ntop modules: {}\n",
+                    s.name,
+                    s.version,
+                    s.resolved_by,
+                    s.origin,
+                    s.description,
+                    s.items,
+                    kinds.join(", "),
+                    modules.join(", ")
+                )
+            }
+        }
+        CrateAction::Search { krate, kind, limit, query } => {
+            let search = CrateSearch { crate_ref: krate.crate_ref(), query: query.join(" "), kind_opt: kind, limit };
+            let r = dispatcher.send(search).await??;
+            if krate.json {
+                to_json(&r)?
+            } else {
+                let mut out = String::new();
+                if let Some(notice) = &r.notice {
+                    out.push_str(&format!("note: {notice}\n"));
+                }
+                for (n, hit) in r.hits.iter().enumerate() {
+                    out.push_str(&format!(
+                        "{}. {} ({}) {:.3}\n   {}\n",
+                        n + 1,
+                        hit.path,
+                        hit.kind,
+                        hit.score,
+                        hit.summary
+                    ));
+                }
+                out.push_str(&format!("{} hits in {} {} ({})\n", r.hits.len(), r.name, r.version, r.mode));
+                out
+            }
+        }
+        CrateAction::Doc { krate, path } => {
+            let doc = dispatcher.send(ItemDocQuery { crate_ref: krate.crate_ref(), path }).await??;
+            if krate.json {
+                to_json(&doc)?
+            } else {
+                let via = doc.requested.as_deref().map(|r| format!(" (asked for {r})")).unwrap_or_default();
+                format!("{} {}{via}\n\n```rust\n{}\n```\n\n{}\n", doc.kind, doc.path, doc.signature, doc.docs)
+            }
+        }
+        CrateAction::Tree { krate } => {
+            let tree = dispatcher.send(ModuleTreeQuery(krate.crate_ref())).await??;
+            if krate.json {
+                to_json(&tree)?
+            } else {
+                tree.modules
+                    .iter()
+                    .map(|m| format!("{}{} ({})\n", "  ".repeat(m.depth as usize), m.path, m.items))
+                    .collect()
+            }
+        }
+        CrateAction::Examples { krate, item, query, limit } => {
+            let query = CrateExamplesQuery { crate_ref: krate.crate_ref(), item_opt: item, query_opt: query, limit };
+            let examples = dispatcher.send(query).await??;
+            if krate.json {
+                to_json(&examples)?
+            } else {
+                let mut out = String::new();
+                for e in &examples.examples {
+                    let title = if e.title.is_empty() { String::new() } else { format!(" — {}", e.title) };
+                    out.push_str(&format!("// {}{title}\n```{}\n{}\n```\n\n", e.source, e.language, e.code));
+                }
+                if examples.more > 0 {
+                    out.push_str(&format!("({} more: raise --limit)\n", examples.more));
+                }
+                out
+            }
+        }
+        CrateAction::Versions { name, json } => {
+            let versions = dispatcher.send(CrateVersionsQuery(name)).await??;
+            if json {
+                to_json(&versions)?
+            } else {
+                let mut out = format!("{} (latest {})\n", versions.name, versions.latest);
+                for v in &versions.versions {
+                    out.push_str(&format!("{}{}\n", v.version, if v.yanked { " (yanked)" } else { "" }));
+                }
+                out
+            }
+        }
+    };
+    actors.repo_manager.send(CloseAll).await?;
+    print_out(&text)?;
+    Ok(0)
 }

@@ -7,6 +7,7 @@
 //! first opened.
 
 pub mod chat;
+pub mod crate_cache;
 pub mod dag_logger;
 pub mod discovery;
 pub mod embedder;

@@ -41,7 +41,11 @@ use crate::protocol::{
 };
 use tokio::sync::watch;
 
+mod crates;
 mod libs;
+pub use crates::{
+    CrateExamplesQuery, CrateSearch, CrateSummaryQuery, CrateVersionsQuery, ItemDocQuery, ModuleTreeQuery,
+};
 pub use libs::LibsFetch;
 
 /// arroy nodes inspected per neighbour asked for (see `dense_depth_and_search_k`).
@@ -76,6 +80,7 @@ pub struct ToolDispatcher {
     started: Instant,
     /// The machine-wide library docs cache (`<state>/cache/libs`).
     libs_cache_root: PathBuf,
+    crate_cache: Addr<super::crate_cache::CrateCache>,
 }
 
 /// The web tier's actors, as the dispatcher reaches them.
@@ -113,6 +118,7 @@ pub struct DispatcherParts {
     pub supervisor_settings_opt: Option<SupervisorSettings>,
     /// The state directory (the library docs cache lives under it).
     pub state_dir: PathBuf,
+    pub crate_cache: Addr<super::crate_cache::CrateCache>,
 }
 
 impl ToolDispatcher {
@@ -168,6 +174,7 @@ impl ToolDispatcher {
                 metrics: Arc::default(),
                 started: Instant::now(),
                 libs_cache_root: crate::libs::cache_root(&parts.state_dir),
+                crate_cache: parts.crate_cache,
             }
         });
         (dispatcher, web_opt.expect("set by create"), chat_opt.expect("set by create"))

@@ -2,12 +2,14 @@
 //!
 //! Routes: `GET /healthz`, `GET /v1/search` (with `force_web` / `waterfall`, the waterfall),
 //! `GET /v1/status` (a repo's, or the daemon's), `POST /v1/initialize` (mount a repo),
-//! `GET /v1/repos`, `POST /v1/index`, `POST /v1/libs/fetch`, memory, `POST /v1/web/search`, `POST /v1/web/fetch`,
+//! `GET /v1/repos`, `POST /v1/index`, `POST /v1/libs/fetch`, the crate docs tools under
+//! `/v1/crates/{name}/…` (in `crates`), memory, `POST /v1/web/search`, `POST /v1/web/fetch`,
 //! `GET /v1/dag`, `GET /v1/dag/{session}`, and the OpenAI-compatible `POST
 //! /v1/chat/completions` and `GET /v1/models` (in `openai`). Errors are
 //! `{"error": {"code", "message", "hint"}}` with the status from the protocol's error table
 //! (OpenAI's shape on the OpenAI-compatible routes).
 
+pub mod crates;
 pub mod guard;
 pub mod openai;
 
@@ -56,7 +58,7 @@ pub(crate) fn error_response(err: &DocdexError) -> HttpResponse {
     HttpResponse::build(status).json(err.to_json())
 }
 
-fn respond<T: serde::Serialize>(result: crate::protocol::Result<T>) -> HttpResponse {
+pub(crate) fn respond<T: serde::Serialize>(result: crate::protocol::Result<T>) -> HttpResponse {
     match result {
         Ok(value) => HttpResponse::Ok().json(value),
         Err(err) => error_response(&err),
@@ -182,7 +184,7 @@ struct GetParams {
     line_end: Option<String>,
 }
 
-fn parse_number(name: &str, raw: Option<&str>) -> Result<Option<u64>, DocdexError> {
+pub(crate) fn parse_number(name: &str, raw: Option<&str>) -> Result<Option<u64>, DocdexError> {
     match raw.map(str::trim) {
         None | Some("") => Ok(None),
         Some(raw) => raw
@@ -288,7 +290,7 @@ async fn libs_fetch(state: web::Data<HttpState>, body: web::Json<LibsFetchBody>)
     respond(dispatch(&state, LibsFetch { request, progress_opt: None, embed_in_background: true }).await)
 }
 
-async fn dispatch<M, T>(state: &HttpState, msg: M) -> crate::protocol::Result<T>
+pub(crate) async fn dispatch<M, T>(state: &HttpState, msg: M) -> crate::protocol::Result<T>
 where
     M: actix::Message<Result = crate::protocol::Result<T>> + Send + 'static,
     T: Send + 'static,
@@ -449,6 +451,7 @@ pub fn configure(state: HttpState) -> impl Fn(&mut web::ServiceConfig) + Clone +
             .route("/v1/multi-get", web::post().to(multi_get))
             .route("/v1/index", web::post().to(index))
             .route("/v1/libs/fetch", web::post().to(libs_fetch))
+            .configure(crates::routes)
             .route("/v1/web/search", web::post().to(web_search))
             .route("/v1/web/fetch", web::post().to(web_fetch))
             .route("/v1/chat/completions", web::post().to(openai::chat_completions))

@@ -9,10 +9,12 @@
 //! in a temporary directory next to it and renamed into place whole, so a failure or a kill
 //! mid-fetch leaves either no entry or a complete one, never half of one.
 
+pub mod crates;
 pub mod detect;
 pub mod job;
 pub mod npm;
 pub mod python;
+pub mod registry;
 pub mod rust;
 
 use std::path::{Path, PathBuf};

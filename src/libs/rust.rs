@@ -39,7 +39,7 @@ pub struct RustDocs {
 
 pub const ITEMS_FILE: &str = "items.json";
 
-fn cargo_home() -> PathBuf {
+pub(crate) fn cargo_home() -> PathBuf {
     std::env::var_os("CARGO_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
@@ -70,7 +70,7 @@ fn write_wrapper(dir: &Path, dep: &Dependency, features: &[String], default_feat
     Ok(())
 }
 
-fn cargo_command(build_dir: &Path) -> tokio::process::Command {
+pub(crate) fn cargo_command(build_dir: &Path) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     command.env("CARGO_TARGET_DIR", build_dir.join("target")).env("CARGO_TERM_COLOR", "never");
     command

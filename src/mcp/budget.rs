@@ -141,6 +141,50 @@ use crate::protocol::{
     FileContent, FileList, LibsFetchSummary, MemoryRecallResponse, SearchResponse, WaterfallResponse,
 };
 
+impl Fit for crate::protocol::ItemDoc {
+    fn items(&self) -> usize {
+        1
+    }
+
+    fn keep(&mut self, _n: usize) {}
+
+    fn clip(&mut self, chars: usize) -> bool {
+        self.members.clear();
+        clip_text(&mut self.docs, chars)
+    }
+
+    fn structured(&self) -> Value {
+        without(self, "", &[])
+            .as_object()
+            .map(|m| {
+                let mut m = m.clone();
+                m.remove("docs");
+                Value::Object(m)
+            })
+            .unwrap_or(Value::Null)
+    }
+}
+
+impl Fit for crate::protocol::CrateExamples {
+    fn items(&self) -> usize {
+        self.examples.len()
+    }
+
+    fn keep(&mut self, n: usize) {
+        self.more += self.examples.len().saturating_sub(n) as u64;
+        self.examples.truncate(n);
+    }
+
+    fn clip(&mut self, chars: usize) -> bool {
+        // One example too long for the budget: cut at a line end, marked (never mid-line).
+        self.examples.first_mut().is_some_and(|e| clip_text(&mut e.code, chars))
+    }
+
+    fn structured(&self) -> Value {
+        without(self, "examples", &["code"])
+    }
+}
+
 impl Fit for LibsFetchSummary {
     fn items(&self) -> usize {
         self.libraries.len()

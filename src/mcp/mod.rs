@@ -7,6 +7,7 @@
 //! (`isError: true`) with the message and its hint, never an empty result.
 
 pub mod budget;
+pub mod crates;
 pub mod proxy;
 
 use std::path::PathBuf;
@@ -851,7 +852,7 @@ impl DocdexMcp {
     fn router() -> &'static ToolRouter<DocdexMcp> {
         static ROUTER: std::sync::OnceLock<ToolRouter<DocdexMcp>> = std::sync::OnceLock::new();
         ROUTER.get_or_init(|| {
-            let mut router = DocdexMcp::tool_router();
+            let mut router = DocdexMcp::tool_router() + DocdexMcp::crate_tool_router();
             for route in router.map.values_mut() {
                 let mut schema = serde_json::Value::Object((*route.attr.input_schema).clone());
                 flatten_schema(&mut schema);

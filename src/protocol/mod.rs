@@ -3,6 +3,7 @@
 //! Architecture invariant: only `src/http` and `src/mcp` know about transports; they and the
 //! CLI serialize exactly these types, so every surface returns the same JSON.
 
+pub mod crates;
 pub mod error;
 pub mod libs;
 
@@ -10,6 +11,10 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+pub use crates::{
+    CodeExample, CrateExamples, CrateRef, CrateSearchResponse, CrateSummary, CrateVersion, CrateVersions, ItemDoc,
+    ItemHit, ModuleCount, ModuleNode, ModuleTree,
+};
 pub use error::{DocdexError, ErrorCode, Result};
 pub use libs::{LibraryFailure, LibraryInfo, LibsFetchRequest, LibsFetchSummary, LibsProgress, UnresolvedDependency};
 

@@ -287,3 +287,87 @@ fn a_network_failure_or_a_kill_mid_fetch_leaves_the_cache_consistent() {
     let hits = search(&home, repo.path(), &["--lib", "slowpkg", "tortoise"]);
     assert!(hit_paths(&hits)[0].starts_with("npm:slowpkg@1.0.0/types/index.d.ts"), "{hits}");
 }
+
+/// The crate tools from the CLI and HTTP: serde at the version this repo locks.
+#[test]
+fn crate_tools_answer_from_rustdoc_with_aliases_suggestions_and_whole_examples() {
+    let home = Home::new();
+    let this_repo = env!("CARGO_MANIFEST_DIR");
+    let serde = locked_version("serde");
+
+    let doc = home.json(&["crate", "doc", "serde", "serde::Deserialize", "--repo", this_repo, "--json"]);
+    assert_eq!((doc["path"].as_str(), doc["version"].as_str()), (Some("serde::de::Deserialize"), Some(serde.as_str())));
+    assert_eq!(doc["requested"], "serde::Deserialize");
+    assert!(doc["docs"].as_str().unwrap().contains("A **data structure** that can be deserialized"), "{doc}");
+
+    let typo = home.run(&["crate", "doc", "serde", "serde::Deserialise", "--repo", this_repo]);
+    assert_eq!(typo.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&typo.stderr).contains("did you mean: serde::Deserialize"), "{typo:?}");
+
+    let examples = home.json(&[
+        "crate",
+        "examples",
+        "serde",
+        "--repo",
+        this_repo,
+        "--item",
+        "serde::Serializer",
+        "--limit",
+        "50",
+        "--json",
+    ]);
+    let blocks = examples["examples"].as_array().unwrap();
+    assert!(!blocks.is_empty(), "{examples}");
+    for block in blocks {
+        let code = block["code"].as_str().unwrap();
+        assert!(!code.contains("```"), "a fence inside a block: {code}");
+        assert_eq!(code.matches('{').count(), code.matches('}').count(), "a fragment: {code}");
+    }
+
+    let search = home.json(&[
+        "crate",
+        "search",
+        "serde",
+        "--repo",
+        this_repo,
+        "--kind",
+        "trait",
+        "--json",
+        "serialize",
+        "a",
+        "map",
+    ]);
+    let paths: Vec<&str> = search["hits"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap()).collect();
+    assert_eq!(paths.first().copied(), Some("serde::ser::SerializeMap"), "{search}");
+    assert!(search["hits"].as_array().unwrap().iter().all(|h| h["kind"] == "trait"));
+
+    let versions = home.json(&["crate", "versions", "serde", "--json"]);
+    assert!(versions["versions"].as_array().unwrap().iter().any(|v| v["version"] == serde.as_str()), "{versions}");
+
+    // Over HTTP, from the same cache.
+    let server = crate::common::Server::start(&home, &[]);
+    let client = server.blocking_client();
+    let url = server.url(&format!("/v1/crates/serde/item?path=serde::Serialize&version={serde}"));
+    let body: Value = client.get(url).send().unwrap().json().unwrap();
+    assert_eq!(body["path"], "serde::ser::Serialize", "{body}");
+    let missing = client.get(server.url("/v1/crates/serde/item")).send().unwrap();
+    assert_eq!(missing.status().as_u16(), 400);
+}
+
+/// The library tools through the official MCP Python SDK (1.x): libs_fetch, search by
+/// library, and the crate tools on tokio and serde as this repo locks them.
+#[test]
+fn library_and_crate_tools_over_mcp_with_the_official_sdk() {
+    let home = Home::new();
+    let fixture = tempfile::tempdir().unwrap();
+    npm_project(fixture.path());
+    write(fixture.path(), "src/index.js", "module.exports = require('quiet-retry');\n");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/crates_client.py");
+    let out = std::process::Command::new(crate::common::python())
+        .arg(&script)
+        .args([env!("CARGO_BIN_EXE_docdexd"), fixture.path().to_str().unwrap(), env!("CARGO_MANIFEST_DIR")])
+        .envs(home.cmd().get_envs().filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
+}
