@@ -312,6 +312,20 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Benchmark library docs: `libs fetch` cold and warm (the repo's direct dependencies,
+    /// serde and tokio alone), the crate tools' warm latency, and crate_search quality on
+    /// judged questions (`crate<TAB>question<TAB>paths`). Uses scratch state directories.
+    BenchLibs {
+        #[arg(long)]
+        repo: PathBuf,
+        #[arg(long)]
+        questions: Option<PathBuf>,
+        /// Rounds of the latency queries.
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        #[arg(long)]
+        json: bool,
+    },
     /// Benchmark the web tier against pages served from loopback: Chromium cold start, warm
     /// page loads, extraction per page, web-rag with the cache cold and warm.
     BenchWeb {
@@ -671,7 +685,11 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
                     status.last_index_started.as_deref().unwrap_or("never"),
                     status.last_index_completed.as_deref().unwrap_or("never"),
                     status.state_dir,
-                )
+                ) + &if status.libraries.is_empty() {
+                    String::new()
+                } else {
+                    format!("libraries:   {}\n", status.libraries.join(", "))
+                }
             };
             print_out(&text)?;
             Ok(0)
@@ -728,6 +746,9 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             crate::eval::run(&loaded, &dataset, mode, sweep_fusion, json).await
         }
         Command::BenchWeb { runs, json } => crate::bench_web::run(&loaded, runs, json).await,
+        Command::BenchLibs { repo, questions, runs, json } => {
+            crate::bench_libs::run(&loaded, repo, questions, runs, json).await
+        }
         Command::BenchDaemon { repo, runs, json } => {
             // Blocking HTTP and sleeps: off the async workers.
             tokio::task::spawn_blocking(move || crate::bench_daemon::run(&loaded, &repo, runs, json)).await?

@@ -8,6 +8,7 @@
 pub mod actors;
 pub mod bench;
 pub mod bench_daemon;
+pub mod bench_libs;
 pub mod bench_web;
 pub mod chat_cli;
 pub mod cli;

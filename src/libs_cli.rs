@@ -17,7 +17,7 @@ use crate::cli::{
 };
 use crate::client::{self, DaemonClient};
 use crate::config::LoadedConfig;
-use crate::protocol::{CrateRef, ErrorCode, LibsFetchRequest, LibsFetchSummary, LibsProgress, Result};
+use crate::protocol::{CrateRef, ErrorCode, LibsFetchRequest, LibsFetchSummary, LibsProgress, Result, SearchMode};
 
 #[derive(Debug, Subcommand)]
 pub enum LibsAction {
@@ -174,6 +174,9 @@ pub enum CrateAction {
         kind: Option<String>,
         #[arg(long, default_value_t = 10)]
         limit: usize,
+        /// lexical, dense or hybrid (default: hybrid once the items are embedded).
+        #[arg(long)]
+        mode: Option<SearchMode>,
         #[arg(required = true, num_args = 1..)]
         query: Vec<String>,
     },
@@ -233,8 +236,14 @@ pub async fn run_crate(loaded: &LoadedConfig, action: CrateAction) -> Result<i32
                 )
             }
         }
-        CrateAction::Search { krate, kind, limit, query } => {
-            let search = CrateSearch { crate_ref: krate.crate_ref(), query: query.join(" "), kind_opt: kind, limit };
+        CrateAction::Search { krate, kind, limit, mode, query } => {
+            let search = CrateSearch {
+                crate_ref: krate.crate_ref(),
+                query: query.join(" "),
+                kind_opt: kind,
+                limit,
+                mode_opt: mode,
+            };
             let r = dispatcher.send(search).await??;
             if krate.json {
                 to_json(&r)?

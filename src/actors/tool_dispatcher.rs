@@ -674,6 +674,12 @@ impl Handler<Status> for ToolDispatcher {
                         model_available: available,
                         notice: (!available).then_some(detail),
                     },
+                    libraries: index
+                        .store
+                        .all_libraries(&rtxn)?
+                        .into_iter()
+                        .map(|(_, lib)| format!("{}:{}@{}", lib.ecosystem, lib.name, lib.version))
+                        .collect(),
                 })
             })
             .await?

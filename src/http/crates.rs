@@ -11,7 +11,7 @@ use super::{dispatch, error_response, parse_number, respond, HttpState};
 use crate::actors::tool_dispatcher::{
     CrateExamplesQuery, CrateSearch, CrateSummaryQuery, CrateVersionsQuery, ItemDocQuery, ModuleTreeQuery,
 };
-use crate::protocol::{CrateRef, DocdexError};
+use crate::protocol::{CrateRef, DocdexError, SearchMode};
 
 #[derive(Debug, Deserialize)]
 pub struct CrateParams {
@@ -19,6 +19,7 @@ pub struct CrateParams {
     repo: Option<PathBuf>,
     q: Option<String>,
     kind: Option<String>,
+    mode: Option<String>,
     limit: Option<String>,
     path: Option<String>,
     item: Option<String>,
@@ -55,7 +56,13 @@ async fn search(state: web::Data<HttpState>, name: web::Path<String>, p: web::Qu
     let Some(query) = p.q.clone() else {
         return error_response(&DocdexError::invalid("missing query parameter `q`"));
     };
-    let search = CrateSearch { crate_ref: p.crate_ref(name.into_inner()), query, kind_opt: p.kind.clone(), limit };
+    let mode_opt =
+        match p.mode.as_deref().map(str::trim).filter(|m| !m.is_empty()).map(str::parse::<SearchMode>).transpose() {
+            Ok(mode_opt) => mode_opt,
+            Err(err) => return error_response(&err),
+        };
+    let search =
+        CrateSearch { crate_ref: p.crate_ref(name.into_inner()), query, kind_opt: p.kind.clone(), limit, mode_opt };
     respond(dispatch(&state, search).await)
 }
 

@@ -119,20 +119,30 @@ pub async fn fetch(
             description = first_paragraph(&text, 1000);
         }
     }
-    let docs_opt = if config.rustdoc {
+    // docs.rs's build first when configured (no local build), else rustdoc here.
+    let mut rustdoc_origin = "rustdoc";
+    let mut json_opt = None;
+    if !config.docs_rs_base_url.trim().is_empty() {
+        match docs_rs_json(&config.docs_rs_base_url, dep, deadline).await {
+            Ok(json) => {
+                json_opt = Some(json);
+                rustdoc_origin = "docs.rs";
+            }
+            Err(err) => entry.notes.push(format!("docs.rs JSON unavailable ({}); built locally", err.message)),
+        }
+    }
+    if json_opt.is_none() && config.rustdoc {
         match rustdoc_json(&build_dir, &manifest, dep, deadline).await {
             Ok((json, note_opt)) => {
                 entry.notes.extend(note_opt);
-                Some(convert(&json, dep))
+                json_opt = Some(json);
             }
             Err(err) => {
                 entry.notes.push(format!("rustdoc JSON failed ({}); README and crate docs only", err.message));
-                None
             }
         }
-    } else {
-        None
-    };
+    }
+    let docs_opt = json_opt.map(|json| convert(&json, dep));
     let (origin, items) = match docs_opt {
         Some(docs) => {
             for (page, text) in module_pages(&docs) {
@@ -144,7 +154,7 @@ pub async fn fetch(
             if description.is_empty() {
                 description = docs.items.first().map(|i| first_paragraph(&i.docs, 1000)).unwrap_or_default();
             }
-            ("rustdoc", docs.items.len() as u64)
+            (rustdoc_origin, docs.items.len() as u64)
         }
         None => {
             let crate_docs = crate_level_docs(&source, &manifest);
@@ -195,6 +205,34 @@ fn crate_level_docs(source: &Path, manifest: &toml::Table) -> String {
         .map(|l| l.strip_prefix(' ').unwrap_or(l))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The crate's rustdoc JSON as docs.rs built it: `{base}/crate/{name}/{version}/json`
+/// (redirected to a zstd-compressed file; plain JSON is taken too).
+async fn docs_rs_json(base_url: &str, dep: &Dependency, deadline: Duration) -> Result<Value> {
+    let url = format!("{}/crate/{}/{}/json", base_url.trim_end_matches('/'), dep.name, dep.version);
+    let unavailable = |why: String| DocdexError::new(ErrorCode::LibraryUnavailable, format!("{url}: {why}"));
+    let client = reqwest::Client::builder()
+        .timeout(deadline.min(Duration::from_secs(120)))
+        .user_agent(concat!("docdex/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|err| unavailable(err.to_string()))?;
+    let response = client.get(&url).send().await.map_err(|err| unavailable(err.to_string()))?;
+    if !response.status().is_success() {
+        return Err(unavailable(format!("HTTP {}", response.status())));
+    }
+    let body = response.bytes().await.map_err(|err| unavailable(err.to_string()))?;
+    const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+    let bytes = if body.starts_with(&ZSTD_MAGIC) {
+        zstd::decode_all(&body[..]).map_err(|err| unavailable(format!("bad zstd data: {err}")))?
+    } else {
+        body.to_vec()
+    };
+    let json: Value = serde_json::from_slice(&bytes).map_err(|err| unavailable(format!("not rustdoc JSON: {err}")))?;
+    if json.get("index").is_none() || json.get("root").is_none() {
+        return Err(unavailable("not rustdoc JSON (no index or root)".into()));
+    }
+    Ok(json)
 }
 
 /// One way of building a crate's docs: features, default features, rustdoc and rustc flags.

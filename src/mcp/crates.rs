@@ -135,7 +135,7 @@ impl DocdexMcp {
         let result = async {
             let limit = bounded(args.limit, 10, 50, "limit")?;
             let crate_ref = self.crate_ref(args.crate_name, args.version, args.repo_path);
-            self.call(CrateSearch { crate_ref, query: args.query, kind_opt: args.kind, limit }).await
+            self.call(CrateSearch { crate_ref, query: args.query, kind_opt: args.kind, limit, mode_opt: None }).await
         }
         .await;
         super::respond(result, |r| {

@@ -357,6 +357,9 @@ pub struct RepoStatus {
     #[serde(default)]
     pub embedding_cache_entries: u64,
     pub embeddings: EmbeddingStatus,
+    /// Libraries whose docs are indexed with the repo (`libs fetch`): `ecosystem:name@version`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub libraries: Vec<String>,
 }
 
 /// A repo mounted in the daemon (`GET /v1/repos`, `/v1/status`).

@@ -341,6 +341,10 @@ fn crate_tools_answer_from_rustdoc_with_aliases_suggestions_and_whole_examples()
     assert_eq!(paths.first().copied(), Some("serde::ser::SerializeMap"), "{search}");
     assert!(search["hits"].as_array().unwrap().iter().all(|h| h["kind"] == "trait"));
 
+    // The repo's own dependencies: the crate tools' cache entry serves `libs fetch` too.
+    let fetched = libs_fetch(&home, Path::new(this_repo), &["--lib", "serde"]);
+    assert_eq!(library(&fetched, "serde")["from_cache"], true, "{fetched}");
+
     let versions = home.json(&["crate", "versions", "serde", "--json"]);
     assert!(versions["versions"].as_array().unwrap().iter().any(|v| v["version"] == serde.as_str()), "{versions}");
 
@@ -370,4 +374,59 @@ fn library_and_crate_tools_over_mcp_with_the_official_sdk() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
+}
+
+/// Serves docs.rs's JSON route for one crate: a redirect to a zstd-compressed rustdoc JSON
+/// file, as docs.rs answers; any other crate gets 404.
+fn fake_docs_rs(krate: &str, version: &str, json: &Value) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let compressed = zstd::encode_all(json.to_string().as_bytes(), 3).unwrap();
+    let route = format!("/crate/{krate}/{version}/json");
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut stream = stream;
+            let mut buffer = [0u8; 4096];
+            let n = stream.read(&mut buffer).unwrap_or(0);
+            let request = String::from_utf8_lossy(&buffer[..n]).to_string();
+            let path = request.split_whitespace().nth(1).unwrap_or("").to_string();
+            let _ = if path == route {
+                stream.write_all(b"HTTP/1.1 302 Found\r\nLocation: /static/rustdoc.json.zst\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            } else if path == "/static/rustdoc.json.zst" {
+                let head = format!("HTTP/1.1 200 OK\r\nContent-Type: application/zstd\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", compressed.len());
+                stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(&compressed))
+            } else {
+                stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            };
+        }
+    });
+    base
+}
+
+#[test]
+fn docs_rs_rustdoc_json_is_used_first_when_configured_and_local_builds_cover_its_absence() {
+    let serde = locked_version("serde");
+    let this_repo = env!("CARGO_MANIFEST_DIR");
+    let json = serde_json::json!({
+        "root": 0,
+        "format_version": 57,
+        "index": {
+            "0": {"name": "serde", "visibility": "public", "docs": "Served by the docs.rs stand-in.", "inner": {"module": {"items": [1]}}},
+            "1": {"name": "only_on_docs_rs", "visibility": "public", "docs": "An item only the served JSON has.", "inner": {"function": {}}}
+        },
+        "paths": {"1": {"crate_id": 0, "path": ["serde", "only_on_docs_rs"], "kind": "function"}}
+    });
+    let base = fake_docs_rs("serde", &serde, &json);
+    let home = Home::with_config(&format!("[libs]\ndocs_rs_base_url = \"{base}\"\n"));
+    let summary = home.json(&["crate", "summary", "serde", "--repo", this_repo, "--json"]);
+    assert_eq!(summary["origin"], "docs.rs", "{summary}");
+    let doc = home.json(&["crate", "doc", "serde", "only_on_docs_rs", "--repo", this_repo, "--json"]);
+    assert_eq!(doc["path"], "serde::only_on_docs_rs");
+
+    // docs.rs has no build of this crate: the local build answers, and says so.
+    let home = Home::with_config(&format!("[libs]\ndocs_rs_base_url = \"{base}/missing\"\n"));
+    let summary = home.json(&["crate", "summary", "serde", "--repo", this_repo, "--json"]);
+    assert_eq!(summary["origin"], "rustdoc", "{summary}");
+    assert!(summary["notes"][0].as_str().unwrap().contains("docs.rs JSON unavailable ("), "{summary}");
 }

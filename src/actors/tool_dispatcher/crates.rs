@@ -15,6 +15,7 @@ use crate::actors::embedder::{EmbedQuery, EmbedTexts, Embedder};
 use crate::config::LibsConfig;
 use crate::libs::crates::{fuse, normalize_kind, CrateDocs};
 use crate::libs::{ensure_cached, registry, remove_stale_partials, Dependency, Ecosystem};
+use crate::protocol::SearchMode;
 use crate::protocol::{
     CrateExamples, CrateRef, CrateSearchResponse, CrateSummary, CrateVersions, DocdexError, ItemDoc, ModuleTree, Result,
 };
@@ -112,6 +113,8 @@ pub struct CrateSearch {
     pub query: String,
     pub kind_opt: Option<String>,
     pub limit: usize,
+    /// `None`: hybrid once the items are embedded, else lexical.
+    pub mode_opt: Option<SearchMode>,
 }
 
 impl Handler<CrateSearch> for ToolDispatcher {
@@ -134,6 +137,7 @@ impl Handler<CrateSearch> for ToolDispatcher {
             let (docs, _) = opener.open(&msg.crate_ref).await?;
             let depth = (msg.limit * 3).max(50);
             let mut notice = None;
+            let embedding = embedding && msg.mode_opt != Some(SearchMode::Lexical);
             if embedding && !docs.has_vectors() {
                 if in_background {
                     // A daemon answers now and embeds the items on the side, once.
@@ -173,19 +177,30 @@ impl Handler<CrateSearch> for ToolDispatcher {
             };
             let (query, kind) = (msg.query.clone(), kind_opt.clone());
             let ranked_docs = Arc::clone(&docs);
+            let wanted = msg.mode_opt;
             let (mode, ranked) = tokio::task::spawn_blocking(move || {
                 let lexical = ranked_docs.search_lexical(&query, kind.as_deref(), depth);
-                match vector_opt.and_then(|v| ranked_docs.search_dense(&v, kind.as_deref(), depth)) {
-                    Some(dense) => ("hybrid", fuse(&lexical, &dense, msg.limit)),
-                    None => ("lexical", lexical.into_iter().take(msg.limit).collect()),
+                match (wanted, vector_opt.and_then(|v| ranked_docs.search_dense(&v, kind.as_deref(), depth))) {
+                    (Some(SearchMode::Dense), Some(dense)) => {
+                        (SearchMode::Dense, dense.into_iter().take(msg.limit).collect())
+                    }
+                    (_, Some(dense)) => (SearchMode::Hybrid, fuse(&lexical, &dense, msg.limit)),
+                    (_, None) => (SearchMode::Lexical, lexical.into_iter().take(msg.limit).collect()),
                 }
             })
             .await?;
+            if wanted.is_some_and(|w| w != mode) && notice.is_none() {
+                notice = Some(format!(
+                    "{} search is not available here; searched {}",
+                    wanted.map(|w| w.as_str()).unwrap_or(""),
+                    mode.as_str()
+                ));
+            }
             Ok(CrateSearchResponse {
                 name: docs.name().to_string(),
                 version: docs.version().to_string(),
                 query: msg.query,
-                mode: mode.to_string(),
+                mode: mode.as_str().to_string(),
                 hits: ranked.into_iter().map(|(i, score)| docs.hit(i, score)).collect(),
                 notice,
             })
