@@ -32,6 +32,7 @@ struct CrateOpener {
     config: LibsConfig,
     crate_cache: Addr<CrateCache>,
     default_repo_opt: Option<PathBuf>,
+    repo_policy: crate::repo_policy::RepoPolicy,
 }
 
 impl ToolDispatcher {
@@ -41,6 +42,7 @@ impl ToolDispatcher {
             config: self.config.libs.clone(),
             crate_cache: self.crate_cache.clone(),
             default_repo_opt: self.default_repo_opt.clone(),
+            repo_policy: self.repo_policy.clone(),
         }
     }
 }
@@ -65,6 +67,8 @@ impl CrateOpener {
             return Ok((version.to_string(), "requested"));
         }
         if let Some(repo) = crate_ref.repo_opt.clone().or_else(|| self.default_repo_opt.clone()) {
+            // Its lockfile is read: the repo must be one this process may serve.
+            self.repo_policy.check(&repo)?;
             let name = name.to_string();
             let locked = tokio::task::spawn_blocking(move || registry::locked_version(&repo, &name)).await?;
             if let Some(version) = locked {
