@@ -16,6 +16,7 @@ pub mod npm;
 pub mod python;
 pub mod registry;
 pub mod rust;
+pub mod rust_source;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

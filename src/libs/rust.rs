@@ -138,11 +138,24 @@ pub async fn fetch(
                 json_opt = Some(json);
             }
             Err(err) => {
-                entry.notes.push(format!("rustdoc JSON failed ({}); README and crate docs only", err.message));
+                entry.notes.push(format!("rustdoc JSON failed ({}); items read from the source", err.message));
             }
         }
     }
-    let docs_opt = json_opt.map(|json| convert(&json, dep));
+    let mut docs_opt = json_opt.map(|json| convert(&json, dep));
+    let mut from_source = false;
+    if docs_opt.is_none() {
+        // No rustdoc JSON: the items as the source declares them.
+        let root = lib_root(&source, &manifest);
+        let (source_dir, name) = (source.clone(), lib_name(&manifest, &dep.name));
+        let mut extracted =
+            tokio::task::spawn_blocking(move || super::rust_source::extract(&source_dir, &name, &root)).await?;
+        if extracted.items.len() > 1 {
+            extracted.version = dep.version.clone();
+            docs_opt = Some(extracted);
+            from_source = true;
+        }
+    }
     let (origin, items) = match docs_opt {
         Some(docs) => {
             for (page, text) in module_pages(&docs) {
@@ -154,7 +167,7 @@ pub async fn fetch(
             if description.is_empty() {
                 description = docs.items.first().map(|i| first_paragraph(&i.docs, 1000)).unwrap_or_default();
             }
-            (rustdoc_origin, docs.items.len() as u64)
+            (if from_source { "crate-source" } else { rustdoc_origin }, docs.items.len() as u64)
         }
         None => {
             let crate_docs = crate_level_docs(&source, &manifest);
@@ -190,15 +203,19 @@ fn lib_name(manifest: &toml::Table, package: &str) -> String {
         .unwrap_or_else(|| package.replace('-', "_"))
 }
 
-/// `//!` lines of the crate root.
-fn crate_level_docs(source: &Path, manifest: &toml::Table) -> String {
-    let root = manifest
+/// The crate root file (`[lib] path`, else `src/lib.rs`).
+fn lib_root(source: &Path, manifest: &toml::Table) -> PathBuf {
+    manifest
         .get("lib")
         .and_then(|l| l.get("path"))
         .and_then(|p| p.as_str())
         .map(|p| source.join(p))
-        .unwrap_or_else(|| source.join("src").join("lib.rs"));
-    let text = std::fs::read_to_string(root).unwrap_or_default();
+        .unwrap_or_else(|| source.join("src").join("lib.rs"))
+}
+
+/// `//!` lines of the crate root.
+fn crate_level_docs(source: &Path, manifest: &toml::Table) -> String {
+    let text = std::fs::read_to_string(lib_root(source, manifest)).unwrap_or_default();
     text.lines()
         .map(str::trim_start)
         .filter_map(|l| l.strip_prefix("//!"))

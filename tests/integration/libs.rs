@@ -429,4 +429,15 @@ fn docs_rs_rustdoc_json_is_used_first_when_configured_and_local_builds_cover_its
     let summary = home.json(&["crate", "summary", "serde", "--repo", this_repo, "--json"]);
     assert_eq!(summary["origin"], "rustdoc", "{summary}");
     assert!(summary["notes"][0].as_str().unwrap().contains("docs.rs JSON unavailable ("), "{summary}");
+
+    // Without rustdoc at all: the items as tokio's source declares them.
+    let home = Home::with_config("[libs]\nrustdoc = false\n");
+    let summary = home.json(&["crate", "summary", "tokio", "--repo", this_repo, "--json"]);
+    assert_eq!(summary["origin"], "crate-source", "{summary}");
+    assert!(summary["items"].as_u64().unwrap() > 500, "{summary}");
+    let lock = home.json(&["crate", "doc", "tokio", "tokio::sync::Mutex::lock", "--repo", this_repo, "--json"]);
+    assert_eq!(lock["kind"], "method", "{lock}");
+    assert!(lock["docs"].as_str().unwrap().contains("Locks this mutex"), "{lock}");
+    let spawn = home.json(&["crate", "doc", "tokio", "tokio::spawn", "--repo", this_repo, "--json"]);
+    assert_eq!(spawn["path"], "tokio::task::spawn", "{spawn}");
 }
