@@ -665,7 +665,7 @@ impl DocdexMcp {
     }
 
     #[tool(
-        description = "Fetch the docs of the repository's dependencies (Cargo, npm, Python manifests and lockfiles, at the locked versions) and index them with the repo, so docdex_search answers library questions (source \"library\"; filter with lib). Example: {\"libs\": [\"serde\"]}. Slow the first time (downloads, rustdoc builds; seconds to minutes); later calls come from the machine-wide cache. Returns each library with its version and origin, and the failures with reasons."
+        description = "Fetch the docs of the repository's dependencies (Cargo, npm, Python manifests and lockfiles, at the locked versions) and index them with the repo, so docdex_search answers library questions (source \"library\"; filter with lib). Example: {\"libs\": [\"serde\"]}. Slow the first time (downloads, rustdoc builds; seconds to minutes: if the call times out, the fetch goes on and a later call finds the finished libraries cached); later calls come from the machine-wide cache. Returns each library with its version and origin, and the failures with reasons."
     )]
     async fn docdex_libs_fetch(&self, Parameters(args): Parameters<LibsFetchArgs>) -> CallToolResult {
         let result = async {

@@ -356,6 +356,31 @@ fn crate_tools_answer_from_rustdoc_with_aliases_suggestions_and_whole_examples()
     assert_eq!(body["path"], "serde::ser::Serialize", "{body}");
     let missing = client.get(server.url("/v1/crates/serde/item")).send().unwrap();
     assert_eq!(missing.status().as_u16(), 400);
+
+    // libs fetch through the daemon (which mounts and indexes the repo on the way), then
+    // a search narrowed to the library.
+    let fixture = tempfile::tempdir().unwrap();
+    npm_project(fixture.path());
+    write(fixture.path(), "src/index.js", "module.exports = require('quiet-retry');\n");
+    let body: Value = client
+        .post(server.url("/v1/libs/fetch"))
+        .json(&serde_json::json!({"repo": fixture.path()}))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(library(&body, "quiet-retry")["origin"], "node_modules", "{body}");
+    let search: Value = client
+        .get(server.url("/v1/search"))
+        .query(&[("q", "exponential backoff"), ("source", "library"), ("lib", "quiet-retry")])
+        .query(&[("repo", fixture.path().to_str().unwrap())])
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(search["hits"][0]["library"], "quiet-retry", "{search}");
+    let bad = client.get(server.url("/v1/search")).query(&[("q", "x"), ("source", "elsewhere")]).send().unwrap();
+    assert_eq!(bad.status().as_u16(), 400);
 }
 
 /// The library tools through the official MCP Python SDK (1.x): libs_fetch, search by
