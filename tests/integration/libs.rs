@@ -396,6 +396,12 @@ fn library_and_crate_tools_over_mcp_with_the_official_sdk() {
         .arg(&script)
         .args([env!("CARGO_BIN_EXE_docdexd"), fixture.path().to_str().unwrap(), env!("CARGO_MANIFEST_DIR")])
         .envs(home.cmd().get_envs().filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))))
+        // The crate tools read this checkout's Cargo.lock, and the checkout need not be in
+        // the temp dir the fixtures live in.
+        .env(
+            "DOCDEX_ALLOWED_ROOTS",
+            std::env::join_paths([std::env::temp_dir(), env!("CARGO_MANIFEST_DIR").into()]).unwrap(),
+        )
         .output()
         .unwrap();
     assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
