@@ -145,6 +145,29 @@ pub struct SearchConfig {
     pub rrf_dense_weight: f32,
     /// Web hits a waterfall adds after the local ones.
     pub max_web_hits: usize,
+    /// A question's plain phrases add the names programmers give the same ideas ("pause
+    /// for a while" adds `sleep`, `delay`; the list is `src/index/concepts.txt`) to the
+    /// lexical query and to the text the query embedding is made from.
+    pub expand_concepts: bool,
+    /// Weight of those added terms in the lexical query, relative to the question's words.
+    pub concept_weight: f32,
+}
+
+impl SearchConfig {
+    /// The lexical weight of concept terms: 0 when expansion is off.
+    pub fn lexical_concept_weight(&self) -> f32 {
+        if self.expand_concepts {
+            self.concept_weight
+        } else {
+            0.0
+        }
+    }
+
+    /// The text a search query's embedding is made from.
+    pub fn embedding_query(&self, query: &str) -> String {
+        let expanded = if self.expand_concepts { crate::index::concepts::with_concept_words(query) } else { None };
+        expanded.unwrap_or_else(|| query.to_string())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -310,6 +333,8 @@ impl Default for SearchConfig {
             rrf_lexical_weight: 1.0,
             rrf_dense_weight: 1.0,
             max_web_hits: 5,
+            expand_concepts: true,
+            concept_weight: crate::index::DEFAULT_CONCEPT_WEIGHT,
         }
     }
 }

@@ -289,6 +289,7 @@ pub async fn run(
             dense_weight: search.rrf_dense_weight,
         },
         dense_search_k: 0,
+        concept_weight: search.lexical_concept_weight(),
     };
     let run_mode = |mode: SearchMode, params: SearchParams| {
         let actors = &actors;
@@ -305,7 +306,7 @@ pub async fn run(
                 let vector_opt = if mode == SearchMode::Lexical {
                     None
                 } else {
-                    Some(actors.embedder.send(EmbedQuery(topic.title.clone())).await??)
+                    Some(actors.embedder.send(EmbedQuery(search.embedding_query(&topic.title))).await??)
                 };
                 let vector = vector_opt.as_deref().map(|v| v.as_slice());
                 let outcome = handle.index.search_with(&topic.title, vector, mode, params, false)?;

@@ -550,6 +550,8 @@ impl Handler<Search> for ToolDispatcher {
             dense_weight: search.rrf_dense_weight,
         };
         let max_hits_per_file = search.max_hits_per_file;
+        let concept_weight = search.lexical_concept_weight();
+        let embedding_query = search.embedding_query(&request.query);
         tracked(&self.metrics, "search", async move {
             request.validate()?;
             let started = Instant::now();
@@ -567,7 +569,7 @@ impl Handler<Search> for ToolDispatcher {
             };
             let vector_opt = if wants_vector {
                 // Any embedder failure, a dead worker included, degrades to lexical search.
-                match embedder.send(EmbedQuery(request.query.clone())).await {
+                match embedder.send(EmbedQuery(embedding_query)).await {
                     Ok(Ok(vector)) => Some(vector),
                     Ok(Err(err)) => {
                         notice_opt = Some(format!("{}; searched lexically", err.message));
@@ -604,7 +606,8 @@ impl Handler<Search> for ToolDispatcher {
                 });
             }
             let (_, dense_search_k) = dense_depth_and_search_k(request.limit);
-            let params = SearchParams { limit: request.limit, max_hits_per_file, fusion, dense_search_k };
+            let params =
+                SearchParams { limit: request.limit, max_hits_per_file, fusion, dense_search_k, concept_weight };
             let query = request.query.clone();
             let explain = request.explain;
             let filter = SearchFilter {

@@ -6,6 +6,7 @@
 //! run re-indexes them (delete by path, then add): no duplicates, nothing lost.
 
 pub mod analyzer;
+pub mod concepts;
 pub mod store;
 
 use std::collections::{HashMap, HashSet};
@@ -28,6 +29,7 @@ use crate::protocol::{
     ChunkContent, DocdexError, ErrorCode, HitExplain, HitSource, RankedBy, Result, SearchHit, SearchMode,
 };
 use analyzer::{analyze, code_analyzer, CODE_ANALYZER};
+use concepts::{ExpandedConcept, Expansion};
 pub use store::{FileRecord, IndexRunState, LibraryRecord, MemoryRecord, RepoStore, WebPageRecord};
 
 /// What the code analyzer, the chunker and the schema produce, as a number: bump it when any
@@ -91,6 +93,9 @@ const COVERAGE_EXPONENT: f32 = 1.0;
 /// Dense neighbours less similar than this are unrelated text (MiniLM puts unrelated pairs
 /// near 0): not hits.
 const DENSE_MIN_SIMILARITY: f32 = 0.1;
+
+/// Default `[search] concept_weight`.
+pub const DEFAULT_CONCEPT_WEIGHT: f32 = 0.5;
 /// Confidence calibration, chosen with `docdexd eval-gate` on the tune split of
 /// `benches/gate-questions.tsv` (tokio: questions it answers vs questions it cannot) so that
 /// the default `web_trigger_threshold` of 0.7 sits where each ranking separates them best:
@@ -201,11 +206,20 @@ pub struct SearchParams {
     pub fusion: FusionParams,
     /// Nodes arroy inspects per dense query (0: arroy's default, `n_trees * count`).
     pub dense_search_k: usize,
+    /// Weight of the programming terms a plain-words query's phrases add (`concepts.txt`)
+    /// relative to the query's own words; 0 turns expansion off.
+    pub concept_weight: f32,
 }
 
 impl SearchParams {
     pub fn new(limit: usize, max_hits_per_file: usize) -> SearchParams {
-        SearchParams { limit, max_hits_per_file, fusion: FusionParams::default(), dense_search_k: 0 }
+        SearchParams {
+            limit,
+            max_hits_per_file,
+            fusion: FusionParams::default(),
+            dense_search_k: 0,
+            concept_weight: DEFAULT_CONCEPT_WEIGHT,
+        }
     }
 }
 
@@ -437,7 +451,15 @@ impl RepoIndex {
         let mut analyzer = self.analyzer.clone();
         let terms = query_terms(&mut analyzer, query_text);
         let depth = candidate_depth(params);
-        let lexical = self.lexical_candidates_in(&searcher, &terms, depth, Some(paths), &SearchFilter::default())?;
+        let lexical = self.lexical_candidates_in(
+            &searcher,
+            &terms,
+            &Expansion::default(),
+            0.0,
+            depth,
+            Some(paths),
+            &SearchFilter::default(),
+        )?;
         let top_score = lexical.first().map(|c| lexical_confidence(c.score)).unwrap_or(0.0);
         let ranked = with_ranks(lexical, Source::Lexical);
         let hits = self.render(&searcher, ranked, &terms, &mut analyzer, params, false)?;
@@ -480,7 +502,12 @@ impl RepoIndex {
         let lexical = if mode == SearchMode::Dense {
             Vec::new()
         } else {
-            self.lexical_candidates(&searcher, &terms, depth, filter)?
+            let expansion = if params.concept_weight > 0.0 {
+                concepts::expand(query_text, &terms, &mut analyzer)
+            } else {
+                Expansion::default()
+            };
+            self.lexical_candidates(&searcher, &terms, &expansion, params.concept_weight, depth, filter)?
         };
         let dense = match (mode, query_vector_opt) {
             (SearchMode::Lexical, _) | (_, None) => Vec::new(),
@@ -503,17 +530,23 @@ impl RepoIndex {
         &self,
         searcher: &Searcher,
         terms: &[String],
+        expansion: &Expansion,
+        concept_weight: f32,
         depth: usize,
         filter: &SearchFilter,
     ) -> Result<Vec<Candidate>> {
-        self.lexical_candidates_in(searcher, terms, depth, None, filter)
+        self.lexical_candidates_in(searcher, terms, expansion, concept_weight, depth, None, filter)
     }
 
-    /// BM25 candidates, optionally only among chunks of `paths_opt`.
+    /// BM25 candidates, optionally only among chunks of `paths_opt`. The expansion's
+    /// concepts each add the best of their terms at `concept_weight`.
+    #[allow(clippy::too_many_arguments)]
     fn lexical_candidates_in(
         &self,
         searcher: &Searcher,
         terms: &[String],
+        expansion: &Expansion,
+        concept_weight: f32,
         depth: usize,
         paths_opt: Option<&[String]>,
         filter: &SearchFilter,
@@ -524,20 +557,26 @@ impl RepoIndex {
         let f = self.fields;
         let weighted =
             [(f.symbols, BOOST_SYMBOLS), (f.heading, BOOST_HEADING), (f.path_text, BOOST_PATH), (f.body, BOOST_BODY)];
-        let clauses: Vec<(Occur, Box<dyn Query>)> = terms
-            .iter()
-            .map(|term| {
-                let per_field: Vec<Box<dyn Query>> = weighted
-                    .iter()
-                    .map(|&(field, boost)| {
-                        let q = TermQuery::new(Term::from_field_text(field, term), IndexRecordOption::WithFreqs);
-                        Box::new(BoostQuery::new(Box::new(q), boost)) as Box<dyn Query>
-                    })
-                    .collect();
-                let dismax = DisjunctionMaxQuery::with_tie_breaker(per_field, DISMAX_TIE_BREAKER);
-                (Occur::Should, Box::new(dismax) as Box<dyn Query>)
-            })
-            .collect();
+        let term_query = |term: &str| -> Box<dyn Query> {
+            let per_field: Vec<Box<dyn Query>> = weighted
+                .iter()
+                .map(|&(field, boost)| {
+                    let q = TermQuery::new(Term::from_field_text(field, term), IndexRecordOption::WithFreqs);
+                    Box::new(BoostQuery::new(Box::new(q), boost)) as Box<dyn Query>
+                })
+                .collect();
+            Box::new(DisjunctionMaxQuery::with_tie_breaker(per_field, DISMAX_TIE_BREAKER))
+        };
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> =
+            terms.iter().map(|term| (Occur::Should, term_query(term))).collect();
+        if concept_weight > 0.0 {
+            for concept in &expansion.concepts {
+                // A concept's terms name one idea: the best of them counts, not their sum.
+                let any: Vec<Box<dyn Query>> = concept.terms.iter().map(|t| term_query(t)).collect();
+                let best = DisjunctionMaxQuery::with_tie_breaker(any, 0.0);
+                clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(best), concept_weight))));
+            }
+        }
         let mut query: Box<dyn Query> = Box::new(BooleanQuery::new(clauses));
         if let Some(paths) = paths_opt {
             let allowed: Vec<(Occur, Box<dyn Query>)> = paths
@@ -566,7 +605,23 @@ impl RepoIndex {
         let top = searcher.search(&*query, &TopDocs::with_limit(depth).order_by_score())?;
         let addresses: Vec<DocAddress> = top.iter().map(|&(_, address)| address).collect();
         let flags = self.flags_of(searcher, &addresses)?;
-        let present = if terms.len() > 1 { self.terms_present(searcher, terms, &addresses)? } else { Vec::new() };
+        let concepts: &[ExpandedConcept] = if concept_weight > 0.0 { &expansion.concepts } else { &[] };
+        let present = if terms.len() > 1 {
+            // Concept terms are looked up with the query's own: a chunk that has one counts
+            // the words that called for the concept as matched.
+            let mut all_terms = terms.to_vec();
+            for term in concepts.iter().flat_map(|c| c.terms.iter()) {
+                if !all_terms.contains(term) {
+                    all_terms.push(term.clone());
+                }
+            }
+            self.terms_present(searcher, &all_terms, &addresses)?
+                .into_iter()
+                .map(|found| matched_query_terms(terms, &all_terms, concepts, &found))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let mut candidates = Vec::with_capacity(top.len());
         for (i, (score, address)) in top.into_iter().enumerate() {
             let coverage = if terms.len() > 1 && flags[i] & FLAG_PROSE == 0 {
@@ -601,9 +656,14 @@ impl RepoIndex {
             .collect()
     }
 
-    /// How many of `terms` each address's chunk contains (in its path, heading, names or
-    /// body), read from the postings: no stored document is loaded or re-analyzed.
-    fn terms_present(&self, searcher: &Searcher, terms: &[String], addresses: &[DocAddress]) -> Result<Vec<usize>> {
+    /// Which of `terms` (by index) each address's chunk contains (in its path, heading,
+    /// names or body), read from the postings: no stored document is loaded or re-analyzed.
+    fn terms_present(
+        &self,
+        searcher: &Searcher,
+        terms: &[String],
+        addresses: &[DocAddress],
+    ) -> Result<Vec<HashSet<usize>>> {
         use tantivy::{DocSet, TERMINATED};
         let f = self.fields;
         let mut present: HashMap<DocAddress, HashSet<usize>> = HashMap::new();
@@ -638,7 +698,7 @@ impl RepoIndex {
                 }
             }
         }
-        Ok(addresses.iter().map(|a| present.get(a).map_or(0, HashSet::len)).collect())
+        Ok(addresses.iter().map(|a| present.remove(a).unwrap_or_default()).collect())
     }
 
     /// Live documents containing `term` (a library's chunks: bounded by one library's docs).
@@ -928,6 +988,21 @@ pub fn embedding_input(path: &str, heading: &str, text: &str) -> String {
 /// extra docs.
 pub fn candidate_depth(params: SearchParams) -> usize {
     params.limit + params.limit.min(50) * (params.max_hits_per_file.max(1) + 2) + 10
+}
+
+/// How many of the query's own `terms` a chunk matched, given the indices into `all_terms`
+/// (the query's terms, then the concepts') it contains: a word that called for a concept
+/// counts when the chunk has one of the concept's terms.
+fn matched_query_terms(
+    terms: &[String],
+    all_terms: &[String],
+    concepts: &[ExpandedConcept],
+    found: &HashSet<usize>,
+) -> usize {
+    let has = |term: &String| all_terms.iter().position(|t| t == term).is_some_and(|i| found.contains(&i));
+    let credited: HashSet<&String> =
+        concepts.iter().filter(|c| c.terms.iter().any(has)).flat_map(|c| c.covers.iter()).collect();
+    terms.iter().enumerate().filter(|&(i, term)| found.contains(&i) || credited.contains(term)).count()
 }
 
 /// Distinct analyzed terms of a query, in order.

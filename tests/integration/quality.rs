@@ -47,3 +47,32 @@ fn documented_public_code_outranks_internal_code_and_changelogs_with_the_same_wo
     assert!(rank("docs/guide.md") < rank("CHANGELOG.md"), "{paths:?}");
     assert!(rank("src/runtime/park.rs") < usize::MAX && rank("CHANGELOG.md") < usize::MAX, "still found: {paths:?}");
 }
+
+#[test]
+fn plain_words_questions_reach_the_api_through_programming_terms() {
+    // None of these questions shares a word with the file that answers it; the concept list
+    // adds `sleep`, `interval`, `select` (lexical search, so the embedding model
+    // plays no part). With expansion off, the same questions miss.
+    let tokio = tokio_source();
+    let cases = [
+        ("pause the current task for a while", "src/time/sleep.rs"),
+        ("run a job again every few seconds", "src/time/interval.rs"),
+        ("wait on several operations and take whichever finishes first", "src/macros/select.rs"),
+    ];
+    let rank_of = |home: &Home, query: &str, want: &str| {
+        let out = home.run(&["search", "--repo", tokio.to_str().unwrap(), "--json", "--mode", "lexical", query]);
+        let response: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let paths = hit_paths(&response);
+        (paths.iter().position(|p| p == want), response)
+    };
+    let home = Home::new();
+    home.index(&tokio);
+    for (query, want) in cases {
+        let (rank, response) = rank_of(&home, query, want);
+        assert!(rank.is_some_and(|r| r < 5), "{query}: {want} not in the top 5: {response}");
+    }
+    let off = Home::with_config("[search]\nexpand_concepts = false\n");
+    off.index(&tokio);
+    let missed = cases.iter().filter(|(query, want)| rank_of(&off, query, want).0.is_none_or(|r| r >= 5)).count();
+    assert!(missed >= 2, "expansion off should miss most of these, missed {missed}");
+}
