@@ -1044,6 +1044,9 @@ fn render_search(response: &SearchResponse) -> String {
     if let Some(notice) = &response.notice {
         out.push_str(&format!("note: {notice}\n"));
     }
+    if !response.expanded.is_empty() {
+        out.push_str(&format!("also searched for: {}\n", response.expanded.join(", ")));
+    }
     for (n, hit) in response.hits.iter().enumerate() {
         render_hit(&mut out, n + 1, hit);
     }

@@ -168,6 +168,15 @@ impl SearchConfig {
         let expanded = if self.expand_concepts { crate::index::concepts::with_concept_words(query) } else { None };
         expanded.unwrap_or_else(|| query.to_string())
     }
+
+    /// The programming terms a query's plain phrases add (none when expansion is off).
+    pub fn concept_words(&self, query: &str) -> Vec<String> {
+        if self.expand_concepts {
+            crate::index::concepts::concept_words(query)
+        } else {
+            Vec::new()
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

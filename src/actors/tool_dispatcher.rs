@@ -552,6 +552,7 @@ impl Handler<Search> for ToolDispatcher {
         let max_hits_per_file = search.max_hits_per_file;
         let concept_weight = search.lexical_concept_weight();
         let embedding_query = search.embedding_query(&request.query);
+        let expanded = search.concept_words(&request.query);
         tracked(&self.metrics, "search", async move {
             request.validate()?;
             let started = Instant::now();
@@ -626,6 +627,7 @@ impl Handler<Search> for ToolDispatcher {
                 top_score: outcome.top_score,
                 mode,
                 notice: notice_opt,
+                expanded,
                 hits: outcome.hits,
             })
         })

@@ -173,20 +173,27 @@ fn match_at(phrase: &[PhraseWord], words: &[String], start: usize) -> Option<Vec
     Some(matched)
 }
 
-/// `query_text` followed by the names of the concepts it calls for, as words (for the
-/// query embedding); `None` when it calls for none.
-pub fn with_concept_words(query_text: &str) -> Option<String> {
+/// The names of the concepts `query_text` calls for, as written in the list (underscores
+/// as spaces, for the embedding model), each once.
+pub fn concept_words(query_text: &str) -> Vec<String> {
     let raw = words(query_text);
-    let mut added: Vec<&str> = Vec::new();
+    let mut added: Vec<String> = Vec::new();
     for concept in concepts() {
         if concept.phrases.iter().any(|p| find(p, &raw).is_some()) {
             for word in &concept.words {
-                if !added.contains(&word.as_str()) {
-                    added.push(word);
+                if !added.contains(word) {
+                    added.push(word.clone());
                 }
             }
         }
     }
+    added
+}
+
+/// `query_text` followed by the names of the concepts it calls for (the text its embedding
+/// is made from), or `None` when it calls for none.
+pub fn with_concept_words(query_text: &str) -> Option<String> {
+    let added = concept_words(query_text);
     (!added.is_empty()).then(|| format!("{query_text} ({})", added.join(", ")))
 }
 

@@ -264,6 +264,10 @@ pub struct SearchResponse {
     /// Why the mode differs from the request, or what is still missing (embeddings pending).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,
+    /// Programming terms the question's plain phrases added to the search ("pause for a
+    /// while" adds `sleep`, `delay`); absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expanded: Vec<String>,
     pub hits: Vec<SearchHit>,
 }
 

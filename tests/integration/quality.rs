@@ -71,8 +71,12 @@ fn plain_words_questions_reach_the_api_through_programming_terms() {
         let (rank, response) = rank_of(&home, query, want);
         assert!(rank.is_some_and(|r| r < 5), "{query}: {want} not in the top 5: {response}");
     }
+    // The response says what was added, so an agent can tell why a hit shares no word.
+    let (_, response) = rank_of(&home, cases[0].0, cases[0].1);
+    assert!(response["expanded"].as_array().unwrap().iter().any(|w| w == "sleep"), "{response}");
     let off = Home::with_config("[search]\nexpand_concepts = false\n");
     off.index(&tokio);
     let missed = cases.iter().filter(|(query, want)| rank_of(&off, query, want).0.is_none_or(|r| r >= 5)).count();
+    assert!(rank_of(&off, cases[0].0, cases[0].1).1.get("expanded").is_none());
     assert!(missed >= 2, "expansion off should miss most of these, missed {missed}");
 }
