@@ -147,8 +147,12 @@ pub struct SearchConfig {
     pub max_web_hits: usize,
     /// A question's plain phrases add the names programmers give the same ideas ("pause
     /// for a while" adds `sleep`, `delay`; the list is `src/index/concepts.txt`) to the
-    /// lexical query and to the text the query embedding is made from.
+    /// lexical query (and, with `expand_embedding`, to the query embedding's text).
     pub expand_concepts: bool,
+    /// Whether the query embedding's text also gets those terms. Off by default: on code
+    /// the list was not written for (httpx, rich) it moved the embedding away from the
+    /// answer more often than towards it (ARCHITECTURE.md, Ranking).
+    pub expand_embedding: bool,
     /// Weight of those added terms in the lexical query, relative to the question's words.
     pub concept_weight: f32,
 }
@@ -165,7 +169,7 @@ impl SearchConfig {
 
     /// The text a search query's embedding is made from.
     pub fn embedding_query(&self, query: &str) -> String {
-        let expanded = if self.expand_concepts { crate::index::concepts::with_concept_words(query) } else { None };
+        let expanded = if self.expand_concepts && self.expand_embedding { crate::index::concepts::with_concept_words(query) } else { None };
         expanded.unwrap_or_else(|| query.to_string())
     }
 
@@ -343,6 +347,7 @@ impl Default for SearchConfig {
             rrf_dense_weight: 1.0,
             max_web_hits: 5,
             expand_concepts: true,
+            expand_embedding: false,
             concept_weight: crate::index::DEFAULT_CONCEPT_WEIGHT,
         }
     }
