@@ -169,7 +169,11 @@ impl SearchConfig {
 
     /// The text a search query's embedding is made from.
     pub fn embedding_query(&self, query: &str) -> String {
-        let expanded = if self.expand_concepts && self.expand_embedding { crate::index::concepts::with_concept_words(query) } else { None };
+        let expanded = if self.expand_concepts && self.expand_embedding {
+            crate::index::concepts::with_concept_words(query)
+        } else {
+            None
+        };
         expanded.unwrap_or_else(|| query.to_string())
     }
 
