@@ -117,9 +117,9 @@ fn summarize<'a>(split: &str, mode: &str, kind: &str, answers: impl Iterator<Ite
     }
 }
 
-/// A question missed (no right file in the top 5) by at least one mode.
+/// One question's outcome in every mode.
 #[derive(Debug, Clone, Serialize)]
-pub struct Miss {
+pub struct Outcome {
     pub split: String,
     pub kind: String,
     pub question: String,
@@ -134,7 +134,10 @@ pub struct Miss {
 pub struct QuestionsReport {
     /// Per split, mode and kind (`all` aggregates the kinds).
     pub summaries: Vec<Summary>,
-    pub misses: Vec<Miss>,
+    /// The questions missed (no right file in the top 5) by at least one mode.
+    pub misses: Vec<Outcome>,
+    /// Every question (JSON only): to compare two rankings question by question.
+    pub questions: Vec<Outcome>,
 }
 
 /// Asks every question in every mode through `GET url` (the HTTP search endpoint).
@@ -184,11 +187,10 @@ pub async fn run(
             }
         }
     }
-    let misses = questions
+    let outcomes: Vec<Outcome> = questions
         .iter()
         .enumerate()
-        .filter(|(i, _)| answers.iter().any(|per_mode| per_mode[*i].rank.is_none_or(|r| r > 5)))
-        .map(|(i, q)| Miss {
+        .map(|(i, q)| Outcome {
             split: q.split.clone(),
             kind: q.kind.clone(),
             question: q.text.clone(),
@@ -197,7 +199,8 @@ pub async fn run(
             top: answers.last().map(|per_mode| per_mode[i].top.clone()).unwrap_or_default(),
         })
         .collect();
-    Ok(QuestionsReport { summaries, misses })
+    let misses = outcomes.iter().filter(|o| o.ranks.values().any(|rank| rank.is_none_or(|r| r > 5))).cloned().collect();
+    Ok(QuestionsReport { summaries, misses, questions: outcomes })
 }
 
 async fn search_paths(client: &reqwest::Client, url: &str, mode: &str, question: &str) -> Result<Vec<String>> {

@@ -88,6 +88,10 @@ impl<T: TokenStream> TokenStream for CachedStemmerStream<T> {
                 return;
             }
             let stem = stemmer.stem(&token.text);
+            let stem = match fold_agent_noun(&stem, stemmer) {
+                Some(verb) => std::borrow::Cow::Owned(verb),
+                None => stem,
+            };
             let changed = (stem != token.text.as_str()).then(|| stem.into_owned());
             if cache.len() >= STEM_CACHE_LIMIT {
                 cache.clear();
@@ -112,6 +116,26 @@ impl<T: TokenStream> TokenStream for CachedStemmerStream<T> {
     fn token_mut(&mut self) -> &mut Token {
         self.tail.token_mut()
     }
+}
+
+/// The verb's stem for an agent noun's: `timer` → `time`, `spinner` → `spin`, `reader` →
+/// `read`, `interceptor` → `intercept`, `buffer` → `buf`. Code names its types after what
+/// they do (`Sender`, `Timer`, `Spinner`) while a question says what it wants done ("send",
+/// "spin"); Snowball leaves short agent nouns alone. The stem's `-er`/`-or` is read as the
+/// `-ing` of the same verb and stemmed again, so every form of a word folds the same way
+/// (`render`, `renderer`, `rendering` → `rend`). Short stems (`user`, `error`) stay.
+fn fold_agent_noun(stem: &str, stemmer: &frostem::Stemmer) -> Option<String> {
+    let base = match stem.strip_suffix("er") {
+        Some(base) if stem.len() >= 5 => base,
+        _ => match stem.strip_suffix("or") {
+            Some(base) if stem.len() >= 6 => base,
+            _ => return None,
+        },
+    };
+    if !base.bytes().all(|b| b.is_ascii_lowercase()) {
+        return None;
+    }
+    Some(stemmer.stem(&format!("{base}ing")).into_owned())
 }
 
 /// Runs the analyzer over `text` and returns the terms, in order, duplicates included.
@@ -351,6 +375,30 @@ mod tests {
         for term in terms("spawn blocking") {
             assert!(doc.contains(&term), "{term} missing from {doc:?}");
         }
+    }
+
+    #[test]
+    fn agent_nouns_meet_their_verbs() {
+        // A question's verb finds the type named after the one who does it.
+        for (noun, verb) in [
+            ("Spinner", "spinning"),
+            ("timer", "time"),
+            ("BufReader", "buffered reads"),
+            ("Waiter", "waiting"),
+            ("interceptor", "intercept"),
+            ("renderer", "rendering"),
+            ("authorization", "auth"),
+        ] {
+            let noun_terms = terms(noun);
+            assert!(
+                terms(verb).iter().all(|t| noun_terms.contains(t)),
+                "{noun} {noun_terms:?} vs {verb} {:?}",
+                terms(verb)
+            );
+        }
+        // Short stems are words of their own, not agent nouns.
+        assert_eq!(terms("user error order"), ["user", "error", "ord"]);
+        assert_ne!(terms("user"), terms("use"));
     }
 
     #[test]
