@@ -80,3 +80,26 @@ fn plain_words_questions_reach_the_api_through_programming_terms() {
     assert!(rank_of(&off, cases[0].0, cases[0].1).1.get("expanded").is_none());
     assert!(missed >= 2, "expansion off should miss most of these, missed {missed}");
 }
+
+#[test]
+fn a_question_s_verb_finds_the_type_named_after_its_doer() {
+    // "spinning" and `Spinner` share no Snowball stem; the analyzer folds the agent noun onto
+    // its verb. Without that, the bar's file says "progress" three times and wins.
+    let repo = crate::common::repo_with(&[
+        ("src/spinner.rs", "/// Shows progress while work runs.\npub struct Spinner {\n    frames: Vec<char>,\n}\n"),
+        ("src/bar.rs", "/// Shows progress as a progress bar, with the progress in percent.\npub struct Bar {}\n"),
+    ]);
+    let home = Home::new();
+    home.index(repo.path());
+    let out = home.run(&[
+        "search",
+        "--repo",
+        repo.path().to_str().unwrap(),
+        "--json",
+        "--mode",
+        "lexical",
+        "spinning progress",
+    ]);
+    let paths = hit_paths(&serde_json::from_slice(&out.stdout).unwrap());
+    assert_eq!(paths.first().map(String::as_str), Some("src/spinner.rs"), "{paths:?}");
+}
