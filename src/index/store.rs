@@ -631,3 +631,57 @@ mod tests {
         wtxn.commit().unwrap();
     }
 }
+
+#[cfg(test)]
+mod vector_rebuild_tests {
+    use super::*;
+
+    fn vector(seed: u32) -> Vec<f32> {
+        // Deterministic, spread over the sphere.
+        let mut x = seed.wrapping_mul(2654435761).wrapping_add(12345);
+        (0..crate::models::EMBEDDING_DIMS)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                (x % 2000) as f32 / 1000.0 - 1.0
+            })
+            .collect()
+    }
+
+    fn unreachable(store: &RepoStore, ids: std::ops::Range<u32>, offset: u32) -> usize {
+        let rtxn = store.read_txn().unwrap();
+        ids.filter(|&id| {
+            let found = store.nearest_chunks(&rtxn, &vector(id - offset), 10, 9000).unwrap();
+            found.first().map(|f| f.0) != Some(id)
+        })
+        .count()
+    }
+
+    #[test]
+    fn every_vector_is_found_after_a_forget_and_reuse() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = RepoStore::open(dir.path()).unwrap();
+        for batch in (0..900u32).collect::<Vec<_>>().chunks(32) {
+            let mut wtxn = store.write_txn().unwrap();
+            for &id in batch {
+                store.put_vector(&mut wtxn, id, &vector(id)).unwrap();
+            }
+            store.build_vectors(&mut wtxn).unwrap();
+            wtxn.commit().unwrap();
+        }
+        assert_eq!(unreachable(&store, 0..900, 0), 0, "fresh");
+        let mut wtxn = store.write_txn().unwrap();
+        store.forget_chunks(&mut wtxn).unwrap();
+        wtxn.commit().unwrap();
+        for batch in (900..1800u32).collect::<Vec<_>>().chunks(256) {
+            let mut wtxn = store.write_txn().unwrap();
+            for &id in batch {
+                store.put_vector(&mut wtxn, id, &vector(id - 900)).unwrap();
+            }
+            store.build_vectors(&mut wtxn).unwrap();
+            wtxn.commit().unwrap();
+        }
+        assert_eq!(unreachable(&store, 900..1800, 900), 0, "after forget");
+    }
+}
