@@ -135,6 +135,9 @@ pub struct SearchConfig {
     pub max_repo_hits: usize,
     /// At most this many hits from one file; the rest collapse into the best ones.
     pub max_hits_per_file: usize,
+    /// Places a file's second and later hits move down the ranking, so the first page
+    /// names more files (0 keeps the ranked order).
+    pub repeat_hit_delay: usize,
     /// Confidence below which a later waterfall escalates to the web.
     pub web_trigger_threshold: f32,
     /// Reciprocal Rank Fusion constant: larger values flatten the rank curve.
@@ -340,11 +343,15 @@ impl Default for IndexConfig {
     }
 }
 
+/// See `SearchConfig::repeat_hit_delay`.
+pub const DEFAULT_REPEAT_HIT_DELAY: usize = crate::index::DEFAULT_REPEAT_HIT_DELAY;
+
 impl Default for SearchConfig {
     fn default() -> Self {
         SearchConfig {
             max_repo_hits: 10,
             max_hits_per_file: 2,
+            repeat_hit_delay: DEFAULT_REPEAT_HIT_DELAY,
             web_trigger_threshold: 0.7,
             rrf_k: 10.0,
             rrf_lexical_weight: 1.0,

@@ -550,6 +550,7 @@ impl Handler<Search> for ToolDispatcher {
             dense_weight: search.rrf_dense_weight,
         };
         let max_hits_per_file = search.max_hits_per_file;
+        let repeat_hit_delay = search.repeat_hit_delay;
         let concept_weight = search.lexical_concept_weight();
         let embedding_query = search.embedding_query(&request.query);
         let expanded = search.concept_words(&request.query);
@@ -607,8 +608,14 @@ impl Handler<Search> for ToolDispatcher {
                 });
             }
             let (_, dense_search_k) = dense_depth_and_search_k(request.limit);
-            let params =
-                SearchParams { limit: request.limit, max_hits_per_file, fusion, dense_search_k, concept_weight };
+            let params = SearchParams {
+                limit: request.limit,
+                max_hits_per_file,
+                fusion,
+                dense_search_k,
+                concept_weight,
+                repeat_hit_delay,
+            };
             let query = request.query.clone();
             let explain = request.explain;
             let filter = SearchFilter {
