@@ -289,6 +289,15 @@ mod tests {
     }
 
     #[test]
+    fn everyday_words_for_files_and_output_reach_their_programming_names() {
+        assert!(adds("delete a folder with everything inside it", "directory"));
+        assert!(adds("print the report to the terminal", "stdout"));
+        assert!(adds("a writer that throws away everything", "sink"));
+        // "throw away the handle" is not about discarding data.
+        assert!(!adds("does a job stop if I throw away the handle", "sink"));
+    }
+
+    #[test]
     fn terms_already_in_the_query_are_not_added_again() {
         assert!(!adds("sleep for a while", "sleep"));
     }
