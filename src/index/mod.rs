@@ -83,7 +83,9 @@ const SECONDARY_PATH_PRIOR: f32 = 0.6;
 /// plumbing, private helpers, vendored mocks): they share a question's words ("task",
 /// "wait") with the API that answers it but are rarely the answer. Chosen on the tune splits
 /// (0.6-0.8 measured alike; tokio paraphrases dense success@5 0.48 -> 0.60, hybrid 0.68 ->
-/// 0.72; rich unchanged).
+/// 0.72; rich unchanged). Not applied to questions about how something works, whose answer
+/// is that plumbing (`asks_how_it_works`; blind tokio behaviour tune split hybrid success@5
+/// 0.60 -> 0.75).
 const INTERNAL_PRIOR: f32 = 0.75;
 /// Multi-word queries favour code chunks that contain more of the words: code repeats its
 /// identifiers so often that BM25 alone lets one frequent word (`runtime`) outweigh several
@@ -467,6 +469,7 @@ impl RepoIndex {
             depth,
             Some(paths),
             &SearchFilter::default(),
+            internal_prior_for(query_text),
         )?;
         let top_score = lexical.first().map(|c| lexical_confidence(c.score)).unwrap_or(0.0);
         let ranked = with_ranks(lexical, Source::Lexical);
@@ -507,6 +510,7 @@ impl RepoIndex {
         let mut analyzer = self.analyzer.clone();
         let terms = query_terms(&mut analyzer, query_text);
         let depth = candidate_depth(params);
+        let internal_prior = internal_prior_for(query_text);
         let lexical = if mode == SearchMode::Dense {
             Vec::new()
         } else {
@@ -515,11 +519,21 @@ impl RepoIndex {
             } else {
                 Expansion::default()
             };
-            self.lexical_candidates(&searcher, &terms, &expansion, params.concept_weight, depth, filter)?
+            self.lexical_candidates(
+                &searcher,
+                &terms,
+                &expansion,
+                params.concept_weight,
+                depth,
+                filter,
+                internal_prior,
+            )?
         };
         let dense = match (mode, query_vector_opt) {
             (SearchMode::Lexical, _) | (_, None) => Vec::new(),
-            (_, Some(vector)) => self.dense_candidates(&searcher, vector, depth, params.dense_search_k, filter)?,
+            (_, Some(vector)) => {
+                self.dense_candidates(&searcher, vector, depth, params.dense_search_k, filter, internal_prior)?
+            }
         };
         let lexical_confidence = lexical.first().map(|c| lexical_confidence(c.score)).unwrap_or(0.0);
         let dense_confidence = dense.first().map(|c| dense_confidence(c.score)).unwrap_or(0.0);
@@ -534,6 +548,7 @@ impl RepoIndex {
     }
 
     /// BM25 candidates, rescored by term coverage and path prior.
+    #[allow(clippy::too_many_arguments)]
     fn lexical_candidates(
         &self,
         searcher: &Searcher,
@@ -542,8 +557,9 @@ impl RepoIndex {
         concept_weight: f32,
         depth: usize,
         filter: &SearchFilter,
+        internal_prior: f32,
     ) -> Result<Vec<Candidate>> {
-        self.lexical_candidates_in(searcher, terms, expansion, concept_weight, depth, None, filter)
+        self.lexical_candidates_in(searcher, terms, expansion, concept_weight, depth, None, filter, internal_prior)
     }
 
     /// BM25 candidates, optionally only among chunks of `paths_opt`. The expansion's
@@ -558,6 +574,7 @@ impl RepoIndex {
         depth: usize,
         paths_opt: Option<&[String]>,
         filter: &SearchFilter,
+        internal_prior: f32,
     ) -> Result<Vec<Candidate>> {
         if terms.is_empty() || paths_opt.is_some_and(|p| p.is_empty()) {
             return Ok(Vec::new());
@@ -637,7 +654,7 @@ impl RepoIndex {
             } else {
                 1.0
             };
-            let score = score * flags_prior(flags[i]) * coverage.powf(COVERAGE_EXPONENT);
+            let score = score * flags_prior(flags[i], internal_prior) * coverage.powf(COVERAGE_EXPONENT);
             candidates.push(Candidate { address, score, doc_opt: None });
         }
         candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
@@ -779,6 +796,7 @@ impl RepoIndex {
         depth: usize,
         search_k: usize,
         filter: &SearchFilter,
+        internal_prior: f32,
     ) -> Result<Vec<Candidate>> {
         // A filtered search looks further (the nearest chunks may be of another source), then
         // keeps what the filter admits.
@@ -810,7 +828,7 @@ impl RepoIndex {
             }
             // Tests and examples rank lower here too (the explain output keeps the plain
             // similarity as the score).
-            let rank_key = similarity * flags_prior(flags);
+            let rank_key = similarity * flags_prior(flags, internal_prior);
             candidates.push((rank_key, Candidate { address, score: similarity, doc_opt: None }));
         }
         candidates.sort_by(|a, b| b.0.total_cmp(&a.0));
@@ -1137,15 +1155,56 @@ fn is_prose(language: &str) -> bool {
 }
 
 /// The path prior of a chunk from its flags.
-fn flags_prior(flags: u64) -> f32 {
+fn flags_prior(flags: u64, internal_prior: f32) -> f32 {
     let mut prior = 1.0;
     if flags & FLAG_SECONDARY != 0 {
         prior *= SECONDARY_PATH_PRIOR;
     }
     if flags & FLAG_INTERNAL != 0 {
-        prior *= INTERNAL_PRIOR;
+        prior *= internal_prior;
     }
     prior
+}
+
+/// The weight of internal code for a question: none lost when it asks how something works.
+fn internal_prior_for(query_text: &str) -> f32 {
+    if asks_how_it_works(query_text) {
+        1.0
+    } else {
+        INTERNAL_PRIOR
+    }
+}
+
+/// Whether a question asks how something works ("how does …", "what happens when …",
+/// "why …", "can writers starve readers …") rather than for something to use ("how do I …",
+/// "read a file", "can I …"): the answer to the first is often the internal code the other
+/// kind should rank lower. 104 of the 110 such questions in `benches/` are recognised, and
+/// none of the others.
+pub fn asks_how_it_works(query_text: &str) -> bool {
+    let words: Vec<String> = query_text
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let word = |i: usize| words.get(i).map(String::as_str).unwrap_or("");
+    let asker = |w: &str| matches!(w, "i" | "you" | "we");
+    let anywhere = (0..words.len()).any(|i| match word(i) {
+        "how" => {
+            matches!(word(i + 1), "does" | "do" | "is" | "are" | "did" | "was" | "were" | "often" | "can")
+                && !asker(word(i + 2))
+        }
+        "what" => matches!(word(i + 1), "happens" | "decides" | "determines" | "causes"),
+        "why" => true,
+        _ => false,
+    });
+    anywhere
+        || match word(0) {
+            "is" | "are" | "does" | "do" | "can" | "could" | "will" | "would" | "did" => {
+                !asker(word(1)) && word(1) != "there"
+            }
+            "when" | "where" => matches!(word(1), "does" | "do" | "is" | "are"),
+            _ => false,
+        }
 }
 
 /// How much a path's hits count: 1 for primary sources and docs, less for test code.
@@ -1326,5 +1385,34 @@ mod tests {
         assert_eq!(paths(0), ["src/strong.rs", "src/strong.rs", "src/weak.rs"], "ranked order without a delay");
         assert_eq!(paths(10), ["src/strong.rs", "src/weak.rs", "src/strong.rs"], "other files first, then repeats");
         assert_eq!(paths(1), ["src/strong.rs", "src/strong.rs", "src/weak.rs"], "a short delay only swaps close ties");
+    }
+
+    #[test]
+    fn questions_about_how_something_works_are_told_from_requests_for_an_api() {
+        for question in [
+            "how does the scheduler decide which task runs next",
+            "what happens to queued messages when the receiver is dropped",
+            "When a task panics, how is the panic reported to its joiner?",
+            "why is the waker cloned",
+            "is a woken task run right away",
+            "can writers starve readers in the lock",
+            "how often does a worker check the global queue",
+        ] {
+            assert!(asks_how_it_works(question), "{question}");
+        }
+        for question in [
+            "how do I read a file into a string",
+            "how can I spawn a task from another thread",
+            "can I cancel a timer",
+            "is there a way to limit concurrency",
+            "how many tasks are alive",
+            "pause the current task for a while",
+            "JoinSet::abort_all",
+            "",
+        ] {
+            assert!(!asks_how_it_works(question), "{question}");
+        }
+        assert_eq!(internal_prior_for("how does a timer fire"), 1.0);
+        assert_eq!(internal_prior_for("make a timer"), INTERNAL_PRIOR);
     }
 }
