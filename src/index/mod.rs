@@ -35,7 +35,7 @@ pub use store::{FileRecord, IndexRunState, LibraryRecord, MemoryRecord, RepoStor
 /// What the code analyzer, the chunker and the schema produce, as a number: bump it when any
 /// of them changes what an index holds, so indexes built before are rebuilt (reported)
 /// instead of silently mismatching new queries.
-pub const INDEX_FORMAT_VERSION: u32 = 5;
+pub const INDEX_FORMAT_VERSION: u32 = 6;
 
 /// Empties an index for a rebuild under its writer lock (another process writing it is an
 /// error, not a race). Records go first: a kill before the files are removed leaves a state
@@ -74,6 +74,11 @@ const BOOST_SYMBOLS: f32 = 2.5;
 const BOOST_HEADING: f32 = 1.5;
 const BOOST_PATH: f32 = 1.0;
 const BOOST_BODY: f32 = 1.0;
+/// A word in a code chunk's comment prose (doc comments, docstrings, notes; code examples
+/// left out) weighs more than the same word in its code: the prose says what the code is for
+/// in the words a question uses, while code and examples mention every API they touch. 1.6
+/// chosen on the tune splits among 1.15 / 1.3 / 1.6 / 2.0 (see ARCHITECTURE.md, Ranking).
+const BOOST_DOCS: f32 = 1.6;
 /// Share of the non-best fields' scores a term keeps (BM25F-like, without double counting).
 const DISMAX_TIE_BREAKER: f32 = 0.3;
 /// Score multiplier for tests, benches and examples: they mention every API they exercise,
@@ -124,6 +129,8 @@ struct Fields {
     heading: Field,
     symbols: Field,
     body: Field,
+    /// The prose of a code chunk's comments, code examples left out.
+    docs: Field,
     language: Field,
     line_start: Field,
     line_end: Field,
@@ -167,6 +174,35 @@ fn chunk_flags(path: &str, language: &str, internal: bool) -> u64 {
     flags
 }
 
+/// The words of a code chunk's comments and docstrings, without their markers and without
+/// the code examples inside them (which mention every API they use).
+fn comment_prose(text: &str) -> String {
+    let mut prose = String::new();
+    let (mut in_docstring, mut in_fence) = (false, false);
+    for line in text.lines().map(str::trim) {
+        let quotes = line.matches("\"\"\"").count() + line.matches("'''").count();
+        let comment = ["///", "//!", "//", "/**", "/*", "*", "#"]
+            .iter()
+            .find_map(|marker| line.strip_prefix(marker))
+            .filter(|_| !line.starts_with("#[") && !line.starts_with("#!["));
+        let words = if in_docstring || quotes > 0 { Some(line) } else { comment };
+        if quotes % 2 == 1 {
+            in_docstring = !in_docstring;
+        }
+        let Some(words) = words else { continue };
+        let words = words.trim();
+        if words.starts_with("```") {
+            in_fence = !in_fence;
+            continue;
+        }
+        if !in_fence {
+            prose.push_str(words);
+            prose.push('\n');
+        }
+    }
+    prose
+}
+
 fn build_schema() -> (Schema, Fields) {
     let mut builder = Schema::builder();
     // Frequencies without positions: ranking needs term frequencies, and nothing runs
@@ -179,8 +215,9 @@ fn build_schema() -> (Schema, Fields) {
         path: builder.add_text_field("path", STRING | STORED),
         path_text: builder.add_text_field("path_text", text.clone()),
         heading: builder.add_text_field("heading", stored_text.clone()),
-        symbols: builder.add_text_field("symbols", text),
+        symbols: builder.add_text_field("symbols", text.clone()),
         body: builder.add_text_field("body", stored_text),
+        docs: builder.add_text_field("docs", text),
         // Stored, not indexed: nothing searches by them, and every indexed field costs a term
         // dictionary per segment (64-hex-digit hashes make a large one).
         language: builder.add_text_field("language", STORED),
@@ -334,6 +371,9 @@ impl RepoIndex {
             doc.add_text(f.heading, &chunk.heading);
             doc.add_text(f.symbols, chunk.symbols.join(" "));
             doc.add_text(f.body, &chunk.text);
+            if !is_prose(language) {
+                doc.add_text(f.docs, comment_prose(&chunk.text));
+            }
             doc.add_text(f.language, language);
             doc.add_u64(f.line_start, chunk.line_start);
             doc.add_u64(f.line_end, chunk.line_end);
@@ -580,8 +620,13 @@ impl RepoIndex {
             return Ok(Vec::new());
         }
         let f = self.fields;
-        let weighted =
-            [(f.symbols, BOOST_SYMBOLS), (f.heading, BOOST_HEADING), (f.path_text, BOOST_PATH), (f.body, BOOST_BODY)];
+        let weighted = [
+            (f.symbols, BOOST_SYMBOLS),
+            (f.heading, BOOST_HEADING),
+            (f.path_text, BOOST_PATH),
+            (f.body, BOOST_BODY),
+            (f.docs, BOOST_DOCS),
+        ];
         let term_query = |term: &str| -> Box<dyn Query> {
             let per_field: Vec<Box<dyn Query>> = weighted
                 .iter()
@@ -1414,5 +1459,16 @@ mod tests {
         }
         assert_eq!(internal_prior_for("how does a timer fire"), 1.0);
         assert_eq!(internal_prior_for("make a timer"), INTERNAL_PRIOR);
+    }
+
+    #[test]
+    fn comment_prose_keeps_the_words_and_drops_markers_code_and_examples() {
+        let rust = "/// Sleeps until the deadline.\n///\n/// ```\n/// tokio::time::sleep(d).await;\n/// ```\n#[inline]\npub fn sleep(d: Duration) {\n    // Register with the timer wheel.\n    let x = 1;\n}\n";
+        assert_eq!(comment_prose(rust), "Sleeps until the deadline.\n\nRegister with the timer wheel.\n");
+        let python =
+            "def render(self):\n    \"\"\"Render the table\n    with borders.\n    \"\"\"\n    return x  # the cells\n";
+        let prose = comment_prose(python);
+        assert!(prose.contains("Render the table") && prose.contains("with borders."), "{prose:?}");
+        assert!(!prose.contains("return"), "{prose:?}");
     }
 }
