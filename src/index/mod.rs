@@ -105,8 +105,8 @@ const DENSE_MIN_SIMILARITY: f32 = 0.1;
 pub const DEFAULT_CONCEPT_WEIGHT: f32 = 0.5;
 /// A file's second hit ranks this many places below where fusion put it, its third twice
 /// as far: the answer to a question is a file, and a page whose first places go to two
-/// chunks of one wrong file names fewer candidates (file-level success@5 over 220 judged
-/// questions 0.90 -> 0.94 hybrid; see ARCHITECTURE.md, Ranking).
+/// chunks of one wrong file names fewer candidates (hybrid success@5 over the 216 questions
+/// of the tune splits 0.92 -> 0.95; see ARCHITECTURE.md, Ranking).
 pub const DEFAULT_REPEAT_HIT_DELAY: usize = 10;
 /// Confidence calibration, chosen with `docdexd eval-gate` on the tune split of
 /// `benches/gate-questions.tsv` (tokio: questions it answers vs questions it cannot) so that
