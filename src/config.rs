@@ -343,15 +343,12 @@ impl Default for IndexConfig {
     }
 }
 
-/// See `SearchConfig::repeat_hit_delay`.
-pub const DEFAULT_REPEAT_HIT_DELAY: usize = crate::index::DEFAULT_REPEAT_HIT_DELAY;
-
 impl Default for SearchConfig {
     fn default() -> Self {
         SearchConfig {
             max_repo_hits: 10,
             max_hits_per_file: 2,
-            repeat_hit_delay: DEFAULT_REPEAT_HIT_DELAY,
+            repeat_hit_delay: crate::index::DEFAULT_REPEAT_HIT_DELAY,
             web_trigger_threshold: 0.7,
             rrf_k: 10.0,
             rrf_lexical_weight: 1.0,

@@ -245,7 +245,10 @@ async fn web_tier(
     };
     let index = Arc::clone(&handle.index);
     let query = msg.search.query.clone();
-    let params = SearchParams::new(config.search.max_web_hits.max(1), config.search.max_hits_per_file);
+    let params = SearchParams {
+        repeat_hit_delay: config.search.repeat_hit_delay,
+        ..SearchParams::new(config.search.max_web_hits.max(1), config.search.max_hits_per_file)
+    };
     let ranked = tokio::task::spawn_blocking(move || index.search_paths(&query, &urls, params)).await??;
     let report = WebTierReport {
         discovered: found.results.len(),
