@@ -298,6 +298,16 @@ mod tests {
     }
 
     #[test]
+    fn runtime_internals_and_systems_words_reach_their_programming_names() {
+        assert!(adds("remove a directory and everything inside it", "remove_dir_all"));
+        assert!(adds("what if the task panics inside the runtime", "catch_unwind"));
+        assert!(adds("can I reuse the address of a socket", "set_reuseaddr"));
+        assert!(adds("show a progress bar while downloading", "progress_bar"));
+        // A phrase's words must be there in order: "panics" alone is no crash inside a task.
+        assert!(!adds("what panics", "catch_unwind"));
+    }
+
+    #[test]
     fn terms_already_in_the_query_are_not_added_again() {
         assert!(!adds("sleep for a while", "sleep"));
     }
