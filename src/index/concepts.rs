@@ -7,6 +7,7 @@
 //! triggered a concept count as matched in a chunk that has one of the concept's terms, so
 //! coverage rescoring does not punish the answer for lacking the question's wording.
 
+use std::collections::HashSet;
 use std::sync::OnceLock;
 
 use tantivy::tokenizer::TextAnalyzer;
@@ -149,9 +150,32 @@ fn is_identifier(token: &str) -> bool {
     token.contains('_') || token.contains("::") || token.contains('(') || token.contains('.') || inner_upper
 }
 
-/// Where `phrase` occurs in `words`: the positions of its words, first occurrence only.
-fn find(phrase: &[PhraseWord], words: &[String]) -> Option<Vec<usize>> {
-    (0..words.len()).find_map(|start| match_at(phrase, words, start))
+/// A query's words, in order and as a set: a phrase with a word the query lacks is
+/// rejected by lookups alone, so a long query (a pasted paragraph) against the whole list
+/// costs a hash lookup per phrase word, not a scan per phrase and position.
+struct QueryWords {
+    seq: Vec<String>,
+    set: HashSet<String>,
+}
+
+impl QueryWords {
+    fn new(text: &str) -> QueryWords {
+        let seq = words(text);
+        let set = seq.iter().cloned().collect();
+        QueryWords { seq, set }
+    }
+}
+
+/// Where `phrase` occurs in the query: the positions of its words, first occurrence only.
+fn find(phrase: &[PhraseWord], query: &QueryWords) -> Option<Vec<usize>> {
+    let all_present = phrase.iter().all(|w| match w {
+        PhraseWord::Word(w) => query.set.contains(w),
+        PhraseWord::Gap => true,
+    });
+    if !all_present {
+        return None;
+    }
+    (0..query.seq.len()).find_map(|start| match_at(phrase, &query.seq, start))
 }
 
 fn match_at(phrase: &[PhraseWord], words: &[String], start: usize) -> Option<Vec<usize>> {
@@ -176,7 +200,7 @@ fn match_at(phrase: &[PhraseWord], words: &[String], start: usize) -> Option<Vec
 /// The names of the concepts `query_text` calls for, as written in the list (underscores
 /// as spaces, for the embedding model), each once.
 pub fn concept_words(query_text: &str) -> Vec<String> {
-    let raw = words(query_text);
+    let raw = QueryWords::new(query_text);
     let mut added: Vec<String> = Vec::new();
     for concept in concepts() {
         if concept.phrases.iter().any(|p| find(p, &raw).is_some()) {
@@ -199,8 +223,8 @@ pub fn with_concept_words(query_text: &str) -> Option<String> {
 
 /// The concepts `query_text` calls for, given its analyzed `query_terms`.
 pub fn expand(query_text: &str, query_terms: &[String], analyzer: &mut TextAnalyzer) -> Expansion {
-    let raw = words(query_text);
-    if raw.is_empty() {
+    let raw = QueryWords::new(query_text);
+    if raw.seq.is_empty() {
         return Expansion::default();
     }
     let mut out = Expansion::default();
@@ -221,7 +245,7 @@ pub fn expand(query_text: &str, query_terms: &[String], analyzer: &mut TextAnaly
         // The analyzed forms of the matched words (stop words have none).
         let mut covers: Vec<String> = Vec::new();
         for &i in &covered_positions {
-            for term in analyze(analyzer, &raw[i]) {
+            for term in analyze(analyzer, &raw.seq[i]) {
                 if query_terms.contains(&term) && !covers.contains(&term) {
                     covers.push(term);
                 }
@@ -305,6 +329,14 @@ mod tests {
         assert!(adds("show a progress bar while downloading", "progress_bar"));
         // A phrase's words must be there in order: "panics" alone is no crash inside a task.
         assert!(!adds("what panics", "catch_unwind"));
+    }
+
+    #[test]
+    fn a_pasted_paragraph_is_matched_like_a_question() {
+        let filler = "the quick brown fox jumps over the lazy dog and then ".repeat(300);
+        let long = format!("{filler} how do I pause for a while before retrying");
+        assert!(adds(&long, "sleep"));
+        assert!(!adds(&filler, "sleep"));
     }
 
     #[test]
