@@ -71,7 +71,12 @@ fn comment_items(language: Language, text: &str) -> Vec<Item> {
             exported |= line.starts_with("#[macro_export");
             continue;
         }
-        if documented {
+        if documented && language == Language::Rust && is_macro_fragment(line) {
+            // A doc-wrapper macro (`macro_rules! doc { ($select:item) => { /// … #[macro_export]
+            // $select } }`, as tokio writes `select!`, `join!`): the docs and the export
+            // belong to the item the macro is given.
+            items.push(Item { name: line.trim_end_matches([';', ',']).to_string(), public: exported });
+        } else if documented {
             if let Some((name, public)) = item_name(language, line) {
                 items.push(Item { name, public: public || exported });
             }
@@ -80,6 +85,13 @@ fn comment_items(language: Language, text: &str) -> Vec<Item> {
         exported = false;
     }
     items
+}
+
+/// `$name`: a macro's fragment standing for an item.
+fn is_macro_fragment(line: &str) -> bool {
+    line.trim_end_matches([';', ','])
+        .strip_prefix('$')
+        .is_some_and(|name| !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_'))
 }
 
 /// Keywords that come before an item's name.
@@ -239,6 +251,34 @@ macro_rules! select { () => {} }
         assert_eq!(names, [("helper", false), ("sleep", true), ("Inner", false), ("select!", true)]);
         assert_eq!(public_items(Language::Rust, text), Some(2));
         assert_eq!(public_items(Language::Rust, "pub(crate) fn run() {}\n"), Some(0));
+    }
+
+    #[test]
+    fn an_exported_item_documented_inside_a_doc_wrapper_macro_is_public() {
+        let text = r#"macro_rules! doc {
+    ($select:item) => {
+        /// Waits on multiple concurrent branches, returning when the first completes.
+        #[macro_export]
+        #[cfg_attr(docsrs, doc(cfg(feature = "macros")))]
+        $select
+    };
+}
+
+macro_rules! private_doc {
+    ($inner:item) => {
+        /// Not exported.
+        $inner
+    };
+}
+
+doc! {macro_rules! select {
+    () => {}
+}}
+"#;
+        let items = comment_items(Language::Rust, text);
+        let names: Vec<(&str, bool)> = items.iter().map(|i| (i.name.as_str(), i.public)).collect();
+        assert_eq!(names, [("$select", true), ("$inner", false)]);
+        assert_eq!(public_items(Language::Rust, text), Some(1));
     }
 
     #[test]
