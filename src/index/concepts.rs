@@ -132,6 +132,11 @@ fn words(text: &str) -> Vec<String> {
                 out.push(String::new());
                 continue;
             }
+            // "a file's size" says "file size": the possessive is not a word.
+            let token = token
+                .trim_end_matches(|c: char| !c.is_alphanumeric())
+                .trim_end_matches("'s")
+                .trim_end_matches("\u{2019}s");
             out.extend(
                 token
                     .split(|c: char| !c.is_alphanumeric())
@@ -337,6 +342,13 @@ mod tests {
         let long = format!("{filler} how do I pause for a while before retrying");
         assert!(adds(&long, "sleep"));
         assert!(!adds(&filler, "sleep"));
+    }
+
+    #[test]
+    fn a_possessive_reads_as_the_noun_it_follows() {
+        assert!(adds("how do I find out a file's size", "metadata"));
+        assert_eq!(words("a file\u{2019}s size"), words("a file size"));
+        assert_eq!(words("the runtime's"), words("the runtime"));
     }
 
     #[test]
