@@ -71,11 +71,12 @@ fn comment_items(language: Language, text: &str) -> Vec<Item> {
             exported |= line.starts_with("#[macro_export");
             continue;
         }
-        if documented && language == Language::Rust && is_macro_fragment(line) {
+        let fragment = if language == Language::Rust { macro_fragment(line) } else { None };
+        if let Some(name) = fragment.filter(|_| documented) {
             // A doc-wrapper macro (`macro_rules! doc { ($select:item) => { /// … #[macro_export]
             // $select } }`, as tokio writes `select!`, `join!`): the docs and the export
             // belong to the item the macro is given.
-            items.push(Item { name: line.trim_end_matches([';', ',']).to_string(), public: exported });
+            items.push(Item { name: name.to_string(), public: exported });
         } else if documented {
             if let Some((name, public)) = item_name(language, line) {
                 items.push(Item { name, public: public || exported });
@@ -87,11 +88,11 @@ fn comment_items(language: Language, text: &str) -> Vec<Item> {
     items
 }
 
-/// `$name`: a macro's fragment standing for an item.
-fn is_macro_fragment(line: &str) -> bool {
-    line.trim_end_matches([';', ','])
-        .strip_prefix('$')
-        .is_some_and(|name| !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_'))
+/// `$name` (a macro's fragment standing for an item), as written without its trailing `;`/`,`.
+fn macro_fragment(line: &str) -> Option<&str> {
+    let fragment = line.trim_end_matches([';', ',']);
+    let name = fragment.strip_prefix('$')?;
+    (!name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_')).then_some(fragment)
 }
 
 /// Keywords that come before an item's name.
