@@ -303,7 +303,8 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> R
         // Each ranking alone, then their fusion.
         let question_modes: &[&str] =
             if embedding_seconds.is_some() { &["lexical", "dense", "hybrid"] } else { &["lexical"] };
-        Some(crate::question_eval::run(&client, &url, question_modes, &questions).await?)
+        let baseline = crate::file_bm25::FileBm25::build(repo, loaded.config.index.max_file_size_bytes);
+        Some(crate::question_eval::run(&client, &url, &baseline, question_modes, &questions).await?)
     };
     server_handle.stop(true).await;
     if let Err(err) = server_task.await {

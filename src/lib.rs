@@ -17,6 +17,7 @@ pub mod config;
 pub mod daemon_lock;
 pub mod dag;
 pub mod eval;
+pub mod file_bm25;
 #[cfg(test)]
 mod fuzz_tests;
 pub mod gate_eval;

@@ -6,13 +6,16 @@
 //! half are passed as two files and reported apart. Every question is asked once per mode
 //! over HTTP and scored on the first ten hits: success@5 (a right file among the first five
 //! hits), MRR@10 (the reciprocal rank of the first right hit) and nDCG@10 (binary gain, a
-//! file counted at its first hit, the ideal ranking puts every judged file first).
+//! file counted at its first hit, the ideal ranking puts every judged file first). Beside
+//! docdex's modes, the whole-file BM25 yardstick (`file_bm25`, mode `file-bm25`) answers every
+//! question too, so a set's difficulty can be compared with sets measured elsewhere.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
 use serde::Serialize;
 
+use crate::file_bm25::FileBm25;
 use crate::protocol::{DocdexError, Result};
 
 /// Hits requested per question.
@@ -140,16 +143,24 @@ pub struct QuestionsReport {
     pub questions: Vec<Outcome>,
 }
 
-/// Asks every question in every mode through `GET url` (the HTTP search endpoint).
+/// The mode name of the whole-file BM25 yardstick (`file_bm25`).
+pub const BASELINE_MODE: &str = "file-bm25";
+
+/// Asks every question of the yardstick, then in every mode through `GET url` (the HTTP
+/// search endpoint).
 pub async fn run(
     client: &reqwest::Client,
     url: &str,
-    modes: &[&str],
+    baseline: &FileBm25,
+    docdex_modes: &[&str],
     questions: &[Question],
 ) -> Result<QuestionsReport> {
+    let mut modes = vec![BASELINE_MODE];
+    modes.extend_from_slice(docdex_modes);
     // answers[mode][question]
-    let mut answers: Vec<Vec<Answer>> = Vec::new();
-    for mode in modes {
+    let mut answers: Vec<Vec<Answer>> =
+        vec![questions.iter().map(|q| score(&baseline.search(&q.text, DEPTH), &q.expected)).collect()];
+    for mode in docdex_modes {
         let mut per_mode = Vec::with_capacity(questions.len());
         for question in questions {
             let paths = search_paths(client, url, mode, &question.text).await?;
@@ -199,7 +210,12 @@ pub async fn run(
             top: answers.last().map(|per_mode| per_mode[i].top.clone()).unwrap_or_default(),
         })
         .collect();
-    let misses = outcomes.iter().filter(|o| o.ranks.values().any(|rank| rank.is_none_or(|r| r > 5))).cloned().collect();
+    // A miss is docdex's: the yardstick misses too much to list.
+    let misses = outcomes
+        .iter()
+        .filter(|o| o.ranks.iter().any(|(mode, rank)| mode != BASELINE_MODE && rank.is_none_or(|r| r > 5)))
+        .cloned()
+        .collect();
     Ok(QuestionsReport { summaries, misses, questions: outcomes })
 }
 

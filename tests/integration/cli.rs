@@ -129,6 +129,55 @@ fn check_passes_and_fails_with_a_hint_on_an_unwritable_state_dir() {
 }
 
 #[test]
+fn bench_scores_judged_questions_beside_the_whole_file_yardstick() {
+    let repo = crate::common::repo_with(&[
+        ("src/time/sleep.rs", "/// Waits until the timer fires.\npub fn sleep_until(deadline: Instant) {}\n"),
+        ("src/io/copy.rs", "/// Copies all bytes from a reader into a writer.\npub async fn copy() {}\n"),
+        ("README.md", "# Demo\n\nA small crate.\n"),
+    ]);
+    let questions = tempfile::tempdir().unwrap();
+    let file = questions.path().join("demo-questions.tsv");
+    // The first shares no exact word with its file: only stemming ("timers" → timer) finds it.
+    std::fs::write(
+        &file,
+        "# judged questions\ntimers firing\tsrc/time/sleep.rs\tplain\ncopies bytes from a reader\tsrc/io/copy.rs\tplain\n",
+    )
+    .unwrap();
+    let home = Home::new();
+    let report = home.json(&[
+        "bench",
+        "--repo",
+        repo.path().to_str().unwrap(),
+        "--lexical-only",
+        "--index-runs",
+        "1",
+        "--queries",
+        "5",
+        "--questions",
+        file.to_str().unwrap(),
+        "--json",
+    ]);
+    let questions = &report["questions"];
+    let success = |mode: &str| {
+        questions["summaries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["split"] == "demo-questions" && s["mode"] == mode && s["kind"] == "all")
+            .unwrap_or_else(|| panic!("no {mode} summary: {questions}"))["success_at_5"]
+            .as_f64()
+    };
+    assert_eq!(success("file-bm25"), Some(0.5), "{questions}");
+    assert_eq!(success("lexical"), Some(1.0), "{questions}");
+    let ranks = |i: usize| &questions["questions"][i]["ranks"];
+    assert_eq!(ranks(0)["file-bm25"], serde_json::Value::Null, "{questions}");
+    assert_eq!(ranks(0)["lexical"], 1, "{questions}");
+    assert_eq!(ranks(1)["file-bm25"], 1, "{questions}");
+    // Misses are docdex's own: the yardstick's miss is not listed.
+    assert_eq!(questions["misses"].as_array().map(Vec::len), Some(0), "{questions}");
+}
+
+#[test]
 fn eval_scores_a_small_trec_collection() {
     let dataset = tempfile::tempdir().unwrap();
     let docs = [
