@@ -14,10 +14,15 @@ use crate::ingest::{read_text_file, scan_repo, FileRead};
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
 
+/// One file: its path, its words' counts and how many words it has.
+struct FileWords {
+    path: String,
+    counts: HashMap<String, u32>,
+    length: u32,
+}
+
 pub struct FileBm25 {
-    /// Per file: its path and its words' counts.
-    files: Vec<(String, HashMap<String, u32>)>,
-    lengths: Vec<u32>,
+    files: Vec<FileWords>,
     /// Files containing each word.
     document_frequency: HashMap<String, u32>,
     average_length: f64,
@@ -32,7 +37,6 @@ impl FileBm25 {
     /// Reads every text file docdex would index in `repo`.
     pub fn build(repo: &Path, max_file_size_bytes: u64) -> FileBm25 {
         let mut files = Vec::new();
-        let mut lengths = Vec::new();
         let mut document_frequency: HashMap<String, u32> = HashMap::new();
         for file in scan_repo(repo, max_file_size_bytes).files {
             let FileRead::Text(text) = read_text_file(&file.abs_path) else {
@@ -47,11 +51,10 @@ impl FileBm25 {
             for word in counts.keys() {
                 *document_frequency.entry(word.clone()).or_default() += 1;
             }
-            files.push((file.rel_path, counts));
-            lengths.push(length);
+            files.push(FileWords { path: file.rel_path, counts, length });
         }
-        let average_length = lengths.iter().map(|&l| l as f64).sum::<f64>() / lengths.len().max(1) as f64;
-        FileBm25 { files, lengths, document_frequency, average_length }
+        let average_length = files.iter().map(|f| f.length as f64).sum::<f64>() / files.len().max(1) as f64;
+        FileBm25 { files, document_frequency, average_length }
     }
 
     /// The best `limit` files for `query`, best first (files matching no word are left out).
@@ -73,9 +76,8 @@ impl FileBm25 {
         let mut scored: Vec<(f64, &str)> = self
             .files
             .iter()
-            .zip(&self.lengths)
-            .filter_map(|((path, counts), &length)| {
-                let norm = K1 * (1.0 - B + B * length as f64 / self.average_length.max(1.0));
+            .filter_map(|FileWords { path, counts, length }| {
+                let norm = K1 * (1.0 - B + B * *length as f64 / self.average_length.max(1.0));
                 let score: f64 = weights
                     .iter()
                     .filter_map(|(term, idf)| {
