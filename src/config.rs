@@ -140,8 +140,9 @@ pub struct SearchConfig {
     pub repeat_hit_delay: usize,
     /// Confidence below which a later waterfall escalates to the web.
     pub web_trigger_threshold: f32,
-    /// Reciprocal Rank Fusion constant: larger values flatten the rank curve.
-    pub rrf_k: f32,
+    /// Hybrid search ranks files by Reciprocal Rank Fusion of the two rankings' file orders:
+    /// `weight / (fusion_k + place)`; larger values flatten the curve.
+    pub fusion_k: f32,
     /// Weight of the lexical (BM25) ranking in hybrid fusion.
     pub rrf_lexical_weight: f32,
     /// Weight of the dense (embedding) ranking in hybrid fusion.
@@ -350,7 +351,7 @@ impl Default for SearchConfig {
             max_hits_per_file: 2,
             repeat_hit_delay: crate::index::DEFAULT_REPEAT_HIT_DELAY,
             web_trigger_threshold: 0.7,
-            rrf_k: 10.0,
+            fusion_k: 3.0,
             rrf_lexical_weight: 1.0,
             rrf_dense_weight: 1.0,
             max_web_hits: 5,
@@ -506,12 +507,13 @@ pub fn load(home: &Path) -> Result<LoadedConfig> {
         DocdexError::new(ErrorCode::ConfigInvalid, format!("cannot read {}: {err}", path.display()))
             .with_hint("check the file's permissions")
     })?;
-    let (mut config, unknown_keys) = parse(&text).map_err(|err| {
+    let (mut config, mut unknown_keys) = parse(&text).map_err(|err| {
         DocdexError::new(ErrorCode::ConfigInvalid, format!("{}: {err}", path.display()))
             .with_hint("fix the file or delete it to get the defaults back (example: config/config.example.toml)")
     })?;
     apply_env_overrides(&mut config)?;
-    let warnings = value_warnings(&config);
+    let mut warnings = value_warnings(&config);
+    warnings.extend(retired_key_warnings(&mut unknown_keys));
     Ok(LoadedConfig { config, home: home.to_path_buf(), path, unknown_keys, warnings })
 }
 
@@ -527,6 +529,28 @@ pub fn parse(text: &str) -> std::result::Result<(Config, Vec<String>), String> {
 }
 
 /// Settings that parse but cannot work; reported, not fatal (the rest of docdex runs).
+/// Keys earlier versions wrote into every config file, and what replaced them: a file
+/// written on first run keeps them, so they get a message of their own rather than
+/// "unknown key".
+const RETIRED_KEYS: &[(&str, &str)] = &[(
+    "search.rrf_k",
+    "search.rrf_k is no longer read: hybrid search now fuses the rankings' files, not their chunks, \
+     with search.fusion_k (default 3); delete the line",
+)];
+
+/// Takes the retired keys out of `unknown_keys` and returns a warning for each.
+pub fn retired_key_warnings(unknown_keys: &mut Vec<String>) -> Vec<String> {
+    let mut warnings = Vec::new();
+    unknown_keys.retain(|key| match RETIRED_KEYS.iter().find(|(retired, _)| retired == key) {
+        Some((_, message)) => {
+            warnings.push(message.to_string());
+            false
+        }
+        None => true,
+    });
+    warnings
+}
+
 pub fn value_warnings(config: &Config) -> Vec<String> {
     let mut warnings = Vec::new();
     if crate::llm::ProviderKind::parse(&config.llm.provider).is_none() {
@@ -666,6 +690,16 @@ mod tests {
         let (config, unknown) = parse("[search]\nmax_repo_hits = 3\nmax_rpeo_hits = 4\n[bogus]\nx = 1\n").unwrap();
         assert_eq!(config.search.max_repo_hits, 3);
         assert_eq!(unknown, vec!["bogus".to_string(), "search.max_rpeo_hits".to_string()]);
+    }
+
+    #[test]
+    fn a_retired_key_gets_its_own_warning() {
+        let (config, mut unknown) = parse("[search]\nrrf_k = 10.0\nmax_rpeo_hits = 4\n").unwrap();
+        assert_eq!(config.search.fusion_k, 3.0);
+        let warnings = retired_key_warnings(&mut unknown);
+        assert_eq!(unknown, vec!["search.max_rpeo_hits".to_string()]);
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].contains("search.fusion_k"), "{warnings:?}");
     }
 
     #[test]

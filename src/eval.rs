@@ -284,7 +284,7 @@ pub async fn run(
         limit: RUN_DEPTH,
         max_hits_per_file: 1,
         fusion: FusionParams {
-            k: search.rrf_k,
+            k: search.fusion_k,
             lexical_weight: search.rrf_lexical_weight,
             dense_weight: search.rrf_dense_weight,
         },
@@ -343,7 +343,7 @@ pub async fn run(
     // Fusion settings measured side by side (query vectors are cached after the first pass).
     let mut sweep = Vec::new();
     if sweep_fusion && model_ok {
-        for k in [5.0, 10.0, 20.0, 60.0] {
+        for k in [2.0, 3.0, 5.0, 10.0, 20.0] {
             for dense_weight in [0.5, 0.75, 1.0, 1.5, 2.0] {
                 let fusion = FusionParams { k, lexical_weight: 1.0, dense_weight };
                 let mut report = run_mode(SearchMode::Hybrid, SearchParams { fusion, ..params }).await?;

@@ -545,7 +545,7 @@ impl Handler<Search> for ToolDispatcher {
         let embedder = self.embedder.clone();
         let search = &self.config.search;
         let fusion = FusionParams {
-            k: search.rrf_k,
+            k: search.fusion_k,
             lexical_weight: search.rrf_lexical_weight,
             dense_weight: search.rrf_dense_weight,
         };

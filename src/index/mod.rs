@@ -17,7 +17,7 @@ use tantivy::directory::error::LockError;
 use tantivy::directory::MmapDirectory;
 use tantivy::query::{BooleanQuery, BoostQuery, DisjunctionMaxQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
-    Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, Value, STORED, STRING,
+    Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, Value, FAST, STORED, STRING,
 };
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{
@@ -35,7 +35,7 @@ pub use store::{FileRecord, IndexRunState, LibraryRecord, MemoryRecord, RepoStor
 /// What the code analyzer, the chunker and the schema produce, as a number: bump it when any
 /// of them changes what an index holds, so indexes built before are rebuilt (reported)
 /// instead of silently mismatching new queries.
-pub const INDEX_FORMAT_VERSION: u32 = 7;
+pub const INDEX_FORMAT_VERSION: u32 = 8;
 
 /// Empties an index for a rebuild under its writer lock (another process writing it is an
 /// error, not a race). Records go first: a kill before the files are removed leaves a state
@@ -212,7 +212,8 @@ fn build_schema() -> (Schema, Fields) {
     let text = TextOptions::default().set_indexing_options(indexing);
     let stored_text = text.clone().set_stored();
     let fields = Fields {
-        path: builder.add_text_field("path", STRING | STORED),
+        // Fast too: the hybrid fusion ranks files, and reads each candidate's file from here.
+        path: builder.add_text_field("path", STRING | STORED | FAST),
         path_text: builder.add_text_field("path_text", text.clone()),
         heading: builder.add_text_field("heading", stored_text.clone()),
         symbols: builder.add_text_field("symbols", text.clone()),
@@ -580,8 +581,20 @@ impl RepoIndex {
         let (ranked, top_score) = match mode {
             SearchMode::Lexical => (with_ranks(lexical, Source::Lexical), lexical_confidence),
             SearchMode::Dense => (with_ranks(dense, Source::Dense), dense_confidence),
-            SearchMode::Hybrid => (fuse(lexical, dense, params.fusion), lexical_confidence.max(dense_confidence)),
+            SearchMode::Hybrid => {
+                let addresses: Vec<DocAddress> = lexical.iter().chain(&dense).map(|c| c.address).collect();
+                let mut lexical_files = self.files_of(&searcher, &addresses)?;
+                let dense_files = lexical_files.split_off(lexical.len());
+                let fused = fuse(
+                    Ranking { candidates: lexical, files: lexical_files, weight: params.fusion.lexical_weight },
+                    Ranking { candidates: dense, files: dense_files, weight: params.fusion.dense_weight },
+                    params,
+                );
+                (fused, lexical_confidence.max(dense_confidence))
+            }
         };
+        // The fusion already placed each file's later hits.
+        let params = if mode == SearchMode::Hybrid { SearchParams { repeat_hit_delay: 0, ..params } } else { params };
         let hits = self.render(&searcher, ranked, &terms, &mut analyzer, params, explain)?;
         let top_score = if hits.is_empty() { 0.0 } else { top_score };
         Ok(SearchOutcome { hits, top_score })
@@ -704,6 +717,40 @@ impl RepoIndex {
         }
         candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
         Ok(candidates)
+    }
+
+    /// The file of each address, as an id per distinct path (across segments), read from
+    /// the `path` fast field: no stored document is loaded. Each segment's paths are looked
+    /// up in one pass over its dictionary, in ordinal order.
+    fn files_of(&self, searcher: &Searcher, addresses: &[DocAddress]) -> Result<Vec<u32>> {
+        let mut ords_by_segment: HashMap<u32, Vec<(u64, usize)>> = HashMap::new();
+        let mut files = vec![u32::MAX; addresses.len()];
+        for (i, address) in addresses.iter().enumerate() {
+            ords_by_segment.entry(address.segment_ord).or_default().push((u64::from(address.doc_id), i));
+        }
+        let mut ids: HashMap<Vec<u8>, u32> = HashMap::new();
+        for (segment_ord, mut docs) in ords_by_segment {
+            let column = searcher
+                .segment_reader(segment_ord)
+                .fast_fields()
+                .str("path")?
+                .ok_or_else(|| DocdexError::internal("the index has no path column"))?;
+            // Document ids become path ordinals, then the ordinals are read in order.
+            for (doc_or_ord, _) in docs.iter_mut() {
+                *doc_or_ord = column.ords().first(*doc_or_ord as u32).unwrap_or(u64::MAX);
+            }
+            docs.sort_unstable();
+            let ords: Vec<u64> = docs.iter().map(|&(ord, _)| ord).filter(|&ord| ord != u64::MAX).collect();
+            let mut looked_up: Vec<u32> = Vec::with_capacity(ords.len());
+            column.dictionary().sorted_ords_to_term_cb(&ords, |path| {
+                let next = ids.len() as u32;
+                looked_up.push(*ids.entry(path.to_vec()).or_insert(next));
+            })?;
+            for (&(_, i), &file) in docs.iter().zip(&looked_up) {
+                files[i] = file;
+            }
+        }
+        Ok(files)
     }
 
     /// Each address's `flags` fast field.
@@ -1160,25 +1207,48 @@ pub struct FusionParams {
 
 impl Default for FusionParams {
     fn default() -> Self {
-        FusionParams { k: 10.0, lexical_weight: 1.0, dense_weight: 1.0 }
+        FusionParams { k: 3.0, lexical_weight: 1.0, dense_weight: 1.0 }
     }
 }
 
-/// RRF: each ranking adds `weight / (k + rank)`; a chunk found by both adds both.
-fn fuse(lexical: Vec<Candidate>, dense: Vec<Candidate>, params: FusionParams) -> Vec<RankedCandidate> {
-    let mut by_address: HashMap<DocAddress, RankedCandidate> = HashMap::new();
-    for (source, candidates, weight) in
-        [(Source::Lexical, lexical, params.lexical_weight), (Source::Dense, dense, params.dense_weight)]
-    {
-        for (i, candidate) in candidates.into_iter().enumerate() {
+/// One ranking's candidates, best first, with the file of each.
+struct Ranking {
+    candidates: Vec<Candidate>,
+    files: Vec<u32>,
+    weight: f32,
+}
+
+/// Hybrid fusion. Files are ranked by RRF over each ranking's order of files (a file's place
+/// is where its first chunk appears): the two rankings often find different chunks of the
+/// right file, which chunk-level RRF scores as two half-hits and ranks below a chunk both
+/// found at middling ranks. Within a file, chunks keep their chunk-level RRF order; a file's
+/// n-th chunk is placed `n * repeat_hit_delay` files later, as `render` does for one ranking.
+/// A hit's score is its file's fused score.
+fn fuse(lexical: Ranking, dense: Ranking, params: SearchParams) -> Vec<RankedCandidate> {
+    let k = params.fusion.k;
+    let mut by_address: HashMap<DocAddress, (RankedCandidate, u32)> = HashMap::new();
+    let mut file_score: HashMap<u32, f32> = HashMap::new();
+    // Each file's place in the lexical and in the dense order of files (MAX: not found).
+    let mut file_places: HashMap<u32, [usize; 2]> = HashMap::new();
+    for (source, ranking) in [(Source::Lexical, lexical), (Source::Dense, dense)] {
+        let mut files_seen: HashSet<u32> = HashSet::new();
+        for (i, (candidate, file)) in ranking.candidates.into_iter().zip(ranking.files).enumerate() {
             let rank = i + 1;
-            let entry = by_address.entry(candidate.address).or_insert_with(|| RankedCandidate {
-                address: candidate.address,
-                score: 0.0,
-                doc_opt: None,
-                explain: HitExplain::default(),
+            if files_seen.insert(file) {
+                let place = files_seen.len();
+                *file_score.entry(file).or_default() += ranking.weight / (k + place as f32);
+                file_places.entry(file).or_insert([usize::MAX; 2])[source as usize] = place;
+            }
+            let (entry, _) = by_address.entry(candidate.address).or_insert_with(|| {
+                let ranked = RankedCandidate {
+                    address: candidate.address,
+                    score: 0.0,
+                    doc_opt: None,
+                    explain: HitExplain::default(),
+                };
+                (ranked, file)
             });
-            entry.score += weight / (params.k + rank as f32);
+            entry.score += ranking.weight / (k + rank as f32);
             let ranked_by = Some(RankedBy { rank, score: candidate.score });
             match source {
                 Source::Lexical => entry.explain.lexical = ranked_by,
@@ -1189,9 +1259,31 @@ fn fuse(lexical: Vec<Candidate>, dense: Vec<Candidate>, params: FusionParams) ->
             }
         }
     }
-    let mut fused: Vec<RankedCandidate> = by_address.into_values().collect();
-    fused.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.address.cmp(&b.address)));
-    fused
+    // Best file first (of two equal, the one lexical search placed higher: its evidence is
+    // the more exact); within a file, best chunk first.
+    let mut chunks: Vec<(RankedCandidate, u32)> = by_address.into_values().collect();
+    chunks.sort_by(|(a, file_a), (b, file_b)| {
+        file_score[file_b]
+            .total_cmp(&file_score[file_a])
+            .then(file_places[file_a].cmp(&file_places[file_b]))
+            .then(b.score.total_cmp(&a.score))
+            .then(a.address.cmp(&b.address))
+    });
+    let mut file_index: HashMap<u32, (usize, usize)> = HashMap::new();
+    let mut placed: Vec<(usize, bool, RankedCandidate)> = Vec::with_capacity(chunks.len());
+    for (mut candidate, file) in chunks {
+        let files_so_far = file_index.len();
+        let (index, count) = file_index.entry(file).or_insert((files_so_far, 0));
+        let (index, nth) = (*index, *count);
+        *count += 1;
+        if nth < params.max_hits_per_file.max(1) {
+            candidate.score = file_score[&file];
+            placed.push((index + nth * params.repeat_hit_delay, nth == 0, candidate));
+        }
+    }
+    // A repeat placed at a first hit's place goes before it, as in `render`.
+    placed.sort_by_key(|&(place, first, _)| (place, first));
+    placed.into_iter().map(|(_, _, candidate)| candidate).collect()
 }
 
 /// Documents and plain text, as opposed to code.
@@ -1329,6 +1421,38 @@ fn dir_size(path: &Path) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ranking(chunks: &[(u32, u32)], weight: f32) -> Ranking {
+        Ranking {
+            candidates: chunks
+                .iter()
+                .map(|&(doc, _)| Candidate { address: DocAddress::new(0, doc), score: 1.0, doc_opt: None })
+                .collect(),
+            files: chunks.iter().map(|&(_, file)| file).collect(),
+            weight,
+        }
+    }
+
+    #[test]
+    fn fusion_ranks_files_the_two_rankings_both_found_above_a_chunk_they_share() {
+        // Files A = 0, B = 1, C = 2; chunks a1 = 10, a2 = 11, b1 = 20, c1 = 30, c2 = 31.
+        // Chunk-level RRF would put b1 (found by both, 2nd and 3rd) first; as files, A
+        // (1st lexically, 2nd by meaning) and C (3rd and 1st) come before B.
+        let lexical = [(10, 0), (20, 1), (30, 2)];
+        let dense = [(31, 2), (11, 0), (20, 1)];
+        let params = SearchParams::new(10, 2);
+        let docs = |fused: Vec<RankedCandidate>| fused.iter().map(|c| c.address.doc_id).collect::<Vec<_>>();
+        let fused = fuse(ranking(&lexical, 1.0), ranking(&dense, 1.0), params);
+        let a_score = 1.0 / (3.0 + 1.0) + 1.0 / (3.0 + 2.0);
+        assert!((fused[0].score - a_score).abs() < 1e-6, "a hit's score is its file's");
+        assert_eq!(fused[0].explain.lexical.map(|r| r.rank), Some(1));
+        // A file's second chunk waits `repeat_hit_delay` files; here there are fewer files.
+        assert_eq!(docs(fused), vec![10, 31, 20, 11, 30]);
+        let one_per_file = SearchParams::new(10, 1);
+        assert_eq!(docs(fuse(ranking(&lexical, 1.0), ranking(&dense, 1.0), one_per_file)), vec![10, 31, 20]);
+        // Weights still count: with the dense ranking ignored, the lexical order stands.
+        assert_eq!(docs(fuse(ranking(&lexical, 1.0), ranking(&dense, 0.0), one_per_file)), vec![10, 20, 30]);
+    }
 
     #[test]
     fn an_index_with_another_layout_is_emptied_for_a_rebuild_keeping_memories() {
