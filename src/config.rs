@@ -153,9 +153,10 @@ pub struct SearchConfig {
     /// for a while" adds `sleep`, `delay`; the list is `src/index/concepts.txt`) to the
     /// lexical query (and, with `expand_embedding`, to the query embedding's text).
     pub expand_concepts: bool,
-    /// Whether the query embedding's text also gets those terms. Off by default: on code
-    /// the list was not written for (httpx, rich) it moved the embedding away from the
-    /// answer more often than towards it (ARCHITECTURE.md, Ranking).
+    /// Whether the query embedding's text also gets those terms. On by default since
+    /// hybrid fuses files: dense ranking then finds what the lexical query's concept terms
+    /// name, and the fused order gains on every kind of question but how-it-works ones
+    /// (ARCHITECTURE.md, Ranking).
     pub expand_embedding: bool,
     /// Weight of those added terms in the lexical query, relative to the question's words.
     pub concept_weight: f32,
@@ -356,7 +357,7 @@ impl Default for SearchConfig {
             rrf_dense_weight: 1.0,
             max_web_hits: 5,
             expand_concepts: true,
-            expand_embedding: false,
+            expand_embedding: true,
             concept_weight: crate::index::DEFAULT_CONCEPT_WEIGHT,
         }
     }
