@@ -385,6 +385,7 @@ impl Handler<FinishIndexRun> for Indexer {
             state.last_completed = Some(unix_now());
             state.in_progress = false;
             state.format_version = crate::index::INDEX_FORMAT_VERSION;
+            state.rebuild_reason = None;
             state.files = files.len() as u64;
             state.chunks = index.num_chunks();
             state.bytes = msg.bytes_total;

@@ -519,6 +519,10 @@ async fn open_indexed(repo_manager: &Addr<RepoManager>, path: PathBuf) -> Result
         let err = DocdexError::repo_not_indexed(&path);
         return Err(if state.interrupted() {
             DocdexError { message: format!("the first index of {path} did not finish"), ..err }
+        } else if let Some(why) = state.rebuild_reason {
+            // An upgrade emptied it: same code, but the user should know nothing was lost.
+            DocdexError { message: format!("the index of {path} was emptied for a rebuild ({why})"), ..err }
+                .with_hint(format!("run `docdexd index --repo {path}`: unchanged chunks reuse their embeddings"))
         } else {
             err
         });

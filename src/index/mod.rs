@@ -307,6 +307,10 @@ impl RepoIndex {
         let rebuild = |why: &str| -> Result<Index> {
             tracing::warn!(repo = %root.display(), "{why}; the index is emptied and the next index run rebuilds it");
             wipe_index(&store, &index_dir)?;
+            let mut wtxn = store.write_txn()?;
+            let state = IndexRunState { rebuild_reason: Some(why.to_string()), ..store.run_state(&wtxn)? };
+            store.put_run_state(&mut wtxn, &state)?;
+            wtxn.commit()?;
             Index::open_or_create(open_dir()?, schema.clone()).map_err(unreadable)
         };
         let index = match Index::open_or_create(open_dir()?, schema.clone()) {
@@ -1521,6 +1525,7 @@ mod tests {
         let run = index.store.run_state(&index.store.read_txn().unwrap()).unwrap();
         assert!(!run.indexed(), "{run:?}");
         assert_eq!(run.next_chunk_id, 1, "ids keep growing");
+        assert!(run.rebuild_reason.as_deref().is_some_and(|why| why.contains("format 0")), "{run:?}");
         // Completed by this docdex: kept as is.
         let mut wtxn = index.store.write_txn().unwrap();
         let current = IndexRunState { last_completed: Some(2), format_version: INDEX_FORMAT_VERSION, ..run };

@@ -101,6 +101,10 @@ pub struct IndexRunState {
     /// versions were kept): another version means the analyzer or chunker changed.
     #[serde(default)]
     pub format_version: u32,
+    /// Why the index was emptied for a rebuild (written by another docdex version), until
+    /// the next run completes: a search in between says so instead of "not indexed".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rebuild_reason: Option<String>,
 }
 
 impl IndexRunState {
