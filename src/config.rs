@@ -529,7 +529,6 @@ pub fn parse(text: &str) -> std::result::Result<(Config, Vec<String>), String> {
     Ok((config, unknown))
 }
 
-/// Settings that parse but cannot work; reported, not fatal (the rest of docdex runs).
 /// Keys earlier versions wrote into every config file, and what replaced them: a file
 /// written on first run keeps them, so they get a message of their own rather than
 /// "unknown key".
@@ -552,6 +551,7 @@ pub fn retired_key_warnings(unknown_keys: &mut Vec<String>) -> Vec<String> {
     warnings
 }
 
+/// Settings that parse but cannot work; reported, not fatal (the rest of docdex runs).
 pub fn value_warnings(config: &Config) -> Vec<String> {
     let mut warnings = Vec::new();
     if crate::llm::ProviderKind::parse(&config.llm.provider).is_none() {

@@ -39,8 +39,8 @@ pub const INDEX_FORMAT_VERSION: u32 = 8;
 
 /// Empties an index for a rebuild under its writer lock (another process writing it is an
 /// error, not a race). Records go first: a kill before the files are removed leaves a state
-/// the next open repairs the same way.
-fn wipe_index(store: &RepoStore, index_dir: &Path) -> Result<()> {
+/// the next open repairs the same way. The run state keeps `reason` until a run completes.
+fn wipe_index(store: &RepoStore, index_dir: &Path, reason: &str) -> Result<()> {
     use tantivy::directory::{Directory, INDEX_WRITER_LOCK};
     let directory = MmapDirectory::open(index_dir)
         .map_err(|err| DocdexError::internal(format!("cannot open index at {}: {err}", index_dir.display())))?;
@@ -53,6 +53,8 @@ fn wipe_index(store: &RepoStore, index_dir: &Path) -> Result<()> {
     })?;
     let mut wtxn = store.write_txn()?;
     store.forget_chunks(&mut wtxn)?;
+    let state = IndexRunState { rebuild_reason: Some(reason.to_string()), ..store.run_state(&wtxn)? };
+    store.put_run_state(&mut wtxn, &state)?;
     wtxn.commit()?;
     for entry in std::fs::read_dir(index_dir)? {
         let entry = entry?;
@@ -306,11 +308,7 @@ impl RepoIndex {
         };
         let rebuild = |why: &str| -> Result<Index> {
             tracing::warn!(repo = %root.display(), "{why}; the index is emptied and the next index run rebuilds it");
-            wipe_index(&store, &index_dir)?;
-            let mut wtxn = store.write_txn()?;
-            let state = IndexRunState { rebuild_reason: Some(why.to_string()), ..store.run_state(&wtxn)? };
-            store.put_run_state(&mut wtxn, &state)?;
-            wtxn.commit()?;
+            wipe_index(&store, &index_dir, why)?;
             Index::open_or_create(open_dir()?, schema.clone()).map_err(unreadable)
         };
         let index = match Index::open_or_create(open_dir()?, schema.clone()) {
@@ -1215,6 +1213,13 @@ impl Default for FusionParams {
     }
 }
 
+/// A file in the fusion: its fused score, and its place in the lexical and in the dense
+/// order of files (MAX: not found there).
+struct FileRank {
+    score: f32,
+    places: [usize; 2],
+}
+
 /// One ranking's candidates, best first, with the file of each.
 struct Ranking {
     candidates: Vec<Candidate>,
@@ -1231,17 +1236,16 @@ struct Ranking {
 fn fuse(lexical: Ranking, dense: Ranking, params: SearchParams) -> Vec<RankedCandidate> {
     let k = params.fusion.k;
     let mut by_address: HashMap<DocAddress, (RankedCandidate, u32)> = HashMap::new();
-    let mut file_score: HashMap<u32, f32> = HashMap::new();
-    // Each file's place in the lexical and in the dense order of files (MAX: not found).
-    let mut file_places: HashMap<u32, [usize; 2]> = HashMap::new();
+    let mut files: HashMap<u32, FileRank> = HashMap::new();
     for (source, ranking) in [(Source::Lexical, lexical), (Source::Dense, dense)] {
         let mut files_seen: HashSet<u32> = HashSet::new();
         for (i, (candidate, file)) in ranking.candidates.into_iter().zip(ranking.files).enumerate() {
             let rank = i + 1;
             if files_seen.insert(file) {
                 let place = files_seen.len();
-                *file_score.entry(file).or_default() += ranking.weight / (k + place as f32);
-                file_places.entry(file).or_insert([usize::MAX; 2])[source as usize] = place;
+                let rank_of_file = files.entry(file).or_insert(FileRank { score: 0.0, places: [usize::MAX; 2] });
+                rank_of_file.score += ranking.weight / (k + place as f32);
+                rank_of_file.places[source as usize] = place;
             }
             let (entry, _) = by_address.entry(candidate.address).or_insert_with(|| {
                 let ranked = RankedCandidate {
@@ -1267,9 +1271,10 @@ fn fuse(lexical: Ranking, dense: Ranking, params: SearchParams) -> Vec<RankedCan
     // the more exact); within a file, best chunk first.
     let mut chunks: Vec<(RankedCandidate, u32)> = by_address.into_values().collect();
     chunks.sort_by(|(a, file_a), (b, file_b)| {
-        file_score[file_b]
-            .total_cmp(&file_score[file_a])
-            .then(file_places[file_a].cmp(&file_places[file_b]))
+        files[file_b]
+            .score
+            .total_cmp(&files[file_a].score)
+            .then(files[file_a].places.cmp(&files[file_b].places))
             .then(b.score.total_cmp(&a.score))
             .then(a.address.cmp(&b.address))
     });
@@ -1281,7 +1286,7 @@ fn fuse(lexical: Ranking, dense: Ranking, params: SearchParams) -> Vec<RankedCan
         let (index, nth) = (*index, *count);
         *count += 1;
         if nth < params.max_hits_per_file.max(1) {
-            candidate.score = file_score[&file];
+            candidate.score = files[&file].score;
             placed.push((index + nth * params.repeat_hit_delay, nth == 0, candidate));
         }
     }
