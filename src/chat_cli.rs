@@ -360,14 +360,35 @@ fn set_default_model(path: &Path, model: &str) -> Result<()> {
     let text = std::fs::read_to_string(path)?;
     let mut doc: toml_edit::DocumentMut =
         text.parse().map_err(|err| DocdexError::new(ErrorCode::ConfigInvalid, format!("{}: {err}", path.display())))?;
-    if !doc.contains_table("llm") {
-        doc["llm"] = toml_edit::table();
-    }
-    doc["llm"]["default_model"] = toml_edit::value(model);
+    let written = match uncomment_default_model(&doc, &text, model) {
+        Some(edited) => edited,
+        None => {
+            if !doc.contains_table("llm") {
+                doc["llm"] = toml_edit::table();
+            }
+            doc["llm"]["default_model"] = toml_edit::value(model);
+            doc.to_string()
+        }
+    };
     let tmp = path.with_extension("toml.tmp");
-    std::fs::write(&tmp, doc.to_string())?;
+    std::fs::write(&tmp, written)?;
     std::fs::rename(&tmp, path)?;
     Ok(())
+}
+
+/// A file written on first run has `# default_model = …` under its documentation: that
+/// line is set, rather than a new one added above the documentation. `None` when the key is
+/// live already or the edited text would not set `llm.default_model`.
+fn uncomment_default_model(doc: &toml_edit::DocumentMut, text: &str, model: &str) -> Option<String> {
+    let model_of = |doc: &toml_edit::DocumentMut| doc.get("llm")?.get("default_model")?.as_str().map(str::to_string);
+    if doc.get("llm").and_then(|llm| llm.get("default_model")).is_some() {
+        return None;
+    }
+    let at = text.find("\n# default_model = ")? + 1;
+    let end = text[at..].find('\n').map_or(text.len(), |n| at + n);
+    let edited = format!("{}default_model = {}{}", &text[..at], toml_edit::Value::from(model), &text[end..]);
+    let parsed: toml_edit::DocumentMut = edited.parse().ok()?;
+    (model_of(&parsed).as_deref() == Some(model)).then_some(edited)
 }
 
 /// `bench-chat`: time to first token and total latency for a short question, with context
@@ -451,4 +472,24 @@ pub async fn run_bench_chat(
         print_now(&out)?;
     }
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn llm_setup_sets_the_commented_default_model_line_of_a_first_run_file() {
+        let text = crate::config::first_run_config();
+        let doc: toml_edit::DocumentMut = text.parse().unwrap();
+        let edited = uncomment_default_model(&doc, &text, "qwen2.5:0.5b").unwrap();
+        assert!(edited.contains("\n# `docdexd llm-list` recommends one for this machine; `docdexd llm-setup --yes` sets it.\ndefault_model = \"qwen2.5:0.5b\"\n"), "{edited}");
+        assert!(!edited.contains("# default_model"));
+        let (config, unknown) = crate::config::parse(&edited).unwrap();
+        assert!(unknown.is_empty());
+        assert_eq!(config.llm.default_model, "qwen2.5:0.5b");
+        // A live key is left to toml_edit.
+        let live: toml_edit::DocumentMut = edited.parse().unwrap();
+        assert!(uncomment_default_model(&live, &edited, "phi3.5:3.8b").is_none());
+    }
 }

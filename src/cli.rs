@@ -1282,6 +1282,10 @@ fn run_check(home: &Path) -> i32 {
             for warning in &loaded.warnings {
                 report.warn("config", warning);
             }
+            let text = std::fs::read_to_string(&loaded.path).unwrap_or_default();
+            for note in config::stale_default_notes(&text) {
+                report.warn("config", &note);
+            }
             loaded
         }
         Err(err) => {

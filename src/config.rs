@@ -8,9 +8,31 @@ use serde::{Deserialize, Serialize};
 
 use crate::protocol::{DocdexError, ErrorCode, Result};
 
-/// The commented example shipped in `config/`; written verbatim on first run so the user sees
-/// every key with its documentation.
+/// The commented example shipped in `config/`, every key set to its default; the first run
+/// writes it with those settings commented out (`first_run_config`).
 pub const DEFAULT_CONFIG_TOML: &str = include_str!("../config/config.example.toml");
+
+/// The file a first run writes: the example with every setting commented out, so the user
+/// sees each key, its documentation and its default, and a later version's defaults (a better
+/// ranking, a new limit) reach them for every line they have not uncommented. A file that
+/// spelled every default out froze the defaults of the version that wrote it.
+pub fn first_run_config() -> String {
+    let mut text = String::with_capacity(DEFAULT_CONFIG_TOML.len() + 256);
+    for line in DEFAULT_CONFIG_TOML.lines() {
+        if line.starts_with(|c: char| c.is_ascii_lowercase()) && line.contains(" = ") {
+            text.push_str("# ");
+        } else if line.starts_with("# Every key is optional") {
+            text.push_str(
+                "# Every setting is commented out at its default: uncomment a line to change it; what\n\
+                 # stays commented follows the defaults of the docdex you run. Unknown keys are warned about.\n",
+            );
+            continue;
+        }
+        text.push_str(line);
+        text.push('\n');
+    }
+    text
+}
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -499,7 +521,7 @@ pub fn load(home: &Path) -> Result<LoadedConfig> {
             DocdexError::new(ErrorCode::StateUnwritable, format!("cannot create {}: {err}", home.display()))
                 .with_hint("set DOCDEX_HOME to a writable folder")
         })?;
-        std::fs::write(&path, DEFAULT_CONFIG_TOML).map_err(|err| {
+        std::fs::write(&path, first_run_config()).map_err(|err| {
             DocdexError::new(ErrorCode::StateUnwritable, format!("cannot write {}: {err}", path.display()))
                 .with_hint("set DOCDEX_HOME to a writable folder")
         })?;
@@ -537,6 +559,29 @@ const RETIRED_KEYS: &[(&str, &str)] = &[(
     "search.rrf_k is no longer read: hybrid search now fuses the rankings' files, not their chunks, \
      with search.fusion_k (default 3); delete the line",
 )];
+
+/// Defaults that changed, with the value earlier versions wrote into every config file on
+/// first run: such a file still sets the old value, which `check` points out (a user may
+/// have chosen it, so it is a note there, not a warning on every command).
+const CHANGED_DEFAULTS: &[(&str, &str, bool, &str)] = &[(
+    "search",
+    "expand_embedding",
+    false,
+    "search.expand_embedding = false was the default before hybrid search fused files; the default is now \
+     true (plain-words questions rank better, ARCHITECTURE.md, Ranking): delete the line unless you chose it",
+)];
+
+/// `check`'s notes on settings a config file holds at a default that has since changed.
+pub fn stale_default_notes(text: &str) -> Vec<String> {
+    let Ok(table) = text.parse::<toml::Table>() else { return Vec::new() };
+    CHANGED_DEFAULTS
+        .iter()
+        .filter(|(section, key, old, _)| {
+            table.get(*section).and_then(|s| s.get(*key)).and_then(toml::Value::as_bool) == Some(*old)
+        })
+        .map(|(_, _, _, note)| note.to_string())
+        .collect()
+}
 
 /// Takes the retired keys out of `unknown_keys` and returns a warning for each.
 pub fn retired_key_warnings(unknown_keys: &mut Vec<String>) -> Vec<String> {
@@ -676,6 +721,39 @@ mod tests {
         let (config, unknown) = parse(DEFAULT_CONFIG_TOML).unwrap();
         assert!(unknown.is_empty(), "{unknown:?}");
         assert_eq!(config, Config::default());
+    }
+
+    #[test]
+    fn the_first_run_file_sets_nothing_and_shows_every_default() {
+        let written = first_run_config();
+        let (config, unknown) = parse(&written).unwrap();
+        assert!(unknown.is_empty(), "{unknown:?}");
+        assert_eq!(config, Config::default());
+        // Every setting of the example is there, commented out, and nothing but tables is live.
+        let settings = |text: &str, prefix: &str| {
+            text.lines()
+                .filter(|l| {
+                    l.strip_prefix(prefix)
+                        .is_some_and(|l| l.contains(" = ") && l.starts_with(|c: char| c.is_ascii_lowercase()))
+                })
+                .count()
+        };
+        assert_eq!(settings(&written, "# "), settings(DEFAULT_CONFIG_TOML, "") + settings(DEFAULT_CONFIG_TOML, "# "));
+        assert!(settings(&written, "# ") > 60);
+        assert!(written.lines().all(|l| l.is_empty() || l.starts_with('#') || l.starts_with('[')), "{written}");
+        // A user who uncomments a line gets that value.
+        let edited = written.replace("# max_repo_hits = 10", "max_repo_hits = 3");
+        assert_eq!(parse(&edited).unwrap().0.search.max_repo_hits, 3);
+    }
+
+    #[test]
+    fn an_old_first_run_default_is_pointed_out() {
+        let notes = stale_default_notes("[search]\nexpand_embedding = false\n");
+        assert_eq!(notes.len(), 1);
+        assert!(notes[0].contains("now true"), "{notes:?}");
+        assert!(stale_default_notes("[search]\nexpand_embedding = true\n").is_empty());
+        assert!(stale_default_notes(&first_run_config()).is_empty());
+        assert!(stale_default_notes("not toml [").is_empty());
     }
 
     #[test]

@@ -85,7 +85,16 @@ fn config_is_created_with_defaults_and_unknown_keys_warned() {
         other => panic!("check exited with {other:?}: {report}"),
     }
     let written = std::fs::read_to_string(fresh.dir.path().join("config.toml")).unwrap();
-    assert!(written.contains("[search]") && written.contains("web_trigger_threshold = 0.7"));
+    // Every setting is shown at its default but commented out, so a later version's
+    // defaults reach this home.
+    assert!(written.contains("[search]") && written.contains("\n# web_trigger_threshold = 0.7\n"), "{written}");
+    assert!(!report.contains("expand_embedding"), "{report}");
+
+    // A file an older version wrote holds that version's defaults; check points out the one
+    // that changed since.
+    let old = Home::with_config("[search]\nexpand_embedding = false\n");
+    let report = String::from_utf8_lossy(&old.run(&["check"]).stdout).to_string();
+    assert!(report.contains("warn  config") && report.contains("expand_embedding = false"), "{report}");
 
     let broken = Home::with_config("[search]\nmax_repo_hits = \"ten\"\n");
     let out = broken.run(&["status", "--repo", "."]);
