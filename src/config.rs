@@ -561,15 +561,37 @@ const RETIRED_KEYS: &[(&str, &str)] = &[(
 )];
 
 /// Defaults that changed, with the value earlier versions wrote into every config file on
-/// first run: such a file still sets the old value, which `check` points out (a user may
-/// have chosen it, so it is a note there, not a warning on every command).
-const CHANGED_DEFAULTS: &[(&str, &str, bool, &str)] = &[(
-    "search",
-    "expand_embedding",
-    false,
-    "search.expand_embedding = false was the default before hybrid search fused files; the default is now \
-     true (plain-words questions rank better, ARCHITECTURE.md, Ranking): delete the line unless you chose it",
-)];
+/// first run (as TOML): such a file still sets the old value, which `check` points out (a
+/// user may have chosen it, so it is a note there, not a warning on every command).
+const CHANGED_DEFAULTS: &[(&str, &str, &str, &str)] = &[
+    (
+        "search",
+        "expand_embedding",
+        "false",
+        "search.expand_embedding = false was the default before hybrid search fused files; the default is now \
+         true (plain-words questions rank better, ARCHITECTURE.md, Ranking): delete the line unless you chose it",
+    ),
+    (
+        "embedding",
+        "batch_size",
+        "16",
+        "embedding.batch_size = 16 was an early default; the default is now 4 (as fast on a CPU, half the \
+         memory): delete the line unless you chose it",
+    ),
+    (
+        "embedding",
+        "threads",
+        "1",
+        "embedding.threads = 1 was an early default; the default is now 2: delete the line unless you chose it",
+    ),
+    (
+        "index",
+        "batch_max_bytes",
+        "16777216",
+        "index.batch_max_bytes = 16777216 was an early default; the default is now 4194304 (smaller commits, \
+         indexing pipelined with them): delete the line unless you chose it",
+    ),
+];
 
 /// `check`'s notes on settings a config file holds at a default that has since changed.
 pub fn stale_default_notes(text: &str) -> Vec<String> {
@@ -577,7 +599,8 @@ pub fn stale_default_notes(text: &str) -> Vec<String> {
     CHANGED_DEFAULTS
         .iter()
         .filter(|(section, key, old, _)| {
-            table.get(*section).and_then(|s| s.get(*key)).and_then(toml::Value::as_bool) == Some(*old)
+            let old = format!("v = {old}").parse::<toml::Table>().ok().and_then(|t| t.get("v").cloned());
+            old.is_some() && table.get(*section).and_then(|s| s.get(*key)) == old.as_ref()
         })
         .map(|(_, _, _, note)| note.to_string())
         .collect()
@@ -752,7 +775,15 @@ mod tests {
         assert_eq!(notes.len(), 1);
         assert!(notes[0].contains("now true"), "{notes:?}");
         assert!(stale_default_notes("[search]\nexpand_embedding = true\n").is_empty());
+        let notes =
+            stale_default_notes("[embedding]\nbatch_size = 16\nthreads = 2\n[index]\nbatch_max_bytes = 16777216\n");
+        assert_eq!(notes.len(), 2, "{notes:?}");
         assert!(stale_default_notes(&first_run_config()).is_empty());
+        // Every old value parses, and none is today's default.
+        assert!(stale_default_notes(DEFAULT_CONFIG_TOML).is_empty());
+        for (section, key, old, _) in CHANGED_DEFAULTS {
+            assert_eq!(stale_default_notes(&format!("[{section}]\n{key} = {old}\n")).len(), 1, "{section}.{key}");
+        }
         assert!(stale_default_notes("not toml [").is_empty());
     }
 
