@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 
 use crate::actors::repo_manager::{list_registry, CloseAll, RepoFingerprint};
 use crate::actors::scraper::CloseBrowser;
-use crate::actors::tool_dispatcher::{EmbedPending, GetChunk, Index, Mount, MultiGet, OpenFile};
+use crate::actors::tool_dispatcher::{EmbedInBackground, EmbedPending, GetChunk, Index, Mount, MultiGet, OpenFile};
 use crate::client::{self, Backend, DaemonClient};
 use crate::config::{self, LoadedConfig};
 use crate::http::{self, HttpState};
@@ -1102,9 +1102,11 @@ async fn serve(
     if let Some(repo) = &repo_opt {
         let summary = index_with_progress(&actors, repo.clone()).await?;
         eprint!("{}", render_summary(&summary));
-        // Lexical search is ready now; mounted, it is watched and its embeddings follow
-        // while the daemon serves.
+        // Lexical search is ready now; mounted, it is watched, and its embeddings follow
+        // while the daemon serves. The run above mounted it already (without a run of its
+        // own), so the mount starts nothing: the embedding is asked for here.
         actors.dispatcher.send(Mount { repo: repo.clone(), wait: false }).await??;
+        actors.dispatcher.send(EmbedInBackground { repo: repo.clone() }).await?;
     }
     let state = HttpState {
         dispatcher: actors.dispatcher.clone(),

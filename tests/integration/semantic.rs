@@ -176,8 +176,20 @@ fn without_a_model_search_is_lexical_and_says_so() {
 async fn http_search_takes_mode_and_explain() {
     let repo = paraphrase_repo();
     let home = Home::with_model();
-    home.json(&["index", "--repo", repo.path().to_str().unwrap(), "--wait", "--json"]);
+    // The README's first command: a daemon on a repo never indexed indexes it, serves, and
+    // embeds its chunks in the background, unasked.
     let server = Server::start(&home, &["--repo", repo.path().to_str().unwrap()]);
+    let status_url = server.url(&format!("/v1/status?repo={}", repo.path().display()));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let (_, status_body) = get(&status_url, server.token()).await;
+        let embeddings = &status_body["embeddings"];
+        if embeddings["pending"] == 0 && embeddings["embedded"].as_u64() > Some(0) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the daemon never embedded the repo: {status_body}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
     let (status, body) = get(
         &server.url("/v1/search?q=cap%20the%20number%20of%20calls%20a%20user%20can%20make&mode=hybrid&explain=true"),
         server.token(),
