@@ -258,7 +258,10 @@ impl DaemonClient {
 
     pub async fn memory_delete(&self, repo: &Path, id: u64) -> Result<MemoryDeleted> {
         let url = self.url(&format!("/v1/memory/{id}"));
-        self.call(self.http.delete(url).query(&[("repo", repo.display().to_string())])).await
+        // The daemon takes state-changing requests only as JSON (a form a web page could post
+        // is refused), so even a bodiless delete says it is.
+        let request = self.http.delete(url).query(&[("repo", repo.display().to_string())]).json(&serde_json::json!({}));
+        self.call(request).await
     }
 }
 

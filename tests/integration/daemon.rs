@@ -83,6 +83,12 @@ fn cli_commands_go_through_the_running_daemon() {
     let saved = home.json(&["memory", "save", "--repo", path, "--json", "pools are sized from the config"]);
     let recalled = home.json(&["memory", "recall", "--repo", path, "--json", "pool size"]);
     assert_eq!(recalled["items"][0]["id"], saved["id"]);
+    let id = saved["id"].to_string();
+    let deleted = home.run(&["memory", "delete", "--repo", path, &id]);
+    assert!(deleted.status.success(), "{}", String::from_utf8_lossy(&deleted.stderr));
+    let recalled = home.run(&["memory", "recall", "--repo", path, "--json", "pool size"]);
+    let recalled: Value = serde_json::from_slice(&recalled.stdout).unwrap();
+    assert_eq!(recalled["items"], serde_json::json!([]), "{recalled}");
     let status = home.json(&["status", "--repo", path, "--json"]);
     assert_eq!(status["indexed"], true);
 
