@@ -1354,9 +1354,14 @@ fn run_check(home: &Path) -> i32 {
     check_web(&loaded, &mut report);
     check_llm(&loaded, &mut report);
     let bind = loaded.config.server.http_bind_addr.clone();
-    match TcpListener::bind(&bind) {
-        Ok(_) => report.ok("bind", &format!("{bind} is free")),
-        Err(err) => report.fail(
+    // The address taken by this home's own daemon is the daemon working, not a conflict.
+    let own_daemon_opt = crate::daemon_lock::running(&loaded.home).filter(|d| d.base_url == format!("http://{bind}"));
+    match (TcpListener::bind(&bind), own_daemon_opt) {
+        (Ok(_), _) => report.ok("bind", &format!("{bind} is free")),
+        (Err(_), Some(daemon)) => {
+            report.ok("bind", &format!("{bind} is served by this home's daemon (pid {})", daemon.pid))
+        }
+        (Err(err), None) => report.fail(
             "bind",
             &DocdexError::invalid(format!("cannot bind {bind}: {err}")).with_hint(
                 "stop the process using it (another docdexd?) or set server.http_bind_addr / DOCDEX_HTTP_BIND_ADDR",

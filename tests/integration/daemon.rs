@@ -62,6 +62,13 @@ fn one_daemon_per_home_and_a_killed_daemons_lock_is_taken_over() {
     let (status, body) = get_json(&third, "/v1/status");
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["pid"], third.child.id());
+
+    // `check` on the daemon's own address knows it is the daemon, not a conflict.
+    let addr = third.base_url.trim_start_matches("http://").to_string();
+    let checked = home.cmd().arg("check").env("DOCDEX_HTTP_BIND_ADDR", &addr).output().unwrap();
+    let report = String::from_utf8_lossy(&checked.stdout);
+    assert!(report.contains(&format!("{addr} is served by this home's daemon (pid {})", third.child.id())), "{report}");
+    assert!(!report.contains("FAIL  bind"), "{report}");
 }
 
 #[test]
