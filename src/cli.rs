@@ -1037,12 +1037,15 @@ fn render_waterfall(response: &WaterfallResponse) -> String {
 }
 
 fn render_search(response: &SearchResponse) -> String {
-    if response.hits.is_empty() {
-        return format!("no hits for `{}` ({:.1} ms)\n", response.query, response.took_ms);
-    }
     let mut out = String::new();
+    // The notice says why (embeddings still pending, no model), so it matters most when
+    // nothing was found.
     if let Some(notice) = &response.notice {
         out.push_str(&format!("note: {notice}\n"));
+    }
+    if response.hits.is_empty() {
+        out.push_str(&format!("no hits for `{}` ({:.1} ms)\n", response.query, response.took_ms));
+        return out;
     }
     if !response.expanded.is_empty() {
         out.push_str(&format!("also searched for: {}\n", response.expanded.join(", ")));

@@ -156,6 +156,14 @@ fn without_a_model_search_is_lexical_and_says_so() {
     assert_eq!(response["mode"], "lexical", "{response}");
     assert!(response["notice"].as_str().unwrap().contains("embedding model unavailable"), "{response}");
     assert_eq!(hit_paths(&response).first().map(String::as_str), Some("src/throttle.rs"));
+    // Found nothing: the text output still says why the search was lexical.
+    let out = run(&["search", "--repo", repo_arg, "--mode", "dense", "zyzzyva quux"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("note: ") && text.contains("embedding model unavailable") && text.contains("no hits"),
+        "{text}"
+    );
 
     let out = run(&["status", "--repo", repo_arg, "--json"]);
     let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
