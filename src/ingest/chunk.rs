@@ -215,8 +215,10 @@ fn markdown_spans(lines: &[&str], params: ChunkParams) -> Vec<Span> {
             .iter()
             .skip(1)
             .position(|l| !l.trim().is_empty() && !l.trim().chars().all(|c| c == '=' || c == '-'));
-        if body_start.is_none() {
+        let has_children = headings.get(n + 1).is_some_and(|(_, next_level, _)| next_level > level);
+        if body_start.is_none() && has_children {
             // A heading with no text of its own: its title lives on in its children's paths.
+            // One without children either (a file that is only a title) is its own chunk.
             continue;
         }
         let path = stack.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>().join(" > ");
@@ -238,6 +240,16 @@ mod tests {
         let packages = &chunks[2];
         assert_eq!((packages.line_start, packages.line_end), (9, 16));
         assert!(packages.text.contains("# not a heading"));
+    }
+
+    #[test]
+    fn a_heading_without_text_or_children_is_kept() {
+        let chunks = chunk_file(Language::Markdown, "# Only a heading\n", ChunkParams::default());
+        assert_eq!(chunks.len(), 1);
+        assert_eq!(chunks[0].heading, "Only a heading");
+        let chunks = chunk_file(Language::Markdown, "# Top\n## Empty\n## Full\ntext\n", ChunkParams::default());
+        let headings: Vec<&str> = chunks.iter().map(|c| c.heading.as_str()).collect();
+        assert_eq!(headings, vec!["Top > Empty", "Top > Full"]);
     }
 
     #[test]

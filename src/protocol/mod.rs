@@ -91,10 +91,8 @@ impl std::str::FromStr for SearchMode {
             "lexical" => Ok(SearchMode::Lexical),
             "dense" => Ok(SearchMode::Dense),
             "hybrid" => Ok(SearchMode::Hybrid),
-            other => {
-                Err(DocdexError::invalid(format!("unknown mode `{other}`"))
-                    .with_hint("use one of lexical, dense, hybrid"))
-            }
+            other => Err(DocdexError::invalid(format!("unknown mode `{other}` (lexical, dense or hybrid)"))
+                .with_hint("use one of lexical, dense, hybrid")),
         }
     }
 }
