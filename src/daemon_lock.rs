@@ -49,10 +49,10 @@ impl DaemonLock {
                 Ok(()) => return Ok(DaemonLock { file, path }),
                 Err(TryLockError::WouldBlock) => {
                     if let Some(info) = read_info(&path) {
-                        return Err(DaemonRunning::error(home, &format!(" (pid {}, {})", info.pid, info.base_url)));
+                        return Err(DaemonRunning::error(home, Some(&info)));
                     }
                     if Instant::now() >= deadline {
-                        return Err(DaemonRunning::error(home, " (still starting)"));
+                        return Err(DaemonRunning::error(home, None));
                     }
                     std::thread::sleep(Duration::from_millis(50));
                 }
@@ -88,14 +88,19 @@ impl Drop for DaemonLock {
 struct DaemonRunning;
 
 impl DaemonRunning {
-    fn error(home: &Path, running: &str) -> DocdexError {
+    fn error(home: &Path, info_opt: Option<&DaemonInfo>) -> DocdexError {
+        let (running, pid) = match info_opt {
+            Some(info) => (format!(" (pid {}, {})", info.pid, info.base_url), info.pid.to_string()),
+            None => (" (still starting)".to_string(), "<pid>".to_string()),
+        };
         DocdexError::new(
             ErrorCode::DaemonRunning,
             format!("a docdex daemon is already running for {}{running}", home.display()),
         )
-        .with_hint(
-            "use it (the CLI and `docdexd mcp` go through it), stop it first, or set DOCDEX_HOME for another one",
-        )
+        .with_hint(format!(
+            "use it (the CLI and `docdexd mcp` go through it), stop it first (Ctrl-C where it runs, or `kill {pid}`: \
+             it shuts down cleanly), or set DOCDEX_HOME for another one"
+        ))
     }
 }
 

@@ -53,6 +53,7 @@ fn one_daemon_per_home_and_a_killed_daemons_lock_is_taken_over() {
     assert_eq!(second.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("already running") && stderr.contains(&first.base_url), "{stderr}");
     assert!(stderr.contains(&format!("pid {}", first.child.id())), "{stderr}");
+    assert!(stderr.contains(&format!("`kill {}`", first.child.id())), "how to stop it: {stderr}");
 
     // SIGKILL leaves the lock file behind; the kernel has dropped the lock itself.
     first.child.kill().unwrap();
