@@ -1218,7 +1218,7 @@ fn run_setup(
         if let Some(repo) = &repo_opt {
             args.extend(["--repo".to_string(), repo.display().to_string()]);
         }
-        Server::Stdio { command, args }
+        Server::Stdio { command, args, env: crate::setup::stdio_env(loaded) }
     };
     let http_server = if http {
         let url = format!("http://{}/v1/mcp", loaded.config.server.http_bind_addr);
@@ -1586,14 +1586,15 @@ fn mcp_config(loaded: &LoadedConfig, repo_opt: Option<PathBuf>) -> Result<String
             .map_err(|_| DocdexError::repo_not_found(&repo.display().to_string(), "does not exist"))?,
         None => std::env::current_dir()?,
     };
-    let stdio = serde_json::json!({
-        "mcpServers": {
-            "docdex": {
-                "command": exe.display().to_string(),
-                "args": ["mcp", "--repo", repo.display().to_string()],
-            }
-        }
+    let mut stdio_server = serde_json::json!({
+        "command": exe.display().to_string(),
+        "args": ["mcp", "--repo", repo.display().to_string()],
     });
+    let env = crate::setup::stdio_env(loaded);
+    if !env.is_empty() {
+        stdio_server["env"] = env.into_iter().map(|(k, v)| (k, serde_json::Value::String(v))).collect();
+    }
+    let stdio = serde_json::json!({ "mcpServers": { "docdex": stdio_server } });
     let mut http_server = serde_json::json!({
         "type": "http",
         "url": format!("http://{}/v1/mcp", loaded.config.server.http_bind_addr),

@@ -117,8 +117,16 @@ pub const AGENTS: [Agent; 7] = [
 /// (the running daemon, with the token).
 #[derive(Debug, Clone)]
 pub enum Server {
-    Stdio { command: String, args: Vec<String> },
-    Http { url: String, token_opt: Option<String> },
+    /// `env` is set for the client to pass on (`DOCDEX_HOME` when this one is not the default).
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+    },
+    Http {
+        url: String,
+        token_opt: Option<String>,
+    },
 }
 
 impl Agent {
@@ -144,8 +152,11 @@ impl Agent {
     /// docdex's entry, as JSON (the TOML form is written from the same value).
     pub fn entry(&self, server: &Server) -> Value {
         match server {
-            Server::Stdio { command, args } => {
+            Server::Stdio { command, args, env } => {
                 let mut entry = json!({ "command": command, "args": args });
+                if !env.is_empty() {
+                    entry["env"] = env.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+                }
                 if self.http_type.is_some() {
                     entry["type"] = json!("stdio");
                 }
@@ -290,11 +301,22 @@ fn toml_value(value: &Value) -> toml_edit::Value {
     }
 }
 
+/// What a client must set for the `docdexd mcp` it starts to use this docdex home: an
+/// editor does not inherit a shell's `DOCDEX_HOME`, and without it the session would
+/// read another home's config, token and indexes.
+pub fn stdio_env(loaded: &crate::config::LoadedConfig) -> Vec<(String, String)> {
+    match std::env::var_os("DOCDEX_HOME").filter(|v| !v.is_empty()) {
+        Some(_) => vec![("DOCDEX_HOME".to_string(), loaded.home.display().to_string())],
+        None => Vec::new(),
+    }
+}
+
 /// The README's per-agent sections, from the table: what `setup --agent` writes where.
 pub fn readme_section() -> String {
     let example = Server::Stdio {
         command: "/home/me/.cargo/bin/docdexd".into(),
         args: vec!["mcp".into(), "--repo".into(), "/home/me/project".into()],
+        env: Vec::new(),
     };
     let http = Server::Http { url: "http://127.0.0.1:3210/v1/mcp".into(), token_opt: Some("<token>".into()) };
     let mut out = String::new();

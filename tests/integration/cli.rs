@@ -320,6 +320,8 @@ fn setup_configures_every_agent_and_keeps_what_is_there() {
         let docdex = &config["mcpServers"]["docdex"];
         assert_eq!(docdex["args"][0], "mcp", "{path}: {config}");
         assert!(docdex["command"].as_str().unwrap().ends_with("docdexd"), "{path}: {config}");
+        // The session the client starts must use this (non-default) home.
+        assert_eq!(docdex["env"]["DOCDEX_HOME"], home.dir.path().to_str().unwrap(), "{path}: {config}");
         if path != ".codeium/windsurf/mcp_config.json" {
             assert_eq!(config["mcpServers"]["other"]["command"], "other-server", "{path} lost a server");
         }
@@ -333,6 +335,7 @@ fn setup_configures_every_agent_and_keeps_what_is_there() {
     let codex = std::fs::read_to_string(fake_home.path().join(".codex/config.toml")).unwrap();
     let parsed: toml::Value = toml::from_str(&codex).unwrap();
     assert_eq!(parsed["mcp_servers"]["docdex"]["args"][0].as_str(), Some("mcp"), "{codex}");
+    assert_eq!(parsed["mcp_servers"]["docdex"]["env"]["DOCDEX_HOME"].as_str(), home.dir.path().to_str(), "{codex}");
     assert_eq!(parsed["mcp_servers"]["other"]["command"].as_str(), Some("other-server"));
     assert!(codex.starts_with("# my codex settings"), "comments kept: {codex}");
     let backups =
