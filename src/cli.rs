@@ -516,8 +516,10 @@ fn installation_notes(loaded: &LoadedConfig) -> Vec<String> {
 fn init_tracing(level: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("DOCDEX_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("docdex={level}")));
+    // Colours only for a terminal: a daemon's log redirected to a file stays plain text.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     // A second init (tests calling `run` twice) is harmless.
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi).try_init();
 }
 
 fn report_error(err: &DocdexError) -> i32 {
