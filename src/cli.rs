@@ -549,10 +549,15 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             let repo = client::absolute(&repo);
             // Through the daemon when one serves this home: it holds the index writer.
             let through_daemon = match DaemonClient::find(&loaded)? {
-                Some(daemon) => match daemon.index(&repo, wait).await {
-                    Err(err) if err.code == ErrorCode::PathRefused => None,
-                    result => Some(result?),
-                },
+                Some(daemon) => {
+                    let progress = spawn_daemon_progress(daemon.clone(), repo.clone(), wait);
+                    let result = daemon.index(&repo, wait).await;
+                    progress.abort();
+                    match result {
+                        Err(err) if err.code == ErrorCode::PathRefused => None,
+                        result => Some(result?),
+                    }
+                }
                 None => None,
             };
             let summary = match through_daemon {
@@ -841,6 +846,38 @@ pub async fn index_with_progress(actors: &crate::Actors, repo: PathBuf) -> Resul
     let result = actors.dispatcher.send(index).await?;
     finish_progress_printer(printer).await;
     result
+}
+
+/// The progress of an index run (and, with `wait`, its embedding) that the daemon does for
+/// this command, which answers only at the end: the daemon's status, read once a second,
+/// printed to stderr when it moves.
+fn spawn_daemon_progress(daemon: DaemonClient, repo: PathBuf, wait: bool) -> tokio::task::JoinHandle<()> {
+    let shown = std::fs::canonicalize(&repo).unwrap_or_else(|_| repo.clone()).display().to_string();
+    tokio::spawn(async move {
+        let mut last = String::new();
+        loop {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let indexing = match daemon.daemon_status().await {
+                Ok(status) => status.repos.into_iter().find(|r| r.repo == shown).and_then(|r| r.indexing),
+                Err(_) => None,
+            };
+            let line = match indexing {
+                Some(progress) => Some(format!("indexing: {}", render_progress(&progress))),
+                None if wait => match daemon.status(&repo).await {
+                    Ok(status) if status.embeddings.pending > 0 => Some(format!(
+                        "embedding: {} of {} chunks embedded",
+                        status.embeddings.embedded, status.embeddings.total
+                    )),
+                    _ => None,
+                },
+                None => None,
+            };
+            if let Some(line) = line.filter(|line| *line != last) {
+                eprintln!("{line}");
+                last = line;
+            }
+        }
+    })
 }
 
 /// Embeds a repo's pending chunks, printing progress lines to stderr at most once a second.

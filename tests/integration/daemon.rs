@@ -437,3 +437,27 @@ fn mounted_repos_are_bounded_least_recently_used_first() {
     let (status, body) = search(&server, repos[1].path(), "module_1");
     assert_eq!((status, hit_paths(&body).first().map(String::as_str)), (200, Some("src/m1.rs")), "{body}");
 }
+
+#[test]
+fn index_wait_through_the_daemon_shows_its_progress() {
+    // Enough chunks that embedding them takes a few seconds on two cores.
+    let files: Vec<(String, String)> = (0..600)
+        .map(|i| {
+            let text = format!(
+                "/// Helper number {i}: converts the {i}th record of a ledger into a summary line.\npub fn ledger_line_{i}(amount: u64) -> String {{\n    format!(\"{i}: {{amount}}\")\n}}\n"
+            );
+            (format!("src/ledger_{i}.rs"), text)
+        })
+        .collect();
+    let borrowed: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let repo = repo_with(&borrowed);
+    let home = Home::with_model();
+    let _server = Server::start(&home, &[]);
+    let out = home.run(&["index", "--repo", repo.path().to_str().unwrap(), "--wait"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // The run answers only at its end; meanwhile the daemon's status is shown as it moves.
+    assert!(stderr.contains("embedding: ") && stderr.contains(" of 600 chunks embedded"), "{stderr}");
+    let status = home.json(&["status", "--repo", repo.path().to_str().unwrap(), "--json"]);
+    assert_eq!(status["embeddings"]["pending"], 0, "{status}");
+}
