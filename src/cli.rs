@@ -15,7 +15,9 @@ use tokio::sync::mpsc;
 
 use crate::actors::repo_manager::{list_registry, CloseAll, RepoFingerprint};
 use crate::actors::scraper::CloseBrowser;
-use crate::actors::tool_dispatcher::{EmbedInBackground, EmbedPending, GetChunk, Index, Mount, MultiGet, OpenFile};
+use crate::actors::tool_dispatcher::{
+    EmbedInBackground, EmbedPending, GetChunk, Index, Mount, MultiGet, OpenFile, StopBackgroundWork,
+};
 use crate::client::{self, Backend, DaemonClient};
 use crate::config::{self, LoadedConfig};
 use crate::http::{self, HttpState};
@@ -737,6 +739,7 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             let budget = loaded.config.server.mcp_max_result_tokens;
             let startup = crate::mcp::Startup { notes: installation_notes(&loaded), broken_opt };
             crate::mcp::serve_stdio(actors.dispatcher.clone(), default_repo_opt, budget, startup).await?;
+            actors.dispatcher.send(StopBackgroundWork).await?;
             actors.web.scraper.send(CloseBrowser).await?;
             actors.repo_manager.send(CloseAll).await?;
             Ok(0)
@@ -1179,7 +1182,9 @@ async fn serve(
             handle.stop(true).await;
         }
     }
-    // The browser goes before the process does (its guards would get it anyway).
+    // Background embedding ends between batches, the browser goes before the process does
+    // (its guards would get it anyway), then the indexes close.
+    actors.dispatcher.send(StopBackgroundWork).await?;
     actors.web.scraper.send(CloseBrowser).await?;
     actors.repo_manager.send(CloseAll).await?;
     drop(lock);

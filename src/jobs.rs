@@ -163,11 +163,16 @@ pub async fn embed_pending(
     embedder: &Addr<Embedder>,
     batch_size: usize,
     progress_opt: Option<&UnboundedSender<EmbedProgress>>,
+    stop_opt: Option<&std::sync::atomic::AtomicBool>,
 ) -> Result<u64> {
     let mut embedded = 0u64;
     // A few inference batches per store: the ANN rebuild after each store is not free.
     let per_store = batch_size.max(1) * 4;
     loop {
+        if stop_opt.is_some_and(|stop| stop.load(std::sync::atomic::Ordering::SeqCst)) {
+            // What was stored stays; the rest is still pending for the next start.
+            return Ok(embedded);
+        }
         let mut batch = handle.indexer.send(PendingEmbeddings { max: per_store }).await??;
         if batch.is_empty() {
             return Ok(embedded);

@@ -58,8 +58,13 @@ pub fn dense_depth_and_search_k(limit: usize) -> (usize, usize) {
     (depth, depth * DENSE_SEARCH_K_PER_RESULT)
 }
 
-/// Repos whose pending chunks are being embedded, and whether more arrived meanwhile.
-type EmbeddingJobs = Arc<Mutex<HashMap<String, bool>>>;
+/// Background embedding: the repos whose pending chunks are being embedded (and whether
+/// more arrived meanwhile), and the flag a shutdown raises so they stop between batches.
+#[derive(Clone, Default)]
+struct EmbeddingJobs {
+    running: Arc<Mutex<HashMap<String, bool>>>,
+    stopping: Arc<std::sync::atomic::AtomicBool>,
+}
 
 pub struct ToolDispatcher {
     repo_manager: Addr<RepoManager>,
@@ -284,6 +289,13 @@ pub struct EmbedPending {
 pub struct EmbedInBackground {
     pub repo: PathBuf,
 }
+
+/// Stops background embedding before the process exits: no new job starts, running ones
+/// end after their batch in flight, waited for (at most ten seconds). An inference still
+/// running when the process exits is torn down under ONNX Runtime's feet.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct StopBackgroundWork;
 
 /// What is indexed for a repo; `None` means the default repo.
 #[derive(Message)]
@@ -733,7 +745,7 @@ impl ToolDispatcher {
         let ingestor = self.ingestor.clone();
         let embedder = self.embedder.clone();
         let config = Arc::clone(&self.config);
-        let jobs = Arc::clone(&self.embedding_jobs);
+        let jobs = self.embedding_jobs.clone();
         let allowed = self.checked_repo(Some(msg.request.repo.clone()));
         let supervisor_opt = self.supervisor_opt.clone().filter(|_| !supervised);
         let metrics = Arc::clone(&self.metrics);
@@ -776,8 +788,11 @@ fn start_background_embedding(
     jobs: EmbeddingJobs,
 ) {
     let key = handle.meta.fingerprint.clone();
+    if jobs.stopping.load(std::sync::atomic::Ordering::SeqCst) {
+        return;
+    }
     {
-        let Ok(mut running) = jobs.lock() else { return };
+        let Ok(mut running) = jobs.running.lock() else { return };
         if let Some(again) = running.get_mut(&key) {
             *again = true;
             return;
@@ -787,7 +802,7 @@ fn start_background_embedding(
     actix::spawn(async move {
         loop {
             let started = Instant::now();
-            match embed_pending(&handle, &embedder, batch_size, None).await {
+            match embed_pending(&handle, &embedder, batch_size, None, Some(&jobs.stopping)).await {
                 Ok(0) => {}
                 Ok(count) => tracing::info!(
                     repo = %handle.meta.canonical_path,
@@ -799,8 +814,8 @@ fn start_background_embedding(
                     tracing::warn!(repo = %handle.meta.canonical_path, error = %err.message, "embedding stopped")
                 }
             }
-            let Ok(mut running) = jobs.lock() else { return };
-            if running.get(&key).copied() == Some(true) {
+            let Ok(mut running) = jobs.running.lock() else { return };
+            if running.get(&key).copied() == Some(true) && !jobs.stopping.load(std::sync::atomic::Ordering::SeqCst) {
                 running.insert(key.clone(), false);
                 continue;
             }
@@ -822,13 +837,28 @@ impl Handler<EmbedPending> for ToolDispatcher {
             let started = Instant::now();
             let ModelInfo { available, detail } = embedder.send(ProbeModel).await?;
             let embedded = if available {
-                embed_pending(&handle, &embedder, batch_size, msg.progress_opt.as_ref()).await?
+                embed_pending(&handle, &embedder, batch_size, msg.progress_opt.as_ref(), None).await?
             } else {
                 0
             };
             let (vectors, pending) = vector_counts(&handle).await?;
             let notice = (!available).then(|| format!("{detail}; the index is lexical-only until then"));
             Ok(EmbedSummary { embedded, vectors, pending, seconds: started.elapsed().as_secs_f64(), notice })
+        })
+    }
+}
+
+impl Handler<StopBackgroundWork> for ToolDispatcher {
+    type Result = ResponseFuture<()>;
+
+    fn handle(&mut self, _: StopBackgroundWork, _: &mut Context<Self>) -> Self::Result {
+        let jobs = self.embedding_jobs.clone();
+        jobs.stopping.store(true, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(async move {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while jobs.running.lock().is_ok_and(|running| !running.is_empty()) && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
         })
     }
 }
@@ -841,7 +871,7 @@ impl Handler<EmbedInBackground> for ToolDispatcher {
         let embedder = self.embedder.clone();
         let batch_size = self.config.embedding.batch_size;
         let enabled = self.config.embedding.enabled;
-        let jobs = Arc::clone(&self.embedding_jobs);
+        let jobs = self.embedding_jobs.clone();
         Box::pin(async move {
             if !enabled {
                 return;

@@ -438,9 +438,8 @@ fn mounted_repos_are_bounded_least_recently_used_first() {
     assert_eq!((status, hit_paths(&body).first().map(String::as_str)), (200, Some("src/m1.rs")), "{body}");
 }
 
-#[test]
-fn index_wait_through_the_daemon_shows_its_progress() {
-    // Enough chunks that embedding them takes a few seconds on two cores.
+/// A repo of 600 one-chunk files: embedding it takes a few seconds on two cores.
+fn ledger_repo() -> tempfile::TempDir {
     let files: Vec<(String, String)> = (0..600)
         .map(|i| {
             let text = format!(
@@ -450,7 +449,12 @@ fn index_wait_through_the_daemon_shows_its_progress() {
         })
         .collect();
     let borrowed: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
-    let repo = repo_with(&borrowed);
+    repo_with(&borrowed)
+}
+
+#[test]
+fn index_wait_through_the_daemon_shows_its_progress() {
+    let repo = ledger_repo();
     let home = Home::with_model();
     let _server = Server::start(&home, &[]);
     let out = home.run(&["index", "--repo", repo.path().to_str().unwrap(), "--wait"]);
@@ -460,4 +464,29 @@ fn index_wait_through_the_daemon_shows_its_progress() {
     assert!(stderr.contains("embedding: ") && stderr.contains(" of 600 chunks embedded"), "{stderr}");
     let status = home.json(&["status", "--repo", repo.path().to_str().unwrap(), "--json"]);
     assert_eq!(status["embeddings"]["pending"], 0, "{status}");
+}
+
+#[test]
+fn sigterm_during_background_embedding_stops_cleanly_and_keeps_the_vectors() {
+    let repo = ledger_repo();
+    let path = repo.path().to_str().unwrap();
+    let home = Home::with_model();
+    let mut server = Server::start(&home, &["--repo", path]);
+    let status_path = format!("/v1/status?repo={path}");
+    let seen = eventually(Duration::from_secs(60), "background embedding to start", || {
+        let (_, status) = get_json(&server, &status_path);
+        status["embeddings"]["embedded"].as_u64().filter(|n| *n > 0)
+    });
+    // SAFETY: SIGTERM to the daemon this test started.
+    unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) };
+    let exit = eventually(Duration::from_secs(30), "the daemon to stop", || server.child.try_wait().unwrap());
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(server.child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert!(exit.success(), "{exit:?}: {stderr}");
+    // The batch in flight finished before the process went: no inference torn down mid-run.
+    assert!(stderr.contains("shutting down") && !stderr.contains("onnxruntime"), "{stderr}");
+    let status = home.json(&["status", "--repo", path, "--json"]);
+    let embedded = status["embeddings"]["embedded"].as_u64().unwrap();
+    assert!(embedded >= seen, "vectors lost: {seen} seen, {embedded} kept");
+    assert_eq!(embedded + status["embeddings"]["pending"].as_u64().unwrap(), 600, "{status}");
 }

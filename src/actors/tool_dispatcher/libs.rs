@@ -29,7 +29,7 @@ impl Handler<LibsFetch> for ToolDispatcher {
         let repo_manager = self.repo_manager.clone();
         let embedder = self.embedder.clone();
         let config = Arc::clone(&self.config);
-        let jobs = Arc::clone(&self.embedding_jobs);
+        let jobs = self.embedding_jobs.clone();
         let cache_root = self.libs_cache_root.clone();
         tracked(&self.metrics, "libs", async move {
             let handle = repo_manager.send(OpenRepo { path: repo.await?, create: true }).await??;
