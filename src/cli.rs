@@ -1401,8 +1401,15 @@ fn run_check(home: &Path) -> i32 {
     check_web(&loaded, &mut report);
     check_llm(&loaded, &mut report);
     let bind = loaded.config.server.http_bind_addr.clone();
+    let daemon_opt = crate::daemon_lock::running(&loaded.home);
+    match &daemon_opt {
+        Some(daemon) => {
+            report.ok("daemon", &format!("{} (pid {}); `docdexd status` describes it", daemon.base_url, daemon.pid))
+        }
+        None => report.ok("daemon", "none running for this home (commands run locally)"),
+    }
     // The address taken by this home's own daemon is the daemon working, not a conflict.
-    let own_daemon_opt = crate::daemon_lock::running(&loaded.home).filter(|d| d.base_url == format!("http://{bind}"));
+    let own_daemon_opt = daemon_opt.filter(|d| d.base_url == format!("http://{bind}"));
     match (TcpListener::bind(&bind), own_daemon_opt) {
         (Ok(_), _) => report.ok("bind", &format!("{bind} is free")),
         (Err(_), Some(daemon)) => {

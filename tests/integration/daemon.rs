@@ -70,6 +70,7 @@ fn one_daemon_per_home_and_a_killed_daemons_lock_is_taken_over() {
     let report = String::from_utf8_lossy(&checked.stdout);
     assert!(report.contains(&format!("{addr} is served by this home's daemon (pid {})", third.child.id())), "{report}");
     assert!(!report.contains("FAIL  bind"), "{report}");
+    assert!(report.contains(&format!("ok    daemon     {} (pid {})", third.base_url, third.child.id())), "{report}");
 }
 
 #[test]
