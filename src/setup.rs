@@ -306,7 +306,11 @@ fn toml_value(value: &Value) -> toml_edit::Value {
 /// read another home's config, token and indexes.
 pub fn stdio_env(loaded: &crate::config::LoadedConfig) -> Vec<(String, String)> {
     match std::env::var_os("DOCDEX_HOME").filter(|v| !v.is_empty()) {
-        Some(_) => vec![("DOCDEX_HOME".to_string(), loaded.home.display().to_string())],
+        // Absolute: the editor starts the session in a directory of its own choosing.
+        Some(_) => {
+            let home = std::path::absolute(&loaded.home).unwrap_or_else(|_| loaded.home.clone());
+            vec![("DOCDEX_HOME".to_string(), home.display().to_string())]
+        }
         None => Vec::new(),
     }
 }
