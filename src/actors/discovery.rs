@@ -147,7 +147,16 @@ async fn fetch_results(shared: &Shared, query: &str) -> Result<(&'static str, Ve
         tracing::debug!(%url, attempt, "discovery request");
         let outcome = http_get(&shared.client, &url, MAX_RESULT_PAGE_BYTES).await;
         let problem = match outcome {
-            Err(err) if err.code == ErrorCode::Timeout || err.code == ErrorCode::WebUnavailable => err.message,
+            Err(err) if err.code == ErrorCode::Timeout => err.message,
+            // No connection at all (no network, DNS, a firewall) is not a refusal: backing off
+            // and asking again would only make every question wait for the same answer.
+            Err(err) if err.code == ErrorCode::WebUnavailable => {
+                return Err(DocdexError::new(ErrorCode::WebUnavailable, format!("discovery failed: {}", err.message))
+                    .with_hint(
+                        "this machine cannot reach the discovery endpoint (no network, or a firewall); answers come \
+                         from the repo alone: set `[web] enabled = false` (DOCDEX_WEB_ENABLED=0) to skip the web tier",
+                    ))
+            }
             Err(err) => return Err(err),
             Ok(body) if body.status == 429 || body.status >= 500 => {
                 format!("{endpoint} endpoint answered HTTP {}", body.status)

@@ -487,3 +487,16 @@ fn one_client_cannot_hold_more_requests_than_its_share() {
     assert_eq!(slow.join().unwrap(), 200);
     assert_eq!(client.get(server.url("/healthz")).send().unwrap().status().as_u16(), 200, "the slot came back");
 }
+
+#[test]
+fn no_network_fails_discovery_at_once_with_the_way_out() {
+    let web = standard_web();
+    // A port nobody listens on: the connection is refused, as with no network at all.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let home = web_home(&web, &format!("ddg_base_url = \"http://{closed}/html/\""));
+    let (code, _, stderr) = run_json(&home, &["web-search", "--json", "nginx reverse proxy"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("cannot reach the discovery endpoint") && stderr.contains("enabled = false"), "{stderr}");
+    // Not retried as a refusal, nor blamed on DuckDuckGo.
+    assert!(!stderr.contains("attempts") && !stderr.contains("refusing"), "{stderr}");
+}
