@@ -32,6 +32,26 @@ pub struct DaemonClient {
     http: reqwest::Client,
 }
 
+/// The daemon read its configuration when it started; a command that goes through it after
+/// an edit would otherwise act on the old settings without a word (a changed `[llm]`
+/// server, a web tier turned off).
+fn warn_if_config_is_newer(loaded: &LoadedConfig, daemon: &crate::daemon_lock::DaemonInfo) {
+    let modified_secs = std::fs::metadata(&loaded.path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs());
+    if modified_secs.is_some_and(|secs| secs > daemon.started_at) {
+        eprintln!(
+            "warning: {} changed after the daemon started (pid {}); it still uses the settings it read then: \
+             restart it to apply them (`kill {}`, then `docdexd daemon` again)",
+            loaded.path.display(),
+            daemon.pid,
+            daemon.pid
+        );
+    }
+}
+
 /// Where commands run.
 pub enum Backend {
     Daemon(DaemonClient),
@@ -44,7 +64,10 @@ impl DaemonClient {
         let base_url = match std::env::var(BASE_URL_ENV).ok().filter(|u| !u.trim().is_empty()) {
             Some(url) => url.trim().trim_end_matches('/').to_string(),
             None => match crate::daemon_lock::running(&loaded.home) {
-                Some(info) => info.base_url,
+                Some(info) => {
+                    warn_if_config_is_newer(loaded, &info);
+                    info.base_url
+                }
                 None => return Ok(None),
             },
         };

@@ -123,6 +123,15 @@ fn cli_commands_go_through_the_running_daemon() {
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("does not exist"));
 
+    // No warning while the daemon's settings are the file's; one after the file is edited.
+    assert!(!String::from_utf8_lossy(&text.stderr).contains("changed after the daemon started"));
+    std::thread::sleep(Duration::from_millis(1100));
+    let config = home.dir.path().join("config.toml");
+    std::fs::write(&config, std::fs::read_to_string(&config).unwrap() + "\n").unwrap();
+    let after_edit = home.run(&["status"]);
+    let stderr = String::from_utf8_lossy(&after_edit.stderr);
+    assert!(stderr.contains("changed after the daemon started") && stderr.contains("restart it"), "{stderr}");
+
     // Without a daemon the same commands run locally again.
     drop(server);
     let local = home.search(repo.path(), "WorkerPool run_detached");
