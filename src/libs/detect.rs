@@ -118,6 +118,70 @@ fn cargo(root: &Path, all: bool, out: &mut Detected) {
     }
 }
 
+/// Whether a `[target.…]` table of a manifest applies to this machine: a `cfg(…)` over
+/// `unix`, `windows`, `target_os` and `target_family` (with `not`, `any`, `all`) is
+/// evaluated; a predicate it does not know (an architecture, a `--cfg` flag such as
+/// `tokio_unstable`) counts as true, so only what surely is another platform's is left out.
+/// A bare target triple applies when it names this operating system.
+fn target_applies_here(spec: &str) -> bool {
+    let os = std::env::consts::OS;
+    let family = std::env::consts::FAMILY;
+    match spec.trim().strip_prefix("cfg(").and_then(|rest| rest.strip_suffix(')')) {
+        Some(expr) => eval_cfg(expr, os, family).unwrap_or(true),
+        None => spec.contains(if os == "macos" { "apple" } else { os }),
+    }
+}
+
+/// Evaluates a `cfg` expression for `os`/`family`; `None` when it cannot be read.
+fn eval_cfg(expr: &str, os: &str, family: &str) -> Option<bool> {
+    let expr = expr.trim();
+    for (op, all) in [("all(", true), ("any(", false)] {
+        if let Some(inner) = expr.strip_prefix(op).and_then(|rest| rest.strip_suffix(')')) {
+            let values: Option<Vec<bool>> = split_top_level(inner).iter().map(|e| eval_cfg(e, os, family)).collect();
+            let values = values?;
+            return Some(if all { values.iter().all(|v| *v) } else { values.iter().any(|v| *v) });
+        }
+    }
+    if let Some(inner) = expr.strip_prefix("not(").and_then(|rest| rest.strip_suffix(')')) {
+        return eval_cfg(inner, os, family).map(|v| !v);
+    }
+    match expr.split_once('=') {
+        Some((key, value)) => {
+            let value = value.trim().trim_matches('"');
+            match key.trim() {
+                "target_os" => Some(value == os),
+                "target_family" => Some(value == family),
+                _ => Some(true),
+            }
+        }
+        None => match expr {
+            "unix" => Some(family == "unix"),
+            "windows" => Some(family == "windows"),
+            "" => None,
+            _ => Some(true),
+        },
+    }
+}
+
+/// Splits `a, f(b, c), d` at the commas outside parentheses.
+fn split_top_level(text: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                parts.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[start..]);
+    parts.into_iter().filter(|p| !p.trim().is_empty()).collect()
+}
+
 /// Names of the dependencies a manifest (or `[workspace]`) declares, by their package name
 /// (`package = "…"` renames resolved); path-only dependencies are left out.
 fn collect_cargo_deps(table: &toml::Table, out: &mut BTreeSet<String>) {
@@ -128,7 +192,10 @@ fn collect_cargo_deps(table: &toml::Table, out: &mut BTreeSet<String>) {
         }
     }
     if let Some(targets) = table.get("target").and_then(|v| v.as_table()) {
-        for target in targets.values().filter_map(|v| v.as_table()) {
+        // Another platform's dependencies (`windows-sys` on Linux: ~100,000 chunks of
+        // constants) are not what this machine's code uses.
+        let here = targets.iter().filter(|(spec, _)| target_applies_here(spec));
+        for target in here.filter_map(|(_, v)| v.as_table()) {
             for key in ["dependencies", "dev-dependencies", "build-dependencies"] {
                 if let Some(t) = target.get(key).and_then(|v| v.as_table()) {
                     tables.push(t);
@@ -596,7 +663,7 @@ mod tests {
         write(
             root,
             "crates/b/Cargo.toml",
-            "[package]\nname = \"b\"\n[target.'cfg(unix)'.dev-dependencies]\nlibc = \"0.2\"\n",
+            "[package]\nname = \"b\"\n[target.'cfg(unix)'.dev-dependencies]\nlibc = \"0.2\"\n[target.'cfg(windows)'.dependencies]\nwinapi = \"0.3\"\n",
         );
         write(
             root,
@@ -641,9 +708,37 @@ source = "registry+https://github.com/rust-lang/crates.io-index"
                 ("serde".into(), "1.0.229".into(), true),
             ]
         );
+        if std::env::consts::FAMILY == "unix" {
+            assert!(!direct.unresolved.iter().any(|(_, name, _)| name == "winapi"), "{:?}", direct.unresolved);
+        }
         let all = detect(root, true);
         let names: Vec<_> = found(&all, Ecosystem::Cargo).into_iter().map(|(n, v, _)| format!("{n}@{v}")).collect();
         assert!(names.contains(&"itoa@1.0.15".to_string()) && names.contains(&"serde@1.0.9".to_string()), "{names:?}");
+    }
+
+    #[test]
+    fn another_platforms_dependencies_are_left_out() {
+        let linux = |expr: &str| eval_cfg(expr, "linux", "unix");
+        assert_eq!(linux("windows"), Some(false));
+        assert_eq!(linux("unix"), Some(true));
+        assert_eq!(linux("target_os = \"linux\""), Some(true));
+        assert_eq!(linux("target_os = \"freebsd\""), Some(false));
+        assert_eq!(linux("not(windows)"), Some(true));
+        assert_eq!(linux("any(target_os = \"macos\", target_os = \"ios\")"), Some(false));
+        assert_eq!(linux("all(tokio_unstable, target_os = \"linux\")"), Some(true));
+        assert_eq!(linux("all(unix, not(target_os = \"linux\"))"), Some(false));
+        // What it cannot judge stays in.
+        assert_eq!(linux("target_arch = \"wasm32\""), Some(true));
+        assert_eq!(linux("tokio_taskdump"), Some(true));
+        let windows = |expr: &str| eval_cfg(expr, "windows", "windows");
+        assert_eq!(windows("windows"), Some(true));
+        assert_eq!(windows("unix"), Some(false));
+        if std::env::consts::OS == "linux" {
+            assert!(!target_applies_here("cfg(windows)"));
+            assert!(!target_applies_here("x86_64-pc-windows-msvc"));
+            assert!(target_applies_here("x86_64-unknown-linux-gnu"));
+            assert!(target_applies_here("cfg(unix)"));
+        }
     }
 
     #[test]
