@@ -120,9 +120,11 @@ fn render_summary(s: &LibsFetchSummary) -> String {
     if !s.removed.is_empty() {
         out.push_str(&format!("  removed from the index: {}\n", s.removed.join(", ")));
     }
+    // Failed libraries are not in `libraries` (what was ingested), but they were asked for.
+    let asked = s.libraries.len() + s.failed.len();
     out.push_str(&format!(
-        "{} libraries ({} fetched, {} from cache, {} failed), {} chunks written, {} waiting for embeddings, in {:.1} s\n",
-        s.libraries.len(),
+        "{asked} {} ({} fetched, {} from cache, {} failed), {} chunks written, {} waiting for embeddings, in {:.1} s\n",
+        if asked == 1 { "library" } else { "libraries" },
         s.fetched,
         s.from_cache,
         s.failed.len(),
