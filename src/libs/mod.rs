@@ -276,8 +276,17 @@ pub async fn run_command(mut command: tokio::process::Command, what: &str, timeo
         return Ok(String::from_utf8_lossy(&output.stdout).to_string());
     }
     let stderr = String::from_utf8_lossy(&output.stderr);
-    let tail: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
-    let tail = tail[tail.len().saturating_sub(3)..].join(" | ");
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    // The tool's own error line and what follows it say what went wrong; the last lines are
+    // often only context ("required by package …").
+    let first_error = lines.iter().position(|l| {
+        let l = l.trim_start().to_ascii_lowercase();
+        l.starts_with("error") || l.starts_with("npm err")
+    });
+    let tail = match first_error {
+        Some(at) => lines[at..(at + 3).min(lines.len())].join(" | "),
+        None => lines[lines.len().saturating_sub(3)..].join(" | "),
+    };
     Err(DocdexError::new(
         crate::protocol::ErrorCode::LibraryUnavailable,
         format!("{what} failed ({}): {tail}", output.status),

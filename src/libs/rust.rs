@@ -76,6 +76,29 @@ pub(crate) fn cargo_command(build_dir: &Path) -> tokio::process::Command {
     command
 }
 
+/// What to do about the two ways `cargo fetch` of one exact version fails that a user can
+/// act on: the version does not exist, or it was yanked (cargo then takes it only from a
+/// lockfile that pins it, so the repo's own `cargo fetch` puts its source where this finds it).
+fn with_fetch_hint(err: DocdexError, dep: &Dependency) -> DocdexError {
+    if err.hint.is_some() {
+        return err;
+    }
+    if err.message.contains("is yanked") {
+        return err.with_hint(format!(
+            "{}@{} was yanked: run `cargo fetch` in the repo that locks it (cargo takes a yanked version from its \
+             Cargo.lock), then fetch again",
+            dep.name, dep.version
+        ));
+    }
+    if err.message.contains("failed to select a version") || err.message.contains("candidate versions found") {
+        return err.with_hint(format!(
+            "crates.io has no {}@{}: `docdexd crate versions {}` lists the versions there are",
+            dep.name, dep.version, dep.name
+        ));
+    }
+    err
+}
+
 pub async fn fetch(
     cache_root: &Path,
     dep: &Dependency,
@@ -91,7 +114,9 @@ pub async fn fetch(
             write_wrapper(wrapper.path(), dep, &[], true)?;
             let mut command = cargo_command(&build_dir);
             command.arg("fetch").arg("--manifest-path").arg(wrapper.path().join("Cargo.toml"));
-            run_command(command, &format!("`cargo fetch` of {}@{}", dep.name, dep.version), deadline).await?;
+            run_command(command, &format!("`cargo fetch` of {}@{}", dep.name, dep.version), deadline)
+                .await
+                .map_err(|err| with_fetch_hint(err, dep))?;
             registry_source(&dep.name, &dep.version).ok_or_else(|| {
                 DocdexError::new(
                     ErrorCode::LibraryUnavailable,
@@ -693,6 +718,27 @@ pub fn module_pages(docs: &RustDocs) -> Vec<(String, String)> {
 mod tests {
     use super::*;
     use crate::libs::Ecosystem;
+
+    #[tokio::test]
+    async fn a_failed_fetch_says_what_to_do() {
+        // The tool's error line is kept even when context lines follow it.
+        let mut command = tokio::process::Command::new("sh");
+        command.arg("-c").arg(
+            "echo '    Updating index' >&2; echo 'error: failed to select a version for the requirement `serde = \"=9.9.9\"`' >&2; \
+             echo 'candidate versions found which did not match: 1.0.229' >&2; echo 'location searched: index' >&2; \
+             echo 'required by package `x`' >&2; echo 'if you are looking for the prerelease package' >&2; exit 101",
+        );
+        let err = crate::libs::run_command(command, "`cargo fetch` of serde@9.9.9", Duration::from_secs(10))
+            .await
+            .unwrap_err();
+        assert!(err.message.contains("failed to select a version"), "{}", err.message);
+        let dep = Dependency::new(Ecosystem::Cargo, "serde", "9.9.9", true);
+        let err = with_fetch_hint(err, &dep);
+        assert!(err.hint.as_deref().unwrap().contains("docdexd crate versions serde"), "{err:?}");
+        let yanked = DocdexError::new(ErrorCode::LibraryUnavailable, "error: version 0.4.10 is yanked");
+        let dep = Dependency::new(Ecosystem::Cargo, "slab", "0.4.10", true);
+        assert!(with_fetch_hint(yanked, &dep).hint.unwrap().contains("run `cargo fetch` in the repo"));
+    }
 
     #[test]
     fn rustdoc_json_items_methods_and_reexport_aliases() {
