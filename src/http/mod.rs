@@ -492,7 +492,9 @@ pub fn start(
     // the SDK's own check (loopback names only, which broke exposed mode) is turned off.
     let mcp = StreamableHttpService::builder()
         .service_factory(Arc::new(move || {
-            Ok(DocdexMcp::new(dispatcher.clone(), default_repo_opt.clone(), mcp_budget_tokens))
+            // The daemon's `--repo` serves clients that name no workspace; one that shares
+            // its roots is about that workspace.
+            Ok(DocdexMcp::new(dispatcher.clone(), default_repo_opt.clone(), mcp_budget_tokens).with_roots_first())
         }))
         .session_manager(Arc::new(LocalSessionManager::default()))
         .stateful_mode(true)

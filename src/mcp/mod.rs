@@ -282,6 +282,9 @@ pub struct DocdexMcp {
     budget_tokens: usize,
     /// What is wrong with this installation, for the session's instructions and tool errors.
     startup: Arc<Startup>,
+    /// The default repo is only a fallback (a daemon's `--repo`, for every client): a client
+    /// that shares its workspace roots still gets its own workspace.
+    roots_first: bool,
 }
 
 /// Problems found when the server started. The handshake completes whatever they are: a
@@ -359,7 +362,19 @@ impl DocdexMcp {
             roots_pending: Arc::new(tokio::sync::watch::channel(false).0),
             budget_tokens,
             startup: Arc::default(),
+            roots_first: false,
         }
+    }
+
+    /// This server with its default repo as a fallback behind the client's workspace roots.
+    pub fn with_roots_first(mut self) -> DocdexMcp {
+        self.roots_first = true;
+        self
+    }
+
+    /// A default repo the session keeps whatever the client's roots say.
+    fn has_firm_default(&self) -> bool {
+        !self.roots_first && self.default_repo.read().ok().is_some_and(|r| r.is_some())
     }
 
     /// This server, knowing what is wrong with the installation.
@@ -783,8 +798,7 @@ impl ServerHandler for DocdexMcp {
     ) -> std::result::Result<rmcp::model::InitializeResult, rmcp::ErrorData> {
         // A client that will be asked for its roots (in `on_initialized`) may call a tool
         // before it has answered: from here on, such calls wait for the answer.
-        let has_default = self.default_repo.read().ok().is_some_and(|r| r.is_some());
-        if !has_default && request.capabilities.roots.is_some() {
+        if !self.has_firm_default() && request.capabilities.roots.is_some() {
             self.roots_pending.send_replace(true);
         }
         context.peer.set_peer_info(request.clone());
@@ -812,7 +826,7 @@ impl ServerHandler for DocdexMcp {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        if self.default_repo.read().ok().is_some_and(|r| r.is_some()) {
+        if self.has_firm_default() {
             return;
         }
         // A client that shares its workspace roots gives the session its default repo.

@@ -148,7 +148,9 @@ fn mcp_workspace_roots_mount_and_bind_the_default_repo_over_http() {
         "/// Refills the bucket once per interval.\npub fn refill_token_bucket(capacity: u32) -> u32 {\n    capacity\n}\n",
     )]);
     let home = Home::new();
-    let server = Server::start(&home, &[]);
+    // The daemon's own --repo is only a fallback: a client's roots name its workspace.
+    let other = repo_with(&[("src/other.rs", "/// Unrelated.\npub fn unrelated_helper() {}\n")]);
+    let server = Server::start(&home, &["--repo", other.path().to_str().unwrap()]);
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/roots_client.py");
     // The first SDK finds the repo never indexed: the roots mount it and the search waits
     // for its first run. The second binds the mounted repo.
