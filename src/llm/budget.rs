@@ -147,10 +147,11 @@ pub fn plan(
         if c.kind != SnippetKind::Memory && closed_below.is_none() {
             closed_below = Some(c.kind);
         }
+        let left = share.saturating_sub(*used);
         let reason = if closed {
-            format!("over the {what} share ({share} tokens): a higher-priority snippet did not fit")
+            format!("the {what} share ({share} tokens) was closed: a higher-priority snippet did not fit")
         } else {
-            format!("over the {what} share ({share} tokens)")
+            format!("{} tokens, {left} left of the {what} share ({share} tokens)", c.tokens)
         };
         dropped.push(Dropped::of(c, reason));
     }
@@ -226,6 +227,9 @@ mod tests {
         let dropped: Vec<&str> = plan.report.dropped.iter().map(|d| d.label.as_str()).collect();
         assert_eq!(dropped, vec!["big", "w1"]);
         assert_eq!(plan.kept, vec![1]);
+        // Each reason says what did not fit in what was left.
+        assert_eq!(plan.report.dropped[0].reason, "600 tokens, 500 left of the repo/library/web share (500 tokens)");
+        assert!(plan.report.dropped[1].reason.contains("was closed"), "{:?}", plan.report.dropped[1]);
         // With no web left, the lowest-ranked repo snippet goes.
         let repo_only =
             [c(SnippetKind::Repo, "r1", 300), c(SnippetKind::Repo, "r2", 300), c(SnippetKind::Memory, "m1", 250)];
