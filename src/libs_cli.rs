@@ -225,8 +225,9 @@ pub async fn run_crate(loaded: &LoadedConfig, action: CrateAction) -> Result<i32
             } else {
                 let kinds: Vec<String> = s.kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
                 let modules: Vec<String> = s.top_modules.iter().map(|m| format!("{} ({})", m.path, m.items)).collect();
+                let notes: String = s.notes.iter().map(|note| format!("note: {note}\n")).collect();
                 format!(
-                    "{} {} ({}, docs from {})\n{}\nitems: {} ({})\ntop modules: {}\n",
+                    "{} {} ({}, docs from {})\n{}\nitems: {} ({})\ntop modules: {}\n{notes}",
                     s.name,
                     s.version,
                     s.resolved_by,
