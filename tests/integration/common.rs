@@ -91,6 +91,12 @@ pub fn hit_paths(response: &Value) -> Vec<String> {
 }
 
 /// Writes files (path → content) under a fresh temp dir.
+/// `repo_with` for generated files.
+pub fn repo_with_owned(files: &[(String, String)]) -> TempDir {
+    let refs: Vec<(&str, &str)> = files.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
+    repo_with(&refs)
+}
+
 pub fn repo_with(files: &[(&str, &str)]) -> TempDir {
     let dir = tempfile::tempdir().unwrap();
     for (path, content) in files {

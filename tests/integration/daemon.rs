@@ -460,8 +460,7 @@ fn ledger_repo() -> tempfile::TempDir {
             (format!("src/ledger_{i}.rs"), text)
         })
         .collect();
-    let borrowed: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
-    repo_with(&borrowed)
+    crate::common::repo_with_owned(&files)
 }
 
 #[test]

@@ -103,8 +103,7 @@ fn many_file_repo() -> tempfile::TempDir {
             (format!("src/m{i:02}.rs"), format!("/// Module {i}.\npub fn unique_fn_{i:02}() -> u32 {{\n    {i}\n}}\n"))
         })
         .collect();
-    let refs: Vec<(&str, &str)> = files.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
-    repo_with(&refs)
+    crate::common::repo_with_owned(&files)
 }
 
 #[test]
