@@ -380,15 +380,17 @@ fn set_default_model(path: &Path, model: &str) -> Result<()> {
 /// line is set, rather than a new one added above the documentation. `None` when the key is
 /// live already or the edited text would not set `llm.default_model`.
 fn uncomment_default_model(doc: &toml_edit::DocumentMut, text: &str, model: &str) -> Option<String> {
-    let model_of = |doc: &toml_edit::DocumentMut| doc.get("llm")?.get("default_model")?.as_str().map(str::to_string);
-    if doc.get("llm").and_then(|llm| llm.get("default_model")).is_some() {
+    fn setting(doc: &toml_edit::DocumentMut) -> Option<&toml_edit::Item> {
+        doc.get("llm")?.get("default_model")
+    }
+    if setting(doc).is_some() {
         return None;
     }
     let at = text.find("\n# default_model = ")? + 1;
     let end = text[at..].find('\n').map_or(text.len(), |n| at + n);
     let edited = format!("{}default_model = {}{}", &text[..at], toml_edit::Value::from(model), &text[end..]);
     let parsed: toml_edit::DocumentMut = edited.parse().ok()?;
-    (model_of(&parsed).as_deref() == Some(model)).then_some(edited)
+    (setting(&parsed).and_then(toml_edit::Item::as_str) == Some(model)).then_some(edited)
 }
 
 /// `bench-chat`: time to first token and total latency for a short question, with context

@@ -1637,14 +1637,8 @@ fn mcp_config(loaded: &LoadedConfig, repo_opt: Option<PathBuf>) -> Result<String
             .map_err(|_| DocdexError::repo_not_found(&repo.display().to_string(), "does not exist"))?,
         None => std::env::current_dir()?,
     };
-    let mut stdio_server = serde_json::json!({
-        "command": exe.display().to_string(),
-        "args": ["mcp", "--repo", repo.display().to_string()],
-    });
-    let env = crate::setup::stdio_env(loaded);
-    if !env.is_empty() {
-        stdio_server["env"] = env.into_iter().map(|(k, v)| (k, serde_json::Value::String(v))).collect();
-    }
+    let args = ["mcp".to_string(), "--repo".to_string(), repo.display().to_string()];
+    let stdio_server = crate::setup::stdio_entry(&exe.display().to_string(), &args, &crate::setup::stdio_env(loaded));
     let stdio = serde_json::json!({ "mcpServers": { "docdex": stdio_server } });
     let mut http_server = serde_json::json!({
         "type": "http",

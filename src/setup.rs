@@ -153,10 +153,7 @@ impl Agent {
     pub fn entry(&self, server: &Server) -> Value {
         match server {
             Server::Stdio { command, args, env } => {
-                let mut entry = json!({ "command": command, "args": args });
-                if !env.is_empty() {
-                    entry["env"] = env.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
-                }
+                let mut entry = stdio_entry(command, args, env);
                 if self.http_type.is_some() {
                     entry["type"] = json!("stdio");
                 }
@@ -299,6 +296,16 @@ fn toml_value(value: &Value) -> toml_edit::Value {
         }
         Value::Null => "".into(),
     }
+}
+
+/// The `mcpServers` entry that starts `command args` with `env` (left out when empty): the
+/// shape every client reads, before a client's own additions such as `type`.
+pub fn stdio_entry(command: &str, args: &[String], env: &[(String, String)]) -> Value {
+    let mut entry = json!({ "command": command, "args": args });
+    if !env.is_empty() {
+        entry["env"] = env.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+    }
+    entry
 }
 
 /// What a client must set for the `docdexd mcp` it starts to use this docdex home: an
