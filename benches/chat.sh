@@ -21,4 +21,4 @@ export DOCDEX_LLM_PROVIDER=openai DOCDEX_LLM_MODEL=smollm2-135m-instruct
 export DOCDEX_LLM_BASE_URL="$(sed 's/listening on //' "$DOCDEX_HOME/llm.out")"
 export DOCDEX_WEB_ENABLED=false
 ./target/release/docdexd index --repo "$REPO" --wait >/dev/null
-./target/release/docdexd bench-chat --repo "$REPO" --question "How does spawn_blocking run a closure without blocking the runtime?" "${@:2}"
+./target/release/docdex-bench bench-chat --repo "$REPO" --question "How does spawn_blocking run a closure without blocking the runtime?" "${@:2}"

@@ -9,4 +9,4 @@ TOKIO="${1:-$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/tokio-1.* | sor
 export DOCDEX_HOME="${DOCDEX_HOME:-$(mktemp -d)}"
 cargo build --release --quiet
 ./target/release/docdexd index --repo "$TOKIO" --wait >/dev/null
-./target/release/docdexd eval-gate --repo "$TOKIO" --questions benches/gate-questions.tsv "${@:2}"
+./target/release/docdex-bench eval-gate --repo "$TOKIO" --questions benches/gate-questions.tsv "${@:2}"

@@ -6,35 +6,18 @@
 //! `http` and `cli` are thin adapters over the `ToolDispatcher` actor.
 
 pub mod actors;
-pub mod bench;
-pub mod bench_daemon;
-pub mod bench_libs;
-pub mod bench_web;
-pub mod chat_cli;
 pub mod cli;
-pub mod client;
 pub mod config;
-pub mod daemon_lock;
-pub mod dag;
-pub mod eval;
-pub mod file_bm25;
+pub mod daemon;
 #[cfg(test)]
 mod fuzz_tests;
-pub mod gate_eval;
 pub mod http;
 pub mod index;
 pub mod ingest;
-pub mod jobs;
 pub mod libs;
-pub mod libs_cli;
 pub mod llm;
 pub mod mcp;
-pub mod metrics;
-pub mod models;
 pub mod protocol;
-pub mod question_eval;
-pub mod repo_policy;
-pub mod setup;
 pub mod web;
 
 use std::path::PathBuf;
@@ -68,13 +51,14 @@ pub struct Actors {
 /// Spawns the actor system for a one-shot CLI command (any repo the user names but `/`).
 /// Must run inside an actix `System`.
 pub fn start_actors(loaded: &LoadedConfig, default_repo_opt: Option<PathBuf>) -> Actors {
-    start_actors_with(loaded, default_repo_opt, repo_policy::RepoPolicy::unrestricted(), None)
+    start_actors_with(loaded, default_repo_opt, ingest::repo_policy::RepoPolicy::unrestricted(), None)
 }
 
 /// Spawns the actor system for a daemon (`daemon`, `mcp`): repos named by requests must be
 /// inside the allowed roots (see `repo_policy`).
 pub fn start_daemon_actors(loaded: &LoadedConfig, default_repo_opt: Option<PathBuf>) -> Actors {
-    let policy = repo_policy::RepoPolicy::daemon(&loaded.config.repos.allowed_roots, default_repo_opt.as_deref());
+    let policy =
+        ingest::repo_policy::RepoPolicy::daemon(&loaded.config.repos.allowed_roots, default_repo_opt.as_deref());
     let config = &loaded.config;
     let settings = actors::repo_supervisor::SupervisorSettings {
         watch: config.watcher.enabled,
@@ -92,7 +76,7 @@ pub fn start_daemon_actors(loaded: &LoadedConfig, default_repo_opt: Option<PathB
 fn start_actors_with(
     loaded: &LoadedConfig,
     default_repo_opt: Option<PathBuf>,
-    policy: repo_policy::RepoPolicy,
+    policy: ingest::repo_policy::RepoPolicy,
     supervisor_settings_opt: Option<actors::repo_supervisor::SupervisorSettings>,
 ) -> Actors {
     let state_dir = loaded.state_dir();
@@ -150,7 +134,7 @@ pub fn embedder_settings(loaded: &LoadedConfig) -> EmbedderSettings {
     let embedding = &loaded.config.embedding;
     EmbedderSettings {
         enabled: embedding.enabled,
-        paths: models::ModelPaths::under(&loaded.models_dir()),
+        paths: index::models::ModelPaths::under(&loaded.models_dir()),
         batch_size: embedding.batch_size,
         max_tokens: embedding.max_tokens,
         threads: embedding.threads,

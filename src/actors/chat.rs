@@ -9,22 +9,22 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use actix::{Actor, Addr, Context, Handler, Message, ResponseFuture};
+use actix::{Actor, Addr, Context, Handler, Message, Recipient, ResponseFuture};
 use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::dag_logger::{AppendDag, DagLogger};
 use super::llm_gateway::{CountTokens, Generate, LlmGateway, ResolveModel};
 use super::repo_manager::{OpenRepo, RepoManager};
-use super::tool_dispatcher::{MemoryRecall, OpenFile, ToolDispatcher};
 use super::waterfall::{RunWaterfall, WaterfallOrchestrator};
 use crate::config::Config;
-use crate::dag::{DagRecorder, NodeKind};
+use crate::index::dag::{DagRecorder, NodeKind};
 use crate::index::RepoIndex;
 use crate::llm::budget::{self, Candidate, SnippetKind, MESSAGE_OVERHEAD_TOKENS};
 use crate::llm::{ChatMessage, EventReceiver, Generation, StreamEvent, STREAM_BUFFER};
 use crate::protocol::{
-    ChatContext, ChatRequest, ChatSource, DocdexError, HitSource, MemoryItem, Result, SearchHit, SearchRequest,
+    ChatContext, ChatRequest, ChatSource, DocdexError, FileContent, HitSource, MemoryItem, MemoryRecallResponse,
+    Result, SearchHit, SearchRequest,
 };
 
 /// Memories recalled per question (the memory share usually holds fewer).
@@ -35,8 +35,35 @@ const MIN_MEMORY_SIMILARITY: f32 = 0.2;
 /// and the budget drops what does not fit.
 const MAX_CHUNK_LINES: u64 = 60;
 
+/// The repo's notes closest to a question: memory recall as every surface runs it.
+#[derive(Message)]
+#[rtype(result = "Result<MemoryRecallResponse>")]
+pub struct RecallNotes {
+    pub repo: PathBuf,
+    pub query: String,
+    pub k: usize,
+}
+
+/// Lines of a repo file (1-based, inclusive), read with the file tools' root and size checks.
+#[derive(Message)]
+#[rtype(result = "Result<FileContent>")]
+pub struct ReadLines {
+    pub repo: PathBuf,
+    pub path: String,
+    pub start: u64,
+    pub end: u64,
+}
+
+/// What chat asks of the tools that started it (the dispatcher answers both), so the
+/// orchestrator depends on no part above it.
+#[derive(Clone)]
+pub struct ChatTools {
+    pub recall: Recipient<RecallNotes>,
+    pub read: Recipient<ReadLines>,
+}
+
 pub struct ChatOrchestrator {
-    dispatcher: Addr<ToolDispatcher>,
+    tools: ChatTools,
     waterfall: Addr<WaterfallOrchestrator>,
     repo_manager: Addr<RepoManager>,
     gateway: Addr<LlmGateway>,
@@ -46,7 +73,7 @@ pub struct ChatOrchestrator {
 
 /// What the orchestrator is handed at start.
 pub struct ChatParts {
-    pub dispatcher: Addr<ToolDispatcher>,
+    pub tools: ChatTools,
     pub waterfall: Addr<WaterfallOrchestrator>,
     pub repo_manager: Addr<RepoManager>,
     pub gateway: Addr<LlmGateway>,
@@ -56,8 +83,8 @@ pub struct ChatParts {
 
 impl ChatOrchestrator {
     pub fn new(parts: ChatParts) -> ChatOrchestrator {
-        let ChatParts { dispatcher, waterfall, repo_manager, gateway, dag, config } = parts;
-        ChatOrchestrator { dispatcher, waterfall, repo_manager, gateway, dag, config }
+        let ChatParts { tools, waterfall, repo_manager, gateway, dag, config } = parts;
+        ChatOrchestrator { tools, waterfall, repo_manager, gateway, dag, config }
     }
 }
 
@@ -137,17 +164,17 @@ fn memory_piece(item: &MemoryItem) -> Piece {
 }
 
 /// The chunk's own lines (numbered), or the search snippet when the file cannot be read.
-async fn chunk_text(dispatcher: &Addr<ToolDispatcher>, repo: &Path, hit: &SearchHit) -> String {
+async fn chunk_text(read: &Recipient<ReadLines>, repo: &Path, hit: &SearchHit) -> String {
     if hit.source != HitSource::Repo {
         return hit.snippet.clone();
     }
-    let open = OpenFile {
-        repo_opt: Some(repo.to_path_buf()),
+    let lines = ReadLines {
+        repo: repo.to_path_buf(),
         path: hit.path.clone(),
-        start_opt: Some(hit.line_start),
-        end_opt: Some(hit.line_end.min(hit.line_start + MAX_CHUNK_LINES - 1)),
+        start: hit.line_start,
+        end: hit.line_end.min(hit.line_start + MAX_CHUNK_LINES - 1),
     };
-    match dispatcher.send(open).await {
+    match read.send(lines).await {
         Ok(Ok(content)) => content.text,
         _ => hit.snippet.clone(),
     }
@@ -228,7 +255,7 @@ impl Handler<RunChat> for ChatOrchestrator {
     type Result = ResponseFuture<Result<ChatStart>>;
 
     fn handle(&mut self, msg: RunChat, _: &mut Context<Self>) -> Self::Result {
-        let dispatcher = self.dispatcher.clone();
+        let tools = self.tools.clone();
         let waterfall = self.waterfall.clone();
         let repo_manager = self.repo_manager.clone();
         let gateway = self.gateway.clone();
@@ -254,9 +281,10 @@ impl Handler<RunChat> for ChatOrchestrator {
             );
             // Memory first: notes outrank everything else in the prompt.
             let call = recorder.add(NodeKind::ToolCall, &[root], "memory_recall", json!({ "k": MEMORY_RECALL_K }));
-            let recall = dispatcher
-                .send(MemoryRecall {
-                    repo_opt: Some(repo.clone()),
+            let recall = tools
+                .recall
+                .send(RecallNotes {
+                    repo: repo.clone(),
                     query: question.chars().take(crate::protocol::MAX_QUERY_CHARS).collect(),
                     k: MEMORY_RECALL_K,
                 })
@@ -324,7 +352,7 @@ impl Handler<RunChat> for ChatOrchestrator {
             let instructions = instructions_text(&repo, &client_instructions);
             let mut pieces: Vec<Piece> = memories.iter().map(memory_piece).collect();
             for hit in &found.hits {
-                pieces.push(hit_piece(hit, &chunk_text(&dispatcher, &repo, hit).await));
+                pieces.push(hit_piece(hit, &chunk_text(&tools.read, &repo, hit).await));
             }
             let mut texts: Vec<String> = vec![instructions.clone(), question.clone()];
             texts.extend(history.iter().map(|m| m.content.clone()));
@@ -471,12 +499,12 @@ fn relay(
                     if tx.send(Ok(StreamEvent::Delta(text))).await.is_err() {
                         break (
                             format!("cancelled: the client went away after {} characters", answer.chars().count()),
-                            json!({ "cancelled": true, "answer_start": crate::dag::shorten(&answer, 200) }),
+                            json!({ "cancelled": true, "answer_start": crate::index::dag::shorten(&answer, 200) }),
                         );
                     }
                 }
                 Some(Ok(StreamEvent::Done { finish_reason, usage_opt })) => {
-                    let data = json!({ "finish_reason": finish_reason, "usage": usage_opt, "answer_start": crate::dag::shorten(&answer, 200) });
+                    let data = json!({ "finish_reason": finish_reason, "usage": usage_opt, "answer_start": crate::index::dag::shorten(&answer, 200) });
                     let _ = tx.send(Ok(StreamEvent::Done { finish_reason: finish_reason.clone(), usage_opt })).await;
                     break (format!("answer: {} characters, finish {finish_reason}", answer.chars().count()), data);
                 }

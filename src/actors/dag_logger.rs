@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use actix::{Actor, Handler, Message, SyncContext};
 
-use crate::dag::{DagNode, DagSession};
+use crate::index::dag::{DagNode, DagSession};
 use crate::index::RepoIndex;
 use crate::protocol::Result;
 

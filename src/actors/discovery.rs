@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use actix::{Actor, Context, Handler, Message, ResponseFuture};
 use url::Url;
 
-use super::unix_now;
 use crate::config::WebConfig;
+use crate::protocol::time::unix_now;
 use crate::protocol::{DocdexError, ErrorCode, Result, WebResult, WebSearchResponse};
 use crate::web::cache::{CachedDiscovery, WebCache};
 use crate::web::ddg::{self, DdgPage};

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use actix::{Actor, Handler, Message, SyncContext};
 use fastembed::{InitOptionsUserDefined, Pooling, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel};
 
-use crate::models::{ModelPaths, EMBEDDING_DIMS};
+use crate::index::models::{ModelPaths, EMBEDDING_DIMS};
 use crate::protocol::{DocdexError, ErrorCode, Result};
 
 /// Token lengths are padded up to a multiple of this.
@@ -179,7 +179,7 @@ fn runtime(paths: &ModelPaths) -> std::result::Result<ort::environment::Environm
     RUNTIME
         .get_or_init(|| {
             let path = &paths.runtime_path;
-            crate::models::verify_runtime(path)?;
+            crate::index::models::verify_runtime(path)?;
             let builder = ort::init_from(path)
                 .map_err(|err| format!("cannot load ONNX Runtime from {}: {err}", path.display()))?;
             builder.with_name("docdex").build().map_err(|err| format!("cannot start ONNX Runtime: {err}"))
@@ -238,7 +238,7 @@ pub fn probe(settings: &EmbedderSettings) -> std::result::Result<String, String>
     model.embed(&["docdex model check".to_string()]).map_err(|err| err.message)?;
     Ok(format!(
         "{} loads ({EMBEDDING_DIMS} dimensions) from {}",
-        crate::models::MODEL_NAME,
+        crate::index::models::MODEL_NAME,
         settings.paths.model_dir.display()
     ))
 }
@@ -380,7 +380,11 @@ impl Handler<ProbeModel> for Embedder {
         let info = match result {
             Ok(()) => ModelInfo {
                 available: true,
-                detail: format!("{} from {}", crate::models::MODEL_NAME, self.settings.paths.model_dir.display()),
+                detail: format!(
+                    "{} from {}",
+                    crate::index::models::MODEL_NAME,
+                    self.settings.paths.model_dir.display()
+                ),
             },
             Err(err) => ModelInfo { available: false, detail: err.message },
         };

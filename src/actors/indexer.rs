@@ -10,11 +10,11 @@ use heed::RwTxn;
 use tantivy::IndexWriter;
 
 use super::ingestor::IngestedFile;
-use super::unix_now;
 use crate::index::{
     FileRecord, IndexRunState, LibraryDoc, LibraryRecord, RepoIndex, RepoStore, WebPageDoc, WebPageRecord,
 };
 use crate::ingest::{sha256_hex, Chunk};
+use crate::protocol::time::unix_now;
 use crate::protocol::{DocdexError, Result};
 
 /// Test hook: abort the process right after this many Tantivy commits, before the LMDB
@@ -601,7 +601,7 @@ impl Handler<PendingEmbeddings> for Indexer {
                         Some((vector, used_at)) => {
                             // Re-stamped at most hourly: the stamp orders pruning, and a
                             // rewrite per hit would cost more than it tells.
-                            if super::unix_now().saturating_sub(used_at) > 3600 {
+                            if crate::protocol::time::unix_now().saturating_sub(used_at) > 3600 {
                                 store.cache_embedding(&mut wtxn, &hash, &vector)?;
                             }
                             store.put_vector(&mut wtxn, id, &vector)?;

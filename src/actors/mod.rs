@@ -21,16 +21,6 @@ pub mod scraper;
 pub mod tool_dispatcher;
 pub mod waterfall;
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
-pub(crate) fn unix_now() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
-}
-
-pub(crate) fn format_unix(secs: u64) -> String {
-    humantime::format_rfc3339_seconds(UNIX_EPOCH + std::time::Duration::from_secs(secs)).to_string()
-}
-
 /// Runs a sync actor's handler body, turning a panic into an error for that one request.
 /// An uncaught panic would end the actor's thread, and every later message to it would fail;
 /// caught, the request gets an internal error naming the bug and the actor carries on.

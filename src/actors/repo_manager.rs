@@ -14,9 +14,9 @@ use actix::{Actor, Addr, Handler, Message, SyncArbiter, SyncContext};
 use serde::{Deserialize, Serialize};
 
 use super::indexer::{Indexer, IndexerSettings};
-use super::unix_now;
 use crate::index::RepoIndex;
 use crate::ingest::sha256_hex;
+use crate::protocol::time::unix_now;
 use crate::protocol::{DocdexError, ErrorCode, Result};
 
 pub const REPO_META_FILE: &str = "repo_meta.json";

@@ -13,16 +13,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use actix::{Actor, ActorFutureExt, Addr, AsyncContext, Context, Handler, Message, WrapFuture};
+use actix::{Actor, ActorFutureExt, Addr, AsyncContext, Context, Handler, Message, Recipient, WrapFuture};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use tokio::sync::watch;
 
 use super::embedder::EmbedderShared;
 use super::repo_manager::{OpenRepo, Release, ReleaseIdle, RepoManager};
-use super::tool_dispatcher::{Index, SupervisedIndex, ToolDispatcher};
 use crate::ingest::walk::DOCDEX_IGNORE_FILE;
-use crate::protocol::{DocdexError, ErrorCode, IndexProgress, IndexRequest, MountedRepo, Result};
+use crate::protocol::{DocdexError, ErrorCode, IndexProgress, IndexSummary, MountedRepo, Result};
 
 /// How the supervisor behaves (from the configuration).
 #[derive(Debug, Clone)]
@@ -70,8 +69,18 @@ struct Mount {
     own_run: bool,
 }
 
+/// A mounted repo's index run, with its progress, and the background embedding of what it
+/// wrote: sent to whoever started the supervisor (the dispatcher runs it like any index
+/// request, and counts it as the supervisor's own run).
+#[derive(Message)]
+#[rtype(result = "Result<IndexSummary>")]
+pub struct RunIndex {
+    pub repo: PathBuf,
+    pub progress: tokio::sync::mpsc::UnboundedSender<IndexProgress>,
+}
+
 pub struct RepoSupervisor {
-    dispatcher: Addr<ToolDispatcher>,
+    run_index: Recipient<RunIndex>,
     repo_manager: Addr<RepoManager>,
     embedder: Arc<EmbedderShared>,
     settings: SupervisorSettings,
@@ -80,12 +89,12 @@ pub struct RepoSupervisor {
 
 impl RepoSupervisor {
     pub fn new(
-        dispatcher: Addr<ToolDispatcher>,
+        run_index: Recipient<RunIndex>,
         repo_manager: Addr<RepoManager>,
         embedder: Arc<EmbedderShared>,
         settings: SupervisorSettings,
     ) -> RepoSupervisor {
-        RepoSupervisor { dispatcher, repo_manager, embedder, settings, mounts: HashMap::new() }
+        RepoSupervisor { run_index, repo_manager, embedder, settings, mounts: HashMap::new() }
     }
 
     fn mount(
@@ -213,13 +222,9 @@ impl RepoSupervisor {
                 state.send_modify(|s| s.progress_opt = Some(progress));
             }
         });
-        let index = SupervisedIndex(Index {
-            request: IndexRequest { repo: repo.clone() },
-            progress_opt: Some(progress_tx),
-            embed_in_background: true,
-        });
-        let dispatcher = self.dispatcher.clone();
-        ctx.spawn(async move { dispatcher.send(index).await }.into_actor(self).map(move |result, act, ctx| {
+        let index = RunIndex { repo: repo.clone(), progress: progress_tx };
+        let run_index = self.run_index.clone();
+        ctx.spawn(async move { run_index.send(index).await }.into_actor(self).map(move |result, act, ctx| {
             let outcome = match result {
                 Ok(Ok(_)) => Ok(()),
                 Ok(Err(err)) => Err(err.message),

@@ -16,9 +16,9 @@ use actix::{Actor, AsyncContext, Context, Handler, Message, ResponseFuture};
 use tokio::sync::Semaphore;
 use url::Url;
 
-use super::unix_now;
 use crate::config::{Config, WebConfig};
 use crate::ingest::sha256_hex;
+use crate::protocol::time::unix_now;
 use crate::protocol::{DocdexError, ErrorCode, Result, WebPage};
 use crate::web::browser::{find_chromium, sweep_stale_locks, BrowserProcess, LockSweep};
 use crate::web::cache::WebCache;
@@ -419,7 +419,7 @@ async fn fetch_page(shared: Arc<Shared>, msg: FetchPage) -> Result<WebPage> {
             title,
             content_hash: sha256_hex(text.as_bytes()),
             text,
-            fetched_at: super::format_unix(now),
+            fetched_at: crate::protocol::time::format_unix(now),
             fetched_at_unix: now,
             engine: engine.to_string(),
             from_cache: false,

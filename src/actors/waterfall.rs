@@ -13,14 +13,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use actix::{Actor, Addr, Context, Handler, Message, ResponseFuture};
+use actix::{Actor, Addr, Context, Handler, Message, Recipient, ResponseFuture};
 use futures_util::future::join_all;
 
 use super::discovery::{Discover, Discovery};
 use super::indexer::IngestWebPages;
 use super::repo_manager::{OpenRepo, RepoManager};
 use super::scraper::{FetchPage, Scraper};
-use super::tool_dispatcher::{Search, ToolDispatcher};
 use crate::config::Config;
 use crate::index::{SearchParams, WebPageDoc};
 use crate::ingest::{chunk_file, ChunkParams, Language};
@@ -33,8 +32,14 @@ use crate::protocol::{
 /// room to fall back on the next ones.
 const DISCOVERY_PER_PAGE: usize = 2;
 
+/// Tier 1: the repo's own search, exactly as every surface runs it. The orchestrator sends
+/// it to whoever started it (the dispatcher), so it depends on no part above it.
+#[derive(Message)]
+#[rtype(result = "Result<SearchResponse>")]
+pub struct LocalSearch(pub SearchRequest);
+
 pub struct WaterfallOrchestrator {
-    dispatcher: Addr<ToolDispatcher>,
+    local_search: Recipient<LocalSearch>,
     repo_manager: Addr<RepoManager>,
     discovery: Addr<Discovery>,
     scraper: Addr<Scraper>,
@@ -43,13 +48,13 @@ pub struct WaterfallOrchestrator {
 
 impl WaterfallOrchestrator {
     pub fn new(
-        dispatcher: Addr<ToolDispatcher>,
+        local_search: Recipient<LocalSearch>,
         repo_manager: Addr<RepoManager>,
         discovery: Addr<Discovery>,
         scraper: Addr<Scraper>,
         config: Arc<Config>,
     ) -> WaterfallOrchestrator {
-        WaterfallOrchestrator { dispatcher, repo_manager, discovery, scraper, config }
+        WaterfallOrchestrator { local_search, repo_manager, discovery, scraper, config }
     }
 }
 
@@ -85,7 +90,7 @@ impl Handler<RunWaterfall> for WaterfallOrchestrator {
     type Result = ResponseFuture<Result<WaterfallResponse>>;
 
     fn handle(&mut self, msg: RunWaterfall, _: &mut Context<Self>) -> Self::Result {
-        let dispatcher = self.dispatcher.clone();
+        let local_search = self.local_search.clone();
         let repo_manager = self.repo_manager.clone();
         let discovery = self.discovery.clone();
         let scraper = self.scraper.clone();
@@ -98,7 +103,7 @@ impl Handler<RunWaterfall> for WaterfallOrchestrator {
             }
             let mut search = msg.search.clone();
             search.repo_opt = Some(msg.repo.clone());
-            let local: SearchResponse = dispatcher.send(Search(search)).await??;
+            let local: SearchResponse = local_search.send(LocalSearch(search)).await??;
             let threshold = config.search.web_trigger_threshold;
             let gate = decide(local.top_score, threshold, msg.force_web, web_enabled)?;
             let mut tiers = vec![TierReport {

@@ -8,7 +8,7 @@ use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 
 use super::{dispatch, error_response, parse_number, respond, HttpState};
-use crate::actors::tool_dispatcher::{
+use crate::actors::tool_dispatcher::crates::{
     CrateExamplesQuery, CrateSearch, CrateSummaryQuery, CrateVersionsQuery, ItemDocQuery, ModuleTreeQuery,
 };
 use crate::protocol::{CrateRef, DocdexError, SearchMode};

@@ -26,10 +26,15 @@ use serde::Deserialize;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp_actix_web::transport::StreamableHttpService;
 
-use crate::actors::tool_dispatcher::{
-    DaemonState, DagGet, DagSessions, EmbedPending, GetChunk, Index, LibsFetch, MemoryDelete, MemoryRecall, MemorySave,
-    Mount, MultiGet, OpenFile, Repos, Search, Status, ToolDispatcher, WebFetch, WebRag, WebSearch,
-};
+use crate::actors::tool_dispatcher::chat::{DagGet, DagSessions};
+use crate::actors::tool_dispatcher::files::{GetChunk, MultiGet, OpenFile};
+use crate::actors::tool_dispatcher::indexing::{EmbedPending, Index, Status};
+use crate::actors::tool_dispatcher::libs::LibsFetch;
+use crate::actors::tool_dispatcher::memory::{MemoryDelete, MemoryRecall, MemorySave};
+use crate::actors::tool_dispatcher::repos::{DaemonState, Mount, Repos};
+use crate::actors::tool_dispatcher::search::Search;
+use crate::actors::tool_dispatcher::web::{WebFetch, WebRag, WebSearch};
+use crate::actors::tool_dispatcher::ToolDispatcher;
 use crate::mcp::DocdexMcp;
 use crate::protocol::{
     DocdexError, ErrorCode, Health, IndexRequest, LibsFetchRequest, SearchMode, SearchRequest, WaterfallRequest,
@@ -396,10 +401,12 @@ async fn dag_view(
         Err(err) => return error_response(&err),
     };
     match format.as_str() {
-        "text" => HttpResponse::Ok().content_type("text/plain; charset=utf-8").body(crate::dag::render_text(&view)),
-        "dot" => {
-            HttpResponse::Ok().content_type("text/vnd.graphviz; charset=utf-8").body(crate::dag::render_dot(&view))
+        "text" => {
+            HttpResponse::Ok().content_type("text/plain; charset=utf-8").body(crate::index::dag::render_text(&view))
         }
+        "dot" => HttpResponse::Ok()
+            .content_type("text/vnd.graphviz; charset=utf-8")
+            .body(crate::index::dag::render_dot(&view)),
         _ => HttpResponse::Ok().json(view),
     }
 }

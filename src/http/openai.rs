@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 
 use super::HttpState;
 use crate::actors::chat::ChatStart;
-use crate::actors::tool_dispatcher::{Chat, LlmModels};
+use crate::actors::tool_dispatcher::chat::{Chat, LlmModels};
 use crate::llm::{ChatMessage, EventReceiver, StreamEvent, Usage};
 use crate::protocol::{ChatContext, ChatRequest, DocdexError, ErrorCode};
 

@@ -261,6 +261,22 @@ pub fn expand(query_text: &str, query_terms: &[String], analyzer: &mut TextAnaly
     out
 }
 
+/// The text a search query's embedding is made from: the query with its concept words when
+/// `[search]` expands both the query and its embedding.
+pub fn embedding_query(search: &crate::config::SearchConfig, query: &str) -> String {
+    let expanded = if search.expand_concepts && search.expand_embedding { with_concept_words(query) } else { None };
+    expanded.unwrap_or_else(|| query.to_string())
+}
+
+/// The programming terms a query's plain phrases add (none when `[search]` turns expansion off).
+pub fn expansion(search: &crate::config::SearchConfig, query: &str) -> Vec<String> {
+    if search.expand_concepts {
+        concept_words(query)
+    } else {
+        Vec::new()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

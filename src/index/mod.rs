@@ -7,6 +7,8 @@
 
 pub mod analyzer;
 pub mod concepts;
+pub mod dag;
+pub mod models;
 pub mod store;
 
 use std::collections::{HashMap, HashSet};
@@ -103,13 +105,6 @@ const COVERAGE_EXPONENT: f32 = 1.0;
 /// near 0): not hits.
 const DENSE_MIN_SIMILARITY: f32 = 0.1;
 
-/// Default `[search] concept_weight`.
-pub const DEFAULT_CONCEPT_WEIGHT: f32 = 0.5;
-/// A file's second hit ranks this many places below where fusion put it, its third twice
-/// as far: the answer to a question is a file, and a page whose first places go to two
-/// chunks of one wrong file names fewer candidates (hybrid success@5 over the 216 questions
-/// of the tune splits 0.92 -> 0.95; see ARCHITECTURE.md, Ranking).
-pub const DEFAULT_REPEAT_HIT_DELAY: usize = 10;
 /// Confidence calibration, chosen with `docdexd eval-gate` on the tune split of
 /// `benches/gate-questions.tsv` (tokio: questions it answers vs questions it cannot) so that
 /// the default `web_trigger_threshold` of 0.7 sits where each ranking separates them best:
@@ -267,8 +262,8 @@ impl SearchParams {
             max_hits_per_file,
             fusion: FusionParams::default(),
             dense_search_k: 0,
-            concept_weight: DEFAULT_CONCEPT_WEIGHT,
-            repeat_hit_delay: DEFAULT_REPEAT_HIT_DELAY,
+            concept_weight: crate::config::DEFAULT_CONCEPT_WEIGHT,
+            repeat_hit_delay: crate::config::DEFAULT_REPEAT_HIT_DELAY,
         }
     }
 }
@@ -287,7 +282,7 @@ pub struct RepoIndex {
 impl RepoIndex {
     /// Opens (creating if needed) the repo's Tantivy index and LMDB store under `state_dir`.
     pub fn open(root: &Path, fingerprint: &str, state_dir: &Path) -> Result<RepoIndex> {
-        RepoIndex::open_with(root, fingerprint, state_dir, store::DEFAULT_MAP_BYTES)
+        RepoIndex::open_with(root, fingerprint, state_dir, crate::config::DEFAULT_MAP_BYTES)
     }
 
     /// Opens with an LMDB map of `map_bytes` (`[index] lmdb_map_bytes`).
@@ -989,7 +984,9 @@ impl RepoIndex {
                 url: is_web.then(|| text_of(f.path)),
                 title: is_web.then(|| text_of(f.title)),
                 fetched_at: is_web.then(|| {
-                    crate::actors::format_unix(doc.get_first(f.fetched_at).and_then(|v| v.as_u64()).unwrap_or(0))
+                    crate::protocol::time::format_unix(
+                        doc.get_first(f.fetched_at).and_then(|v| v.as_u64()).unwrap_or(0),
+                    )
                 }),
                 explain: explain.then_some(candidate.explain),
                 chunk_id: doc.get_first(f.chunk_id).and_then(|v| v.as_u64()).map(|id| id as u32),

@@ -13,7 +13,7 @@ use heed::{Database, Env, EnvOpenOptions, RoTxn, RwTxn, WithoutTls};
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
-use crate::dag::{DagNode, DagSession, DagView};
+use crate::index::dag::{DagNode, DagSession, DagView};
 use crate::protocol::Result;
 
 const FILES_DB: &str = "files";
@@ -36,10 +36,6 @@ const CHUNK_VECTORS_INDEX: u16 = 0;
 /// Seed of arroy's tree building, so index builds are reproducible.
 const ARROY_SEED: u64 = 0x5eed_d0cd;
 const RUN_STATE_KEY: &str = "index_run";
-/// The map is a ceiling on the file's size, not an allocation (address space, reserved
-/// sparsely): 64 GiB is far beyond what a repo's records, vectors and cache need, so a full
-/// map is a misconfiguration (`[index] lmdb_map_bytes`), reported as such.
-pub const DEFAULT_MAP_BYTES: usize = 64 << 30;
 
 /// What the index knows about one file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -154,7 +150,7 @@ pub struct MemoryRecord {
 
 impl RepoStore {
     pub fn open(dir: &Path) -> Result<RepoStore> {
-        RepoStore::open_with(dir, DEFAULT_MAP_BYTES)
+        RepoStore::open_with(dir, crate::config::DEFAULT_MAP_BYTES)
     }
 
     pub fn open_with(dir: &Path, map_bytes: usize) -> Result<RepoStore> {
@@ -329,7 +325,7 @@ impl RepoStore {
 
     /// Caches a vector, stamped as used now.
     pub fn cache_embedding(&self, wtxn: &mut RwTxn, input_hash: &str, vector: &[f32]) -> Result<()> {
-        self.cache_embedding_at(wtxn, input_hash, vector, crate::actors::unix_now())
+        self.cache_embedding_at(wtxn, input_hash, vector, crate::protocol::time::unix_now())
     }
 
     /// Caches a vector stamped as last used at `used_at` (unix seconds).
@@ -363,7 +359,7 @@ impl RepoStore {
     }
 
     fn vector_writer(&self) -> Writer<Cosine> {
-        Writer::new(self.vectors, CHUNK_VECTORS_INDEX, crate::models::EMBEDDING_DIMS)
+        Writer::new(self.vectors, CHUNK_VECTORS_INDEX, crate::index::models::EMBEDDING_DIMS)
     }
 
     /// Stores a chunk's vector and clears its pending entry, in the caller's transaction.
@@ -397,7 +393,7 @@ impl RepoStore {
 
     /// Rebuilds an arroy index's trees after vectors were added or removed (incremental).
     fn build_index(&self, wtxn: &mut RwTxn, index: u16) -> Result<()> {
-        let writer = Writer::<Cosine>::new(self.vectors, index, crate::models::EMBEDDING_DIMS);
+        let writer = Writer::<Cosine>::new(self.vectors, index, crate::index::models::EMBEDDING_DIMS);
         if writer.need_build(wtxn).map_err(arroy_error)? {
             let mut rng = rand::rngs::StdRng::seed_from_u64(ARROY_SEED);
             writer.builder(&mut rng).build(wtxn).map_err(arroy_error)?;
@@ -457,7 +453,7 @@ impl RepoStore {
 
 impl RepoStore {
     fn memory_writer(&self) -> Writer<Cosine> {
-        Writer::new(self.vectors, MEMORY_VECTORS_INDEX, crate::models::EMBEDDING_DIMS)
+        Writer::new(self.vectors, MEMORY_VECTORS_INDEX, crate::index::models::EMBEDDING_DIMS)
     }
 
     /// Stores a memory (and its vector when there is one) with the next id.
@@ -578,7 +574,7 @@ fn arroy_error(err: arroy::Error) -> crate::protocol::DocdexError {
 /// A cache entry: the last-use stamp, then the vector (entries from before stamps hold the
 /// vector alone and count as never used).
 fn decode_cached(bytes: &[u8]) -> (Vec<f32>, u64) {
-    let (used_at, floats) = if bytes.len() == crate::models::EMBEDDING_DIMS * 4 {
+    let (used_at, floats) = if bytes.len() == crate::index::models::EMBEDDING_DIMS * 4 {
         (0, bytes)
     } else if bytes.len() >= 8 {
         (u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes")), &bytes[8..])
@@ -612,7 +608,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = RepoStore::open(dir.path()).unwrap();
         let mut wtxn = store.write_txn().unwrap();
-        let vector = vec![0.5f32; crate::models::EMBEDDING_DIMS];
+        let vector = vec![0.5f32; crate::index::models::EMBEDDING_DIMS];
         for n in 0..100u64 {
             store.cache_embedding_at(&mut wtxn, &format!("h{n}"), &vector, 1_000 + n).unwrap();
         }
@@ -643,7 +639,7 @@ mod vector_rebuild_tests {
     fn vector(seed: u32) -> Vec<f32> {
         // Deterministic, spread over the sphere.
         let mut x = seed.wrapping_mul(2654435761).wrapping_add(12345);
-        (0..crate::models::EMBEDDING_DIMS)
+        (0..crate::index::models::EMBEDDING_DIMS)
             .map(|_| {
                 x ^= x << 13;
                 x ^= x >> 17;

@@ -9,9 +9,9 @@
 
 use tree_sitter::{Node, Parser, Tree};
 
-use super::chunk::{window_spans, ChunkParams, Span};
 use super::lang::Language;
 use super::skeleton::{self, CommentLine};
+use super::window::{window_spans, ChunkParams, Span};
 
 /// Routes tree-sitter's C allocations to mimalloc. Call once at the start of `main`, before
 /// any parser exists.

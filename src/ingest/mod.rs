@@ -4,13 +4,16 @@
 pub mod chunk;
 pub mod code;
 pub mod lang;
+pub mod repo_policy;
 pub mod skeleton;
 pub mod surface;
 pub mod walk;
+pub mod window;
 
-pub use chunk::{chunk_file, Chunk, ChunkParams};
+pub use chunk::{chunk_file, Chunk};
 pub use lang::Language;
 pub use walk::{read_text_file, scan_repo, FileRead, ScanResult, ScannedFile};
+pub use window::ChunkParams;
 
 /// Hex SHA-256 of some bytes: content hashes for incremental indexing and repo fingerprints.
 pub fn sha256_hex(bytes: &[u8]) -> String {

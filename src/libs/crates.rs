@@ -7,10 +7,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
-use super::rust::{RustDocs, RustItem, ITEMS_FILE};
+use super::rust_items::{RustDocs, RustItem, ITEMS_FILE};
 use super::{first_paragraph, CachedLibrary, LibraryManifest};
 use crate::index::analyzer::{analyze, code_analyzer};
-use crate::models::EMBEDDING_DIMS;
+use crate::index::models::EMBEDDING_DIMS;
 use crate::protocol::{
     CodeExample, CrateExamples, CrateSummary, DocdexError, ErrorCode, ItemDoc, ItemHit, ModuleCount, ModuleNode,
     ModuleTree, Result,

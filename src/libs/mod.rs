@@ -11,11 +11,11 @@
 
 pub mod crates;
 pub mod detect;
-pub mod job;
 pub mod npm;
 pub mod python;
 pub mod registry;
 pub mod rust;
+pub mod rust_items;
 pub mod rust_source;
 
 use std::path::{Path, PathBuf};
@@ -163,7 +163,7 @@ impl EntryBuilder {
             version: dep.version.clone(),
             description: first_paragraph(description, 1000),
             origin: origin.to_string(),
-            fetched_at: crate::actors::unix_now(),
+            fetched_at: crate::protocol::time::unix_now(),
             docs: std::mem::take(&mut self.docs),
             items,
             notes,
@@ -413,4 +413,45 @@ pub fn extract_tar_gz(
         }
     }
     Ok(out)
+}
+
+/// The path a library's doc file has in a repo's index: `cargo:serde@1.0.219/README.md`.
+/// The ecosystem prefix keeps it apart from every repo-relative path.
+pub fn library_doc_path(ecosystem: Ecosystem, name: &str, version: &str, relative: &str) -> String {
+    format!("{}:{name}@{version}/{relative}", ecosystem.as_str())
+}
+
+/// Splits a library doc path into (ecosystem, name, version, relative path).
+pub fn parse_library_doc_path(path: &str) -> Option<(Ecosystem, &str, &str, &str)> {
+    let (ecosystem, rest) = path.split_once(':')?;
+    let ecosystem = match ecosystem {
+        "cargo" => Ecosystem::Cargo,
+        "npm" => Ecosystem::Npm,
+        "python" => Ecosystem::Python,
+        _ => return None,
+    };
+    // Scoped npm names hold a `/` (`@types/node@20.1.0/…`): the version follows the last
+    // `@` before the relative path starts.
+    let at = rest.char_indices().skip(1).find(|&(_, c)| c == '@').map(|(i, _)| i)?;
+    let (name, tail) = (&rest[..at], &rest[at + 1..]);
+    let (version, relative) = tail.split_once('/')?;
+    Some((ecosystem, name, version, relative))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn library_doc_paths_round_trip_scoped_names_included() {
+        let path = library_doc_path(Ecosystem::Npm, "@types/node", "20.1.0", "types/index.d.ts");
+        assert_eq!(path, "npm:@types/node@20.1.0/types/index.d.ts");
+        assert_eq!(parse_library_doc_path(&path), Some((Ecosystem::Npm, "@types/node", "20.1.0", "types/index.d.ts")));
+        assert_eq!(
+            parse_library_doc_path("cargo:serde@1.0.219/api/de.md"),
+            Some((Ecosystem::Cargo, "serde", "1.0.219", "api/de.md"))
+        );
+        assert_eq!(parse_library_doc_path("src/main.rs"), None);
+        assert_eq!(parse_library_doc_path("c:/x/y"), None);
+    }
 }

@@ -8,36 +8,13 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{find_readme, first_paragraph, run_command, walk_files, CachedLibrary, Dependency, EntryBuilder};
 use crate::config::LibsConfig;
 use crate::protocol::{DocdexError, ErrorCode, Result};
 
-/// One public item of a crate.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RustItem {
-    /// Canonical path (`serde::de::Deserialize`).
-    pub path: String,
-    /// `fn`, `struct`, `enum`, `trait`, `macro`, `mod`, `type`, `const`, `static`, `union`,
-    /// `method`, `trait_alias`.
-    pub kind: String,
-    pub signature: String,
-    pub docs: String,
-}
-
-/// What the crate tools read (`items.json`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct RustDocs {
-    pub crate_name: String,
-    pub version: String,
-    pub items: Vec<RustItem>,
-    /// Other public paths of an item (re-exports) → its canonical path.
-    pub aliases: BTreeMap<String, String>,
-}
-
-pub const ITEMS_FILE: &str = "items.json";
+use super::rust_items::{RustDocs, RustItem, ITEMS_FILE};
 
 pub(crate) fn cargo_home() -> PathBuf {
     std::env::var_os("CARGO_HOME")
@@ -188,7 +165,7 @@ pub async fn fetch(
                     break;
                 }
             }
-            entry.add_file(super::rust::ITEMS_FILE, &serde_json::to_vec(&docs)?)?;
+            entry.add_file(ITEMS_FILE, &serde_json::to_vec(&docs)?)?;
             if description.is_empty() {
                 description = docs.items.first().map(|i| first_paragraph(&i.docs, 1000)).unwrap_or_default();
             }

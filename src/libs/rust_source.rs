@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use super::rust::{RustDocs, RustItem};
+use super::rust_items::{RustDocs, RustItem};
 use super::walk_files;
 
 /// Source files read at most.

@@ -5,7 +5,7 @@
 //! first (web, then library, then repo, then memory; the lowest-ranked first within a
 //! kind), and every drop is reported with its source and size.
 
-use serde::{Deserialize, Serialize};
+pub use crate::protocol::chat::{BudgetReport, Dropped, SnippetKind};
 
 pub const SYSTEM_SHARE: f64 = 0.10;
 pub const MEMORY_SHARE: f64 = 0.20;
@@ -24,27 +24,6 @@ pub fn estimate_tokens(text: &str) -> usize {
     text.chars().count().div_ceil(3) + 1
 }
 
-/// Where a snippet came from, in priority order (earlier = more important).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SnippetKind {
-    Memory,
-    Repo,
-    Library,
-    Web,
-}
-
-impl SnippetKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SnippetKind::Memory => "memory",
-            SnippetKind::Repo => "repo",
-            SnippetKind::Library => "library",
-            SnippetKind::Web => "web",
-        }
-    }
-}
-
 /// A candidate piece of context, already rendered and counted.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
@@ -55,34 +34,10 @@ pub struct Candidate {
     pub tokens: usize,
 }
 
-/// A snippet left out, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Dropped {
-    pub kind: SnippetKind,
-    pub label: String,
-    pub tokens: usize,
-    pub reason: String,
-}
-
 impl Dropped {
-    fn of(c: &Candidate, reason: String) -> Dropped {
+    pub(crate) fn of(c: &Candidate, reason: String) -> Dropped {
         Dropped { kind: c.kind, label: c.label.clone(), tokens: c.tokens, reason }
     }
-}
-
-/// The budget's shares in tokens, and what went in.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BudgetReport {
-    pub context_window: usize,
-    /// `exact` (the model's tokenizer) or `estimate` (`estimate_tokens`).
-    pub token_count: String,
-    pub answer_tokens: usize,
-    pub system_tokens: usize,
-    pub memory_share: usize,
-    pub evidence_share: usize,
-    pub memory_tokens: usize,
-    pub evidence_tokens: usize,
-    pub dropped: Vec<Dropped>,
 }
 
 /// The outcome: indexes (into the candidates) of the kept snippets, in their given order.

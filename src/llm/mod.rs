@@ -19,49 +19,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
-use crate::config::LlmConfig;
+use crate::config::{LlmConfig, ProviderKind};
+pub use crate::protocol::chat::ChatMessage;
 use crate::protocol::{DocdexError, ErrorCode, Result};
-
-/// Which API the configured server speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ProviderKind {
-    Ollama,
-    #[serde(rename = "openai")]
-    OpenAi,
-}
-
-impl ProviderKind {
-    pub fn parse(name: &str) -> Option<ProviderKind> {
-        match name.trim().to_ascii_lowercase().as_str() {
-            "ollama" => Some(ProviderKind::Ollama),
-            "openai" | "openai-compatible" | "openai_compatible" | "llamacpp" | "llama.cpp" => {
-                Some(ProviderKind::OpenAi)
-            }
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ProviderKind::Ollama => "ollama",
-            ProviderKind::OpenAi => "openai",
-        }
-    }
-}
-
-/// One chat message as every provider takes it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChatMessage {
-    pub role: String,
-    pub content: String,
-}
-
-impl ChatMessage {
-    pub fn new(role: &str, content: impl Into<String>) -> ChatMessage {
-        ChatMessage { role: role.into(), content: content.into() }
-    }
-}
 
 /// A generation request, already budgeted.
 #[derive(Debug, Clone, PartialEq)]

@@ -12,8 +12,6 @@ use serde_json::Value;
 
 use crate::protocol::{DocdexError, Result};
 
-/// The default budget of one tool result, in tokens (`[server] mcp_max_result_tokens`).
-pub const DEFAULT_RESULT_TOKENS: usize = 8_000;
 /// Characters per token in the estimate.
 pub const CHARS_PER_TOKEN: usize = 3;
 

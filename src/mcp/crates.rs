@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use super::budget::{respond_fitted, Page};
 use super::{bounded, lenient_number, DocdexMcp};
-use crate::actors::tool_dispatcher::{
+use crate::actors::tool_dispatcher::crates::{
     CrateExamplesQuery, CrateSearch, CrateSummaryQuery, CrateVersionsQuery, ItemDocQuery, ModuleTreeQuery,
 };
 use crate::protocol::{CrateRef, Result};

@@ -21,10 +21,14 @@ use rmcp::service::NotificationContext;
 use rmcp::{schemars, tool, tool_handler, tool_router, RoleServer, ServerHandler};
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::actors::tool_dispatcher::{
-    GetChunk, Index, LibsFetch, ListFiles, MemoryRecall, MemorySave, Mount, MultiGet, OpenFile, Search, Status,
-    ToolDispatcher, WebRag,
-};
+use crate::actors::tool_dispatcher::files::{GetChunk, ListFiles, MultiGet, OpenFile};
+use crate::actors::tool_dispatcher::indexing::{Index, Status};
+use crate::actors::tool_dispatcher::libs::LibsFetch;
+use crate::actors::tool_dispatcher::memory::{MemoryRecall, MemorySave};
+use crate::actors::tool_dispatcher::repos::Mount;
+use crate::actors::tool_dispatcher::search::Search;
+use crate::actors::tool_dispatcher::web::WebRag;
+use crate::actors::tool_dispatcher::ToolDispatcher;
 use crate::protocol::{
     DocdexError, IndexRequest, LibsFetchRequest, Result, SearchMode, SearchRequest, WaterfallRequest,
 };

@@ -12,7 +12,7 @@ use rmcp::transport::streamable_http_client::{StreamableHttpClientTransport, Str
 use rmcp::transport::{IntoTransport, Transport};
 use rmcp::RoleServer;
 
-use crate::client::DaemonClient;
+use crate::daemon::client::DaemonClient;
 use crate::protocol::{DocdexError, Result};
 
 /// Relays stdio to the daemon's `/v1/mcp` until either side closes.

@@ -3,9 +3,11 @@
 //! Architecture invariant: only `src/http` and `src/mcp` know about transports; they and the
 //! CLI serialize exactly these types, so every surface returns the same JSON.
 
+pub mod chat;
 pub mod crates;
 pub mod error;
 pub mod libs;
+pub mod time;
 
 use std::path::PathBuf;
 
@@ -641,7 +643,7 @@ pub struct WaterfallResponse {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChatRequest {
     pub repo_opt: Option<PathBuf>,
-    pub messages: Vec<crate::llm::ChatMessage>,
+    pub messages: Vec<chat::ChatMessage>,
     /// `None` (or `docdex`) means `[llm] default_model`.
     pub model_opt: Option<String>,
     /// Capped by `[llm] max_answer_tokens` and by the answer's share of the window.
@@ -655,7 +657,7 @@ pub struct ChatRequest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChatSource {
     pub n: usize,
-    pub kind: crate::llm::budget::SnippetKind,
+    pub kind: chat::SnippetKind,
     /// `src/pool.rs:1-12`, `memory #3` or the page's URL.
     pub label: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -680,7 +682,7 @@ pub struct ChatContext {
     pub model: String,
     pub provider: String,
     pub sources: Vec<ChatSource>,
-    pub budget: crate::llm::budget::BudgetReport,
+    pub budget: chat::BudgetReport,
     /// The waterfall gate's decision for the repo search.
     pub gate: Gate,
     /// Time to recall memory, search (and go to the web) and fit the prompt.
@@ -688,5 +690,5 @@ pub struct ChatContext {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,
     /// The messages sent to the model (returned on request: `docdex.debug`).
-    pub prompt: Vec<crate::llm::ChatMessage>,
+    pub prompt: Vec<chat::ChatMessage>,
 }

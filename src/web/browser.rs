@@ -140,7 +140,7 @@ impl BrowserProcess {
             profile_dir: profile.clone(),
             owner_pid: std::process::id(),
             owner_start_ticks: process_start_ticks(std::process::id()).unwrap_or(0),
-            started_at_unix: crate::actors::unix_now(),
+            started_at_unix: crate::protocol::time::unix_now(),
         };
         let lock_path = locks_dir.join(format!("chromium-{pid}.json"));
         let mut process = BrowserProcess { child, lock, lock_path, ws_url: String::new() };

@@ -153,7 +153,7 @@ fn bench_scores_judged_questions_beside_the_whole_file_yardstick() {
     )
     .unwrap();
     let home = Home::new();
-    let report = home.json(&[
+    let report = home.bench_json(&[
         "bench",
         "--repo",
         repo.path().to_str().unwrap(),
@@ -207,7 +207,7 @@ fn eval_scores_a_small_trec_collection() {
     std::fs::write(dataset.path().join("qrels"), "1 0 D1 1\n2 0 D3 1\n2 0 D4 0\n").unwrap();
 
     let home = Home::new();
-    let report = home.json(&["eval", "--dataset", dataset.path().to_str().unwrap(), "--json"]);
+    let report = home.bench_json(&["eval", "--dataset", dataset.path().to_str().unwrap(), "--json"]);
     assert_eq!(report["documents"], 4);
     assert_eq!(report["topics"], 2, "the unjudged topic is not scored");
     let lexical = &report["modes"][0];
@@ -216,7 +216,7 @@ fn eval_scores_a_small_trec_collection() {
         assert_eq!(lexical[metric].as_f64(), Some(1.0), "{metric}: {report}");
     }
 
-    let not_trec = home.run(&["eval", "--dataset", home.dir.path().to_str().unwrap()]);
+    let not_trec = home.bench_cmd().args(["eval", "--dataset", home.dir.path().to_str().unwrap()]).output().unwrap();
     assert_eq!(not_trec.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&not_trec.stderr).contains("is not a TREC collection"));
 }

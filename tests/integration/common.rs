@@ -39,7 +39,16 @@ impl Home {
     }
 
     pub fn cmd(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_docdexd"));
+        self.cmd_of(env!("CARGO_BIN_EXE_docdexd"))
+    }
+
+    /// The benchmark and evaluation binary, in this home.
+    pub fn bench_cmd(&self) -> Command {
+        self.cmd_of(env!("CARGO_BIN_EXE_docdex-bench"))
+    }
+
+    fn cmd_of(&self, binary: &str) -> Command {
+        let mut cmd = Command::new(binary);
         cmd.env("DOCDEX_HOME", self.dir.path())
             .env_remove("DOCDEX_AUTH_TOKEN")
             .env_remove("DOCDEX_REQUIRE_TOKEN")
@@ -56,7 +65,7 @@ impl Home {
             .env_remove("DOCDEX_LLM_MODEL")
             .env_remove(docdex::actors::indexer::FAULT_ABORT_AFTER_COMMITS_ENV)
             .env_remove(docdex::actors::indexer::FAULT_PANIC_INDEXER_ENV)
-            .env_remove(docdex::client::BASE_URL_ENV)
+            .env_remove(docdex::daemon::client::BASE_URL_ENV)
             .env("DOCDEX_MODELS_DIR", self.models_opt.clone().unwrap_or_else(|| self.dir.path().join("no-models")))
             // Fixture repos live in the temp dir, outside the home a daemon serves by default.
             .env("DOCDEX_ALLOWED_ROOTS", std::env::temp_dir())
@@ -70,9 +79,12 @@ impl Home {
 
     /// Runs a command that must succeed with exit code 0 and print JSON.
     pub fn json(&self, args: &[&str]) -> Value {
-        let out = self.run(args);
-        assert_eq!(out.status.code(), Some(0), "docdexd {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-        serde_json::from_slice(&out.stdout).unwrap()
+        json_of(self.run(args), args)
+    }
+
+    /// `docdex-bench` with `args`, which must succeed and print JSON.
+    pub fn bench_json(&self, args: &[&str]) -> Value {
+        json_of(self.bench_cmd().args(args).output().unwrap(), args)
     }
 
     pub fn index(&self, repo: &Path) -> Value {
@@ -251,7 +263,7 @@ pub fn models_dir() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-models"));
     assert!(
-        docdex::models::ModelPaths::under(&dir).missing().is_none(),
+        docdex::index::models::ModelPaths::under(&dir).missing().is_none(),
         "the embedding model is not installed in {}: run ./scripts/test.sh (or `docdexd models install` with DOCDEX_MODELS_DIR set)",
         dir.display()
     );
@@ -307,4 +319,9 @@ pub fn live_chunks(state_dir: &Path) -> Vec<(String, u32)> {
         }
     }
     out
+}
+
+fn json_of(out: Output, args: &[&str]) -> Value {
+    assert_eq!(out.status.code(), Some(0), "{args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
 }

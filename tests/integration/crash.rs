@@ -93,7 +93,7 @@ fn assert_consistent(home: &Home, repo: &std::path::Path) {
     assert_eq!(index.store.pending_count(&rtxn).unwrap(), 0);
     let settings = docdex::actors::embedder::EmbedderSettings {
         enabled: true,
-        paths: docdex::models::ModelPaths::under(&models_dir()),
+        paths: docdex::index::models::ModelPaths::under(&models_dir()),
         batch_size: 8,
         max_tokens: 256,
         threads: 1,

@@ -2,7 +2,7 @@
 //! the embedding cache, fallbacks without a model, and the modes over CLI and HTTP.
 
 use docdex::actors::embedder::{EmbedderSettings, EmbeddingModel};
-use docdex::models::ModelPaths;
+use docdex::index::models::ModelPaths;
 
 use crate::common::{get, hit_paths, models_dir, repo_with, write, Home, Server};
 

@@ -32,7 +32,7 @@ struct CrateOpener {
     config: LibsConfig,
     crate_cache: Addr<CrateCache>,
     default_repo_opt: Option<PathBuf>,
-    repo_policy: crate::repo_policy::RepoPolicy,
+    repo_policy: crate::ingest::repo_policy::RepoPolicy,
 }
 
 impl ToolDispatcher {

@@ -5,9 +5,10 @@ use std::sync::Arc;
 use actix::{Context, Handler, Message, ResponseFuture};
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::{start_background_embedding, tracked, ToolDispatcher};
+use super::indexing::start_background_embedding;
+use super::libs_fetch::run_libs_fetch;
+use super::{tracked, ToolDispatcher};
 use crate::actors::repo_manager::{OpenRepo, RepoHandle};
-use crate::libs::job::run_libs_fetch;
 use crate::protocol::{DocdexError, LibsFetchRequest, LibsFetchSummary, LibsProgress, Result};
 
 /// Fetch the docs of a repo's dependencies into the cache and the repo's index. The new

@@ -10,39 +10,16 @@ use std::time::Instant;
 use futures_util::stream::{self, StreamExt};
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::detect::{compare_versions, normalize_python_name};
-use super::{CachedLibrary, Dependency, Ecosystem};
 use crate::actors::indexer::{IngestLibraries, LibraryIngest};
 use crate::actors::repo_manager::RepoHandle;
 use crate::config::LibsConfig;
 use crate::index::{LibraryDoc, LibraryRecord};
 use crate::ingest::{chunk_file, sha256_hex, Chunk, ChunkParams, Language};
+use crate::libs::detect::{compare_versions, normalize_python_name};
+use crate::libs::{library_doc_path, CachedLibrary, Dependency, Ecosystem};
 use crate::protocol::{
     LibraryFailure, LibraryInfo, LibsFetchRequest, LibsFetchSummary, LibsProgress, Result, UnresolvedDependency,
 };
-
-/// The path a library's doc file has in a repo's index: `cargo:serde@1.0.219/README.md`.
-/// The ecosystem prefix keeps it apart from every repo-relative path.
-pub fn library_doc_path(ecosystem: Ecosystem, name: &str, version: &str, relative: &str) -> String {
-    format!("{}:{name}@{version}/{relative}", ecosystem.as_str())
-}
-
-/// Splits a library doc path into (ecosystem, name, version, relative path).
-pub fn parse_library_doc_path(path: &str) -> Option<(Ecosystem, &str, &str, &str)> {
-    let (ecosystem, rest) = path.split_once(':')?;
-    let ecosystem = match ecosystem {
-        "cargo" => Ecosystem::Cargo,
-        "npm" => Ecosystem::Npm,
-        "python" => Ecosystem::Python,
-        _ => return None,
-    };
-    // Scoped npm names hold a `/` (`@types/node@20.1.0/…`): the version follows the last
-    // `@` before the relative path starts.
-    let at = rest.char_indices().skip(1).find(|&(_, c)| c == '@').map(|(i, _)| i)?;
-    let (name, tail) = (&rest[..at], &rest[at + 1..]);
-    let (version, relative) = tail.split_once('/')?;
-    Some((ecosystem, name, version, relative))
-}
 
 /// The dependencies a fetch covers: direct ones (or all with `--all`), one version per
 /// library (the direct one, else the highest), narrowed to `names` when given. Names that
@@ -120,7 +97,7 @@ pub async fn run_libs_fetch(
     let all = request.all || !request.names.is_empty();
     let detected = {
         let root = root.clone();
-        tokio::task::spawn_blocking(move || super::detect::detect(&root, all)).await?
+        tokio::task::spawn_blocking(move || crate::libs::detect::detect(&root, all)).await?
     };
     let (deps, mut failed) = plan(detected.deps, request);
     let wanted_keys: BTreeSet<String> = deps.iter().map(Dependency::key).collect();
@@ -130,8 +107,8 @@ pub async fn run_libs_fetch(
     let mut fetches = stream::iter(deps.into_iter().map(|dep| {
         let root: PathBuf = root.clone();
         async move {
-            super::remove_stale_partials(cache_root, &dep);
-            let outcome = super::ensure_cached(&root, cache_root, &dep, config).await;
+            crate::libs::remove_stale_partials(cache_root, &dep);
+            let outcome = crate::libs::ensure_cached(&root, cache_root, &dep, config).await;
             Fetched { dep, outcome }
         }
     }))
@@ -193,7 +170,7 @@ pub async fn run_libs_fetch(
     let mut libraries = Vec::with_capacity(ready.len());
     let mut to_ingest = Vec::new();
     for (dep, entry, cached) in ready {
-        let manifest_bytes = std::fs::read(entry.dir.join(super::MANIFEST_FILE)).unwrap_or_default();
+        let manifest_bytes = std::fs::read(entry.dir.join(crate::libs::MANIFEST_FILE)).unwrap_or_default();
         let content_hash = sha256_hex(&manifest_bytes);
         let key = dep.key();
         let unchanged = known.get(&key).is_some_and(|r| r.version == dep.version && r.content_hash == content_hash);
@@ -224,7 +201,7 @@ pub async fn run_libs_fetch(
             content_hash,
             paths: Vec::new(),
             chunk_ids: Vec::new(),
-            ingested_at: crate::actors::unix_now(),
+            ingested_at: crate::protocol::time::unix_now(),
         };
         to_ingest.push((libraries.len() - 1, LibraryIngest { record_key: key, record, docs }));
     }
@@ -267,19 +244,6 @@ pub async fn run_libs_fetch(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn library_doc_paths_round_trip_scoped_names_included() {
-        let path = library_doc_path(Ecosystem::Npm, "@types/node", "20.1.0", "types/index.d.ts");
-        assert_eq!(path, "npm:@types/node@20.1.0/types/index.d.ts");
-        assert_eq!(parse_library_doc_path(&path), Some((Ecosystem::Npm, "@types/node", "20.1.0", "types/index.d.ts")));
-        assert_eq!(
-            parse_library_doc_path("cargo:serde@1.0.219/api/de.md"),
-            Some((Ecosystem::Cargo, "serde", "1.0.219", "api/de.md"))
-        );
-        assert_eq!(parse_library_doc_path("src/main.rs"), None);
-        assert_eq!(parse_library_doc_path("c:/x/y"), None);
-    }
 
     #[test]
     fn the_plan_keeps_one_version_per_library_direct_first_and_reports_unknown_names() {

@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::bench::percentile;
-use crate::config::LoadedConfig;
-use crate::protocol::{DocdexError, Result};
+use crate::search::percentile;
+use docdex::config::LoadedConfig;
+use docdex::protocol::{DocdexError, Result};
 
 /// Questions for the hybrid searches that load the model.
 const QUERIES: [&str; 5] = [
@@ -215,7 +215,7 @@ pub fn run(loaded: &LoadedConfig, repo: &Path, runs: usize, json_out: bool) -> R
         save_to_searchable_p50_ms: percentile(&save_ms, 0.5),
         save_to_searchable_p95_ms: percentile(&save_ms, 0.95),
         save_to_searchable_max_ms: save_ms.last().copied().unwrap_or(0.0),
-        debounce_ms: crate::config::WatcherConfig::default().debounce_ms,
+        debounce_ms: docdex::config::WatcherConfig::default().debounce_ms,
     };
     drop(daemon);
     if json_out {

@@ -8,15 +8,16 @@ use clap::Subcommand;
 use tokio::sync::mpsc;
 
 use crate::actors::repo_manager::CloseAll;
-use crate::actors::tool_dispatcher::{
-    CrateExamplesQuery, CrateSearch, CrateSummaryQuery, CrateVersionsQuery, ItemDocQuery, LibsFetch, ModuleTreeQuery,
-    Status,
+use crate::actors::tool_dispatcher::crates::{
+    CrateExamplesQuery, CrateSearch, CrateSummaryQuery, CrateVersionsQuery, ItemDocQuery, ModuleTreeQuery,
 };
+use crate::actors::tool_dispatcher::indexing::Status;
+use crate::actors::tool_dispatcher::libs::LibsFetch;
 use crate::cli::{
     embed_with_progress, finish_progress_printer, index_with_progress, print_out, spawn_progress_printer, to_json,
 };
-use crate::client::{self, DaemonClient};
 use crate::config::LoadedConfig;
+use crate::daemon::client::{self, DaemonClient};
 use crate::protocol::{CrateRef, ErrorCode, LibsFetchRequest, LibsFetchSummary, LibsProgress, Result, SearchMode};
 
 #[derive(Debug, Subcommand)]

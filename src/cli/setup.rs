@@ -3,7 +3,7 @@
 //! backup of the file it changes, and nothing written when it is already right.
 //!
 //! `AGENTS` is the one table of where each client reads its servers and in which shape; the
-//! README's per-agent section is checked against it (`readme_matches_the_agent_table`).
+//! per-agent section of docs/agents.md is checked against it (`readme_matches_the_agent_table`).
 
 use std::path::{Path, PathBuf};
 
@@ -208,7 +208,7 @@ pub fn apply(agent: &Agent, file: &Path, server: &Server, dry_run: bool) -> Resu
             let backup = file.with_file_name(format!(
                 "{}.docdex-backup-{}",
                 file.file_name().and_then(|n| n.to_str()).unwrap_or("config"),
-                crate::actors::unix_now()
+                crate::protocol::time::unix_now()
             ));
             std::fs::write(&backup, text)?;
             Some(backup)
@@ -322,7 +322,7 @@ pub fn stdio_env(loaded: &crate::config::LoadedConfig) -> Vec<(String, String)> 
     }
 }
 
-/// The README's per-agent sections, from the table: what `setup --agent` writes where.
+/// The per-agent sections of docs/agents.md, from the table: what `setup --agent` writes where.
 pub fn readme_section() -> String {
     let example = Server::Stdio {
         command: "/home/me/.cargo/bin/docdexd".into(),
@@ -370,7 +370,11 @@ mod tests {
 
     #[test]
     fn readme_matches_the_agent_table() {
-        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-        assert!(readme.contains(&readme_section()), "README's agent table is stale; paste:\n{}", readme_section());
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/agents.md")).unwrap();
+        assert!(
+            readme.contains(&readme_section()),
+            "docs/agents.md's agent sections are stale; paste:\n{}",
+            readme_section()
+        );
     }
 }

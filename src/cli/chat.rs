@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::actors::chat::ChatStart;
-use crate::actors::tool_dispatcher::{Chat, DagGet, DagSessions, LlmModels};
-use crate::client::Backend;
+use crate::actors::tool_dispatcher::chat::{Chat, DagGet, DagSessions, LlmModels};
 use crate::config::LoadedConfig;
+use crate::daemon::client::Backend;
 use crate::llm::hardware::{self, Advice, Hardware};
 use crate::llm::{ChatMessage, StreamEvent, Usage};
 use crate::protocol::{ChatContext, ChatRequest, DocdexError, ErrorCode, Result};
@@ -119,7 +119,7 @@ fn render_sources(context: &ChatContext) -> String {
 }
 
 pub async fn run_chat(loaded: &LoadedConfig, mut options: ChatOptions) -> Result<i32> {
-    options.repo = crate::client::absolute(&options.repo);
+    options.repo = crate::daemon::client::absolute(&options.repo);
     // Through a running daemon: it holds the repo's index (the web tier may add pages).
     let backend = Backend::for_repo(loaded, &options.repo).await?;
     let result = chat_loop(&backend, &options).await;
@@ -211,9 +211,9 @@ pub async fn run_dag_view(loaded: &LoadedConfig, repo: PathBuf, session: String,
     let actors = crate::start_actors(loaded, None);
     let view = actors.dispatcher.send(DagGet { repo_opt: Some(repo), session }).await??;
     let text = match format {
-        "dot" => crate::dag::render_dot(&view),
+        "dot" => crate::index::dag::render_dot(&view),
         "json" => format!("{}\n", serde_json::to_string_pretty(&view)?),
-        _ => crate::dag::render_text(&view),
+        _ => crate::index::dag::render_text(&view),
     };
     print_now(&text)?;
     Ok(0)
@@ -330,8 +330,8 @@ pub async fn run_llm_setup(
     let llm = &loaded.config.llm;
     out.push('\n');
     if !installed {
-        match crate::llm::ProviderKind::parse(&llm.provider) {
-            Some(crate::llm::ProviderKind::Ollama) => {
+        match crate::config::ProviderKind::parse(&llm.provider) {
+            Some(crate::config::ProviderKind::Ollama) => {
                 out.push_str(&format!("to get it: ollama pull {model}   (docdex does not pull models itself)\n"))
             }
             _ => out.push_str(&format!(
@@ -391,89 +391,6 @@ fn uncomment_default_model(doc: &toml_edit::DocumentMut, text: &str, model: &str
     let edited = format!("{}default_model = {}{}", &text[..at], toml_edit::Value::from(model), &text[end..]);
     let parsed: toml_edit::DocumentMut = edited.parse().ok()?;
     (setting(&parsed).and_then(toml_edit::Item::as_str) == Some(model)).then_some(edited)
-}
-
-/// `bench-chat`: time to first token and total latency for a short question, with context
-/// assembly separated from generation; the first run is cold (model loads, caches empty),
-/// the rest warm.
-pub async fn run_bench_chat(
-    loaded: &LoadedConfig,
-    repo: PathBuf,
-    question: String,
-    runs: usize,
-    max_tokens: usize,
-    json: bool,
-) -> Result<i32> {
-    // In this process: the benchmark measures docdex's own work, not a daemon's queue.
-    let backend = Backend::Local(crate::start_actors(loaded, None));
-    let mut rows = Vec::new();
-    for run in 0..runs.max(2) {
-        let request = ChatRequest {
-            repo_opt: Some(repo.clone()),
-            messages: vec![ChatMessage::new("user", question.clone())],
-            model_opt: None,
-            max_tokens_opt: Some(max_tokens),
-            temperature_opt: Some(0.0),
-            force_web: false,
-        };
-        let answer = ask(&backend, request, |_| Ok(())).await?;
-        let first = answer.first_token_ms.unwrap_or(answer.total_ms);
-        rows.push(serde_json::json!({
-            "run": run + 1,
-            "cold": run == 0,
-            "assembly_ms": answer.context.assembly_ms,
-            "first_token_ms": first,
-            "generation_first_token_ms": first - answer.context.assembly_ms,
-            "total_ms": answer.total_ms,
-            "completion_tokens": answer.usage_opt.map(|u| u.completion_tokens),
-            "prompt_tokens": answer.usage_opt.map(|u| u.prompt_tokens),
-            "context_window": answer.context.budget.context_window,
-        }));
-    }
-    backend.close().await?;
-    let median = |key: &str| {
-        let mut values: Vec<f64> = rows[1..].iter().filter_map(|r| r[key].as_f64()).collect();
-        values.sort_by(f64::total_cmp);
-        values.get(values.len() / 2).copied().unwrap_or(0.0)
-    };
-    let summary = serde_json::json!({
-        "question": question,
-        "max_tokens": max_tokens,
-        "context_window": rows[0]["context_window"],
-        "model": loaded.config.llm.default_model,
-        "provider": loaded.config.llm.provider,
-        "cold": rows[0],
-        "warm_median": {
-            "assembly_ms": median("assembly_ms"),
-            "first_token_ms": median("first_token_ms"),
-            "generation_first_token_ms": median("generation_first_token_ms"),
-            "total_ms": median("total_ms"),
-        },
-        "runs": rows,
-    });
-    if json {
-        print_now(&format!("{}\n", serde_json::to_string_pretty(&summary)?))?;
-    } else {
-        let line = |label: &str, v: &serde_json::Value| {
-            format!(
-                "{label:<12} assembly {:>8.1} ms   first token {:>8.1} ms (generation {:>8.1} ms)   total {:>8.1} ms\n",
-                v["assembly_ms"].as_f64().unwrap_or(0.0),
-                v["first_token_ms"].as_f64().unwrap_or(0.0),
-                v["generation_first_token_ms"].as_f64().unwrap_or(0.0),
-                v["total_ms"].as_f64().unwrap_or(0.0)
-            )
-        };
-        let mut out = format!(
-            "bench-chat: \"{question}\", {} runs, answers up to {max_tokens} tokens, prompt {} tokens of a {}-token window\n",
-            rows.len(),
-            rows[0]["prompt_tokens"],
-            rows[0]["context_window"]
-        );
-        out.push_str(&line("cold", &summary["cold"]));
-        out.push_str(&line("warm median", &summary["warm_median"]));
-        print_now(&out)?;
-    }
-    Ok(0)
 }
 
 #[cfg(test)]

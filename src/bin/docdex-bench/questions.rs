@@ -16,7 +16,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::file_bm25::FileBm25;
-use crate::protocol::{DocdexError, Result};
+use docdex::protocol::{DocdexError, Result};
 
 /// Hits requested per question.
 const DEPTH: usize = 10;

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::ingest::{read_text_file, scan_repo, FileRead};
+use docdex::ingest::{read_text_file, scan_repo, FileRead};
 
 /// The usual BM25 constants.
 const K1: f64 = 1.2;

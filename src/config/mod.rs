@@ -8,9 +8,26 @@ use serde::{Deserialize, Serialize};
 
 use crate::protocol::{DocdexError, ErrorCode, Result};
 
+// Defaults the configured layers also use on their own (tests, one-shot tools): they live
+// here so that the configuration does not import the layers it configures.
+
+/// Default `[search] concept_weight`.
+pub const DEFAULT_CONCEPT_WEIGHT: f32 = 0.5;
+/// A file's second hit ranks this many places below where fusion put it, its third twice
+/// as far: the answer to a question is a file, and a page whose first places go to two
+/// chunks of one wrong file names fewer candidates (hybrid success@5 over the 216 questions
+/// of the tune splits 0.92 -> 0.95; see ARCHITECTURE.md, Ranking).
+pub const DEFAULT_REPEAT_HIT_DELAY: usize = 10;
+/// The map is a ceiling on the file's size, not an allocation (address space, reserved
+/// sparsely): 64 GiB is far beyond what a repo's records, vectors and cache need, so a full
+/// map is a misconfiguration (`[index] lmdb_map_bytes`), reported as such.
+pub const DEFAULT_MAP_BYTES: usize = 64 << 30;
+/// The default budget of one tool result, in tokens (`[server] mcp_max_result_tokens`).
+pub const DEFAULT_RESULT_TOKENS: usize = 8_000;
+
 /// The commented example shipped in `config/`, every key set to its default; the first run
 /// writes it with those settings commented out (`first_run_config`).
-pub const DEFAULT_CONFIG_TOML: &str = include_str!("../config/config.example.toml");
+pub const DEFAULT_CONFIG_TOML: &str = include_str!("../../config/config.example.toml");
 
 /// The file a first run writes: the example with every setting commented out, so the user
 /// sees each key, its documentation and its default, and a later version's defaults (a better
@@ -193,25 +210,6 @@ impl SearchConfig {
             0.0
         }
     }
-
-    /// The text a search query's embedding is made from.
-    pub fn embedding_query(&self, query: &str) -> String {
-        let expanded = if self.expand_concepts && self.expand_embedding {
-            crate::index::concepts::with_concept_words(query)
-        } else {
-            None
-        };
-        expanded.unwrap_or_else(|| query.to_string())
-    }
-
-    /// The programming terms a query's plain phrases add (none when expansion is off).
-    pub fn concept_words(&self, query: &str) -> Vec<String> {
-        if self.expand_concepts {
-            crate::index::concepts::concept_words(query)
-        } else {
-            Vec::new()
-        }
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -362,7 +360,7 @@ impl Default for IndexConfig {
             batch_max_files: 1000,
             batch_max_bytes: 4 * 1024 * 1024,
             writer_heap_bytes: 64 * 1024 * 1024,
-            lmdb_map_bytes: crate::index::store::DEFAULT_MAP_BYTES,
+            lmdb_map_bytes: DEFAULT_MAP_BYTES,
         }
     }
 }
@@ -372,7 +370,7 @@ impl Default for SearchConfig {
         SearchConfig {
             max_repo_hits: 10,
             max_hits_per_file: 2,
-            repeat_hit_delay: crate::index::DEFAULT_REPEAT_HIT_DELAY,
+            repeat_hit_delay: DEFAULT_REPEAT_HIT_DELAY,
             web_trigger_threshold: 0.7,
             fusion_k: 3.0,
             rrf_lexical_weight: 1.0,
@@ -380,7 +378,7 @@ impl Default for SearchConfig {
             max_web_hits: 5,
             expand_concepts: true,
             expand_embedding: true,
-            concept_weight: crate::index::DEFAULT_CONCEPT_WEIGHT,
+            concept_weight: DEFAULT_CONCEPT_WEIGHT,
         }
     }
 }
@@ -430,7 +428,7 @@ impl Default for ServerConfig {
             require_token: true,
             allowed_hosts: Vec::new(),
             max_requests_per_client: 64,
-            mcp_max_result_tokens: crate::mcp::budget::DEFAULT_RESULT_TOKENS,
+            mcp_max_result_tokens: DEFAULT_RESULT_TOKENS,
         }
     }
 }
@@ -622,7 +620,7 @@ pub fn retired_key_warnings(unknown_keys: &mut Vec<String>) -> Vec<String> {
 /// Settings that parse but cannot work; reported, not fatal (the rest of docdex runs).
 pub fn value_warnings(config: &Config) -> Vec<String> {
     let mut warnings = Vec::new();
-    if crate::llm::ProviderKind::parse(&config.llm.provider).is_none() {
+    if ProviderKind::parse(&config.llm.provider).is_none() {
         warnings.push(format!(
             "llm.provider `{}` is unknown: chat will fail until it is `ollama` or `openai`",
             config.llm.provider
@@ -733,6 +731,34 @@ fn parse_env_bool(name: &str, value: &str) -> Result<bool> {
 
 fn env_nonempty(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// Which API the configured server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderKind {
+    Ollama,
+    #[serde(rename = "openai")]
+    OpenAi,
+}
+
+impl ProviderKind {
+    pub fn parse(name: &str) -> Option<ProviderKind> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "ollama" => Some(ProviderKind::Ollama),
+            "openai" | "openai-compatible" | "openai_compatible" | "llamacpp" | "llama.cpp" => {
+                Some(ProviderKind::OpenAi)
+            }
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Ollama => "ollama",
+            ProviderKind::OpenAi => "openai",
+        }
+    }
 }
 
 #[cfg(test)]

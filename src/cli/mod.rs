@@ -4,6 +4,10 @@
 //! Exit codes follow ripgrep: 0 success (search: hits found), 1 nothing found or a failed
 //! check, 2 error.
 
+pub mod chat;
+pub mod libs;
+pub mod setup;
+
 use std::io::Write;
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
@@ -15,11 +19,11 @@ use tokio::sync::mpsc;
 
 use crate::actors::repo_manager::{list_registry, CloseAll, RepoFingerprint};
 use crate::actors::scraper::CloseBrowser;
-use crate::actors::tool_dispatcher::{
-    EmbedInBackground, EmbedPending, GetChunk, Index, Mount, MultiGet, OpenFile, StopBackgroundWork,
-};
-use crate::client::{self, Backend, DaemonClient};
+use crate::actors::tool_dispatcher::files::{GetChunk, MultiGet, OpenFile};
+use crate::actors::tool_dispatcher::indexing::{EmbedInBackground, EmbedPending, Index, StopBackgroundWork};
+use crate::actors::tool_dispatcher::repos::Mount;
 use crate::config::{self, LoadedConfig};
+use crate::daemon::client::{self, Backend, DaemonClient};
 use crate::http::{self, HttpState};
 use crate::protocol::{
     DaemonStatus, DocdexError, EmbedProgress, EmbedSummary, ErrorCode, IndexProgress, IndexRequest, IndexSummary,
@@ -153,13 +157,13 @@ pub enum Command {
     /// Library docs: fetch the docs of the repo's dependencies and index them with it.
     Libs {
         #[command(subcommand)]
-        action: crate::libs_cli::LibsAction,
+        action: crate::cli::libs::LibsAction,
     },
     /// Rust crate docs: summary, item search, an item's docs, module tree, examples,
     /// versions; for any crate (fetched on demand), at the version a repo locks or the newest.
     Crate {
         #[command(subcommand)]
-        action: crate::libs_cli::CrateAction,
+        action: crate::cli::libs::CrateAction,
     },
     /// Manage the embedding model and ONNX Runtime.
     Models {
@@ -271,108 +275,6 @@ pub enum Command {
         ram_gb: Option<f64>,
         #[arg(long)]
         vram_gb: Option<f64>,
-    },
-    /// Benchmark chat: context assembly, time to first token and total latency for a short
-    /// question, cold (first run) and warm. Needs the LLM server and an indexed repo.
-    BenchChat {
-        #[arg(long)]
-        repo: PathBuf,
-        #[arg(long, default_value = "How does the worker pool run jobs?")]
-        question: String,
-        /// Runs (the first is the cold one).
-        #[arg(long, default_value_t = 5)]
-        runs: usize,
-        /// Most tokens per answer (a short answer; llm.max_answer_tokens caps it).
-        #[arg(long, default_value_t = 64)]
-        max_tokens: usize,
-        #[arg(long)]
-        json: bool,
-    },
-    /// Measure retrieval quality on a TREC-style collection (MAP, nDCG@10, Recall@100, MRR@10).
-    Eval {
-        /// Folder with a <DOC> corpus, a <top> topics file and a qrels file.
-        #[arg(long)]
-        dataset: PathBuf,
-        /// Evaluate one mode only (default: lexical, dense and hybrid).
-        #[arg(long)]
-        mode: Option<SearchMode>,
-        /// Also run hybrid under a grid of RRF settings (k, dense weight).
-        #[arg(long)]
-        sweep_fusion: bool,
-        #[arg(long)]
-        json: bool,
-    },
-    /// Benchmark a daemon as its users feel it, on a copy of REPO in a throwaway home:
-    /// resident memory at start, after hybrid searches and after the idle release, and
-    /// save-to-searchable latency through the watcher.
-    BenchDaemon {
-        #[arg(long)]
-        repo: PathBuf,
-        /// Save-to-searchable measurements.
-        #[arg(long, default_value_t = 10)]
-        runs: usize,
-        #[arg(long)]
-        json: bool,
-    },
-    /// Benchmark library docs: `libs fetch` cold and warm (the repo's direct dependencies,
-    /// serde and tokio alone), the crate tools' warm latency, and crate_search quality on
-    /// judged questions (`crate<TAB>question<TAB>paths`). Uses scratch state directories.
-    BenchLibs {
-        #[arg(long)]
-        repo: PathBuf,
-        #[arg(long)]
-        questions: Option<PathBuf>,
-        /// Rounds of the latency queries.
-        #[arg(long, default_value_t = 3)]
-        runs: usize,
-        #[arg(long)]
-        json: bool,
-    },
-    /// Benchmark the web tier against pages served from loopback: Chromium cold start, warm
-    /// page loads, extraction per page, web-rag with the cache cold and warm.
-    BenchWeb {
-        /// Runs per measurement.
-        #[arg(long, default_value_t = 5)]
-        runs: usize,
-        #[arg(long)]
-        json: bool,
-    },
-    /// Measure the waterfall gate on labelled questions (`split<TAB>local|web<TAB>question`):
-    /// precision and recall of escalating to the web, per mode, at the configured threshold
-    /// and the best one. The repo must be indexed (with `--wait` for dense and hybrid).
-    EvalGate {
-        #[arg(long)]
-        repo: PathBuf,
-        #[arg(long)]
-        questions: PathBuf,
-        #[arg(long)]
-        json: bool,
-    },
-    /// Benchmark indexing and HTTP search latency on a repository (uses a throwaway state dir).
-    Bench {
-        #[arg(long)]
-        repo: PathBuf,
-        /// Number of timed search requests per mode.
-        #[arg(long, default_value_t = 300)]
-        queries: usize,
-        /// Skip embedding the repo (and so the hybrid measurements).
-        #[arg(long)]
-        lexical_only: bool,
-        /// A judged question file (`question<TAB>path[,path…][<TAB>kind]`), one split per
-        /// file (repeat the flag): success@5, MRR@10 and nDCG@10 per split, mode and kind,
-        /// and the misses.
-        #[arg(long)]
-        questions: Vec<PathBuf>,
-        /// Keep the index in this state directory and reuse it on the next run (embeddings
-        /// included) instead of indexing into a throwaway one; implies --index-runs 1.
-        #[arg(long)]
-        state_dir: Option<PathBuf>,
-        /// Index runs to time, each from scratch; the median is reported (timings on a
-        /// shared machine vary by a fifth from run to run).
-        #[arg(long, default_value_t = 5)]
-        index_runs: usize,
-        #[arg(long)]
-        json: bool,
     },
 }
 
@@ -505,7 +407,7 @@ fn run_broken_mcp(home: &Path, repo_opt: Option<PathBuf>, err: DocdexError) -> i
 fn installation_notes(loaded: &LoadedConfig) -> Vec<String> {
     let mut notes = Vec::new();
     if loaded.config.embedding.enabled {
-        if let Some(missing) = crate::models::ModelPaths::under(&loaded.models_dir()).missing() {
+        if let Some(missing) = crate::index::models::ModelPaths::under(&loaded.models_dir()).missing() {
             notes.push(format!(
                 "semantic search is off ({} is missing; run `docdexd models install`); searches are lexical",
                 missing.display()
@@ -515,7 +417,7 @@ fn installation_notes(loaded: &LoadedConfig) -> Vec<String> {
     notes
 }
 
-fn init_tracing(level: &str) {
+pub fn init_tracing(level: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("DOCDEX_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("docdex={level}")));
     // Colours only for a terminal: a daemon's log redirected to a file stays plain text.
@@ -524,7 +426,7 @@ fn init_tracing(level: &str) {
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi).try_init();
 }
 
-fn report_error(err: &DocdexError) -> i32 {
+pub fn report_error(err: &DocdexError) -> i32 {
     eprintln!("error: {}", err.message);
     if let Some(hint) = &err.hint {
         eprintln!("hint: {hint}");
@@ -533,7 +435,7 @@ fn report_error(err: &DocdexError) -> i32 {
 }
 
 /// Prints to stdout; a closed pipe (`docdexd search … | head`) is not an error.
-pub(crate) fn print_out(text: &str) -> Result<()> {
+pub fn print_out(text: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => Err(err.into()),
@@ -541,7 +443,7 @@ pub(crate) fn print_out(text: &str) -> Result<()> {
     }
 }
 
-pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
+pub fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
     Ok(format!("{}\n", serde_json::to_string_pretty(value)?))
 }
 
@@ -750,31 +652,8 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             Ok(0)
         }
         Command::Memory { action } => run_memory(&loaded, action).await,
-        Command::Libs { action } => crate::libs_cli::run_libs(&loaded, action).await,
-        Command::Crate { action } => crate::libs_cli::run_crate(&loaded, action).await,
-        Command::Eval { dataset, mode, sweep_fusion, json } => {
-            crate::eval::run(&loaded, &dataset, mode, sweep_fusion, json).await
-        }
-        Command::BenchWeb { runs, json } => crate::bench_web::run(&loaded, runs, json).await,
-        Command::BenchLibs { repo, questions, runs, json } => {
-            crate::bench_libs::run(&loaded, repo, questions, runs, json).await
-        }
-        Command::BenchDaemon { repo, runs, json } => {
-            // Blocking HTTP and sleeps: off the async workers.
-            tokio::task::spawn_blocking(move || crate::bench_daemon::run(&loaded, &repo, runs, json)).await?
-        }
-        Command::EvalGate { repo, questions, json } => crate::gate_eval::run(&loaded, &repo, &questions, json).await,
-        Command::Bench { repo, queries, lexical_only, questions, state_dir, index_runs, json } => {
-            let options = crate::bench::BenchOptions {
-                queries,
-                lexical_only,
-                questions,
-                json,
-                index_runs,
-                state_dir_opt: state_dir,
-            };
-            crate::bench::run(&loaded, &repo, options).await
-        }
+        Command::Libs { action } => crate::cli::libs::run_libs(&loaded, action).await,
+        Command::Crate { action } => crate::cli::libs::run_crate(&loaded, action).await,
         Command::WebSearch { limit, json, query } => {
             // Through a running daemon: one rate-limit gate and one cache for the machine.
             let backend = Backend::connect(&loaded)?;
@@ -812,7 +691,7 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             Ok(if response.hits.is_empty() { 1 } else { 0 })
         }
         Command::Chat { repo, query, force_web, model, max_tokens, json } => {
-            let options = crate::chat_cli::ChatOptions {
+            let options = crate::cli::chat::ChatOptions {
                 repo,
                 query_opt: query,
                 force_web,
@@ -820,22 +699,19 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
                 max_tokens_opt: max_tokens,
                 json,
             };
-            crate::chat_cli::run_chat(&loaded, options).await
+            crate::cli::chat::run_chat(&loaded, options).await
         }
         Command::Dag { action: DagAction::List { repo, json } } => {
-            crate::chat_cli::run_dag_list(&loaded, repo, json).await
+            crate::cli::chat::run_dag_list(&loaded, repo, json).await
         }
         Command::Dag { action: DagAction::View { repo, format, session } } => {
-            crate::chat_cli::run_dag_view(&loaded, repo, session, &format).await
+            crate::cli::chat::run_dag_view(&loaded, repo, session, &format).await
         }
         Command::LlmList { ram_gb, vram_gb, json } => {
-            crate::chat_cli::run_llm_list(&loaded, ram_gb, vram_gb, json).await
+            crate::cli::chat::run_llm_list(&loaded, ram_gb, vram_gb, json).await
         }
         Command::LlmSetup { yes, ram_gb, vram_gb } => {
-            crate::chat_cli::run_llm_setup(&loaded, ram_gb, vram_gb, yes).await
-        }
-        Command::BenchChat { repo, question, runs, max_tokens, json } => {
-            crate::chat_cli::run_bench_chat(&loaded, repo, question, runs, max_tokens, json).await
+            crate::cli::chat::run_llm_setup(&loaded, ram_gb, vram_gb, yes).await
         }
         Command::Check | Command::Models { .. } => unreachable!("handled before the actors start"),
     }
@@ -1142,7 +1018,7 @@ async fn serve(
     };
     http::check_bind_policy(&addr, expose, auth_token_opt.as_deref())?;
     // Before anything is opened: a second daemon on this home would fight over the indexes.
-    let mut lock = crate::daemon_lock::DaemonLock::acquire(&loaded.home)?;
+    let mut lock = crate::daemon::lock::DaemonLock::acquire(&loaded.home)?;
     let actors = crate::start_daemon_actors(&loaded, repo_opt.clone());
     if let Some(repo) = &repo_opt {
         let summary = index_with_progress(&actors, repo.clone()).await?;
@@ -1236,7 +1112,7 @@ fn run_setup(
     dry_run: bool,
     check: bool,
 ) -> Result<i32> {
-    use crate::setup::{apply, configured, Agent, Outcome, Server};
+    use crate::cli::setup::{apply, configured, Agent, Outcome, Server};
     let agents = Agent::by_name(agent)?;
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
@@ -1262,7 +1138,7 @@ fn run_setup(
         if let Some(repo) = &repo_opt {
             args.extend(["--repo".to_string(), repo.display().to_string()]);
         }
-        Server::Stdio { command, args, env: crate::setup::stdio_env(loaded) }
+        Server::Stdio { command, args, env: crate::cli::setup::stdio_env(loaded) }
     };
     let http_server = if http {
         let url = format!("http://{}/v1/mcp", loaded.config.server.http_bind_addr);
@@ -1401,7 +1277,7 @@ fn run_check(home: &Path) -> i32 {
     check_web(&loaded, &mut report);
     check_llm(&loaded, &mut report);
     let bind = loaded.config.server.http_bind_addr.clone();
-    let daemon_opt = crate::daemon_lock::running(&loaded.home);
+    let daemon_opt = crate::daemon::lock::running(&loaded.home);
     match &daemon_opt {
         Some(daemon) => {
             report.ok("daemon", &format!("{} (pid {}); `docdexd status` describes it", daemon.base_url, daemon.pid))
@@ -1457,7 +1333,7 @@ fn check_llm(loaded: &LoadedConfig, report: &mut CheckReport) {
                     None => report.warn("llm", &format!("{} at {} has no models", llm.provider, llm.base_url)),
                 }
             } else if crate::llm::hardware::is_installed(wanted, &names)
-                || client.kind == crate::llm::ProviderKind::OpenAi && names.len() == 1
+                || client.kind == crate::config::ProviderKind::OpenAi && names.len() == 1
             {
                 report.ok("llm", &format!("{} at {}: {wanted} is available", llm.provider, llm.base_url));
             } else {
@@ -1554,7 +1430,7 @@ fn run_models_install(home: &Path) -> i32 {
     };
     let models_dir = loaded.models_dir();
     eprintln!("installing the embedding model and ONNX Runtime into {}", models_dir.display());
-    match crate::models::install(&models_dir, &mut |line| eprintln!("  {line}")) {
+    match crate::index::models::install(&models_dir, &mut |line| eprintln!("  {line}")) {
         Ok(files) => {
             for file in files {
                 let state = if file.already_present { "present" } else { "installed" };
@@ -1638,7 +1514,8 @@ fn mcp_config(loaded: &LoadedConfig, repo_opt: Option<PathBuf>) -> Result<String
         None => std::env::current_dir()?,
     };
     let args = ["mcp".to_string(), "--repo".to_string(), repo.display().to_string()];
-    let stdio_server = crate::setup::stdio_entry(&exe.display().to_string(), &args, &crate::setup::stdio_env(loaded));
+    let stdio_server =
+        crate::cli::setup::stdio_entry(&exe.display().to_string(), &args, &crate::cli::setup::stdio_env(loaded));
     let stdio = serde_json::json!({ "mcpServers": { "docdex": stdio_server } });
     let mut http_server = serde_json::json!({
         "type": "http",

@@ -9,10 +9,10 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::cli::{human_bytes, index_with_progress};
-use crate::config::LoadedConfig;
-use crate::http::{self, HttpState};
-use crate::protocol::{DocdexError, Result};
+use docdex::cli::{human_bytes, index_with_progress};
+use docdex::config::LoadedConfig;
+use docdex::http::{self, HttpState};
+use docdex::protocol::{DocdexError, Result};
 
 const QUESTIONS: &[&str] = &[
     "how to run a blocking function without stalling the runtime",
@@ -45,7 +45,7 @@ struct BenchReport {
     /// Latency of `GET /v1/search` per mode, measured by the client.
     searches: Vec<LatencyReport>,
     /// With `--questions`: success@5, MRR@10, nDCG@10 per split, mode and kind, and misses.
-    questions: Option<crate::question_eval::QuestionsReport>,
+    questions: Option<crate::questions::QuestionsReport>,
     /// Share of the exact 10 nearest chunks that arroy returns for the bench queries, at the
     /// depth and `search_k` the daemon uses.
     dense_recall_at_10: Option<f64>,
@@ -90,7 +90,7 @@ pub fn percentile(sorted: &[f64], q: f64) -> f64 {
 }
 
 fn queries_for(repo: &Path, max_file_size: u64, count: usize) -> Vec<String> {
-    let scan = crate::ingest::scan_repo(repo, max_file_size);
+    let scan = docdex::ingest::scan_repo(repo, max_file_size);
     let mut queries: Vec<String> = QUESTIONS.iter().map(|q| q.to_string()).collect();
     for file in &scan.files {
         let mut parts = file.rel_path.rsplit('/');
@@ -110,21 +110,21 @@ fn queries_for(repo: &Path, max_file_size: u64, count: usize) -> Vec<String> {
 }
 
 /// Recall@10 of arroy's nearest-neighbour search against exact search over every vector.
-async fn measure_dense_recall(actors: &crate::Actors, repo: &Path, queries: &[String]) -> Result<f64> {
+async fn measure_dense_recall(actors: &docdex::Actors, repo: &Path, queries: &[String]) -> Result<f64> {
     const K: usize = 10;
     let handle = actors
         .repo_manager
-        .send(crate::actors::repo_manager::OpenRepo { path: repo.to_path_buf(), create: false })
+        .send(docdex::actors::repo_manager::OpenRepo { path: repo.to_path_buf(), create: false })
         .await??;
     let mut vectors = Vec::new();
     for query in queries.iter().take(100) {
-        vectors.push(actors.embedder.send(crate::actors::embedder::EmbedQuery(query.clone())).await??);
+        vectors.push(actors.embedder.send(docdex::actors::embedder::EmbedQuery(query.clone())).await??);
     }
     let index = std::sync::Arc::clone(&handle.index);
     tokio::task::spawn_blocking(move || {
         let rtxn = index.store.read_txn()?;
         let all = index.store.all_vectors(&rtxn)?;
-        let (depth, search_k) = crate::actors::tool_dispatcher::dense_depth_and_search_k(K);
+        let (depth, search_k) = docdex::actors::tool_dispatcher::search::dense_depth_and_search_k(K);
         let truths: Vec<std::collections::HashSet<u32>> = vectors
             .iter()
             .map(|query| {
@@ -209,9 +209,9 @@ async fn timed_index_run(loaded: &LoadedConfig, repo: &Path) -> Result<f64> {
     let scratch = tempfile::tempdir()?;
     let mut config = loaded.clone();
     config.config.core.global_state_dir = Some(scratch.path().to_path_buf());
-    let actors = crate::start_actors(&config, Some(repo.to_path_buf()));
+    let actors = docdex::start_actors(&config, Some(repo.to_path_buf()));
     let summary = index_with_progress(&actors, repo.to_path_buf()).await?;
-    actors.repo_manager.send(crate::actors::repo_manager::CloseAll).await?;
+    actors.repo_manager.send(docdex::actors::repo_manager::CloseAll).await?;
     Ok(summary.seconds)
 }
 
@@ -220,14 +220,14 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> R
         options;
     let mut questions = Vec::new();
     for path in &question_files {
-        questions.extend(crate::question_eval::read_questions(path)?);
+        questions.extend(crate::questions::read_questions(path)?);
     }
     let scratch = tempfile::tempdir()?;
     let mut bench_config = loaded.clone();
     let index_runs = if state_dir_opt.is_some() { 1 } else { index_runs };
     bench_config.config.core.global_state_dir =
         Some(state_dir_opt.clone().unwrap_or_else(|| scratch.path().to_path_buf()));
-    let actors = crate::start_actors(&bench_config, Some(repo.to_path_buf()));
+    let actors = docdex::start_actors(&bench_config, Some(repo.to_path_buf()));
     let mut notes = Vec::new();
 
     let mut index_seconds = Vec::new();
@@ -242,7 +242,7 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> R
     let mut embedding_seconds = None;
     let mut embedding_rate = None;
     if !lexical_only {
-        let embedded = crate::cli::embed_with_progress(&actors, repo.to_path_buf()).await?;
+        let embedded = docdex::cli::embed_with_progress(&actors, repo.to_path_buf()).await?;
         match embedded.notice {
             Some(notice) => notes.push(format!("hybrid not measured: {notice}")),
             None => {
@@ -251,7 +251,8 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> R
             }
         }
     }
-    let status = actors.dispatcher.send(crate::actors::tool_dispatcher::Status(Some(repo.to_path_buf()))).await??;
+    let status =
+        actors.dispatcher.send(docdex::actors::tool_dispatcher::indexing::Status(Some(repo.to_path_buf()))).await??;
 
     let state = HttpState {
         dispatcher: actors.dispatcher.clone(),
@@ -287,7 +288,7 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> R
             // Unseen text, so the query cache cannot answer.
             let text = format!("{query} {i} uncached");
             let started = Instant::now();
-            actors.embedder.send(crate::actors::embedder::EmbedQuery(text)).await??;
+            actors.embedder.send(docdex::actors::embedder::EmbedQuery(text)).await??;
             samples.push(started.elapsed().as_secs_f64() * 1000.0);
         }
         samples.sort_by(f64::total_cmp);
@@ -304,7 +305,7 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> R
         let question_modes: &[&str] =
             if embedding_seconds.is_some() { &["lexical", "dense", "hybrid"] } else { &["lexical"] };
         let baseline = crate::file_bm25::FileBm25::build(repo, loaded.config.index.max_file_size_bytes);
-        Some(crate::question_eval::run(&client, &url, &baseline, question_modes, &questions).await?)
+        Some(crate::questions::run(&client, &url, &baseline, question_modes, &questions).await?)
     };
     server_handle.stop(true).await;
     if let Err(err) = server_task.await {
@@ -370,10 +371,10 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> R
         }
         if let Some(questions) = &report.questions {
             println!();
-            crate::question_eval::print(questions);
+            crate::questions::print(questions);
         }
     }
-    actors.repo_manager.send(crate::actors::repo_manager::CloseAll).await?;
+    actors.repo_manager.send(docdex::actors::repo_manager::CloseAll).await?;
     Ok(0)
 }
 

@@ -9,11 +9,12 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::actors::repo_manager::CloseAll;
-use crate::actors::tool_dispatcher::{CrateSearch, ItemDocQuery, LibsFetch};
-use crate::bench::percentile;
-use crate::config::LoadedConfig;
-use crate::protocol::{CrateRef, DocdexError, LibsFetchRequest, LibsFetchSummary, Result, SearchMode};
+use crate::search::percentile;
+use docdex::actors::repo_manager::CloseAll;
+use docdex::actors::tool_dispatcher::crates::{CrateSearch, ItemDocQuery};
+use docdex::actors::tool_dispatcher::libs::LibsFetch;
+use docdex::config::LoadedConfig;
+use docdex::protocol::{CrateRef, DocdexError, LibsFetchRequest, LibsFetchSummary, Result, SearchMode};
 
 #[derive(Debug, Serialize)]
 struct FetchBench {
@@ -107,7 +108,7 @@ fn scratch_config(loaded: &LoadedConfig, dir: &Path) -> LoadedConfig {
     bench
 }
 
-async fn fetch(actors: &crate::Actors, request: &LibsFetchRequest) -> Result<(f64, LibsFetchSummary)> {
+async fn fetch(actors: &docdex::Actors, request: &LibsFetchRequest) -> Result<(f64, LibsFetchSummary)> {
     let started = Instant::now();
     let msg = LibsFetch { request: request.clone(), progress_opt: None, embed_in_background: false };
     let summary = actors.dispatcher.send(msg).await??;
@@ -118,7 +119,7 @@ async fn fetch(actors: &crate::Actors, request: &LibsFetchRequest) -> Result<(f6
 async fn fetch_bench(loaded: &LoadedConfig, what: &str, request: LibsFetchRequest) -> Result<FetchBench> {
     let scratch = tempfile::tempdir()?;
     let bench = scratch_config(loaded, scratch.path());
-    let actors = crate::start_actors(&bench, None);
+    let actors = docdex::start_actors(&bench, None);
     let (cold_s, summary) = fetch(&actors, &request).await?;
     eprintln!("bench-libs: {what}: cold {cold_s:.1} s ({} libraries)", summary.libraries.len());
     let (warm_s, _) = fetch(&actors, &request).await?;
@@ -162,7 +163,7 @@ pub async fn run(
     runs: usize,
     json: bool,
 ) -> Result<i32> {
-    let repo = crate::client::absolute(&repo);
+    let repo = docdex::daemon::client::absolute(&repo);
     let runs = runs.max(1);
     let direct = LibsFetchRequest { repo_opt: Some(repo.clone()), all: false, names: Vec::new() };
     let alone = |name: &str| LibsFetchRequest { repo_opt: Some(repo.clone()), all: false, names: vec![name.into()] };
@@ -178,7 +179,7 @@ pub async fn run(
     // Latency and quality, in a state where the repo's dependencies are cached.
     let scratch = tempfile::tempdir()?;
     let bench = scratch_config(loaded, scratch.path());
-    let actors = crate::start_actors(&bench, None);
+    let actors = docdex::start_actors(&bench, None);
     let questions = match &questions_opt {
         Some(path) => read_questions(path)?,
         None => Vec::new(),
@@ -234,7 +235,7 @@ pub async fn run(
     for bench in &mut latency {
         let summary = actors
             .dispatcher
-            .send(crate::actors::tool_dispatcher::CrateSummaryQuery(crate_ref(&bench.krate)))
+            .send(docdex::actors::tool_dispatcher::crates::CrateSummaryQuery(crate_ref(&bench.krate)))
             .await??;
         bench.items = summary.items as usize;
     }
@@ -285,9 +286,9 @@ pub async fn run(
 
     let report = LibsBenchReport { repo: repo.display().to_string(), fetch: fetches, latency, quality, misses };
     if json {
-        crate::cli::print_out(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;
+        docdex::cli::print_out(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;
     } else {
-        crate::cli::print_out(&render(&report))?;
+        docdex::cli::print_out(&render(&report))?;
     }
     Ok(0)
 }

@@ -11,11 +11,11 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::actors::embedder::{EmbedQuery, ProbeModel};
-use crate::bench::percentile;
-use crate::config::LoadedConfig;
-use crate::index::{FusionParams, SearchParams};
-use crate::protocol::{DocdexError, Result, SearchMode};
+use crate::search::percentile;
+use docdex::actors::embedder::{EmbedQuery, ProbeModel};
+use docdex::config::LoadedConfig;
+use docdex::index::{FusionParams, SearchParams};
+use docdex::protocol::{DocdexError, Result, SearchMode};
 
 /// Ranks scored per query (TREC's customary depth).
 const RUN_DEPTH: usize = 1000;
@@ -250,11 +250,13 @@ pub async fn run(
         docs.iter().map(|d| (format!("{}.txt", safe_file_name(&d.docno)), d.docno.clone())).collect();
     let mut eval_config = loaded.clone();
     eval_config.config.core.global_state_dir = Some(scratch.path().join("state"));
-    let actors = crate::start_actors(&eval_config, None);
+    let actors = docdex::start_actors(&eval_config, None);
     eprintln!("indexing {} documents from {}", docs.len(), dataset_dir.display());
-    let summary = crate::cli::index_with_progress(&actors, repo.clone()).await?;
-    let handle =
-        actors.repo_manager.send(crate::actors::repo_manager::OpenRepo { path: repo.clone(), create: false }).await??;
+    let summary = docdex::cli::index_with_progress(&actors, repo.clone()).await?;
+    let handle = actors
+        .repo_manager
+        .send(docdex::actors::repo_manager::OpenRepo { path: repo.clone(), create: false })
+        .await??;
 
     let wanted: Vec<SearchMode> = match mode_opt {
         Some(mode) => vec![mode],
@@ -275,7 +277,7 @@ pub async fn run(
     };
     if model_ok {
         eprintln!("embedding {} chunks (this is the slow part on a CPU)", summary.chunks_total);
-        let embedded = crate::cli::embed_with_progress(&actors, repo.clone()).await?;
+        let embedded = docdex::cli::embed_with_progress(&actors, repo.clone()).await?;
         embedding_seconds_opt = Some(embedded.seconds);
         embedded_chunks = embedded.embedded;
     }
@@ -307,7 +309,12 @@ pub async fn run(
                 let vector_opt = if mode == SearchMode::Lexical {
                     None
                 } else {
-                    Some(actors.embedder.send(EmbedQuery(search.embedding_query(&topic.title))).await??)
+                    Some(
+                        actors
+                            .embedder
+                            .send(EmbedQuery(docdex::index::concepts::embedding_query(search, &topic.title)))
+                            .await??,
+                    )
                 };
                 let vector = vector_opt.as_deref().map(|v| v.as_slice());
                 let outcome = handle.index.search_with(&topic.title, vector, mode, params, false)?;
@@ -392,7 +399,7 @@ pub async fn run(
             );
         }
     }
-    actors.repo_manager.send(crate::actors::repo_manager::CloseAll).await?;
+    actors.repo_manager.send(docdex::actors::repo_manager::CloseAll).await?;
     Ok(0)
 }
 

@@ -10,9 +10,10 @@ use serde::de::DeserializeOwned;
 
 use crate::actors::repo_manager::CloseAll;
 use crate::actors::scraper::CloseBrowser;
-use crate::actors::tool_dispatcher::{
-    MemoryDelete, MemoryRecall, MemorySave, Search, Status, WebFetch, WebRag, WebSearch,
-};
+use crate::actors::tool_dispatcher::indexing::Status;
+use crate::actors::tool_dispatcher::memory::{MemoryDelete, MemoryRecall, MemorySave};
+use crate::actors::tool_dispatcher::search::Search;
+use crate::actors::tool_dispatcher::web::{WebFetch, WebRag, WebSearch};
 use crate::config::{self, LoadedConfig};
 use crate::llm::Usage;
 use crate::protocol::{
@@ -35,7 +36,7 @@ pub struct DaemonClient {
 /// The daemon read its configuration when it started; a command that goes through it after
 /// an edit would otherwise act on the old settings without a word (a changed `[llm]`
 /// server, a web tier turned off).
-fn warn_if_config_is_newer(loaded: &LoadedConfig, daemon: &crate::daemon_lock::DaemonInfo) {
+fn warn_if_config_is_newer(loaded: &LoadedConfig, daemon: &crate::daemon::lock::DaemonInfo) {
     let modified_secs = std::fs::metadata(&loaded.path)
         .and_then(|m| m.modified())
         .ok()
@@ -63,7 +64,7 @@ impl DaemonClient {
     pub fn find(loaded: &LoadedConfig) -> Result<Option<DaemonClient>> {
         let base_url = match std::env::var(BASE_URL_ENV).ok().filter(|u| !u.trim().is_empty()) {
             Some(url) => url.trim().trim_end_matches('/').to_string(),
-            None => match crate::daemon_lock::running(&loaded.home) {
+            None => match crate::daemon::lock::running(&loaded.home) {
                 Some(info) => {
                     warn_if_config_is_newer(loaded, &info);
                     info.base_url

@@ -9,12 +9,13 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::actors::tool_dispatcher::{Index, WebRag};
-use crate::bench::percentile;
-use crate::config::LoadedConfig;
-use crate::protocol::{DocdexError, IndexRequest, Result, SearchRequest, WaterfallRequest};
-use crate::web::browser::{find_chromium, BrowserProcess};
-use crate::web::{chromium_fetch, extract, open_tab, reset_tab};
+use crate::search::percentile;
+use docdex::actors::tool_dispatcher::indexing::Index;
+use docdex::actors::tool_dispatcher::web::WebRag;
+use docdex::config::LoadedConfig;
+use docdex::protocol::{DocdexError, IndexRequest, Result, SearchRequest, WaterfallRequest};
+use docdex::web::browser::{find_chromium, BrowserProcess};
+use docdex::web::{chromium_fetch, extract, open_tab, reset_tab};
 
 #[derive(Debug, Serialize)]
 struct Stat {
@@ -183,7 +184,7 @@ pub async fn run(loaded: &LoadedConfig, runs: usize, json: bool) -> Result<i32> 
     for run in 0..runs {
         let mut run_loaded = bench_loaded.clone();
         run_loaded.config.core.global_state_dir = Some(scratch.path().join(format!("state-{run}")));
-        let actors = crate::start_actors(&run_loaded, None);
+        let actors = docdex::start_actors(&run_loaded, None);
         let request = IndexRequest { repo: repo.clone() };
         actors.dispatcher.send(Index { request, progress_opt: None, embed_in_background: false }).await??;
         let question = || {
@@ -209,7 +210,7 @@ pub async fn run(loaded: &LoadedConfig, runs: usize, json: bool) -> Result<i32> 
         let started = Instant::now();
         actors.dispatcher.send(question()).await??;
         warm_rag.push(ms(started));
-        actors.web.scraper.send(crate::actors::scraper::CloseBrowser).await?;
+        actors.web.scraper.send(docdex::actors::scraper::CloseBrowser).await?;
     }
     notes.push("web-rag fetches 3 pages of one host: the 1 s per-domain delay is in the cold figure".into());
 

@@ -66,7 +66,7 @@ impl DaemonLock {
         let info = DaemonInfo {
             pid: std::process::id(),
             base_url: base_url.to_string(),
-            started_at: crate::actors::unix_now(),
+            started_at: crate::protocol::time::unix_now(),
         };
         let bytes = serde_json::to_vec(&info)?;
         self.file.set_len(0)?;

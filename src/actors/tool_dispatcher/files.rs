@@ -1,0 +1,287 @@
+//! The file tools: a file's lines, one chunk, several files, and the list of indexed
+//! files, all read through the repo's root and refused outside it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use actix::{AsyncContext, Context, Handler, Message, ResponseFuture};
+
+use super::{open_indexed, tracked, ToolDispatcher};
+use crate::actors::chat::ReadLines;
+use crate::protocol::{
+    ChunkContent, DocdexError, ErrorCode, FileContent, FileEntry, FileList, MissingFile, MultiGetResponse, Result,
+    MAX_MULTI_GET, MAX_OPEN_LINES,
+};
+
+/// Reads lines of an indexed file.
+#[derive(Message)]
+#[rtype(result = "Result<FileContent>")]
+pub struct OpenFile {
+    pub repo_opt: Option<PathBuf>,
+    pub path: String,
+    pub start_opt: Option<u64>,
+    pub end_opt: Option<u64>,
+}
+
+/// Lists indexed files, optionally matching a glob.
+#[derive(Message)]
+#[rtype(result = "Result<FileList>")]
+pub struct ListFiles {
+    pub repo_opt: Option<PathBuf>,
+    pub glob_opt: Option<String>,
+    pub limit: usize,
+}
+
+impl Handler<OpenFile> for ToolDispatcher {
+    type Result = ResponseFuture<Result<FileContent>>;
+
+    fn handle(&mut self, msg: OpenFile, _: &mut Context<Self>) -> Self::Result {
+        let repo = self.resolve_repo(msg.repo_opt.clone());
+        let repo_manager = self.repo_manager.clone();
+        let max_open_bytes = self.config.core.max_open_bytes;
+        tracked(&self.metrics, "open", async move {
+            let handle = open_indexed(&repo_manager, repo.await?).await?;
+            let index = Arc::clone(&handle.index);
+            tokio::task::spawn_blocking(move || read_file_lines(&index, &msg, max_open_bytes)).await?
+        })
+    }
+}
+
+/// Only indexed files can be opened: no reading outside the repo or past its ignore rules.
+/// The file is opened first and the opened handle is checked (its real path inside the
+/// repo, a regular file, at most `max_open_bytes`), so a symbolic link swapped in after
+/// indexing cannot redirect the read.
+fn read_file_lines(index: &crate::index::RepoIndex, msg: &OpenFile, max_open_bytes: u64) -> Result<FileContent> {
+    let rel = msg.path.trim_start_matches("./").to_string();
+    if index.store.file(&index.store.read_txn()?, &rel)?.is_none() {
+        return Err(DocdexError::new(ErrorCode::NotFound, format!("{rel} is not an indexed file of this repo"))
+            .with_hint("use a path relative to the repo root, as search results and `files` give it"));
+    }
+    let text = read_inside(&index.root, &rel, max_open_bytes)?;
+    let lines: Vec<&str> = text.lines().collect();
+    let total = lines.len() as u64;
+    let start = msg.start_opt.unwrap_or(1).max(1);
+    if start > total.max(1) {
+        return Err(DocdexError::invalid(format!("{rel} has {total} lines; line_start {start} is past the end")));
+    }
+    let wanted_end = msg.end_opt.unwrap_or(total).min(total);
+    if msg.end_opt.is_some_and(|end| end < start) {
+        return Err(DocdexError::invalid("line_end must not be before line_start"));
+    }
+    let end = wanted_end.min(start + MAX_OPEN_LINES - 1);
+    let width = end.to_string().len();
+    let body =
+        (start..=end).map(|n| format!("{n:>width$} | {}", lines[(n - 1) as usize])).collect::<Vec<_>>().join("\n");
+    Ok(FileContent {
+        path: rel,
+        line_start: start,
+        line_end: end,
+        total_lines: total,
+        truncated: end < wanted_end,
+        text: body,
+    })
+}
+
+/// Reads `rel` under `root` through one handle whose resolved path must stay inside `root`.
+pub fn read_inside(root: &std::path::Path, rel: &str, max_bytes: u64) -> Result<String> {
+    use std::io::Read;
+    let root = std::fs::canonicalize(root)?;
+    let file = std::fs::File::open(root.join(rel))
+        .map_err(|err| DocdexError::new(ErrorCode::NotFound, format!("cannot read {rel}: {err}")))?;
+    let real = opened_path(&file).or_else(|| std::fs::canonicalize(root.join(rel)).ok());
+    if !real.as_ref().is_some_and(|p| p.starts_with(&root)) {
+        return Err(DocdexError::new(
+            ErrorCode::PathRefused,
+            format!("{rel} resolves outside the repo (a symbolic link?); docdex does not read it"),
+        ));
+    }
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(DocdexError::new(ErrorCode::PathRefused, format!("{rel} is not a regular file")));
+    }
+    if meta.len() > max_bytes {
+        return Err(DocdexError::new(
+            ErrorCode::TooLarge,
+            format!("{rel} is {} bytes, over the {max_bytes}-byte limit for opening files", meta.len()),
+        )
+        .with_hint("raise [core] max_open_bytes, or read it with line_start/line_end from search results"));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(max_bytes + 1).read_to_end(&mut bytes)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Where an open handle really points (Linux: /proc/self/fd); `None` elsewhere.
+fn opened_path(file: &std::fs::File) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()
+}
+
+impl Handler<ListFiles> for ToolDispatcher {
+    type Result = ResponseFuture<Result<FileList>>;
+
+    fn handle(&mut self, msg: ListFiles, _: &mut Context<Self>) -> Self::Result {
+        let repo = self.resolve_repo(msg.repo_opt);
+        let repo_manager = self.repo_manager.clone();
+        Box::pin(async move {
+            let matcher = match &msg.glob_opt {
+                Some(glob) => Some(
+                    globset::Glob::new(glob)
+                        .map_err(|err| DocdexError::invalid(format!("bad glob `{glob}`: {err}")))?
+                        .compile_matcher(),
+                ),
+                None => None,
+            };
+            let handle = open_indexed(&repo_manager, repo.await?).await?;
+            let index = Arc::clone(&handle.index);
+            tokio::task::spawn_blocking(move || {
+                let files = index.store.all_files(&index.store.read_txn()?)?;
+                let mut entries: Vec<FileEntry> = files
+                    .into_iter()
+                    .filter(|(path, record)| {
+                        record.language != "binary" && matcher.as_ref().is_none_or(|m| m.is_match(path))
+                    })
+                    .map(|(path, record)| FileEntry {
+                        path,
+                        language: record.language,
+                        chunks: record.chunks,
+                        size: record.size,
+                    })
+                    .collect();
+                entries.sort_by(|a, b| a.path.cmp(&b.path));
+                let total = entries.len() as u64;
+                let truncated = entries.len() > msg.limit;
+                entries.truncate(msg.limit);
+                Ok(FileList { total, truncated, files: entries })
+            })
+            .await?
+        })
+    }
+}
+
+/// Chat reads a hit's lines as a file open would.
+impl Handler<ReadLines> for ToolDispatcher {
+    type Result = ResponseFuture<Result<FileContent>>;
+
+    fn handle(&mut self, msg: ReadLines, ctx: &mut Context<Self>) -> Self::Result {
+        let open =
+            OpenFile { repo_opt: Some(msg.repo), path: msg.path, start_opt: Some(msg.start), end_opt: Some(msg.end) };
+        <Self as Handler<OpenFile>>::handle(self, open, ctx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_reads_inside_the_repo_and_refuses_links_out_and_oversized_files() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "do not read").unwrap();
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::create_dir(repo.path().join("src")).unwrap();
+        std::fs::write(repo.path().join("src/lib.rs"), "pub fn a() {}\n").unwrap();
+        assert_eq!(read_inside(repo.path(), "src/lib.rs", 1024).unwrap(), "pub fn a() {}\n");
+        // A link inside the repo to a file inside it is fine.
+        std::os::unix::fs::symlink(repo.path().join("src/lib.rs"), repo.path().join("src/alias.rs")).unwrap();
+        assert!(read_inside(repo.path(), "src/alias.rs", 1024).is_ok());
+        // A file swapped for a link out of the repo after indexing is refused.
+        std::fs::remove_file(repo.path().join("src/lib.rs")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.txt"), repo.path().join("src/lib.rs")).unwrap();
+        let err = read_inside(repo.path(), "src/lib.rs", 1024).unwrap_err();
+        assert_eq!(err.code, ErrorCode::PathRefused, "{err:?}");
+        // So is a directory link, and `..`.
+        std::os::unix::fs::symlink(outside.path(), repo.path().join("out")).unwrap();
+        assert_eq!(read_inside(repo.path(), "out/secret.txt", 1024).unwrap_err().code, ErrorCode::PathRefused);
+        let escape = format!("../{}/secret.txt", outside.path().file_name().unwrap().to_string_lossy());
+        assert_eq!(read_inside(repo.path(), &escape, 1024).unwrap_err().code, ErrorCode::PathRefused);
+        // Not a regular file; over the size limit.
+        assert_eq!(read_inside(repo.path(), "src", 1024).unwrap_err().code, ErrorCode::PathRefused);
+        std::fs::write(repo.path().join("big.txt"), vec![b'x'; 2048]).unwrap();
+        let err = read_inside(repo.path(), "big.txt", 1024).unwrap_err();
+        assert_eq!(err.code, ErrorCode::TooLarge);
+        assert!(err.message.contains("1024-byte limit"), "{}", err.message);
+    }
+}
+
+/// One chunk by the id a search hit gave (`docdex_get`).
+#[derive(Message)]
+#[rtype(result = "Result<ChunkContent>")]
+pub struct GetChunk {
+    pub repo_opt: Option<PathBuf>,
+    pub chunk_id: u32,
+}
+
+/// Several files at once, by a list of paths or a glob (`docdex_multi_get`).
+#[derive(Message)]
+#[rtype(result = "Result<MultiGetResponse>")]
+pub struct MultiGet {
+    pub repo_opt: Option<PathBuf>,
+    pub paths: Vec<String>,
+    pub glob_opt: Option<String>,
+    /// At most this many files (≤ `MAX_MULTI_GET`).
+    pub limit: usize,
+}
+
+impl Handler<GetChunk> for ToolDispatcher {
+    type Result = ResponseFuture<Result<ChunkContent>>;
+
+    fn handle(&mut self, msg: GetChunk, _: &mut Context<Self>) -> Self::Result {
+        let repo = self.resolve_repo(msg.repo_opt);
+        let repo_manager = self.repo_manager.clone();
+        tracked(&self.metrics, "open", async move {
+            let handle = open_indexed(&repo_manager, repo.await?).await?;
+            let index = Arc::clone(&handle.index);
+            let chunk = tokio::task::spawn_blocking(move || index.chunk(msg.chunk_id)).await??;
+            chunk.ok_or_else(|| {
+                DocdexError::new(ErrorCode::NotFound, format!("no chunk {} in this repo", msg.chunk_id))
+                    .with_hint("chunk ids change when their file is re-indexed: search again, or get the file by path")
+            })
+        })
+    }
+}
+
+impl Handler<MultiGet> for ToolDispatcher {
+    type Result = ResponseFuture<Result<MultiGetResponse>>;
+
+    fn handle(&mut self, msg: MultiGet, ctx: &mut Context<Self>) -> Self::Result {
+        let me = ctx.address();
+        Box::pin(async move {
+            if msg.limit == 0 || msg.limit > MAX_MULTI_GET {
+                return Err(DocdexError::invalid(format!(
+                    "limit must be between 1 and {MAX_MULTI_GET}, got {}",
+                    msg.limit
+                )));
+            }
+            let (total, paths) = match (&msg.glob_opt, msg.paths.is_empty()) {
+                (Some(_), true) | (None, true) => {
+                    let Some(glob) = msg.glob_opt.clone() else {
+                        return Err(DocdexError::invalid("give paths or a glob"));
+                    };
+                    let list = me
+                        .send(ListFiles { repo_opt: msg.repo_opt.clone(), glob_opt: Some(glob), limit: msg.limit })
+                        .await??;
+                    (list.total, list.files.into_iter().map(|f| f.path).collect::<Vec<_>>())
+                }
+                (None, false) => (msg.paths.len() as u64, msg.paths.iter().take(msg.limit).cloned().collect()),
+                (Some(_), false) => return Err(DocdexError::invalid("give paths or a glob, not both")),
+            };
+            let mut response = MultiGetResponse { total, files: Vec::new(), missing: Vec::new() };
+            for path in paths {
+                let open =
+                    OpenFile { repo_opt: msg.repo_opt.clone(), path: path.clone(), start_opt: None, end_opt: None };
+                match me.send(open).await? {
+                    Ok(content) => response.files.push(content),
+                    // A wrong path among several is reported, not fatal; a wrong repo is.
+                    Err(err)
+                        if matches!(err.code, ErrorCode::NotFound | ErrorCode::PathRefused | ErrorCode::TooLarge) =>
+                    {
+                        response.missing.push(MissingFile { path, error: err.message })
+                    }
+                    Err(err) => return Err(err),
+                }
+            }
+            Ok(response)
+        })
+    }
+}

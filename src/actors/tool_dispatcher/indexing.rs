@@ -1,0 +1,287 @@
+//! The index tools: an index run (walk, chunk, write) and the background embedding of what
+//! it wrote, with the repo status that reports both.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::{Addr, Context, Handler, Message, ResponseFuture};
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::jobs::{embed_pending, run_index};
+use super::{open_indexed, vector_counts, EmbeddingJobs, ToolDispatcher};
+use crate::actors::embedder::{Embedder, ModelInfo, ProbeModel};
+use crate::actors::indexer::AbortIndexRun;
+use crate::actors::repo_manager::{OpenRepo, RepoHandle};
+use crate::actors::repo_supervisor::RunIndex;
+use crate::actors::repo_supervisor::{MountRepo, RunEnded, RunStarted};
+use crate::index::models::MODEL_NAME;
+use crate::protocol::time::format_unix;
+use crate::protocol::{
+    EmbedProgress, EmbedSummary, EmbeddingStatus, IndexProgress, IndexRequest, IndexSummary, RepoStatus, Result,
+};
+
+/// Index or refresh a repo, optionally reporting progress. With `embed_in_background`, the
+/// new chunks' embeddings are computed after the lexical index is ready, without waiting.
+#[derive(Message)]
+#[rtype(result = "Result<IndexSummary>")]
+pub struct Index {
+    pub request: IndexRequest,
+    pub progress_opt: Option<UnboundedSender<IndexProgress>>,
+    pub embed_in_background: bool,
+}
+
+/// Embeds the repo's pending chunks and waits until none are left.
+#[derive(Message)]
+#[rtype(result = "Result<EmbedSummary>")]
+pub struct EmbedPending {
+    pub repo: PathBuf,
+    pub progress_opt: Option<UnboundedSender<EmbedProgress>>,
+}
+
+/// Starts embedding a repo's pending chunks in the background (no answer).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct EmbedInBackground {
+    pub repo: PathBuf,
+}
+
+/// Stops background embedding before the process exits: no new job starts, running ones
+/// end after their batch in flight, waited for (at most ten seconds). An inference still
+/// running when the process exits is torn down under ONNX Runtime's feet.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct StopBackgroundWork;
+
+/// What is indexed for a repo; `None` means the default repo.
+#[derive(Message)]
+#[rtype(result = "Result<RepoStatus>")]
+pub struct Status(pub Option<PathBuf>);
+
+impl Handler<Status> for ToolDispatcher {
+    type Result = ResponseFuture<Result<RepoStatus>>;
+
+    fn handle(&mut self, Status(repo_opt): Status, _: &mut Context<Self>) -> Self::Result {
+        // Status never waits for an index run: it is how one watches its progress.
+        let repo = self.resolve_repo_with(repo_opt, false);
+        let create = self.supervisor_opt.is_some();
+        let repo_manager = self.repo_manager.clone();
+        let embedder = self.embedder.clone();
+        let map_bytes = self.config.index.lmdb_map_bytes;
+        Box::pin(async move {
+            let handle = repo_manager.send(OpenRepo { path: repo.await?, create }).await??;
+            let ModelInfo { available, detail } = embedder.send(ProbeModel).await?;
+            let index = Arc::clone(&handle.index);
+            tokio::task::spawn_blocking(move || {
+                let rtxn = index.store.read_txn()?;
+                let state = index.store.run_state(&rtxn)?;
+                let chunks = index.num_chunks();
+                let pending = index.store.pending_count(&rtxn)?;
+                let embedded = index.store.vector_count(&rtxn)?;
+                Ok(RepoStatus {
+                    repo: handle.meta.canonical_path.clone(),
+                    fingerprint: handle.meta.fingerprint.clone(),
+                    state_dir: index.state_dir.display().to_string(),
+                    indexed: state.indexed(),
+                    interrupted: state.interrupted(),
+                    last_index_started: state.last_started.map(format_unix),
+                    last_index_completed: state.last_completed.map(format_unix),
+                    files: state.files,
+                    chunks,
+                    bytes: state.bytes,
+                    index_size_bytes: index.size_on_disk(),
+                    metadata_size_bytes: std::fs::metadata(index.state_dir.join("meta.lmdb/data.mdb"))
+                        .map(|m| m.len())
+                        .unwrap_or(0),
+                    metadata_limit_bytes: map_bytes as u64,
+                    embedding_cache_entries: index.store.embedding_cache_entries(&rtxn)?,
+                    embeddings: EmbeddingStatus {
+                        total: chunks,
+                        pending,
+                        embedded,
+                        model: MODEL_NAME.to_string(),
+                        model_available: available,
+                        notice: (!available).then_some(detail),
+                    },
+                    libraries: index
+                        .store
+                        .all_libraries(&rtxn)?
+                        .into_iter()
+                        .map(|(_, lib)| format!("{}:{}@{}", lib.ecosystem, lib.name, lib.version))
+                        .collect(),
+                })
+            })
+            .await?
+        })
+    }
+}
+
+impl Handler<Index> for ToolDispatcher {
+    type Result = ResponseFuture<Result<IndexSummary>>;
+
+    fn handle(&mut self, msg: Index, _: &mut Context<Self>) -> Self::Result {
+        self.index_run(msg, false)
+    }
+}
+
+/// The RepoSupervisor's own index runs (a mount, a watcher's change): it tracks them itself.
+impl Handler<RunIndex> for ToolDispatcher {
+    type Result = ResponseFuture<Result<IndexSummary>>;
+
+    fn handle(&mut self, msg: RunIndex, _: &mut Context<Self>) -> Self::Result {
+        let index = Index {
+            request: IndexRequest { repo: msg.repo },
+            progress_opt: Some(msg.progress),
+            embed_in_background: true,
+        };
+        self.index_run(index, true)
+    }
+}
+
+impl ToolDispatcher {
+    /// An index run. In a daemon, a run someone asked for mounts the repo (so it is watched
+    /// from now on) without starting a second run, and tells the supervisor it runs, so a
+    /// search arriving meanwhile waits for it like for any first run.
+    fn index_run(&mut self, msg: Index, supervised: bool) -> ResponseFuture<Result<IndexSummary>> {
+        let repo_manager = self.repo_manager.clone();
+        let ingestor = self.ingestor.clone();
+        let embedder = self.embedder.clone();
+        let config = Arc::clone(&self.config);
+        let jobs = self.embedding_jobs.clone();
+        let allowed = self.checked_repo(Some(msg.request.repo.clone()));
+        let supervisor_opt = self.supervisor_opt.clone().filter(|_| !supervised);
+        let metrics = Arc::clone(&self.metrics);
+        Box::pin(async move {
+            allowed?;
+            let handle = repo_manager.send(OpenRepo { path: msg.request.repo.clone(), create: true }).await??;
+            let canonical = PathBuf::from(&handle.meta.canonical_path);
+            if let Some(supervisor) = &supervisor_opt {
+                supervisor.send(MountRepo { repo: canonical.clone(), start_run: false }).await??;
+                supervisor.do_send(RunStarted { repo: canonical.clone() });
+            }
+            let result = {
+                let _one_run_at_a_time = handle.index_run.lock().await;
+                metrics.track("indexer", run_index(&handle, &ingestor, &config, msg.progress_opt)).await
+            };
+            let result = result.map_err(|err| err.or_disk_full(&handle.index.state_dir));
+            if result.is_err() {
+                // Roll back whatever the failed run left uncommitted and free the writer.
+                if let Err(err) = handle.indexer.send(AbortIndexRun).await {
+                    tracing::warn!(error = %err, "could not abort the index run");
+                }
+            } else if msg.embed_in_background && config.embedding.enabled {
+                start_background_embedding(handle, embedder, config.embedding.batch_size, jobs);
+            }
+            if let Some(supervisor) = &supervisor_opt {
+                let outcome = result.as_ref().map(|_| ()).map_err(|err| err.message.clone());
+                supervisor.do_send(RunEnded { repo: canonical, outcome });
+            }
+            result
+        })
+    }
+}
+
+/// Embeds pending chunks on the side; a second request while one runs makes it go round
+/// once more instead of starting a rival job.
+pub(super) fn start_background_embedding(
+    handle: Arc<RepoHandle>,
+    embedder: Addr<Embedder>,
+    batch_size: usize,
+    jobs: EmbeddingJobs,
+) {
+    let key = handle.meta.fingerprint.clone();
+    if jobs.stopping.load(std::sync::atomic::Ordering::SeqCst) {
+        return;
+    }
+    {
+        let Ok(mut running) = jobs.running.lock() else { return };
+        if let Some(again) = running.get_mut(&key) {
+            *again = true;
+            return;
+        }
+        running.insert(key.clone(), false);
+    }
+    actix::spawn(async move {
+        loop {
+            let started = Instant::now();
+            match embed_pending(&handle, &embedder, batch_size, None, Some(&jobs.stopping)).await {
+                Ok(0) => {}
+                Ok(count) => tracing::info!(
+                    repo = %handle.meta.canonical_path,
+                    chunks = count,
+                    seconds = started.elapsed().as_secs_f64(),
+                    "embedded pending chunks"
+                ),
+                Err(err) => {
+                    tracing::warn!(repo = %handle.meta.canonical_path, error = %err.message, "embedding stopped")
+                }
+            }
+            let Ok(mut running) = jobs.running.lock() else { return };
+            if running.get(&key).copied() == Some(true) && !jobs.stopping.load(std::sync::atomic::Ordering::SeqCst) {
+                running.insert(key.clone(), false);
+                continue;
+            }
+            running.remove(&key);
+            return;
+        }
+    });
+}
+
+impl Handler<EmbedPending> for ToolDispatcher {
+    type Result = ResponseFuture<Result<EmbedSummary>>;
+
+    fn handle(&mut self, msg: EmbedPending, _: &mut Context<Self>) -> Self::Result {
+        let repo_manager = self.repo_manager.clone();
+        let embedder = self.embedder.clone();
+        let batch_size = self.config.embedding.batch_size;
+        Box::pin(async move {
+            let handle = open_indexed(&repo_manager, msg.repo).await?;
+            let started = Instant::now();
+            let ModelInfo { available, detail } = embedder.send(ProbeModel).await?;
+            let embedded = if available {
+                embed_pending(&handle, &embedder, batch_size, msg.progress_opt.as_ref(), None).await?
+            } else {
+                0
+            };
+            let (vectors, pending) = vector_counts(&handle).await?;
+            let notice = (!available).then(|| format!("{detail}; the index is lexical-only until then"));
+            Ok(EmbedSummary { embedded, vectors, pending, seconds: started.elapsed().as_secs_f64(), notice })
+        })
+    }
+}
+
+impl Handler<StopBackgroundWork> for ToolDispatcher {
+    type Result = ResponseFuture<()>;
+
+    fn handle(&mut self, _: StopBackgroundWork, _: &mut Context<Self>) -> Self::Result {
+        let jobs = self.embedding_jobs.clone();
+        jobs.stopping.store(true, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(async move {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while jobs.running.lock().is_ok_and(|running| !running.is_empty()) && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+    }
+}
+
+impl Handler<EmbedInBackground> for ToolDispatcher {
+    type Result = ResponseFuture<()>;
+
+    fn handle(&mut self, msg: EmbedInBackground, _: &mut Context<Self>) -> Self::Result {
+        let repo_manager = self.repo_manager.clone();
+        let embedder = self.embedder.clone();
+        let batch_size = self.config.embedding.batch_size;
+        let enabled = self.config.embedding.enabled;
+        let jobs = self.embedding_jobs.clone();
+        Box::pin(async move {
+            if !enabled {
+                return;
+            }
+            match open_indexed(&repo_manager, msg.repo).await {
+                Ok(handle) => start_background_embedding(handle, embedder, batch_size, jobs),
+                Err(err) => tracing::warn!(error = %err.message, "cannot embed in the background"),
+            }
+        })
+    }
+}

@@ -1,0 +1,192 @@
+//! The memory tools: a repo's notes saved, recalled (dense when the model is there, else
+//! lexical) and deleted.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use actix::{Addr, Context, Handler, Message, ResponseFuture};
+
+use super::{open_indexed, tracked, ToolDispatcher};
+use crate::actors::chat::RecallNotes;
+use crate::actors::embedder::{EmbedQuery, EmbedTexts, Embedder};
+use crate::actors::memory_store::{
+    DeleteMemory, MemoryStore, RecallMemory, SaveMemory, StoreMemoryVectors, UnembeddedMemories,
+};
+use crate::protocol::{
+    DocdexError, ErrorCode, MemoryDeleted, MemoryItem, MemoryRecallResponse, Result, SearchMode,
+    MAX_MEMORY_METADATA_BYTES, MAX_MEMORY_RECALL, MAX_MEMORY_TEXT_BYTES,
+};
+
+/// Saves a note to a repo's memory.
+#[derive(Message)]
+#[rtype(result = "Result<MemoryItem>")]
+pub struct MemorySave {
+    pub repo_opt: Option<PathBuf>,
+    pub text: String,
+    pub metadata: serde_json::Value,
+}
+
+/// Recalls the `k` memories closest to a query.
+#[derive(Message)]
+#[rtype(result = "Result<MemoryRecallResponse>")]
+pub struct MemoryRecall {
+    pub repo_opt: Option<PathBuf>,
+    pub query: String,
+    pub k: usize,
+}
+
+/// Deletes a memory by id.
+#[derive(Message)]
+#[rtype(result = "Result<MemoryDeleted>")]
+pub struct MemoryDelete {
+    pub repo_opt: Option<PathBuf>,
+    pub id: u64,
+}
+
+/// Embeds the notes saved while the model was missing.
+async fn backfill_memory_vectors(
+    embedder: &Addr<Embedder>,
+    memory: &Addr<MemoryStore>,
+    index: &Arc<crate::index::RepoIndex>,
+) -> Result<()> {
+    let missing = memory.send(UnembeddedMemories { index: Arc::clone(index) }).await??;
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let (ids, texts): (Vec<u64>, Vec<String>) = missing.into_iter().unzip();
+    let vectors = embedder.send(EmbedTexts(texts)).await??;
+    let vectors = ids.into_iter().zip(vectors).collect();
+    memory.send(StoreMemoryVectors { index: Arc::clone(index), vectors }).await?
+}
+
+fn memory_item(record: crate::index::MemoryRecord, score: Option<f32>) -> MemoryItem {
+    let created = std::time::UNIX_EPOCH + std::time::Duration::from_millis(record.created_at_ms);
+    MemoryItem {
+        id: record.id,
+        text: record.text,
+        metadata: record.metadata,
+        created_at: humantime::format_rfc3339_millis(created).to_string(),
+        score,
+    }
+}
+
+impl Handler<MemorySave> for ToolDispatcher {
+    type Result = ResponseFuture<Result<MemoryItem>>;
+
+    fn handle(&mut self, msg: MemorySave, _: &mut Context<Self>) -> Self::Result {
+        let repo = self.resolve_repo(msg.repo_opt);
+        let repo_manager = self.repo_manager.clone();
+        let embedder = self.embedder.clone();
+        let memory = self.memory.clone();
+        tracked(&self.metrics, "memory_store", async move {
+            if msg.text.trim().is_empty() {
+                return Err(DocdexError::invalid("memory text must not be empty"));
+            }
+            if !msg.metadata.is_object() && !msg.metadata.is_null() {
+                return Err(DocdexError::invalid("memory metadata must be a JSON object"));
+            }
+            let text_bytes = msg.text.len();
+            if text_bytes > MAX_MEMORY_TEXT_BYTES {
+                return Err(DocdexError::new(
+                    ErrorCode::TooLarge,
+                    format!("the note is {text_bytes} bytes, over the {MAX_MEMORY_TEXT_BYTES}-byte limit"),
+                )
+                .with_hint("save a summary and keep the document in the repo"));
+            }
+            let metadata_bytes = serde_json::to_string(&msg.metadata)?.len();
+            if metadata_bytes > MAX_MEMORY_METADATA_BYTES {
+                return Err(DocdexError::new(
+                    ErrorCode::TooLarge,
+                    format!("the metadata is {metadata_bytes} bytes, over the {MAX_MEMORY_METADATA_BYTES}-byte limit"),
+                ));
+            }
+            let handle = open_indexed(&repo_manager, repo.await?).await?;
+            // Without the model the note is kept and embedded at a later recall.
+            let vector_opt = embedder
+                .send(EmbedTexts(vec![msg.text.clone()]))
+                .await
+                .ok()
+                .and_then(|r| r.ok())
+                .and_then(|mut v| v.pop());
+            let metadata = if msg.metadata.is_null() { serde_json::json!({}) } else { msg.metadata };
+            let record = memory
+                .send(SaveMemory { index: Arc::clone(&handle.index), text: msg.text, metadata, vector_opt })
+                .await??;
+            Ok(memory_item(record, None))
+        })
+    }
+}
+
+impl Handler<MemoryRecall> for ToolDispatcher {
+    type Result = ResponseFuture<Result<MemoryRecallResponse>>;
+
+    fn handle(&mut self, msg: MemoryRecall, _: &mut Context<Self>) -> Self::Result {
+        let repo = self.resolve_repo(msg.repo_opt);
+        let repo_manager = self.repo_manager.clone();
+        let embedder = self.embedder.clone();
+        let memory = self.memory.clone();
+        tracked(&self.metrics, "memory_store", async move {
+            if msg.query.trim().is_empty() {
+                return Err(DocdexError::invalid("query must not be empty"));
+            }
+            if msg.k == 0 || msg.k > MAX_MEMORY_RECALL {
+                return Err(DocdexError::invalid(format!(
+                    "k must be between 1 and {MAX_MEMORY_RECALL}, got {}",
+                    msg.k
+                )));
+            }
+            let handle = open_indexed(&repo_manager, repo.await?).await?;
+            let index = Arc::clone(&handle.index);
+            let embedded = match embedder.send(EmbedQuery(msg.query.clone())).await {
+                Ok(Ok(vector)) => {
+                    // Notes saved while the model was missing get their vectors now; if that
+                    // fails, recall falls back to words rather than failing.
+                    match backfill_memory_vectors(&embedder, &memory, &index).await {
+                        Ok(()) => Ok(vector),
+                        Err(err) => Err(format!("notes without vectors could not be embedded ({})", err.message)),
+                    }
+                }
+                Ok(Err(err)) => Err(err.message),
+                Err(err) => Err(format!("the embedding worker is not answering ({err})")),
+            };
+            let (vector_opt, notice) = match embedded {
+                Ok(vector) => (Some(vector.as_ref().clone()), None),
+                Err(why) => (None, Some(format!("{why}; recalled by matching words"))),
+            };
+            let mode = if vector_opt.is_some() { SearchMode::Dense } else { SearchMode::Lexical };
+            let found =
+                memory.send(RecallMemory { index, query: msg.query.clone(), vector_opt, limit: msg.k }).await??;
+            Ok(MemoryRecallResponse {
+                query: msg.query,
+                mode,
+                notice,
+                items: found.into_iter().map(|(record, score)| memory_item(record, Some(score))).collect(),
+            })
+        })
+    }
+}
+
+impl Handler<MemoryDelete> for ToolDispatcher {
+    type Result = ResponseFuture<Result<MemoryDeleted>>;
+
+    fn handle(&mut self, msg: MemoryDelete, _: &mut Context<Self>) -> Self::Result {
+        let repo = self.resolve_repo(msg.repo_opt);
+        let repo_manager = self.repo_manager.clone();
+        let memory = self.memory.clone();
+        tracked(&self.metrics, "memory_store", async move {
+            let handle = open_indexed(&repo_manager, repo.await?).await?;
+            let deleted = memory.send(DeleteMemory { index: Arc::clone(&handle.index), id: msg.id }).await??;
+            Ok(MemoryDeleted { id: msg.id, deleted })
+        })
+    }
+}
+
+/// Chat's memory share is this very recall.
+impl Handler<RecallNotes> for ToolDispatcher {
+    type Result = ResponseFuture<Result<MemoryRecallResponse>>;
+
+    fn handle(&mut self, msg: RecallNotes, ctx: &mut Context<Self>) -> Self::Result {
+        let recall = MemoryRecall { repo_opt: Some(msg.repo), query: msg.query, k: msg.k };
+        <Self as Handler<MemoryRecall>>::handle(self, recall, ctx)
+    }
+}

@@ -1,0 +1,179 @@
+//! `docdex-bench`: the benchmarks and retrieval evaluations, a binary of their own so that
+//! `docdexd` does not carry them. Each subcommand keeps the name it had as a `docdexd`
+//! command (`docdex-bench bench --repo R`, `docdex-bench eval --dataset D`, ...); they read
+//! the same `DOCDEX_HOME` configuration and use scratch state where they say so.
+
+mod chat;
+mod daemon;
+mod eval;
+mod file_bm25;
+mod gate;
+mod libs;
+mod questions;
+mod search;
+mod web;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+use docdex::cli::{init_tracing, report_error};
+use docdex::config::{self, LoadedConfig};
+use docdex::protocol::{Result, SearchMode};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+#[derive(Debug, Parser)]
+#[command(name = "docdex-bench", version, about = "Benchmarks and retrieval evaluations for docdex")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Benchmark chat: context assembly, time to first token and total latency for a short
+    /// question, cold (first run) and warm. Needs the LLM server and an indexed repo.
+    BenchChat {
+        #[arg(long)]
+        repo: PathBuf,
+        #[arg(long, default_value = "How does the worker pool run jobs?")]
+        question: String,
+        /// Runs (the first is the cold one).
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// Most tokens per answer (a short answer; llm.max_answer_tokens caps it).
+        #[arg(long, default_value_t = 64)]
+        max_tokens: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Measure retrieval quality on a TREC-style collection (MAP, nDCG@10, Recall@100, MRR@10).
+    Eval {
+        /// Folder with a <DOC> corpus, a <top> topics file and a qrels file.
+        #[arg(long)]
+        dataset: PathBuf,
+        /// Evaluate one mode only (default: lexical, dense and hybrid).
+        #[arg(long)]
+        mode: Option<SearchMode>,
+        /// Also run hybrid under a grid of RRF settings (k, dense weight).
+        #[arg(long)]
+        sweep_fusion: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Benchmark a daemon as its users feel it, on a copy of REPO in a throwaway home:
+    /// resident memory at start, after hybrid searches and after the idle release, and
+    /// save-to-searchable latency through the watcher.
+    BenchDaemon {
+        #[arg(long)]
+        repo: PathBuf,
+        /// Save-to-searchable measurements.
+        #[arg(long, default_value_t = 10)]
+        runs: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Benchmark library docs: `libs fetch` cold and warm (the repo's direct dependencies,
+    /// serde and tokio alone), the crate tools' warm latency, and crate_search quality on
+    /// judged questions (`crate<TAB>question<TAB>paths`). Uses scratch state directories.
+    BenchLibs {
+        #[arg(long)]
+        repo: PathBuf,
+        #[arg(long)]
+        questions: Option<PathBuf>,
+        /// Rounds of the latency queries.
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Benchmark the web tier against pages served from loopback: Chromium cold start, warm
+    /// page loads, extraction per page, web-rag with the cache cold and warm.
+    BenchWeb {
+        /// Runs per measurement.
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Measure the waterfall gate on labelled questions (`split<TAB>local|web<TAB>question`):
+    /// precision and recall of escalating to the web, per mode, at the configured threshold
+    /// and the best one. The repo must be indexed (with `--wait` for dense and hybrid).
+    EvalGate {
+        #[arg(long)]
+        repo: PathBuf,
+        #[arg(long)]
+        questions: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Benchmark indexing and HTTP search latency on a repository (uses a throwaway state dir).
+    Bench {
+        #[arg(long)]
+        repo: PathBuf,
+        /// Number of timed search requests per mode.
+        #[arg(long, default_value_t = 300)]
+        queries: usize,
+        /// Skip embedding the repo (and so the hybrid measurements).
+        #[arg(long)]
+        lexical_only: bool,
+        /// A judged question file (`question<TAB>path[,path…][<TAB>kind]`), one split per
+        /// file (repeat the flag): success@5, MRR@10 and nDCG@10 per split, mode and kind,
+        /// and the misses.
+        #[arg(long)]
+        questions: Vec<PathBuf>,
+        /// Keep the index in this state directory and reuse it on the next run (embeddings
+        /// included) instead of indexing into a throwaway one; implies --index-runs 1.
+        #[arg(long)]
+        state_dir: Option<PathBuf>,
+        /// Index runs to time, each from scratch; the median is reported (timings on a
+        /// shared machine vary by a fifth from run to run).
+        #[arg(long, default_value_t = 5)]
+        index_runs: usize,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() {
+    docdex::ingest::code::install_tree_sitter_allocator();
+    let cli = Cli::parse();
+    let home = config::docdex_home();
+    let loaded = match config::load(&home) {
+        Ok(loaded) => loaded,
+        Err(err) => std::process::exit(report_error(&err)),
+    };
+    init_tracing(&loaded.config.core.log_level);
+    let system = actix::System::new();
+    let code = system.block_on(async move {
+        match run(cli.command, loaded).await {
+            Ok(code) => code,
+            Err(err) => report_error(&err),
+        }
+    });
+    std::process::exit(code);
+}
+
+async fn run(command: Command, loaded: LoadedConfig) -> Result<i32> {
+    match command {
+        Command::Eval { dataset, mode, sweep_fusion, json } => {
+            eval::run(&loaded, &dataset, mode, sweep_fusion, json).await
+        }
+        Command::BenchWeb { runs, json } => web::run(&loaded, runs, json).await,
+        Command::BenchLibs { repo, questions, runs, json } => libs::run(&loaded, repo, questions, runs, json).await,
+        Command::BenchDaemon { repo, runs, json } => {
+            // Blocking HTTP and sleeps: off the async workers.
+            tokio::task::spawn_blocking(move || daemon::run(&loaded, &repo, runs, json)).await?
+        }
+        Command::EvalGate { repo, questions, json } => gate::run(&loaded, &repo, &questions, json).await,
+        Command::Bench { repo, queries, lexical_only, questions, state_dir, index_runs, json } => {
+            let options =
+                search::BenchOptions { queries, lexical_only, questions, json, index_runs, state_dir_opt: state_dir };
+            search::run(&loaded, &repo, options).await
+        }
+        Command::BenchChat { repo, question, runs, max_tokens, json } => {
+            chat::run_bench_chat(&loaded, repo, question, runs, max_tokens, json).await
+        }
+    }
+}
