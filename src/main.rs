@@ -8,7 +8,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() {
     disable_transparent_huge_pages();
     docdex::ingest::code::install_tree_sitter_allocator();
-    let cli = docdex::cli::Cli::parse();
+    let cli = docdex::cli::args::Cli::parse();
     std::process::exit(docdex::cli::run(cli));
 }
 

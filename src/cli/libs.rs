@@ -13,9 +13,8 @@ use crate::actors::tool_dispatcher::crates::{
 };
 use crate::actors::tool_dispatcher::indexing::Status;
 use crate::actors::tool_dispatcher::libs::LibsFetch;
-use crate::cli::{
-    embed_with_progress, finish_progress_printer, index_with_progress, print_out, spawn_progress_printer, to_json,
-};
+use crate::cli::output::{print_out, to_json};
+use crate::cli::progress::{embed_with_progress, finish_progress_printer, index_with_progress, spawn_progress_printer};
 use crate::config::LoadedConfig;
 use crate::daemon::client::{self, DaemonClient};
 use crate::protocol::{CrateRef, ErrorCode, LibsFetchRequest, LibsFetchSummary, LibsProgress, Result, SearchMode};

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
+use crate::config::{self, LoadedConfig};
 use crate::protocol::{DocdexError, Result};
 
 /// How a client's file is written.
@@ -362,6 +363,103 @@ pub fn readme_section() -> String {
         out.push('\n');
     }
     out
+}
+
+pub(crate) fn run_setup(
+    loaded: &LoadedConfig,
+    agent: &str,
+    repo_opt: Option<PathBuf>,
+    http: bool,
+    dry_run: bool,
+    check: bool,
+) -> Result<i32> {
+    use crate::cli::setup::{apply, configured, Agent, Outcome, Server};
+    let agents = Agent::by_name(agent)?;
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .ok_or_else(|| DocdexError::invalid("HOME is not set").with_hint("set HOME to your home directory"))?;
+    let repo_opt = match repo_opt {
+        Some(repo) => Some(
+            std::fs::canonicalize(&repo)
+                .map_err(|_| DocdexError::repo_not_found(&repo.display().to_string(), "does not exist"))?,
+        ),
+        None => None,
+    };
+    if check {
+        for agent in &agents {
+            let file = agent.file(&home, repo_opt.as_deref());
+            let state = if configured(agent, &file) { "configured" } else { "not configured" };
+            println!("{:<15} {state:<15} {}", agent.name, file.display());
+        }
+        return Ok(0);
+    }
+    let stdio = {
+        let command = std::env::current_exe()?.display().to_string();
+        let mut args = vec!["mcp".to_string()];
+        if let Some(repo) = &repo_opt {
+            args.extend(["--repo".to_string(), repo.display().to_string()]);
+        }
+        Server::Stdio { command, args, env: crate::cli::setup::stdio_env(loaded) }
+    };
+    let http_server = if http {
+        let url = format!("http://{}/v1/mcp", loaded.config.server.http_bind_addr);
+        Some(Server::Http { url, token_opt: config::daemon_token(loaded)? })
+    } else {
+        None
+    };
+    let mut failed = false;
+    for agent in &agents {
+        let file = agent.file(&home, repo_opt.as_deref());
+        let server = match &http_server {
+            Some(server) if agent.http_supported => server,
+            _ => &stdio,
+        };
+        match apply(agent, &file, server, dry_run) {
+            Ok(Outcome::Written { backup_opt }) => {
+                let backup =
+                    backup_opt.map(|b| format!(" (previous file kept as {})", b.display())).unwrap_or_default();
+                println!("{:<15} written       {}{backup}", agent.name, file.display());
+            }
+            Ok(Outcome::Unchanged) => println!("{:<15} already set    {}", agent.name, file.display()),
+            Ok(Outcome::DryRun { content }) => println!("# {} ({})\n{content}", file.display(), agent.title),
+            Err(err) => {
+                failed = true;
+                println!("{:<15} FAILED         {}: {}", agent.name, file.display(), err.message);
+                if let Some(hint) = &err.hint {
+                    println!("                hint: {hint}");
+                }
+            }
+        }
+    }
+    Ok(if failed { 1 } else { 0 })
+}
+
+/// JSON snippets that register docdex with MCP clients (Claude Desktop, Cursor, VS Code and
+/// others share the `mcpServers` shape).
+pub(crate) fn mcp_config(loaded: &LoadedConfig, repo_opt: Option<PathBuf>) -> Result<String> {
+    let exe = std::env::current_exe()?;
+    let repo = match repo_opt {
+        Some(repo) => std::fs::canonicalize(&repo)
+            .map_err(|_| DocdexError::repo_not_found(&repo.display().to_string(), "does not exist"))?,
+        None => std::env::current_dir()?,
+    };
+    let args = ["mcp".to_string(), "--repo".to_string(), repo.display().to_string()];
+    let stdio_server =
+        crate::cli::setup::stdio_entry(&exe.display().to_string(), &args, &crate::cli::setup::stdio_env(loaded));
+    let stdio = serde_json::json!({ "mcpServers": { "docdex": stdio_server } });
+    let mut http_server = serde_json::json!({
+        "type": "http",
+        "url": format!("http://{}/v1/mcp", loaded.config.server.http_bind_addr),
+    });
+    if let Some(token) = config::daemon_token(loaded)? {
+        http_server["headers"] = serde_json::json!({ "Authorization": format!("Bearer {token}") });
+    }
+    let http = serde_json::json!({ "mcpServers": { "docdex": http_server } });
+    Ok(format!(
+        "# stdio: the client starts docdex itself\n{}\n\n# HTTP: a running `docdexd daemon`\n{}\n",
+        serde_json::to_string_pretty(&stdio)?,
+        serde_json::to_string_pretty(&http)?
+    ))
 }
 
 #[cfg(test)]

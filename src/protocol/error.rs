@@ -6,113 +6,108 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Stable error codes. The string form (`snake_case`) is part of the public API.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorCode {
+/// The error table: each code's variant, its stable name (part of the public API), the HTTP
+/// status it answers with, the CLI's exit code, and what it means. Adding a code is one line
+/// here; every surface renders from it (see ARCHITECTURE.md, "Adding an error code").
+macro_rules! error_codes {
+    ($($(#[doc = $doc:literal])+ $variant:ident => $name:literal, $status:literal, $exit:literal;)+) => {
+        /// Stable error codes. The string form (`snake_case`) is part of the public API.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum ErrorCode {
+            $($(#[doc = $doc])+ $variant,)+
+        }
+
+        impl ErrorCode {
+            /// Every code, in table order (the docs list them all).
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant),+];
+
+            /// The HTTP status that goes with the code.
+            pub fn http_status(self) -> u16 {
+                match self {
+                    $(ErrorCode::$variant => $status,)+
+                }
+            }
+
+            /// The CLI's exit code for a command that failed with this code.
+            pub fn exit_code(self) -> i32 {
+                match self {
+                    $(ErrorCode::$variant => $exit,)+
+                }
+            }
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$variant => $name,)+
+                }
+            }
+
+            /// What the code means, as the docs say it.
+            pub fn description(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$variant => concat!($($doc),+),)+
+                }
+            }
+        }
+    };
+}
+
+error_codes! {
     /// The request is malformed: a missing or invalid parameter.
-    InvalidRequest,
+    InvalidRequest => "invalid_request", 400, 2;
     /// The repo path does not exist or is not a directory.
-    RepoNotFound,
+    RepoNotFound => "repo_not_found", 404, 2;
     /// The repo exists but has never been indexed (or its first index never completed).
-    RepoNotIndexed,
+    RepoNotIndexed => "repo_not_indexed", 404, 2;
     /// Another process holds the repo's index writer.
-    IndexLocked,
+    IndexLocked => "index_locked", 409, 2;
     /// A bearer token is required and was missing or wrong.
-    Unauthorized,
+    Unauthorized => "unauthorized", 401, 2;
     /// The request's Host or Origin is not this daemon's (DNS rebinding, a foreign web page).
-    Forbidden,
+    Forbidden => "forbidden", 403, 2;
     /// The requested route or item does not exist.
-    NotFound,
+    NotFound => "not_found", 404, 2;
     /// Configuration could not be read or is invalid.
-    ConfigInvalid,
+    ConfigInvalid => "config_invalid", 500, 2;
     /// The state directory could not be created or written.
-    StateUnwritable,
+    StateUnwritable => "state_unwritable", 500, 2;
     /// The embedding model or ONNX Runtime is missing or failed to load.
-    ModelUnavailable,
+    ModelUnavailable => "model_unavailable", 503, 2;
     /// The web tier is turned off (`[web] enabled = false`) and the request needs it.
-    WebDisabled,
+    WebDisabled => "web_disabled", 409, 2;
     /// A URL docdex refuses to fetch: another scheme than http(s), a private address, a
     /// blocked domain.
-    UrlRefused,
+    UrlRefused => "url_refused", 403, 2;
     /// A web source failed: discovery blocked or down, a page that could not be fetched.
-    WebUnavailable,
+    WebUnavailable => "web_unavailable", 502, 2;
     /// A page or request took longer than its timeout.
-    Timeout,
+    Timeout => "timeout", 504, 2;
     /// A library's docs could not be obtained (its registry client failed or is missing).
-    LibraryUnavailable,
+    LibraryUnavailable => "library_unavailable", 502, 2;
     /// A path docdex will not read: it resolves outside the repo, or is not a regular file.
-    PathRefused,
+    PathRefused => "path_refused", 403, 2;
     /// A request, body, or file over its size limit (the limit is in the message).
-    TooLarge,
+    TooLarge => "too_large", 413, 2;
     /// A state-changing request without a JSON body type.
-    UnsupportedMediaType,
+    UnsupportedMediaType => "unsupported_media_type", 415, 2;
     /// A client with too many requests in flight.
-    TooManyRequests,
+    TooManyRequests => "too_many_requests", 429, 2;
     /// The LLM server cannot be reached, or does not have the model.
-    LlmUnavailable,
+    LlmUnavailable => "llm_unavailable", 503, 2;
     /// The LLM server failed while answering.
-    LlmError,
+    LlmError => "llm_error", 502, 2;
     /// The repo's first index run is still going (the message has its progress).
-    IndexingInProgress,
+    IndexingInProgress => "indexing_in_progress", 503, 2;
     /// A second daemon for a home that has one running.
-    DaemonRunning,
+    DaemonRunning => "daemon_running", 409, 2;
     /// Anything else: a bug or an environment failure.
-    Internal,
+    Internal => "internal", 500, 2;
 }
 
 impl ErrorCode {
-    /// The HTTP status that goes with the code.
-    pub fn http_status(self) -> u16 {
-        match self {
-            ErrorCode::InvalidRequest => 400,
-            ErrorCode::Unauthorized => 401,
-            ErrorCode::RepoNotFound | ErrorCode::RepoNotIndexed | ErrorCode::NotFound => 404,
-            ErrorCode::IndexLocked | ErrorCode::WebDisabled | ErrorCode::DaemonRunning => 409,
-            ErrorCode::UrlRefused | ErrorCode::PathRefused | ErrorCode::Forbidden => 403,
-            ErrorCode::TooLarge => 413,
-            ErrorCode::UnsupportedMediaType => 415,
-            ErrorCode::TooManyRequests => 429,
-            ErrorCode::WebUnavailable | ErrorCode::LlmError | ErrorCode::LibraryUnavailable => 502,
-            ErrorCode::LlmUnavailable => 503,
-            ErrorCode::Timeout => 504,
-            ErrorCode::ModelUnavailable | ErrorCode::IndexingInProgress => 503,
-            ErrorCode::ConfigInvalid | ErrorCode::StateUnwritable | ErrorCode::Internal => 500,
-        }
-    }
-
     /// Whether the caller (rather than docdex or its environment) is at fault.
     pub fn is_user_error(self) -> bool {
         self.http_status() < 500
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::InvalidRequest => "invalid_request",
-            ErrorCode::RepoNotFound => "repo_not_found",
-            ErrorCode::RepoNotIndexed => "repo_not_indexed",
-            ErrorCode::IndexLocked => "index_locked",
-            ErrorCode::Unauthorized => "unauthorized",
-            ErrorCode::Forbidden => "forbidden",
-            ErrorCode::NotFound => "not_found",
-            ErrorCode::ConfigInvalid => "config_invalid",
-            ErrorCode::StateUnwritable => "state_unwritable",
-            ErrorCode::ModelUnavailable => "model_unavailable",
-            ErrorCode::WebDisabled => "web_disabled",
-            ErrorCode::UrlRefused => "url_refused",
-            ErrorCode::WebUnavailable => "web_unavailable",
-            ErrorCode::Timeout => "timeout",
-            ErrorCode::LibraryUnavailable => "library_unavailable",
-            ErrorCode::PathRefused => "path_refused",
-            ErrorCode::TooLarge => "too_large",
-            ErrorCode::UnsupportedMediaType => "unsupported_media_type",
-            ErrorCode::TooManyRequests => "too_many_requests",
-            ErrorCode::LlmUnavailable => "llm_unavailable",
-            ErrorCode::LlmError => "llm_error",
-            ErrorCode::IndexingInProgress => "indexing_in_progress",
-            ErrorCode::DaemonRunning => "daemon_running",
-            ErrorCode::Internal => "internal",
-        }
     }
 }
 
@@ -267,5 +262,16 @@ mod tests {
         assert_eq!(json["error"]["code"], "repo_not_indexed");
         assert_eq!(json["error"]["hint"], "run `docdexd index --repo /x` first");
         assert_eq!(ErrorCode::IndexLocked.as_str(), "index_locked");
+    }
+
+    #[test]
+    fn the_http_docs_list_every_code_with_its_status() {
+        let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/http.md")).unwrap();
+        for code in ErrorCode::ALL {
+            let row = format!("| `{}` | {} |", code.as_str(), code.http_status());
+            assert!(docs.contains(&row), "docs/http.md has no row starting {row}");
+            // The serde name is the table's name.
+            assert_eq!(serde_json::to_value(code).unwrap(), code.as_str());
+        }
     }
 }

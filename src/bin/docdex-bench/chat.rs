@@ -67,7 +67,7 @@ pub async fn run_bench_chat(
         "runs": rows,
     });
     if json {
-        docdex::cli::print_out(&format!("{}\n", serde_json::to_string_pretty(&summary)?))?;
+        docdex::cli::output::print_out(&format!("{}\n", serde_json::to_string_pretty(&summary)?))?;
     } else {
         let line = |label: &str, v: &serde_json::Value| {
             format!(
@@ -86,7 +86,7 @@ pub async fn run_bench_chat(
         );
         out.push_str(&line("cold", &summary["cold"]));
         out.push_str(&line("warm median", &summary["warm_median"]));
-        docdex::cli::print_out(&out)?;
+        docdex::cli::output::print_out(&out)?;
     }
     Ok(0)
 }

@@ -252,7 +252,7 @@ pub async fn run(
     eval_config.config.core.global_state_dir = Some(scratch.path().join("state"));
     let actors = docdex::start_actors(&eval_config, None);
     eprintln!("indexing {} documents from {}", docs.len(), dataset_dir.display());
-    let summary = docdex::cli::index_with_progress(&actors, repo.clone()).await?;
+    let summary = docdex::cli::progress::index_with_progress(&actors, repo.clone()).await?;
     let handle = actors
         .repo_manager
         .send(docdex::actors::repo_manager::OpenRepo { path: repo.clone(), create: false })
@@ -277,7 +277,7 @@ pub async fn run(
     };
     if model_ok {
         eprintln!("embedding {} chunks (this is the slow part on a CPU)", summary.chunks_total);
-        let embedded = docdex::cli::embed_with_progress(&actors, repo.clone()).await?;
+        let embedded = docdex::cli::progress::embed_with_progress(&actors, repo.clone()).await?;
         embedding_seconds_opt = Some(embedded.seconds);
         embedded_chunks = embedded.embedded;
     }

@@ -286,9 +286,9 @@ pub async fn run(
 
     let report = LibsBenchReport { repo: repo.display().to_string(), fetch: fetches, latency, quality, misses };
     if json {
-        docdex::cli::print_out(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;
+        docdex::cli::output::print_out(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;
     } else {
-        docdex::cli::print_out(&render(&report))?;
+        docdex::cli::output::print_out(&render(&report))?;
     }
     Ok(0)
 }

@@ -16,7 +16,8 @@ mod web;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
-use docdex::cli::{init_tracing, report_error};
+use docdex::cli::init_tracing;
+use docdex::cli::output::report_error;
 use docdex::config::{self, LoadedConfig};
 use docdex::protocol::{Result, SearchMode};
 

@@ -9,7 +9,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use docdex::cli::{human_bytes, index_with_progress};
+use docdex::cli::output::human_bytes;
+use docdex::cli::progress::index_with_progress;
 use docdex::config::LoadedConfig;
 use docdex::http::{self, HttpState};
 use docdex::protocol::{DocdexError, Result};
@@ -242,7 +243,7 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> R
     let mut embedding_seconds = None;
     let mut embedding_rate = None;
     if !lexical_only {
-        let embedded = docdex::cli::embed_with_progress(&actors, repo.to_path_buf()).await?;
+        let embedded = docdex::cli::progress::embed_with_progress(&actors, repo.to_path_buf()).await?;
         match embedded.notice {
             Some(notice) => notes.push(format!("hybrid not measured: {notice}")),
             None => {

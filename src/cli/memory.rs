@@ -1,0 +1,60 @@
+//! `docdexd memory`: save, recall and delete a repo's notes, through the daemon when one runs.
+
+use super::args::MemoryAction;
+use super::output::{print_out, to_json};
+use crate::config::LoadedConfig;
+use crate::daemon::client::{self, Backend};
+use crate::protocol::{DocdexError, Result};
+
+pub(crate) async fn run_memory(loaded: &LoadedConfig, action: MemoryAction) -> Result<i32> {
+    let repo = client::absolute(match &action {
+        MemoryAction::Save { repo, .. } | MemoryAction::Recall { repo, .. } | MemoryAction::Delete { repo, .. } => repo,
+    });
+    let backend = Backend::for_repo(loaded, &repo).await?;
+    let code = match action {
+        MemoryAction::Save { metadata, json, text, .. } => {
+            let metadata = match metadata {
+                Some(raw) => serde_json::from_str(&raw)
+                    .map_err(|err| DocdexError::invalid(format!("--metadata is not JSON: {err}")))?,
+                None => serde_json::Value::Null,
+            };
+            let item = backend.memory_save(repo, text.join(" "), metadata).await?;
+            print_out(&if json { to_json(&item)? } else { format!("saved memory #{}\n", item.id) })?;
+            0
+        }
+        MemoryAction::Recall { k, json, query, .. } => {
+            let response = backend.memory_recall(repo, query.join(" "), k).await?;
+            let text = if json {
+                to_json(&response)?
+            } else {
+                let mut out = String::new();
+                if let Some(notice) = &response.notice {
+                    out.push_str(&format!("note: {notice}\n"));
+                }
+                for item in &response.items {
+                    out.push_str(&format!(
+                        "#{} ({:.2}, {}) {}\n",
+                        item.id,
+                        item.score.unwrap_or(0.0),
+                        item.created_at,
+                        item.text
+                    ));
+                }
+                out
+            };
+            print_out(&text)?;
+            if response.items.is_empty() {
+                1
+            } else {
+                0
+            }
+        }
+        MemoryAction::Delete { json, id, .. } => {
+            let deleted = backend.memory_delete(repo, id).await?;
+            print_out(&if json { to_json(&deleted)? } else { format!("deleted memory #{id}\n") })?;
+            0
+        }
+    };
+    backend.close().await?;
+    Ok(code)
+}
