@@ -11,7 +11,7 @@ use crate::config::{self, LoadedConfig};
 use crate::protocol::{DocdexError, Result};
 
 /// One line per check; a hint under each failure.
-pub(crate) struct CheckReport {
+pub(super) struct CheckReport {
     failed: bool,
 }
 
@@ -33,7 +33,7 @@ impl CheckReport {
     }
 }
 
-pub(crate) fn run_check(home: &Path) -> i32 {
+pub(super) fn run_check(home: &Path) -> i32 {
     let mut report = CheckReport { failed: false };
     let loaded = match config::load(home) {
         Ok(loaded) => {
@@ -144,7 +144,7 @@ pub(crate) fn run_check(home: &Path) -> i32 {
 
 /// The LLM server: reachable, and has the configured model; a model too big for this
 /// machine is a warning. A server that is down is a warning too: search works without it.
-pub(crate) fn check_llm(loaded: &LoadedConfig, report: &mut CheckReport) {
+pub(super) fn check_llm(loaded: &LoadedConfig, report: &mut CheckReport) {
     let llm = &loaded.config.llm;
     let client = match crate::llm::LlmClient::new(llm) {
         Ok(client) => client,
@@ -195,7 +195,7 @@ pub(crate) fn check_llm(loaded: &LoadedConfig, report: &mut CheckReport) {
 
 /// The web tier: on or off, the discovery endpoint, Chromium (found, version, launches) and
 /// stale browser locks (cleaned on the way).
-pub(crate) fn check_web(loaded: &LoadedConfig, report: &mut CheckReport) {
+pub(super) fn check_web(loaded: &LoadedConfig, report: &mut CheckReport) {
     use crate::web::browser;
     let web = &loaded.config.web;
     if !web.enabled {
@@ -245,7 +245,7 @@ pub(crate) fn check_web(loaded: &LoadedConfig, report: &mut CheckReport) {
     }
 }
 
-pub(crate) fn check_writable(dir: &Path) -> Result<()> {
+pub(super) fn check_writable(dir: &Path) -> Result<()> {
     let unwritable = |err: std::io::Error| {
         DocdexError::new(
             crate::protocol::ErrorCode::StateUnwritable,
@@ -260,7 +260,7 @@ pub(crate) fn check_writable(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn run_models_install(home: &Path) -> i32 {
+pub(super) fn run_models_install(home: &Path) -> i32 {
     let loaded = match config::load(home) {
         Ok(loaded) => loaded,
         Err(err) => return report_error(&err),

@@ -15,7 +15,7 @@ use crate::config::{self, LoadedConfig};
 use crate::http::{self, HttpState};
 use crate::protocol::{DaemonStatus, DocdexError, Result};
 
-pub(crate) async fn serve(
+pub(super) async fn serve(
     loaded: LoadedConfig,
     repo_opt: Option<PathBuf>,
     bind_opt: Option<SocketAddr>,
@@ -86,7 +86,7 @@ pub(crate) async fn serve(
     Ok(0)
 }
 
-pub(crate) fn render_daemon_status(status: &DaemonStatus, base_url: &str) -> String {
+pub(super) fn render_daemon_status(status: &DaemonStatus, base_url: &str) -> String {
     let mut out = format!(
         "daemon:      {base_url} (pid {}, up {} s, version {})\nmemory:      {} resident, {} embedding model instance(s) loaded\n",
         status.pid,

@@ -6,7 +6,7 @@ use crate::config::LoadedConfig;
 use crate::daemon::client::{self, Backend};
 use crate::protocol::{DocdexError, Result};
 
-pub(crate) async fn run_memory(loaded: &LoadedConfig, action: MemoryAction) -> Result<i32> {
+pub(super) async fn run_memory(loaded: &LoadedConfig, action: MemoryAction) -> Result<i32> {
     let repo = client::absolute(match &action {
         MemoryAction::Save { repo, .. } | MemoryAction::Recall { repo, .. } | MemoryAction::Delete { repo, .. } => repo,
     });

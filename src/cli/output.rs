@@ -22,12 +22,12 @@ pub fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
     Ok(format!("{}\n", serde_json::to_string_pretty(value)?))
 }
 
-pub(crate) fn render_embed_progress(p: &EmbedProgress, started: Instant) -> String {
+pub(super) fn render_embed_progress(p: &EmbedProgress, started: Instant) -> String {
     let rate = p.embedded as f64 / started.elapsed().as_secs_f64().max(1e-3);
     format!("embedding: {} chunks embedded, {} to go ({rate:.0} chunks/s)", p.embedded, p.pending)
 }
 
-pub(crate) fn render_progress(p: &IndexProgress) -> String {
+pub(super) fn render_progress(p: &IndexProgress) -> String {
     format!(
         "{}/{} files read, {}, {} chunks written",
         p.files_done,
@@ -37,7 +37,7 @@ pub(crate) fn render_progress(p: &IndexProgress) -> String {
     )
 }
 
-pub(crate) fn render_summary(s: &IndexSummary) -> String {
+pub(super) fn render_summary(s: &IndexSummary) -> String {
     let mb_per_s = if s.seconds > 0.0 { s.bytes_indexed as f64 / 1e6 / s.seconds } else { 0.0 };
     let embeddings = match &s.embeddings {
         Some(e) => match &e.notice {
@@ -66,7 +66,7 @@ pub(crate) fn render_summary(s: &IndexSummary) -> String {
     lexical + &embeddings
 }
 
-pub(crate) fn render_web_search(response: &WebSearchResponse) -> String {
+pub(super) fn render_web_search(response: &WebSearchResponse) -> String {
     let mut out = String::new();
     for (n, result) in response.results.iter().enumerate() {
         out.push_str(&format!("{}. {}\n   {}\n", n + 1, result.title, result.url));
@@ -85,7 +85,7 @@ pub(crate) fn render_web_search(response: &WebSearchResponse) -> String {
     out
 }
 
-pub(crate) fn render_web_fetch(response: &WebFetchResponse) -> String {
+pub(super) fn render_web_fetch(response: &WebFetchResponse) -> String {
     let page = &response.page;
     format!(
         "# {}\n{}\n\n{}\n\n-- {} via {} ({}), fetched {}, {:.0} ms{}\n",
@@ -101,7 +101,7 @@ pub(crate) fn render_web_fetch(response: &WebFetchResponse) -> String {
     )
 }
 
-pub(crate) fn render_hit(out: &mut String, n: usize, hit: &SearchHit) {
+pub(super) fn render_hit(out: &mut String, n: usize, hit: &SearchHit) {
     let heading = if hit.heading.is_empty() { String::new() } else { format!("  [{}]", hit.heading) };
     match &hit.url {
         Some(url) => out.push_str(&format!(
@@ -123,7 +123,7 @@ pub(crate) fn render_hit(out: &mut String, n: usize, hit: &SearchHit) {
     }
 }
 
-pub(crate) fn render_waterfall(response: &WaterfallResponse) -> String {
+pub(super) fn render_waterfall(response: &WaterfallResponse) -> String {
     let mut out = String::new();
     let gate = &response.gate;
     out.push_str(&format!(
@@ -156,7 +156,7 @@ pub(crate) fn render_waterfall(response: &WaterfallResponse) -> String {
     out
 }
 
-pub(crate) fn render_search(response: &SearchResponse) -> String {
+pub(super) fn render_search(response: &SearchResponse) -> String {
     let mut out = String::new();
     // The notice says why (embeddings still pending, no model), so it matters most when
     // nothing was found.

@@ -24,7 +24,7 @@ pub async fn index_with_progress(actors: &crate::Actors, repo: PathBuf) -> Resul
 /// The progress of an index run (and, with `wait`, its embedding) that the daemon does for
 /// this command, which answers only at the end: the daemon's status, read once a second,
 /// printed to stderr when it moves.
-pub(crate) fn spawn_daemon_progress(daemon: DaemonClient, repo: PathBuf, wait: bool) -> tokio::task::JoinHandle<()> {
+pub(super) fn spawn_daemon_progress(daemon: DaemonClient, repo: PathBuf, wait: bool) -> tokio::task::JoinHandle<()> {
     let shown = std::fs::canonicalize(&repo).unwrap_or_else(|_| repo.clone()).display().to_string();
     tokio::spawn(async move {
         let mut last = String::new();
@@ -65,7 +65,7 @@ pub async fn embed_with_progress(actors: &crate::Actors, repo: PathBuf) -> Resul
 
 /// Prints progress reports to stderr: the first at once, then at most one a second, and
 /// always the last (where the job ended).
-pub(crate) fn spawn_progress_printer<T: Send + 'static>(
+pub(super) fn spawn_progress_printer<T: Send + 'static>(
     mut rx: mpsc::UnboundedReceiver<T>,
     render: impl Fn(&T) -> String + Send + 'static,
 ) -> tokio::task::JoinHandle<()> {
@@ -88,7 +88,7 @@ pub(crate) fn spawn_progress_printer<T: Send + 'static>(
 }
 
 /// Waits for the printer; the job's sender is gone when the job finished, so it ends.
-pub(crate) async fn finish_progress_printer(printer: tokio::task::JoinHandle<()>) {
+pub(super) async fn finish_progress_printer(printer: tokio::task::JoinHandle<()>) {
     if let Err(err) = printer.await {
         tracing::debug!(error = %err, "progress printer ended abnormally");
     }
@@ -96,7 +96,7 @@ pub(crate) async fn finish_progress_printer(printer: tokio::task::JoinHandle<()>
 
 /// Awaits `work`, telling the terminal (stderr) what is going on when it takes over a second:
 /// web requests are spaced on purpose, so silence would look like a hang.
-pub(crate) async fn with_progress<F: std::future::Future>(label: &str, work: F) -> F::Output {
+pub(super) async fn with_progress<F: std::future::Future>(label: &str, work: F) -> F::Output {
     let started = Instant::now();
     let label = label.to_string();
     let ticker = tokio::spawn(async move {

@@ -1,0 +1,282 @@
+//! Ranking: the priors on a chunk's kind and path, confidence calibration, and the fusion
+//! of the lexical and dense rankings by file (RRF). See docs/ranking.md for what each part
+//! measured.
+
+use std::collections::{HashMap, HashSet};
+
+use tantivy::{DocAddress, TantivyDocument};
+
+use super::schema::{FLAG_INTERNAL, FLAG_SECONDARY};
+use super::SearchParams;
+use crate::protocol::{HitExplain, RankedBy};
+
+/// Score multiplier for tests, benches and examples: they mention every API they exercise,
+/// but the definition or the guide is usually the better answer.
+pub(super) const SECONDARY_PATH_PRIOR: f32 = 0.6;
+
+/// Score multiplier for the code of files that define no documented public item (runtime
+/// plumbing, private helpers, vendored mocks): they share a question's words ("task",
+/// "wait") with the API that answers it but are rarely the answer. Chosen on the tune splits
+/// (0.6-0.8 measured alike; tokio paraphrases dense success@5 0.48 -> 0.60, hybrid 0.68 ->
+/// 0.72; rich unchanged). Not applied to questions about how something works, whose answer
+/// is that plumbing (`asks_how_it_works`; blind tokio behaviour tune split hybrid success@5
+/// 0.60 -> 0.75).
+pub(super) const INTERNAL_PRIOR: f32 = 0.75;
+
+/// Multi-word queries favour code chunks that contain more of the words: code repeats its
+/// identifiers so often that BM25 alone lets one frequent word (`runtime`) outweigh several
+/// rarer ones. Prose is left to plain BM25, which measured better on it (Vaswani MAP 0.289
+/// without the factor, 0.275 with it).
+pub(super) const COVERAGE_EXPONENT: f32 = 1.0;
+
+/// Dense neighbours less similar than this are unrelated text (MiniLM puts unrelated pairs
+/// near 0): not hits.
+pub(super) const DENSE_MIN_SIMILARITY: f32 = 0.1;
+
+/// Confidence calibration, chosen with `docdexd eval-gate` on the tune split of
+/// `benches/gate-questions.tsv` (tokio: questions it answers vs questions it cannot) so that
+/// the default `web_trigger_threshold` of 0.7 sits where each ranking separates them best:
+/// a best BM25 score of about 23 (`1 - exp(-23 / 19) = 0.70`; with 10, the questions tokio
+/// cannot answer scored 0.72-0.92 on common words and the gate missed 9 of 11 on the test
+/// split) and a best cosine of about 0.44 (MiniLM puts unrelated questions at 0.18-0.41 and
+/// answerable ones at 0.47-0.77). Hybrid takes the larger of the two, so identifier lookups,
+/// which embed weakly (`RecvError`: cosine 0.39) but match strongly by name, stay local.
+pub(super) const LEXICAL_CONFIDENCE_SCALE: f32 = 19.0;
+
+pub(super) const DENSE_CONFIDENCE_SCALE: f32 = 0.365;
+
+/// Candidates each ranking contributes: deep enough that collapsing per file and fusion
+/// still fill the page, bounded so evaluation runs (limit 1000) do not load thousands of
+/// extra docs.
+pub fn candidate_depth(params: SearchParams) -> usize {
+    params.limit + params.limit.min(50) * (params.max_hits_per_file.max(1) + 2) + 10
+}
+
+/// Maps an unbounded lexical score to 0–1: 0.41 at 10, 0.70 at 23, 0.88 at 40.
+pub(super) fn lexical_confidence(score: f32) -> f32 {
+    1.0 - (-score / LEXICAL_CONFIDENCE_SCALE).exp()
+}
+
+/// Maps a cosine similarity to 0–1: 0.39 at 0.18, 0.70 at 0.44, 0.88 at 0.77.
+pub(super) fn dense_confidence(similarity: f32) -> f32 {
+    1.0 - (-similarity.max(0.0) / DENSE_CONFIDENCE_SCALE).exp()
+}
+
+/// A chunk found by one ranking.
+pub(super) struct Candidate {
+    pub(super) address: DocAddress,
+    pub(super) score: f32,
+    /// Already loaded (lexical rescoring reads the doc), else loaded when rendered.
+    pub(super) doc_opt: Option<TantivyDocument>,
+}
+
+/// A candidate in the final order, with how each ranking placed it.
+pub(super) struct RankedCandidate {
+    pub(super) address: DocAddress,
+    pub(super) score: f32,
+    pub(super) doc_opt: Option<TantivyDocument>,
+    pub(super) explain: HitExplain,
+}
+
+#[derive(Clone, Copy)]
+pub(super) enum Source {
+    Lexical,
+    Dense,
+}
+
+pub(super) fn with_ranks(candidates: Vec<Candidate>, source: Source) -> Vec<RankedCandidate> {
+    candidates
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let ranked_by = Some(RankedBy { rank: i + 1, score: c.score });
+            let explain = match source {
+                Source::Lexical => HitExplain { lexical: ranked_by, dense: None },
+                Source::Dense => HitExplain { lexical: None, dense: ranked_by },
+            };
+            RankedCandidate { address: c.address, score: c.score, doc_opt: c.doc_opt, explain }
+        })
+        .collect()
+}
+
+/// Reciprocal Rank Fusion parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FusionParams {
+    pub k: f32,
+    pub lexical_weight: f32,
+    pub dense_weight: f32,
+}
+
+impl Default for FusionParams {
+    fn default() -> Self {
+        FusionParams { k: 3.0, lexical_weight: 1.0, dense_weight: 1.0 }
+    }
+}
+
+/// A file in the fusion: its fused score, and its place in the lexical and in the dense
+/// order of files (MAX: not found there).
+pub(super) struct FileRank {
+    pub(super) score: f32,
+    pub(super) places: [usize; 2],
+}
+
+/// One ranking's candidates, best first, with the file of each.
+pub(super) struct Ranking {
+    pub(super) candidates: Vec<Candidate>,
+    pub(super) files: Vec<u32>,
+    pub(super) weight: f32,
+}
+
+/// Hybrid fusion. Files are ranked by RRF over each ranking's order of files (a file's place
+/// is where its first chunk appears): the two rankings often find different chunks of the
+/// right file, which chunk-level RRF scores as two half-hits and ranks below a chunk both
+/// found at middling ranks. Within a file, chunks keep their chunk-level RRF order; a file's
+/// n-th chunk is placed `n * repeat_hit_delay` files later, as `render` does for one ranking.
+/// A hit's score is its file's fused score.
+pub(super) fn fuse(lexical: Ranking, dense: Ranking, params: SearchParams) -> Vec<RankedCandidate> {
+    let k = params.fusion.k;
+    let mut by_address: HashMap<DocAddress, (RankedCandidate, u32)> = HashMap::new();
+    let mut files: HashMap<u32, FileRank> = HashMap::new();
+    for (source, ranking) in [(Source::Lexical, lexical), (Source::Dense, dense)] {
+        let mut files_seen: HashSet<u32> = HashSet::new();
+        for (i, (candidate, file)) in ranking.candidates.into_iter().zip(ranking.files).enumerate() {
+            let rank = i + 1;
+            if files_seen.insert(file) {
+                let place = files_seen.len();
+                let rank_of_file = files.entry(file).or_insert(FileRank { score: 0.0, places: [usize::MAX; 2] });
+                rank_of_file.score += ranking.weight / (k + place as f32);
+                rank_of_file.places[source as usize] = place;
+            }
+            let (entry, _) = by_address.entry(candidate.address).or_insert_with(|| {
+                let ranked = RankedCandidate {
+                    address: candidate.address,
+                    score: 0.0,
+                    doc_opt: None,
+                    explain: HitExplain::default(),
+                };
+                (ranked, file)
+            });
+            entry.score += ranking.weight / (k + rank as f32);
+            let ranked_by = Some(RankedBy { rank, score: candidate.score });
+            match source {
+                Source::Lexical => entry.explain.lexical = ranked_by,
+                Source::Dense => entry.explain.dense = ranked_by,
+            }
+            if entry.doc_opt.is_none() {
+                entry.doc_opt = candidate.doc_opt;
+            }
+        }
+    }
+    // Best file first (of two equal, the one lexical search placed higher: its evidence is
+    // the more exact); within a file, best chunk first.
+    let mut chunks: Vec<(RankedCandidate, u32)> = by_address.into_values().collect();
+    chunks.sort_by(|(a, file_a), (b, file_b)| {
+        files[file_b]
+            .score
+            .total_cmp(&files[file_a].score)
+            .then(files[file_a].places.cmp(&files[file_b].places))
+            .then(b.score.total_cmp(&a.score))
+            .then(a.address.cmp(&b.address))
+    });
+    let mut file_index: HashMap<u32, (usize, usize)> = HashMap::new();
+    let mut placed: Vec<(usize, bool, RankedCandidate)> = Vec::with_capacity(chunks.len());
+    for (mut candidate, file) in chunks {
+        let files_so_far = file_index.len();
+        let (index, count) = file_index.entry(file).or_insert((files_so_far, 0));
+        let (index, nth) = (*index, *count);
+        *count += 1;
+        if nth < params.max_hits_per_file.max(1) {
+            candidate.score = files[&file].score;
+            placed.push((index + nth * params.repeat_hit_delay, nth == 0, candidate));
+        }
+    }
+    // A repeat placed at a first hit's place goes before it, as in `render`.
+    placed.sort_by_key(|&(place, first, _)| (place, first));
+    placed.into_iter().map(|(_, _, candidate)| candidate).collect()
+}
+
+/// Documents and plain text, as opposed to code.
+pub(super) fn is_prose(language: &str) -> bool {
+    matches!(language, "markdown" | "text")
+}
+
+/// The path prior of a chunk from its flags.
+pub(super) fn flags_prior(flags: u64, internal_prior: f32) -> f32 {
+    let mut prior = 1.0;
+    if flags & FLAG_SECONDARY != 0 {
+        prior *= SECONDARY_PATH_PRIOR;
+    }
+    if flags & FLAG_INTERNAL != 0 {
+        prior *= internal_prior;
+    }
+    prior
+}
+
+/// The weight of internal code for a question: none lost when it asks how something works.
+pub(super) fn internal_prior_for(query_text: &str) -> f32 {
+    if asks_how_it_works(query_text) {
+        1.0
+    } else {
+        INTERNAL_PRIOR
+    }
+}
+
+/// Whether a question asks how something works ("how does …", "what happens when …",
+/// "why …", "can writers starve readers …") rather than for something to use ("how do I …",
+/// "read a file", "can I …"): the answer to the first is often the internal code the other
+/// kind should rank lower. 137 of the 145 such questions in `benches/` are recognised, and
+/// none of the 238 others ("how can …" is a request, whoever the subject: "how can many
+/// readers see the latest value").
+pub fn asks_how_it_works(query_text: &str) -> bool {
+    let words: Vec<String> = query_text
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let word = |i: usize| words.get(i).map(String::as_str).unwrap_or("");
+    let asker = |w: &str| matches!(w, "i" | "you" | "we");
+    let anywhere = (0..words.len()).any(|i| match word(i) {
+        "how" => {
+            matches!(word(i + 1), "does" | "do" | "is" | "are" | "did" | "was" | "were" | "often")
+                && !asker(word(i + 2))
+        }
+        "what" => matches!(word(i + 1), "happens" | "decides" | "determines" | "causes"),
+        "why" => true,
+        _ => false,
+    });
+    anywhere
+        || match word(0) {
+            "is" | "are" | "does" | "do" | "can" | "could" | "will" | "would" | "did" => {
+                !asker(word(1)) && word(1) != "there"
+            }
+            "when" | "where" => matches!(word(1), "does" | "do" | "is" | "are"),
+            _ => false,
+        }
+}
+
+/// How much a path's hits count: 1 for primary sources and docs, less for test code.
+pub fn path_prior(path: &str) -> f32 {
+    let lower = path.to_ascii_lowercase();
+    let mut components = lower.split('/');
+    let file = components.next_back().unwrap_or("");
+    let secondary_dir = components.any(|c| {
+        matches!(
+            c,
+            "tests" | "test" | "benches" | "bench" | "examples" | "testdata" | "fixtures" | "__tests__" | "spec"
+        )
+    });
+    let stem = file.split('.').next().unwrap_or("");
+    // Release notes name every item that ever changed, in the words of its change.
+    let changelog = matches!(stem, "changelog" | "changes" | "history" | "news" | "releases" | "release-notes");
+    let secondary_file = changelog
+        || stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem.ends_with("_tests")
+        || file.contains(".test.")
+        || file.contains(".spec.");
+    if secondary_dir || secondary_file {
+        SECONDARY_PATH_PRIOR
+    } else {
+        1.0
+    }
+}
