@@ -18,6 +18,7 @@ pub mod memory_store;
 pub mod repo_manager;
 pub mod repo_supervisor;
 pub mod scraper;
+pub mod system;
 pub mod tool_dispatcher;
 pub mod waterfall;
 

@@ -188,7 +188,7 @@ async fn chat_loop(actors: &Backend, options: &ChatOptions) -> Result<i32> {
 }
 
 pub async fn run_dag_list(loaded: &LoadedConfig, repo: PathBuf, json: bool) -> Result<i32> {
-    let actors = crate::start_actors(loaded, None);
+    let actors = crate::actors::system::start_actors(loaded, None);
     let list = actors.dispatcher.send(DagSessions { repo_opt: Some(repo) }).await??;
     if json {
         print_now(&format!("{}\n", serde_json::to_string_pretty(&list)?))?;
@@ -208,7 +208,7 @@ pub async fn run_dag_view(loaded: &LoadedConfig, repo: PathBuf, session: String,
     if !matches!(format, "text" | "dot" | "json") {
         return Err(DocdexError::invalid(format!("--format must be text, dot or json, got `{format}`")));
     }
-    let actors = crate::start_actors(loaded, None);
+    let actors = crate::actors::system::start_actors(loaded, None);
     let view = actors.dispatcher.send(DagGet { repo_opt: Some(repo), session }).await??;
     let text = match format {
         "dot" => crate::index::dag::render_dot(&view),
@@ -239,7 +239,7 @@ fn hardware_of(ram_gb_opt: Option<f64>, vram_gb_opt: Option<f64>) -> Hardware {
 /// Advice plus what the configured server said (or why it could not be asked).
 async fn advice(loaded: &LoadedConfig, ram_gb_opt: Option<f64>, vram_gb_opt: Option<f64>) -> (Advice, Option<String>) {
     let hw = hardware_of(ram_gb_opt, vram_gb_opt);
-    let actors = crate::start_actors(loaded, None);
+    let actors = crate::actors::system::start_actors(loaded, None);
     let (installed_opt, server_note) = match actors.dispatcher.send(LlmModels).await {
         Ok(Ok(models)) => (Some(models.into_iter().map(|m| m.id).collect::<Vec<_>>()), None),
         Ok(Err(err)) => (None, Some(err.message)),

@@ -93,7 +93,7 @@ pub(super) fn run_check(home: &Path) -> i32 {
         }
         Err(err) => report.fail("registry", &err),
     }
-    let settings = crate::embedder_settings(&loaded);
+    let settings = crate::actors::system::embedder_settings(&loaded);
     if !settings.enabled {
         report.warn("model", "semantic search is disabled (embedding.enabled = false)");
     } else if let Some(missing) = settings.paths.missing() {
@@ -273,7 +273,7 @@ pub(super) fn run_models_install(home: &Path) -> i32 {
                 let state = if file.already_present { "present" } else { "installed" };
                 println!("{state:<10} {}", file.path.display());
             }
-            match crate::actors::embedder::probe(&crate::embedder_settings(&loaded)) {
+            match crate::actors::embedder::probe(&crate::actors::system::embedder_settings(&loaded)) {
                 Ok(detail) => {
                     println!("ok: {detail}");
                     0

@@ -38,7 +38,7 @@ pub(super) async fn serve(
     http::check_bind_policy(&addr, expose, auth_token_opt.as_deref())?;
     // Before anything is opened: a second daemon on this home would fight over the indexes.
     let mut lock = crate::daemon::lock::DaemonLock::acquire(&loaded.home)?;
-    let actors = crate::start_daemon_actors(&loaded, repo_opt.clone());
+    let actors = crate::actors::system::start_daemon_actors(&loaded, repo_opt.clone());
     if let Some(repo) = &repo_opt {
         let summary = index_with_progress(&actors, repo.clone()).await?;
         eprint!("{}", render_summary(&summary));

@@ -55,7 +55,7 @@ pub async fn run_libs(loaded: &LoadedConfig, action: LibsAction) -> Result<i32> 
     let summary = match through_daemon {
         Some(summary) => summary,
         None => {
-            let actors = crate::start_actors(loaded, None);
+            let actors = crate::actors::system::start_actors(loaded, None);
             // Library hits are searched with the repo's own: an unindexed repo is indexed
             // first, so `search` works right after.
             let indexed = match actors.dispatcher.send(Status(Some(repo.clone()))).await? {
@@ -215,7 +215,7 @@ pub enum CrateAction {
 
 /// Runs a crate tool in this process (the cache is shared with any daemon, safely).
 pub async fn run_crate(loaded: &LoadedConfig, action: CrateAction) -> Result<i32> {
-    let actors = crate::start_actors(loaded, None);
+    let actors = crate::actors::system::start_actors(loaded, None);
     let dispatcher = &actors.dispatcher;
     let text = match action {
         CrateAction::Summary { krate } => {

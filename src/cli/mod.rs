@@ -87,7 +87,7 @@ fn run_broken_mcp(home: &Path, repo_opt: Option<PathBuf>, err: DocdexError) -> i
     };
     let system = actix::System::new();
     system.block_on(async move {
-        let actors = crate::start_actors(&loaded, None);
+        let actors = crate::actors::system::start_actors(&loaded, None);
         let startup = crate::mcp::Startup { notes: Vec::new(), broken_opt: Some(err) };
         let budget = loaded.config.server.mcp_max_result_tokens;
         match crate::mcp::serve_stdio(actors.dispatcher.clone(), repo_opt, budget, startup).await {
@@ -140,7 +140,7 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             let summary = match through_daemon {
                 Some(summary) => summary,
                 None => {
-                    let actors = crate::start_actors(&loaded, None);
+                    let actors = crate::actors::system::start_actors(&loaded, None);
                     let mut summary = index_with_progress(&actors, repo.clone()).await?;
                     if wait {
                         summary.embeddings = Some(embed_with_progress(&actors, repo).await?);
@@ -153,7 +153,7 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             Ok(0)
         }
         Command::Get { repo, chunk_id, line_start, line_end, json, path } => {
-            let actors = crate::start_actors(&loaded, None);
+            let actors = crate::actors::system::start_actors(&loaded, None);
             let repo_opt = Some(repo);
             let text = match (chunk_id, path) {
                 (Some(chunk_id), _) => {
@@ -183,7 +183,7 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             Ok(0)
         }
         Command::MultiGet { repo, glob, limit, json, paths } => {
-            let actors = crate::start_actors(&loaded, None);
+            let actors = crate::actors::system::start_actors(&loaded, None);
             let request = MultiGet { repo_opt: Some(repo), paths, glob_opt: glob, limit };
             let response = actors.dispatcher.send(request).await??;
             actors.repo_manager.send(CloseAll).await?;
@@ -301,7 +301,7 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
                     return Ok(0);
                 }
             }
-            let actors = crate::start_daemon_actors(&loaded, repo.clone());
+            let actors = crate::actors::system::start_daemon_actors(&loaded, repo.clone());
             let default_repo_opt = repo.clone();
             if let Some(repo) = repo {
                 // Mounted: the session starts at once, the index run (and watcher) go in the

@@ -12,7 +12,7 @@ use crate::daemon::client::DaemonClient;
 use crate::protocol::{EmbedProgress, EmbedSummary, IndexProgress, IndexRequest, IndexSummary, Result};
 
 /// Indexes a repo, printing progress lines to stderr at most once a second.
-pub async fn index_with_progress(actors: &crate::Actors, repo: PathBuf) -> Result<IndexSummary> {
+pub async fn index_with_progress(actors: &crate::actors::system::Actors, repo: PathBuf) -> Result<IndexSummary> {
     let (tx, rx) = mpsc::unbounded_channel::<IndexProgress>();
     let printer = spawn_progress_printer(rx, |p| format!("indexing: {}", render_progress(p)));
     let index = Index { request: IndexRequest { repo }, progress_opt: Some(tx), embed_in_background: false };
@@ -54,7 +54,7 @@ pub(super) fn spawn_daemon_progress(daemon: DaemonClient, repo: PathBuf, wait: b
 }
 
 /// Embeds a repo's pending chunks, printing progress lines to stderr at most once a second.
-pub async fn embed_with_progress(actors: &crate::Actors, repo: PathBuf) -> Result<EmbedSummary> {
+pub async fn embed_with_progress(actors: &crate::actors::system::Actors, repo: PathBuf) -> Result<EmbedSummary> {
     let (tx, rx) = mpsc::unbounded_channel::<EmbedProgress>();
     let started = Instant::now();
     let printer = spawn_progress_printer(rx, move |p| render_embed_progress(p, started));

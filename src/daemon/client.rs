@@ -56,7 +56,7 @@ fn warn_if_config_is_newer(loaded: &LoadedConfig, daemon: &crate::daemon::lock::
 /// Where commands run.
 pub enum Backend {
     Daemon(DaemonClient),
-    Local(crate::Actors),
+    Local(crate::actors::system::Actors),
 }
 
 impl DaemonClient {
@@ -294,7 +294,7 @@ impl Backend {
     pub fn connect(loaded: &LoadedConfig) -> Result<Backend> {
         Ok(match DaemonClient::find(loaded)? {
             Some(client) => Backend::Daemon(client),
-            None => Backend::Local(crate::start_actors(loaded, None)),
+            None => Backend::Local(crate::actors::system::start_actors(loaded, None)),
         })
     }
 
@@ -309,7 +309,7 @@ impl Backend {
                 _ => return Ok(Backend::Daemon(client)),
             }
         }
-        Ok(Backend::Local(crate::start_actors(loaded, None)))
+        Ok(Backend::Local(crate::actors::system::start_actors(loaded, None)))
     }
 
     pub async fn search(&self, request: SearchRequest) -> Result<SearchResponse> {

@@ -8,6 +8,8 @@
 pub mod analyzer;
 pub mod concepts;
 pub mod dag;
+#[cfg(test)]
+mod fuzz_tests;
 pub mod models;
 pub mod rank;
 pub mod schema;
@@ -28,8 +30,8 @@ use tantivy::{
 use crate::ingest::Chunk;
 use crate::protocol::{ChunkContent, DocdexError, ErrorCode, Result, SearchHit};
 
-use self::rank::is_prose;
-use self::schema::{build_schema, chunk_flags, comment_prose, Fields, FLAG_LIBRARY, FLAG_WEB};
+use self::rank::{chunk_flags, is_prose, FLAG_LIBRARY, FLAG_WEB};
+use self::schema::{build_schema, comment_prose, Fields};
 use self::search::{hit_source, SOURCE_LIBRARY, SOURCE_REPO, SOURCE_WEB};
 pub use rank::{asks_how_it_works, candidate_depth, path_prior, FusionParams};
 pub use search::SearchFilter;

@@ -1,4 +1,5 @@
-//! Ranking: the priors on a chunk's kind and path, confidence calibration, and the fusion
+//! Ranking: a chunk's kind as flags stored with it (prose, secondary path, internal code,
+//! library, web), the priors on its kind and path, confidence calibration, and the fusion
 //! of the lexical and dense rankings by file (RRF). See docs/ranking.md for what each part
 //! measured.
 
@@ -6,9 +7,37 @@ use std::collections::{HashMap, HashSet};
 
 use tantivy::{DocAddress, TantivyDocument};
 
-use super::schema::{FLAG_INTERNAL, FLAG_SECONDARY};
 use super::SearchParams;
 use crate::protocol::{HitExplain, RankedBy};
+
+/// Prose (Markdown, text, web pages): ranked by plain BM25, without the coverage factor.
+pub(super) const FLAG_PROSE: u64 = 1;
+
+/// Tests, benches, examples, changelogs (see `path_prior`).
+pub(super) const FLAG_SECONDARY: u64 = 4;
+
+/// Code of a file without documented public items (see `ingest::FileSummary`).
+pub(super) const FLAG_INTERNAL: u64 = 8;
+
+/// A library's docs (`libs fetch`) and a fetched web page: where a chunk came from, read by
+/// the dense filter without loading documents.
+pub(super) const FLAG_LIBRARY: u64 = 16;
+
+pub(super) const FLAG_WEB: u64 = 32;
+
+pub(super) fn chunk_flags(path: &str, language: &str, internal: bool) -> u64 {
+    let mut flags = 0;
+    if internal {
+        flags |= FLAG_INTERNAL;
+    }
+    if is_prose(language) {
+        flags |= FLAG_PROSE;
+    }
+    if path_prior(path) < 1.0 {
+        flags |= FLAG_SECONDARY;
+    }
+    flags
+}
 
 /// Score multiplier for tests, benches and examples: they mention every API they exercise,
 /// but the definition or the guide is usually the better answer.

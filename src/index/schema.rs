@@ -1,12 +1,11 @@
-//! The Tantivy schema of a repo's chunks: its fields, the flags that mark a chunk's kind
-//! (prose, secondary path, internal code, library, web), and what each field indexes.
+//! The Tantivy schema of a repo's chunks: its fields and what each indexes (the flags stored
+//! with a chunk, which ranking reads, are defined in `rank.rs`).
 
 use tantivy::schema::{
     Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions, FAST, STORED, STRING,
 };
 
 use super::analyzer::CODE_ANALYZER;
-use super::rank::{is_prose, path_prior};
 
 #[derive(Clone, Copy)]
 pub(super) struct Fields {
@@ -33,35 +32,6 @@ pub(super) struct Fields {
     pub(super) fetched_at: Field,
     /// `FLAG_*` bits, a fast field: what ranking needs to know of a chunk without loading it.
     pub(super) flags: Field,
-}
-
-/// Prose (Markdown, text, web pages): ranked by plain BM25, without the coverage factor.
-pub(super) const FLAG_PROSE: u64 = 1;
-
-/// Tests, benches, examples, changelogs (see `path_prior`).
-pub(super) const FLAG_SECONDARY: u64 = 4;
-
-/// Code of a file without documented public items (see `ingest::FileSummary`).
-pub(super) const FLAG_INTERNAL: u64 = 8;
-
-/// A library's docs (`libs fetch`) and a fetched web page: where a chunk came from, read by
-/// the dense filter without loading documents.
-pub(super) const FLAG_LIBRARY: u64 = 16;
-
-pub(super) const FLAG_WEB: u64 = 32;
-
-pub(super) fn chunk_flags(path: &str, language: &str, internal: bool) -> u64 {
-    let mut flags = 0;
-    if internal {
-        flags |= FLAG_INTERNAL;
-    }
-    if is_prose(language) {
-        flags |= FLAG_PROSE;
-    }
-    if path_prior(path) < 1.0 {
-        flags |= FLAG_SECONDARY;
-    }
-    flags
 }
 
 /// The words of a code chunk's comments and docstrings, without their markers and without

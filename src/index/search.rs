@@ -15,7 +15,7 @@ use super::rank::{
     candidate_depth, dense_confidence, flags_prior, fuse, internal_prior_for, lexical_confidence, with_ranks,
     Candidate, RankedCandidate, Ranking, Source, COVERAGE_EXPONENT, DENSE_MIN_SIMILARITY,
 };
-use super::schema::{FLAG_LIBRARY, FLAG_PROSE, FLAG_WEB};
+use super::rank::{FLAG_LIBRARY, FLAG_PROSE, FLAG_WEB};
 use super::{RepoIndex, SearchOutcome, SearchParams};
 use crate::protocol::{DocdexError, HitSource, Result, SearchHit, SearchMode};
 

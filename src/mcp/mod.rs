@@ -6,6 +6,7 @@
 //! (the same JSON the HTTP API returns) for programs. A docdex error becomes a tool error
 //! (`isError: true`) with the message and its hint, never an empty result.
 
+pub mod args;
 pub mod budget;
 pub mod crates;
 pub mod proxy;
@@ -18,8 +19,8 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::service::NotificationContext;
-use rmcp::{schemars, tool, tool_handler, tool_router, RoleServer, ServerHandler};
-use serde::{Deserialize, Deserializer, Serialize};
+use rmcp::{tool, tool_handler, tool_router, RoleServer, ServerHandler};
+use serde::Serialize;
 
 use crate::actors::tool_dispatcher::files::{GetChunk, ListFiles, MultiGet, OpenFile};
 use crate::actors::tool_dispatcher::indexing::{Index, Status};
@@ -32,246 +33,11 @@ use crate::actors::tool_dispatcher::ToolDispatcher;
 use crate::protocol::{
     DocdexError, IndexRequest, LibsFetchRequest, Result, SearchMode, SearchRequest, WaterfallRequest,
 };
+use args::{
+    lenient_number, FilesArgs, GetArgs, LibsFetchArgs, MemoryRecallArgs, MemorySaveArgs, MultiGetArgs, OpenArgs,
+    RepoArgs, SearchArgs, WebResearchArgs, DEFAULT_FILES_LIMIT, DEFAULT_LIMIT, DEFAULT_RECALL, MAX_FILES,
+};
 use budget::{offset_arg, respond_fitted, Page};
-
-/// Hits returned when `limit` is not given.
-const DEFAULT_LIMIT: usize = 8;
-/// Files listed when `limit` is not given.
-const DEFAULT_FILES_LIMIT: usize = 200;
-/// Memories recalled when `k` is not given.
-const DEFAULT_RECALL: usize = 5;
-/// Most files one `docdex_files` page lists.
-const MAX_FILES: usize = 5000;
-
-/// Accepts `5` and `"5"` (several clients send numbers as strings).
-fn lenient_number<'de, D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Option<u64>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum NumberOrString {
-        Number(u64),
-        Text(String),
-    }
-    match Option::<NumberOrString>::deserialize(deserializer)? {
-        None => Ok(None),
-        Some(NumberOrString::Number(n)) => Ok(Some(n)),
-        Some(NumberOrString::Text(text)) => text
-            .trim()
-            .parse()
-            .map(Some)
-            .map_err(|_| serde::de::Error::custom(format!("expected a non-negative whole number, got \"{text}\""))),
-    }
-}
-
-/// Accepts `true` and `"true"`.
-fn lenient_bool<'de, D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Option<bool>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum BoolOrString {
-        Bool(bool),
-        Text(String),
-    }
-    match Option::<BoolOrString>::deserialize(deserializer)? {
-        None => Ok(None),
-        Some(BoolOrString::Bool(b)) => Ok(Some(b)),
-        Some(BoolOrString::Text(text)) => match text.trim().to_ascii_lowercase().as_str() {
-            "true" | "1" | "yes" => Ok(Some(true)),
-            "false" | "0" | "no" => Ok(Some(false)),
-            _ => Err(serde::de::Error::custom(format!("expected true or false, got \"{text}\""))),
-        },
-    }
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SearchArgs {
-    /// Identifiers, words or a question.
-    pub query: String,
-    /// Hits to return, 1-200 (default 8).
-    #[serde(default, deserialize_with = "lenient_number")]
-    #[schemars(range(min = 1, max = 200))]
-    pub limit: Option<u64>,
-    /// Where this page starts: the `next_offset` of the previous one (default 0).
-    #[serde(default, deserialize_with = "lenient_number")]
-    #[schemars(range(min = 0))]
-    pub offset: Option<u64>,
-    /// lexical, dense or hybrid (default: hybrid when embeddings exist).
-    #[serde(default)]
-    #[schemars(extend("enum" = ["lexical", "dense", "hybrid"]))]
-    pub mode: Option<String>,
-    /// Add each ranking's rank and score to every hit.
-    #[serde(default, deserialize_with = "lenient_bool")]
-    pub explain: Option<bool>,
-    /// Where hits may come from: the repo's files, the docs of its libraries (see
-    /// docdex_libs_fetch), ingested web pages, or all (default).
-    #[serde(default)]
-    #[schemars(extend("enum" = ["repo", "library", "web", "all"]))]
-    pub source: Option<String>,
-    /// Only hits from this library's docs, e.g. "serde".
-    #[serde(default)]
-    pub lib: Option<String>,
-    /// Repository root (default: the server's repo). Alias: project_root.
-    #[serde(default, alias = "project_root")]
-    pub repo_path: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct LibsFetchArgs {
-    /// Transitive dependencies too (default false: those the manifests name).
-    #[serde(default, deserialize_with = "lenient_bool")]
-    pub all: Option<bool>,
-    /// Only these libraries, e.g. ["serde", "tokio"] (default: every dependency).
-    #[serde(default)]
-    pub libs: Option<Vec<String>>,
-    /// Repository root (default: the server's repo). Alias: project_root.
-    #[serde(default, alias = "project_root")]
-    pub repo_path: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct OpenArgs {
-    /// File path relative to the repo root, as search results give it (optional with
-    /// `symbol`).
-    #[serde(default)]
-    pub path: Option<String>,
-    /// Open where this item or section is defined instead of by line numbers: a function,
-    /// type or heading name, e.g. "run_detached" or "Installation".
-    #[serde(default)]
-    pub symbol: Option<String>,
-    /// First line, 1-based (default 1).
-    #[serde(default, deserialize_with = "lenient_number")]
-    #[schemars(range(min = 1))]
-    pub line_start: Option<u64>,
-    /// Last line, inclusive (default: end of file; at most 400 lines are returned).
-    #[serde(default, deserialize_with = "lenient_number")]
-    #[schemars(range(min = 1))]
-    pub line_end: Option<u64>,
-    /// Repository root (default: the server's repo). Alias: project_root.
-    #[serde(default, alias = "project_root")]
-    pub repo_path: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GetArgs {
-    /// File path relative to the repo root (the whole file, paged), or...
-    #[serde(default)]
-    pub path: Option<String>,
-    /// ...a chunk id from a search hit (that chunk in full).
-    #[serde(default, deserialize_with = "lenient_number")]
-    #[schemars(range(min = 0))]
-    pub chunk_id: Option<u64>,
-    /// With `path`: first line, 1-based (default 1; the `next_line_start` of the previous page).
-    #[serde(default, deserialize_with = "lenient_number")]
-    #[schemars(range(min = 1))]
-    pub line_start: Option<u64>,
-    /// Repository root (default: the server's repo). Alias: project_root.
-    #[serde(default, alias = "project_root")]
-    pub repo_path: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MultiGetArgs {
-    /// Paths relative to the repo root, or...
-    #[serde(default)]
-    pub paths: Option<Vec<String>>,
-    /// ...a glob over them, e.g. "docs/**/*.md".
-    #[serde(default)]
-    pub glob: Option<String>,
-    /// Files to read, 1-50 (default 10); each at most 400 lines.
-    #[serde(default, deserialize_with = "lenient_number")]
-    #[schemars(range(min = 1, max = 50))]
-    pub limit: Option<u64>,
-    /// Where this page starts: the `next_offset` of the previous one (default 0).
-    #[serde(default, deserialize_with = "lenient_number")]
-    #[schemars(range(min = 0))]
-    pub offset: Option<u64>,
-    /// Repository root (default: the server's repo). Alias: project_root.
-    #[serde(default, alias = "project_root")]
-    pub repo_path: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct FilesArgs {
-    /// Glob over repo-relative paths, e.g. "src/**/*.rs".
-    #[serde(default)]
-    pub glob: Option<String>,
-    /// Files to list, 1-5000 (default 200).
-    #[serde(default, deserialize_with = "lenient_number")]
-    #[schemars(range(min = 1, max = 5000))]
-    pub limit: Option<u64>,
-    /// Where this page starts: the `next_offset` of the previous one (default 0).
-    #[serde(default, deserialize_with = "lenient_number")]
-    #[schemars(range(min = 0))]
-    pub offset: Option<u64>,
-    /// Repository root (default: the server's repo). Alias: project_root.
-    #[serde(default, alias = "project_root")]
-    pub repo_path: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RepoArgs {
-    /// Repository root (default: the server's repo). Alias: project_root.
-    #[serde(default, alias = "project_root")]
-    pub repo_path: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MemorySaveArgs {
-    /// The note to remember.
-    pub text: String,
-    /// Optional JSON object stored with it, e.g. {"topic": "auth"}.
-    #[serde(default)]
-    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
-    pub metadata: Option<serde_json::Value>,
-    /// Repository root (default: the server's repo). Alias: project_root.
-    #[serde(default, alias = "project_root")]
-    pub repo_path: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MemoryRecallArgs {
-    /// What to recall.
-    pub query: String,
-    /// Memories to return, 1-100 (default 5).
-    #[serde(default, deserialize_with = "lenient_number")]
-    #[schemars(range(min = 1, max = 100))]
-    pub k: Option<u64>,
-    /// Where this page starts: the `next_offset` of the previous one (default 0).
-    #[serde(default, deserialize_with = "lenient_number")]
-    #[schemars(range(min = 0))]
-    pub offset: Option<u64>,
-    /// Repository root (default: the server's repo). Alias: project_root.
-    #[serde(default, alias = "project_root")]
-    pub repo_path: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct WebResearchArgs {
-    /// The question, in words.
-    pub query: String,
-    /// Go to the web even when the repo answers confidently (default false).
-    #[serde(default, deserialize_with = "lenient_bool")]
-    pub force_web: Option<bool>,
-    /// Local hits to return, 1-200 (default 8); web hits follow, up to search.max_web_hits.
-    #[serde(default, deserialize_with = "lenient_number")]
-    #[schemars(range(min = 1, max = 200))]
-    pub limit: Option<u64>,
-    /// Where this page starts: the `next_offset` of the previous one (default 0).
-    #[serde(default, deserialize_with = "lenient_number")]
-    #[schemars(range(min = 0))]
-    pub offset: Option<u64>,
-    /// Repository root (default: the server's repo). Alias: project_root.
-    #[serde(default, alias = "project_root")]
-    pub repo_path: Option<String>,
-}
 
 /// The MCP server: one per session, all sharing the daemon's dispatcher.
 #[derive(Clone)]

@@ -20,7 +20,7 @@ pub async fn run_bench_chat(
     json: bool,
 ) -> Result<i32> {
     // In this process: the benchmark measures docdex's own work, not a daemon's queue.
-    let backend = Backend::Local(docdex::start_actors(loaded, None));
+    let backend = Backend::Local(docdex::actors::system::start_actors(loaded, None));
     let mut rows = Vec::new();
     for run in 0..runs.max(2) {
         let request = ChatRequest {

@@ -250,7 +250,7 @@ pub async fn run(
         docs.iter().map(|d| (format!("{}.txt", safe_file_name(&d.docno)), d.docno.clone())).collect();
     let mut eval_config = loaded.clone();
     eval_config.config.core.global_state_dir = Some(scratch.path().join("state"));
-    let actors = docdex::start_actors(&eval_config, None);
+    let actors = docdex::actors::system::start_actors(&eval_config, None);
     eprintln!("indexing {} documents from {}", docs.len(), dataset_dir.display());
     let summary = docdex::cli::progress::index_with_progress(&actors, repo.clone()).await?;
     let handle = actors

@@ -104,7 +104,7 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, questions_path: &Path, json
     let text = std::fs::read_to_string(questions_path)
         .map_err(|err| DocdexError::invalid(format!("cannot read {}: {err}", questions_path.display())))?;
     let questions = parse_questions(&text)?;
-    let actors = docdex::start_actors(loaded, None);
+    let actors = docdex::actors::system::start_actors(loaded, None);
     let status = actors.dispatcher.send(Status(Some(repo.to_path_buf()))).await??;
     if !status.indexed {
         return Err(DocdexError::repo_not_indexed(&status.repo));

@@ -108,7 +108,7 @@ fn scratch_config(loaded: &LoadedConfig, dir: &Path) -> LoadedConfig {
     bench
 }
 
-async fn fetch(actors: &docdex::Actors, request: &LibsFetchRequest) -> Result<(f64, LibsFetchSummary)> {
+async fn fetch(actors: &docdex::actors::system::Actors, request: &LibsFetchRequest) -> Result<(f64, LibsFetchSummary)> {
     let started = Instant::now();
     let msg = LibsFetch { request: request.clone(), progress_opt: None, embed_in_background: false };
     let summary = actors.dispatcher.send(msg).await??;
@@ -119,7 +119,7 @@ async fn fetch(actors: &docdex::Actors, request: &LibsFetchRequest) -> Result<(f
 async fn fetch_bench(loaded: &LoadedConfig, what: &str, request: LibsFetchRequest) -> Result<FetchBench> {
     let scratch = tempfile::tempdir()?;
     let bench = scratch_config(loaded, scratch.path());
-    let actors = docdex::start_actors(&bench, None);
+    let actors = docdex::actors::system::start_actors(&bench, None);
     let (cold_s, summary) = fetch(&actors, &request).await?;
     eprintln!("bench-libs: {what}: cold {cold_s:.1} s ({} libraries)", summary.libraries.len());
     let (warm_s, _) = fetch(&actors, &request).await?;
@@ -179,7 +179,7 @@ pub async fn run(
     // Latency and quality, in a state where the repo's dependencies are cached.
     let scratch = tempfile::tempdir()?;
     let bench = scratch_config(loaded, scratch.path());
-    let actors = docdex::start_actors(&bench, None);
+    let actors = docdex::actors::system::start_actors(&bench, None);
     let questions = match &questions_opt {
         Some(path) => read_questions(path)?,
         None => Vec::new(),

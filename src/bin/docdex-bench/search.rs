@@ -111,7 +111,7 @@ fn queries_for(repo: &Path, max_file_size: u64, count: usize) -> Vec<String> {
 }
 
 /// Recall@10 of arroy's nearest-neighbour search against exact search over every vector.
-async fn measure_dense_recall(actors: &docdex::Actors, repo: &Path, queries: &[String]) -> Result<f64> {
+async fn measure_dense_recall(actors: &docdex::actors::system::Actors, repo: &Path, queries: &[String]) -> Result<f64> {
     const K: usize = 10;
     let handle = actors
         .repo_manager
@@ -210,7 +210,7 @@ async fn timed_index_run(loaded: &LoadedConfig, repo: &Path) -> Result<f64> {
     let scratch = tempfile::tempdir()?;
     let mut config = loaded.clone();
     config.config.core.global_state_dir = Some(scratch.path().to_path_buf());
-    let actors = docdex::start_actors(&config, Some(repo.to_path_buf()));
+    let actors = docdex::actors::system::start_actors(&config, Some(repo.to_path_buf()));
     let summary = index_with_progress(&actors, repo.to_path_buf()).await?;
     actors.repo_manager.send(docdex::actors::repo_manager::CloseAll).await?;
     Ok(summary.seconds)
@@ -228,7 +228,7 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> R
     let index_runs = if state_dir_opt.is_some() { 1 } else { index_runs };
     bench_config.config.core.global_state_dir =
         Some(state_dir_opt.clone().unwrap_or_else(|| scratch.path().to_path_buf()));
-    let actors = docdex::start_actors(&bench_config, Some(repo.to_path_buf()));
+    let actors = docdex::actors::system::start_actors(&bench_config, Some(repo.to_path_buf()));
     let mut notes = Vec::new();
 
     let mut index_seconds = Vec::new();

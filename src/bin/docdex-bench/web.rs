@@ -184,7 +184,7 @@ pub async fn run(loaded: &LoadedConfig, runs: usize, json: bool) -> Result<i32> 
     for run in 0..runs {
         let mut run_loaded = bench_loaded.clone();
         run_loaded.config.core.global_state_dir = Some(scratch.path().join(format!("state-{run}")));
-        let actors = docdex::start_actors(&run_loaded, None);
+        let actors = docdex::actors::system::start_actors(&run_loaded, None);
         let request = IndexRequest { repo: repo.clone() };
         actors.dispatcher.send(Index { request, progress_opt: None, embed_in_background: false }).await??;
         let question = || {
