@@ -12,6 +12,7 @@ mod crash;
 mod daemon;
 mod http;
 mod indexing;
+mod layers;
 mod libs;
 mod mcp;
 mod memory;
