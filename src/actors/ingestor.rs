@@ -8,7 +8,8 @@ use actix::{Actor, Handler, Message, SyncContext};
 
 use crate::index::FileRecord;
 use crate::ingest::{
-    chunk_file, read_text_file, scan_repo, sha256_hex, Chunk, ChunkParams, FileRead, Language, ScanResult, ScannedFile,
+    chunk_file, read_text_file, scan_paths, scan_repo, sha256_hex, Chunk, ChunkParams, FileRead, Language, ScanResult,
+    ScannedFile,
 };
 
 pub struct Ingestor;
@@ -33,12 +34,14 @@ impl Actor for Ingestor {
     type Context = SyncContext<Self>;
 }
 
-/// Lists the files of a repo that pass the ignore rules and the size cap.
+/// Lists the files of a repo that pass the ignore rules and the size cap: all of them, or
+/// those among the changed paths a watcher saw (`only_opt`, relative to the root).
 #[derive(Message)]
 #[rtype(result = "ScanResult")]
 pub struct ScanRepo {
     pub root: PathBuf,
     pub max_file_size_bytes: u64,
+    pub only_opt: Option<Vec<String>>,
 }
 
 /// Reads and chunks files whose size or mtime changed since the last run.
@@ -67,7 +70,10 @@ impl Handler<ScanRepo> for Ingestor {
     type Result = actix::MessageResult<ScanRepo>;
 
     fn handle(&mut self, msg: ScanRepo, _: &mut SyncContext<Self>) -> Self::Result {
-        actix::MessageResult(scan_repo(&msg.root, msg.max_file_size_bytes))
+        actix::MessageResult(match &msg.only_opt {
+            Some(changed) => scan_paths(&msg.root, changed, msg.max_file_size_bytes),
+            None => scan_repo(&msg.root, msg.max_file_size_bytes),
+        })
     }
 }
 

@@ -8,7 +8,7 @@
 //! repo's first index run can wait for it (bounded) instead of being told the repo is not
 //! indexed.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -63,6 +63,12 @@ struct Mount {
     first_change_opt: Option<Instant>,
     last_change_opt: Option<Instant>,
     changes_seen: u64,
+    /// The paths (relative, `/`-separated) changed since the last run started: the next run
+    /// reads only those. A folder stands for everything in it.
+    changed: BTreeSet<String>,
+    /// The next run walks the whole repo: the first one, new ignore rules, a watcher that
+    /// lost events, a failed run, or more changed paths than `MAX_CHANGED_PATHS`.
+    rescan: bool,
     /// Runs started by others (`RunStarted`) not ended yet.
     external_runs: u32,
     /// A run of the supervisor's own is going.
@@ -77,7 +83,14 @@ struct Mount {
 pub struct RunIndex {
     pub repo: PathBuf,
     pub progress: tokio::sync::mpsc::UnboundedSender<IndexProgress>,
+    /// Only these paths (relative; a folder for all it holds), as the watcher saw them
+    /// change; `None` walks the whole repo.
+    pub changed_opt: Option<Vec<String>>,
 }
+
+/// Changed paths past this many make the next run walk the whole repo: a branch switch or
+/// a generator touching thousands of files is a walk's work anyway.
+const MAX_CHANGED_PATHS: usize = 2_000;
 
 pub struct RepoSupervisor {
     run_index: Recipient<RunIndex>,
@@ -122,6 +135,8 @@ impl RepoSupervisor {
             first_change_opt: None,
             last_change_opt: None,
             changes_seen: 0,
+            changed: BTreeSet::new(),
+            rescan: true,
             external_runs: 0,
             own_run: false,
         };
@@ -185,11 +200,16 @@ impl RepoSupervisor {
         let address = ctx.address();
         let root = repo.to_path_buf();
         let handler = move |event: notify::Result<notify::Event>| match event {
-            Ok(event) if !matches!(event.kind, EventKind::Access(_)) => {
-                address.do_send(FilesChanged { repo: root.clone(), paths: event.paths });
+            Ok(event) if !matches!(event.kind, EventKind::Access(_)) || event.need_rescan() => {
+                let rescan = event.need_rescan();
+                address.do_send(FilesChanged { repo: root.clone(), paths: event.paths, rescan });
             }
             Ok(_) => {}
-            Err(err) => tracing::warn!(error = %err, "file watcher error"),
+            Err(err) => {
+                // Events may be lost (a full kernel queue): the next run walks everything.
+                tracing::warn!(error = %err, "file watcher error; the repo is walked again");
+                address.do_send(FilesChanged { repo: root.clone(), paths: Vec::new(), rescan: true });
+            }
         };
         let watcher = notify::recommended_watcher(handler).and_then(|mut watcher| {
             watcher.watch(repo, RecursiveMode::Recursive)?;
@@ -211,6 +231,9 @@ impl RepoSupervisor {
         mount.first_change_opt = None;
         mount.last_change_opt = None;
         mount.own_run = true;
+        let changed = std::mem::take(&mut mount.changed);
+        let only_opt = (!mount.rescan && changed.len() <= MAX_CHANGED_PATHS).then(|| changed.into_iter().collect());
+        mount.rescan = false;
         mount.state.send_modify(|s| {
             s.running = true;
             s.progress_opt = None;
@@ -222,7 +245,7 @@ impl RepoSupervisor {
                 state.send_modify(|s| s.progress_opt = Some(progress));
             }
         });
-        let index = RunIndex { repo: repo.clone(), progress: progress_tx };
+        let index = RunIndex { repo: repo.clone(), progress: progress_tx, changed_opt: only_opt };
         let run_index = self.run_index.clone();
         ctx.spawn(async move { run_index.send(index).await }.into_actor(self).map(move |result, act, ctx| {
             let outcome = match result {
@@ -241,6 +264,8 @@ impl RepoSupervisor {
         let Some(mount) = self.mounts.get_mut(repo) else { return };
         if let Err(err) = &outcome {
             tracing::warn!(repo = %repo.display(), error = %err, "index run failed");
+            // The paths it was given are not known to be indexed: the next run walks all.
+            mount.rescan = true;
         }
         let still_running = mount.own_run || mount.external_runs > 0;
         mount.state.send_modify(|s| {
@@ -407,6 +432,8 @@ pub struct ListMounts {
 struct FilesChanged {
     repo: PathBuf,
     paths: Vec<PathBuf>,
+    /// The watcher may have missed events: walk the whole repo.
+    rescan: bool,
 }
 
 impl Handler<MountRepo> for RepoSupervisor {
@@ -467,7 +494,8 @@ impl Handler<FilesChanged> for RepoSupervisor {
         let state_dir = self.settings.state_dir.clone();
         let debounce = self.settings.debounce;
         let Some(mount) = self.mounts.get_mut(&msg.repo) else { return };
-        let mut relevant = false;
+        let mut relevant = msg.rescan;
+        mount.rescan |= msg.rescan;
         for path in &msg.paths {
             let Ok(relative) = path.strip_prefix(&msg.repo) else { continue };
             if path.starts_with(&state_dir) || relative.components().any(|c| c.as_os_str() == ".git") {
@@ -477,12 +505,15 @@ impl Handler<FilesChanged> for RepoSupervisor {
             if name == ".gitignore" || name == DOCDEX_IGNORE_FILE {
                 // New rules: the next run applies them (files now ignored leave the index).
                 mount.ignore = ignore_matcher(&msg.repo);
+                mount.rescan = true;
                 relevant = true;
                 continue;
             }
             if mount.ignore.matched_path_or_any_parents(relative, path.is_dir()).is_ignore() {
                 continue;
             }
+            let rel = relative.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
+            mount.changed.insert(rel);
             relevant = true;
         }
         if !relevant {

@@ -12,7 +12,7 @@ pub mod window;
 
 pub use chunk::{chunk_file, Chunk};
 pub use lang::Language;
-pub use walk::{read_text_file, scan_repo, FileRead, ScanResult, ScannedFile};
+pub use walk::{read_text_file, scan_paths, scan_repo, FileRead, ScanResult, ScannedFile};
 pub use window::ChunkParams;
 
 /// Hex SHA-256 of some bytes: content hashes for incremental indexing and repo fingerprints.

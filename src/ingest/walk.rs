@@ -29,16 +29,39 @@ pub struct ScanResult {
 /// git checkout), `.git/info/exclude`, global git excludes and `.docdexignore`. Hidden files
 /// and folders are skipped; symlinks are not followed. Sorted by path so runs are repeatable.
 pub fn scan_repo(root: &Path, max_file_size_bytes: u64) -> ScanResult {
-    let mut result = ScanResult::default();
-    let walker = ignore::WalkBuilder::new(root)
+    collect(root, walker(root).build(), max_file_size_bytes)
+}
+
+/// Lists the indexable files among `changed` (paths relative to `root`: files, or folders
+/// whose whole content is wanted), under exactly the rules of `scan_repo`: the walk starts at
+/// the root but descends only into the folders on the way to a changed path, so its cost
+/// follows the change (a few folder listings), not the size of the repo.
+pub fn scan_paths(root: &Path, changed: &[String], max_file_size_bytes: u64) -> ScanResult {
+    let targets: Vec<PathBuf> = changed.iter().map(|rel| root.join(rel)).collect();
+    let mut builder = walker(root);
+    builder.filter_entry(move |entry| {
+        let path = entry.path();
+        targets.iter().any(|target| target.starts_with(path) || path.starts_with(target))
+    });
+    collect(root, builder.build(), max_file_size_bytes)
+}
+
+/// The walk both scans share: ignore files honoured, hidden entries and symlinks skipped.
+fn walker(root: &Path) -> ignore::WalkBuilder {
+    let mut builder = ignore::WalkBuilder::new(root);
+    builder
         .hidden(true)
         .git_ignore(true)
         .git_exclude(true)
         .git_global(true)
         .require_git(false)
         .follow_links(false)
-        .add_custom_ignore_filename(DOCDEX_IGNORE_FILE)
-        .build();
+        .add_custom_ignore_filename(DOCDEX_IGNORE_FILE);
+    builder
+}
+
+fn collect(root: &Path, walker: ignore::Walk, max_file_size_bytes: u64) -> ScanResult {
+    let mut result = ScanResult::default();
     for entry in walker {
         let entry = match entry {
             Ok(entry) => entry,
@@ -105,5 +128,74 @@ pub fn read_text_file(path: &Path) -> FileRead {
             FileRead::Text(text)
         }
         Err(_) => FileRead::Binary,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in files {
+            let full = dir.path().join(path);
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(full, text).unwrap();
+        }
+        dir
+    }
+
+    fn paths(result: &ScanResult) -> Vec<&str> {
+        result.files.iter().map(|f| f.rel_path.as_str()).collect()
+    }
+
+    #[test]
+    fn a_scan_of_changed_paths_finds_what_a_full_scan_finds_there_and_nothing_else() {
+        let dir = repo(&[
+            ("src/a.rs", "a"),
+            ("src/b.rs", "b"),
+            ("src/gen/.gitignore", "*.rs\n"),
+            ("src/gen/out.rs", "generated"),
+            ("src/gen/keep.md", "kept"),
+            ("docs/guide/intro.md", "intro"),
+            ("docs/guide/more.md", "more"),
+            (".hidden/x.rs", "hidden"),
+            ("big.txt", "0123456789"),
+            (".gitignore", "target/\n"),
+            ("target/debug/x.rs", "built"),
+        ]);
+        let root = dir.path();
+        let full = scan_repo(root, 5);
+        let changed: Vec<String> = [
+            "src/a.rs",
+            "src/gen/out.rs",
+            "src/gen/keep.md",
+            "docs/guide",
+            ".hidden/x.rs",
+            "target/debug/x.rs",
+            "big.txt",
+            "src/gone.rs",
+        ]
+        .map(String::from)
+        .to_vec();
+        let some = scan_paths(root, &changed, 5);
+        // Exactly the full scan's files that lie on a changed path: a nested ignore file, the
+        // root's ignore file, hidden folders and the size cap rule out the same ones.
+        let expected: Vec<&ScannedFile> = full
+            .files
+            .iter()
+            .filter(|f| changed.iter().any(|c| f.rel_path == *c || f.rel_path.starts_with(&format!("{c}/"))))
+            .collect();
+        assert_eq!(some.files.iter().collect::<Vec<_>>(), expected);
+        assert_eq!(paths(&some), ["docs/guide/intro.md", "docs/guide/more.md", "src/a.rs", "src/gen/keep.md"]);
+        assert_eq!(some.too_large, 1, "big.txt is over the cap in both scans");
+        assert!(!paths(&full).contains(&"src/gen/out.rs") && paths(&full).contains(&"src/b.rs"));
+    }
+
+    #[test]
+    fn a_changed_root_is_the_whole_repo() {
+        let dir = repo(&[("a.rs", "a"), ("src/b.rs", "b")]);
+        let full = scan_repo(dir.path(), 1 << 20);
+        assert_eq!(scan_paths(dir.path(), &[String::new()], 1 << 20).files, full.files);
     }
 }

@@ -224,6 +224,46 @@ fn the_watcher_reindexes_edits_new_files_deletes_renames_and_ignore_changes() {
     assert!(runs <= 3, "40 writes took {runs} index runs");
 }
 
+/// Watcher runs read only the paths that changed (a folder stands for all it holds), under
+/// the same rules as a full walk.
+#[test]
+fn the_watcher_follows_folder_moves_deletes_and_nested_ignore_rules() {
+    let repo = repo_with(&[
+        ("pkg/one/lib.rs", "pub fn heron_in_folder() {}\n"),
+        ("pkg/one/gen/.gitignore", "*.rs\n"),
+        ("README.md", "# Readme\n"),
+    ]);
+    let home = Home::with_config("[watcher]\ndebounce_ms = 200\n");
+    let server = Server::start(&home, &[]);
+    let (status, body) = post_json(&server, "/v1/initialize", json!({"repo_path": repo.path(), "wait": true}));
+    assert_eq!(status, 200, "{body}");
+    let paths_for = |query: &str| {
+        let (status, body) = search(&server, repo.path(), query);
+        assert_eq!(status, 200, "{body}");
+        hit_paths(&body)
+    };
+    let wait_for = |query: &str, expected: &[&str], what: &str| {
+        eventually(Duration::from_secs(30), what, || (paths_for(query) == expected).then_some(()))
+    };
+    wait_for("heron_in_folder", &["pkg/one/lib.rs"], "the first index");
+
+    // A nested ignore file rules out what is written under it, as a full walk would.
+    write(repo.path(), "pkg/one/gen/skip.rs", "pub fn ibis_generated() {}\n");
+    write(repo.path(), "pkg/one/note.md", "# Note\n\nThe kestrel_marker note.\n");
+    wait_for("kestrel_marker", &["pkg/one/note.md"], "a new file beside an ignored one");
+    assert!(paths_for("ibis_generated").is_empty());
+
+    // A folder moved: its files are found under the new path and no longer under the old.
+    std::fs::rename(repo.path().join("pkg/one"), repo.path().join("pkg/two")).unwrap();
+    wait_for("heron_in_folder", &["pkg/two/lib.rs"], "a folder rename");
+    wait_for("kestrel_marker", &["pkg/two/note.md"], "a folder rename");
+
+    // A folder deleted: its files leave the index.
+    std::fs::remove_dir_all(repo.path().join("pkg/two")).unwrap();
+    wait_for("heron_in_folder", &[], "a folder delete");
+    wait_for("kestrel_marker", &[], "a folder delete");
+}
+
 #[test]
 fn the_first_search_waits_for_the_first_index_run() {
     // Big enough that its first index run takes a while: a copy of tokio's source.

@@ -120,7 +120,7 @@ impl Handler<Index> for ToolDispatcher {
     type Result = ResponseFuture<Result<IndexSummary>>;
 
     fn handle(&mut self, msg: Index, _: &mut Context<Self>) -> Self::Result {
-        self.index_run(msg, false)
+        self.index_run(msg, false, None)
     }
 }
 
@@ -134,7 +134,7 @@ impl Handler<RunIndex> for ToolDispatcher {
             progress_opt: Some(msg.progress),
             embed_in_background: true,
         };
-        self.index_run(index, true)
+        self.index_run(index, true, msg.changed_opt)
     }
 }
 
@@ -142,7 +142,12 @@ impl ToolDispatcher {
     /// An index run. In a daemon, a run someone asked for mounts the repo (so it is watched
     /// from now on) without starting a second run, and tells the supervisor it runs, so a
     /// search arriving meanwhile waits for it like for any first run.
-    fn index_run(&mut self, msg: Index, supervised: bool) -> ResponseFuture<Result<IndexSummary>> {
+    fn index_run(
+        &mut self,
+        msg: Index,
+        supervised: bool,
+        only_opt: Option<Vec<String>>,
+    ) -> ResponseFuture<Result<IndexSummary>> {
         let repo_manager = self.repo_manager.clone();
         let ingestor = self.ingestor.clone();
         let embedder = self.embedder.clone();
@@ -161,7 +166,7 @@ impl ToolDispatcher {
             }
             let result = {
                 let _one_run_at_a_time = handle.index_run.lock().await;
-                metrics.track("indexer", run_index(&handle, &ingestor, &config, msg.progress_opt)).await
+                metrics.track("indexer", run_index(&handle, &ingestor, &config, msg.progress_opt, only_opt)).await
             };
             let result = result.map_err(|err| err.or_disk_full(&handle.index.state_dir));
             if result.is_err() {

@@ -51,23 +51,41 @@ fn needs_read(file: &ScannedFile, known: Option<&FileRecord>) -> bool {
     }
 }
 
+/// An index run: the whole repo is walked, or with `only_opt` only the paths a watcher saw
+/// change (files, or folders whose content is re-listed); files the walk does not find are
+/// deleted, among all known ones or among those changed paths.
 pub async fn run_index(
     handle: &RepoHandle,
     ingestor: &Addr<Ingestor>,
     config: &Config,
     progress_opt: Option<UnboundedSender<IndexProgress>>,
+    only_opt: Option<Vec<String>>,
 ) -> Result<IndexSummary> {
     let started = Instant::now();
     let root = handle.index.root.clone();
     let known = handle.indexer.send(BeginIndexRun).await??;
-    let scan =
-        ingestor.send(ScanRepo { root: root.clone(), max_file_size_bytes: config.index.max_file_size_bytes }).await?;
-    tracing::debug!(files = scan.files.len(), since_start_ms = started.elapsed().as_millis() as u64, "repo scanned");
+    let changed_opt = only_opt.clone();
+    let scan = ingestor
+        .send(ScanRepo { root: root.clone(), max_file_size_bytes: config.index.max_file_size_bytes, only_opt })
+        .await?;
+    tracing::debug!(
+        files = scan.files.len(),
+        changed_paths = changed_opt.as_ref().map(Vec::len),
+        since_start_ms = started.elapsed().as_millis() as u64,
+        "repo scanned"
+    );
     for err in &scan.walk_errors {
         tracing::warn!(error = %err, "skipped an entry while walking the repo");
     }
     let scanned_paths: std::collections::HashSet<&str> = scan.files.iter().map(|f| f.rel_path.as_str()).collect();
-    let deleted: Vec<String> = known.keys().filter(|p| !scanned_paths.contains(p.as_str())).cloned().collect();
+    let in_scope = |path: &str| match &changed_opt {
+        None => true,
+        Some(changed) => changed.iter().any(|c| {
+            c.is_empty() || path == c || (path.starts_with(c.as_str()) && path.as_bytes().get(c.len()) == Some(&b'/'))
+        }),
+    };
+    let deleted: Vec<String> =
+        known.keys().filter(|p| in_scope(p) && !scanned_paths.contains(p.as_str())).cloned().collect();
     let bytes_total: u64 = scan.files.iter().map(|f| f.size).sum();
     let mut summary = IndexSummary {
         repo: root.display().to_string(),

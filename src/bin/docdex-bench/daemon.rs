@@ -109,7 +109,7 @@ fn wait_until(limit: Duration, what: &str, mut probe: impl FnMut() -> Result<boo
     Ok(started.elapsed().as_secs_f64())
 }
 
-pub fn run(loaded: &LoadedConfig, repo: &Path, runs: usize, json_out: bool) -> Result<i32> {
+pub fn run(loaded: &LoadedConfig, repo: &Path, runs: usize, lexical_only: bool, json_out: bool) -> Result<i32> {
     let scratch = tempfile::tempdir()?;
     let home = scratch.path().join("home");
     let copy = scratch.path().join("repo");
@@ -119,9 +119,17 @@ pub fn run(loaded: &LoadedConfig, repo: &Path, runs: usize, json_out: bool) -> R
     let idle_secs = 3;
     std::fs::write(
         home.join("config.toml"),
-        format!("[core]\nrepo_idle_secs = {idle_secs}\n\n[embedding]\nidle_unload_secs = {idle_secs}\n"),
+        format!(
+            "[core]\nrepo_idle_secs = {idle_secs}\n\n[embedding]\nidle_unload_secs = {idle_secs}\nenabled = {}\n",
+            !lexical_only
+        ),
     )?;
-    let exe = std::env::current_exe()?;
+    // The daemon under test is the `docdexd` built beside this binary.
+    let exe = std::env::current_exe()?.with_file_name("docdexd");
+    if !exe.is_file() {
+        return Err(DocdexError::internal(format!("{} is missing", exe.display()))
+            .with_hint("build both binaries first: cargo build --release"));
+    }
     let mut child = Command::new(exe)
         .args(["daemon", "--bind", "127.0.0.1:0"])
         .env("DOCDEX_HOME", &home)
@@ -155,15 +163,19 @@ pub fn run(loaded: &LoadedConfig, repo: &Path, runs: usize, json_out: bool) -> R
     }
     let first_index_secs = started.elapsed().as_secs_f64();
     let status_path = format!("/v1/status?repo={}", copy.display());
-    eprintln!("embedding ...");
-    let embedding_secs = wait_until(Duration::from_secs(3600), "the embeddings", || {
-        let status = daemon.get(&status_path)?;
-        Ok(status["embeddings"]["pending"] == 0 && status["embeddings"]["embedded"].as_u64().unwrap_or(0) > 0)
-    })?;
+    let embedding_secs = if lexical_only {
+        0.0
+    } else {
+        eprintln!("embedding ...");
+        wait_until(Duration::from_secs(3600), "the embeddings", || {
+            let status = daemon.get(&status_path)?;
+            Ok(status["embeddings"]["pending"] == 0 && status["embeddings"]["embedded"].as_u64().unwrap_or(0) > 0)
+        })?
+    };
     let status = daemon.get(&status_path)?;
 
     let mut hybrid_ms = Vec::new();
-    for query in QUERIES.iter().cycle().take(20) {
+    for query in QUERIES.iter().cycle().take(if lexical_only { 0 } else { 20 }) {
         let started = Instant::now();
         let path = format!("/v1/search?repo={}&mode=hybrid&q={}", copy.display(), query.replace(' ', "%20"));
         daemon.get(&path)?;
@@ -195,7 +207,7 @@ pub fn run(loaded: &LoadedConfig, repo: &Path, runs: usize, json_out: bool) -> R
     let idle_release_secs = wait_until(Duration::from_secs(120), "the idle release", || {
         let state = daemon.get("/v1/status")?;
         let released = state["repos"].as_array().is_some_and(|r| r.iter().all(|r| r["open"] == false));
-        Ok(released && state["models_loaded"] == 0)
+        Ok(released && (lexical_only || state["models_loaded"] == 0))
     })?;
     std::thread::sleep(Duration::from_secs(1));
     let rss_after_idle_mib = daemon.rss_mib();

@@ -72,6 +72,10 @@ enum Command {
         /// Save-to-searchable measurements.
         #[arg(long, default_value_t = 10)]
         runs: usize,
+        /// Without the embedding model: no embedding wait and no hybrid searches (for repos
+        /// too large to embed in a benchmark's time, where the watcher is what is measured).
+        #[arg(long)]
+        lexical_only: bool,
         #[arg(long)]
         json: bool,
     },
@@ -163,9 +167,9 @@ async fn run(command: Command, loaded: LoadedConfig) -> Result<i32> {
         }
         Command::BenchWeb { runs, json } => web::run(&loaded, runs, json).await,
         Command::BenchLibs { repo, questions, runs, json } => libs::run(&loaded, repo, questions, runs, json).await,
-        Command::BenchDaemon { repo, runs, json } => {
+        Command::BenchDaemon { repo, runs, lexical_only, json } => {
             // Blocking HTTP and sleeps: off the async workers.
-            tokio::task::spawn_blocking(move || daemon::run(&loaded, &repo, runs, json)).await?
+            tokio::task::spawn_blocking(move || daemon::run(&loaded, &repo, runs, lexical_only, json)).await?
         }
         Command::EvalGate { repo, questions, json } => gate::run(&loaded, &repo, &questions, json).await,
         Command::Bench { repo, queries, lexical_only, questions, state_dir, index_runs, json } => {
