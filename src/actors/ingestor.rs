@@ -48,6 +48,9 @@ pub struct ScanRepo {
 #[derive(Message)]
 #[rtype(result = "Vec<IngestedFile>")]
 pub struct ChunkFiles {
+    /// The repo's canonical root: files are read through handles checked to stay inside it.
+    pub root: PathBuf,
+    pub max_file_size_bytes: u64,
     pub files: Vec<ScannedFile>,
     /// Content hash per path from the last run, to recognise touched-but-unchanged files.
     pub known_hashes: HashMap<String, String>,
@@ -88,7 +91,7 @@ impl Handler<ChunkFiles> for Ingestor {
                 let path = file.rel_path.clone();
                 // A chunker bug on one file skips that file; the run and the thread go on.
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    ingest_file(file, &msg.known_hashes, msg.params)
+                    ingest_file(&msg.root, msg.max_file_size_bytes, file, &msg.known_hashes, msg.params)
                 }))
                 .unwrap_or_else(|payload| {
                     let reason = format!("the chunker failed: {}", super::panic_message(payload.as_ref()));
@@ -105,7 +108,13 @@ impl Handler<ChunkFiles> for Ingestor {
 /// on one file costs that file only.
 pub const FAULT_PANIC_ON_FILE_ENV: &str = "DOCDEX_FAULT_PANIC_ON_FILE";
 
-fn ingest_file(file: ScannedFile, known_hashes: &HashMap<String, String>, params: ChunkParams) -> IngestedFile {
+fn ingest_file(
+    root: &std::path::Path,
+    max_file_size_bytes: u64,
+    file: ScannedFile,
+    known_hashes: &HashMap<String, String>,
+    params: ChunkParams,
+) -> IngestedFile {
     let language = Language::detect(std::path::Path::new(&file.rel_path));
     let record = |content_hash: String, chunks: u32, language: &str| FileRecord {
         content_hash,
@@ -116,7 +125,7 @@ fn ingest_file(file: ScannedFile, known_hashes: &HashMap<String, String>, params
         // Assigned by the Indexer when the chunks are written.
         chunk_ids: Vec::new(),
     };
-    let text = match read_text_file(&file.abs_path) {
+    let text = match read_text_file(root, &file.rel_path, max_file_size_bytes) {
         FileRead::Text(text) => text,
         FileRead::Binary => {
             let record_opt = Some(record(String::new(), 0, "binary"));

@@ -110,12 +110,16 @@ pub enum FileRead {
     Unreadable(String),
 }
 
-/// Reads a file as UTF-8 text, classifying binaries (a NUL in the first 8 KiB, or bytes that
-/// are not UTF-8). A leading BOM is dropped so line numbers and hashes match editors.
-pub fn read_text_file(path: &Path) -> FileRead {
-    let bytes = match std::fs::read(path) {
+/// Reads a file the walk found (`rel` under the canonical `root`) as UTF-8 text, classifying
+/// binaries (a NUL in the first 8 KiB, or bytes that are not UTF-8). A leading BOM is dropped
+/// so line numbers and hashes match editors. The read goes through a checked handle
+/// (`open.rs`): a file swapped since the walk for a link out, a FIFO or something over
+/// `max_bytes` is unreadable, not read.
+pub fn read_text_file(root: &Path, rel: &str, max_bytes: u64) -> FileRead {
+    let bytes = match super::open::read_inside(root, rel, max_bytes) {
         Ok(bytes) => bytes,
-        Err(err) => return FileRead::Unreadable(format!("{}: {err}", path.display())),
+        Err(super::open::Refused::Io(err)) => return FileRead::Unreadable(format!("{rel}: {err}")),
+        Err(refused) => return FileRead::Unreadable(format!("{rel} is not read: {refused}")),
     };
     if bytes[..bytes.len().min(8192)].contains(&0) {
         return FileRead::Binary;

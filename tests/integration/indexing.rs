@@ -339,3 +339,67 @@ fn a_second_writer_is_index_locked_with_a_hint() {
     drop(lock);
     assert_eq!(home.index(repo.path())["files_scanned"], 4);
 }
+
+/// A file swapped between a regular file and a link to a secret outside the repo while the
+/// repo re-indexes over and over: the secret's text never reaches the index. A FIFO swapped in
+/// is skipped at once (the run neither hangs nor blocks later runs).
+#[test]
+fn a_file_racing_a_link_out_or_a_fifo_never_reaches_the_index() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("id_rsa"), "-----BEGIN zanzibarsecretkey-----\n").unwrap();
+    let repo = repo_with(&[("src/lib.rs", "pub fn ordinary() {}\n"), ("notes.md", "# Notes\n\nharmless text\n")]);
+    let home = Home::new();
+    home.index(repo.path());
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flipper = {
+        let (root, stop) = (repo.path().to_path_buf(), std::sync::Arc::clone(&stop));
+        let secret = outside.path().join("id_rsa");
+        std::thread::spawn(move || {
+            let (file, tmp_file, tmp_link) = (root.join("notes.md"), root.join("notes.tmp"), root.join("link.tmp"));
+            let mut n = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                // New text each time, so every run sees a change to read.
+                std::fs::write(&tmp_file, format!("# Notes\n\nharmless text {n}\n")).unwrap();
+                std::fs::rename(&tmp_file, &file).unwrap();
+                let _ = std::fs::remove_file(&tmp_link);
+                std::os::unix::fs::symlink(&secret, &tmp_link).unwrap();
+                std::fs::rename(&tmp_link, &file).unwrap();
+                n += 1;
+            }
+        })
+    };
+    let started = std::time::Instant::now();
+    let mut runs = 0;
+    while started.elapsed() < std::time::Duration::from_secs(6) {
+        let out = home.run(&["index", "--repo", repo.path().to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        runs += 1;
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    flipper.join().unwrap();
+    assert!(runs >= 3, "only {runs} index runs raced the flips");
+    // Exit code 1: nothing found.
+    let search = home.run(&["search", "--repo", repo.path().to_str().unwrap(), "--json", "zanzibarsecretkey"]);
+    assert_eq!(search.status.code(), Some(1), "the secret was indexed: {}", String::from_utf8_lossy(&search.stdout));
+
+    // A FIFO where a file was: the run skips it at once.
+    std::fs::remove_file(repo.path().join("notes.md")).unwrap();
+    let fifo = std::ffi::CString::new(repo.path().join("notes.md").to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string; mkfifo only creates the node.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    std::fs::write(repo.path().join("src/lib.rs"), "pub fn ordinary_changed() {}\n").unwrap();
+    let mut child = home.cmd().args(["index", "--repo", repo.path().to_str().unwrap()]).spawn().unwrap();
+    let waited = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if waited.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("an index run with a FIFO in the repo hung");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(status.success());
+    assert_eq!(top_path(&home, repo.path(), "ordinary_changed"), "src/lib.rs");
+}

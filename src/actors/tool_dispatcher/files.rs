@@ -84,37 +84,24 @@ fn read_file_lines(index: &crate::index::RepoIndex, msg: &OpenFile, max_open_byt
 
 /// Reads `rel` under `root` through one handle whose resolved path must stay inside `root`.
 pub fn read_inside(root: &std::path::Path, rel: &str, max_bytes: u64) -> Result<String> {
-    use std::io::Read;
+    use crate::ingest::open::{self, Refused};
     let root = std::fs::canonicalize(root)?;
-    let file = std::fs::File::open(root.join(rel))
-        .map_err(|err| DocdexError::new(ErrorCode::NotFound, format!("cannot read {rel}: {err}")))?;
-    let real = opened_path(&file).or_else(|| std::fs::canonicalize(root.join(rel)).ok());
-    if !real.as_ref().is_some_and(|p| p.starts_with(&root)) {
-        return Err(DocdexError::new(
+    match open::read_inside(&root, rel, max_bytes) {
+        Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+        Err(Refused::Outside) => Err(DocdexError::new(
             ErrorCode::PathRefused,
             format!("{rel} resolves outside the repo (a symbolic link?); docdex does not read it"),
-        ));
-    }
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(DocdexError::new(ErrorCode::PathRefused, format!("{rel} is not a regular file")));
-    }
-    if meta.len() > max_bytes {
-        return Err(DocdexError::new(
+        )),
+        Err(Refused::NotRegular) => {
+            Err(DocdexError::new(ErrorCode::PathRefused, format!("{rel} is not a regular file")))
+        }
+        Err(Refused::TooLarge(size)) => Err(DocdexError::new(
             ErrorCode::TooLarge,
-            format!("{rel} is {} bytes, over the {max_bytes}-byte limit for opening files", meta.len()),
+            format!("{rel} is {size} bytes, over the {max_bytes}-byte limit for opening files"),
         )
-        .with_hint("raise [core] max_open_bytes, or read it with line_start/line_end from search results"));
+        .with_hint("raise [core] max_open_bytes, or read it with line_start/line_end from search results")),
+        Err(Refused::Io(err)) => Err(DocdexError::new(ErrorCode::NotFound, format!("cannot read {rel}: {err}"))),
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(max_bytes + 1).read_to_end(&mut bytes)?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
-}
-
-/// Where an open handle really points (Linux: /proc/self/fd); `None` elsewhere.
-fn opened_path(file: &std::fs::File) -> Option<PathBuf> {
-    use std::os::fd::AsRawFd;
-    std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()
 }
 
 impl Handler<ListFiles> for ToolDispatcher {

@@ -117,6 +117,8 @@ pub async fn run_index(
     // chunk in parallel) and handed to the Indexer as it comes back. The next batch is queued
     // before the current one's results are awaited, so the Ingestor threads never wait for the
     // Indexer or a commit; at most two batches are in memory.
+    // Reads are checked against the root as it resolves now (`ingest::open`).
+    let canonical_root = std::fs::canonicalize(&root)?;
     let batches = plan_batches(to_read, config.index.batch_max_files, config.index.batch_max_bytes as u64);
     let queue_batch = |batch: &[ScannedFile]| {
         batch
@@ -126,7 +128,13 @@ pub async fn run_index(
                     .iter()
                     .filter_map(|f| known.get(&f.rel_path).map(|r| (f.rel_path.clone(), r.content_hash.clone())))
                     .collect();
-                ingestor.send(ChunkFiles { files: group.to_vec(), known_hashes, params })
+                ingestor.send(ChunkFiles {
+                    root: canonical_root.clone(),
+                    max_file_size_bytes: config.index.max_file_size_bytes,
+                    files: group.to_vec(),
+                    known_hashes,
+                    params,
+                })
             })
             .collect::<Vec<_>>()
     };
