@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::indexer::{Indexer, IndexerSettings};
 use crate::index::RepoIndex;
+use crate::ingest::repo_policy::RepoPolicy;
 use crate::ingest::sha256_hex;
 use crate::protocol::time::unix_now;
 use crate::protocol::{DocdexError, ErrorCode, Result};
@@ -54,6 +55,8 @@ pub struct RepoHandle {
 }
 
 pub struct RepoManager {
+    /// Which repos may be opened: checked on the resolved path of every open.
+    policy: RepoPolicy,
     repos_dir: PathBuf,
     indexer_settings: IndexerSettings,
     lmdb_map_bytes: usize,
@@ -61,8 +64,19 @@ pub struct RepoManager {
 }
 
 impl RepoManager {
-    pub fn new(state_dir: &Path, indexer_settings: IndexerSettings, lmdb_map_bytes: usize) -> RepoManager {
-        RepoManager { repos_dir: state_dir.join("repos"), indexer_settings, lmdb_map_bytes, open: HashMap::new() }
+    pub fn new(
+        state_dir: &Path,
+        policy: RepoPolicy,
+        indexer_settings: IndexerSettings,
+        lmdb_map_bytes: usize,
+    ) -> RepoManager {
+        RepoManager {
+            policy,
+            repos_dir: state_dir.join("repos"),
+            indexer_settings,
+            lmdb_map_bytes,
+            open: HashMap::new(),
+        }
     }
 
     fn open_repo(&mut self, msg: OpenRepo) -> Result<Arc<RepoHandle>> {
@@ -72,6 +86,7 @@ impl RepoManager {
         if !canonical.is_dir() {
             return Err(DocdexError::repo_not_found(&shown, "is not a directory"));
         }
+        self.policy.check_resolved(&msg.path, &canonical)?;
         let fingerprint = RepoFingerprint::of(&canonical);
         if let Some(handle) = self.open.get(&fingerprint) {
             handle.last_used_ms.store(unix_now_ms(), Ordering::Relaxed);

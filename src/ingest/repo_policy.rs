@@ -36,6 +36,14 @@ impl RepoPolicy {
     /// caller reports it as `repo_not_found`).
     pub fn check(&self, path: &Path) -> Result<()> {
         let Ok(canonical) = std::fs::canonicalize(path) else { return Ok(()) };
+        self.check_resolved(path, &canonical)
+    }
+
+    /// Refuses a repo whose resolved path (`canonical`, what `path` resolved to) lies outside
+    /// the policy. The repo manager checks the very path it opens and serves, so a path that
+    /// resolves one way when a request is checked and another when the repo is opened (a
+    /// link swapped in between) is judged by where it leads.
+    pub fn check_resolved(&self, path: &Path, canonical: &Path) -> Result<()> {
         if canonical.parent().is_none() {
             return Err(refused(path, "the filesystem root is never a repo"));
         }

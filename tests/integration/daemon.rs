@@ -541,3 +541,65 @@ fn sigterm_during_background_embedding_stops_cleanly_and_keeps_the_vectors() {
     assert!(embedded >= seen, "vectors lost: {seen} seen, {embedded} kept");
     assert_eq!(embedded + status["embeddings"]["pending"].as_u64().unwrap(), 600, "{status}");
 }
+
+/// A path under the home that flips between absent and a link to a directory outside the
+/// allowed roots, while a client mounts it as fast as it can: nothing outside is mounted,
+/// watched or served. The path is resolved once and checked as resolved, and the repo
+/// manager checks again where the path leads when it opens it.
+#[test]
+fn a_path_racing_a_link_out_never_mounts_or_serves_what_is_outside() {
+    let scratch = tempfile::tempdir().unwrap();
+    let fake_home = scratch.path().join("home");
+    let projects = fake_home.join("projects");
+    std::fs::create_dir_all(&projects).unwrap();
+    let outside = scratch.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("id_rsa"), "-----BEGIN quetzalsecretkey-----\n").unwrap();
+    let outside = std::fs::canonicalize(&outside).unwrap();
+    let home = Home::new();
+    let envs = [("HOME", fake_home.to_str().unwrap()), ("DOCDEX_ALLOWED_ROOTS", projects.to_str().unwrap())];
+    let server = Server::start_with_env(&home, &[], &envs);
+
+    let race = fake_home.join("race");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flipper = {
+        let (race, outside, stop) = (race.clone(), outside.clone(), std::sync::Arc::clone(&stop));
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = std::os::unix::fs::symlink(&outside, &race);
+                let _ = std::fs::remove_file(&race);
+            }
+        })
+    };
+    let started = Instant::now();
+    let (mut answers, mut mounted_outside) = (0, Vec::new());
+    while started.elapsed() < Duration::from_secs(6) {
+        let (status, body) = post_json(&server, "/v1/initialize", json!({"repo_path": race, "wait": false}));
+        answers += 1;
+        if status == 200 && body["repo"].as_str().is_some_and(|r| r.starts_with(outside.to_str().unwrap())) {
+            mounted_outside.push(body);
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    flipper.join().unwrap();
+    assert!(answers > 50, "only {answers} requests raced the flips");
+    assert!(
+        mounted_outside.is_empty(),
+        "{} of {answers} answers mounted outside the roots, the first: {}",
+        mounted_outside.len(),
+        mounted_outside[0]
+    );
+    let (_, repos) = get_json(&server, "/v1/repos");
+    let outside_mounts: Vec<&Value> = repos
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["repo"].as_str().is_some_and(|p| p.starts_with(outside.to_str().unwrap())))
+        .collect();
+    assert!(outside_mounts.is_empty(), "still mounted: {outside_mounts:?}");
+    // With the link in place for good, the outside directory is refused, not served.
+    std::os::unix::fs::symlink(&outside, &race).unwrap();
+    let (status, body) = search(&server, &race, "quetzalsecretkey");
+    assert_eq!(status, 403, "{body}");
+    assert!(!body.to_string().contains("BEGIN"), "{body}");
+}

@@ -83,10 +83,11 @@ fn read_file_lines(index: &crate::index::RepoIndex, msg: &OpenFile, max_open_byt
 }
 
 /// Reads `rel` under `root` through one handle whose resolved path must stay inside `root`.
+/// `root` is the repo's path as it resolved when it was opened (`RepoIndex::root`), never
+/// resolved again here: a root swapped for a link since cannot lead the read outside.
 pub fn read_inside(root: &std::path::Path, rel: &str, max_bytes: u64) -> Result<String> {
     use crate::ingest::open::{self, Refused};
-    let root = std::fs::canonicalize(root)?;
-    match open::read_inside(&root, rel, max_bytes) {
+    match open::read_inside(root, rel, max_bytes) {
         Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
         Err(Refused::Outside) => Err(DocdexError::new(
             ErrorCode::PathRefused,

@@ -2,6 +2,7 @@
 //! write in batches) and the background embedding of pending chunks.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::time::Instant;
 
 use actix::Addr;
@@ -117,8 +118,10 @@ pub async fn run_index(
     // chunk in parallel) and handed to the Indexer as it comes back. The next batch is queued
     // before the current one's results are awaited, so the Ingestor threads never wait for the
     // Indexer or a commit; at most two batches are in memory.
-    // Reads are checked against the root as it resolves now (`ingest::open`).
-    let canonical_root = std::fs::canonicalize(&root)?;
+    // Reads are checked against the root as it resolved when the repo was opened (and the
+    // policy checked it), not as it resolves now: a root swapped for a link since cannot lead
+    // reads outside (`ingest::open`).
+    let canonical_root = PathBuf::from(&handle.meta.canonical_path);
     let batches = plan_batches(to_read, config.index.batch_max_files, config.index.batch_max_bytes as u64);
     let queue_batch = |batch: &[ScannedFile]| {
         batch

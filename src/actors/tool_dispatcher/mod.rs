@@ -177,15 +177,15 @@ impl ToolDispatcher {
         let supervisor_opt = self.supervisor_opt.clone();
         let wait_opt = wait.then(|| Duration::from_secs(self.config.core.first_index_wait_secs));
         Box::pin(async move {
+            // Resolved once and checked as resolved; the handler opens this very path (and the
+            // repo manager checks again what it resolves to then, so a link swapped in between
+            // is judged by where it leads).
             let repo = checked?;
             if let Some(supervisor) = supervisor_opt {
-                // Unknown paths are left to the handler's own error.
-                if let Ok(canonical) = std::fs::canonicalize(&repo) {
-                    if canonical.is_dir() {
-                        let state = supervisor.send(MountRepo { repo: canonical.clone(), start_run: true }).await??;
-                        if let Some(wait) = wait_opt {
-                            wait_for_first_index(state, wait, &canonical).await?;
-                        }
+                if repo.is_dir() {
+                    let state = supervisor.send(MountRepo { repo: repo.clone(), start_run: true }).await??;
+                    if let Some(wait) = wait_opt {
+                        wait_for_first_index(state, wait, &repo).await?;
                     }
                 }
             }
@@ -198,8 +198,10 @@ impl ToolDispatcher {
             DocdexError::invalid("no repo given and the daemon has no default repo")
                 .with_hint("pass `repo=<path>` (HTTP), `--repo <path>` (CLI), or for chat `docdex.repo_path` or an X-Docdex-Repo header")
         })?;
-        self.repo_policy.check(&repo)?;
-        Ok(repo)
+        // Unknown paths are left to the handler's own error (`repo_not_found`).
+        let Ok(canonical) = std::fs::canonicalize(&repo) else { return Ok(repo) };
+        self.repo_policy.check_resolved(&repo, &canonical)?;
+        Ok(canonical)
     }
 }
 

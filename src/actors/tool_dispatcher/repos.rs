@@ -52,11 +52,11 @@ impl Handler<Mount> for ToolDispatcher {
         let repo_manager = self.repo_manager.clone();
         Box::pin(async move {
             let supervisor = supervisor_opt.ok_or_else(not_a_daemon)?;
-            let repo = repo.await?;
-            let canonical = std::fs::canonicalize(&repo)
-                .ok()
-                .filter(|p| p.is_dir())
-                .ok_or_else(|| DocdexError::repo_not_found(&repo.display().to_string(), "is not a directory"))?;
+            // Resolved and checked once (`resolve_repo_with`): the path mounted is this one.
+            let canonical = repo.await?;
+            if !canonical.is_dir() {
+                return Err(DocdexError::repo_not_found(&canonical.display().to_string(), "is not a directory"));
+            }
             let shown = canonical.display().to_string();
             mounted_repos(&supervisor, &repo_manager)
                 .await?
