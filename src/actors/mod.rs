@@ -1,10 +1,6 @@
-//! The actors. Each file holds one actor and the messages only it handles; messages shared
-//! by several parts live in `crate::protocol`.
-//!
-//! Spawn order (downstream first): RepoManager, Ingestor, Embedder, MemoryStore, Discovery
-//! and Scraper, then the ToolDispatcher that is handed their addresses, together with the
-//! WaterfallOrchestrator (which runs tier 1 through the dispatcher). Each repo's Indexer is spawned by the RepoManager when the repo is
-//! first opened.
+//! The actors. Each file holds one actor and the messages it handles; the ToolDispatcher is
+//! a folder of tool modules; request and answer types every surface shares live in
+//! `crate::protocol`. `system.rs` spawns them, downstream first, and wires their addresses.
 
 pub mod chat;
 pub mod crate_cache;

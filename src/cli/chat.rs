@@ -1,5 +1,5 @@
 //! The chat-side commands of `docdexd`: `chat` (one question or a REPL), `dag list|view`,
-//! `llm-list`, `llm-setup` and `bench-chat`. Like the rest of the CLI they call the
+//! `llm-list` and `llm-setup` (`bench-chat` is in `docdex-bench`). Like the rest of the CLI they call the
 //! ToolDispatcher and render.
 
 use std::io::{BufRead, Write};

@@ -300,6 +300,7 @@ pub async fn ensure_cached(
     dep: &Dependency,
     config: &LibsConfig,
 ) -> Result<(CachedLibrary, bool)> {
+    check_grammar(dep)?;
     if let Some(entry) = read_entry(&entry_dir(cache_root, dep)) {
         return Ok((entry, true));
     }
@@ -319,6 +320,41 @@ pub async fn ensure_cached(
         )
         .with_hint("raise `[libs] timeout_secs`")),
     }
+}
+
+/// Refuses a library name or version outside its grammar before it touches a path or a
+/// generated manifest: the version is pasted into cargo's registry folder name and into a
+/// `Cargo.toml`, so `1.0.0/../../x` or a quote must never get that far. Names and versions
+/// come from requests and from lockfiles, which a repo's author controls.
+pub fn check_grammar(dep: &Dependency) -> Result<()> {
+    let version_ok = !dep.version.is_empty()
+        && dep.version.len() <= 100
+        && !dep.version.contains("..")
+        && dep.version.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && dep.version.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+' | '!' | '_'));
+    if !version_ok {
+        return Err(DocdexError::invalid(format!("`{}` is not a version of {}", dep.version, dep.name))
+            .with_hint("pass an exact version such as 1.0.219 (letters, digits and . - + only)"));
+    }
+    let name_ok = |name: &str| {
+        !name.is_empty()
+            && name.len() <= 214
+            && !name.contains("..")
+            && name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+    };
+    let valid = match (dep.ecosystem, dep.name.strip_prefix('@')) {
+        // npm's scoped names: `@scope/name`.
+        (Ecosystem::Npm, Some(scoped)) => {
+            scoped.split_once('/').is_some_and(|(scope, name)| name_ok(scope) && name_ok(name))
+        }
+        (Ecosystem::Cargo, _) => name_ok(&dep.name) && !dep.name.contains('.'),
+        _ => name_ok(&dep.name),
+    };
+    if !valid {
+        return Err(DocdexError::invalid(format!("`{}` is not a {} package name", dep.name, dep.ecosystem.as_str())));
+    }
+    Ok(())
 }
 
 /// Entries whose build was interrupted (a kill mid-fetch) are removed by the next fetch of
@@ -441,6 +477,25 @@ pub fn parse_library_doc_path(path: &str) -> Option<(Ecosystem, &str, &str, &str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_and_versions_outside_their_grammar_are_refused_before_any_path_is_built() {
+        let ok = |eco, name: &str, version: &str| check_grammar(&Dependency::new(eco, name, version, true)).is_ok();
+        assert!(ok(Ecosystem::Cargo, "serde", "1.0.219"));
+        assert!(ok(Ecosystem::Cargo, "tokio-util", "0.7.0-alpha.1+build.5"));
+        assert!(ok(Ecosystem::Npm, "@types/node", "20.1.0"));
+        assert!(ok(Ecosystem::Python, "typing_extensions", "4.12.2"));
+        assert!(ok(Ecosystem::Python, "zope.interface", "1!2.0.post1"));
+        for version in ["1.0.0/../../../../x", "..", "1.0\"", "", "1.0 0", "-1", "../1"] {
+            assert!(!ok(Ecosystem::Cargo, "serde", version), "{version:?} passed");
+        }
+        for name in ["../serde", "ser/de", "serde\"", "", ".hidden", "a..b"] {
+            assert!(!ok(Ecosystem::Cargo, name, "1.0.0"), "{name:?} passed");
+        }
+        assert!(!ok(Ecosystem::Npm, "@types/../node", "1.0.0"));
+        let err = check_grammar(&Dependency::new(Ecosystem::Cargo, "serde", "1.0.0/../../x", true)).unwrap_err();
+        assert_eq!(err.code, crate::protocol::ErrorCode::InvalidRequest);
+    }
 
     #[test]
     fn library_doc_paths_round_trip_scoped_names_included() {

@@ -1,4 +1,4 @@
-//! The one error table every surface (CLI, HTTP, later MCP) renders from.
+//! The one error table every surface (CLI, HTTP, MCP) renders from.
 //!
 //! A `DocdexError` carries a stable machine code, a human message and a hint that names the
 //! fix. User errors (bad input, unknown repo) are kept apart from internal errors so that

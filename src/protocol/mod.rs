@@ -1,4 +1,4 @@
-//! Typed requests and responses shared by the CLI, HTTP and (later) MCP surfaces.
+//! Typed requests and responses shared by the CLI, HTTP and MCP surfaces.
 //!
 //! Architecture invariant: only `src/http` and `src/mcp` know about transports; they and the
 //! CLI serialize exactly these types, so every surface returns the same JSON.

@@ -1,6 +1,9 @@
-//! ToolDispatcher: the one entry point that the CLI, HTTP (and later MCP) call with typed
-//! requests. It resolves the repo, routes to the actors and returns typed responses or typed
-//! errors; transports only parse and render.
+//! ToolDispatcher: the one entry point that the CLI, HTTP and MCP call with typed requests.
+//! It resolves the repo, routes to the actors and returns typed responses or typed errors;
+//! transports only parse and render. A router: each tool module in this folder (`search`,
+//! `indexing`, `web`, `chat`, `memory`, `files`, `repos`, `crates`, `libs`) declares its
+//! messages and their handlers; this file holds the dispatcher's state and the repo
+//! resolution every tool shares.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
