@@ -1,6 +1,6 @@
 //! The chat-side commands of `docdexd`: `chat` (one question or a REPL), `dag list|view`,
-//! `llm-list` and `llm-setup` (`bench-chat` is in `docdex-bench`). Like the rest of the CLI they call the
-//! ToolDispatcher and render.
+//! `llm-list` and `llm-setup` (`bench-chat` is in `docdex-bench`). Like the rest of the CLI
+//! they call the ToolDispatcher and render.
 
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
