@@ -388,3 +388,32 @@ fn walk_names(dir: &std::path::Path) -> Vec<String> {
     }
     names
 }
+
+/// A fresh home and everything in it are private to the user: folders 0700, files 0600
+/// (the index holds the repo's text; the config may hold a token).
+#[test]
+fn a_fresh_home_and_what_it_holds_are_private() {
+    let scratch = tempfile::tempdir().unwrap();
+    let fresh = scratch.path().join("fresh-home");
+    let home = Home::new();
+    let repo = crate::common::repo_with(&[("src/lib.rs", "pub fn private_text() {}\n")]);
+    let out = home
+        .cmd()
+        .env("DOCDEX_HOME", &fresh)
+        .args(["index", "--repo", repo.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    use std::os::unix::fs::PermissionsExt;
+    let mut stack = vec![fresh.clone()];
+    let mut seen = 0;
+    while let Some(path) = stack.pop() {
+        let mode = std::fs::symlink_metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "{} is mode {:o}", path.display(), mode & 0o777);
+        seen += 1;
+        if path.is_dir() {
+            stack.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        }
+    }
+    assert!(seen > 5, "only {seen} entries under the home");
+}
