@@ -46,8 +46,8 @@ impl HostPolicy {
         if self.any {
             return true;
         }
-        let host = strip_port(authority.trim()).to_ascii_lowercase();
-        self.names.contains(&host)
+        let Some(host) = strip_port(authority.trim()) else { return false };
+        self.names.contains(&host.to_ascii_lowercase())
     }
 
     /// An Origin header value (`scheme://host[:port]`).
@@ -99,15 +99,18 @@ impl Drop for Slot {
     }
 }
 
-/// `host`, `host:port`, `[v6]`, `[v6]:port` → the host part (brackets removed).
-fn strip_port(authority: &str) -> &str {
+/// `host`, `host:port`, `[v6]`, `[v6]:port` → the host part (brackets removed); `None` for
+/// anything else, such as text after the brackets (`[::1]evil.example`).
+fn strip_port(authority: &str) -> Option<&str> {
+    let is_port = |port: &str| !port.is_empty() && port.chars().all(|c| c.is_ascii_digit());
     if let Some(rest) = authority.strip_prefix('[') {
-        return rest.split(']').next().unwrap_or(rest);
+        let (host, after) = rest.split_once(']')?;
+        return (after.is_empty() || after.strip_prefix(':').is_some_and(is_port)).then_some(host);
     }
     match authority.rsplit_once(':') {
         // A bare IPv6 address has more than one colon and no port.
-        Some((host, port)) if !host.contains(':') && port.chars().all(|c| c.is_ascii_digit()) => host,
-        _ => authority,
+        Some((host, port)) if !host.contains(':') => is_port(port).then_some(host),
+        _ => Some(authority),
     }
 }
 
@@ -178,6 +181,15 @@ pub async fn guard(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_around_a_bracketed_address_or_a_bad_port_is_refused() {
+        let policy = HostPolicy::new(&[], false);
+        assert!(policy.allows_authority("[::1]:8080") && policy.allows_authority("[::1]"));
+        for host in ["[::1]evil.example", "[::1]:80evil", "[::1]:", "127.0.0.1:80x", "localhost:", "[::1"] {
+            assert!(!policy.allows_authority(host), "{host} was accepted");
+        }
+    }
 
     #[test]
     fn loopback_names_on_any_port_and_nothing_else() {

@@ -123,7 +123,15 @@ fn parse_chat(
             .with_hint("send {\"messages\": [{\"role\": \"user\", \"content\": \"...\"}]}")
     })?;
     let extension = body.docdex.unwrap_or_default();
-    let header_repo = req.headers().get("x-docdex-repo").and_then(|v| v.to_str().ok()).map(PathBuf::from);
+    // A header docdex cannot read is refused, not ignored: ignored, the chat would run on the
+    // default repo without a word.
+    let header_repo = match req.headers().get("x-docdex-repo") {
+        None => None,
+        Some(value) => Some(PathBuf::from(value.to_str().map_err(|_| {
+            DocdexError::invalid("the X-Docdex-Repo header is not plain ASCII text")
+                .with_hint("send a repo path with other characters as `docdex.repo_path` in the request body")
+        })?)),
+    };
     let repo_opt = extension.repo_path.clone().or(header_repo).or_else(|| state.default_repo_opt.clone());
     let messages = body
         .messages

@@ -37,6 +37,9 @@ const CHUNK_VECTORS_INDEX: u16 = 0;
 const ARROY_SEED: u64 = 0x5eed_d0cd;
 const RUN_STATE_KEY: &str = "index_run";
 
+/// LMDB's largest key (its default build).
+const MAX_KEY_BYTES: usize = 511;
+
 /// What the index knows about one file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileRecord {
@@ -235,6 +238,11 @@ impl RepoStore {
     }
 
     pub fn file(&self, rtxn: &RoTxn<WithoutTls>, path: &str) -> Result<Option<FileRecord>> {
+        // LMDB refuses empty keys and keys over 511 bytes (MDB_BAD_VALSIZE): no such file can
+        // be in the store, so asking for one is an answer, not an error.
+        if path.is_empty() || path.len() > MAX_KEY_BYTES {
+            return Ok(None);
+        }
         Ok(self.files.get(rtxn, path)?)
     }
 

@@ -25,18 +25,53 @@ impl RepoPolicy {
     /// For a daemon: the user's home (minus dot-directories), the configured roots and the
     /// repo it was started with.
     pub fn daemon(allowed_roots: &[PathBuf], started_with: Option<&Path>) -> RepoPolicy {
+        let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+        RepoPolicy::daemon_with_home(allowed_roots, started_with, home.as_deref())
+    }
+
+    fn daemon_with_home(allowed_roots: &[PathBuf], started_with: Option<&Path>, home: Option<&Path>) -> RepoPolicy {
         let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
         let mut roots: Vec<PathBuf> = allowed_roots.iter().map(|p| canonical(p)).collect();
         roots.extend(started_with.map(canonical));
-        let home_opt = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| canonical(Path::new(&h)));
+        // A home of `/` (containers, some service managers) would make every top-level folder
+        // a root: it gives none.
+        let home_opt = home.map(canonical).filter(|h| h.parent().is_some());
         RepoPolicy { enforce: true, home_opt, roots }
     }
 
     /// Refuses a repo path outside the policy; a path that does not exist passes (the
-    /// caller reports it as `repo_not_found`).
+    /// caller reports it as `repo_not_found`) only where it would be allowed if it did.
     pub fn check(&self, path: &Path) -> Result<()> {
-        let Ok(canonical) = std::fs::canonicalize(path) else { return Ok(()) };
-        self.check_resolved(path, &canonical)
+        self.resolve(path).map(|_| ())
+    }
+
+    /// The path as it resolves now (canonical), if the policy allows it. A path that does not
+    /// exist is judged by where its nearest existing ancestor leads: outside the roots it is
+    /// refused like any other, so the answer does not tell whether something exists there
+    /// (`/root/.bashrc` and `/root/nothing` both get `path_refused`). Inside, it comes back
+    /// as given, for the caller's `repo_not_found`.
+    pub fn resolve(&self, path: &Path) -> Result<PathBuf> {
+        if let Ok(canonical) = std::fs::canonicalize(path) {
+            self.check_resolved(path, &canonical)?;
+            return Ok(canonical);
+        }
+        let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let mut missing = Vec::new();
+        let mut ancestor = absolute.as_path();
+        let resolved = loop {
+            if let Ok(canonical) = std::fs::canonicalize(ancestor) {
+                break missing.iter().rev().fold(canonical, |acc: PathBuf, part: &&std::ffi::OsStr| acc.join(part));
+            }
+            match (ancestor.parent(), ancestor.file_name()) {
+                (Some(parent), Some(name)) => {
+                    missing.push(name);
+                    ancestor = parent;
+                }
+                _ => break absolute.clone(),
+            }
+        };
+        self.check_resolved(path, &resolved)?;
+        Ok(path.to_path_buf())
     }
 
     /// Refuses a repo whose resolved path (`canonical`, what `path` resolved to) lies outside
@@ -87,7 +122,11 @@ mod tests {
         assert!(policy.check(&project).is_ok());
         assert_eq!(policy.check(Path::new("/")).unwrap_err().code, ErrorCode::PathRefused);
         assert_eq!(policy.check(Path::new("/etc")).unwrap_err().code, ErrorCode::PathRefused);
-        assert!(policy.check(Path::new("/no/such/dir")).is_ok(), "left to repo_not_found");
+        // A path that does not exist is judged like one that does: refused outside the roots
+        // (so the answer does not tell what exists there), left to `repo_not_found` inside.
+        assert_eq!(policy.check(Path::new("/no/such/dir")).unwrap_err().code, ErrorCode::PathRefused);
+        assert_eq!(policy.check(Path::new("/etc/no-such-file")).unwrap_err().code, ErrorCode::PathRefused);
+        assert!(policy.check(&allowed.path().join("not-yet/made")).is_ok());
         // The repo it was started with is served even outside the roots.
         let elsewhere = tempfile::tempdir().unwrap();
         assert!(policy.check(elsewhere.path()).is_err());
@@ -98,6 +137,17 @@ mod tests {
         // A root of "/" in the config does not open the whole disk... except below it.
         let everything = RepoPolicy::daemon(&[PathBuf::from("/")], None);
         assert!(everything.check(Path::new("/")).is_err());
+    }
+
+    #[test]
+    fn a_home_of_slash_gives_no_roots() {
+        let policy = RepoPolicy::daemon_with_home(&[], None, Some(Path::new("/")));
+        for path in ["/etc", "/usr", "/tmp"] {
+            assert_eq!(policy.check(Path::new(path)).unwrap_err().code, ErrorCode::PathRefused, "{path}");
+        }
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir(home.path().join("app")).unwrap();
+        assert!(RepoPolicy::daemon_with_home(&[], None, Some(home.path())).check(&home.path().join("app")).is_ok());
     }
 
     #[test]

@@ -124,6 +124,20 @@ pub const MAX_QUERY_CHARS: usize = 2000;
 pub const MAX_MEMORY_TEXT_BYTES: usize = 64 * 1024;
 pub const MAX_MEMORY_METADATA_BYTES: usize = 16 * 1024;
 
+/// Refuses a query over `MAX_QUERY_CHARS`, on every tool that takes one (search, memory
+/// recall, web search): a 400 KB "query" is a document, and costs every stage it reaches.
+pub fn check_query_length(query: &str) -> Result<()> {
+    let chars = query.chars().count();
+    if chars > MAX_QUERY_CHARS {
+        return Err(DocdexError::new(
+            ErrorCode::TooLarge,
+            format!("the query is {chars} characters, over the {MAX_QUERY_CHARS}-character limit"),
+        )
+        .with_hint("search with the key words or identifiers, not a whole document"));
+    }
+    Ok(())
+}
+
 impl SearchRequest {
     /// Checks the request before it reaches any actor.
     pub fn validate(&self) -> Result<()> {
@@ -131,14 +145,7 @@ impl SearchRequest {
             return Err(DocdexError::invalid("query must not be empty")
                 .with_hint("pass the words to search for, e.g. `docdexd search --repo . spawn_blocking`"));
         }
-        let chars = self.query.chars().count();
-        if chars > MAX_QUERY_CHARS {
-            return Err(DocdexError::new(
-                ErrorCode::TooLarge,
-                format!("the query is {chars} characters, over the {MAX_QUERY_CHARS}-character limit"),
-            )
-            .with_hint("search with the key words or identifiers, not a whole document"));
-        }
+        check_query_length(&self.query)?;
         if self.limit == 0 || self.limit > MAX_SEARCH_LIMIT {
             return Err(DocdexError::invalid(format!(
                 "limit must be between 1 and {MAX_SEARCH_LIMIT}, got {}",

@@ -119,7 +119,8 @@ fn cli_commands_go_through_the_running_daemon() {
     assert!(String::from_utf8_lossy(&text.stdout).contains("1 mounted"), "{}", String::from_utf8_lossy(&text.stdout));
 
     // Errors keep their exit code: an unknown repo is still exit 2 with the same message.
-    let missing = home.run(&["search", "--repo", "/no/such/repo", "x"]);
+    let no_such = std::env::temp_dir().join("docdex-no-such-repo");
+    let missing = home.run(&["search", "--repo", no_such.to_str().unwrap(), "x"]);
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("does not exist"));
 

@@ -54,13 +54,18 @@ async fn malformed_requests_get_documented_errors() {
     let home = Home::new();
     let server = Server::start(&home, &["--repo", repo.path().to_str().unwrap()]);
 
+    let no_such = format!("/v1/search?q=x&repo={}", std::env::temp_dir().join("docdex-no-such-repo").display());
     let cases = [
         ("/v1/search", 400, "invalid_request"),
         ("/v1/search?q=", 400, "invalid_request"),
         ("/v1/search?q=x&limit=abc", 400, "invalid_request"),
         ("/v1/search?q=x&limit=0", 400, "invalid_request"),
         ("/v1/search?q=x&limit=100000", 400, "invalid_request"),
-        ("/v1/search?q=x&repo=/no/such/repo", 404, "repo_not_found"),
+        (no_such.as_str(), 404, "repo_not_found"),
+        // Outside the roots, a path that does not exist is refused like one that does: the
+        // answer does not tell which paths exist there.
+        ("/v1/search?q=x&repo=/no/such/repo", 403, "path_refused"),
+        ("/v1/search?q=x&repo=/etc/passwd", 403, "path_refused"),
         ("/v1/nope", 404, "not_found"),
     ];
     for (path, want_status, want_code) in cases {
@@ -264,4 +269,60 @@ async fn a_daemon_serves_only_allowed_repo_roots() {
     let out = home.run(&["index", "--repo", "/"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("filesystem root"));
+}
+
+/// Inputs that used to slip through or fail the wrong way: each a clear 4xx now.
+#[tokio::test]
+async fn edge_inputs_get_clear_refusals() {
+    let repo = sample_repo();
+    let home = Home::new();
+    let server = Server::start(&home, &["--repo", repo.path().to_str().unwrap()]);
+    let client = server.client();
+    let token = server.token().unwrap_or_default().to_string();
+
+    // A Host with text after a bracketed loopback address is not loopback.
+    let (status, _) = raw(
+        &server.base_url,
+        "GET",
+        "/healthz",
+        &[("Host", "[::1]evil.example"), ("Authorization", &format!("Bearer {token}"))],
+        "",
+    )
+    .await;
+    assert_eq!(status, 403);
+
+    // An empty path is a 400 on get, and one missing file among several in multi-get.
+    let (status, body) = get(&server.url("/v1/get?path="), server.token()).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (400, Some("invalid_request")), "{body}");
+    let many: serde_json::Value = client
+        .post(server.url("/v1/multi-get"))
+        .json(&serde_json::json!({"paths": ["", "src/pool.rs"]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(many["files"].as_array().map(Vec::len), Some(1), "{many}");
+    assert_eq!(many["missing"][0]["path"], "", "{many}");
+
+    // Queries over the 2,000-character limit, on every tool that takes one.
+    let long = "x".repeat(400_000);
+    let recall =
+        client.post(server.url("/v1/memory/recall")).json(&serde_json::json!({"query": long})).send().await.unwrap();
+    assert_eq!(recall.status().as_u16(), 413, "memory recall");
+    let web = client.post(server.url("/v1/web/search")).json(&serde_json::json!({"query": long})).send().await.unwrap();
+    assert_eq!(web.status().as_u16(), 413, "web search");
+
+    // A chat's X-Docdex-Repo that is not ASCII text is refused, not ignored.
+    let chat = client
+        .post(server.url("/v1/chat/completions"))
+        .header("X-Docdex-Repo", reqwest::header::HeaderValue::from_bytes(b"/tmp/caf\xc3\xa9").unwrap())
+        .json(&serde_json::json!({"messages": [{"role": "user", "content": "hi"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(chat.status().as_u16(), 400);
+    let body: serde_json::Value = chat.json().await.unwrap();
+    assert!(body.to_string().contains("X-Docdex-Repo"), "{body}");
 }

@@ -5,7 +5,9 @@ Usage: openai_client.py BASE_URL REPO [--dead BASE_URL_OF_A_DOCDEX_WITHOUT_LLM]
 Exits non-zero (with the failed assertion) when docdex's answers do not hold.
 """
 import argparse
+import os
 import sys
+import tempfile
 
 import openai
 
@@ -79,7 +81,7 @@ def main():
         check(err.status_code == 400 and "messages" in str(err), f"empty messages: {err}")
     try:
         client.chat.completions.create(
-            model="docdex", messages=question, extra_body={"docdex": {"repo_path": "/no/such/repo"}}
+            model="docdex", messages=question, extra_body={"docdex": {"repo_path": os.path.join(tempfile.gettempdir(), "docdex-no-such-repo")}}
         )
         check(False, "an unknown repo is refused")
     except openai.NotFoundError as err:

@@ -6,6 +6,7 @@
 // Exits non-zero with a message on the first failed check.
 
 import { createRequire } from "node:module";
+import os from "node:os";
 import path from "node:path";
 
 // The SDK lives in target/node, not next to this file.
@@ -75,7 +76,7 @@ check(!result.isError && result.structuredContent.items.some((i) => i.id === id)
 result = await call("docdex_status", { repo_path: repo });
 check(!result.isError && result.structuredContent.indexed === true, `status: ${text(result)}`);
 // Errors are tool errors with the hint, never protocol failures.
-result = await call("docdex_search", { query: "x", repo_path: "/no/such/repo" });
+result = await call("docdex_search", { query: "x", repo_path: path.join(os.tmpdir(), "docdex-no-such-repo") });
 check(result.isError && text(result).includes("does not exist"), `unknown repo: ${text(result)}`);
 result = await call("docdex_search", { query: "x", limit: 0, repo_path: repo });
 check(result.isError && text(result).includes("between 1 and"), `limit 0: ${text(result)}`);

@@ -53,6 +53,10 @@ impl Handler<OpenFile> for ToolDispatcher {
 /// indexing cannot redirect the read.
 fn read_file_lines(index: &crate::index::RepoIndex, msg: &OpenFile, max_open_bytes: u64) -> Result<FileContent> {
     let rel = msg.path.trim_start_matches("./").to_string();
+    if rel.trim().is_empty() {
+        return Err(DocdexError::invalid("path must not be empty")
+            .with_hint("use a path relative to the repo root, as search results and `files` give it"));
+    }
     if index.store.file(&index.store.read_txn()?, &rel)?.is_none() {
         return Err(DocdexError::new(ErrorCode::NotFound, format!("{rel} is not an indexed file of this repo"))
             .with_hint("use a path relative to the repo root, as search results and `files` give it"));
@@ -256,6 +260,10 @@ impl Handler<MultiGet> for ToolDispatcher {
             };
             let mut response = MultiGetResponse { total, files: Vec::new(), missing: Vec::new() };
             for path in paths {
+                if path.trim().is_empty() {
+                    response.missing.push(MissingFile { path, error: "an empty path names no file".into() });
+                    continue;
+                }
                 let open =
                     OpenFile { repo_opt: msg.repo_opt.clone(), path: path.clone(), start_opt: None, end_opt: None };
                 match me.send(open).await? {

@@ -129,6 +129,7 @@ impl Handler<MemoryRecall> for ToolDispatcher {
             if msg.query.trim().is_empty() {
                 return Err(DocdexError::invalid("query must not be empty"));
             }
+            crate::protocol::check_query_length(&msg.query)?;
             if msg.k == 0 || msg.k > MAX_MEMORY_RECALL {
                 return Err(DocdexError::invalid(format!(
                     "k must be between 1 and {MAX_MEMORY_RECALL}, got {}",

@@ -201,10 +201,8 @@ impl ToolDispatcher {
             DocdexError::invalid("no repo given and the daemon has no default repo")
                 .with_hint("pass `repo=<path>` (HTTP), `--repo <path>` (CLI), or for chat `docdex.repo_path` or an X-Docdex-Repo header")
         })?;
-        // Unknown paths are left to the handler's own error (`repo_not_found`).
-        let Ok(canonical) = std::fs::canonicalize(&repo) else { return Ok(repo) };
-        self.repo_policy.check_resolved(&repo, &canonical)?;
-        Ok(canonical)
+        // Unknown paths allowed by the policy are left to the handler's `repo_not_found`.
+        self.repo_policy.resolve(&repo)
     }
 }
 

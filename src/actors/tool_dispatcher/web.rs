@@ -45,6 +45,7 @@ impl Handler<WebSearch> for ToolDispatcher {
             if !enabled {
                 return Err(DocdexError::web_disabled());
             }
+            crate::protocol::check_query_length(&msg.query)?;
             if msg.limit == 0 || msg.limit > crate::actors::discovery::MAX_DISCOVERY_RESULTS {
                 return Err(DocdexError::invalid(format!(
                     "limit must be between 1 and {}, got {}",
