@@ -204,6 +204,13 @@ pub fn apply(agent: &Agent, file: &Path, server: &Server, dry_run: bool) -> Resu
     if let Some(parent) = file.parent() {
         std::fs::create_dir_all(parent)?;
     }
+    // A file that holds the token is the user's alone (0600), whatever it was; another keeps
+    // its mode, never wider. The backup holds the old content (perhaps an old token): 0600.
+    use std::os::unix::fs::PermissionsExt;
+    let holds_token = matches!(server, Server::Http { token_opt: Some(_), .. });
+    let old_mode_opt = std::fs::metadata(file).ok().map(|m| m.permissions().mode() & 0o777);
+    let mode = if holds_token { 0o600 } else { old_mode_opt.unwrap_or(0o600) };
+    let private = |path: &Path, mode: u32| std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode));
     let backup_opt = match &existing {
         Some(text) => {
             let backup = file.with_file_name(format!(
@@ -212,12 +219,14 @@ pub fn apply(agent: &Agent, file: &Path, server: &Server, dry_run: bool) -> Resu
                 crate::protocol::time::unix_now()
             ));
             std::fs::write(&backup, text)?;
+            private(&backup, 0o600)?;
             Some(backup)
         }
         None => None,
     };
     let tmp = file.with_extension(format!("docdex-tmp-{}", std::process::id()));
     std::fs::write(&tmp, &content)?;
+    private(&tmp, mode)?;
     std::fs::rename(&tmp, file)?;
     Ok(Outcome::Written { backup_opt })
 }
@@ -465,6 +474,34 @@ pub(crate) fn mcp_config(loaded: &LoadedConfig, repo_opt: Option<PathBuf>) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_that_holds_the_token_and_its_backup_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let agent = AGENTS.iter().find(|a| matches!(a.format, Format::Json { .. })).unwrap();
+        let file = dir.path().join("mcp.json");
+        let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        // An existing 0600 file stays 0600 when the token is written into it, and so does
+        // its backup; a 0644 one becomes 0600.
+        for before in [0o600, 0o644] {
+            std::fs::write(&file, "{\"mcpServers\": {\"other\": {\"command\": \"x\"}}}").unwrap();
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(before)).unwrap();
+            let server = Server::Http { url: "http://127.0.0.1:1/v1/mcp".into(), token_opt: Some("secret".into()) };
+            let Outcome::Written { backup_opt: Some(backup) } = apply(agent, &file, &server, false).unwrap() else {
+                panic!("not written")
+            };
+            assert_eq!(mode(&file), 0o600, "from {before:o}");
+            assert_eq!(mode(&backup), 0o600, "backup from {before:o}");
+        }
+        // Without a token, a file keeps its mode.
+        let plain = dir.path().join("plain.json");
+        std::fs::write(&plain, "{}").unwrap();
+        std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let stdio = Server::Stdio { command: "docdexd".into(), args: vec!["mcp".into()], env: Vec::new() };
+        apply(agent, &plain, &stdio, false).unwrap();
+        assert_eq!(mode(&plain), 0o644);
+    }
 
     #[test]
     fn readme_matches_the_agent_table() {
