@@ -57,18 +57,57 @@ impl HostPolicy {
     }
 }
 
-/// Requests in flight per client address, bounded: one runaway client (an agent in a loop)
-/// cannot take every worker and connection from the others.
+/// What a request is, for counting it: slow work of one kind must not starve the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EndpointClass {
+    /// `/healthz`: never counted, so a daemon busy with anything still says it is alive.
+    Health,
+    /// The LLM server's answers (chat, the model list): as slow as the model.
+    Llm,
+    /// The web tier (discovery, page fetches, the waterfall): as slow as the web.
+    Web,
+    /// MCP sessions.
+    Mcp,
+    /// Everything else: search, files, memory, status, index.
+    Local,
+}
+
+impl EndpointClass {
+    pub fn of(path: &str, query: &str) -> EndpointClass {
+        let waterfall = query.split('&').any(|p| matches!(p, "waterfall=true" | "force_web=true"));
+        match path {
+            "/healthz" => EndpointClass::Health,
+            "/v1/chat/completions" | "/v1/models" => EndpointClass::Llm,
+            p if p.starts_with("/v1/web/") => EndpointClass::Web,
+            "/v1/search" if waterfall => EndpointClass::Web,
+            p if p.starts_with("/v1/mcp") => EndpointClass::Mcp,
+            _ => EndpointClass::Local,
+        }
+    }
+}
+
+/// Who a request is from, as far as the daemon can tell: its MCP session when it names one,
+/// else its address. Every local client shares 127.0.0.1 and the token, so sessions (and
+/// the endpoint class below) are what keep one busy client from blocking the rest.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ClientKey {
+    Session(String),
+    Address(IpAddr),
+}
+
+/// Requests in flight per client and endpoint class, bounded: one runaway client (an agent
+/// in a loop, 64 slow model-list calls) cannot take every worker from the others, nor its
+/// own slow calls block its searches; `/healthz` is never counted.
 #[derive(Debug)]
 pub struct ClientSlots {
     limit: usize,
-    busy: Mutex<HashMap<IpAddr, usize>>,
+    busy: Mutex<HashMap<(ClientKey, EndpointClass), usize>>,
 }
 
 /// Held while a request runs; gives its slot back on drop.
 pub struct Slot {
     slots: Arc<ClientSlots>,
-    ip: IpAddr,
+    key: (ClientKey, EndpointClass),
 }
 
 impl ClientSlots {
@@ -76,24 +115,25 @@ impl ClientSlots {
         Arc::new(ClientSlots { limit: limit.max(1), busy: Mutex::new(HashMap::new()) })
     }
 
-    fn try_take(self: &Arc<Self>, ip: IpAddr) -> Option<Slot> {
+    fn try_take(self: &Arc<Self>, client: ClientKey, class: EndpointClass) -> Option<Slot> {
         let mut busy = self.busy.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let count = busy.entry(ip).or_default();
+        let key = (client, class);
+        let count = busy.entry(key.clone()).or_default();
         if *count >= self.limit {
             return None;
         }
         *count += 1;
-        Some(Slot { slots: Arc::clone(self), ip })
+        Some(Slot { slots: Arc::clone(self), key })
     }
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
         let mut busy = self.slots.busy.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(count) = busy.get_mut(&self.ip) {
+        if let Some(count) = busy.get_mut(&self.key) {
             *count -= 1;
             if *count == 0 {
-                busy.remove(&self.ip);
+                busy.remove(&self.key);
             }
         }
     }
@@ -165,12 +205,20 @@ pub async fn guard(
             return refuse(req, err);
         }
     }
+    let class = EndpointClass::of(req.path(), req.query_string());
+    if class == EndpointClass::Health {
+        return Ok(next.call(req).await?.map_into_boxed_body());
+    }
     let ip = req.peer_addr().map(|a| a.ip()).unwrap_or(IpAddr::from([127, 0, 0, 1]));
-    let Some(_slot) = state.client_slots.try_take(ip) else {
+    let client = match header("mcp-session-id").filter(|s| !s.is_empty() && s.len() <= 128) {
+        Some(session) => ClientKey::Session(session),
+        None => ClientKey::Address(ip),
+    };
+    let Some(_slot) = state.client_slots.try_take(client, class) else {
         let limit = state.client_slots.limit;
         let err = DocdexError::new(
             ErrorCode::TooManyRequests,
-            format!("{ip} already has {limit} requests in progress, the limit per client"),
+            format!("{ip} already has {limit} requests of this kind in progress, the limit per client"),
         )
         .with_hint("wait for answers before sending more, or raise [server] max_requests_per_client");
         return refuse(req, err);
@@ -181,6 +229,25 @@ pub async fn guard(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn requests_are_counted_by_kind_and_health_never() {
+        assert_eq!(EndpointClass::of("/healthz", ""), EndpointClass::Health);
+        assert_eq!(EndpointClass::of("/v1/models", ""), EndpointClass::Llm);
+        assert_eq!(EndpointClass::of("/v1/chat/completions", ""), EndpointClass::Llm);
+        assert_eq!(EndpointClass::of("/v1/web/fetch", ""), EndpointClass::Web);
+        assert_eq!(EndpointClass::of("/v1/search", "q=x&force_web=true"), EndpointClass::Web);
+        assert_eq!(EndpointClass::of("/v1/search", "q=x"), EndpointClass::Local);
+        assert_eq!(EndpointClass::of("/v1/mcp", ""), EndpointClass::Mcp);
+        let slots = ClientSlots::new(1);
+        let local = ClientKey::Address(IpAddr::from([127, 0, 0, 1]));
+        let held = slots.try_take(local.clone(), EndpointClass::Llm).unwrap();
+        assert!(slots.try_take(local.clone(), EndpointClass::Llm).is_none());
+        assert!(slots.try_take(local.clone(), EndpointClass::Local).is_some());
+        assert!(slots.try_take(ClientKey::Session("s2".into()), EndpointClass::Llm).is_some());
+        drop(held);
+        assert!(slots.try_take(local, EndpointClass::Llm).is_some());
+    }
 
     #[test]
     fn text_around_a_bracketed_address_or_a_bad_port_is_refused() {

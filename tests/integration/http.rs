@@ -326,3 +326,45 @@ async fn edge_inputs_get_clear_refusals() {
     let body: serde_json::Value = chat.json().await.unwrap();
     assert!(body.to_string().contains("X-Docdex-Repo"), "{body}");
 }
+
+/// One local client with 64 slow requests in flight (the model list of an LLM server that
+/// never answers) still gets `/healthz` and its searches answered; only a 65th slow one waits.
+#[test]
+fn health_and_search_answer_while_one_client_has_64_slow_requests() {
+    let repo = sample_repo();
+    // An "LLM server" that accepts connections and never answers.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let llm = listener.local_addr().unwrap();
+    let held = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    {
+        let held = std::sync::Arc::clone(&held);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                held.lock().unwrap().push(stream);
+            }
+        });
+    }
+    let home = Home::with_config(&format!("[llm]\nprovider = \"openai\"\nbase_url = \"http://{llm}\"\n"));
+    let server = Server::start(&home, &["--repo", repo.path().to_str().unwrap()]);
+    let client = server.blocking_client();
+    let slow: Vec<_> = (0..64)
+        .map(|_| {
+            let (client, url) = (client.clone(), server.url("/v1/models"));
+            std::thread::spawn(move || client.get(url).send().map(|r| r.status().as_u16()))
+        })
+        .collect();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while held.lock().unwrap().len() < 64 {
+        assert!(std::time::Instant::now() < deadline, "only {} slow calls reached the LLM", held.lock().unwrap().len());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(client.get(server.url("/healthz")).send().unwrap().status().as_u16(), 200);
+    let search = client.get(server.url("/v1/search?q=WorkerPool&limit=3")).send().unwrap();
+    assert_eq!(search.status().as_u16(), 200);
+    let one_more = client.get(server.url("/v1/models")).send().unwrap();
+    assert_eq!(one_more.status().as_u16(), 429);
+    drop(server);
+    for call in slow {
+        let _ = call.join();
+    }
+}

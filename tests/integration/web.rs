@@ -478,14 +478,18 @@ fn one_client_cannot_hold_more_requests_than_its_share() {
         assert!(std::time::Instant::now() < deadline, "the slow fetch never started");
         std::thread::sleep(Duration::from_millis(20));
     }
-    // Its one slot is taken: the next request from the same address waits for nothing.
-    let busy = client.get(server.url("/healthz")).send().unwrap();
+    // Its one web slot is taken: the next web request from the same address waits for
+    // nothing; health and local requests have slots of their own.
+    let busy = client.post(server.url("/v1/web/fetch")).json(&serde_json::json!({"url": web.base(0)})).send().unwrap();
     assert_eq!(busy.status().as_u16(), 429);
     let body: Value = busy.json().unwrap();
     assert_eq!(body["error"]["code"], "too_many_requests");
     assert!(body["error"]["message"].as_str().unwrap().contains("limit per client"), "{body}");
+    assert_eq!(client.get(server.url("/healthz")).send().unwrap().status().as_u16(), 200, "health answers");
+    assert_eq!(client.get(server.url("/v1/status")).send().unwrap().status().as_u16(), 200, "local answers");
     assert_eq!(slow.join().unwrap(), 200);
-    assert_eq!(client.get(server.url("/healthz")).send().unwrap().status().as_u16(), 200, "the slot came back");
+    let again = client.post(server.url("/v1/web/fetch")).json(&serde_json::json!({"url": web.base(0)})).send().unwrap();
+    assert_eq!(again.status().as_u16(), 200, "the slot came back");
 }
 
 #[test]
