@@ -57,6 +57,15 @@ impl HostPolicy {
     }
 }
 
+/// Most MCP sessions open at once: a client that calls `initialize` in a loop gets a clear
+/// refusal instead of the daemon's memory (each session holds ~80 KB until it expires).
+pub const MAX_MCP_SESSIONS: usize = 256;
+/// An MCP session without a request for this long is closed (the client starts another).
+pub const MCP_SESSION_IDLE: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// The daemon's MCP sessions, as the guard counts them.
+pub struct McpSessions(pub Arc<rmcp::transport::streamable_http_server::session::local::LocalSessionManager>);
+
 /// What a request is, for counting it: slow work of one kind must not starve the others.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EndpointClass {
@@ -203,6 +212,26 @@ pub async fn guard(
             let err = DocdexError::new(ErrorCode::Unauthorized, "missing or wrong bearer token")
                 .with_hint("send `Authorization: Bearer <token>`; the token is in $DOCDEX_HOME/token (`docdexd mcp-config` prints it)");
             return refuse(req, err);
+        }
+    }
+    // A request that opens an MCP session (a POST without a session id) past the cap.
+    let opens_session = req.method() == Method::POST
+        && req.path().starts_with("/v1/mcp")
+        && header("mcp-session-id").is_none_or(|s| s.is_empty());
+    if opens_session {
+        if let Some(sessions) = req.app_data::<web::Data<McpSessions>>() {
+            let open = sessions.0.sessions.read().await.len();
+            if open >= MAX_MCP_SESSIONS {
+                let err = DocdexError::new(
+                    ErrorCode::TooManyRequests,
+                    format!("{open} MCP sessions are open, the most this daemon keeps"),
+                )
+                .with_hint(format!(
+                    "close sessions you no longer use (DELETE with their Mcp-Session-Id); idle ones close after {} s",
+                    MCP_SESSION_IDLE.as_secs()
+                ));
+                return refuse(req, err);
+            }
         }
     }
     let class = EndpointClass::of(req.path(), req.query_string());

@@ -497,19 +497,26 @@ pub fn start(
     let mcp_budget_tokens = state.mcp_budget_tokens;
     // One host policy for REST and MCP: `guard` checks Host and Origin before any route, so
     // the SDK's own check (loopback names only, which broke exposed mode) is turned off.
+    // Sessions end after `MCP_SESSION_IDLE` without a request; `guard` refuses new ones past
+    // `guard::MAX_MCP_SESSIONS` (each holds ~80 KB, and `initialize` in a loop is free).
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = Some(guard::MCP_SESSION_IDLE);
+    let sessions = Arc::new(sessions);
+    let open_sessions = web::Data::new(guard::McpSessions(Arc::clone(&sessions)));
     let mcp = StreamableHttpService::builder()
         .service_factory(Arc::new(move || {
             // The daemon's `--repo` serves clients that name no workspace; one that shares
             // its roots is about that workspace.
             Ok(DocdexMcp::new(dispatcher.clone(), default_repo_opt.clone(), mcp_budget_tokens).with_roots_first())
         }))
-        .session_manager(Arc::new(LocalSessionManager::default()))
+        .session_manager(sessions)
         .stateful_mode(true)
         .maybe_allowed_hosts(Some(Vec::new()))
         .build();
     let configure = configure(state);
     let server = HttpServer::new(move || {
         App::new()
+            .app_data(open_sessions.clone())
             .wrap(from_fn(guard::guard))
             .service(mcp.clone().scope_with_path("/v1/mcp"))
             .configure(configure.clone())

@@ -368,3 +368,56 @@ fn health_and_search_answer_while_one_client_has_64_slow_requests() {
         let _ = call.join();
     }
 }
+
+/// `initialize` in a loop: past the session cap a clear 429, and 3,000 attempts cost the
+/// daemon at most 100 MB (each kept session holds ~80 KB until it expires).
+#[test]
+fn mcp_sessions_are_capped() {
+    let home = Home::new();
+    let mut server = Server::start(&home, &[]);
+    // Each refusal is logged: drain the log, or a full pipe would stall the daemon.
+    let mut log = server.child.stderr.take().unwrap();
+    std::thread::spawn(move || std::io::copy(&mut log, &mut std::io::sink()));
+    let client = server.blocking_client();
+    let rss_mib = |pid: u32| {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        let kib: f64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap();
+        kib / 1024.0
+    };
+    let initialize = serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "loop", "version": "1"}}
+    });
+    let before = rss_mib(server.child.id());
+    let (mut opened, mut refused, mut message) = (0, 0, String::new());
+    for _ in 0..3000 {
+        let response = client
+            .post(server.url("/v1/mcp"))
+            .header("Accept", "application/json, text/event-stream")
+            .json(&initialize)
+            .send()
+            .unwrap();
+        // Read to the end, as a client does: the answer is a short event stream.
+        let status = response.status().as_u16();
+        let body = response.text().unwrap();
+        match status {
+            200 => opened += 1,
+            429 => {
+                refused += 1;
+                message = body;
+            }
+            other => panic!("initialize answered {other}: {body}"),
+        }
+    }
+    let grown = rss_mib(server.child.id()) - before;
+    assert_eq!(opened, 256, "{refused} refused");
+    assert!(message.contains("MCP sessions are open") && message.contains("Mcp-Session-Id"), "{message}");
+    assert!(grown <= 100.0, "3,000 initialize calls grew the daemon by {grown:.0} MiB");
+    // The daemon still answers everything else.
+    assert_eq!(client.get(server.url("/healthz")).send().unwrap().status().as_u16(), 200);
+}
