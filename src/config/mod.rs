@@ -330,7 +330,8 @@ pub struct ServerConfig {
     /// Host names (besides loopback) requests may be addressed to, e.g. the name an exposed
     /// daemon is reached by. Empty on an exposed daemon means any (the token guards it).
     pub allowed_hosts: Vec<String>,
-    /// Requests one client address may have in flight; more get 429.
+    /// Requests one client (its MCP session, else its address) may have in flight of each
+    /// kind (LLM, web, MCP, local work; `/healthz` is never counted); more get 429.
     pub max_requests_per_client: usize,
     /// Budget of one MCP tool result in tokens (estimated as characters / 3): longer results
     /// are paged. Agents' clients cap a result (Claude Code at 25k tokens).
