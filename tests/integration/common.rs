@@ -325,3 +325,10 @@ fn json_of(out: Output, args: &[&str]) -> Value {
     assert_eq!(out.status.code(), Some(0), "{args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
+
+/// How long the race tests flip a path: 6 s in the suite; `DOCDEX_RACE_SECS=60` for the
+/// long run SECURITY.md reports.
+pub fn race_duration() -> std::time::Duration {
+    let secs = std::env::var("DOCDEX_RACE_SECS").ok().and_then(|v| v.parse().ok()).unwrap_or(6);
+    std::time::Duration::from_secs(secs)
+}

@@ -370,7 +370,7 @@ fn a_file_racing_a_link_out_or_a_fifo_never_reaches_the_index() {
     };
     let started = std::time::Instant::now();
     let mut runs = 0;
-    while started.elapsed() < std::time::Duration::from_secs(6) {
+    while started.elapsed() < crate::common::race_duration() {
         let out = home.run(&["index", "--repo", repo.path().to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
         runs += 1;
