@@ -97,6 +97,10 @@ async fn auth_token_is_enforced_when_set() {
         let (status, _) = get(&server.url(path), Some("s3cret")).await;
         assert_eq!(status, 200, "{path}");
     }
+    // The token given on the command line is not in the process list.
+    let cmdline = std::fs::read(format!("/proc/{}/cmdline", server.child.id())).unwrap();
+    let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+    assert!(cmdline.contains("daemon") && !cmdline.contains("s3cret"), "{cmdline}");
 }
 
 #[test]
