@@ -141,7 +141,11 @@ impl Shared {
         if let Some(tab) = self.slot().idle_tabs.pop() {
             return Ok(tab);
         }
-        open_tab(&browser).map_err(|err| DocdexError::new(ErrorCode::WebUnavailable, err))
+        let policy = safety::RequestPolicy {
+            allow_private: self.web.allow_private_addresses,
+            blocklist: self.web.blocklist.clone(),
+        };
+        open_tab(&browser, policy).map_err(|err| DocdexError::new(ErrorCode::WebUnavailable, err))
     }
 
     fn kill_browser(&self, why: &str) {

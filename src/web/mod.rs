@@ -128,11 +128,34 @@ pub fn chromium_fetch(
     loaded.map_err(|err| err.to_string())
 }
 
-/// Opens a tab in a running browser.
+/// Opens a tab in a running browser. Every request the tab makes is paused and checked
+/// against `policy` before Chromium sends it: the page passed the checks before it was asked
+/// for, but its subresources, its redirects and its scripts' navigations happen inside the
+/// browser, where only this interception sees them.
 pub fn open_tab(
     browser: &headless_chrome::Browser,
+    policy: safety::RequestPolicy,
 ) -> std::result::Result<std::sync::Arc<headless_chrome::Tab>, String> {
-    browser.new_tab().map_err(|err| format!("browser: cannot open a tab: {err}"))
+    use headless_chrome::browser::tab::RequestPausedDecision;
+    use headless_chrome::protocol::cdp::Fetch::events::RequestPausedEvent;
+    use headless_chrome::protocol::cdp::Fetch::FailRequest;
+    use headless_chrome::protocol::cdp::Network::ErrorReason;
+    let tab = browser.new_tab().map_err(|err| format!("browser: cannot open a tab: {err}"))?;
+    let interceptor =
+        move |_transport, _session, event: RequestPausedEvent| match policy.refusal(&event.params.request.url) {
+            None => RequestPausedDecision::Continue(None),
+            Some(why) => {
+                tracing::debug!(url = %event.params.request.url, "browser request refused: {why}");
+                RequestPausedDecision::Fail(FailRequest {
+                    request_id: event.params.request_id,
+                    error_reason: ErrorReason::AccessDenied,
+                })
+            }
+        };
+    tab.enable_request_interception(std::sync::Arc::new(interceptor))
+        .and_then(|_| tab.enable_fetch(None, None).map(|_| ()))
+        .map_err(|err| format!("browser: cannot guard a tab's requests: {err}"))?;
+    Ok(tab)
 }
 
 /// Leaves a tab blank for the next page (stops whatever the last one still runs).

@@ -136,6 +136,50 @@ pub async fn check_address(url: &Url, allow_private: bool) -> Result<()> {
     }
 }
 
+/// What every request a browser tab makes may reach: the page, its subresources, the
+/// redirects and script navigations inside the browser. Checked on each request Chromium is
+/// about to send (`web::open_tab`), with the rules the page itself passed.
+#[derive(Debug, Clone)]
+pub struct RequestPolicy {
+    pub allow_private: bool,
+    pub blocklist: Vec<String>,
+}
+
+impl RequestPolicy {
+    /// Why a request the browser is about to send is refused, if it is. `data:`, `blob:` and
+    /// `about:` stay inside the page; any other scheme but http(s) is refused, as are
+    /// blocked domains and (unless allowed) hosts that are or resolve to private addresses.
+    /// Resolution is blocking: it runs on the tab's event thread, per request.
+    pub fn refusal(&self, raw: &str) -> Option<String> {
+        let Ok(url) = Url::parse(raw) else { return Some(format!("{raw} is not a URL")) };
+        match url.scheme() {
+            "data" | "blob" | "about" => return None,
+            "http" | "https" => {}
+            other => return Some(format!("the {other} scheme is refused")),
+        }
+        if let Err(err) = check_blocklist(&url, &self.blocklist) {
+            return Some(err.message);
+        }
+        if self.allow_private {
+            return None;
+        }
+        let host = url.host_str().unwrap_or("");
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        let private = match bare.parse::<IpAddr>() {
+            Ok(ip) => is_private_ip(ip).then_some(ip),
+            Err(_) => {
+                let port = url.port_or_known_default().unwrap_or(80);
+                match std::net::ToSocketAddrs::to_socket_addrs(&(bare, port)) {
+                    Ok(addrs) => addrs.map(|a| a.ip()).find(|ip| is_private_ip(*ip)),
+                    // Chromium's own lookup fails the same way.
+                    Err(_) => None,
+                }
+            }
+        };
+        private.map(|ip| private_refused(host, ip).message)
+    }
+}
+
 /// A DNS resolver for reqwest that drops private addresses, so a public name that resolves
 /// (or re-resolves, DNS rebinding) to a private address cannot be reached.
 pub struct PublicOnlyResolver;
@@ -218,5 +262,26 @@ mod tests {
         assert!(!is_blocked("badexample.com", &list));
         assert!(is_blocked("a.spam.org", &list));
         assert_eq!(domain_of(&parse_web_url("https://WWW.Example.com/x").unwrap()), "example.com");
+    }
+}
+
+#[cfg(test)]
+mod request_policy_tests {
+    use super::*;
+
+    #[test]
+    fn a_browser_request_is_judged_like_the_page() {
+        let policy = RequestPolicy { allow_private: false, blocklist: vec!["tracker.example".into()] };
+        assert!(policy.refusal("http://127.0.0.1:8080/x").is_some_and(|why| why.contains("private")));
+        assert!(policy.refusal("http://[::1]/x").is_some());
+        assert!(policy.refusal("http://10.0.0.7/admin").is_some());
+        assert!(policy.refusal("http://169.254.169.254/latest/meta-data").is_some());
+        assert!(policy.refusal("https://cdn.tracker.example/a.js").is_some_and(|why| why.contains("tracker.example")));
+        assert!(policy.refusal("file:///etc/passwd").is_some_and(|why| why.contains("file")));
+        assert!(policy.refusal("data:text/plain,hi").is_none());
+        assert!(policy.refusal("http://93.184.216.34/").is_none());
+        let loopback_allowed = RequestPolicy { allow_private: true, blocklist: vec!["localhost".into()] };
+        assert!(loopback_allowed.refusal("http://127.0.0.1:9/x").is_none());
+        assert!(loopback_allowed.refusal("http://localhost:9/x").is_some());
     }
 }

@@ -504,3 +504,37 @@ fn no_network_fails_discovery_at_once_with_the_way_out() {
     // Not retried as a refusal, nor blamed on DuckDuckGo.
     assert!(!stderr.contains("attempts") && !stderr.contains("refusing"), "{stderr}");
 }
+
+/// Requests a page makes inside the browser (an image, a script's fetch, a script's
+/// navigation) pass the same rules as the page: here a blocked host (the test's second
+/// loopback site). Before, only the page's first and final URLs were checked.
+#[test]
+fn requests_a_page_makes_inside_the_browser_are_checked_too() {
+    let web = FakeWeb::start(2, |path, web| {
+        let other = web.base(1);
+        match path {
+            "/lure" => Reply::html(format!(
+                "<html><head><title>Lure</title></head><body><article><h1>Lure</h1>\
+                 <p>An ordinary article about proxies and upstream servers, long enough to be read as one.</p>\
+                 <img src=\"{other}/tracker.png\"><script>fetch(\"{other}/beacon\").catch(() => {{}});</script>\
+                 </article></body></html>"
+            )),
+            _ => Reply::status(404, "<html><body>not found</body></html>"),
+        }
+    });
+    // The second stand-in site, blocked by its address.
+    let second_host = url::Url::parse(&web.base(1)).unwrap().host_str().unwrap().to_string();
+    let home = web_home(&web, &format!("blocklist = [\"{second_host}\"]"));
+    let url = format!("{}/lure", web.base(0));
+    let out = home.cmd().env("DOCDEX_LOG", "docdex=info").args(["web-fetch", "--json", &url]).output().unwrap();
+    let (code, body, stderr) = (
+        out.status.code().unwrap_or(-1),
+        serde_json::from_slice::<Value>(&out.stdout).unwrap_or(Value::Null),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(body["page"]["engine"], "chromium", "{body}");
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(web.seen("/tracker.png").is_empty(), "the image was requested: {stderr}");
+    assert!(web.seen("/beacon").is_empty(), "the script's fetch was sent");
+}

@@ -15,7 +15,6 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 
 from mcp import ClientSession, StdioServerParameters
@@ -139,7 +138,8 @@ async def exercise(session, repo, bench):
     check(items[0]["metadata"] == {"topic": "limits"}, f"metadata {items[0]}")
 
     # Error cases: tool errors with hints, never empty results or crashes.
-    no_such = os.path.join(tempfile.gettempdir(), "docdex-no-such-repo")
+    # Inside the repo the session serves (allowed), so the answer is "does not exist".
+    no_such = os.path.join(repo, "no-such-subdir")
     await expect_error(session, "docdex_search", {"query": "x", "repo_path": no_such}, "does not exist")
     # A directory never indexed is mounted and indexed by the request that names it.
     unindexed = os.path.join(repo, "docs")

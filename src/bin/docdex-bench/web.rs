@@ -149,7 +149,9 @@ pub async fn run(loaded: &LoadedConfig, runs: usize, json: bool) -> Result<i32> 
         let client = headless_chrome::Browser::connect_with_timeout(process.ws_url.clone(), Duration::from_secs(60))
             .map_err(|err| DocdexError::internal(format!("connect: {err}")))?;
         let url = url::Url::parse(&format!("{base}/articles/1")).expect("a valid URL");
-        let tab = open_tab(&client).map_err(DocdexError::internal)?;
+        // The pages are served from loopback.
+        let policy = docdex::web::safety::RequestPolicy { allow_private: true, blocklist: Vec::new() };
+        let tab = open_tab(&client, policy).map_err(DocdexError::internal)?;
         // The first load warms the browser's caches of code and fonts; it is not counted.
         let _ = chromium_fetch(&tab, &url, "docdex-bench", Duration::from_secs(15), &Default::default());
         reset_tab(&tab);
