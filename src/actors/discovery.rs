@@ -17,7 +17,7 @@ use crate::protocol::time::unix_now;
 use crate::protocol::{DocdexError, ErrorCode, Result, WebResult, WebSearchResponse};
 use crate::web::cache::{CachedDiscovery, WebCache};
 use crate::web::ddg::{self, DdgPage};
-use crate::web::limiter::{backoff, Spacing};
+use crate::web::limiter::{backoff, FileSpacing, Spacing};
 use crate::web::{http_get, safety};
 
 /// Discovery result pages are small; anything larger is not one.
@@ -34,6 +34,8 @@ struct Shared {
     cache: WebCache,
     client: reqwest::Client,
     spacing: Spacing,
+    /// The same spacing shared with every other process on this home.
+    machine_spacing: FileSpacing,
 }
 
 impl Discovery {
@@ -46,6 +48,10 @@ impl Discovery {
                 cache: WebCache::new(state_dir, web.cache_ttl_secs),
                 client,
                 spacing: Spacing::new(Duration::from_millis(web.min_spacing_ms)),
+                machine_spacing: FileSpacing::new(
+                    state_dir.join("cache/web/discovery.gate"),
+                    Duration::from_millis(web.min_spacing_ms),
+                ),
                 web: web.clone(),
             }),
         })
@@ -144,6 +150,7 @@ async fn fetch_results(shared: &Shared, query: &str) -> Result<(&'static str, Ve
         })?;
         url.query_pairs_mut().append_pair("q", query);
         shared.spacing.wait_turn(delay).await;
+        shared.machine_spacing.wait_turn(delay).await;
         tracing::debug!(%url, attempt, "discovery request");
         let outcome = http_get(&shared.client, &url, MAX_RESULT_PAGE_BYTES).await;
         let problem = match outcome {

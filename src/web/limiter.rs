@@ -39,6 +39,57 @@ impl Spacing {
     }
 }
 
+/// The same spacing across processes on one home: two `docdexd web-search` runs without a
+/// daemon must not hit DuckDuckGo closer together than one process would. The time the next
+/// request may start is kept in a file, read and written under an exclusive lock that the
+/// caller holds while it waits, so processes take turns.
+pub struct FileSpacing {
+    path: std::path::PathBuf,
+    interval: Duration,
+}
+
+impl FileSpacing {
+    pub fn new(path: std::path::PathBuf, interval: Duration) -> FileSpacing {
+        FileSpacing { path, interval: interval + ARRIVAL_MARGIN }
+    }
+
+    /// Waits for this process's turn (at least `extra` more when given). Best effort: a gate
+    /// file that cannot be used leaves the spacing to the process's own gate, with a warning.
+    pub async fn wait_turn(&self, extra: Duration) {
+        let (path, interval) = (self.path.clone(), self.interval);
+        let waited = tokio::task::spawn_blocking(move || take_turn(&path, interval, extra)).await;
+        if let Ok(Err(err)) | Err(err) = waited.map_err(std::io::Error::other) {
+            tracing::warn!(error = %err, "the machine-wide discovery gate is unusable; spacing holds within this process only");
+        }
+    }
+}
+
+fn take_turn(path: &std::path::Path, interval: Duration, extra: Duration) -> std::io::Result<()> {
+    use std::io::{Read, Seek, Write};
+    use std::os::fd::AsRawFd;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let mut file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)?;
+    // SAFETY: flock on an open descriptor; released when the file is closed.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let unix_ms = || {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+    };
+    let mut text = String::new();
+    file.read_to_string(&mut text)?;
+    let next_ms: u64 = text.trim().parse().unwrap_or(0);
+    let now = unix_ms();
+    let at = next_ms.max(now).max(now + extra.as_millis() as u64);
+    std::thread::sleep(Duration::from_millis(at - now));
+    file.set_len(0)?;
+    file.rewind()?;
+    write!(file, "{}", unix_ms() + interval.as_millis() as u64)?;
+    Ok(())
+}
+
 /// One `Spacing` per domain.
 pub struct DomainSpacing {
     interval: Duration,

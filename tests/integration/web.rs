@@ -538,3 +538,26 @@ fn requests_a_page_makes_inside_the_browser_are_checked_too() {
     assert!(web.seen("/tracker.png").is_empty(), "the image was requested: {stderr}");
     assert!(web.seen("/beacon").is_empty(), "the script's fetch was sent");
 }
+
+/// Two `web-search` runs at once without a daemon: two processes, one politeness. Their
+/// discovery requests reach the server at least 2 s apart, as one process's would.
+#[test]
+fn two_processes_keep_the_discovery_spacing_between_them() {
+    let web = standard_web();
+    let home = web_home(&web, "");
+    let runs: Vec<_> = ["nginx reverse proxy", "upstream keepalive timeout"]
+        .into_iter()
+        .map(|query| {
+            let mut cmd = home.cmd();
+            cmd.args(["web-search", "--json", query]);
+            std::thread::spawn(move || cmd.output().unwrap())
+        })
+        .collect();
+    for run in runs {
+        let out = run.join().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let discovery = web.seen("/html/");
+    assert_eq!(discovery.len(), 2, "{discovery:?}");
+    assert!(min_gap(&discovery) >= Duration::from_secs(2), "{discovery:?}");
+}
