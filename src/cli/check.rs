@@ -17,18 +17,18 @@ pub(super) struct CheckReport {
 
 impl CheckReport {
     fn ok(&mut self, name: &str, detail: &str) {
-        println!("ok    {name:<10} {detail}");
+        crate::outln!("ok    {name:<10} {detail}");
     }
 
     fn warn(&mut self, name: &str, detail: &str) {
-        println!("warn  {name:<10} {detail}");
+        crate::outln!("warn  {name:<10} {detail}");
     }
 
     fn fail(&mut self, name: &str, err: &DocdexError) {
         self.failed = true;
-        println!("FAIL  {name:<10} {}", err.message);
+        crate::outln!("FAIL  {name:<10} {}", err.message);
         if let Some(hint) = &err.hint {
-            println!("      hint: {hint}");
+            crate::outln!("      hint: {hint}");
         }
     }
 }
@@ -158,7 +158,7 @@ pub(super) fn check_llm(loaded: &LoadedConfig, report: &mut CheckReport) {
         Err(err) => {
             report.warn("llm", &format!("{} (chat is unavailable; search works)", err.message));
             if let Some(hint) = &err.hint {
-                println!("      hint: {hint}");
+                crate::outln!("      hint: {hint}");
             }
         }
         Ok(models) => {
@@ -183,7 +183,7 @@ pub(super) fn check_llm(loaded: &LoadedConfig, report: &mut CheckReport) {
                         names.join(", ")
                     ),
                 );
-                println!("      hint: `docdexd llm-setup` shows what to pull for this machine");
+                crate::outln!("      hint: `docdexd llm-setup` shows what to pull for this machine");
             }
         }
     }
@@ -271,11 +271,11 @@ pub(super) fn run_models_install(home: &Path) -> i32 {
         Ok(files) => {
             for file in files {
                 let state = if file.already_present { "present" } else { "installed" };
-                println!("{state:<10} {}", file.path.display());
+                crate::outln!("{state:<10} {}", file.path.display());
             }
             match crate::actors::embedder::probe(&crate::actors::system::embedder_settings(&loaded)) {
                 Ok(detail) => {
-                    println!("ok: {detail}");
+                    crate::outln!("ok: {detail}");
                     0
                 }
                 Err(reason) => {

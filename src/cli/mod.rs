@@ -65,10 +65,15 @@ pub fn run(cli: Cli) -> i32 {
     }
     let system = actix::System::new();
     let code = system.block_on(async move {
-        match run_async(cli.command, loaded).await {
+        let code = match run_async(cli.command, loaded).await {
             Ok(code) => code,
             Err(err) => report_error(&err),
-        }
+        };
+        // A command refused before any await leaves the actors it started never polled; the
+        // runtime's teardown would then start them outside the runtime (a panic in their
+        // timers). One turn of the executor starts them while it still runs.
+        tokio::task::yield_now().await;
+        code
     });
     code
 }

@@ -9,6 +9,18 @@ use crate::protocol::{
     WebFetchResponse, WebSearchResponse,
 };
 
+/// `println!` for a command's output: a closed pipe (`docdexd check | head -1`) ends the
+/// output, never the process with a panic (`print_out` drops a broken pipe).
+#[macro_export]
+macro_rules! outln {
+    () => {{
+        let _ = $crate::cli::output::print_out("\n");
+    }};
+    ($($arg:tt)*) => {{
+        let _ = $crate::cli::output::print_out(&format!("{}\n", format_args!($($arg)*)));
+    }};
+}
+
 /// Prints to stdout; a closed pipe (`docdexd search … | head`) is not an error.
 pub fn print_out(text: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();

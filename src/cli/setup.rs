@@ -398,7 +398,7 @@ pub(crate) fn run_setup(
         for agent in &agents {
             let file = agent.file(&home, repo_opt.as_deref());
             let state = if configured(agent, &file) { "configured" } else { "not configured" };
-            println!("{:<15} {state:<15} {}", agent.name, file.display());
+            crate::outln!("{:<15} {state:<15} {}", agent.name, file.display());
         }
         return Ok(0);
     }
@@ -427,15 +427,15 @@ pub(crate) fn run_setup(
             Ok(Outcome::Written { backup_opt }) => {
                 let backup =
                     backup_opt.map(|b| format!(" (previous file kept as {})", b.display())).unwrap_or_default();
-                println!("{:<15} written       {}{backup}", agent.name, file.display());
+                crate::outln!("{:<15} written       {}{backup}", agent.name, file.display());
             }
-            Ok(Outcome::Unchanged) => println!("{:<15} already set    {}", agent.name, file.display()),
-            Ok(Outcome::DryRun { content }) => println!("# {} ({})\n{content}", file.display(), agent.title),
+            Ok(Outcome::Unchanged) => crate::outln!("{:<15} already set    {}", agent.name, file.display()),
+            Ok(Outcome::DryRun { content }) => crate::outln!("# {} ({})\n{content}", file.display(), agent.title),
             Err(err) => {
                 failed = true;
-                println!("{:<15} FAILED         {}: {}", agent.name, file.display(), err.message);
+                crate::outln!("{:<15} FAILED         {}: {}", agent.name, file.display(), err.message);
                 if let Some(hint) = &err.hint {
-                    println!("                hint: {hint}");
+                    crate::outln!("                hint: {hint}");
                 }
             }
         }

@@ -417,3 +417,29 @@ fn a_fresh_home_and_what_it_holds_are_private() {
     }
     assert!(seen > 5, "only {seen} entries under the home");
 }
+
+/// A reader that goes away (`docdexd check | true`) and a request refused before any work
+/// (`search --source bogus`) end the command with its exit code, never a panic (101).
+#[test]
+fn a_closed_pipe_or_an_early_refusal_never_panics() {
+    let home = Home::new();
+    for _ in 0..3 {
+        let mut child = home
+            .cmd()
+            .arg("check")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{:?}: {stderr}", out.status);
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    let repo = crate::common::repo_with(&[("src/lib.rs", "pub fn a() {}\n")]);
+    let out = home.run(&["search", "--repo", repo.path().to_str().unwrap(), "--source", "bogus", "x"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("unknown source") && !stderr.contains("panicked"), "{stderr}");
+}

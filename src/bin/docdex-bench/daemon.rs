@@ -231,9 +231,9 @@ pub fn run(loaded: &LoadedConfig, repo: &Path, runs: usize, lexical_only: bool, 
     };
     drop(daemon);
     if json_out {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        docdex::outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        println!(
+        docdex::outln!(
             "repo {} ({} files, {} chunks): first index {:.1} s, embeddings {:.1} s\n\
              resident memory: {:.0} MiB at start, {:.0} MiB after hybrid searches, {:.0} MiB after the idle release ({:.1} s)\n\
              hybrid search p50 {:.1} ms\n\

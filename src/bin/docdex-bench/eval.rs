@@ -372,30 +372,45 @@ pub async fn run(
         sweep,
     };
     if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        docdex::outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        println!(
+        docdex::outln!(
             "dataset {}: {} documents, {} judged topics, indexed in {:.1} s",
-            report.dataset, report.documents, report.topics, report.index_seconds
+            report.dataset,
+            report.documents,
+            report.topics,
+            report.index_seconds
         );
         if let Some(seconds) = report.embedding_seconds {
-            println!(
+            docdex::outln!(
                 "embedded {} chunks in {seconds:.1} s ({:.1} chunks/s)",
                 report.embedded_chunks,
                 report.embedded_chunks as f64 / seconds.max(1e-9)
             );
         }
         for note in &report.notes {
-            println!("note: {note}");
+            docdex::outln!("note: {note}");
         }
-        println!(
+        docdex::outln!(
             "{:<8} {:>7} {:>8} {:>11} {:>7} {:>8} {:>8}",
-            "mode", "MAP", "nDCG@10", "Recall@100", "MRR@10", "p50 ms", "p95 ms"
+            "mode",
+            "MAP",
+            "nDCG@10",
+            "Recall@100",
+            "MRR@10",
+            "p50 ms",
+            "p95 ms"
         );
         for m in report.modes.iter().chain(&report.sweep) {
-            println!(
+            docdex::outln!(
                 "{:<8} {:>7.4} {:>8.4} {:>11.4} {:>7.4} {:>8.2} {:>8.2}",
-                m.mode, m.map, m.ndcg_at_10, m.recall_at_100, m.mrr_at_10, m.latency_p50_ms, m.latency_p95_ms
+                m.mode,
+                m.map,
+                m.ndcg_at_10,
+                m.recall_at_100,
+                m.mrr_at_10,
+                m.latency_p50_ms,
+                m.latency_p95_ms
             );
         }
     }

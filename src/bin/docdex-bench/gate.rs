@@ -151,7 +151,7 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, questions_path: &Path, json
         });
     }
     if json {
-        println!("{}", serde_json::to_string_pretty(&reports)?);
+        docdex::outln!("{}", serde_json::to_string_pretty(&reports)?);
         return Ok(0);
     }
     let line = |name: &str, s: &GateScore| {
@@ -173,7 +173,7 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, questions_path: &Path, json
         out.push_str(&line("best on tune", &r.best_tune));
         out.push_str(&line("that threshold on test", &r.best_on_test));
     }
-    print!("{out}");
+    let _ = docdex::cli::output::print_out(&out);
     Ok(0)
 }
 

@@ -238,28 +238,40 @@ async fn search_paths(client: &reqwest::Client, url: &str, mode: &str, question:
 
 /// The report as text: one table of means, then the misses.
 pub fn print(report: &QuestionsReport) {
-    println!(
+    docdex::outln!(
         "{:<28} {:<8} {:<11} {:>4} {:>9} {:>7} {:>8}",
-        "split", "mode", "kind", "n", "success@5", "MRR@10", "nDCG@10"
+        "split",
+        "mode",
+        "kind",
+        "n",
+        "success@5",
+        "MRR@10",
+        "nDCG@10"
     );
     for s in &report.summaries {
-        println!(
+        docdex::outln!(
             "{:<28} {:<8} {:<11} {:>4} {:>9.3} {:>7.3} {:>8.3}",
-            s.split, s.mode, s.kind, s.questions, s.success_at_5, s.mrr_at_10, s.ndcg_at_10
+            s.split,
+            s.mode,
+            s.kind,
+            s.questions,
+            s.success_at_5,
+            s.mrr_at_10,
+            s.ndcg_at_10
         );
     }
     if report.misses.is_empty() {
         return;
     }
-    println!("\nmissed at 5 by some mode (rank of the first right hit per mode, - = not in the top 10):");
+    docdex::outln!("\nmissed at 5 by some mode (rank of the first right hit per mode, - = not in the top 10):");
     for miss in &report.misses {
         let ranks: Vec<String> = miss
             .ranks
             .iter()
             .map(|(mode, rank)| format!("{mode} {}", rank.map_or("-".to_string(), |r| r.to_string())))
             .collect();
-        println!("  [{} {}] {}  → {}", miss.split, miss.kind, miss.question, miss.expected.join(", "));
-        println!("      {}; first: {}", ranks.join(", "), miss.top.join(", "));
+        docdex::outln!("  [{} {}] {}  → {}", miss.split, miss.kind, miss.question, miss.expected.join(", "));
+        docdex::outln!("      {}; first: {}", ranks.join(", "), miss.top.join(", "));
     }
 }
 

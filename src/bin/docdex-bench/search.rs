@@ -332,17 +332,17 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> R
         notes,
     };
     if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        docdex::outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        println!("repo            {}", report.repo);
-        println!(
+        docdex::outln!("repo            {}", report.repo);
+        docdex::outln!(
             "corpus          {} files, {} chunks, {}",
             report.files,
             report.chunks,
             human_bytes(report.source_bytes)
         );
         let best = report.index_runs.iter().copied().fold(f64::INFINITY, f64::min);
-        println!(
+        docdex::outln!(
             "index           {:.2} s, {:.1} MB/s (median of {} runs; best {:.2} s, {:.1} MB/s), {} on disk",
             report.index_seconds,
             report.index_mb_per_s,
@@ -352,26 +352,31 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> R
             human_bytes(report.index_size_bytes)
         );
         if let (Some(seconds), Some(rate)) = (report.embedding_seconds, report.embedding_chunks_per_s) {
-            println!("embeddings      {seconds:.1} s, {rate:.1} chunks/s");
+            docdex::outln!("embeddings      {seconds:.1} s, {rate:.1} chunks/s");
         }
         for s in &report.searches {
-            println!(
+            docdex::outln!(
                 "search {:<8} {} queries over HTTP: p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms (server p50 {:.2} ms)",
-                s.mode, s.queries, s.p50_ms, s.p95_ms, s.p99_ms, s.server_p50_ms
+                s.mode,
+                s.queries,
+                s.p50_ms,
+                s.p95_ms,
+                s.p99_ms,
+                s.server_p50_ms
             );
         }
         if let Some((p50, p95)) = report.query_embedding_ms {
-            println!("query embedding p50 {p50:.2} ms, p95 {p95:.2} ms (uncached, through the embedder actor)");
+            docdex::outln!("query embedding p50 {p50:.2} ms, p95 {p95:.2} ms (uncached, through the embedder actor)");
         }
         if let Some(recall) = report.dense_recall_at_10 {
-            println!("dense recall@10 {recall:.3} (approximate vs exact nearest neighbours)");
+            docdex::outln!("dense recall@10 {recall:.3} (approximate vs exact nearest neighbours)");
         }
-        println!("peak RSS        {}", human_bytes(report.peak_rss_bytes));
+        docdex::outln!("peak RSS        {}", human_bytes(report.peak_rss_bytes));
         for note in &report.notes {
-            println!("note: {note}");
+            docdex::outln!("note: {note}");
         }
         if let Some(questions) = &report.questions {
-            println!();
+            docdex::outln!();
             crate::questions::print(questions);
         }
     }

@@ -227,7 +227,7 @@ pub async fn run(loaded: &LoadedConfig, runs: usize, json: bool) -> Result<i32> 
         notes,
     };
     if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        docdex::outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         let line = |name: &str, s: &Stat| {
             format!(
@@ -251,7 +251,7 @@ pub async fn run(loaded: &LoadedConfig, runs: usize, json: bool) -> Result<i32> 
         for note in &report.notes {
             out.push_str(&format!("note: {note}\n"));
         }
-        print!("{out}");
+        let _ = docdex::cli::output::print_out(&out);
     }
     Ok(0)
 }
