@@ -186,7 +186,9 @@ pub enum CrateAction {
     Doc {
         #[command(flatten)]
         krate: CrateArgs,
-        path: String,
+        /// The item's path (`serde::de::Deserialize`); or give it alone as the crate
+        /// (`crate doc serde::Deserialize`), whose first segment names the crate.
+        path: Option<String>,
     },
     /// The crate's modules with their item counts.
     Tree {
@@ -269,7 +271,22 @@ pub async fn run_crate(loaded: &LoadedConfig, action: CrateAction) -> Result<i32
                 out
             }
         }
-        CrateAction::Doc { krate, path } => {
+        CrateAction::Doc { mut krate, path } => {
+            let path = match path {
+                Some(path) => path,
+                None => match krate.name.split_once("::") {
+                    Some((name, _)) => {
+                        let path = krate.name.clone();
+                        krate.name = name.to_string();
+                        path
+                    }
+                    None => {
+                        return Err(crate::protocol::DocdexError::invalid("name an item of the crate").with_hint(
+                            format!("`docdexd crate doc {0} {0}::Item` or `docdexd crate doc {0}::Item`", krate.name),
+                        ))
+                    }
+                },
+            };
             let doc = dispatcher.send(ItemDocQuery { crate_ref: krate.crate_ref(), path }).await??;
             if krate.json {
                 to_json(&doc)?

@@ -318,18 +318,22 @@ pub fn stdio_entry(command: &str, args: &[String], env: &[(String, String)]) -> 
     entry
 }
 
-/// What a client must set for the `docdexd mcp` it starts to use this docdex home: an
-/// editor does not inherit a shell's `DOCDEX_HOME`, and without it the session would
-/// read another home's config, token and indexes.
+/// What a client must set for the `docdexd mcp` it starts to use this docdex home and its
+/// model: an editor does not inherit a shell's `DOCDEX_HOME` or `DOCDEX_MODELS_DIR`, and
+/// without them the session would read another home's config, token and indexes, or run
+/// without the model (lexical only).
 pub fn stdio_env(loaded: &crate::config::LoadedConfig) -> Vec<(String, String)> {
-    match std::env::var_os("DOCDEX_HOME").filter(|v| !v.is_empty()) {
-        // Absolute: the editor starts the session in a directory of its own choosing.
-        Some(_) => {
-            let home = std::path::absolute(&loaded.home).unwrap_or_else(|_| loaded.home.clone());
-            vec![("DOCDEX_HOME".to_string(), home.display().to_string())]
-        }
-        None => Vec::new(),
+    // Absolute: the editor starts the session in a directory of its own choosing.
+    let absolute = |path: &std::path::Path| std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let set = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).is_some();
+    let mut env = Vec::new();
+    if set("DOCDEX_HOME") {
+        env.push(("DOCDEX_HOME".to_string(), absolute(&loaded.home).display().to_string()));
     }
+    if set("DOCDEX_MODELS_DIR") {
+        env.push(("DOCDEX_MODELS_DIR".to_string(), absolute(&loaded.models_dir()).display().to_string()));
+    }
+    env
 }
 
 /// The per-agent sections of docs/agents.md, from the table: what `setup --agent` writes where.

@@ -91,12 +91,11 @@ impl LlmClient {
             .user_agent(concat!("docdex/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|err| DocdexError::internal(format!("cannot build the LLM HTTP client: {err}")))?;
-        Ok(LlmClient {
-            kind,
-            base_url: config.base_url.trim_end_matches('/').to_string(),
-            http,
-            retries: config.retries,
-        })
+        // `http://host:8080/v1` is how every OpenAI client is configured; the paths here carry
+        // their own `/v1`, so the server's root is taken either way.
+        let base = config.base_url.trim_end_matches('/');
+        let base = base.strip_suffix("/v1").unwrap_or(base);
+        Ok(LlmClient { kind, base_url: base.to_string(), http, retries: config.retries })
     }
 
     fn url(&self, path: &str) -> String {
@@ -311,6 +310,17 @@ fn error_chain(err: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_base_url_is_taken_with_or_without_v1() {
+        for base in
+            ["http://127.0.0.1:8080", "http://127.0.0.1:8080/", "http://127.0.0.1:8080/v1", "http://127.0.0.1:8080/v1/"]
+        {
+            let config = LlmConfig { provider: "openai".into(), base_url: base.into(), ..LlmConfig::default() };
+            let client = LlmClient::new(&config).unwrap();
+            assert_eq!(client.url("/v1/models"), "http://127.0.0.1:8080/v1/models", "{base}");
+        }
+    }
 
     #[test]
     fn provider_names() {

@@ -300,6 +300,10 @@ fn crate_tools_answer_from_rustdoc_with_aliases_suggestions_and_whole_examples()
     assert_eq!(doc["requested"], "serde::Deserialize");
     assert!(doc["docs"].as_str().unwrap().contains("A **data structure** that can be deserialized"), "{doc}");
 
+    // The crate named by the path's first segment alone.
+    let short = home.json(&["crate", "doc", "serde::Deserialize", "--repo", this_repo, "--json"]);
+    assert_eq!(short["path"], doc["path"], "{short}");
+
     let typo = home.run(&["crate", "doc", "serde", "serde::Deserialise", "--repo", this_repo]);
     assert_eq!(typo.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&typo.stderr).contains("did you mean: serde::Deserialize"), "{typo:?}");

@@ -112,6 +112,8 @@ fn mcp_config_prints_stdio_and_http_snippets() {
     assert_eq!(stdio["args"][2], std::fs::canonicalize(repo.path()).unwrap().to_str().unwrap());
     // This home is not the default one, so the editor is told to pass it on.
     assert_eq!(stdio["env"]["DOCDEX_HOME"], home.dir.path().to_str().unwrap());
+    // And so is the model's folder set here (without it the session would be lexical only).
+    assert_eq!(stdio["env"]["DOCDEX_MODELS_DIR"], home.dir.path().join("no-models").to_str().unwrap());
     assert_eq!(json_blocks[1]["mcpServers"]["docdex"]["url"], "http://127.0.0.1:3210/v1/mcp");
 }
 
