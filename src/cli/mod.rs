@@ -117,6 +117,9 @@ fn installation_notes(loaded: &LoadedConfig) -> Vec<String> {
 }
 
 pub fn init_tracing(level: &str) {
+    // A level that is not one (reported by the config's warnings, with its key) logs at warn.
+    let level = level.trim().to_ascii_lowercase();
+    let level = if config::LOG_LEVELS.contains(&level.as_str()) { level } else { "warn".to_string() };
     let filter = tracing_subscriber::EnvFilter::try_from_env("DOCDEX_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("docdex={level}")));
     // Colours only for a terminal: a daemon's log redirected to a file stays plain text.

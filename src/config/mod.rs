@@ -534,6 +534,10 @@ pub fn load(home: &Path) -> Result<LoadedConfig> {
             .with_hint("fix the file or delete it to get the defaults back (example: config/config.example.toml)")
     })?;
     apply_env_overrides(&mut config)?;
+    check_ranges(&config).map_err(|err| {
+        DocdexError::new(ErrorCode::ConfigInvalid, format!("{}: {err}", path.display()))
+            .with_hint("fix the value, or comment the line out to get the default back")
+    })?;
     let mut warnings = value_warnings(&config);
     warnings.extend(retired_key_warnings(&mut unknown_keys));
     Ok(LoadedConfig { config, home: home.to_path_buf(), path, unknown_keys, warnings })
@@ -618,9 +622,61 @@ pub fn retired_key_warnings(unknown_keys: &mut Vec<String>) -> Vec<String> {
     warnings
 }
 
+/// What `core.log_level` may be.
+pub const LOG_LEVELS: [&str; 5] = ["error", "warn", "info", "debug", "trace"];
+
+/// Values that parse but are out of their range: refused at load (and so by `check`), with
+/// the key and the range, instead of a search that answers nothing or a gate that never
+/// opens.
+pub fn check_ranges(config: &Config) -> std::result::Result<(), String> {
+    let max_limit = crate::protocol::MAX_SEARCH_LIMIT;
+    let usize_at_least_1 = [
+        ("search.max_repo_hits", config.search.max_repo_hits),
+        ("search.max_hits_per_file", config.search.max_hits_per_file),
+        ("index.max_chunk_lines", config.index.max_chunk_lines),
+        ("index.target_chunk_lines", config.index.target_chunk_lines),
+        ("index.batch_max_files", config.index.batch_max_files),
+        ("embedding.batch_size", config.embedding.batch_size),
+        ("server.max_requests_per_client", config.server.max_requests_per_client),
+    ];
+    for (key, value) in usize_at_least_1 {
+        if value == 0 {
+            return Err(format!("{key} = 0: it must be at least 1"));
+        }
+    }
+    if config.search.max_repo_hits > max_limit {
+        return Err(format!("search.max_repo_hits = {}: it must be at most {max_limit}", config.search.max_repo_hits));
+    }
+    let unit = [("search.web_trigger_threshold", config.search.web_trigger_threshold)];
+    for (key, value) in unit {
+        if !(0.0..=1.0).contains(&value) {
+            return Err(format!("{key} = {value}: it is a confidence, between 0 and 1"));
+        }
+    }
+    let non_negative = [
+        ("search.fusion_k", config.search.fusion_k),
+        ("search.rrf_lexical_weight", config.search.rrf_lexical_weight),
+        ("search.rrf_dense_weight", config.search.rrf_dense_weight),
+        ("search.concept_weight", config.search.concept_weight),
+    ];
+    for (key, value) in non_negative {
+        if !(value >= 0.0 && value.is_finite()) {
+            return Err(format!("{key} = {value}: it must be a number of at least 0"));
+        }
+    }
+    Ok(())
+}
+
 /// Settings that parse but cannot work; reported, not fatal (the rest of docdex runs).
 pub fn value_warnings(config: &Config) -> Vec<String> {
     let mut warnings = Vec::new();
+    if !LOG_LEVELS.contains(&config.core.log_level.trim().to_ascii_lowercase().as_str()) {
+        warnings.push(format!(
+            "core.log_level `{}` is not a level ({}); using warn",
+            config.core.log_level,
+            LOG_LEVELS.join(", ")
+        ));
+    }
     if ProviderKind::parse(&config.llm.provider).is_none() {
         warnings.push(format!(
             "llm.provider `{}` is unknown: chat will fail until it is `ollama` or `openai`",
@@ -765,6 +821,21 @@ impl ProviderKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_out_of_range_are_refused_with_their_key_and_a_bad_log_level_is_named() {
+        let with = |text: &str| check_ranges(&parse(text).unwrap().0);
+        assert!(with("").is_ok());
+        let err = with("[search]\nmax_repo_hits = 0\n").unwrap_err();
+        assert!(err.contains("search.max_repo_hits") && err.contains("at least 1"), "{err}");
+        let err = with("[search]\nweb_trigger_threshold = 7\n").unwrap_err();
+        assert!(err.contains("search.web_trigger_threshold") && err.contains("between 0 and 1"), "{err}");
+        assert!(with("[search]\nmax_repo_hits = 100000\n").unwrap_err().contains("at most"));
+        assert!(with("[search]\nfusion_k = -1\n").unwrap_err().contains("search.fusion_k"));
+        let (config, _) = parse("[core]\nlog_level = \"loud\"\n").unwrap();
+        let warnings = value_warnings(&config);
+        assert!(warnings.iter().any(|w| w.contains("core.log_level") && w.contains("loud")), "{warnings:?}");
+    }
 
     #[test]
     fn shipped_example_parses_to_the_defaults() {

@@ -31,6 +31,8 @@ pub struct DaemonClient {
     base_url: String,
     token_opt: Option<String>,
     http: reqwest::Client,
+    /// The daemon found through the lock file (none when `DOCDEX_HTTP_BASE_URL` names one).
+    info_opt: Option<crate::daemon::lock::DaemonInfo>,
 }
 
 /// The daemon read its configuration when it started; a command that goes through it after
@@ -62,13 +64,20 @@ pub enum Backend {
 impl DaemonClient {
     /// The daemon for this home, if one is running (or `DOCDEX_HTTP_BASE_URL` is set).
     pub fn find(loaded: &LoadedConfig) -> Result<Option<DaemonClient>> {
-        let base_url = match std::env::var(BASE_URL_ENV).ok().filter(|u| !u.trim().is_empty()) {
-            Some(url) => url.trim().trim_end_matches('/').to_string(),
+        let found = DaemonClient::find_quietly(loaded)?;
+        if let Some(client) = &found {
+            client.warn_if_config_is_newer(loaded);
+        }
+        Ok(found)
+    }
+
+    /// `find`, without the warning about a config edited since the daemon started: for a
+    /// caller that may not use the daemon after all (it says so when it does).
+    fn find_quietly(loaded: &LoadedConfig) -> Result<Option<DaemonClient>> {
+        let (base_url, info_opt) = match std::env::var(BASE_URL_ENV).ok().filter(|u| !u.trim().is_empty()) {
+            Some(url) => (url.trim().trim_end_matches('/').to_string(), None),
             None => match crate::daemon::lock::running(&loaded.home) {
-                Some(info) => {
-                    warn_if_config_is_newer(loaded, &info);
-                    info.base_url
-                }
+                Some(info) => (info.base_url.clone(), Some(info)),
                 None => return Ok(None),
             },
         };
@@ -78,7 +87,13 @@ impl DaemonClient {
             .connect_timeout(Duration::from_secs(5))
             .build()
             .map_err(|err| DocdexError::internal(format!("cannot build the HTTP client: {err}")))?;
-        Ok(Some(DaemonClient { base_url, token_opt, http }))
+        Ok(Some(DaemonClient { base_url, token_opt, http, info_opt }))
+    }
+
+    fn warn_if_config_is_newer(&self, loaded: &LoadedConfig) {
+        if let Some(info) = &self.info_opt {
+            warn_if_config_is_newer(loaded, info);
+        }
     }
 
     pub fn base_url(&self) -> &str {
@@ -301,12 +316,24 @@ impl Backend {
     /// The daemon when one serves this home and will serve `repo`; otherwise this process.
     /// A repo outside the daemon's allowed roots is served locally, as the CLI always could.
     pub async fn for_repo(loaded: &LoadedConfig, repo: &Path) -> Result<Backend> {
-        if let Some(client) = DaemonClient::find(loaded)? {
+        if let Some(client) = DaemonClient::find_quietly(loaded)? {
             match client.status(repo).await {
                 Err(err) if err.code == ErrorCode::PathRefused => {
-                    tracing::info!(daemon = %client.base_url, "the daemon does not serve this repo; running locally");
+                    // Said, not logged: this run's index gets no background embedding.
+                    eprintln!(
+                        "note: the daemon at {} does not serve {} (outside its allowed roots), so this command runs \
+                         in this process: add the repo's parent to [repos] allowed_roots (or DOCDEX_ALLOWED_ROOTS) \
+                         and restart the daemon to have it served and embedded there, or embed it here with \
+                         `docdexd index --repo {} --wait`",
+                        client.base_url,
+                        repo.display(),
+                        repo.display()
+                    );
                 }
-                _ => return Ok(Backend::Daemon(client)),
+                _ => {
+                    client.warn_if_config_is_newer(loaded);
+                    return Ok(Backend::Daemon(client));
+                }
             }
         }
         Ok(Backend::Local(crate::actors::system::start_actors(loaded, None)))

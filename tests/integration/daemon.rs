@@ -604,3 +604,21 @@ fn a_path_racing_a_link_out_never_mounts_or_serves_what_is_outside() {
     assert_eq!(status, 403, "{body}");
     assert!(!body.to_string().contains("BEGIN"), "{body}");
 }
+
+/// A repo the daemon does not serve runs in this process, with a note that says what to do
+/// (it gets no background embedding); the "config changed after the daemon started" warning
+/// is for commands the daemon runs, not this one.
+#[test]
+fn a_repo_the_daemon_refuses_runs_here_with_what_to_do() {
+    let served = tempfile::tempdir().unwrap();
+    let home = Home::new();
+    let _server = Server::start_with_env(&home, &[], &[("DOCDEX_ALLOWED_ROOTS", served.path().to_str().unwrap())]);
+    let repo = repo_with(&[("src/lib.rs", "pub fn elsewhere_marker() {}\n")]);
+    std::thread::sleep(Duration::from_millis(1100));
+    let config = home.dir.path().join("config.toml");
+    std::fs::write(&config, std::fs::read_to_string(&config).unwrap() + "\n").unwrap();
+    let out = home.run(&["search", "--repo", repo.path().to_str().unwrap(), "elsewhere_marker"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("does not serve") && stderr.contains("allowed_roots"), "{stderr}");
+    assert!(!stderr.contains("changed after the daemon started"), "{stderr}");
+}
