@@ -19,7 +19,8 @@ pub struct Cli {
 pub enum Command {
     /// Index a repository, or refresh its index (only changed files are re-read).
     Index {
-        #[arg(long)]
+        /// The repository's root folder (`.`: the current directory).
+        #[arg(long, default_value = ".")]
         repo: PathBuf,
         /// Print the summary as JSON.
         #[arg(long)]
@@ -32,7 +33,8 @@ pub enum Command {
     /// Print a file of an indexed repo (a line range of it), or one chunk by the id a search
     /// hit gave (`search --json` shows `chunk_id`).
     Get {
-        #[arg(long)]
+        /// The repository's root folder (`.`: the current directory).
+        #[arg(long, default_value = ".")]
         repo: PathBuf,
         /// A chunk id instead of a path.
         #[arg(long, conflicts_with = "path")]
@@ -49,7 +51,8 @@ pub enum Command {
     },
     /// Print several files of an indexed repo: the paths given, or a glob's matches.
     MultiGet {
-        #[arg(long)]
+        /// The repository's root folder (`.`: the current directory).
+        #[arg(long, default_value = ".")]
         repo: PathBuf,
         #[arg(long)]
         glob: Option<String>,
@@ -62,7 +65,8 @@ pub enum Command {
     },
     /// Search an indexed repository.
     Search {
-        #[arg(long)]
+        /// The repository's root folder (`.`: the current directory).
+        #[arg(long, default_value = ".")]
         repo: PathBuf,
         /// Maximum number of hits (default: search.max_repo_hits).
         #[arg(long)]
@@ -187,7 +191,8 @@ pub enum Command {
     /// Answer from the repo, escalating to the web when local hits are weak: prints the merged,
     /// ranked context with sources and the gate's decision.
     WebRag {
-        #[arg(long)]
+        /// The repository's root folder (`.`: the current directory).
+        #[arg(long, default_value = ".")]
         repo: PathBuf,
         /// Go to the web whatever the local confidence.
         #[arg(long)]
@@ -207,7 +212,8 @@ pub enum Command {
     /// and (when local hits are weak) the web, streamed, with its sources listed after it.
     /// Without --query, a conversation (REPL) on stdin.
     Chat {
-        #[arg(long)]
+        /// The repository's root folder (`.`: the current directory).
+        #[arg(long, default_value = ".")]
         repo: PathBuf,
         /// One question; without it, read questions from stdin.
         #[arg(long)]
@@ -259,7 +265,8 @@ pub enum Command {
 pub enum MemoryAction {
     /// Remember a note.
     Save {
-        #[arg(long)]
+        /// The repository's root folder (`.`: the current directory).
+        #[arg(long, default_value = ".")]
         repo: PathBuf,
         /// A JSON object stored with the note, e.g. '{"topic": "auth"}'.
         #[arg(long)]
@@ -271,7 +278,8 @@ pub enum MemoryAction {
     },
     /// Recall the notes closest to a query.
     Recall {
-        #[arg(long)]
+        /// The repository's root folder (`.`: the current directory).
+        #[arg(long, default_value = ".")]
         repo: PathBuf,
         /// How many notes (1-100).
         #[arg(long, default_value_t = 5)]
@@ -283,7 +291,8 @@ pub enum MemoryAction {
     },
     /// Forget a note by id.
     Delete {
-        #[arg(long)]
+        /// The repository's root folder (`.`: the current directory).
+        #[arg(long, default_value = ".")]
         repo: PathBuf,
         #[arg(long)]
         json: bool,
@@ -295,14 +304,16 @@ pub enum MemoryAction {
 pub enum DagAction {
     /// List a repo's sessions, newest first.
     List {
-        #[arg(long)]
+        /// The repository's root folder (`.`: the current directory).
+        #[arg(long, default_value = ".")]
         repo: PathBuf,
         #[arg(long)]
         json: bool,
     },
     /// Show one session's nodes and edges.
     View {
-        #[arg(long)]
+        /// The repository's root folder (`.`: the current directory).
+        #[arg(long, default_value = ".")]
         repo: PathBuf,
         /// text (indented tree), dot (Graphviz) or json.
         #[arg(long, default_value = "text")]

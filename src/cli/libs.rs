@@ -25,7 +25,8 @@ pub enum LibsAction {
     /// library's docs at the locked version into the machine-wide cache, and index them
     /// with the repo (search them with `search --source library` or `--lib NAME`).
     Fetch {
-        #[arg(long)]
+        /// The repository's root folder (`.`: the current directory).
+        #[arg(long, default_value = ".")]
         repo: PathBuf,
         /// Transitive dependencies too (default: those the manifests name).
         #[arg(long)]

@@ -192,8 +192,13 @@ pub async fn guard(
         }
     }
     let changes_state = matches!(*req.method(), Method::POST | Method::PUT | Method::PATCH | Method::DELETE);
+    // A DELETE without a body (`DELETE /v1/memory/7`) has no content to type: no form can
+    // send a DELETE, and a page's fetch of one needs a CORS preflight docdex never grants.
+    let bodiless_delete = *req.method() == Method::DELETE
+        && header("content-length").is_none_or(|n| n.trim() == "0")
+        && header("transfer-encoding").is_none();
     // MCP checks its own media types (JSON-RPC bodies, session DELETE without a body).
-    if changes_state && !req.path().starts_with("/v1/mcp") {
+    if changes_state && !bodiless_delete && !req.path().starts_with("/v1/mcp") {
         let json =
             header("content-type").is_some_and(|t| t.trim().to_ascii_lowercase().starts_with("application/json"));
         if !json {

@@ -443,3 +443,17 @@ fn a_closed_pipe_or_an_early_refusal_never_panics() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("unknown source") && !stderr.contains("panicked"), "{stderr}");
 }
+
+/// `--repo` defaults to the current directory and says what it is in `--help`.
+#[test]
+fn the_repo_defaults_to_the_current_directory() {
+    let home = Home::new();
+    let repo = crate::common::repo_with(&[("src/lib.rs", "pub fn here_by_default() {}\n")]);
+    let out = home.cmd().current_dir(repo.path()).args(["index", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let search = home.cmd().current_dir(repo.path()).args(["search", "--json", "here_by_default"]).output().unwrap();
+    let body: serde_json::Value = serde_json::from_slice(&search.stdout).unwrap();
+    assert_eq!(crate::common::hit_paths(&body).first().map(String::as_str), Some("src/lib.rs"), "{body}");
+    let help = String::from_utf8_lossy(&home.run(&["search", "--help"]).stdout).to_string();
+    assert!(help.contains("--repo <REPO>") && help.contains("root folder"), "{help}");
+}
