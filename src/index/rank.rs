@@ -60,7 +60,7 @@ pub(super) const COVERAGE_EXPONENT: f32 = 1.0;
 
 /// Dense neighbours less similar than this are unrelated text (MiniLM puts unrelated pairs
 /// near 0): not hits.
-pub(super) const DENSE_MIN_SIMILARITY: f32 = 0.1;
+pub const DENSE_MIN_SIMILARITY: f32 = 0.1;
 
 /// Confidence calibration, chosen with `docdexd eval-gate` on the tune split of
 /// `benches/gate-questions.tsv` (tokio: questions it answers vs questions it cannot) so that

@@ -60,6 +60,12 @@ fn save_recall_delete_round_trip_survives_restarts_and_stays_in_its_repo() {
     assert_eq!(found["items"][0]["metadata"]["topic"], "deploy");
     assert!(found["items"][0]["score"].as_f64().unwrap() > 0.2);
 
+    // Notes as far from the question as unrelated text are not recalled by it.
+    let unrelated = recall(&home, repo_a.path(), "xylophone tuning", None);
+    for item in unrelated["items"].as_array().unwrap() {
+        assert!(item["score"].as_f64().unwrap() >= 0.1, "{unrelated}");
+    }
+
     // Memories never cross repos.
     let other = recall(&home, repo_b.path(), "when do we ship releases", None);
     assert!(other["items"].as_array().unwrap().is_empty(), "{other}");

@@ -161,7 +161,17 @@ impl Handler<MemoryRecall> for ToolDispatcher {
                 query: msg.query,
                 mode,
                 notice,
-                items: found.into_iter().map(|(record, score)| memory_item(record, Some(score))).collect(),
+                // A note sharing no word with the question (lexical 0), or as far from it as
+                // unrelated text is (cosine under the floor dense search hits use), is not
+                // recalled by it: it answered every recall with notes scoring 0.00.
+                items: found
+                    .into_iter()
+                    .filter(|(_, score)| match mode {
+                        SearchMode::Dense => *score >= crate::index::rank::DENSE_MIN_SIMILARITY,
+                        _ => *score > 0.0,
+                    })
+                    .map(|(record, score)| memory_item(record, Some(score)))
+                    .collect(),
             })
         })
     }
