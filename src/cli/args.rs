@@ -98,7 +98,11 @@ pub enum Command {
         json: bool,
     },
     /// Check the configuration, state directory, registry, bind address and embedding model.
-    Check,
+    Check {
+        /// The checks as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// Serve MCP on stdin/stdout (what an editor launches). Indexes the repo in the background.
     Mcp {
         /// Default repo of the session (tools may name another with repo_path).

@@ -10,31 +10,60 @@ use crate::actors::repo_manager::{list_registry, RepoFingerprint};
 use crate::config::{self, LoadedConfig};
 use crate::protocol::{DocdexError, Result};
 
-/// One line per check; a hint under each failure.
+/// One line per check, a hint under each failure; with `--json`, the same as one object
+/// (`{"ok", "checks": [{status, name, detail, hint?}]}`).
 pub(super) struct CheckReport {
     failed: bool,
+    json: bool,
+    checks: Vec<serde_json::Value>,
 }
 
 impl CheckReport {
+    fn line(&mut self, status: &str, name: &str, detail: &str) {
+        if self.json {
+            self.checks.push(serde_json::json!({ "status": status, "name": name, "detail": detail }));
+        } else {
+            crate::outln!("{:<5} {name:<10} {detail}", if status == "fail" { "FAIL" } else { status });
+        }
+    }
+
+    fn hint(&mut self, hint: &str) {
+        match self.checks.last_mut() {
+            Some(last) if self.json => last["hint"] = hint.into(),
+            _ => crate::outln!("      hint: {hint}"),
+        }
+    }
+
     fn ok(&mut self, name: &str, detail: &str) {
-        crate::outln!("ok    {name:<10} {detail}");
+        self.line("ok", name, detail);
     }
 
     fn warn(&mut self, name: &str, detail: &str) {
-        crate::outln!("warn  {name:<10} {detail}");
+        self.line("warn", name, detail);
     }
 
     fn fail(&mut self, name: &str, err: &DocdexError) {
         self.failed = true;
-        crate::outln!("FAIL  {name:<10} {}", err.message);
+        self.line("fail", name, &err.message);
         if let Some(hint) = &err.hint {
-            crate::outln!("      hint: {hint}");
+            self.hint(hint);
         }
     }
 }
 
-pub(super) fn run_check(home: &Path) -> i32 {
-    let mut report = CheckReport { failed: false };
+pub(super) fn run_check(home: &Path, json: bool) -> i32 {
+    let mut report = CheckReport { failed: false, json, checks: Vec::new() };
+    let code = check_into(home, &mut report);
+    if json {
+        let _ = super::output::print_out(&format!(
+            "{}\n",
+            serde_json::json!({ "ok": !report.failed, "checks": report.checks })
+        ));
+    }
+    code
+}
+
+fn check_into(home: &Path, report: &mut CheckReport) -> i32 {
     let loaded = match config::load(home) {
         Ok(loaded) => {
             report.ok("config", &loaded.path.display().to_string());
@@ -111,8 +140,8 @@ pub(super) fn run_check(home: &Path) -> i32 {
             ),
         }
     }
-    check_web(&loaded, &mut report);
-    check_llm(&loaded, &mut report);
+    check_web(&loaded, report);
+    check_llm(&loaded, report);
     let bind = loaded.config.server.http_bind_addr.clone();
     let daemon_opt = crate::daemon::lock::running(&loaded.home);
     match &daemon_opt {
@@ -158,7 +187,7 @@ pub(super) fn check_llm(loaded: &LoadedConfig, report: &mut CheckReport) {
         Err(err) => {
             report.warn("llm", &format!("{} (chat is unavailable; search works)", err.message));
             if let Some(hint) = &err.hint {
-                crate::outln!("      hint: {hint}");
+                report.hint(hint);
             }
         }
         Ok(models) => {
@@ -183,7 +212,7 @@ pub(super) fn check_llm(loaded: &LoadedConfig, report: &mut CheckReport) {
                         names.join(", ")
                     ),
                 );
-                crate::outln!("      hint: `docdexd llm-setup` shows what to pull for this machine");
+                report.hint("`docdexd llm-setup` shows what to pull for this machine");
             }
         }
     }
@@ -195,6 +224,25 @@ pub(super) fn check_llm(loaded: &LoadedConfig, report: &mut CheckReport) {
 
 /// The web tier: on or off, the discovery endpoint, Chromium (found, version, launches) and
 /// stale browser locks (cleaned on the way).
+/// Whether a TCP connection to the URL's host can be made (resolution included), within a
+/// few seconds: "enabled" says nothing about a machine with no network.
+fn reach(raw: &str) -> std::result::Result<(), String> {
+    use std::net::ToSocketAddrs;
+    let url = url::Url::parse(raw).map_err(|err| format!("not a URL: {err}"))?;
+    let host = url.host_str().ok_or("no host")?.trim_start_matches('[').trim_end_matches(']').to_string();
+    let port = url.port_or_known_default().unwrap_or(443);
+    let addrs: Vec<_> =
+        (host.as_str(), port).to_socket_addrs().map_err(|err| format!("cannot resolve {host}: {err}"))?.collect();
+    let mut last = String::from("no address");
+    for addr in addrs {
+        match std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(3)) {
+            Ok(_) => return Ok(()),
+            Err(err) => last = err.to_string(),
+        }
+    }
+    Err(last)
+}
+
 pub(super) fn check_web(loaded: &LoadedConfig, report: &mut CheckReport) {
     use crate::web::browser;
     let web = &loaded.config.web;
@@ -202,7 +250,19 @@ pub(super) fn check_web(loaded: &LoadedConfig, report: &mut CheckReport) {
         report.warn("web", "the web tier is disabled ([web] enabled = false): the waterfall stays local");
         return;
     }
-    report.ok("web", &format!("enabled; discovery via {}", web.ddg_base_url));
+    match reach(&web.ddg_base_url) {
+        Ok(()) => report.ok("web", &format!("enabled; discovery via {}", web.ddg_base_url)),
+        Err(why) => {
+            report.warn(
+                "web",
+                &format!(
+                    "enabled, but {} cannot be reached from here ({why}): web searches will fail",
+                    web.ddg_base_url
+                ),
+            );
+            report.hint("check the network, or set `[web] enabled = false` to keep the waterfall local");
+        }
+    }
     let locks_dir = loaded.state_dir().join("locks");
     let sweep = browser::sweep_stale_locks(&locks_dir);
     for cleaned in &sweep.cleaned {

@@ -35,13 +35,29 @@ use crate::config::{self, LoadedConfig};
 use crate::daemon::client::{self, Backend, DaemonClient};
 use crate::protocol::{DocdexError, ErrorCode, Result, SearchRequest, WaterfallRequest};
 
+/// Whether the command line asked for JSON (`--json`, on any command that takes it).
+fn json_asked() -> bool {
+    std::env::args().skip(1).take_while(|a| a != "--").any(|a| a == "--json")
+}
+
+/// Reports an error: with `--json`, also as the API's error object on stdout (`{"error":
+/// {code, message, hint}}`), so a program reading JSON gets JSON on failure too.
+fn report_error_for(err: &DocdexError, json: bool) -> i32 {
+    if json {
+        if let Ok(text) = to_json(&err.to_json()) {
+            let _ = print_out(&text);
+        }
+    }
+    report_error(err)
+}
+
 /// Runs a command and returns the process exit code.
 pub fn run(cli: Cli) -> i32 {
     // Orphaned helpers of a browser we start come back to us to be reaped (web::browser).
     crate::web::browser::become_subreaper();
     let home = config::docdex_home();
-    if matches!(cli.command, Command::Check) {
-        return run_check(&home);
+    if let Command::Check { json } = cli.command {
+        return run_check(&home, json);
     }
     if matches!(cli.command, Command::Models { action: ModelsAction::Install }) {
         return run_models_install(&home);
@@ -53,7 +69,7 @@ pub fn run(cli: Cli) -> i32 {
                 // An editor that starts us must still get a session that says what is wrong.
                 return run_broken_mcp(&home, repo, err);
             }
-            return report_error(&err);
+            return report_error_for(&err, json_asked());
         }
     };
     init_tracing(&loaded.config.core.log_level);
@@ -67,7 +83,7 @@ pub fn run(cli: Cli) -> i32 {
     let code = system.block_on(async move {
         let code = match run_async(cli.command, loaded).await {
             Ok(code) => code,
-            Err(err) => report_error(&err),
+            Err(err) => report_error_for(&err, json_asked()),
         };
         // A command refused before any await leaves the actors it started never polled; the
         // runtime's teardown would then start them outside the runtime (a panic in their
@@ -394,6 +410,6 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
         Command::LlmSetup { yes, ram_gb, vram_gb } => {
             crate::cli::chat::run_llm_setup(&loaded, ram_gb, vram_gb, yes).await
         }
-        Command::Check | Command::Models { .. } => unreachable!("handled before the actors start"),
+        Command::Check { .. } | Command::Models { .. } => unreachable!("handled before the actors start"),
     }
 }

@@ -531,7 +531,7 @@ pub fn load(home: &Path) -> Result<LoadedConfig> {
     })?;
     let (mut config, mut unknown_keys) = parse(&text).map_err(|err| {
         DocdexError::new(ErrorCode::ConfigInvalid, format!("{}: {err}", path.display()))
-            .with_hint("fix the file or delete it to get the defaults back (example: config/config.example.toml)")
+            .with_hint("fix the file, or delete it and run any command to get the defaults back (every setting is in it, commented out)")
     })?;
     apply_env_overrides(&mut config)?;
     check_ranges(&config).map_err(|err| {

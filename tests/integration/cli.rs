@@ -457,3 +457,24 @@ fn the_repo_defaults_to_the_current_directory() {
     let help = String::from_utf8_lossy(&home.run(&["search", "--help"]).stdout).to_string();
     assert!(help.contains("--repo <REPO>") && help.contains("root folder"), "{help}");
 }
+
+/// `--json` answers in JSON on failure too, `check --json` is one object, and `check` says
+/// when the web tier is on but its discovery endpoint cannot be reached.
+#[test]
+fn json_errors_check_json_and_an_unreachable_web_tier() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let home = Home::with_config(&format!("[web]\nddg_base_url = \"http://{closed}/html/\"\n"));
+    let missing = std::env::temp_dir().join("docdex-no-such-repo");
+    let out = home.run(&["search", "--repo", missing.to_str().unwrap(), "--json", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    let error: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(error["error"]["code"], "repo_not_found", "{error}");
+
+    let out = home.run(&["check", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let web = report["checks"].as_array().unwrap().iter().find(|c| c["name"] == "web").unwrap().clone();
+    assert_eq!(web["status"], "warn", "{report}");
+    assert!(web["detail"].as_str().unwrap().contains("cannot be reached"), "{report}");
+    assert!(web["hint"].as_str().unwrap().contains("enabled = false"), "{report}");
+    assert_eq!(report["ok"], out.status.code() == Some(0), "{report}");
+}
