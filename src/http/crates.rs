@@ -14,9 +14,12 @@ use crate::actors::tool_dispatcher::crates::{
 use crate::protocol::{CrateRef, DocdexError, SearchMode};
 
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CrateParams {
     version: Option<String>,
+    #[serde(alias = "repo_path", alias = "project_root")]
     repo: Option<PathBuf>,
+    #[serde(alias = "query")]
     q: Option<String>,
     kind: Option<String>,
     mode: Option<String>,
@@ -93,6 +96,10 @@ async fn examples(state: web::Data<HttpState>, name: web::Path<String>, p: web::
     respond(dispatch(&state, query).await)
 }
 
-async fn versions(state: web::Data<HttpState>, name: web::Path<String>) -> HttpResponse {
+async fn versions(
+    state: web::Data<HttpState>,
+    name: web::Path<String>,
+    _: web::Query<super::NoParams>,
+) -> HttpResponse {
     respond(dispatch(&state, CrateVersionsQuery(name.into_inner())).await)
 }

@@ -73,9 +73,12 @@ pub(crate) fn respond<T: serde::Serialize>(result: crate::protocol::Result<T>) -
 /// Query parameters are taken as strings and parsed here, so a bad value gets our error
 /// format and a message naming the parameter.
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct SearchParamsRaw {
+    #[serde(alias = "query")]
     q: Option<String>,
     limit: Option<String>,
+    #[serde(alias = "repo_path", alias = "project_root")]
     repo: Option<PathBuf>,
     mode: Option<String>,
     explain: Option<String>,
@@ -98,11 +101,18 @@ fn parse_bool(name: &str, raw: Option<&str>) -> Result<bool, DocdexError> {
 }
 
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RepoParam {
+    #[serde(alias = "repo_path", alias = "project_root")]
     repo: Option<PathBuf>,
 }
 
-async fn healthz(state: web::Data<HttpState>) -> HttpResponse {
+/// The query of an endpoint that takes none: anything given is refused, not ignored.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoParams {}
+
+async fn healthz(state: web::Data<HttpState>, _: web::Query<NoParams>) -> HttpResponse {
     HttpResponse::Ok().json(Health {
         status: "ok".into(),
         version: env!("CARGO_PKG_VERSION").into(),
@@ -168,7 +178,8 @@ async fn status(state: web::Data<HttpState>, params: web::Query<RepoParam>) -> H
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct InitializeBody {
-    repo_path: PathBuf,
+    #[serde(alias = "repo_path", alias = "project_root")]
+    repo: PathBuf,
     /// Answer once the repo is searchable (bounded by `[core] first_index_wait_secs`).
     #[serde(default)]
     wait: bool,
@@ -177,11 +188,13 @@ struct InitializeBody {
 /// Mounts a repo: its index run and watcher start; answers with its mount state.
 async fn initialize(state: web::Data<HttpState>, body: web::Json<InitializeBody>) -> HttpResponse {
     let body = body.into_inner();
-    respond(dispatch(&state, Mount { repo: body.repo_path, wait: body.wait }).await)
+    respond(dispatch(&state, Mount { repo: body.repo, wait: body.wait }).await)
 }
 
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct GetParams {
+    #[serde(alias = "repo_path", alias = "project_root")]
     repo: Option<PathBuf>,
     path: Option<String>,
     chunk_id: Option<String>,
@@ -226,6 +239,7 @@ async fn get_item(state: web::Data<HttpState>, params: web::Query<GetParams>) ->
 #[serde(deny_unknown_fields)]
 struct MultiGetBody {
     #[serde(default)]
+    #[serde(alias = "repo_path", alias = "project_root")]
     repo: Option<PathBuf>,
     #[serde(default)]
     paths: Vec<String>,
@@ -242,12 +256,14 @@ async fn multi_get(state: web::Data<HttpState>, body: web::Json<MultiGetBody>) -
     respond(dispatch(&state, MultiGet { repo_opt, paths: body.paths, glob_opt: body.glob, limit }).await)
 }
 
-async fn repos(state: web::Data<HttpState>) -> HttpResponse {
+async fn repos(state: web::Data<HttpState>, _: web::Query<NoParams>) -> HttpResponse {
     respond(dispatch(&state, Repos).await)
 }
 
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct IndexParams {
+    #[serde(alias = "repo_path", alias = "project_root")]
     repo: Option<PathBuf>,
     /// Also embed the new chunks before answering (`index --wait`).
     wait: Option<String>,
@@ -279,6 +295,7 @@ async fn index(state: web::Data<HttpState>, params: web::Query<IndexParams>) -> 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct LibsFetchBody {
+    #[serde(alias = "repo_path", alias = "project_root")]
     repo: Option<PathBuf>,
     #[serde(default)]
     all: bool,
@@ -311,6 +328,7 @@ struct MemorySaveBody {
     #[serde(default)]
     metadata: Option<serde_json::Value>,
     #[serde(default)]
+    #[serde(alias = "repo_path", alias = "project_root")]
     repo: Option<PathBuf>,
 }
 
@@ -318,9 +336,11 @@ struct MemorySaveBody {
 #[serde(deny_unknown_fields)]
 struct MemoryRecallBody {
     query: String,
+    /// How many notes (`k`, the name it had, is taken too).
+    #[serde(default, alias = "k")]
+    limit: Option<usize>,
     #[serde(default)]
-    k: Option<usize>,
-    #[serde(default)]
+    #[serde(alias = "repo_path", alias = "project_root")]
     repo: Option<PathBuf>,
 }
 
@@ -334,7 +354,7 @@ async fn memory_save(state: web::Data<HttpState>, body: web::Json<MemorySaveBody
 async fn memory_recall(state: web::Data<HttpState>, body: web::Json<MemoryRecallBody>) -> HttpResponse {
     let body = body.into_inner();
     let repo_opt = body.repo.or_else(|| state.default_repo_opt.clone());
-    respond(dispatch(&state, MemoryRecall { repo_opt, query: body.query, k: body.k.unwrap_or(5) }).await)
+    respond(dispatch(&state, MemoryRecall { repo_opt, query: body.query, k: body.limit.unwrap_or(5) }).await)
 }
 
 async fn memory_delete(
@@ -376,7 +396,9 @@ async fn web_fetch(state: web::Data<HttpState>, body: web::Json<WebFetchBody>) -
 }
 
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct DagParams {
+    #[serde(alias = "repo_path", alias = "project_root")]
     repo: Option<PathBuf>,
     /// `json` (default), `text` or `dot`.
     format: Option<String>,
@@ -422,11 +444,37 @@ pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// serde's "unknown field `limt`, expected one of `q`, `limit`, …" as our error: the
+/// parameter named, the closest accepted one suggested, all of them listed. A parameter that
+/// is not known is refused, never ignored: ignored, a misspelt `repo` would search the
+/// default repo without a word.
+fn unknown_parameter(serde_message: &str) -> Option<DocdexError> {
+    let rest = serde_message.split("unknown field `").nth(1)?;
+    let (given, rest) = rest.split_once('`')?;
+    let accepted: Vec<&str> = rest.split('`').skip(1).step_by(2).collect();
+    let closest = accepted
+        .iter()
+        .map(|name| (strsim::damerau_levenshtein(given, name), *name))
+        .filter(|(distance, name)| *distance <= (name.len() / 2).max(2))
+        .min();
+    let message = match closest {
+        Some((_, name)) => format!("unknown parameter \"{given}\"; did you mean \"{name}\"?"),
+        None => format!("unknown parameter \"{given}\""),
+    };
+    let hint = if accepted.is_empty() {
+        "this endpoint takes no parameters".to_string()
+    } else {
+        format!("this endpoint takes: {}", accepted.join(", "))
+    };
+    Some(DocdexError::invalid(message).with_hint(hint))
+}
+
 /// Builds the app for one worker (also used by tests through a real listener).
 pub fn configure(state: HttpState) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
     move |cfg: &mut web::ServiceConfig| {
         let query_cfg = web::QueryConfig::default().error_handler(|err, _| {
-            let body = DocdexError::invalid(format!("malformed query string: {err}"));
+            let body = unknown_parameter(&err.to_string())
+                .unwrap_or_else(|| DocdexError::invalid(format!("malformed query string: {err}")));
             actix_web::error::InternalError::from_response(err, error_response(&body)).into()
         });
         let json_cfg = web::JsonConfig::default().limit(MAX_BODY_BYTES).error_handler(|err, _| {
@@ -439,7 +487,8 @@ pub fn configure(state: HttpState) -> impl Fn(&mut web::ServiceConfig) + Clone +
                     ErrorCode::UnsupportedMediaType,
                     "the request body must be JSON (Content-Type: application/json)",
                 ),
-                _ => DocdexError::invalid(format!("malformed JSON body: {err}")),
+                _ => unknown_parameter(&err.to_string())
+                    .unwrap_or_else(|| DocdexError::invalid(format!("malformed JSON body: {err}"))),
             };
             actix_web::error::InternalError::from_response(err, error_response(&body)).into()
         });

@@ -2,7 +2,7 @@
 //! server-sent events ending in `data: [DONE]`) and `GET /v1/models`. Errors use OpenAI's
 //! shape, `{"error": {"message", "type", "param", "code"}}`, so OpenAI clients raise them as
 //! their own error types. docdex's extras travel in a `docdex` field: in the request
-//! `{"repo_path", "force_web", "include_sources", "debug"}`, in the answer the session id,
+//! `{"repo", "force_web", "include_sources", "debug"}` (`repo_path` is taken for `repo`), in the answer the session id,
 //! the numbered sources, the gate and the budget (and with `debug`, the prompt sent).
 
 use std::path::PathBuf;
@@ -78,8 +78,8 @@ struct StreamOptions {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct DocdexExtension {
-    #[serde(default)]
-    repo_path: Option<PathBuf>,
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    repo: Option<PathBuf>,
     #[serde(default)]
     force_web: bool,
     #[serde(default = "yes")]
@@ -94,7 +94,7 @@ fn yes() -> bool {
 
 impl Default for DocdexExtension {
     fn default() -> Self {
-        DocdexExtension { repo_path: None, force_web: false, include_sources: true, debug: false }
+        DocdexExtension { repo: None, force_web: false, include_sources: true, debug: false }
     }
 }
 
@@ -129,10 +129,10 @@ fn parse_chat(
         None => None,
         Some(value) => Some(PathBuf::from(value.to_str().map_err(|_| {
             DocdexError::invalid("the X-Docdex-Repo header is not plain ASCII text")
-                .with_hint("send a repo path with other characters as `docdex.repo_path` in the request body")
+                .with_hint("send a repo path with other characters as `docdex.repo` in the request body")
         })?)),
     };
-    let repo_opt = extension.repo_path.clone().or(header_repo).or_else(|| state.default_repo_opt.clone());
+    let repo_opt = extension.repo.clone().or(header_repo).or_else(|| state.default_repo_opt.clone());
     let messages = body
         .messages
         .iter()
@@ -356,7 +356,7 @@ fn sse_stream(
     })
 }
 
-pub async fn models(state: web::Data<HttpState>) -> HttpResponse {
+pub async fn models(state: web::Data<HttpState>, _: web::Query<super::NoParams>) -> HttpResponse {
     let models = match state.dispatcher.send(LlmModels).await {
         Ok(Ok(models)) => models,
         Ok(Err(err)) => return openai_error(&err),

@@ -153,8 +153,8 @@ impl DocdexError {
 
     pub fn repo_not_found(path: &str, why: &str) -> Self {
         Self::new(ErrorCode::RepoNotFound, format!("repo path {path} {why}")).with_hint(
-            "name the root folder of an existing repository (`--repo` on the command line, `repo` or \
-                 `repo_path` over HTTP and MCP, `docdex.repo_path` in a chat request)",
+            "name the root folder of an existing repository (`--repo` on the command line, `repo` over \
+                 HTTP, `repo_path` in MCP tools, `docdex.repo` in a chat request)",
         )
     }
 

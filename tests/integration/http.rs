@@ -425,3 +425,72 @@ fn mcp_sessions_are_capped() {
     // The daemon still answers everything else.
     assert_eq!(client.get(server.url("/healthz")).send().unwrap().status().as_u16(), 200);
 }
+
+/// Every endpoint refuses a misspelt and an unknown parameter with a 400 that names it (and
+/// the right one when it is close); `repo_path` and `project_root` are taken for `repo`,
+/// `query` for `q`, `k` for `limit`.
+#[test]
+fn every_endpoint_refuses_unknown_parameters_and_names_the_right_one() {
+    let repo = sample_repo();
+    let home = Home::with_config("[web]\nenabled = false\n");
+    let server = Server::start(&home, &["--repo", repo.path().to_str().unwrap()]);
+    let client = server.blocking_client();
+    let get = |path: &str| {
+        let response = client.get(server.url(path)).send().unwrap();
+        (response.status().as_u16(), response.json::<serde_json::Value>().unwrap())
+    };
+    let post = |path: &str, body: serde_json::Value| {
+        let response = client.post(server.url(path)).json(&body).send().unwrap();
+        (response.status().as_u16(), response.json::<serde_json::Value>().unwrap())
+    };
+    let gets = [
+        ("/healthz", None),
+        ("/v1/search?q=x&", Some(("limt=3", "limit"))),
+        ("/v1/status?", Some(("rpo=.", "repo"))),
+        ("/v1/repos", None),
+        ("/v1/get?path=src/pool.rs&", Some(("line_strat=2", "line_start"))),
+        ("/v1/dag?", Some(("repoo=.", "repo"))),
+        ("/v1/models", None),
+        ("/v1/crates/serde/summary?", Some(("versoin=1.0.0", "version"))),
+        ("/v1/crates/serde/versions", None),
+    ];
+    for (path, misspelt) in gets {
+        let sep = if path.contains('?') { "" } else { "?" };
+        let (status, body) = get(&format!("{path}{sep}bogus=1"));
+        assert_eq!(status, 400, "{path}: {body}");
+        assert!(body["error"]["message"].as_str().unwrap().contains("unknown parameter \"bogus\""), "{path}: {body}");
+        if let Some((param, right)) = misspelt {
+            let (status, body) = get(&format!("{path}{param}"));
+            assert_eq!(status, 400, "{path}{param}: {body}");
+            let message = body["error"]["message"].as_str().unwrap();
+            assert!(message.contains(&format!("did you mean \"{right}\"")), "{path}{param}: {body}");
+        }
+    }
+    let posts = [
+        ("/v1/memory", serde_json::json!({"text": "a note"}), "txet", "text"),
+        ("/v1/memory/recall", serde_json::json!({"query": "note"}), "limti", "limit"),
+        ("/v1/multi-get", serde_json::json!({"glob": "src/*.rs"}), "glbo", "glob"),
+        ("/v1/initialize", serde_json::json!({"repo": repo.path()}), "wiat", "wait"),
+        ("/v1/libs/fetch", serde_json::json!({}), "lisb", "libs"),
+        ("/v1/web/search", serde_json::json!({"query": "x"}), "limmit", "limit"),
+        ("/v1/web/fetch", serde_json::json!({"url": "http://example.com"}), "refrsh", "refresh"),
+    ];
+    for (path, base, misspelt, right) in posts {
+        for (extra, wanted) in
+            [(misspelt, format!("did you mean \"{right}\"")), ("bogus", "unknown parameter \"bogus\"".to_string())]
+        {
+            let mut body = base.clone();
+            body[extra] = serde_json::json!(1);
+            let (status, answer) = post(path, body);
+            assert_eq!(status, 400, "{path} {extra}: {answer}");
+            assert!(answer["error"]["message"].as_str().unwrap().contains(&wanted), "{path} {extra}: {answer}");
+        }
+    }
+    // The old names still work.
+    let (status, body) = get(&format!("/v1/search?query=WorkerPool&repo_path={}", repo.path().display()));
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = get(&format!("/v1/status?project_root={}", repo.path().display()));
+    assert_eq!((status, body["indexed"].as_bool()), (200, Some(true)), "{body}");
+    let (status, body) = post("/v1/memory/recall", serde_json::json!({"query": "note", "k": 2}));
+    assert_eq!(status, 200, "{body}");
+}
