@@ -79,9 +79,9 @@ pub struct SearchArgs {
     /// Only hits from this library's docs, e.g. "serde".
     #[serde(default)]
     pub lib: Option<String>,
-    /// Repository root (default: the server's repo). Alias: project_root.
-    #[serde(default, alias = "project_root")]
-    pub repo_path: Option<String>,
+    /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -93,9 +93,9 @@ pub struct LibsFetchArgs {
     /// Only these libraries, e.g. ["serde", "tokio"] (default: every dependency).
     #[serde(default)]
     pub libs: Option<Vec<String>>,
-    /// Repository root (default: the server's repo). Alias: project_root.
-    #[serde(default, alias = "project_root")]
-    pub repo_path: Option<String>,
+    /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -117,9 +117,9 @@ pub struct OpenArgs {
     #[serde(default, deserialize_with = "lenient_number")]
     #[schemars(range(min = 1))]
     pub line_end: Option<u64>,
-    /// Repository root (default: the server's repo). Alias: project_root.
-    #[serde(default, alias = "project_root")]
-    pub repo_path: Option<String>,
+    /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -136,9 +136,9 @@ pub struct GetArgs {
     #[serde(default, deserialize_with = "lenient_number")]
     #[schemars(range(min = 1))]
     pub line_start: Option<u64>,
-    /// Repository root (default: the server's repo). Alias: project_root.
-    #[serde(default, alias = "project_root")]
-    pub repo_path: Option<String>,
+    /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -158,9 +158,9 @@ pub struct MultiGetArgs {
     #[serde(default, deserialize_with = "lenient_number")]
     #[schemars(range(min = 0))]
     pub offset: Option<u64>,
-    /// Repository root (default: the server's repo). Alias: project_root.
-    #[serde(default, alias = "project_root")]
-    pub repo_path: Option<String>,
+    /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -177,17 +177,17 @@ pub struct FilesArgs {
     #[serde(default, deserialize_with = "lenient_number")]
     #[schemars(range(min = 0))]
     pub offset: Option<u64>,
-    /// Repository root (default: the server's repo). Alias: project_root.
-    #[serde(default, alias = "project_root")]
-    pub repo_path: Option<String>,
+    /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RepoArgs {
-    /// Repository root (default: the server's repo). Alias: project_root.
-    #[serde(default, alias = "project_root")]
-    pub repo_path: Option<String>,
+    /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -199,9 +199,9 @@ pub struct MemorySaveArgs {
     #[serde(default)]
     #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub metadata: Option<serde_json::Value>,
-    /// Repository root (default: the server's repo). Alias: project_root.
-    #[serde(default, alias = "project_root")]
-    pub repo_path: Option<String>,
+    /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -217,9 +217,9 @@ pub struct MemoryRecallArgs {
     #[serde(default, deserialize_with = "lenient_number")]
     #[schemars(range(min = 0))]
     pub offset: Option<u64>,
-    /// Repository root (default: the server's repo). Alias: project_root.
-    #[serde(default, alias = "project_root")]
-    pub repo_path: Option<String>,
+    /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -238,7 +238,7 @@ pub struct WebResearchArgs {
     #[serde(default, deserialize_with = "lenient_number")]
     #[schemars(range(min = 0))]
     pub offset: Option<u64>,
-    /// Repository root (default: the server's repo). Alias: project_root.
-    #[serde(default, alias = "project_root")]
-    pub repo_path: Option<String>,
+    /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<String>,
 }

@@ -25,8 +25,8 @@ pub struct CrateOnlyArgs {
     #[serde(default)]
     pub version: Option<String>,
     /// Repository root whose Cargo.lock fixes the version (default: the server's repo).
-    #[serde(default, alias = "project_root")]
-    pub repo_path: Option<String>,
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -46,8 +46,8 @@ pub struct CrateSearchArgs {
     pub limit: Option<u64>,
     #[serde(default)]
     pub version: Option<String>,
-    #[serde(default, alias = "project_root")]
-    pub repo_path: Option<String>,
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -61,8 +61,8 @@ pub struct ItemDocArgs {
     pub path: String,
     #[serde(default)]
     pub version: Option<String>,
-    #[serde(default, alias = "project_root")]
-    pub repo_path: Option<String>,
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -82,8 +82,8 @@ pub struct CrateExamplesArgs {
     pub limit: Option<u64>,
     #[serde(default)]
     pub version: Option<String>,
-    #[serde(default, alias = "project_root")]
-    pub repo_path: Option<String>,
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<String>,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -110,7 +110,7 @@ impl DocdexMcp {
         description = "Summary of a Rust crate: resolved version, description, item counts by kind, largest modules. Works for any crate on crates.io (docs fetched and built on first use). Example: {\"crate_name\": \"tokio\"}."
     )]
     async fn docdex_crate_summary(&self, Parameters(args): Parameters<CrateOnlyArgs>) -> CallToolResult {
-        let crate_ref = self.crate_ref(args.crate_name, args.version, args.repo_path);
+        let crate_ref = self.crate_ref(args.crate_name, args.version, args.repo);
         let result = self.call(CrateSummaryQuery(crate_ref)).await;
         super::respond(result, |s| {
             let kinds: Vec<String> = s.kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
@@ -134,7 +134,7 @@ impl DocdexMcp {
     async fn docdex_crate_search(&self, Parameters(args): Parameters<CrateSearchArgs>) -> CallToolResult {
         let result = async {
             let limit = bounded(args.limit, 10, 50, "limit")?;
-            let crate_ref = self.crate_ref(args.crate_name, args.version, args.repo_path);
+            let crate_ref = self.crate_ref(args.crate_name, args.version, args.repo);
             self.call(CrateSearch { crate_ref, query: args.query, kind_opt: args.kind, limit, mode_opt: None }).await
         }
         .await;
@@ -161,7 +161,7 @@ impl DocdexMcp {
         description = "Full docs of a Rust item: signature, Markdown docs with whole code blocks, re-export aliases, members. Example: {\"crate_name\": \"serde\", \"path\": \"serde::Deserialize\"} (resolves to serde::de::Deserialize). A wrong path gets the closest matches as suggestions."
     )]
     async fn docdex_item_doc(&self, Parameters(args): Parameters<ItemDocArgs>) -> CallToolResult {
-        let crate_ref = self.crate_ref(args.crate_name, args.version, args.repo_path);
+        let crate_ref = self.crate_ref(args.crate_name, args.version, args.repo);
         let result = self.call(ItemDocQuery { crate_ref, path: args.path }).await;
         respond_fitted(result, Page::SINGLE, self.budget_tokens, |doc| {
             let via = doc.requested.as_deref().map(|r| format!(" (asked for {r})")).unwrap_or_default();
@@ -178,7 +178,7 @@ impl DocdexMcp {
         description = "The module tree of a Rust crate, depth-first, with item counts per module. Example: {\"crate_name\": \"tokio\"}."
     )]
     async fn docdex_module_tree(&self, Parameters(args): Parameters<CrateOnlyArgs>) -> CallToolResult {
-        let crate_ref = self.crate_ref(args.crate_name, args.version, args.repo_path);
+        let crate_ref = self.crate_ref(args.crate_name, args.version, args.repo);
         let result = self.call(ModuleTreeQuery(crate_ref)).await;
         super::respond(result, |tree| {
             let mut text = format!("{} {}\n", tree.name, tree.version);
@@ -195,7 +195,7 @@ impl DocdexMcp {
     async fn docdex_crate_examples(&self, Parameters(args): Parameters<CrateExamplesArgs>) -> CallToolResult {
         let result: Result<_> = async {
             let limit = bounded(args.limit, 5, 50, "limit")?;
-            let crate_ref = self.crate_ref(args.crate_name, args.version, args.repo_path);
+            let crate_ref = self.crate_ref(args.crate_name, args.version, args.repo);
             self.call(CrateExamplesQuery { crate_ref, item_opt: args.item, query_opt: args.query, limit }).await
         }
         .await;

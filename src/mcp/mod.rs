@@ -153,7 +153,7 @@ impl DocdexMcp {
         self
     }
 
-    /// The repo a call is about: its own `repo_path`, else the session default.
+    /// The repo a call is about: its own `repo`, else the session default.
     async fn repo(&self, repo_path: Option<String>) -> Result<PathBuf> {
         if let Some(broken) = &self.startup.broken_opt {
             return Err(broken.clone());
@@ -164,8 +164,8 @@ impl DocdexMcp {
         let mut pending = self.roots_pending.subscribe();
         let _ = tokio::time::timeout(ROOTS_WAIT, pending.wait_for(|p| !p)).await;
         self.default_repo.read().ok().and_then(|r| r.clone()).ok_or_else(|| {
-            DocdexError::invalid("no repo: pass repo_path")
-                .with_hint("give repo_path (the repository root), or start the server with --repo")
+            DocdexError::invalid("no repo: pass repo")
+                .with_hint("give repo (the repository root), or start the server with --repo")
         })
     }
 
@@ -239,7 +239,7 @@ impl DocdexMcp {
             let request = SearchRequest {
                 source_opt,
                 lib_opt: args.lib.filter(|l| !l.trim().is_empty()),
-                repo_opt: Some(self.repo(args.repo_path).await?),
+                repo_opt: Some(self.repo(args.repo).await?),
                 query: args.query,
                 limit: (offset + limit).min(cap),
                 mode_opt,
@@ -284,7 +284,7 @@ impl DocdexMcp {
             let search = SearchRequest {
                 source_opt: None,
                 lib_opt: None,
-                repo_opt: Some(self.repo(args.repo_path).await?),
+                repo_opt: Some(self.repo(args.repo).await?),
                 query: args.query,
                 limit,
                 mode_opt: None,
@@ -328,7 +328,7 @@ impl DocdexMcp {
     )]
     async fn docdex_open(&self, Parameters(args): Parameters<OpenArgs>) -> CallToolResult {
         let result = async {
-            let repo_opt = Some(self.repo(args.repo_path).await?);
+            let repo_opt = Some(self.repo(args.repo).await?);
             let (path, start_opt, end_opt) = match (args.symbol, args.path) {
                 (Some(symbol), path_opt) => {
                     let (path, start, end) = self.locate(repo_opt.clone(), &symbol, path_opt.as_deref()).await?;
@@ -347,7 +347,7 @@ impl DocdexMcp {
         description = "Get a whole file by path (paged: call again with next_line_start) or one chunk by the chunk_id a search hit gave. Example: {\"chunk_id\": 42} or {\"path\": \"README.md\"}."
     )]
     async fn docdex_get(&self, Parameters(args): Parameters<GetArgs>) -> CallToolResult {
-        let repo_opt = match self.repo(args.repo_path).await {
+        let repo_opt = match self.repo(args.repo).await {
             Ok(repo) => Some(repo),
             Err(err) => return tool_error(&err),
         };
@@ -383,7 +383,7 @@ impl DocdexMcp {
         let page = Page { offset: *offset.as_ref().unwrap_or(&0), limit: *limit.as_ref().unwrap_or(&0), cap };
         let result = async {
             let (limit, offset) = (limit?, offset?);
-            let repo_opt = Some(self.repo(args.repo_path).await?);
+            let repo_opt = Some(self.repo(args.repo).await?);
             let paths = args.paths.unwrap_or_default();
             let mut response =
                 self.call(MultiGet { repo_opt, paths, glob_opt: args.glob, limit: (offset + limit).min(cap) }).await?;
@@ -414,7 +414,7 @@ impl DocdexMcp {
             Page { offset: *offset.as_ref().unwrap_or(&0), limit: *limit.as_ref().unwrap_or(&0), cap: usize::MAX };
         let result = async {
             let (limit, offset) = (limit?, offset?);
-            let repo_opt = Some(self.repo(args.repo_path).await?);
+            let repo_opt = Some(self.repo(args.repo).await?);
             let mut list =
                 self.call(ListFiles { repo_opt, glob_opt: args.glob, limit: offset.saturating_add(limit) }).await?;
             list.files.drain(..offset.min(list.files.len()));
@@ -432,11 +432,11 @@ impl DocdexMcp {
     }
 
     #[tool(
-        description = "Index the repository, or refresh its index (only changed files are re-read). Example: {\"repo_path\": \"/home/me/project\"}. Returns counts of files and chunks; embeddings follow in the background."
+        description = "Index the repository, or refresh its index (only changed files are re-read). Example: {\"repo\": \"/home/me/project\"}. Returns counts of files and chunks; embeddings follow in the background."
     )]
     async fn docdex_index(&self, Parameters(args): Parameters<RepoArgs>) -> CallToolResult {
         let result = async {
-            let request = IndexRequest { repo: self.repo(args.repo_path).await? };
+            let request = IndexRequest { repo: self.repo(args.repo).await? };
             self.call(Index { request, progress_opt: None, embed_in_background: true }).await
         }
         .await;
@@ -455,7 +455,7 @@ impl DocdexMcp {
     async fn docdex_libs_fetch(&self, Parameters(args): Parameters<LibsFetchArgs>) -> CallToolResult {
         let result = async {
             let request = LibsFetchRequest {
-                repo_opt: Some(self.repo(args.repo_path).await?),
+                repo_opt: Some(self.repo(args.repo).await?),
                 all: args.all.unwrap_or(false),
                 names: args.libs.unwrap_or_default(),
             };
@@ -491,7 +491,7 @@ impl DocdexMcp {
         description = "What is indexed for the repository: files, chunks, embeddings done and pending, last run. Example: {}. Call before searching a repo you have not indexed."
     )]
     async fn docdex_status(&self, Parameters(args): Parameters<RepoArgs>) -> CallToolResult {
-        let result = async { self.call(Status(Some(self.repo(args.repo_path).await?))).await }.await;
+        let result = async { self.call(Status(Some(self.repo(args.repo).await?))).await }.await;
         respond(result, |s| {
             let text = format!(
                 "{}: {} files, {} chunks, {} of {} embedded ({} pending), last completed {}",
@@ -513,7 +513,7 @@ impl DocdexMcp {
     async fn docdex_memory_save(&self, Parameters(args): Parameters<MemorySaveArgs>) -> CallToolResult {
         let result = async {
             let msg = MemorySave {
-                repo_opt: Some(self.repo(args.repo_path).await?),
+                repo_opt: Some(self.repo(args.repo).await?),
                 text: args.text,
                 metadata: args.metadata.unwrap_or(serde_json::Value::Null),
             };
@@ -536,7 +536,7 @@ impl DocdexMcp {
         let page = Page { offset: *offset.as_ref().unwrap_or(&0), limit: *k.as_ref().unwrap_or(&0), cap };
         let result = async {
             let (k, offset) = (k?, offset?);
-            let repo_opt = Some(self.repo(args.repo_path).await?);
+            let repo_opt = Some(self.repo(args.repo).await?);
             let mut response =
                 self.call(MemoryRecall { repo_opt, query: args.query, k: (offset + k).min(cap) }).await?;
             response.items.drain(..offset.min(response.items.len()));

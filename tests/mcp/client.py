@@ -91,6 +91,9 @@ async def exercise(session, repo, bench):
     result = await session.call_tool("docdex_search", {"query": "nightly_snapshot", "limit": "2", "project_root": repo})
     check(not is_error(result), f"string limit refused: {text_of(result)}")
     check(len(structured(result)["hits"]) <= 2, "limit not applied")
+    # `repo`, the name every surface uses (repo_path and project_root are taken too).
+    result = await session.call_tool("docdex_search", {"query": "nightly_snapshot", "repo": repo})
+    check(not is_error(result) and structured(result)["hits"], f"repo refused: {text_of(result)}")
 
     result = await session.call_tool("docdex_open", {"path": "src/throttle.rs", "line_start": 2, "line_end": "3"})
     check(not is_error(result), f"open failed: {text_of(result)}")
