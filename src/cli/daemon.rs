@@ -37,7 +37,18 @@ pub(super) async fn serve(
     };
     http::check_bind_policy(&addr, expose, auth_token_opt.as_deref())?;
     // Before anything is opened: a second daemon on this home would fight over the indexes.
-    let mut lock = crate::daemon::lock::DaemonLock::acquire(&loaded.home)?;
+    let mut lock = crate::daemon::lock::DaemonLock::acquire(&loaded.home).map_err(|err| match &repo_opt {
+        // `daemon --repo other` while one runs: the running one can serve it.
+        Some(repo) if err.code == crate::protocol::ErrorCode::DaemonRunning => {
+            let hint = err.hint.clone().unwrap_or_default();
+            err.with_hint(format!(
+                "the running daemon serves {0} too once it is named: `docdexd index --repo {0}` (or any command \
+                 with --repo) mounts it there, if it lies inside the daemon's allowed roots; or {hint}",
+                repo.display()
+            ))
+        }
+        _ => err,
+    })?;
     let actors = crate::actors::system::start_daemon_actors(&loaded, repo_opt.clone());
     if let Some(repo) = &repo_opt {
         let summary = index_with_progress(&actors, repo.clone()).await?;

@@ -54,6 +54,12 @@ fn one_daemon_per_home_and_a_killed_daemons_lock_is_taken_over() {
     assert!(stderr.contains("already running") && stderr.contains(&first.base_url), "{stderr}");
     assert!(stderr.contains(&format!("pid {}", first.child.id())), "{stderr}");
     assert!(stderr.contains(&format!("`kill {}`", first.child.id())), "how to stop it: {stderr}");
+    // Asked for another repo: the running daemon can serve it, and the error says how.
+    let other_repo = repo_with(&[("src/lib.rs", "pub fn other() {}\n")]);
+    let other = home.run(&["daemon", "--bind", "127.0.0.1:0", "--repo", other_repo.path().to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&other.stderr);
+    assert_eq!(other.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("`docdexd index --repo") && stderr.contains("allowed roots"), "{stderr}");
 
     // SIGKILL leaves the lock file behind; the kernel has dropped the lock itself.
     first.child.kill().unwrap();

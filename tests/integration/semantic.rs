@@ -214,3 +214,18 @@ async fn http_search_takes_mode_and_explain() {
         get(&server.url(&format!("/v1/status?repo={}", repo.path().display())), server.token()).await;
     assert_eq!(status_body["embeddings"]["pending"], 0);
 }
+
+/// A dense search of a repo with the model but nothing embedded yet says how to embed it,
+/// not only "no hits".
+#[test]
+fn a_dense_search_before_any_embedding_says_how_to_get_one() {
+    let repo = paraphrase_repo();
+    let home = Home::with_model();
+    let repo_arg = repo.path().to_str().unwrap();
+    let out = home.run(&["index", "--repo", repo_arg, "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = home.run(&["search", "--repo", repo_arg, "--mode", "dense", "--json", "how are requests throttled"]);
+    let response: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let notice = response["notice"].as_str().unwrap_or_default();
+    assert!(notice.contains("nothing in this repo is embedded yet") && notice.contains("--wait"), "{response}");
+}

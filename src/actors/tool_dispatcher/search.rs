@@ -81,7 +81,15 @@ impl Handler<Search> for ToolDispatcher {
                 (Some(mode), Some(_)) => mode,
                 (None, Some(_)) => SearchMode::Hybrid,
             };
-            if mode != SearchMode::Lexical && pending > 0 {
+            if mode != SearchMode::Lexical && pending > 0 && vectors == 0 {
+                // Nothing to compare the query with: say how to get there, not just "no hits".
+                notice_opt = Some(format!(
+                    "nothing in this repo is embedded yet ({pending} chunks waiting), so a dense search finds \
+                     nothing: embed them with `docdexd index --repo {} --wait` (a running daemon does it on \
+                     its own), or search lexically meanwhile",
+                    handle.index.root.display()
+                ));
+            } else if mode != SearchMode::Lexical && pending > 0 {
                 notice_opt = Some(format!(
                     "{pending} chunks are still waiting for embeddings; dense results cover the {vectors} embedded so far"
                 ));
