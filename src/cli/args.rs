@@ -63,6 +63,20 @@ pub enum Command {
         json: bool,
         paths: Vec<String>,
     },
+    /// List the indexed files of a repo (path, language, chunks, size), or a glob's matches.
+    Files {
+        /// The repository's root folder (`.`: the current directory).
+        #[arg(long, default_value = ".")]
+        repo: PathBuf,
+        /// Only paths matching this glob (`src/**/*.rs`).
+        #[arg(long)]
+        glob: Option<String>,
+        /// Most files listed.
+        #[arg(long, default_value_t = crate::actors::tool_dispatcher::files::DEFAULT_FILES_LIMIT)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
     /// Search an indexed repository.
     Search {
         /// The repository's root folder (`.`: the current directory).

@@ -28,7 +28,7 @@ use self::progress::{embed_with_progress, index_with_progress, spawn_daemon_prog
 use self::setup::{mcp_config, run_setup};
 use crate::actors::repo_manager::CloseAll;
 use crate::actors::scraper::CloseBrowser;
-use crate::actors::tool_dispatcher::files::{GetChunk, MultiGet, OpenFile};
+use crate::actors::tool_dispatcher::files::{GetChunk, ListFiles, MultiGet, OpenFile};
 use crate::actors::tool_dispatcher::indexing::StopBackgroundWork;
 use crate::actors::tool_dispatcher::repos::Mount;
 use crate::config::{self, LoadedConfig};
@@ -228,6 +228,27 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             };
             print_out(&text)?;
             Ok(if response.files.is_empty() { 1 } else { 0 })
+        }
+        Command::Files { repo, glob, limit, json } => {
+            let actors = crate::actors::system::start_actors(&loaded, None);
+            let request = ListFiles { repo_opt: Some(client::absolute(&repo)), glob_opt: glob, limit };
+            let list = actors.dispatcher.send(request).await?;
+            actors.repo_manager.send(CloseAll).await?;
+            let list = list?;
+            print_out(&if json {
+                to_json(&list)?
+            } else {
+                let mut out: String = list
+                    .files
+                    .iter()
+                    .map(|f| format!("{}  ({}, {} chunks, {})\n", f.path, f.language, f.chunks, human_bytes(f.size)))
+                    .collect();
+                if list.truncated {
+                    out.push_str(&format!("… {} more (raise --limit)\n", list.total - list.files.len() as u64));
+                }
+                out
+            })?;
+            Ok(if list.files.is_empty() { 1 } else { 0 })
         }
         Command::Search { repo, limit, json, mode, explain, source, lib, query } => {
             let repo = client::absolute(&repo);

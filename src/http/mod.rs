@@ -27,7 +27,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp_actix_web::transport::StreamableHttpService;
 
 use crate::actors::tool_dispatcher::chat::{DagGet, DagSessions};
-use crate::actors::tool_dispatcher::files::{GetChunk, MultiGet, OpenFile};
+use crate::actors::tool_dispatcher::files::{GetChunk, ListFiles, MultiGet, OpenFile};
 use crate::actors::tool_dispatcher::indexing::{EmbedPending, Index, Status};
 use crate::actors::tool_dispatcher::libs::LibsFetch;
 use crate::actors::tool_dispatcher::memory::{MemoryDelete, MemoryRecall, MemorySave};
@@ -254,6 +254,34 @@ async fn multi_get(state: web::Data<HttpState>, body: web::Json<MultiGetBody>) -
     let repo_opt = body.repo.or_else(|| state.default_repo_opt.clone());
     let limit = body.limit.unwrap_or(crate::protocol::MAX_MULTI_GET);
     respond(dispatch(&state, MultiGet { repo_opt, paths: body.paths, glob_opt: body.glob, limit }).await)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FilesParams {
+    #[serde(alias = "repo_path", alias = "project_root")]
+    repo: Option<PathBuf>,
+    glob: Option<String>,
+    limit: Option<String>,
+}
+
+/// The indexed files of a repo (`docdexd files`, MCP `docdex_files`).
+async fn files(state: web::Data<HttpState>, params: web::Query<FilesParams>) -> HttpResponse {
+    let params = params.into_inner();
+    use crate::actors::tool_dispatcher::files::{DEFAULT_FILES_LIMIT, MAX_FILES};
+    let limit = match params.limit.as_deref().map(str::trim) {
+        None | Some("") => DEFAULT_FILES_LIMIT,
+        Some(raw) => match raw.parse::<usize>() {
+            Ok(limit) if (1..=MAX_FILES).contains(&limit) => limit,
+            _ => {
+                return error_response(&DocdexError::invalid(format!(
+                    "`limit` must be between 1 and {MAX_FILES}, got `{raw}`"
+                )))
+            }
+        },
+    };
+    let repo_opt = params.repo.or_else(|| state.default_repo_opt.clone());
+    respond(dispatch(&state, ListFiles { repo_opt, glob_opt: params.glob, limit }).await)
 }
 
 async fn repos(state: web::Data<HttpState>, _: web::Query<NoParams>) -> HttpResponse {
@@ -503,6 +531,7 @@ pub fn configure(state: HttpState) -> impl Fn(&mut web::ServiceConfig) + Clone +
             .route("/v1/status", web::get().to(status))
             .route("/v1/initialize", web::post().to(initialize))
             .route("/v1/repos", web::get().to(repos))
+            .route("/v1/files", web::get().to(files))
             .route("/v1/get", web::get().to(get_item))
             .route("/v1/multi-get", web::post().to(multi_get))
             .route("/v1/index", web::post().to(index))

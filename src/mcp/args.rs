@@ -6,12 +6,8 @@ use serde::{Deserialize, Deserializer};
 
 /// Hits returned when `limit` is not given.
 pub(super) const DEFAULT_LIMIT: usize = 8;
-/// Files listed when `limit` is not given.
-pub(super) const DEFAULT_FILES_LIMIT: usize = 200;
 /// Memories recalled when `k` is not given.
 pub(super) const DEFAULT_RECALL: usize = 5;
-/// Most files one `docdex_files` page lists.
-pub(super) const MAX_FILES: usize = 5000;
 
 /// Accepts `5` and `"5"` (several clients send numbers as strings).
 pub(super) fn lenient_number<'de, D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Option<u64>, D::Error> {

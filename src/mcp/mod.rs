@@ -22,7 +22,7 @@ use rmcp::service::NotificationContext;
 use rmcp::{tool, tool_handler, tool_router, RoleServer, ServerHandler};
 use serde::Serialize;
 
-use crate::actors::tool_dispatcher::files::{GetChunk, ListFiles, MultiGet, OpenFile};
+use crate::actors::tool_dispatcher::files::{self, GetChunk, ListFiles, MultiGet, OpenFile};
 use crate::actors::tool_dispatcher::indexing::{Index, Status};
 use crate::actors::tool_dispatcher::libs::LibsFetch;
 use crate::actors::tool_dispatcher::memory::{MemoryRecall, MemorySave};
@@ -35,7 +35,7 @@ use crate::protocol::{
 };
 use args::{
     lenient_number, FilesArgs, GetArgs, LibsFetchArgs, MemoryRecallArgs, MemorySaveArgs, MultiGetArgs, OpenArgs,
-    RepoArgs, SearchArgs, WebResearchArgs, DEFAULT_FILES_LIMIT, DEFAULT_LIMIT, DEFAULT_RECALL, MAX_FILES,
+    RepoArgs, SearchArgs, WebResearchArgs, DEFAULT_LIMIT, DEFAULT_RECALL,
 };
 use budget::{offset_arg, respond_fitted, Page};
 
@@ -408,7 +408,7 @@ impl DocdexMcp {
         description = "List indexed files, optionally matching a glob. Example: {\"glob\": \"src/**/*.rs\"}. Returns paths with language, chunk count and size."
     )]
     async fn docdex_files(&self, Parameters(args): Parameters<FilesArgs>) -> CallToolResult {
-        let limit = bounded(args.limit, DEFAULT_FILES_LIMIT, MAX_FILES, "limit");
+        let limit = bounded(args.limit, files::DEFAULT_FILES_LIMIT, files::MAX_FILES, "limit");
         let offset = offset_arg(args.offset, usize::MAX);
         let page =
             Page { offset: *offset.as_ref().unwrap_or(&0), limit: *limit.as_ref().unwrap_or(&0), cap: usize::MAX };

@@ -478,3 +478,27 @@ fn json_errors_check_json_and_an_unreachable_web_tier() {
     assert!(web["hint"].as_str().unwrap().contains("enabled = false"), "{report}");
     assert_eq!(report["ok"], out.status.code() == Some(0), "{report}");
 }
+
+/// `files` lists the indexed files from the shell, as MCP's `docdex_files` and
+/// `GET /v1/files` do, with one default for all three.
+#[test]
+fn files_lists_the_indexed_files_on_every_surface() {
+    let home = Home::new();
+    let repo = crate::common::repo_with(&[
+        ("src/lib.rs", "pub fn a() {}\n"),
+        ("src/util.rs", "pub fn b() {}\n"),
+        ("README.md", "# Readme\n\nText.\n"),
+    ]);
+    home.index(repo.path());
+    let listed = home.json(&["files", "--repo", repo.path().to_str().unwrap(), "--glob", "src/*.rs", "--json"]);
+    let paths: Vec<&str> = listed["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["src/lib.rs", "src/util.rs"], "{listed}");
+    let out = home.run(&["files", "--repo", repo.path().to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("README.md  (markdown"), "{out:?}");
+
+    let server = crate::common::Server::start(&home, &["--repo", repo.path().to_str().unwrap()]);
+    let body: serde_json::Value =
+        server.blocking_client().get(server.url("/v1/files?glob=*.md")).send().unwrap().json().unwrap();
+    assert_eq!(body["files"][0]["path"], "README.md", "{body}");
+    assert_eq!(body["total"], 1, "{body}");
+}

@@ -23,6 +23,11 @@ pub struct OpenFile {
     pub end_opt: Option<u64>,
 }
 
+/// Files a list gives when the caller names no limit (every surface: CLI, HTTP, MCP).
+pub const DEFAULT_FILES_LIMIT: usize = 200;
+/// Most files one list gives.
+pub const MAX_FILES: usize = 5000;
+
 /// Lists indexed files, optionally matching a glob.
 #[derive(Message)]
 #[rtype(result = "Result<FileList>")]
