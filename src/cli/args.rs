@@ -57,7 +57,7 @@ pub enum Command {
         #[arg(long)]
         glob: Option<String>,
         /// Most files (1-50).
-        #[arg(long, default_value_t = 10)]
+        #[arg(long, default_value_t = crate::actors::tool_dispatcher::files::DEFAULT_MULTI_GET)]
         limit: usize,
         #[arg(long)]
         json: bool,
@@ -190,7 +190,7 @@ pub enum Command {
     /// Find web pages for a query (DuckDuckGo's HTML endpoint; results cached).
     WebSearch {
         /// Most results to print.
-        #[arg(long, default_value_t = 10)]
+        #[arg(long, default_value_t = crate::actors::tool_dispatcher::web::DEFAULT_WEB_RESULTS)]
         limit: usize,
         #[arg(long)]
         json: bool,
@@ -299,8 +299,8 @@ pub enum MemoryAction {
         /// The repository's root folder (`.`: the current directory).
         #[arg(long, default_value = ".")]
         repo: PathBuf,
-        /// How many notes (1-100).
-        #[arg(long, default_value_t = 5)]
+        /// How many notes (1-100; `--k` is taken too).
+        #[arg(long = "limit", alias = "k", default_value_t = crate::actors::tool_dispatcher::memory::DEFAULT_RECALL)]
         k: usize,
         #[arg(long)]
         json: bool,

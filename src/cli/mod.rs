@@ -110,8 +110,7 @@ fn run_broken_mcp(home: &Path, repo_opt: Option<PathBuf>, err: DocdexError) -> i
     system.block_on(async move {
         let actors = crate::actors::system::start_actors(&loaded, None);
         let startup = crate::mcp::Startup { notes: Vec::new(), broken_opt: Some(err) };
-        let budget = loaded.config.server.mcp_max_result_tokens;
-        match crate::mcp::serve_stdio(actors.dispatcher.clone(), repo_opt, budget, startup).await {
+        match crate::mcp::serve_stdio(actors.dispatcher.clone(), repo_opt, &loaded.config, startup).await {
             Ok(()) => 0,
             Err(err) => report_error(&err),
         }
@@ -356,9 +355,8 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
                     Err(err) => tracing::warn!(error = %err.message, "could not mount the repo"),
                 }
             }
-            let budget = loaded.config.server.mcp_max_result_tokens;
             let startup = crate::mcp::Startup { notes: installation_notes(&loaded), broken_opt };
-            crate::mcp::serve_stdio(actors.dispatcher.clone(), default_repo_opt, budget, startup).await?;
+            crate::mcp::serve_stdio(actors.dispatcher.clone(), default_repo_opt, &loaded.config, startup).await?;
             actors.dispatcher.send(StopBackgroundWork).await?;
             actors.web.scraper.send(CloseBrowser).await?;
             actors.repo_manager.send(CloseAll).await?;

@@ -106,7 +106,7 @@ impl DaemonClient {
 
     /// Mounts a repo in the daemon (its index run and watcher start).
     pub async fn mount(&self, repo: &Path) -> Result<MountedRepo> {
-        self.call(self.http.post(self.url("/v1/initialize")).json(&serde_json::json!({ "repo_path": repo }))).await
+        self.call(self.http.post(self.url("/v1/initialize")).json(&serde_json::json!({ "repo": repo }))).await
     }
 
     async fn call<T: DeserializeOwned>(&self, request: reqwest::RequestBuilder) -> Result<T> {
@@ -225,7 +225,7 @@ impl DaemonClient {
             "stream": true,
             "stream_options": { "include_usage": true },
             "docdex": {
-                "repo_path": request.repo_opt,
+                "repo": request.repo_opt,
                 "force_web": request.force_web,
                 "include_sources": true,
                 "debug": true,

@@ -252,7 +252,7 @@ struct MultiGetBody {
 async fn multi_get(state: web::Data<HttpState>, body: web::Json<MultiGetBody>) -> HttpResponse {
     let body = body.into_inner();
     let repo_opt = body.repo.or_else(|| state.default_repo_opt.clone());
-    let limit = body.limit.unwrap_or(crate::protocol::MAX_MULTI_GET);
+    let limit = body.limit.unwrap_or(crate::actors::tool_dispatcher::files::DEFAULT_MULTI_GET);
     respond(dispatch(&state, MultiGet { repo_opt, paths: body.paths, glob_opt: body.glob, limit }).await)
 }
 
@@ -382,7 +382,17 @@ async fn memory_save(state: web::Data<HttpState>, body: web::Json<MemorySaveBody
 async fn memory_recall(state: web::Data<HttpState>, body: web::Json<MemoryRecallBody>) -> HttpResponse {
     let body = body.into_inner();
     let repo_opt = body.repo.or_else(|| state.default_repo_opt.clone());
-    respond(dispatch(&state, MemoryRecall { repo_opt, query: body.query, k: body.limit.unwrap_or(5) }).await)
+    respond(
+        dispatch(
+            &state,
+            MemoryRecall {
+                repo_opt,
+                query: body.query,
+                k: body.limit.unwrap_or(crate::actors::tool_dispatcher::memory::DEFAULT_RECALL),
+            },
+        )
+        .await,
+    )
 }
 
 async fn memory_delete(
@@ -415,7 +425,16 @@ struct WebFetchBody {
 
 async fn web_search(state: web::Data<HttpState>, body: web::Json<WebSearchBody>) -> HttpResponse {
     let body = body.into_inner();
-    respond(dispatch(&state, WebSearch { query: body.query, limit: body.limit.unwrap_or(10) }).await)
+    respond(
+        dispatch(
+            &state,
+            WebSearch {
+                query: body.query,
+                limit: body.limit.unwrap_or(crate::actors::tool_dispatcher::web::DEFAULT_WEB_RESULTS),
+            },
+        )
+        .await,
+    )
 }
 
 async fn web_fetch(state: web::Data<HttpState>, body: web::Json<WebFetchBody>) -> HttpResponse {
@@ -573,6 +592,7 @@ pub fn start(
     let dispatcher = state.dispatcher.clone();
     let default_repo_opt = state.default_repo_opt.clone();
     let mcp_budget_tokens = state.mcp_budget_tokens;
+    let default_limit = state.default_limit;
     // One host policy for REST and MCP: `guard` checks Host and Origin before any route, so
     // the SDK's own check (loopback names only, which broke exposed mode) is turned off.
     // Sessions end after `MCP_SESSION_IDLE` without a request; `guard` refuses new ones past
@@ -585,7 +605,9 @@ pub fn start(
         .service_factory(Arc::new(move || {
             // The daemon's `--repo` serves clients that name no workspace; one that shares
             // its roots is about that workspace.
-            Ok(DocdexMcp::new(dispatcher.clone(), default_repo_opt.clone(), mcp_budget_tokens).with_roots_first())
+            Ok(DocdexMcp::new(dispatcher.clone(), default_repo_opt.clone(), mcp_budget_tokens)
+                .with_default_limit(default_limit)
+                .with_roots_first())
         }))
         .session_manager(sessions)
         .stateful_mode(true)

@@ -4,11 +4,6 @@
 use rmcp::schemars;
 use serde::{Deserialize, Deserializer};
 
-/// Hits returned when `limit` is not given.
-pub(super) const DEFAULT_LIMIT: usize = 8;
-/// Memories recalled when `k` is not given.
-pub(super) const DEFAULT_RECALL: usize = 5;
-
 /// Accepts `5` and `"5"` (several clients send numbers as strings).
 pub(super) fn lenient_number<'de, D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Option<u64>, D::Error> {
     #[derive(Deserialize)]

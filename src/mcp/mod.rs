@@ -25,7 +25,7 @@ use serde::Serialize;
 use crate::actors::tool_dispatcher::files::{self, GetChunk, ListFiles, MultiGet, OpenFile};
 use crate::actors::tool_dispatcher::indexing::{Index, Status};
 use crate::actors::tool_dispatcher::libs::LibsFetch;
-use crate::actors::tool_dispatcher::memory::{MemoryRecall, MemorySave};
+use crate::actors::tool_dispatcher::memory::{self, MemoryRecall, MemorySave};
 use crate::actors::tool_dispatcher::repos::Mount;
 use crate::actors::tool_dispatcher::search::Search;
 use crate::actors::tool_dispatcher::web::WebRag;
@@ -35,7 +35,7 @@ use crate::protocol::{
 };
 use args::{
     lenient_number, FilesArgs, GetArgs, LibsFetchArgs, MemoryRecallArgs, MemorySaveArgs, MultiGetArgs, OpenArgs,
-    RepoArgs, SearchArgs, WebResearchArgs, DEFAULT_LIMIT, DEFAULT_RECALL,
+    RepoArgs, SearchArgs, WebResearchArgs,
 };
 use budget::{offset_arg, respond_fitted, Page};
 
@@ -50,6 +50,8 @@ pub struct DocdexMcp {
     roots_pending: Arc<tokio::sync::watch::Sender<bool>>,
     /// Token budget of one tool result (`[server] mcp_max_result_tokens`).
     budget_tokens: usize,
+    /// Hits when a search names no `limit`: `[search] max_repo_hits`, as on HTTP and the CLI.
+    default_limit: usize,
     /// What is wrong with this installation, for the session's instructions and tool errors.
     startup: Arc<Startup>,
     /// The default repo is only a fallback (a daemon's `--repo`, for every client): a client
@@ -131,9 +133,16 @@ impl DocdexMcp {
             default_repo: Arc::new(RwLock::new(default_repo_opt)),
             roots_pending: Arc::new(tokio::sync::watch::channel(false).0),
             budget_tokens,
+            default_limit: crate::config::SearchConfig::default().max_repo_hits,
             startup: Arc::default(),
             roots_first: false,
         }
+    }
+
+    /// Hits when a search names no `limit` (`[search] max_repo_hits`).
+    pub fn with_default_limit(mut self, limit: usize) -> DocdexMcp {
+        self.default_limit = limit;
+        self
     }
 
     /// This server with its default repo as a fallback behind the client's workspace roots.
@@ -227,7 +236,7 @@ impl DocdexMcp {
     )]
     async fn docdex_search(&self, Parameters(args): Parameters<SearchArgs>) -> CallToolResult {
         let cap = crate::protocol::MAX_SEARCH_LIMIT;
-        let limit = bounded(args.limit, DEFAULT_LIMIT, cap, "limit");
+        let limit = bounded(args.limit, self.default_limit, cap, "limit");
         let offset = offset_arg(args.offset, cap - 1);
         let page = Page { offset: *offset.as_ref().unwrap_or(&0), limit: *limit.as_ref().unwrap_or(&0), cap };
         let result = async {
@@ -275,7 +284,7 @@ impl DocdexMcp {
     )]
     async fn docdex_web_research(&self, Parameters(args): Parameters<WebResearchArgs>) -> CallToolResult {
         let cap = crate::protocol::MAX_SEARCH_LIMIT;
-        let limit = bounded(args.limit, DEFAULT_LIMIT, cap, "limit");
+        let limit = bounded(args.limit, self.default_limit, cap, "limit");
         let offset = offset_arg(args.offset, cap - 1);
         // Web hits come after the local ones: a page is counted over the merged list.
         let page = Page { offset: *offset.as_ref().unwrap_or(&0), limit: usize::MAX, cap: usize::MAX };
@@ -378,7 +387,7 @@ impl DocdexMcp {
     )]
     async fn docdex_multi_get(&self, Parameters(args): Parameters<MultiGetArgs>) -> CallToolResult {
         let cap = crate::protocol::MAX_MULTI_GET;
-        let limit = bounded(args.limit, 10, cap, "limit");
+        let limit = bounded(args.limit, files::DEFAULT_MULTI_GET, cap, "limit");
         let offset = offset_arg(args.offset, cap - 1);
         let page = Page { offset: *offset.as_ref().unwrap_or(&0), limit: *limit.as_ref().unwrap_or(&0), cap };
         let result = async {
@@ -531,7 +540,7 @@ impl DocdexMcp {
     )]
     async fn docdex_memory_recall(&self, Parameters(args): Parameters<MemoryRecallArgs>) -> CallToolResult {
         let cap = crate::protocol::MAX_MEMORY_RECALL;
-        let k = bounded(args.k, DEFAULT_RECALL, cap, "k");
+        let k = bounded(args.k, memory::DEFAULT_RECALL, cap, "k");
         let offset = offset_arg(args.offset, cap - 1);
         let page = Page { offset: *offset.as_ref().unwrap_or(&0), limit: *k.as_ref().unwrap_or(&0), cap };
         let result = async {
@@ -704,11 +713,12 @@ impl Drop for RootsDone {
 pub async fn serve_stdio(
     dispatcher: Addr<ToolDispatcher>,
     default_repo_opt: Option<PathBuf>,
-    budget_tokens: usize,
+    config: &crate::config::Config,
     startup: Startup,
 ) -> Result<()> {
     use rmcp::ServiceExt;
-    let server = DocdexMcp::new(dispatcher, default_repo_opt, budget_tokens)
+    let server = DocdexMcp::new(dispatcher, default_repo_opt, config.server.mcp_max_result_tokens)
+        .with_default_limit(config.search.max_repo_hits)
         .with_startup(startup)
         .serve(rmcp::transport::stdio())
         .await

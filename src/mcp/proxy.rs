@@ -51,13 +51,14 @@ pub async fn relay_stdio(daemon: &DaemonClient, default_repo_opt: Option<&Path>)
     result
 }
 
-/// Adds `repo_path` to a tool call that names no repo.
+/// Adds `repo` to a tool call that names no repo (by any of its names).
 fn with_default_repo(message: &mut ClientJsonRpcMessage, repo: &str) {
     let JsonRpcMessage::Request(request) = message else { return };
     let ClientRequest::CallToolRequest(call) = &mut request.request else { return };
     let arguments = call.params.arguments.get_or_insert_with(Default::default);
-    let named = ["repo_path", "project_root"].iter().any(|key| arguments.get(*key).is_some_and(|v| !v.is_null()));
+    let named =
+        ["repo", "repo_path", "project_root"].iter().any(|key| arguments.get(*key).is_some_and(|v| !v.is_null()));
     if !named {
-        arguments.insert("repo_path".into(), serde_json::Value::String(repo.to_string()));
+        arguments.insert("repo".into(), serde_json::Value::String(repo.to_string()));
     }
 }

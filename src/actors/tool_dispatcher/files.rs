@@ -27,6 +27,8 @@ pub struct OpenFile {
 pub const DEFAULT_FILES_LIMIT: usize = 200;
 /// Most files one list gives.
 pub const MAX_FILES: usize = 5000;
+/// Files one multi-get reads when the caller names no limit (at most `MAX_MULTI_GET`).
+pub const DEFAULT_MULTI_GET: usize = 10;
 
 /// Lists indexed files, optionally matching a glob.
 #[derive(Message)]

@@ -17,6 +17,9 @@ use crate::protocol::{
     MAX_MEMORY_METADATA_BYTES, MAX_MEMORY_RECALL, MAX_MEMORY_TEXT_BYTES,
 };
 
+/// Notes a recall gives when the caller names no limit (every surface).
+pub const DEFAULT_RECALL: usize = 5;
+
 /// Saves a note to a repo's memory.
 #[derive(Message)]
 #[rtype(result = "Result<MemoryItem>")]

@@ -14,6 +14,9 @@ use crate::actors::scraper::FetchPage;
 use crate::actors::waterfall::RunWaterfall;
 use crate::protocol::{DocdexError, Result, WaterfallRequest, WaterfallResponse, WebFetchResponse, WebSearchResponse};
 
+/// Web results a search gives when the caller names no limit (every surface).
+pub const DEFAULT_WEB_RESULTS: usize = 10;
+
 /// Discovers web pages for a query (`web-search`).
 #[derive(Message)]
 #[rtype(result = "Result<WebSearchResponse>")]
