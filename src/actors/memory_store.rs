@@ -57,6 +57,24 @@ pub struct StoreMemoryVectors {
 }
 
 /// Deletes a memory by id; false when it did not exist.
+/// Every note of a repo.
+#[derive(Message)]
+#[rtype(result = "Result<Vec<MemoryRecord>>")]
+pub struct ListMemories {
+    pub index: Arc<RepoIndex>,
+}
+
+impl Handler<ListMemories> for MemoryStore {
+    type Result = Result<Vec<MemoryRecord>>;
+
+    fn handle(&mut self, msg: ListMemories, _: &mut SyncContext<Self>) -> Self::Result {
+        super::guarded("the memory store", || {
+            let store = &msg.index.store;
+            store.all_memories(&store.read_txn()?)
+        })
+    }
+}
+
 #[derive(Message)]
 #[rtype(result = "Result<bool>")]
 pub struct DeleteMemory {

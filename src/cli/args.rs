@@ -307,6 +307,17 @@ pub enum MemoryAction {
         #[arg(required = true, num_args = 1..)]
         query: Vec<String>,
     },
+    /// The repo's notes, newest first.
+    List {
+        /// The repository's root folder (`.`: the current directory).
+        #[arg(long, default_value = ".")]
+        repo: PathBuf,
+        /// Most notes listed.
+        #[arg(long, default_value_t = crate::actors::tool_dispatcher::memory::DEFAULT_LIST)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
     /// Forget a note by id.
     Delete {
         /// The repository's root folder (`.`: the current directory).

@@ -1,4 +1,5 @@
-//! `docdexd memory`: save, recall and delete a repo's notes, through the daemon when one runs.
+//! `docdexd memory`: save, recall, list and delete a repo's notes, through the daemon when one
+//! runs.
 
 use super::args::MemoryAction;
 use super::output::{print_out, to_json};
@@ -8,7 +9,10 @@ use crate::protocol::{DocdexError, Result};
 
 pub(super) async fn run_memory(loaded: &LoadedConfig, action: MemoryAction) -> Result<i32> {
     let repo = client::absolute(match &action {
-        MemoryAction::Save { repo, .. } | MemoryAction::Recall { repo, .. } | MemoryAction::Delete { repo, .. } => repo,
+        MemoryAction::Save { repo, .. }
+        | MemoryAction::Recall { repo, .. }
+        | MemoryAction::List { repo, .. }
+        | MemoryAction::Delete { repo, .. } => repo,
     });
     let backend = Backend::for_repo(loaded, &repo).await?;
     let code = match action {
@@ -44,6 +48,27 @@ pub(super) async fn run_memory(loaded: &LoadedConfig, action: MemoryAction) -> R
             };
             print_out(&text)?;
             if response.items.is_empty() {
+                1
+            } else {
+                0
+            }
+        }
+        MemoryAction::List { limit, json, .. } => {
+            let list = backend.memory_list(repo, limit).await?;
+            print_out(&if json {
+                to_json(&list)?
+            } else {
+                let mut out: String = list
+                    .items
+                    .iter()
+                    .map(|item| format!("#{} ({}) {}\n", item.id, item.created_at, item.text))
+                    .collect();
+                if list.total > list.items.len() as u64 {
+                    out.push_str(&format!("… {} more (raise --limit)\n", list.total - list.items.len() as u64));
+                }
+                out
+            })?;
+            if list.items.is_empty() {
                 1
             } else {
                 0

@@ -11,15 +11,15 @@ use serde::de::DeserializeOwned;
 use crate::actors::repo_manager::CloseAll;
 use crate::actors::scraper::CloseBrowser;
 use crate::actors::tool_dispatcher::indexing::Status;
-use crate::actors::tool_dispatcher::memory::{MemoryDelete, MemoryRecall, MemorySave};
+use crate::actors::tool_dispatcher::memory::{MemoryDelete, MemoryListing, MemoryRecall, MemorySave};
 use crate::actors::tool_dispatcher::search::Search;
 use crate::actors::tool_dispatcher::web::{WebFetch, WebRag, WebSearch};
 use crate::config::{self, LoadedConfig};
 use crate::llm::Usage;
 use crate::protocol::{
     ChatContext, ChatRequest, DaemonStatus, DocdexError, ErrorCode, IndexSummary, LibsFetchRequest, LibsFetchSummary,
-    MemoryDeleted, MemoryItem, MemoryRecallResponse, MountedRepo, RepoStatus, Result, SearchRequest, SearchResponse,
-    WaterfallRequest, WaterfallResponse, WebFetchResponse, WebSearchResponse,
+    MemoryDeleted, MemoryItem, MemoryList, MemoryRecallResponse, MountedRepo, RepoStatus, Result, SearchRequest,
+    SearchResponse, WaterfallRequest, WaterfallResponse, WebFetchResponse, WebSearchResponse,
 };
 
 /// Names a daemon to use instead of the one found through the lock file.
@@ -181,8 +181,13 @@ impl DaemonClient {
         self.call(self.http.post(self.url("/v1/memory")).json(&body)).await
     }
 
+    pub async fn memory_list(&self, repo: &Path, limit: usize) -> Result<MemoryList> {
+        let query = [("repo", repo.display().to_string()), ("limit", limit.to_string())];
+        self.call(self.http.get(self.url("/v1/memory")).query(&query)).await
+    }
+
     pub async fn memory_recall(&self, repo: &Path, query: &str, k: usize) -> Result<MemoryRecallResponse> {
-        let body = serde_json::json!({ "repo": repo, "query": query, "k": k });
+        let body = serde_json::json!({ "repo": repo, "query": query, "limit": k });
         self.call(self.http.post(self.url("/v1/memory/recall")).json(&body)).await
     }
 
@@ -366,6 +371,13 @@ impl Backend {
         match self {
             Backend::Daemon(client) => client.memory_recall(&repo, &query, k).await,
             Backend::Local(actors) => actors.dispatcher.send(MemoryRecall { repo_opt: Some(repo), query, k }).await?,
+        }
+    }
+
+    pub async fn memory_list(&self, repo: PathBuf, limit: usize) -> Result<MemoryList> {
+        match self {
+            Backend::Daemon(client) => client.memory_list(&repo, limit).await,
+            Backend::Local(actors) => actors.dispatcher.send(MemoryListing { repo_opt: Some(repo), limit }).await?,
         }
     }
 

@@ -30,7 +30,7 @@ use crate::actors::tool_dispatcher::chat::{DagGet, DagSessions};
 use crate::actors::tool_dispatcher::files::{GetChunk, ListFiles, MultiGet, OpenFile};
 use crate::actors::tool_dispatcher::indexing::{EmbedPending, Index, Status};
 use crate::actors::tool_dispatcher::libs::LibsFetch;
-use crate::actors::tool_dispatcher::memory::{MemoryDelete, MemoryRecall, MemorySave};
+use crate::actors::tool_dispatcher::memory::{MemoryDelete, MemoryListing, MemoryRecall, MemorySave};
 use crate::actors::tool_dispatcher::repos::{DaemonState, Mount, Repos};
 use crate::actors::tool_dispatcher::search::Search;
 use crate::actors::tool_dispatcher::web::{WebFetch, WebRag, WebSearch};
@@ -379,6 +379,33 @@ async fn memory_save(state: web::Data<HttpState>, body: web::Json<MemorySaveBody
     respond(dispatch(&state, MemorySave { repo_opt, text: body.text, metadata }).await)
 }
 
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MemoryListParams {
+    #[serde(alias = "repo_path", alias = "project_root")]
+    repo: Option<PathBuf>,
+    limit: Option<String>,
+}
+
+/// A repo's notes, newest first (`memory list`).
+async fn memory_list(state: web::Data<HttpState>, params: web::Query<MemoryListParams>) -> HttpResponse {
+    use crate::actors::tool_dispatcher::memory::DEFAULT_LIST;
+    let params = params.into_inner();
+    let limit = match params.limit.as_deref().map(str::trim) {
+        None | Some("") => DEFAULT_LIST,
+        Some(raw) => match raw.parse::<usize>() {
+            Ok(limit) => limit,
+            Err(_) => {
+                return error_response(&DocdexError::invalid(format!(
+                    "`limit` must be a positive integer, got `{raw}`"
+                )))
+            }
+        },
+    };
+    let repo_opt = params.repo.or_else(|| state.default_repo_opt.clone());
+    respond(dispatch(&state, MemoryListing { repo_opt, limit }).await)
+}
+
 async fn memory_recall(state: web::Data<HttpState>, body: web::Json<MemoryRecallBody>) -> HttpResponse {
     let body = body.into_inner();
     let repo_opt = body.repo.or_else(|| state.default_repo_opt.clone());
@@ -543,6 +570,7 @@ pub fn configure(state: HttpState) -> impl Fn(&mut web::ServiceConfig) + Clone +
             .app_data(query_cfg)
             .app_data(json_cfg)
             .route("/v1/memory", web::post().to(memory_save))
+            .route("/v1/memory", web::get().to(memory_list))
             .route("/v1/memory/recall", web::post().to(memory_recall))
             .route("/v1/memory/{id}", web::delete().to(memory_delete))
             .route("/healthz", web::get().to(healthz))

@@ -470,6 +470,14 @@ pub struct MemoryRecallResponse {
     pub items: Vec<MemoryItem>,
 }
 
+/// A repo's notes, newest first (`memory list`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryList {
+    /// Notes the repo holds, before the limit.
+    pub total: u64,
+    pub items: Vec<MemoryItem>,
+}
+
 /// Answer of a memory deletion.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemoryDeleted {

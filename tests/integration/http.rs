@@ -449,6 +449,7 @@ fn every_endpoint_refuses_unknown_parameters_and_names_the_right_one() {
         ("/v1/status?", Some(("rpo=.", "repo"))),
         ("/v1/repos", None),
         ("/v1/files?", Some(("glbo=*.rs", "glob"))),
+        ("/v1/memory?", Some(("limt=2", "limit"))),
         ("/v1/get?path=src/pool.rs&", Some(("line_strat=2", "line_start"))),
         ("/v1/dag?", Some(("repoo=.", "repo"))),
         ("/v1/models", None),

@@ -148,3 +148,32 @@ async fn memory_over_http() {
         .unwrap();
     assert_eq!(missing.status().as_u16(), 404);
 }
+
+/// `memory list` shows a repo's notes newest first, from the shell (locally and through a
+/// daemon) and over HTTP.
+#[test]
+fn memory_list_shows_the_notes_newest_first_on_every_surface() {
+    let home = Home::new();
+    let repo = indexed_repo(&home, "listed");
+    let path = repo.path().to_str().unwrap();
+    for text in ["The first note", "The second note", "The third note"] {
+        let out = home.run(&["memory", "save", "--repo", path, text]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let listed = home.json(&["memory", "list", "--repo", path, "--json", "--limit", "2"]);
+    assert_eq!(listed["total"], 3, "{listed}");
+    let texts: Vec<&str> = listed["items"].as_array().unwrap().iter().map(|i| i["text"].as_str().unwrap()).collect();
+    assert_eq!(texts, ["The third note", "The second note"], "{listed}");
+
+    let server = Server::start(&home, &[]);
+    let through_daemon = home.json(&["memory", "list", "--repo", path, "--json"]);
+    assert_eq!(through_daemon["total"], 3, "{through_daemon}");
+    let body: serde_json::Value = server
+        .blocking_client()
+        .get(server.url(&format!("/v1/memory?repo={path}&limit=1")))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(body["items"][0]["text"], "The third note", "{body}");
+}

@@ -10,15 +10,18 @@ use super::{open_indexed, tracked, ToolDispatcher};
 use crate::actors::chat::RecallNotes;
 use crate::actors::embedder::{EmbedQuery, EmbedTexts, Embedder};
 use crate::actors::memory_store::{
-    DeleteMemory, MemoryStore, RecallMemory, SaveMemory, StoreMemoryVectors, UnembeddedMemories,
+    DeleteMemory, ListMemories, MemoryStore, RecallMemory, SaveMemory, StoreMemoryVectors, UnembeddedMemories,
 };
 use crate::protocol::{
-    DocdexError, ErrorCode, MemoryDeleted, MemoryItem, MemoryRecallResponse, Result, SearchMode,
+    DocdexError, ErrorCode, MemoryDeleted, MemoryItem, MemoryList, MemoryRecallResponse, Result, SearchMode,
     MAX_MEMORY_METADATA_BYTES, MAX_MEMORY_RECALL, MAX_MEMORY_TEXT_BYTES,
 };
 
 /// Notes a recall gives when the caller names no limit (every surface).
 pub const DEFAULT_RECALL: usize = 5;
+/// Notes a list gives when the caller names no limit, and the most it gives.
+pub const DEFAULT_LIST: usize = 50;
+pub const MAX_LIST: usize = 1000;
 
 /// Saves a note to a repo's memory.
 #[derive(Message)]
@@ -36,6 +39,35 @@ pub struct MemoryRecall {
     pub repo_opt: Option<PathBuf>,
     pub query: String,
     pub k: usize,
+}
+
+/// A repo's notes, newest first.
+#[derive(Message)]
+#[rtype(result = "Result<MemoryList>")]
+pub struct MemoryListing {
+    pub repo_opt: Option<PathBuf>,
+    pub limit: usize,
+}
+
+impl Handler<MemoryListing> for ToolDispatcher {
+    type Result = ResponseFuture<Result<MemoryList>>;
+
+    fn handle(&mut self, msg: MemoryListing, _: &mut Context<Self>) -> Self::Result {
+        let repo = self.resolve_repo(msg.repo_opt);
+        let repo_manager = self.repo_manager.clone();
+        let memory = self.memory.clone();
+        tracked(&self.metrics, "memory_store", async move {
+            if msg.limit == 0 || msg.limit > MAX_LIST {
+                return Err(DocdexError::invalid(format!("limit must be between 1 and {MAX_LIST}, got {}", msg.limit)));
+            }
+            let handle = open_indexed(&repo_manager, repo.await?).await?;
+            let mut notes = memory.send(ListMemories { index: Arc::clone(&handle.index) }).await??;
+            notes.sort_by(|a, b| b.created_at_ms.cmp(&a.created_at_ms).then(b.id.cmp(&a.id)));
+            let total = notes.len() as u64;
+            let items = notes.into_iter().take(msg.limit).map(|record| memory_item(record, None)).collect();
+            Ok(MemoryList { total, items })
+        })
+    }
 }
 
 /// Deletes a memory by id.
