@@ -432,6 +432,17 @@ pub(crate) fn run_setup(
                 let backup =
                     backup_opt.map(|b| format!(" (previous file kept as {})", b.display())).unwrap_or_default();
                 crate::outln!("{:<15} written       {}{backup}", agent.name, file.display());
+                let holds_token = matches!(server, Server::Http { token_opt: Some(_), .. });
+                if let (true, Some(repo)) = (holds_token, &repo_opt) {
+                    // A project file is what teams commit: the daemon's token would go with it.
+                    eprintln!(
+                        "warning: {} holds this daemon's token and lies in {}, a folder that is often committed: \
+                         keep it out of version control (e.g. list it in .gitignore), or set up without --repo \
+                         (the user-wide file), or without --http (no token needed)",
+                        file.display(),
+                        repo.display()
+                    );
+                }
             }
             Ok(Outcome::Unchanged) => crate::outln!("{:<15} already set    {}", agent.name, file.display()),
             Ok(Outcome::DryRun { content }) => crate::outln!("# {} ({})\n{content}", file.display(), agent.title),

@@ -367,6 +367,12 @@ fn setup_configures_every_agent_and_keeps_what_is_there() {
         project["mcpServers"]["docdex"]["args"][2],
         std::fs::canonicalize(repo.path()).unwrap().to_str().unwrap()
     );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("token"), "no token, no warning");
+    // The HTTP form puts the token in that project file: said, with what to do.
+    let http = run(&["setup", "--agent", "vscode", "--http", "--repo", repo.path().to_str().unwrap()]);
+    assert_eq!(http.status.code(), Some(0), "{}", String::from_utf8_lossy(&http.stderr));
+    let stderr = String::from_utf8_lossy(&http.stderr);
+    assert!(stderr.contains("holds this daemon's token") && stderr.contains(".gitignore"), "{stderr}");
     crate::common::write(fake_home.path(), ".gemini/settings.json", "{ not json");
     let broken = run(&["setup", "--agent", "gemini"]);
     assert_eq!(broken.status.code(), Some(1));
