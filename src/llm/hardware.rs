@@ -227,6 +227,16 @@ mod tests {
     }
 
     #[test]
+    fn every_model_asks_for_at_least_the_memory_it_takes() {
+        // Its weights, plus a fifth for the context's cache and the runtime: a 43 GB model
+        // said to need 32 GB of RAM (and 16 of VRAM) sent people to a machine it swaps on.
+        for spec in &shipped_list().models {
+            let memory = spec.min_ram_gb + spec.min_vram_gb;
+            assert!(memory >= spec.download_gb * 1.2, "{} takes {} GB, asks for {memory}", spec.name, spec.download_gb);
+        }
+    }
+
+    #[test]
     fn recommendations_per_tier() {
         let list = shipped_list();
         assert_eq!(advise(&list, &hw(6.0, None), None).recommended.as_deref(), Some("qwen2.5:0.5b"));
