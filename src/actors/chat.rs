@@ -175,7 +175,7 @@ async fn chunk_text(read: &Recipient<ReadLines>, repo: &Path, hit: &SearchHit) -
         end: hit.line_end.min(hit.line_start + MAX_CHUNK_LINES - 1),
     };
     match read.send(lines).await {
-        Ok(Ok(content)) => content.text,
+        Ok(Ok(content)) => content.numbered(),
         _ => hit.snippet.clone(),
     }
 }

@@ -197,7 +197,7 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
                     if json {
                         to_json(&content)?
                     } else {
-                        format!("{}\n", content.text)
+                        format!("{}\n", content.numbered())
                     }
                 }
             };
@@ -217,7 +217,11 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
                 for file in &response.files {
                     out.push_str(&format!(
                         "==> {} (lines {}-{} of {})\n{}\n",
-                        file.path, file.line_start, file.line_end, file.total_lines, file.text
+                        file.path,
+                        file.line_start,
+                        file.line_end,
+                        file.total_lines,
+                        file.numbered()
                     ));
                 }
                 for missing in &response.missing {

@@ -282,6 +282,10 @@ impl Fit for FileContent {
             return false;
         }
         self.text.truncate(kept);
+        // Whole lines, without the last one's line break (the text holds lines, joined).
+        if self.text.ends_with('\n') {
+            self.text.pop();
+        }
         self.line_end = self.line_start + lines - 1;
         self.truncated = true;
         true

@@ -114,7 +114,11 @@ fn render_file(content: &crate::protocol::FileContent) -> String {
     };
     format!(
         "{} lines {}-{} of {}{more}\n{}",
-        content.path, content.line_start, content.line_end, content.total_lines, content.text
+        content.path,
+        content.line_start,
+        content.line_end,
+        content.total_lines,
+        content.numbered()
     )
 }
 

@@ -499,8 +499,29 @@ pub struct FileContent {
     pub total_lines: u64,
     /// True when the range was cut to the size bound.
     pub truncated: bool,
-    /// `"  12 | text"` lines.
+    /// The lines themselves (a program's copy; `numbered` is the reader's).
     pub text: String,
+}
+
+impl FileContent {
+    /// The lines with their numbers in a gutter (`"  12 | text"`), as a model or a person
+    /// reads them.
+    pub fn numbered(&self) -> String {
+        if self.line_end < self.line_start {
+            return String::new();
+        }
+        let width = self.line_end.to_string().len();
+        // Exactly the range's lines: a blank last line counts, a trailing break adds none.
+        let count = (self.line_end - self.line_start + 1) as usize;
+        self.text
+            .split('\n')
+            .chain(std::iter::repeat(""))
+            .take(count)
+            .zip(self.line_start..)
+            .map(|(line, n)| format!("{n:>width$} | {line}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
 }
 
 /// Most lines `open` returns at once.

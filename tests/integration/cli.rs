@@ -508,3 +508,16 @@ fn files_lists_the_indexed_files_on_every_surface() {
     assert_eq!(body["files"][0]["path"], "README.md", "{body}");
     assert_eq!(body["total"], 1, "{body}");
 }
+
+/// `get --json` gives the file's lines as they are; the text output numbers them.
+#[test]
+fn get_json_gives_the_lines_as_they_are() {
+    let home = Home::new();
+    let repo = crate::common::repo_with(&[("src/lib.rs", "pub fn a() {}\npub fn b() {}\n")]);
+    home.index(repo.path());
+    let path = repo.path().to_str().unwrap();
+    let file = home.json(&["get", "--repo", path, "--json", "src/lib.rs"]);
+    assert_eq!(file["text"], "pub fn a() {}\npub fn b() {}", "{file}");
+    let out = home.run(&["get", "--repo", path, "--line-start", "2", "src/lib.rs"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "2 | pub fn b() {}\n");
+}

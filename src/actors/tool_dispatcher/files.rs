@@ -80,9 +80,7 @@ fn read_file_lines(index: &crate::index::RepoIndex, msg: &OpenFile, max_open_byt
         return Err(DocdexError::invalid("line_end must not be before line_start"));
     }
     let end = wanted_end.min(start + MAX_OPEN_LINES - 1);
-    let width = end.to_string().len();
-    let body =
-        (start..=end).map(|n| format!("{n:>width$} | {}", lines[(n - 1) as usize])).collect::<Vec<_>>().join("\n");
+    let body = lines[(start - 1) as usize..end as usize].join("\n");
     Ok(FileContent {
         path: rel,
         line_start: start,
