@@ -240,14 +240,22 @@ impl RepoIndex {
     /// The repo's single writer. Another process holding it is a user-facing error.
     pub fn writer(&self, heap_bytes: usize) -> Result<IndexWriter> {
         // One indexing thread: the other core is busy reading and chunking files.
-        self.index.writer_with_num_threads(1, heap_bytes.max(15_000_000)).map_err(|err| match err {
+        let writer = self.index.writer_with_num_threads(1, heap_bytes.max(15_000_000)).map_err(|err| match err {
             TantivyError::LockFailure(LockError::LockBusy, _) => DocdexError::new(
                 ErrorCode::IndexLocked,
                 format!("the index of {} is being written by another docdexd process", self.root.display()),
             )
             .with_hint("wait for it to finish, or stop the other `docdexd daemon`/`index` process"),
             other => other.into(),
-        })
+        })?;
+        // A run killed between writing a segment's delete file and committing it leaves that
+        // file behind, and the next run, reaching the same opstamp, cannot create it again
+        // (`FileAlreadyExists(<segment>.<opstamp>.del)`). Files the last commit does not name
+        // are removed before any write.
+        if let Err(err) = writer.garbage_collect_files().wait() {
+            tracing::warn!(error = %err, "could not remove files a killed run left in the index");
+        }
+        Ok(writer)
     }
 
     /// Replaces a file's chunks (delete by path, then add), uncommitted. `chunk_ids` pairs
@@ -543,6 +551,51 @@ mod tests {
         // The new index takes documents.
         let writer = index.writer(15_000_000).unwrap();
         drop(writer);
+    }
+
+    /// A run killed between writing a segment's delete file and committing it leaves the
+    /// file (listed as managed); the next run reaching the same opstamp must not fail on it.
+    #[test]
+    fn a_delete_file_a_killed_run_left_behind_does_not_block_the_next_run() {
+        let params = crate::ingest::ChunkParams { max_lines: 40, target_lines: 20, max_chars: 4000 };
+        let chunk = |text: &str| crate::ingest::chunk_file(crate::ingest::Language::Rust, text, params);
+        let first_run = |state: &Path| {
+            let index = RepoIndex::open(state, "fp", state).unwrap();
+            let mut writer = index.writer(15_000_000).unwrap();
+            index.replace_file(&writer, "src/lib.rs", "rust", &chunk("pub fn one() {}\n"), &[0]).unwrap();
+            index.replace_file(&writer, "src/other.rs", "rust", &chunk("pub fn other() {}\n"), &[1]).unwrap();
+            writer.commit().unwrap();
+        };
+        let second_run = |state: &Path| {
+            let index = RepoIndex::open(state, "fp", state).unwrap();
+            let mut writer = index.writer(15_000_000).unwrap();
+            index.replace_file(&writer, "src/lib.rs", "rust", &chunk("pub fn two() {}\n"), &[2]).unwrap();
+            writer.commit().map(|_| ())
+        };
+        let names = |state: &Path, suffix: &str| -> Vec<String> {
+            std::fs::read_dir(state.join("index"))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+                .filter(|n| n.ends_with(suffix))
+                .collect()
+        };
+        // Where the second run's delete file goes: `<segment>.<opstamp>.del`.
+        let scratch = tempfile::tempdir().unwrap();
+        first_run(scratch.path());
+        second_run(scratch.path()).unwrap();
+        let del = names(scratch.path(), ".del").pop().expect("the second run deletes in the first segment");
+        let opstamp = del.split('.').nth(1).unwrap().to_string();
+        // The same runs on another index, with that file already there and managed.
+        let state = tempfile::tempdir().unwrap();
+        first_run(state.path());
+        let segment = names(state.path(), ".idx").pop().unwrap().trim_end_matches(".idx").to_string();
+        let orphan = format!("{segment}.{opstamp}.del");
+        std::fs::write(state.path().join("index").join(&orphan), b"left by a killed run").unwrap();
+        let managed_path = state.path().join("index/.managed.json");
+        let mut managed: Vec<String> = serde_json::from_slice(&std::fs::read(&managed_path).unwrap()).unwrap();
+        managed.push(orphan);
+        std::fs::write(&managed_path, serde_json::to_vec(&managed).unwrap()).unwrap();
+        second_run(state.path()).expect("the next run commits");
     }
 
     #[test]
