@@ -200,10 +200,10 @@ pub struct MemorySaveArgs {
 pub struct MemoryRecallArgs {
     /// What to recall.
     pub query: String,
-    /// Memories to return, 1-100 (default 5).
-    #[serde(default, deserialize_with = "lenient_number")]
+    /// Memories to return, 1-100 (default 5). `k` is taken too.
+    #[serde(default, alias = "k", deserialize_with = "lenient_number")]
     #[schemars(range(min = 1, max = 100))]
-    pub k: Option<u64>,
+    pub limit: Option<u64>,
     /// Where this page starts: the `next_offset` of the previous one (default 0).
     #[serde(default, deserialize_with = "lenient_number")]
     #[schemars(range(min = 0))]

@@ -544,7 +544,7 @@ impl DocdexMcp {
     )]
     async fn docdex_memory_recall(&self, Parameters(args): Parameters<MemoryRecallArgs>) -> CallToolResult {
         let cap = crate::protocol::MAX_MEMORY_RECALL;
-        let k = bounded(args.k, memory::DEFAULT_RECALL, cap, "k");
+        let k = bounded(args.limit, memory::DEFAULT_RECALL, cap, "limit");
         let offset = offset_arg(args.offset, cap - 1);
         let page = Page { offset: *offset.as_ref().unwrap_or(&0), limit: *k.as_ref().unwrap_or(&0), cap };
         let result = async {

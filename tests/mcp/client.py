@@ -134,11 +134,14 @@ async def exercise(session, repo, bench):
     )
     check(not is_error(result), f"memory_save failed: {text_of(result)}")
     memory_id = structured(result)["id"]
-    result = await session.call_tool("docdex_memory_recall", {"query": "how are clients throttled", "k": 3})
+    result = await session.call_tool("docdex_memory_recall", {"query": "how are clients throttled", "limit": 3})
     check(not is_error(result), f"memory_recall failed: {text_of(result)}")
     items = structured(result)["items"]
     check(items and items[0]["id"] == memory_id, f"recall items {items}")
     check(items[0]["metadata"] == {"topic": "limits"}, f"metadata {items[0]}")
+    # `k`, the name recall's limit had, is still taken.
+    result = await session.call_tool("docdex_memory_recall", {"query": "how are clients throttled", "k": 1})
+    check(not is_error(result) and len(structured(result)["items"]) == 1, f"recall with k: {text_of(result)}")
 
     # Error cases: tool errors with hints, never empty results or crashes.
     # Inside the repo the session serves (allowed), so the answer is "does not exist".
