@@ -127,17 +127,11 @@ async fn search(state: web::Data<HttpState>, params: web::Query<SearchParamsRaw>
             &DocdexError::invalid("missing query parameter `q`").with_hint("GET /v1/search?q=spawn_blocking"),
         );
     };
-    let limit = match params.limit.as_deref().map(str::trim) {
-        None | Some("") => state.default_limit,
-        Some(raw) => match raw.parse::<usize>() {
+    let limit =
+        match parse_number("limit", params.limit.as_deref()).map(|n| n.map_or(state.default_limit, |n| n as usize)) {
             Ok(limit) => limit,
-            Err(_) => {
-                return error_response(&DocdexError::invalid(format!(
-                    "`limit` must be a positive integer, got `{raw}`"
-                )))
-            }
-        },
-    };
+            Err(err) => return error_response(&err),
+        };
     let mode_opt = match params.mode.as_deref().map(str::trim) {
         None | Some("") => None,
         Some(raw) => match raw.parse::<SearchMode>() {
@@ -269,17 +263,16 @@ struct FilesParams {
 async fn files(state: web::Data<HttpState>, params: web::Query<FilesParams>) -> HttpResponse {
     let params = params.into_inner();
     use crate::actors::tool_dispatcher::files::{DEFAULT_FILES_LIMIT, MAX_FILES};
-    let limit = match params.limit.as_deref().map(str::trim) {
-        None | Some("") => DEFAULT_FILES_LIMIT,
-        Some(raw) => match raw.parse::<usize>() {
+    let limit =
+        match parse_number("limit", params.limit.as_deref()).map(|n| n.map_or(DEFAULT_FILES_LIMIT, |n| n as usize)) {
             Ok(limit) if (1..=MAX_FILES).contains(&limit) => limit,
-            _ => {
+            Ok(limit) => {
                 return error_response(&DocdexError::invalid(format!(
-                    "`limit` must be between 1 and {MAX_FILES}, got `{raw}`"
+                    "`limit` must be between 1 and {MAX_FILES}, got {limit}"
                 )))
             }
-        },
-    };
+            Err(err) => return error_response(&err),
+        };
     let repo_opt = params.repo.or_else(|| state.default_repo_opt.clone());
     respond(dispatch(&state, ListFiles { repo_opt, glob_opt: params.glob, limit }).await)
 }
@@ -391,16 +384,9 @@ struct MemoryListParams {
 async fn memory_list(state: web::Data<HttpState>, params: web::Query<MemoryListParams>) -> HttpResponse {
     use crate::actors::tool_dispatcher::memory::DEFAULT_LIST;
     let params = params.into_inner();
-    let limit = match params.limit.as_deref().map(str::trim) {
-        None | Some("") => DEFAULT_LIST,
-        Some(raw) => match raw.parse::<usize>() {
-            Ok(limit) => limit,
-            Err(_) => {
-                return error_response(&DocdexError::invalid(format!(
-                    "`limit` must be a positive integer, got `{raw}`"
-                )))
-            }
-        },
+    let limit = match parse_number("limit", params.limit.as_deref()).map(|n| n.map_or(DEFAULT_LIST, |n| n as usize)) {
+        Ok(limit) => limit,
+        Err(err) => return error_response(&err),
     };
     let repo_opt = params.repo.or_else(|| state.default_repo_opt.clone());
     respond(dispatch(&state, MemoryListing { repo_opt, limit }).await)
