@@ -141,10 +141,7 @@ impl Shared {
         if let Some(tab) = self.slot().idle_tabs.pop() {
             return Ok(tab);
         }
-        let policy = safety::RequestPolicy {
-            allow_private: self.web.allow_private_addresses,
-            blocklist: self.web.blocklist.clone(),
-        };
+        let policy = safety::RequestPolicy::new(self.web.allow_private_addresses, self.web.blocklist.clone());
         open_tab(&browser, policy).map_err(|err| DocdexError::new(ErrorCode::WebUnavailable, err))
     }
 

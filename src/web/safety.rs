@@ -4,8 +4,9 @@
 //! An exposed daemon fetches URLs its callers choose; without these checks it would be a proxy
 //! into the user's network (router admin pages, cloud metadata at 169.254.169.254, ...).
 
+use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use url::Url;
 
@@ -141,11 +142,21 @@ pub async fn check_address(url: &Url, allow_private: bool) -> Result<()> {
 /// about to send (`web::open_tab`), with the rules the page itself passed.
 #[derive(Debug, Clone)]
 pub struct RequestPolicy {
-    pub allow_private: bool,
-    pub blocklist: Vec<String>,
+    allow_private: bool,
+    blocklist: Vec<String>,
+    /// Each host is resolved once per tab: a page's requests go to a few hosts many times,
+    /// and the lookup blocks the tab's event thread.
+    private_by_host: Arc<Mutex<PrivateByHost>>,
 }
 
+/// (host, port) → the private address it resolves to, if any.
+type PrivateByHost = HashMap<(String, u16), Option<IpAddr>>;
+
 impl RequestPolicy {
+    pub fn new(allow_private: bool, blocklist: Vec<String>) -> RequestPolicy {
+        RequestPolicy { allow_private, blocklist, private_by_host: Arc::default() }
+    }
+
     /// Why a request the browser is about to send is refused, if it is. `data:`, `blob:` and
     /// `about:` stay inside the page; any other scheme but http(s) is refused, as are
     /// blocked domains and (unless allowed) hosts that are or resolve to private addresses.
@@ -169,11 +180,15 @@ impl RequestPolicy {
             Ok(ip) => is_private_ip(ip).then_some(ip),
             Err(_) => {
                 let port = url.port_or_known_default().unwrap_or(80);
-                match std::net::ToSocketAddrs::to_socket_addrs(&(bare, port)) {
-                    Ok(addrs) => addrs.map(|a| a.ip()).find(|ip| is_private_ip(*ip)),
-                    // Chromium's own lookup fails the same way.
-                    Err(_) => None,
-                }
+                let key = (bare.to_string(), port);
+                let mut resolved = self.private_by_host.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                *resolved.entry(key).or_insert_with(|| {
+                    match std::net::ToSocketAddrs::to_socket_addrs(&(bare, port)) {
+                        Ok(addrs) => addrs.map(|a| a.ip()).find(|ip| is_private_ip(*ip)),
+                        // Chromium's own lookup fails the same way.
+                        Err(_) => None,
+                    }
+                })
             }
         };
         private.map(|ip| private_refused(host, ip).message)
@@ -271,7 +286,7 @@ mod request_policy_tests {
 
     #[test]
     fn a_browser_request_is_judged_like_the_page() {
-        let policy = RequestPolicy { allow_private: false, blocklist: vec!["tracker.example".into()] };
+        let policy = RequestPolicy::new(false, vec!["tracker.example".into()]);
         assert!(policy.refusal("http://127.0.0.1:8080/x").is_some_and(|why| why.contains("private")));
         assert!(policy.refusal("http://[::1]/x").is_some());
         assert!(policy.refusal("http://10.0.0.7/admin").is_some());
@@ -280,7 +295,7 @@ mod request_policy_tests {
         assert!(policy.refusal("file:///etc/passwd").is_some_and(|why| why.contains("file")));
         assert!(policy.refusal("data:text/plain,hi").is_none());
         assert!(policy.refusal("http://93.184.216.34/").is_none());
-        let loopback_allowed = RequestPolicy { allow_private: true, blocklist: vec!["localhost".into()] };
+        let loopback_allowed = RequestPolicy::new(true, vec!["localhost".into()]);
         assert!(loopback_allowed.refusal("http://127.0.0.1:9/x").is_none());
         assert!(loopback_allowed.refusal("http://localhost:9/x").is_some());
     }

@@ -150,7 +150,7 @@ pub async fn run(loaded: &LoadedConfig, runs: usize, json: bool) -> Result<i32> 
             .map_err(|err| DocdexError::internal(format!("connect: {err}")))?;
         let url = url::Url::parse(&format!("{base}/articles/1")).expect("a valid URL");
         // The pages are served from loopback.
-        let policy = docdex::web::safety::RequestPolicy { allow_private: true, blocklist: Vec::new() };
+        let policy = docdex::web::safety::RequestPolicy::new(true, Vec::new());
         let tab = open_tab(&client, policy).map_err(DocdexError::internal)?;
         // The first load warms the browser's caches of code and fonts; it is not counted.
         let _ = chromium_fetch(&tab, &url, "docdex-bench", Duration::from_secs(15), &Default::default());
