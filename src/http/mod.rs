@@ -9,6 +9,7 @@
 //! `{"error": {"code", "message", "hint"}}` with the status from the protocol's error table
 //! (OpenAI's shape on the OpenAI-compatible routes).
 
+pub mod code;
 pub mod crates;
 pub mod guard;
 pub mod openai;
@@ -570,6 +571,7 @@ pub fn configure(state: HttpState) -> impl Fn(&mut web::ServiceConfig) + Clone +
             .route("/v1/index", web::post().to(index))
             .route("/v1/libs/fetch", web::post().to(libs_fetch))
             .configure(crates::routes)
+            .configure(code::routes)
             .route("/v1/web/search", web::post().to(web_search))
             .route("/v1/web/fetch", web::post().to(web_fetch))
             .route("/v1/chat/completions", web::post().to(openai::chat_completions))

@@ -16,7 +16,9 @@ pub mod schema;
 pub mod search;
 pub mod store;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use analyzer::{code_analyzer, CODE_ANALYZER};
 use tantivy::directory::error::LockError;
@@ -27,6 +29,7 @@ use tantivy::{
     DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, TantivyError, Term,
 };
 
+use crate::code::CodeGraph;
 use crate::ingest::Chunk;
 use crate::protocol::{ChunkContent, DocdexError, ErrorCode, Result, SearchHit};
 
@@ -111,6 +114,9 @@ impl SearchParams {
     }
 }
 
+/// Largest manifest (`go.mod`, `package.json`, …) import resolution reads.
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
 pub struct RepoIndex {
     pub root: PathBuf,
     pub fingerprint: String,
@@ -120,6 +126,8 @@ pub struct RepoIndex {
     fields: Fields,
     analyzer: TextAnalyzer,
     pub store: RepoStore,
+    /// The code graph of the stored code facts, and the code generation it was built at.
+    code_cache: std::sync::Mutex<Option<(u64, Arc<CodeGraph>)>>,
 }
 
 /// One doc file of a library as the index stores it.
@@ -234,7 +242,48 @@ impl RepoIndex {
             fields,
             analyzer: code_analyzer(),
             store,
+            code_cache: std::sync::Mutex::new(None),
         })
+    }
+
+    /// The repo's code graph, built from the stored code facts on first use and again after
+    /// they change (by this process or another). A store whose facts come from other grammars
+    /// is refused: its answers would be those of another parser.
+    pub fn code_graph(&self) -> Result<Arc<CodeGraph>> {
+        let rtxn = self.store.read_txn()?;
+        let current = crate::code::grammar_fingerprint();
+        if self.store.code_fingerprint(&rtxn)?.as_deref() != Some(current.as_str()) {
+            return Err(DocdexError::new(
+                ErrorCode::StaleIndex,
+                format!(
+                    "the symbols of {} were built by other grammars than this docdex's (or before it read symbols)",
+                    self.root.display()
+                ),
+            )
+            .with_hint(format!(
+                "run `docdexd index --repo {}` (a running daemon starts that run on its own)",
+                self.root.display()
+            )));
+        }
+        let generation = self.store.code_generation(&rtxn)?;
+        let mut cache = self.code_cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some((built_at, graph)) = cache.as_ref() {
+            if *built_at == generation {
+                return Ok(Arc::clone(graph));
+            }
+        }
+        let files = self.store.all_code(&rtxn)?;
+        let mut configs = HashMap::new();
+        for path in self.store.all_files(&rtxn)?.into_keys().filter(|p| crate::code::is_resolution_config(p)) {
+            // A manifest that went missing or grew huge just resolves less.
+            if let Ok(bytes) = crate::ingest::open::read_inside(&self.root, &path, MAX_CONFIG_BYTES) {
+                configs.insert(path, String::from_utf8_lossy(&bytes).into_owned());
+            }
+        }
+        drop(rtxn);
+        let graph = Arc::new(CodeGraph::build(files, &configs));
+        *cache = Some((generation, Arc::clone(&graph)));
+        Ok(graph)
     }
 
     /// The repo's single writer. Another process holding it is a user-facing error.

@@ -13,6 +13,7 @@ use heed::{Database, Env, EnvOpenOptions, RoTxn, RwTxn, WithoutTls};
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
+use crate::code::FileCode;
 use crate::index::dag::{DagNode, DagSession, DagView};
 use crate::protocol::Result;
 
@@ -27,6 +28,12 @@ const LIBRARIES_DB: &str = "libraries";
 const DAG_SESSIONS_DB: &str = "dag_sessions";
 const DAG_NODES_DB: &str = "dag_nodes";
 const COUNTERS_DB: &str = "counters";
+const CODE_DB: &str = "code";
+const CODE_META_DB: &str = "code_meta";
+/// `code_meta` key: the grammars that built the stored code facts (`code::grammar_fingerprint`).
+const CODE_FINGERPRINT_KEY: &str = "grammars";
+/// `counters` key: bumped with every change to the code facts, so a cached graph knows it is old.
+const CODE_GENERATION: &str = "code_generation";
 /// The next memory id: never reused, even after the newest note is deleted.
 const NEXT_MEMORY_ID: &str = "next_memory_id";
 /// arroy index of memory vectors, beside the chunk vectors in the same database.
@@ -137,6 +144,10 @@ pub struct RepoStore {
     dag_nodes: Database<'static, Str, SerdeJson<DagNode>>,
     /// Monotonic counters (ids that must never be handed out twice).
     counters: Database<'static, Str, U64<BigEndian>>,
+    /// Code facts (symbols, uses, imports) per file path, `code::FileCode` encoded; written in
+    /// the same transaction as the file's record.
+    code: Database<'static, Str, Bytes>,
+    code_meta: Database<'static, Str, Str>,
 }
 
 /// One remembered note.
@@ -175,7 +186,7 @@ impl RepoStore {
             libraries,
             dag_sessions,
             dag_nodes,
-            counters,
+            (counters, code, code_meta),
         ) = env
             .create_databases_and_commit(wtxn, |opener, wtxn| -> heed::Result<_> {
                 let files = opener.create_database(wtxn, Some(FILES_DB))?;
@@ -189,6 +200,8 @@ impl RepoStore {
                 let dag_sessions = opener.create_database(wtxn, Some(DAG_SESSIONS_DB))?;
                 let dag_nodes = opener.create_database(wtxn, Some(DAG_NODES_DB))?;
                 let counters = opener.create_database(wtxn, Some(COUNTERS_DB))?;
+                let code = opener.create_database(wtxn, Some(CODE_DB))?;
+                let code_meta = opener.create_database(wtxn, Some(CODE_META_DB))?;
                 Ok(heed::CommitOrAbort::<_, ()>::Commit((
                     files,
                     meta,
@@ -200,7 +213,8 @@ impl RepoStore {
                     libraries,
                     dag_sessions,
                     dag_nodes,
-                    counters,
+                    // Tuples of up to 12 commit as one: the newer databases are grouped.
+                    (counters, code, code_meta),
                 )))
             })?
             .unwrap_commit();
@@ -217,7 +231,55 @@ impl RepoStore {
             dag_sessions,
             dag_nodes,
             counters,
+            code,
+            code_meta,
         })
+    }
+
+    /// Every file's code facts (entries that fail to decode, from another format, are left
+    /// out: the grammar fingerprint sends such a store to a rebuild anyway).
+    pub fn all_code(&self, rtxn: &RoTxn<WithoutTls>) -> Result<HashMap<String, FileCode>> {
+        let mut out = HashMap::new();
+        for entry in self.code.iter(rtxn)? {
+            let (path, bytes) = entry?;
+            if let Some(code) = FileCode::decode(bytes) {
+                out.insert(path.to_string(), code);
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn put_code(&self, wtxn: &mut RwTxn, path: &str, code: &FileCode) -> Result<()> {
+        // A path LMDB cannot key is a file without code facts, not a failed run.
+        if path.is_empty() || path.len() > MAX_KEY_BYTES {
+            return Ok(());
+        }
+        self.code.put(wtxn, path, &code.encode())?;
+        Ok(())
+    }
+
+    pub fn delete_code(&self, wtxn: &mut RwTxn, path: &str) -> Result<bool> {
+        if path.is_empty() || path.len() > MAX_KEY_BYTES {
+            return Ok(false);
+        }
+        Ok(self.code.delete(wtxn, path)?)
+    }
+
+    pub fn code_fingerprint(&self, rtxn: &RoTxn<WithoutTls>) -> Result<Option<String>> {
+        Ok(self.code_meta.get(rtxn, CODE_FINGERPRINT_KEY)?.map(str::to_string))
+    }
+
+    pub fn put_code_fingerprint(&self, wtxn: &mut RwTxn, fingerprint: &str) -> Result<()> {
+        Ok(self.code_meta.put(wtxn, CODE_FINGERPRINT_KEY, fingerprint)?)
+    }
+
+    pub fn code_generation(&self, rtxn: &RoTxn<WithoutTls>) -> Result<u64> {
+        Ok(self.counters.get(rtxn, CODE_GENERATION)?.unwrap_or(0))
+    }
+
+    pub fn bump_code_generation(&self, wtxn: &mut RwTxn) -> Result<()> {
+        let next = self.counters.get(wtxn, CODE_GENERATION)?.unwrap_or(0) + 1;
+        Ok(self.counters.put(wtxn, CODE_GENERATION, &next)?)
     }
 
     pub fn read_txn(&self) -> Result<RoTxn<'_, WithoutTls>> {
@@ -389,6 +451,9 @@ impl RepoStore {
     /// their vectors back from the cache without running the model.
     pub fn forget_chunks(&self, wtxn: &mut RwTxn) -> Result<()> {
         self.files.clear(wtxn)?;
+        self.code.clear(wtxn)?;
+        self.code_meta.clear(wtxn)?;
+        self.bump_code_generation(wtxn)?;
         self.web_pages.clear(wtxn)?;
         self.libraries.clear(wtxn)?;
         self.pending.clear(wtxn)?;

@@ -2,7 +2,8 @@
 
 use std::path::Path;
 
-/// How a file is chunked; the name is what search results report as `language`.
+/// How a file is chunked and read for symbols; the name is what search results report as
+/// `language`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Language {
     Rust,
@@ -11,11 +12,50 @@ pub enum Language {
     Tsx,
     JavaScript,
     Go,
+    Java,
+    Kotlin,
+    Scala,
+    C,
+    Cpp,
+    CSharp,
+    Swift,
+    Ruby,
+    Php,
+    Lua,
+    Bash,
+    Elixir,
+    Haskell,
+    Zig,
     Markdown,
     Text,
     /// Source in a language without a parser here: chunked by line windows.
     OtherCode(&'static str),
 }
+
+/// The languages with a tree-sitter grammar: chunked at item boundaries and read for
+/// symbols, references and imports.
+pub const CODE_LANGUAGES: [Language; 20] = [
+    Language::Rust,
+    Language::Python,
+    Language::TypeScript,
+    Language::Tsx,
+    Language::JavaScript,
+    Language::Go,
+    Language::Java,
+    Language::Kotlin,
+    Language::Scala,
+    Language::C,
+    Language::Cpp,
+    Language::CSharp,
+    Language::Swift,
+    Language::Ruby,
+    Language::Php,
+    Language::Lua,
+    Language::Bash,
+    Language::Elixir,
+    Language::Haskell,
+    Language::Zig,
+];
 
 impl Language {
     pub fn detect(path: &Path) -> Language {
@@ -28,20 +68,29 @@ impl Language {
             "tsx" => Language::Tsx,
             "js" | "jsx" | "mjs" | "cjs" => Language::JavaScript,
             "go" => Language::Go,
+            "java" => Language::Java,
+            "kt" | "kts" => Language::Kotlin,
+            "scala" | "sc" => Language::Scala,
+            // A `.h` is read as C: the C++ grammar would misread C's `new` or `class` as
+            // keywords, and C++ headers mostly parse as C up to their classes.
+            "c" | "h" => Language::C,
+            "cc" | "cpp" | "cxx" | "c++" | "hpp" | "hh" | "hxx" | "h++" | "ipp" | "inl" => Language::Cpp,
+            "cs" => Language::CSharp,
+            "swift" => Language::Swift,
+            "rb" | "rake" | "gemspec" => Language::Ruby,
+            "php" => Language::Php,
+            "lua" => Language::Lua,
+            "sh" | "bash" => Language::Bash,
+            "ex" | "exs" => Language::Elixir,
+            "hs" => Language::Haskell,
+            "zig" => Language::Zig,
             "md" | "markdown" | "mdx" => Language::Markdown,
             "txt" | "rst" | "adoc" | "text" | "" => match name.as_str() {
                 "makefile" | "dockerfile" => Language::OtherCode("make"),
+                "rakefile" | "gemfile" => Language::Ruby,
                 _ => Language::Text,
             },
-            "c" | "h" => Language::OtherCode("c"),
-            "cc" | "cpp" | "cxx" | "hpp" | "hh" => Language::OtherCode("cpp"),
-            "java" => Language::OtherCode("java"),
-            "kt" | "kts" => Language::OtherCode("kotlin"),
-            "rb" => Language::OtherCode("ruby"),
-            "php" => Language::OtherCode("php"),
-            "cs" => Language::OtherCode("csharp"),
-            "swift" => Language::OtherCode("swift"),
-            "sh" | "bash" | "zsh" => Language::OtherCode("shell"),
+            "zsh" => Language::OtherCode("shell"),
             "toml" => Language::OtherCode("toml"),
             "yaml" | "yml" => Language::OtherCode("yaml"),
             "json" => Language::OtherCode("json"),
@@ -60,10 +109,40 @@ impl Language {
             Language::Tsx => "tsx",
             Language::JavaScript => "javascript",
             Language::Go => "go",
+            Language::Java => "java",
+            Language::Kotlin => "kotlin",
+            Language::Scala => "scala",
+            Language::C => "c",
+            Language::Cpp => "cpp",
+            Language::CSharp => "csharp",
+            Language::Swift => "swift",
+            Language::Ruby => "ruby",
+            Language::Php => "php",
+            Language::Lua => "lua",
+            Language::Bash => "bash",
+            Language::Elixir => "elixir",
+            Language::Haskell => "haskell",
+            Language::Zig => "zig",
             Language::Markdown => "markdown",
             Language::Text => "text",
             Language::OtherCode(name) => name,
         }
+    }
+
+    /// The language a `name()` names, for the code languages (`ts` and `js` too).
+    pub fn from_name(name: &str) -> Option<Language> {
+        let name = name.to_ascii_lowercase();
+        let alias = match name.as_str() {
+            "ts" => "typescript",
+            "js" => "javascript",
+            "c++" => "cpp",
+            "c#" | "cs" => "csharp",
+            "sh" | "shell" => "bash",
+            "py" => "python",
+            "rs" => "rust",
+            other => other,
+        };
+        CODE_LANGUAGES.into_iter().find(|l| l.name() == alias)
     }
 
     /// The tree-sitter grammar, for languages chunked at item boundaries.
@@ -75,6 +154,20 @@ impl Language {
             Language::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
             Language::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
             Language::Go => tree_sitter_go::LANGUAGE.into(),
+            Language::Java => tree_sitter_java::LANGUAGE.into(),
+            Language::Kotlin => tree_sitter_kotlin_ng::LANGUAGE.into(),
+            Language::Scala => tree_sitter_scala::LANGUAGE.into(),
+            Language::C => tree_sitter_c::LANGUAGE.into(),
+            Language::Cpp => tree_sitter_cpp::LANGUAGE.into(),
+            Language::CSharp => tree_sitter_c_sharp::LANGUAGE.into(),
+            Language::Swift => tree_sitter_swift::LANGUAGE.into(),
+            Language::Ruby => tree_sitter_ruby::LANGUAGE.into(),
+            Language::Php => tree_sitter_php::LANGUAGE_PHP.into(),
+            Language::Lua => tree_sitter_lua::LANGUAGE.into(),
+            Language::Bash => tree_sitter_bash::LANGUAGE.into(),
+            Language::Elixir => tree_sitter_elixir::LANGUAGE.into(),
+            Language::Haskell => tree_sitter_haskell::LANGUAGE.into(),
+            Language::Zig => tree_sitter_zig::LANGUAGE.into(),
             _ => return None,
         })
     }
@@ -92,5 +185,18 @@ mod tests {
         assert_eq!(Language::detect(Path::new("LICENSE")), Language::Text);
         assert_eq!(Language::detect(Path::new("Makefile")).name(), "make");
         assert_eq!(Language::detect(Path::new("x.java")).name(), "java");
+        assert_eq!(Language::detect(Path::new("lib/tasks.rake")), Language::Ruby);
+        assert_eq!(Language::from_name("TS"), Some(Language::TypeScript));
+        assert_eq!(Language::from_name("toml"), None);
+    }
+
+    #[test]
+    fn every_code_language_has_a_grammar_this_tree_sitter_loads() {
+        for language in CODE_LANGUAGES {
+            let grammar = language.grammar().unwrap_or_else(|| panic!("{} has no grammar", language.name()));
+            let mut parser = tree_sitter::Parser::new();
+            assert!(parser.set_language(&grammar).is_ok(), "{}: grammar ABI not supported", language.name());
+            assert_eq!(Language::from_name(language.name()), Some(language));
+        }
     }
 }

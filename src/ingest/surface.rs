@@ -23,9 +23,14 @@ pub fn public_items(language: Language, text: &str) -> Option<usize> {
         Language::Rust | Language::TypeScript | Language::Tsx | Language::JavaScript | Language::Go => {
             comment_items(language, text)
         }
-        Language::OtherCode("c" | "cpp" | "java" | "kotlin" | "csharp" | "swift" | "php" | "ruby") => {
-            comment_items(language, text)
-        }
+        Language::C
+        | Language::Cpp
+        | Language::Java
+        | Language::Kotlin
+        | Language::CSharp
+        | Language::Swift
+        | Language::Php
+        | Language::Ruby => comment_items(language, text),
         _ => return None,
     };
     Some(items.iter().filter(|item| item.public).count())

@@ -8,6 +8,7 @@
 
 pub mod args;
 pub mod budget;
+pub mod code;
 pub mod crates;
 pub mod proxy;
 
@@ -649,7 +650,7 @@ impl DocdexMcp {
     fn router() -> &'static ToolRouter<DocdexMcp> {
         static ROUTER: std::sync::OnceLock<ToolRouter<DocdexMcp>> = std::sync::OnceLock::new();
         ROUTER.get_or_init(|| {
-            let mut router = DocdexMcp::tool_router() + DocdexMcp::crate_tool_router();
+            let mut router = DocdexMcp::tool_router() + DocdexMcp::crate_tool_router() + DocdexMcp::code_tool_router();
             for route in router.map.values_mut() {
                 let mut schema = serde_json::Value::Object((*route.attr.input_schema).clone());
                 flatten_schema(&mut schema);

@@ -98,6 +98,9 @@ error_codes! {
     LlmError => "llm_error", 502, 2;
     /// The repo's first index run is still going (the message has its progress).
     IndexingInProgress => "indexing_in_progress", 503, 2;
+    /// The repo's symbols were built by other grammars than this binary's; the next index
+    /// run rebuilds them (a running daemon starts it on its own).
+    StaleIndex => "stale_index", 409, 2;
     /// A second daemon for a home that has one running.
     DaemonRunning => "daemon_running", 409, 2;
     /// Anything else: a bug or an environment failure.

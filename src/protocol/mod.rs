@@ -4,6 +4,7 @@
 //! CLI serialize exactly these types, so every surface returns the same JSON.
 
 pub mod chat;
+pub mod code;
 pub mod crates;
 pub mod error;
 pub mod libs;

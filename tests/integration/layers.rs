@@ -13,6 +13,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("config", 1),
     ("ingest", 2),
     ("index", 2),
+    ("code", 2),
     ("llm", 2),
     ("web", 2),
     ("libs", 2),

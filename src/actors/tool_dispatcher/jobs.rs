@@ -64,7 +64,15 @@ pub async fn run_index(
 ) -> Result<IndexSummary> {
     let started = Instant::now();
     let root = handle.index.root.clone();
-    let known = handle.indexer.send(BeginIndexRun).await??;
+    let start = handle.indexer.send(BeginIndexRun).await??;
+    // Code facts from other grammars: every file is read again, the whole repo walked.
+    let rebuild_code = !start.code_current;
+    if rebuild_code && !start.known.is_empty() {
+        tracing::info!(repo = %root.display(), "symbols were built by other grammars: reading every file again");
+    }
+    let only_opt = if rebuild_code { None } else { only_opt };
+    let full_walk = only_opt.is_none();
+    let known = start.known;
     let changed_opt = only_opt.clone();
     let scan = ingestor
         .send(ScanRepo { root: root.clone(), max_file_size_bytes: config.index.max_file_size_bytes, only_opt })
@@ -97,7 +105,7 @@ pub async fn run_index(
         ..IndexSummary::default()
     };
     let (to_read, untouched): (Vec<ScannedFile>, Vec<ScannedFile>) =
-        scan.files.into_iter().partition(|f| needs_read(f, known.get(&f.rel_path)));
+        scan.files.into_iter().partition(|f| rebuild_code || needs_read(f, known.get(&f.rel_path)));
     summary.files_unchanged = untouched.len() as u64;
     let params = ChunkParams {
         max_lines: config.index.max_chunk_lines,
@@ -129,6 +137,7 @@ pub async fn run_index(
             .map(|group| {
                 let known_hashes: HashMap<String, String> = group
                     .iter()
+                    .filter(|_| !rebuild_code)
                     .filter_map(|f| known.get(&f.rel_path).map(|r| (f.rel_path.clone(), r.content_hash.clone())))
                     .collect();
                 ingestor.send(ChunkFiles {
@@ -178,7 +187,10 @@ pub async fn run_index(
         report(&progress);
     }
     let finish_started = Instant::now();
-    let state = handle.indexer.send(FinishIndexRun { deleted, bytes_total }).await??;
+    let state = handle
+        .indexer
+        .send(FinishIndexRun { deleted, bytes_total, code_complete: full_walk || !rebuild_code })
+        .await??;
     tracing::debug!(finish_ms = finish_started.elapsed().as_millis() as u64, "index run finished");
     summary.chunks_total = state.chunks;
     summary.seconds = started.elapsed().as_secs_f64();

@@ -29,6 +29,7 @@ use crate::config::Config;
 use crate::protocol::{DocdexError, ErrorCode, Result};
 
 pub mod chat;
+pub mod code;
 pub mod crates;
 pub mod files;
 pub mod indexing;

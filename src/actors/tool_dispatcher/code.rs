@@ -1,0 +1,407 @@
+//! The code intelligence tools: definitions by name or pattern, references, callers and
+//! callees, a file's import edges, and structural queries. They read the repo's code graph
+//! (built from the code facts the index run stored), so they answer from the index, never
+//! from a fresh parse of the repo.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::{Context, Handler, Message, ResponseFuture};
+
+use super::{open_indexed, tracked, ToolDispatcher};
+use crate::code::graph::SymbolRef;
+use crate::code::query::{glob_match, AstQuery};
+use crate::code::{CodeGraph, SymbolKind};
+use crate::index::RepoIndex;
+use crate::ingest::Language;
+use crate::protocol::code::{
+    AstQueryResponse, CalleesResponse, CallersResponse, ImpactResponse, ReferencesResponse, SymbolsResponse,
+};
+use crate::protocol::{DocdexError, ErrorCode, Result};
+
+/// Definitions a symbol search gives when the caller names no limit (every surface).
+pub const DEFAULT_SYMBOLS_LIMIT: usize = 20;
+/// References, callers or callees a query gives when the caller names no limit.
+pub const DEFAULT_REFERENCES_LIMIT: usize = 100;
+/// Importers an impact query gives when the caller names no limit.
+pub const DEFAULT_IMPACT_LIMIT: usize = 200;
+/// Matches a structural query gives when the caller names no limit.
+pub const DEFAULT_AST_LIMIT: usize = 100;
+/// Most entries any code intelligence list gives at once (page with `offset` past it).
+pub const MAX_CODE_LIMIT: usize = 1000;
+/// Deepest `depth` an impact query follows.
+pub const MAX_IMPACT_DEPTH: u32 = 5;
+/// Time a structural query may run.
+pub const AST_QUERY_SECS: u64 = 10;
+
+/// One page of a list.
+#[derive(Debug, Clone, Copy)]
+pub struct Page {
+    pub limit: usize,
+    pub offset: usize,
+}
+
+impl Page {
+    fn cut<T>(self, items: Vec<T>) -> (Vec<T>, usize, Option<usize>) {
+        let total = items.len();
+        let page: Vec<T> = items.into_iter().skip(self.offset).take(self.limit).collect();
+        let end = self.offset + page.len();
+        (page, total, (end < total).then_some(end))
+    }
+}
+
+/// Which definition a query is about: a name (plain, qualified or with a trailing `*`), and
+/// optionally where it is defined or used.
+#[derive(Debug, Clone)]
+pub struct SymbolTarget {
+    pub repo_opt: Option<PathBuf>,
+    pub name: String,
+    pub path_opt: Option<String>,
+    pub line_opt: Option<u32>,
+}
+
+/// Definitions by name, qualified name, or glob pattern (`spawn*`, `*Handle`).
+#[derive(Message)]
+#[rtype(result = "Result<SymbolsResponse>")]
+pub struct FindSymbols {
+    pub repo_opt: Option<PathBuf>,
+    /// `None`: every definition (of `kind`).
+    pub name_opt: Option<String>,
+    pub kind_opt: Option<SymbolKind>,
+    pub language_opt: Option<Language>,
+    pub page: Page,
+}
+
+#[derive(Message)]
+#[rtype(result = "Result<ReferencesResponse>")]
+pub struct FindReferences {
+    pub target: SymbolTarget,
+    pub min_confidence: f32,
+    pub page: Page,
+}
+
+#[derive(Message)]
+#[rtype(result = "Result<CallersResponse>")]
+pub struct FindCallers {
+    pub target: SymbolTarget,
+    pub min_confidence: f32,
+    pub page: Page,
+}
+
+#[derive(Message)]
+#[rtype(result = "Result<CalleesResponse>")]
+pub struct FindCallees {
+    pub target: SymbolTarget,
+    pub min_confidence: f32,
+    pub page: Page,
+}
+
+/// A file's imports, its importers (through `depth` hops) and its unresolved imports.
+#[derive(Message)]
+#[rtype(result = "Result<ImpactResponse>")]
+pub struct FileImpact {
+    pub repo_opt: Option<PathBuf>,
+    pub file: String,
+    pub depth: u32,
+    pub limit: usize,
+}
+
+/// A tree-sitter query over one language's indexed files.
+#[derive(Message)]
+#[rtype(result = "Result<AstQueryResponse>")]
+pub struct RunAstQuery {
+    pub repo_opt: Option<PathBuf>,
+    pub language: Language,
+    pub query: String,
+    pub limit: usize,
+}
+
+/// Parses a `kind` parameter; an unknown kind is refused with the list.
+pub fn parse_kind(raw: &str) -> Result<SymbolKind> {
+    SymbolKind::from_name(raw.trim()).ok_or_else(|| {
+        let kinds: Vec<&str> = SymbolKind::ALL.iter().map(|k| k.name()).collect();
+        DocdexError::invalid(format!("unknown kind `{raw}`")).with_hint(format!("use one of {}", kinds.join(", ")))
+    })
+}
+
+/// Parses a `language` parameter: one of the languages with a grammar.
+pub fn parse_language(raw: &str) -> Result<Language> {
+    Language::from_name(raw.trim()).ok_or_else(|| {
+        let names: Vec<&str> = crate::ingest::lang::CODE_LANGUAGES.iter().map(|l| l.name()).collect();
+        DocdexError::invalid(format!("unknown language `{raw}`")).with_hint(format!("use one of {}", names.join(", ")))
+    })
+}
+
+/// Checks a `limit` against its bounds.
+pub fn check_limit(limit: usize) -> Result<usize> {
+    if (1..=MAX_CODE_LIMIT).contains(&limit) {
+        Ok(limit)
+    } else {
+        Err(DocdexError::invalid(format!("`limit` must be between 1 and {MAX_CODE_LIMIT}, got {limit}")))
+    }
+}
+
+/// Checks a `min_confidence` (0–1).
+pub fn check_confidence(value: f32) -> Result<f32> {
+    if (0.0..=1.0).contains(&value) {
+        Ok(value)
+    } else {
+        Err(DocdexError::invalid(format!("`min_confidence` must be between 0 and 1, got {value}")))
+    }
+}
+
+impl ToolDispatcher {
+    /// Runs `work` on the repo's code graph, off the executor.
+    fn with_graph<T: Send + 'static>(
+        &self,
+        repo_opt: Option<PathBuf>,
+        work: impl FnOnce(&RepoIndex, &CodeGraph) -> Result<T> + Send + 'static,
+    ) -> ResponseFuture<Result<T>> {
+        let repo = self.resolve_repo(repo_opt);
+        let repo_manager = self.repo_manager.clone();
+        tracked(&self.metrics, "code", async move {
+            let handle = open_indexed(&repo_manager, repo.await?).await?;
+            let index = Arc::clone(&handle.index);
+            tokio::task::spawn_blocking(move || {
+                let graph = index.code_graph()?;
+                work(&index, &graph)
+            })
+            .await?
+        })
+    }
+}
+
+fn is_pattern(name: &str) -> bool {
+    name.contains(['*', '?'])
+}
+
+/// The definitions a symbol search names, best first.
+fn find_symbols(graph: &CodeGraph, msg: &FindSymbols) -> Vec<SymbolRef> {
+    let keep = |r: &SymbolRef| {
+        let s = graph.symbol(*r);
+        msg.kind_opt.is_none_or(|k| k == s.kind) && msg.language_opt.is_none_or(|l| graph.info(*r).language == l.name())
+    };
+    let mut found: Vec<SymbolRef> = match msg.name_opt.as_deref().map(str::trim) {
+        None | Some("") | Some("*") => graph.all_symbols().filter(keep).collect(),
+        Some(name) if is_pattern(name) => {
+            // `Type::new*`: the pattern is matched against the qualified name.
+            let qualified = name.contains("::") || name.trim_end_matches(['*', '?']).contains('.');
+            graph
+                .all_symbols()
+                .filter(|r| {
+                    let s = graph.symbol(*r);
+                    if qualified {
+                        glob_match(name, &s.qualified_name)
+                    } else {
+                        glob_match(name, &s.name)
+                    }
+                })
+                .filter(keep)
+                .collect()
+        }
+        Some(name) => {
+            let exact: Vec<SymbolRef> = graph.lookup(name).into_iter().filter(keep).collect();
+            if exact.is_empty() {
+                // No exact match: the same name in another case (`joinhandle`).
+                let lower = name.to_lowercase();
+                graph.all_symbols().filter(|r| graph.symbol(*r).name.to_lowercase() == lower).filter(keep).collect()
+            } else {
+                exact
+            }
+        }
+    };
+    graph.rank_definitions(&mut found);
+    if let Some(name) = msg.name_opt.as_deref().filter(|n| is_pattern(n)) {
+        // Patterns: exact-case and shorter names first within the ranking's kinds.
+        let bare = name.trim_matches(['*', '?']);
+        found.sort_by_key(|r| {
+            let s = graph.symbol(*r);
+            (!s.name.starts_with(bare), s.name.len())
+        });
+    }
+    found
+}
+
+/// The one definition a target means, and the others its name could mean.
+fn pick_target(graph: &CodeGraph, target: &SymbolTarget) -> Result<(SymbolRef, Vec<SymbolRef>)> {
+    let name = target.name.trim();
+    if name.is_empty() {
+        return Err(
+            DocdexError::invalid("`name` must not be empty").with_hint("name a function, type, method or constant")
+        );
+    }
+    if let (Some(path), Some(line)) = (&target.path_opt, target.line_opt) {
+        let path = path.trim_start_matches("./");
+        if graph.file_index(path).is_none() {
+            return Err(DocdexError::new(ErrorCode::NotFound, format!("{path} has no symbols in this repo's index"))
+                .with_hint("use a path relative to the repo root, as `symbols` gives it"));
+        }
+        return match graph.pick(name, path, line) {
+            Some(found) => Ok((found, Vec::new())),
+            None => Err(DocdexError::new(
+                ErrorCode::NotFound,
+                format!("no definition or use of `{name}` at {path}:{line}"),
+            )
+            .with_hint(
+                "give the line of the definition (as `symbols` reports it) or of a use, or leave out path and line",
+            )),
+        };
+    }
+    let mut candidates = if is_pattern(name) {
+        let msg = FindSymbols {
+            repo_opt: None,
+            name_opt: Some(name.to_string()),
+            kind_opt: None,
+            language_opt: None,
+            page: Page { limit: 1, offset: 0 },
+        };
+        find_symbols(graph, &msg)
+    } else {
+        let mut c = graph.lookup(name);
+        graph.rank_definitions(&mut c);
+        c
+    };
+    if let Some(path) = &target.path_opt {
+        // A path alone narrows to that file's definitions.
+        let path = path.trim_start_matches("./");
+        candidates.retain(|r| graph.path(r.0) == path);
+    }
+    if candidates.is_empty() {
+        return Err(DocdexError::new(ErrorCode::NotFound, format!("no definition named `{name}` in this repo"))
+            .with_hint(format!("look for it with a pattern: `docdexd symbols --name '{name}*'`")));
+    }
+    let first = candidates.remove(0);
+    candidates.truncate(10);
+    Ok((first, candidates))
+}
+
+impl Handler<FindSymbols> for ToolDispatcher {
+    type Result = ResponseFuture<Result<SymbolsResponse>>;
+
+    fn handle(&mut self, msg: FindSymbols, _: &mut Context<Self>) -> Self::Result {
+        let repo_opt = msg.repo_opt.clone();
+        self.with_graph(repo_opt, move |_, graph| {
+            let found = find_symbols(graph, &msg);
+            let (page, total, next_offset) = msg.page.cut(found);
+            Ok(SymbolsResponse { symbols: page.into_iter().map(|r| graph.info(r)).collect(), total, next_offset })
+        })
+    }
+}
+
+impl Handler<FindReferences> for ToolDispatcher {
+    type Result = ResponseFuture<Result<ReferencesResponse>>;
+
+    fn handle(&mut self, msg: FindReferences, _: &mut Context<Self>) -> Self::Result {
+        let repo_opt = msg.target.repo_opt.clone();
+        self.with_graph(repo_opt, move |_, graph| {
+            let (target, others) = pick_target(graph, &msg.target)?;
+            let refs = graph.references(target, msg.min_confidence);
+            let (references, total, next_offset) = msg.page.cut(refs);
+            Ok(ReferencesResponse {
+                symbol: graph.info(target),
+                references,
+                total,
+                next_offset,
+                alternatives: others.into_iter().map(|r| graph.info(r)).collect(),
+            })
+        })
+    }
+}
+
+impl Handler<FindCallers> for ToolDispatcher {
+    type Result = ResponseFuture<Result<CallersResponse>>;
+
+    fn handle(&mut self, msg: FindCallers, _: &mut Context<Self>) -> Self::Result {
+        let repo_opt = msg.target.repo_opt.clone();
+        self.with_graph(repo_opt, move |_, graph| {
+            let (target, _) = pick_target(graph, &msg.target)?;
+            let (callers, total, next_offset) = msg.page.cut(graph.callers(target, msg.min_confidence));
+            Ok(CallersResponse { symbol: graph.info(target), callers, total, next_offset })
+        })
+    }
+}
+
+impl Handler<FindCallees> for ToolDispatcher {
+    type Result = ResponseFuture<Result<CalleesResponse>>;
+
+    fn handle(&mut self, msg: FindCallees, _: &mut Context<Self>) -> Self::Result {
+        let repo_opt = msg.target.repo_opt.clone();
+        self.with_graph(repo_opt, move |_, graph| {
+            let (target, _) = pick_target(graph, &msg.target)?;
+            let (callees, total, next_offset) = msg.page.cut(graph.callees(target, msg.min_confidence));
+            Ok(CalleesResponse { symbol: graph.info(target), callees, total, next_offset })
+        })
+    }
+}
+
+impl Handler<FileImpact> for ToolDispatcher {
+    type Result = ResponseFuture<Result<ImpactResponse>>;
+
+    fn handle(&mut self, msg: FileImpact, _: &mut Context<Self>) -> Self::Result {
+        let repo_opt = msg.repo_opt.clone();
+        self.with_graph(repo_opt, move |index, graph| {
+            let file = msg.file.trim().trim_start_matches("./").to_string();
+            if file.is_empty() {
+                return Err(DocdexError::invalid("`file` must not be empty")
+                    .with_hint("use a path relative to the repo root, as search results give it"));
+            }
+            if msg.depth == 0 || msg.depth > MAX_IMPACT_DEPTH {
+                return Err(DocdexError::invalid(format!(
+                    "`depth` must be between 1 and {MAX_IMPACT_DEPTH}, got {}",
+                    msg.depth
+                )));
+            }
+            graph.impact(&file, msg.depth, msg.limit).ok_or_else(|| {
+                let indexed = index.store.read_txn().and_then(|t| index.store.file(&t, &file)).ok().flatten().is_some();
+                let message = if indexed {
+                    format!("{file} is indexed but is not source in a language docdex parses")
+                } else {
+                    format!("{file} is not an indexed file of this repo")
+                };
+                DocdexError::new(ErrorCode::NotFound, message)
+                    .with_hint("use a path relative to the repo root, as search results and `files` give it")
+            })
+        })
+    }
+}
+
+impl Handler<RunAstQuery> for ToolDispatcher {
+    type Result = ResponseFuture<Result<AstQueryResponse>>;
+
+    fn handle(&mut self, msg: RunAstQuery, _: &mut Context<Self>) -> Self::Result {
+        let repo = self.resolve_repo(msg.repo_opt.clone());
+        let repo_manager = self.repo_manager.clone();
+        let max_open_bytes = self.config.core.max_open_bytes;
+        tracked(&self.metrics, "code", async move {
+            // Compiled before the repo is opened: a wrong query is the caller's error whatever
+            // the repo's state.
+            let query = AstQuery::new(msg.language, &msg.query).map_err(|e| {
+                DocdexError::invalid(format!("the query does not compile for {}: {e}", msg.language.name()))
+                    .with_hint("write a tree-sitter query (S-expression) with node kinds of that language's grammar")
+            })?;
+            let handle = open_indexed(&repo_manager, repo.await?).await?;
+            let index = Arc::clone(&handle.index);
+            tokio::task::spawn_blocking(move || {
+                let language = msg.language.name();
+                let mut paths: Vec<String> = index
+                    .store
+                    .all_files(&index.store.read_txn()?)?
+                    .into_iter()
+                    .filter(|(_, record)| record.language == language)
+                    .map(|(path, _)| path)
+                    .collect();
+                paths.sort();
+                let root = index.root.clone();
+                // Files that cannot be read now (gone, grown past the cap) are skipped.
+                let files = paths.into_iter().filter_map(move |path| {
+                    let bytes = crate::ingest::open::read_inside(&root, &path, max_open_bytes).ok()?;
+                    Some((path, String::from_utf8(bytes).ok()?))
+                });
+                let deadline = Instant::now() + Duration::from_secs(AST_QUERY_SECS);
+                Ok(query.run(files, msg.limit, deadline))
+            })
+            .await?
+        })
+    }
+}

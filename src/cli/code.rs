@@ -1,0 +1,230 @@
+//! `docdexd symbols`, `refs`, `callers`, `callees`, `impact` and `ast`: the code intelligence
+//! tools, answered in-process from the repo's index (`--json` prints the HTTP API's objects).
+
+use super::args::{Command, TargetArgs};
+use super::output::{print_out, to_json};
+use crate::actors::repo_manager::CloseAll;
+use crate::actors::tool_dispatcher::code::{
+    check_confidence, check_limit, parse_kind, parse_language, FileImpact, FindCallees, FindCallers, FindReferences,
+    FindSymbols, Page, RunAstQuery, SymbolTarget,
+};
+use crate::config::LoadedConfig;
+use crate::daemon::client;
+use crate::protocol::code::{CallEdge, SymbolInfo};
+use crate::protocol::{DocdexError, Result};
+
+fn symbol_line(s: &SymbolInfo) -> String {
+    let container = if s.container.is_empty() { String::new() } else { format!(" in {}", s.container) };
+    format!("{}:{}  {} {}{}\n    {}\n", s.path, s.line, s.kind, s.name, container, s.signature)
+}
+
+fn call_lines(edges: &[CallEdge], callers: bool) -> String {
+    edges
+        .iter()
+        .map(|e| {
+            let who =
+                if e.name.is_empty() { "(top level)".to_string() } else { format!("{} {}", e.kind, e.qualified_name) };
+            if callers {
+                format!(
+                    "{}:{}  {who}  (calls at line {}, {} {:.2})\n",
+                    e.path, e.line, e.call_line, e.resolution, e.confidence
+                )
+            } else {
+                format!(
+                    "{}:{}  {who}  (called at line {}, {} {:.2})\n",
+                    e.path, e.line, e.call_line, e.resolution, e.confidence
+                )
+            }
+        })
+        .collect()
+}
+
+fn more(total: usize, shown: usize, offset: usize) -> String {
+    if offset + shown < total {
+        format!("… {} more (page with --offset {})\n", total - offset - shown, offset + shown)
+    } else {
+        String::new()
+    }
+}
+
+fn target(args: &TargetArgs) -> Result<(SymbolTarget, Page, f32)> {
+    let page = Page { limit: check_limit(args.limit)?, offset: args.offset };
+    let target = SymbolTarget {
+        repo_opt: Some(client::absolute(&args.repo)),
+        name: args.name.clone(),
+        path_opt: args.path.clone(),
+        line_opt: args.line,
+    };
+    Ok((target, page, check_confidence(args.min_confidence)?))
+}
+
+/// Runs one of the code commands; returns the exit code (1 when nothing was found).
+pub(super) async fn run_code(loaded: &LoadedConfig, command: Command) -> Result<i32> {
+    let actors = crate::actors::system::start_actors(loaded, None);
+    let dispatcher = actors.dispatcher.clone();
+    let outcome: Result<(String, bool)> = async {
+        Ok(match command {
+            Command::Symbols { repo, kind, language, limit, offset, json, name } => {
+                let msg = FindSymbols {
+                    repo_opt: Some(client::absolute(&repo)),
+                    name_opt: Some(name),
+                    kind_opt: kind.as_deref().map(parse_kind).transpose()?,
+                    language_opt: language.as_deref().map(parse_language).transpose()?,
+                    page: Page { limit: check_limit(limit)?, offset },
+                };
+                let r = dispatcher.send(msg).await??;
+                let empty = r.symbols.is_empty();
+                let text = if json {
+                    to_json(&r)?
+                } else {
+                    let mut out: String = r.symbols.iter().map(symbol_line).collect();
+                    out.push_str(&more(r.total, r.symbols.len(), offset));
+                    out
+                };
+                (text, empty)
+            }
+            Command::Refs { target: args } => {
+                let (target, page, min_confidence) = target(&args)?;
+                let r = dispatcher.send(FindReferences { target, min_confidence, page }).await??;
+                let text = if args.json {
+                    to_json(&r)?
+                } else {
+                    let mut out = symbol_line(&r.symbol);
+                    for x in &r.references {
+                        out.push_str(&format!(
+                            "  {}:{}:{}  {} ({} {:.2})\n",
+                            x.path, x.line, x.column, x.kind, x.resolution, x.confidence
+                        ));
+                    }
+                    out.push_str(&more(r.total, r.references.len(), args.offset));
+                    if !r.alternatives.is_empty() {
+                        out.push_str(&format!(
+                            "(the name also names {} other definitions; pick one with --path and --line)\n",
+                            r.alternatives.len()
+                        ));
+                    }
+                    out
+                };
+                (text, r.references.is_empty())
+            }
+            Command::Callers { target: args } => {
+                let (target, page, min_confidence) = target(&args)?;
+                let r = dispatcher.send(FindCallers { target, min_confidence, page }).await??;
+                let text = if args.json {
+                    to_json(&r)?
+                } else {
+                    format!(
+                        "{}{}{}",
+                        symbol_line(&r.symbol),
+                        call_lines(&r.callers, true),
+                        more(r.total, r.callers.len(), args.offset)
+                    )
+                };
+                (text, r.callers.is_empty())
+            }
+            Command::Callees { target: args } => {
+                let (target, page, min_confidence) = target(&args)?;
+                let r = dispatcher.send(FindCallees { target, min_confidence, page }).await??;
+                let text = if args.json {
+                    to_json(&r)?
+                } else {
+                    format!(
+                        "{}{}{}",
+                        symbol_line(&r.symbol),
+                        call_lines(&r.callees, false),
+                        more(r.total, r.callees.len(), args.offset)
+                    )
+                };
+                (text, r.callees.is_empty())
+            }
+            Command::Impact { repo, file, depth, limit, json } => {
+                let msg =
+                    FileImpact { repo_opt: Some(client::absolute(&repo)), file, depth, limit: check_limit(limit)? };
+                let r = dispatcher.send(msg).await??;
+                let text = if json {
+                    to_json(&r)?
+                } else {
+                    let mut out = format!("{} ({})\nimports:\n", r.file, r.language);
+                    for e in &r.imports {
+                        out.push_str(&format!("  {}  ({:.2})\n", e.path, e.confidence));
+                    }
+                    out.push_str("imported by:\n");
+                    for e in &r.imported_by {
+                        out.push_str(&format!("  {}  (depth {}, {:.2})\n", e.path, e.depth, e.confidence));
+                    }
+                    if r.truncated {
+                        out.push_str(&format!("  … {} in all (raise --limit)\n", r.imported_by_total));
+                    }
+                    if !r.unresolved.is_empty() {
+                        out.push_str("unresolved:\n");
+                        for u in &r.unresolved {
+                            out.push_str(&format!("  {}  (line {})\n", u.spec, u.line));
+                        }
+                    }
+                    out
+                };
+                (text, false)
+            }
+            Command::Ast { repo, language, kind, name, limit, json, query } => {
+                let repo_opt = Some(client::absolute(&repo));
+                let limit = check_limit(limit)?;
+                match query {
+                    Some(query) => {
+                        let language = language.ok_or_else(|| {
+                            DocdexError::invalid("a structural query needs --language")
+                                .with_hint("e.g. --language rust")
+                        })?;
+                        let msg = RunAstQuery { repo_opt, language: parse_language(&language)?, query, limit };
+                        let r = dispatcher.send(msg).await??;
+                        let text = if json {
+                            to_json(&r)?
+                        } else {
+                            let mut out: String = r
+                                .matches
+                                .iter()
+                                .map(|m| {
+                                    format!(
+                                        "{}:{}:{}  @{}  {}\n",
+                                        m.path,
+                                        m.line,
+                                        m.column,
+                                        m.capture,
+                                        m.text.lines().next().unwrap_or("")
+                                    )
+                                })
+                                .collect();
+                            if r.truncated {
+                                out.push_str("… stopped at the match or time limit\n");
+                            }
+                            out
+                        };
+                        (text, r.matches.is_empty())
+                    }
+                    None => {
+                        if kind.is_none() && name.is_none() {
+                            return Err(DocdexError::invalid(
+                                "give a query (with --language), or --kind and/or --name",
+                            ));
+                        }
+                        let msg = FindSymbols {
+                            repo_opt,
+                            name_opt: name,
+                            kind_opt: kind.as_deref().map(parse_kind).transpose()?,
+                            language_opt: language.as_deref().map(parse_language).transpose()?,
+                            page: Page { limit, offset: 0 },
+                        };
+                        let r = dispatcher.send(msg).await??;
+                        let text = if json { to_json(&r)? } else { r.symbols.iter().map(symbol_line).collect() };
+                        (text, r.symbols.is_empty())
+                    }
+                }
+            }
+            _ => return Err(DocdexError::internal("not a code command")),
+        })
+    }
+    .await;
+    actors.repo_manager.send(CloseAll).await?;
+    let (text, empty) = outcome?;
+    print_out(&text)?;
+    Ok(if empty { 1 } else { 0 })
+}

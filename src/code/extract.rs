@@ -1,0 +1,1170 @@
+//! One pass over a file's syntax tree: definitions with their containers, uses of names that
+//! are not bound locally, and import statements.
+
+use std::collections::{HashMap, HashSet};
+
+use tree_sitter::{Node, Parser, Tree};
+
+use super::spec::{spec, Spec};
+use super::{imports, FileCode, Occurrence, Symbol, SymbolKind, UseKind, Visibility};
+use crate::ingest::Language;
+
+/// Longest name kept: longer "names" are generated code or parse debris.
+const MAX_NAME: usize = 160;
+/// Longest signature kept, in characters.
+const MAX_SIGNATURE: usize = 200;
+
+/// Parses `text` and reads its code facts; `None` for languages without a grammar.
+pub fn extract(language: Language, text: &str) -> Option<FileCode> {
+    let grammar = language.grammar()?;
+    let mut parser = Parser::new();
+    parser.set_language(&grammar).ok()?;
+    let tree = parser.parse(text, None)?;
+    extract_tree(language, &tree, text)
+}
+
+/// Reads the code facts of an already parsed text.
+pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileCode> {
+    let spec = spec(language)?;
+    let mut walker = Walker {
+        language,
+        spec,
+        src: text.as_bytes(),
+        out: FileCode { language: language.name().to_string(), ..FileCode::default() },
+        frames: Vec::new(),
+        def_names: HashSet::new(),
+        call_names: HashSet::new(),
+        qualifiers: HashMap::new(),
+        import_end: 0,
+        seen: HashSet::new(),
+    };
+    walker.walk(tree.root_node());
+    Some(walker.out)
+}
+
+/// A definition or scope the walk is inside, until `end` (a byte offset).
+struct Frame {
+    end: usize,
+    /// The definition, by index in `out.symbols`.
+    symbol: Option<u32>,
+    /// Members inside are named through this (qualified name).
+    container: Option<String>,
+    /// A function body: names bound in it.
+    locals: Option<HashSet<String>>,
+}
+
+struct Walker<'a> {
+    language: Language,
+    spec: &'static Spec,
+    src: &'a [u8],
+    out: FileCode,
+    frames: Vec<Frame>,
+    /// Identifier nodes that name a definition (not uses).
+    def_names: HashSet<usize>,
+    /// Identifier nodes that name a callee.
+    call_names: HashSet<usize>,
+    /// Member identifiers and what they were reached through.
+    qualifiers: HashMap<usize, String>,
+    /// The walk is inside an import statement until this byte.
+    import_end: usize,
+    /// Uses already recorded (name, line, column): a node seen twice (macro bodies) counts once.
+    seen: HashSet<(u32, u32)>,
+}
+
+fn is_ident_like(kind: &str) -> bool {
+    kind.contains("identifier") || matches!(kind, "name" | "constant" | "word" | "variable" | "alias" | "constructor")
+}
+
+impl<'a> Walker<'a> {
+    fn text(&self, node: Node) -> &'a str {
+        node.utf8_text(self.src).unwrap_or("")
+    }
+
+    fn walk(&mut self, root: Node) {
+        let mut cursor = root.walk();
+        loop {
+            let node = cursor.node();
+            while self.frames.last().is_some_and(|f| node.start_byte() >= f.end) {
+                self.frames.pop();
+            }
+            self.visit(node);
+            if cursor.goto_first_child() {
+                continue;
+            }
+            loop {
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return;
+                }
+            }
+        }
+    }
+
+    fn in_function(&self) -> bool {
+        self.frames.iter().any(|f| f.locals.is_some())
+    }
+
+    fn is_local(&self, name: &str) -> bool {
+        self.frames.iter().rev().filter_map(|f| f.locals.as_ref()).any(|l| l.contains(name))
+    }
+
+    fn container(&self) -> Option<&str> {
+        self.frames.iter().rev().find_map(|f| f.container.as_deref())
+    }
+
+    fn enclosing_symbol(&self) -> Option<u32> {
+        self.frames.iter().rev().find_map(|f| f.symbol)
+    }
+
+    fn bind(&mut self, name: &str) {
+        if let Some(locals) = self.frames.iter_mut().rev().find_map(|f| f.locals.as_mut()) {
+            locals.insert(name.to_string());
+        }
+    }
+
+    /// Binds every identifier under `node` (a pattern), except in type positions.
+    fn bind_pattern(&mut self, node: Node) {
+        let mut stack = vec![node];
+        let mut names = Vec::new();
+        while let Some(n) = stack.pop() {
+            let kind = n.kind();
+            if kind.contains("type") && n.id() != node.id() {
+                continue;
+            }
+            if self.spec.idents.contains(&kind) || kind == "identifier" || kind == "simple_identifier" {
+                names.push(self.text(n).to_string());
+                self.def_names.insert(n.id());
+                continue;
+            }
+            // A default value or an initialiser is a use, not a binding.
+            let mut cursor = n.walk();
+            for (i, child) in n.children(&mut cursor).enumerate() {
+                let field = n.field_name_for_child(i as u32);
+                if matches!(field, Some("value" | "default_value" | "right" | "type" | "body" | "default")) {
+                    continue;
+                }
+                if child.is_named() {
+                    stack.push(child);
+                }
+            }
+        }
+        for name in names {
+            self.bind(&name);
+        }
+    }
+
+    fn visit(&mut self, node: Node) {
+        let kind = node.kind();
+        if !node.is_named() {
+            return;
+        }
+        if node.start_byte() >= self.import_end {
+            if let Some(specs) = imports::import_specs(self.language, node, self.src) {
+                self.import_end = node.end_byte();
+                self.out.imports.extend(specs);
+            }
+        }
+        self.read_package(node);
+        if self.language == Language::Elixir && kind == "call" {
+            self.elixir_definition(node);
+        } else if let Some(&(_, symbol_kind)) = self.spec.defs.iter().find(|(k, _)| *k == kind) {
+            self.definition(node, symbol_kind);
+        } else if let Some(&(_, field)) = self.spec.impls.iter().find(|(k, _)| *k == kind) {
+            self.impl_block(node, field);
+        } else if self.language == Language::Python && kind == "assignment" && !self.in_function() {
+            self.python_assignment(node);
+        } else if self.language == Language::Ruby && kind == "assignment" && !self.in_function() {
+            self.ruby_constant(node);
+        } else if self.language == Language::Zig && kind == "test_declaration" {
+            self.open_function(node, None, None);
+        }
+        if let Some(&(_, field)) = self.spec.bindings.iter().find(|(k, _)| *k == kind) {
+            if self.in_function() {
+                let target = if field.is_empty() { Some(node) } else { node.child_by_field_name(field) };
+                if let Some(target) = target {
+                    self.bind_pattern(target);
+                }
+            }
+        }
+        if let Some(&(_, field)) = self.spec.calls.iter().find(|(k, _)| *k == kind) {
+            let callee = if field.is_empty() { node.named_child(0) } else { node.child_by_field_name(field) };
+            if let Some(name) = callee.and_then(|c| self.callee_name(c)) {
+                self.call_names.insert(name.id());
+            }
+        }
+        for &(member_kind, object_field, member_field) in self.spec.members {
+            if member_kind != kind {
+                continue;
+            }
+            let count = node.named_child_count();
+            let object =
+                if object_field.is_empty() { node.named_child(0) } else { node.child_by_field_name(object_field) };
+            let member = if member_field.is_empty() {
+                (count >= 2).then(|| node.named_child(count as u32 - 1)).flatten()
+            } else {
+                node.child_by_field_name(member_field)
+            };
+            if let (Some(object), Some(member)) = (object, member) {
+                let member = self.member_ident(member);
+                if object.id() != member.id() {
+                    let qualifier: String = self.text(object).chars().take(80).collect();
+                    self.qualifiers.insert(member.id(), qualifier);
+                }
+            }
+        }
+        if self.spec.idents.contains(&kind) {
+            self.name_use(node);
+        }
+    }
+
+    /// The identifier a member slot holds (Swift wraps it in `navigation_suffix`).
+    fn member_ident<'t>(&self, member: Node<'t>) -> Node<'t> {
+        if self.spec.idents.contains(&member.kind()) {
+            return member;
+        }
+        let mut cursor = member.walk();
+        let found = member.named_children(&mut cursor).filter(|c| self.spec.idents.contains(&c.kind())).last();
+        found.unwrap_or(member)
+    }
+
+    /// The identifier a callee expression names: `f`, the `f` of `a.f` or `A::f`, the type of
+    /// `new A<T>()`.
+    fn callee_name<'t>(&self, mut node: Node<'t>) -> Option<Node<'t>> {
+        for _ in 0..6 {
+            let kind = node.kind();
+            if self.spec.idents.contains(&kind) {
+                return Some(node);
+            }
+            if let Some(&(_, _, member_field)) = self.spec.members.iter().find(|(k, _, _)| *k == kind) {
+                let count = node.named_child_count();
+                let member = if member_field.is_empty() {
+                    node.named_child((count as u32).checked_sub(1)?)
+                } else {
+                    node.child_by_field_name(member_field)
+                }?;
+                node = self.member_ident(member);
+                continue;
+            }
+            node = node
+                .child_by_field_name("function")
+                .or_else(|| node.child_by_field_name("name"))
+                .or_else(|| node.child_by_field_name("type"))
+                .or_else(|| node.named_child(0))?;
+        }
+        None
+    }
+
+    fn name_use(&mut self, node: Node) {
+        if self.def_names.contains(&node.id()) {
+            return;
+        }
+        let mut name = self.text(node);
+        if self.language == Language::Php {
+            name = name.trim_start_matches('$');
+        }
+        if name.is_empty() || name.len() > MAX_NAME || is_keyword_like(name) {
+            return;
+        }
+        let qualifier = self.qualifiers.remove(&node.id()).unwrap_or_default();
+        if qualifier.is_empty() && self.is_local(name) {
+            return;
+        }
+        let pos = node.start_position();
+        let (line, column) = (pos.row as u32 + 1, pos.column as u32 + 1);
+        if !self.seen.insert((line, column)) {
+            return;
+        }
+        let kind = if node.start_byte() < self.import_end {
+            UseKind::Import
+        } else if self.call_names.contains(&node.id()) {
+            UseKind::Call
+        } else if self.spec.type_idents.contains(&node.kind()) {
+            UseKind::Type
+        } else {
+            UseKind::Read
+        };
+        self.out.occurrences.push(Occurrence {
+            name: name.to_string(),
+            line,
+            column,
+            kind,
+            qualifier,
+            enclosing: self.enclosing_symbol(),
+        });
+    }
+
+    fn read_package(&mut self, node: Node) {
+        if !self.out.package.is_empty() {
+            return;
+        }
+        let package = match (self.language, node.kind()) {
+            (Language::Java, "package_declaration") => node.named_child(0).map(|n| self.text(n)),
+            (Language::Kotlin, "package_header") => node.named_child(0).map(|n| self.text(n)),
+            (Language::Scala, "package_clause") => node.child_by_field_name("name").map(|n| self.text(n)),
+            (Language::CSharp, "namespace_declaration" | "file_scoped_namespace_declaration") => {
+                node.child_by_field_name("name").map(|n| self.text(n))
+            }
+            (Language::Php, "namespace_definition") => node.child_by_field_name("name").map(|n| self.text(n)),
+            (Language::Go, "package_clause") => node.named_child(0).map(|n| self.text(n)),
+            (Language::Haskell, "header") => node.child_by_field_name("module").map(|n| self.text(n)),
+            _ => None,
+        };
+        if let Some(package) = package {
+            self.out.package = package.split_whitespace().collect::<Vec<_>>().join("");
+        }
+    }
+
+    /// A definition node: records the symbol and opens its frame.
+    fn definition(&mut self, node: Node, mut kind: SymbolKind) {
+        if !self.is_definition_site(node) {
+            return;
+        }
+        let Some((name_node, name, container_override)) = self.definition_name(node) else {
+            // A nameless definition (anonymous class, destructuring) still scopes its body.
+            if is_function_like(kind) {
+                self.open_function(node, None, None);
+            }
+            return;
+        };
+        kind = self.refine_kind(node, kind, &name_node);
+        if kind == SymbolKind::Module && self.language == Language::Swift {
+            // A Swift `extension T`: members of T, not a definition.
+            self.frames.push(Frame { end: node.end_byte(), symbol: None, container: Some(name), locals: None });
+            return;
+        }
+        if matches!(kind, SymbolKind::Variable | SymbolKind::Constant | SymbolKind::Property) && self.in_function() {
+            // A local: bound, not a definition another file can mean.
+            self.def_names.insert(name_node.id());
+            self.bind(&name);
+            return;
+        }
+        if self.language == Language::Haskell {
+            // Equations of one function and its signature are one definition.
+            let container = self.container().unwrap_or("").to_string();
+            if self.out.symbols.iter().rev().take(64).any(|s| s.name == name && s.container == container) {
+                self.def_names.insert(name_node.id());
+                self.open_function(node, None, None);
+                return;
+            }
+        }
+        let stated_container = container_override.is_some();
+        let container = match container_override {
+            // `void Cart::add()` inside `namespace shop`: the class is `shop::Cart`.
+            Some(c) if matches!(self.language, Language::Cpp) => match self.container() {
+                Some(outer) if !c.starts_with(outer) => format!("{outer}::{c}"),
+                _ => c,
+            },
+            Some(c) => c,
+            None => self.container().unwrap_or("").to_string(),
+        };
+        if stated_container && kind == SymbolKind::Function && matches!(self.language, Language::Cpp | Language::C) {
+            let type_name = container.rsplit("::").next().unwrap_or(&container);
+            kind =
+                if type_name == name || name.starts_with('~') { SymbolKind::Constructor } else { SymbolKind::Method };
+        }
+        if kind == SymbolKind::Field && self.container_kind() == Some(SymbolKind::Enum) {
+            kind = SymbolKind::EnumMember;
+        }
+        let container_kind_is_type = self.frames.iter().rev().find(|f| f.container.is_some()).is_some_and(|f| {
+            f.symbol.is_none_or(|i| {
+                let k = self.out.symbols[i as usize].kind;
+                k != SymbolKind::Module
+            })
+        });
+        if kind == SymbolKind::Function && !container.is_empty() && (container_kind_is_type || stated_container) {
+            kind = SymbolKind::Method;
+        }
+        if kind == SymbolKind::Method && container.is_empty() && self.language != Language::Ruby {
+            kind = SymbolKind::Function;
+        }
+        let qualified_name =
+            if container.is_empty() { name.clone() } else { format!("{container}{}{name}", self.spec.separator) };
+        let start = node.start_position();
+        let name_pos = name_node.start_position();
+        let symbol = Symbol {
+            name,
+            qualified_name: qualified_name.clone(),
+            kind,
+            line: start.row as u32 + 1,
+            end_line: last_row(node) as u32 + 1,
+            column: name_pos.column as u32 + 1,
+            signature: self.signature(node),
+            doc: self.doc(node),
+            container,
+            visibility: self.visibility(node, kind, &qualified_name),
+        };
+        self.def_names.insert(name_node.id());
+        let index = self.out.symbols.len() as u32;
+        self.out.symbols.push(symbol);
+        if is_function_like(kind) {
+            self.open_function(node, Some(index), None);
+        } else if kind.is_container() {
+            self.frames.push(Frame {
+                end: node.end_byte(),
+                symbol: Some(index),
+                container: Some(qualified_name),
+                locals: None,
+            });
+        } else {
+            self.frames.push(Frame { end: node.end_byte(), symbol: Some(index), container: None, locals: None });
+        }
+    }
+
+    /// Node kinds that define in one place and only name a type in another: C's
+    /// `struct cart` without a body, Haskell's `function` type (`a -> b`).
+    fn is_definition_site(&self, node: Node) -> bool {
+        match self.language {
+            Language::C | Language::Cpp => {
+                !node.kind().ends_with("_specifier") || node.child_by_field_name("body").is_some()
+            }
+            Language::Haskell => node.parent().is_some_and(|p| {
+                let k = p.kind();
+                k.ends_with("declarations") || k == "local_binds" || k == "haskell" || k == "where"
+            }),
+            _ => true,
+        }
+    }
+
+    /// The kind of the innermost definition that names its members (a class, an enum…).
+    fn container_kind(&self) -> Option<SymbolKind> {
+        let frame = self.frames.iter().rev().find(|f| f.container.is_some())?;
+        frame.symbol.map(|i| self.out.symbols[i as usize].kind)
+    }
+
+    /// Opens a function's frame and binds its parameters.
+    fn open_function(&mut self, node: Node, symbol: Option<u32>, container: Option<String>) {
+        self.frames.push(Frame { end: node.end_byte(), symbol, container, locals: Some(HashSet::new()) });
+        for field in self.spec.params {
+            if let Some(params) = node.child_by_field_name(field) {
+                self.bind_params(params);
+            }
+        }
+        if self.spec.params.is_empty() || matches!(self.language, Language::Kotlin | Language::Swift) {
+            // Grammars without a parameters field: parameter nodes are direct children.
+            let mut cursor = node.walk();
+            let params: Vec<Node> = node
+                .named_children(&mut cursor)
+                .filter(|c| c.kind().contains("parameter") || c.kind() == "function_value_parameters")
+                .collect();
+            for p in params {
+                self.bind_params(p);
+            }
+        }
+    }
+
+    /// Binds the names a parameter list declares (not the types, not default values).
+    fn bind_params(&mut self, params: Node) {
+        if matches!(self.language, Language::C | Language::Cpp) {
+            // `declarator` of a function: find its parameter list.
+            let mut node = params;
+            for _ in 0..8 {
+                if let Some(list) = node.child_by_field_name("parameters") {
+                    let mut cursor = list.walk();
+                    let decls: Vec<Node> = list.named_children(&mut cursor).collect();
+                    for decl in decls {
+                        if let Some(d) = decl.child_by_field_name("declarator") {
+                            self.bind_pattern(d);
+                        }
+                    }
+                    return;
+                }
+                match node.child_by_field_name("declarator") {
+                    Some(next) => node = next,
+                    None => return,
+                }
+            }
+            return;
+        }
+        let mut cursor = params.walk();
+        let children: Vec<Node> = params.named_children(&mut cursor).collect();
+        if children.is_empty() && self.spec.idents.contains(&params.kind()) {
+            self.bind_pattern(params);
+        }
+        for child in children {
+            let target = child
+                .child_by_field_name("pattern")
+                .or_else(|| child.child_by_field_name("name"))
+                .or_else(|| child.child_by_field_name("left"))
+                .unwrap_or(child);
+            self.bind_pattern(target);
+        }
+    }
+
+    /// Members of an `impl` block (or a Haskell instance) are named through its type.
+    fn impl_block(&mut self, node: Node, field: &str) {
+        let Some(ty) = node.child_by_field_name(field) else {
+            return;
+        };
+        let name = base_type_name(self.text(ty));
+        if name.is_empty() {
+            return;
+        }
+        self.frames.push(Frame { end: node.end_byte(), symbol: None, container: Some(name), locals: None });
+    }
+
+    /// `X = …` at module or class level in Python: a constant, variable or class field.
+    fn python_assignment(&mut self, node: Node) {
+        let Some(left) = node.child_by_field_name("left").filter(|l| l.kind() == "identifier") else {
+            return;
+        };
+        let name = self.text(left).to_string();
+        let in_class = self.container().is_some();
+        let kind = if in_class {
+            SymbolKind::Field
+        } else if name.chars().all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit()) {
+            SymbolKind::Constant
+        } else {
+            SymbolKind::Variable
+        };
+        self.simple_symbol(node, left, name, kind);
+    }
+
+    /// `MAX = 10` in a Ruby class or module body.
+    fn ruby_constant(&mut self, node: Node) {
+        let Some(left) = node.child_by_field_name("left").filter(|l| l.kind() == "constant") else {
+            return;
+        };
+        let name = self.text(left).to_string();
+        self.simple_symbol(node, left, name, SymbolKind::Constant);
+    }
+
+    fn simple_symbol(&mut self, node: Node, name_node: Node, name: String, kind: SymbolKind) {
+        let container = self.container().unwrap_or("").to_string();
+        let qualified_name =
+            if container.is_empty() { name.clone() } else { format!("{container}{}{name}", self.spec.separator) };
+        let start = node.start_position();
+        let visibility = self.visibility(node, kind, &qualified_name);
+        self.def_names.insert(name_node.id());
+        self.out.symbols.push(Symbol {
+            name,
+            qualified_name,
+            kind,
+            line: start.row as u32 + 1,
+            end_line: last_row(node) as u32 + 1,
+            column: name_node.start_position().column as u32 + 1,
+            signature: self.signature(node),
+            doc: self.doc(node),
+            container,
+            visibility,
+        });
+    }
+
+    /// Elixir defines with macros: `defmodule A.B do … end`, `def f(x) do … end`.
+    fn elixir_definition(&mut self, node: Node) {
+        let Some(target) = node.child_by_field_name("target") else {
+            return;
+        };
+        let macro_name = self.text(target);
+        let kind = match macro_name {
+            "defmodule" | "defprotocol" => SymbolKind::Module,
+            "def" | "defp" | "defdelegate" | "defguard" | "defguardp" => SymbolKind::Function,
+            "defmacro" | "defmacrop" => SymbolKind::Macro,
+            "defimpl" => {
+                // Functions of an implementation are named through the protocol.
+                return;
+            }
+            _ => return,
+        };
+        self.def_names.insert(target.id());
+        let Some(args) = node.named_children(&mut node.walk()).find(|c| c.kind() == "arguments") else {
+            return;
+        };
+        let Some(mut head) = args.named_child(0) else {
+            return;
+        };
+        if head.kind() == "binary_operator" {
+            // `def f(x) when is_integer(x)`
+            head = head.child_by_field_name("left").unwrap_or(head);
+        }
+        let name_node = match head.kind() {
+            "call" => head.child_by_field_name("target").unwrap_or(head),
+            _ => head,
+        };
+        let name = self.text(name_node).to_string();
+        if name.is_empty() || name.len() > MAX_NAME {
+            return;
+        }
+        let container = self.container().unwrap_or("").to_string();
+        let qualified_name = if kind == SymbolKind::Module || container.is_empty() {
+            name.clone()
+        } else {
+            format!("{container}.{name}")
+        };
+        let start = node.start_position();
+        self.def_names.insert(name_node.id());
+        let index = self.out.symbols.len() as u32;
+        if kind == SymbolKind::Module && self.out.package.is_empty() {
+            self.out.package = name.clone();
+        }
+        let visibility = if macro_name.ends_with('p') { Visibility::Private } else { Visibility::Public };
+        self.out.symbols.push(Symbol {
+            name: if kind == SymbolKind::Module { name.rsplit('.').next().unwrap_or(&name).to_string() } else { name },
+            qualified_name: qualified_name.clone(),
+            kind,
+            line: start.row as u32 + 1,
+            end_line: last_row(node) as u32 + 1,
+            column: name_node.start_position().column as u32 + 1,
+            signature: self.signature(node),
+            doc: String::new(),
+            container: if kind == SymbolKind::Module { String::new() } else { container },
+            visibility,
+        });
+        if kind == SymbolKind::Module {
+            self.frames.push(Frame {
+                end: node.end_byte(),
+                symbol: Some(index),
+                container: Some(qualified_name),
+                locals: None,
+            });
+        } else {
+            self.frames.push(Frame {
+                end: node.end_byte(),
+                symbol: Some(index),
+                container: None,
+                locals: Some(HashSet::new()),
+            });
+            if let Some(params) = head.named_children(&mut head.walk()).find(|c| c.kind() == "arguments") {
+                self.bind_params(params);
+            }
+        }
+    }
+
+    /// The node naming a definition, its text, and a container the name itself states
+    /// (`Cart::add` defined outside its class, `function Cart:add`, a Go receiver).
+    fn definition_name<'t>(&self, node: Node<'t>) -> Option<(Node<'t>, String, Option<String>)> {
+        let kind = node.kind();
+        let lang = self.language;
+        let mut container = None;
+        let name_node = match (lang, kind) {
+            (Language::C | Language::Cpp, "function_definition" | "type_definition" | "field_declaration") => {
+                let mut decl = node.child_by_field_name("declarator")?;
+                let mut is_function = false;
+                for _ in 0..10 {
+                    if decl.kind() == "function_declarator" {
+                        is_function = true;
+                    }
+                    match decl.child_by_field_name("declarator") {
+                        Some(inner) if !is_ident_like(decl.kind()) || decl.kind() == "qualified_identifier" => {
+                            if decl.kind() == "qualified_identifier" {
+                                break;
+                            }
+                            decl = inner;
+                        }
+                        _ => break,
+                    }
+                }
+                if kind == "field_declaration" && is_function {
+                    // A member function declared here and defined elsewhere: the definition
+                    // is the symbol.
+                    return None;
+                }
+                if decl.kind() == "qualified_identifier" {
+                    let scope = decl.child_by_field_name("scope").map(|s| self.text(s).to_string());
+                    let mut name = decl.child_by_field_name("name")?;
+                    while name.kind() == "qualified_identifier" {
+                        name = name.child_by_field_name("name")?;
+                    }
+                    let full = self.text(decl);
+                    let scope_text = full.rsplit_once("::").map(|(s, _)| s.to_string()).or(scope);
+                    container = scope_text.map(|s| base_type_name(&s));
+                    name
+                } else {
+                    decl
+                }
+            }
+            (Language::Go, "method_declaration") => {
+                let receiver = node.child_by_field_name("receiver")?;
+                let ty = receiver.named_child(0).and_then(|p| p.child_by_field_name("type"));
+                container = ty.map(|t| base_type_name(self.text(t)));
+                node.child_by_field_name("name")?
+            }
+            (Language::Go, "field_declaration") => node.child_by_field_name("name")?,
+            (Language::Java | Language::CSharp, "field_declaration" | "event_field_declaration") => {
+                let decl = node.child_by_field_name("declarator").or_else(|| {
+                    let mut cursor = node.walk();
+                    let var = node.named_children(&mut cursor).find(|c| c.kind() == "variable_declaration");
+                    var.and_then(|v| {
+                        let mut c2 = v.walk();
+                        let found = v.named_children(&mut c2).find(|c| c.kind() == "variable_declarator");
+                        found
+                    })
+                })?;
+                decl.child_by_field_name("name").or_else(|| decl.named_child(0))?
+            }
+            (Language::Java, "constant_declaration") => {
+                node.child_by_field_name("declarator")?.child_by_field_name("name")?
+            }
+            (Language::Kotlin, "property_declaration") => {
+                let mut cursor = node.walk();
+                let var = node.named_children(&mut cursor).find(|c| c.kind() == "variable_declaration")?;
+                var.named_child(0)?
+            }
+            (Language::Kotlin, "secondary_constructor") => {
+                let mut cursor = node.walk();
+                let kw = node.children(&mut cursor).find(|c| c.kind() == "constructor")?;
+                kw
+            }
+            (
+                Language::Kotlin,
+                "class_declaration" | "object_declaration" | "function_declaration" | "type_alias" | "enum_entry",
+            ) => node.child_by_field_name("name").or_else(|| {
+                let mut cursor = node.walk();
+                let found = node.named_children(&mut cursor).find(|c| c.kind() == "identifier");
+                found
+            })?,
+            (Language::Scala, "val_definition" | "var_definition") => {
+                node.child_by_field_name("pattern").filter(|p| p.kind() == "identifier")?
+            }
+            (Language::Swift, "property_declaration") => {
+                let pattern = node.child_by_field_name("name")?;
+                pattern.child_by_field_name("bound_identifier").or_else(|| pattern.named_child(0))?
+            }
+            (Language::Swift, "init_declaration") => {
+                let mut cursor = node.walk();
+                let kw = node.children(&mut cursor).find(|c| c.kind() == "init")?;
+                kw
+            }
+            (Language::Swift, "class_declaration") => {
+                let name = node.child_by_field_name("name")?;
+                if name.kind() == "user_type" {
+                    // `extension Cart`: the name's identifier.
+                    let mut cursor = name.walk();
+                    let found = name.named_children(&mut cursor).last();
+                    found.unwrap_or(name)
+                } else {
+                    name
+                }
+            }
+            (Language::Php, "const_element") => node.named_child(0).filter(|n| n.kind() == "name")?,
+            (Language::Php, "property_element") => {
+                let var = node.child_by_field_name("name").or_else(|| node.named_child(0))?;
+                var.named_child(0).unwrap_or(var)
+            }
+            (Language::Lua, "function_declaration") => {
+                let name = node.child_by_field_name("name")?;
+                match name.kind() {
+                    "dot_index_expression" => {
+                        container = name.child_by_field_name("table").map(|t| self.text(t).to_string());
+                        name.child_by_field_name("field")?
+                    }
+                    "method_index_expression" => {
+                        container = name.child_by_field_name("table").map(|t| self.text(t).to_string());
+                        name.child_by_field_name("method")?
+                    }
+                    _ => name,
+                }
+            }
+            (Language::Zig, "variable_declaration") => {
+                let mut cursor = node.walk();
+                let found = node.named_children(&mut cursor).find(|c| c.kind() == "identifier");
+                let name = found?;
+                if self.text(node).contains("@import(") {
+                    return None;
+                }
+                name
+            }
+            (Language::Haskell, "data_constructor") => {
+                let inner = node.child_by_field_name("constructor")?;
+                inner.child_by_field_name("name").or_else(|| inner.named_child(0))?
+            }
+            (Language::Haskell, "newtype_constructor") => node.child_by_field_name("name")?,
+            (Language::Ruby, "class" | "module") => {
+                let name = node.child_by_field_name("name")?;
+                if name.kind() == "scope_resolution" {
+                    container = name.child_by_field_name("scope").map(|s| self.text(s).to_string());
+                    name.child_by_field_name("name")?
+                } else {
+                    name
+                }
+            }
+            (Language::TypeScript | Language::Tsx | Language::JavaScript, "variable_declarator") => {
+                node.child_by_field_name("name").filter(|n| n.kind() == "identifier")?
+            }
+            _ => {
+                let name = node.child_by_field_name("name").or_else(|| {
+                    let mut cursor = node.walk();
+                    let found = node.named_children(&mut cursor).find(|c| is_ident_like(c.kind()));
+                    found
+                })?;
+                name
+            }
+        };
+        let mut text = self.text(name_node).trim();
+        if self.language == Language::Php {
+            text = text.trim_start_matches('$');
+        }
+        if text.is_empty() || text.len() > MAX_NAME || text.contains('\n') {
+            return None;
+        }
+        let text = text.split_whitespace().collect::<Vec<_>>().join("");
+        Some((name_node, text, container))
+    }
+
+    /// Kinds a node type alone does not tell.
+    fn refine_kind(&self, node: Node, kind: SymbolKind, _name: &Node) -> SymbolKind {
+        match (self.language, node.kind()) {
+            (Language::Go, "type_spec") => match node.child_by_field_name("type").map(|t| t.kind()) {
+                Some("struct_type") => SymbolKind::Struct,
+                Some("interface_type") => SymbolKind::Interface,
+                _ => SymbolKind::Type,
+            },
+            (Language::TypeScript | Language::Tsx | Language::JavaScript, "variable_declarator") => {
+                match node.child_by_field_name("value").map(|v| v.kind()) {
+                    Some("arrow_function" | "function_expression" | "function" | "generator_function") => {
+                        SymbolKind::Function
+                    }
+                    Some("class") => SymbolKind::Class,
+                    _ => {
+                        let is_const = node.parent().is_some_and(|p| self.text(p).starts_with("const"));
+                        if is_const {
+                            SymbolKind::Constant
+                        } else {
+                            SymbolKind::Variable
+                        }
+                    }
+                }
+            }
+            (Language::Swift, "class_declaration") => {
+                let keyword = node.child_by_field_name("declaration_kind").map(|k| self.text(k)).unwrap_or("class");
+                match keyword {
+                    "struct" => SymbolKind::Struct,
+                    "enum" => SymbolKind::Enum,
+                    "extension" => SymbolKind::Module,
+                    _ => SymbolKind::Class,
+                }
+            }
+            (Language::Kotlin, "class_declaration") => {
+                let mut cursor = node.walk();
+                let keywords: Vec<&str> = node.children(&mut cursor).map(|c| c.kind()).collect();
+                if keywords.contains(&"interface") {
+                    SymbolKind::Interface
+                } else if self.text(node).trim_start().starts_with("enum") || self.header(node).contains("enum class") {
+                    SymbolKind::Enum
+                } else {
+                    SymbolKind::Class
+                }
+            }
+            (Language::Zig, "variable_declaration") => {
+                let mut cursor = node.walk();
+                let value = node.named_children(&mut cursor).map(|c| c.kind()).find(|k| k.ends_with("_declaration"));
+                match value {
+                    Some("struct_declaration") | Some("union_declaration") => SymbolKind::Struct,
+                    Some("enum_declaration") => SymbolKind::Enum,
+                    Some("opaque_declaration") => SymbolKind::Type,
+                    _ if self.text(node).trim_start_matches("pub ").starts_with("var") => SymbolKind::Variable,
+                    _ => kind,
+                }
+            }
+            (Language::Rust, "const_item" | "static_item") => kind,
+            (Language::Python, "function_definition") if kind == SymbolKind::Function => kind,
+            (Language::Scala, "val_definition") => kind,
+            (Language::Java, "field_declaration") => {
+                let header = self.header(node);
+                if header.contains("static") && header.contains("final") {
+                    SymbolKind::Constant
+                } else {
+                    kind
+                }
+            }
+            (Language::Kotlin, "property_declaration") if self.header(node).contains("const ") => SymbolKind::Constant,
+            (Language::CSharp, "field_declaration") if self.header(node).contains("const ") => SymbolKind::Constant,
+            _ => kind,
+        }
+    }
+
+    /// The first line of a node.
+    fn header(&self, node: Node) -> &'a str {
+        self.text(node).lines().next().unwrap_or("")
+    }
+
+    /// The declaration up to its body, whitespace collapsed.
+    fn signature(&self, node: Node) -> String {
+        let body = node
+            .child_by_field_name("body")
+            .or_else(|| {
+                let mut cursor = node.walk();
+                let found = node.named_children(&mut cursor).find(|c| {
+                    let k = c.kind();
+                    matches!(
+                        k,
+                        "do_block" | "block" | "class_body" | "declaration_list" | "function_body" | "template_body"
+                    )
+                });
+                found
+            })
+            .filter(|b| b.start_byte() > node.start_byte());
+        let end = body.map(|b| b.start_byte()).unwrap_or(node.end_byte());
+        let text = std::str::from_utf8(&self.src[node.start_byte()..end]).unwrap_or("");
+        // Ruby and Elixir bodies start after the comments under the header.
+        let first_line_only = body.is_none() || matches!(self.language, Language::Ruby | Language::Elixir);
+        let text = if first_line_only { text.lines().next().unwrap_or("") } else { text };
+        let mut out = String::new();
+        for word in text.split_whitespace() {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(word);
+            if out.len() > MAX_SIGNATURE * 4 {
+                break;
+            }
+        }
+        let out = out.trim_end_matches(['{', ':', '=']).trim_end().to_string();
+        if out.chars().count() > MAX_SIGNATURE {
+            let cut: String = out.chars().take(MAX_SIGNATURE).collect();
+            format!("{cut}…")
+        } else {
+            out
+        }
+    }
+
+    /// The first line of the comment right above a definition, or of a Python docstring.
+    fn doc(&self, node: Node) -> String {
+        if self.language == Language::Python {
+            let docstring = node
+                .child_by_field_name("body")
+                .and_then(|b| b.named_child(0))
+                .filter(|s| s.kind() == "expression_statement")
+                .and_then(|s| s.named_child(0))
+                .filter(|s| s.kind() == "string");
+            if let Some(s) = docstring {
+                return first_doc_line(self.text(s));
+            }
+        }
+        // Comments sit before the node, or before the wrapper it is in (`export`, decorators).
+        let mut anchor = node;
+        for _ in 0..3 {
+            let mut prev = anchor.prev_named_sibling();
+            while let Some(p) = prev.filter(|p| matches!(p.kind(), "attribute_item" | "decorator" | "annotation")) {
+                prev = p.prev_named_sibling();
+            }
+            let mut block: Vec<Node> = Vec::new();
+            let mut next_row = anchor.start_position().row;
+            while let Some(p) = prev.filter(|p| p.kind().contains("comment") || p.kind() == "haddock") {
+                if p.end_position().row + 1 < next_row {
+                    break;
+                }
+                next_row = p.start_position().row;
+                block.push(p);
+                prev = p.prev_named_sibling();
+            }
+            if let Some(first) = block.last() {
+                let text: Vec<&str> = block.iter().rev().map(|n| self.text(*n)).collect();
+                let _ = first;
+                return first_doc_line(&text.join("\n"));
+            }
+            match anchor.parent() {
+                Some(parent)
+                    if matches!(
+                        parent.kind(),
+                        "export_statement" | "decorated_definition" | "template_declaration"
+                    ) =>
+                {
+                    anchor = parent
+                }
+                // The first item of a body the grammar starts at that item (Ruby's
+                // `body_statement`): the comment is the body's sibling.
+                Some(parent)
+                    if anchor.prev_named_sibling().is_none()
+                        && parent.start_byte() == anchor.start_byte()
+                        && parent.parent().is_some() =>
+                {
+                    anchor = parent
+                }
+                _ => break,
+            }
+        }
+        String::new()
+    }
+
+    fn visibility(&self, node: Node, kind: SymbolKind, qualified_name: &str) -> Visibility {
+        let name = qualified_name.rsplit(['.', ':']).next().unwrap_or(qualified_name);
+        if kind == SymbolKind::EnumMember || self.container_kind() == Some(SymbolKind::Interface) {
+            return Visibility::Public;
+        }
+        // `private $items = []`: the modifiers are on the declaration around the element.
+        let owner = if node.kind().ends_with("_element") || node.kind().ends_with("declarator") {
+            node.parent().unwrap_or(node)
+        } else {
+            node
+        };
+        let header = self.header(owner);
+        let words = |w: &str| header.split(|c: char| !c.is_alphanumeric() && c != '_').any(|x| x == w);
+        let written = || {
+            if words("private") || words("fileprivate") {
+                Some(Visibility::Private)
+            } else if words("protected") {
+                Some(Visibility::Protected)
+            } else if words("internal") {
+                Some(Visibility::Internal)
+            } else if words("public") || words("open") {
+                Some(Visibility::Public)
+            } else {
+                None
+            }
+        };
+        match self.language {
+            Language::Rust => {
+                let mut cursor = node.walk();
+                let vis = node.named_children(&mut cursor).find(|c| c.kind() == "visibility_modifier");
+                match vis.map(|v| self.text(v)) {
+                    Some("pub") => Visibility::Public,
+                    Some(_) => Visibility::Internal,
+                    None if kind == SymbolKind::EnumMember => Visibility::Public,
+                    None => Visibility::Private,
+                }
+            }
+            Language::Python => {
+                if name.starts_with("__") && name.ends_with("__") {
+                    Visibility::Public
+                } else if name.starts_with('_') {
+                    Visibility::Private
+                } else {
+                    Visibility::Public
+                }
+            }
+            Language::Go => {
+                if name.chars().next().is_some_and(|c| c.is_uppercase()) {
+                    Visibility::Public
+                } else {
+                    Visibility::Private
+                }
+            }
+            Language::TypeScript | Language::Tsx | Language::JavaScript => {
+                if name.starts_with('#') {
+                    return Visibility::Private;
+                }
+                if let Some(v) = written() {
+                    return v;
+                }
+                let mut up = node.parent();
+                for _ in 0..3 {
+                    match up {
+                        Some(p) if p.kind() == "export_statement" => return Visibility::Public,
+                        Some(p) if matches!(p.kind(), "class_body" | "object_type" | "interface_body") => {
+                            return Visibility::Public
+                        }
+                        Some(p) => up = p.parent(),
+                        None => break,
+                    }
+                }
+                Visibility::Private
+            }
+            Language::Java => written().unwrap_or(Visibility::Internal),
+            Language::CSharp => {
+                written().unwrap_or(if kind.is_container() { Visibility::Internal } else { Visibility::Private })
+            }
+            Language::Kotlin | Language::Scala | Language::Php | Language::Swift | Language::Cpp => written()
+                .unwrap_or(if self.language == Language::Swift { Visibility::Internal } else { Visibility::Public }),
+            Language::C => {
+                if words("static") {
+                    Visibility::Private
+                } else {
+                    Visibility::Public
+                }
+            }
+            Language::Zig => {
+                if header.trim_start().starts_with("pub ") {
+                    Visibility::Public
+                } else {
+                    Visibility::Private
+                }
+            }
+            Language::Lua => {
+                if header.trim_start().starts_with("local ") {
+                    Visibility::Private
+                } else {
+                    Visibility::Public
+                }
+            }
+            _ => Visibility::Public,
+        }
+    }
+}
+
+fn is_function_like(kind: SymbolKind) -> bool {
+    kind.is_callable()
+}
+
+/// `Vec<T>` → `Vec`, `*Cart` → `Cart`, `&'a mut Foo<'a>` → `Foo`, `a::b::C` stays.
+pub(crate) fn base_type_name(text: &str) -> String {
+    let mut text = text.trim();
+    loop {
+        text = text.trim_start_matches(['&', '*', '(']).trim_start();
+        if let Some(rest) = ["mut ", "const ", "dyn ", "impl "].iter().find_map(|p| text.strip_prefix(p)) {
+            text = rest;
+        } else if text.starts_with('\'') {
+            // A lifetime: `&'a mut Foo`.
+            match text.find(char::is_whitespace) {
+                Some(i) => text = &text[i..],
+                None => return String::new(),
+            }
+        } else {
+            break;
+        }
+    }
+    let cut = text.find(['<', '[', '(', ' ', '{']).unwrap_or(text.len());
+    text[..cut].trim_end_matches(['*', '&']).to_string()
+}
+
+fn last_row(node: Node) -> usize {
+    let end = node.end_position();
+    if end.column == 0 && end.row > node.start_position().row {
+        end.row - 1
+    } else {
+        end.row
+    }
+}
+
+/// Names that are never a definition's: receivers, literals.
+fn is_keyword_like(name: &str) -> bool {
+    matches!(
+        name,
+        "self"
+            | "Self"
+            | "this"
+            | "super"
+            | "crate"
+            | "true"
+            | "false"
+            | "null"
+            | "nil"
+            | "None"
+            | "True"
+            | "False"
+            | "undefined"
+            | "cls"
+            | "_"
+    )
+}
+
+/// The first non-empty line of a comment or docstring, markers removed.
+fn first_doc_line(text: &str) -> String {
+    for line in text.lines() {
+        let line = line
+            .trim()
+            .trim_start_matches("r\"\"\"")
+            .trim_start_matches("\"\"\"")
+            .trim_start_matches("'''")
+            .trim_start_matches("///")
+            .trim_start_matches("//!")
+            .trim_start_matches("//")
+            .trim_start_matches("/**")
+            .trim_start_matches("/*")
+            .trim_start_matches("-- |")
+            .trim_start_matches("--")
+            .trim_start_matches('*')
+            .trim_start_matches('#')
+            .trim_start_matches(';')
+            .trim_end_matches("*/")
+            .trim_end_matches("\"\"\"")
+            .trim_end_matches("'''")
+            .trim();
+        let line = line.trim_start_matches("<summary>").trim_end_matches("</summary>").trim();
+        if !line.is_empty() {
+            return line.chars().take(MAX_SIGNATURE).collect();
+        }
+    }
+    String::new()
+}

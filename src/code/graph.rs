@@ -1,0 +1,754 @@
+//! The repo-wide code graph: every file's facts, indexed by name, with imports resolved to
+//! files and uses resolved to definitions on demand.
+//!
+//! A use is resolved the way a reader would: through `self`/`this` to the enclosing type, a
+//! qualified path to its module or type, a name the file imports to the imported file, a
+//! definition in the same file or package; only then by name alone, which is never certain
+//! and is given up on for names defined in many places.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use super::resolve::Resolver;
+use super::{FileCode, ImportSpec, Occurrence, Symbol, SymbolKind, UseKind};
+use crate::protocol::code::{CallEdge, FileEdge, ImpactResponse, Reference, SymbolInfo, UnresolvedImport};
+
+/// A definition: file index and symbol index in that file.
+pub type SymbolRef = (u32, u32);
+
+/// Names defined in more places than this are not matched by name alone: `new`, `get`,
+/// `parse` would drown every answer.
+const MAX_NAME_ONLY_CANDIDATES: usize = 5;
+
+/// How a use was tied to a definition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Resolution {
+    LocalScope,
+    SameFile,
+    Import,
+    SamePackage,
+    QualifiedPath,
+    NameOnly,
+}
+
+impl Resolution {
+    pub fn name(self) -> &'static str {
+        match self {
+            Resolution::LocalScope => "local_scope",
+            Resolution::SameFile => "same_file",
+            Resolution::Import => "import",
+            Resolution::SamePackage => "same_package",
+            Resolution::QualifiedPath => "qualified_path",
+            Resolution::NameOnly => "name_only",
+        }
+    }
+}
+
+/// A candidate definition for a use.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Candidate {
+    pub symbol: SymbolRef,
+    pub resolution: Resolution,
+    pub confidence: f32,
+}
+
+pub struct CodeGraph {
+    paths: Vec<String>,
+    codes: Vec<FileCode>,
+    path_index: HashMap<String, u32>,
+    defs_by_name: HashMap<String, Vec<SymbolRef>>,
+    uses_by_name: HashMap<String, Vec<(u32, u32)>>,
+    /// Per file: (target file, confidence, import spec index).
+    imports: Vec<Vec<(u32, f32, u32)>>,
+    imported_by: Vec<Vec<(u32, f32)>>,
+    /// Per file: indices of import specs that name no repo file.
+    unresolved: Vec<Vec<u32>>,
+    /// Per file: a name an import binds → the files it names (empty: names something outside
+    /// the repo).
+    bindings: Vec<HashMap<String, Vec<u32>>>,
+    /// Per file: files whose every top-level name is visible (whole-module and wildcard
+    /// imports, includes and their source twins).
+    open_imports: Vec<Vec<u32>>,
+    /// Per file: files of the same package, namespace or Go folder.
+    package_mates: Vec<Vec<u32>>,
+    /// Per file and symbol: top level or directly inside a namespace/module.
+    namespace_level: Vec<Vec<bool>>,
+    resolver: Resolver,
+}
+
+fn split_qualifier(q: &str) -> Vec<&str> {
+    q.split([':', '.', '\\', '>', '-'])
+        .map(|s| s.trim_start_matches(['@', '$', '&', '*', '(']).trim_end_matches(['?', '!', ')']))
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+impl CodeGraph {
+    /// Builds the graph. `configs` are the repo's `go.mod`, `Cargo.toml`, `tsconfig*.json` and
+    /// `package.json` texts by path, for import resolution.
+    pub fn build(files: HashMap<String, FileCode>, configs: &HashMap<String, String>) -> CodeGraph {
+        let resolver = Resolver::new(&files, configs);
+        let mut entries: Vec<(String, FileCode)> = files.into_iter().collect();
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        let (paths, codes): (Vec<String>, Vec<FileCode>) = entries.into_iter().unzip();
+        let path_index: HashMap<String, u32> = paths.iter().enumerate().map(|(i, p)| (p.clone(), i as u32)).collect();
+        let mut defs_by_name: HashMap<String, Vec<SymbolRef>> = HashMap::new();
+        let mut uses_by_name: HashMap<String, Vec<(u32, u32)>> = HashMap::new();
+        for (f, code) in codes.iter().enumerate() {
+            for (s, symbol) in code.symbols.iter().enumerate() {
+                defs_by_name.entry(symbol.name.clone()).or_default().push((f as u32, s as u32));
+            }
+            for (o, occurrence) in code.occurrences.iter().enumerate() {
+                uses_by_name.entry(occurrence.name.clone()).or_default().push((f as u32, o as u32));
+            }
+        }
+        let n = paths.len();
+        let namespace_level = codes
+            .iter()
+            .map(|code| {
+                let modules: HashSet<&str> = code
+                    .symbols
+                    .iter()
+                    .filter(|s| s.kind == SymbolKind::Module)
+                    .map(|s| s.qualified_name.as_str())
+                    .collect();
+                code.symbols
+                    .iter()
+                    .map(|s| {
+                        s.container.is_empty() || modules.contains(s.container.as_str()) || s.container == code.package
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut graph = CodeGraph {
+            namespace_level,
+            paths,
+            codes,
+            path_index,
+            defs_by_name,
+            uses_by_name,
+            imports: vec![Vec::new(); n],
+            imported_by: vec![Vec::new(); n],
+            unresolved: vec![Vec::new(); n],
+            bindings: vec![HashMap::new(); n],
+            open_imports: vec![Vec::new(); n],
+            package_mates: vec![Vec::new(); n],
+            resolver,
+        };
+        graph.link();
+        graph
+    }
+
+    fn link(&mut self) {
+        for f in 0..self.paths.len() {
+            let path = self.paths[f].clone();
+            let code = &self.codes[f];
+            let mut edges: Vec<(u32, f32, u32)> = Vec::new();
+            let mut unresolved = Vec::new();
+            let mut bindings: HashMap<String, Vec<u32>> = HashMap::new();
+            let mut open: Vec<u32> = Vec::new();
+            for (i, import) in code.imports.iter().enumerate() {
+                let targets = self.resolver.resolve(&path, &code.language, import);
+                let ids: Vec<(u32, f32)> = targets
+                    .iter()
+                    .filter_map(|t| self.path_index.get(&t.file).map(|&id| (id, t.confidence)))
+                    .filter(|&(id, _)| id as usize != f)
+                    .collect();
+                if ids.is_empty() {
+                    unresolved.push(i as u32);
+                }
+                for &(id, confidence) in &ids {
+                    if !edges.iter().any(|e| e.0 == id) {
+                        edges.push((id, confidence, i as u32));
+                    }
+                }
+                let target_ids: Vec<u32> = ids.iter().map(|&(id, _)| id).collect();
+                for name in &import.names {
+                    bindings.entry(name.clone()).or_default().extend(&target_ids);
+                }
+                if import.names.is_empty() || import.spec.ends_with('*') || import.file_like {
+                    open.extend(&target_ids);
+                    for &(id, _) in &ids {
+                        for twin in self.resolver.header_twins(&self.paths[id as usize]) {
+                            if let Some(&t) = self.path_index.get(&twin) {
+                                open.push(t);
+                            }
+                        }
+                    }
+                }
+            }
+            let mates: Vec<u32> = self
+                .resolver
+                .package_mates(&path, code)
+                .iter()
+                .filter_map(|p| self.path_index.get(p).copied())
+                .collect();
+            for &(target, confidence, _) in &edges {
+                self.imported_by[target as usize].push((f as u32, confidence));
+            }
+            self.imports[f] = edges;
+            self.unresolved[f] = unresolved;
+            self.bindings[f] = bindings;
+            self.open_imports[f] = open;
+            self.package_mates[f] = mates;
+        }
+    }
+
+    pub fn file_count(&self) -> usize {
+        self.paths.len()
+    }
+
+    pub fn symbol_count(&self) -> usize {
+        self.codes.iter().map(|c| c.symbols.len()).sum()
+    }
+
+    pub fn path(&self, file: u32) -> &str {
+        &self.paths[file as usize]
+    }
+
+    pub fn symbol(&self, r: SymbolRef) -> &Symbol {
+        &self.codes[r.0 as usize].symbols[r.1 as usize]
+    }
+
+    pub fn info(&self, r: SymbolRef) -> SymbolInfo {
+        let s = self.symbol(r);
+        SymbolInfo {
+            name: s.name.clone(),
+            qualified_name: s.qualified_name.clone(),
+            kind: s.kind.name().to_string(),
+            path: self.paths[r.0 as usize].clone(),
+            line: s.line,
+            end_line: s.end_line,
+            column: s.column,
+            signature: s.signature.clone(),
+            container: s.container.clone(),
+            language: self.codes[r.0 as usize].language.clone(),
+            visibility: s.visibility.name().to_string(),
+            doc: s.doc.clone(),
+        }
+    }
+
+    pub fn file_index(&self, path: &str) -> Option<u32> {
+        self.path_index.get(path).copied()
+    }
+
+    /// Every definition, in path order: for pattern searches.
+    pub fn all_symbols(&self) -> impl Iterator<Item = SymbolRef> + '_ {
+        self.codes.iter().enumerate().flat_map(|(f, c)| (0..c.symbols.len()).map(move |s| (f as u32, s as u32)))
+    }
+
+    /// Definitions named `name`: a plain name, or qualified (`Router::route`, `Flask.route`,
+    /// `httpx.Client.send`) matched against the end of the qualified name and container.
+    pub fn lookup(&self, name: &str) -> Vec<SymbolRef> {
+        let parts = split_qualifier(name);
+        let Some(&last) = parts.last() else {
+            return Vec::new();
+        };
+        let Some(candidates) = self.defs_by_name.get(last) else {
+            return Vec::new();
+        };
+        if parts.len() == 1 {
+            return candidates.clone();
+        }
+        let wanted = &parts[..parts.len() - 1];
+        candidates
+            .iter()
+            .copied()
+            .filter(|&r| {
+                let s = self.symbol(r);
+                let mut context = split_qualifier(&s.container);
+                // A module path from the file's place: `src/extract/mod.rs` → extract.
+                let path = &self.paths[r.0 as usize];
+                let mut path_parts: Vec<&str> = path
+                    .trim_end_matches(|c: char| c != '.')
+                    .trim_end_matches('.')
+                    .split('/')
+                    .filter(|p| !matches!(*p, "src" | "lib" | "mod" | "index" | "__init__" | "init"))
+                    .collect();
+                if !self.codes[r.0 as usize].package.is_empty() {
+                    path_parts = split_qualifier(&self.codes[r.0 as usize].package);
+                }
+                path_parts.append(&mut context);
+                ends_with(&path_parts, wanted)
+            })
+            .collect()
+    }
+
+    /// Orders definitions for "which one is meant": exact types and functions before fields
+    /// and variables, public first, shallow paths first.
+    pub fn rank_definitions(&self, refs: &mut [SymbolRef]) {
+        refs.sort_by_key(|&r| {
+            let s = self.symbol(r);
+            let kind_rank = match s.kind {
+                SymbolKind::Struct
+                | SymbolKind::Class
+                | SymbolKind::Trait
+                | SymbolKind::Interface
+                | SymbolKind::Enum => 0,
+                SymbolKind::Type | SymbolKind::Module => 1,
+                SymbolKind::Function | SymbolKind::Macro => 2,
+                SymbolKind::Method | SymbolKind::Constructor => 3,
+                SymbolKind::Constant => 4,
+                _ => 5,
+            };
+            let private = matches!(s.visibility, super::Visibility::Private) as u8;
+            let path = &self.paths[r.0 as usize];
+            let test_like = (path.contains("test") || path.contains("example") || path.contains("bench")) as u8;
+            (test_like, kind_rank, private, path.matches('/').count(), path.clone(), s.line)
+        });
+    }
+
+    /// The definition `name` means at `path`:`line`: one defined there (the innermost whose
+    /// span holds the line), or what a use there resolves to.
+    pub fn pick(&self, name: &str, path: &str, line: u32) -> Option<SymbolRef> {
+        let f = self.file_index(path)?;
+        let code = &self.codes[f as usize];
+        let last = split_qualifier(name).last().copied().unwrap_or(name);
+        let defined = code
+            .symbols
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.name == last && s.line <= line && line <= s.end_line)
+            .min_by_key(|(_, s)| s.end_line - s.line)
+            .map(|(i, _)| (f, i as u32));
+        if defined.is_some() {
+            return defined;
+        }
+        let use_here = code.occurrences.iter().enumerate().find(|(_, o)| o.name == last && o.line == line);
+        let (o, _) = use_here?;
+        self.resolve_use(f, o as u32).first().map(|c| c.symbol)
+    }
+
+    /// The definitions a use may mean, most likely first.
+    pub fn resolve_use(&self, f: u32, o: u32) -> Vec<Candidate> {
+        let code = &self.codes[f as usize];
+        let occ = &code.occurrences[o as usize];
+        let Some(all) = self.defs_by_name.get(&occ.name) else {
+            return Vec::new();
+        };
+        let mut out =
+            if occ.qualifier.is_empty() { self.resolve_bare(f, occ, all) } else { self.resolve_qualified(f, occ, all) };
+        out.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
+        out
+    }
+
+    fn enclosing_container(&self, f: u32, occ: &Occurrence) -> Option<&str> {
+        let s = &self.codes[f as usize].symbols[occ.enclosing? as usize];
+        if s.kind.is_container() {
+            Some(&s.qualified_name)
+        } else {
+            Some(&s.container)
+        }
+    }
+
+    fn resolve_qualified(&self, f: u32, occ: &Occurrence, all: &[SymbolRef]) -> Vec<Candidate> {
+        let parts = split_qualifier(&occ.qualifier);
+        let last = parts.last().copied().unwrap_or("");
+        let first = parts.first().copied().unwrap_or("");
+        let lang = self.codes[f as usize].language.as_str();
+        let cand = |symbol, resolution, confidence| Candidate { symbol, resolution, confidence };
+        // `self.x`, `this.x`, `Self::x`, `@x`: a member of the enclosing type.
+        if matches!(last, "self" | "this" | "Self" | "static" | "parent" | "cls") || occ.qualifier == "@" {
+            if let Some(container) = self.enclosing_container(f, occ).filter(|c| !c.is_empty()) {
+                let container_last = split_qualifier(container).last().copied().unwrap_or("");
+                let found: Vec<Candidate> = all
+                    .iter()
+                    .filter(|&&r| {
+                        let s = self.symbol(r);
+                        s.container == container || split_qualifier(&s.container).last() == Some(&container_last)
+                    })
+                    .map(|&r| {
+                        let confidence = if r.0 == f { 0.95 } else { 0.85 };
+                        cand(r, Resolution::QualifiedPath, confidence)
+                    })
+                    .collect();
+                if !found.is_empty() {
+                    return found;
+                }
+            }
+        }
+        // A Rust path through modules: `crate::io::read`, `super::x`, `tokio::sync::Mutex`.
+        if lang == "rust" {
+            let spec = ImportSpec { spec: occ.qualifier.clone(), line: occ.line, names: Vec::new(), file_like: false };
+            let module_files = self.resolver.resolve(&self.paths[f as usize], lang, &spec);
+            let files: HashSet<u32> = module_files.iter().filter_map(|t| self.file_index(&t.file)).collect();
+            let found: Vec<Candidate> = all
+                .iter()
+                .filter(|r| files.contains(&r.0) && self.symbol(**r).container.is_empty())
+                .map(|&r| cand(r, Resolution::QualifiedPath, 0.95))
+                .collect();
+            if !found.is_empty() {
+                return found;
+            }
+        }
+        // `Type::member`, `Class.member`, `Module.fn`: by the container's name; the type is
+        // looked for through the file's imports first.
+        let by_container: Vec<SymbolRef> = all
+            .iter()
+            .copied()
+            .filter(|&r| {
+                let s = self.symbol(r);
+                !s.container.is_empty() && split_qualifier(&s.container).last() == Some(&last)
+            })
+            .collect();
+        if !by_container.is_empty() {
+            let visible = self.visible_files(f, last);
+            let narrowed: Vec<SymbolRef> =
+                by_container.iter().copied().filter(|r| r.0 == f || visible.contains(&r.0)).collect();
+            let (set, confidence) = if !narrowed.is_empty() {
+                (narrowed, 0.95)
+            } else {
+                let n = by_container.len() as f32;
+                (by_container, (0.9 / n).max(0.3))
+            };
+            return set.into_iter().map(|r| cand(r, Resolution::QualifiedPath, confidence)).collect();
+        }
+        // `alias.fn` where the alias is an imported module (Python, Go, JS namespaces, Lua).
+        if let Some(targets) = self.bindings[f as usize].get(first) {
+            let targets: HashSet<u32> = targets.iter().copied().collect();
+            let found: Vec<Candidate> =
+                all.iter().filter(|r| targets.contains(&r.0)).map(|&r| cand(r, Resolution::Import, 0.9)).collect();
+            if !found.is_empty() || !targets.is_empty() {
+                return found;
+            }
+            // The alias names something outside the repo.
+            return Vec::new();
+        }
+        // A path (`Vec::new`) or a type (`List.of`) outside the repo means nothing here.
+        if occ.qualifier.contains("::") || last.starts_with(char::is_uppercase) {
+            return Vec::new();
+        }
+        // `value.method()` on a value of unknown type: members by name only.
+        let members: Vec<SymbolRef> = all.iter().copied().filter(|&r| !self.symbol(r).container.is_empty()).collect();
+        if members.is_empty() || members.len() > MAX_NAME_ONLY_CANDIDATES {
+            return Vec::new();
+        }
+        let confidence = 0.4 / members.len() as f32;
+        members.into_iter().map(|r| cand(r, Resolution::NameOnly, confidence)).collect()
+    }
+
+    /// Whether a definition is reachable by its bare name from another file: top level, or
+    /// directly in a namespace, package or module.
+    fn is_top_level(&self, r: SymbolRef) -> bool {
+        self.namespace_level[r.0 as usize][r.1 as usize]
+    }
+
+    /// Files whose top-level definitions `name` can mean in file `f` through its imports.
+    fn visible_files(&self, f: u32, name: &str) -> HashSet<u32> {
+        let mut out: HashSet<u32> = HashSet::new();
+        if let Some(targets) = self.bindings[f as usize].get(name) {
+            out.extend(targets);
+        }
+        out.extend(&self.open_imports[f as usize]);
+        out.extend(&self.package_mates[f as usize]);
+        out
+    }
+
+    fn resolve_bare(&self, f: u32, occ: &Occurrence, all: &[SymbolRef]) -> Vec<Candidate> {
+        let code = &self.codes[f as usize];
+        let lang = code.language.as_str();
+        let cand = |symbol, resolution, confidence| Candidate { symbol, resolution, confidence };
+        // Languages where a bare name inside a method may be a member of its type.
+        let implicit_members = matches!(lang, "java" | "csharp" | "cpp" | "kotlin" | "scala" | "swift" | "ruby");
+        let container = self.enclosing_container(f, occ).unwrap_or("");
+        let container_last = split_qualifier(container).last().copied().unwrap_or("");
+        let same_file: Vec<SymbolRef> = all
+            .iter()
+            .copied()
+            .filter(|&r| r.0 == f)
+            .filter(|&r| {
+                let s = self.symbol(r);
+                s.container.is_empty()
+                    || s.kind.is_container()
+                    || s.kind == SymbolKind::EnumMember
+                    || (implicit_members
+                        && !container_last.is_empty()
+                        && split_qualifier(&s.container).last() == Some(&container_last))
+                    || (lang == "rust" && s.kind == SymbolKind::Field)
+                    || matches!(lang, "elixir" | "haskell" | "lua" | "c")
+            })
+            .collect();
+        if !same_file.is_empty() {
+            return same_file
+                .into_iter()
+                .map(|r| {
+                    let s = self.symbol(r);
+                    let inside = occ.enclosing.is_some_and(|e| {
+                        let outer = &code.symbols[e as usize];
+                        e != r.1 && outer.line <= s.line && s.end_line <= outer.end_line
+                    });
+                    if inside {
+                        cand(r, Resolution::LocalScope, 1.0)
+                    } else {
+                        cand(r, Resolution::SameFile, 0.95)
+                    }
+                })
+                .collect();
+        }
+        if let Some(targets) = self.bindings[f as usize].get(&occ.name) {
+            if targets.is_empty() {
+                // Imported from outside the repo.
+                return Vec::new();
+            }
+            let targets: HashSet<u32> = targets.iter().copied().collect();
+            let found: Vec<Candidate> = all
+                .iter()
+                .filter(|r| targets.contains(&r.0))
+                .map(|&r| cand(r, Resolution::Import, if occ.kind == UseKind::Import { 0.95 } else { 0.9 }))
+                .collect();
+            if !found.is_empty() {
+                return found;
+            }
+            // A re-export: the name is defined further along the target's own imports.
+            let onward: HashSet<u32> = targets
+                .iter()
+                .flat_map(|&t| {
+                    let mut next: Vec<u32> = self.bindings[t as usize].get(&occ.name).cloned().unwrap_or_default();
+                    next.extend(&self.open_imports[t as usize]);
+                    next
+                })
+                .collect();
+            let found: Vec<Candidate> =
+                all.iter().filter(|r| onward.contains(&r.0)).map(|&r| cand(r, Resolution::Import, 0.8)).collect();
+            return found;
+        }
+        let mates: HashSet<u32> = self.package_mates[f as usize].iter().copied().collect();
+        let found: Vec<Candidate> = all
+            .iter()
+            .filter(|r| mates.contains(&r.0))
+            .filter(|&&r| self.is_top_level(r) || implicit_members)
+            .map(|&r| cand(r, Resolution::SamePackage, 0.85))
+            .collect();
+        if !found.is_empty() {
+            return found;
+        }
+        let open: HashSet<u32> = self.open_imports[f as usize].iter().copied().collect();
+        let found: Vec<Candidate> = all
+            .iter()
+            .filter(|r| open.contains(&r.0) && self.is_top_level(**r))
+            .map(|&r| cand(r, Resolution::Import, 0.8))
+            .collect();
+        if !found.is_empty() {
+            return found;
+        }
+        // By name alone: never certain, and not at all for names defined in many places or
+        // for members, which a bare name cannot reach.
+        let top: Vec<SymbolRef> = all
+            .iter()
+            .copied()
+            .filter(|&r| self.is_top_level(r) || self.symbol(r).kind.is_container() || implicit_members)
+            .collect();
+        if top.is_empty() || top.len() > MAX_NAME_ONLY_CANDIDATES {
+            return Vec::new();
+        }
+        // Where every name must be imported or defined, a bare name found only elsewhere is
+        // most likely something else (a builtin, a local the extraction missed).
+        let strict = matches!(
+            lang,
+            "python"
+                | "rust"
+                | "typescript"
+                | "tsx"
+                | "javascript"
+                | "go"
+                | "java"
+                | "kotlin"
+                | "scala"
+                | "csharp"
+                | "haskell"
+                | "elixir"
+        );
+        let base = if strict { 0.2 } else { 0.45 };
+        let confidence = base / top.len() as f32;
+        top.into_iter().map(|r| cand(r, Resolution::NameOnly, confidence)).collect()
+    }
+
+    /// Uses of a definition, highest confidence first, at or above `min_confidence`.
+    pub fn references(&self, target: SymbolRef, min_confidence: f32) -> Vec<Reference> {
+        let name = &self.symbol(target).name;
+        let Some(uses) = self.uses_by_name.get(name) else {
+            return Vec::new();
+        };
+        let mut out: Vec<Reference> = Vec::new();
+        for &(f, o) in uses {
+            let candidates = self.resolve_use(f, o);
+            let Some(c) = candidates.iter().find(|c| c.symbol == target) else {
+                continue;
+            };
+            if c.confidence < min_confidence {
+                continue;
+            }
+            let occ = &self.codes[f as usize].occurrences[o as usize];
+            out.push(Reference {
+                path: self.paths[f as usize].clone(),
+                line: occ.line,
+                column: occ.column,
+                kind: occ.kind.name().to_string(),
+                confidence: round(c.confidence),
+                resolution: c.resolution.name().to_string(),
+            });
+        }
+        out.sort_by(|a, b| {
+            b.confidence.total_cmp(&a.confidence).then_with(|| a.path.cmp(&b.path)).then(a.line.cmp(&b.line))
+        });
+        out
+    }
+
+    /// The definitions that call `target`, one entry per calling definition and call line.
+    pub fn callers(&self, target: SymbolRef, min_confidence: f32) -> Vec<CallEdge> {
+        let name = &self.symbol(target).name;
+        let Some(uses) = self.uses_by_name.get(name) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for &(f, o) in uses {
+            let occ = &self.codes[f as usize].occurrences[o as usize];
+            if occ.kind != UseKind::Call {
+                continue;
+            }
+            let candidates = self.resolve_use(f, o);
+            let Some(c) = candidates.iter().find(|c| c.symbol == target).filter(|c| c.confidence >= min_confidence)
+            else {
+                continue;
+            };
+            let (name, qualified_name, kind, line) = match occ.enclosing {
+                Some(e) => {
+                    let s = &self.codes[f as usize].symbols[e as usize];
+                    (s.name.clone(), s.qualified_name.clone(), s.kind.name().to_string(), s.line)
+                }
+                None => (String::new(), String::new(), "file".to_string(), 1),
+            };
+            out.push(CallEdge {
+                name,
+                qualified_name,
+                kind,
+                path: self.paths[f as usize].clone(),
+                line,
+                call_path: self.paths[f as usize].clone(),
+                call_line: occ.line,
+                confidence: round(c.confidence),
+                resolution: c.resolution.name().to_string(),
+            });
+        }
+        out.sort_by(|a, b| {
+            b.confidence.total_cmp(&a.confidence).then_with(|| a.path.cmp(&b.path)).then(a.call_line.cmp(&b.call_line))
+        });
+        out
+    }
+
+    /// What `source` calls, in call order, each call resolved to its likeliest definition.
+    pub fn callees(&self, source: SymbolRef, min_confidence: f32) -> Vec<CallEdge> {
+        let f = source.0;
+        let code = &self.codes[f as usize];
+        let s = &code.symbols[source.1 as usize];
+        let mut out = Vec::new();
+        for (o, occ) in code.occurrences.iter().enumerate() {
+            if occ.kind != UseKind::Call || occ.line < s.line || occ.line > s.end_line {
+                continue;
+            }
+            // Calls inside a nested definition belong to it, unless it is the source.
+            if let Some(e) = occ.enclosing {
+                if e != source.1 {
+                    let inner = &code.symbols[e as usize];
+                    if !(inner.line <= s.line && s.end_line <= inner.end_line) && inner.kind.is_callable() {
+                        continue;
+                    }
+                }
+            }
+            let candidates = self.resolve_use(f, o as u32);
+            let Some(c) = candidates.first().filter(|c| c.confidence >= min_confidence) else {
+                continue;
+            };
+            let callee = self.symbol(c.symbol);
+            out.push(CallEdge {
+                name: callee.name.clone(),
+                qualified_name: callee.qualified_name.clone(),
+                kind: callee.kind.name().to_string(),
+                path: self.paths[c.symbol.0 as usize].clone(),
+                line: callee.line,
+                call_path: self.paths[f as usize].clone(),
+                call_line: occ.line,
+                confidence: round(c.confidence),
+                resolution: c.resolution.name().to_string(),
+            });
+        }
+        out
+    }
+
+    /// A file's import edges both ways; `imported_by` follows importers up to `depth` hops.
+    pub fn impact(&self, path: &str, depth: u32, limit: usize) -> Option<ImpactResponse> {
+        let f = self.file_index(path)?;
+        let code = &self.codes[f as usize];
+        let mut imports: Vec<FileEdge> = self.imports[f as usize]
+            .iter()
+            .map(|&(t, confidence, _)| FileEdge {
+                path: self.paths[t as usize].clone(),
+                confidence: round(confidence),
+                depth: 1,
+            })
+            .collect();
+        imports.sort_by(|a, b| b.confidence.total_cmp(&a.confidence).then_with(|| a.path.cmp(&b.path)));
+        let mut seen: HashMap<u32, (u32, f32)> = HashMap::new();
+        let mut queue: VecDeque<(u32, u32, f32)> = VecDeque::from([(f, 0, 1.0)]);
+        while let Some((file, d, confidence)) = queue.pop_front() {
+            if d >= depth.max(1) {
+                continue;
+            }
+            for &(importer, c) in &self.imported_by[file as usize] {
+                if importer == f || seen.contains_key(&importer) {
+                    continue;
+                }
+                let total = confidence * c;
+                seen.insert(importer, (d + 1, total));
+                queue.push_back((importer, d + 1, total));
+            }
+        }
+        let mut imported_by: Vec<FileEdge> = seen
+            .into_iter()
+            .map(|(importer, (d, c))| FileEdge {
+                path: self.paths[importer as usize].clone(),
+                confidence: round(c),
+                depth: d,
+            })
+            .collect();
+        imported_by.sort_by(|a, b| {
+            a.depth.cmp(&b.depth).then(b.confidence.total_cmp(&a.confidence)).then_with(|| a.path.cmp(&b.path))
+        });
+        let total = imported_by.len();
+        imported_by.truncate(limit);
+        let unresolved = self.unresolved[f as usize]
+            .iter()
+            .map(|&i| {
+                let spec = &code.imports[i as usize];
+                UnresolvedImport { spec: spec.spec.clone(), line: spec.line }
+            })
+            .collect();
+        Some(ImpactResponse {
+            file: path.to_string(),
+            language: code.language.clone(),
+            imports,
+            imported_by,
+            unresolved,
+            truncated: total > limit,
+            imported_by_total: total,
+        })
+    }
+
+    /// Files per language, for `status`.
+    pub fn languages(&self) -> Vec<(String, usize)> {
+        let mut counts: HashMap<&str, usize> = HashMap::new();
+        for code in &self.codes {
+            *counts.entry(code.language.as_str()).or_default() += 1;
+        }
+        let mut out: Vec<(String, usize)> = counts.into_iter().map(|(l, n)| (l.to_string(), n)).collect();
+        out.sort();
+        out
+    }
+}
+
+fn ends_with(haystack: &[&str], needle: &[&str]) -> bool {
+    haystack.len() >= needle.len() && haystack[haystack.len() - needle.len()..] == *needle
+}
+
+fn round(x: f32) -> f32 {
+    (x * 1000.0).round() / 1000.0
+}

@@ -1,0 +1,259 @@
+//! Code intelligence: what tree-sitter reads out of source files (definitions, identifier
+//! uses, imports), and the repo-wide graph built from it (which use means which definition,
+//! which file imports which).
+//!
+//! Extraction is per file and knows nothing of other files, so the index run can do it
+//! beside chunking and store the result with the file's record; everything that needs the
+//! whole repo (name resolution, import targets, callers) is done when the graph is loaded.
+
+pub mod extract;
+pub mod graph;
+pub mod imports;
+pub mod query;
+pub mod resolve;
+mod spec;
+
+use serde::{Deserialize, Serialize};
+
+pub use extract::extract;
+pub use graph::CodeGraph;
+
+/// What a definition is. The names are the API's `kind` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+pub enum SymbolKind {
+    Function,
+    Method,
+    Constructor,
+    Class,
+    Struct,
+    Enum,
+    EnumMember,
+    Trait,
+    Interface,
+    Type,
+    Constant,
+    Variable,
+    Field,
+    Property,
+    Module,
+    Macro,
+}
+
+impl SymbolKind {
+    pub const ALL: [SymbolKind; 16] = [
+        SymbolKind::Function,
+        SymbolKind::Method,
+        SymbolKind::Constructor,
+        SymbolKind::Class,
+        SymbolKind::Struct,
+        SymbolKind::Enum,
+        SymbolKind::EnumMember,
+        SymbolKind::Trait,
+        SymbolKind::Interface,
+        SymbolKind::Type,
+        SymbolKind::Constant,
+        SymbolKind::Variable,
+        SymbolKind::Field,
+        SymbolKind::Property,
+        SymbolKind::Module,
+        SymbolKind::Macro,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SymbolKind::Function => "function",
+            SymbolKind::Method => "method",
+            SymbolKind::Constructor => "constructor",
+            SymbolKind::Class => "class",
+            SymbolKind::Struct => "struct",
+            SymbolKind::Enum => "enum",
+            SymbolKind::EnumMember => "enum_member",
+            SymbolKind::Trait => "trait",
+            SymbolKind::Interface => "interface",
+            SymbolKind::Type => "type",
+            SymbolKind::Constant => "constant",
+            SymbolKind::Variable => "variable",
+            SymbolKind::Field => "field",
+            SymbolKind::Property => "property",
+            SymbolKind::Module => "module",
+            SymbolKind::Macro => "macro",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<SymbolKind> {
+        SymbolKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// Kinds whose members are named through them (`Type::method`, `Class.method`).
+    pub fn is_container(self) -> bool {
+        matches!(
+            self,
+            SymbolKind::Class
+                | SymbolKind::Struct
+                | SymbolKind::Enum
+                | SymbolKind::Trait
+                | SymbolKind::Interface
+                | SymbolKind::Module
+                | SymbolKind::Type
+        )
+    }
+
+    pub fn is_callable(self) -> bool {
+        matches!(self, SymbolKind::Function | SymbolKind::Method | SymbolKind::Constructor | SymbolKind::Macro)
+    }
+}
+
+/// Who may name a definition from elsewhere, as the source says it (or the language's
+/// default when it says nothing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Visibility {
+    Public,
+    /// Rust `pub(crate)`, Java package-private, C# `internal`, Kotlin `internal`.
+    Internal,
+    Protected,
+    Private,
+}
+
+impl Visibility {
+    pub fn name(self) -> &'static str {
+        match self {
+            Visibility::Public => "public",
+            Visibility::Internal => "internal",
+            Visibility::Protected => "protected",
+            Visibility::Private => "private",
+        }
+    }
+}
+
+/// One definition in a file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Symbol {
+    pub name: String,
+    /// The name through its containers in the file: `Router::route`, `Flask.route`.
+    pub qualified_name: String,
+    pub kind: SymbolKind,
+    /// 1-based, the definition's first and last line (attributes and comments above it not
+    /// included).
+    pub line: u32,
+    pub end_line: u32,
+    /// 1-based column of the name.
+    pub column: u32,
+    /// The declaration up to its body, on one line.
+    pub signature: String,
+    /// First line of the doc comment or docstring.
+    pub doc: String,
+    /// Qualified name of the enclosing definition (type, impl, class, module), or "".
+    pub container: String,
+    pub visibility: Visibility,
+}
+
+/// How an identifier is used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum UseKind {
+    /// The callee of a call (`f(x)`, `a.f(x)`, `A::f(x)`, `new A()`).
+    Call,
+    /// A name in a type position.
+    Type,
+    /// Any other read or write of the name.
+    Read,
+    /// A name an import brings in.
+    Import,
+}
+
+impl UseKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            UseKind::Call => "call",
+            UseKind::Type => "type",
+            UseKind::Read => "read",
+            UseKind::Import => "import",
+        }
+    }
+}
+
+/// One use of a name that is not bound locally (parameters and local variables are left out:
+/// they are never definitions another file can mean).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Occurrence {
+    pub name: String,
+    pub line: u32,
+    pub column: u32,
+    pub kind: UseKind,
+    /// What the name was reached through: the path before `::` or the object before `.`
+    /// (`self`, `Strings`, `crate::io`), "" when bare.
+    pub qualifier: String,
+    /// Index in the file's `symbols` of the innermost definition the use is inside, if any:
+    /// the caller of a call.
+    pub enclosing: Option<u32>,
+}
+
+/// One import statement's target as written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImportSpec {
+    /// The module path or file as written: `crate::extract::Path`, `.helpers`, `./a`,
+    /// `shop/util.h`, `Shop\Util\Strings`.
+    pub spec: String,
+    pub line: u32,
+    /// The names it brings in, as bound in this file (alias applied); empty for a whole-module
+    /// import.
+    pub names: Vec<String>,
+    /// `mod foo;` in Rust, `#include`, `require_relative`, `source`, `@import`: a file path or
+    /// module declaration rather than a name lookup.
+    pub file_like: bool,
+}
+
+/// Everything extracted from one file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FileCode {
+    pub language: String,
+    pub symbols: Vec<Symbol>,
+    pub occurrences: Vec<Occurrence>,
+    pub imports: Vec<ImportSpec>,
+    /// The file's own module or package as it declares it (`package com.example`,
+    /// `namespace Shop\Core`, `defmodule` of its first module, Go's `package x`), "" if none.
+    pub package: String,
+}
+
+impl FileCode {
+    pub fn encode(&self) -> Vec<u8> {
+        bincode::serialize(self).unwrap_or_default()
+    }
+
+    pub fn decode(bytes: &[u8]) -> Option<FileCode> {
+        bincode::deserialize(bytes).ok()
+    }
+}
+
+/// Identifies the grammars and the extraction that built a repo's symbols: stored with them,
+/// so a binary with other grammars (or another extraction format) knows they are stale.
+pub fn grammar_fingerprint() -> String {
+    // Bumped whenever `FileCode` or what the extractor emits changes.
+    const FORMAT: u32 = 1;
+    let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
+        .iter()
+        .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))
+        .collect();
+    format!("format {FORMAT}; tree-sitter {}; {}", tree_sitter::LANGUAGE_VERSION, abi.join(","))
+}
+
+/// A grammar's ABI version and size of its tables: any grammar release changes at least one.
+fn grammar_identity(grammar: &tree_sitter::Language) -> String {
+    format!(
+        "{}/{}/{}/{}",
+        grammar.abi_version(),
+        grammar.node_kind_count(),
+        grammar.parse_state_count(),
+        grammar.field_count()
+    )
+}
+
+/// Files the import resolution reads besides code: Go's, Cargo's, TypeScript's and npm's
+/// manifests.
+pub fn is_resolution_config(rel_path: &str) -> bool {
+    let name = rel_path.rsplit('/').next().unwrap_or(rel_path);
+    matches!(name, "go.mod" | "Cargo.toml" | "package.json")
+        || (name.starts_with("tsconfig") && name.ends_with(".json"))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,154 @@
+//! Structural search: a tree-sitter query (S-expression) run over one language's files,
+//! bounded in matches and time; and the name patterns of symbol search.
+
+use std::ops::ControlFlow;
+use std::time::Instant;
+
+use tree_sitter::{Parser, Query, QueryCursor, QueryCursorOptions, StreamingIterator};
+
+use crate::ingest::Language;
+use crate::protocol::code::{AstMatch, AstQueryResponse};
+
+/// A compiled structural query.
+pub struct AstQuery {
+    language: Language,
+    query: Query,
+}
+
+impl AstQuery {
+    /// Compiles `source` for `language`; the error says where the query is wrong.
+    pub fn new(language: Language, source: &str) -> Result<AstQuery, String> {
+        let grammar = language.grammar().ok_or_else(|| format!("{} has no grammar here", language.name()))?;
+        let query = Query::new(&grammar, source).map_err(|e| {
+            format!("query error at line {} column {}: {:?}: {}", e.row + 1, e.column + 1, e.kind, e.message)
+        })?;
+        Ok(AstQuery { language, query })
+    }
+
+    pub fn language(&self) -> Language {
+        self.language
+    }
+
+    /// Runs over `files` (path, text) until `limit` matches or `deadline`.
+    pub fn run<'a>(
+        &self,
+        files: impl Iterator<Item = (String, String)> + 'a,
+        limit: usize,
+        deadline: Instant,
+    ) -> AstQueryResponse {
+        let mut parser = Parser::new();
+        let mut out = AstQueryResponse { matches: Vec::new(), files_searched: 0, truncated: false };
+        if self.language.grammar().and_then(|g| parser.set_language(&g).ok()).is_none() {
+            return out;
+        }
+        let names = self.query.capture_names();
+        for (path, text) in files {
+            if out.matches.len() >= limit || Instant::now() >= deadline {
+                out.truncated = true;
+                break;
+            }
+            let Some(tree) = parser.parse(&text, None) else {
+                continue;
+            };
+            out.files_searched += 1;
+            let mut cursor = QueryCursor::new();
+            cursor.set_match_limit(256);
+            let mut timed_out = false;
+            let mut check = |_: &tree_sitter::QueryCursorState| {
+                if Instant::now() >= deadline {
+                    timed_out = true;
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            };
+            let options = QueryCursorOptions::new().progress_callback(&mut check);
+            let mut matches = cursor.matches_with_options(&self.query, tree.root_node(), text.as_bytes(), options);
+            while let Some(m) = matches.next() {
+                for capture in m.captures() {
+                    let node = capture.node;
+                    let captured = node.utf8_text(text.as_bytes()).unwrap_or("");
+                    let mut snippet: String = captured.chars().take(200).collect();
+                    if snippet.len() < captured.len() {
+                        snippet.push('…');
+                    }
+                    out.matches.push(AstMatch {
+                        path: path.clone(),
+                        line: node.start_position().row as u32 + 1,
+                        end_line: node.end_position().row as u32 + 1,
+                        column: node.start_position().column as u32 + 1,
+                        capture: names.get(capture.index as usize).map(|n| n.to_string()).unwrap_or_default(),
+                        text: snippet,
+                    });
+                }
+                if out.matches.len() >= limit {
+                    break;
+                }
+            }
+            drop(matches);
+            if timed_out {
+                out.truncated = true;
+                break;
+            }
+        }
+        out.matches.truncate(limit);
+        out
+    }
+}
+
+/// `*` matches any run of characters, `?` one; everything else itself. Case-sensitive unless
+/// the pattern is all lower case.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let fold = !pattern.chars().any(|c| c.is_uppercase());
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = if fold { text.to_lowercase().chars().collect() } else { text.chars().collect() };
+    let (mut pi, mut ti) = (0, 0);
+    let (mut star, mut mark) = (None, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    while pi < p.len() && p[pi] == '*' {
+        pi += 1;
+    }
+    pi == p.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("spawn*", "spawn_blocking"));
+        assert!(glob_match("*Handle", "JoinHandle"));
+        assert!(glob_match("get_?", "get_x"));
+        assert!(!glob_match("get_?", "get_xy"));
+        assert!(glob_match("joinhandle", "JoinHandle"));
+        assert!(!glob_match("JoinHandle", "joinhandle"));
+    }
+
+    #[test]
+    fn a_query_finds_functions_and_a_bad_query_says_where() {
+        let q = AstQuery::new(Language::Rust, "(function_item name: (identifier) @name)").unwrap();
+        let files = vec![("a.rs".to_string(), "fn one() {}\nfn two() {}\n".to_string())];
+        let out = q.run(files.into_iter(), 10, Instant::now() + std::time::Duration::from_secs(5));
+        let names: Vec<&str> = out.matches.iter().map(|m| m.text.as_str()).collect();
+        assert_eq!(names, ["one", "two"]);
+        assert_eq!(out.matches[1].line, 2);
+        let err = AstQuery::new(Language::Rust, "(function_item name: (nonsense) @x)").err().unwrap();
+        assert!(err.contains("line 1"), "{err}");
+    }
+}
