@@ -60,7 +60,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_SRC = os.path.join(HERE, "..", "..", "target", "code-eval", "src")
 LIMIT = 1000
 THRESHOLDS = (0.0, 0.5, 0.8)
-FATAL_404 = {"repo_not_found", "repo_not_indexed", "not_found"}  # not_found: unknown route
+FATAL_404 = {"repo_not_found", "repo_not_indexed"}  # a missing symbol (not_found) scores as found nothing
 
 
 class Client:

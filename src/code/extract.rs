@@ -37,10 +37,15 @@ pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileC
         qualifiers: HashMap::new(),
         import_end: 0,
         seen: HashSet::new(),
+        macro_depth: 0,
+        symbol_base: 0,
     };
     walker.walk(tree.root_node());
     Some(walker.out)
 }
+
+/// Item macros expanded inside one another, at most.
+const MAX_MACRO_DEPTH: usize = 3;
 
 /// A definition or scope the walk is inside, until `end` (a byte offset).
 struct Frame {
@@ -67,8 +72,14 @@ struct Walker<'a> {
     qualifiers: HashMap<usize, String>,
     /// The walk is inside an import statement until this byte.
     import_end: usize,
-    /// Uses already recorded (name, line, column): a node seen twice (macro bodies) counts once.
+    /// Uses already recorded (line, column): a name read in an expanded macro body is not
+    /// recorded again as a bare token of that body.
     seen: HashSet<(u32, u32)>,
+    /// How deep inside expanded macro bodies this walk is.
+    macro_depth: usize,
+    /// Index in the file's symbols of this walk's first symbol (non-zero in a macro body,
+    /// whose symbols are appended to the file's).
+    symbol_base: u32,
 }
 
 fn is_ident_like(kind: &str) -> bool {
@@ -167,6 +178,9 @@ impl<'a> Walker<'a> {
             }
         }
         self.read_package(node);
+        if self.language == Language::Rust && kind == "macro_invocation" {
+            self.expand_macro(node);
+        }
         if self.language == Language::Elixir && kind == "call" {
             self.elixir_definition(node);
         } else if let Some(&(_, symbol_kind)) = self.spec.defs.iter().find(|(k, _)| *k == kind) {
@@ -367,12 +381,12 @@ impl<'a> Walker<'a> {
         if kind == SymbolKind::Field && self.container_kind() == Some(SymbolKind::Enum) {
             kind = SymbolKind::EnumMember;
         }
-        let container_kind_is_type = self.frames.iter().rev().find(|f| f.container.is_some()).is_some_and(|f| {
-            f.symbol.is_none_or(|i| {
-                let k = self.out.symbols[i as usize].kind;
-                k != SymbolKind::Module
-            })
-        });
+        let container_kind_is_type = self
+            .frames
+            .iter()
+            .rev()
+            .find(|f| f.container.is_some())
+            .is_some_and(|f| f.symbol.and_then(|i| self.own_symbol(i)).is_none_or(|s| s.kind != SymbolKind::Module));
         if kind == SymbolKind::Function && !container.is_empty() && (container_kind_is_type || stated_container) {
             kind = SymbolKind::Method;
         }
@@ -396,7 +410,7 @@ impl<'a> Walker<'a> {
             visibility: self.visibility(node, kind, &qualified_name),
         };
         self.def_names.insert(name_node.id());
-        let index = self.out.symbols.len() as u32;
+        let index = self.symbol_base + self.out.symbols.len() as u32;
         self.out.symbols.push(symbol);
         if is_function_like(kind) {
             self.open_function(node, Some(index), None);
@@ -430,7 +444,94 @@ impl<'a> Walker<'a> {
     /// The kind of the innermost definition that names its members (a class, an enum…).
     fn container_kind(&self) -> Option<SymbolKind> {
         let frame = self.frames.iter().rev().find(|f| f.container.is_some())?;
-        frame.symbol.map(|i| self.out.symbols[i as usize].kind)
+        frame.symbol.and_then(|i| self.own_symbol(i)).map(|s| s.kind)
+    }
+
+    /// A symbol of this walk by its index in the file (`None` for one outside a macro body).
+    fn own_symbol(&self, index: u32) -> Option<&Symbol> {
+        index.checked_sub(self.symbol_base).and_then(|i| self.out.symbols.get(i as usize))
+    }
+
+    /// Rust item macros (`cfg_rt! { pub struct JoinHandle … }`) hide definitions in a token
+    /// tree tree-sitter leaves unparsed: a `{ … }` body that parses cleanly as Rust is read
+    /// like the file around it.
+    fn expand_macro(&mut self, node: Node) {
+        if self.macro_depth >= MAX_MACRO_DEPTH {
+            return;
+        }
+        let mut cursor = node.walk();
+        let Some(tree_node) = node.named_children(&mut cursor).find(|c| c.kind() == "token_tree") else {
+            return;
+        };
+        let (from, to) = (tree_node.start_byte() + 1, tree_node.end_byte().saturating_sub(1));
+        if to <= from || self.src.get(from - 1) != Some(&b'{') {
+            return;
+        }
+        let Ok(inner) = std::str::from_utf8(&self.src[from..to]) else {
+            return;
+        };
+        let Some(grammar) = self.language.grammar() else {
+            return;
+        };
+        let mut parser = Parser::new();
+        if parser.set_language(&grammar).is_err() {
+            return;
+        }
+        let Some(tree) = parser.parse(inner, None) else {
+            return;
+        };
+        if tree.root_node().has_error() {
+            return;
+        }
+        let outer_frame = Frame {
+            end: usize::MAX,
+            symbol: self.enclosing_symbol(),
+            container: self.container().map(str::to_string),
+            locals: self.frames.iter().rev().find_map(|f| f.locals.clone()),
+        };
+        let base = self.out.symbols.len() as u32;
+        let mut sub = Walker {
+            language: self.language,
+            spec: self.spec,
+            src: inner.as_bytes(),
+            out: FileCode::default(),
+            frames: vec![outer_frame],
+            def_names: HashSet::new(),
+            call_names: HashSet::new(),
+            qualifiers: HashMap::new(),
+            import_end: 0,
+            seen: HashSet::new(),
+            macro_depth: self.macro_depth + 1,
+            symbol_base: self.symbol_base + base,
+        };
+        sub.walk(tree.root_node());
+        // Positions inside the body are relative to its first byte, just after `{`.
+        let start = tree_node.start_position();
+        let (row_offset, column_offset) = (start.row as u32, start.column as u32 + 1);
+        let shift = |line: &mut u32, column: &mut u32| {
+            if *line == 1 {
+                *column += column_offset;
+            }
+            *line += row_offset;
+        };
+        for mut symbol in sub.out.symbols {
+            let mut end_column = 0;
+            shift(&mut symbol.line, &mut symbol.column);
+            shift(&mut symbol.end_line, &mut end_column);
+            self.seen.insert((symbol.line, symbol.column));
+            self.out.symbols.push(symbol);
+        }
+        for mut occurrence in sub.out.occurrences {
+            shift(&mut occurrence.line, &mut occurrence.column);
+            if self.seen.insert((occurrence.line, occurrence.column)) {
+                self.out.occurrences.push(occurrence);
+            }
+        }
+        for mut import in sub.out.imports {
+            let mut column = 0;
+            shift(&mut import.line, &mut column);
+            self.out.imports.push(import);
+        }
     }
 
     /// Opens a function's frame and binds its parameters.
@@ -594,7 +695,7 @@ impl<'a> Walker<'a> {
         };
         let start = node.start_position();
         self.def_names.insert(name_node.id());
-        let index = self.out.symbols.len() as u32;
+        let index = self.symbol_base + self.out.symbols.len() as u32;
         if kind == SymbolKind::Module && self.out.package.is_empty() {
             self.out.package = name.clone();
         }

@@ -290,10 +290,15 @@ impl CodeGraph {
                 SymbolKind::Constant => 4,
                 _ => 5,
             };
-            let private = matches!(s.visibility, super::Visibility::Private) as u8;
+            let visibility = match s.visibility {
+                super::Visibility::Public => 0,
+                super::Visibility::Internal => 1,
+                super::Visibility::Protected => 2,
+                super::Visibility::Private => 3,
+            };
             let path = &self.paths[r.0 as usize];
             let test_like = (path.contains("test") || path.contains("example") || path.contains("bench")) as u8;
-            (test_like, kind_rank, private, path.matches('/').count(), path.clone(), s.line)
+            (test_like, visibility, kind_rank, path.matches('/').count(), path.clone(), s.line)
         });
     }
 
@@ -418,7 +423,20 @@ impl CodeGraph {
             return Vec::new();
         }
         // `value.method()` on a value of unknown type: members by name only.
-        let members: Vec<SymbolRef> = all.iter().copied().filter(|&r| !self.symbol(r).container.is_empty()).collect();
+        let mut members: Vec<SymbolRef> =
+            all.iter().copied().filter(|&r| !self.symbol(r).container.is_empty()).collect();
+        // `items.add()` where `items` is a field or variable this file declares: its
+        // declaration names its type, and a member of another type is not meant.
+        if let Some(declared) = self.declaration_in_file(f, last) {
+            let words: HashSet<&str> =
+                declared.signature.split(|c: char| !c.is_alphanumeric() && c != '_').collect();
+            members.retain(|&r| {
+                let container = &self.symbol(r).container;
+                split_qualifier(container).last().is_some_and(|c| words.contains(c))
+            });
+            let confidence = 0.7 / members.len().max(1) as f32;
+            return members.into_iter().map(|r| cand(r, Resolution::QualifiedPath, confidence)).collect();
+        }
         if members.is_empty() || members.len() > MAX_NAME_ONLY_CANDIDATES {
             return Vec::new();
         }
@@ -430,6 +448,17 @@ impl CodeGraph {
     /// directly in a namespace, package or module.
     fn is_top_level(&self, r: SymbolRef) -> bool {
         self.namespace_level[r.0 as usize][r.1 as usize]
+    }
+
+    /// A field, property, variable or constant named `name` declared in file `f`.
+    fn declaration_in_file(&self, f: u32, name: &str) -> Option<&Symbol> {
+        self.codes[f as usize].symbols.iter().find(|s| {
+            s.name == name
+                && matches!(
+                    s.kind,
+                    SymbolKind::Field | SymbolKind::Property | SymbolKind::Variable | SymbolKind::Constant
+                )
+        })
     }
 
     /// Files whose top-level definitions `name` can mean in file `f` through its imports.
@@ -483,6 +512,20 @@ impl CodeGraph {
                     }
                 })
                 .collect();
+        }
+        // A member of the enclosing type declared in another file (a C++ class's header, a
+        // partial class): an implicit `this`.
+        if implicit_members && !container_last.is_empty() {
+            let visible = self.visible_files(f, &occ.name);
+            let found: Vec<Candidate> = all
+                .iter()
+                .filter(|r| visible.contains(&r.0))
+                .filter(|&&r| split_qualifier(&self.symbol(r).container).last() == Some(&container_last))
+                .map(|&r| cand(r, Resolution::QualifiedPath, 0.9))
+                .collect();
+            if !found.is_empty() {
+                return found;
+            }
         }
         if let Some(targets) = self.bindings[f as usize].get(&occ.name) {
             if targets.is_empty() {
