@@ -60,7 +60,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_SRC = os.path.join(HERE, "..", "..", "target", "code-eval", "src")
 LIMIT = 1000
 THRESHOLDS = (0.0, 0.5, 0.8)
-FATAL_404 = {"repo_not_found", "repo_not_indexed"}  # a missing symbol (not_found) scores as found nothing
+FATAL_404 = {"repo_not_found", "repo_not_indexed", "not_found"}  # not_found: unknown route
 
 
 class Client:
@@ -71,7 +71,7 @@ class Client:
         self.requests = 0
         self.limits = {}
 
-    def get(self, route, **params):
+    def get(self, route, allow_not_found=False, **params):
         """GET route?params as JSON. A 404 whose error code is about the symbol or file asked
         for is an empty answer (None); one about the repo or the route aborts. A 400 that
         names `limit` retries with the next smaller limit (1000 -> 200 -> 100 -> 50); the
@@ -94,13 +94,13 @@ class Client:
                 code, msg = err.get("code", ""), err.get("message", "")
             except (ValueError, AttributeError):
                 code, msg = "", body
-            if e.code == 404 and code not in FATAL_404:
+            if e.code == 404 and (code not in FATAL_404 or (allow_not_found and code == "not_found")):
                 return None
             if e.code == 400 and "limit" in params and "limit" in (msg + code).lower():
                 smaller = [x for x in (200, 100, 50) if x < int(params["limit"])]
                 if smaller:
                     self.limits[route] = smaller[0]
-                    return self.get(route, **params)
+                    return self.get(route, allow_not_found=allow_not_found, **params)
             raise RuntimeError(f"GET {route}?{q}: HTTP {e.code}: {body[:300]}") from None
 
 
@@ -162,11 +162,13 @@ def score_definitions(client, repo, data, st):
             st["found"][key][1] += 1
 
 
-def fetch_references(client, repo, sym):
+def fetch_references(client, repo, sym, min_confidence=None):
+    """The references docdex answers: with min_confidence=None, its default answer."""
     refs, offset, pages = [], None, 0
     while True:
         ans = client.get("/v1/references", repo=repo, name=sym["name"], path=sym["path"],
-                         line=sym["line"], limit=LIMIT, offset=offset)
+                         line=sym["line"], limit=LIMIT, offset=offset, min_confidence=min_confidence,
+                         allow_not_found=True)  # a definition docdex lacks: nothing found
         if not ans:
             break
         refs += ans.get("references") or []
@@ -183,8 +185,12 @@ def score_references(client, repo, data, st):
     for entry in data["references"]:
         sym = entry["symbol"]
         truth = {(r["path"], r["line"]) for r in entry["refs"]}
-        got = fetch_references(client, repo, sym)
-        if not got:
+        # The default answer is the headline; every use (min_confidence=0) gives the
+        # thresholds.
+        default = {(norm_path(r.get("path"), repo), r.get("line")) for r in fetch_references(client, repo, sym)}
+        c.add("default", len(default & truth), len(default - truth), len(truth - default))
+        got = fetch_references(client, repo, sym, min_confidence=0)
+        if not default:
             st["empty_answers"] += 1
         best = {}  # (path, line) -> highest confidence
         by_res = defaultdict(set)
@@ -266,7 +272,7 @@ def summarize(st):
     return {
         "definitions": found.get("all", {"found": 0, "total": 0, "rate": 0.0}),
         "definitions_by_kind": {k[5:]: v for k, v in found.items() if k.startswith("kind:")},
-        "references": refs.report("conf>=0.0"),
+        "references": refs.report("default"),
         "references_f1_at_confidence": {str(t): refs.report(f"conf>={t}")["f1"] for t in THRESHOLDS},
         "references_at_confidence": {str(t): refs.report(f"conf>={t}") for t in THRESHOLDS},
         "references_by_resolution": res,
@@ -298,7 +304,7 @@ def load_projects(data_dir, split, names):
 
 def table(results):
     cols = ["project", "lang", "split", "defs", "def found", "syms", "ref P", "ref R", "ref F1",
-            "F1@.5", "F1@.8", "imp P", "imp R", "imp F1"]
+            "F1@0", "F1@.5", "F1@.8", "imp P", "imp R", "imp F1"]
     rows = []
     for name, r in results.items():
         rows.append([
@@ -306,6 +312,7 @@ def table(results):
             str(r["definitions"]["total"]), f"{r['definitions']['rate']:.3f}", str(r["symbols"]),
             f"{r['references']['precision']:.3f}", f"{r['references']['recall']:.3f}",
             f"{r['references']['f1']:.3f}",
+            f"{r['references_f1_at_confidence']['0.0']:.3f}",
             f"{r['references_f1_at_confidence']['0.5']:.3f}",
             f"{r['references_f1_at_confidence']['0.8']:.3f}",
             f"{r['imports']['precision']:.3f}", f"{r['imports']['recall']:.3f}",

@@ -167,7 +167,8 @@ class ScoreTest(unittest.TestCase):
         # limit 1000 refused (400) -> retried with 200; paging: second page with offset=2
         asked = [(q["limit"], q.get("offset")) for p, q in self.log
                  if p == "/v1/references" and q["name"] == "f"]
-        self.assertEqual(asked, [("1000", None), ("200", None), ("200", "2")])
+        # twice: the default answer, then every use (min_confidence=0)
+        self.assertEqual(asked, [("1000", None), ("200", None), ("200", "2"), ("200", None), ("200", "2")])
 
     def test_split_all_and_table(self):
         # "other" (test split) points at a repo the fake refuses -> the scorer aborts on 400

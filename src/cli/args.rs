@@ -445,8 +445,9 @@ pub struct TargetArgs {
     pub limit: usize,
     #[arg(long, default_value_t = 0)]
     pub offset: usize,
-    /// Leave out entries below this confidence (0–1).
-    #[arg(long, default_value_t = 0.0)]
+    /// Leave out entries below this confidence (0–1); the default leaves out name-only
+    /// matches.
+    #[arg(long, default_value_t = crate::actors::tool_dispatcher::code::DEFAULT_MIN_CONFIDENCE)]
     pub min_confidence: f32,
     #[arg(long)]
     pub json: bool,

@@ -97,6 +97,12 @@ pub(super) async fn run_code(loaded: &LoadedConfig, command: Command) -> Result<
                         ));
                     }
                     out.push_str(&more(r.total, r.references.len(), args.offset));
+                    if r.below_min_confidence > 0 {
+                        out.push_str(&format!(
+                            "({} uses below --min-confidence {} left out)\n",
+                            r.below_min_confidence, args.min_confidence
+                        ));
+                    }
                     if !r.alternatives.is_empty() {
                         out.push_str(&format!(
                             "(the name also names {} other definitions; pick one with --path and --line)\n",

@@ -381,12 +381,10 @@ impl<'a> Walker<'a> {
         if kind == SymbolKind::Field && self.container_kind() == Some(SymbolKind::Enum) {
             kind = SymbolKind::EnumMember;
         }
-        let container_kind_is_type = self
-            .frames
-            .iter()
-            .rev()
-            .find(|f| f.container.is_some())
-            .is_some_and(|f| f.symbol.and_then(|i| self.own_symbol(i)).is_none_or(|s| s.kind != SymbolKind::Module));
+        let container_kind_is_type =
+            self.frames.iter().rev().find(|f| f.container.is_some()).is_some_and(|f| {
+                f.symbol.and_then(|i| self.own_symbol(i)).is_none_or(|s| s.kind != SymbolKind::Module)
+            });
         if kind == SymbolKind::Function && !container.is_empty() && (container_kind_is_type || stated_container) {
             kind = SymbolKind::Method;
         }

@@ -428,8 +428,7 @@ impl CodeGraph {
         // `items.add()` where `items` is a field or variable this file declares: its
         // declaration names its type, and a member of another type is not meant.
         if let Some(declared) = self.declaration_in_file(f, last) {
-            let words: HashSet<&str> =
-                declared.signature.split(|c: char| !c.is_alphanumeric() && c != '_').collect();
+            let words: HashSet<&str> = declared.signature.split(|c: char| !c.is_alphanumeric() && c != '_').collect();
             members.retain(|&r| {
                 let container = &self.symbol(r).container;
                 split_qualifier(container).last().is_some_and(|c| words.contains(c))

@@ -93,3 +93,459 @@ fn file_code_round_trips_through_its_encoding() {
     let back = FileCode::decode(&code.encode()).unwrap();
     assert_eq!(back, code);
 }
+
+/// What one fixture repo must yield. Symbols are `path:line-end_line kind qualified_name`;
+/// imports `from -> to`; references `qualified_name <- path:line resolution`.
+struct Expect {
+    fixture: &'static str,
+    symbols: &'static [&'static str],
+    imports: &'static [&'static str],
+    references: &'static [&'static str],
+}
+
+const EXPECT: &[Expect] = &[
+    Expect {
+        fixture: "rust",
+        symbols: &[
+            "src/cart.rs:6-8 struct Cart",
+            "src/cart.rs:7-7 field Cart::items",
+            "src/cart.rs:10-12 trait Sized2",
+            "src/cart.rs:16-18 method Cart::new",
+            "src/cart.rs:32-35 method Cart::size",
+            "src/cart.rs:39-39 enum_member Color::Red",
+            "src/cart.rs:43-47 macro shout",
+            "src/lib.rs:3-3 module util",
+            "src/lib.rs:8-8 constant MAX_ITEMS",
+            "src/util/strings.rs:6-6 type Name",
+        ],
+        imports: &["src/cart.rs -> src/util/strings.rs", "src/cart.rs -> src/lib.rs", "src/lib.rs -> src/util/mod.rs"],
+        references: &[
+            "check <- src/cart.rs:21 import",
+            "check <- src/cart.rs:1 qualified_path",
+            "Cart::new <- src/lib.rs:11 qualified_path",
+            "Cart::log <- src/cart.rs:25 qualified_path",
+            "MAX_ITEMS <- src/cart.rs:22 import",
+        ],
+    },
+    Expect {
+        fixture: "python",
+        symbols: &[
+            "shop/cart.py:5-25 class Cart",
+            "shop/cart.py:8-8 field Cart.limit",
+            "shop/cart.py:13-18 method Cart.add",
+            "shop/helpers.py:1-1 constant MAX_ITEMS",
+            "shop/helpers.py:4-6 function check",
+        ],
+        imports: &["shop/cart.py -> shop/helpers.py", "main.py -> shop/cart.py", "shop/__init__.py -> shop/cart.py"],
+        references: &[
+            "check <- shop/cart.py:14 import",
+            "Cart.log <- shop/cart.py:18 qualified_path",
+            "Cart.build <- main.py:8 qualified_path",
+            "Cart <- main.py:6 import",
+        ],
+    },
+    Expect {
+        fixture: "typescript",
+        symbols: &[
+            "src/cart.ts:5-7 interface Sized",
+            "src/cart.ts:9-27 class Cart",
+            "src/cart.ts:12-18 method Cart.add",
+            "src/cart.ts:29-29 function makeCart",
+            "src/cart.ts:31-34 enum Color",
+            "src/lib/strings.ts:8-8 type Name",
+            "src/main.tsx:3-7 function App",
+        ],
+        imports: &[
+            "src/cart.ts -> src/lib/strings.ts",
+            "src/cart.ts -> src/lib/index.ts",
+            "src/main.tsx -> src/cart.ts",
+        ],
+        references: &[
+            "check <- src/cart.ts:13 import",
+            "makeCart <- src/main.tsx:4 import",
+            "Cart.log <- src/cart.ts:17 qualified_path",
+        ],
+    },
+    Expect {
+        fixture: "javascript",
+        symbols: &[
+            "lib/cart.js:3-12 class Cart",
+            "lib/cart.js:8-11 method Cart.add",
+            "lib/cart.js:14-14 function makeCart",
+        ],
+        imports: &["lib/cart.js -> lib/strings.js", "index.mjs -> lib/cart.js", "index.mjs -> lib/strings.js"],
+        references: &["check <- lib/cart.js:9 import", "makeCart <- index.mjs:4 import"],
+    },
+    Expect {
+        fixture: "go",
+        symbols: &[
+            "cart.go:10-12 struct Cart",
+            "cart.go:15-17 interface Sized",
+            "cart.go:20-26 method Cart.Add",
+            "internal/util/strings.go:4-6 function Check",
+            "internal/util/strings.go:8-8 constant MaxItems",
+        ],
+        imports: &["cart.go -> internal/util/strings.go"],
+        references: &[
+            "Check <- cart.go:21 import",
+            "logItem <- cart.go:25 same_package",
+            "Cart <- log.go:9 same_package",
+        ],
+    },
+    Expect {
+        fixture: "java",
+        symbols: &[
+            "src/main/java/com/example/shop/Cart.java:8-31 class Cart",
+            "src/main/java/com/example/shop/Cart.java:9-9 constant Cart.MAX_ITEMS",
+            "src/main/java/com/example/shop/Cart.java:12-14 constructor Cart.Cart",
+            "src/main/java/com/example/shop/Cart.java:30-30 enum Cart.Color",
+            "src/main/java/com/example/shop/Sized.java:3-5 interface Sized",
+        ],
+        imports: &["src/main/java/com/example/shop/Cart.java -> src/main/java/com/example/util/Strings.java"],
+        references: &[
+            "Strings.check <- src/main/java/com/example/shop/Cart.java:17 qualified_path",
+            "Cart.log <- src/main/java/com/example/shop/Cart.java:21 same_file",
+            "Sized <- src/main/java/com/example/shop/Cart.java:8 same_package",
+        ],
+    },
+    Expect {
+        fixture: "kotlin",
+        symbols: &[
+            "src/shop/Cart.kt:6-8 interface Sized",
+            "src/shop/Cart.kt:11-24 class Cart",
+            "src/shop/Cart.kt:22-22 constant Cart.MAX_ITEMS",
+            "src/shop/Cart.kt:26-26 enum Color",
+            "src/shop/Cart.kt:28-28 type Carts",
+            "src/util/Strings.kt:4-4 function check",
+        ],
+        imports: &["src/shop/Cart.kt -> src/util/Strings.kt"],
+        references: &["check <- src/shop/Cart.kt:15 import", "Strings.trim <- src/shop/Cart.kt:16 qualified_path"],
+    },
+    Expect {
+        fixture: "scala",
+        symbols: &[
+            "src/shop/Cart.scala:5-7 trait Sized",
+            "src/shop/Cart.scala:10-19 class Cart",
+            "src/shop/Cart.scala:23-23 method Cart.apply",
+            "src/util/Strings.scala:5-5 method Strings.check",
+        ],
+        imports: &["src/shop/Cart.scala -> src/util/Strings.scala"],
+        references: &[
+            "Strings.check <- src/shop/Cart.scala:14 qualified_path",
+            "Strings <- src/shop/Cart.scala:14 import",
+        ],
+    },
+    Expect {
+        fixture: "c",
+        symbols: &[
+            "include/util.h:4-4 macro MAX_ITEMS",
+            "src/cart.c:5-8 struct cart",
+            "src/cart.c:7-7 field cart.count",
+            "src/cart.c:10-10 type cart_t",
+            "src/cart.c:12-12 enum color",
+            "src/cart.c:18-23 function cart_add",
+            "src/util.c:3-5 function check",
+        ],
+        imports: &["src/cart.c -> include/util.h", "src/util.c -> include/util.h"],
+        references: &[
+            "check <- src/cart.c:19 import",
+            "log_item <- src/cart.c:22 same_file",
+            "MAX_ITEMS <- src/cart.c:19 import",
+        ],
+    },
+    Expect {
+        fixture: "cpp",
+        symbols: &[
+            "src/cart.hpp:5-20 module shop",
+            "src/cart.hpp:7-16 class shop::Cart",
+            "src/cart.cpp:5-5 constructor shop::Cart::Cart",
+            "src/cart.cpp:7-11 method shop::Cart::add",
+            "src/cart.hpp:19-19 type shop::Items",
+            "src/strings.hpp:6-6 function util::check",
+        ],
+        imports: &["src/cart.cpp -> src/cart.hpp", "src/cart.cpp -> src/strings.hpp"],
+        references: &[
+            "util::check <- src/cart.cpp:8 qualified_path",
+            "shop::Cart::size <- src/cart.cpp:8 qualified_path",
+            "shop::Cart::items_ <- src/cart.cpp:9 qualified_path",
+        ],
+    },
+    Expect {
+        fixture: "csharp",
+        symbols: &[
+            "Core/Cart.cs:6-9 interface Shop.Core.ISized",
+            "Core/Cart.cs:12-30 class Shop.Core.Cart",
+            "Core/Cart.cs:16-16 property Shop.Core.Cart.Owner",
+            "Core/Cart.cs:18-18 constructor Shop.Core.Cart.Cart",
+            "Core/Cart.cs:34-34 struct Shop.Core.Point",
+            "Util/Strings.cs:6-6 method Shop.Util.Strings.Check",
+        ],
+        imports: &["Core/Cart.cs -> Util/Strings.cs"],
+        references: &[
+            "Shop.Util.Strings.Check <- Core/Cart.cs:22 qualified_path",
+            "Shop.Util.Strings <- Core/Cart.cs:22 import",
+            "Shop.Core.Cart.Log <- Core/Cart.cs:24 same_file",
+        ],
+    },
+    Expect {
+        fixture: "swift",
+        symbols: &[
+            "Sources/Cart.swift:3-5 interface Sized",
+            "Sources/Cart.swift:8-24 class Cart",
+            "Sources/Cart.swift:12-12 constructor Cart.init",
+            "Sources/Cart.swift:26-26 struct Point",
+            "Sources/Cart.swift:28-28 enum Color",
+            "Sources/Cart.swift:31-31 method Cart.clear",
+        ],
+        imports: &[],
+        references: &["check <- Sources/Cart.swift:15 same_package", "Cart.log <- Sources/Cart.swift:18 same_file"],
+    },
+    Expect {
+        fixture: "ruby",
+        symbols: &[
+            "lib/shop/cart.rb:6-26 class Shop::Cart",
+            "lib/shop/cart.rb:7-7 constant Shop::Cart::MAX_ITEMS",
+            "lib/shop/cart.rb:19-21 method Shop::Cart::build",
+            "lib/shop/strings.rb:3-7 module Shop::Strings",
+        ],
+        imports: &["lib/shop/cart.rb -> lib/shop/strings.rb"],
+        references: &[
+            "Shop::Strings::check <- lib/shop/cart.rb:14 qualified_path",
+            "Shop::Strings <- lib/shop/cart.rb:14 import",
+        ],
+    },
+    Expect {
+        fixture: "php",
+        symbols: &[
+            "src/Core/Cart.php:8-11 interface Sized",
+            "src/Core/Cart.php:14-35 class Cart",
+            "src/Core/Cart.php:16-16 constant Cart::MAX_ITEMS",
+            "src/Core/Cart.php:37-41 enum Color",
+            "src/Core/helpers.php:2-5 function log_item",
+        ],
+        imports: &["src/Core/Cart.php -> src/Util/Strings.php", "src/Core/Cart.php -> src/Core/helpers.php"],
+        references: &[
+            "Strings::check <- src/Core/Cart.php:21 qualified_path",
+            "Cart::log <- src/Core/Cart.php:23 qualified_path",
+            "log_item <- src/Core/Cart.php:33 import",
+        ],
+    },
+    Expect {
+        fixture: "lua",
+        symbols: &[
+            "shop/cart.lua:11-15 method Cart.add",
+            "shop/cart.lua:17-19 function helper",
+            "shop/strings.lua:4-6 method M.check",
+        ],
+        imports: &["shop/cart.lua -> shop/strings.lua"],
+        references: &["M.check <- shop/cart.lua:12 import", "helper <- shop/cart.lua:22 same_file"],
+    },
+    Expect {
+        fixture: "bash",
+        symbols: &[
+            "cart.sh:6-8 function add_item",
+            "cart.sh:10-12 function main",
+            "lib/util.sh:2-4 function check_item",
+        ],
+        imports: &["cart.sh -> lib/util.sh"],
+        references: &["check_item <- cart.sh:7 import", "add_item <- cart.sh:11 same_file"],
+    },
+    Expect {
+        fixture: "elixir",
+        symbols: &[
+            "lib/shop/cart.ex:1-17 module Shop.Cart",
+            "lib/shop/cart.ex:8-12 function Shop.Cart.add",
+            "lib/shop/cart.ex:16-16 macro Shop.Cart.shout",
+            "lib/shop/strings.ex:4-4 function Shop.Strings.check",
+        ],
+        imports: &["lib/shop/cart.ex -> lib/shop/strings.ex"],
+        references: &[
+            "Shop.Strings.check <- lib/shop/cart.ex:9 qualified_path",
+            "Shop.Cart.log <- lib/shop/cart.ex:10 same_file",
+        ],
+    },
+    Expect {
+        fixture: "haskell",
+        symbols: &[
+            "src/Shop/Cart.hs:7-7 type Cart",
+            "src/Shop/Cart.hs:13-14 interface Sized",
+            "src/Shop/Cart.hs:14-14 method Sized.size",
+            "src/Shop/Cart.hs:16-16 function add",
+            "src/Shop/Strings.hs:4-4 function check",
+        ],
+        imports: &["src/Shop/Cart.hs -> src/Shop/Strings.hs"],
+        references: &["check <- src/Shop/Cart.hs:18 import", "Sized <- src/Shop/Cart.hs:21 same_file"],
+    },
+    Expect {
+        fixture: "zig",
+        symbols: &[
+            "src/cart.zig:4-4 constant MAX_ITEMS",
+            "src/cart.zig:7-16 struct Cart",
+            "src/cart.zig:10-15 method Cart.add",
+            "src/cart.zig:18-18 enum Color",
+            "src/cart.zig:18-18 enum_member Color.red",
+            "src/strings.zig:2-4 function check",
+        ],
+        imports: &["src/cart.zig -> src/strings.zig"],
+        references: &["log <- src/cart.zig:14 same_file", "Cart.count <- src/cart.zig:11 qualified_path"],
+    },
+];
+
+#[test]
+fn every_language_fixture_yields_its_symbols_imports_and_references() {
+    let mut failures = Vec::new();
+    for expect in EXPECT {
+        let graph = load(expect.fixture);
+        let symbols: Vec<String> = graph
+            .all_symbols()
+            .map(|r| {
+                let s = graph.info(r);
+                format!("{}:{}-{} {} {}", s.path, s.line, s.end_line, s.kind, s.qualified_name)
+            })
+            .collect();
+        for want in expect.symbols {
+            if !symbols.iter().any(|s| s == want) {
+                failures.push(format!("{}: no symbol `{want}`", expect.fixture));
+            }
+        }
+        for want in expect.imports {
+            let (from, to) = want.split_once(" -> ").unwrap();
+            let impact = graph.impact(from, 1, 100).unwrap_or_else(|| panic!("{}: no file {from}", expect.fixture));
+            if !impact.imports.iter().any(|e| e.path == to) {
+                failures.push(format!("{}: {from} does not import {to}: {:?}", expect.fixture, impact.imports));
+            }
+            let back = graph.impact(to, 1, 100).unwrap();
+            if !back.imported_by.iter().any(|e| e.path == from) {
+                failures.push(format!("{}: {to} is not imported by {from}", expect.fixture));
+            }
+        }
+        for want in expect.references {
+            let (name, rest) = want.split_once(" <- ").unwrap();
+            let (site, resolution) = rest.split_once(' ').unwrap();
+            let (path, line) = site.split_once(':').unwrap();
+            let line: u32 = line.parse().unwrap();
+            let Some(target) = graph.all_symbols().find(|r| graph.symbol(*r).qualified_name == name) else {
+                failures.push(format!("{}: no definition {name}", expect.fixture));
+                continue;
+            };
+            let refs = graph.references(target, 0.0);
+            let found = refs.iter().find(|r| r.path == path && r.line == line);
+            match found {
+                Some(r) if r.resolution == resolution => {
+                    assert!(r.confidence > 0.0 && r.confidence <= 1.0);
+                }
+                Some(r) => failures.push(format!("{}: {want}: resolved as {}", expect.fixture, r.resolution)),
+                None => failures.push(format!("{}: {want}: not found among {refs:?}", expect.fixture)),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn all_nineteen_languages_have_a_fixture() {
+    let fixtures: Vec<&str> = EXPECT.iter().map(|e| e.fixture).collect();
+    for language in crate::ingest::lang::CODE_LANGUAGES {
+        let name = match language {
+            Language::Tsx => continue,
+            other => other.name(),
+        };
+        assert!(fixtures.contains(&name), "no fixture for {name}");
+    }
+}
+
+#[test]
+fn a_name_only_match_is_never_certain_and_common_names_do_not_match_by_name() {
+    // Six definitions of `get`: a bare `get()` elsewhere matches none of them by name alone.
+    let mut files = HashMap::new();
+    for i in 0..6 {
+        files.insert(format!("m{i}.py"), extract(Language::Python, "def get():\n    return 1\n").unwrap());
+    }
+    files.insert("user.py".into(), extract(Language::Python, "def run():\n    return get() + only()\n").unwrap());
+    files.insert("only.py".into(), extract(Language::Python, "def only():\n    return 2\n").unwrap());
+    let graph = CodeGraph::build(files, &HashMap::new());
+    for r in graph.all_symbols() {
+        for reference in graph.references(r, 0.0) {
+            assert_eq!(graph.symbol(r).name, "only", "a common name matched by name alone: {reference:?}");
+            assert_eq!(reference.resolution, "name_only");
+            assert!(reference.confidence <= 0.5, "{reference:?}");
+        }
+    }
+}
+
+#[test]
+fn a_mixed_language_repo_is_one_graph() {
+    let root = fixture_root("");
+    let mut files = HashMap::new();
+    let mut configs = HashMap::new();
+    let mut stack = vec![root.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let rel = path.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
+            let text = std::fs::read_to_string(&path).unwrap();
+            if super::is_resolution_config(&rel) {
+                configs.insert(rel.clone(), text.clone());
+            }
+            if let Some(code) = extract(Language::detect(&path), &text) {
+                files.insert(rel, code);
+            }
+        }
+    }
+    let graph = CodeGraph::build(files, &configs);
+    let languages: Vec<String> = graph.languages().into_iter().map(|(l, _)| l).collect();
+    assert!(languages.len() >= 19, "{languages:?}");
+    // Each language's import still resolves with the others beside it.
+    for (from, to) in [
+        ("rust/src/cart.rs", "rust/src/util/strings.rs"),
+        ("python/shop/cart.py", "python/shop/helpers.py"),
+        ("typescript/src/main.tsx", "typescript/src/cart.ts"),
+        ("go/cart.go", "go/internal/util/strings.go"),
+        ("java/src/main/java/com/example/shop/Cart.java", "java/src/main/java/com/example/util/Strings.java"),
+        ("c/src/cart.c", "c/include/util.h"),
+    ] {
+        let impact = graph.impact(from, 1, 100).unwrap();
+        assert!(impact.imports.iter().any(|e| e.path == to), "{from} -> {to}: {:?}", impact.imports);
+    }
+    // A definition in one language is found by name beside the same name in the others.
+    let carts: Vec<String> = graph.lookup("Cart").into_iter().map(|r| graph.info(r).language).collect();
+    assert!(carts.len() >= 12, "{carts:?}");
+}
+
+#[test]
+fn every_language_chunks_at_item_boundaries() {
+    use crate::ingest::{chunk_file, ChunkParams};
+    let params = ChunkParams { max_lines: 12, target_lines: 3, max_chars: 12_000 };
+    let mut failures = Vec::new();
+    for expect in EXPECT {
+        let root = fixture_root(expect.fixture);
+        let graph = load(expect.fixture);
+        for f in 0..graph.file_count() as u32 {
+            let path = graph.path(f).to_string();
+            let text = std::fs::read_to_string(root.join(&path)).unwrap();
+            let chunks = chunk_file(Language::detect(Path::new(&path)), &text, params);
+            // Every definition short enough for one chunk lies whole in one chunk (members of
+            // a long class too: the chunker opens it up at its members).
+            for r in graph.all_symbols().filter(|r| r.0 == f) {
+                let s = graph.symbol(r);
+                if (s.end_line - s.line) as usize >= params.max_lines {
+                    continue;
+                }
+                let whole =
+                    chunks.iter().any(|c| c.line_start <= u64::from(s.line) && u64::from(s.end_line) <= c.line_end);
+                if !whole {
+                    let spans: Vec<(u64, u64)> = chunks.iter().map(|c| (c.line_start, c.line_end)).collect();
+                    failures.push(format!(
+                        "{}/{path}: {} {}-{} split across {spans:?}",
+                        expect.fixture, s.name, s.line, s.end_line
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

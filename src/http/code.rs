@@ -10,8 +10,8 @@ use serde::Deserialize;
 use super::{dispatch, error_response, parse_number, respond, HttpState};
 use crate::actors::tool_dispatcher::code::{
     check_confidence, check_limit, parse_kind, parse_language, FileImpact, FindCallees, FindCallers, FindReferences,
-    FindSymbols, Page, RunAstQuery, SymbolTarget, DEFAULT_AST_LIMIT, DEFAULT_IMPACT_LIMIT, DEFAULT_REFERENCES_LIMIT,
-    DEFAULT_SYMBOLS_LIMIT,
+    FindSymbols, Page, RunAstQuery, SymbolTarget, DEFAULT_AST_LIMIT, DEFAULT_IMPACT_LIMIT, DEFAULT_MIN_CONFIDENCE,
+    DEFAULT_REFERENCES_LIMIT, DEFAULT_SYMBOLS_LIMIT,
 };
 use crate::protocol::DocdexError;
 
@@ -37,7 +37,7 @@ fn page(limit: Option<&str>, offset: Option<&str>, default: usize) -> Result<Pag
 
 fn confidence(raw: Option<&str>) -> Result<f32, DocdexError> {
     match raw.map(str::trim) {
-        None | Some("") => Ok(0.0),
+        None | Some("") => Ok(DEFAULT_MIN_CONFIDENCE),
         Some(raw) => raw
             .parse::<f32>()
             .map_err(|_| DocdexError::invalid(format!("`min_confidence` must be a number from 0 to 1, got `{raw}`")))

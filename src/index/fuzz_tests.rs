@@ -11,16 +11,16 @@ use crate::ingest::{chunk_file, ChunkParams, Language};
 use crate::protocol::SearchMode;
 
 /// Every chunking path: the tree-sitter grammars, Markdown, plain text and line windows.
-const LANGUAGES: [Language; 8] = [
-    Language::Rust,
-    Language::Python,
-    Language::TypeScript,
-    Language::Tsx,
-    Language::JavaScript,
-    Language::Go,
-    Language::Markdown,
-    Language::Text,
-];
+const LANGUAGES: [Language; 22] = {
+    let mut all = [Language::Text; 22];
+    let mut i = 0;
+    while i < crate::ingest::lang::CODE_LANGUAGES.len() {
+        all[i] = crate::ingest::lang::CODE_LANGUAGES[i];
+        i += 1;
+    }
+    all[20] = Language::Markdown;
+    all
+};
 
 fn config() -> ProptestConfig {
     // `PROPTEST_CASES` overrides; the default keeps CI to seconds.
@@ -46,6 +46,13 @@ fn fragment() -> impl Strategy<Value = String> {
         Just("def f(:\n    ".to_string()),
         Just("class C {".to_string()),
         Just("func (r *R) M() {".to_string()),
+        Just("defmodule A do\n  def f(x), do: x\n".to_string()),
+        Just("<?php namespace A\\B; use C\\D;".to_string()),
+        Just("#include \"a.h\"\n".to_string()),
+        Just("module M where\nimport A.B (c)\n".to_string()),
+        Just("const x = @import(\"a.zig\");".to_string()),
+        Just("local m = require(\"a.b\")\n".to_string()),
+        Just("import a.b.{C, D => E}\n".to_string()),
         Just("# heading".to_string()),
         Just("```".to_string()),
         Just("\n".to_string()),
@@ -88,6 +95,26 @@ fn check_chunks(language: Language, text: &str, params: ChunkParams) {
         assert!(chunk.line_start >= 1 && chunk.line_start <= chunk.line_end, "{chunk:?}");
         assert!(chunk.line_end <= lines, "{chunk:?} past {lines} lines");
         assert!(!chunk.text.trim().is_empty());
+    }
+    // The code facts of the same text: spans inside the text, uses inside their lines, and a
+    // graph built from them answers without panicking.
+    if let Some(code) = crate::code::extract(language, text) {
+        let last = lines.max(1) as u32 + 1;
+        for symbol in &code.symbols {
+            assert!(symbol.line >= 1 && symbol.line <= symbol.end_line && symbol.end_line <= last, "{symbol:?}");
+        }
+        for occurrence in &code.occurrences {
+            assert!(occurrence.line >= 1 && occurrence.line <= last, "{occurrence:?}");
+            assert!(occurrence.enclosing.is_none_or(|e| (e as usize) < code.symbols.len()), "{occurrence:?}");
+        }
+        let files = std::collections::HashMap::from([("f".to_string(), code)]);
+        let graph = crate::code::CodeGraph::build(files, &std::collections::HashMap::new());
+        for r in graph.all_symbols().collect::<Vec<_>>() {
+            graph.references(r, 0.0);
+            graph.callers(r, 0.0);
+            graph.callees(r, 0.0);
+        }
+        graph.impact("f", 3, 10);
     }
 }
 

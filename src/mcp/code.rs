@@ -67,7 +67,8 @@ pub struct TargetArgs {
     #[serde(default, deserialize_with = "lenient_number")]
     #[schemars(range(min = 0))]
     pub offset: Option<u64>,
-    /// Leave out entries below this confidence, 0-1 (default 0).
+    /// Leave out entries below this confidence, 0-1 (default 0.5, which leaves out name-only
+    /// matches; the answer counts them in below_min_confidence).
     #[serde(default)]
     pub min_confidence: Option<f64>,
     /// "callers" (default) or "callees" (what the symbol calls); docdex_callers only.
@@ -319,7 +320,8 @@ impl DocdexMcp {
         if line_opt.is_some() && args.path.is_none() {
             return Err(DocdexError::invalid("`line` needs `path`").with_hint("give the file the line is in"));
         }
-        let min_confidence = check_confidence(args.min_confidence.unwrap_or(0.0) as f32)?;
+        let min_confidence =
+            check_confidence(args.min_confidence.map_or(code_tools::DEFAULT_MIN_CONFIDENCE, |c| c as f32))?;
         let target = SymbolTarget {
             repo_opt: Some(self.repo(args.repo.clone()).await?),
             name: args.name.clone(),

@@ -58,6 +58,9 @@ pub struct ReferencesResponse {
     pub references: Vec<Reference>,
     pub total: usize,
     pub next_offset: Option<usize>,
+    /// Uses below `min_confidence` that were left out (name-only matches, by default): lower
+    /// `min_confidence` to see them.
+    pub below_min_confidence: usize,
     /// Other definitions the name could have meant (when `path`/`line` did not pick one).
     pub alternatives: Vec<SymbolInfo>,
 }
@@ -83,6 +86,8 @@ pub struct CallersResponse {
     pub callers: Vec<CallEdge>,
     pub total: usize,
     pub next_offset: Option<usize>,
+    /// Calls below `min_confidence` that were left out.
+    pub below_min_confidence: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -91,6 +96,8 @@ pub struct CalleesResponse {
     pub callees: Vec<CallEdge>,
     pub total: usize,
     pub next_offset: Option<usize>,
+    /// Calls below `min_confidence` that were left out.
+    pub below_min_confidence: usize,
 }
 
 /// A file on the other end of an import edge.

@@ -30,6 +30,10 @@ pub const DEFAULT_IMPACT_LIMIT: usize = 200;
 pub const DEFAULT_AST_LIMIT: usize = 100;
 /// Most entries any code intelligence list gives at once (page with `offset` past it).
 pub const MAX_CODE_LIMIT: usize = 1000;
+/// The `min_confidence` of references, callers and callees when the caller names none: above
+/// every name-only match (at most 0.45), so a default answer holds only uses tied to the
+/// definition by scope, import, path or package. The answer counts what it left out.
+pub const DEFAULT_MIN_CONFIDENCE: f32 = 0.5;
 /// Deepest `depth` an impact query follows.
 pub const MAX_IMPACT_DEPTH: u32 = 5;
 /// Time a structural query may run.
@@ -296,13 +300,17 @@ impl Handler<FindReferences> for ToolDispatcher {
         let repo_opt = msg.target.repo_opt.clone();
         self.with_graph(repo_opt, move |_, graph| {
             let (target, others) = pick_target(graph, &msg.target)?;
-            let refs = graph.references(target, msg.min_confidence);
+            let all = graph.references(target, 0.0);
+            let before = all.len();
+            let refs: Vec<_> = all.into_iter().filter(|r| r.confidence >= msg.min_confidence).collect();
+            let below_min_confidence = before - refs.len();
             let (references, total, next_offset) = msg.page.cut(refs);
             Ok(ReferencesResponse {
                 symbol: graph.info(target),
                 references,
                 total,
                 next_offset,
+                below_min_confidence,
                 alternatives: others.into_iter().map(|r| graph.info(r)).collect(),
             })
         })
@@ -316,8 +324,12 @@ impl Handler<FindCallers> for ToolDispatcher {
         let repo_opt = msg.target.repo_opt.clone();
         self.with_graph(repo_opt, move |_, graph| {
             let (target, _) = pick_target(graph, &msg.target)?;
-            let (callers, total, next_offset) = msg.page.cut(graph.callers(target, msg.min_confidence));
-            Ok(CallersResponse { symbol: graph.info(target), callers, total, next_offset })
+            let all = graph.callers(target, 0.0);
+            let before = all.len();
+            let kept: Vec<_> = all.into_iter().filter(|c| c.confidence >= msg.min_confidence).collect();
+            let below_min_confidence = before - kept.len();
+            let (callers, total, next_offset) = msg.page.cut(kept);
+            Ok(CallersResponse { symbol: graph.info(target), callers, total, next_offset, below_min_confidence })
         })
     }
 }
@@ -329,8 +341,12 @@ impl Handler<FindCallees> for ToolDispatcher {
         let repo_opt = msg.target.repo_opt.clone();
         self.with_graph(repo_opt, move |_, graph| {
             let (target, _) = pick_target(graph, &msg.target)?;
-            let (callees, total, next_offset) = msg.page.cut(graph.callees(target, msg.min_confidence));
-            Ok(CalleesResponse { symbol: graph.info(target), callees, total, next_offset })
+            let all = graph.callees(target, 0.0);
+            let before = all.len();
+            let kept: Vec<_> = all.into_iter().filter(|c| c.confidence >= msg.min_confidence).collect();
+            let below_min_confidence = before - kept.len();
+            let (callees, total, next_offset) = msg.page.cut(kept);
+            Ok(CalleesResponse { symbol: graph.info(target), callees, total, next_offset, below_min_confidence })
         })
     }
 }
