@@ -250,7 +250,7 @@ impl CodeGraph {
             return candidates.clone();
         }
         let wanted = &parts[..parts.len() - 1];
-        candidates
+        let mut found: Vec<SymbolRef> = candidates
             .iter()
             .copied()
             .filter(|&r| {
@@ -270,7 +270,11 @@ impl CodeGraph {
                 path_parts.append(&mut context);
                 ends_with(&path_parts, wanted)
             })
-            .collect()
+            .collect();
+        // Written with the language's own separator (`Cart::add` is Rust's or C++'s, not
+        // Python's `Cart.add`): those first.
+        found.sort_by_key(|&r| !self.symbol(r).qualified_name.ends_with(name));
+        found
     }
 
     /// Orders definitions for "which one is meant": exact types and functions before fields

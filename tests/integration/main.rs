@@ -8,6 +8,7 @@ mod ollama_stub;
 mod browser_guard;
 mod chat;
 mod cli;
+mod code;
 mod crash;
 mod daemon;
 mod http;

@@ -216,6 +216,10 @@ fn find_symbols(graph: &CodeGraph, msg: &FindSymbols) -> Vec<SymbolRef> {
         }
     };
     graph.rank_definitions(&mut found);
+    if let Some(name) = msg.name_opt.as_deref().map(str::trim).filter(|n| !is_pattern(n) && n.contains([':', '.'])) {
+        // As written (`Cart::add` is Rust's, `Cart.add` Python's) first.
+        found.sort_by_key(|&r| !graph.symbol(r).qualified_name.ends_with(name));
+    }
     if let Some(name) = msg.name_opt.as_deref().filter(|n| is_pattern(n)) {
         // Patterns: exact-case and shorter names first within the ranking's kinds.
         let bare = name.trim_matches(['*', '?']);
@@ -264,6 +268,7 @@ fn pick_target(graph: &CodeGraph, target: &SymbolTarget) -> Result<(SymbolRef, V
     } else {
         let mut c = graph.lookup(name);
         graph.rank_definitions(&mut c);
+        c.sort_by_key(|&r| !graph.symbol(r).qualified_name.ends_with(name));
         c
     };
     if let Some(path) = &target.path_opt {
