@@ -4,6 +4,7 @@
 //! the same `DOCDEX_HOME` configuration and use scratch state where they say so.
 
 mod chat;
+mod code;
 mod daemon;
 mod eval;
 mod file_bm25;
@@ -113,6 +114,18 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Benchmark code intelligence on a repository: extraction symbols/s and MB/s, the graph's
+    /// build time and peak memory, the index run, and the p50/p95 of symbols, references,
+    /// callers and impact queries over HTTP (uses a throwaway state dir).
+    BenchCode {
+        #[arg(long)]
+        repo: PathBuf,
+        /// Timed requests per query kind.
+        #[arg(long, default_value_t = 300)]
+        queries: usize,
+        #[arg(long)]
+        json: bool,
+    },
     /// Benchmark indexing and HTTP search latency on a repository (uses a throwaway state dir).
     Bench {
         #[arg(long)]
@@ -177,6 +190,7 @@ async fn run(command: Command, loaded: LoadedConfig) -> Result<i32> {
                 search::BenchOptions { queries, lexical_only, questions, json, index_runs, state_dir_opt: state_dir };
             search::run(&loaded, &repo, options).await
         }
+        Command::BenchCode { repo, queries, json } => code::run(&loaded, &repo, queries, json).await,
         Command::BenchChat { repo, question, runs, max_tokens, json } => {
             chat::run_bench_chat(&loaded, repo, question, runs, max_tokens, json).await
         }

@@ -1,0 +1,245 @@
+//! `docdex-bench bench-code`: code intelligence on a repository. Extraction throughput
+//! (symbols/s and MB/s of source, one thread, parse included), the graph's build time and
+//! the process's peak memory, the whole index run, and the p50/p95 of symbols, references,
+//! callers and impact queries over HTTP against the repo's index.
+
+use std::path::Path;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::search::percentile;
+use docdex::config::LoadedConfig;
+use docdex::http::{self, HttpState};
+use docdex::ingest::Language;
+use docdex::protocol::Result;
+
+#[derive(Debug, Serialize)]
+struct Latency {
+    requests: usize,
+    p50_ms: f64,
+    p95_ms: f64,
+    max_ms: f64,
+}
+
+#[derive(Debug, Serialize)]
+struct CodeBenchReport {
+    repo: String,
+    source_files: usize,
+    source_mib: f64,
+    symbols: usize,
+    uses: usize,
+    imports: usize,
+    extract_seconds: f64,
+    /// Of which tree-sitter's parse.
+    parse_seconds: f64,
+    symbols_per_second: f64,
+    mb_per_second: f64,
+    graph_build_ms: f64,
+    peak_rss_mib: f64,
+    index_run_seconds: f64,
+    symbols_query: Latency,
+    references_query: Latency,
+    callers_query: Latency,
+    impact_query: Latency,
+    languages: Vec<(String, usize)>,
+}
+
+fn peak_rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    kib / 1024.0
+}
+
+/// A deterministic pseudo-random sequence (xorshift), so runs ask the same questions.
+struct Picks(u64);
+
+impl Picks {
+    fn next(&mut self, below: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % below.max(1) as u64) as usize
+    }
+}
+
+async fn time_gets(client: &reqwest::Client, base: &str, paths: &[String]) -> Result<Latency> {
+    let mut samples = Vec::with_capacity(paths.len());
+    for path in paths {
+        let started = Instant::now();
+        let response = client
+            .get(format!("{base}{path}"))
+            .send()
+            .await
+            .map_err(|e| docdex::protocol::DocdexError::internal(format!("GET {path}: {e}")))?;
+        let status = response.status();
+        let _ = response.bytes().await;
+        samples.push(started.elapsed().as_secs_f64() * 1000.0);
+        if !status.is_success() && status.as_u16() != 404 {
+            return Err(docdex::protocol::DocdexError::internal(format!("GET {path}: HTTP {status}")));
+        }
+    }
+    samples.sort_by(f64::total_cmp);
+    Ok(Latency {
+        requests: samples.len(),
+        p50_ms: percentile(&samples, 0.5),
+        p95_ms: percentile(&samples, 0.95),
+        max_ms: samples.last().copied().unwrap_or(0.0),
+    })
+}
+
+fn query_escape(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+pub async fn run(loaded: &LoadedConfig, repo: &Path, queries: usize, json: bool) -> Result<i32> {
+    let repo = std::fs::canonicalize(repo)?;
+    // Extraction alone, one thread, as the index run does it per file.
+    let scan = docdex::ingest::scan_repo(&repo, loaded.config.index.max_file_size_bytes);
+    let mut files = std::collections::HashMap::new();
+    let (mut bytes, mut seconds, mut symbols, mut uses, mut imports) = (0usize, 0f64, 0usize, 0usize, 0usize);
+    let mut parse_seconds = 0f64;
+    let mut parser = tree_sitter::Parser::new();
+    for file in &scan.files {
+        let language = Language::detect(Path::new(&file.rel_path));
+        if language.grammar().is_none() {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(repo.join(&file.rel_path)) else {
+            continue;
+        };
+        // The parse alone, to tell it from the walk over the tree.
+        if let Some(grammar) = language.grammar() {
+            let started = Instant::now();
+            if parser.set_language(&grammar).is_ok() {
+                let _ = parser.parse(&text, None);
+            }
+            parse_seconds += started.elapsed().as_secs_f64();
+        }
+        let started = Instant::now();
+        let code = docdex::code::extract(language, &text);
+        seconds += started.elapsed().as_secs_f64();
+        bytes += text.len();
+        if let Some(code) = code {
+            symbols += code.symbols.len();
+            uses += code.occurrences.len();
+            imports += code.imports.len();
+            files.insert(file.rel_path.clone(), code);
+        }
+    }
+    let source_files = files.len();
+    let started = Instant::now();
+    let graph = docdex::code::CodeGraph::build(files, &std::collections::HashMap::new());
+    let graph_build_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let languages = graph.languages();
+
+    // The whole index run (chunks, symbols, Tantivy, LMDB) into a scratch state directory,
+    // then the queries over HTTP against it.
+    let scratch = tempfile::tempdir()?;
+    let mut config = loaded.clone();
+    config.config.core.global_state_dir = Some(scratch.path().to_path_buf());
+    let actors = docdex::actors::system::start_actors(&config, Some(repo.clone()));
+    let summary = docdex::cli::progress::index_with_progress(&actors, repo.clone()).await?;
+    let state = HttpState {
+        dispatcher: actors.dispatcher.clone(),
+        default_repo_opt: Some(repo.clone()),
+        default_limit: 10,
+        auth_token_opt: None,
+        host_policy: std::sync::Arc::new(http::guard::HostPolicy::new(&[], false)),
+        client_slots: http::guard::ClientSlots::new(usize::MAX),
+        mcp_budget_tokens: loaded.config.server.mcp_max_result_tokens,
+    };
+    let (server, addr) = http::start(state, "127.0.0.1:0".parse().expect("literal address"), 2)?;
+    let server_handle = server.handle();
+    let server_task = actix::spawn(server);
+    let base = format!("http://{addr}");
+    let client = reqwest::Client::new();
+
+    // Questions drawn from the repo's own definitions and files.
+    let all: Vec<_> = graph.all_symbols().collect();
+    let mut picks = Picks(0x5eed_c0de_1234_5678);
+    let mut symbol_paths = Vec::new();
+    let mut reference_paths = Vec::new();
+    let mut caller_paths = Vec::new();
+    let mut impact_paths = Vec::new();
+    for _ in 0..queries {
+        let r = all[picks.next(all.len())];
+        let info = graph.info(r);
+        let name = query_escape(&info.name);
+        symbol_paths.push(format!("/v1/symbols?name={name}"));
+        let at = format!("name={name}&path={}&line={}", query_escape(&info.path), info.line);
+        reference_paths.push(format!("/v1/references?{at}"));
+        caller_paths.push(format!("/v1/callers?{at}"));
+        let file = graph.path(picks.next(graph.file_count()) as u32);
+        impact_paths.push(format!("/v1/graph/impact?file={}", query_escape(file)));
+    }
+    // The first request builds the graph: not measured.
+    time_gets(&client, &base, &symbol_paths[..1]).await?;
+    let symbols_query = time_gets(&client, &base, &symbol_paths).await?;
+    let references_query = time_gets(&client, &base, &reference_paths).await?;
+    let callers_query = time_gets(&client, &base, &caller_paths).await?;
+    let impact_query = time_gets(&client, &base, &impact_paths).await?;
+    server_handle.stop(true).await;
+    let _ = server_task.await;
+    actors.repo_manager.send(docdex::actors::repo_manager::CloseAll).await?;
+
+    let report = CodeBenchReport {
+        repo: repo.display().to_string(),
+        source_files,
+        source_mib: bytes as f64 / (1024.0 * 1024.0),
+        symbols,
+        uses,
+        imports,
+        extract_seconds: seconds,
+        parse_seconds,
+        symbols_per_second: symbols as f64 / seconds.max(1e-9),
+        mb_per_second: bytes as f64 / 1e6 / seconds.max(1e-9),
+        graph_build_ms,
+        peak_rss_mib: peak_rss_mib(),
+        index_run_seconds: summary.seconds,
+        symbols_query,
+        references_query,
+        callers_query,
+        impact_query,
+        languages,
+    };
+    if json {
+        docdex::cli::output::print_out(&docdex::cli::output::to_json(&report)?)?;
+    } else {
+        let line = |name: &str, l: &Latency| {
+            format!("  {name:<11} p50 {:.2} ms  p95 {:.2} ms  max {:.2} ms  ({} requests)\n", l.p50_ms, l.p95_ms, l.max_ms, l.requests)
+        };
+        let mut out = format!(
+            "{}\n  {} source files, {:.1} MiB: {} symbols, {} uses, {} imports\n  extraction: {:.2} s on one thread ({:.2} s of it parsing) = {:.0} symbols/s, {:.1} MB/s\n  graph build: {:.0} ms; peak RSS {:.0} MiB\n  index run (chunks + symbols): {:.2} s\n",
+            report.repo,
+            report.source_files,
+            report.source_mib,
+            report.symbols,
+            report.uses,
+            report.imports,
+            report.extract_seconds,
+            report.parse_seconds,
+            report.symbols_per_second,
+            report.mb_per_second,
+            report.graph_build_ms,
+            report.peak_rss_mib,
+            report.index_run_seconds
+        );
+        out.push_str(&line("symbols", &report.symbols_query));
+        out.push_str(&line("references", &report.references_query));
+        out.push_str(&line("callers", &report.callers_query));
+        out.push_str(&line("impact", &report.impact_query));
+        docdex::cli::output::print_out(&out)?;
+    }
+    Ok(0)
+}
