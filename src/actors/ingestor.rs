@@ -9,8 +9,7 @@ use actix::{Actor, Handler, Message, SyncContext};
 use crate::code::FileCode;
 use crate::index::FileRecord;
 use crate::ingest::{
-    chunk_file, read_text_file, scan_paths, scan_repo, sha256_hex, Chunk, ChunkParams, FileRead, Language, ScanResult,
-    ScannedFile,
+    read_text_file, scan_paths, scan_repo, sha256_hex, Chunk, ChunkParams, FileRead, Language, ScanResult, ScannedFile,
 };
 
 pub struct Ingestor;
@@ -146,13 +145,15 @@ fn ingest_file(
     {
         panic!("injected chunker fault on {}", file.rel_path);
     }
-    let mut chunks = chunk_file(language, &text, params);
+    // One full parse serves the chunks and the code facts.
+    let tree_opt = crate::code::extract::parse(language, &text);
+    let mut chunks = crate::ingest::chunk::chunk_file_parsed(language, &text, params, tree_opt.as_ref());
     if crate::ingest::surface::public_items(language, &text) == Some(0) {
         for chunk in &mut chunks {
             chunk.internal = true;
         }
     }
-    let code = crate::code::extract(language, &text);
+    let code = tree_opt.and_then(|tree| crate::code::extract::extract_tree(language, &tree, &text));
     IngestedFile::Changed {
         record: record(hash, chunks.len() as u32, language.name()),
         path: file.rel_path,

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use tree_sitter::{Node, Parser, Tree};
 
-use super::spec::{spec, Spec};
+use super::spec::{roles, spec, Spec, IDENT_ONLY, SKIP, VISIT};
 use super::{imports, FileCode, Occurrence, Symbol, SymbolKind, UseKind, Visibility};
 use crate::ingest::Language;
 
@@ -16,11 +16,21 @@ const MAX_SIGNATURE: usize = 200;
 
 /// Parses `text` and reads its code facts; `None` for languages without a grammar.
 pub fn extract(language: Language, text: &str) -> Option<FileCode> {
-    let grammar = language.grammar()?;
-    let mut parser = Parser::new();
-    parser.set_language(&grammar).ok()?;
-    let tree = parser.parse(text, None)?;
+    let tree = parse(language, text)?;
     extract_tree(language, &tree, text)
+}
+
+/// A full parse of `text` (one parser per thread, reused).
+pub fn parse(language: Language, text: &str) -> Option<Tree> {
+    thread_local! {
+        static PARSER: std::cell::RefCell<Parser> = std::cell::RefCell::new(Parser::new());
+    }
+    let grammar = language.grammar()?;
+    PARSER.with(|parser| {
+        let mut parser = parser.try_borrow_mut().ok()?;
+        parser.set_language(&grammar).ok()?;
+        parser.parse(text, None)
+    })
 }
 
 /// Reads the code facts of an already parsed text.
@@ -29,8 +39,10 @@ pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileC
     let mut walker = Walker {
         language,
         spec,
+        roles: roles(language),
         src: text.as_bytes(),
-        out: FileCode { language: language.name().to_string(), ..FileCode::default() },
+        out: FileCode::new(language.name()),
+        interned: HashMap::new(),
         frames: Vec::new(),
         def_names: HashSet::new(),
         call_names: HashSet::new(),
@@ -61,6 +73,8 @@ struct Frame {
 struct Walker<'a> {
     language: Language,
     spec: &'static Spec,
+    /// What each node kind is to the walk (see `spec::roles`).
+    roles: &'static [u8],
     src: &'a [u8],
     out: FileCode,
     frames: Vec<Frame>,
@@ -80,6 +94,8 @@ struct Walker<'a> {
     /// Index in the file's symbols of this walk's first symbol (non-zero in a macro body,
     /// whose symbols are appended to the file's).
     symbol_base: u32,
+    /// `out.strings` by text.
+    interned: HashMap<String, u32>,
 }
 
 fn is_ident_like(kind: &str) -> bool {
@@ -167,10 +183,15 @@ impl<'a> Walker<'a> {
     }
 
     fn visit(&mut self, node: Node) {
-        let kind = node.kind();
         if !node.is_named() {
             return;
         }
+        match self.roles.get(node.kind_id() as usize).copied().unwrap_or(VISIT) {
+            SKIP => return,
+            IDENT_ONLY => return self.name_use(node),
+            _ => {}
+        }
+        let kind = node.kind();
         if node.start_byte() >= self.import_end {
             if let Some(specs) = imports::import_specs(self.language, node, self.src) {
                 self.import_end = node.end_byte();
@@ -285,6 +306,7 @@ impl<'a> Walker<'a> {
         if qualifier.is_empty() && self.is_local(name) {
             return;
         }
+        let (name, qualifier) = (self.intern(name), self.intern(&qualifier));
         let pos = node.start_position();
         let (line, column) = (pos.row as u32 + 1, pos.column as u32 + 1);
         if !self.seen.insert((line, column)) {
@@ -300,13 +322,27 @@ impl<'a> Walker<'a> {
             UseKind::Read
         };
         self.out.occurrences.push(Occurrence {
-            name: name.to_string(),
+            name,
             line,
             column,
             kind,
             qualifier,
             enclosing: self.enclosing_symbol(),
         });
+    }
+
+    /// The index of `text` in the file's strings, added on first use.
+    fn intern(&mut self, text: &str) -> u32 {
+        if text.is_empty() {
+            return 0;
+        }
+        if let Some(&index) = self.interned.get(text) {
+            return index;
+        }
+        let index = self.out.strings.len() as u32;
+        self.out.strings.push(text.to_string());
+        self.interned.insert(text.to_string(), index);
+        index
     }
 
     fn read_package(&mut self, node: Node) {
@@ -491,8 +527,10 @@ impl<'a> Walker<'a> {
         let mut sub = Walker {
             language: self.language,
             spec: self.spec,
+            roles: self.roles,
             src: inner.as_bytes(),
-            out: FileCode::default(),
+            out: FileCode::new(self.language.name()),
+            interned: HashMap::new(),
             frames: vec![outer_frame],
             def_names: HashSet::new(),
             call_names: HashSet::new(),
@@ -512,16 +550,18 @@ impl<'a> Walker<'a> {
             }
             *line += row_offset;
         };
-        for mut symbol in sub.out.symbols {
+        for mut symbol in std::mem::take(&mut sub.out.symbols) {
             let mut end_column = 0;
             shift(&mut symbol.line, &mut symbol.column);
             shift(&mut symbol.end_line, &mut end_column);
             self.seen.insert((symbol.line, symbol.column));
             self.out.symbols.push(symbol);
         }
-        for mut occurrence in sub.out.occurrences {
+        for mut occurrence in std::mem::take(&mut sub.out.occurrences) {
             shift(&mut occurrence.line, &mut occurrence.column);
             if self.seen.insert((occurrence.line, occurrence.column)) {
+                occurrence.name = self.intern(sub.out.name_of(&occurrence));
+                occurrence.qualifier = self.intern(sub.out.qualifier_of(&occurrence));
                 self.out.occurrences.push(occurrence);
             }
         }

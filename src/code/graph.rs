@@ -98,7 +98,7 @@ impl CodeGraph {
                 defs_by_name.entry(symbol.name.clone()).or_default().push((f as u32, s as u32));
             }
             for (o, occurrence) in code.occurrences.iter().enumerate() {
-                uses_by_name.entry(occurrence.name.clone()).or_default().push((f as u32, o as u32));
+                uses_by_name.entry(code.name_of(occurrence).to_string()).or_default().push((f as u32, o as u32));
             }
         }
         let n = paths.len();
@@ -322,7 +322,7 @@ impl CodeGraph {
         if defined.is_some() {
             return defined;
         }
-        let use_here = code.occurrences.iter().enumerate().find(|(_, o)| o.name == last && o.line == line);
+        let use_here = code.occurrences.iter().enumerate().find(|(_, o)| code.name_of(o) == last && o.line == line);
         let (o, _) = use_here?;
         self.resolve_use(f, o as u32).first().map(|c| c.symbol)
     }
@@ -331,11 +331,11 @@ impl CodeGraph {
     pub fn resolve_use(&self, f: u32, o: u32) -> Vec<Candidate> {
         let code = &self.codes[f as usize];
         let occ = &code.occurrences[o as usize];
-        let Some(all) = self.defs_by_name.get(&occ.name) else {
+        let Some(all) = self.defs_by_name.get(code.name_of(occ)) else {
             return Vec::new();
         };
         let mut out =
-            if occ.qualifier.is_empty() { self.resolve_bare(f, occ, all) } else { self.resolve_qualified(f, occ, all) };
+            if occ.qualifier == 0 { self.resolve_bare(f, occ, all) } else { self.resolve_qualified(f, occ, all) };
         out.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
         out
     }
@@ -350,13 +350,14 @@ impl CodeGraph {
     }
 
     fn resolve_qualified(&self, f: u32, occ: &Occurrence, all: &[SymbolRef]) -> Vec<Candidate> {
-        let parts = split_qualifier(&occ.qualifier);
+        let qualifier = self.codes[f as usize].qualifier_of(occ);
+        let parts = split_qualifier(qualifier);
         let last = parts.last().copied().unwrap_or("");
         let first = parts.first().copied().unwrap_or("");
         let lang = self.codes[f as usize].language.as_str();
         let cand = |symbol, resolution, confidence| Candidate { symbol, resolution, confidence };
         // `self.x`, `this.x`, `Self::x`, `@x`: a member of the enclosing type.
-        if matches!(last, "self" | "this" | "Self" | "static" | "parent" | "cls") || occ.qualifier == "@" {
+        if matches!(last, "self" | "this" | "Self" | "static" | "parent" | "cls") || qualifier == "@" {
             if let Some(container) = self.enclosing_container(f, occ).filter(|c| !c.is_empty()) {
                 let container_last = split_qualifier(container).last().copied().unwrap_or("");
                 let found: Vec<Candidate> = all
@@ -377,7 +378,7 @@ impl CodeGraph {
         }
         // A Rust path through modules: `crate::io::read`, `super::x`, `tokio::sync::Mutex`.
         if lang == "rust" {
-            let spec = ImportSpec { spec: occ.qualifier.clone(), line: occ.line, names: Vec::new(), file_like: false };
+            let spec = ImportSpec { spec: qualifier.to_string(), line: occ.line, names: Vec::new(), file_like: false };
             let module_files = self.resolver.resolve(&self.paths[f as usize], lang, &spec);
             let files: HashSet<u32> = module_files.iter().filter_map(|t| self.file_index(&t.file)).collect();
             let found: Vec<Candidate> = all
@@ -423,7 +424,7 @@ impl CodeGraph {
             return Vec::new();
         }
         // A path (`Vec::new`) or a type (`List.of`) outside the repo means nothing here.
-        if occ.qualifier.contains("::") || last.starts_with(char::is_uppercase) {
+        if qualifier.contains("::") || last.starts_with(char::is_uppercase) {
             return Vec::new();
         }
         // `value.method()` on a value of unknown type: members by name only.
@@ -478,6 +479,7 @@ impl CodeGraph {
     fn resolve_bare(&self, f: u32, occ: &Occurrence, all: &[SymbolRef]) -> Vec<Candidate> {
         let code = &self.codes[f as usize];
         let lang = code.language.as_str();
+        let name = code.name_of(occ);
         let cand = |symbol, resolution, confidence| Candidate { symbol, resolution, confidence };
         // Languages where a bare name inside a method may be a member of its type.
         let implicit_members = matches!(lang, "java" | "csharp" | "cpp" | "kotlin" | "scala" | "swift" | "ruby");
@@ -519,7 +521,7 @@ impl CodeGraph {
         // A member of the enclosing type declared in another file (a C++ class's header, a
         // partial class): an implicit `this`.
         if implicit_members && !container_last.is_empty() {
-            let visible = self.visible_files(f, &occ.name);
+            let visible = self.visible_files(f, name);
             let found: Vec<Candidate> = all
                 .iter()
                 .filter(|r| visible.contains(&r.0))
@@ -530,7 +532,7 @@ impl CodeGraph {
                 return found;
             }
         }
-        if let Some(targets) = self.bindings[f as usize].get(&occ.name) {
+        if let Some(targets) = self.bindings[f as usize].get(name) {
             if targets.is_empty() {
                 // Imported from outside the repo.
                 return Vec::new();
@@ -548,7 +550,7 @@ impl CodeGraph {
             let onward: HashSet<u32> = targets
                 .iter()
                 .flat_map(|&t| {
-                    let mut next: Vec<u32> = self.bindings[t as usize].get(&occ.name).cloned().unwrap_or_default();
+                    let mut next: Vec<u32> = self.bindings[t as usize].get(name).cloned().unwrap_or_default();
                     next.extend(&self.open_imports[t as usize]);
                     next
                 })

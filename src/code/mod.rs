@@ -175,13 +175,14 @@ impl UseKind {
 /// they are never definitions another file can mean).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Occurrence {
-    pub name: String,
+    /// The name, as an index in the file's `strings`.
+    pub name: u32,
     pub line: u32,
     pub column: u32,
     pub kind: UseKind,
-    /// What the name was reached through: the path before `::` or the object before `.`
-    /// (`self`, `Strings`, `crate::io`), "" when bare.
-    pub qualifier: String,
+    /// What the name was reached through, as an index in `strings` (0: bare): the path
+    /// before `::` or the object before `.` (`self`, `Strings`, `crate::io`).
+    pub qualifier: u32,
     /// Index in the file's `symbols` of the innermost definition the use is inside, if any:
     /// the caller of a call.
     pub enclosing: Option<u32>,
@@ -212,15 +213,35 @@ pub struct FileCode {
     /// The file's own module or package as it declares it (`package com.example`,
     /// `namespace Shop\Core`, `defmodule` of its first module, Go's `package x`), "" if none.
     pub package: String,
+    /// The names and qualifiers the uses refer to, each once; `strings[0]` is "".
+    pub strings: Vec<String>,
 }
 
 impl FileCode {
+    pub fn new(language: &str) -> FileCode {
+        FileCode { language: language.to_string(), strings: vec![String::new()], ..FileCode::default() }
+    }
+
+    /// A use's name.
+    pub fn name_of(&self, occurrence: &Occurrence) -> &str {
+        self.strings.get(occurrence.name as usize).map(String::as_str).unwrap_or("")
+    }
+
+    /// What a use was reached through ("" when bare).
+    pub fn qualifier_of(&self, occurrence: &Occurrence) -> &str {
+        self.strings.get(occurrence.qualifier as usize).map(String::as_str).unwrap_or("")
+    }
+
+    /// Variable-length integers: uses are mostly small numbers, and the facts of a large repo
+    /// are stored once per file.
     pub fn encode(&self) -> Vec<u8> {
-        bincode::serialize(self).unwrap_or_default()
+        use bincode::Options;
+        bincode::DefaultOptions::new().serialize(self).unwrap_or_default()
     }
 
     pub fn decode(bytes: &[u8]) -> Option<FileCode> {
-        bincode::deserialize(bytes).ok()
+        use bincode::Options;
+        bincode::DefaultOptions::new().deserialize(bytes).ok()
     }
 }
 
@@ -228,7 +249,7 @@ impl FileCode {
 /// so a binary with other grammars (or another extraction format) knows they are stale.
 pub fn grammar_fingerprint() -> String {
     // Bumped whenever `FileCode` or what the extractor emits changes.
-    const FORMAT: u32 = 2;
+    const FORMAT: u32 = 3;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

@@ -27,6 +27,48 @@ pub(super) struct Spec {
     pub params: &'static [&'static str],
     /// Between a container's and a member's name in a qualified name.
     pub separator: &'static str,
+    /// Other node kinds the walker reads: imports, package declarations, and the kinds some
+    /// languages define or scope with (Elixir's `call`, Python's `assignment`…).
+    pub special: &'static [&'static str],
+}
+
+/// A node kind the walk may skip: none of the tables names it.
+pub(super) const SKIP: u8 = 0;
+/// An identifier kind and nothing else: a use, read directly.
+pub(super) const IDENT_ONLY: u8 = 1;
+/// Anything else the tables name: the full visit.
+pub(super) const VISIT: u8 = 2;
+
+/// Per kind id (`Node::kind_id`) of a language's grammar: SKIP, IDENT_ONLY or VISIT. Built
+/// once per language: the walk then decides per node with an index, not string compares.
+pub(super) fn roles(language: Language) -> &'static [u8] {
+    static TABLES: [std::sync::OnceLock<Vec<u8>>; 20] = [const { std::sync::OnceLock::new() }; 20];
+    let Some(slot) = crate::ingest::lang::CODE_LANGUAGES.iter().position(|l| *l == language) else {
+        return &[];
+    };
+    TABLES[slot].get_or_init(|| {
+        let (Some(spec), Some(grammar)) = (spec(language), language.grammar()) else {
+            return Vec::new();
+        };
+        (0..grammar.node_kind_count() as u16)
+            .map(|id| {
+                let name = grammar.node_kind_for_id(id).unwrap_or("");
+                let other = spec.defs.iter().any(|(k, _)| *k == name)
+                    || spec.impls.iter().any(|(k, _)| *k == name)
+                    || spec.calls.iter().any(|(k, _)| *k == name)
+                    || spec.members.iter().any(|(k, _, _)| *k == name)
+                    || spec.bindings.iter().any(|(k, _)| *k == name)
+                    || spec.special.contains(&name);
+                if other {
+                    VISIT
+                } else if spec.idents.contains(&name) {
+                    IDENT_ONLY
+                } else {
+                    SKIP
+                }
+            })
+            .collect()
+    })
 }
 
 pub(super) fn spec(language: Language) -> Option<&'static Spec> {
@@ -89,6 +131,7 @@ static RUST: Spec = Spec {
     ],
     params: &["parameters"],
     separator: "::",
+    special: &["use_declaration", "mod_item", "extern_crate_declaration", "macro_invocation"],
 };
 
 static PYTHON: Spec = Spec {
@@ -110,6 +153,7 @@ static PYTHON: Spec = Spec {
     ],
     params: &["parameters"],
     separator: ".",
+    special: &["import_statement", "import_from_statement", "future_import_statement", "assignment"],
 };
 
 static TYPESCRIPT: Spec = Spec {
@@ -138,6 +182,7 @@ static TYPESCRIPT: Spec = Spec {
     bindings: &[("for_in_statement", "left"), ("catch_clause", "parameter"), ("arrow_function", "parameter")],
     params: &["parameters", "parameter"],
     separator: ".",
+    special: &["import_statement", "export_statement", "call_expression"],
 };
 
 static JAVASCRIPT: Spec = Spec {
@@ -157,6 +202,7 @@ static JAVASCRIPT: Spec = Spec {
     bindings: &[("for_in_statement", "left"), ("catch_clause", "parameter"), ("arrow_function", "parameter")],
     params: &["parameters", "parameter"],
     separator: ".",
+    special: &["import_statement", "export_statement", "call_expression"],
 };
 
 static GO: Spec = Spec {
@@ -184,6 +230,7 @@ static GO: Spec = Spec {
     ],
     params: &["parameters", "receiver"],
     separator: ".",
+    special: &["import_spec", "package_clause"],
 };
 
 static JAVA: Spec = Spec {
@@ -217,6 +264,7 @@ static JAVA: Spec = Spec {
     ],
     params: &["parameters"],
     separator: ".",
+    special: &["import_declaration", "package_declaration"],
 };
 
 static KOTLIN: Spec = Spec {
@@ -237,6 +285,7 @@ static KOTLIN: Spec = Spec {
     bindings: &[("for_statement", ""), ("lambda_parameters", ""), ("variable_declaration", "")],
     params: &["function_value_parameters"],
     separator: ".",
+    special: &["import", "package_header"],
 };
 
 static SCALA: Spec = Spec {
@@ -259,6 +308,7 @@ static SCALA: Spec = Spec {
     bindings: &[("lambda_expression", "parameters"), ("generator", "pattern")],
     params: &["parameters", "class_parameters"],
     separator: ".",
+    special: &["import_declaration", "package_clause"],
 };
 
 static C: Spec = Spec {
@@ -281,6 +331,7 @@ static C: Spec = Spec {
     bindings: &[("declaration", "declarator"), ("init_declarator", "declarator")],
     params: &["declarator"],
     separator: ".",
+    special: &["preproc_include"],
 };
 
 static CPP: Spec = Spec {
@@ -312,6 +363,7 @@ static CPP: Spec = Spec {
     ],
     params: &["declarator"],
     separator: "::",
+    special: &["preproc_include"],
 };
 
 static CSHARP: Spec = Spec {
@@ -346,6 +398,7 @@ static CSHARP: Spec = Spec {
     ],
     params: &["parameters"],
     separator: ".",
+    special: &["using_directive", "namespace_declaration", "file_scoped_namespace_declaration"],
 };
 
 static SWIFT: Spec = Spec {
@@ -367,6 +420,7 @@ static SWIFT: Spec = Spec {
     bindings: &[("property_declaration", "name"), ("for_statement", "item"), ("lambda_literal", "")],
     params: &[],
     separator: ".",
+    special: &["import_declaration"],
 };
 
 static RUBY: Spec = Spec {
@@ -385,6 +439,7 @@ static RUBY: Spec = Spec {
     bindings: &[("assignment", "left"), ("block_parameters", ""), ("for", "pattern")],
     params: &["parameters"],
     separator: "::",
+    special: &["call", "assignment"],
 };
 
 static PHP: Spec = Spec {
@@ -420,6 +475,14 @@ static PHP: Spec = Spec {
     bindings: &[],
     params: &[],
     separator: "::",
+    special: &[
+        "namespace_use_declaration",
+        "namespace_definition",
+        "require_expression",
+        "require_once_expression",
+        "include_expression",
+        "include_once_expression",
+    ],
 };
 
 static LUA: Spec = Spec {
@@ -432,6 +495,7 @@ static LUA: Spec = Spec {
     bindings: &[("for_generic_clause", ""), ("for_numeric_clause", "name")],
     params: &["parameters"],
     separator: ".",
+    special: &["function_call"],
 };
 
 static BASH: Spec = Spec {
@@ -444,6 +508,7 @@ static BASH: Spec = Spec {
     bindings: &[],
     params: &[],
     separator: ".",
+    special: &["command"],
 };
 
 static ELIXIR: Spec = Spec {
@@ -457,6 +522,7 @@ static ELIXIR: Spec = Spec {
     bindings: &[],
     params: &[],
     separator: ".",
+    special: &["call"],
 };
 
 static HASKELL: Spec = Spec {
@@ -479,6 +545,7 @@ static HASKELL: Spec = Spec {
     bindings: &[("patterns", ""), ("lambda", "patterns"), ("bind", "pattern")],
     params: &["patterns"],
     separator: ".",
+    special: &["import", "header"],
 };
 
 static ZIG: Spec = Spec {
@@ -491,4 +558,5 @@ static ZIG: Spec = Spec {
     bindings: &[],
     params: &["parameters"],
     separator: ".",
+    special: &["builtin_function", "test_declaration"],
 };

@@ -27,6 +27,17 @@ pub struct Chunk {
 
 /// Chunks one file's text according to its language.
 pub fn chunk_file(language: Language, text: &str, params: ChunkParams) -> Vec<Chunk> {
+    chunk_file_parsed(language, text, params, None)
+}
+
+/// `chunk_file` with the text's full tree-sitter parse, when the caller has one (the index
+/// run parses each source file once, for its chunks and its code facts).
+pub fn chunk_file_parsed(
+    language: Language,
+    text: &str,
+    params: ChunkParams,
+    tree_opt: Option<&tree_sitter::Tree>,
+) -> Vec<Chunk> {
     let lines: Vec<&str> = text.lines().collect();
     if lines.is_empty() {
         return Vec::new();
@@ -34,7 +45,7 @@ pub fn chunk_file(language: Language, text: &str, params: ChunkParams) -> Vec<Ch
     let spans = match language {
         Language::Markdown => markdown_spans(&lines, params),
         Language::Text => window_spans(&lines, 0, lines.len() - 1, params.target_lines, "", &[]),
-        _ => chunk_code(language, text, &lines, params)
+        _ => chunk_code(language, text, &lines, params, tree_opt)
             .unwrap_or_else(|| window_spans(&lines, 0, lines.len() - 1, params.target_lines, "", &[])),
     };
     spans

@@ -44,8 +44,18 @@ struct Unit {
 
 /// Returns `None` when the language has no grammar or the parse fails, so the caller falls
 /// back to line windows.
-pub(crate) fn chunk_code(language: Language, text: &str, lines: &[&str], params: ChunkParams) -> Option<Vec<Span>> {
-    chunk_code_with(language, text, lines, params, Parse::Skeleton)
+pub(crate) fn chunk_code(
+    language: Language,
+    text: &str,
+    lines: &[&str],
+    params: ChunkParams,
+    tree_opt: Option<&Tree>,
+) -> Option<Vec<Span>> {
+    match tree_opt {
+        // A full parse made for the file's code facts: chunked as it is, no second parse.
+        Some(tree) => chunk_parsed(language, text, lines, params, Parsed { tree: tree.clone(), comments: Vec::new() }),
+        None => chunk_code_with(language, text, lines, params, Parse::Skeleton),
+    }
 }
 
 /// How much of a text tree-sitter reads.
@@ -66,6 +76,16 @@ pub(crate) fn chunk_code_with(
     mode: Parse,
 ) -> Option<Vec<Span>> {
     let parsed = parse(language, text.as_bytes(), mode)?;
+    chunk_parsed(language, text, lines, params, parsed)
+}
+
+fn chunk_parsed(
+    language: Language,
+    text: &str,
+    lines: &[&str],
+    params: ChunkParams,
+    parsed: Parsed,
+) -> Option<Vec<Span>> {
     let src = Src { bytes: text.as_bytes(), comments: &parsed.comments };
     let mut units = Vec::new();
     let walk = Walk { language, lines, params, depth: Default::default(), macro_depth: Default::default() };

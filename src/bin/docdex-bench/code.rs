@@ -217,7 +217,10 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, queries: usize, json: bool)
         docdex::cli::output::print_out(&docdex::cli::output::to_json(&report)?)?;
     } else {
         let line = |name: &str, l: &Latency| {
-            format!("  {name:<11} p50 {:.2} ms  p95 {:.2} ms  max {:.2} ms  ({} requests)\n", l.p50_ms, l.p95_ms, l.max_ms, l.requests)
+            format!(
+                "  {name:<11} p50 {:.2} ms  p95 {:.2} ms  max {:.2} ms  ({} requests)\n",
+                l.p50_ms, l.p95_ms, l.max_ms, l.requests
+            )
         };
         let mut out = format!(
             "{}\n  {} source files, {:.1} MiB: {} symbols, {} uses, {} imports\n  extraction: {:.2} s on one thread ({:.2} s of it parsing) = {:.0} symbols/s, {:.1} MB/s\n  graph build: {:.0} ms; peak RSS {:.0} MiB\n  index run (chunks + symbols): {:.2} s\n",
