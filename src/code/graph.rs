@@ -19,6 +19,19 @@ pub type SymbolRef = (u32, u32);
 /// `parse` would drown every answer.
 const MAX_NAME_ONLY_CANDIDATES: usize = 5;
 
+/// Definitions of one name, by what could match them by name alone.
+#[derive(Debug, Clone, Copy)]
+struct NameCounts {
+    all: usize,
+    top_level: usize,
+    members: usize,
+}
+
+/// Languages where a bare name inside a method may be a member of its type.
+fn implicit_members(language: &str) -> bool {
+    matches!(language, "java" | "csharp" | "cpp" | "kotlin" | "scala" | "swift" | "ruby")
+}
+
 /// How a use was tied to a definition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Resolution {
@@ -482,7 +495,7 @@ impl CodeGraph {
         let name = code.name_of(occ);
         let cand = |symbol, resolution, confidence| Candidate { symbol, resolution, confidence };
         // Languages where a bare name inside a method may be a member of its type.
-        let implicit_members = matches!(lang, "java" | "csharp" | "cpp" | "kotlin" | "scala" | "swift" | "ruby");
+        let implicit_members = implicit_members(lang);
         let container = self.enclosing_container(f, occ).unwrap_or("");
         let container_last = split_qualifier(container).last().copied().unwrap_or("");
         let same_file: Vec<SymbolRef> = all
@@ -610,14 +623,84 @@ impl CodeGraph {
         top.into_iter().map(|r| cand(r, Resolution::NameOnly, confidence)).collect()
     }
 
+    /// How many definitions of `name` a bare use and a member use could match by name alone
+    /// (an upper bound: implicit members counted as reachable).
+    fn name_counts(&self, name: &str) -> NameCounts {
+        let all = self.defs_by_name.get(name).map(Vec::as_slice).unwrap_or(&[]);
+        let members = all.iter().filter(|&&r| !self.symbol(r).container.is_empty()).count();
+        let top_level = all.iter().filter(|&&r| self.is_top_level(r) || self.symbol(r).kind.is_container()).count();
+        NameCounts { all: all.len(), top_level, members }
+    }
+
+    /// Whether the use `o` of file `f` can resolve to `target` at all: the same file, a file
+    /// that can see the target's (imports, includes, package), a qualifier naming its type or
+    /// module. Checked before the full resolution, so a name defined in thousands of places
+    /// (`new`) costs its uses near the target, not all of them times all its definitions.
+    fn may_mean(&self, f: u32, occ: &Occurrence, target: SymbolRef, counts: NameCounts) -> bool {
+        let target_file = target.0;
+        let code = &self.codes[f as usize];
+        let name_only_possible = if occ.qualifier == 0 {
+            let reachable = if implicit_members(&code.language) { counts.all } else { counts.top_level };
+            reachable <= MAX_NAME_ONLY_CANDIDATES
+        } else {
+            counts.members <= MAX_NAME_ONLY_CANDIDATES
+        };
+        if f == target_file || name_only_possible {
+            return true;
+        }
+        let sees = |file: u32| {
+            self.open_imports[file as usize].contains(&target_file)
+                || self.package_mates[file as usize].contains(&target_file)
+        };
+        let qualifier = code.qualifier_of(occ);
+        if qualifier.is_empty() {
+            let name = code.name_of(occ);
+            return match self.bindings[f as usize].get(name) {
+                // Imported by name: from the target's file, or re-exported on the way.
+                Some(targets) => {
+                    targets.contains(&target_file)
+                        || targets.iter().any(|&t| {
+                            self.bindings[t as usize].get(name).is_some_and(|n| n.contains(&target_file)) || sees(t)
+                        })
+                }
+                None => sees(f),
+            };
+        }
+        let parts = split_qualifier(qualifier);
+        let (first, last) = (parts.first().copied().unwrap_or(""), parts.last().copied().unwrap_or(""));
+        let container = self.symbol(target).container.as_str();
+        split_qualifier(container).last() == Some(&last)
+            || matches!(last, "self" | "this" | "Self" | "static" | "parent" | "cls")
+            || qualifier == "@"
+            || qualifier.contains("::")
+            // A Rust path from the crate's root, a parent, or a crate: `crate::io`.
+            || (code.language == "rust" && (matches!(first, "crate" | "super") || self.resolver.is_crate_name(first)))
+            || self.bindings[f as usize].get(first).is_some_and(|t| t.contains(&target_file))
+            || self.declaration_in_file(f, last).is_some()
+    }
+
     /// Uses of a definition, highest confidence first, at or above `min_confidence`.
     pub fn references(&self, target: SymbolRef, min_confidence: f32) -> Vec<Reference> {
+        self.references_filtered(target, min_confidence, true)
+    }
+
+    /// `references`, with or without the `may_mean` shortcut (the tests check they agree).
+    pub(crate) fn references_filtered(
+        &self,
+        target: SymbolRef,
+        min_confidence: f32,
+        prefilter: bool,
+    ) -> Vec<Reference> {
         let name = &self.symbol(target).name;
         let Some(uses) = self.uses_by_name.get(name) else {
             return Vec::new();
         };
+        let counts = self.name_counts(name);
         let mut out: Vec<Reference> = Vec::new();
         for &(f, o) in uses {
+            if prefilter && !self.may_mean(f, &self.codes[f as usize].occurrences[o as usize], target, counts) {
+                continue;
+            }
             let candidates = self.resolve_use(f, o);
             let Some(c) = candidates.iter().find(|c| c.symbol == target) else {
                 continue;
@@ -647,10 +730,11 @@ impl CodeGraph {
         let Some(uses) = self.uses_by_name.get(name) else {
             return Vec::new();
         };
+        let counts = self.name_counts(name);
         let mut out = Vec::new();
         for &(f, o) in uses {
             let occ = &self.codes[f as usize].occurrences[o as usize];
-            if occ.kind != UseKind::Call {
+            if occ.kind != UseKind::Call || !self.may_mean(f, occ, target, counts) {
                 continue;
             }
             let candidates = self.resolve_use(f, o);

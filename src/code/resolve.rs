@@ -526,6 +526,11 @@ impl Resolver {
         Vec::new()
     }
 
+    /// Whether `name` is a Cargo package of this repo (as Rust paths spell it).
+    pub fn is_crate_name(&self, name: &str) -> bool {
+        self.rust_crates.contains_key(name)
+    }
+
     /// The files a C or C++ header declares for: the header and its `.c`/`.cc`/`.cpp` twin.
     pub fn header_twins(&self, header: &str) -> Vec<String> {
         let Some((stem, ext)) = header.rsplit_once('.') else {

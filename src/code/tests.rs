@@ -549,3 +549,69 @@ fn every_language_chunks_at_item_boundaries() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn the_hub_shortcut_changes_no_answer() {
+    // Every definition of a real crate (tokio, from cargo's registry), references with and
+    // without the shortcut that skips uses which cannot mean the definition.
+    let Some(tokio) = crate_source("tokio-1.") else {
+        eprintln!("tokio's source is not in cargo's registry cache: skipped");
+        return;
+    };
+    let mut files = HashMap::new();
+    for entry in walk(&tokio) {
+        let rel = entry.strip_prefix(&tokio).unwrap().to_string_lossy().replace('\\', "/");
+        if let Ok(text) = std::fs::read_to_string(&entry) {
+            if let Some(code) = extract(Language::detect(&entry), &text) {
+                files.insert(rel, code);
+            }
+        }
+    }
+    let graph = CodeGraph::build(files, &HashMap::new());
+    let symbols: Vec<_> = graph.all_symbols().collect();
+    assert!(symbols.len() > 5000, "{}", symbols.len());
+    for (i, r) in symbols.iter().enumerate() {
+        // Every seventh, for time; the names with most definitions all.
+        let hub = graph.lookup(&graph.symbol(*r).name).len() > 5;
+        if i % 7 != 0 && !hub {
+            continue;
+        }
+        let (with, without) = (graph.references_filtered(*r, 0.0, true), graph.references_filtered(*r, 0.0, false));
+        let missing: Vec<_> = without.iter().filter(|x| !with.contains(x)).collect();
+        assert!(missing.is_empty() && with.len() == without.len(), "{:?}: missing {missing:?}", graph.info(*r));
+    }
+}
+
+/// The newest source folder in cargo's registry cache whose name starts with `prefix`.
+fn crate_source(prefix: &str) -> Option<PathBuf> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
+    let mut found = Vec::new();
+    for registry in std::fs::read_dir(home.join("registry/src")).ok()? {
+        for entry in std::fs::read_dir(registry.ok()?.path()).ok()? {
+            let path = entry.ok()?.path();
+            if path.file_name()?.to_string_lossy().starts_with(prefix) {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found.pop()
+}
+
+fn walk(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
