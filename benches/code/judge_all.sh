@@ -19,3 +19,7 @@ python3 $J/judge_go.py goldmark-1.5.4 goldmark-1.5.4 github.com/yuin/goldmark tu
   "apt-get download golang-github-yuin-goldmark-dev=1.5.4-1 (Debian; /usr/share/gocode/src/github.com/yuin/goldmark)"
 python3 $J/judge_go.py go-cmp-0.5.9 go-cmp-0.5.9 github.com/google/go-cmp test \
   "apt-get download golang-github-google-go-cmp-dev=0.5.9-1 (Debian; /usr/share/gocode/src/github.com/google/go-cmp)"
+python3 $J/judge_rust.py clap_builder-4.6.7 clap_builder-4.6.7 tune \
+  "cargo fetch clap_builder@4.6.7 (.crate unpacked whole; cargo remove: dev-dependencies, optional terminal_size; Cargo.lock from benches/code)"
+python3 $J/judge_rust.py aho-corasick-1.1.5 aho-corasick-1.1.5 test \
+  "cargo fetch aho-corasick@1.1.5 (.crate unpacked whole; cargo remove: dev-dependencies; Cargo.lock from benches/code)"
