@@ -322,7 +322,7 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
                     String::new()
                 } else {
                     format!("libraries:   {}\n", status.libraries.join(", "))
-                }
+                } + &render_code_status(&status.code)
             };
             print_out(&text)?;
             Ok(0)
@@ -442,4 +442,21 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
         }
         Command::Check { .. } | Command::Models { .. } => unreachable!("handled before the actors start"),
     }
+}
+
+/// The `symbols:` lines of `status`: languages read for symbols, those without a grammar.
+fn render_code_status(code: &crate::protocol::CodeStatus) -> String {
+    let list = |m: &std::collections::BTreeMap<String, u64>| {
+        m.iter().map(|(l, n)| format!("{l} {n}")).collect::<Vec<_>>().join(", ")
+    };
+    let mut out = String::new();
+    if !code.languages.is_empty() {
+        let note =
+            if code.symbols_current { "" } else { " (built by other grammars: the next index run rebuilds them)" };
+        out.push_str(&format!("symbols:     {} files{note}\n", list(&code.languages)));
+    }
+    if !code.without_grammar.is_empty() {
+        out.push_str(&format!("no grammar:  {} files (line windows, no symbols)\n", list(&code.without_grammar)));
+    }
+    out
 }

@@ -43,6 +43,7 @@ pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileC
         src: text.as_bytes(),
         out: FileCode::new(language.name()),
         interned: HashMap::new(),
+        template_end: 0,
         frames: Vec::new(),
         def_names: HashSet::new(),
         call_names: HashSet::new(),
@@ -96,6 +97,8 @@ struct Walker<'a> {
     symbol_base: u32,
     /// `out.strings` by text.
     interned: HashMap<String, u32>,
+    /// Inside a `macro_rules!` body until this byte: its tokens are a template, not uses.
+    template_end: usize,
 }
 
 fn is_ident_like(kind: &str) -> bool {
@@ -202,6 +205,9 @@ impl<'a> Walker<'a> {
         if self.language == Language::Rust && kind == "macro_invocation" {
             self.expand_macro(node);
         }
+        if self.language == Language::Rust && kind == "macro_definition" {
+            self.template_end = node.end_byte();
+        }
         if self.language == Language::Elixir && kind == "call" {
             self.elixir_definition(node);
         } else if let Some(&(_, symbol_kind)) = self.spec.defs.iter().find(|(k, _)| *k == kind) {
@@ -292,7 +298,7 @@ impl<'a> Walker<'a> {
     }
 
     fn name_use(&mut self, node: Node) {
-        if self.def_names.contains(&node.id()) {
+        if self.def_names.contains(&node.id()) || node.start_byte() < self.template_end {
             return;
         }
         let mut name = self.text(node);
@@ -531,6 +537,7 @@ impl<'a> Walker<'a> {
             src: inner.as_bytes(),
             out: FileCode::new(self.language.name()),
             interned: HashMap::new(),
+            template_end: 0,
             frames: vec![outer_frame],
             def_names: HashSet::new(),
             call_names: HashSet::new(),

@@ -18,6 +18,8 @@ pub type SymbolRef = (u32, u32);
 /// Names defined in more places than this are not matched by name alone: `new`, `get`,
 /// `parse` would drown every answer.
 const MAX_NAME_ONLY_CANDIDATES: usize = 5;
+/// Re-exports followed from an import to the definition, at most.
+const MAX_REEXPORT_HOPS: usize = 4;
 
 /// Definitions of one name, by what could match them by name alone.
 #[derive(Debug, Clone, Copy)]
@@ -85,6 +87,8 @@ pub struct CodeGraph {
     package_mates: Vec<Vec<u32>>,
     /// Per file and symbol: top level or directly inside a namespace/module.
     namespace_level: Vec<Vec<bool>>,
+    /// Per Rust file: the root file of its crate (`u32::MAX`: none, or not Rust).
+    crate_of: Vec<u32>,
     resolver: Resolver,
 }
 
@@ -124,16 +128,33 @@ impl CodeGraph {
                     .filter(|s| s.kind == SymbolKind::Module)
                     .map(|s| s.qualified_name.as_str())
                     .collect();
+                // Lua has no classes: a module's functions hang off the table it returns.
+                let tables_are_modules = code.language == "lua";
                 code.symbols
                     .iter()
                     .map(|s| {
-                        s.container.is_empty() || modules.contains(s.container.as_str()) || s.container == code.package
+                        s.container.is_empty()
+                            || tables_are_modules
+                            || modules.contains(s.container.as_str())
+                            || s.container == code.package
                     })
                     .collect()
             })
             .collect();
+        let crate_of = paths
+            .iter()
+            .zip(&codes)
+            .map(|(path, code)| {
+                (code.language == "rust")
+                    .then(|| resolver.rust_crate_root(path))
+                    .flatten()
+                    .and_then(|root| path_index.get(&root).copied())
+                    .unwrap_or(u32::MAX)
+            })
+            .collect();
         let mut graph = CodeGraph {
             namespace_level,
+            crate_of,
             paths,
             codes,
             path_index,
@@ -379,6 +400,8 @@ impl CodeGraph {
                         let s = self.symbol(r);
                         s.container == container || split_qualifier(&s.container).last() == Some(&container_last)
                     })
+                    // In Rust `self.x` is a field and `self.x()` a method, even when both exist.
+                    .filter(|&&r| lang != "rust" || self.symbol(r).kind.is_callable() == (occ.kind == UseKind::Call))
                     .map(|&r| {
                         let confidence = if r.0 == f { 0.95 } else { 0.85 };
                         cand(r, Resolution::QualifiedPath, confidence)
@@ -391,13 +414,21 @@ impl CodeGraph {
         }
         // A Rust path through modules: `crate::io::read`, `super::x`, `tokio::sync::Mutex`.
         if lang == "rust" {
-            let spec = ImportSpec { spec: qualifier.to_string(), line: occ.line, names: Vec::new(), file_like: false };
-            let module_files = self.resolver.resolve(&self.paths[f as usize], lang, &spec);
-            let files: HashSet<u32> = module_files.iter().filter_map(|t| self.file_index(&t.file)).collect();
+            let files = self.rust_module_files(f, qualifier, &parts);
             let found: Vec<Candidate> = all
                 .iter()
                 .filter(|r| files.contains(&r.0) && self.symbol(**r).container.is_empty())
                 .map(|&r| cand(r, Resolution::QualifiedPath, 0.95))
+                .collect();
+            if !found.is_empty() {
+                return found;
+            }
+            // Re-exported by that module (`pub use blocking::spawn_blocking;`).
+            let onward = self.reexports(&files, self.codes[f as usize].name_of(occ));
+            let found: Vec<Candidate> = all
+                .iter()
+                .filter(|r| onward.contains(&r.0) && self.symbol(**r).container.is_empty())
+                .map(|&r| cand(r, Resolution::QualifiedPath, 0.85))
                 .collect();
             if !found.is_empty() {
                 return found;
@@ -428,10 +459,24 @@ impl CodeGraph {
         // `alias.fn` where the alias is an imported module (Python, Go, JS namespaces, Lua).
         if let Some(targets) = self.bindings[f as usize].get(first) {
             let targets: HashSet<u32> = targets.iter().copied().collect();
-            let found: Vec<Candidate> =
-                all.iter().filter(|r| targets.contains(&r.0)).map(|&r| cand(r, Resolution::Import, 0.9)).collect();
-            if !found.is_empty() || !targets.is_empty() {
+            // What a module exports: its top-level definitions, not its classes' members.
+            let found: Vec<Candidate> = all
+                .iter()
+                .filter(|r| targets.contains(&r.0) && self.is_top_level(**r))
+                .map(|&r| cand(r, Resolution::Import, 0.9))
+                .collect();
+            if !found.is_empty() {
                 return found;
+            }
+            // A package that re-exports the name (`from .client import Client` in
+            // `__init__.py`, `export * from "./a"`).
+            let onward = self.reexports(&targets, self.codes[f as usize].name_of(occ));
+            if !targets.is_empty() {
+                return all
+                    .iter()
+                    .filter(|r| onward.contains(&r.0) && self.is_top_level(**r))
+                    .map(|&r| cand(r, Resolution::Import, 0.85))
+                    .collect();
             }
             // The alias names something outside the repo.
             return Vec::new();
@@ -465,6 +510,54 @@ impl CodeGraph {
     /// directly in a namespace, package or module.
     fn is_top_level(&self, r: SymbolRef) -> bool {
         self.namespace_level[r.0 as usize][r.1 as usize]
+    }
+
+    /// The files a Rust path names as modules, from file `f`: `crate::a::b`, `super::x`, a
+    /// workspace crate, or a module the file imports (`use crate::task;` … `task::spawn`).
+    fn rust_module_files(&self, f: u32, qualifier: &str, parts: &[&str]) -> HashSet<u32> {
+        let from = &self.paths[f as usize];
+        let first = parts.first().copied().unwrap_or("");
+        let mut starts: Vec<(String, String)> = vec![(from.clone(), qualifier.to_string())];
+        if let Some(bound) = self.bindings[f as usize].get(first) {
+            let rest = parts[1..].join("::");
+            for &t in bound {
+                let spec = if rest.is_empty() { "self".to_string() } else { format!("self::{rest}") };
+                starts.push((self.paths[t as usize].clone(), spec));
+            }
+        }
+        starts
+            .into_iter()
+            .flat_map(|(from, spec)| {
+                let spec = ImportSpec { spec, line: 0, names: Vec::new(), file_like: false };
+                self.resolver.resolve(&from, "rust", &spec)
+            })
+            .filter_map(|t| self.file_index(&t.file))
+            .collect()
+    }
+
+    /// Files a name is re-exported from, following `files`' imports of it by name and their
+    /// whole-module and glob imports, up to `MAX_REEXPORT_HOPS` on (`pub use` chains through
+    /// `lib.rs` and `mod.rs`, `__init__.py` that import from submodules).
+    fn reexports(&self, files: &HashSet<u32>, name: &str) -> HashSet<u32> {
+        let mut out: HashSet<u32> = HashSet::new();
+        let mut frontier: Vec<u32> = files.iter().copied().collect();
+        for _ in 0..MAX_REEXPORT_HOPS {
+            let mut next = Vec::new();
+            for t in frontier {
+                let onward =
+                    self.bindings[t as usize].get(name).into_iter().flatten().chain(&self.open_imports[t as usize]);
+                for &file in onward {
+                    if out.insert(file) {
+                        next.push(file);
+                    }
+                }
+            }
+            if next.is_empty() {
+                break;
+            }
+            frontier = next;
+        }
+        out
     }
 
     /// A field, property, variable or constant named `name` declared in file `f`.
@@ -514,6 +607,19 @@ impl CodeGraph {
                     || matches!(lang, "elixir" | "haskell" | "lua" | "c")
             })
             .collect();
+        // Rust's `macro_rules!` macros are in scope across their crate (`#[macro_use]`).
+        if lang == "rust" && occ.kind == UseKind::Call && same_file.is_empty() {
+            let macros: Vec<Candidate> = all
+                .iter()
+                .filter(|&&r| {
+                    self.symbol(r).kind == SymbolKind::Macro && self.crate_of[r.0 as usize] == self.crate_of[f as usize]
+                })
+                .map(|&r| cand(r, Resolution::SamePackage, 0.85))
+                .collect();
+            if !macros.is_empty() {
+                return macros;
+            }
+        }
         if !same_file.is_empty() {
             return same_file
                 .into_iter()
@@ -553,23 +659,19 @@ impl CodeGraph {
             let targets: HashSet<u32> = targets.iter().copied().collect();
             let found: Vec<Candidate> = all
                 .iter()
-                .filter(|r| targets.contains(&r.0))
+                .filter(|r| targets.contains(&r.0) && (self.is_top_level(**r) || self.symbol(**r).kind.is_container()))
                 .map(|&r| cand(r, Resolution::Import, if occ.kind == UseKind::Import { 0.95 } else { 0.9 }))
                 .collect();
             if !found.is_empty() {
                 return found;
             }
             // A re-export: the name is defined further along the target's own imports.
-            let onward: HashSet<u32> = targets
+            let onward = self.reexports(&targets, name);
+            let found: Vec<Candidate> = all
                 .iter()
-                .flat_map(|&t| {
-                    let mut next: Vec<u32> = self.bindings[t as usize].get(name).cloned().unwrap_or_default();
-                    next.extend(&self.open_imports[t as usize]);
-                    next
-                })
+                .filter(|r| onward.contains(&r.0) && (self.is_top_level(**r) || self.symbol(**r).kind.is_container()))
+                .map(|&r| cand(r, Resolution::Import, 0.8))
                 .collect();
-            let found: Vec<Candidate> =
-                all.iter().filter(|r| onward.contains(&r.0)).map(|&r| cand(r, Resolution::Import, 0.8)).collect();
             return found;
         }
         let mates: HashSet<u32> = self.package_mates[f as usize].iter().copied().collect();
@@ -639,6 +741,9 @@ impl CodeGraph {
     fn may_mean(&self, f: u32, occ: &Occurrence, target: SymbolRef, counts: NameCounts) -> bool {
         let target_file = target.0;
         let code = &self.codes[f as usize];
+        if code.language == "rust" && self.symbol(target).kind == SymbolKind::Macro {
+            return true;
+        }
         let name_only_possible = if occ.qualifier == 0 {
             let reachable = if implicit_members(&code.language) { counts.all } else { counts.top_level };
             reachable <= MAX_NAME_ONLY_CANDIDATES
@@ -659,9 +764,7 @@ impl CodeGraph {
                 // Imported by name: from the target's file, or re-exported on the way.
                 Some(targets) => {
                     targets.contains(&target_file)
-                        || targets.iter().any(|&t| {
-                            self.bindings[t as usize].get(name).is_some_and(|n| n.contains(&target_file)) || sees(t)
-                        })
+                        || self.reexports(&targets.iter().copied().collect(), name).contains(&target_file)
                 }
                 None => sees(f),
             };
@@ -675,7 +778,11 @@ impl CodeGraph {
             || qualifier.contains("::")
             // A Rust path from the crate's root, a parent, or a crate: `crate::io`.
             || (code.language == "rust" && (matches!(first, "crate" | "super") || self.resolver.is_crate_name(first)))
-            || self.bindings[f as usize].get(first).is_some_and(|t| t.contains(&target_file))
+            || self.bindings[f as usize].get(first).is_some_and(|t| {
+                t.contains(&target_file)
+                    || self.reexports(&t.iter().copied().collect(), code.name_of(occ)).contains(&target_file)
+                    || code.language == "rust"
+            })
             || self.declaration_in_file(f, last).is_some()
     }
 

@@ -297,7 +297,7 @@ impl Resolver {
     }
 
     /// The crate root (`lib.rs`, `main.rs`, a `src/bin` file) whose module tree holds `from`.
-    fn rust_crate_root(&self, from: &str) -> Option<String> {
+    pub fn rust_crate_root(&self, from: &str) -> Option<String> {
         let mut dir = dir_of(from).to_string();
         loop {
             for root in ["lib.rs", "main.rs"] {

@@ -372,6 +372,21 @@ pub struct RepoStatus {
     /// Libraries whose docs are indexed with the repo (`libs fetch`): `ecosystem:name@version`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub libraries: Vec<String>,
+    #[serde(default)]
+    pub code: CodeStatus,
+}
+
+/// A repo's code intelligence: which languages were read for symbols, which source files had
+/// no grammar (chunked by line windows, no symbols), and whether the symbols are current.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CodeStatus {
+    /// Files per language read for symbols, references and imports.
+    pub languages: std::collections::BTreeMap<String, u64>,
+    /// Files per source language without a grammar here.
+    pub without_grammar: std::collections::BTreeMap<String, u64>,
+    /// The symbols were built by this binary's grammars (false: the next index run rebuilds
+    /// them, and the symbol endpoints answer `stale_index` until then).
+    pub symbols_current: bool,
 }
 
 /// A repo mounted in the daemon (`GET /v1/repos`, `/v1/status`).

@@ -78,6 +78,21 @@ impl Handler<Status> for ToolDispatcher {
                 let chunks = index.num_chunks();
                 let pending = index.store.pending_count(&rtxn)?;
                 let embedded = index.store.vector_count(&rtxn)?;
+                let mut code = crate::protocol::CodeStatus {
+                    symbols_current: index.store.code_fingerprint(&rtxn)?.as_deref()
+                        == Some(crate::code::grammar_fingerprint().as_str()),
+                    ..Default::default()
+                };
+                for record in index.store.all_files(&rtxn)?.into_values() {
+                    match crate::ingest::Language::from_name(&record.language) {
+                        Some(_) => *code.languages.entry(record.language).or_default() += 1,
+                        // Data and prose (toml, json, markdown, text) are not missing a grammar.
+                        None if is_source_without_grammar(&record.language) => {
+                            *code.without_grammar.entry(record.language).or_default() += 1
+                        }
+                        None => {}
+                    }
+                }
                 Ok(RepoStatus {
                     repo: handle.meta.canonical_path.clone(),
                     fingerprint: handle.meta.fingerprint.clone(),
@@ -109,6 +124,7 @@ impl Handler<Status> for ToolDispatcher {
                         .into_iter()
                         .map(|(_, lib)| format!("{}:{}@{}", lib.ecosystem, lib.name, lib.version))
                         .collect(),
+                    code,
                 })
             })
             .await?
@@ -289,4 +305,9 @@ impl Handler<EmbedInBackground> for ToolDispatcher {
             }
         })
     }
+}
+
+/// Languages docdex recognises as source code but has no grammar for.
+fn is_source_without_grammar(language: &str) -> bool {
+    matches!(language, "shell" | "sql" | "make" | "css" | "html")
 }
