@@ -273,7 +273,13 @@ impl Handler<BeginIndexRun> for Indexer {
             state.next_chunk_id = self.next_chunk_id;
             store.put_run_state(&mut wtxn, &state)?;
             let files = store.all_files(&wtxn)?;
-            let code_current = store.code_fingerprint(&wtxn)?.as_deref() == Some(&crate::code::grammar_fingerprint());
+            let fingerprint = crate::code::grammar_fingerprint();
+            if files.is_empty() {
+                // Nothing stored yet: every fact the run writes is this binary's, so a run
+                // killed half-way is resumed incrementally like its chunks.
+                store.put_code_fingerprint(&mut wtxn, &fingerprint)?;
+            }
+            let code_current = store.code_fingerprint(&wtxn)?.as_deref() == Some(fingerprint.as_str());
             wtxn.commit()?;
             Ok(RunStart { known: files, code_current })
         })
