@@ -355,3 +355,50 @@ fn the_mcp_tools_pass_the_official_client_over_stdio_and_http() {
         run(&python, &["http", &server.url("/v1/mcp")], &[("DOCDEX_TEST_TOKEN", server.token().unwrap_or_default())]);
     }
 }
+
+/// A save reaches the symbols through the watcher, like it reaches search.
+#[tokio::test]
+async fn a_saved_file_is_in_the_symbols_and_references_soon_after() {
+    let repo = code_repo();
+    let repo_arg = repo.path().to_str().unwrap();
+    let home = Home::new();
+    let server = Server::start(&home, &["--repo", repo_arg]);
+    let token = server.token();
+    // The first index run of the mount.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while get(&server.url("/v1/symbols?name=Cart"), token).await.0 != 200 {
+        assert!(std::time::Instant::now() < deadline, "never indexed");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    write(
+        repo.path(),
+        "python/shop/audit.py",
+        "from .helpers import check\n\n\ndef audit_cart(cart):\n    return check(cart)\n",
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let (_, body) = get(&server.url("/v1/symbols?name=audit_cart"), token).await;
+        if body["total"] == 1 {
+            assert_eq!(body["symbols"][0]["path"], "python/shop/audit.py", "{body}");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the save never reached the symbols: {body}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let (_, refs) = get(&server.url("/v1/references?name=check&path=python/shop/helpers.py&line=4"), token).await;
+    assert!(
+        refs["references"].as_array().unwrap().iter().any(|r| r["path"] == "python/shop/audit.py" && r["line"] == 5),
+        "{refs}"
+    );
+    // A deleted file's definitions go with it.
+    std::fs::remove_file(repo.path().join("python/shop/audit.py")).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let (status, body) = get(&server.url("/v1/symbols?name=audit_cart"), token).await;
+        if status == 200 && body["total"] == 0 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the deletion never reached the symbols: {body}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
