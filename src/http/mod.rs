@@ -505,36 +505,11 @@ pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// serde's "unknown field `limt`, expected one of `q`, `limit`, …" as our error: the
-/// parameter named, the closest accepted one suggested, all of them listed. A parameter that
-/// is not known is refused, never ignored: ignored, a misspelt `repo` would search the
-/// default repo without a word.
-fn unknown_parameter(serde_message: &str) -> Option<DocdexError> {
-    let rest = serde_message.split("unknown field `").nth(1)?;
-    let (given, rest) = rest.split_once('`')?;
-    let accepted: Vec<&str> = rest.split('`').skip(1).step_by(2).collect();
-    let closest = accepted
-        .iter()
-        .map(|name| (strsim::damerau_levenshtein(given, name), *name))
-        .filter(|(distance, name)| *distance <= (name.len() / 2).max(2))
-        .min();
-    let message = match closest {
-        Some((_, name)) => format!("unknown parameter \"{given}\"; did you mean \"{name}\"?"),
-        None => format!("unknown parameter \"{given}\""),
-    };
-    let hint = if accepted.is_empty() {
-        "this endpoint takes no parameters".to_string()
-    } else {
-        format!("this endpoint takes: {}", accepted.join(", "))
-    };
-    Some(DocdexError::invalid(message).with_hint(hint))
-}
-
 /// Builds the app for one worker (also used by tests through a real listener).
 pub fn configure(state: HttpState) -> impl Fn(&mut web::ServiceConfig) + Clone + Send + 'static {
     move |cfg: &mut web::ServiceConfig| {
         let query_cfg = web::QueryConfig::default().error_handler(|err, _| {
-            let body = unknown_parameter(&err.to_string())
+            let body = DocdexError::unknown_parameter(&err.to_string())
                 .unwrap_or_else(|| DocdexError::invalid(format!("malformed query string: {err}")));
             actix_web::error::InternalError::from_response(err, error_response(&body)).into()
         });
@@ -548,7 +523,7 @@ pub fn configure(state: HttpState) -> impl Fn(&mut web::ServiceConfig) + Clone +
                     ErrorCode::UnsupportedMediaType,
                     "the request body must be JSON (Content-Type: application/json)",
                 ),
-                _ => unknown_parameter(&err.to_string())
+                _ => DocdexError::unknown_parameter(&err.to_string())
                     .unwrap_or_else(|| DocdexError::invalid(format!("malformed JSON body: {err}"))),
             };
             actix_web::error::InternalError::from_response(err, error_response(&body)).into()

@@ -575,6 +575,40 @@ impl DocdexMcp {
 
 #[tool_handler(router = Self::router())]
 impl ServerHandler for DocdexMcp {
+    /// The router's call, with an unknown argument's error naming the closest one the tool
+    /// takes (as the HTTP API does): the SDK's message only lists them.
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        context: rmcp::service::RequestContext<RoleServer>,
+    ) -> std::result::Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
+        let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        let name_it = |message: &str| {
+            DocdexError::unknown_parameter(message).map(|named| {
+                let hint = named.hint.map(|h| format!(" ({})", h.replace("this endpoint", "this tool")));
+                format!("{}{}", named.message, hint.unwrap_or_default())
+            })
+        };
+        match Self::router().call(tcc).await {
+            // The SDK answers arguments that do not deserialize with a tool error.
+            Ok(rmcp::model::CallToolResponse::Complete(mut result)) if result.is_error == Some(true) => {
+                for block in &mut result.content {
+                    if let Some(named) = block.as_text().and_then(|t| name_it(&t.text)) {
+                        *block = ContentBlock::text(named);
+                    }
+                }
+                Ok(rmcp::model::CallToolResponse::Complete(result))
+            }
+            Err(mut err) => {
+                if let Some(named) = name_it(&err.message) {
+                    err.message = named.into();
+                }
+                Err(err)
+            }
+            other => other,
+        }
+    }
+
     async fn initialize(
         &self,
         request: rmcp::model::InitializeRequestParams,

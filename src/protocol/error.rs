@@ -136,6 +136,29 @@ impl DocdexError {
         self
     }
 
+    /// The error for serde's `unknown field` message: names the parameter, the closest one
+    /// the endpoint or tool takes, and all it takes. `None` for any other message.
+    pub fn unknown_parameter(serde_message: &str) -> Option<DocdexError> {
+        let rest = serde_message.split("unknown field `").nth(1)?;
+        let (given, rest) = rest.split_once('`')?;
+        let accepted: Vec<&str> = rest.split('`').skip(1).step_by(2).collect();
+        let closest = accepted
+            .iter()
+            .map(|name| (strsim::damerau_levenshtein(given, name), *name))
+            .filter(|(distance, name)| *distance <= (name.len() / 2).max(2))
+            .min();
+        let message = match closest {
+            Some((_, name)) => format!("unknown parameter \"{given}\"; did you mean \"{name}\"?"),
+            None => format!("unknown parameter \"{given}\""),
+        };
+        let hint = if accepted.is_empty() {
+            "this endpoint takes no parameters".to_string()
+        } else {
+            format!("this endpoint takes: {}", accepted.join(", "))
+        };
+        Some(DocdexError::invalid(message).with_hint(hint))
+    }
+
     pub fn invalid(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::InvalidRequest, message)
     }

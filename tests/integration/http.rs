@@ -455,6 +455,12 @@ fn every_endpoint_refuses_unknown_parameters_and_names_the_right_one() {
         ("/v1/models", None),
         ("/v1/crates/serde/summary?", Some(("versoin=1.0.0", "version"))),
         ("/v1/crates/serde/versions", None),
+        ("/v1/symbols?name=WorkerPool&", Some(("kidn=struct", "kind"))),
+        ("/v1/references?name=WorkerPool&", Some(("lien=1", "line"))),
+        ("/v1/callers?name=run_detached&", Some(("min_confidnece=0", "min_confidence"))),
+        ("/v1/callees?name=run_detached&", Some(("ofset=0", "offset"))),
+        ("/v1/graph/impact?file=src/pool.rs&", Some(("dpeth=2", "depth"))),
+        ("/v1/ast/search?kind=struct&", Some(("langauge=rust", "language"))),
     ];
     for (path, misspelt) in gets {
         let sep = if path.contains('?') { "" } else { "?" };
@@ -476,6 +482,7 @@ fn every_endpoint_refuses_unknown_parameters_and_names_the_right_one() {
         ("/v1/libs/fetch", serde_json::json!({}), "lisb", "libs"),
         ("/v1/web/search", serde_json::json!({"query": "x"}), "limmit", "limit"),
         ("/v1/web/fetch", serde_json::json!({"url": "http://example.com"}), "refrsh", "refresh"),
+        ("/v1/ast/query", serde_json::json!({"language": "rust", "query": "(identifier) @i"}), "limt", "limit"),
     ];
     for (path, base, misspelt, right) in posts {
         for (extra, wanted) in

@@ -272,3 +272,23 @@ fn the_official_typescript_sdk_passes_over_stdio_and_http() {
     let server = Server::start(&home, &["--auth-token", "ts-secret"]);
     run(&home, &["http", &server.url("/v1/mcp"), repo.path().to_str().unwrap(), "ts-secret"]);
 }
+
+/// Every tool, called by the official SDKs with a misspelt and with an unknown parameter,
+/// refuses it by name, suggesting the one it takes.
+#[test]
+fn every_tool_names_a_misspelt_or_unknown_parameter() {
+    let home = Home::with_config("[web]\nenabled = false\n");
+    let repo = mcp_repo();
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/params_client.py");
+    for python in crate::common::mcp_pythons() {
+        let out = Command::new(&python)
+            .arg(&script)
+            .args([env!("CARGO_BIN_EXE_docdexd"), repo.path().to_str().unwrap()])
+            .envs(home.cmd().get_envs().filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{}: {stderr}", python.display());
+        assert!(stderr.contains("all parameter checks passed"), "{stderr}");
+    }
+}
