@@ -7,6 +7,7 @@ use tree_sitter::{Node, Parser, Tree};
 
 use super::spec::{roles, spec, Spec, IDENT_ONLY, SKIP, VISIT};
 use super::{imports, FileCode, Occurrence, Symbol, SymbolKind, UseKind, Visibility};
+use crate::ingest::code::last_row;
 use crate::ingest::Language;
 
 /// Longest name kept: longer "names" are generated code or parse debris.
@@ -1252,15 +1253,6 @@ pub(crate) fn base_type_name(text: &str) -> String {
     }
     let cut = text.find(['<', '[', '(', ' ', '{']).unwrap_or(text.len());
     text[..cut].trim_end_matches(['*', '&']).to_string()
-}
-
-fn last_row(node: Node) -> usize {
-    let end = node.end_position();
-    if end.column == 0 && end.row > node.start_position().row {
-        end.row - 1
-    } else {
-        end.row
-    }
 }
 
 /// Names that are never a definition's: receivers, literals.

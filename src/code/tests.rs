@@ -14,25 +14,22 @@ fn fixture_root(name: &str) -> PathBuf {
 /// Reads a fixture repo the way an index run does: every file with a grammar is extracted,
 /// the resolution configs are read.
 pub(crate) fn load(name: &str) -> CodeGraph {
-    let root = fixture_root(name);
+    load_dir(&fixture_root(name))
+}
+
+fn load_dir(root: &Path) -> CodeGraph {
     let mut files = HashMap::new();
     let mut configs = HashMap::new();
-    let mut stack = vec![root.clone()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            let rel = path.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
-            let text = std::fs::read_to_string(&path).unwrap();
-            if super::is_resolution_config(&rel) {
-                configs.insert(rel.clone(), text.clone());
-            }
-            if let Some(code) = extract(Language::detect(&path), &text) {
-                files.insert(rel, code);
-            }
+    for path in walk(root) {
+        let rel = path.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        if super::is_resolution_config(&rel) {
+            configs.insert(rel.clone(), text.clone());
+        }
+        if let Some(code) = extract(Language::detect(&path), &text) {
+            files.insert(rel, code);
         }
     }
     CodeGraph::build(files, &configs)
@@ -475,28 +472,7 @@ fn a_name_only_match_is_never_certain_and_common_names_do_not_match_by_name() {
 
 #[test]
 fn a_mixed_language_repo_is_one_graph() {
-    let root = fixture_root("");
-    let mut files = HashMap::new();
-    let mut configs = HashMap::new();
-    let mut stack = vec![root.clone()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            let rel = path.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
-            let text = std::fs::read_to_string(&path).unwrap();
-            if super::is_resolution_config(&rel) {
-                configs.insert(rel.clone(), text.clone());
-            }
-            if let Some(code) = extract(Language::detect(&path), &text) {
-                files.insert(rel, code);
-            }
-        }
-    }
-    let graph = CodeGraph::build(files, &configs);
+    let graph = load_dir(&fixture_root(""));
     let languages: Vec<String> = graph.languages().into_iter().map(|(l, _)| l).collect();
     assert!(languages.len() >= 19, "{languages:?}");
     // Each language's import still resolves with the others beside it.
@@ -558,16 +534,7 @@ fn the_hub_shortcut_changes_no_answer() {
         eprintln!("tokio's source is not in cargo's registry cache: skipped");
         return;
     };
-    let mut files = HashMap::new();
-    for entry in walk(&tokio) {
-        let rel = entry.strip_prefix(&tokio).unwrap().to_string_lossy().replace('\\', "/");
-        if let Ok(text) = std::fs::read_to_string(&entry) {
-            if let Some(code) = extract(Language::detect(&entry), &text) {
-                files.insert(rel, code);
-            }
-        }
-    }
-    let graph = CodeGraph::build(files, &HashMap::new());
+    let graph = load_dir(&tokio);
     let symbols: Vec<_> = graph.all_symbols().collect();
     assert!(symbols.len() > 5000, "{}", symbols.len());
     let mut hubs = 0;

@@ -188,7 +188,7 @@ fn is_prefix_kind(kind: &str) -> bool {
     matches!(kind, "line_comment" | "block_comment" | "comment" | "attribute_item" | "decorator")
 }
 
-fn last_row(node: Node) -> usize {
+pub(crate) fn last_row(node: Node) -> usize {
     let end = node.end_position();
     // A node that ends at column 0 ends on the previous line (trailing newline included).
     if end.column == 0 && end.row > node.start_position().row {
