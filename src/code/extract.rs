@@ -217,6 +217,8 @@ impl<'a> Walker<'a> {
             self.impl_block(node, field);
         } else if self.language == Language::Python && kind == "assignment" && !self.in_function() {
             self.python_assignment(node);
+        } else if self.language == Language::Python && kind == "assignment" {
+            self.python_self_attribute(node);
         } else if self.language == Language::Ruby && kind == "assignment" && !self.in_function() {
             self.ruby_constant(node);
         } else if self.language == Language::Zig && kind == "test_declaration" {
@@ -666,6 +668,32 @@ impl<'a> Walker<'a> {
             SymbolKind::Variable
         };
         self.simple_symbol(node, left, name, kind);
+    }
+
+    /// `self.console = Console()` in a method: a field of the class, first assignment only.
+    /// Its signature names the value's type, which narrows `self.console.print()` to
+    /// `Console`'s members (the graph's declared-type rule).
+    fn python_self_attribute(&mut self, node: Node) {
+        let Some(left) = node.child_by_field_name("left").filter(|l| l.kind() == "attribute") else {
+            return;
+        };
+        let (Some(object), Some(attribute)) =
+            (left.child_by_field_name("object"), left.child_by_field_name("attribute"))
+        else {
+            return;
+        };
+        if self.text(object) != "self" {
+            return;
+        }
+        let Some(container) = self.container().map(str::to_string) else {
+            return;
+        };
+        let name = self.text(attribute).to_string();
+        if self.out.symbols.iter().any(|s| s.name == name && s.container == container) {
+            return;
+        }
+        // The use of `self.console` on the left is this definition's name, not a use.
+        self.simple_symbol(node, attribute, name, SymbolKind::Field);
     }
 
     /// `MAX = 10` in a Ruby class or module body.

@@ -249,7 +249,7 @@ impl FileCode {
 /// so a binary with other grammars (or another extraction format) knows they are stale.
 pub fn grammar_fingerprint() -> String {
     // Bumped whenever `FileCode` or what the extractor emits changes.
-    const FORMAT: u32 = 4;
+    const FORMAT: u32 = 5;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

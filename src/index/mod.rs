@@ -272,7 +272,22 @@ impl RepoIndex {
                 return Ok(Arc::clone(graph));
             }
         }
-        let files = self.store.all_code(&rtxn)?;
+        let (files, undecodable) = self.store.all_code(&rtxn)?;
+        if undecodable > 0 {
+            drop(rtxn);
+            // Facts this binary cannot read: rebuilt by the next run, never answered from in part.
+            let mut wtxn = self.store.write_txn()?;
+            self.store.forget_code_fingerprint(&mut wtxn)?;
+            wtxn.commit()?;
+            return Err(DocdexError::new(
+                ErrorCode::StaleIndex,
+                format!(
+                    "{undecodable} files' symbols in {} are in a format this docdex does not read",
+                    self.root.display()
+                ),
+            )
+            .with_hint(format!("run `docdexd index --repo {}`", self.root.display())));
+        }
         let mut configs = HashMap::new();
         for path in self.store.all_files(&rtxn)?.into_keys().filter(|p| crate::code::is_resolution_config(p)) {
             // A manifest that went missing or grew huge just resolves less.
@@ -536,6 +551,28 @@ mod tests {
             files: chunks.iter().map(|&(_, file)| file).collect(),
             weight,
         }
+    }
+
+    #[test]
+    fn code_facts_this_binary_cannot_read_are_refused_and_rebuilt() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = RepoIndex::open(dir.path(), "code", dir.path()).unwrap();
+        let store = &index.store;
+        let mut wtxn = store.write_txn().unwrap();
+        store.put_code_fingerprint(&mut wtxn, &crate::code::grammar_fingerprint()).unwrap();
+        let good = crate::code::extract(crate::ingest::Language::Rust, "pub fn a() {}\n").unwrap();
+        store.put_code(&mut wtxn, "a.rs", &good).unwrap();
+        wtxn.commit().unwrap();
+        assert_eq!(index.code_graph().unwrap().symbol_count(), 1);
+        // An entry of another layout under the same fingerprint (a development build).
+        let mut wtxn = store.write_txn().unwrap();
+        store.put_code_bytes(&mut wtxn, "b.rs", &[0xff, 0xff, 0xff]).unwrap();
+        store.bump_code_generation(&mut wtxn).unwrap();
+        wtxn.commit().unwrap();
+        let err = index.code_graph().err().expect("a partial graph was answered");
+        assert_eq!(err.code, ErrorCode::StaleIndex, "{err:?}");
+        // The next run reads every file again.
+        assert_eq!(store.code_fingerprint(&store.read_txn().unwrap()).unwrap(), None);
     }
 
     #[test]

@@ -236,17 +236,33 @@ impl RepoStore {
         })
     }
 
-    /// Every file's code facts (entries that fail to decode, from another format, are left
-    /// out: the grammar fingerprint sends such a store to a rebuild anyway).
-    pub fn all_code(&self, rtxn: &RoTxn<WithoutTls>) -> Result<HashMap<String, FileCode>> {
+    /// Every file's code facts, and how many entries did not decode (written in another
+    /// format under the same fingerprint: the caller must not answer from a partial graph).
+    pub fn all_code(&self, rtxn: &RoTxn<WithoutTls>) -> Result<(HashMap<String, FileCode>, usize)> {
         let mut out = HashMap::new();
+        let mut undecodable = 0;
         for entry in self.code.iter(rtxn)? {
             let (path, bytes) = entry?;
-            if let Some(code) = FileCode::decode(bytes) {
-                out.insert(path.to_string(), code);
+            match FileCode::decode(bytes) {
+                Some(code) => {
+                    out.insert(path.to_string(), code);
+                }
+                None => undecodable += 1,
             }
         }
-        Ok(out)
+        Ok((out, undecodable))
+    }
+
+    /// Stores raw bytes as a file's code facts (tests: an entry of another layout).
+    #[cfg(test)]
+    pub(crate) fn put_code_bytes(&self, wtxn: &mut RwTxn, path: &str, bytes: &[u8]) -> Result<()> {
+        Ok(self.code.put(wtxn, path, bytes)?)
+    }
+
+    /// Forgets which grammars built the code facts: the next index run reads every file again.
+    pub fn forget_code_fingerprint(&self, wtxn: &mut RwTxn) -> Result<()> {
+        self.code_meta.delete(wtxn, CODE_FINGERPRINT_KEY)?;
+        Ok(())
     }
 
     pub fn put_code(&self, wtxn: &mut RwTxn, path: &str, code: &FileCode) -> Result<()> {
