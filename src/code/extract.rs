@@ -382,12 +382,12 @@ impl<'a> Walker<'a> {
         }
         let Some((name_node, name, container_override)) = self.definition_name(node) else {
             // A nameless definition (anonymous class, destructuring) still scopes its body.
-            if is_function_like(kind) {
+            if kind.is_callable() {
                 self.open_function(node, None, None);
             }
             return;
         };
-        kind = self.refine_kind(node, kind, &name_node);
+        kind = self.refine_kind(node, kind);
         if kind == SymbolKind::Module && self.language == Language::Swift {
             // A Swift `extension T`: members of T, not a definition.
             self.frames.push(Frame { end: node.end_byte(), symbol: None, container: Some(name), locals: None });
@@ -455,7 +455,7 @@ impl<'a> Walker<'a> {
         self.def_names.insert(name_node.id());
         let index = self.symbol_base + self.out.symbols.len() as u32;
         self.out.symbols.push(symbol);
-        if is_function_like(kind) {
+        if kind.is_callable() {
             self.open_function(node, Some(index), None);
         } else if kind.is_container() {
             self.frames.push(Frame {
@@ -978,7 +978,7 @@ impl<'a> Walker<'a> {
     }
 
     /// Kinds a node type alone does not tell.
-    fn refine_kind(&self, node: Node, kind: SymbolKind, _name: &Node) -> SymbolKind {
+    fn refine_kind(&self, node: Node, kind: SymbolKind) -> SymbolKind {
         match (self.language, node.kind()) {
             (Language::Go, "type_spec") => match node.child_by_field_name("type").map(|t| t.kind()) {
                 Some("struct_type") => SymbolKind::Struct,
@@ -1124,9 +1124,8 @@ impl<'a> Walker<'a> {
                 block.push(p);
                 prev = p.prev_named_sibling();
             }
-            if let Some(first) = block.last() {
+            if !block.is_empty() {
                 let text: Vec<&str> = block.iter().rev().map(|n| self.text(*n)).collect();
-                let _ = first;
                 return first_doc_line(&text.join("\n"));
             }
             match anchor.parent() {
@@ -1256,10 +1255,6 @@ impl<'a> Walker<'a> {
             _ => Visibility::Public,
         }
     }
-}
-
-fn is_function_like(kind: SymbolKind) -> bool {
-    kind.is_callable()
 }
 
 /// `Vec<T>` → `Vec`, `*Cart` → `Cart`, `&'a mut Foo<'a>` → `Foo`, `a::b::C` stays.

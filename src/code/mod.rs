@@ -248,6 +248,12 @@ impl FileCode {
 /// Identifies the grammars and the extraction that built a repo's symbols: stored with them,
 /// so a binary with other grammars (or another extraction format) knows they are stale.
 pub fn grammar_fingerprint() -> String {
+    // Read on every code query and index run: computed once per process.
+    static FINGERPRINT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    FINGERPRINT.get_or_init(compute_fingerprint).clone()
+}
+
+fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode` or what the extractor emits changes.
     const FORMAT: u32 = 5;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES

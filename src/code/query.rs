@@ -25,10 +25,6 @@ impl AstQuery {
         Ok(AstQuery { language, query })
     }
 
-    pub fn language(&self) -> Language {
-        self.language
-    }
-
     /// Runs over `files` (path, text) until `limit` matches or `deadline`.
     pub fn run<'a>(
         &self,

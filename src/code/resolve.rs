@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::{FileCode, ImportSpec, SymbolKind};
+use super::{FileCode, ImportSpec};
 use crate::ingest::Language;
 
 /// A resolved import: the file and how sure the resolution is.
@@ -274,7 +274,6 @@ impl Resolver {
                 None => (from.to_string(), &segments[..]),
             },
         };
-        let start = file.clone();
         let mut moved = false;
         for segment in rest {
             let dir = rust_children_dir(&file);
@@ -292,7 +291,6 @@ impl Resolver {
         if !moved && !matches!(first, "crate" | "self" | "super") && !self.rust_crates.contains_key(first) {
             return None;
         }
-        let _ = start;
         Some(file)
     }
 
@@ -462,18 +460,24 @@ impl Resolver {
         for k in (1..segments.len()).rev() {
             let package = segments[..k].join(".");
             let class = segments[k];
-            if let Some(files) = self.by_package.get(&package) {
-                let found: Vec<String> = files
-                    .iter()
-                    .filter(|f| file_stem(f) == class || self.top_level.contains(&((*f).clone(), class.to_string())))
-                    .cloned()
-                    .collect();
-                if !found.is_empty() {
-                    return with_confidence(&found, 1.0);
-                }
+            let found = self.files_defining(&package, class);
+            if !found.is_empty() {
+                return with_confidence(&found, 1.0);
             }
         }
         Vec::new()
+    }
+
+    /// The files of `package` that define `class` at top level (or are named after it).
+    fn files_defining(&self, package: &str, class: &str) -> Vec<String> {
+        let Some(files) = self.by_package.get(package) else {
+            return Vec::new();
+        };
+        files
+            .iter()
+            .filter(|f| file_stem(f) == class || self.top_level.contains(&((*f).clone(), class.to_string())))
+            .cloned()
+            .collect()
     }
 
     fn include(&self, from: &str, spec: &str) -> Vec<Target> {
@@ -502,15 +506,9 @@ impl Resolver {
                 .unwrap_or_default();
         }
         let (namespace, class) = spec.rsplit_once('\\').unwrap_or(("", spec));
-        if let Some(files) = self.by_package.get(namespace) {
-            let found: Vec<String> = files
-                .iter()
-                .filter(|f| file_stem(f) == class || self.top_level.contains(&((*f).clone(), class.to_string())))
-                .cloned()
-                .collect();
-            if !found.is_empty() {
-                return with_confidence(&found, 1.0);
-            }
+        let found = self.files_defining(namespace, class);
+        if !found.is_empty() {
+            return with_confidence(&found, 1.0);
         }
         // PSR-4: the namespace's tail as folders.
         let tail = spec.replace('\\', "/");
@@ -576,11 +574,6 @@ impl Resolver {
             _ => Vec::new(),
         };
         mates.into_iter().filter(|m| m != path).collect()
-    }
-
-    /// Whether `kind` can be the thing an import of a module file names.
-    pub fn is_module_kind(kind: SymbolKind) -> bool {
-        kind == SymbolKind::Module
     }
 }
 

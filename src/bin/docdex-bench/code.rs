@@ -10,7 +10,6 @@ use serde::Serialize;
 
 use crate::search::percentile;
 use docdex::config::LoadedConfig;
-use docdex::http::{self, HttpState};
 use docdex::ingest::Language;
 use docdex::protocol::Result;
 
@@ -150,16 +149,7 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, queries: usize, json: bool)
     config.config.core.global_state_dir = Some(scratch.path().to_path_buf());
     let actors = docdex::actors::system::start_actors(&config, Some(repo.clone()));
     let summary = docdex::cli::progress::index_with_progress(&actors, repo.clone()).await?;
-    let state = HttpState {
-        dispatcher: actors.dispatcher.clone(),
-        default_repo_opt: Some(repo.clone()),
-        default_limit: 10,
-        auth_token_opt: None,
-        host_policy: std::sync::Arc::new(http::guard::HostPolicy::new(&[], false)),
-        client_slots: http::guard::ClientSlots::new(usize::MAX),
-        mcp_budget_tokens: loaded.config.server.mcp_max_result_tokens,
-    };
-    let (server, addr) = http::start(state, "127.0.0.1:0".parse().expect("literal address"), 2)?;
+    let (server, addr) = crate::search::serve_loopback(&actors, &repo, loaded)?;
     let server_handle = server.handle();
     let server_task = actix::spawn(server);
     let base = format!("http://{addr}");

@@ -81,6 +81,25 @@ fn peak_rss_bytes() -> u64 {
         .unwrap_or(0)
 }
 
+/// The HTTP API over `actors` on a loopback port, no token, the repo as default: what the
+/// benchmarks time their requests against.
+pub fn serve_loopback(
+    actors: &docdex::actors::system::Actors,
+    repo: &Path,
+    loaded: &LoadedConfig,
+) -> Result<(actix_web::dev::Server, std::net::SocketAddr)> {
+    let state = HttpState {
+        dispatcher: actors.dispatcher.clone(),
+        default_repo_opt: Some(std::fs::canonicalize(repo)?),
+        default_limit: 10,
+        auth_token_opt: None,
+        host_policy: std::sync::Arc::new(http::guard::HostPolicy::new(&[], false)),
+        client_slots: http::guard::ClientSlots::new(usize::MAX),
+        mcp_budget_tokens: loaded.config.server.mcp_max_result_tokens,
+    };
+    Ok(http::start(state, "127.0.0.1:0".parse().expect("literal address"), 2)?)
+}
+
 /// Value at quantile `q` (0..=1) of sorted samples, nearest-rank.
 pub fn percentile(sorted: &[f64], q: f64) -> f64 {
     if sorted.is_empty() {
@@ -255,16 +274,7 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> R
     let status =
         actors.dispatcher.send(docdex::actors::tool_dispatcher::indexing::Status(Some(repo.to_path_buf()))).await??;
 
-    let state = HttpState {
-        dispatcher: actors.dispatcher.clone(),
-        default_repo_opt: Some(std::fs::canonicalize(repo)?),
-        default_limit: 10,
-        auth_token_opt: None,
-        host_policy: std::sync::Arc::new(http::guard::HostPolicy::new(&[], false)),
-        client_slots: http::guard::ClientSlots::new(usize::MAX),
-        mcp_budget_tokens: loaded.config.server.mcp_max_result_tokens,
-    };
-    let (server, addr) = http::start(state, "127.0.0.1:0".parse().expect("literal address"), 2)?;
+    let (server, addr) = serve_loopback(&actors, repo, loaded)?;
     let server_handle = server.handle();
     let server_task = actix::spawn(server);
 
