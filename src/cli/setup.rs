@@ -39,7 +39,22 @@ pub struct Agent {
     /// Whether the client's file can name an HTTP server at all (Claude Desktop's cannot:
     /// it gets the stdio form, whose `docdexd mcp` relays to a running daemon anyway).
     pub http_supported: bool,
+    /// How the client's project file names the token without holding it (teams commit
+    /// project files); `None` where the client has no such form.
+    pub token_ref: Option<TokenRef>,
 }
+
+/// A reference to the daemon's token that the client resolves when it connects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenRef {
+    /// The client expands this environment-variable form (it names `DOCDEX_AUTH_TOKEN`).
+    Env(&'static str),
+    /// VS Code asks for the value once (a password input) and keeps it in its secret store.
+    VsCodeInput,
+}
+
+/// The id of VS Code's input for the token.
+const VSCODE_TOKEN_INPUT: &str = "docdex-token";
 
 pub const AGENTS: [Agent; 7] = [
     Agent {
@@ -51,6 +66,7 @@ pub const AGENTS: [Agent; 7] = [
         url_key: "url",
         http_type: Some("http"),
         http_supported: true,
+        token_ref: Some(TokenRef::Env("${DOCDEX_AUTH_TOKEN}")),
     },
     Agent {
         name: "cursor",
@@ -61,6 +77,7 @@ pub const AGENTS: [Agent; 7] = [
         url_key: "url",
         http_type: None,
         http_supported: true,
+        token_ref: Some(TokenRef::Env("${env:DOCDEX_AUTH_TOKEN}")),
     },
     Agent {
         name: "vscode",
@@ -71,6 +88,7 @@ pub const AGENTS: [Agent; 7] = [
         url_key: "url",
         http_type: Some("http"),
         http_supported: true,
+        token_ref: Some(TokenRef::VsCodeInput),
     },
     Agent {
         name: "codex",
@@ -81,6 +99,7 @@ pub const AGENTS: [Agent; 7] = [
         url_key: "url",
         http_type: None,
         http_supported: true,
+        token_ref: None,
     },
     Agent {
         name: "gemini",
@@ -91,6 +110,7 @@ pub const AGENTS: [Agent; 7] = [
         url_key: "httpUrl",
         http_type: None,
         http_supported: true,
+        token_ref: Some(TokenRef::Env("${DOCDEX_AUTH_TOKEN}")),
     },
     Agent {
         name: "claude-desktop",
@@ -101,6 +121,7 @@ pub const AGENTS: [Agent; 7] = [
         url_key: "url",
         http_type: None,
         http_supported: false,
+        token_ref: None,
     },
     Agent {
         name: "windsurf",
@@ -111,6 +132,7 @@ pub const AGENTS: [Agent; 7] = [
         url_key: "serverUrl",
         http_type: None,
         http_supported: true,
+        token_ref: None,
     },
 ];
 
@@ -119,15 +141,10 @@ pub const AGENTS: [Agent; 7] = [
 #[derive(Debug, Clone)]
 pub enum Server {
     /// `env` is set for the client to pass on (`DOCDEX_HOME` when this one is not the default).
-    Stdio {
-        command: String,
-        args: Vec<String>,
-        env: Vec<(String, String)>,
-    },
-    Http {
-        url: String,
-        token_opt: Option<String>,
-    },
+    Stdio { command: String, args: Vec<String>, env: Vec<(String, String)> },
+    /// `project`: the file is a project's, which teams commit: the token is referenced
+    /// there, not written, where the client can resolve a reference.
+    Http { url: String, token_opt: Option<String>, project: bool },
 }
 
 impl Agent {
@@ -160,18 +177,50 @@ impl Agent {
                 }
                 entry
             }
-            Server::Http { url, token_opt } => {
+            Server::Http { url, token_opt, .. } => {
                 let mut entry = json!({ self.url_key: url });
                 if let Some(kind) = self.http_type {
                     entry["type"] = json!(kind);
                 }
                 if let Some(token) = token_opt {
                     let key = if matches!(self.format, Format::Toml { .. }) { "http_headers" } else { "headers" };
-                    entry[key] = json!({ "Authorization": format!("Bearer {token}") });
+                    let value = match self.referenced_token(server) {
+                        Some(TokenRef::Env(form)) => form.to_string(),
+                        Some(TokenRef::VsCodeInput) => format!("${{input:{VSCODE_TOKEN_INPUT}}}"),
+                        None => token.clone(),
+                    };
+                    entry[key] = json!({ "Authorization": format!("Bearer {value}") });
                 }
                 entry
             }
         }
+    }
+
+    /// The reference that stands for the token in this file, when it is a project's and the
+    /// client can resolve one.
+    pub fn referenced_token(&self, server: &Server) -> Option<TokenRef> {
+        match server {
+            Server::Http { token_opt: Some(_), project: true, .. } => self.token_ref,
+            _ => None,
+        }
+    }
+
+    /// Whether this file would hold the token itself.
+    pub fn holds_token(&self, server: &Server) -> bool {
+        matches!(server, Server::Http { token_opt: Some(_), .. }) && self.referenced_token(server).is_none()
+    }
+
+    /// VS Code's input declaration for the token, which the file must hold beside the
+    /// server that names it.
+    fn input(&self, server: &Server) -> Option<Value> {
+        (self.referenced_token(server) == Some(TokenRef::VsCodeInput)).then(|| {
+            json!({
+                "type": "promptString",
+                "id": VSCODE_TOKEN_INPUT,
+                "description": "docdex daemon token (the file `token` in DOCDEX_HOME, or DOCDEX_AUTH_TOKEN)",
+                "password": true
+            })
+        })
     }
 }
 
@@ -192,7 +241,7 @@ pub fn apply(agent: &Agent, file: &Path, server: &Server, dry_run: bool) -> Resu
     };
     let entry = agent.entry(server);
     let content = match agent.format {
-        Format::Json { key } => merge_json(existing.as_deref(), key, entry, file)?,
+        Format::Json { key } => merge_json(existing.as_deref(), key, entry, agent.input(server), file)?,
         Format::Toml { key } => merge_toml(existing.as_deref(), key, &entry, file)?,
     };
     if dry_run {
@@ -207,7 +256,7 @@ pub fn apply(agent: &Agent, file: &Path, server: &Server, dry_run: bool) -> Resu
     // A file that holds the token is the user's alone (0600), whatever it was; another keeps
     // its mode, never wider. The backup holds the old content (perhaps an old token): 0600.
     use std::os::unix::fs::PermissionsExt;
-    let holds_token = matches!(server, Server::Http { token_opt: Some(_), .. });
+    let holds_token = agent.holds_token(server);
     let old_mode_opt = std::fs::metadata(file).ok().map(|m| m.permissions().mode() & 0o777);
     let mode = if holds_token { 0o600 } else { old_mode_opt.unwrap_or(0o600) };
     let private = |path: &Path, mode: u32| std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode));
@@ -242,7 +291,13 @@ pub fn configured(agent: &Agent, file: &Path) -> bool {
     }
 }
 
-fn merge_json(existing: Option<&str>, key: &str, entry: Value, file: &Path) -> Result<String> {
+fn merge_json(
+    existing: Option<&str>,
+    key: &str,
+    entry: Value,
+    input_opt: Option<Value>,
+    file: &Path,
+) -> Result<String> {
     let mut root: Value = match existing.map(str::trim).filter(|t| !t.is_empty()) {
         Some(text) => serde_json::from_str(text).map_err(|err| {
             DocdexError::invalid(format!("{} is not valid JSON ({err}); it was left as it is", file.display()))
@@ -264,6 +319,20 @@ fn merge_json(existing: Option<&str>, key: &str, entry: Value, file: &Path) -> R
         )));
     };
     servers.insert("docdex".into(), entry);
+    if let Some(input) = input_opt {
+        let inputs = map.entry("inputs".to_string()).or_insert_with(|| json!([]));
+        let Value::Array(inputs) = inputs else {
+            return Err(DocdexError::invalid(format!(
+                "`inputs` in {} is not an array; it was left as it is",
+                file.display()
+            )));
+        };
+        // One declaration of docdex's input, replaced in place on a rerun.
+        match inputs.iter_mut().find(|i| i["id"] == input["id"]) {
+            Some(old) => *old = input,
+            None => inputs.push(input),
+        }
+    }
     Ok(format!("{}\n", serde_json::to_string_pretty(&root)?))
 }
 
@@ -343,7 +412,8 @@ pub fn readme_section() -> String {
         args: vec!["mcp".into(), "--repo".into(), "/home/me/project".into()],
         env: Vec::new(),
     };
-    let http = Server::Http { url: "http://127.0.0.1:3210/v1/mcp".into(), token_opt: Some("<token>".into()) };
+    let http =
+        Server::Http { url: "http://127.0.0.1:3210/v1/mcp".into(), token_opt: Some("<token>".into()), project: false };
     let mut out = String::new();
     for agent in AGENTS {
         let (format, key) = match agent.format {
@@ -356,11 +426,11 @@ pub fn readme_section() -> String {
             agent.title, agent.name, agent.user_file
         ));
         let render = |server: &Server| match agent.format {
-            Format::Json { key } => {
-                let mut root = serde_json::Map::new();
-                root.insert(key.into(), json!({ "docdex": agent.entry(server) }));
-                format!("```json\n{}\n```\n", serde_json::to_string_pretty(&Value::Object(root)).unwrap_or_default())
-            }
+            Format::Json { key } => format!(
+                "```json\n{}```\n",
+                merge_json(None, key, agent.entry(server), agent.input(server), Path::new("mcp.json"))
+                    .unwrap_or_default()
+            ),
             Format::Toml { key } => format!(
                 "```toml\n{}```\n",
                 merge_toml(None, key, &agent.entry(server), Path::new("config.toml")).unwrap_or_default()
@@ -370,6 +440,17 @@ pub fn readme_section() -> String {
         if agent.http_supported {
             out.push_str("\nWith `--http`:\n\n");
             out.push_str(&render(&http));
+            if let (Some(_), Some(project_file)) = (agent.token_ref, agent.project_file) {
+                let project = Server::Http {
+                    url: "http://127.0.0.1:3210/v1/mcp".into(),
+                    token_opt: Some("<token>".into()),
+                    project: true,
+                };
+                out.push_str(&format!(
+                    "\nWith `--http --repo`, `<repo>/{project_file}` names the token instead of holding it (teams commit that folder):\n\n"
+                ));
+                out.push_str(&render(&project));
+            }
         } else {
             out.push_str("\nIts file cannot name an HTTP server: with `--http` it gets the form above, whose `docdexd mcp` relays to the running daemon.\n");
         }
@@ -386,7 +467,7 @@ pub(crate) fn run_setup(
     dry_run: bool,
     check: bool,
 ) -> Result<i32> {
-    use crate::cli::setup::{apply, configured, Agent, Outcome, Server};
+    use crate::cli::setup::{apply, configured, Agent, Outcome, Server, TokenRef};
     let agents = Agent::by_name(agent)?;
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
@@ -414,34 +495,50 @@ pub(crate) fn run_setup(
         }
         Server::Stdio { command, args, env: crate::cli::setup::stdio_env(loaded) }
     };
-    let http_server = if http {
-        let url = format!("http://{}/v1/mcp", loaded.config.server.http_bind_addr);
-        Some(Server::Http { url, token_opt: config::daemon_token(loaded)? })
+    let http_token_opt = if http { Some(config::daemon_token(loaded)?) } else { None };
+    // Where a user finds the token's value to hand to a client that references it.
+    let token_source = if loaded.config.server.auth_token.is_some() {
+        "[server] auth_token or DOCDEX_AUTH_TOKEN".to_string()
     } else {
-        None
+        format!("the file {}", loaded.home.join("token").display())
     };
     let mut failed = false;
     for agent in &agents {
         let file = agent.file(&home, repo_opt.as_deref());
-        let server = match &http_server {
-            Some(server) if agent.http_supported => server,
-            _ => &stdio,
-        };
+        let http_server = http_token_opt.clone().filter(|_| agent.http_supported).map(|token_opt| Server::Http {
+            url: format!("http://{}/v1/mcp", loaded.config.server.http_bind_addr),
+            token_opt,
+            project: repo_opt.is_some() && agent.project_file.is_some(),
+        });
+        let server = http_server.as_ref().unwrap_or(&stdio);
         match apply(agent, &file, server, dry_run) {
             Ok(Outcome::Written { backup_opt }) => {
                 let backup =
                     backup_opt.map(|b| format!(" (previous file kept as {})", b.display())).unwrap_or_default();
                 crate::outln!("{:<15} written       {}{backup}", agent.name, file.display());
-                let holds_token = matches!(server, Server::Http { token_opt: Some(_), .. });
-                if let (true, Some(repo)) = (holds_token, &repo_opt) {
-                    // A project file is what teams commit: the daemon's token would go with it.
-                    eprintln!(
-                        "warning: {} holds this daemon's token and lies in {}, a folder that is often committed: \
-                         keep it out of version control (e.g. list it in .gitignore), or set up without --repo \
-                         (the user-wide file), or without --http (no token needed)",
+                match agent.referenced_token(server) {
+                    Some(TokenRef::Env(form)) => eprintln!(
+                        "note: {} names the token as {form}, not its value (the folder is often committed): \
+                         set DOCDEX_AUTH_TOKEN in the environment {} starts from, to the token in {token_source}",
                         file.display(),
-                        repo.display()
-                    );
+                        agent.title
+                    ),
+                    Some(TokenRef::VsCodeInput) => eprintln!(
+                        "note: {} names the token as an input, not its value (the folder is often committed): \
+                         {} asks for it once when it first connects; it is in {token_source}",
+                        file.display(),
+                        agent.title
+                    ),
+                    None if agent.holds_token(server) && repo_opt.is_some() && agent.project_file.is_some() => {
+                        // A project file is what teams commit: the daemon's token would go with it.
+                        eprintln!(
+                            "warning: {} holds this daemon's token and lies in a folder that is often committed: \
+                             keep it out of version control (e.g. list it in .gitignore), or set up without --repo \
+                             (the user-wide file), or without --http (no token needed)",
+                            file.display(),
+                        )
+                    }
+                    None => {}
                 }
             }
             Ok(Outcome::Unchanged) => crate::outln!("{:<15} already set    {}", agent.name, file.display()),
@@ -502,7 +599,11 @@ mod tests {
         for before in [0o600, 0o644] {
             std::fs::write(&file, "{\"mcpServers\": {\"other\": {\"command\": \"x\"}}}").unwrap();
             std::fs::set_permissions(&file, std::fs::Permissions::from_mode(before)).unwrap();
-            let server = Server::Http { url: "http://127.0.0.1:1/v1/mcp".into(), token_opt: Some("secret".into()) };
+            let server = Server::Http {
+                url: "http://127.0.0.1:1/v1/mcp".into(),
+                token_opt: Some("secret".into()),
+                project: false,
+            };
             let Outcome::Written { backup_opt: Some(backup) } = apply(agent, &file, &server, false).unwrap() else {
                 panic!("not written")
             };

@@ -368,11 +368,26 @@ fn setup_configures_every_agent_and_keeps_what_is_there() {
         std::fs::canonicalize(repo.path()).unwrap().to_str().unwrap()
     );
     assert!(!String::from_utf8_lossy(&out.stderr).contains("token"), "no token, no warning");
-    // The HTTP form puts the token in that project file: said, with what to do.
+    // The HTTP form in a project file (teams commit it) names the token, never holds it:
+    // VS Code through a password input, Claude Code through an environment variable; the
+    // user is told where the value is.
     let http = run(&["setup", "--agent", "vscode", "--http", "--repo", repo.path().to_str().unwrap()]);
     assert_eq!(http.status.code(), Some(0), "{}", String::from_utf8_lossy(&http.stderr));
     let stderr = String::from_utf8_lossy(&http.stderr);
-    assert!(stderr.contains("holds this daemon's token") && stderr.contains(".gitignore"), "{stderr}");
+    assert!(stderr.contains("asks for it once") && stderr.contains("token"), "{stderr}");
+    let vscode_text = std::fs::read_to_string(repo.path().join(".vscode/mcp.json")).unwrap();
+    assert!(!vscode_text.contains(token.trim()), "the token's value is not in the project file: {vscode_text}");
+    let vscode: serde_json::Value = serde_json::from_str(&vscode_text).unwrap();
+    assert_eq!(vscode["servers"]["docdex"]["headers"]["Authorization"], "Bearer ${input:docdex-token}");
+    assert_eq!(vscode["inputs"][0]["id"], "docdex-token");
+    assert_eq!(vscode["inputs"][0]["password"], true);
+    let again = run(&["setup", "--agent", "vscode", "--http", "--repo", repo.path().to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&again.stdout).contains("already set"), "the input is declared once");
+    let claude = run(&["setup", "--agent", "claude-code", "--http", "--repo", repo.path().to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&claude.stderr).contains("set DOCDEX_AUTH_TOKEN"));
+    let project_text = std::fs::read_to_string(repo.path().join(".mcp.json")).unwrap();
+    assert!(!project_text.contains(token.trim()), "{project_text}");
+    assert!(project_text.contains("Bearer ${DOCDEX_AUTH_TOKEN}"), "{project_text}");
     crate::common::write(fake_home.path(), ".gemini/settings.json", "{ not json");
     let broken = run(&["setup", "--agent", "gemini"]);
     assert_eq!(broken.status.code(), Some(1));
