@@ -30,23 +30,30 @@ pub enum Command {
         #[arg(long)]
         wait: bool,
     },
-    /// Print a file of an indexed repo (a line range of it), or one chunk by the id a search
-    /// hit gave (`search --json` shows `chunk_id`).
+    /// Print a file of an indexed repo (a line range of it), where a symbol is defined
+    /// (`--symbol`), or one chunk by the id a search hit gave (`search --json` shows
+    /// `chunk_id`).
+    #[command(visible_alias = "open")]
     Get {
         /// The repository's root folder (`.`: the current directory).
         #[arg(long, default_value = ".")]
         repo: PathBuf,
         /// A chunk id instead of a path.
-        #[arg(long, conflicts_with = "path")]
-        chunk_id: Option<u32>,
+        #[arg(long)]
+        chunk_id: Option<u64>,
+        /// An item or heading name (`Router::route`, `Installation`): its lines (with a path,
+        /// only that file's).
+        #[arg(long)]
+        symbol: Option<String>,
+        /// First line, 1-based.
         #[arg(long)]
         line_start: Option<u64>,
+        /// Last line, inclusive (at most 400 lines are printed).
         #[arg(long)]
         line_end: Option<u64>,
         #[arg(long)]
         json: bool,
         /// Path relative to the repo root.
-        #[arg(required_unless_present = "chunk_id")]
         path: Option<String>,
     },
     /// Print several files of an indexed repo: the paths given, or a glob's matches.

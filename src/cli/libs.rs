@@ -184,15 +184,17 @@ pub enum CrateAction {
         query: Vec<String>,
     },
     /// An item's full docs: by path (`tokio::spawn`), re-export or close match.
-    Doc {
+    #[command(visible_alias = "doc")]
+    Item {
         #[command(flatten)]
         krate: CrateArgs,
         /// The item's path (`serde::de::Deserialize`); or give it alone as the crate
-        /// (`crate doc serde::Deserialize`), whose first segment names the crate.
+        /// (`crate item serde::Deserialize`), whose first segment names the crate.
         path: Option<String>,
     },
     /// The crate's modules with their item counts.
-    Tree {
+    #[command(visible_alias = "tree")]
+    Modules {
         #[command(flatten)]
         krate: CrateArgs,
     },
@@ -272,7 +274,7 @@ pub async fn run_crate(loaded: &LoadedConfig, action: CrateAction) -> Result<i32
                 out
             }
         }
-        CrateAction::Doc { mut krate, path } => {
+        CrateAction::Item { mut krate, path } => {
             let path = match path {
                 Some(path) => path,
                 None => match krate.name.split_once("::") {
@@ -296,7 +298,7 @@ pub async fn run_crate(loaded: &LoadedConfig, action: CrateAction) -> Result<i32
                 format!("{} {}{via}\n\n```rust\n{}\n```\n\n{}\n", doc.kind, doc.path, doc.signature, doc.docs)
             }
         }
-        CrateAction::Tree { krate } => {
+        CrateAction::Modules { krate } => {
             let tree = dispatcher.send(ModuleTreeQuery(krate.crate_ref())).await??;
             if krate.json {
                 to_json(&tree)?

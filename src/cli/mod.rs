@@ -29,12 +29,12 @@ use self::progress::{embed_with_progress, index_with_progress, spawn_daemon_prog
 use self::setup::{mcp_config, run_setup};
 use crate::actors::repo_manager::CloseAll;
 use crate::actors::scraper::CloseBrowser;
-use crate::actors::tool_dispatcher::files::{GetChunk, ListFiles, MultiGet, OpenFile};
+use crate::actors::tool_dispatcher::files::{Get, GetTarget, ListFiles, MultiGet};
 use crate::actors::tool_dispatcher::indexing::StopBackgroundWork;
 use crate::actors::tool_dispatcher::repos::Mount;
 use crate::config::{self, LoadedConfig};
 use crate::daemon::client::{self, Backend, DaemonClient};
-use crate::protocol::{DocdexError, ErrorCode, Result, SearchRequest, WaterfallRequest};
+use crate::protocol::{DocdexError, ErrorCode, GetResult, Result, SearchRequest, WaterfallRequest};
 
 /// Whether the command line asked for JSON (`--json`, on any command that takes it).
 fn json_asked() -> bool {
@@ -176,33 +176,21 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             print_out(&if json { to_json(&summary)? } else { render_summary(&summary) })?;
             Ok(0)
         }
-        Command::Get { repo, chunk_id, line_start, line_end, json, path } => {
+        Command::Get { repo, chunk_id, symbol, line_start, line_end, json, path } => {
+            let target = GetTarget::from_params(path, symbol, chunk_id, line_start, line_end)?;
             let actors = crate::actors::system::start_actors(&loaded, None);
-            let repo_opt = Some(repo);
-            let text = match (chunk_id, path) {
-                (Some(chunk_id), _) => {
-                    let chunk = actors.dispatcher.send(GetChunk { repo_opt, chunk_id }).await??;
-                    if json {
-                        to_json(&chunk)?
-                    } else {
-                        format!(
-                            "{}:{}-{} [{}]\n{}\n",
-                            chunk.path, chunk.line_start, chunk.line_end, chunk.heading, chunk.text
-                        )
-                    }
-                }
-                (None, path) => {
-                    let path = path.unwrap_or_default();
-                    let open = OpenFile { repo_opt, path, start_opt: line_start, end_opt: line_end };
-                    let content = actors.dispatcher.send(open).await??;
-                    if json {
-                        to_json(&content)?
-                    } else {
-                        format!("{}\n", content.numbered())
-                    }
+            let read = actors.dispatcher.send(Get { repo_opt: Some(repo), target }).await?;
+            actors.repo_manager.send(CloseAll).await?;
+            let text = match read? {
+                read if json => to_json(&read)?,
+                GetResult::File(content) => format!("{}\n", content.numbered()),
+                GetResult::Chunk(chunk) => {
+                    format!(
+                        "{}:{}-{} [{}]\n{}\n",
+                        chunk.path, chunk.line_start, chunk.line_end, chunk.heading, chunk.text
+                    )
                 }
             };
-            actors.repo_manager.send(CloseAll).await?;
             print_out(&text)?;
             Ok(0)
         }

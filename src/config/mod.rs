@@ -83,7 +83,7 @@ pub struct CoreConfig {
     pub log_level: String,
     /// Pages fetched at once (browser tabs or plain requests), across all repos.
     pub max_concurrent_fetches: usize,
-    /// Largest file `open` (MCP `docdex_open`, chat's chunk reads) will read.
+    /// Largest file `get` (every surface, and chat's chunk reads) will read.
     pub max_open_bytes: u64,
     /// A daemon releases a repo's index handles after this long unused (0: never); the
     /// next request reopens them.

@@ -28,7 +28,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp_actix_web::transport::StreamableHttpService;
 
 use crate::actors::tool_dispatcher::chat::{DagGet, DagSessions};
-use crate::actors::tool_dispatcher::files::{GetChunk, ListFiles, MultiGet, OpenFile};
+use crate::actors::tool_dispatcher::files::{Get, GetTarget, ListFiles, MultiGet};
 use crate::actors::tool_dispatcher::indexing::{EmbedPending, Index, Status};
 use crate::actors::tool_dispatcher::libs::LibsFetch;
 use crate::actors::tool_dispatcher::memory::{MemoryDelete, MemoryListing, MemoryRecall, MemorySave};
@@ -192,6 +192,7 @@ struct GetParams {
     #[serde(alias = "repo_path", alias = "project_root")]
     repo: Option<PathBuf>,
     path: Option<String>,
+    symbol: Option<String>,
     chunk_id: Option<String>,
     line_start: Option<String>,
     line_end: Option<String>,
@@ -207,7 +208,7 @@ pub(crate) fn parse_number(name: &str, raw: Option<&str>) -> Result<Option<u64>,
     }
 }
 
-/// A file by path (a line range of it) or a chunk by id.
+/// A file by path (a line range of it), a symbol's span, or a chunk by id.
 async fn get_item(state: web::Data<HttpState>, params: web::Query<GetParams>) -> HttpResponse {
     let params = params.into_inner();
     let numbers = (
@@ -220,13 +221,9 @@ async fn get_item(state: web::Data<HttpState>, params: web::Query<GetParams>) ->
         (Err(err), _, _) | (_, Err(err), _) | (_, _, Err(err)) => return error_response(&err),
     };
     let repo_opt = params.repo.or_else(|| state.default_repo_opt.clone());
-    match (chunk_opt, params.path) {
-        (Some(id), None) => match u32::try_from(id) {
-            Ok(chunk_id) => respond(dispatch(&state, GetChunk { repo_opt, chunk_id }).await),
-            Err(_) => error_response(&DocdexError::invalid(format!("no chunk {id}"))),
-        },
-        (None, Some(path)) => respond(dispatch(&state, OpenFile { repo_opt, path, start_opt, end_opt }).await),
-        _ => error_response(&DocdexError::invalid("give either `path` or `chunk_id`")),
+    match GetTarget::from_params(params.path, params.symbol, chunk_opt, start_opt, end_opt) {
+        Ok(target) => respond(dispatch(&state, Get { repo_opt, target }).await),
+        Err(err) => error_response(&err),
     }
 }
 

@@ -91,42 +91,30 @@ pub struct LibsFetchArgs {
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct OpenArgs {
-    /// File path relative to the repo root, as search results give it (optional with
-    /// `symbol`).
+pub struct GetArgs {
+    /// File path relative to the repo root, as search results give it (with `symbol`: only
+    /// that file's definition).
     #[serde(default)]
     pub path: Option<String>,
-    /// Open where this item or section is defined instead of by line numbers: a function,
-    /// type or heading name, e.g. "run_detached" or "Installation".
+    /// Read where this item or section is defined instead of by line numbers: a function,
+    /// type or heading name, plain or qualified, e.g. "run_detached", "Router::route" or
+    /// "Installation".
     #[serde(default)]
     pub symbol: Option<String>,
-    /// First line, 1-based (default 1).
-    #[serde(default, deserialize_with = "lenient_number")]
-    #[schemars(range(min = 1))]
-    pub line_start: Option<u64>,
-    /// Last line, inclusive (default: end of file; at most 400 lines are returned).
-    #[serde(default, deserialize_with = "lenient_number")]
-    #[schemars(range(min = 1))]
-    pub line_end: Option<u64>,
-    /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
-    #[serde(default, alias = "repo_path", alias = "project_root")]
-    pub repo: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GetArgs {
-    /// File path relative to the repo root (the whole file, paged), or...
-    #[serde(default)]
-    pub path: Option<String>,
-    /// ...a chunk id from a search hit (that chunk in full).
+    /// A chunk id from a search hit (that chunk in full; alone, without path or lines).
     #[serde(default, deserialize_with = "lenient_number")]
     #[schemars(range(min = 0))]
     pub chunk_id: Option<u64>,
-    /// With `path`: first line, 1-based (default 1; the `next_line_start` of the previous page).
+    /// First line, 1-based (default 1, or the symbol's first line; the previous page's
+    /// `line_end` + 1 to read on).
     #[serde(default, deserialize_with = "lenient_number")]
     #[schemars(range(min = 1))]
     pub line_start: Option<u64>,
+    /// Last line, inclusive (default: the end of the file or of the symbol; at most 400
+    /// lines are returned).
+    #[serde(default, deserialize_with = "lenient_number")]
+    #[schemars(range(min = 1))]
+    pub line_end: Option<u64>,
     /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
     #[serde(default, alias = "repo_path", alias = "project_root")]
     pub repo: Option<String>,

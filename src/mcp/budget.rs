@@ -321,6 +321,25 @@ impl Fit for ChunkContent {
     }
 }
 
+impl Fit for crate::protocol::GetResult {
+    fn items(&self) -> usize {
+        1
+    }
+    fn keep(&mut self, _: usize) {}
+    fn clip(&mut self, chars: usize) -> bool {
+        match self {
+            Self::File(file) => file.clip(chars),
+            Self::Chunk(chunk) => chunk.clip(chars),
+        }
+    }
+    fn structured(&self) -> Value {
+        match self {
+            Self::File(file) => file.structured(),
+            Self::Chunk(chunk) => chunk.structured(),
+        }
+    }
+}
+
 impl Fit for MultiGetResponse {
     fn items(&self) -> usize {
         self.files.len()

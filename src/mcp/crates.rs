@@ -129,7 +129,7 @@ impl DocdexMcp {
     }
 
     #[tool(
-        description = "Search a Rust crate's public items (functions, types, traits, macros, methods) by words or names. Example: {\"crate_name\": \"tokio\", \"query\": \"run blocking code\", \"kind\": \"fn\"}. Returns paths, kinds, signatures and one-line summaries; read one with docdex_item_doc."
+        description = "Search a Rust crate's public items (functions, types, traits, macros, methods) by words or names. Example: {\"crate_name\": \"tokio\", \"query\": \"run blocking code\", \"kind\": \"fn\"}. Returns paths, kinds, signatures and one-line summaries; read one with docdex_crate_item."
     )]
     async fn docdex_crate_search(&self, Parameters(args): Parameters<CrateSearchArgs>) -> CallToolResult {
         let result = async {
@@ -160,7 +160,7 @@ impl DocdexMcp {
     #[tool(
         description = "Full docs of a Rust item: signature, Markdown docs with whole code blocks, re-export aliases, members. Example: {\"crate_name\": \"serde\", \"path\": \"serde::Deserialize\"} (resolves to serde::de::Deserialize). A wrong path gets the closest matches as suggestions."
     )]
-    async fn docdex_item_doc(&self, Parameters(args): Parameters<ItemDocArgs>) -> CallToolResult {
+    async fn docdex_crate_item(&self, Parameters(args): Parameters<ItemDocArgs>) -> CallToolResult {
         let crate_ref = self.crate_ref(args.crate_name, args.version, args.repo);
         let result = self.call(ItemDocQuery { crate_ref, path: args.path }).await;
         respond_fitted(result, Page::SINGLE, self.budget_tokens, |doc| {
@@ -177,7 +177,7 @@ impl DocdexMcp {
     #[tool(
         description = "The module tree of a Rust crate, depth-first, with item counts per module. Example: {\"crate_name\": \"tokio\"}."
     )]
-    async fn docdex_module_tree(&self, Parameters(args): Parameters<CrateOnlyArgs>) -> CallToolResult {
+    async fn docdex_crate_modules(&self, Parameters(args): Parameters<CrateOnlyArgs>) -> CallToolResult {
         let crate_ref = self.crate_ref(args.crate_name, args.version, args.repo);
         let result = self.call(ModuleTreeQuery(crate_ref)).await;
         super::respond(result, |tree| {

@@ -23,7 +23,7 @@ use rmcp::service::NotificationContext;
 use rmcp::{tool, tool_handler, tool_router, RoleServer, ServerHandler};
 use serde::Serialize;
 
-use crate::actors::tool_dispatcher::files::{self, GetChunk, ListFiles, MultiGet, OpenFile};
+use crate::actors::tool_dispatcher::files::{self, Get, GetTarget, ListFiles, MultiGet};
 use crate::actors::tool_dispatcher::indexing::{Index, Status};
 use crate::actors::tool_dispatcher::libs::LibsFetch;
 use crate::actors::tool_dispatcher::memory::{self, MemoryRecall, MemorySave};
@@ -35,8 +35,8 @@ use crate::protocol::{
     DocdexError, IndexRequest, LibsFetchRequest, Result, SearchMode, SearchRequest, WaterfallRequest,
 };
 use args::{
-    lenient_number, FilesArgs, GetArgs, LibsFetchArgs, MemoryRecallArgs, MemorySaveArgs, MultiGetArgs, OpenArgs,
-    RepoArgs, SearchArgs, WebResearchArgs,
+    lenient_number, FilesArgs, GetArgs, LibsFetchArgs, MemoryRecallArgs, MemorySaveArgs, MultiGetArgs, RepoArgs,
+    SearchArgs, WebResearchArgs,
 };
 use budget::{offset_arg, respond_fitted, Page};
 
@@ -183,47 +183,6 @@ impl DocdexMcp {
         })
     }
 
-    /// Where `symbol` (an item or heading name) is defined: the first search hit whose
-    /// heading names it, in `path_opt` when given.
-    async fn locate(
-        &self,
-        repo_opt: Option<PathBuf>,
-        symbol: &str,
-        path_opt: Option<&str>,
-    ) -> Result<(String, u64, u64)> {
-        let name = symbol.trim().rsplit("::").next().unwrap_or("").trim().to_string();
-        if name.is_empty() {
-            return Err(DocdexError::invalid("symbol must not be empty"));
-        }
-        let request = SearchRequest {
-            source_opt: None,
-            lib_opt: None,
-            repo_opt,
-            query: name.clone(),
-            limit: crate::protocol::MAX_SEARCH_LIMIT,
-            mode_opt: Some(SearchMode::Lexical),
-            explain: false,
-        };
-        let response = self.call(Search(request)).await?;
-        let names = |heading: &str| -> bool {
-            let last = heading.rsplit(" > ").next().unwrap_or("");
-            last.split(", ").any(|n| n.trim() == name) || last.trim() == name || heading.trim() == symbol.trim()
-        };
-        response
-            .hits
-            .iter()
-            .filter(|hit| path_opt.is_none_or(|path| hit.path == path))
-            .find(|hit| names(&hit.heading))
-            .map(|hit| (hit.path.clone(), hit.line_start, hit.line_end))
-            .ok_or_else(|| {
-                DocdexError::new(
-                    crate::protocol::ErrorCode::NotFound,
-                    format!("no item or section named `{symbol}` was found"),
-                )
-                .with_hint("check the name with docdex_search, or open by path and lines")
-            })
-    }
-
     async fn call<M, T>(&self, msg: M) -> Result<T>
     where
         M: actix::Message<Result = Result<T>> + Send + 'static,
@@ -237,7 +196,7 @@ impl DocdexMcp {
 #[tool_router]
 impl DocdexMcp {
     #[tool(
-        description = "Search the repository's code and docs (BM25 + embeddings). Example: {\"query\": \"where are auth tokens refreshed\", \"limit\": 5}. Returns ranked hits: path, line_start-line_end, score, heading (symbol or section) and a snippet; open a hit with docdex_open."
+        description = "Search the repository's code and docs (BM25 + embeddings). Example: {\"query\": \"where are auth tokens refreshed\", \"limit\": 5}. Returns ranked hits: path, line_start-line_end, score, heading (symbol or section) and a snippet; read a hit with docdex_get."
     )]
     async fn docdex_search(&self, Parameters(args): Parameters<SearchArgs>) -> CallToolResult {
         let cap = crate::protocol::MAX_SEARCH_LIMIT;
@@ -338,53 +297,22 @@ impl DocdexMcp {
     }
 
     #[tool(
-        description = "Read lines of an indexed file, numbered. Example: {\"path\": \"src/lib.rs\", \"line_start\": 10, \"line_end\": 60}. Returns at most 400 lines as \"  12 | text\"; truncated tells whether the range was cut."
-    )]
-    async fn docdex_open(&self, Parameters(args): Parameters<OpenArgs>) -> CallToolResult {
-        let result = async {
-            let repo_opt = Some(self.repo(args.repo).await?);
-            let (path, start_opt, end_opt) = match (args.symbol, args.path) {
-                (Some(symbol), path_opt) => {
-                    let (path, start, end) = self.locate(repo_opt.clone(), &symbol, path_opt.as_deref()).await?;
-                    (path, Some(args.line_start.unwrap_or(start)), Some(args.line_end.unwrap_or(end)))
-                }
-                (None, Some(path)) => (path, args.line_start, args.line_end),
-                (None, None) => return Err(DocdexError::invalid("give `path` (and lines) or `symbol`")),
-            };
-            self.call(OpenFile { repo_opt, path, start_opt, end_opt }).await
-        }
-        .await;
-        respond_fitted(result, Page::SINGLE, self.budget_tokens, render_file)
-    }
-
-    #[tool(
-        description = "Get a whole file by path (paged: call again with next_line_start) or one chunk by the chunk_id a search hit gave. Example: {\"chunk_id\": 42} or {\"path\": \"README.md\"}."
+        description = "Read an indexed file: lines by path (numbered, at most 400; read on from line_end + 1), the span of a symbol (a function, type or heading name), or one chunk by the chunk_id a search hit gave. Example: {\"path\": \"src/lib.rs\", \"line_start\": 10, \"line_end\": 60}, {\"symbol\": \"Router::route\"} or {\"chunk_id\": 42}."
     )]
     async fn docdex_get(&self, Parameters(args): Parameters<GetArgs>) -> CallToolResult {
-        let repo_opt = match self.repo(args.repo).await {
-            Ok(repo) => Some(repo),
-            Err(err) => return tool_error(&err),
-        };
-        match (args.chunk_id, args.path) {
-            (Some(id), None) => {
-                let id = match u32::try_from(id) {
-                    Ok(id) => id,
-                    Err(_) => return tool_error(&DocdexError::invalid(format!("no chunk {id}"))),
-                };
-                let result = self.call(GetChunk { repo_opt, chunk_id: id }).await;
-                respond_fitted(result, Page::SINGLE, self.budget_tokens, |chunk| {
-                    format!(
-                        "{}:{}-{} [{}] (chunk {})\n{}",
-                        chunk.path, chunk.line_start, chunk.line_end, chunk.heading, chunk.chunk_id, chunk.text
-                    )
-                })
-            }
-            (None, Some(path)) => {
-                let result = self.call(OpenFile { repo_opt, path, start_opt: args.line_start, end_opt: None }).await;
-                respond_fitted(result, Page::SINGLE, self.budget_tokens, render_file)
-            }
-            _ => tool_error(&DocdexError::invalid("give either `path` or `chunk_id`")),
+        let result = async {
+            let repo_opt = Some(self.repo(args.repo).await?);
+            let target = GetTarget::from_params(args.path, args.symbol, args.chunk_id, args.line_start, args.line_end)?;
+            self.call(Get { repo_opt, target }).await
         }
+        .await;
+        respond_fitted(result, Page::SINGLE, self.budget_tokens, |read| match read {
+            crate::protocol::GetResult::File(file) => render_file(file),
+            crate::protocol::GetResult::Chunk(chunk) => format!(
+                "{}:{}-{} [{}] (chunk {})\n{}",
+                chunk.path, chunk.line_start, chunk.line_end, chunk.heading, chunk.chunk_id, chunk.text
+            ),
+        })
     }
 
     #[tool(
@@ -573,6 +501,18 @@ impl DocdexMcp {
     }
 }
 
+/// Older tool names, still answered (clients and prompts written against them keep working)
+/// but no longer listed: one name per idea in the list an agent reads.
+const TOOL_ALIASES: [(&str, &str); 3] = [
+    ("docdex_open", "docdex_get"),
+    ("docdex_item_doc", "docdex_crate_item"),
+    ("docdex_module_tree", "docdex_crate_modules"),
+];
+
+fn tool_alias(name: &str) -> Option<&'static str> {
+    TOOL_ALIASES.iter().find(|(old, _)| *old == name).map(|(_, new)| *new)
+}
+
 #[tool_handler(router = Self::router())]
 impl ServerHandler for DocdexMcp {
     /// The router's call, with an unknown argument's error naming the closest one the tool
@@ -582,6 +522,10 @@ impl ServerHandler for DocdexMcp {
         request: rmcp::model::CallToolRequestParams,
         context: rmcp::service::RequestContext<RoleServer>,
     ) -> std::result::Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
+        let mut request = request;
+        if let Some(name) = tool_alias(&request.name) {
+            request.name = name.into();
+        }
         let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
         let name_it = |message: &str| {
             DocdexError::unknown_parameter(message).map(|named| {
@@ -626,7 +570,7 @@ impl ServerHandler for DocdexMcp {
     fn get_info(&self) -> ServerConfig {
         let mut instructions = String::from(
             "docdex searches this repository's code and docs locally. Start with docdex_search; open hits with \
-             docdex_open; save what you learn with docdex_memory_save and recall it with docdex_memory_recall. \
+             docdex_get; save what you learn with docdex_memory_save and recall it with docdex_memory_recall. \
              Long results come in pages: call again with the offset (or line_start) they name.",
         );
         if let Some(broken) = &self.startup.broken_opt {

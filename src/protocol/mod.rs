@@ -504,6 +504,15 @@ pub struct MemoryDeleted {
 /// Upper bound for memory recall `k`.
 pub const MAX_MEMORY_RECALL: usize = 100;
 
+/// What `get` read: lines of a file (by path or by a symbol's span), or one chunk; each
+/// keeps its own shape on the wire.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum GetResult {
+    File(FileContent),
+    Chunk(ChunkContent),
+}
+
 /// Lines of an indexed file, numbered.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FileContent {

@@ -265,6 +265,17 @@ fn get_and_multi_get_read_files_and_chunks() {
     assert!(chunk["text"].as_str().unwrap().contains("def render_quarterly_report"), "{chunk}");
     let file = home.json(&["get", "--repo", repo_arg, "--line-start", "2", "--json", "src/pool.rs"]);
     assert_eq!((file["line_start"].as_u64(), file["total_lines"].as_u64()), (Some(2), Some(11)), "{file}");
+    // `open` is the same command; a symbol gives its definition's lines.
+    let method = home.json(&["open", "--repo", repo_arg, "--symbol", "run_detached", "--json"]);
+    assert_eq!((method["path"].as_str(), method["line_start"].as_u64()), (Some("src/pool.rs"), Some(8)), "{method}");
+    assert_eq!(method["line_end"].as_u64(), Some(10), "{method}");
+    let neither = home.run(&["get", "--repo", repo_arg]);
+    assert_eq!(neither.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&neither.stderr).contains("give path"),
+        "{}",
+        String::from_utf8_lossy(&neither.stderr)
+    );
     let many = home.json(&["multi-get", "--repo", repo_arg, "--glob", "**/*.{py,ts}", "--json"]);
     let paths: Vec<&str> = many["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
     assert_eq!(paths.len(), 2, "{many}");

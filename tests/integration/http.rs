@@ -30,6 +30,12 @@ async fn search_over_http_matches_the_cli() {
     assert_eq!((status, chunk["path"].as_str()), (200, Some("src/pool.rs")), "{chunk}");
     let (status, file) = get(&server.url("/v1/get?path=src/pool.rs&line_start=2&line_end=3"), server.token()).await;
     assert_eq!((status, file["line_end"].as_u64()), (200, Some(3)), "{file}");
+    // By symbol, qualified: the method's own lines, from the code graph.
+    let (status, method) = get(&server.url("/v1/get?symbol=WorkerPool::run_detached"), server.token()).await;
+    assert_eq!((status, method["path"].as_str(), method["line_start"].as_u64()), (200, Some("src/pool.rs"), Some(8)));
+    assert!(method["text"].as_str().unwrap().starts_with("    pub fn run_detached"), "{method}");
+    let (status, both) = get(&server.url("/v1/get?chunk_id=1&path=src/pool.rs"), server.token()).await;
+    assert_eq!(status, 400, "{both}");
     let many: serde_json::Value = server
         .client()
         .post(server.url("/v1/multi-get"))

@@ -295,13 +295,13 @@ fn crate_tools_answer_from_rustdoc_with_aliases_suggestions_and_whole_examples()
     let this_repo = env!("CARGO_MANIFEST_DIR");
     let serde = locked_version("serde");
 
-    let doc = home.json(&["crate", "doc", "serde", "serde::Deserialize", "--repo", this_repo, "--json"]);
+    let doc = home.json(&["crate", "item", "serde", "serde::Deserialize", "--repo", this_repo, "--json"]);
     assert_eq!((doc["path"].as_str(), doc["version"].as_str()), (Some("serde::de::Deserialize"), Some(serde.as_str())));
     assert_eq!(doc["requested"], "serde::Deserialize");
     assert!(doc["docs"].as_str().unwrap().contains("A **data structure** that can be deserialized"), "{doc}");
 
     // The crate named by the path's first segment alone.
-    let short = home.json(&["crate", "doc", "serde::Deserialize", "--repo", this_repo, "--json"]);
+    let short = home.json(&["crate", "item", "serde::Deserialize", "--repo", this_repo, "--json"]);
     assert_eq!(short["path"], doc["path"], "{short}");
 
     let typo = home.run(&["crate", "doc", "serde", "serde::Deserialise", "--repo", this_repo]);
@@ -326,6 +326,12 @@ fn crate_tools_answer_from_rustdoc_with_aliases_suggestions_and_whole_examples()
         let code = block["code"].as_str().unwrap();
         assert!(!code.contains("```"), "a fence inside a block: {code}");
         assert_eq!(code.matches('{').count(), code.matches('}').count(), "a fragment: {code}");
+    }
+    // `modules` (`tree` is its older name) lists the module tree, as HTTP's `/modules` does.
+    for command in ["modules", "tree"] {
+        let tree = home.json(&["crate", command, "serde", "--repo", this_repo, "--json"]);
+        let modules = tree["modules"].as_array().unwrap();
+        assert!(modules.iter().any(|m| m["path"] == "serde::de"), "{command}: {tree}");
     }
 
     let search = home.json(&[

@@ -9,9 +9,143 @@ use actix::{AsyncContext, Context, Handler, Message, ResponseFuture};
 use super::{open_indexed, tracked, ToolDispatcher};
 use crate::actors::chat::ReadLines;
 use crate::protocol::{
-    ChunkContent, DocdexError, ErrorCode, FileContent, FileEntry, FileList, MissingFile, MultiGetResponse, Result,
-    MAX_MULTI_GET, MAX_OPEN_LINES,
+    ChunkContent, DocdexError, ErrorCode, FileContent, FileEntry, FileList, GetResult, MissingFile, MultiGetResponse,
+    Result, SearchMode, SearchRequest, MAX_MULTI_GET, MAX_OPEN_LINES, MAX_SEARCH_LIMIT,
 };
+
+/// What `get` reads, from the parameters every surface takes (CLI `get`, `GET /v1/get`,
+/// MCP `docdex_get`): lines of a file, the span of a symbol, or one chunk.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GetTarget {
+    Lines {
+        path: String,
+        start_opt: Option<u64>,
+        end_opt: Option<u64>,
+    },
+    /// An item or heading name; `path_opt` narrows it to one file, and lines given override
+    /// the span found.
+    Symbol {
+        symbol: String,
+        path_opt: Option<String>,
+        start_opt: Option<u64>,
+        end_opt: Option<u64>,
+    },
+    Chunk(u32),
+}
+
+impl GetTarget {
+    /// The one check of `get`'s parameters, shared by every surface.
+    pub fn from_params(
+        path_opt: Option<String>,
+        symbol_opt: Option<String>,
+        chunk_id_opt: Option<u64>,
+        start_opt: Option<u64>,
+        end_opt: Option<u64>,
+    ) -> Result<Self> {
+        match (chunk_id_opt, symbol_opt, path_opt) {
+            (Some(id), None, None) if start_opt.is_none() && end_opt.is_none() => u32::try_from(id)
+                .map(GetTarget::Chunk)
+                .map_err(|_| DocdexError::new(ErrorCode::NotFound, format!("no chunk {id} in this repo"))),
+            (Some(_), _, _) => {
+                Err(DocdexError::invalid("chunk_id stands alone: give it without path, symbol, line_start or line_end"))
+            }
+            (None, Some(symbol), path_opt) => Ok(GetTarget::Symbol { symbol, path_opt, start_opt, end_opt }),
+            (None, None, Some(path)) => Ok(GetTarget::Lines { path, start_opt, end_opt }),
+            (None, None, None) => Err(DocdexError::invalid(
+                "give path (with line_start/line_end), symbol (an item or heading name), or chunk_id",
+            )),
+        }
+    }
+}
+
+/// Reads what a `GetTarget` names.
+#[derive(Message)]
+#[rtype(result = "Result<GetResult>")]
+pub struct Get {
+    pub repo_opt: Option<PathBuf>,
+    pub target: GetTarget,
+}
+
+impl Handler<Get> for ToolDispatcher {
+    type Result = ResponseFuture<Result<GetResult>>;
+
+    fn handle(&mut self, msg: Get, ctx: &mut Context<Self>) -> Self::Result {
+        let me = ctx.address();
+        Box::pin(async move {
+            let repo_opt = msg.repo_opt;
+            match msg.target {
+                GetTarget::Chunk(chunk_id) => Ok(GetResult::Chunk(me.send(GetChunk { repo_opt, chunk_id }).await??)),
+                GetTarget::Lines { path, start_opt, end_opt } => {
+                    Ok(GetResult::File(me.send(OpenFile { repo_opt, path, start_opt, end_opt }).await??))
+                }
+                GetTarget::Symbol { symbol, path_opt, start_opt, end_opt } => {
+                    let (path, start, end) = locate(&me, repo_opt.clone(), &symbol, path_opt.as_deref()).await?;
+                    let open = OpenFile {
+                        repo_opt,
+                        path,
+                        start_opt: Some(start_opt.unwrap_or(start)),
+                        end_opt: Some(end_opt.unwrap_or(end)),
+                    };
+                    Ok(GetResult::File(me.send(open).await??))
+                }
+            }
+        })
+    }
+}
+
+/// Where `symbol` is defined: a definition of that name in the code graph (plain or
+/// qualified, the best ranked; in `path_opt` when given), else a chunk whose heading names
+/// it (a markdown section, or code in a language without a grammar).
+async fn locate(
+    me: &actix::Addr<ToolDispatcher>,
+    repo_opt: Option<PathBuf>,
+    symbol: &str,
+    path_opt: Option<&str>,
+) -> Result<(String, u64, u64)> {
+    use super::code::{FindSymbols, Page};
+    let symbol = symbol.trim();
+    if symbol.is_empty() {
+        return Err(DocdexError::invalid("symbol must not be empty"));
+    }
+    let find = FindSymbols {
+        repo_opt: repo_opt.clone(),
+        name_opt: Some(symbol.to_string()),
+        kind_opt: None,
+        language_opt: None,
+        page: Page { limit: 1000, offset: 0 },
+    };
+    // A graph that cannot answer (a stale index) leaves the headings to answer.
+    if let Ok(Ok(found)) = me.send(find).await {
+        if let Some(def) = found.symbols.iter().find(|s| path_opt.is_none_or(|path| s.path == path)) {
+            return Ok((def.path.clone(), u64::from(def.line), u64::from(def.end_line)));
+        }
+    }
+    let name = symbol.rsplit("::").next().unwrap_or("").trim().to_string();
+    let request = SearchRequest {
+        source_opt: None,
+        lib_opt: None,
+        repo_opt,
+        query: name.clone(),
+        limit: MAX_SEARCH_LIMIT,
+        mode_opt: Some(SearchMode::Lexical),
+        explain: false,
+    };
+    let response = me.send(super::search::Search(request)).await??;
+    let names = |heading: &str| -> bool {
+        let last = heading.rsplit(" > ").next().unwrap_or("");
+        last.split(", ").any(|n| n.trim() == name) || last.trim() == name || heading.trim() == symbol
+    };
+    response
+        .hits
+        .iter()
+        .filter(|hit| path_opt.is_none_or(|path| hit.path == path))
+        .find(|hit| names(&hit.heading))
+        .map(|hit| (hit.path.clone(), hit.line_start, hit.line_end))
+        .ok_or_else(|| {
+            DocdexError::new(ErrorCode::NotFound, format!("no item or section named `{symbol}` was found"))
+                .with_hint("check the name with search or symbols, or read by path and lines")
+        })
+}
 
 /// Reads lines of an indexed file.
 #[derive(Message)]
