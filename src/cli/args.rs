@@ -285,8 +285,9 @@ pub enum Command {
         url: String,
     },
     /// Answer from the repo, escalating to the web when local hits are weak: prints the merged,
-    /// ranked context with sources and the gate's decision.
-    WebRag {
+    /// ranked context with sources and the gate's decision (MCP's `docdex_web_research`).
+    #[command(visible_alias = "web-rag")]
+    WebResearch {
         /// The repository's root folder (`.`: the current directory).
         #[arg(long, default_value = ".")]
         repo: PathBuf,

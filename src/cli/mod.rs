@@ -386,7 +386,7 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             print_out(&if json { to_json(&response)? } else { render_web_fetch(&response) })?;
             Ok(0)
         }
-        Command::WebRag { repo, force_web, limit, mode, json, query } => {
+        Command::WebResearch { repo, force_web, limit, mode, json, query } => {
             let repo = client::absolute(&repo);
             // Fetched pages join the repo's index: the daemon holds its writer.
             let backend = Backend::for_repo(&loaded, &repo).await?;

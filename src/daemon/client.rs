@@ -13,7 +13,7 @@ use crate::actors::scraper::CloseBrowser;
 use crate::actors::tool_dispatcher::indexing::Status;
 use crate::actors::tool_dispatcher::memory::{MemoryDelete, MemoryListing, MemoryRecall, MemorySave};
 use crate::actors::tool_dispatcher::search::Search;
-use crate::actors::tool_dispatcher::web::{WebFetch, WebRag, WebSearch};
+use crate::actors::tool_dispatcher::web::{WebFetch, WebResearch, WebSearch};
 use crate::config::{self, LoadedConfig};
 use crate::llm::Usage;
 use crate::protocol::{
@@ -405,7 +405,7 @@ impl Backend {
     pub async fn web_rag(&self, request: WaterfallRequest) -> Result<WaterfallResponse> {
         match self {
             Backend::Daemon(client) => client.web_rag(&request).await,
-            Backend::Local(actors) => actors.dispatcher.send(WebRag(request)).await?,
+            Backend::Local(actors) => actors.dispatcher.send(WebResearch(request)).await?,
         }
     }
 

@@ -83,7 +83,8 @@ pub enum EndpointClass {
 
 impl EndpointClass {
     pub fn of(path: &str, query: &str) -> EndpointClass {
-        let waterfall = query.split('&').any(|p| matches!(p, "waterfall=true" | "force_web=true"));
+        let waterfall =
+            query.split('&').any(|p| matches!(p, "web_research=true" | "waterfall=true" | "force_web=true"));
         match path {
             "/healthz" => EndpointClass::Health,
             "/v1/chat/completions" | "/v1/models" => EndpointClass::Llm,

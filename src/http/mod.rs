@@ -1,6 +1,6 @@
 //! The HTTP API (actix-web): thin handlers that parse, call the ToolDispatcher and render.
 //!
-//! Routes: `GET /healthz`, `GET /v1/search` (with `force_web` / `waterfall`, the waterfall),
+//! Routes: `GET /healthz`, `GET /v1/search` (with `force_web` / `web_research`, the waterfall),
 //! `GET /v1/status` (a repo's, or the daemon's), `POST /v1/initialize` (mount a repo),
 //! `GET /v1/repos`, `POST /v1/index`, `POST /v1/libs/fetch`, the crate docs tools under
 //! `/v1/crates/{name}/…` (in `crates`), memory, `POST /v1/web/search`, `POST /v1/web/fetch`,
@@ -34,7 +34,7 @@ use crate::actors::tool_dispatcher::libs::LibsFetch;
 use crate::actors::tool_dispatcher::memory::{MemoryDelete, MemoryListing, MemoryRecall, MemorySave};
 use crate::actors::tool_dispatcher::repos::{DaemonState, Mount, Repos};
 use crate::actors::tool_dispatcher::search::Search;
-use crate::actors::tool_dispatcher::web::{WebFetch, WebRag, WebSearch};
+use crate::actors::tool_dispatcher::web::{WebFetch, WebResearch, WebSearch};
 use crate::actors::tool_dispatcher::ToolDispatcher;
 use crate::mcp::DocdexMcp;
 use crate::protocol::{
@@ -85,8 +85,10 @@ struct SearchParamsRaw {
     explain: Option<String>,
     /// Run the waterfall and go to the web whatever the local confidence.
     force_web: Option<String>,
-    /// Run the waterfall: the web only when local confidence is below the threshold.
-    waterfall: Option<String>,
+    /// Web research (the waterfall): the web only when local confidence is below the
+    /// threshold. `waterfall` is its older name.
+    #[serde(alias = "waterfall")]
+    web_research: Option<String>,
     /// repo, library, web or all.
     source: Option<String>,
     /// Only hits from this library's docs.
@@ -143,7 +145,7 @@ async fn search(state: web::Data<HttpState>, params: web::Query<SearchParamsRaw>
     let flags = (
         parse_bool("explain", params.explain.as_deref()),
         parse_bool("force_web", params.force_web.as_deref()),
-        parse_bool("waterfall", params.waterfall.as_deref()),
+        parse_bool("web_research", params.web_research.as_deref()),
     );
     let (explain, force_web, waterfall) = match flags {
         (Ok(explain), Ok(force_web), Ok(waterfall)) => (explain, force_web, waterfall),
@@ -156,7 +158,7 @@ async fn search(state: web::Data<HttpState>, params: web::Query<SearchParamsRaw>
     let lib_opt = params.lib.filter(|l| !l.trim().is_empty());
     let request = SearchRequest { repo_opt: params.repo, query, limit, mode_opt, explain, source_opt, lib_opt };
     if force_web || waterfall {
-        return respond(dispatch(&state, WebRag(WaterfallRequest { search: request, force_web })).await);
+        return respond(dispatch(&state, WebResearch(WaterfallRequest { search: request, force_web })).await);
     }
     respond(dispatch(&state, Search(request)).await)
 }

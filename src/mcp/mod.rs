@@ -29,7 +29,7 @@ use crate::actors::tool_dispatcher::libs::LibsFetch;
 use crate::actors::tool_dispatcher::memory::{self, MemoryRecall, MemorySave};
 use crate::actors::tool_dispatcher::repos::Mount;
 use crate::actors::tool_dispatcher::search::Search;
-use crate::actors::tool_dispatcher::web::WebRag;
+use crate::actors::tool_dispatcher::web::WebResearch;
 use crate::actors::tool_dispatcher::ToolDispatcher;
 use crate::protocol::{
     DocdexError, IndexRequest, LibsFetchRequest, Result, SearchMode, SearchRequest, WaterfallRequest,
@@ -264,7 +264,7 @@ impl DocdexMcp {
                 explain: false,
             };
             let mut response =
-                self.call(WebRag(WaterfallRequest { search, force_web: args.force_web.unwrap_or(false) })).await?;
+                self.call(WebResearch(WaterfallRequest { search, force_web: args.force_web.unwrap_or(false) })).await?;
             response.hits.drain(..offset.min(response.hits.len()));
             Ok(response)
         }

@@ -360,7 +360,7 @@ fn the_waterfall_gate_decides_when_the_web_is_used_and_results_stay_in_their_rep
 
     // Confident locally: no web.
     let (code, local, stderr) =
-        run_json(&home, &["web-rag", "--json", "--repo", repo_arg, "JobScheduler cancel_all_jobs"]);
+        run_json(&home, &["web-research", "--json", "--repo", repo_arg, "JobScheduler cancel_all_jobs"]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(local["gate"]["decision"], "local", "{local}");
     assert!(local["gate"]["top_score"].as_f64().unwrap() >= 0.3);
@@ -389,7 +389,7 @@ fn the_waterfall_gate_decides_when_the_web_is_used_and_results_stay_in_their_rep
 
     // Forced although confident.
     let (_, forced, _) =
-        run_json(&home, &["web-rag", "--json", "--force-web", "--repo", repo_arg, "JobScheduler cancel_all_jobs"]);
+        run_json(&home, &["web-research", "--json", "--force-web", "--repo", repo_arg, "JobScheduler cancel_all_jobs"]);
     assert_eq!(forced["gate"]["decision"], "web");
     assert_eq!(forced["gate"]["forced"], true);
 
@@ -409,6 +409,13 @@ fn the_waterfall_gate_decides_when_the_web_is_used_and_results_stay_in_their_rep
         .json()
         .unwrap();
     assert_eq!(body["gate"]["forced"], true, "{body}");
+    // web_research=true (waterfall=true, its older name) runs the gated waterfall: a gate
+    // decision, not forced.
+    for flag in ["web_research", "waterfall"] {
+        let url = server.url(&format!("/v1/search?q=JobScheduler%20cancel_all_jobs&{flag}=true"));
+        let body: Value = server.blocking_client().get(url).send().unwrap().json().unwrap();
+        assert_eq!(body["gate"]["forced"], false, "{flag}: {body}");
+    }
     // The CLI goes through the running daemon (which holds the repo's index writer).
     let (code, through, stderr) =
         run_json(&home, &["web-rag", "--json", "--force-web", "--repo", repo_arg, "nginx keepalive"]);
@@ -420,7 +427,7 @@ fn the_waterfall_gate_decides_when_the_web_is_used_and_results_stay_in_their_rep
     let handled = |actor: &str| {
         status["actors"].as_array().unwrap().iter().find(|a| a["actor"] == actor).and_then(|a| a["handled"].as_u64())
     };
-    assert_eq!((handled("waterfall"), handled("discovery")), (Some(2), Some(1)), "{status}");
+    assert_eq!((handled("waterfall"), handled("discovery")), (Some(4), Some(1)), "{status}");
     drop(server);
 
     // Web off: forcing is an error, unforced weak queries stay local.

@@ -36,7 +36,7 @@ pub struct WebFetch {
 /// Runs the waterfall for a search (`web-rag`, `force_web` searches, `docdex_web_research`).
 #[derive(Message)]
 #[rtype(result = "Result<WaterfallResponse>")]
-pub struct WebRag(pub WaterfallRequest);
+pub struct WebResearch(pub WaterfallRequest);
 
 impl Handler<WebSearch> for ToolDispatcher {
     type Result = ResponseFuture<Result<WebSearchResponse>>;
@@ -78,10 +78,10 @@ impl Handler<WebFetch> for ToolDispatcher {
     }
 }
 
-impl Handler<WebRag> for ToolDispatcher {
+impl Handler<WebResearch> for ToolDispatcher {
     type Result = ResponseFuture<Result<WaterfallResponse>>;
 
-    fn handle(&mut self, WebRag(request): WebRag, _: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, WebResearch(request): WebResearch, _: &mut Context<Self>) -> Self::Result {
         let repo = self.resolve_repo(request.search.repo_opt.clone());
         let waterfall = self.web.waterfall.clone();
         let repo_manager = self.repo_manager.clone();

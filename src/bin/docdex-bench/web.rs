@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::search::percentile;
 use docdex::actors::tool_dispatcher::indexing::Index;
-use docdex::actors::tool_dispatcher::web::WebRag;
+use docdex::actors::tool_dispatcher::web::WebResearch;
 use docdex::config::LoadedConfig;
 use docdex::protocol::{DocdexError, IndexRequest, Result, SearchRequest, WaterfallRequest};
 use docdex::web::browser::{find_chromium, BrowserProcess};
@@ -190,7 +190,7 @@ pub async fn run(loaded: &LoadedConfig, runs: usize, json: bool) -> Result<i32> 
         let request = IndexRequest { repo: repo.clone() };
         actors.dispatcher.send(Index { request, progress_opt: None, embed_in_background: false }).await??;
         let question = || {
-            WebRag(WaterfallRequest {
+            WebResearch(WaterfallRequest {
                 search: SearchRequest {
                     source_opt: None,
                     lib_opt: None,
