@@ -6,6 +6,7 @@
 //! `http` and `cli` are thin adapters over the `ToolDispatcher` actor.
 
 pub mod actors;
+pub mod change;
 pub mod cli;
 pub mod code;
 pub mod config;

@@ -190,18 +190,31 @@ pub enum Command {
         target: TargetArgs,
     },
     /// A file's imports, the files that import it (through `--depth` hops), and the imports
-    /// that name nothing in the repo.
+    /// that name nothing in the repo (`--file`); or what a git diff changed, what depends on
+    /// it and the tests that reach it (`--diff [REV]`, `--staged`).
+    #[command(group(clap::ArgGroup::new("what").required(true).args(["file", "diff", "staged"])))]
     Impact {
         /// The repository's root folder (`.`: the current directory).
         #[arg(long, default_value = ".")]
         repo: PathBuf,
         /// Path relative to the repo root.
+        #[arg(long, conflicts_with_all = ["diff", "staged"])]
+        file: Option<String>,
+        /// The working tree against REV (default HEAD), untracked files included.
+        #[arg(long, num_args = 0..=1, default_missing_value = "HEAD", value_name = "REV")]
+        diff: Option<String>,
+        /// The index (what a commit would record) against HEAD.
+        #[arg(long, conflicts_with = "diff")]
+        staged: bool,
+        /// Hops followed (default: 1 for --file, 2 for a diff).
         #[arg(long)]
-        file: String,
-        #[arg(long, default_value_t = 1)]
-        depth: u32,
-        #[arg(long, default_value_t = crate::actors::tool_dispatcher::code::DEFAULT_IMPACT_LIMIT)]
-        limit: usize,
+        depth: Option<u32>,
+        /// How sure each use on a dependent's path must be (0-1).
+        #[arg(long, default_value_t = crate::actors::tool_dispatcher::code::DEFAULT_MIN_CONFIDENCE)]
+        min_confidence: f32,
+        /// Most entries per list (default: 200 importers, 100 dependents and tests).
+        #[arg(long)]
+        limit: Option<usize>,
         #[arg(long)]
         json: bool,
     },

@@ -4,13 +4,17 @@
 use super::args::{Command, TargetArgs};
 use super::output::{print_out, to_json};
 use crate::actors::repo_manager::CloseAll;
+use crate::actors::tool_dispatcher::code::DEFAULT_IMPACT_LIMIT;
 use crate::actors::tool_dispatcher::code::{
     check_confidence, check_limit, parse_kind, parse_language, FileImpact, FindCallees, FindCallers, FindReferences,
     FindSymbols, Page, RunAstQuery, SymbolTarget,
 };
+use crate::actors::tool_dispatcher::impact::{DiffImpact, DEFAULT_DIFF_DEPTH, DEFAULT_DIFF_LIMIT};
+use crate::change::git::DiffBase;
 use crate::config::LoadedConfig;
 use crate::daemon::client;
 use crate::protocol::code::{CallEdge, SymbolInfo};
+use crate::protocol::impact::DiffImpactResponse;
 use crate::protocol::{DocdexError, Result};
 
 fn symbol_line(s: &SymbolInfo) -> String {
@@ -37,6 +41,45 @@ fn call_lines(edges: &[CallEdge], callers: bool) -> String {
             }
         })
         .collect()
+}
+
+/// What `impact --diff` prints: the change, then what depends on it, then the tests.
+fn diff_impact_text(r: &DiffImpactResponse) -> String {
+    let mut out = format!("changed files ({} against {}):\n", r.changed_files.len(), r.base);
+    for f in &r.file_changes {
+        let from = if f.old_path.is_empty() { String::new() } else { format!(" (from {})", f.old_path) };
+        out.push_str(&format!("  {:<9} {}{from}\n", f.change, f.path));
+    }
+    out.push_str("changed symbols:\n");
+    for s in &r.changed_symbols {
+        let from = if s.old_name.is_empty() { String::new() } else { format!(" (was {})", s.old_name) };
+        out.push_str(&format!("  {:<9} {}:{}  {} {}{from}\n", s.change, s.path, s.line, s.kind, s.qualified_name));
+    }
+    out.push_str("dependents:\n");
+    for d in &r.dependents {
+        let who =
+            if d.name.is_empty() { "(top level)".to_string() } else { format!("{} {}", d.kind, d.qualified_name) };
+        out.push_str(&format!(
+            "  {}:{}  {who}  (depth {}, {:.2}, via {})\n",
+            d.path,
+            d.line,
+            d.depth,
+            d.confidence,
+            d.via.join(" -> ")
+        ));
+    }
+    if r.dependents_total > r.dependents.len() {
+        out.push_str(&format!("  … {} in all (raise --limit)\n", r.dependents_total));
+    }
+    out.push_str("tests:\n");
+    for t in &r.tests {
+        let name = if t.name.is_empty() { "(the file)".to_string() } else { t.name.clone() };
+        out.push_str(&format!("  {}:{}  {name}  ({:.2}, via {})\n", t.path, t.line, t.confidence, t.via.join(" -> ")));
+    }
+    if r.tests_total > r.tests.len() {
+        out.push_str(&format!("  … {} in all (raise --limit)\n", r.tests_total));
+    }
+    out
 }
 
 fn more(total: usize, shown: usize, offset: usize) -> String {
@@ -143,9 +186,25 @@ pub(super) async fn run_code(loaded: &LoadedConfig, command: Command) -> Result<
                 };
                 (text, r.callees.is_empty())
             }
-            Command::Impact { repo, file, depth, limit, json } => {
-                let msg =
-                    FileImpact { repo_opt: Some(client::absolute(&repo)), file, depth, limit: check_limit(limit)? };
+            Command::Impact { repo, file: None, diff, staged, depth, min_confidence, limit, json } => {
+                let msg = DiffImpact {
+                    repo_opt: Some(client::absolute(&repo)),
+                    base: DiffBase::parse(diff.as_deref(), staged)?,
+                    depth: depth.unwrap_or(DEFAULT_DIFF_DEPTH),
+                    min_confidence: check_confidence(min_confidence)?,
+                    limit: check_limit(limit.unwrap_or(DEFAULT_DIFF_LIMIT))?,
+                };
+                let r = dispatcher.send(msg).await??;
+                let text = if json { to_json(&r)? } else { diff_impact_text(&r) };
+                (text, false)
+            }
+            Command::Impact { repo, file: Some(file), depth, limit, json, .. } => {
+                let msg = FileImpact {
+                    repo_opt: Some(client::absolute(&repo)),
+                    file,
+                    depth: depth.unwrap_or(1),
+                    limit: check_limit(limit.unwrap_or(DEFAULT_IMPACT_LIMIT))?,
+                };
                 let r = dispatcher.send(msg).await??;
                 let text = if json {
                     to_json(&r)?

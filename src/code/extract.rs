@@ -173,7 +173,11 @@ impl<'a> Walker<'a> {
             let mut cursor = n.walk();
             for (i, child) in n.children(&mut cursor).enumerate() {
                 let field = n.field_name_for_child(i as u32);
-                if matches!(field, Some("value" | "default_value" | "right" | "type" | "body" | "default")) {
+                // So is a match guard (`Some(x) if ready(x)`).
+                if matches!(
+                    field,
+                    Some("value" | "default_value" | "right" | "type" | "body" | "default" | "condition")
+                ) {
                     continue;
                 }
                 if child.is_named() {

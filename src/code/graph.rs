@@ -58,6 +58,19 @@ impl Resolution {
     }
 }
 
+/// One resolved use of a definition.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Use {
+    pub file: u32,
+    pub occurrence: u32,
+    /// The definition (index in its file) the use sits in; `None` at file level.
+    pub enclosing: Option<u32>,
+    pub line: u32,
+    pub kind: UseKind,
+    pub confidence: f32,
+    pub resolution: Resolution,
+}
+
 /// A candidate definition for a use.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Candidate {
@@ -798,37 +811,104 @@ impl CodeGraph {
         min_confidence: f32,
         prefilter: bool,
     ) -> Vec<Reference> {
+        let mut out: Vec<Reference> = self
+            .uses_filtered(target, min_confidence, prefilter)
+            .into_iter()
+            .map(|u| {
+                let occ = &self.codes[u.file as usize].occurrences[u.occurrence as usize];
+                Reference {
+                    path: self.paths[u.file as usize].clone(),
+                    line: occ.line,
+                    column: occ.column,
+                    kind: occ.kind.name().to_string(),
+                    confidence: round(u.confidence),
+                    resolution: u.resolution.name().to_string(),
+                }
+            })
+            .collect();
+        out.sort_by(|a, b| {
+            b.confidence.total_cmp(&a.confidence).then_with(|| a.path.cmp(&b.path)).then(a.line.cmp(&b.line))
+        });
+        out
+    }
+
+    /// Every use resolved to `target` at or above `min_confidence`, with the definition it
+    /// sits in: the edges change impact walks backwards.
+    pub fn uses(&self, target: SymbolRef, min_confidence: f32) -> Vec<Use> {
+        self.uses_filtered(target, min_confidence, true)
+    }
+
+    fn uses_filtered(&self, target: SymbolRef, min_confidence: f32, prefilter: bool) -> Vec<Use> {
         let name = &self.symbol(target).name;
         let Some(uses) = self.uses_by_name.get(name) else {
             return Vec::new();
         };
         let counts = self.name_counts(name);
-        let mut out: Vec<Reference> = Vec::new();
+        let mut out = Vec::new();
         for &(f, o) in uses {
-            if prefilter && !self.may_mean(f, &self.codes[f as usize].occurrences[o as usize], target, counts) {
+            let occ = &self.codes[f as usize].occurrences[o as usize];
+            if prefilter && !self.may_mean(f, occ, target, counts) {
                 continue;
             }
             let candidates = self.resolve_use(f, o);
-            let Some(c) = candidates.iter().find(|c| c.symbol == target) else {
+            let Some(c) = candidates.iter().find(|c| c.symbol == target).filter(|c| c.confidence >= min_confidence)
+            else {
                 continue;
             };
-            if c.confidence < min_confidence {
-                continue;
-            }
-            let occ = &self.codes[f as usize].occurrences[o as usize];
-            out.push(Reference {
-                path: self.paths[f as usize].clone(),
+            out.push(Use {
+                file: f,
+                occurrence: o,
+                enclosing: occ.enclosing,
                 line: occ.line,
-                column: occ.column,
-                kind: occ.kind.name().to_string(),
-                confidence: round(c.confidence),
-                resolution: c.resolution.name().to_string(),
+                kind: occ.kind,
+                confidence: c.confidence,
+                resolution: c.resolution,
             });
         }
-        out.sort_by(|a, b| {
-            b.confidence.total_cmp(&a.confidence).then_with(|| a.path.cmp(&b.path)).then(a.line.cmp(&b.line))
-        });
         out
+    }
+
+    /// Uses of `name` that resolve to no definition at all: what still names a definition
+    /// that is gone (deleted or renamed since the index was built).
+    pub fn dangling_uses(&self, name: &str) -> Vec<Use> {
+        let Some(uses) = self.uses_by_name.get(name) else {
+            return Vec::new();
+        };
+        uses.iter()
+            .filter_map(|&(f, o)| {
+                let occ = &self.codes[f as usize].occurrences[o as usize];
+                if !self.resolve_use(f, o).is_empty() {
+                    return None;
+                }
+                Some(Use {
+                    file: f,
+                    occurrence: o,
+                    enclosing: occ.enclosing,
+                    line: occ.line,
+                    kind: occ.kind,
+                    // A name only, but nothing else answers to it.
+                    confidence: 0.5,
+                    resolution: Resolution::NameOnly,
+                })
+            })
+            .collect()
+    }
+
+    /// The definitions of `path` with this kind and qualified name.
+    pub fn defined_in(&self, path: &str, qualified_name: &str, kind: SymbolKind) -> Vec<SymbolRef> {
+        let Some(f) = self.file_index(path) else { return Vec::new() };
+        self.codes[f as usize]
+            .symbols
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.qualified_name == qualified_name && s.kind == kind)
+            .map(|(i, _)| (f, i as u32))
+            .collect()
+    }
+
+    /// A file's facts.
+    pub fn code(&self, file: u32) -> &FileCode {
+        &self.codes[file as usize]
     }
 
     /// The definitions that call `target`, one entry per calling definition and call line.

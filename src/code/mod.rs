@@ -6,6 +6,7 @@
 //! beside chunking and store the result with the file's record; everything that needs the
 //! whole repo (name resolution, import targets, callers) is done when the graph is loaded.
 
+pub mod dependents;
 pub mod extract;
 pub mod graph;
 pub mod imports;
@@ -255,7 +256,7 @@ pub fn grammar_fingerprint() -> String {
 
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode` or what the extractor emits changes.
-    const FORMAT: u32 = 5;
+    const FORMAT: u32 = 6;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

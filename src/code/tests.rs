@@ -585,3 +585,13 @@ fn walk(root: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+#[test]
+fn a_match_guard_uses_names_and_binds_none() {
+    // A guard's call was once bound as a local, which hid every later use in the function.
+    let text = "fn ready(x: u8) -> bool { x > 0 }\nfn pick(v: Option<u8>) -> u8 {\n    match v {\n        Some(n) if ready(n) => n,\n        _ => 0,\n    }\n}\nfn again(v: u8) -> bool { ready(v) }\n";
+    let code = crate::code::extract::extract(Language::Rust, text).unwrap();
+    let lines: Vec<u32> = code.occurrences.iter().filter(|o| code.name_of(o) == "ready").map(|o| o.line).collect();
+    assert_eq!(lines, vec![4, 8], "{:?}", code.occurrences);
+    assert!(!code.occurrences.iter().any(|o| code.name_of(o) == "n"), "the pattern's binding is local");
+}

@@ -12,6 +12,7 @@
 pub mod code;
 pub mod crates;
 pub mod guard;
+pub mod impact;
 pub mod openai;
 
 use std::net::SocketAddr;
@@ -95,7 +96,7 @@ struct SearchParamsRaw {
     lib: Option<String>,
 }
 
-fn parse_bool(name: &str, raw: Option<&str>) -> Result<bool, DocdexError> {
+pub(crate) fn parse_bool(name: &str, raw: Option<&str>) -> Result<bool, DocdexError> {
     match raw.map(str::trim) {
         None | Some("") | Some("false") | Some("0") => Ok(false),
         Some("true") | Some("1") => Ok(true),
@@ -546,6 +547,7 @@ pub fn configure(state: HttpState) -> impl Fn(&mut web::ServiceConfig) + Clone +
             .route("/v1/libs/fetch", web::post().to(libs_fetch))
             .configure(crates::routes)
             .configure(code::routes)
+            .configure(impact::routes)
             .route("/v1/web/search", web::post().to(web_search))
             .route("/v1/web/fetch", web::post().to(web_fetch))
             .route("/v1/chat/completions", web::post().to(openai::chat_completions))

@@ -7,6 +7,7 @@ pub mod chat;
 pub mod code;
 pub mod crates;
 pub mod error;
+pub mod impact;
 pub mod libs;
 pub mod time;
 

@@ -14,6 +14,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("ingest", 2),
     ("index", 2),
     ("code", 2),
+    ("change", 2),
     ("llm", 2),
     ("web", 2),
     ("libs", 2),

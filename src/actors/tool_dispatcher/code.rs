@@ -157,7 +157,7 @@ pub fn check_confidence(value: f32) -> Result<f32> {
 
 impl ToolDispatcher {
     /// Runs `work` on the repo's code graph, off the executor.
-    fn with_graph<T: Send + 'static>(
+    pub(super) fn with_graph<T: Send + 'static>(
         &self,
         repo_opt: Option<PathBuf>,
         work: impl FnOnce(&RepoIndex, &CodeGraph) -> Result<T> + Send + 'static,

@@ -32,6 +32,7 @@ pub mod chat;
 pub mod code;
 pub mod crates;
 pub mod files;
+pub mod impact;
 pub mod indexing;
 pub(crate) mod jobs;
 pub mod libs;

@@ -1,0 +1,331 @@
+//! The git side of a change: which files a diff touches, its hunks, and a file's text at a
+//! revision, from the `git` command (every install has it; its diff is the one users read).
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::protocol::{DocdexError, Result};
+
+/// Which two states of the repo a diff compares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DiffBase {
+    /// The working tree (untracked files included) against a revision (`HEAD` by default).
+    Working { rev: String },
+    /// The index (what `git commit` would record) against `HEAD`.
+    Staged,
+}
+
+impl DiffBase {
+    /// `base` as users write it: `working`/absent for the working tree against HEAD,
+    /// `staged`, or a revision (`HEAD~2`, `main`, a hash) for the working tree against it.
+    pub fn parse(base_opt: Option<&str>, staged: bool) -> Result<DiffBase> {
+        let base = base_opt.map(str::trim).filter(|b| !b.is_empty());
+        match (base, staged) {
+            (Some(_), true) if base != Some("staged") => Err(DocdexError::invalid(
+                "staged compares the index with HEAD: give either a base revision or staged, not both",
+            )),
+            (_, true) | (Some("staged"), _) => Ok(DiffBase::Staged),
+            (None, false) | (Some("working"), false) => Ok(DiffBase::Working { rev: "HEAD".into() }),
+            (Some(rev), false) => {
+                // A revision is handed to git as an argument: never one that reads as an option.
+                let bad = rev.starts_with('-') || rev.chars().any(|c| c.is_whitespace() || c.is_control());
+                if bad || rev.len() > 256 {
+                    return Err(DocdexError::invalid(format!("`{rev}` is not a revision"))
+                        .with_hint("give a branch, tag, commit or expression such as HEAD~1 (or staged, or working)"));
+                }
+                Ok(DiffBase::Working { rev: rev.to_string() })
+            }
+        }
+    }
+
+    /// The revision the old side is read from.
+    pub fn old_rev(&self) -> &str {
+        match self {
+            DiffBase::Working { rev } => rev,
+            DiffBase::Staged => "HEAD",
+        }
+    }
+}
+
+/// How a file changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileChange {
+    Added,
+    Modified,
+    Deleted,
+    Renamed,
+}
+
+impl FileChange {
+    pub fn name(self) -> &'static str {
+        match self {
+            FileChange::Added => "added",
+            FileChange::Modified => "modified",
+            FileChange::Deleted => "deleted",
+            FileChange::Renamed => "renamed",
+        }
+    }
+}
+
+/// One hunk of a zero-context diff: the old side's lines `old_start..old_start+old_count`
+/// became the new side's `new_start..new_start+new_count` (a count of 0: nothing on that side,
+/// the start is the line before).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hunk {
+    pub old_start: u32,
+    pub old_count: u32,
+    pub new_start: u32,
+    pub new_count: u32,
+}
+
+/// One file of a diff, paths relative to the repo root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileDiff {
+    pub path: String,
+    /// The path on the old side (differs from `path` for a rename).
+    pub old_path: String,
+    pub change: FileChange,
+    pub hunks: Vec<Hunk>,
+    pub binary: bool,
+}
+
+/// Runs git in `root` and returns its standard output; a failure names the command and
+/// what git said.
+fn git(root: &Path, args: &[&str]) -> Result<Vec<u8>> {
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["-c", "core.quotepath=off"])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|err| {
+            DocdexError::invalid(format!("cannot run git: {err}"))
+                .with_hint("install git; diffs and change impact read the repo through it")
+        })?;
+    if !output.status.success() {
+        let said = String::from_utf8_lossy(&output.stderr);
+        let said = said.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
+        return Err(DocdexError::invalid(format!("git {} failed: {said}", args.first().unwrap_or(&""))));
+    }
+    Ok(output.stdout)
+}
+
+/// Checks that `root` is inside a git work tree.
+pub fn check_repo(root: &Path) -> Result<()> {
+    match git(root, &["rev-parse", "--is-inside-work-tree"]) {
+        Ok(out) if String::from_utf8_lossy(&out).trim() == "true" => Ok(()),
+        Ok(_) | Err(_) => Err(DocdexError::invalid(format!("{} is not inside a git work tree", root.display()))
+            .with_hint(
+            "change impact compares against git's history: run `git init` and commit, or use a repo cloned with git",
+        )),
+    }
+}
+
+/// The files and hunks of the diff `base` names, restricted to `root` (which may be a
+/// folder inside a larger work tree) with paths relative to it.
+pub fn diff(root: &Path, base: &DiffBase) -> Result<Vec<FileDiff>> {
+    check_repo(root)?;
+    let mut args = vec!["diff", "--no-color", "--no-ext-diff", "-U0", "-M", "--relative"];
+    match base {
+        DiffBase::Staged => args.extend(["--cached", "HEAD"]),
+        DiffBase::Working { rev } => {
+            // A revision git does not know is the caller's error, said plainly.
+            let spec = format!("{rev}^{{commit}}");
+            git(root, &["rev-parse", "--verify", "--quiet", "--end-of-options", &spec]).map_err(|_| {
+                DocdexError::invalid(format!("git does not know the revision `{rev}`")).with_hint(
+                    "give a branch, tag, commit or expression such as HEAD~1; a repo without commits has none",
+                )
+            })?;
+            args.extend(["--end-of-options", rev.as_str()]);
+        }
+    }
+    args.push("--");
+    let text = git(root, &args)?;
+    let mut files = parse_diff(&String::from_utf8_lossy(&text));
+    if let DiffBase::Working { .. } = base {
+        // Untracked files are part of the working tree's change (a new module, a new test).
+        let out = git(root, &["ls-files", "--others", "--exclude-standard", "-z"])?;
+        for path in out.split(|b| *b == 0).filter(|p| !p.is_empty()) {
+            let path = String::from_utf8_lossy(path).into_owned();
+            if files.iter().any(|f| f.path == path) {
+                continue;
+            }
+            let lines = std::fs::read(root.join(&path)).map(|b| count_lines(&b)).unwrap_or(0);
+            files.push(FileDiff {
+                old_path: path.clone(),
+                path,
+                change: FileChange::Added,
+                hunks: vec![Hunk { old_start: 0, old_count: 0, new_start: 1, new_count: lines }],
+                binary: false,
+            });
+        }
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(files)
+}
+
+fn count_lines(bytes: &[u8]) -> u32 {
+    let newlines = bytes.iter().filter(|b| **b == b'\n').count() as u32;
+    newlines + u32::from(!bytes.is_empty() && !bytes.ends_with(b"\n"))
+}
+
+/// A file's text at `rev` (`""` for the index), `None` when it does not exist there.
+pub fn show(root: &Path, rev: &str, path: &str) -> Option<String> {
+    // `./` makes the path relative to `root`, as the diff's paths are.
+    let spec = format!("{rev}:./{path}");
+    git(root, &["show", "--end-of-options", &spec]).ok().map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
+/// Parses `git diff -U0 -M` output.
+pub fn parse_diff(text: &str) -> Vec<FileDiff> {
+    let mut files: Vec<FileDiff> = Vec::new();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("diff --git ") {
+            let (old, new) = split_git_paths(rest);
+            files.push(FileDiff {
+                path: new,
+                old_path: old,
+                change: FileChange::Modified,
+                hunks: Vec::new(),
+                binary: false,
+            });
+            continue;
+        }
+        let Some(file) = files.last_mut() else { continue };
+        if line.starts_with("new file mode") {
+            file.change = FileChange::Added;
+        } else if line.starts_with("deleted file mode") {
+            file.change = FileChange::Deleted;
+        } else if let Some(from) = line.strip_prefix("rename from ") {
+            file.old_path = unquote(from);
+            file.change = FileChange::Renamed;
+        } else if let Some(to) = line.strip_prefix("rename to ") {
+            file.path = unquote(to);
+        } else if line.starts_with("Binary files ") {
+            file.binary = true;
+        } else if let Some(old) = line.strip_prefix("--- ") {
+            if old != "/dev/null" {
+                let old = unquote(old);
+                file.old_path = old.strip_prefix("a/").unwrap_or(&old).to_string();
+            }
+        } else if let Some(new) = line.strip_prefix("+++ ") {
+            if new != "/dev/null" {
+                let new = unquote(new);
+                file.path = new.strip_prefix("b/").unwrap_or(&new).to_string();
+            } else {
+                file.path = file.old_path.clone();
+            }
+        } else if let Some(rest) = line.strip_prefix("@@ -") {
+            if let Some(hunk) = parse_hunk(rest) {
+                file.hunks.push(hunk);
+            }
+        }
+    }
+    files
+}
+
+/// `a,b +c,d @@ …` → the hunk (a count left out is 1).
+fn parse_hunk(rest: &str) -> Option<Hunk> {
+    let (old, rest) = rest.split_once(" +")?;
+    let (new, _) = rest.split_once(" @@")?;
+    let range = |s: &str| -> Option<(u32, u32)> {
+        match s.split_once(',') {
+            Some((start, count)) => Some((start.parse().ok()?, count.parse().ok()?)),
+            None => Some((s.parse().ok()?, 1)),
+        }
+    };
+    let (old_start, old_count) = range(old)?;
+    let (new_start, new_count) = range(new)?;
+    Some(Hunk { old_start, old_count, new_start, new_count })
+}
+
+/// The two paths of a `diff --git a/x b/y` line (quoted when they hold odd characters).
+fn split_git_paths(rest: &str) -> (String, String) {
+    if rest.starts_with('"') {
+        let mut parts = rest.splitn(2, "\" ");
+        let old = parts.next().unwrap_or("").trim_start_matches('"');
+        let new = parts.next().unwrap_or("");
+        let strip = |s: &str| unquote(s).trim_start_matches("a/").trim_start_matches("b/").to_string();
+        return (strip(&format!("\"{old}\"")), strip(new));
+    }
+    // Unquoted: the two halves are equal for a plain change, so split in the middle.
+    match rest.split_once(" b/") {
+        Some((old, new)) => (old.trim_start_matches("a/").to_string(), new.to_string()),
+        None => (rest.to_string(), rest.to_string()),
+    }
+}
+
+/// Undoes git's C-style quoting of a path (`"a\tb"`), leaving plain paths as they are.
+fn unquote(s: &str) -> String {
+    let s = s.trim_end_matches('\t');
+    let Some(inner) = s.strip_prefix('"').and_then(|s| s.strip_suffix('"')) else {
+        return s.to_string();
+    };
+    let mut bytes = Vec::new();
+    let mut chars = inner.bytes().peekable();
+    while let Some(b) = chars.next() {
+        if b != b'\\' {
+            bytes.push(b);
+            continue;
+        }
+        match chars.next() {
+            Some(b'n') => bytes.push(b'\n'),
+            Some(b't') => bytes.push(b'\t'),
+            Some(d @ b'0'..=b'7') => {
+                let mut value = u32::from(d - b'0');
+                for _ in 0..2 {
+                    if let Some(&n @ b'0'..=b'7') = chars.peek() {
+                        value = value * 8 + u32::from(n - b'0');
+                        chars.next();
+                    }
+                }
+                bytes.push(value as u8);
+            }
+            Some(other) => bytes.push(other),
+            None => {}
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_zero_context_diff_gives_files_changes_and_hunks() {
+        let text = "diff --git a/src/a.rs b/src/a.rs\nindex 1..2 100644\n--- a/src/a.rs\n+++ b/src/a.rs\n@@ -3,2 +3 @@ fn x\n-a\n-b\n+c\n@@ -10,0 +11,2 @@\n+d\n+e\n\
+diff --git a/old.py b/new.py\nsimilarity index 90%\nrename from old.py\nrename to new.py\n--- a/old.py\n+++ b/new.py\n@@ -1 +1 @@\n-x\n+y\n\
+diff --git a/gone.go b/gone.go\ndeleted file mode 100644\n--- a/gone.go\n+++ /dev/null\n@@ -1,3 +0,0 @@\n-a\n-b\n-c\n\
+diff --git a/img.png b/img.png\nnew file mode 100644\nBinary files /dev/null and b/img.png differ\n";
+        let files = parse_diff(text);
+        assert_eq!(files.len(), 4);
+        assert_eq!(
+            files[0].hunks,
+            vec![
+                Hunk { old_start: 3, old_count: 2, new_start: 3, new_count: 1 },
+                Hunk { old_start: 10, old_count: 0, new_start: 11, new_count: 2 },
+            ]
+        );
+        assert_eq!(
+            (files[1].old_path.as_str(), files[1].path.as_str(), files[1].change),
+            ("old.py", "new.py", FileChange::Renamed)
+        );
+        assert_eq!((files[2].path.as_str(), files[2].change), ("gone.go", FileChange::Deleted));
+        assert!(files[3].binary && files[3].change == FileChange::Added);
+    }
+
+    #[test]
+    fn quoted_paths_and_bad_revisions() {
+        assert_eq!(unquote("\"caf\\303\\251 x.rs\""), "café x.rs");
+        let files = parse_diff(
+            "diff --git \"a/t\\tb.rs\" \"b/t\\tb.rs\"\n--- \"a/t\\tb.rs\"\n+++ \"b/t\\tb.rs\"\n@@ -1 +1 @@\n",
+        );
+        assert_eq!(files[0].path, "t\tb.rs");
+        assert!(DiffBase::parse(Some("--output=/tmp/x"), false).is_err());
+        assert!(DiffBase::parse(Some("HEAD~1"), true).is_err());
+        assert_eq!(DiffBase::parse(Some("staged"), false).unwrap(), DiffBase::Staged);
+        assert_eq!(DiffBase::parse(None, false).unwrap(), DiffBase::Working { rev: "HEAD".into() });
+    }
+}

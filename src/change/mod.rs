@@ -1,0 +1,267 @@
+//! What a change touched: the files of a git diff and the definitions whose lines its hunks
+//! touch, each added, modified, deleted or renamed. Both sides of each file are parsed
+//! here (the old from git, the new from the working tree or the index), so the answer does
+//! not depend on how fresh the index is; what depends on those definitions comes from the
+//! code graph (`code::dependents`).
+
+pub mod git;
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use crate::code::{FileCode, Symbol, SymbolKind};
+use crate::ingest::Language;
+use crate::protocol::Result;
+use git::{DiffBase, FileChange, FileDiff};
+
+/// Files larger than this are listed as changed but not parsed for definitions.
+const MAX_PARSED_BYTES: usize = 2 * 1024 * 1024;
+
+/// A definition the change touched.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChangedSymbol {
+    pub symbol: Symbol,
+    pub path: String,
+    pub change: SymbolChange,
+    /// For a rename: the name before.
+    pub old_name_opt: Option<String>,
+    /// For a deletion or rename: the qualified name before (the graph may still hold it).
+    pub old_qualified_name_opt: Option<String>,
+    pub language: &'static str,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SymbolChange {
+    Added,
+    Modified,
+    Deleted,
+    Renamed,
+}
+
+impl SymbolChange {
+    pub fn name(self) -> &'static str {
+        match self {
+            SymbolChange::Added => "added",
+            SymbolChange::Modified => "modified",
+            SymbolChange::Deleted => "deleted",
+            SymbolChange::Renamed => "renamed",
+        }
+    }
+}
+
+/// A diff read for its definitions.
+#[derive(Debug, Clone)]
+pub struct ChangeSet {
+    pub files: Vec<FileDiff>,
+    pub symbols: Vec<ChangedSymbol>,
+}
+
+/// Reads the diff `base` names in the work tree at `root` and the definitions it touches.
+pub fn read(root: &Path, base: &DiffBase) -> Result<ChangeSet> {
+    let files = git::diff(root, base)?;
+    let mut symbols = Vec::new();
+    for file in &files {
+        if file.binary {
+            continue;
+        }
+        let language = Language::detect(Path::new(&file.path));
+        if !crate::ingest::lang::CODE_LANGUAGES.contains(&language) {
+            continue;
+        }
+        let old_text = match file.change {
+            FileChange::Added => String::new(),
+            _ => git::show(root, base.old_rev(), &file.old_path).unwrap_or_default(),
+        };
+        let new_text = match (file.change, base) {
+            (FileChange::Deleted, _) => String::new(),
+            (_, DiffBase::Staged) => git::show(root, "", &file.path).unwrap_or_default(),
+            (_, DiffBase::Working { .. }) => {
+                crate::ingest::open::read_inside(root, &file.path, MAX_PARSED_BYTES as u64)
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+                    .unwrap_or_default()
+            }
+        };
+        if old_text.len() > MAX_PARSED_BYTES || new_text.len() > MAX_PARSED_BYTES {
+            continue;
+        }
+        symbols.extend(changed_symbols(language, file, &old_text, &new_text));
+    }
+    Ok(ChangeSet { files, symbols })
+}
+
+/// The definitions of one file whose lines the hunks touch: on the new side (added or
+/// modified) and on the old (deleted or modified), the innermost definition of each changed
+/// line; an added and a deleted definition of the same kind and container whose bodies are
+/// alike are one rename.
+pub fn changed_symbols(language: Language, file: &FileDiff, old_text: &str, new_text: &str) -> Vec<ChangedSymbol> {
+    let extract = |text: &str| -> FileCode {
+        if text.is_empty() {
+            return FileCode::default();
+        }
+        crate::code::extract::extract(language, text).unwrap_or_default()
+    };
+    let (old, new) = (extract(old_text), extract(new_text));
+    let (old_lines, new_lines): (Vec<&str>, Vec<&str>) = (old_text.lines().collect(), new_text.lines().collect());
+    let touched = |code: &FileCode, lines: &[&str], ranges: Vec<(u32, u32)>| -> Vec<usize> {
+        let mut out: Vec<usize> = Vec::new();
+        for (start, count) in ranges {
+            for line in start..start + count {
+                // A line that is only whitespace changes no definition.
+                if lines.get(line as usize - 1).is_none_or(|l| l.trim().is_empty()) {
+                    continue;
+                }
+                if let Some(i) = innermost(code, line) {
+                    if !out.contains(&i) {
+                        out.push(i);
+                    }
+                }
+            }
+        }
+        out
+    };
+    let new_ranges = file.hunks.iter().filter(|h| h.new_count > 0).map(|h| (h.new_start.max(1), h.new_count)).collect();
+    let old_ranges = file.hunks.iter().filter(|h| h.old_count > 0).map(|h| (h.old_start.max(1), h.old_count)).collect();
+    let touched_new = touched(&new, &new_lines, new_ranges);
+    let touched_old = touched(&old, &old_lines, old_ranges);
+    let old_keys = keys(&old);
+    let new_keys = keys(&new);
+    let old_by_key: HashMap<&(SymbolKind, String, usize), usize> =
+        old_keys.iter().enumerate().map(|(i, k)| (k, i)).collect();
+    let new_by_key: HashMap<&(SymbolKind, String, usize), usize> =
+        new_keys.iter().enumerate().map(|(i, k)| (k, i)).collect();
+
+    let mut modified: Vec<usize> = Vec::new();
+    let mut added: Vec<usize> = Vec::new();
+    let mut deleted: Vec<usize> = Vec::new();
+    for &i in &touched_new {
+        match old_by_key.get(&new_keys[i]) {
+            Some(_) => modified.push(i),
+            None => added.push(i),
+        }
+    }
+    for &i in &touched_old {
+        match new_by_key.get(&old_keys[i]) {
+            Some(&n) if !modified.contains(&n) => modified.push(n),
+            Some(_) => {}
+            None => deleted.push(i),
+        }
+    }
+    // Renames: the most alike added body for each deleted one (names blanked out).
+    let mut renamed: Vec<(usize, usize)> = Vec::new();
+    for &d in &deleted {
+        let o = &old.symbols[d];
+        let old_body = body_lines(&old_lines, o);
+        let best = added
+            .iter()
+            .filter(|&&a| !renamed.iter().any(|(_, r)| *r == a))
+            .map(|&a| (a, &new.symbols[a]))
+            .filter(|(_, n)| n.kind == o.kind && n.container == o.container && n.name != o.name)
+            .map(|(a, n)| (a, similarity(&old_body, &body_lines(&new_lines, n), &o.name, &n.name)))
+            .filter(|(_, s)| *s >= 0.5)
+            .max_by(|x, y| x.1.total_cmp(&y.1));
+        if let Some((a, _)) = best {
+            renamed.push((d, a));
+        }
+    }
+    let path = file.path.clone();
+    let entry = |symbol: &Symbol, change, old_opt: Option<&Symbol>| ChangedSymbol {
+        symbol: symbol.clone(),
+        path: path.clone(),
+        change,
+        old_name_opt: old_opt.map(|o| o.name.clone()),
+        old_qualified_name_opt: old_opt.map(|o| o.qualified_name.clone()),
+        language: language.name(),
+    };
+    let mut out = Vec::new();
+    for &i in &modified {
+        out.push(entry(&new.symbols[i], SymbolChange::Modified, None));
+    }
+    for &i in &added {
+        match renamed.iter().find(|(_, a)| *a == i) {
+            Some(&(d, _)) => out.push(entry(&new.symbols[i], SymbolChange::Renamed, Some(&old.symbols[d]))),
+            None => out.push(entry(&new.symbols[i], SymbolChange::Added, None)),
+        }
+    }
+    for &i in &deleted {
+        if !renamed.iter().any(|(d, _)| *d == i) {
+            let symbol = &old.symbols[i];
+            out.push(entry(symbol, SymbolChange::Deleted, Some(symbol)));
+        }
+    }
+    out.sort_by(|a, b| a.symbol.line.cmp(&b.symbol.line).then(a.symbol.name.cmp(&b.symbol.name)));
+    out
+}
+
+/// The innermost definition whose span holds `line`.
+fn innermost(code: &FileCode, line: u32) -> Option<usize> {
+    code.symbols
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.line <= line && line <= s.end_line)
+        .min_by_key(|(_, s)| s.end_line - s.line)
+        .map(|(i, _)| i)
+}
+
+/// Each definition's identity across the two sides: kind, qualified name and which of the
+/// same (overloads, redefinitions) it is.
+fn keys(code: &FileCode) -> Vec<(SymbolKind, String, usize)> {
+    let mut seen: HashMap<(SymbolKind, &str), usize> = HashMap::new();
+    code.symbols
+        .iter()
+        .map(|s| {
+            let n = seen.entry((s.kind, s.qualified_name.as_str())).or_default();
+            *n += 1;
+            (s.kind, s.qualified_name.clone(), *n - 1)
+        })
+        .collect()
+}
+
+fn body_lines<'a>(lines: &[&'a str], s: &Symbol) -> Vec<&'a str> {
+    let start = (s.line as usize).saturating_sub(1);
+    let end = (s.end_line as usize).min(lines.len());
+    lines.get(start..end).unwrap_or(&[]).iter().map(|l| l.trim()).filter(|l| !l.is_empty()).collect()
+}
+
+/// Jaccard similarity of two bodies' trimmed lines, each definition's own name blanked.
+fn similarity(old: &[&str], new: &[&str], old_name: &str, new_name: &str) -> f32 {
+    let a: HashSet<String> = old.iter().map(|l| l.replace(old_name, "\u{0}")).collect();
+    let b: HashSet<String> = new.iter().map(|l| l.replace(new_name, "\u{0}")).collect();
+    let union = a.union(&b).count();
+    if union == 0 {
+        return 0.0;
+    }
+    a.intersection(&b).count() as f32 / union as f32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::git::Hunk;
+    use super::*;
+
+    fn diff(hunks: Vec<Hunk>) -> FileDiff {
+        FileDiff { path: "a.py".into(), old_path: "a.py".into(), change: FileChange::Modified, hunks, binary: false }
+    }
+
+    #[test]
+    fn hunks_map_to_innermost_definitions_with_renames_and_deletions() {
+        let old = "class Cart:\n    def total(self):\n        return sum(self.items)\n\n    def clear(self):\n        self.items = []\n\n\ndef helper(x):\n    y = x + 1\n    z = y * 2\n    return z\n";
+        let new = "class Cart:\n    def total(self):\n        return sum(self.items) + 0\n\n\ndef assist(x):\n    y = x + 1\n    z = y * 2\n    return z\n\n\ndef fresh():\n    return 1\n";
+        // total's body line changed; clear (lines 5-7) deleted; helper renamed to assist; fresh added.
+        let hunks = vec![
+            Hunk { old_start: 3, old_count: 1, new_start: 3, new_count: 1 },
+            Hunk { old_start: 5, old_count: 3, new_start: 4, new_count: 0 },
+            Hunk { old_start: 9, old_count: 1, new_start: 6, new_count: 1 },
+            Hunk { old_start: 12, old_count: 0, new_start: 10, new_count: 4 },
+        ];
+        let changed = changed_symbols(Language::Python, &diff(hunks), old, new);
+        let got: Vec<(&str, &str, Option<&str>)> = changed
+            .iter()
+            .map(|c| (c.symbol.qualified_name.as_str(), c.change.name(), c.old_name_opt.as_deref()))
+            .collect();
+        assert!(got.contains(&("Cart.total", "modified", None)), "{got:?}");
+        assert!(got.contains(&("Cart.clear", "deleted", Some("clear"))), "{got:?}");
+        assert!(got.contains(&("assist", "renamed", Some("helper"))), "{got:?}");
+        assert!(got.contains(&("fresh", "added", None)), "{got:?}");
+        assert!(!got.iter().any(|(n, _, _)| *n == "Cart"), "the class itself is not touched: {got:?}");
+    }
+}

@@ -1,0 +1,309 @@
+//! What depends on a set of definitions, and which tests reach them: a breadth-first walk
+//! backwards over the graph's resolved uses (a use inside a definition makes that definition
+//! a dependent), with each dependent's path back to the change and the product of the
+//! confidences along it. Tests are found by each language's conventions, at the end of such
+//! paths.
+
+use std::collections::HashMap;
+
+use super::graph::{CodeGraph, SymbolRef};
+use super::{FileCode, Symbol, SymbolKind};
+
+/// Where a walk starts: a changed definition still in the graph, or a name whose definition
+/// is gone (its uses now resolve to nothing).
+#[derive(Debug, Clone)]
+pub struct Seed {
+    pub symbol_opt: Option<SymbolRef>,
+    /// The definition's name, for the uses of one that is gone.
+    pub name: String,
+    /// How the seed is shown at the end of a `via` path.
+    pub label: String,
+}
+
+/// A definition (or a file, for uses outside any definition) the walk reached.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reached {
+    pub file: u32,
+    /// Index of the definition in its file; `None`: a use at file level (an import, a
+    /// top-level call, a test framework's callback).
+    pub symbol_opt: Option<u32>,
+    /// The definition's first line, or the first such use's line at file level.
+    pub line: u32,
+    pub depth: u32,
+    /// The product of the uses' confidences along the path.
+    pub confidence: f32,
+    /// The weakest use on the path.
+    pub weakest: f32,
+    /// The names from the next hop to the changed definition it leads to.
+    pub via: Vec<String>,
+    pub test: bool,
+}
+
+/// How far and how sure a walk goes.
+#[derive(Debug, Clone, Copy)]
+pub struct WalkLimits {
+    /// Hops for dependents.
+    pub depth: u32,
+    /// Hops for tests (tests often reach code through helpers and fixtures).
+    pub test_depth: u32,
+    /// A dependent's every use on its path at least this sure.
+    pub min_confidence: f32,
+    /// A test's every use on its path at least this sure.
+    pub test_min_confidence: f32,
+    /// Most definitions visited: a hub's dependents are cut here (and the answer says so).
+    pub max_visited: usize,
+}
+
+pub struct Walk {
+    /// Dependents that are not tests, nearest and surest first.
+    pub dependents: Vec<Reached>,
+    /// Tests, surest first.
+    pub tests: Vec<Reached>,
+    /// The walk stopped at `max_visited`.
+    pub truncated: bool,
+}
+
+/// A definition of the level being expanded, with the path that reached it.
+struct Step<'a> {
+    node: Option<SymbolRef>,
+    /// For a seed that is gone: the name its uses still give.
+    name: &'a str,
+    confidence: f32,
+    weakest: f32,
+    via: Vec<String>,
+}
+
+/// Walks backwards from `seeds`.
+pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
+    let floor = limits.min_confidence.min(limits.test_min_confidence);
+    let levels = limits.depth.max(limits.test_depth);
+    let mut reached: HashMap<(u32, Option<u32>), Reached> = HashMap::new();
+    // The seeds themselves are never their own dependents.
+    let seed_keys: Vec<(u32, Option<u32>)> =
+        seeds.iter().filter_map(|s| s.symbol_opt.map(|(f, i)| (f, Some(i)))).collect();
+    let mut frontier: Vec<Step> = seeds
+        .iter()
+        .map(|s| Step {
+            node: s.symbol_opt,
+            name: s.name.as_str(),
+            confidence: 1.0,
+            weakest: 1.0,
+            via: vec![s.label.clone()],
+        })
+        .collect();
+    let mut truncated = false;
+    for depth in 1..=levels {
+        let mut next: HashMap<(u32, Option<u32>), Reached> = HashMap::new();
+        for Step { node, name, confidence, weakest, via } in &frontier {
+            let uses = match node {
+                Some(target) => graph.uses(*target, floor),
+                None => graph.dangling_uses(name),
+            };
+            for u in uses {
+                let key = (u.file, u.enclosing);
+                if seed_keys.contains(&key)
+                    || reached.contains_key(&key)
+                    || node.is_some_and(|t| key == (t.0, Some(t.1)))
+                {
+                    continue;
+                }
+                let total = confidence * u.confidence;
+                let weakest = weakest.min(u.confidence);
+                let code = graph.code(u.file);
+                let (line, test) = match u.enclosing {
+                    Some(e) => (code.symbols[e as usize].line, is_test(graph.path(u.file), code, e as usize)),
+                    None => (u.line, is_test_file(graph.path(u.file), &code.language)),
+                };
+                let better = next.get(&key).is_none_or(|r| total > r.confidence);
+                if better {
+                    next.insert(
+                        key,
+                        Reached {
+                            file: u.file,
+                            symbol_opt: u.enclosing,
+                            line,
+                            depth,
+                            confidence: total,
+                            weakest,
+                            via: via.clone(),
+                            test,
+                        },
+                    );
+                }
+            }
+        }
+        let mut level: Vec<Reached> = next.into_values().collect();
+        level.sort_by(|a, b| b.confidence.total_cmp(&a.confidence).then(a.file.cmp(&b.file)).then(a.line.cmp(&b.line)));
+        frontier = Vec::new();
+        for r in level {
+            if reached.len() >= limits.max_visited {
+                truncated = true;
+                break;
+            }
+            // Tests end a path; so do file-level uses (nothing names a file's top level).
+            if !r.test && depth < levels {
+                if let Some(i) = r.symbol_opt {
+                    let s = &graph.code(r.file).symbols[i as usize];
+                    let mut via = vec![s.qualified_name.clone()];
+                    via.extend(r.via.iter().cloned());
+                    frontier.push(Step {
+                        node: Some((r.file, i)),
+                        name: "",
+                        confidence: r.confidence,
+                        weakest: r.weakest,
+                        via,
+                    });
+                }
+            }
+            reached.insert((r.file, r.symbol_opt), r);
+        }
+        if frontier.is_empty() || truncated {
+            break;
+        }
+    }
+    let mut dependents: Vec<Reached> = Vec::new();
+    let mut tests: Vec<Reached> = Vec::new();
+    for r in reached.into_values() {
+        if r.test {
+            if r.depth <= limits.test_depth && r.weakest >= limits.test_min_confidence {
+                tests.push(r);
+            }
+        } else if r.depth <= limits.depth && r.weakest >= limits.min_confidence {
+            dependents.push(r);
+        }
+    }
+    dependents.sort_by(|a, b| {
+        a.depth
+            .cmp(&b.depth)
+            .then(b.confidence.total_cmp(&a.confidence))
+            .then(a.file.cmp(&b.file))
+            .then(a.line.cmp(&b.line))
+    });
+    tests.sort_by(|a, b| {
+        b.confidence
+            .total_cmp(&a.confidence)
+            .then(a.depth.cmp(&b.depth))
+            .then(a.file.cmp(&b.file))
+            .then(a.line.cmp(&b.line))
+    });
+    Walk { dependents, tests, truncated }
+}
+
+/// Whether a file holds tests by its language's conventions: Rust `tests/`, pytest
+/// `test_*.py`/`*_test.py`/`tests/`, JS/TS `*.test.*`/`*.spec.*`/`__tests__/`, Go `_test.go`,
+/// JVM `src/test/` and `*Test`/`*Spec`/`*Suite` classes, and the like elsewhere.
+pub fn is_test_file(path: &str, language: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let name = lower.rsplit('/').next().unwrap_or("");
+    let stem = name.split('.').next().unwrap_or("");
+    let dirs: Vec<&str> = lower.split('/').rev().skip(1).collect();
+    let in_dir = |names: &[&str]| dirs.iter().any(|d| names.contains(d));
+    match language {
+        "rust" => {
+            in_dir(&["tests"])
+                || matches!(stem, "tests" | "test")
+                || stem.ends_with("_tests")
+                || stem.ends_with("_test")
+        }
+        "python" => {
+            (stem.starts_with("test_") || stem.ends_with("_test") || stem == "tests" || stem == "conftest")
+                || (in_dir(&["tests", "test", "testing"]) && name.ends_with(".py"))
+        }
+        "javascript" | "typescript" | "tsx" => {
+            name.contains(".test.") || name.contains(".spec.") || in_dir(&["__tests__", "test", "tests", "spec"])
+        }
+        "go" => name.ends_with("_test.go"),
+        "java" | "kotlin" | "scala" | "c_sharp" | "swift" | "php" => {
+            lower.contains("src/test/")
+                || in_dir(&["test", "tests", "spec"])
+                || dirs.iter().any(|d| d.ends_with(".tests") || d.ends_with("tests"))
+                || ["test", "tests", "spec", "suite"].iter().any(|s| stem.ends_with(s))
+                || stem.starts_with("test")
+        }
+        "ruby" => stem.ends_with("_spec") || stem.ends_with("_test") || in_dir(&["spec", "test"]),
+        "elixir" => name.ends_with("_test.exs") || in_dir(&["test"]),
+        "lua" => stem.ends_with("_spec") || stem.ends_with("_test") || in_dir(&["spec", "test", "tests"]),
+        _ => {
+            stem.starts_with("test_")
+                || stem.ends_with("_test")
+                || stem.ends_with("_tests")
+                || in_dir(&["test", "tests"])
+        }
+    }
+}
+
+/// Whether definition `index` of the file at `path` is a test.
+pub fn is_test(path: &str, code: &FileCode, index: usize) -> bool {
+    let s: &Symbol = &code.symbols[index];
+    if !s.kind.is_callable() {
+        return false;
+    }
+    let file = is_test_file(path, &code.language);
+    match code.language.as_str() {
+        // `#[test]` functions live in `mod tests` or in `tests/`.
+        "rust" => {
+            file || s.qualified_name.split("::").any(|seg| matches!(seg, "tests" | "test"))
+                || s.name.starts_with("test_")
+        }
+        // pytest collects `test*` functions and `test*` methods of `Test*` classes.
+        "python" => file && s.name.starts_with("test"),
+        "go" => file && ["Test", "Benchmark", "Example", "Fuzz"].iter().any(|p| s.name.starts_with(p)),
+        // Elsewhere a test file's functions are its tests (JS/TS tests are callbacks, found
+        // at file level; JVM/.NET test classes hold tests and their helpers alike).
+        _ => file && !matches!(s.kind, SymbolKind::Constructor),
+    }
+}
+
+/// The name of the JS/TS test (`it("…")`/`test("…")`) whose callback holds `line`, from the
+/// file's text: the nearest such call at or above the line.
+pub fn enclosing_test_name(text: &str, line: u32) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let upto = (line as usize).min(lines.len());
+    for l in lines[..upto].iter().rev() {
+        let t = l.trim_start();
+        for prefix in ["it(", "test(", "it.only(", "test.only(", "it.each(", "describe("] {
+            if let Some(rest) = t.strip_prefix(prefix) {
+                let rest = rest.trim_start();
+                let quote = rest.chars().next()?;
+                if matches!(quote, '\'' | '"' | '`') {
+                    let inner = &rest[1..];
+                    if let Some(end) = inner.find(quote) {
+                        return Some(inner[..end].to_string());
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_files_by_convention() {
+        assert!(is_test_file("tests/api.rs", "rust"));
+        assert!(is_test_file("src/parser/tests.rs", "rust"));
+        assert!(!is_test_file("src/parser/mod.rs", "rust"));
+        assert!(is_test_file("tests/unit/test_api.py", "python"));
+        assert!(is_test_file("pkg/api_test.py", "python"));
+        assert!(!is_test_file("pkg/api.py", "python"));
+        assert!(is_test_file("src/a.test.ts", "typescript"));
+        assert!(is_test_file("src/__tests__/a.js", "javascript"));
+        assert!(!is_test_file("src/a.ts", "typescript"));
+        assert!(is_test_file("pkg/a_test.go", "go"));
+        assert!(!is_test_file("pkg/a.go", "go"));
+        assert!(is_test_file("src/test/java/com/x/CartTest.java", "java"));
+        assert!(!is_test_file("src/main/java/com/x/Cart.java", "java"));
+        assert!(is_test_file("spec/cart_spec.rb", "ruby"));
+    }
+
+    #[test]
+    fn the_enclosing_js_test_is_named() {
+        let text = "describe('cart', () => {\n  it('adds', () => {\n    add(1);\n  });\n  test(\"clears\", () => {\n    clear();\n  });\n});\n";
+        assert_eq!(enclosing_test_name(text, 3).as_deref(), Some("adds"));
+        assert_eq!(enclosing_test_name(text, 6).as_deref(), Some("clears"));
+        assert_eq!(enclosing_test_name(text, 1).as_deref(), Some("cart"));
+    }
+}

@@ -1,0 +1,57 @@
+//! Change impact over HTTP: `GET /v1/impact/diff`. Each route takes only its own
+//! parameters: anything else is refused with the name it may have meant.
+
+use std::path::PathBuf;
+
+use actix_web::{web, HttpResponse};
+use serde::Deserialize;
+
+use super::{dispatch, error_response, parse_bool, parse_number, respond, HttpState};
+use crate::actors::tool_dispatcher::code::{check_confidence, check_limit, DEFAULT_MIN_CONFIDENCE};
+use crate::actors::tool_dispatcher::impact::{DiffImpact, DEFAULT_DIFF_DEPTH, DEFAULT_DIFF_LIMIT};
+use crate::change::git::DiffBase;
+use crate::protocol::DocdexError;
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/v1/impact/diff", web::get().to(diff_impact));
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DiffParams {
+    #[serde(alias = "repo_path", alias = "project_root")]
+    repo: Option<PathBuf>,
+    /// A revision to compare the working tree with (default HEAD), or `staged`/`working`.
+    base: Option<String>,
+    staged: Option<String>,
+    depth: Option<String>,
+    min_confidence: Option<String>,
+    limit: Option<String>,
+}
+
+async fn diff_impact(state: web::Data<HttpState>, params: web::Query<DiffParams>) -> HttpResponse {
+    let params = params.into_inner();
+    let parsed = (|| -> Result<DiffImpact, DocdexError> {
+        let staged = parse_bool("staged", params.staged.as_deref())?;
+        let base = DiffBase::parse(params.base.as_deref(), staged)?;
+        let depth = parse_number("depth", params.depth.as_deref())?
+            .map_or(DEFAULT_DIFF_DEPTH, |d| d.min(u64::from(u32::MAX)) as u32);
+        let limit =
+            check_limit(parse_number("limit", params.limit.as_deref())?.map_or(DEFAULT_DIFF_LIMIT, |n| n as usize))?;
+        let min_confidence = match params.min_confidence.as_deref().map(str::trim) {
+            None | Some("") => DEFAULT_MIN_CONFIDENCE,
+            Some(raw) => raw
+                .parse::<f32>()
+                .map_err(|_| {
+                    DocdexError::invalid(format!("`min_confidence` must be a number from 0 to 1, got `{raw}`"))
+                })
+                .and_then(check_confidence)?,
+        };
+        let repo_opt = params.repo.clone().or_else(|| state.default_repo_opt.clone());
+        Ok(DiffImpact { repo_opt, base, depth, min_confidence, limit })
+    })();
+    match parsed {
+        Ok(msg) => respond(dispatch(&state, msg).await),
+        Err(err) => error_response(&err),
+    }
+}

@@ -1,0 +1,79 @@
+//! Change impact answers: what a diff changed, what depends on it, which tests reach it,
+//! what running them gave, and the repo map. Lines are 1-based, paths relative to the repo
+//! root with `/`.
+
+use serde::{Deserialize, Serialize};
+
+/// How one file changed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileChangeInfo {
+    pub path: String,
+    /// added, modified, deleted or renamed.
+    pub change: String,
+    /// The path before a rename ("" otherwise).
+    pub old_path: String,
+}
+
+/// A definition whose lines the diff touched.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChangedSymbolInfo {
+    pub name: String,
+    pub qualified_name: String,
+    pub kind: String,
+    pub path: String,
+    /// Where it is now (where it was, for a deletion).
+    pub line: u32,
+    pub end_line: u32,
+    /// added, modified, deleted or renamed.
+    pub change: String,
+    /// The name before a rename ("" otherwise).
+    pub old_name: String,
+    pub language: String,
+}
+
+/// A definition (or a file's top level, `kind` "file") that uses a changed one, directly
+/// (`depth` 1) or through others.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DependentInfo {
+    pub name: String,
+    pub qualified_name: String,
+    pub kind: String,
+    pub path: String,
+    pub line: u32,
+    pub depth: u32,
+    /// The path through the graph: the definitions from the one this uses to the changed
+    /// one it leads to.
+    pub via: Vec<String>,
+    /// The product of the uses' confidences along `via`.
+    pub confidence: f32,
+}
+
+/// A test that reaches a changed definition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AffectedTest {
+    pub path: String,
+    /// The test function, or for a test framework's callback (`it("…")`) its title; "" for
+    /// a test file that only imports the changed code.
+    pub name: String,
+    pub line: u32,
+    pub depth: u32,
+    pub via: Vec<String>,
+    pub confidence: f32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiffImpactResponse {
+    /// What was compared: `working` against a revision, or `staged`.
+    pub base: String,
+    pub changed_files: Vec<String>,
+    pub file_changes: Vec<FileChangeInfo>,
+    pub changed_symbols: Vec<ChangedSymbolInfo>,
+    /// Nearest and surest first; tests are in `tests`, not here.
+    pub dependents: Vec<DependentInfo>,
+    pub dependents_total: usize,
+    /// Surest first.
+    pub tests: Vec<AffectedTest>,
+    pub tests_total: usize,
+    /// A list was cut at `limit`, or the walk at its bound on a hub.
+    pub truncated: bool,
+}
