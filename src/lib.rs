@@ -18,4 +18,5 @@ pub mod libs;
 pub mod llm;
 pub mod mcp;
 pub mod protocol;
+pub mod runner;
 pub mod web;

@@ -218,6 +218,27 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run the repo's tests with its runner (cargo test, pytest, vitest or jest, go test, or
+    /// its command in `[tests] commands`): all, a file or folder's (`--target`), or the ones
+    /// a change reaches (`--affected [REV]`); bounded by `[tests] timeout_secs`. Exit code 0
+    /// when none failed, 1 when some failed or the run timed out.
+    RunTests {
+        /// The repository's root folder (`.`: the current directory).
+        #[arg(long, default_value = ".")]
+        repo: PathBuf,
+        /// A file or folder relative to the repo root.
+        #[arg(long, conflicts_with = "affected")]
+        target: Option<String>,
+        /// The tests reaching what changed in the working tree against REV (default HEAD),
+        /// or `staged`.
+        #[arg(long, num_args = 0..=1, default_missing_value = "HEAD", value_name = "REV")]
+        affected: Option<String>,
+        /// Stop after this many seconds (at most `[tests] timeout_secs`).
+        #[arg(long)]
+        timeout_secs: Option<u64>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Structural search: a tree-sitter query over one language's files (`--language rust
     /// '(function_item name: (identifier) @name)'`), or definitions by `--kind` and `--name`
     /// pattern.

@@ -9,12 +9,12 @@ use crate::actors::tool_dispatcher::code::{
     check_confidence, check_limit, parse_kind, parse_language, FileImpact, FindCallees, FindCallers, FindReferences,
     FindSymbols, Page, RunAstQuery, SymbolTarget,
 };
-use crate::actors::tool_dispatcher::impact::{DiffImpact, DEFAULT_DIFF_DEPTH, DEFAULT_DIFF_LIMIT};
+use crate::actors::tool_dispatcher::impact::{DiffImpact, RunTests, TestScope, DEFAULT_DIFF_DEPTH, DEFAULT_DIFF_LIMIT};
 use crate::change::git::DiffBase;
 use crate::config::LoadedConfig;
 use crate::daemon::client;
 use crate::protocol::code::{CallEdge, SymbolInfo};
-use crate::protocol::impact::DiffImpactResponse;
+use crate::protocol::impact::{DiffImpactResponse, RunTestsResponse};
 use crate::protocol::{DocdexError, Result};
 
 fn symbol_line(s: &SymbolInfo) -> String {
@@ -41,6 +41,38 @@ fn call_lines(edges: &[CallEdge], callers: bool) -> String {
             }
         })
         .collect()
+}
+
+/// What `run-tests` prints: the counts and command, each failure, the output's tail.
+fn run_tests_text(r: &RunTestsResponse) -> String {
+    if r.command.is_empty() {
+        return format!("{}: {}\n", r.runner, r.note);
+    }
+    let mut out = String::new();
+    if !r.output_tail.is_empty() {
+        out.push_str(&r.output_tail);
+        if !r.output_tail.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str("---\n");
+    }
+    for f in &r.failures {
+        out.push_str(&format!("FAILED {}\n", f.name));
+        for line in f.message.lines().take(20) {
+            out.push_str(&format!("    {line}\n"));
+        }
+    }
+    out.push_str(&format!("$ {}\n", r.command));
+    let stopped = if r.timed_out { ", stopped at the time limit" } else { "" };
+    out.push_str(&format!(
+        "{}: {} passed, {} failed, {} skipped in {:.1} s{stopped}\n",
+        r.runner,
+        r.passed,
+        r.failed,
+        r.skipped,
+        r.duration_ms as f64 / 1000.0
+    ));
+    out
 }
 
 /// What `impact --diff` prints: the change, then what depends on it, then the tests.
@@ -197,6 +229,18 @@ pub(super) async fn run_code(loaded: &LoadedConfig, command: Command) -> Result<
                 let r = dispatcher.send(msg).await??;
                 let text = if json { to_json(&r)? } else { diff_impact_text(&r) };
                 (text, false)
+            }
+            Command::RunTests { repo, target, affected, timeout_secs, json } => {
+                let scope = match (target, affected) {
+                    (Some(target), _) => TestScope::Target(target),
+                    (None, Some(base)) => TestScope::Affected(DiffBase::parse(Some(&base), false)?),
+                    (None, None) => TestScope::All,
+                };
+                let msg = RunTests { repo_opt: Some(client::absolute(&repo)), scope, timeout_secs_opt: timeout_secs };
+                let r = dispatcher.send(msg).await??;
+                let text = if json { to_json(&r)? } else { run_tests_text(&r) };
+                // Exit 1 when a test failed or the run was stopped, as the runners do.
+                (text, r.failed > 0 || r.timed_out || r.exit_code.is_some_and(|c| c != 0))
             }
             Command::Impact { repo, file: Some(file), depth, limit, json, .. } => {
                 let msg = FileImpact {

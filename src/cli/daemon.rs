@@ -59,6 +59,8 @@ pub(super) async fn serve(
         actors.dispatcher.send(Mount { repo: repo.clone(), wait: false }).await??;
         actors.dispatcher.send(EmbedInBackground { repo: repo.clone() }).await?;
     }
+    let run_tests_refusal =
+        http::run_tests_refusal(auth_token_opt.as_deref(), &addr, loaded.config.tests.allow_when_exposed);
     let state = HttpState {
         dispatcher: actors.dispatcher.clone(),
         default_repo_opt: repo_opt.and_then(|p| std::fs::canonicalize(p).ok()),
@@ -67,6 +69,7 @@ pub(super) async fn serve(
         host_policy: Arc::new(http::guard::HostPolicy::new(&loaded.config.server.allowed_hosts, expose)),
         client_slots: http::guard::ClientSlots::new(loaded.config.server.max_requests_per_client),
         mcp_budget_tokens: loaded.config.server.mcp_max_result_tokens,
+        run_tests_refusal,
     };
     let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).min(4);
     let (server, bound) = http::start(state, addr, workers).map_err(|err| {

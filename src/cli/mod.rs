@@ -366,6 +366,7 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
         | Command::Callers { .. }
         | Command::Callees { .. }
         | Command::Impact { .. }
+        | Command::RunTests { .. }
         | Command::Ast { .. }) => code::run_code(&loaded, command).await,
         Command::Libs { action } => crate::cli::libs::run_libs(&loaded, action).await,
         Command::Crate { action } => crate::cli::libs::run_crate(&loaded, action).await,

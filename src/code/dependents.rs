@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use super::graph::{CodeGraph, SymbolRef};
-use super::{FileCode, Symbol, SymbolKind};
+use super::{FileCode, Symbol, SymbolKind, UseKind};
 
 /// Where a walk starts: a changed definition still in the graph, or a name whose definition
 /// is gone (its uses now resolve to nothing).
@@ -37,6 +37,8 @@ pub struct Reached {
     /// The names from the next hop to the changed definition it leads to.
     pub via: Vec<String>,
     pub test: bool,
+    /// At file level: the line is an import's (no other use seen yet).
+    pub by_import: bool,
 }
 
 /// How far and how sure a walk goes.
@@ -114,11 +116,20 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                     Some(e) => (code.symbols[e as usize].line, is_test(graph.path(u.file), code, e as usize)),
                     None => (u.line, is_test_file(graph.path(u.file), &code.language)),
                 };
-                let better = next.get(&key).is_none_or(|r| total > r.confidence);
-                if better {
-                    next.insert(
-                        key,
-                        Reached {
+                match next.get_mut(&key) {
+                    Some(r) => {
+                        // At file level a use past the imports says where (a test's callback),
+                        // an import only that the file names the definition.
+                        if r.symbol_opt.is_none() && r.by_import && u.kind != UseKind::Import {
+                            (r.line, r.by_import) = (u.line, false);
+                        }
+                        if total > r.confidence {
+                            (r.confidence, r.weakest, r.via) = (total, weakest, via.clone());
+                        }
+                    }
+                    None => {
+                        let by_import = u.kind == UseKind::Import;
+                        let reached = Reached {
                             file: u.file,
                             symbol_opt: u.enclosing,
                             line,
@@ -127,8 +138,10 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                             weakest,
                             via: via.clone(),
                             test,
-                        },
-                    );
+                            by_import,
+                        };
+                        next.insert(key, reached);
+                    }
                 }
             }
         }

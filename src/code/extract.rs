@@ -45,6 +45,7 @@ pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileC
         out: FileCode::new(language.name()),
         interned: HashMap::new(),
         template_end: 0,
+        expanded: (0, 0),
         frames: Vec::new(),
         def_names: HashSet::new(),
         call_names: HashSet::new(),
@@ -100,6 +101,9 @@ struct Walker<'a> {
     interned: HashMap<String, u32>,
     /// Inside a `macro_rules!` body until this byte: its tokens are a template, not uses.
     template_end: usize,
+    /// The byte range of the last expression macro's arguments read as an expression: the
+    /// token tree's own names are not read again.
+    expanded: (usize, usize),
 }
 
 fn is_ident_like(kind: &str) -> bool {
@@ -308,6 +312,9 @@ impl<'a> Walker<'a> {
         if self.def_names.contains(&node.id()) || node.start_byte() < self.template_end {
             return;
         }
+        if (self.expanded.0..self.expanded.1).contains(&node.start_byte()) {
+            return;
+        }
         let mut name = self.text(node);
         if self.language == Language::Php {
             name = name.trim_start_matches('$');
@@ -511,12 +518,21 @@ impl<'a> Walker<'a> {
             return;
         };
         let (from, to) = (tree_node.start_byte() + 1, tree_node.end_byte().saturating_sub(1));
-        if to <= from || self.src.get(from - 1) != Some(&b'{') {
+        if to < from {
             return;
         }
-        let Ok(inner) = std::str::from_utf8(&self.src[from..to]) else {
+        let Ok(body) = std::str::from_utf8(&self.src[from..to]) else {
             return;
         };
+        // `assert_eq!(cart.total(), 180)`, `vec![a.len()]`: an expression macro's arguments,
+        // read as a parenthesised expression (the `(` shifts the first line by one column);
+        // what does not parse as one (`vec![0; n]`, a DSL) keeps the token reading.
+        let (inner, prefix) = match self.src.get(from - 1) {
+            Some(b'{') if to > from => (body.to_string(), 0u32),
+            Some(b'(' | b'[') => (format!("({body});"), 1u32),
+            _ => return,
+        };
+        let expression = prefix > 0;
         let Some(grammar) = self.language.grammar() else {
             return;
         };
@@ -524,7 +540,7 @@ impl<'a> Walker<'a> {
         if parser.set_language(&grammar).is_err() {
             return;
         }
-        let Some(tree) = parser.parse(inner, None) else {
+        let Some(tree) = parser.parse(&inner, None) else {
             return;
         };
         if tree.root_node().has_error() {
@@ -545,6 +561,7 @@ impl<'a> Walker<'a> {
             out: FileCode::new(self.language.name()),
             interned: HashMap::new(),
             template_end: 0,
+            expanded: (0, 0),
             frames: vec![outer_frame],
             def_names: HashSet::new(),
             call_names: HashSet::new(),
@@ -560,10 +577,16 @@ impl<'a> Walker<'a> {
         let (row_offset, column_offset) = (start.row as u32, start.column as u32 + 1);
         let shift = |line: &mut u32, column: &mut u32| {
             if *line == 1 {
-                *column += column_offset;
+                *column = (*column + column_offset).saturating_sub(prefix);
             }
             *line += row_offset;
         };
+        if expression {
+            // Its names are read here; the token tree's walk must not read them again as
+            // bare names (`cart.total()` is a call on `cart`, not a read of `total`).
+            sub.out.symbols.clear();
+            self.expanded = (tree_node.start_byte(), tree_node.end_byte());
+        }
         for mut symbol in std::mem::take(&mut sub.out.symbols) {
             let mut end_column = 0;
             shift(&mut symbol.line, &mut symbol.column);

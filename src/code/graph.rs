@@ -106,7 +106,30 @@ pub struct CodeGraph {
 }
 
 fn split_qualifier(q: &str) -> Vec<&str> {
-    q.split([':', '.', '\\', '>', '-'])
+    // A receiver that is a call or an index (`Cart([1, 2]).total()`, `items[0].name`) is
+    // named by what is called or indexed: separators inside brackets do not split, and a
+    // part ends where its arguments start.
+    let mut parts = Vec::new();
+    let (mut depth, mut start, mut cut) = (0usize, 0usize, None::<usize>);
+    for (i, b) in q.bytes().enumerate() {
+        match b {
+            b'(' | b'[' | b'{' => {
+                if depth == 0 && cut.is_none() && i > start {
+                    cut = Some(i);
+                }
+                depth += 1;
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            b':' | b'.' | b'\\' | b'>' | b'-' if depth == 0 => {
+                parts.push(&q[start..cut.unwrap_or(i)]);
+                (start, cut) = (i + 1, None);
+            }
+            _ => {}
+        }
+    }
+    parts.push(&q[start..cut.unwrap_or(q.len())]);
+    parts
+        .into_iter()
         .map(|s| s.trim_start_matches(['@', '$', '&', '*', '(']).trim_end_matches(['?', '!', ')']))
         .filter(|s| !s.is_empty())
         .collect()

@@ -64,6 +64,33 @@ pub struct Config {
     pub repos: ReposConfig,
     pub watcher: WatcherConfig,
     pub libs: LibsConfig,
+    pub tests: TestsConfig,
+}
+
+/// `run-tests`: running a repo's tests, bounded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TestsConfig {
+    /// A run taking longer is stopped (its whole process group killed).
+    pub timeout_secs: u64,
+    /// Output kept from a run (the rest is dropped from the middle; the tail is kept).
+    pub max_output_bytes: u64,
+    /// Whether a daemon served beyond this machine (`--expose`) may run tests at all.
+    pub allow_when_exposed: bool,
+    /// A repo's own test command, by the repo's path, run with `sh -c` in its root instead
+    /// of the runner docdex detects: `{ "/home/me/app" = "make test" }`.
+    pub commands: std::collections::BTreeMap<String, String>,
+}
+
+impl Default for TestsConfig {
+    fn default() -> Self {
+        TestsConfig {
+            timeout_secs: 600,
+            max_output_bytes: 4 * 1024 * 1024,
+            allow_when_exposed: false,
+            commands: Default::default(),
+        }
+    }
 }
 
 /// Which directories a daemon serves (see `repo_policy`).
@@ -638,6 +665,8 @@ pub fn check_ranges(config: &Config) -> std::result::Result<(), String> {
         ("index.batch_max_files", config.index.batch_max_files),
         ("embedding.batch_size", config.embedding.batch_size),
         ("server.max_requests_per_client", config.server.max_requests_per_client),
+        ("tests.timeout_secs", config.tests.timeout_secs as usize),
+        ("tests.max_output_bytes", config.tests.max_output_bytes as usize),
     ];
     for (key, value) in usize_at_least_1 {
         if value == 0 {

@@ -1,5 +1,5 @@
-//! Change impact over HTTP: `GET /v1/impact/diff`. Each route takes only its own
-//! parameters: anything else is refused with the name it may have meant.
+//! Change impact over HTTP: `GET /v1/impact/diff` and `POST /v1/run-tests`. Each route takes
+//! only its own parameters: anything else is refused with the name it may have meant.
 
 use std::path::PathBuf;
 
@@ -8,12 +8,12 @@ use serde::Deserialize;
 
 use super::{dispatch, error_response, parse_bool, parse_number, respond, HttpState};
 use crate::actors::tool_dispatcher::code::{check_confidence, check_limit, DEFAULT_MIN_CONFIDENCE};
-use crate::actors::tool_dispatcher::impact::{DiffImpact, DEFAULT_DIFF_DEPTH, DEFAULT_DIFF_LIMIT};
+use crate::actors::tool_dispatcher::impact::{DiffImpact, RunTests, TestScope, DEFAULT_DIFF_DEPTH, DEFAULT_DIFF_LIMIT};
 use crate::change::git::DiffBase;
 use crate::protocol::DocdexError;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/v1/impact/diff", web::get().to(diff_impact));
+    cfg.route("/v1/impact/diff", web::get().to(diff_impact)).route("/v1/run-tests", web::post().to(run_tests));
 }
 
 #[derive(Debug, Deserialize)]
@@ -52,6 +52,49 @@ async fn diff_impact(state: web::Data<HttpState>, params: web::Query<DiffParams>
     })();
     match parsed {
         Ok(msg) => respond(dispatch(&state, msg).await),
+        Err(err) => error_response(&err),
+    }
+}
+
+/// `affected` as clients send it: `true` (the working tree against HEAD), or a base
+/// (`"staged"`, `"working"`, a revision).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Affected {
+    Flag(bool),
+    Base(String),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunTestsBody {
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    repo: Option<PathBuf>,
+    #[serde(default)]
+    target: Option<String>,
+    #[serde(default)]
+    affected: Option<Affected>,
+    #[serde(default)]
+    timeout_secs: Option<u64>,
+}
+
+async fn run_tests(state: web::Data<HttpState>, body: web::Json<RunTestsBody>) -> HttpResponse {
+    if let Some(refusal) = &state.run_tests_refusal {
+        return error_response(refusal);
+    }
+    let body = body.into_inner();
+    let scope = match (body.target.filter(|t| !t.trim().is_empty()), body.affected) {
+        (Some(_), Some(Affected::Flag(true) | Affected::Base(_))) => {
+            Err(DocdexError::invalid("give `target` or `affected`, not both"))
+        }
+        (Some(target), _) => Ok(TestScope::Target(target)),
+        (None, Some(Affected::Flag(true))) => Ok(TestScope::Affected(DiffBase::Working { rev: "HEAD".into() })),
+        (None, Some(Affected::Base(base))) => DiffBase::parse(Some(&base), false).map(TestScope::Affected),
+        (None, Some(Affected::Flag(false)) | None) => Ok(TestScope::All),
+    };
+    let repo_opt = body.repo.or_else(|| state.default_repo_opt.clone());
+    match scope {
+        Ok(scope) => respond(dispatch(&state, RunTests { repo_opt, scope, timeout_secs_opt: body.timeout_secs }).await),
         Err(err) => error_response(&err),
     }
 }

@@ -58,6 +58,30 @@ pub struct HttpState {
     pub client_slots: Arc<guard::ClientSlots>,
     /// Token budget of one MCP tool result.
     pub mcp_budget_tokens: usize,
+    /// Why this server runs no tests (`run_tests_refusal`), if it does not.
+    pub run_tests_refusal: Option<DocdexError>,
+}
+
+/// Running tests executes the repo's code: a server does it only behind its token, and
+/// beyond this machine only when `[tests] allow_when_exposed` says so.
+pub fn run_tests_refusal(
+    auth_token_opt: Option<&str>,
+    addr: &SocketAddr,
+    allow_when_exposed: bool,
+) -> Option<DocdexError> {
+    if auth_token_opt.is_none() {
+        return Some(
+            DocdexError::new(ErrorCode::Forbidden, "this daemon runs without a token, so it runs no tests")
+                .with_hint("running tests executes the repo's code: start the daemon with its token (require_token = true), or use `docdexd run-tests`"),
+        );
+    }
+    if !addr.ip().is_loopback() && !allow_when_exposed {
+        return Some(
+            DocdexError::new(ErrorCode::Forbidden, "this daemon is served beyond this machine, so it runs no tests")
+                .with_hint("set [tests] allow_when_exposed = true in config.toml to allow it, or use `docdexd run-tests` on the machine"),
+        );
+    }
+    None
 }
 
 pub(crate) fn error_response(err: &DocdexError) -> HttpResponse {
@@ -585,6 +609,7 @@ pub fn start(
     let default_repo_opt = state.default_repo_opt.clone();
     let mcp_budget_tokens = state.mcp_budget_tokens;
     let default_limit = state.default_limit;
+    let run_tests_refusal = state.run_tests_refusal.clone();
     // One host policy for REST and MCP: `guard` checks Host and Origin before any route, so
     // the SDK's own check (loopback names only, which broke exposed mode) is turned off.
     // Sessions end after `MCP_SESSION_IDLE` without a request; `guard` refuses new ones past
@@ -599,6 +624,7 @@ pub fn start(
             // its roots is about that workspace.
             Ok(DocdexMcp::new(dispatcher.clone(), default_repo_opt.clone(), mcp_budget_tokens)
                 .with_default_limit(default_limit)
+                .with_run_tests_refusal(run_tests_refusal.clone())
                 .with_roots_first())
         }))
         .session_manager(sessions)

@@ -14,6 +14,8 @@ use crate::actors::tool_dispatcher::code::{
     self as code_tools, check_confidence, parse_kind, parse_language, FileImpact, FindCallees, FindCallers,
     FindReferences, FindSymbols, RunAstQuery, SymbolTarget, MAX_CODE_LIMIT,
 };
+use crate::actors::tool_dispatcher::impact::{DiffImpact, DEFAULT_DIFF_DEPTH, DEFAULT_DIFF_LIMIT};
+use crate::change::git::DiffBase;
 use crate::protocol::code::{
     AstQueryResponse, CallEdge, CalleesResponse, CallersResponse, ImpactResponse, ReferencesResponse, SymbolInfo,
     SymbolsResponse,
@@ -83,14 +85,24 @@ pub struct TargetArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ImpactArgs {
-    /// The file, relative to the repo root.
-    #[serde(alias = "path")]
-    pub file: String,
-    /// How many hops of importers to follow, 1-5 (default 1).
+    /// The file, relative to the repo root: its import edges. Give this or `diff`.
+    #[serde(default, alias = "path")]
+    pub file: Option<String>,
+    /// A git diff instead of a file: "working" (the working tree against HEAD), "staged",
+    /// or a revision to compare the working tree with ("HEAD~1", "main"). Answers with the
+    /// changed definitions, what depends on them and the tests that reach them.
+    #[serde(default)]
+    pub diff: Option<String>,
+    /// With `diff`: how sure each use on a dependent's path must be, 0-1 (default 0.5).
+    #[serde(default)]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub min_confidence: Option<f64>,
+    /// How many hops to follow, 1-5 (default 1 for a file's importers, 2 for a diff's
+    /// dependents).
     #[serde(default, deserialize_with = "lenient_number")]
     #[schemars(range(min = 1, max = 5))]
     pub depth: Option<u64>,
-    /// Importers to return, 1-1000 (default 200).
+    /// Importers to return, 1-1000 (default 200; for a diff, 100 dependents and 100 tests).
     #[serde(default, deserialize_with = "lenient_number")]
     #[schemars(range(min = 1, max = 1000))]
     pub limit: Option<u64>,
@@ -247,14 +259,36 @@ impl DocdexMcp {
     }
 
     #[tool(
-        description = "A file's import graph: the repo files it imports, the files that import it (follow more hops with depth), and imports that name nothing in the repo (other packages). Example: {\"file\": \"src/extract/mod.rs\", \"depth\": 2}."
+        description = "What a change affects. With file: its import graph (the repo files it imports, the files that import it, imports naming nothing in the repo). With diff (\"working\", \"staged\" or a revision): the changed files and definitions, what depends on them (with the path through the graph) and the tests that reach them, surest first. Example: {\"file\": \"src/extract/mod.rs\", \"depth\": 2} or {\"diff\": \"working\"}."
     )]
     async fn docdex_impact(&self, Parameters(args): Parameters<ImpactArgs>) -> CallToolResult {
+        if let Some(diff) = args.diff.clone() {
+            let result = async {
+                if args.file.is_some() {
+                    return Err(DocdexError::invalid("give `file` or `diff`, not both"));
+                }
+                let limit = bounded(args.limit, DEFAULT_DIFF_LIMIT, MAX_CODE_LIMIT, "limit")?;
+                let depth =
+                    bounded(args.depth, DEFAULT_DIFF_DEPTH as usize, code_tools::MAX_IMPACT_DEPTH as usize, "depth")?;
+                let min_confidence =
+                    check_confidence(args.min_confidence.map_or(code_tools::DEFAULT_MIN_CONFIDENCE, |c| c as f32))?;
+                let base = DiffBase::parse(Some(&diff), false)?;
+                let repo_opt = Some(self.repo(args.repo).await?);
+                self.call(DiffImpact { repo_opt, base, depth: depth as u32, min_confidence, limit }).await
+            }
+            .await;
+            return respond_fitted(result, Page::SINGLE, self.budget_tokens, super::impact::diff_impact_text);
+        }
         let result = async {
             let limit = bounded(args.limit, code_tools::DEFAULT_IMPACT_LIMIT, MAX_CODE_LIMIT, "limit")?;
             let depth = bounded(args.depth, 1, code_tools::MAX_IMPACT_DEPTH as usize, "depth")? as u32;
+            let file = args.file.filter(|f| !f.trim().is_empty()).ok_or_else(|| {
+                DocdexError::invalid(
+                    "give `file` (a path relative to the repo root) or `diff` (working, staged or a revision)",
+                )
+            })?;
             let repo_opt = Some(self.repo(args.repo).await?);
-            self.call(FileImpact { repo_opt, file: args.file, depth, limit }).await
+            self.call(FileImpact { repo_opt, file, depth, limit }).await
         }
         .await;
         respond_fitted(result, Page::SINGLE, self.budget_tokens, |r| {

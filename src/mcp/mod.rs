@@ -10,6 +10,7 @@ pub mod args;
 pub mod budget;
 pub mod code;
 pub mod crates;
+mod impact;
 pub mod proxy;
 
 use std::path::PathBuf;
@@ -55,6 +56,8 @@ pub struct DocdexMcp {
     default_limit: usize,
     /// What is wrong with this installation, for the session's instructions and tool errors.
     startup: Arc<Startup>,
+    /// Why `docdex_run_tests` is refused here (a daemon without a token, or exposed).
+    run_tests_refusal: Option<DocdexError>,
     /// The default repo is only a fallback (a daemon's `--repo`, for every client): a client
     /// that shares its workspace roots still gets its own workspace.
     roots_first: bool,
@@ -140,11 +143,18 @@ impl DocdexMcp {
             budget_tokens,
             default_limit: crate::config::SearchConfig::default().max_repo_hits,
             startup: Arc::default(),
+            run_tests_refusal: None,
             roots_first: false,
         }
     }
 
     /// Hits when a search names no `limit` (`[search] max_repo_hits`).
+    /// This server refusing `docdex_run_tests` with `refusal_opt`'s error.
+    pub fn with_run_tests_refusal(mut self, refusal_opt: Option<DocdexError>) -> DocdexMcp {
+        self.run_tests_refusal = refusal_opt;
+        self
+    }
+
     pub fn with_default_limit(mut self, limit: usize) -> DocdexMcp {
         self.default_limit = limit;
         self
@@ -628,7 +638,10 @@ impl DocdexMcp {
     fn router() -> &'static ToolRouter<DocdexMcp> {
         static ROUTER: std::sync::OnceLock<ToolRouter<DocdexMcp>> = std::sync::OnceLock::new();
         ROUTER.get_or_init(|| {
-            let mut router = DocdexMcp::tool_router() + DocdexMcp::crate_tool_router() + DocdexMcp::code_tool_router();
+            let mut router = DocdexMcp::tool_router()
+                + DocdexMcp::crate_tool_router()
+                + DocdexMcp::code_tool_router()
+                + DocdexMcp::impact_tool_router();
             for route in router.map.values_mut() {
                 let mut schema = serde_json::Value::Object((*route.attr.input_schema).clone());
                 flatten_schema(&mut schema);

@@ -77,3 +77,34 @@ pub struct DiffImpactResponse {
     /// A list was cut at `limit`, or the walk at its bound on a hub.
     pub truncated: bool,
 }
+
+/// A failed test and what it said.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestFailure {
+    pub name: String,
+    pub message: String,
+}
+
+/// One test run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunTestsResponse {
+    /// cargo, pytest, vitest, jest, go or custom.
+    pub runner: String,
+    /// The command line that ran ("" when nothing needed to run).
+    pub command: String,
+    pub passed: u64,
+    pub failed: u64,
+    pub skipped: u64,
+    pub failures: Vec<TestFailure>,
+    pub duration_ms: u64,
+    /// The run hit the time limit and its process group was killed.
+    pub timed_out: bool,
+    /// The runner's exit code (none when it was killed).
+    pub exit_code: Option<i32>,
+    /// The last lines of its output.
+    pub output_tail: String,
+    /// Output past the cap was dropped from the middle.
+    pub output_truncated: bool,
+    /// Why nothing ran, or what to know about the selection ("" otherwise).
+    pub note: String,
+}

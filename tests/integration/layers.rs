@@ -15,6 +15,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("index", 2),
     ("code", 2),
     ("change", 2),
+    ("runner", 2),
     ("llm", 2),
     ("web", 2),
     ("libs", 2),

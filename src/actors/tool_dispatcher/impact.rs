@@ -5,16 +5,22 @@
 
 use std::path::PathBuf;
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use actix::{Context, Handler, Message, ResponseFuture};
 
-use super::ToolDispatcher;
+use super::{open_indexed, tracked, ToolDispatcher};
 use crate::change::git::DiffBase;
 use crate::change::{ChangeSet, SymbolChange};
 use crate::code::dependents::{self, Reached, Seed, WalkLimits};
 use crate::code::CodeGraph;
 use crate::index::RepoIndex;
-use crate::protocol::impact::{AffectedTest, ChangedSymbolInfo, DependentInfo, DiffImpactResponse, FileChangeInfo};
+use crate::protocol::impact::{
+    AffectedTest, ChangedSymbolInfo, DependentInfo, DiffImpactResponse, FileChangeInfo, RunTestsResponse,
+};
 use crate::protocol::{DocdexError, Result};
+use crate::runner::{self, Runner, Selection};
 
 /// Hops from a changed definition to its dependents when the caller names no depth.
 pub const DEFAULT_DIFF_DEPTH: u32 = 2;
@@ -179,4 +185,119 @@ fn affected_test(index: &RepoIndex, graph: &CodeGraph, r: &Reached) -> AffectedT
             .unwrap_or_default(),
     };
     AffectedTest { path, name, line: r.line, depth: r.depth, via: r.via.clone(), confidence: round(r.confidence) }
+}
+
+/// Which tests `run-tests` runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TestScope {
+    All,
+    /// A file or folder, relative to the repo root.
+    Target(String),
+    /// The tests a diff's changes reach.
+    Affected(DiffBase),
+}
+
+/// Runs a repo's tests.
+#[derive(Message)]
+#[rtype(result = "Result<RunTestsResponse>")]
+pub struct RunTests {
+    pub repo_opt: Option<PathBuf>,
+    pub scope: TestScope,
+    /// At most `[tests] timeout_secs` (its default).
+    pub timeout_secs_opt: Option<u64>,
+}
+
+impl Handler<RunTests> for ToolDispatcher {
+    type Result = ResponseFuture<Result<RunTestsResponse>>;
+
+    fn handle(&mut self, msg: RunTests, _: &mut Context<Self>) -> Self::Result {
+        let repo = self.resolve_repo(msg.repo_opt.clone());
+        let repo_manager = self.repo_manager.clone();
+        let tests_config = self.config.tests.clone();
+        tracked(&self.metrics, "run_tests", async move {
+            let max = tests_config.timeout_secs;
+            let timeout = match msg.timeout_secs_opt {
+                None => max,
+                Some(t) if (1..=max).contains(&t) => t,
+                Some(t) => {
+                    return Err(DocdexError::invalid(format!("timeout_secs must be 1 to {max}, got {t}"))
+                        .with_hint("raise [tests] timeout_secs in config.toml for longer runs"))
+                }
+            };
+            let handle = open_indexed(&repo_manager, repo.await?).await?;
+            let index = Arc::clone(&handle.index);
+            tokio::task::spawn_blocking(move || {
+                let root = index.root.clone();
+                let custom = tests_config.commands.get(&root.display().to_string()).map(String::as_str);
+                let runner = runner::detect(&root, custom)?;
+                let selection = match &msg.scope {
+                    TestScope::All => Selection::All,
+                    TestScope::Target(target) => Selection::Target(inside(&root, target)?),
+                    TestScope::Affected(base) => {
+                        let graph = index.code_graph()?;
+                        let changes = crate::change::read(&root, base)?;
+                        let query = DiffImpact {
+                            repo_opt: None,
+                            base: base.clone(),
+                            depth: DEFAULT_DIFF_DEPTH,
+                            min_confidence: super::code::DEFAULT_MIN_CONFIDENCE,
+                            limit: super::code::MAX_CODE_LIMIT,
+                        };
+                        let impact = diff_impact(&index, &graph, &changes, &query);
+                        if impact.tests.is_empty() {
+                            return Ok(nothing_to_run(&runner, &impact));
+                        }
+                        Selection::Tests(impact.tests.iter().map(|t| (t.path.clone(), t.name.clone())).collect())
+                    }
+                };
+                let reports = tempfile::tempdir()?;
+                let plan = runner::plan(&runner, &selection, reports.path())?;
+                runner::run(&runner, &plan, &root, Duration::from_secs(timeout), tests_config.max_output_bytes as usize)
+            })
+            .await?
+        })
+    }
+}
+
+/// A target inside the repo, as a path relative to its root.
+fn inside(root: &std::path::Path, target: &str) -> Result<String> {
+    let relative = target.trim().trim_start_matches("./");
+    let refused = || {
+        DocdexError::invalid(format!("`{target}` is not a file or folder of this repo"))
+            .with_hint("give a path relative to the repo root, e.g. tests/ or src/cart.rs")
+    };
+    if relative.is_empty() || std::path::Path::new(relative).is_absolute() {
+        return Err(refused());
+    }
+    let resolved = std::fs::canonicalize(root.join(relative)).map_err(|_| refused())?;
+    if !resolved.starts_with(root) {
+        return Err(refused());
+    }
+    Ok(relative.trim_end_matches('/').to_string())
+}
+
+fn nothing_to_run(runner: &Runner, impact: &DiffImpactResponse) -> RunTestsResponse {
+    let note = if impact.changed_files.is_empty() {
+        format!("nothing changed against {}: no test to run", impact.base)
+    } else {
+        format!(
+            "no test reaches the {} changed definitions of the {} changed files: nothing ran",
+            impact.changed_symbols.len(),
+            impact.changed_files.len()
+        )
+    };
+    RunTestsResponse {
+        runner: runner.name().to_string(),
+        command: String::new(),
+        passed: 0,
+        failed: 0,
+        skipped: 0,
+        failures: Vec::new(),
+        duration_ms: 0,
+        timed_out: false,
+        exit_code: None,
+        output_tail: String::new(),
+        output_truncated: false,
+        note,
+    }
 }

@@ -96,6 +96,7 @@ pub fn serve_loopback(
         host_policy: std::sync::Arc::new(http::guard::HostPolicy::new(&[], false)),
         client_slots: http::guard::ClientSlots::new(usize::MAX),
         mcp_budget_tokens: loaded.config.server.mcp_max_result_tokens,
+        run_tests_refusal: Some(docdex::protocol::DocdexError::invalid("benchmarks run no tests")),
     };
     Ok(http::start(state, "127.0.0.1:0".parse().expect("literal address"), 2)?)
 }

@@ -1,0 +1,470 @@
+//! Running a repo's tests: which runner (cargo test, pytest, vitest or jest, go test, or the
+//! repo's own command), which tests (all, a file or folder, or the ones a change reaches),
+//! and one bounded run: in the repo's root only, in a process group of its own that is
+//! killed whole at the time limit, its output capped, its results parsed into counts and
+//! failures.
+
+mod parse;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::protocol::impact::{RunTestsResponse, TestFailure};
+use crate::protocol::{DocdexError, Result};
+
+/// The tail of the output a result carries.
+const TAIL_BYTES: usize = 8 * 1024;
+
+/// A test runner docdex knows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Runner {
+    Cargo,
+    Pytest {
+        python: String,
+    },
+    Vitest {
+        bin: String,
+    },
+    Jest {
+        bin: String,
+    },
+    Go,
+    /// The repo's own command (`[tests] commands`), run with `sh -c`.
+    Custom(String),
+}
+
+impl Runner {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Runner::Cargo => "cargo",
+            Runner::Pytest { .. } => "pytest",
+            Runner::Vitest { .. } => "vitest",
+            Runner::Jest { .. } => "jest",
+            Runner::Go => "go",
+            Runner::Custom(_) => "custom",
+        }
+    }
+}
+
+/// Which tests to run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Selection {
+    All,
+    /// A file or folder, relative to the repo root.
+    Target(String),
+    /// Tests by file and name (a change's affected tests); an empty name means the file.
+    Tests(Vec<(String, String)>),
+}
+
+/// Finds the repo's runner: its configured command, else by its files (Cargo.toml, go.mod,
+/// package.json naming vitest or jest, a Python project or test files).
+pub fn detect(root: &Path, custom_opt: Option<&str>) -> Result<Runner> {
+    if let Some(command) = custom_opt.filter(|c| !c.trim().is_empty()) {
+        return Ok(Runner::Custom(command.to_string()));
+    }
+    if root.join("Cargo.toml").is_file() {
+        return Ok(Runner::Cargo);
+    }
+    if root.join("go.mod").is_file() {
+        return Ok(Runner::Go);
+    }
+    if let Ok(text) = std::fs::read_to_string(root.join("package.json")) {
+        let package: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        let names =
+            |key: &str| package[key].as_object().map(|m| m.keys().cloned().collect::<Vec<_>>()).unwrap_or_default();
+        let deps: Vec<String> = [names("devDependencies"), names("dependencies")].concat();
+        let script = package["scripts"]["test"].as_str().unwrap_or("");
+        let bin = |name: &str| {
+            let local = root.join("node_modules/.bin").join(name);
+            if local.is_file() {
+                local.display().to_string()
+            } else {
+                name.to_string()
+            }
+        };
+        if deps.iter().any(|d| d == "vitest") || script.contains("vitest") {
+            return Ok(Runner::Vitest { bin: bin("vitest") });
+        }
+        if deps.iter().any(|d| d == "jest") || script.contains("jest") {
+            return Ok(Runner::Jest { bin: bin("jest") });
+        }
+    }
+    let python_project = ["pyproject.toml", "setup.py", "setup.cfg", "pytest.ini", "tox.ini", "conftest.py"]
+        .iter()
+        .any(|f| root.join(f).is_file())
+        || ["tests", "test"].iter().any(|d| root.join(d).is_dir() && has_python_tests(&root.join(d)));
+    if python_project {
+        // A project's own virtual environment first: it has the project's dependencies.
+        let python = [".venv/bin/python", "venv/bin/python"]
+            .iter()
+            .map(|p| root.join(p))
+            .find(|p| p.is_file())
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "python3".to_string());
+        return Ok(Runner::Pytest { python });
+    }
+    Err(DocdexError::invalid(format!("no test runner found in {}", root.display())).with_hint(
+        "docdex runs cargo test (Cargo.toml), go test (go.mod), vitest or jest (package.json) and pytest; \
+         for another, set the repo's command in config.toml: [tests] commands = { \"<repo path>\" = \"make test\" }",
+    ))
+}
+
+fn has_python_tests(dir: &Path) -> bool {
+    std::fs::read_dir(dir).into_iter().flatten().flatten().any(|e| {
+        let name = e.file_name().to_string_lossy().to_string();
+        name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"))
+    })
+}
+
+/// The command line for `selection`: program, arguments, and a report file the runner
+/// writes (read after the run), if any.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub program: String,
+    pub args: Vec<String>,
+    pub report_opt: Option<PathBuf>,
+}
+
+impl Plan {
+    /// The command as a shell would show it.
+    pub fn display(&self) -> String {
+        let quote = |a: &str| {
+            if a.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:=@,+".contains(c)) && !a.is_empty() {
+                a.to_string()
+            } else {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            }
+        };
+        std::iter::once(self.program.as_str())
+            .chain(self.args.iter().map(String::as_str))
+            .map(quote)
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// Plans the run; `report_dir` holds a report file for runners that write one.
+pub fn plan(runner: &Runner, selection: &Selection, report_dir: &Path) -> Result<Plan> {
+    let s = |v: &str| v.to_string();
+    let plan = match runner {
+        Runner::Custom(command) => {
+            if *selection != Selection::All {
+                return Err(DocdexError::invalid("the repo's own test command runs as a whole")
+                    .with_hint("run it without target or affected, or remove it from [tests] commands to let docdex pick the tests"));
+            }
+            Plan { program: s("sh"), args: vec![s("-c"), command.clone()], report_opt: None }
+        }
+        Runner::Cargo => {
+            let mut args = vec![s("test"), s("--no-fail-fast")];
+            let mut filters: Vec<String> = Vec::new();
+            match selection {
+                Selection::All => {}
+                Selection::Target(target) => cargo_target(target, &mut args, &mut filters),
+                Selection::Tests(tests) => {
+                    for (path, name) in tests {
+                        let before = args.len();
+                        cargo_target(path, &mut args, &mut Vec::new());
+                        // A file's integration test target, or the library's unit tests.
+                        if args.len() == before && !args.contains(&s("--lib")) {
+                            args.push(s("--lib"));
+                        }
+                        let last = name.rsplit("::").next().unwrap_or("");
+                        if !last.is_empty() && !filters.contains(&last.to_string()) {
+                            filters.push(last.to_string());
+                        }
+                    }
+                    args.dedup();
+                }
+            }
+            if !filters.is_empty() {
+                args.push(s("--"));
+                args.extend(filters);
+            }
+            Plan { program: s("cargo"), args, report_opt: None }
+        }
+        Runner::Pytest { python } => {
+            let mut args =
+                vec![s("-m"), s("pytest"), s("-rA"), s("-q"), s("-p"), s("no:cacheprovider"), s("--color=no")];
+            match selection {
+                Selection::All => {}
+                Selection::Target(target) => args.push(target.clone()),
+                Selection::Tests(tests) => {
+                    for (path, name) in tests {
+                        let id =
+                            if name.is_empty() { path.clone() } else { format!("{path}::{}", name.replace('.', "::")) };
+                        if !args.contains(&id) && !args.contains(path) {
+                            args.push(id);
+                        }
+                    }
+                }
+            }
+            Plan { program: python.clone(), args, report_opt: None }
+        }
+        Runner::Vitest { bin } | Runner::Jest { bin } => {
+            let report = report_dir.join("report.json");
+            let mut args = match runner {
+                Runner::Vitest { .. } => {
+                    vec![s("run"), s("--reporter=json"), format!("--outputFile={}", report.display())]
+                }
+                _ => vec![s("--ci"), s("--json"), format!("--outputFile={}", report.display())],
+            };
+            match selection {
+                Selection::All => {}
+                Selection::Target(target) => args.push(target.clone()),
+                Selection::Tests(tests) => {
+                    for (path, _) in tests {
+                        if !args.contains(path) {
+                            args.push(path.clone());
+                        }
+                    }
+                }
+            }
+            Plan { program: bin.clone(), args, report_opt: Some(report) }
+        }
+        Runner::Go => {
+            let mut args = vec![s("test"), s("-json")];
+            let mut packages: Vec<String> = Vec::new();
+            let mut names: Vec<String> = Vec::new();
+            let package_of = |path: &str| -> String {
+                let p = Path::new(path);
+                let dir = if path.ends_with(".go") { p.parent().unwrap_or(Path::new("")) } else { p };
+                let dir = dir.to_string_lossy().trim_end_matches('/').to_string();
+                if dir.is_empty() || dir == "." {
+                    s("./")
+                } else {
+                    format!("./{dir}/")
+                }
+            };
+            match selection {
+                Selection::All => packages.push(s("./...")),
+                Selection::Target(target) => packages.push(package_of(target)),
+                Selection::Tests(tests) => {
+                    for (path, name) in tests {
+                        let package = package_of(path);
+                        if !packages.contains(&package) {
+                            packages.push(package);
+                        }
+                        let last = name.rsplit('.').next().unwrap_or("");
+                        if !last.is_empty() && !names.contains(&last.to_string()) {
+                            names.push(last.to_string());
+                        }
+                    }
+                }
+            }
+            if !names.is_empty() {
+                args.push(s("-run"));
+                args.push(format!("^({})$", names.join("|")));
+            }
+            args.extend(packages);
+            Plan { program: s("go"), args, report_opt: None }
+        }
+    };
+    Ok(plan)
+}
+
+/// Cargo's selection for a file or folder: an integration test target for `tests/x.rs`,
+/// all of them for `tests/`, else the library's tests under that module's path.
+fn cargo_target(target: &str, args: &mut Vec<String>, filters: &mut Vec<String>) {
+    let target = target.trim_start_matches("./").trim_end_matches('/');
+    if let Some(rest) = target.strip_prefix("tests/") {
+        let stem = rest.split('/').next().unwrap_or(rest).trim_end_matches(".rs");
+        args.push("--test".into());
+        args.push(stem.to_string());
+    } else if target == "tests" {
+        args.push("--tests".into());
+    } else if let Some(rest) = target.strip_prefix("src/") {
+        let module = rest.trim_end_matches(".rs").trim_end_matches("/mod");
+        if !matches!(module, "lib" | "main" | "") {
+            filters.push(format!("{}::", module.replace('/', "::")));
+        }
+        args.push("--lib".into());
+    }
+}
+
+/// Output kept from a run: the head up to the cap, then only a rolling tail.
+struct Capture {
+    head: Vec<u8>,
+    tail: std::collections::VecDeque<u8>,
+    cap: usize,
+    total: u64,
+}
+
+impl Capture {
+    fn push(&mut self, bytes: &[u8]) {
+        self.total += bytes.len() as u64;
+        let room = self.cap.saturating_sub(self.head.len());
+        let (head, rest) = bytes.split_at(room.min(bytes.len()));
+        self.head.extend_from_slice(head);
+        for &b in rest {
+            if self.tail.len() == TAIL_BYTES {
+                self.tail.pop_front();
+            }
+            self.tail.push_back(b);
+        }
+    }
+
+    fn text(&self) -> String {
+        let mut out = String::from_utf8_lossy(&self.head).into_owned();
+        if !self.tail.is_empty() {
+            let dropped = self.total - self.head.len() as u64 - self.tail.len() as u64;
+            if dropped > 0 {
+                out.push_str(&format!("\n[… {dropped} bytes of output dropped …]\n"));
+            }
+            out.push_str(&String::from_utf8_lossy(&self.tail.iter().copied().collect::<Vec<u8>>()));
+        }
+        out
+    }
+}
+
+/// Runs `plan` in `root`: at most `timeout`, output capped at `max_output` bytes.
+pub fn run(
+    runner: &Runner,
+    plan: &Plan,
+    root: &Path,
+    timeout: Duration,
+    max_output: usize,
+) -> Result<RunTestsResponse> {
+    use std::os::unix::process::CommandExt;
+    let started = Instant::now();
+    let mut command = Command::new(&plan.program);
+    command
+        .args(&plan.args)
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Plain output, and no runner waiting for a key press.
+        .env("NO_COLOR", "1")
+        .env("CARGO_TERM_COLOR", "never")
+        .env("FORCE_COLOR", "0")
+        .env("CI", "true")
+        // Its own process group: the whole tree is killed at the time limit.
+        .process_group(0);
+    let mut child = command.spawn().map_err(|err| {
+        DocdexError::invalid(format!("cannot start {}: {err}", plan.program)).with_hint(format!(
+            "install {} (the {} runner) or put it on the daemon's PATH",
+            plan.program,
+            runner.name()
+        ))
+    })?;
+    let pid = child.id() as i32;
+    let capture =
+        Arc::new(Mutex::new(Capture { head: Vec::new(), tail: Default::default(), cap: max_output, total: 0 }));
+    let readers: Vec<_> = [
+        child.stdout.take().map(|s| Box::new(s) as Box<dyn Read + Send>),
+        child.stderr.take().map(|s| Box::new(s) as Box<dyn Read + Send>),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|mut stream| {
+        let capture = Arc::clone(&capture);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 16 * 1024];
+            while let Ok(n) = stream.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                if let Ok(mut c) = capture.lock() {
+                    c.push(&buf[..n]);
+                }
+            }
+        })
+    })
+    .collect();
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait()? {
+            Some(status) => break status,
+            None if started.elapsed() >= timeout => {
+                timed_out = true;
+                kill_group(pid);
+                break child.wait()?;
+            }
+            None => std::thread::sleep(Duration::from_millis(20)),
+        }
+    };
+    // Whatever the runner left running in its group goes too (a test's server, a worker).
+    kill_group(pid);
+    for reader in readers {
+        let _ = reader.join();
+    }
+    let output = capture.lock().map(|c| c.text()).unwrap_or_default();
+    let truncated = capture.lock().map(|c| c.total > c.head.len() as u64 + c.tail.len() as u64).unwrap_or(false);
+    let report = plan.report_opt.as_ref().and_then(|p| std::fs::read_to_string(p).ok());
+    let parsed = parse::results(runner, &output, report.as_deref());
+    let tail_start = output.len().saturating_sub(TAIL_BYTES);
+    let tail_start = (tail_start..output.len()).find(|&i| output.is_char_boundary(i)).unwrap_or(output.len());
+    Ok(RunTestsResponse {
+        runner: runner.name().to_string(),
+        command: plan.display(),
+        passed: parsed.passed,
+        failed: parsed.failed,
+        skipped: parsed.skipped,
+        failures: parsed.failures.into_iter().map(|(name, message)| TestFailure { name, message }).collect(),
+        duration_ms: started.elapsed().as_millis() as u64,
+        timed_out,
+        exit_code: if timed_out { None } else { status.code() },
+        output_tail: output[tail_start..].to_string(),
+        output_truncated: truncated,
+        note: String::new(),
+    })
+}
+
+fn kill_group(pid: i32) {
+    // SAFETY: kill(2) with a negative pid signals the process group the child leads; no
+    // memory is shared with it.
+    unsafe {
+        libc::kill(-pid, libc::SIGKILL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selections_become_each_runners_arguments() {
+        let dir = Path::new("/tmp");
+        let tests = Selection::Tests(vec![
+            ("src/pricing.rs".into(), "tests::discount_applies".into()),
+            ("tests/cart.rs".into(), "total_subtracts".into()),
+        ]);
+        let cargo = plan(&Runner::Cargo, &tests, dir).unwrap();
+        assert_eq!(cargo.display(), "cargo test --no-fail-fast --lib --test cart -- discount_applies total_subtracts");
+        let file = plan(&Runner::Cargo, &Selection::Target("tests/cart.rs".into()), dir).unwrap();
+        assert_eq!(file.display(), "cargo test --no-fail-fast --test cart");
+        let module = plan(&Runner::Cargo, &Selection::Target("src/shop/cart.rs".into()), dir).unwrap();
+        assert_eq!(module.display(), "cargo test --no-fail-fast --lib -- shop::cart::");
+        let py = Selection::Tests(vec![
+            ("tests/test_cart.py".into(), "TestCart.test_total".into()),
+            ("tests/test_x.py".into(), String::new()),
+        ]);
+        let pytest = plan(&Runner::Pytest { python: "python3".into() }, &py, dir).unwrap();
+        assert!(pytest
+            .args
+            .ends_with(&["tests/test_cart.py::TestCart::test_total".to_string(), "tests/test_x.py".to_string()]));
+        let go = Selection::Tests(vec![
+            ("cart/cart_test.go".into(), "TestTotal".into()),
+            ("cart/more_test.go".into(), "TestCount".into()),
+        ]);
+        assert_eq!(
+            plan(&Runner::Go, &go, dir).unwrap().display(),
+            "go test -json -run '^(TestTotal|TestCount)$' ./cart/"
+        );
+        assert!(plan(&Runner::Custom("make test".into()), &py, dir).is_err());
+    }
+
+    #[test]
+    fn a_capture_keeps_its_head_and_tail() {
+        let mut c = Capture { head: Vec::new(), tail: Default::default(), cap: 10, total: 0 };
+        c.push(b"0123456789abcdef");
+        c.push(&vec![b'x'; TAIL_BYTES + 5]);
+        let text = c.text();
+        assert!(text.starts_with("0123456789"));
+        assert!(text.contains("bytes of output dropped"));
+        assert!(text.ends_with(&"x".repeat(100)));
+    }
+}
