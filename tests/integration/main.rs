@@ -12,6 +12,7 @@ mod code;
 mod crash;
 mod daemon;
 mod http;
+mod impact;
 mod indexing;
 mod layers;
 mod libs;

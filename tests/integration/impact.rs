@@ -1,0 +1,395 @@
+//! Change impact and run-tests on fixture repos with real tests in Rust, Python, TypeScript
+//! and Go (tests/fixtures/impact): a change lists the tests that reach it directly and
+//! through one function and not the others, renames and deletions are reported, and each
+//! runner runs, fails, hangs and floods as it would for a user.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+use crate::common::{Home, Server};
+
+/// A copy of a fixture repo in a temp dir, committed with git.
+fn fixture_repo(lang: &str) -> TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let from = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/impact").join(lang);
+    copy_dir(&from, dir.path());
+    git(dir.path(), &["init", "-q"]);
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-qm", "init"]);
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(["-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn edit(repo: &Path, path: &str, from: &str, to: &str) {
+    let file = repo.join(path);
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains(from), "{path} has no `{from}`");
+    std::fs::write(&file, text.replacen(from, to, 1)).unwrap();
+}
+
+fn impact(home: &Home, repo: &Path, extra: &[&str]) -> Value {
+    let mut args = vec!["impact", "--repo", repo.to_str().unwrap(), "--json"];
+    args.extend(extra);
+    if !extra.contains(&"--staged") && !extra.iter().any(|a| a.starts_with("--diff")) {
+        args.push("--diff");
+    }
+    home.json(&args)
+}
+
+fn names(list: &Value) -> Vec<String> {
+    list.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()
+}
+
+/// The Python with pytest (scripts/test.sh puts it in target/py) as the repo's `.venv`, and
+/// vitest (scripts/test.sh installs it in target/vitest) as its `node_modules`.
+fn link_tools(repo: &Path, lang: &str) {
+    let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target");
+    let (link, to) = match lang {
+        "python" => (".venv", target.join("py")),
+        "ts" => ("node_modules", target.join("vitest/node_modules")),
+        _ => return,
+    };
+    assert!(to.exists(), "{} is missing: run ./scripts/test.sh", to.display());
+    std::os::unix::fs::symlink(to, repo.join(link)).unwrap();
+    // Not part of any change.
+    std::fs::write(repo.join(".git/info/exclude"), format!("{link}\n")).unwrap();
+}
+
+/// (language, file, from, to, a test calling the changed function, a test calling it
+/// through one function, tests that do not reach it)
+const CASES: [(&str, &str, &str, &str, &str, &str, &[&str]); 4] = [
+    (
+        "rust",
+        "src/pricing.rs",
+        "total / 10",
+        "total / 20",
+        "tests::discount_applies_over_100",
+        "total_subtracts_the_discount",
+        &["tax_is_a_fifth", "count_counts_items"],
+    ),
+    (
+        "python",
+        "shop/pricing.py",
+        "total // 10",
+        "total // 20",
+        "test_discount_applies_over_100",
+        "test_total_subtracts_the_discount",
+        &["test_tax_is_a_fifth", "test_count_counts_items"],
+    ),
+    (
+        "ts",
+        "src/pricing.ts",
+        "total / 10",
+        "total / 20",
+        "applies the discount over 100",
+        "total subtracts the discount",
+        &["tax is a fifth"],
+    ),
+    (
+        "go",
+        "pricing/pricing.go",
+        "total / 10",
+        "total / 20",
+        "TestDiscountAppliesOver100",
+        "TestTotalSubtractsTheDiscount",
+        &["TestTaxIsAFifth", "TestCountCountsItems"],
+    ),
+];
+
+#[test]
+fn a_change_lists_the_tests_that_reach_it_in_four_languages() {
+    let home = Home::new();
+    for (lang, file, from, to, direct, through, unrelated) in CASES {
+        let repo = fixture_repo(lang);
+        home.index(repo.path());
+        // Nothing changed: nothing to say.
+        let clean = impact(&home, repo.path(), &[]);
+        assert_eq!(clean["changed_files"], serde_json::json!([]), "{lang}: {clean}");
+        edit(repo.path(), file, from, to);
+        let r = impact(&home, repo.path(), &[]);
+        assert_eq!(r["changed_files"], serde_json::json!([file]), "{lang}: {r}");
+        let changed = &r["changed_symbols"][0];
+        assert_eq!(
+            (changed["name"].as_str().unwrap().to_lowercase(), changed["change"].as_str()),
+            ("discount".to_string(), Some("modified")),
+            "{lang}: {r}"
+        );
+        assert_eq!(changed["path"], file);
+        // The caller in the cart is a dependent at depth 1, with the path back to the change.
+        let cart = r["dependents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["name"].as_str().unwrap().eq_ignore_ascii_case("total"));
+        let cart = cart.unwrap_or_else(|| panic!("{lang}: no Cart total among the dependents: {r}"));
+        assert_eq!(cart["depth"], 1, "{lang}: {cart}");
+        assert!(cart["via"][0].as_str().unwrap().eq_ignore_ascii_case("discount"), "{lang}: {cart}");
+        let tests = names(&r["tests"]);
+        assert!(tests.iter().any(|t| t == direct), "{lang}: the direct test is missing: {tests:?}");
+        let via = r["tests"].as_array().unwrap().iter().find(|t| t["name"] == through);
+        let via = via.unwrap_or_else(|| panic!("{lang}: the test through Cart's total is missing: {tests:?}"));
+        assert_eq!(via["depth"], 2, "{lang}: {via}");
+        for name in unrelated {
+            assert!(!tests.iter().any(|t| t == name), "{lang}: {name} does not reach the change: {tests:?}");
+        }
+        // Surest first.
+        let confidences: Vec<f64> =
+            r["tests"].as_array().unwrap().iter().map(|t| t["confidence"].as_f64().unwrap()).collect();
+        assert!(confidences.windows(2).all(|w| w[0] >= w[1]), "{lang}: {confidences:?}");
+    }
+}
+
+#[test]
+fn renames_deletions_staged_changes_and_bad_input() {
+    let home = Home::new();
+    let repo = fixture_repo("python");
+    home.index(repo.path());
+    edit(repo.path(), "shop/pricing.py", "def tax(total):", "def levy(total):");
+    edit(repo.path(), "shop/cart.py", "    def count(self):\n        return len(self.items)\n", "");
+    let r = impact(&home, repo.path(), &[]);
+    let changed: Vec<(String, String, String)> = r["changed_symbols"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["qualified_name"].as_str().unwrap().into(),
+                s["change"].as_str().unwrap().into(),
+                s["old_name"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert!(changed.contains(&("levy".into(), "renamed".into(), "tax".into())), "{changed:?}");
+    assert!(changed.contains(&("Cart.count".into(), "deleted".into(), "".into())), "{changed:?}");
+    // The tests that still name what is gone are the ones to run.
+    let tests = names(&r["tests"]);
+    assert!(tests.contains(&"test_tax_is_a_fifth".to_string()), "{tests:?}");
+    assert!(tests.contains(&"test_count_counts_items".to_string()), "{tests:?}");
+    assert!(!tests.contains(&"test_discount_applies_over_100".to_string()), "{tests:?}");
+
+    // Staged: only what is in the index.
+    git(repo.path(), &["add", "shop/pricing.py"]);
+    let staged = impact(&home, repo.path(), &["--staged"]);
+    assert_eq!(staged["changed_files"], serde_json::json!(["shop/pricing.py"]), "{staged}");
+    assert_eq!(staged["base"], "staged");
+    // Against an older revision: a commit, then the working tree against HEAD~1.
+    git(repo.path(), &["commit", "-qm", "rename"]);
+    let since = impact(&home, repo.path(), &["--diff", "HEAD~1"]);
+    assert_eq!(since["changed_files"], serde_json::json!(["shop/cart.py", "shop/pricing.py"]), "{since}");
+    // A new, untracked file is part of the working tree's change.
+    crate::common::write(repo.path(), "shop/fees.py", "def fee(total):\n    return 1\n");
+    let added = impact(&home, repo.path(), &[]);
+    let fee = added["changed_symbols"].as_array().unwrap().iter().find(|s| s["name"] == "fee").cloned();
+    assert_eq!(fee.map(|s| s["change"].clone()), Some(Value::from("added")), "{added}");
+
+    // Clear errors: a revision git does not know, one that reads as an option, no git.
+    let repo_arg = repo.path().to_str().unwrap();
+    for (args, said) in [
+        (vec!["--diff", "no-such-branch"], "does not know the revision"),
+        (vec!["--diff=--output=/tmp/x"], "is not a revision"),
+    ] {
+        let mut all = vec!["impact", "--repo", repo_arg];
+        all.extend(args);
+        let out = home.run(&all);
+        assert_eq!(out.status.code(), Some(2), "{all:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains(said), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let plain = crate::common::repo_with(&[("a.py", "def f():\n    return 1\n")]);
+    home.index(plain.path());
+    let out = home.run(&["impact", "--repo", plain.path().to_str().unwrap(), "--diff"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not inside a git work tree"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn run_tests(home: &Home, repo: &Path, extra: &[&str]) -> (i32, Value) {
+    let mut args = vec!["run-tests", "--repo", repo.to_str().unwrap(), "--json"];
+    args.extend(extra);
+    let out = home.run(&args);
+    let code = out.status.code().unwrap_or(-1);
+    let value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+        panic!("{args:?}: {} {}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    });
+    (code, value)
+}
+
+/// Processes whose command line names `dir` (what a killed run must not leave behind).
+fn processes_in(dir: &Path) -> Vec<String> {
+    let out = Command::new("ps").args(["-eo", "pid,args"]).output().unwrap();
+    let me = std::process::id().to_string();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains(dir.to_str().unwrap()) && !l.trim_start().starts_with(&me) && !l.contains(" ps "))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn each_runner_runs_all_a_target_or_the_affected_tests() {
+    let home = Home::new();
+    // (language, runner, tests in all, the target and its tests)
+    let cases = [
+        ("rust", "cargo", 4, "tests/cart.rs", 2),
+        ("python", "pytest", 4, "tests/test_cart.py", 2),
+        ("ts", "vitest", 3, "test/cart.test.ts", 1),
+        ("go", "go", 4, "cart", 2),
+    ];
+    for (lang, runner, all, target, in_target) in cases {
+        let repo = fixture_repo(lang);
+        link_tools(repo.path(), lang);
+        home.index(repo.path());
+        let (code, r) = run_tests(&home, repo.path(), &[]);
+        assert_eq!(
+            (code, r["runner"].as_str(), r["passed"].as_u64(), r["failed"].as_u64()),
+            (0, Some(runner), Some(all), Some(0)),
+            "{lang}: {r}"
+        );
+        assert_eq!(r["timed_out"], false);
+        let (_, r) = run_tests(&home, repo.path(), &["--target", target]);
+        assert_eq!(r["passed"].as_u64(), Some(in_target), "{lang} --target {target}: {r}");
+        // Affected with nothing changed: nothing runs, and it says why.
+        let (code, r) = run_tests(&home, repo.path(), &["--affected"]);
+        assert_eq!((code, r["command"].as_str()), (0, Some("")), "{lang}: {r}");
+        assert!(r["note"].as_str().unwrap().contains("nothing changed"), "{lang}: {r}");
+        // A change that breaks the discount: only the two tests that reach it run, and fail.
+        let (file, from, to) = match lang {
+            "rust" => ("src/pricing.rs", "total / 10", "total / 20"),
+            "python" => ("shop/pricing.py", "total // 10", "total // 20"),
+            "ts" => ("src/pricing.ts", "total / 10", "total / 20"),
+            _ => ("pricing/pricing.go", "total / 10", "total / 20"),
+        };
+        edit(repo.path(), file, from, to);
+        let (code, r) = run_tests(&home, repo.path(), &["--affected"]);
+        assert_eq!(code, 1, "{lang}: {r}");
+        assert_eq!(
+            (r["failed"].as_u64(), r["passed"].as_u64()),
+            (Some(2), Some(0)),
+            "{lang}: only the two reaching tests run: {r}"
+        );
+        let failures = r["failures"].as_array().unwrap();
+        assert_eq!(failures.len(), 2, "{lang}: {r}");
+        assert!(
+            failures.iter().all(|f| !f["message"].as_str().unwrap().is_empty()),
+            "{lang}: each failure says why: {r}"
+        );
+    }
+}
+
+#[test]
+fn a_hanging_run_is_killed_whole_a_flood_is_capped_and_no_runner_is_said() {
+    let home = Home::with_config("[tests]\nmax_output_bytes = 65536\n");
+    let repo = fixture_repo("python");
+    link_tools(repo.path(), "python");
+    home.index(repo.path());
+    // A test that starts a child of its own and hangs: both must go at the limit.
+    crate::common::write(
+        repo.path(),
+        "tests/test_hang.py",
+        "import subprocess, time\n\ndef test_hangs():\n    subprocess.Popen(['sleep', '300'])\n    time.sleep(300)\n",
+    );
+    let started = std::time::Instant::now();
+    let (code, r) = run_tests(&home, repo.path(), &["--target", "tests/test_hang.py", "--timeout-secs", "3"]);
+    assert_eq!((code, r["timed_out"].as_bool()), (1, Some(true)), "{r}");
+    assert!(started.elapsed().as_secs() < 60, "stopped at the limit");
+    assert!(r["exit_code"].is_null(), "{r}");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(processes_in(repo.path()), Vec::<String>::new(), "nothing of the run is left");
+    // 8 MB of output: the result keeps a bounded tail and says the rest was dropped.
+    crate::common::write(
+        repo.path(),
+        "tests/test_flood.py",
+        "def test_floods():\n    print('x' * 8_000_000)\n    assert False\n",
+    );
+    let (code, r) = run_tests(&home, repo.path(), &["--target", "tests/test_flood.py"]);
+    assert_eq!((code, r["failed"].as_u64()), (1, Some(1)), "{r}");
+    assert_eq!(r["output_truncated"], true);
+    assert!(r["output_tail"].as_str().unwrap().len() <= 8 * 1024, "the tail is bounded");
+    assert!(r.to_string().len() < 200_000, "the whole result is bounded");
+    // A target outside the repo, and a repo with no runner.
+    let out = home.run(&["run-tests", "--repo", repo.path().to_str().unwrap(), "--target", "../.."]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a file or folder of this repo"));
+    let plain = crate::common::repo_with(&[("notes.md", "# notes\n")]);
+    home.index(plain.path());
+    let out = home.run(&["run-tests", "--repo", plain.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("no test runner found") && said.contains("[tests] commands"), "{said}");
+}
+
+#[test]
+fn impact_and_run_tests_over_http() {
+    let home = Home::new();
+    let repo = fixture_repo("rust");
+    let repo_arg = repo.path().to_str().unwrap();
+    home.index(repo.path());
+    let server = Server::start(&home, &["--repo", repo_arg]);
+    edit(repo.path(), "src/pricing.rs", "total / 10", "total / 20");
+    let client = server.blocking_client();
+    let r: Value = client.get(server.url("/v1/impact/diff?depth=2")).send().unwrap().json().unwrap();
+    for key in ["changed_files", "changed_symbols", "dependents", "tests", "truncated"] {
+        assert!(r.get(key).is_some(), "{key} missing: {r}");
+    }
+    assert_eq!(r["changed_symbols"][0]["name"], "discount", "{r}");
+    for key in ["name", "kind", "path", "line", "change"] {
+        assert!(r["changed_symbols"][0].get(key).is_some(), "{key}: {r}");
+    }
+    for key in ["name", "path", "line", "depth", "via", "confidence"] {
+        assert!(r["dependents"][0].get(key).is_some(), "{key}: {r}");
+    }
+    for key in ["path", "name", "line", "confidence"] {
+        assert!(r["tests"][0].get(key).is_some(), "{key}: {r}");
+    }
+    let bad = client.get(server.url("/v1/impact/diff?bse=HEAD")).send().unwrap();
+    assert_eq!(bad.status().as_u16(), 400);
+    assert!(bad.text().unwrap().contains("did you mean \\\"base\\\""));
+    let body = serde_json::json!({ "repo": repo_arg, "affected": true, "timeout_secs": 300 });
+    let r: Value = client.post(server.url("/v1/run-tests")).json(&body).send().unwrap().json().unwrap();
+    assert_eq!((r["runner"].as_str(), r["failed"].as_u64()), (Some("cargo"), Some(2)), "{r}");
+    for key in ["command", "passed", "skipped", "failures", "duration_ms", "timed_out", "output_tail"] {
+        assert!(r.get(key).is_some(), "{key} missing: {r}");
+    }
+    let over =
+        client.post(server.url("/v1/run-tests")).json(&serde_json::json!({ "timeout_secs": 100000 })).send().unwrap();
+    assert_eq!(over.status().as_u16(), 400);
+    // Without the token: refused before anything runs.
+    let anonymous =
+        reqwest::blocking::Client::new().post(server.url("/v1/run-tests")).json(&serde_json::json!({})).send().unwrap();
+    assert_eq!(anonymous.status().as_u16(), 401);
+    drop(server);
+    // A daemon without a token runs no tests at all: running them executes the repo's code.
+    let open = Home::with_config("[server]\nrequire_token = false\n");
+    let server = Server::start(&open, &["--repo", repo_arg]);
+    let refused =
+        reqwest::blocking::Client::new().post(server.url("/v1/run-tests")).json(&serde_json::json!({})).send().unwrap();
+    assert_eq!(refused.status().as_u16(), 403);
+    assert!(refused.text().unwrap().contains("runs without a token"));
+}
