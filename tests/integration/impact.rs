@@ -80,51 +80,63 @@ fn link_tools(repo: &Path, lang: &str) {
     std::fs::write(repo.join(".git/info/exclude"), format!("{link}\n")).unwrap();
 }
 
-/// (language, file, from, to, a test calling the changed function, a test calling it
-/// through one function, tests that do not reach it)
-const CASES: [(&str, &str, &str, &str, &str, &str, &[&str]); 4] = [
-    (
-        "rust",
-        "src/pricing.rs",
-        "total / 10",
-        "total / 20",
-        "tests::discount_applies_over_100",
-        "total_subtracts_the_discount",
-        &["tax_is_a_fifth", "count_counts_items"],
-    ),
-    (
-        "python",
-        "shop/pricing.py",
-        "total // 10",
-        "total // 20",
-        "test_discount_applies_over_100",
-        "test_total_subtracts_the_discount",
-        &["test_tax_is_a_fifth", "test_count_counts_items"],
-    ),
-    (
-        "ts",
-        "src/pricing.ts",
-        "total / 10",
-        "total / 20",
-        "applies the discount over 100",
-        "total subtracts the discount",
-        &["tax is a fifth"],
-    ),
-    (
-        "go",
-        "pricing/pricing.go",
-        "total / 10",
-        "total / 20",
-        "TestDiscountAppliesOver100",
-        "TestTotalSubtractsTheDiscount",
-        &["TestTaxIsAFifth", "TestCountCountsItems"],
-    ),
+/// One fixture's change: the discount's body edited.
+struct Case {
+    lang: &'static str,
+    file: &'static str,
+    from: &'static str,
+    to: &'static str,
+    /// A test calling the changed function.
+    direct: &'static str,
+    /// A test calling it through one function (the cart's total).
+    through: &'static str,
+    /// Tests that do not reach it.
+    unrelated: &'static [&'static str],
+}
+
+const CASES: [Case; 4] = [
+    Case {
+        lang: "rust",
+        file: "src/pricing.rs",
+        from: "total / 10",
+        to: "total / 20",
+        direct: "tests::discount_applies_over_100",
+        through: "total_subtracts_the_discount",
+        unrelated: &["tax_is_a_fifth", "count_counts_items"],
+    },
+    Case {
+        lang: "python",
+        file: "shop/pricing.py",
+        from: "total // 10",
+        to: "total // 20",
+        direct: "test_discount_applies_over_100",
+        through: "test_total_subtracts_the_discount",
+        unrelated: &["test_tax_is_a_fifth", "test_count_counts_items"],
+    },
+    Case {
+        lang: "ts",
+        file: "src/pricing.ts",
+        from: "total / 10",
+        to: "total / 20",
+        direct: "applies the discount over 100",
+        through: "total subtracts the discount",
+        unrelated: &["tax is a fifth"],
+    },
+    Case {
+        lang: "go",
+        file: "pricing/pricing.go",
+        from: "total / 10",
+        to: "total / 20",
+        direct: "TestDiscountAppliesOver100",
+        through: "TestTotalSubtractsTheDiscount",
+        unrelated: &["TestTaxIsAFifth", "TestCountCountsItems"],
+    },
 ];
 
 #[test]
 fn a_change_lists_the_tests_that_reach_it_in_four_languages() {
     let home = Home::new();
-    for (lang, file, from, to, direct, through, unrelated) in CASES {
+    for Case { lang, file, from, to, direct, through, unrelated } in CASES {
         let repo = fixture_repo(lang);
         home.index(repo.path());
         // Nothing changed: nothing to say.
@@ -280,13 +292,8 @@ fn each_runner_runs_all_a_target_or_the_affected_tests() {
         assert_eq!((code, r["command"].as_str()), (0, Some("")), "{lang}: {r}");
         assert!(r["note"].as_str().unwrap().contains("nothing changed"), "{lang}: {r}");
         // A change that breaks the discount: only the two tests that reach it run, and fail.
-        let (file, from, to) = match lang {
-            "rust" => ("src/pricing.rs", "total / 10", "total / 20"),
-            "python" => ("shop/pricing.py", "total // 10", "total // 20"),
-            "ts" => ("src/pricing.ts", "total / 10", "total / 20"),
-            _ => ("pricing/pricing.go", "total / 10", "total / 20"),
-        };
-        edit(repo.path(), file, from, to);
+        let case = CASES.iter().find(|c| c.lang == lang).unwrap();
+        edit(repo.path(), case.file, case.from, case.to);
         let (code, r) = run_tests(&home, repo.path(), &["--affected"]);
         assert_eq!(code, 1, "{lang}: {r}");
         assert_eq!(
