@@ -46,6 +46,7 @@ pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileC
         interned: HashMap::new(),
         template_end: 0,
         expanded: (0, 0),
+        local_types: HashMap::new(),
         frames: Vec::new(),
         def_names: HashSet::new(),
         call_names: HashSet::new(),
@@ -104,6 +105,9 @@ struct Walker<'a> {
     /// The byte range of the last expression macro's arguments read as an expression: the
     /// token tree's own names are not read again.
     expanded: (usize, usize),
+    /// Locals bound to a value of a known type (`cart = Cart(…)`, `let c = Cart::new()`,
+    /// `c := Cart{}`, `const c = new Cart()`): name → (type, end of the function's body).
+    local_types: HashMap<String, (String, usize)>,
 }
 
 fn is_ident_like(kind: &str) -> bool {
@@ -157,6 +161,71 @@ impl<'a> Walker<'a> {
         if let Some(locals) = self.frames.iter_mut().rev().find_map(|f| f.locals.as_mut()) {
             locals.insert(name.to_string());
         }
+    }
+
+    /// Records the type of a local bound to a constructed value: `target` a plain name,
+    /// `binding`'s value a constructor call, struct or composite literal, or `new`.
+    fn note_local_type(&mut self, binding: Node, target: Node) {
+        let target = match target.kind() {
+            "expression_list" if target.named_child_count() == 1 => target.named_child(0),
+            _ => Some(target),
+        };
+        let Some(target) = target.filter(|t| t.kind() == "identifier") else { return };
+        let value = ["value", "right", "init"].iter().find_map(|f| binding.child_by_field_name(f));
+        let value = match value {
+            Some(v) if v.kind() == "expression_list" && v.named_child_count() == 1 => v.named_child(0),
+            other => other,
+        };
+        let Some(ty) = value.and_then(|v| self.constructed_type(v)) else {
+            self.local_types.remove(self.text(target));
+            return;
+        };
+        let end = self.frames.iter().rev().find(|f| f.locals.is_some()).map_or(usize::MAX, |f| f.end);
+        self.local_types.insert(self.text(target).to_string(), (ty, end));
+    }
+
+    /// The type a value expression builds, when it says so: `Cart(…)`, `Cart::new(…)`,
+    /// `Cart.of(…)`, `Cart { … }`, `&Cart{…}`, `new Cart(…)`.
+    fn constructed_type(&self, value: Node) -> Option<String> {
+        let mut value = value;
+        for _ in 0..3 {
+            match value.kind() {
+                "reference_expression"
+                | "unary_expression"
+                | "await_expression"
+                | "parenthesized_expression"
+                | "try_expression" => {
+                    value = value.named_child(u32::try_from(value.named_child_count().checked_sub(1)?).ok()?)?;
+                }
+                _ => break,
+            }
+        }
+        let capitalised = |s: &str| {
+            s.chars().next().is_some_and(char::is_uppercase) && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+        };
+        let kind = value.kind();
+        let text = if kind == "struct_expression" || kind == "composite_literal" {
+            let name = value.child_by_field_name("name").or_else(|| value.child_by_field_name("type"))?;
+            self.text(name)
+        } else if kind == "new_expression" || kind == "object_creation_expression" {
+            let name = value.child_by_field_name("constructor").or_else(|| value.child_by_field_name("type"))?;
+            self.text(name)
+        } else if kind == "call" || kind == "call_expression" {
+            let callee = self.text(value.child_by_field_name("function")?);
+            let parts: Vec<&str> = callee.split(['.', ':']).filter(|p| !p.is_empty()).collect();
+            let found = match parts.as_slice() {
+                [.., last] if capitalised(last) => *last,
+                // `Cart::new()`, `Cart.of()`: a type's own function.
+                [.., ty, _] if capitalised(ty) => *ty,
+                _ => return None,
+            };
+            found
+        } else {
+            return None;
+        };
+        let last = text.rsplit(['.', ':']).next().unwrap_or(text);
+        let last = last.split('<').next().unwrap_or(last);
+        capitalised(last).then(|| last.to_string())
     }
 
     /// Binds every identifier under `node` (a pattern), except in type positions.
@@ -237,7 +306,12 @@ impl<'a> Walker<'a> {
                 let target = if field.is_empty() { Some(node) } else { node.child_by_field_name(field) };
                 if let Some(target) = target {
                     self.bind_pattern(target);
+                    self.note_local_type(node, target);
                 }
+            }
+        } else if matches!(kind, "variable_declarator" | "short_var_declaration") && self.in_function() {
+            if let Some(target) = node.child_by_field_name("name").or_else(|| node.child_by_field_name("left")) {
+                self.note_local_type(node, target);
             }
         }
         if let Some(&(_, field)) = self.spec.calls.iter().find(|(k, _)| *k == kind) {
@@ -322,9 +396,15 @@ impl<'a> Walker<'a> {
         if name.is_empty() || name.len() > MAX_NAME || is_keyword_like(name) {
             return;
         }
-        let qualifier = self.qualifiers.remove(&node.id()).unwrap_or_default();
+        let mut qualifier = self.qualifiers.remove(&node.id()).unwrap_or_default();
         if qualifier.is_empty() && self.is_local(name) {
             return;
+        }
+        // `cart.total()` where `cart = Cart(…)`: a member of `Cart`.
+        if let Some((ty, end)) = self.local_types.get(&qualifier) {
+            if node.start_byte() < *end {
+                qualifier = ty.clone();
+            }
         }
         let (name, qualifier) = (self.intern(name), self.intern(&qualifier));
         let pos = node.start_position();
@@ -562,6 +642,7 @@ impl<'a> Walker<'a> {
             interned: HashMap::new(),
             template_end: 0,
             expanded: (0, 0),
+            local_types: self.local_types.clone(),
             frames: vec![outer_frame],
             def_names: HashSet::new(),
             call_names: HashSet::new(),
@@ -612,6 +693,9 @@ impl<'a> Walker<'a> {
     /// Opens a function's frame and binds its parameters.
     fn open_function(&mut self, node: Node, symbol: Option<u32>, container: Option<String>) {
         self.frames.push(Frame { end: node.end_byte(), symbol, container, locals: Some(HashSet::new()) });
+        if self.language == Language::Python && self.is_pytest_function(node, symbol) {
+            self.fixture_uses(node);
+        }
         for field in self.spec.params {
             if let Some(params) = node.child_by_field_name(field) {
                 self.bind_params(params);
@@ -626,6 +710,40 @@ impl<'a> Walker<'a> {
                 .collect();
             for p in params {
                 self.bind_params(p);
+            }
+        }
+    }
+
+    /// A pytest test (`test*`) or fixture (`@pytest.fixture`, `@fixture`): its parameters name
+    /// fixtures, which pytest passes in by name.
+    fn is_pytest_function(&self, node: Node, symbol: Option<u32>) -> bool {
+        let named_test = symbol.and_then(|i| self.own_symbol(i)).is_some_and(|s| s.name.starts_with("test"));
+        let fixture = node.parent().filter(|p| p.kind() == "decorated_definition").is_some_and(|p| {
+            let mut cursor = p.walk();
+            let decorated =
+                p.named_children(&mut cursor).any(|c| c.kind() == "decorator" && self.text(c).contains("fixture"));
+            decorated
+        });
+        named_test || fixture
+    }
+
+    /// A pytest function's parameters as uses of the fixtures they name (`self`, `cls` and
+    /// parameters with defaults are not fixtures).
+    fn fixture_uses(&mut self, node: Node) {
+        let Some(params) = node.child_by_field_name("parameters") else { return };
+        let mut cursor = params.walk();
+        let names: Vec<Node> = params
+            .named_children(&mut cursor)
+            .filter(|c| c.kind() == "identifier" || c.kind() == "typed_parameter")
+            .collect();
+        for param in names {
+            let ident = if param.kind() == "identifier" {
+                Some(param)
+            } else {
+                param.named_child(0).filter(|c| c.kind() == "identifier")
+            };
+            if let Some(ident) = ident.filter(|i| !matches!(self.text(*i), "self" | "cls")) {
+                self.name_use(ident);
             }
         }
     }

@@ -673,6 +673,26 @@ impl CodeGraph {
                 })
                 .collect();
         }
+        // pytest passes fixtures by name from the `conftest.py` files above the test.
+        if lang == "python" {
+            let dir = self.paths[f as usize].rsplit_once('/').map_or("", |(d, _)| d);
+            let fixtures: Vec<Candidate> = all
+                .iter()
+                .filter(|&&r| self.is_top_level(r) && self.symbol(r).kind.is_callable())
+                .filter(|&&r| {
+                    let path = &self.paths[r.0 as usize];
+                    let (conftest_dir, file) = path.rsplit_once('/').unwrap_or(("", path));
+                    file == "conftest.py"
+                        && (conftest_dir.is_empty()
+                            || dir == conftest_dir
+                            || dir.starts_with(&format!("{conftest_dir}/")))
+                })
+                .map(|&r| cand(r, Resolution::SamePackage, 0.85))
+                .collect();
+            if !fixtures.is_empty() {
+                return fixtures;
+            }
+        }
         // A member of the enclosing type declared in another file (a C++ class's header, a
         // partial class): an implicit `this`.
         if implicit_members && !container_last.is_empty() {
@@ -778,6 +798,11 @@ impl CodeGraph {
         let target_file = target.0;
         let code = &self.codes[f as usize];
         if code.language == "rust" && self.symbol(target).kind == SymbolKind::Macro {
+            return true;
+        }
+        // A pytest fixture is named by any test below its conftest.py.
+        let target_path = &self.paths[target_file as usize];
+        if code.language == "python" && (target_path == "conftest.py" || target_path.ends_with("/conftest.py")) {
             return true;
         }
         let name_only_possible = if occ.qualifier == 0 {

@@ -14,7 +14,7 @@ use super::{open_indexed, tracked, ToolDispatcher};
 use crate::change::git::DiffBase;
 use crate::change::{ChangeSet, SymbolChange};
 use crate::code::dependents::{self, Reached, Seed, WalkLimits};
-use crate::code::CodeGraph;
+use crate::code::{CodeGraph, SymbolKind};
 use crate::index::RepoIndex;
 use crate::protocol::impact::{
     AffectedTest, ChangedSymbolInfo, DependentInfo, DiffImpactResponse, FileChangeInfo, RunTestsResponse,
@@ -24,8 +24,14 @@ use crate::runner::{self, Runner, Selection};
 
 /// Hops from a changed definition to its dependents when the caller names no depth.
 pub const DEFAULT_DIFF_DEPTH: u32 = 2;
-/// Hops from a changed definition to a test: tests reach code through helpers and setup.
-pub const DEFAULT_TEST_DEPTH: u32 = 3;
+/// Hops from a changed definition to a test: tests reach code through helpers, fixtures and
+/// the layers of the code under test. Measured on the coverage-judged tune split
+/// (benches/impact): 3 hops found 0.30 of the covering test files at precision 0.71, 5 hops
+/// 0.41 at 0.59.
+pub const DEFAULT_TEST_DEPTH: u32 = 5;
+/// How sure each use on a test's path must be: below dependents' 0.5, so that a method called
+/// on a value of unknown type (one of two definitions by name, 0.2) still leads to its tests.
+pub const TEST_MIN_CONFIDENCE: f32 = 0.15;
 /// Dependents and tests each list gives when the caller names no limit.
 pub const DEFAULT_DIFF_LIMIT: usize = 100;
 /// Definitions a walk visits at most (a hub's dependents are cut there, and said to be).
@@ -95,11 +101,29 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
             }
         }
     }
+    // A constructor or a Python special method (`__init__`, `__getitem__`, `__eq__`) runs
+    // wherever its type is built or used, not where its name is written: its type's uses
+    // lead to it too.
+    let mut type_seeds: Vec<Seed> = Vec::new();
+    for seed in &seeds {
+        let Some((f, i)) = seed.symbol_opt else { continue };
+        let s = graph.symbol((f, i));
+        let special = s.kind == SymbolKind::Constructor || (s.name.starts_with("__") && s.name.ends_with("__"));
+        if !special || s.container.is_empty() {
+            continue;
+        }
+        let owner = graph.code(f).symbols.iter().position(|o| o.qualified_name == s.container && o.kind.is_container());
+        if let Some(o) = owner {
+            let label = format!("{} ({})", s.container, s.name);
+            type_seeds.push(Seed { symbol_opt: Some((f, o as u32)), name: String::new(), label });
+        }
+    }
+    seeds.extend(type_seeds);
     let limits = WalkLimits {
         depth: msg.depth,
         test_depth: msg.depth.max(DEFAULT_TEST_DEPTH),
         min_confidence: msg.min_confidence,
-        test_min_confidence: msg.min_confidence.min(0.3),
+        test_min_confidence: msg.min_confidence.min(TEST_MIN_CONFIDENCE),
         max_visited: MAX_VISITED,
     };
     let walk = dependents::walk(graph, &seeds, limits);

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Fetches the change-impact judged projects and the tools to judge them, all through PyPI's own
+# client (pip), into target/impact-eval/ (git-ignored):
+#   target/impact-eval/dl/             the downloaded sdists
+#   target/impact-eval/src/<name>/     one project's unpacked sdist (package, tests, docs as
+#                                      shipped), made a git repo with one commit ("init"), so
+#                                      that score.py's one-line edits show up in `git diff`
+#   target/impact-eval/venv/           pytest + coverage + each project's test dependencies,
+#                                      each project installed editable from src/<name>
+# The projects, versions and split are read from benches/impact/split.json.
+# Build artifacts that an editable install or a test run leaves in a project's tree
+# (*.egg-info, __pycache__, .pytest_cache, .hypothesis) are listed in the repo's
+# .git/info/exclude, so `git status` stays clean without changing any shipped file.
+# Usage: benches/impact/fetch.sh   (idempotent: a present project dir is left alone)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BASE="$PWD/target/impact-eval"
+SRC="$BASE/src"
+VENV="$BASE/venv"
+mkdir -p "$SRC" "$BASE/dl"
+
+# The test tools and each project's test dependencies (from its pyproject/tox.ini), pinned.
+TOOLS=(
+  pytest==9.2.0 coverage==7.17.4 pytest-cov==7.1.0
+  hypothesis==6.170.17 pympler==1.1 cloudpickle==3.1.3   # attrs
+  simplejson==4.3.0                                      # marshmallow
+  PyYAML==6.0.4                                          # tomlkit
+)
+
+PROJECTS=$(python3 -c '
+import json, sys
+for p in json.load(open("benches/impact/split.json"))["projects"]:
+    print(p["name"], p["version"])
+')
+
+[[ -x "$VENV/bin/python" ]] || python3 -m venv "$VENV"
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check "${TOOLS[@]}"
+
+# Editable install (no dependencies: the projects here have none at run time), before `git init`
+# so that whatever the build backend writes into the tree is part of the initial commit. A
+# VCS-derived version (hatch-vcs, setuptools-git-versioning) is pretended to be the release.
+install_editable() {
+  SETUPTOOLS_SCM_PRETEND_VERSION="$2" "$VENV/bin/python" -m pip install -q \
+    --disable-pip-version-check --no-deps -e "$3"
+}
+
+while read -r name ver <&3; do
+  dir="$SRC/$name"
+  if [[ ! -d "$dir" ]]; then
+    python3 -m pip download -q --disable-pip-version-check --no-deps --no-binary :all: \
+      "$name==$ver" -d "$BASE/dl"
+    # sdist file names normalise '-' to '_' (more_itertools-...), older ones keep the name
+    sdist=$(ls "$BASE/dl/$name-$ver.tar.gz" "$BASE/dl/${name//-/_}-$ver.tar.gz" 2>/dev/null | head -1)
+    tmp=$(mktemp -d "$BASE/unpack.XXXXXX")
+    tar xzf "$sdist" -C "$tmp" --no-same-owner
+    mv "$tmp"/* "$dir"
+    rmdir "$tmp"
+    install_editable "$name" "$ver" "$dir"
+    (
+      cd "$dir"
+      git init -q
+      git add -A
+      git -c user.email=e@x -c user.name=eval commit -qm init
+      # after the commit, so that shipped files matching these (a tests/.coveragerc, a shipped
+      # *.egg-info) stay committed
+      printf '%s\n' '*.egg-info/' '__pycache__/' '.pytest_cache/' '.hypothesis/' '.coverage' \
+        >> .git/info/exclude
+    )
+    echo "fetched $name $ver"
+  elif ! "$VENV/bin/python" -m pip show -q "$name" >/dev/null 2>&1; then
+    install_editable "$name" "$ver" "$dir"
+  fi
+done 3<<< "$PROJECTS"
+echo "ready: $SRC"
