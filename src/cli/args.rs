@@ -239,6 +239,20 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The repo map: the files and definitions that matter most (a PageRank over the
+    /// reference graph), fitted to a token budget, personalised by `--focus`.
+    Map {
+        /// The repository's root folder (`.`: the current directory).
+        #[arg(long, default_value = ".")]
+        repo: PathBuf,
+        #[arg(long, default_value_t = crate::actors::tool_dispatcher::impact::DEFAULT_MAP_TOKENS)]
+        budget_tokens: usize,
+        /// A file, a definition name, or a question in words (repeatable).
+        #[arg(long)]
+        focus: Vec<String>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Structural search: a tree-sitter query over one language's files (`--language rust
     /// '(function_item name: (identifier) @name)'`), or definitions by `--kind` and `--name`
     /// pattern.

@@ -9,7 +9,9 @@ use crate::actors::tool_dispatcher::code::{
     check_confidence, check_limit, parse_kind, parse_language, FileImpact, FindCallees, FindCallers, FindReferences,
     FindSymbols, Page, RunAstQuery, SymbolTarget,
 };
-use crate::actors::tool_dispatcher::impact::{DiffImpact, RunTests, TestScope, DEFAULT_DIFF_DEPTH, DEFAULT_DIFF_LIMIT};
+use crate::actors::tool_dispatcher::impact::{
+    DiffImpact, RepoMap, RunTests, TestScope, DEFAULT_DIFF_DEPTH, DEFAULT_DIFF_LIMIT,
+};
 use crate::change::git::DiffBase;
 use crate::config::LoadedConfig;
 use crate::daemon::client;
@@ -229,6 +231,16 @@ pub(super) async fn run_code(loaded: &LoadedConfig, command: Command) -> Result<
                 let r = dispatcher.send(msg).await??;
                 let text = if json { to_json(&r)? } else { diff_impact_text(&r) };
                 (text, false)
+            }
+            Command::Map { repo, budget_tokens, focus, json } => {
+                let msg = RepoMap { repo_opt: Some(client::absolute(&repo)), budget_tokens, focus };
+                let r = dispatcher.send(msg).await??;
+                let text = if json {
+                    to_json(&r)?
+                } else {
+                    format!("{}({} tokens of {})\n", crate::code::map::render(&r.files), r.tokens, r.budget_tokens)
+                };
+                (text, r.files.is_empty())
             }
             Command::RunTests { repo, target, affected, timeout_secs, json } => {
                 let scope = match (target, affected) {

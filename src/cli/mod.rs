@@ -367,6 +367,7 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
         | Command::Callees { .. }
         | Command::Impact { .. }
         | Command::RunTests { .. }
+        | Command::Map { .. }
         | Command::Ast { .. }) => code::run_code(&loaded, command).await,
         Command::Libs { action } => crate::cli::libs::run_libs(&loaded, action).await,
         Command::Crate { action } => crate::cli::libs::run_crate(&loaded, action).await,

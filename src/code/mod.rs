@@ -10,6 +10,7 @@ pub mod dependents;
 pub mod extract;
 pub mod graph;
 pub mod imports;
+pub mod map;
 pub mod query;
 pub mod resolve;
 mod spec;

@@ -1,4 +1,5 @@
-//! Change impact over HTTP: `GET /v1/impact/diff` and `POST /v1/run-tests`. Each route takes
+//! Change impact over HTTP: `GET /v1/impact/diff`, `POST /v1/run-tests` and
+//! `GET /v1/repo-map`. Each route takes
 //! only its own parameters: anything else is refused with the name it may have meant.
 
 use std::path::PathBuf;
@@ -8,12 +9,16 @@ use serde::Deserialize;
 
 use super::{dispatch, error_response, parse_bool, parse_number, respond, HttpState};
 use crate::actors::tool_dispatcher::code::{check_confidence, check_limit, DEFAULT_MIN_CONFIDENCE};
-use crate::actors::tool_dispatcher::impact::{DiffImpact, RunTests, TestScope, DEFAULT_DIFF_DEPTH, DEFAULT_DIFF_LIMIT};
+use crate::actors::tool_dispatcher::impact::{
+    DiffImpact, RepoMap, RunTests, TestScope, DEFAULT_DIFF_DEPTH, DEFAULT_DIFF_LIMIT, DEFAULT_MAP_TOKENS,
+};
 use crate::change::git::DiffBase;
 use crate::protocol::DocdexError;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/v1/impact/diff", web::get().to(diff_impact)).route("/v1/run-tests", web::post().to(run_tests));
+    cfg.route("/v1/impact/diff", web::get().to(diff_impact))
+        .route("/v1/run-tests", web::post().to(run_tests))
+        .route("/v1/repo-map", web::get().to(repo_map));
 }
 
 #[derive(Debug, Deserialize)]
@@ -97,4 +102,30 @@ async fn run_tests(state: web::Data<HttpState>, body: web::Json<RunTestsBody>) -
         Ok(scope) => respond(dispatch(&state, RunTests { repo_opt, scope, timeout_secs_opt: body.timeout_secs }).await),
         Err(err) => error_response(&err),
     }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RepoMapParams {
+    #[serde(alias = "repo_path", alias = "project_root")]
+    repo: Option<PathBuf>,
+    budget_tokens: Option<String>,
+    /// Comma-separated: file paths, definition names, or a question in words.
+    focus: Option<String>,
+}
+
+async fn repo_map(state: web::Data<HttpState>, params: web::Query<RepoMapParams>) -> HttpResponse {
+    let params = params.into_inner();
+    let budget = match parse_number("budget_tokens", params.budget_tokens.as_deref()) {
+        Ok(budget) => budget.map_or(DEFAULT_MAP_TOKENS, |b| b.min(usize::MAX as u64) as usize),
+        Err(err) => return error_response(&err),
+    };
+    let focus = split_focus(params.focus.as_deref().unwrap_or(""));
+    let repo_opt = params.repo.or_else(|| state.default_repo_opt.clone());
+    respond(dispatch(&state, RepoMap { repo_opt, budget_tokens: budget, focus }).await)
+}
+
+/// `focus` as one string: items split at commas (a question is one item).
+pub(crate) fn split_focus(raw: &str) -> Vec<String> {
+    raw.split(',').map(str::trim).filter(|f| !f.is_empty()).map(str::to_string).collect()
 }

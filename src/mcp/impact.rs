@@ -10,9 +10,9 @@ use serde_json::Value;
 
 use super::budget::{respond_fitted, Fit, Page};
 use super::{lenient_number, DocdexMcp};
-use crate::actors::tool_dispatcher::impact::{RunTests, TestScope};
+use crate::actors::tool_dispatcher::impact::{RepoMap, RunTests, TestScope, DEFAULT_MAP_TOKENS};
 use crate::change::git::DiffBase;
-use crate::protocol::impact::{DiffImpactResponse, RunTestsResponse};
+use crate::protocol::impact::{DiffImpactResponse, RepoMapResponse, RunTestsResponse};
 use crate::protocol::DocdexError;
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -32,6 +32,37 @@ pub struct RunTestsArgs {
     /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
     #[serde(default, alias = "repo_path", alias = "project_root")]
     pub repo: Option<String>,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RepoMapArgs {
+    /// Tokens the map may fill, 1-32768 (default 1024).
+    #[serde(default, deserialize_with = "lenient_number")]
+    #[schemars(range(min = 1, max = 32768))]
+    pub budget_tokens: Option<u64>,
+    /// What to centre the map on: file paths, definition names, or a question in words,
+    /// e.g. ["src/cart.rs", "Checkout", "how are refunds computed"].
+    #[serde(default)]
+    pub focus: Option<Vec<String>>,
+    /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<String>,
+}
+
+impl Fit for RepoMapResponse {
+    fn items(&self) -> usize {
+        self.files.len()
+    }
+    fn keep(&mut self, n: usize) {
+        self.files.truncate(n);
+    }
+    fn clip(&mut self, _chars: usize) -> bool {
+        false
+    }
+    fn structured(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
 }
 
 /// The test scope from `target` or `affected` (neither: the whole suite), shared by the
@@ -118,6 +149,21 @@ impl DocdexMcp {
         }
         .await;
         respond_fitted(result, Page::SINGLE, self.budget_tokens, run_tests_text)
+    }
+
+    #[tool(
+        description = "A map of the repo at a glance: the files and definitions that matter most (ranked by how the code uses them), as signatures with line numbers, fitted to a token budget and centred on what you focus on. Example: {\"budget_tokens\": 1024} or {\"focus\": [\"src/cart.rs\", \"how are refunds computed\"]}."
+    )]
+    async fn docdex_repo_map(&self, Parameters(args): Parameters<RepoMapArgs>) -> CallToolResult {
+        let result = async {
+            let budget_tokens = args.budget_tokens.map_or(DEFAULT_MAP_TOKENS, |b| b.min(u64::from(u32::MAX)) as usize);
+            let repo_opt = Some(self.repo(args.repo).await?);
+            self.call(RepoMap { repo_opt, budget_tokens, focus: args.focus.unwrap_or_default() }).await
+        }
+        .await;
+        respond_fitted(result, Page::SINGLE, self.budget_tokens, |r| {
+            format!("{}({} tokens)\n", crate::code::map::render(&r.files), r.tokens)
+        })
     }
 }
 

@@ -108,3 +108,32 @@ pub struct RunTestsResponse {
     /// Why nothing ran, or what to know about the selection ("" otherwise).
     pub note: String,
 }
+
+/// A definition on the repo map.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MapSymbol {
+    pub name: String,
+    pub kind: String,
+    pub line: u32,
+    /// The declaration up to its body, on one line.
+    pub signature: String,
+}
+
+/// A file on the repo map, with its definitions that made it (in line order).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MapFile {
+    pub path: String,
+    /// Its PageRank over the reference graph, scaled so that the mean file is 1.
+    pub rank: f64,
+    pub symbols: Vec<MapSymbol>,
+}
+
+/// The files and definitions that matter most, most important first, within a budget.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RepoMapResponse {
+    pub files: Vec<MapFile>,
+    /// The map's size as text (`path:` lines and `line: signature` lines), in tokens of
+    /// 3 characters.
+    pub tokens: usize,
+    pub budget_tokens: usize,
+}

@@ -400,3 +400,66 @@ fn impact_and_run_tests_over_http() {
     assert_eq!(refused.status().as_u16(), 403);
     assert!(refused.text().unwrap().contains("runs without a token"));
 }
+
+#[test]
+fn the_repo_map_fits_its_budget_and_puts_core_types_first() {
+    let home = Home::new();
+    let tokio = crate::common::tokio_source();
+    let repo_arg = tokio.to_str().unwrap();
+    home.index(&tokio);
+    for budget in [256usize, 1024, 4096] {
+        let map = home.json(&["map", "--repo", repo_arg, "--budget-tokens", &budget.to_string(), "--json"]);
+        let tokens = map["tokens"].as_u64().unwrap() as usize;
+        assert!(tokens <= budget && tokens * 3 >= budget * 3 / 2, "budget {budget}: {tokens} tokens");
+        // The map as text is what the budget bounds.
+        let text: usize = map["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                f["path"].as_str().unwrap().len()
+                    + 2
+                    + f["symbols"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|s| s["signature"].as_str().unwrap().len() + 8)
+                        .sum::<usize>()
+            })
+            .sum();
+        assert!(text <= budget * 3, "budget {budget}: {text} characters");
+    }
+    let map = home.json(&["map", "--repo", repo_arg, "--json"]);
+    let first: Vec<&str> = map["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f["symbols"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()))
+        .take(25)
+        .collect();
+    for core in ["AsyncRead", "AsyncWrite", "ReadBuf", "JoinHandle"] {
+        assert!(first.contains(&core), "{core} is not among the map's first definitions: {first:?}");
+    }
+    assert!(map["files"].as_array().unwrap().iter().all(|f| !f["path"].as_str().unwrap().starts_with("tests/")));
+    // Focus: a file comes first; a question leads to its files; a name it has not is an error.
+    let server = Server::start(&home, &["--repo", repo_arg]);
+    let client = server.blocking_client();
+    let focused: Value = client
+        .get(server.url("/v1/repo-map?budget_tokens=300&focus=src/net/tcp/stream.rs"))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(focused["files"][0]["path"], "src/net/tcp/stream.rs", "{focused}");
+    assert!(focused["tokens"].as_u64().unwrap() <= 300);
+    let asked: Value = client
+        .get(server.url("/v1/repo-map?focus=how%20does%20a%20tcp%20listener%20accept%20connections"))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert!(asked["files"][0]["path"].as_str().unwrap().starts_with("src/net/"), "{asked}");
+    let unknown = client.get(server.url("/v1/repo-map?focus=NoSuchThingAnywhere")).send().unwrap();
+    assert_eq!(unknown.status().as_u16(), 400);
+    assert!(unknown.text().unwrap().contains("NoSuchThingAnywhere"));
+}

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix::{Context, Handler, Message, ResponseFuture};
+use actix::{AsyncContext, Context, Handler, Message, ResponseFuture};
 
 use super::{open_indexed, tracked, ToolDispatcher};
 use crate::change::git::DiffBase;
@@ -17,7 +17,8 @@ use crate::code::dependents::{self, Reached, Seed, WalkLimits};
 use crate::code::{CodeGraph, SymbolKind};
 use crate::index::RepoIndex;
 use crate::protocol::impact::{
-    AffectedTest, ChangedSymbolInfo, DependentInfo, DiffImpactResponse, FileChangeInfo, RunTestsResponse,
+    AffectedTest, ChangedSymbolInfo, DependentInfo, DiffImpactResponse, FileChangeInfo, RepoMapResponse,
+    RunTestsResponse,
 };
 use crate::protocol::{DocdexError, Result};
 use crate::runner::{self, Runner, Selection};
@@ -323,5 +324,84 @@ fn nothing_to_run(runner: &Runner, impact: &DiffImpactResponse) -> RunTestsRespo
         output_tail: String::new(),
         output_truncated: false,
         note,
+    }
+}
+
+/// Tokens a repo map fills when the caller names no budget (aider's default).
+pub const DEFAULT_MAP_TOKENS: usize = 1024;
+/// The largest budget a repo map takes.
+pub const MAX_MAP_TOKENS: usize = 32_768;
+
+/// The repo map, personalised by `focus`: file paths, definition names, or words of a
+/// question (its best search hits' files).
+#[derive(Message)]
+#[rtype(result = "Result<RepoMapResponse>")]
+pub struct RepoMap {
+    pub repo_opt: Option<PathBuf>,
+    pub budget_tokens: usize,
+    pub focus: Vec<String>,
+}
+
+impl Handler<RepoMap> for ToolDispatcher {
+    type Result = ResponseFuture<Result<RepoMapResponse>>;
+
+    fn handle(&mut self, msg: RepoMap, ctx: &mut Context<Self>) -> Self::Result {
+        if msg.budget_tokens == 0 || msg.budget_tokens > MAX_MAP_TOKENS {
+            return Box::pin(async move {
+                Err(DocdexError::invalid(format!("budget_tokens must be 1 to {MAX_MAP_TOKENS}")))
+            });
+        }
+        let me = ctx.address();
+        let repo = self.resolve_repo(msg.repo_opt.clone());
+        let repo_manager = self.repo_manager.clone();
+        tracked(&self.metrics, "code", async move {
+            let repo = repo.await?;
+            // A focus with spaces is a question: the files of its best hits.
+            let mut hit_files: Vec<String> = Vec::new();
+            for question in msg.focus.iter().filter(|f| f.trim().contains(' ')) {
+                let request = crate::protocol::SearchRequest {
+                    source_opt: None,
+                    lib_opt: None,
+                    repo_opt: Some(repo.clone()),
+                    query: question.clone(),
+                    limit: 5,
+                    mode_opt: None,
+                    explain: false,
+                };
+                let response = me.send(super::search::Search(request)).await??;
+                hit_files.extend(response.hits.into_iter().map(|h| h.path));
+            }
+            let handle = open_indexed(&repo_manager, repo).await?;
+            let index = Arc::clone(&handle.index);
+            tokio::task::spawn_blocking(move || {
+                let graph = index.code_graph()?;
+                let mut focus: Vec<u32> = Vec::new();
+                let mut unknown: Vec<&str> = Vec::new();
+                for item in msg.focus.iter().map(|f| f.trim()).filter(|f| !f.is_empty() && !f.contains(' ')) {
+                    let item = item.trim_start_matches("./");
+                    if let Some(f) = graph.file_index(item) {
+                        focus.push(f);
+                        continue;
+                    }
+                    let defs = graph.lookup(item);
+                    if defs.is_empty() {
+                        unknown.push(item);
+                    }
+                    focus.extend(defs.iter().map(|r| r.0));
+                }
+                if !unknown.is_empty() {
+                    return Err(DocdexError::invalid(format!(
+                        "focus `{}` is neither a file of this repo nor a definition it has",
+                        unknown.join("`, `")
+                    ))
+                    .with_hint("give paths relative to the repo root, definition names, or a question in words"));
+                }
+                focus.extend(hit_files.iter().filter_map(|p| graph.file_index(p)));
+                focus.sort_unstable();
+                focus.dedup();
+                Ok(crate::code::map::repo_map(&graph, msg.budget_tokens, &focus))
+            })
+            .await?
+        })
     }
 }
