@@ -60,6 +60,18 @@ pub struct ReadLines {
 pub struct ChatTools {
     pub recall: Recipient<RecallNotes>,
     pub read: Recipient<ReadLines>,
+    pub diff: Recipient<ReadDiff>,
+}
+
+/// The code a diff changed and one hop of what uses it, as hits (`source` diff) whose
+/// snippets are the code itself: the context a question about a change starts from.
+#[derive(Message)]
+#[rtype(result = "Result<Vec<SearchHit>>")]
+pub struct ReadDiff {
+    pub repo: PathBuf,
+    pub base: crate::protocol::impact::DiffBase,
+    /// Hits at most: the changed definitions first, then their dependents, surest first.
+    pub limit: usize,
 }
 
 pub struct ChatOrchestrator {
@@ -148,6 +160,9 @@ fn instructions_text(repo: &Path, client_instructions: &[String]) -> String {
     text
 }
 
+/// Pieces of a diff (changed definitions and their direct dependents) a chat takes at most.
+const MAX_DIFF_PIECES: usize = 20;
+
 /// A candidate snippet and the source it becomes when kept.
 struct Piece {
     candidate: Candidate,
@@ -165,7 +180,7 @@ fn memory_piece(item: &MemoryItem) -> Piece {
 
 /// The chunk's own lines (numbered), or the search snippet when the file cannot be read.
 async fn chunk_text(read: &Recipient<ReadLines>, repo: &Path, hit: &SearchHit) -> String {
-    if hit.source != HitSource::Repo {
+    if !matches!(hit.source, HitSource::Repo | HitSource::Diff) {
         return hit.snippet.clone();
     }
     let lines = ReadLines {
@@ -182,6 +197,18 @@ async fn chunk_text(read: &Recipient<ReadLines>, repo: &Path, hit: &SearchHit) -
 
 fn hit_piece(hit: &SearchHit, body: &str) -> Piece {
     match hit.source {
+        HitSource::Diff => {
+            let label = format!("{}:{}-{}", hit.path, hit.line_start, hit.line_end);
+            let text = format!("{label} ({}):\n```{}\n{body}\n```", hit.heading, hit.language);
+            Piece {
+                candidate: Candidate { kind: SnippetKind::Diff, label: label.clone(), text, tokens: 0 },
+                source: source(SnippetKind::Diff, label, |s| {
+                    s.path = Some(hit.path.clone());
+                    s.line_start = Some(hit.line_start);
+                    s.line_end = Some(hit.line_end);
+                }),
+            }
+        }
         HitSource::Web => {
             let url = hit.url.clone().unwrap_or_else(|| hit.path.clone());
             let title = hit.title.clone().unwrap_or_default();
@@ -347,11 +374,36 @@ impl Handler<RunChat> for ChatOrchestrator {
                 json!(found.gate),
             );
 
+            // A diff's code after memory and before the rest of the repo (its snippets are the
+            // code itself); repo hits inside it are not repeated.
+            let mut diff_hits: Vec<SearchHit> = Vec::new();
+            if let Some(base) = &request.diff_opt {
+                let call = recorder.add(NodeKind::ToolCall, &[root], "diff", json!({ "base": base.name() }));
+                diff_hits = tools
+                    .diff
+                    .send(ReadDiff { repo: repo.clone(), base: base.clone(), limit: MAX_DIFF_PIECES })
+                    .await??;
+                recorder.add(
+                    NodeKind::Observation,
+                    &[call],
+                    format!("{} pieces of the diff and what uses it", diff_hits.len()),
+                    json!({ "pieces": diff_hits.iter().map(|h| format!("{}:{}-{}", h.path, h.line_start, h.line_end)).collect::<Vec<_>>() }),
+                );
+            }
+            let overlaps = |hit: &SearchHit| {
+                diff_hits
+                    .iter()
+                    .any(|d| d.path == hit.path && d.line_start <= hit.line_end && hit.line_start <= d.line_end)
+            };
+
             // Fit it all into the model's window.
             let choice = gateway.send(ResolveModel { requested_opt: request.model_opt.clone() }).await??;
             let instructions = instructions_text(&repo, &client_instructions);
             let mut pieces: Vec<Piece> = memories.iter().map(memory_piece).collect();
-            for hit in &found.hits {
+            for hit in &diff_hits {
+                pieces.push(hit_piece(hit, &chunk_text(&tools.read, &repo, hit).await));
+            }
+            for hit in found.hits.iter().filter(|h| h.source != HitSource::Repo || !overlaps(h)) {
                 pieces.push(hit_piece(hit, &chunk_text(&tools.read, &repo, hit).await));
             }
             let mut texts: Vec<String> = vec![instructions.clone(), question.clone()];

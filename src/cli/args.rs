@@ -103,6 +103,10 @@ pub enum Command {
         /// Where hits may come from: repo, library, web or all (default: all).
         #[arg(long)]
         source: Option<String>,
+        /// A diff's code first (`source` diff): its changed definitions and what directly
+        /// uses them; the working tree against REV (default HEAD), or `staged`.
+        #[arg(long, num_args = 0..=1, default_missing_value = "HEAD", value_name = "REV")]
+        diff: Option<String>,
         /// Only hits from this library's docs (see `libs fetch`).
         #[arg(long)]
         lib: Option<String>,
@@ -366,6 +370,10 @@ pub enum Command {
         /// Go to the web whatever the local confidence.
         #[arg(long)]
         force_web: bool,
+        /// Put a diff's changed code and what directly uses it first in the context: the
+        /// working tree against REV (default HEAD), or `staged`.
+        #[arg(long, num_args = 0..=1, default_missing_value = "HEAD", value_name = "REV")]
+        diff: Option<String>,
         /// The model to ask (default: llm.default_model).
         #[arg(long)]
         model: Option<String>,

@@ -19,6 +19,8 @@ pub struct ChatOptions {
     pub repo: PathBuf,
     pub query_opt: Option<String>,
     pub force_web: bool,
+    /// The diff whose code goes first in the context.
+    pub diff_opt: Option<crate::protocol::impact::DiffBase>,
     pub model_opt: Option<String>,
     pub max_tokens_opt: Option<usize>,
     pub json: bool,
@@ -135,6 +137,7 @@ async fn chat_loop(actors: &Backend, options: &ChatOptions) -> Result<i32> {
         max_tokens_opt: options.max_tokens_opt,
         temperature_opt: None,
         force_web: options.force_web,
+        diff_opt: options.diff_opt.clone(),
     };
     if let Some(query) = &options.query_opt {
         let messages = vec![ChatMessage::new("user", query.clone())];

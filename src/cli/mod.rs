@@ -242,7 +242,9 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             })?;
             Ok(if list.files.is_empty() { 1 } else { 0 })
         }
-        Command::Search { repo, limit, json, mode, explain, source, lib, query } => {
+        Command::Search { repo, limit, json, mode, explain, source, diff, lib, query } => {
+            let diff_opt =
+                diff.as_deref().map(|d| crate::protocol::impact::DiffBase::parse(Some(d), false)).transpose()?;
             let repo = client::absolute(&repo);
             let backend = Backend::for_repo(&loaded, &repo).await?;
             let request = SearchRequest {
@@ -254,7 +256,7 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
                 mode_opt: mode,
                 explain,
             };
-            let response = backend.search(request).await?;
+            let response = backend.search(request, diff_opt).await?;
             backend.close().await?;
             print_out(&if json { to_json(&response)? } else { render_search(&response) })?;
             Ok(if response.hits.is_empty() { 1 } else { 0 })
@@ -407,11 +409,15 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             print_out(&if json { to_json(&response)? } else { render_waterfall(&response) })?;
             Ok(if response.hits.is_empty() { 1 } else { 0 })
         }
-        Command::Chat { repo, query, force_web, model, max_tokens, json } => {
+        Command::Chat { repo, query, force_web, diff, model, max_tokens, json } => {
             let options = crate::cli::chat::ChatOptions {
                 repo,
                 query_opt: query,
                 force_web,
+                diff_opt: diff
+                    .as_deref()
+                    .map(|d| crate::protocol::impact::DiffBase::parse(Some(d), false))
+                    .transpose()?,
                 model_opt: model,
                 max_tokens_opt: max_tokens,
                 json,

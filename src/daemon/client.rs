@@ -10,12 +10,14 @@ use serde::de::DeserializeOwned;
 
 use crate::actors::repo_manager::CloseAll;
 use crate::actors::scraper::CloseBrowser;
+use crate::actors::tool_dispatcher::impact::DiffSearch;
 use crate::actors::tool_dispatcher::indexing::Status;
 use crate::actors::tool_dispatcher::memory::{MemoryDelete, MemoryListing, MemoryRecall, MemorySave};
 use crate::actors::tool_dispatcher::search::Search;
 use crate::actors::tool_dispatcher::web::{WebFetch, WebResearch, WebSearch};
 use crate::config::{self, LoadedConfig};
 use crate::llm::Usage;
+use crate::protocol::impact::DiffBase;
 use crate::protocol::{
     ChatContext, ChatRequest, DaemonStatus, DocdexError, ErrorCode, IndexSummary, LibsFetchRequest, LibsFetchSummary,
     MemoryDeleted, MemoryItem, MemoryList, MemoryRecallResponse, MountedRepo, RepoStatus, Result, SearchRequest,
@@ -137,7 +139,7 @@ impl DaemonClient {
         format!("{}{path}", self.base_url)
     }
 
-    pub async fn search(&self, request: &SearchRequest) -> Result<SearchResponse> {
+    pub async fn search(&self, request: &SearchRequest, diff_opt: Option<&DiffBase>) -> Result<SearchResponse> {
         let mut query = vec![
             ("q", request.query.clone()),
             ("limit", request.limit.to_string()),
@@ -154,6 +156,9 @@ impl DaemonClient {
         }
         if let Some(lib) = &request.lib_opt {
             query.push(("lib", lib.clone()));
+        }
+        if let Some(diff) = diff_opt {
+            query.push(("diff", diff.name()));
         }
         self.call(self.http.get(self.url("/v1/search")).query(&query)).await
     }
@@ -344,10 +349,12 @@ impl Backend {
         Ok(Backend::Local(crate::actors::system::start_actors(loaded, None)))
     }
 
-    pub async fn search(&self, request: SearchRequest) -> Result<SearchResponse> {
-        match self {
-            Backend::Daemon(client) => client.search(&request).await,
-            Backend::Local(actors) => actors.dispatcher.send(Search(request)).await?,
+    /// A search; with a diff, its code first (`source` diff).
+    pub async fn search(&self, request: SearchRequest, diff_opt: Option<DiffBase>) -> Result<SearchResponse> {
+        match (self, diff_opt) {
+            (Backend::Daemon(client), diff_opt) => client.search(&request, diff_opt.as_ref()).await,
+            (Backend::Local(actors), None) => actors.dispatcher.send(Search(request)).await?,
+            (Backend::Local(actors), Some(base)) => actors.dispatcher.send(DiffSearch { request, base }).await?,
         }
     }
 

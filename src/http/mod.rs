@@ -118,6 +118,8 @@ struct SearchParamsRaw {
     source: Option<String>,
     /// Only hits from this library's docs.
     lib: Option<String>,
+    /// A diff (`working`, `staged` or a revision) whose code comes first.
+    diff: Option<String>,
 }
 
 pub(crate) fn parse_bool(name: &str, raw: Option<&str>) -> Result<bool, DocdexError> {
@@ -182,10 +184,28 @@ async fn search(state: web::Data<HttpState>, params: web::Query<SearchParamsRaw>
     };
     let lib_opt = params.lib.filter(|l| !l.trim().is_empty());
     let request = SearchRequest { repo_opt: params.repo, query, limit, mode_opt, explain, source_opt, lib_opt };
+    let diff_opt = match params.diff.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
+        None => None,
+        Some(raw) => match crate::protocol::impact::DiffBase::parse(Some(raw), false) {
+            Ok(base) => Some(base),
+            Err(err) => return error_response(&err),
+        },
+    };
     if force_web || waterfall {
+        if diff_opt.is_some() {
+            return error_response(
+                &DocdexError::invalid("`diff` goes with a repo search, not with web research")
+                    .with_hint("search with diff, or research the web without it"),
+            );
+        }
         return respond(dispatch(&state, WebResearch(WaterfallRequest { search: request, force_web })).await);
     }
-    respond(dispatch(&state, Search(request)).await)
+    match diff_opt {
+        Some(base) => {
+            respond(dispatch(&state, crate::actors::tool_dispatcher::impact::DiffSearch { request, base }).await)
+        }
+        None => respond(dispatch(&state, Search(request)).await),
+    }
 }
 
 /// With `repo`, that repo's index; without, the daemon itself (mounted repos, actor load,

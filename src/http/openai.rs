@@ -2,7 +2,7 @@
 //! server-sent events ending in `data: [DONE]`) and `GET /v1/models`. Errors use OpenAI's
 //! shape, `{"error": {"message", "type", "param", "code"}}`, so OpenAI clients raise them as
 //! their own error types. docdex's extras travel in a `docdex` field: in the request
-//! `{"repo", "force_web", "include_sources", "debug"}` (`repo_path` is taken for `repo`), in the answer the session id,
+//! `{"repo", "force_web", "diff", "include_sources", "debug"}` (`repo_path` is taken for `repo`), in the answer the session id,
 //! the numbered sources, the gate and the budget (and with `debug`, the prompt sent).
 
 use std::path::PathBuf;
@@ -82,6 +82,9 @@ struct DocdexExtension {
     repo: Option<PathBuf>,
     #[serde(default)]
     force_web: bool,
+    /// "working", "staged" or a revision: the diff's code first in the context.
+    #[serde(default)]
+    diff: Option<String>,
     #[serde(default = "yes")]
     include_sources: bool,
     #[serde(default)]
@@ -94,7 +97,7 @@ fn yes() -> bool {
 
 impl Default for DocdexExtension {
     fn default() -> Self {
-        DocdexExtension { repo: None, force_web: false, include_sources: true, debug: false }
+        DocdexExtension { repo: None, force_web: false, diff: None, include_sources: true, debug: false }
     }
 }
 
@@ -145,6 +148,11 @@ fn parse_chat(
         max_tokens_opt: body.max_completion_tokens.or(body.max_tokens),
         temperature_opt: body.temperature,
         force_web: extension.force_web,
+        diff_opt: extension
+            .diff
+            .as_deref()
+            .map(|d| crate::protocol::impact::DiffBase::parse(Some(d), false))
+            .transpose()?,
     };
     let include_usage = body.stream_options.map(|o| o.include_usage).unwrap_or(false);
     Ok((request, body.stream, include_usage, extension))

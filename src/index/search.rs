@@ -81,6 +81,8 @@ pub(super) fn source_name(source: HitSource) -> &'static str {
         HitSource::Repo => SOURCE_REPO,
         HitSource::Web => SOURCE_WEB,
         HitSource::Library => SOURCE_LIBRARY,
+        // Diff hits are made from a diff, never stored: no indexed chunk has this source.
+        HitSource::Diff => "diff",
     }
 }
 

@@ -70,6 +70,11 @@ pub struct SearchArgs {
     /// Only hits from this library's docs, e.g. "serde".
     #[serde(default)]
     pub lib: Option<String>,
+    /// Put a diff's code first: "working" (the working tree against HEAD), "staged", or a
+    /// revision. Its changed definitions and what directly uses them come back as hits with
+    /// source "diff", before the repo's.
+    #[serde(default)]
+    pub diff: Option<String>,
     /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
     #[serde(default, alias = "repo_path", alias = "project_root")]
     pub repo: Option<String>,

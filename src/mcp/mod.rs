@@ -228,7 +228,14 @@ impl DocdexMcp {
                 mode_opt,
                 explain: args.explain.unwrap_or(false),
             };
-            let mut response = self.call(Search(request)).await?;
+            let diff_opt = args.diff.as_deref().filter(|d| !d.trim().is_empty());
+            let mut response = match diff_opt {
+                Some(diff) => {
+                    let base = crate::protocol::impact::DiffBase::parse(Some(diff), false)?;
+                    self.call(crate::actors::tool_dispatcher::impact::DiffSearch { request, base }).await?
+                }
+                None => self.call(Search(request)).await?,
+            };
             response.hits.drain(..offset.min(response.hits.len()));
             Ok(response)
         }

@@ -21,6 +21,8 @@ impl ChatMessage {
 #[serde(rename_all = "snake_case")]
 pub enum SnippetKind {
     Memory,
+    /// Code a diff changed and one hop of its dependents (a chat given `diff`).
+    Diff,
     Repo,
     Library,
     Web,
@@ -30,6 +32,7 @@ impl SnippetKind {
     pub fn as_str(self) -> &'static str {
         match self {
             SnippetKind::Memory => "memory",
+            SnippetKind::Diff => "diff",
             SnippetKind::Repo => "repo",
             SnippetKind::Library => "library",
             SnippetKind::Web => "web",

@@ -4,6 +4,58 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::{DocdexError, Result};
+
+/// Which two states of the repo a diff compares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DiffBase {
+    /// The working tree (untracked files included) against a revision (`HEAD` by default).
+    Working { rev: String },
+    /// The index (what `git commit` would record) against `HEAD`.
+    Staged,
+}
+
+impl DiffBase {
+    /// `base` as users write it: `working`/absent for the working tree against HEAD,
+    /// `staged`, or a revision (`HEAD~2`, `main`, a hash) for the working tree against it.
+    pub fn parse(base_opt: Option<&str>, staged: bool) -> Result<DiffBase> {
+        let base = base_opt.map(str::trim).filter(|b| !b.is_empty());
+        match (base, staged) {
+            (Some(_), true) if base != Some("staged") => Err(DocdexError::invalid(
+                "staged compares the index with HEAD: give either a base revision or staged, not both",
+            )),
+            (_, true) | (Some("staged"), _) => Ok(DiffBase::Staged),
+            (None, false) | (Some("working"), false) => Ok(DiffBase::Working { rev: "HEAD".into() }),
+            (Some(rev), false) => {
+                // A revision is handed to git as an argument: never one that reads as an option.
+                let bad = rev.starts_with('-') || rev.chars().any(|c| c.is_whitespace() || c.is_control());
+                if bad || rev.len() > 256 {
+                    return Err(DocdexError::invalid(format!("`{rev}` is not a revision"))
+                        .with_hint("give a branch, tag, commit or expression such as HEAD~1 (or staged, or working)"));
+                }
+                Ok(DiffBase::Working { rev: rev.to_string() })
+            }
+        }
+    }
+
+    /// How the base is written back: `staged`, or the revision the working tree is compared
+    /// with.
+    pub fn name(&self) -> String {
+        match self {
+            DiffBase::Staged => "staged".to_string(),
+            DiffBase::Working { rev } => rev.clone(),
+        }
+    }
+
+    /// The revision the old side is read from.
+    pub fn old_rev(&self) -> &str {
+        match self {
+            DiffBase::Working { rev } => rev,
+            DiffBase::Staged => "HEAD",
+        }
+    }
+}
+
 /// How one file changed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FileChangeInfo {

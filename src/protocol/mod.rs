@@ -30,6 +30,8 @@ pub enum HitSource {
     Repo,
     Web,
     Library,
+    /// Code a diff changed, or code that uses it (a search or chat given `diff`).
+    Diff,
 }
 
 impl HitSource {
@@ -38,6 +40,7 @@ impl HitSource {
             HitSource::Repo => "repo",
             HitSource::Web => "web",
             HitSource::Library => "library",
+            HitSource::Diff => "diff",
         }
     }
 }
@@ -713,6 +716,9 @@ pub struct ChatRequest {
     pub temperature_opt: Option<f32>,
     /// Escalate to the web whatever the local confidence.
     pub force_web: bool,
+    /// Put this diff's changed code and its direct dependents in the context, after memory
+    /// and before the rest of the repo.
+    pub diff_opt: Option<impact::DiffBase>,
 }
 
 /// One numbered source of a grounded answer (the `[n]` the answer cites).

@@ -514,3 +514,32 @@ fn llm_list_and_setup_follow_simulated_hardware_and_installed_models() {
     // Nothing was pulled: the stub only ever saw the model list.
     assert!(stub.requests.lock().unwrap().iter().all(|(path, _)| path == "/api/tags"));
 }
+
+/// `--diff`: the change's code and what directly uses it come first among the sources, after
+/// memory and before the rest of the repo, and say they came from the diff.
+#[test]
+fn chat_with_a_diff_puts_its_code_before_the_rest_of_the_repo() {
+    let llm = LlmServer::start(&["--n-predict", "16"]);
+    let repo = crate::impact::fixture_repo("rust");
+    let home = chat_home(&llm.base_url, "max_answer_tokens = 16");
+    let repo_arg = repo.path().to_str().unwrap();
+    home.json(&["index", "--repo", repo_arg, "--json"]);
+    crate::impact::edit(repo.path(), "src/pricing.rs", "total / 10", "total / 20");
+    let ask = |extra: &[&str]| -> Vec<Value> {
+        let mut args = vec!["chat", "--repo", repo_arg, "--json", "--query", "How is the tax of a cart computed?"];
+        args.extend(extra);
+        let answer = home.json(&args);
+        answer["docdex"]["sources"].as_array().unwrap().clone()
+    };
+    let with = ask(&["--diff"]);
+    let kinds: Vec<&str> = with.iter().map(|s| s["kind"].as_str().unwrap()).collect();
+    let first_repo = kinds.iter().position(|k| *k == "repo").unwrap_or(kinds.len());
+    let last_diff = kinds.iter().rposition(|k| *k == "diff").expect("diff sources");
+    assert!(last_diff < first_repo, "the diff's sources come before the repo's: {kinds:?}");
+    let diff_paths: Vec<&str> =
+        with.iter().filter(|s| s["kind"] == "diff").map(|s| s["path"].as_str().unwrap()).collect();
+    assert!(diff_paths.contains(&"src/pricing.rs") && diff_paths.contains(&"src/cart.rs"), "{with:?}");
+    // Without the diff, nothing is said to come from it.
+    let without = ask(&[]);
+    assert!(without.iter().all(|s| s["kind"] != "diff"), "{without:?}");
+}

@@ -467,6 +467,8 @@ fn every_endpoint_refuses_unknown_parameters_and_names_the_right_one() {
         ("/v1/callees?name=run_detached&", Some(("ofset=0", "offset"))),
         ("/v1/graph/impact?file=src/pool.rs&", Some(("dpeth=2", "depth"))),
         ("/v1/ast/search?kind=struct&", Some(("langauge=rust", "language"))),
+        ("/v1/impact/diff?", Some(("stagde=true", "staged"))),
+        ("/v1/repo-map?", Some(("budget_token=100", "budget_tokens"))),
     ];
     for (path, misspelt) in gets {
         let sep = if path.contains('?') { "" } else { "?" };
@@ -489,6 +491,7 @@ fn every_endpoint_refuses_unknown_parameters_and_names_the_right_one() {
         ("/v1/web/search", serde_json::json!({"query": "x"}), "limmit", "limit"),
         ("/v1/web/fetch", serde_json::json!({"url": "http://example.com"}), "refrsh", "refresh"),
         ("/v1/ast/query", serde_json::json!({"language": "rust", "query": "(identifier) @i"}), "limt", "limit"),
+        ("/v1/run-tests", serde_json::json!({}), "targte", "target"),
     ];
     for (path, base, misspelt, right) in posts {
         for (extra, wanted) in

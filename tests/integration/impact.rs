@@ -12,7 +12,7 @@ use tempfile::TempDir;
 use crate::common::{Home, Server};
 
 /// A copy of a fixture repo in a temp dir, committed with git.
-fn fixture_repo(lang: &str) -> TempDir {
+pub(crate) fn fixture_repo(lang: &str) -> TempDir {
     let dir = tempfile::tempdir().unwrap();
     let from = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/impact").join(lang);
     copy_dir(&from, dir.path());
@@ -45,7 +45,7 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
-fn edit(repo: &Path, path: &str, from: &str, to: &str) {
+pub(crate) fn edit(repo: &Path, path: &str, from: &str, to: &str) {
     let file = repo.join(path);
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.contains(from), "{path} has no `{from}`");
@@ -375,6 +375,16 @@ fn impact_and_run_tests_over_http() {
     for key in ["path", "name", "line", "confidence"] {
         assert!(r["tests"][0].get(key).is_some(), "{key}: {r}");
     }
+    // A search given the diff: its code first, said to come from it.
+    let found: Value = client.get(server.url("/v1/search?q=tax&diff=working")).send().unwrap().json().unwrap();
+    let sources: Vec<(&str, &str)> = found["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["source"].as_str().unwrap(), h["path"].as_str().unwrap()))
+        .collect();
+    assert_eq!(sources.first(), Some(&("diff", "src/pricing.rs")), "{found}");
+    assert!(sources.iter().skip_while(|(s, _)| *s == "diff").all(|(s, _)| *s != "diff"), "{sources:?}");
     let bad = client.get(server.url("/v1/impact/diff?bse=HEAD")).send().unwrap();
     assert_eq!(bad.status().as_u16(), 400);
     assert!(bad.text().unwrap().contains("did you mean \\\"base\\\""));

@@ -11,6 +11,7 @@ use std::time::Duration;
 use actix::{AsyncContext, Context, Handler, Message, ResponseFuture};
 
 use super::{open_indexed, tracked, ToolDispatcher};
+use crate::actors::chat::ReadDiff;
 use crate::change::git::DiffBase;
 use crate::change::{ChangeSet, SymbolChange};
 use crate::code::dependents::{self, Reached, Seed, WalkLimits};
@@ -20,7 +21,7 @@ use crate::protocol::impact::{
     AffectedTest, ChangedSymbolInfo, DependentInfo, DiffImpactResponse, FileChangeInfo, RepoMapResponse,
     RunTestsResponse,
 };
-use crate::protocol::{DocdexError, Result};
+use crate::protocol::{DocdexError, HitSource, Result, SearchHit, SearchRequest, SearchResponse};
 use crate::runner::{self, Runner, Selection};
 
 /// Hops from a changed definition to its dependents when the caller names no depth.
@@ -133,10 +134,7 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
     let dependents = walk.dependents.iter().take(msg.limit).map(|r| dependent_info(graph, r)).collect();
     let tests = walk.tests.iter().take(msg.limit).map(|r| affected_test(index, graph, r)).collect();
     DiffImpactResponse {
-        base: match &msg.base {
-            DiffBase::Staged => "staged".to_string(),
-            DiffBase::Working { rev } => rev.clone(),
-        },
+        base: msg.base.name(),
         changed_files: changes.files.iter().map(|f| f.path.clone()).collect(),
         file_changes: changes
             .files
@@ -402,6 +400,116 @@ impl Handler<RepoMap> for ToolDispatcher {
                 Ok(crate::code::map::repo_map(&graph, msg.budget_tokens, &focus))
             })
             .await?
+        })
+    }
+}
+
+impl Handler<ReadDiff> for ToolDispatcher {
+    type Result = ResponseFuture<Result<Vec<SearchHit>>>;
+
+    fn handle(&mut self, msg: ReadDiff, _: &mut Context<Self>) -> Self::Result {
+        self.with_graph(Some(msg.repo.clone()), move |index, graph| {
+            let changes = crate::change::read(&index.root, &msg.base)?;
+            Ok(diff_hits(index, graph, &changes, msg.limit))
+        })
+    }
+}
+
+/// Lines of a diff hit's snippet at most.
+const MAX_DIFF_HIT_LINES: u32 = 60;
+
+/// The changed definitions that still exist and their direct dependents, as hits whose
+/// snippets are their code (numbered): changed first, then dependents surest first.
+fn diff_hits(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, limit: usize) -> Vec<SearchHit> {
+    let query = DiffImpact {
+        repo_opt: None,
+        base: DiffBase::Staged,
+        depth: 1,
+        min_confidence: super::code::DEFAULT_MIN_CONFIDENCE,
+        limit,
+    };
+    let impact = diff_impact(index, graph, changes, &query);
+    let mut spans: Vec<(String, u32, u32, String, String)> = Vec::new();
+    for c in impact.changed_symbols.iter().filter(|c| c.change != "deleted") {
+        let heading = format!("{} {} {}", c.change, c.kind, c.qualified_name);
+        spans.push((c.path.clone(), c.line, c.end_line, heading, c.language.clone()));
+    }
+    for d in impact.dependents.iter().filter(|d| !d.name.is_empty()) {
+        let end = graph
+            .file_index(&d.path)
+            .and_then(|f| {
+                graph.code(f).symbols.iter().find(|s| s.line == d.line && s.qualified_name == d.qualified_name)
+            })
+            .map_or(d.line, |s| s.end_line);
+        let heading = format!("uses {}: {} {}", d.via.join(" -> "), d.kind, d.qualified_name);
+        let language = graph.file_index(&d.path).map(|f| graph.code(f).language.clone()).unwrap_or_default();
+        spans.push((d.path.clone(), d.line, end, heading, language));
+    }
+    let mut hits = Vec::new();
+    let mut texts: std::collections::HashMap<String, Option<String>> = std::collections::HashMap::new();
+    for (path, start, end, heading, language) in spans.into_iter().take(limit) {
+        let text = texts
+            .entry(path.clone())
+            .or_insert_with(|| super::files::read_inside(&index.root, &path, MAX_TEST_FILE_BYTES).ok())
+            .clone()
+            .unwrap_or_default();
+        let last = end.min(start + MAX_DIFF_HIT_LINES - 1);
+        let snippet: String = text
+            .lines()
+            .enumerate()
+            .skip(start.saturating_sub(1) as usize)
+            .take((last + 1).saturating_sub(start) as usize)
+            .map(|(_, l)| format!("{l}\n"))
+            .collect();
+        hits.push(SearchHit {
+            path,
+            line_start: u64::from(start),
+            line_end: u64::from(last),
+            score: 1.0,
+            snippet,
+            heading,
+            language,
+            source: HitSource::Diff,
+            library: None,
+            version: None,
+            url: None,
+            title: None,
+            fetched_at: None,
+            explain: None,
+            chunk_id: None,
+        });
+    }
+    hits
+}
+
+/// A search that puts a diff's code first: its changed definitions and their direct
+/// dependents (`source` diff, at most half the hits), then the repo's hits outside them.
+#[derive(Message)]
+#[rtype(result = "Result<SearchResponse>")]
+pub struct DiffSearch {
+    pub request: SearchRequest,
+    pub base: DiffBase,
+}
+
+impl Handler<DiffSearch> for ToolDispatcher {
+    type Result = ResponseFuture<Result<SearchResponse>>;
+
+    fn handle(&mut self, msg: DiffSearch, ctx: &mut Context<Self>) -> Self::Result {
+        let me = ctx.address();
+        let repo = self.resolve_repo(msg.request.repo_opt.clone());
+        Box::pin(async move {
+            msg.request.validate()?;
+            let repo = repo.await?;
+            let limit = msg.request.limit;
+            let diff = me.send(ReadDiff { repo: repo.clone(), base: msg.base, limit: limit.div_ceil(2) }).await??;
+            let request = SearchRequest { repo_opt: Some(repo), ..msg.request };
+            let mut response = me.send(super::search::Search(request)).await??;
+            let inside = |hit: &SearchHit| {
+                diff.iter().any(|d| d.path == hit.path && d.line_start <= hit.line_end && hit.line_start <= d.line_end)
+            };
+            let rest: Vec<SearchHit> = response.hits.into_iter().filter(|h| !inside(h)).collect();
+            response.hits = diff.into_iter().chain(rest).take(limit).collect();
+            Ok(response)
         })
     }
 }

@@ -127,7 +127,11 @@ impl ToolDispatcher {
             )
             .start();
             let orchestrator = ChatOrchestrator::new(ChatParts {
-                tools: ChatTools { recall: ctx.address().recipient(), read: ctx.address().recipient() },
+                tools: ChatTools {
+                    recall: ctx.address().recipient(),
+                    read: ctx.address().recipient(),
+                    diff: ctx.address().recipient(),
+                },
                 waterfall: waterfall.clone(),
                 repo_manager: parts.repo_manager.clone(),
                 gateway: parts.gateway.clone(),

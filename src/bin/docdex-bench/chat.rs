@@ -30,6 +30,7 @@ pub async fn run_bench_chat(
             max_tokens_opt: Some(max_tokens),
             temperature_opt: Some(0.0),
             force_web: false,
+            diff_opt: None,
         };
         let answer = ask(&backend, request, |_| Ok(())).await?;
         let first = answer.first_token_ms.unwrap_or(answer.total_ms);
