@@ -473,3 +473,33 @@ fn the_repo_map_fits_its_budget_and_puts_core_types_first() {
     assert_eq!(unknown.status().as_u16(), 400);
     assert!(unknown.text().unwrap().contains("NoSuchThingAnywhere"));
 }
+
+/// The impact tools with the official MCP Python SDK (1.x and 2.x), over stdio and HTTP.
+#[test]
+fn the_impact_tools_pass_the_official_mcp_client() {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/impact_client.py");
+    let home = Home::new();
+    let repo = fixture_repo("rust");
+    home.index(repo.path());
+    edit(repo.path(), "src/pricing.rs", "total / 10", "total / 20");
+    let run = |python: &Path, args: &[&str], envs: &[(&str, &str)]| {
+        let out = Command::new(python)
+            .arg(&script)
+            .args(args)
+            .arg(repo.path())
+            .envs(home.cmd().get_envs().filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))))
+            .envs(envs.iter().copied())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{} {args:?}: {stderr}", python.display());
+        assert!(stderr.contains("all impact checks passed"), "{stderr}");
+    };
+    for python in crate::common::mcp_pythons() {
+        run(&python, &["stdio", env!("CARGO_BIN_EXE_docdexd")], &[]);
+    }
+    let server = Server::start(&home, &[]);
+    for python in crate::common::mcp_pythons() {
+        run(&python, &["http", &server.url("/v1/mcp")], &[("DOCDEX_TEST_TOKEN", server.token().unwrap_or_default())]);
+    }
+}
