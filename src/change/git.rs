@@ -72,10 +72,13 @@ fn git(root: &Path, args: &[&str]) -> Result<Vec<u8>> {
     Ok(output.stdout)
 }
 
-/// Checks that `root` is inside a git work tree.
-pub fn check_repo(root: &Path) -> Result<()> {
-    match git(root, &["rev-parse", "--is-inside-work-tree"]) {
-        Ok(out) if String::from_utf8_lossy(&out).trim() == "true" => Ok(()),
+/// Checks that `root` is inside a git work tree; its path from the work tree's top (`""` at
+/// the top, else ending in `/`).
+pub fn check_repo(root: &Path) -> Result<String> {
+    match git(root, &["rev-parse", "--is-inside-work-tree", "--show-prefix"]) {
+        Ok(out) if String::from_utf8_lossy(&out).starts_with("true") => {
+            Ok(String::from_utf8_lossy(&out).lines().nth(1).unwrap_or("").trim().to_string())
+        }
         Ok(_) | Err(_) => Err(DocdexError::invalid(format!("{} is not inside a git work tree", root.display()))
             .with_hint(
             "change impact compares against git's history: run `git init` and commit, or use a repo cloned with git",
@@ -86,23 +89,22 @@ pub fn check_repo(root: &Path) -> Result<()> {
 /// The files and hunks of the diff `base` names, restricted to `root` (which may be a
 /// folder inside a larger work tree) with paths relative to it.
 pub fn diff(root: &Path, base: &DiffBase) -> Result<Vec<FileDiff>> {
-    check_repo(root)?;
     let mut args = vec!["diff", "--no-color", "--no-ext-diff", "-U0", "-M", "--relative"];
     match base {
         DiffBase::Staged => args.extend(["--cached", "HEAD"]),
-        DiffBase::Working { rev } => {
-            // A revision git does not know is the caller's error, said plainly.
-            let spec = format!("{rev}^{{commit}}");
-            git(root, &["rev-parse", "--verify", "--quiet", "--end-of-options", &spec]).map_err(|_| {
-                DocdexError::invalid(format!("git does not know the revision `{rev}`")).with_hint(
-                    "give a branch, tag, commit or expression such as HEAD~1; a repo without commits has none",
-                )
-            })?;
-            args.extend(["--end-of-options", rev.as_str()]);
-        }
+        DiffBase::Working { rev } => args.extend(["--end-of-options", rev.as_str()]),
     }
     args.push("--");
-    let text = git(root, &args)?;
+    // A revision git does not know is the caller's error, said plainly.
+    let text = git(root, &args).map_err(|err| {
+        let said = &err.message;
+        if said.contains("unknown revision") || said.contains("bad revision") || said.contains("ambiguous argument") {
+            DocdexError::invalid(format!("git does not know the revision `{}`", base.old_rev()))
+                .with_hint("give a branch, tag, commit or expression such as HEAD~1; a repo without commits has none")
+        } else {
+            err
+        }
+    })?;
     let mut files = parse_diff(&String::from_utf8_lossy(&text));
     if let DiffBase::Working { .. } = base {
         // Untracked files are part of the working tree's change (a new module, a new test).
@@ -131,11 +133,60 @@ fn count_lines(bytes: &[u8]) -> u32 {
     newlines + u32::from(!bytes.is_empty() && !bytes.ends_with(b"\n"))
 }
 
-/// A file's text at `rev` (`""` for the index), `None` when it does not exist there.
-pub fn show(root: &Path, rev: &str, path: &str) -> Option<String> {
-    // `./` makes the path relative to `root`, as the diff's paths are.
-    let spec = format!("{rev}:./{path}");
-    git(root, &["show", "--end-of-options", &spec]).ok().map(|b| String::from_utf8_lossy(&b).into_owned())
+/// Files' texts at revisions in one `git cat-file --batch` (one process for a whole diff):
+/// each request is (`rev`, path relative to `root`), `rev` `""` for the index; `None` where
+/// the file does not exist there. `prefix` is `root`'s path in the work tree.
+pub fn show_many(root: &Path, prefix: &str, requests: &[(&str, &str)]) -> Result<Vec<Option<String>>> {
+    use std::io::{BufRead, Read, Write};
+    if requests.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut child = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["cat-file", "--batch"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|err| DocdexError::invalid(format!("cannot run git: {err}")))?;
+    let mut input = String::new();
+    for (rev, path) in requests {
+        // An object name is one line: a path with a newline is simply not found.
+        input.push_str(&format!("{rev}:{prefix}{}\n", path.replace('\n', " ")));
+    }
+    let mut stdin = child.stdin.take().ok_or_else(|| DocdexError::internal("git cat-file has no stdin"))?;
+    // Written from a thread: git answers while it reads, and two full pipes would stall.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let stdout = child.stdout.take().ok_or_else(|| DocdexError::internal("git cat-file has no stdout"))?;
+    let mut out = std::io::BufReader::new(stdout);
+    let mut texts = Vec::with_capacity(requests.len());
+    for _ in requests {
+        let mut header = String::new();
+        if out.read_line(&mut header)? == 0 {
+            break;
+        }
+        // `<oid> blob <size>`, or `<name> missing`.
+        let size = match header.trim_end().rsplit_once(' ') {
+            Some((kind, size)) if kind.ends_with(" blob") => size.parse::<usize>().ok(),
+            _ => None,
+        };
+        match size {
+            Some(size) => {
+                let mut body = vec![0u8; size + 1];
+                out.read_exact(&mut body)?;
+                body.pop();
+                texts.push(Some(String::from_utf8_lossy(&body).into_owned()));
+            }
+            None => texts.push(None),
+        }
+    }
+    let _ = writer.join();
+    let _ = child.wait();
+    texts.resize(requests.len(), None);
+    Ok(texts)
 }
 
 /// Parses `git diff -U0 -M` output.

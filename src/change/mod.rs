@@ -58,34 +58,62 @@ pub struct ChangeSet {
 
 /// Reads the diff `base` names in the work tree at `root` and the definitions it touches.
 pub fn read(root: &Path, base: &DiffBase) -> Result<ChangeSet> {
+    let prefix = git::check_repo(root)?;
     let files = git::diff(root, base)?;
-    let mut symbols = Vec::new();
-    for file in &files {
-        if file.binary {
-            continue;
+    let code_files: Vec<(&FileDiff, Language)> = files
+        .iter()
+        .filter(|f| !f.binary)
+        .map(|f| (f, Language::detect(Path::new(&f.path))))
+        .filter(|(_, language)| crate::ingest::lang::CODE_LANGUAGES.contains(language))
+        .collect();
+    // Every old side (and every staged new side) from one git process, in this order.
+    let mut requests: Vec<(&str, &str)> = Vec::new();
+    for (file, _) in &code_files {
+        if file.change != FileChange::Added {
+            requests.push((base.old_rev(), file.old_path.as_str()));
         }
-        let language = Language::detect(Path::new(&file.path));
-        if !crate::ingest::lang::CODE_LANGUAGES.contains(&language) {
-            continue;
+        if *base == DiffBase::Staged && file.change != FileChange::Deleted {
+            requests.push(("", file.path.as_str()));
         }
+    }
+    let mut texts = git::show_many(root, &prefix, &requests)?.into_iter();
+    let mut jobs: Vec<(&FileDiff, Language, String, String)> = Vec::new();
+    for (file, language) in code_files {
         let old_text = match file.change {
             FileChange::Added => String::new(),
-            _ => git::show(root, base.old_rev(), &file.old_path).unwrap_or_default(),
+            _ => texts.next().flatten().unwrap_or_default(),
         };
         let new_text = match (file.change, base) {
             (FileChange::Deleted, _) => String::new(),
-            (_, DiffBase::Staged) => git::show(root, "", &file.path).unwrap_or_default(),
+            (_, DiffBase::Staged) => texts.next().flatten().unwrap_or_default(),
             (_, DiffBase::Working { .. }) => {
                 crate::ingest::open::read_inside(root, &file.path, MAX_PARSED_BYTES as u64)
                     .map(|b| String::from_utf8_lossy(&b).into_owned())
                     .unwrap_or_default()
             }
         };
-        if old_text.len() > MAX_PARSED_BYTES || new_text.len() > MAX_PARSED_BYTES {
-            continue;
+        if old_text.len() <= MAX_PARSED_BYTES && new_text.len() <= MAX_PARSED_BYTES {
+            jobs.push((file, language, old_text, new_text));
         }
-        symbols.extend(changed_symbols(language, file, &old_text, &new_text));
     }
+    // Both sides of every file are parsed: spread over the cores (a 10-file diff of large
+    // files is most of the answer's time).
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 4);
+    let per_thread = jobs.len().div_ceil(threads).max(1);
+    let symbols: Vec<ChangedSymbol> = std::thread::scope(|scope| {
+        let handles: Vec<_> = jobs
+            .chunks(per_thread)
+            .map(|chunk| {
+                scope.spawn(move || {
+                    chunk
+                        .iter()
+                        .flat_map(|(file, language, old, new)| changed_symbols(*language, file, old, new))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+    });
     Ok(ChangeSet { files, symbols })
 }
 

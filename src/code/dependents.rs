@@ -54,6 +54,9 @@ pub struct WalkLimits {
     pub test_min_confidence: f32,
     /// Most definitions visited: a hub's dependents are cut here (and the answer says so).
     pub max_visited: usize,
+    /// Most uses looked at in all (each definition expanded costs the uses of its name):
+    /// what bounds the time of a walk through hubs (`poll`, `new`).
+    pub max_work: usize,
 }
 
 pub struct Walk {
@@ -94,14 +97,22 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
         })
         .collect();
     let mut truncated = false;
+    let mut work = 0usize;
     for depth in 1..=levels {
         let mut next: HashMap<(u32, Option<u32>), Reached> = HashMap::new();
         for Step { node, name, confidence, weakest, via } in &frontier {
+            // Surest first: when the work runs out, what is left is the least sure.
+            let cost = graph.use_count(node.map_or(*name, |t| graph.symbol(t).name.as_str()));
+            if work + cost > limits.max_work {
+                truncated = true;
+                continue;
+            }
+            work += cost;
             let uses = match node {
                 Some(target) => graph.uses(*target, floor),
-                None => graph.dangling_uses(name),
+                None => std::sync::Arc::new(graph.dangling_uses(name)),
             };
-            for u in uses {
+            for &u in uses.iter() {
                 let key = (u.file, u.enclosing);
                 if seed_keys.contains(&key)
                     || reached.contains_key(&key)

@@ -103,7 +103,16 @@ pub struct CodeGraph {
     /// Per Rust file: the root file of its crate (`u32::MAX`: none, or not Rust).
     crate_of: Vec<u32>,
     resolver: Resolver,
+    /// Uses already resolved per definition and floor: change impact walks the same hubs
+    /// again and again, and the graph lives until the index changes.
+    uses_cache: std::sync::Mutex<UsesCache>,
 }
+
+/// Resolved uses by (definition, the floor's bits).
+type UsesCache = HashMap<(SymbolRef, u32), std::sync::Arc<Vec<Use>>>;
+
+/// Definitions whose uses the cache holds at most (it starts over past this).
+const MAX_CACHED_USES: usize = 50_000;
 
 fn split_qualifier(q: &str) -> Vec<&str> {
     // A receiver that is a call or an index (`Cart([1, 2]).total()`, `items[0].name`) is
@@ -203,6 +212,7 @@ impl CodeGraph {
             open_imports: vec![Vec::new(); n],
             package_mates: vec![Vec::new(); n],
             resolver,
+            uses_cache: std::sync::Mutex::new(HashMap::new()),
         };
         graph.link();
         graph
@@ -882,8 +892,19 @@ impl CodeGraph {
 
     /// Every use resolved to `target` at or above `min_confidence`, with the definition it
     /// sits in: the edges change impact walks backwards.
-    pub fn uses(&self, target: SymbolRef, min_confidence: f32) -> Vec<Use> {
-        self.uses_filtered(target, min_confidence, true)
+    pub fn uses(&self, target: SymbolRef, min_confidence: f32) -> std::sync::Arc<Vec<Use>> {
+        let key = (target, min_confidence.to_bits());
+        if let Some(found) = self.uses_cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+            return found;
+        }
+        let found = std::sync::Arc::new(self.uses_filtered(target, min_confidence, true));
+        if let Ok(mut cache) = self.uses_cache.lock() {
+            if cache.len() >= MAX_CACHED_USES {
+                cache.clear();
+            }
+            cache.insert(key, std::sync::Arc::clone(&found));
+        }
+        found
     }
 
     fn uses_filtered(&self, target: SymbolRef, min_confidence: f32, prefilter: bool) -> Vec<Use> {
@@ -940,6 +961,11 @@ impl CodeGraph {
                 })
             })
             .collect()
+    }
+
+    /// How many uses name `name` (what finding a definition's uses has to look at).
+    pub fn use_count(&self, name: &str) -> usize {
+        self.uses_by_name.get(name).map_or(0, Vec::len)
     }
 
     /// The definitions of `path` with this kind and qualified name.

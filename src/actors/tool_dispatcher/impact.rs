@@ -38,6 +38,9 @@ pub const TEST_MIN_CONFIDENCE: f32 = 0.15;
 pub const DEFAULT_DIFF_LIMIT: usize = 100;
 /// Definitions a walk visits at most (a hub's dependents are cut there, and said to be).
 const MAX_VISITED: usize = 20_000;
+/// Uses a walk looks at at most (a definition expanded costs the uses of its name): bounds
+/// the time of a diff through hubs; the answer says when it was cut.
+const MAX_WALK_WORK: usize = 4_000;
 /// Test files read for a callback's title at most this large.
 const MAX_TEST_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
@@ -127,6 +130,7 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
         min_confidence: msg.min_confidence,
         test_min_confidence: msg.min_confidence.min(TEST_MIN_CONFIDENCE),
         max_visited: MAX_VISITED,
+        max_work: MAX_WALK_WORK,
     };
     let walk = dependents::walk(graph, &seeds, limits);
     let dependents_total = walk.dependents.len();

@@ -56,10 +56,10 @@ fn peak_rss_mib() -> f64 {
 }
 
 /// A deterministic pseudo-random sequence (xorshift), so runs ask the same questions.
-struct Picks(u64);
+pub struct Picks(pub u64);
 
 impl Picks {
-    fn next(&mut self, below: usize) -> usize {
+    pub fn next(&mut self, below: usize) -> usize {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;

@@ -9,6 +9,7 @@ mod daemon;
 mod eval;
 mod file_bm25;
 mod gate;
+mod impact;
 mod libs;
 mod questions;
 mod search;
@@ -126,6 +127,19 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Benchmark change impact on a repository: a scratch git copy, then `runs` diffs that
+    /// each edit a function in `files` files, timed over HTTP (`GET /v1/impact/diff`).
+    BenchImpact {
+        #[arg(long)]
+        repo: PathBuf,
+        #[arg(long, default_value_t = 50)]
+        runs: usize,
+        /// Files each diff edits.
+        #[arg(long, default_value_t = 10)]
+        files: usize,
+        #[arg(long)]
+        json: bool,
+    },
     /// Benchmark indexing and HTTP search latency on a repository (uses a throwaway state dir).
     Bench {
         #[arg(long)]
@@ -191,6 +205,7 @@ async fn run(command: Command, loaded: LoadedConfig) -> Result<i32> {
             search::run(&loaded, &repo, options).await
         }
         Command::BenchCode { repo, queries, json } => code::run(&loaded, &repo, queries, json).await,
+        Command::BenchImpact { repo, runs, files, json } => impact::run(&loaded, &repo, runs, files, json).await,
         Command::BenchChat { repo, question, runs, max_tokens, json } => {
             chat::run_bench_chat(&loaded, repo, question, runs, max_tokens, json).await
         }

@@ -1,0 +1,173 @@
+//! `docdex-bench bench-impact`: change impact on a large repository. A copy of the repo is
+//! committed to a scratch git repo and indexed; each run edits one line inside a function of
+//! `files` different files (a comment appended), asks `GET /v1/impact/diff` over HTTP, and
+//! restores the files. Reports the p50/p95 of those requests (the git diff, both sides'
+//! parse and the walk to dependents and tests included) and what they found.
+
+use std::path::Path;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::code::Picks;
+use crate::search::percentile;
+use docdex::config::LoadedConfig;
+use docdex::protocol::{DocdexError, Result};
+
+#[derive(Debug, Serialize)]
+struct ImpactBenchReport {
+    repo: String,
+    files_per_diff: usize,
+    runs: usize,
+    p50_ms: f64,
+    p95_ms: f64,
+    max_ms: f64,
+    mean_changed_symbols: f64,
+    mean_dependents: f64,
+    mean_tests: f64,
+}
+
+fn git(dir: &Path, args: &[&str]) -> Result<()> {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.email=bench@example.com", "-c", "user.name=bench", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(dir)
+        .output()?;
+    if !out.status.success() {
+        return Err(DocdexError::internal(format!("git {args:?}: {}", String::from_utf8_lossy(&out.stderr))));
+    }
+    Ok(())
+}
+
+/// A line comment in the file's language.
+fn comment(language: &str) -> &'static str {
+    match language {
+        "python" | "ruby" | "bash" | "elixir" => "  # bench",
+        "lua" | "haskell" => "  -- bench",
+        _ => "  // bench",
+    }
+}
+
+pub async fn run(loaded: &LoadedConfig, repo: &Path, runs: usize, files: usize, json: bool) -> Result<i32> {
+    let source = std::fs::canonicalize(repo)?;
+    let scratch = tempfile::tempdir()?;
+    let work = scratch.path().join("repo");
+    let copied = std::process::Command::new("cp").arg("-a").arg(&source).arg(&work).status()?;
+    if !copied.success() {
+        return Err(DocdexError::internal(format!("cannot copy {}", source.display())));
+    }
+    let _ = std::fs::remove_dir_all(work.join(".git"));
+    git(&work, &["init", "-q"])?;
+    git(&work, &["add", "-A"])?;
+    git(&work, &["commit", "-qm", "base"])?;
+
+    let mut config = loaded.clone();
+    config.config.core.global_state_dir = Some(scratch.path().join("state"));
+    config.config.watcher.enabled = false;
+    let actors = docdex::actors::system::start_actors(&config, Some(work.clone()));
+    docdex::cli::progress::index_with_progress(&actors, work.clone()).await?;
+    let (server, addr) = crate::search::serve_loopback(&actors, &work, loaded)?;
+    let server_handle = server.handle();
+    let server_task = actix::spawn(server);
+    let client = reqwest::Client::new();
+    let url = format!("http://{addr}/v1/impact/diff");
+
+    // Functions with a body line to edit, by file.
+    let scan = docdex::ingest::scan_repo(&work, loaded.config.index.max_file_size_bytes);
+    let mut candidates: Vec<(String, u32, &'static str)> = Vec::new();
+    for file in &scan.files {
+        let language = docdex::ingest::Language::detect(Path::new(&file.rel_path));
+        let Ok(text) = std::fs::read_to_string(work.join(&file.rel_path)) else { continue };
+        let Some(code) = docdex::code::extract(language, &text) else { continue };
+        let lines: Vec<&str> = text.lines().collect();
+        let body = code.symbols.iter().find(|s| {
+            s.kind.is_callable()
+                && s.end_line > s.line + 1
+                && lines.get(s.line as usize).is_some_and(|l| l.trim().ends_with(';') || l.trim().ends_with(')'))
+        });
+        if let Some(s) = body {
+            candidates.push((file.rel_path.clone(), s.line + 1, comment(language.name())));
+        }
+    }
+    if candidates.len() < files {
+        return Err(DocdexError::invalid(format!(
+            "{} has {} files with functions to edit",
+            source.display(),
+            candidates.len()
+        )));
+    }
+    let mut picks = Picks(0x1a2b_3c4d_5e6f_7081);
+    let mut samples = Vec::new();
+    let (mut changed, mut dependents, mut tests) = (0usize, 0usize, 0usize);
+    // The first request builds the graph: not measured.
+    let _ = client.get(&url).send().await;
+    for _ in 0..runs {
+        let mut chosen: Vec<usize> = Vec::new();
+        while chosen.len() < files {
+            let i = picks.next(candidates.len());
+            if !chosen.contains(&i) {
+                chosen.push(i);
+            }
+        }
+        let mut originals = Vec::new();
+        for &i in &chosen {
+            let (path, line, mark) = &candidates[i];
+            let file = work.join(path);
+            let text = std::fs::read_to_string(&file)?;
+            let edited: Vec<String> = text
+                .lines()
+                .enumerate()
+                .map(|(n, l)| if n + 1 == *line as usize { format!("{l}{mark}") } else { l.to_string() })
+                .collect();
+            std::fs::write(&file, edited.join("\n") + "\n")?;
+            originals.push((file, text));
+        }
+        let started = Instant::now();
+        let response = client.get(&url).send().await.map_err(|e| DocdexError::internal(format!("impact: {e}")))?;
+        let status = response.status();
+        let body: serde_json::Value = response.json().await.map_err(|e| DocdexError::internal(e.to_string()))?;
+        samples.push(started.elapsed().as_secs_f64() * 1000.0);
+        if !status.is_success() {
+            return Err(DocdexError::internal(format!("impact: HTTP {status}: {body}")));
+        }
+        changed += body["changed_symbols"].as_array().map_or(0, Vec::len);
+        dependents += body["dependents_total"].as_u64().unwrap_or(0) as usize;
+        tests += body["tests_total"].as_u64().unwrap_or(0) as usize;
+        for (file, text) in originals {
+            std::fs::write(file, text)?;
+        }
+    }
+    server_handle.stop(true).await;
+    let _ = server_task.await;
+    actors.repo_manager.send(docdex::actors::repo_manager::CloseAll).await?;
+    samples.sort_by(f64::total_cmp);
+    let n = runs.max(1) as f64;
+    let report = ImpactBenchReport {
+        repo: source.display().to_string(),
+        files_per_diff: files,
+        runs,
+        p50_ms: percentile(&samples, 0.5),
+        p95_ms: percentile(&samples, 0.95),
+        max_ms: samples.last().copied().unwrap_or(0.0),
+        mean_changed_symbols: changed as f64 / n,
+        mean_dependents: dependents as f64 / n,
+        mean_tests: tests as f64 / n,
+    };
+    if json {
+        docdex::cli::output::print_out(&docdex::cli::output::to_json(&report)?)?;
+    } else {
+        docdex::cli::output::print_out(&format!(
+            "{}\n  {}-file diffs, {} runs: GET /v1/impact/diff p50 {:.1} ms  p95 {:.1} ms  max {:.1} ms\n  per diff: {:.1} changed definitions, {:.1} dependents, {:.1} tests\n",
+            report.repo,
+            files,
+            runs,
+            report.p50_ms,
+            report.p95_ms,
+            report.max_ms,
+            report.mean_changed_symbols,
+            report.mean_dependents,
+            report.mean_tests
+        ))?;
+    }
+    Ok(0)
+}
