@@ -220,12 +220,17 @@ pub fn changed_symbols(language: Language, file: &FileDiff, old_text: &str, new_
     out
 }
 
-/// The innermost definition whose span holds `line`.
+/// The innermost definition whose span holds `line`. A field or variable declared inside a
+/// function (Python's `self.x = …` in `__init__`) is not what changed: the function is.
 fn innermost(code: &FileCode, line: u32) -> Option<usize> {
-    code.symbols
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| s.line <= line && line <= s.end_line)
+    let holding: Vec<(usize, &Symbol)> =
+        code.symbols.iter().enumerate().filter(|(_, s)| s.line <= line && line <= s.end_line).collect();
+    let in_function = holding.iter().any(|(_, s)| s.kind.is_callable());
+    holding
+        .into_iter()
+        .filter(|(_, s)| {
+            !(in_function && matches!(s.kind, SymbolKind::Field | SymbolKind::Property | SymbolKind::Variable))
+        })
         .min_by_key(|(_, s)| s.end_line - s.line)
         .map(|(i, _)| i)
 }
@@ -291,5 +296,27 @@ mod tests {
         assert!(got.contains(&("assist", "renamed", Some("helper"))), "{got:?}");
         assert!(got.contains(&("fresh", "added", None)), "{got:?}");
         assert!(!got.iter().any(|(n, _, _)| *n == "Cart"), "the class itself is not touched: {got:?}");
+    }
+}
+
+#[cfg(test)]
+mod field_tests {
+    use super::git::Hunk;
+    use super::*;
+
+    #[test]
+    fn a_line_that_sets_a_field_in_a_method_changes_the_method() {
+        let old = "class Cart:\n    def __init__(self, items):\n        self.items = list(items)\n";
+        let new = "class Cart:\n    def __init__(self, items):\n        self.items = sorted(items)\n";
+        let file = FileDiff {
+            path: "a.py".into(),
+            old_path: "a.py".into(),
+            change: FileChange::Modified,
+            hunks: vec![Hunk { old_start: 3, old_count: 1, new_start: 3, new_count: 1 }],
+            binary: false,
+        };
+        let changed = changed_symbols(Language::Python, &file, old, new);
+        let names: Vec<&str> = changed.iter().map(|c| c.symbol.qualified_name.as_str()).collect();
+        assert_eq!(names, vec!["Cart.__init__"]);
     }
 }
