@@ -96,7 +96,15 @@ pub fn diff(root: &Path, base: &DiffBase) -> Result<Vec<FileDiff>> {
     }
     args.push("--");
     // A revision git does not know is the caller's error, said plainly.
-    let text = git(root, &args).map_err(|err| {
+    // Untracked files are part of the working tree's change (a new module, a new test):
+    // listed by a second git while the first diffs.
+    let (text, untracked) = std::thread::scope(|scope| {
+        let untracked = matches!(base, DiffBase::Working { .. })
+            .then(|| scope.spawn(|| git(root, &["ls-files", "--others", "--exclude-standard", "-z"])));
+        let text = git(root, &args);
+        (text, untracked.map(|h| h.join().unwrap_or_else(|_| Err(DocdexError::internal("git ls-files stopped")))))
+    });
+    let text = text.map_err(|err| {
         let said = &err.message;
         if said.contains("unknown revision") || said.contains("bad revision") || said.contains("ambiguous argument") {
             DocdexError::invalid(format!("git does not know the revision `{}`", base.old_rev()))
@@ -106,9 +114,8 @@ pub fn diff(root: &Path, base: &DiffBase) -> Result<Vec<FileDiff>> {
         }
     })?;
     let mut files = parse_diff(&String::from_utf8_lossy(&text));
-    if let DiffBase::Working { .. } = base {
-        // Untracked files are part of the working tree's change (a new module, a new test).
-        let out = git(root, &["ls-files", "--others", "--exclude-standard", "-z"])?;
+    if let Some(out) = untracked {
+        let out = out?;
         for path in out.split(|b| *b == 0).filter(|p| !p.is_empty()) {
             let path = String::from_utf8_lossy(path).into_owned();
             if files.iter().any(|f| f.path == path) {
