@@ -351,16 +351,21 @@ pub fn run(
         ))
     })?;
     let pid = child.id() as i32;
-    let capture =
-        Arc::new(Mutex::new(Capture { head: Vec::new(), tail: Default::default(), cap: max_output, total: 0 }));
+    // Each stream apart: interleaved, a runner's stderr could land inside one of its stdout
+    // lines (`test x ... errorFAILED`) and hide the result.
+    let captures: Vec<Arc<Mutex<Capture>>> = (0..2)
+        .map(|_| {
+            Arc::new(Mutex::new(Capture { head: Vec::new(), tail: Default::default(), cap: max_output, total: 0 }))
+        })
+        .collect();
     let readers: Vec<_> = [
         child.stdout.take().map(|s| Box::new(s) as Box<dyn Read + Send>),
         child.stderr.take().map(|s| Box::new(s) as Box<dyn Read + Send>),
     ]
     .into_iter()
-    .flatten()
-    .map(|mut stream| {
-        let capture = Arc::clone(&capture);
+    .zip(&captures)
+    .filter_map(|(stream, capture)| stream.map(|s| (s, Arc::clone(capture))))
+    .map(|(mut stream, capture)| {
         std::thread::spawn(move || {
             let mut buf = [0u8; 16 * 1024];
             while let Ok(n) = stream.read(&mut buf) {
@@ -391,8 +396,15 @@ pub fn run(
     for reader in readers {
         let _ = reader.join();
     }
-    let output = capture.lock().map(|c| c.text()).unwrap_or_default();
-    let truncated = capture.lock().map(|c| c.total > c.head.len() as u64 + c.tail.len() as u64).unwrap_or(false);
+    // What the runner printed, then what it said on stderr (cargo's build and summary).
+    let texts: Vec<String> = captures.iter().map(|c| c.lock().map(|c| c.text()).unwrap_or_default()).collect();
+    let output = match texts[1].trim().is_empty() {
+        true => texts[0].clone(),
+        false if texts[0].is_empty() => texts[1].clone(),
+        false => format!("{}\n{}", texts[0].trim_end_matches('\n'), texts[1]),
+    };
+    let truncated =
+        captures.iter().any(|c| c.lock().is_ok_and(|c| c.total > c.head.len() as u64 + c.tail.len() as u64));
     let report = plan.report_opt.as_ref().and_then(|p| std::fs::read_to_string(p).ok());
     let parsed = parse::results(runner, &output, report.as_deref());
     let tail_start = output.len().saturating_sub(TAIL_BYTES);
