@@ -390,11 +390,7 @@ impl Handler<RunChat> for ChatOrchestrator {
                     json!({ "pieces": diff_hits.iter().map(|h| format!("{}:{}-{}", h.path, h.line_start, h.line_end)).collect::<Vec<_>>() }),
                 );
             }
-            let overlaps = |hit: &SearchHit| {
-                diff_hits
-                    .iter()
-                    .any(|d| d.path == hit.path && d.line_start <= hit.line_end && hit.line_start <= d.line_end)
-            };
+            let overlaps = |hit: &SearchHit| diff_hits.iter().any(|d| d.overlaps(hit));
 
             // Fit it all into the model's window.
             let choice = gateway.send(ResolveModel { requested_opt: request.model_opt.clone() }).await??;

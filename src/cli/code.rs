@@ -243,11 +243,7 @@ pub(super) async fn run_code(loaded: &LoadedConfig, command: Command) -> Result<
                 (text, r.files.is_empty())
             }
             Command::RunTests { repo, target, affected, timeout_secs, json } => {
-                let scope = match (target, affected) {
-                    (Some(target), _) => TestScope::Target(target),
-                    (None, Some(base)) => TestScope::Affected(DiffBase::parse(Some(&base), false)?),
-                    (None, None) => TestScope::All,
-                };
+                let scope = TestScope::from_params(target, affected)?;
                 let msg = RunTests { repo_opt: Some(client::absolute(&repo)), scope, timeout_secs_opt: timeout_secs };
                 let r = dispatcher.send(msg).await??;
                 let text = if json { to_json(&r)? } else { run_tests_text(&r) };

@@ -595,23 +595,3 @@ fn a_match_guard_uses_names_and_binds_none() {
     assert_eq!(lines, vec![4, 8], "{:?}", code.occurrences);
     assert!(!code.occurrences.iter().any(|o| code.name_of(o) == "n"), "the pattern's binding is local");
 }
-
-#[test]
-#[ignore]
-fn scratch_dump_occurrences() {
-    let path = std::env::var("SCRATCH_FILE").unwrap();
-    let text = std::fs::read_to_string(&path).unwrap();
-    let lang = Language::detect(Path::new(&path));
-    let code = crate::code::extract::extract(lang, &text).unwrap();
-    for o in &code.occurrences {
-        eprintln!(
-            "{}:{} {:?} {} q={:?} enc={:?}",
-            o.line,
-            o.column,
-            o.kind,
-            code.name_of(o),
-            code.qualifier_of(o),
-            o.enclosing
-        );
-    }
-}

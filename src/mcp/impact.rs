@@ -11,9 +11,7 @@ use serde_json::Value;
 use super::budget::{respond_fitted, Fit, Page};
 use super::{lenient_number, DocdexMcp};
 use crate::actors::tool_dispatcher::impact::{RepoMap, RunTests, TestScope, DEFAULT_MAP_TOKENS};
-use crate::change::git::DiffBase;
 use crate::protocol::impact::{DiffImpactResponse, RepoMapResponse, RunTestsResponse};
-use crate::protocol::DocdexError;
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -62,17 +60,6 @@ impl Fit for RepoMapResponse {
     }
     fn structured(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
-    }
-}
-
-/// The test scope from `target` or `affected` (neither: the whole suite), shared by the
-/// surfaces that take them as words.
-pub fn test_scope(target_opt: Option<String>, affected_opt: Option<String>) -> crate::protocol::Result<TestScope> {
-    match (target_opt.filter(|t| !t.trim().is_empty()), affected_opt) {
-        (Some(_), Some(_)) => Err(DocdexError::invalid("give `target` or `affected`, not both")),
-        (Some(target), None) => Ok(TestScope::Target(target)),
-        (None, Some(affected)) => Ok(TestScope::Affected(DiffBase::parse(Some(&affected), false)?)),
-        (None, None) => Ok(TestScope::All),
     }
 }
 
@@ -143,7 +130,7 @@ impl DocdexMcp {
             if let Some(refusal) = &self.run_tests_refusal {
                 return Err(refusal.clone());
             }
-            let scope = test_scope(args.target, args.affected)?;
+            let scope = TestScope::from_params(args.target, args.affected)?;
             let repo_opt = Some(self.repo(args.repo).await?);
             self.call(RunTests { repo_opt, scope, timeout_secs_opt: args.timeout_secs }).await
         }

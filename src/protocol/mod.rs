@@ -198,6 +198,13 @@ pub struct SearchHit {
     pub chunk_id: Option<u32>,
 }
 
+impl SearchHit {
+    /// Whether the two hits share a line of the same file.
+    pub fn overlaps(&self, other: &SearchHit) -> bool {
+        self.path == other.path && self.line_start <= other.line_end && other.line_start <= self.line_end
+    }
+}
+
 /// One chunk in full (`docdex_get` by chunk id).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChunkContent {

@@ -225,6 +225,19 @@ pub enum TestScope {
     Affected(DiffBase),
 }
 
+impl TestScope {
+    /// The scope from `target` or `affected` as words (`affected`: a diff base; neither: the
+    /// whole suite), the one check of the CLI's and MCP's parameters.
+    pub fn from_params(target_opt: Option<String>, affected_opt: Option<String>) -> Result<TestScope> {
+        match (target_opt.filter(|t| !t.trim().is_empty()), affected_opt) {
+            (Some(_), Some(_)) => Err(DocdexError::invalid("give `target` or `affected`, not both")),
+            (Some(target), None) => Ok(TestScope::Target(target)),
+            (None, Some(affected)) => Ok(TestScope::Affected(DiffBase::parse(Some(&affected), false)?)),
+            (None, None) => Ok(TestScope::All),
+        }
+    }
+}
+
 /// Runs a repo's tests.
 #[derive(Message)]
 #[rtype(result = "Result<RunTestsResponse>")]
@@ -509,10 +522,8 @@ impl Handler<DiffSearch> for ToolDispatcher {
             let diff = me.send(ReadDiff { repo: repo.clone(), base: msg.base, limit: limit.div_ceil(2) }).await??;
             let request = SearchRequest { repo_opt: Some(repo), ..msg.request };
             let mut response = me.send(super::search::Search(request)).await??;
-            let inside = |hit: &SearchHit| {
-                diff.iter().any(|d| d.path == hit.path && d.line_start <= hit.line_end && hit.line_start <= d.line_end)
-            };
-            let rest: Vec<SearchHit> = response.hits.into_iter().filter(|h| !inside(h)).collect();
+            let rest: Vec<SearchHit> =
+                response.hits.into_iter().filter(|h| !diff.iter().any(|d| d.overlaps(h))).collect();
             response.hits = diff.into_iter().chain(rest).take(limit).collect();
             Ok(response)
         })
