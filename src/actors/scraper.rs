@@ -22,6 +22,7 @@ use crate::protocol::time::unix_now;
 use crate::protocol::{DocdexError, ErrorCode, Result, WebPage};
 use crate::web::browser::{find_chromium, sweep_stale_locks, BrowserProcess, LockSweep};
 use crate::web::cache::WebCache;
+use crate::web::cdp;
 use crate::web::limiter::DomainSpacing;
 use crate::web::{
     chromium_fetch, extract, http_get, is_plain_text, looks_like_plain_file, open_tab, reset_tab, safety,
@@ -55,18 +56,16 @@ struct Shared {
 #[derive(Default)]
 struct BrowserSlot {
     process_opt: Option<BrowserProcess>,
-    client_opt: Option<headless_chrome::Browser>,
     /// Open tabs waiting for the next page: opening one costs about half a second.
-    idle_tabs: Vec<Arc<headless_chrome::Tab>>,
+    idle_tabs: Vec<cdp::Tab>,
     last_used_opt: Option<Instant>,
     in_flight: usize,
 }
 
 impl BrowserSlot {
-    /// Drops the connection first, then the process (which kills and reaps it).
+    /// Drops the tabs, then the process (which kills and reaps it; its pipe closes with it).
     fn close(&mut self) {
         self.idle_tabs.clear();
-        self.client_opt = None;
         self.process_opt = None;
     }
 }
@@ -108,7 +107,7 @@ impl Shared {
     }
 
     /// A connection to a live browser, starting one when none runs (or the last one died).
-    fn browser(&self, binary: &std::path::Path) -> Result<headless_chrome::Browser> {
+    fn browser(&self, binary: &std::path::Path) -> Result<cdp::Connection> {
         let mut slot = self.slot();
         if let Some(process) = slot.process_opt.as_mut() {
             if !process.is_alive() {
@@ -116,27 +115,23 @@ impl Shared {
                 slot.close();
             }
         }
-        if slot.process_opt.is_none() {
-            let started = Instant::now();
-            let process = BrowserProcess::launch(binary, &self.locks_dir, &self.profiles_dir)?;
-            tracing::info!(pid = process.pid(), ms = started.elapsed().as_millis() as u64, "chromium started");
-            slot.process_opt = Some(process);
-        }
-        if slot.client_opt.is_none() {
-            let ws_url = slot.process_opt.as_ref().map(|p| p.ws_url.clone()).unwrap_or_default();
-            // The connection drops after this long without traffic; it is re-made on demand.
-            let idle = self.page_timeout + Duration::from_secs(self.web.browser_idle_secs.max(30));
-            let client = headless_chrome::Browser::connect_with_timeout(ws_url, idle).map_err(|err| {
-                DocdexError::new(ErrorCode::WebUnavailable, format!("cannot connect to chromium: {err}"))
-            })?;
-            slot.client_opt = Some(client);
-        }
+        let process = match slot.process_opt.take() {
+            Some(process) => process,
+            None => {
+                let started = Instant::now();
+                let process = BrowserProcess::launch(binary, &self.locks_dir, &self.profiles_dir)?;
+                tracing::info!(pid = process.pid(), ms = started.elapsed().as_millis() as u64, "chromium started");
+                process
+            }
+        };
+        let connection = process.connection.clone();
+        slot.process_opt = Some(process);
         slot.last_used_opt = Some(Instant::now());
-        Ok(slot.client_opt.clone().expect("set above"))
+        Ok(connection)
     }
 
     /// An open tab: an idle one from the pool, else a new one.
-    fn tab(&self, binary: &std::path::Path) -> Result<Arc<headless_chrome::Tab>> {
+    fn tab(&self, binary: &std::path::Path) -> Result<cdp::Tab> {
         let browser = self.browser(binary)?;
         if let Some(tab) = self.slot().idle_tabs.pop() {
             return Ok(tab);
@@ -179,18 +174,17 @@ impl Shared {
                     // Back to the pool, blank, unless the browser changed meanwhile.
                     if reset_tab(&tab) {
                         let mut slot = self.slot();
-                        if slot.client_opt.is_some() && slot.idle_tabs.len() < self.max_tabs {
+                        if slot.process_opt.is_some() && slot.idle_tabs.len() < self.max_tabs {
                             slot.idle_tabs.push(tab);
                         } else {
-                            let _ = tab.close(false);
+                            tab.close();
                         }
                     }
                     return Ok(loaded);
                 }
                 Err(err) => {
-                    let _ = tab.close(false);
-                    // headless_chrome's wait timeout reads "The event waited for never came".
-                    if err.contains("timed out") || err.contains("Timeout") || err.contains("never came") {
+                    tab.close();
+                    if err.contains("timed out") {
                         return Err(DocdexError::new(
                             ErrorCode::Timeout,
                             format!("{url} did not load within {} s", self.page_timeout.as_secs()),

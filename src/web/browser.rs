@@ -14,6 +14,8 @@
 //!   profile; a lock whose owner is gone is stale: its browser (if that PID is still that
 //!   very process) is killed and the lock and profile removed at the next start or `check`.
 
+use std::fs::File;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -22,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use super::cdp::Connection;
 use crate::protocol::{DocdexError, ErrorCode, Result};
 
 /// Where Debian/Ubuntu, Fedora, snap and macOS put Chromium or Chrome.
@@ -50,10 +53,12 @@ const FLAGS: [&str; 11] = [
     "--disable-quic",
     "--disable-dev-shm-usage",
     "--mute-audio",
-    "--remote-debugging-port=0",
+    // DevTools over the fds 3 and 4 the browser inherits (`cdp`), never a port: a DevTools
+    // port on loopback has no authentication, and every local user could drive the browser.
+    "--remote-debugging-pipe",
 ];
 
-/// How long a starting browser has to open its DevTools port.
+/// How long a starting browser has to answer on its DevTools pipe.
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// The Chromium binary: the configured one, else the usual places, else `PATH`.
@@ -105,8 +110,8 @@ pub struct BrowserProcess {
     child: Child,
     pub lock: BrowserLock,
     lock_path: PathBuf,
-    /// `ws://127.0.0.1:<port>/devtools/browser/<id>`.
-    pub ws_url: String,
+    /// DevTools over the browser's pipe.
+    pub connection: Connection,
 }
 
 impl BrowserProcess {
@@ -118,6 +123,15 @@ impl BrowserProcess {
             .prefix(&format!("chromium-{}-", std::process::id()))
             .tempdir_in(profiles_dir)?
             .keep();
+        let cannot_start = |err: std::io::Error| {
+            let _ = std::fs::remove_dir_all(&profile);
+            DocdexError::new(ErrorCode::WebUnavailable, format!("cannot start {}: {err}", binary.display()))
+                .with_hint("check `docdexd check`; set `[web] chrome_binary_path` or install chromium")
+        };
+        let (commands, answers) = match (cloexec_pipe(), cloexec_pipe()) {
+            (Ok(commands), Ok(answers)) => (commands, answers),
+            (Err(err), _) | (_, Err(err)) => return Err(cannot_start(err)),
+        };
         let mut command = Command::new(binary);
         command
             .args(FLAGS)
@@ -127,11 +141,12 @@ impl BrowserProcess {
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         guard_child(&mut command);
-        let child = spawn_on_launcher_thread(command).map_err(|err| {
-            let _ = std::fs::remove_dir_all(&profile);
-            DocdexError::new(ErrorCode::WebUnavailable, format!("cannot start {}: {err}", binary.display()))
-                .with_hint("check `docdexd check`; set `[web] chrome_binary_path` or install chromium")
-        })?;
+        hand_over_pipe(&mut command, commands.0.as_raw_fd(), answers.1.as_raw_fd());
+        let spawned = spawn_on_launcher_thread(command);
+        // The browser's ends: ours closed, so its death reads as the end of the pipe.
+        let (to_browser, from_browser) = (File::from(commands.1), File::from(answers.0));
+        drop((commands.0, answers.1));
+        let child = spawned.map_err(cannot_start)?;
         let pid = child.id();
         let lock = BrowserLock {
             pid,
@@ -143,36 +158,29 @@ impl BrowserProcess {
             started_at_unix: crate::protocol::time::unix_now(),
         };
         let lock_path = locks_dir.join(format!("chromium-{pid}.json"));
-        let mut process = BrowserProcess { child, lock, lock_path, ws_url: String::new() };
+        let connection = Connection::start(to_browser, from_browser)
+            .map_err(|err| DocdexError::internal(format!("cannot read the browser's pipe: {err}")))?;
+        let mut process = BrowserProcess { child, lock, lock_path, connection };
         std::fs::write(&process.lock_path, serde_json::to_vec_pretty(&process.lock)?)?;
-        process.ws_url = process.wait_for_devtools(&profile)?;
+        process.wait_for_devtools()?;
         Ok(process)
     }
 
-    /// Chromium writes the port and path of its DevTools endpoint to `DevToolsActivePort`.
-    fn wait_for_devtools(&mut self, profile: &Path) -> Result<String> {
-        let deadline = Instant::now() + LAUNCH_TIMEOUT;
-        let file = profile.join("DevToolsActivePort");
-        loop {
-            if let Ok(text) = std::fs::read_to_string(&file) {
-                let mut lines = text.lines();
-                if let (Some(port), Some(path)) = (lines.next(), lines.next()) {
-                    if port.trim().parse::<u16>().is_ok() && path.starts_with('/') {
-                        return Ok(format!("ws://127.0.0.1:{}{}", port.trim(), path.trim()));
-                    }
+    /// The browser answers on its pipe once it is up.
+    fn wait_for_devtools(&mut self) -> Result<()> {
+        match self.connection.version(LAUNCH_TIMEOUT) {
+            Ok(_) => Ok(()),
+            Err(err) => match self.child.try_wait() {
+                Ok(Some(status)) => {
+                    Err(DocdexError::new(ErrorCode::WebUnavailable, format!("chromium exited at start ({status})"))
+                        .with_hint("run `docdexd check` to see whether it launches"))
                 }
-            }
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return Err(DocdexError::new(
-                    ErrorCode::WebUnavailable,
-                    format!("chromium exited at start ({status})"),
-                )
-                .with_hint("run `docdexd check` to see whether it launches"));
-            }
-            if Instant::now() > deadline {
-                return Err(DocdexError::new(ErrorCode::Timeout, "chromium did not open its DevTools port in 20 s"));
-            }
-            std::thread::sleep(Duration::from_millis(20));
+                _ if err.contains("timed out") => Err(DocdexError::new(
+                    ErrorCode::Timeout,
+                    format!("chromium did not answer on its DevTools pipe in {} s", LAUNCH_TIMEOUT.as_secs()),
+                )),
+                _ => Err(DocdexError::new(ErrorCode::WebUnavailable, format!("chromium at start: {err}"))),
+            },
         }
     }
 
@@ -182,7 +190,7 @@ impl BrowserProcess {
 
     /// Whether the browser process is still running (reaping it if it died).
     pub fn is_alive(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
+        matches!(self.child.try_wait(), Ok(None)) && !self.connection.is_closed()
     }
 
     fn terminate(&mut self) {
@@ -224,6 +232,41 @@ fn guard_child(command: &mut Command) {
             }
             #[cfg(not(target_os = "linux"))]
             let _ = parent;
+            Ok(())
+        });
+    }
+}
+
+/// A pipe whose ends are closed in every program this process starts, but where handed over.
+fn cloexec_pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: pipe2 writes two descriptors into the array, which we then own.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just opened and belong to no one else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// In the child: `commands` (the read end of our command pipe) becomes fd 3 and `answers`
+/// (the write end of the answer pipe) fd 4, where `--remote-debugging-pipe` looks for them.
+fn hand_over_pipe(command: &mut Command, commands: RawFd, answers: RawFd) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only async-signal-safe calls (fcntl, dup2, close) between fork and exec.
+    unsafe {
+        command.pre_exec(move || {
+            // Copied above 4 first: dup2 onto 3 could otherwise close `answers` if it were 3.
+            let high_commands = libc::fcntl(commands, libc::F_DUPFD, 10);
+            let high_answers = libc::fcntl(answers, libc::F_DUPFD, 10);
+            if high_commands < 0 || high_answers < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // dup2's copies are inherited across exec (no close-on-exec flag).
+            if libc::dup2(high_commands, 3) < 0 || libc::dup2(high_answers, 4) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::close(high_commands);
+            libc::close(high_answers);
             Ok(())
         });
     }

@@ -4,6 +4,7 @@
 
 pub mod browser;
 pub mod cache;
+pub mod cdp;
 pub mod ddg;
 pub mod extract;
 pub mod limiter;
@@ -94,71 +95,43 @@ const READY_POLL: Duration = Duration::from_millis(25);
 /// alone.
 ///
 /// "Loaded" is `document.readyState == "complete"` (the load event: scripts run, the DOM
-/// built), polled; headless_chrome's own wait is for network idle, which costs a fixed
-/// second per page.
+/// built), polled: waiting for the network to go idle would cost a fixed second per page.
 pub fn chromium_fetch(
-    tab: &headless_chrome::Tab,
+    tab: &cdp::Tab,
     url: &Url,
     user_agent: &str,
     timeout: Duration,
     navigation_started: &std::sync::Mutex<Option<std::time::Instant>>,
 ) -> std::result::Result<(String, String), String> {
-    let loaded = (|| {
-        let _ = tab.set_user_agent(user_agent, None, None);
-        if let Ok(mut started) = navigation_started.lock() {
-            *started = Some(std::time::Instant::now());
+    let _ = tab.set_user_agent(user_agent);
+    if let Ok(mut started) = navigation_started.lock() {
+        *started = Some(std::time::Instant::now());
+    }
+    let deadline = std::time::Instant::now() + timeout;
+    tab.navigate(url.as_str(), timeout)?;
+    let probe = "document.readyState === 'complete' && location.href !== 'about:blank'";
+    loop {
+        if tab.evaluate(probe)?.as_bool().unwrap_or(false) {
+            break;
         }
-        tab.navigate_to(url.as_str())?;
-        let deadline = std::time::Instant::now() + timeout;
-        let probe = "document.readyState === 'complete' && location.href !== 'about:blank'";
-        loop {
-            let done = tab.evaluate(probe, false)?.value.and_then(|v| v.as_bool()).unwrap_or(false);
-            if done {
-                break;
-            }
-            if std::time::Instant::now() > deadline {
-                return Err(format!("page load timed out after {} s", timeout.as_secs()).into());
-            }
-            std::thread::sleep(READY_POLL);
+        if std::time::Instant::now() > deadline {
+            return Err(format!("page load timed out after {} s", timeout.as_secs()));
         }
-        let html = tab.get_content()?;
-        // headless_chrome's errors convert into a boxed error.
-        Ok::<_, Box<dyn std::error::Error + Send + Sync>>((tab.get_url(), html))
-    })();
-    loaded.map_err(|err| err.to_string())
+        std::thread::sleep(READY_POLL);
+    }
+    tab.content()
 }
 
 /// Opens a tab in a running browser. Every request the tab makes is paused and checked
 /// against `policy` before Chromium sends it: the page passed the checks before it was asked
 /// for, but its subresources, its redirects and its scripts' navigations happen inside the
 /// browser, where only this interception sees them.
-pub fn open_tab(
-    browser: &headless_chrome::Browser,
-    policy: safety::RequestPolicy,
-) -> std::result::Result<std::sync::Arc<headless_chrome::Tab>, String> {
-    use headless_chrome::browser::tab::RequestPausedDecision;
-    use headless_chrome::protocol::cdp::Fetch::events::RequestPausedEvent;
-    use headless_chrome::protocol::cdp::Fetch::FailRequest;
-    use headless_chrome::protocol::cdp::Network::ErrorReason;
-    let tab = browser.new_tab().map_err(|err| format!("browser: cannot open a tab: {err}"))?;
-    let interceptor =
-        move |_transport, _session, event: RequestPausedEvent| match policy.refusal(&event.params.request.url) {
-            None => RequestPausedDecision::Continue(None),
-            Some(why) => {
-                tracing::debug!(url = %event.params.request.url, "browser request refused: {why}");
-                RequestPausedDecision::Fail(FailRequest {
-                    request_id: event.params.request_id,
-                    error_reason: ErrorReason::AccessDenied,
-                })
-            }
-        };
-    tab.enable_request_interception(std::sync::Arc::new(interceptor))
-        .and_then(|_| tab.enable_fetch(None, None).map(|_| ()))
-        .map_err(|err| format!("browser: cannot guard a tab's requests: {err}"))?;
-    Ok(tab)
+pub fn open_tab(browser: &cdp::Connection, policy: safety::RequestPolicy) -> std::result::Result<cdp::Tab, String> {
+    let guard: cdp::RequestGuard = std::sync::Arc::new(move |url: &str| policy.refusal(url));
+    browser.new_tab(Some(guard)).map_err(|err| format!("browser: cannot open a guarded tab: {err}"))
 }
 
 /// Leaves a tab blank for the next page (stops whatever the last one still runs).
-pub fn reset_tab(tab: &headless_chrome::Tab) -> bool {
-    tab.navigate_to("about:blank").is_ok()
+pub fn reset_tab(tab: &cdp::Tab) -> bool {
+    tab.navigate("about:blank", Duration::from_secs(10)).is_ok()
 }

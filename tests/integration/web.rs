@@ -568,3 +568,77 @@ fn two_processes_keep_the_discovery_spacing_between_them() {
     assert_eq!(discovery.len(), 2, "{discovery:?}");
     assert!(min_gap(&discovery) >= Duration::from_secs(2), "{discovery:?}");
 }
+
+/// Every listening TCP socket's inode (`/proc/net/tcp` and `tcp6`, state 0A).
+fn listening_socket_inodes() -> std::collections::HashSet<String> {
+    let mut inodes = std::collections::HashSet::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        for line in std::fs::read_to_string(table).unwrap_or_default().lines().skip(1) {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            if fields.get(3) == Some(&"0A") {
+                if let Some(inode) = fields.get(9) {
+                    inodes.insert(inode.to_string());
+                }
+            }
+        }
+    }
+    inodes
+}
+
+/// The socket inodes a process holds open.
+fn socket_inodes_of(pid: u32) -> Vec<String> {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return Vec::new() };
+    fds.flatten()
+        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+        .filter_map(|target| {
+            let target = target.to_string_lossy().to_string();
+            target.strip_prefix("socket:[")?.strip_suffix(']').map(str::to_string)
+        })
+        .collect()
+}
+
+/// The browser takes DevTools commands over a pipe from the daemon alone: while it runs it
+/// listens on no port, which any local user could have reached and driven it through (a
+/// DevTools port has no authentication). Before, it ran with `--remote-debugging-port`.
+#[test]
+fn the_browser_listens_on_no_port_another_local_user_could_drive_it_through() {
+    let web = standard_web();
+    let home = web_home(&web, "");
+    let server = Server::start(&home, &[]);
+    let client = server.blocking_client();
+    let fetched = client
+        .post(server.url("/v1/web/fetch"))
+        .json(&serde_json::json!({"url": format!("{}/articles/nginx-reverse-proxy", web.base(0))}))
+        .send()
+        .unwrap();
+    assert_eq!(fetched.status().as_u16(), 200);
+    let body: Value = fetched.json().unwrap();
+    assert_eq!(body["page"]["engine"], "chromium", "{body}");
+    // The daemon keeps its browser for the next page: inspect it while it runs.
+    let browsers = crate::browser_guard::browsers_of(&home.dir.path().to_string_lossy());
+    assert!(!browsers.is_empty(), "the browser should still run");
+    let listening = listening_socket_inodes();
+    let full_cmdline = |pid: u32| {
+        String::from_utf8_lossy(&std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default()).replace('\0', " ")
+    };
+    let browsers: Vec<(u32, String)> = browsers.iter().map(|(pid, _)| (*pid, full_cmdline(*pid))).collect();
+    for (pid, cmdline) in &browsers {
+        assert!(!cmdline.contains("--remote-debugging-port"), "{pid}: {cmdline}");
+        let open = socket_inodes_of(*pid);
+        let listens: Vec<&String> = open.iter().filter(|inode| listening.contains(*inode)).collect();
+        assert!(listens.is_empty(), "chromium process {pid} listens on TCP sockets {listens:?}: {cmdline}");
+    }
+    assert!(
+        browsers.iter().any(|(_, cmdline)| cmdline.contains("--remote-debugging-pipe")),
+        "DevTools should be on the pipe: {browsers:#?}"
+    );
+    // And the browser keeps serving pages (the pipe carries every command).
+    let again = client
+        .post(server.url("/v1/web/fetch"))
+        .json(&serde_json::json!({"url": format!("{}/articles/upstream-keepalive", web.base(1)), "refresh": true}))
+        .send()
+        .unwrap();
+    assert_eq!(again.status().as_u16(), 200);
+    drop(server);
+    assert_no_browser_left(&home);
+}

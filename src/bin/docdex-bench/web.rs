@@ -138,16 +138,13 @@ pub async fn run(loaded: &LoadedConfig, runs: usize, json: bool) -> Result<i32> 
         let profiles = scratch.path().join("profiles");
         for _ in 0..runs {
             let started = Instant::now();
+            // Launched means answering on its DevTools pipe.
             let process = BrowserProcess::launch(binary, &locks, &profiles)?;
-            let client =
-                headless_chrome::Browser::connect_with_timeout(process.ws_url.clone(), Duration::from_secs(60))
-                    .map_err(|err| DocdexError::internal(format!("connect: {err}")))?;
             cold.push(ms(started));
-            drop(client);
+            drop(process);
         }
         let process = BrowserProcess::launch(binary, &locks, &profiles)?;
-        let client = headless_chrome::Browser::connect_with_timeout(process.ws_url.clone(), Duration::from_secs(60))
-            .map_err(|err| DocdexError::internal(format!("connect: {err}")))?;
+        let client = process.connection.clone();
         let url = url::Url::parse(&format!("{base}/articles/1")).expect("a valid URL");
         // The pages are served from loopback.
         let policy = docdex::web::safety::RequestPolicy::new(true, Vec::new());
