@@ -1,5 +1,6 @@
 //! Unit tests of the module beside it (kept apart so the module reads in one go).
 
+use super::load::CHANGED_DEFAULTS;
 use super::*;
 
 #[test]

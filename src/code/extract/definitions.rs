@@ -1,0 +1,542 @@
+//! Definitions: what a node defines (its name, kind and container), recorded as symbols,
+//! with the per-language shapes that need more than the grammar's fields (Python
+//! assignments and `self.x` fields, Ruby constants, Elixir's `def` calls, impl blocks).
+
+use tree_sitter::Node;
+
+use super::{base_type_name, is_ident_like, Frame, Walker, MAX_NAME};
+use crate::ingest::code::last_row;
+use crate::ingest::Language;
+use std::collections::HashSet;
+
+use crate::code::{Symbol, SymbolKind, Visibility};
+
+impl<'a> Walker<'a> {
+    /// A definition node: records the symbol and opens its frame.
+    pub(super) fn definition(&mut self, node: Node, mut kind: SymbolKind) {
+        if !self.is_definition_site(node) {
+            return;
+        }
+        let Some((name_node, name, container_override)) = self.definition_name(node) else {
+            // A nameless definition (anonymous class, destructuring) still scopes its body.
+            if kind.is_callable() {
+                self.open_function(node, None, None);
+            }
+            return;
+        };
+        kind = self.refine_kind(node, kind);
+        if kind == SymbolKind::Module && self.language == Language::Swift {
+            // A Swift `extension T`: members of T, not a definition.
+            self.frames.push(Frame { end: node.end_byte(), symbol: None, container: Some(name), locals: None });
+            return;
+        }
+        if matches!(kind, SymbolKind::Variable | SymbolKind::Constant | SymbolKind::Property) && self.in_function() {
+            // A local: bound, not a definition another file can mean.
+            self.def_names.insert(name_node.id());
+            self.bind(&name);
+            return;
+        }
+        if self.language == Language::Haskell {
+            // Equations of one function and its signature are one definition.
+            let container = self.container().unwrap_or("").to_string();
+            if self.out.symbols.iter().rev().take(64).any(|s| s.name == name && s.container == container) {
+                self.def_names.insert(name_node.id());
+                self.open_function(node, None, None);
+                return;
+            }
+        }
+        let stated_container = container_override.is_some();
+        let container = match container_override {
+            // `void Cart::add()` inside `namespace shop`: the class is `shop::Cart`.
+            Some(c) if matches!(self.language, Language::Cpp) => match self.container() {
+                Some(outer) if !c.starts_with(outer) => format!("{outer}::{c}"),
+                _ => c,
+            },
+            Some(c) => c,
+            None => self.container().unwrap_or("").to_string(),
+        };
+        if stated_container && kind == SymbolKind::Function && matches!(self.language, Language::Cpp | Language::C) {
+            let type_name = container.rsplit("::").next().unwrap_or(&container);
+            kind =
+                if type_name == name || name.starts_with('~') { SymbolKind::Constructor } else { SymbolKind::Method };
+        }
+        if kind == SymbolKind::Field && self.container_kind() == Some(SymbolKind::Enum) {
+            kind = SymbolKind::EnumMember;
+        }
+        let container_kind_is_type =
+            self.frames.iter().rev().find(|f| f.container.is_some()).is_some_and(|f| {
+                f.symbol.and_then(|i| self.own_symbol(i)).is_none_or(|s| s.kind != SymbolKind::Module)
+            });
+        if kind == SymbolKind::Function && !container.is_empty() && (container_kind_is_type || stated_container) {
+            kind = SymbolKind::Method;
+        }
+        if kind == SymbolKind::Method && container.is_empty() && self.language != Language::Ruby {
+            kind = SymbolKind::Function;
+        }
+        let qualified_name =
+            if container.is_empty() { name.clone() } else { format!("{container}{}{name}", self.spec.separator) };
+        let start = node.start_position();
+        let name_pos = name_node.start_position();
+        let symbol = Symbol {
+            name,
+            qualified_name: qualified_name.clone(),
+            kind,
+            line: start.row as u32 + 1,
+            end_line: last_row(node) as u32 + 1,
+            column: name_pos.column as u32 + 1,
+            signature: self.signature(node),
+            doc: self.doc(node),
+            container,
+            visibility: self.visibility(node, kind, &qualified_name),
+        };
+        self.def_names.insert(name_node.id());
+        let index = self.symbol_base + self.out.symbols.len() as u32;
+        self.out.symbols.push(symbol);
+        if kind.is_callable() {
+            self.open_function(node, Some(index), None);
+        } else if kind.is_container() {
+            self.frames.push(Frame {
+                end: node.end_byte(),
+                symbol: Some(index),
+                container: Some(qualified_name),
+                locals: None,
+            });
+        } else {
+            self.frames.push(Frame { end: node.end_byte(), symbol: Some(index), container: None, locals: None });
+        }
+    }
+
+    /// Node kinds that define in one place and only name a type in another: C's
+    /// `struct cart` without a body, Haskell's `function` type (`a -> b`).
+    pub(super) fn is_definition_site(&self, node: Node) -> bool {
+        match self.language {
+            Language::C | Language::Cpp => {
+                !node.kind().ends_with("_specifier") || node.child_by_field_name("body").is_some()
+            }
+            Language::Haskell => node.parent().is_some_and(|p| {
+                let k = p.kind();
+                k.ends_with("declarations") || k == "local_binds" || k == "haskell" || k == "where"
+            }),
+            _ => true,
+        }
+    }
+
+    /// The kind of the innermost definition that names its members (a class, an enum…).
+    pub(super) fn container_kind(&self) -> Option<SymbolKind> {
+        let frame = self.frames.iter().rev().find(|f| f.container.is_some())?;
+        frame.symbol.and_then(|i| self.own_symbol(i)).map(|s| s.kind)
+    }
+
+    /// A symbol of this walk by its index in the file (`None` for one outside a macro body).
+    pub(super) fn own_symbol(&self, index: u32) -> Option<&Symbol> {
+        index.checked_sub(self.symbol_base).and_then(|i| self.out.symbols.get(i as usize))
+    }
+
+    /// Members of an `impl` block (or a Haskell instance) are named through its type.
+    pub(super) fn impl_block(&mut self, node: Node, field: &str) {
+        let Some(ty) = node.child_by_field_name(field) else {
+            return;
+        };
+        let name = base_type_name(self.text(ty));
+        if name.is_empty() {
+            return;
+        }
+        self.frames.push(Frame { end: node.end_byte(), symbol: None, container: Some(name), locals: None });
+    }
+
+    /// `X = …` at module or class level in Python: a constant, variable or class field.
+    pub(super) fn python_assignment(&mut self, node: Node) {
+        let Some(left) = node.child_by_field_name("left").filter(|l| l.kind() == "identifier") else {
+            return;
+        };
+        let name = self.text(left).to_string();
+        let in_class = self.container().is_some();
+        let kind = if in_class {
+            SymbolKind::Field
+        } else if name.chars().all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit()) {
+            SymbolKind::Constant
+        } else {
+            SymbolKind::Variable
+        };
+        self.simple_symbol(node, left, name, kind);
+    }
+
+    /// `self.console = Console()` in a method: a field of the class, first assignment only.
+    /// Its signature names the value's type, which narrows `self.console.print()` to
+    /// `Console`'s members (the graph's declared-type rule).
+    pub(super) fn python_self_attribute(&mut self, node: Node) {
+        let Some(left) = node.child_by_field_name("left").filter(|l| l.kind() == "attribute") else {
+            return;
+        };
+        let (Some(object), Some(attribute)) =
+            (left.child_by_field_name("object"), left.child_by_field_name("attribute"))
+        else {
+            return;
+        };
+        if self.text(object) != "self" {
+            return;
+        }
+        let Some(container) = self.container().map(str::to_string) else {
+            return;
+        };
+        let name = self.text(attribute).to_string();
+        if self.out.symbols.iter().any(|s| s.name == name && s.container == container) {
+            return;
+        }
+        // The use of `self.console` on the left is this definition's name, not a use.
+        self.simple_symbol(node, attribute, name, SymbolKind::Field);
+    }
+
+    /// `MAX = 10` in a Ruby class or module body.
+    pub(super) fn ruby_constant(&mut self, node: Node) {
+        let Some(left) = node.child_by_field_name("left").filter(|l| l.kind() == "constant") else {
+            return;
+        };
+        let name = self.text(left).to_string();
+        self.simple_symbol(node, left, name, SymbolKind::Constant);
+    }
+
+    pub(super) fn simple_symbol(&mut self, node: Node, name_node: Node, name: String, kind: SymbolKind) {
+        let container = self.container().unwrap_or("").to_string();
+        let qualified_name =
+            if container.is_empty() { name.clone() } else { format!("{container}{}{name}", self.spec.separator) };
+        let start = node.start_position();
+        let visibility = self.visibility(node, kind, &qualified_name);
+        self.def_names.insert(name_node.id());
+        self.out.symbols.push(Symbol {
+            name,
+            qualified_name,
+            kind,
+            line: start.row as u32 + 1,
+            end_line: last_row(node) as u32 + 1,
+            column: name_node.start_position().column as u32 + 1,
+            signature: self.signature(node),
+            doc: self.doc(node),
+            container,
+            visibility,
+        });
+    }
+
+    /// Elixir defines with macros: `defmodule A.B do … end`, `def f(x) do … end`.
+    pub(super) fn elixir_definition(&mut self, node: Node) {
+        let Some(target) = node.child_by_field_name("target") else {
+            return;
+        };
+        let macro_name = self.text(target);
+        let kind = match macro_name {
+            "defmodule" | "defprotocol" => SymbolKind::Module,
+            "def" | "defp" | "defdelegate" | "defguard" | "defguardp" => SymbolKind::Function,
+            "defmacro" | "defmacrop" => SymbolKind::Macro,
+            "defimpl" => {
+                // Functions of an implementation are named through the protocol.
+                return;
+            }
+            _ => return,
+        };
+        self.def_names.insert(target.id());
+        let Some(args) = node.named_children(&mut node.walk()).find(|c| c.kind() == "arguments") else {
+            return;
+        };
+        let Some(mut head) = args.named_child(0) else {
+            return;
+        };
+        if head.kind() == "binary_operator" {
+            // `def f(x) when is_integer(x)`
+            head = head.child_by_field_name("left").unwrap_or(head);
+        }
+        let name_node = match head.kind() {
+            "call" => head.child_by_field_name("target").unwrap_or(head),
+            _ => head,
+        };
+        let name = self.text(name_node).to_string();
+        if name.is_empty() || name.len() > MAX_NAME {
+            return;
+        }
+        let container = self.container().unwrap_or("").to_string();
+        let qualified_name = if kind == SymbolKind::Module || container.is_empty() {
+            name.clone()
+        } else {
+            format!("{container}.{name}")
+        };
+        let start = node.start_position();
+        self.def_names.insert(name_node.id());
+        let index = self.symbol_base + self.out.symbols.len() as u32;
+        if kind == SymbolKind::Module && self.out.package.is_empty() {
+            self.out.package = name.clone();
+        }
+        let visibility = if macro_name.ends_with('p') { Visibility::Private } else { Visibility::Public };
+        self.out.symbols.push(Symbol {
+            name: if kind == SymbolKind::Module { name.rsplit('.').next().unwrap_or(&name).to_string() } else { name },
+            qualified_name: qualified_name.clone(),
+            kind,
+            line: start.row as u32 + 1,
+            end_line: last_row(node) as u32 + 1,
+            column: name_node.start_position().column as u32 + 1,
+            signature: self.signature(node),
+            doc: String::new(),
+            container: if kind == SymbolKind::Module { String::new() } else { container },
+            visibility,
+        });
+        if kind == SymbolKind::Module {
+            self.frames.push(Frame {
+                end: node.end_byte(),
+                symbol: Some(index),
+                container: Some(qualified_name),
+                locals: None,
+            });
+        } else {
+            self.frames.push(Frame {
+                end: node.end_byte(),
+                symbol: Some(index),
+                container: None,
+                locals: Some(HashSet::new()),
+            });
+            if let Some(params) = head.named_children(&mut head.walk()).find(|c| c.kind() == "arguments") {
+                self.bind_params(params);
+            }
+        }
+    }
+
+    /// The node naming a definition, its text, and a container the name itself states
+    /// (`Cart::add` defined outside its class, `function Cart:add`, a Go receiver).
+    pub(super) fn definition_name<'t>(&self, node: Node<'t>) -> Option<(Node<'t>, String, Option<String>)> {
+        let kind = node.kind();
+        let lang = self.language;
+        let mut container = None;
+        let name_node = match (lang, kind) {
+            (Language::C | Language::Cpp, "function_definition" | "type_definition" | "field_declaration") => {
+                let mut decl = node.child_by_field_name("declarator")?;
+                let mut is_function = false;
+                for _ in 0..10 {
+                    if decl.kind() == "function_declarator" {
+                        is_function = true;
+                    }
+                    match decl.child_by_field_name("declarator") {
+                        Some(inner) if !is_ident_like(decl.kind()) || decl.kind() == "qualified_identifier" => {
+                            if decl.kind() == "qualified_identifier" {
+                                break;
+                            }
+                            decl = inner;
+                        }
+                        _ => break,
+                    }
+                }
+                if kind == "field_declaration" && is_function {
+                    // A member function declared here and defined elsewhere: the definition
+                    // is the symbol.
+                    return None;
+                }
+                if decl.kind() == "qualified_identifier" {
+                    let scope = decl.child_by_field_name("scope").map(|s| self.text(s).to_string());
+                    let mut name = decl.child_by_field_name("name")?;
+                    while name.kind() == "qualified_identifier" {
+                        name = name.child_by_field_name("name")?;
+                    }
+                    let full = self.text(decl);
+                    let scope_text = full.rsplit_once("::").map(|(s, _)| s.to_string()).or(scope);
+                    container = scope_text.map(|s| base_type_name(&s));
+                    name
+                } else {
+                    decl
+                }
+            }
+            (Language::Go, "method_declaration") => {
+                let receiver = node.child_by_field_name("receiver")?;
+                let ty = receiver.named_child(0).and_then(|p| p.child_by_field_name("type"));
+                container = ty.map(|t| base_type_name(self.text(t)));
+                node.child_by_field_name("name")?
+            }
+            (Language::Go, "field_declaration") => node.child_by_field_name("name")?,
+            (Language::Java | Language::CSharp, "field_declaration" | "event_field_declaration") => {
+                let decl = node.child_by_field_name("declarator").or_else(|| {
+                    let mut cursor = node.walk();
+                    let var = node.named_children(&mut cursor).find(|c| c.kind() == "variable_declaration");
+                    var.and_then(|v| {
+                        let mut c2 = v.walk();
+                        let found = v.named_children(&mut c2).find(|c| c.kind() == "variable_declarator");
+                        found
+                    })
+                })?;
+                decl.child_by_field_name("name").or_else(|| decl.named_child(0))?
+            }
+            (Language::Java, "constant_declaration") => {
+                node.child_by_field_name("declarator")?.child_by_field_name("name")?
+            }
+            (Language::Kotlin, "property_declaration") => {
+                let mut cursor = node.walk();
+                let var = node.named_children(&mut cursor).find(|c| c.kind() == "variable_declaration")?;
+                var.named_child(0)?
+            }
+            (Language::Kotlin, "secondary_constructor") => {
+                let mut cursor = node.walk();
+                let kw = node.children(&mut cursor).find(|c| c.kind() == "constructor")?;
+                kw
+            }
+            (
+                Language::Kotlin,
+                "class_declaration" | "object_declaration" | "function_declaration" | "type_alias" | "enum_entry",
+            ) => node.child_by_field_name("name").or_else(|| {
+                let mut cursor = node.walk();
+                let found = node.named_children(&mut cursor).find(|c| c.kind() == "identifier");
+                found
+            })?,
+            (Language::Scala, "val_definition" | "var_definition") => {
+                node.child_by_field_name("pattern").filter(|p| p.kind() == "identifier")?
+            }
+            (Language::Swift, "property_declaration") => {
+                let pattern = node.child_by_field_name("name")?;
+                pattern.child_by_field_name("bound_identifier").or_else(|| pattern.named_child(0))?
+            }
+            (Language::Swift, "init_declaration") => {
+                let mut cursor = node.walk();
+                let kw = node.children(&mut cursor).find(|c| c.kind() == "init")?;
+                kw
+            }
+            (Language::Swift, "class_declaration") => {
+                let name = node.child_by_field_name("name")?;
+                if name.kind() == "user_type" {
+                    // `extension Cart`: the name's identifier.
+                    let mut cursor = name.walk();
+                    let found = name.named_children(&mut cursor).last();
+                    found.unwrap_or(name)
+                } else {
+                    name
+                }
+            }
+            (Language::Php, "const_element") => node.named_child(0).filter(|n| n.kind() == "name")?,
+            (Language::Php, "property_element") => {
+                let var = node.child_by_field_name("name").or_else(|| node.named_child(0))?;
+                var.named_child(0).unwrap_or(var)
+            }
+            (Language::Lua, "function_declaration") => {
+                let name = node.child_by_field_name("name")?;
+                match name.kind() {
+                    "dot_index_expression" => {
+                        container = name.child_by_field_name("table").map(|t| self.text(t).to_string());
+                        name.child_by_field_name("field")?
+                    }
+                    "method_index_expression" => {
+                        container = name.child_by_field_name("table").map(|t| self.text(t).to_string());
+                        name.child_by_field_name("method")?
+                    }
+                    _ => name,
+                }
+            }
+            (Language::Zig, "variable_declaration") => {
+                let mut cursor = node.walk();
+                let found = node.named_children(&mut cursor).find(|c| c.kind() == "identifier");
+                let name = found?;
+                if self.text(node).contains("@import(") {
+                    return None;
+                }
+                name
+            }
+            (Language::Haskell, "data_constructor") => {
+                let inner = node.child_by_field_name("constructor")?;
+                inner.child_by_field_name("name").or_else(|| inner.named_child(0))?
+            }
+            (Language::Haskell, "newtype_constructor") => node.child_by_field_name("name")?,
+            (Language::Ruby, "class" | "module") => {
+                let name = node.child_by_field_name("name")?;
+                if name.kind() == "scope_resolution" {
+                    container = name.child_by_field_name("scope").map(|s| self.text(s).to_string());
+                    name.child_by_field_name("name")?
+                } else {
+                    name
+                }
+            }
+            (Language::TypeScript | Language::Tsx | Language::JavaScript, "variable_declarator") => {
+                node.child_by_field_name("name").filter(|n| n.kind() == "identifier")?
+            }
+            _ => {
+                let name = node.child_by_field_name("name").or_else(|| {
+                    let mut cursor = node.walk();
+                    let found = node.named_children(&mut cursor).find(|c| is_ident_like(c.kind()));
+                    found
+                })?;
+                name
+            }
+        };
+        let mut text = self.text(name_node).trim();
+        if self.language == Language::Php {
+            text = text.trim_start_matches('$');
+        }
+        if text.is_empty() || text.len() > MAX_NAME || text.contains('\n') {
+            return None;
+        }
+        let text = text.split_whitespace().collect::<Vec<_>>().join("");
+        Some((name_node, text, container))
+    }
+
+    /// Kinds a node type alone does not tell.
+    pub(super) fn refine_kind(&self, node: Node, kind: SymbolKind) -> SymbolKind {
+        match (self.language, node.kind()) {
+            (Language::Go, "type_spec") => match node.child_by_field_name("type").map(|t| t.kind()) {
+                Some("struct_type") => SymbolKind::Struct,
+                Some("interface_type") => SymbolKind::Interface,
+                _ => SymbolKind::Type,
+            },
+            (Language::TypeScript | Language::Tsx | Language::JavaScript, "variable_declarator") => {
+                match node.child_by_field_name("value").map(|v| v.kind()) {
+                    Some("arrow_function" | "function_expression" | "function" | "generator_function") => {
+                        SymbolKind::Function
+                    }
+                    Some("class") => SymbolKind::Class,
+                    _ => {
+                        let is_const = node.parent().is_some_and(|p| self.text(p).starts_with("const"));
+                        if is_const {
+                            SymbolKind::Constant
+                        } else {
+                            SymbolKind::Variable
+                        }
+                    }
+                }
+            }
+            (Language::Swift, "class_declaration") => {
+                let keyword = node.child_by_field_name("declaration_kind").map(|k| self.text(k)).unwrap_or("class");
+                match keyword {
+                    "struct" => SymbolKind::Struct,
+                    "enum" => SymbolKind::Enum,
+                    "extension" => SymbolKind::Module,
+                    _ => SymbolKind::Class,
+                }
+            }
+            (Language::Kotlin, "class_declaration") => {
+                let mut cursor = node.walk();
+                let keywords: Vec<&str> = node.children(&mut cursor).map(|c| c.kind()).collect();
+                if keywords.contains(&"interface") {
+                    SymbolKind::Interface
+                } else if self.text(node).trim_start().starts_with("enum") || self.header(node).contains("enum class") {
+                    SymbolKind::Enum
+                } else {
+                    SymbolKind::Class
+                }
+            }
+            (Language::Zig, "variable_declaration") => {
+                let mut cursor = node.walk();
+                let value = node.named_children(&mut cursor).map(|c| c.kind()).find(|k| k.ends_with("_declaration"));
+                match value {
+                    Some("struct_declaration") | Some("union_declaration") => SymbolKind::Struct,
+                    Some("enum_declaration") => SymbolKind::Enum,
+                    Some("opaque_declaration") => SymbolKind::Type,
+                    _ if self.text(node).trim_start_matches("pub ").starts_with("var") => SymbolKind::Variable,
+                    _ => kind,
+                }
+            }
+            (Language::Rust, "const_item" | "static_item") => kind,
+            (Language::Python, "function_definition") if kind == SymbolKind::Function => kind,
+            (Language::Scala, "val_definition") => kind,
+            (Language::Java, "field_declaration") => {
+                let header = self.header(node);
+                if header.contains("static") && header.contains("final") {
+                    SymbolKind::Constant
+                } else {
+                    kind
+                }
+            }
+            (Language::Kotlin, "property_declaration") if self.header(node).contains("const ") => SymbolKind::Constant,
+            (Language::CSharp, "field_declaration") if self.header(node).contains("const ") => SymbolKind::Constant,
+            _ => kind,
+        }
+    }
+}

@@ -1,0 +1,713 @@
+//! One pass over a file's syntax tree: definitions with their containers, uses of names that
+//! are not bound locally, and import statements.
+
+mod definitions;
+mod describe;
+
+use std::collections::{HashMap, HashSet};
+
+use tree_sitter::{Node, Parser, Tree};
+
+use super::spec::{roles, spec, Spec, IDENT_ONLY, SKIP, VISIT};
+use super::{imports, FileCode, Occurrence, UseKind};
+use crate::ingest::Language;
+
+/// Longest name kept: longer "names" are generated code or parse debris.
+const MAX_NAME: usize = 160;
+/// Longest signature kept, in characters.
+const MAX_SIGNATURE: usize = 200;
+
+/// Parses `text` and reads its code facts; `None` for languages without a grammar.
+pub fn extract(language: Language, text: &str) -> Option<FileCode> {
+    let tree = parse(language, text)?;
+    extract_tree(language, &tree, text)
+}
+
+/// A full parse of `text` (one parser per thread, reused).
+pub fn parse(language: Language, text: &str) -> Option<Tree> {
+    thread_local! {
+        static PARSER: std::cell::RefCell<Parser> = std::cell::RefCell::new(Parser::new());
+    }
+    let grammar = language.grammar()?;
+    PARSER.with(|parser| {
+        let mut parser = parser.try_borrow_mut().ok()?;
+        parser.set_language(&grammar).ok()?;
+        parser.parse(text, None)
+    })
+}
+
+/// Reads the code facts of an already parsed text.
+pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileCode> {
+    let spec = spec(language)?;
+    let mut walker = Walker {
+        language,
+        spec,
+        roles: roles(language),
+        src: text.as_bytes(),
+        out: FileCode::new(language.name()),
+        interned: HashMap::new(),
+        template_end: 0,
+        expanded: (0, 0),
+        local_types: HashMap::new(),
+        frames: Vec::new(),
+        def_names: HashSet::new(),
+        call_names: HashSet::new(),
+        qualifiers: HashMap::new(),
+        import_end: 0,
+        seen: HashSet::new(),
+        macro_depth: 0,
+        symbol_base: 0,
+    };
+    walker.walk(tree.root_node());
+    Some(walker.out)
+}
+
+/// Item macros expanded inside one another, at most.
+const MAX_MACRO_DEPTH: usize = 3;
+
+/// A definition or scope the walk is inside, until `end` (a byte offset).
+struct Frame {
+    end: usize,
+    /// The definition, by index in `out.symbols`.
+    symbol: Option<u32>,
+    /// Members inside are named through this (qualified name).
+    container: Option<String>,
+    /// A function body: names bound in it.
+    locals: Option<HashSet<String>>,
+}
+
+struct Walker<'a> {
+    language: Language,
+    spec: &'static Spec,
+    /// What each node kind is to the walk (see `spec::roles`).
+    roles: &'static [u8],
+    src: &'a [u8],
+    out: FileCode,
+    frames: Vec<Frame>,
+    /// Identifier nodes that name a definition (not uses).
+    def_names: HashSet<usize>,
+    /// Identifier nodes that name a callee.
+    call_names: HashSet<usize>,
+    /// Member identifiers and what they were reached through.
+    qualifiers: HashMap<usize, String>,
+    /// The walk is inside an import statement until this byte.
+    import_end: usize,
+    /// Uses already recorded (line, column): a name read in an expanded macro body is not
+    /// recorded again as a bare token of that body.
+    seen: HashSet<(u32, u32)>,
+    /// How deep inside expanded macro bodies this walk is.
+    macro_depth: usize,
+    /// Index in the file's symbols of this walk's first symbol (non-zero in a macro body,
+    /// whose symbols are appended to the file's).
+    symbol_base: u32,
+    /// `out.strings` by text.
+    interned: HashMap<String, u32>,
+    /// Inside a `macro_rules!` body until this byte: its tokens are a template, not uses.
+    template_end: usize,
+    /// The byte range of the last expression macro's arguments read as an expression: the
+    /// token tree's own names are not read again.
+    expanded: (usize, usize),
+    /// Locals bound to a value of a known type (`cart = Cart(…)`, `let c = Cart::new()`,
+    /// `c := Cart{}`, `const c = new Cart()`): name → (type, end of the function's body).
+    local_types: HashMap<String, (String, usize)>,
+}
+
+fn is_ident_like(kind: &str) -> bool {
+    kind.contains("identifier") || matches!(kind, "name" | "constant" | "word" | "variable" | "alias" | "constructor")
+}
+
+impl<'a> Walker<'a> {
+    fn text(&self, node: Node) -> &'a str {
+        node.utf8_text(self.src).unwrap_or("")
+    }
+
+    fn walk(&mut self, root: Node) {
+        let mut cursor = root.walk();
+        loop {
+            let node = cursor.node();
+            while self.frames.last().is_some_and(|f| node.start_byte() >= f.end) {
+                self.frames.pop();
+            }
+            self.visit(node);
+            if cursor.goto_first_child() {
+                continue;
+            }
+            loop {
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return;
+                }
+            }
+        }
+    }
+
+    fn in_function(&self) -> bool {
+        self.frames.iter().any(|f| f.locals.is_some())
+    }
+
+    fn is_local(&self, name: &str) -> bool {
+        self.frames.iter().rev().filter_map(|f| f.locals.as_ref()).any(|l| l.contains(name))
+    }
+
+    fn container(&self) -> Option<&str> {
+        self.frames.iter().rev().find_map(|f| f.container.as_deref())
+    }
+
+    fn enclosing_symbol(&self) -> Option<u32> {
+        self.frames.iter().rev().find_map(|f| f.symbol)
+    }
+
+    fn bind(&mut self, name: &str) {
+        if let Some(locals) = self.frames.iter_mut().rev().find_map(|f| f.locals.as_mut()) {
+            locals.insert(name.to_string());
+        }
+    }
+
+    /// Records the type of a local bound to a constructed value: `target` a plain name,
+    /// `binding`'s value a constructor call, struct or composite literal, or `new`.
+    fn note_local_type(&mut self, binding: Node, target: Node) {
+        let target = match target.kind() {
+            "expression_list" if target.named_child_count() == 1 => target.named_child(0),
+            _ => Some(target),
+        };
+        let Some(target) = target.filter(|t| t.kind() == "identifier") else { return };
+        let value = ["value", "right", "init"].iter().find_map(|f| binding.child_by_field_name(f));
+        let value = match value {
+            Some(v) if v.kind() == "expression_list" && v.named_child_count() == 1 => v.named_child(0),
+            other => other,
+        };
+        let Some(ty) = value.and_then(|v| self.constructed_type(v)) else {
+            self.local_types.remove(self.text(target));
+            return;
+        };
+        let end = self.frames.iter().rev().find(|f| f.locals.is_some()).map_or(usize::MAX, |f| f.end);
+        self.local_types.insert(self.text(target).to_string(), (ty, end));
+    }
+
+    /// The type a value expression builds, when it says so: `Cart(…)`, `Cart::new(…)`,
+    /// `Cart.of(…)`, `Cart { … }`, `&Cart{…}`, `new Cart(…)`.
+    fn constructed_type(&self, value: Node) -> Option<String> {
+        let mut value = value;
+        for _ in 0..3 {
+            match value.kind() {
+                "reference_expression"
+                | "unary_expression"
+                | "await_expression"
+                | "parenthesized_expression"
+                | "try_expression" => {
+                    value = value.named_child(u32::try_from(value.named_child_count().checked_sub(1)?).ok()?)?;
+                }
+                _ => break,
+            }
+        }
+        let capitalised = |s: &str| {
+            s.chars().next().is_some_and(char::is_uppercase) && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+        };
+        let kind = value.kind();
+        let text = if kind == "struct_expression" || kind == "composite_literal" {
+            let name = value.child_by_field_name("name").or_else(|| value.child_by_field_name("type"))?;
+            self.text(name)
+        } else if kind == "new_expression" || kind == "object_creation_expression" {
+            let name = value.child_by_field_name("constructor").or_else(|| value.child_by_field_name("type"))?;
+            self.text(name)
+        } else if kind == "call" || kind == "call_expression" {
+            let callee = self.text(value.child_by_field_name("function")?);
+            let parts: Vec<&str> = callee.split(['.', ':']).filter(|p| !p.is_empty()).collect();
+            let found = match parts.as_slice() {
+                [.., last] if capitalised(last) => *last,
+                // `Cart::new()`, `Cart.of()`: a type's own function.
+                [.., ty, _] if capitalised(ty) => *ty,
+                _ => return None,
+            };
+            found
+        } else {
+            return None;
+        };
+        let last = text.rsplit(['.', ':']).next().unwrap_or(text);
+        let last = last.split('<').next().unwrap_or(last);
+        capitalised(last).then(|| last.to_string())
+    }
+
+    /// Binds every identifier under `node` (a pattern), except in type positions.
+    fn bind_pattern(&mut self, node: Node) {
+        let mut stack = vec![node];
+        let mut names = Vec::new();
+        while let Some(n) = stack.pop() {
+            let kind = n.kind();
+            if kind.contains("type") && n.id() != node.id() {
+                continue;
+            }
+            if self.spec.idents.contains(&kind) || kind == "identifier" || kind == "simple_identifier" {
+                names.push(self.text(n).to_string());
+                self.def_names.insert(n.id());
+                continue;
+            }
+            // A default value or an initialiser is a use, not a binding.
+            let mut cursor = n.walk();
+            for (i, child) in n.children(&mut cursor).enumerate() {
+                let field = n.field_name_for_child(i as u32);
+                // So is a match guard (`Some(x) if ready(x)`).
+                if matches!(
+                    field,
+                    Some("value" | "default_value" | "right" | "type" | "body" | "default" | "condition")
+                ) {
+                    continue;
+                }
+                if child.is_named() {
+                    stack.push(child);
+                }
+            }
+        }
+        for name in names {
+            self.bind(&name);
+        }
+    }
+
+    fn visit(&mut self, node: Node) {
+        if !node.is_named() {
+            return;
+        }
+        match self.roles.get(node.kind_id() as usize).copied().unwrap_or(VISIT) {
+            SKIP => return,
+            IDENT_ONLY => return self.name_use(node),
+            _ => {}
+        }
+        let kind = node.kind();
+        if node.start_byte() >= self.import_end {
+            if let Some(specs) = imports::import_specs(self.language, node, self.src) {
+                self.import_end = node.end_byte();
+                self.out.imports.extend(specs);
+            }
+        }
+        self.read_package(node);
+        if self.language == Language::Rust && kind == "macro_invocation" {
+            self.expand_macro(node);
+        }
+        if self.language == Language::Rust && kind == "macro_definition" {
+            self.template_end = node.end_byte();
+        }
+        if self.language == Language::Elixir && kind == "call" {
+            self.elixir_definition(node);
+        } else if let Some(&(_, symbol_kind)) = self.spec.defs.iter().find(|(k, _)| *k == kind) {
+            self.definition(node, symbol_kind);
+        } else if let Some(&(_, field)) = self.spec.impls.iter().find(|(k, _)| *k == kind) {
+            self.impl_block(node, field);
+        } else if self.language == Language::Python && kind == "assignment" && !self.in_function() {
+            self.python_assignment(node);
+        } else if self.language == Language::Python && kind == "assignment" {
+            self.python_self_attribute(node);
+        } else if self.language == Language::Ruby && kind == "assignment" && !self.in_function() {
+            self.ruby_constant(node);
+        } else if self.language == Language::Zig && kind == "test_declaration" {
+            self.open_function(node, None, None);
+        }
+        if let Some(&(_, field)) = self.spec.bindings.iter().find(|(k, _)| *k == kind) {
+            if self.in_function() {
+                let target = if field.is_empty() { Some(node) } else { node.child_by_field_name(field) };
+                if let Some(target) = target {
+                    self.bind_pattern(target);
+                    self.note_local_type(node, target);
+                }
+            }
+        } else if matches!(kind, "variable_declarator" | "short_var_declaration") && self.in_function() {
+            if let Some(target) = node.child_by_field_name("name").or_else(|| node.child_by_field_name("left")) {
+                self.note_local_type(node, target);
+            }
+        }
+        if let Some(&(_, field)) = self.spec.calls.iter().find(|(k, _)| *k == kind) {
+            let callee = if field.is_empty() { node.named_child(0) } else { node.child_by_field_name(field) };
+            if let Some(name) = callee.and_then(|c| self.callee_name(c)) {
+                self.call_names.insert(name.id());
+            }
+        }
+        for &(member_kind, object_field, member_field) in self.spec.members {
+            if member_kind != kind {
+                continue;
+            }
+            let count = node.named_child_count();
+            let object =
+                if object_field.is_empty() { node.named_child(0) } else { node.child_by_field_name(object_field) };
+            let member = if member_field.is_empty() {
+                (count >= 2).then(|| node.named_child(count as u32 - 1)).flatten()
+            } else {
+                node.child_by_field_name(member_field)
+            };
+            if let (Some(object), Some(member)) = (object, member) {
+                let member = self.member_ident(member);
+                if object.id() != member.id() {
+                    let qualifier: String = self.text(object).chars().take(80).collect();
+                    self.qualifiers.insert(member.id(), qualifier);
+                }
+            }
+        }
+        if self.spec.idents.contains(&kind) {
+            self.name_use(node);
+        }
+    }
+
+    /// The identifier a member slot holds (Swift wraps it in `navigation_suffix`).
+    fn member_ident<'t>(&self, member: Node<'t>) -> Node<'t> {
+        if self.spec.idents.contains(&member.kind()) {
+            return member;
+        }
+        let mut cursor = member.walk();
+        let found = member.named_children(&mut cursor).filter(|c| self.spec.idents.contains(&c.kind())).last();
+        found.unwrap_or(member)
+    }
+
+    /// The identifier a callee expression names: `f`, the `f` of `a.f` or `A::f`, the type of
+    /// `new A<T>()`.
+    fn callee_name<'t>(&self, mut node: Node<'t>) -> Option<Node<'t>> {
+        for _ in 0..6 {
+            let kind = node.kind();
+            if self.spec.idents.contains(&kind) {
+                return Some(node);
+            }
+            if let Some(&(_, _, member_field)) = self.spec.members.iter().find(|(k, _, _)| *k == kind) {
+                let count = node.named_child_count();
+                let member = if member_field.is_empty() {
+                    node.named_child((count as u32).checked_sub(1)?)
+                } else {
+                    node.child_by_field_name(member_field)
+                }?;
+                node = self.member_ident(member);
+                continue;
+            }
+            node = node
+                .child_by_field_name("function")
+                .or_else(|| node.child_by_field_name("name"))
+                .or_else(|| node.child_by_field_name("type"))
+                .or_else(|| node.named_child(0))?;
+        }
+        None
+    }
+
+    fn name_use(&mut self, node: Node) {
+        if self.def_names.contains(&node.id()) || node.start_byte() < self.template_end {
+            return;
+        }
+        if (self.expanded.0..self.expanded.1).contains(&node.start_byte()) {
+            return;
+        }
+        let mut name = self.text(node);
+        if self.language == Language::Php {
+            name = name.trim_start_matches('$');
+        }
+        if name.is_empty() || name.len() > MAX_NAME || is_keyword_like(name) {
+            return;
+        }
+        let mut qualifier = self.qualifiers.remove(&node.id()).unwrap_or_default();
+        if qualifier.is_empty() && self.is_local(name) {
+            return;
+        }
+        // `cart.total()` where `cart = Cart(…)`: a member of `Cart`.
+        if let Some((ty, end)) = self.local_types.get(&qualifier) {
+            if node.start_byte() < *end {
+                qualifier = ty.clone();
+            }
+        }
+        let (name, qualifier) = (self.intern(name), self.intern(&qualifier));
+        let pos = node.start_position();
+        let (line, column) = (pos.row as u32 + 1, pos.column as u32 + 1);
+        if !self.seen.insert((line, column)) {
+            return;
+        }
+        let kind = if node.start_byte() < self.import_end {
+            UseKind::Import
+        } else if self.call_names.contains(&node.id()) {
+            UseKind::Call
+        } else if self.spec.type_idents.contains(&node.kind()) {
+            UseKind::Type
+        } else {
+            UseKind::Read
+        };
+        self.out.occurrences.push(Occurrence {
+            name,
+            line,
+            column,
+            kind,
+            qualifier,
+            enclosing: self.enclosing_symbol(),
+        });
+    }
+
+    /// The index of `text` in the file's strings, added on first use.
+    fn intern(&mut self, text: &str) -> u32 {
+        if text.is_empty() {
+            return 0;
+        }
+        if let Some(&index) = self.interned.get(text) {
+            return index;
+        }
+        let index = self.out.strings.len() as u32;
+        self.out.strings.push(text.to_string());
+        self.interned.insert(text.to_string(), index);
+        index
+    }
+
+    fn read_package(&mut self, node: Node) {
+        if !self.out.package.is_empty() {
+            return;
+        }
+        let package = match (self.language, node.kind()) {
+            (Language::Java, "package_declaration") => node.named_child(0).map(|n| self.text(n)),
+            (Language::Kotlin, "package_header") => node.named_child(0).map(|n| self.text(n)),
+            (Language::Scala, "package_clause") => node.child_by_field_name("name").map(|n| self.text(n)),
+            (Language::CSharp, "namespace_declaration" | "file_scoped_namespace_declaration") => {
+                node.child_by_field_name("name").map(|n| self.text(n))
+            }
+            (Language::Php, "namespace_definition") => node.child_by_field_name("name").map(|n| self.text(n)),
+            (Language::Go, "package_clause") => node.named_child(0).map(|n| self.text(n)),
+            (Language::Haskell, "header") => node.child_by_field_name("module").map(|n| self.text(n)),
+            _ => None,
+        };
+        if let Some(package) = package {
+            self.out.package = package.split_whitespace().collect::<Vec<_>>().join("");
+        }
+    }
+
+    /// Rust item macros (`cfg_rt! { pub struct JoinHandle … }`) hide definitions in a token
+    /// tree tree-sitter leaves unparsed: a `{ … }` body that parses cleanly as Rust is read
+    /// like the file around it.
+    fn expand_macro(&mut self, node: Node) {
+        if self.macro_depth >= MAX_MACRO_DEPTH {
+            return;
+        }
+        let mut cursor = node.walk();
+        let Some(tree_node) = node.named_children(&mut cursor).find(|c| c.kind() == "token_tree") else {
+            return;
+        };
+        let (from, to) = (tree_node.start_byte() + 1, tree_node.end_byte().saturating_sub(1));
+        if to < from {
+            return;
+        }
+        let Ok(body) = std::str::from_utf8(&self.src[from..to]) else {
+            return;
+        };
+        // `assert_eq!(cart.total(), 180)`, `vec![a.len()]`: an expression macro's arguments,
+        // read as a parenthesised expression (the `(` shifts the first line by one column);
+        // what does not parse as one (`vec![0; n]`, a DSL) keeps the token reading.
+        let (inner, prefix) = match self.src.get(from - 1) {
+            Some(b'{') if to > from => (body.to_string(), 0u32),
+            Some(b'(' | b'[') => (format!("({body});"), 1u32),
+            _ => return,
+        };
+        let expression = prefix > 0;
+        let Some(grammar) = self.language.grammar() else {
+            return;
+        };
+        let mut parser = Parser::new();
+        if parser.set_language(&grammar).is_err() {
+            return;
+        }
+        let Some(tree) = parser.parse(&inner, None) else {
+            return;
+        };
+        if tree.root_node().has_error() {
+            return;
+        }
+        let outer_frame = Frame {
+            end: usize::MAX,
+            symbol: self.enclosing_symbol(),
+            container: self.container().map(str::to_string),
+            locals: self.frames.iter().rev().find_map(|f| f.locals.clone()),
+        };
+        let base = self.out.symbols.len() as u32;
+        let mut sub = Walker {
+            language: self.language,
+            spec: self.spec,
+            roles: self.roles,
+            src: inner.as_bytes(),
+            out: FileCode::new(self.language.name()),
+            interned: HashMap::new(),
+            template_end: 0,
+            expanded: (0, 0),
+            local_types: self.local_types.clone(),
+            frames: vec![outer_frame],
+            def_names: HashSet::new(),
+            call_names: HashSet::new(),
+            qualifiers: HashMap::new(),
+            import_end: 0,
+            seen: HashSet::new(),
+            macro_depth: self.macro_depth + 1,
+            symbol_base: self.symbol_base + base,
+        };
+        sub.walk(tree.root_node());
+        // Positions inside the body are relative to its first byte, just after `{`.
+        let start = tree_node.start_position();
+        let (row_offset, column_offset) = (start.row as u32, start.column as u32 + 1);
+        let shift = |line: &mut u32, column: &mut u32| {
+            if *line == 1 {
+                *column = (*column + column_offset).saturating_sub(prefix);
+            }
+            *line += row_offset;
+        };
+        if expression {
+            // Its names are read here; the token tree's walk must not read them again as
+            // bare names (`cart.total()` is a call on `cart`, not a read of `total`).
+            sub.out.symbols.clear();
+            self.expanded = (tree_node.start_byte(), tree_node.end_byte());
+        }
+        for mut symbol in std::mem::take(&mut sub.out.symbols) {
+            let mut end_column = 0;
+            shift(&mut symbol.line, &mut symbol.column);
+            shift(&mut symbol.end_line, &mut end_column);
+            self.seen.insert((symbol.line, symbol.column));
+            self.out.symbols.push(symbol);
+        }
+        for mut occurrence in std::mem::take(&mut sub.out.occurrences) {
+            shift(&mut occurrence.line, &mut occurrence.column);
+            if self.seen.insert((occurrence.line, occurrence.column)) {
+                occurrence.name = self.intern(sub.out.name_of(&occurrence));
+                occurrence.qualifier = self.intern(sub.out.qualifier_of(&occurrence));
+                self.out.occurrences.push(occurrence);
+            }
+        }
+        for mut import in sub.out.imports {
+            let mut column = 0;
+            shift(&mut import.line, &mut column);
+            self.out.imports.push(import);
+        }
+    }
+
+    /// Opens a function's frame and binds its parameters.
+    fn open_function(&mut self, node: Node, symbol: Option<u32>, container: Option<String>) {
+        self.frames.push(Frame { end: node.end_byte(), symbol, container, locals: Some(HashSet::new()) });
+        if self.language == Language::Python && self.is_pytest_function(node, symbol) {
+            self.fixture_uses(node);
+        }
+        for field in self.spec.params {
+            if let Some(params) = node.child_by_field_name(field) {
+                self.bind_params(params);
+            }
+        }
+        if self.spec.params.is_empty() || matches!(self.language, Language::Kotlin | Language::Swift) {
+            // Grammars without a parameters field: parameter nodes are direct children.
+            let mut cursor = node.walk();
+            let params: Vec<Node> = node
+                .named_children(&mut cursor)
+                .filter(|c| c.kind().contains("parameter") || c.kind() == "function_value_parameters")
+                .collect();
+            for p in params {
+                self.bind_params(p);
+            }
+        }
+    }
+
+    /// A pytest test (`test*`) or fixture (`@pytest.fixture`, `@fixture`): its parameters name
+    /// fixtures, which pytest passes in by name.
+    fn is_pytest_function(&self, node: Node, symbol: Option<u32>) -> bool {
+        let named_test = symbol.and_then(|i| self.own_symbol(i)).is_some_and(|s| s.name.starts_with("test"));
+        let fixture = node.parent().filter(|p| p.kind() == "decorated_definition").is_some_and(|p| {
+            let mut cursor = p.walk();
+            let decorated =
+                p.named_children(&mut cursor).any(|c| c.kind() == "decorator" && self.text(c).contains("fixture"));
+            decorated
+        });
+        named_test || fixture
+    }
+
+    /// A pytest function's parameters as uses of the fixtures they name (`self`, `cls` and
+    /// parameters with defaults are not fixtures).
+    fn fixture_uses(&mut self, node: Node) {
+        let Some(params) = node.child_by_field_name("parameters") else { return };
+        let mut cursor = params.walk();
+        let names: Vec<Node> = params
+            .named_children(&mut cursor)
+            .filter(|c| c.kind() == "identifier" || c.kind() == "typed_parameter")
+            .collect();
+        for param in names {
+            let ident = if param.kind() == "identifier" {
+                Some(param)
+            } else {
+                param.named_child(0).filter(|c| c.kind() == "identifier")
+            };
+            if let Some(ident) = ident.filter(|i| !matches!(self.text(*i), "self" | "cls")) {
+                self.name_use(ident);
+            }
+        }
+    }
+
+    /// Binds the names a parameter list declares (not the types, not default values).
+    fn bind_params(&mut self, params: Node) {
+        if matches!(self.language, Language::C | Language::Cpp) {
+            // `declarator` of a function: find its parameter list.
+            let mut node = params;
+            for _ in 0..8 {
+                if let Some(list) = node.child_by_field_name("parameters") {
+                    let mut cursor = list.walk();
+                    let decls: Vec<Node> = list.named_children(&mut cursor).collect();
+                    for decl in decls {
+                        if let Some(d) = decl.child_by_field_name("declarator") {
+                            self.bind_pattern(d);
+                        }
+                    }
+                    return;
+                }
+                match node.child_by_field_name("declarator") {
+                    Some(next) => node = next,
+                    None => return,
+                }
+            }
+            return;
+        }
+        let mut cursor = params.walk();
+        let children: Vec<Node> = params.named_children(&mut cursor).collect();
+        if children.is_empty() && self.spec.idents.contains(&params.kind()) {
+            self.bind_pattern(params);
+        }
+        for child in children {
+            let target = child
+                .child_by_field_name("pattern")
+                .or_else(|| child.child_by_field_name("name"))
+                .or_else(|| child.child_by_field_name("left"))
+                .unwrap_or(child);
+            self.bind_pattern(target);
+        }
+    }
+}
+
+/// `Vec<T>` → `Vec`, `*Cart` → `Cart`, `&'a mut Foo<'a>` → `Foo`, `a::b::C` stays.
+pub(crate) fn base_type_name(text: &str) -> String {
+    let mut text = text.trim();
+    loop {
+        text = text.trim_start_matches(['&', '*', '(']).trim_start();
+        if let Some(rest) = ["mut ", "const ", "dyn ", "impl "].iter().find_map(|p| text.strip_prefix(p)) {
+            text = rest;
+        } else if text.starts_with('\'') {
+            // A lifetime: `&'a mut Foo`.
+            match text.find(char::is_whitespace) {
+                Some(i) => text = &text[i..],
+                None => return String::new(),
+            }
+        } else {
+            break;
+        }
+    }
+    let cut = text.find(['<', '[', '(', ' ', '{']).unwrap_or(text.len());
+    text[..cut].trim_end_matches(['*', '&']).to_string()
+}
+
+/// Names that are never a definition's: receivers, literals.
+fn is_keyword_like(name: &str) -> bool {
+    matches!(
+        name,
+        "self"
+            | "Self"
+            | "this"
+            | "super"
+            | "crate"
+            | "true"
+            | "false"
+            | "null"
+            | "nil"
+            | "None"
+            | "True"
+            | "False"
+            | "undefined"
+            | "cls"
+            | "_"
+    )
+}

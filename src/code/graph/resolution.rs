@@ -1,0 +1,451 @@
+//! One use resolved to the definitions it may mean, the way a reader would: through
+//! `self`/`this` to the enclosing type, a qualified path to its module or type, a name the
+//! file imports to the imported file, a definition in the same file or package; only then by
+//! name alone, never certain and given up on for names defined in many places.
+
+use std::collections::HashSet;
+
+use super::{
+    implicit_members, split_qualifier, Candidate, CodeGraph, NameCounts, Resolution, SymbolRef,
+    MAX_NAME_ONLY_CANDIDATES, MAX_REEXPORT_HOPS,
+};
+use crate::code::{ImportSpec, Occurrence, Symbol, SymbolKind, UseKind};
+
+impl CodeGraph {
+    pub(super) fn enclosing_container(&self, f: u32, occ: &Occurrence) -> Option<&str> {
+        let s = &self.codes[f as usize].symbols[occ.enclosing? as usize];
+        if s.kind.is_container() {
+            Some(&s.qualified_name)
+        } else {
+            Some(&s.container)
+        }
+    }
+
+    pub(super) fn resolve_qualified(&self, f: u32, occ: &Occurrence, all: &[SymbolRef]) -> Vec<Candidate> {
+        let qualifier = self.codes[f as usize].qualifier_of(occ);
+        let parts = split_qualifier(qualifier);
+        let last = parts.last().copied().unwrap_or("");
+        let first = parts.first().copied().unwrap_or("");
+        let lang = self.codes[f as usize].language.as_str();
+        let cand = |symbol, resolution, confidence| Candidate { symbol, resolution, confidence };
+        // `self.x`, `this.x`, `Self::x`, `@x`: a member of the enclosing type.
+        if matches!(last, "self" | "this" | "Self" | "static" | "parent" | "cls") || qualifier == "@" {
+            if let Some(container) = self.enclosing_container(f, occ).filter(|c| !c.is_empty()) {
+                let container_last = split_qualifier(container).last().copied().unwrap_or("");
+                let found: Vec<Candidate> = all
+                    .iter()
+                    .filter(|&&r| {
+                        let s = self.symbol(r);
+                        s.container == container || split_qualifier(&s.container).last() == Some(&container_last)
+                    })
+                    // In Rust `self.x` is a field and `self.x()` a method, even when both exist.
+                    .filter(|&&r| lang != "rust" || self.symbol(r).kind.is_callable() == (occ.kind == UseKind::Call))
+                    .map(|&r| {
+                        let confidence = if r.0 == f { 0.95 } else { 0.85 };
+                        cand(r, Resolution::QualifiedPath, confidence)
+                    })
+                    .collect();
+                if !found.is_empty() {
+                    return found;
+                }
+            }
+        }
+        // A Rust path through modules: `crate::io::read`, `super::x`, `tokio::sync::Mutex`.
+        if lang == "rust" {
+            let files = self.rust_module_files(f, qualifier, &parts);
+            let found: Vec<Candidate> = all
+                .iter()
+                .filter(|r| files.contains(&r.0) && self.symbol(**r).container.is_empty())
+                .map(|&r| cand(r, Resolution::QualifiedPath, 0.95))
+                .collect();
+            if !found.is_empty() {
+                return found;
+            }
+            // Re-exported by that module (`pub use blocking::spawn_blocking;`).
+            let onward = self.reexports(&files, self.codes[f as usize].name_of(occ));
+            let found: Vec<Candidate> = all
+                .iter()
+                .filter(|r| onward.contains(&r.0) && self.symbol(**r).container.is_empty())
+                .map(|&r| cand(r, Resolution::QualifiedPath, 0.85))
+                .collect();
+            if !found.is_empty() {
+                return found;
+            }
+        }
+        // `Type::member`, `Class.member`, `Module.fn`: by the container's name; the type is
+        // looked for through the file's imports first.
+        let by_container: Vec<SymbolRef> = all
+            .iter()
+            .copied()
+            .filter(|&r| {
+                let s = self.symbol(r);
+                !s.container.is_empty() && split_qualifier(&s.container).last() == Some(&last)
+            })
+            .collect();
+        if !by_container.is_empty() {
+            let visible = self.visible_files(f, last);
+            let narrowed: Vec<SymbolRef> =
+                by_container.iter().copied().filter(|r| r.0 == f || visible.contains(&r.0)).collect();
+            let (set, confidence) = if !narrowed.is_empty() {
+                (narrowed, 0.95)
+            } else {
+                let n = by_container.len() as f32;
+                (by_container, (0.9 / n).max(0.3))
+            };
+            return set.into_iter().map(|r| cand(r, Resolution::QualifiedPath, confidence)).collect();
+        }
+        // `alias.fn` where the alias is an imported module (Python, Go, JS namespaces, Lua).
+        if let Some(targets) = self.bindings[f as usize].get(first) {
+            let targets: HashSet<u32> = targets.iter().copied().collect();
+            // What a module exports: its top-level definitions, not its classes' members.
+            let found: Vec<Candidate> = all
+                .iter()
+                .filter(|r| targets.contains(&r.0) && self.is_top_level(**r))
+                .map(|&r| cand(r, Resolution::Import, 0.9))
+                .collect();
+            if !found.is_empty() {
+                return found;
+            }
+            // A package that re-exports the name (`from .client import Client` in
+            // `__init__.py`, `export * from "./a"`).
+            let onward = self.reexports(&targets, self.codes[f as usize].name_of(occ));
+            if !targets.is_empty() {
+                return all
+                    .iter()
+                    .filter(|r| onward.contains(&r.0) && self.is_top_level(**r))
+                    .map(|&r| cand(r, Resolution::Import, 0.85))
+                    .collect();
+            }
+            // The alias names something outside the repo.
+            return Vec::new();
+        }
+        // A path (`Vec::new`) or a type (`List.of`) outside the repo means nothing here.
+        if qualifier.contains("::") || last.starts_with(char::is_uppercase) {
+            return Vec::new();
+        }
+        // `value.method()` on a value of unknown type: members by name only.
+        let mut members: Vec<SymbolRef> =
+            all.iter().copied().filter(|&r| !self.symbol(r).container.is_empty()).collect();
+        // `items.add()` where `items` is a field or variable this file declares: its
+        // declaration names its type, and a member of another type is not meant.
+        if let Some(declared) = self.declaration_in_file(f, last) {
+            let words: HashSet<&str> = declared.signature.split(|c: char| !c.is_alphanumeric() && c != '_').collect();
+            members.retain(|&r| {
+                let container = &self.symbol(r).container;
+                split_qualifier(container).last().is_some_and(|c| words.contains(c))
+            });
+            let confidence = 0.7 / members.len().max(1) as f32;
+            return members.into_iter().map(|r| cand(r, Resolution::QualifiedPath, confidence)).collect();
+        }
+        if members.is_empty() || members.len() > MAX_NAME_ONLY_CANDIDATES {
+            return Vec::new();
+        }
+        let confidence = 0.4 / members.len() as f32;
+        members.into_iter().map(|r| cand(r, Resolution::NameOnly, confidence)).collect()
+    }
+
+    /// Whether a definition is reachable by its bare name from another file: top level, or
+    /// directly in a namespace, package or module.
+    pub(super) fn is_top_level(&self, r: SymbolRef) -> bool {
+        self.namespace_level[r.0 as usize][r.1 as usize]
+    }
+
+    /// The files a Rust path names as modules, from file `f`: `crate::a::b`, `super::x`, a
+    /// workspace crate, or a module the file imports (`use crate::task;` … `task::spawn`).
+    pub(super) fn rust_module_files(&self, f: u32, qualifier: &str, parts: &[&str]) -> HashSet<u32> {
+        let from = &self.paths[f as usize];
+        let first = parts.first().copied().unwrap_or("");
+        let mut starts: Vec<(String, String)> = vec![(from.clone(), qualifier.to_string())];
+        if let Some(bound) = self.bindings[f as usize].get(first) {
+            let rest = parts[1..].join("::");
+            for &t in bound {
+                let spec = if rest.is_empty() { "self".to_string() } else { format!("self::{rest}") };
+                starts.push((self.paths[t as usize].clone(), spec));
+            }
+        }
+        starts
+            .into_iter()
+            .flat_map(|(from, spec)| {
+                let spec = ImportSpec { spec, line: 0, names: Vec::new(), file_like: false };
+                self.resolver.resolve(&from, "rust", &spec)
+            })
+            .filter_map(|t| self.file_index(&t.file))
+            .collect()
+    }
+
+    /// Files a name is re-exported from, following `files`' imports of it by name and their
+    /// whole-module and glob imports, up to `MAX_REEXPORT_HOPS` on (`pub use` chains through
+    /// `lib.rs` and `mod.rs`, `__init__.py` that import from submodules).
+    pub(super) fn reexports(&self, files: &HashSet<u32>, name: &str) -> HashSet<u32> {
+        let mut out: HashSet<u32> = HashSet::new();
+        let mut frontier: Vec<u32> = files.iter().copied().collect();
+        for _ in 0..MAX_REEXPORT_HOPS {
+            let mut next = Vec::new();
+            for t in frontier {
+                let onward =
+                    self.bindings[t as usize].get(name).into_iter().flatten().chain(&self.open_imports[t as usize]);
+                for &file in onward {
+                    if out.insert(file) {
+                        next.push(file);
+                    }
+                }
+            }
+            if next.is_empty() {
+                break;
+            }
+            frontier = next;
+        }
+        out
+    }
+
+    /// A field, property, variable or constant named `name` declared in file `f`.
+    pub(super) fn declaration_in_file(&self, f: u32, name: &str) -> Option<&Symbol> {
+        self.codes[f as usize].symbols.iter().find(|s| {
+            s.name == name
+                && matches!(
+                    s.kind,
+                    SymbolKind::Field | SymbolKind::Property | SymbolKind::Variable | SymbolKind::Constant
+                )
+        })
+    }
+
+    /// Files whose top-level definitions `name` can mean in file `f` through its imports.
+    pub(super) fn visible_files(&self, f: u32, name: &str) -> HashSet<u32> {
+        let mut out: HashSet<u32> = HashSet::new();
+        if let Some(targets) = self.bindings[f as usize].get(name) {
+            out.extend(targets);
+        }
+        out.extend(&self.open_imports[f as usize]);
+        out.extend(&self.package_mates[f as usize]);
+        out
+    }
+
+    pub(super) fn resolve_bare(&self, f: u32, occ: &Occurrence, all: &[SymbolRef]) -> Vec<Candidate> {
+        let code = &self.codes[f as usize];
+        let lang = code.language.as_str();
+        let name = code.name_of(occ);
+        let cand = |symbol, resolution, confidence| Candidate { symbol, resolution, confidence };
+        // Languages where a bare name inside a method may be a member of its type.
+        let implicit_members = implicit_members(lang);
+        let container = self.enclosing_container(f, occ).unwrap_or("");
+        let container_last = split_qualifier(container).last().copied().unwrap_or("");
+        let same_file: Vec<SymbolRef> = all
+            .iter()
+            .copied()
+            .filter(|&r| r.0 == f)
+            .filter(|&r| {
+                let s = self.symbol(r);
+                s.container.is_empty()
+                    || s.kind.is_container()
+                    || s.kind == SymbolKind::EnumMember
+                    || (implicit_members
+                        && !container_last.is_empty()
+                        && split_qualifier(&s.container).last() == Some(&container_last))
+                    || (lang == "rust" && s.kind == SymbolKind::Field)
+                    || matches!(lang, "elixir" | "haskell" | "lua" | "c")
+            })
+            .collect();
+        // Rust's `macro_rules!` macros are in scope across their crate (`#[macro_use]`).
+        if lang == "rust" && occ.kind == UseKind::Call && same_file.is_empty() {
+            let macros: Vec<Candidate> = all
+                .iter()
+                .filter(|&&r| {
+                    self.symbol(r).kind == SymbolKind::Macro && self.crate_of[r.0 as usize] == self.crate_of[f as usize]
+                })
+                .map(|&r| cand(r, Resolution::SamePackage, 0.85))
+                .collect();
+            if !macros.is_empty() {
+                return macros;
+            }
+        }
+        if !same_file.is_empty() {
+            return same_file
+                .into_iter()
+                .map(|r| {
+                    let s = self.symbol(r);
+                    let inside = occ.enclosing.is_some_and(|e| {
+                        let outer = &code.symbols[e as usize];
+                        e != r.1 && outer.line <= s.line && s.end_line <= outer.end_line
+                    });
+                    if inside {
+                        cand(r, Resolution::LocalScope, 1.0)
+                    } else {
+                        cand(r, Resolution::SameFile, 0.95)
+                    }
+                })
+                .collect();
+        }
+        // pytest passes fixtures by name from the `conftest.py` files above the test.
+        if lang == "python" {
+            let dir = self.paths[f as usize].rsplit_once('/').map_or("", |(d, _)| d);
+            let fixtures: Vec<Candidate> = all
+                .iter()
+                .filter(|&&r| self.is_top_level(r) && self.symbol(r).kind.is_callable())
+                .filter(|&&r| {
+                    let path = &self.paths[r.0 as usize];
+                    let (conftest_dir, file) = path.rsplit_once('/').unwrap_or(("", path));
+                    file == "conftest.py"
+                        && (conftest_dir.is_empty()
+                            || dir == conftest_dir
+                            || dir.starts_with(&format!("{conftest_dir}/")))
+                })
+                .map(|&r| cand(r, Resolution::SamePackage, 0.85))
+                .collect();
+            if !fixtures.is_empty() {
+                return fixtures;
+            }
+        }
+        // A member of the enclosing type declared in another file (a C++ class's header, a
+        // partial class): an implicit `this`.
+        if implicit_members && !container_last.is_empty() {
+            let visible = self.visible_files(f, name);
+            let found: Vec<Candidate> = all
+                .iter()
+                .filter(|r| visible.contains(&r.0))
+                .filter(|&&r| split_qualifier(&self.symbol(r).container).last() == Some(&container_last))
+                .map(|&r| cand(r, Resolution::QualifiedPath, 0.9))
+                .collect();
+            if !found.is_empty() {
+                return found;
+            }
+        }
+        if let Some(targets) = self.bindings[f as usize].get(name) {
+            if targets.is_empty() {
+                // Imported from outside the repo.
+                return Vec::new();
+            }
+            let targets: HashSet<u32> = targets.iter().copied().collect();
+            let found: Vec<Candidate> = all
+                .iter()
+                .filter(|r| targets.contains(&r.0) && (self.is_top_level(**r) || self.symbol(**r).kind.is_container()))
+                .map(|&r| cand(r, Resolution::Import, if occ.kind == UseKind::Import { 0.95 } else { 0.9 }))
+                .collect();
+            if !found.is_empty() {
+                return found;
+            }
+            // A re-export: the name is defined further along the target's own imports.
+            let onward = self.reexports(&targets, name);
+            let found: Vec<Candidate> = all
+                .iter()
+                .filter(|r| onward.contains(&r.0) && (self.is_top_level(**r) || self.symbol(**r).kind.is_container()))
+                .map(|&r| cand(r, Resolution::Import, 0.8))
+                .collect();
+            return found;
+        }
+        let mates: HashSet<u32> = self.package_mates[f as usize].iter().copied().collect();
+        let found: Vec<Candidate> = all
+            .iter()
+            .filter(|r| mates.contains(&r.0))
+            .filter(|&&r| self.is_top_level(r) || implicit_members)
+            .map(|&r| cand(r, Resolution::SamePackage, 0.85))
+            .collect();
+        if !found.is_empty() {
+            return found;
+        }
+        let open: HashSet<u32> = self.open_imports[f as usize].iter().copied().collect();
+        let found: Vec<Candidate> = all
+            .iter()
+            .filter(|r| open.contains(&r.0) && self.is_top_level(**r))
+            .map(|&r| cand(r, Resolution::Import, 0.8))
+            .collect();
+        if !found.is_empty() {
+            return found;
+        }
+        // By name alone: never certain, and not at all for names defined in many places or
+        // for members, which a bare name cannot reach.
+        let top: Vec<SymbolRef> = all
+            .iter()
+            .copied()
+            .filter(|&r| self.is_top_level(r) || self.symbol(r).kind.is_container() || implicit_members)
+            .collect();
+        if top.is_empty() || top.len() > MAX_NAME_ONLY_CANDIDATES {
+            return Vec::new();
+        }
+        // Where every name must be imported or defined, a bare name found only elsewhere is
+        // most likely something else (a builtin, a local the extraction missed).
+        let strict = matches!(
+            lang,
+            "python"
+                | "rust"
+                | "typescript"
+                | "tsx"
+                | "javascript"
+                | "go"
+                | "java"
+                | "kotlin"
+                | "scala"
+                | "csharp"
+                | "haskell"
+                | "elixir"
+        );
+        let base = if strict { 0.2 } else { 0.45 };
+        let confidence = base / top.len() as f32;
+        top.into_iter().map(|r| cand(r, Resolution::NameOnly, confidence)).collect()
+    }
+
+    /// How many definitions of `name` a bare use and a member use could match by name alone
+    /// (an upper bound: implicit members counted as reachable).
+    pub(super) fn name_counts(&self, name: &str) -> NameCounts {
+        let all = self.defs_by_name.get(name).map(Vec::as_slice).unwrap_or(&[]);
+        let members = all.iter().filter(|&&r| !self.symbol(r).container.is_empty()).count();
+        let top_level = all.iter().filter(|&&r| self.is_top_level(r) || self.symbol(r).kind.is_container()).count();
+        NameCounts { all: all.len(), top_level, members }
+    }
+
+    /// Whether the use `o` of file `f` can resolve to `target` at all: the same file, a file
+    /// that can see the target's (imports, includes, package), a qualifier naming its type or
+    /// module. Checked before the full resolution, so a name defined in thousands of places
+    /// (`new`) costs its uses near the target, not all of them times all its definitions.
+    pub(super) fn may_mean(&self, f: u32, occ: &Occurrence, target: SymbolRef, counts: NameCounts) -> bool {
+        let target_file = target.0;
+        let code = &self.codes[f as usize];
+        if code.language == "rust" && self.symbol(target).kind == SymbolKind::Macro {
+            return true;
+        }
+        // A pytest fixture is named by any test below its conftest.py.
+        let target_path = &self.paths[target_file as usize];
+        if code.language == "python" && (target_path == "conftest.py" || target_path.ends_with("/conftest.py")) {
+            return true;
+        }
+        let name_only_possible = if occ.qualifier == 0 {
+            let reachable = if implicit_members(&code.language) { counts.all } else { counts.top_level };
+            reachable <= MAX_NAME_ONLY_CANDIDATES
+        } else {
+            counts.members <= MAX_NAME_ONLY_CANDIDATES
+        };
+        if f == target_file || name_only_possible {
+            return true;
+        }
+        let sees = |file: u32| {
+            self.open_imports[file as usize].contains(&target_file)
+                || self.package_mates[file as usize].contains(&target_file)
+        };
+        let qualifier = code.qualifier_of(occ);
+        if qualifier.is_empty() {
+            let name = code.name_of(occ);
+            return match self.bindings[f as usize].get(name) {
+                // Imported by name: from the target's file, or re-exported on the way.
+                Some(targets) => {
+                    targets.contains(&target_file)
+                        || self.reexports(&targets.iter().copied().collect(), name).contains(&target_file)
+                }
+                None => sees(f),
+            };
+        }
+        let parts = split_qualifier(qualifier);
+        let (first, last) = (parts.first().copied().unwrap_or(""), parts.last().copied().unwrap_or(""));
+        let container = self.symbol(target).container.as_str();
+        split_qualifier(container).last() == Some(&last)
+            || matches!(last, "self" | "this" | "Self" | "static" | "parent" | "cls")
+            || qualifier == "@"
+            || qualifier.contains("::")
+            // A Rust path from the crate's root, a parent, or a crate: `crate::io`.
+            || (code.language == "rust" && (matches!(first, "crate" | "super") || self.resolver.is_crate_name(first)))
+            || self.bindings[f as usize].get(first).is_some_and(|t| {
+                t.contains(&target_file)
+                    || self.reexports(&t.iter().copied().collect(), code.name_of(occ)).contains(&target_file)
+                    || code.language == "rust"
+            })
+            || self.declaration_in_file(f, last).is_some()
+    }
+}
