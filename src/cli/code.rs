@@ -4,15 +4,12 @@
 use super::args::{Command, TargetArgs};
 use super::output::{print_out, to_json};
 use crate::actors::repo_manager::CloseAll;
-use crate::actors::tool_dispatcher::code::DEFAULT_IMPACT_LIMIT;
 use crate::actors::tool_dispatcher::code::{
-    check_confidence, check_limit, parse_kind, parse_language, FileImpact, FindCallees, FindCallers, FindReferences,
-    FindSymbols, Page, RunAstQuery, SymbolTarget,
+    AstQueryParams, AstSearchParams, CallList, CalleesParams, CallersParams, FileImpactParams, SymbolsParams,
+    TargetParams,
 };
-use crate::actors::tool_dispatcher::impact::{
-    DiffImpact, RepoMap, RunTests, TestScope, DEFAULT_DIFF_DEPTH, DEFAULT_DIFF_LIMIT,
-};
-use crate::change::git::DiffBase;
+use crate::actors::tool_dispatcher::impact::{DiffImpactParams, RepoMapParams, RunTestsParams};
+use crate::actors::tool_dispatcher::params::{Caller, Tool};
 use crate::config::LoadedConfig;
 use crate::daemon::client;
 use crate::protocol::code::{CallEdge, SymbolInfo};
@@ -124,15 +121,26 @@ fn more(total: usize, shown: usize, offset: usize) -> String {
     }
 }
 
-fn target(args: &TargetArgs) -> Result<(SymbolTarget, Page, f32)> {
-    let page = Page { limit: check_limit(args.limit)?, offset: args.offset };
-    let target = SymbolTarget {
-        repo_opt: Some(client::absolute(&args.repo)),
-        name: args.name.clone(),
-        path_opt: args.path.clone(),
-        line_opt: args.line,
-    };
-    Ok((target, page, check_confidence(args.min_confidence)?))
+impl TargetArgs {
+    /// The tool's parameters, as the flags give them.
+    fn params(&self) -> TargetParams {
+        TargetParams {
+            name: self.name.clone(),
+            path: self.path.clone(),
+            line: self.line.map(u64::from),
+            limit: Some(self.limit as u64),
+            offset: Some(self.offset as u64),
+            min_confidence: Some(f64::from(self.min_confidence)),
+            direction: None,
+            repo: Some(client::absolute(&self.repo)),
+        }
+    }
+}
+
+/// A command's message from its tool's parameters (what a local user may do, all of it).
+fn message<T: Tool>(params: T) -> Result<T::Message> {
+    let repo_opt = params.repo().map(std::path::Path::to_path_buf);
+    params.into_message(repo_opt, &Caller::default())
 }
 
 /// Runs one of the code commands; returns the exit code (1 when nothing was found).
@@ -142,14 +150,15 @@ pub(super) async fn run_code(loaded: &LoadedConfig, command: Command) -> Result<
     let outcome: Result<(String, bool)> = async {
         Ok(match command {
             Command::Symbols { repo, kind, language, limit, offset, json, name } => {
-                let msg = FindSymbols {
-                    repo_opt: Some(client::absolute(&repo)),
-                    name_opt: Some(name),
-                    kind_opt: kind.as_deref().map(parse_kind).transpose()?,
-                    language_opt: language.as_deref().map(parse_language).transpose()?,
-                    page: Page { limit: check_limit(limit)?, offset },
+                let params = SymbolsParams {
+                    name,
+                    kind,
+                    language,
+                    limit: Some(limit as u64),
+                    offset: Some(offset as u64),
+                    repo: Some(client::absolute(&repo)),
                 };
-                let r = dispatcher.send(msg).await??;
+                let r = dispatcher.send(message(params)?).await??;
                 let empty = r.symbols.is_empty();
                 let text = if json {
                     to_json(&r)?
@@ -161,8 +170,7 @@ pub(super) async fn run_code(loaded: &LoadedConfig, command: Command) -> Result<
                 (text, empty)
             }
             Command::Refs { target: args } => {
-                let (target, page, min_confidence) = target(&args)?;
-                let r = dispatcher.send(FindReferences { target, min_confidence, page }).await??;
+                let r = dispatcher.send(message(args.params())?).await??;
                 let text = if args.json {
                     to_json(&r)?
                 } else {
@@ -191,8 +199,9 @@ pub(super) async fn run_code(loaded: &LoadedConfig, command: Command) -> Result<
                 (text, r.references.is_empty())
             }
             Command::Callers { target: args } => {
-                let (target, page, min_confidence) = target(&args)?;
-                let r = dispatcher.send(FindCallers { target, min_confidence, page }).await??;
+                let CallList::Callers(r) = dispatcher.send(message(CallersParams(args.params()))?).await?? else {
+                    return Err(DocdexError::internal("callers answered with callees"));
+                };
                 let text = if args.json {
                     to_json(&r)?
                 } else {
@@ -206,8 +215,9 @@ pub(super) async fn run_code(loaded: &LoadedConfig, command: Command) -> Result<
                 (text, r.callers.is_empty())
             }
             Command::Callees { target: args } => {
-                let (target, page, min_confidence) = target(&args)?;
-                let r = dispatcher.send(FindCallees { target, min_confidence, page }).await??;
+                let CallList::Callees(r) = dispatcher.send(message(CalleesParams(args.params()))?).await?? else {
+                    return Err(DocdexError::internal("callees answered with callers"));
+                };
                 let text = if args.json {
                     to_json(&r)?
                 } else {
@@ -221,20 +231,25 @@ pub(super) async fn run_code(loaded: &LoadedConfig, command: Command) -> Result<
                 (text, r.callees.is_empty())
             }
             Command::Impact { repo, file: None, diff, staged, depth, min_confidence, limit, json } => {
-                let msg = DiffImpact {
-                    repo_opt: Some(client::absolute(&repo)),
-                    base: DiffBase::parse(diff.as_deref(), staged)?,
-                    depth: depth.unwrap_or(DEFAULT_DIFF_DEPTH),
-                    min_confidence: check_confidence(min_confidence)?,
-                    limit: check_limit(limit.unwrap_or(DEFAULT_DIFF_LIMIT))?,
+                let params = DiffImpactParams {
+                    base: diff,
+                    staged: Some(staged),
+                    depth: depth.map(u64::from),
+                    min_confidence: Some(f64::from(min_confidence)),
+                    limit: limit.map(|l| l as u64),
+                    repo: Some(client::absolute(&repo)),
                 };
-                let r = dispatcher.send(msg).await??;
+                let r = dispatcher.send(message(params)?).await??;
                 let text = if json { to_json(&r)? } else { diff_impact_text(&r) };
                 (text, false)
             }
             Command::Map { repo, budget_tokens, focus, json } => {
-                let msg = RepoMap { repo_opt: Some(client::absolute(&repo)), budget_tokens, focus };
-                let r = dispatcher.send(msg).await??;
+                let params = RepoMapParams {
+                    budget_tokens: Some(budget_tokens as u64),
+                    focus: Some(focus),
+                    repo: Some(client::absolute(&repo)),
+                };
+                let r = dispatcher.send(message(params)?).await??;
                 let text = if json {
                     to_json(&r)?
                 } else {
@@ -243,21 +258,20 @@ pub(super) async fn run_code(loaded: &LoadedConfig, command: Command) -> Result<
                 (text, r.files.is_empty())
             }
             Command::RunTests { repo, target, affected, timeout_secs, json } => {
-                let scope = TestScope::from_params(target, affected)?;
-                let msg = RunTests { repo_opt: Some(client::absolute(&repo)), scope, timeout_secs_opt: timeout_secs };
-                let r = dispatcher.send(msg).await??;
+                let params = RunTestsParams { target, affected, timeout_secs, repo: Some(client::absolute(&repo)) };
+                let r = dispatcher.send(message(params)?).await??;
                 let text = if json { to_json(&r)? } else { run_tests_text(&r) };
                 // Exit 1 when a test failed or the run was stopped, as the runners do.
                 (text, r.failed > 0 || r.timed_out || r.exit_code.is_some_and(|c| c != 0))
             }
             Command::Impact { repo, file: Some(file), depth, limit, json, .. } => {
-                let msg = FileImpact {
-                    repo_opt: Some(client::absolute(&repo)),
+                let params = FileImpactParams {
                     file,
-                    depth: depth.unwrap_or(1),
-                    limit: check_limit(limit.unwrap_or(DEFAULT_IMPACT_LIMIT))?,
+                    depth: depth.map(u64::from),
+                    limit: limit.map(|l| l as u64),
+                    repo: Some(client::absolute(&repo)),
                 };
-                let r = dispatcher.send(msg).await??;
+                let r = dispatcher.send(message(params)?).await??;
                 let text = if json {
                     to_json(&r)?
                 } else {
@@ -283,16 +297,15 @@ pub(super) async fn run_code(loaded: &LoadedConfig, command: Command) -> Result<
                 (text, false)
             }
             Command::Ast { repo, language, kind, name, limit, json, query } => {
-                let repo_opt = Some(client::absolute(&repo));
-                let limit = check_limit(limit)?;
+                let repo = Some(client::absolute(&repo));
                 match query {
                     Some(query) => {
                         let language = language.ok_or_else(|| {
                             DocdexError::invalid("a structural query needs --language")
                                 .with_hint("e.g. --language rust")
                         })?;
-                        let msg = RunAstQuery { repo_opt, language: parse_language(&language)?, query, limit };
-                        let r = dispatcher.send(msg).await??;
+                        let params = AstQueryParams { language, query, limit: Some(limit as u64), repo };
+                        let r = dispatcher.send(message(params)?).await??;
                         let text = if json {
                             to_json(&r)?
                         } else {
@@ -323,14 +336,9 @@ pub(super) async fn run_code(loaded: &LoadedConfig, command: Command) -> Result<
                                 "give a query (with --language), or --kind and/or --name",
                             ));
                         }
-                        let msg = FindSymbols {
-                            repo_opt,
-                            name_opt: name,
-                            kind_opt: kind.as_deref().map(parse_kind).transpose()?,
-                            language_opt: language.as_deref().map(parse_language).transpose()?,
-                            page: Page { limit, offset: 0 },
-                        };
-                        let r = dispatcher.send(msg).await??;
+                        let params =
+                            AstSearchParams { name, kind, language, limit: Some(limit as u64), offset: None, repo };
+                        let r = dispatcher.send(message(params)?).await??;
                         let text = if json { to_json(&r)? } else { r.symbols.iter().map(symbol_line).collect() };
                         (text, r.symbols.is_empty())
                     }

@@ -16,13 +16,13 @@ pub mod impact;
 pub mod openai;
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use actix::Addr;
 use actix_web::http::StatusCode;
 use actix_web::middleware::from_fn;
-use actix_web::{web, App, HttpResponse, HttpServer};
+use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
 use serde::Deserialize;
 
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -33,6 +33,7 @@ use crate::actors::tool_dispatcher::files::{Get, GetTarget, ListFiles, MultiGet}
 use crate::actors::tool_dispatcher::indexing::{EmbedPending, Index, Status};
 use crate::actors::tool_dispatcher::libs::LibsFetch;
 use crate::actors::tool_dispatcher::memory::{MemoryDelete, MemoryListing, MemoryRecall, MemorySave};
+use crate::actors::tool_dispatcher::params::{Caller, Tool};
 use crate::actors::tool_dispatcher::repos::{DaemonState, Mount, Repos};
 use crate::actors::tool_dispatcher::search::Search;
 use crate::actors::tool_dispatcher::web::{WebFetch, WebResearch, WebSearch};
@@ -376,6 +377,59 @@ async fn libs_fetch(state: web::Data<HttpState>, body: web::Json<LibsFetchBody>)
     let body = body.into_inner();
     let request = LibsFetchRequest { repo_opt: body.repo, all: body.all, names: body.libs };
     respond(dispatch(&state, LibsFetch { request, progress_opt: None, embed_in_background: true }).await)
+}
+
+/// A tool's GET route: its parameters (`Tool`) from the query string.
+pub(crate) async fn tool_query<T: Tool>(state: web::Data<HttpState>, request: HttpRequest) -> HttpResponse
+where
+    ToolDispatcher: actix::Handler<T::Message>,
+{
+    let pairs = form_urlencoded::parse(request.query_string().as_bytes());
+    match serde_path_to_error::deserialize::<_, T>(serde_urlencoded::Deserializer::new(pairs)) {
+        Ok(params) => run_tool(&state, params).await,
+        Err(err) => error_response(&malformed(err, "query string")),
+    }
+}
+
+/// A tool's POST route: its parameters (`Tool`) from the JSON body.
+pub(crate) async fn tool_body<T: Tool>(state: web::Data<HttpState>, body: web::Json<serde_json::Value>) -> HttpResponse
+where
+    ToolDispatcher: actix::Handler<T::Message>,
+{
+    match serde_path_to_error::deserialize::<_, T>(body.into_inner()) {
+        Ok(params) => run_tool(&state, params).await,
+        Err(err) => error_response(&malformed(err, "JSON body")),
+    }
+}
+
+async fn run_tool<T: Tool>(state: &HttpState, params: T) -> HttpResponse
+where
+    ToolDispatcher: actix::Handler<T::Message>,
+{
+    let repo_opt = params.repo().map(Path::to_path_buf).or_else(|| state.default_repo_opt.clone());
+    let caller = Caller { run_tests_refusal: state.run_tests_refusal.clone() };
+    match params.into_message(repo_opt, &caller) {
+        Ok(msg) => respond(dispatch(state, msg).await),
+        Err(err) => error_response(&err),
+    }
+}
+
+/// Parameters that do not deserialize: an unknown name with the closest known one, a
+/// missing one, or a value of the wrong form, each naming the parameter.
+fn malformed<E: std::fmt::Display>(err: serde_path_to_error::Error<E>, what: &str) -> DocdexError {
+    let field = err.path().to_string();
+    let inner = err.into_inner().to_string();
+    if let Some(unknown) = DocdexError::unknown_parameter(&inner) {
+        return unknown;
+    }
+    if let Some(name) = inner.strip_prefix("missing field `").and_then(|rest| rest.split('`').next()) {
+        return DocdexError::invalid(format!("`{name}` is required"));
+    }
+    if field.is_empty() || field == "." {
+        DocdexError::invalid(format!("malformed {what}: {inner}"))
+    } else {
+        DocdexError::invalid(format!("`{field}`: {inner}"))
+    }
 }
 
 pub(crate) async fn dispatch<M, T>(state: &HttpState, msg: M) -> crate::protocol::Result<T>

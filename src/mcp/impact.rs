@@ -4,49 +4,13 @@
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
-use rmcp::{schemars, tool, tool_router};
-use serde::Deserialize;
+use rmcp::{tool, tool_router};
 use serde_json::Value;
 
 use super::budget::{respond_fitted, Fit, Page};
-use super::{lenient_number, DocdexMcp};
-use crate::actors::tool_dispatcher::impact::{RepoMap, RunTests, TestScope, DEFAULT_MAP_TOKENS};
+use super::DocdexMcp;
+use crate::actors::tool_dispatcher::impact::{RepoMapParams, RunTestsParams};
 use crate::protocol::impact::{DiffImpactResponse, RepoMapResponse, RunTestsResponse};
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RunTestsArgs {
-    /// Run only the tests in this file or folder (relative to the repo root).
-    #[serde(default)]
-    pub target: Option<String>,
-    /// Run only the tests a change reaches: "working" (the working tree against HEAD),
-    /// "staged", or a revision to compare the working tree with ("HEAD~1", "main").
-    #[serde(default)]
-    pub affected: Option<String>,
-    /// Stop the run after this many seconds (default and most: [tests] timeout_secs, 600).
-    #[serde(default, deserialize_with = "lenient_number")]
-    #[schemars(range(min = 1))]
-    pub timeout_secs: Option<u64>,
-    /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
-    #[serde(default, alias = "repo_path", alias = "project_root")]
-    pub repo: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RepoMapArgs {
-    /// Tokens the map may fill, 1-32768 (default 1024).
-    #[serde(default, deserialize_with = "lenient_number")]
-    #[schemars(range(min = 1, max = 32768))]
-    pub budget_tokens: Option<u64>,
-    /// What to centre the map on: file paths, definition names, or a question in words,
-    /// e.g. ["src/cart.rs", "Checkout", "how are refunds computed"].
-    #[serde(default)]
-    pub focus: Option<Vec<String>>,
-    /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
-    #[serde(default, alias = "repo_path", alias = "project_root")]
-    pub repo: Option<String>,
-}
 
 impl Fit for RepoMapResponse {
     fn items(&self) -> usize {
@@ -125,30 +89,15 @@ impl DocdexMcp {
     #[tool(
         description = "Run the repo's tests with its own runner (cargo test, pytest, vitest or jest, go test): all of them, those in a file or folder (target), or only those a change reaches (affected: \"working\", \"staged\" or a revision). Bounded in time; returns passed/failed/skipped, each failure's message and the output's tail. Example: {\"affected\": \"working\"} or {\"target\": \"tests/test_cart.py\"}."
     )]
-    async fn docdex_run_tests(&self, Parameters(args): Parameters<RunTestsArgs>) -> CallToolResult {
-        let result = async {
-            if let Some(refusal) = &self.run_tests_refusal {
-                return Err(refusal.clone());
-            }
-            let scope = TestScope::from_params(args.target, args.affected)?;
-            let repo_opt = Some(self.repo(args.repo).await?);
-            self.call(RunTests { repo_opt, scope, timeout_secs_opt: args.timeout_secs }).await
-        }
-        .await;
-        respond_fitted(result, Page::SINGLE, self.budget_tokens, run_tests_text)
+    async fn docdex_run_tests(&self, Parameters(params): Parameters<RunTestsParams>) -> CallToolResult {
+        respond_fitted(self.run(params).await, Page::SINGLE, self.budget_tokens, run_tests_text)
     }
 
     #[tool(
         description = "A map of the repo at a glance: the files and definitions that matter most (ranked by how the code uses them), as signatures with line numbers, fitted to a token budget and centred on what you focus on. Example: {\"budget_tokens\": 1024} or {\"focus\": [\"src/cart.rs\", \"how are refunds computed\"]}."
     )]
-    async fn docdex_repo_map(&self, Parameters(args): Parameters<RepoMapArgs>) -> CallToolResult {
-        let result = async {
-            let budget_tokens = args.budget_tokens.map_or(DEFAULT_MAP_TOKENS, |b| b.min(u64::from(u32::MAX)) as usize);
-            let repo_opt = Some(self.repo(args.repo).await?);
-            self.call(RepoMap { repo_opt, budget_tokens, focus: args.focus.unwrap_or_default() }).await
-        }
-        .await;
-        respond_fitted(result, Page::SINGLE, self.budget_tokens, |r| {
+    async fn docdex_repo_map(&self, Parameters(params): Parameters<RepoMapParams>) -> CallToolResult {
+        respond_fitted(self.run(params).await, Page::SINGLE, self.budget_tokens, |r| {
             format!("{}({} tokens)\n", crate::code::map::render(&r.files), r.tokens)
         })
     }

@@ -28,6 +28,7 @@ use crate::actors::tool_dispatcher::files::{self, Get, GetTarget, ListFiles, Mul
 use crate::actors::tool_dispatcher::indexing::{Index, Status};
 use crate::actors::tool_dispatcher::libs::LibsFetch;
 use crate::actors::tool_dispatcher::memory::{self, MemoryRecall, MemorySave};
+use crate::actors::tool_dispatcher::params::{Caller, Tool};
 use crate::actors::tool_dispatcher::repos::Mount;
 use crate::actors::tool_dispatcher::search::Search;
 use crate::actors::tool_dispatcher::web::WebResearch;
@@ -191,6 +192,26 @@ impl DocdexMcp {
             DocdexError::invalid("no repo: pass repo")
                 .with_hint("give repo (the repository root), or start the server with --repo")
         })
+    }
+
+    /// The repo a call names, else the session's default (`repo`).
+    async fn repo_of(&self, named: Option<&std::path::Path>) -> Result<PathBuf> {
+        self.repo(named.map(|p| p.to_string_lossy().into_owned())).await
+    }
+
+    /// What this session may do (`Tool::into_message` checks it).
+    fn caller(&self) -> Caller {
+        Caller { run_tests_refusal: self.run_tests_refusal.clone() }
+    }
+
+    /// A tool call through its declared parameters, in the session's repo unless it names one.
+    async fn run<T: Tool>(&self, params: T) -> Result<T::Output>
+    where
+        ToolDispatcher: actix::Handler<T::Message>,
+    {
+        let repo = self.repo_of(params.repo()).await?;
+        let msg = params.into_message(Some(repo), &self.caller())?;
+        self.call(msg).await
     }
 
     async fn call<M, T>(&self, msg: M) -> Result<T>

@@ -3,12 +3,15 @@
 //! (built from the code facts the index run stored), so they answer from the index, never
 //! from a fresh parse of the repo.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::{Context, Handler, Message, ResponseFuture};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
+use super::params::{self, Caller, Tool};
 use super::{open_indexed, tracked, ToolDispatcher};
 use crate::code::graph::SymbolRef;
 use crate::code::query::{glob_match, AstQuery};
@@ -85,20 +88,40 @@ pub struct FindReferences {
     pub page: Page,
 }
 
-#[derive(Message)]
-#[rtype(result = "Result<CallersResponse>")]
-pub struct FindCallers {
-    pub target: SymbolTarget,
-    pub min_confidence: f32,
-    pub page: Page,
+/// Which way a calls query goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// Who calls the definition.
+    Callers,
+    /// What the definition calls.
+    Callees,
 }
 
+/// The calling definitions of a function, or the ones it calls.
 #[derive(Message)]
-#[rtype(result = "Result<CalleesResponse>")]
-pub struct FindCallees {
+#[rtype(result = "Result<CallList>")]
+pub struct FindCalls {
     pub target: SymbolTarget,
     pub min_confidence: f32,
     pub page: Page,
+    pub direction: Direction,
+}
+
+/// Callers or callees, as asked (each serializes as its own response).
+#[derive(Debug, serde::Serialize)]
+#[serde(untagged)]
+pub enum CallList {
+    Callers(CallersResponse),
+    Callees(CalleesResponse),
+}
+
+impl CallList {
+    pub fn total(&self) -> usize {
+        match self {
+            CallList::Callers(r) => r.total,
+            CallList::Callees(r) => r.total,
+        }
+    }
 }
 
 /// A file's imports, its importers (through `depth` hops) and its unresolved imports.
@@ -153,6 +176,325 @@ pub fn check_confidence(value: f32) -> Result<f32> {
     } else {
         Err(DocdexError::invalid(format!("`min_confidence` must be between 0 and 1, got {value}")))
     }
+}
+
+// ---- Parameters, as every surface takes them (see `params`).
+
+/// `GET /v1/symbols`, MCP `docdex_symbols`, `docdex symbols`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SymbolsParams {
+    /// A name ("Router"), a qualified name ("Router::route", "Flask.route") or a pattern with
+    /// * and ? ("spawn*", "*Handle").
+    pub name: String,
+    /// Only this kind of definition.
+    #[serde(default)]
+    #[schemars(extend("enum" = ["function", "method", "constructor", "class", "struct", "enum", "enum_member", "trait", "interface", "type", "constant", "variable", "field", "property", "module", "macro"]))]
+    pub kind: Option<String>,
+    /// Only definitions in this language, e.g. "rust", "python", "typescript".
+    #[serde(default)]
+    pub language: Option<String>,
+    /// Definitions to return, 1-1000 (default 20).
+    #[serde(default, deserialize_with = "params::number")]
+    #[schemars(range(min = 1, max = 1000))]
+    pub limit: Option<u64>,
+    /// Where this page starts: the `next_offset` of the previous one (default 0).
+    #[serde(default, deserialize_with = "params::number")]
+    #[schemars(range(min = 0))]
+    pub offset: Option<u64>,
+    /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<PathBuf>,
+}
+
+impl SymbolsParams {
+    fn page(&self, default: usize) -> Result<Page> {
+        page(self.limit, self.offset, default)
+    }
+}
+
+impl Tool for SymbolsParams {
+    type Message = FindSymbols;
+    type Output = SymbolsResponse;
+
+    fn repo(&self) -> Option<&Path> {
+        self.repo.as_deref()
+    }
+
+    fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<FindSymbols> {
+        let page = self.page(DEFAULT_SYMBOLS_LIMIT)?;
+        let name = params::text(Some(self.name)).ok_or_else(|| {
+            DocdexError::invalid("`name` is required")
+                .with_hint("a name (`Router`), a qualified name (`Router::route`) or a pattern (`spawn*`)")
+        })?;
+        Ok(FindSymbols {
+            repo_opt,
+            name_opt: Some(name),
+            kind_opt: params::text(self.kind).as_deref().map(parse_kind).transpose()?,
+            language_opt: params::text(self.language).as_deref().map(parse_language).transpose()?,
+            page,
+        })
+    }
+}
+
+/// `GET /v1/ast/search`: definitions by kind and name pattern; the name may be left out
+/// when a kind is given.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AstSearchParams {
+    /// A name or a pattern with * and ? (default: every definition of `kind`).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Only this kind of definition (needed without a name).
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Only definitions in this language.
+    #[serde(default)]
+    pub language: Option<String>,
+    /// Definitions to return, 1-1000 (default 20).
+    #[serde(default, deserialize_with = "params::number")]
+    pub limit: Option<u64>,
+    /// Where this page starts (default 0).
+    #[serde(default, deserialize_with = "params::number")]
+    pub offset: Option<u64>,
+    /// Repository root (default: the server's repo).
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<PathBuf>,
+}
+
+impl Tool for AstSearchParams {
+    type Message = FindSymbols;
+    type Output = SymbolsResponse;
+
+    fn repo(&self) -> Option<&Path> {
+        self.repo.as_deref()
+    }
+
+    fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<FindSymbols> {
+        let page = page(self.limit, self.offset, DEFAULT_SYMBOLS_LIMIT)?;
+        let kind_opt = params::text(self.kind).as_deref().map(parse_kind).transpose()?;
+        let name_opt = params::text(self.name);
+        if name_opt.is_none() && kind_opt.is_none() {
+            return Err(DocdexError::invalid("`name` is required without `kind`")
+                .with_hint("a name (`Router`), a pattern (`spawn*`), or a kind (`trait`)"));
+        }
+        let language_opt = params::text(self.language).as_deref().map(parse_language).transpose()?;
+        Ok(FindSymbols { repo_opt, name_opt, kind_opt, language_opt, page })
+    }
+}
+
+/// A definition and a page of what relates to it: `GET /v1/references`, `/v1/callers`,
+/// `/v1/callees`; MCP `docdex_references`, `docdex_callers`; `docdex refs|callers|callees`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TargetParams {
+    /// The symbol's name, plain or qualified ("Cart::add", "Cart.add").
+    pub name: String,
+    /// The file of the definition (or of a use) meant, relative to the repo root: picks one
+    /// definition among several of that name.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// The line (1-based) of that definition or use in `path`.
+    #[serde(default, deserialize_with = "params::number")]
+    #[schemars(range(min = 1))]
+    pub line: Option<u64>,
+    /// Entries to return, 1-1000 (default 100), highest confidence first.
+    #[serde(default, deserialize_with = "params::number")]
+    #[schemars(range(min = 1, max = 1000))]
+    pub limit: Option<u64>,
+    /// Where this page starts: the `next_offset` of the previous one (default 0).
+    #[serde(default, deserialize_with = "params::number")]
+    #[schemars(range(min = 0))]
+    pub offset: Option<u64>,
+    /// Leave out entries below this confidence, 0-1 (default 0.5, which leaves out name-only
+    /// matches; the answer counts them in below_min_confidence).
+    #[serde(default, deserialize_with = "params::fraction")]
+    pub min_confidence: Option<f64>,
+    /// "callers" or "callees" (what the symbol calls): callers and callees only (the
+    /// default is the one asked for).
+    #[serde(default)]
+    #[schemars(extend("enum" = ["callers", "callees"]))]
+    pub direction: Option<String>,
+    /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<PathBuf>,
+}
+
+/// Callees asked for under their own name (`/v1/callees`, `docdex callees`).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub struct CalleesParams(pub TargetParams);
+
+impl TargetParams {
+    /// The definition meant, the page and the confidence floor, checked.
+    fn parts(self, repo_opt: Option<PathBuf>) -> Result<(SymbolTarget, Page, f32, Option<String>)> {
+        let page = page(self.limit, self.offset, DEFAULT_REFERENCES_LIMIT)?;
+        let min_confidence = confidence(self.min_confidence)?;
+        let line_opt = self
+            .line
+            .map(|l| u32::try_from(l).map_err(|_| DocdexError::invalid(format!("no line {l}"))))
+            .transpose()?;
+        let name = params::text(Some(self.name)).ok_or_else(|| {
+            DocdexError::invalid("`name` is required")
+                .with_hint("the symbol's name; add `path` and `line` to pick one definition among several")
+        })?;
+        let path_opt = params::text(self.path);
+        if line_opt.is_some() && path_opt.is_none() {
+            return Err(DocdexError::invalid("`line` needs `path`").with_hint("give the file the line is in"));
+        }
+        let target = SymbolTarget { repo_opt, name, path_opt, line_opt };
+        Ok((target, page, min_confidence, params::text(self.direction)))
+    }
+
+    /// Callers or callees, as `direction` says (`default` when it is left out).
+    pub fn calls(self, repo_opt: Option<PathBuf>, default: Direction) -> Result<FindCalls> {
+        let (target, page, min_confidence, direction_opt) = self.parts(repo_opt)?;
+        let direction = match direction_opt.as_deref() {
+            None => default,
+            Some("callers") => Direction::Callers,
+            Some("callees") => Direction::Callees,
+            Some(other) => {
+                return Err(
+                    DocdexError::invalid(format!("unknown direction `{other}`")).with_hint("use callers or callees")
+                )
+            }
+        };
+        Ok(FindCalls { target, min_confidence, page, direction })
+    }
+}
+
+impl Tool for TargetParams {
+    type Message = FindReferences;
+    type Output = ReferencesResponse;
+
+    fn repo(&self) -> Option<&Path> {
+        self.repo.as_deref()
+    }
+
+    fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<FindReferences> {
+        let (target, page, min_confidence, direction_opt) = self.parts(repo_opt)?;
+        if direction_opt.is_some() {
+            return Err(DocdexError::invalid("`direction` belongs to callers and callees"));
+        }
+        Ok(FindReferences { target, min_confidence, page })
+    }
+}
+
+/// Callers (or, with `direction`, callees) under the callers' name.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub struct CallersParams(pub TargetParams);
+
+impl Tool for CallersParams {
+    type Message = FindCalls;
+    type Output = CallList;
+
+    fn repo(&self) -> Option<&Path> {
+        self.0.repo.as_deref()
+    }
+
+    fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<FindCalls> {
+        self.0.calls(repo_opt, Direction::Callers)
+    }
+}
+
+impl Tool for CalleesParams {
+    type Message = FindCalls;
+    type Output = CallList;
+
+    fn repo(&self) -> Option<&Path> {
+        self.0.repo.as_deref()
+    }
+
+    fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<FindCalls> {
+        self.0.calls(repo_opt, Direction::Callees)
+    }
+}
+
+/// `GET /v1/graph/impact`, MCP `docdex_impact {file}`, `docdex impact --file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileImpactParams {
+    /// The file, relative to the repo root: its import edges.
+    #[serde(alias = "path")]
+    pub file: String,
+    /// How many hops of importers to follow, 1-5 (default 1).
+    #[serde(default, deserialize_with = "params::number")]
+    #[schemars(range(min = 1, max = 5))]
+    pub depth: Option<u64>,
+    /// Importers to return, 1-1000 (default 200).
+    #[serde(default, deserialize_with = "params::number")]
+    #[schemars(range(min = 1, max = 1000))]
+    pub limit: Option<u64>,
+    /// Repository root (default: the server's repo).
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<PathBuf>,
+}
+
+impl Tool for FileImpactParams {
+    type Message = FileImpact;
+    type Output = ImpactResponse;
+
+    fn repo(&self) -> Option<&Path> {
+        self.repo.as_deref()
+    }
+
+    fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<FileImpact> {
+        let limit = params::bounded("limit", self.limit, DEFAULT_IMPACT_LIMIT, MAX_CODE_LIMIT)?;
+        let depth = params::bounded("depth", self.depth, 1, MAX_IMPACT_DEPTH as usize)? as u32;
+        let file = params::text(Some(self.file)).ok_or_else(|| {
+            DocdexError::invalid("`file` is required")
+                .with_hint("a path relative to the repo root, as search results give it")
+        })?;
+        Ok(FileImpact { repo_opt, file, depth, limit })
+    }
+}
+
+/// `POST /v1/ast/query`, MCP `docdex_ast_query`, `docdex ast`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AstQueryParams {
+    /// The language whose files are searched, e.g. "rust", "python", "typescript", "go".
+    pub language: String,
+    /// A tree-sitter query (S-expression) with captures, e.g.
+    /// "(function_item name: (identifier) @name)".
+    pub query: String,
+    /// Captures to return, 1-1000 (default 100).
+    #[serde(default, deserialize_with = "params::number")]
+    #[schemars(range(min = 1, max = 1000))]
+    pub limit: Option<u64>,
+    /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<PathBuf>,
+}
+
+impl Tool for AstQueryParams {
+    type Message = RunAstQuery;
+    type Output = AstQueryResponse;
+
+    fn repo(&self) -> Option<&Path> {
+        self.repo.as_deref()
+    }
+
+    fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<RunAstQuery> {
+        let language = parse_language(&self.language)?;
+        let limit = params::bounded("limit", self.limit, DEFAULT_AST_LIMIT, MAX_CODE_LIMIT)?;
+        if self.query.trim().is_empty() {
+            return Err(DocdexError::invalid("`query` must not be empty")
+                .with_hint("a tree-sitter query, e.g. (function_item name: (identifier) @name)"));
+        }
+        Ok(RunAstQuery { repo_opt, language, query: self.query, limit })
+    }
+}
+
+fn page(limit: Option<u64>, offset: Option<u64>, default: usize) -> Result<Page> {
+    let limit = params::bounded("limit", limit, default, MAX_CODE_LIMIT)?;
+    Ok(Page { limit, offset: offset.unwrap_or(0).min(usize::MAX as u64) as usize })
+}
+
+/// A `min_confidence` parameter (default `DEFAULT_MIN_CONFIDENCE`).
+pub fn confidence(value: Option<f64>) -> Result<f32> {
+    check_confidence(value.map_or(DEFAULT_MIN_CONFIDENCE, |c| c as f32))
 }
 
 impl ToolDispatcher {
@@ -322,36 +664,38 @@ impl Handler<FindReferences> for ToolDispatcher {
     }
 }
 
-impl Handler<FindCallers> for ToolDispatcher {
-    type Result = ResponseFuture<Result<CallersResponse>>;
+impl Handler<FindCalls> for ToolDispatcher {
+    type Result = ResponseFuture<Result<CallList>>;
 
-    fn handle(&mut self, msg: FindCallers, _: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, msg: FindCalls, _: &mut Context<Self>) -> Self::Result {
         let repo_opt = msg.target.repo_opt.clone();
         self.with_graph(repo_opt, move |_, graph| {
             let (target, _) = pick_target(graph, &msg.target)?;
-            let all = graph.callers(target, 0.0);
+            let all = match msg.direction {
+                Direction::Callers => graph.callers(target, 0.0),
+                Direction::Callees => graph.callees(target, 0.0),
+            };
             let before = all.len();
             let kept: Vec<_> = all.into_iter().filter(|c| c.confidence >= msg.min_confidence).collect();
             let below_min_confidence = before - kept.len();
-            let (callers, total, next_offset) = msg.page.cut(kept);
-            Ok(CallersResponse { symbol: graph.info(target), callers, total, next_offset, below_min_confidence })
-        })
-    }
-}
-
-impl Handler<FindCallees> for ToolDispatcher {
-    type Result = ResponseFuture<Result<CalleesResponse>>;
-
-    fn handle(&mut self, msg: FindCallees, _: &mut Context<Self>) -> Self::Result {
-        let repo_opt = msg.target.repo_opt.clone();
-        self.with_graph(repo_opt, move |_, graph| {
-            let (target, _) = pick_target(graph, &msg.target)?;
-            let all = graph.callees(target, 0.0);
-            let before = all.len();
-            let kept: Vec<_> = all.into_iter().filter(|c| c.confidence >= msg.min_confidence).collect();
-            let below_min_confidence = before - kept.len();
-            let (callees, total, next_offset) = msg.page.cut(kept);
-            Ok(CalleesResponse { symbol: graph.info(target), callees, total, next_offset, below_min_confidence })
+            let (edges, total, next_offset) = msg.page.cut(kept);
+            let symbol = graph.info(target);
+            Ok(match msg.direction {
+                Direction::Callers => CallList::Callers(CallersResponse {
+                    symbol,
+                    callers: edges,
+                    total,
+                    next_offset,
+                    below_min_confidence,
+                }),
+                Direction::Callees => CallList::Callees(CalleesResponse {
+                    symbol,
+                    callees: edges,
+                    total,
+                    next_offset,
+                    below_min_confidence,
+                }),
+            })
         })
     }
 }

@@ -3,14 +3,16 @@
 //! file (so they are right however fresh the index is); dependents and tests come from the
 //! repo's code graph.
 
-use std::path::PathBuf;
-
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use actix::{AsyncContext, Context, Handler, Message, ResponseFuture};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
-use super::{open_indexed, tracked, ToolDispatcher};
+use super::params::{self, Caller, Tool};
+use super::{code, open_indexed, tracked, ToolDispatcher};
 use crate::actors::chat::ReadDiff;
 use crate::change::git::DiffBase;
 use crate::change::{ChangeSet, SymbolChange};
@@ -340,6 +342,139 @@ fn nothing_to_run(runner: &Runner, impact: &DiffImpactResponse) -> RunTestsRespo
         output_tail: String::new(),
         output_truncated: false,
         note,
+    }
+}
+
+// ---- Parameters, as every surface takes them (see `params`).
+
+/// `GET /v1/impact/diff`, MCP `docdex_impact {diff}`, `docdex impact --diff`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DiffImpactParams {
+    /// A revision to compare the working tree with (default HEAD), or "staged" / "working".
+    #[serde(default)]
+    pub base: Option<String>,
+    /// The staged changes against HEAD instead of the working tree.
+    #[serde(default, deserialize_with = "params::flag")]
+    pub staged: Option<bool>,
+    /// How many hops of dependents to follow, 1-5 (default 2).
+    #[serde(default, deserialize_with = "params::number")]
+    pub depth: Option<u64>,
+    /// How sure each use on a dependent's path must be, 0-1 (default 0.5).
+    #[serde(default, deserialize_with = "params::fraction")]
+    pub min_confidence: Option<f64>,
+    /// Dependents and tests to return, 1-1000 each (default 100).
+    #[serde(default, deserialize_with = "params::number")]
+    pub limit: Option<u64>,
+    /// Repository root (default: the server's repo).
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<PathBuf>,
+}
+
+impl Tool for DiffImpactParams {
+    type Message = DiffImpact;
+    type Output = DiffImpactResponse;
+
+    fn repo(&self) -> Option<&Path> {
+        self.repo.as_deref()
+    }
+
+    fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<DiffImpact> {
+        let base = DiffBase::parse(params::text(self.base).as_deref(), self.staged.unwrap_or(false))?;
+        let depth = params::bounded("depth", self.depth, DEFAULT_DIFF_DEPTH as usize, code::MAX_IMPACT_DEPTH as usize)?;
+        let limit = params::bounded("limit", self.limit, DEFAULT_DIFF_LIMIT, code::MAX_CODE_LIMIT)?;
+        let min_confidence = code::confidence(self.min_confidence)?;
+        Ok(DiffImpact { repo_opt, base, depth: depth as u32, min_confidence, limit })
+    }
+}
+
+/// `POST /v1/run-tests`, MCP `docdex_run_tests`, `docdex run-tests`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunTestsParams {
+    /// Run only the tests in this file or folder (relative to the repo root).
+    #[serde(default)]
+    pub target: Option<String>,
+    /// Run only the tests a change reaches: "working" (the working tree against HEAD),
+    /// "staged", or a revision to compare the working tree with ("HEAD~1", "main"); `true`
+    /// is "working".
+    #[serde(default, deserialize_with = "affected")]
+    pub affected: Option<String>,
+    /// Stop the run after this many seconds (default and most: [tests] timeout_secs, 600).
+    #[serde(default, deserialize_with = "params::number")]
+    #[schemars(range(min = 1))]
+    pub timeout_secs: Option<u64>,
+    /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<PathBuf>,
+}
+
+/// `affected` as a base, or `true` for the working tree (`false`: not asked).
+fn affected<'de, D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Option<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum FlagOrBase {
+        Flag(bool),
+        Base(String),
+    }
+    Ok(match Option::<FlagOrBase>::deserialize(deserializer)? {
+        None | Some(FlagOrBase::Flag(false)) => None,
+        Some(FlagOrBase::Flag(true)) => Some("working".into()),
+        Some(FlagOrBase::Base(base)) => match base.trim() {
+            "" | "false" => None,
+            "true" => Some("working".into()),
+            base => Some(base.to_string()),
+        },
+    })
+}
+
+impl Tool for RunTestsParams {
+    type Message = RunTests;
+    type Output = RunTestsResponse;
+
+    fn repo(&self) -> Option<&Path> {
+        self.repo.as_deref()
+    }
+
+    /// Refused to a caller that may not run code (a daemon without a token, or exposed).
+    fn into_message(self, repo_opt: Option<PathBuf>, caller: &Caller) -> Result<RunTests> {
+        if let Some(refusal) = &caller.run_tests_refusal {
+            return Err(refusal.clone());
+        }
+        let scope = TestScope::from_params(self.target, self.affected)?;
+        Ok(RunTests { repo_opt, scope, timeout_secs_opt: self.timeout_secs })
+    }
+}
+
+/// `GET /v1/repo-map`, MCP `docdex_repo_map`, `docdex map`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RepoMapParams {
+    /// Tokens the map may fill, 1-32768 (default 1024).
+    #[serde(default, deserialize_with = "params::number")]
+    #[schemars(range(min = 1, max = 32768))]
+    pub budget_tokens: Option<u64>,
+    /// What to centre the map on: file paths, definition names, or a question in words,
+    /// e.g. ["src/cart.rs", "Checkout", "how are refunds computed"] (in a query string, one
+    /// text split at commas).
+    #[serde(default, deserialize_with = "params::list")]
+    pub focus: Option<Vec<String>>,
+    /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<PathBuf>,
+}
+
+impl Tool for RepoMapParams {
+    type Message = RepoMap;
+    type Output = RepoMapResponse;
+
+    fn repo(&self) -> Option<&Path> {
+        self.repo.as_deref()
+    }
+
+    fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<RepoMap> {
+        let budget_tokens = params::bounded("budget_tokens", self.budget_tokens, DEFAULT_MAP_TOKENS, MAX_MAP_TOKENS)?;
+        Ok(RepoMap { repo_opt, budget_tokens, focus: self.focus.unwrap_or_default() })
     }
 }
 

@@ -1,4 +1,3 @@
-
 use crate::ingest::{chunk_file, ChunkParams, Language};
 
 thread_local! {

@@ -1,0 +1,164 @@
+//! A tool's parameters, declared once for every surface.
+//!
+//! Each tool module declares, beside its messages, one parameter struct per call: its names
+//! (with the aliases clients send), its documentation (MCP's schema is made from it), its
+//! bounds and defaults, and `Tool::into_message`, which checks the values and builds the
+//! dispatcher message. The HTTP API takes the struct from the query string or the JSON body
+//! (`http::tool_query`, `http::tool_body`), MCP from a tool call's arguments, and the CLI
+//! fills it from its flags; none of them parses or defaults a value of its own.
+//!
+//! Values are taken leniently — `5` and `"5"`, `true` and `"true"` — because a query string
+//! has only text and several MCP clients send numbers as strings.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Deserializer};
+
+use crate::protocol::{DocdexError, Result};
+
+/// Who is calling, as far as a tool's defaults and permissions care.
+#[derive(Debug, Clone, Default)]
+pub struct Caller {
+    /// Why this caller may not run the repo's tests (`docdex_run_tests`), if it may not.
+    pub run_tests_refusal: Option<DocdexError>,
+}
+
+/// A tool call: its parameters, and the message they become.
+pub trait Tool: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'static {
+    type Message: actix::Message<Result = Result<Self::Output>> + Send + 'static;
+    type Output: serde::Serialize + Send + 'static;
+
+    /// The repo the call names, if it names one (the surface's default fills in otherwise).
+    fn repo(&self) -> Option<&Path>;
+
+    /// Checks every value and builds the message; `repo_opt` is the call's repo or the
+    /// caller's default (the dispatcher falls back to its own).
+    fn into_message(self, repo_opt: Option<PathBuf>, caller: &Caller) -> Result<Self::Message>;
+}
+
+/// A non-empty, trimmed text parameter.
+pub fn text(value: Option<String>) -> Option<String> {
+    value.map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
+}
+
+/// `value` within `1..=max`, or `default` when left out.
+pub fn bounded(name: &str, value: Option<u64>, default: usize, max: usize) -> Result<usize> {
+    match value {
+        None => Ok(default),
+        Some(n) if n >= 1 && n <= max as u64 => Ok(n as usize),
+        Some(n) => Err(DocdexError::invalid(format!("`{name}` must be between 1 and {max}, got {n}"))),
+    }
+}
+
+/// Accepts `5` and `"5"`; an empty string is left out.
+pub fn number<'de, D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Option<u64>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum NumberOrText {
+        Number(u64),
+        Text(String),
+    }
+    match Option::<NumberOrText>::deserialize(deserializer)? {
+        None => Ok(None),
+        Some(NumberOrText::Number(n)) => Ok(Some(n)),
+        Some(NumberOrText::Text(text)) if text.trim().is_empty() => Ok(None),
+        Some(NumberOrText::Text(text)) => text
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|_| serde::de::Error::custom(format!("expected a non-negative whole number, got \"{text}\""))),
+    }
+}
+
+/// Accepts `0.5` and `"0.5"`; an empty string is left out.
+pub fn fraction<'de, D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Option<f64>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum NumberOrText {
+        Number(f64),
+        Text(String),
+    }
+    match Option::<NumberOrText>::deserialize(deserializer)? {
+        None => Ok(None),
+        Some(NumberOrText::Number(n)) => Ok(Some(n)),
+        Some(NumberOrText::Text(text)) if text.trim().is_empty() => Ok(None),
+        Some(NumberOrText::Text(text)) => text
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|_| serde::de::Error::custom(format!("expected a number from 0 to 1, got \"{text}\""))),
+    }
+}
+
+/// Accepts `true` and `"true"` (also `1`/`0`, `yes`/`no`); an empty string is left out.
+pub fn flag<'de, D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Option<bool>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum BoolOrText {
+        Bool(bool),
+        Text(String),
+    }
+    match Option::<BoolOrText>::deserialize(deserializer)? {
+        None => Ok(None),
+        Some(BoolOrText::Bool(b)) => Ok(Some(b)),
+        Some(BoolOrText::Text(text)) => match text.trim().to_ascii_lowercase().as_str() {
+            "" => Ok(None),
+            "true" | "1" | "yes" => Ok(Some(true)),
+            "false" | "0" | "no" => Ok(Some(false)),
+            _ => Err(serde::de::Error::custom(format!("expected true or false, got \"{text}\""))),
+        },
+    }
+}
+
+/// Accepts a list, or one text of comma-separated items (a query string's form).
+pub fn list<'de, D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Option<Vec<String>>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum ListOrText {
+        List(Vec<String>),
+        Text(String),
+    }
+    Ok(match Option::<ListOrText>::deserialize(deserializer)? {
+        None => None,
+        Some(ListOrText::List(items)) => Some(items),
+        Some(ListOrText::Text(text)) => {
+            Some(text.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect())
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Deserialize)]
+    struct Probe {
+        #[serde(default, deserialize_with = "number")]
+        n: Option<u64>,
+        #[serde(default, deserialize_with = "flag")]
+        b: Option<bool>,
+        #[serde(default, deserialize_with = "list")]
+        l: Option<Vec<String>>,
+        #[serde(default, deserialize_with = "fraction")]
+        f: Option<f64>,
+    }
+
+    #[test]
+    fn values_are_taken_as_json_and_as_query_text_alike() {
+        let json: Probe = serde_json::from_str(r#"{"n": 5, "b": true, "l": ["a", "b"], "f": 0.5}"#).unwrap();
+        let query: Probe = serde_urlencoded::from_str("n=5&b=true&l=a,+b&f=0.5").unwrap();
+        for p in [&json, &query] {
+            assert_eq!(
+                (p.n, p.b, p.l.clone(), p.f),
+                (Some(5), Some(true), Some(vec!["a".into(), "b".into()]), Some(0.5))
+            );
+        }
+        let empty: Probe = serde_urlencoded::from_str("n=&b=&f=").unwrap();
+        assert_eq!((empty.n, empty.b, empty.f), (None, None, None));
+        let err = serde_urlencoded::from_str::<Probe>("n=many").unwrap_err().to_string();
+        assert!(err.contains("whole number"), "{err}");
+        assert!(serde_json::from_str::<Probe>(r#"{"b": "maybe"}"#).is_err());
+        assert_eq!(bounded("limit", Some(0), 10, 100).unwrap_err().message, "`limit` must be between 1 and 100, got 0");
+        assert_eq!(bounded("limit", None, 10, 100).unwrap(), 10);
+    }
+}
