@@ -2,6 +2,7 @@
 //! tools, answered in-process from the repo's index (`--json` prints the HTTP API's objects).
 
 use super::args::{Command, TargetArgs};
+use super::message;
 use super::output::{print_out, to_json};
 use crate::actors::repo_manager::CloseAll;
 use crate::actors::tool_dispatcher::code::{
@@ -9,7 +10,6 @@ use crate::actors::tool_dispatcher::code::{
     TargetParams,
 };
 use crate::actors::tool_dispatcher::impact::{DiffImpactParams, RepoMapParams, RunTestsParams};
-use crate::actors::tool_dispatcher::params::{Caller, Tool};
 use crate::config::LoadedConfig;
 use crate::daemon::client;
 use crate::protocol::code::{CallEdge, SymbolInfo};
@@ -135,12 +135,6 @@ impl TargetArgs {
             repo: Some(client::absolute(&self.repo)),
         }
     }
-}
-
-/// A command's message from its tool's parameters (what a local user may do, all of it).
-fn message<T: Tool>(params: T) -> Result<T::Message> {
-    let repo_opt = params.repo().map(std::path::Path::to_path_buf);
-    params.into_message(repo_opt, &Caller::default())
 }
 
 /// Runs one of the code commands; returns the exit code (1 when nothing was found).

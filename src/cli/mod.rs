@@ -29,14 +29,21 @@ use self::progress::{embed_with_progress, index_with_progress, spawn_daemon_prog
 use self::setup::{mcp_config, run_setup};
 use crate::actors::repo_manager::CloseAll;
 use crate::actors::scraper::CloseBrowser;
-use crate::actors::tool_dispatcher::files::{Get, GetTarget, ListFiles, MultiGet};
+use crate::actors::tool_dispatcher::files::{FilesParams, GetParams, MultiGetParams};
 use crate::actors::tool_dispatcher::indexing::StopBackgroundWork;
+use crate::actors::tool_dispatcher::params::{Caller, Tool};
 use crate::actors::tool_dispatcher::repos::Mount;
 use crate::config::{self, LoadedConfig};
 use crate::daemon::client::{self, Backend, DaemonClient};
 use crate::protocol::{DocdexError, ErrorCode, GetResult, Result, SearchRequest, WaterfallRequest};
 
 /// Whether the command line asked for JSON (`--json`, on any command that takes it).
+/// A command's message from its tool's parameters (what a local user may do, all of it).
+fn message<T: Tool>(params: T) -> Result<T::Message> {
+    let repo_opt = params.repo().map(Path::to_path_buf);
+    params.into_message(repo_opt, &Caller::default())
+}
+
 fn json_asked() -> bool {
     std::env::args().skip(1).take_while(|a| a != "--").any(|a| a == "--json")
 }
@@ -177,9 +184,10 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             Ok(0)
         }
         Command::Get { repo, chunk_id, symbol, line_start, line_end, json, path } => {
-            let target = GetTarget::from_params(path, symbol, chunk_id, line_start, line_end)?;
+            let params = GetParams { path, symbol, chunk_id, line_start, line_end, repo: Some(repo) };
+            let msg = message(params)?;
             let actors = crate::actors::system::start_actors(&loaded, None);
-            let read = actors.dispatcher.send(Get { repo_opt: Some(repo), target }).await?;
+            let read = actors.dispatcher.send(msg).await?;
             actors.repo_manager.send(CloseAll).await?;
             let text = match read? {
                 read if json => to_json(&read)?,
@@ -196,8 +204,9 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
         }
         Command::MultiGet { repo, glob, limit, json, paths } => {
             let actors = crate::actors::system::start_actors(&loaded, None);
-            let request = MultiGet { repo_opt: Some(repo), paths, glob_opt: glob, limit };
-            let response = actors.dispatcher.send(request).await??;
+            let params =
+                MultiGetParams { paths: Some(paths), glob, limit: Some(limit as u64), offset: None, repo: Some(repo) };
+            let response = actors.dispatcher.send(message(params)?).await??;
             actors.repo_manager.send(CloseAll).await?;
             let text = if json {
                 to_json(&response)?
@@ -223,8 +232,9 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
         }
         Command::Files { repo, glob, limit, json } => {
             let actors = crate::actors::system::start_actors(&loaded, None);
-            let request = ListFiles { repo_opt: Some(client::absolute(&repo)), glob_opt: glob, limit };
-            let list = actors.dispatcher.send(request).await?;
+            let params =
+                FilesParams { glob, limit: Some(limit as u64), offset: None, repo: Some(client::absolute(&repo)) };
+            let list = actors.dispatcher.send(message(params)?).await?;
             actors.repo_manager.send(CloseAll).await?;
             let list = list?;
             print_out(&if json {

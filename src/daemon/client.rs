@@ -377,7 +377,9 @@ impl Backend {
     pub async fn memory_recall(&self, repo: PathBuf, query: String, k: usize) -> Result<MemoryRecallResponse> {
         match self {
             Backend::Daemon(client) => client.memory_recall(&repo, &query, k).await,
-            Backend::Local(actors) => actors.dispatcher.send(MemoryRecall { repo_opt: Some(repo), query, k }).await?,
+            Backend::Local(actors) => {
+                actors.dispatcher.send(MemoryRecall { repo_opt: Some(repo), query, k, offset: 0 }).await?
+            }
         }
     }
 

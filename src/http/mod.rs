@@ -29,19 +29,17 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp_actix_web::transport::StreamableHttpService;
 
 use crate::actors::tool_dispatcher::chat::{DagGet, DagSessions};
-use crate::actors::tool_dispatcher::files::{Get, GetTarget, ListFiles, MultiGet};
-use crate::actors::tool_dispatcher::indexing::{EmbedPending, Index, Status};
-use crate::actors::tool_dispatcher::libs::LibsFetch;
-use crate::actors::tool_dispatcher::memory::{MemoryDelete, MemoryListing, MemoryRecall, MemorySave};
+use crate::actors::tool_dispatcher::files::{FilesParams, GetParams, MultiGetParams};
+use crate::actors::tool_dispatcher::indexing::{IndexParams, Status};
+use crate::actors::tool_dispatcher::libs::LibsFetchParams;
+use crate::actors::tool_dispatcher::memory::{MemoryDelete, MemoryListParams, MemoryRecallParams, MemorySaveParams};
 use crate::actors::tool_dispatcher::params::{Caller, Tool};
 use crate::actors::tool_dispatcher::repos::{DaemonState, Mount, Repos};
 use crate::actors::tool_dispatcher::search::Search;
-use crate::actors::tool_dispatcher::web::{WebFetch, WebResearch, WebSearch};
+use crate::actors::tool_dispatcher::web::{WebFetchParams, WebResearch, WebSearchParams};
 use crate::actors::tool_dispatcher::ToolDispatcher;
 use crate::mcp::DocdexMcp;
-use crate::protocol::{
-    DocdexError, ErrorCode, Health, IndexRequest, LibsFetchRequest, SearchMode, SearchRequest, WaterfallRequest,
-};
+use crate::protocol::{DocdexError, ErrorCode, Health, SearchMode, SearchRequest, WaterfallRequest};
 
 /// Largest request body (JSON) the API reads.
 pub const MAX_BODY_BYTES: usize = 1 << 20;
@@ -234,18 +232,6 @@ async fn initialize(state: web::Data<HttpState>, body: web::Json<InitializeBody>
     respond(dispatch(&state, Mount { repo: body.repo, wait: body.wait }).await)
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct GetParams {
-    #[serde(alias = "repo_path", alias = "project_root")]
-    repo: Option<PathBuf>,
-    path: Option<String>,
-    symbol: Option<String>,
-    chunk_id: Option<String>,
-    line_start: Option<String>,
-    line_end: Option<String>,
-}
-
 pub(crate) fn parse_number(name: &str, raw: Option<&str>) -> Result<Option<u64>, DocdexError> {
     match raw.map(str::trim) {
         None | Some("") => Ok(None),
@@ -256,127 +242,8 @@ pub(crate) fn parse_number(name: &str, raw: Option<&str>) -> Result<Option<u64>,
     }
 }
 
-/// A file by path (a line range of it), a symbol's span, or a chunk by id.
-async fn get_item(state: web::Data<HttpState>, params: web::Query<GetParams>) -> HttpResponse {
-    let params = params.into_inner();
-    let numbers = (
-        parse_number("chunk_id", params.chunk_id.as_deref()),
-        parse_number("line_start", params.line_start.as_deref()),
-        parse_number("line_end", params.line_end.as_deref()),
-    );
-    let (chunk_opt, start_opt, end_opt) = match numbers {
-        (Ok(c), Ok(s), Ok(e)) => (c, s, e),
-        (Err(err), _, _) | (_, Err(err), _) | (_, _, Err(err)) => return error_response(&err),
-    };
-    let repo_opt = params.repo.or_else(|| state.default_repo_opt.clone());
-    match GetTarget::from_params(params.path, params.symbol, chunk_opt, start_opt, end_opt) {
-        Ok(target) => respond(dispatch(&state, Get { repo_opt, target }).await),
-        Err(err) => error_response(&err),
-    }
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MultiGetBody {
-    #[serde(default)]
-    #[serde(alias = "repo_path", alias = "project_root")]
-    repo: Option<PathBuf>,
-    #[serde(default)]
-    paths: Vec<String>,
-    #[serde(default)]
-    glob: Option<String>,
-    #[serde(default)]
-    limit: Option<usize>,
-}
-
-async fn multi_get(state: web::Data<HttpState>, body: web::Json<MultiGetBody>) -> HttpResponse {
-    let body = body.into_inner();
-    let repo_opt = body.repo.or_else(|| state.default_repo_opt.clone());
-    let limit = body.limit.unwrap_or(crate::actors::tool_dispatcher::files::DEFAULT_MULTI_GET);
-    respond(dispatch(&state, MultiGet { repo_opt, paths: body.paths, glob_opt: body.glob, limit }).await)
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FilesParams {
-    #[serde(alias = "repo_path", alias = "project_root")]
-    repo: Option<PathBuf>,
-    glob: Option<String>,
-    limit: Option<String>,
-}
-
-/// The indexed files of a repo (`docdexd files`, MCP `docdex_files`).
-async fn files(state: web::Data<HttpState>, params: web::Query<FilesParams>) -> HttpResponse {
-    let params = params.into_inner();
-    use crate::actors::tool_dispatcher::files::{DEFAULT_FILES_LIMIT, MAX_FILES};
-    let limit =
-        match parse_number("limit", params.limit.as_deref()).map(|n| n.map_or(DEFAULT_FILES_LIMIT, |n| n as usize)) {
-            Ok(limit) if (1..=MAX_FILES).contains(&limit) => limit,
-            Ok(limit) => {
-                return error_response(&DocdexError::invalid(format!(
-                    "`limit` must be between 1 and {MAX_FILES}, got {limit}"
-                )))
-            }
-            Err(err) => return error_response(&err),
-        };
-    let repo_opt = params.repo.or_else(|| state.default_repo_opt.clone());
-    respond(dispatch(&state, ListFiles { repo_opt, glob_opt: params.glob, limit }).await)
-}
-
 async fn repos(state: web::Data<HttpState>, _: web::Query<NoParams>) -> HttpResponse {
     respond(dispatch(&state, Repos).await)
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct IndexParams {
-    #[serde(alias = "repo_path", alias = "project_root")]
-    repo: Option<PathBuf>,
-    /// Also embed the new chunks before answering (`index --wait`).
-    wait: Option<String>,
-}
-
-async fn index(state: web::Data<HttpState>, params: web::Query<IndexParams>) -> HttpResponse {
-    let params = params.into_inner();
-    let Some(repo) = params.repo.or_else(|| state.default_repo_opt.clone()) else {
-        return error_response(&DocdexError::invalid("missing query parameter `repo`"));
-    };
-    let wait = match parse_bool("wait", params.wait.as_deref()) {
-        Ok(wait) => wait,
-        Err(err) => return error_response(&err),
-    };
-    let request = IndexRequest { repo: repo.clone() };
-    let mut summary = match dispatch(&state, Index { request, progress_opt: None, embed_in_background: !wait }).await {
-        Ok(summary) => summary,
-        Err(err) => return error_response(&err),
-    };
-    if wait {
-        match dispatch(&state, EmbedPending { repo, progress_opt: None }).await {
-            Ok(embeddings) => summary.embeddings = Some(embeddings),
-            Err(err) => return error_response(&err),
-        }
-    }
-    HttpResponse::Ok().json(summary)
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct LibsFetchBody {
-    #[serde(alias = "repo_path", alias = "project_root")]
-    repo: Option<PathBuf>,
-    #[serde(default)]
-    all: bool,
-    /// Only these libraries.
-    #[serde(default)]
-    libs: Vec<String>,
-}
-
-/// Fetches the docs of a repo's dependencies and indexes them; answers when done (new
-/// chunks are embedded in the background afterwards).
-async fn libs_fetch(state: web::Data<HttpState>, body: web::Json<LibsFetchBody>) -> HttpResponse {
-    let body = body.into_inner();
-    let request = LibsFetchRequest { repo_opt: body.repo, all: body.all, names: body.libs };
-    respond(dispatch(&state, LibsFetch { request, progress_opt: None, embed_in_background: true }).await)
 }
 
 /// A tool's GET route: its parameters (`Tool`) from the query string.
@@ -441,72 +308,6 @@ where
     state.dispatcher.send(msg).await?
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MemorySaveBody {
-    text: String,
-    #[serde(default)]
-    metadata: Option<serde_json::Value>,
-    #[serde(default)]
-    #[serde(alias = "repo_path", alias = "project_root")]
-    repo: Option<PathBuf>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MemoryRecallBody {
-    query: String,
-    /// How many notes (`k`, the name it had, is taken too).
-    #[serde(default, alias = "k")]
-    limit: Option<usize>,
-    #[serde(default)]
-    #[serde(alias = "repo_path", alias = "project_root")]
-    repo: Option<PathBuf>,
-}
-
-async fn memory_save(state: web::Data<HttpState>, body: web::Json<MemorySaveBody>) -> HttpResponse {
-    let body = body.into_inner();
-    let repo_opt = body.repo.or_else(|| state.default_repo_opt.clone());
-    let metadata = body.metadata.unwrap_or(serde_json::Value::Null);
-    respond(dispatch(&state, MemorySave { repo_opt, text: body.text, metadata }).await)
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MemoryListParams {
-    #[serde(alias = "repo_path", alias = "project_root")]
-    repo: Option<PathBuf>,
-    limit: Option<String>,
-}
-
-/// A repo's notes, newest first (`memory list`).
-async fn memory_list(state: web::Data<HttpState>, params: web::Query<MemoryListParams>) -> HttpResponse {
-    use crate::actors::tool_dispatcher::memory::DEFAULT_LIST;
-    let params = params.into_inner();
-    let limit = match parse_number("limit", params.limit.as_deref()).map(|n| n.map_or(DEFAULT_LIST, |n| n as usize)) {
-        Ok(limit) => limit,
-        Err(err) => return error_response(&err),
-    };
-    let repo_opt = params.repo.or_else(|| state.default_repo_opt.clone());
-    respond(dispatch(&state, MemoryListing { repo_opt, limit }).await)
-}
-
-async fn memory_recall(state: web::Data<HttpState>, body: web::Json<MemoryRecallBody>) -> HttpResponse {
-    let body = body.into_inner();
-    let repo_opt = body.repo.or_else(|| state.default_repo_opt.clone());
-    respond(
-        dispatch(
-            &state,
-            MemoryRecall {
-                repo_opt,
-                query: body.query,
-                k: body.limit.unwrap_or(crate::actors::tool_dispatcher::memory::DEFAULT_RECALL),
-            },
-        )
-        .await,
-    )
-}
-
 async fn memory_delete(
     state: web::Data<HttpState>,
     id: web::Path<String>,
@@ -517,41 +318,6 @@ async fn memory_delete(
     };
     let repo_opt = params.into_inner().repo.or_else(|| state.default_repo_opt.clone());
     respond(dispatch(&state, MemoryDelete { repo_opt, id }).await)
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct WebSearchBody {
-    query: String,
-    #[serde(default)]
-    limit: Option<usize>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct WebFetchBody {
-    url: String,
-    #[serde(default)]
-    refresh: bool,
-}
-
-async fn web_search(state: web::Data<HttpState>, body: web::Json<WebSearchBody>) -> HttpResponse {
-    let body = body.into_inner();
-    respond(
-        dispatch(
-            &state,
-            WebSearch {
-                query: body.query,
-                limit: body.limit.unwrap_or(crate::actors::tool_dispatcher::web::DEFAULT_WEB_RESULTS),
-            },
-        )
-        .await,
-    )
-}
-
-async fn web_fetch(state: web::Data<HttpState>, body: web::Json<WebFetchBody>) -> HttpResponse {
-    let body = body.into_inner();
-    respond(dispatch(&state, WebFetch { url: body.url, refresh: body.refresh }).await)
 }
 
 #[derive(Debug, Deserialize)]
@@ -629,25 +395,25 @@ pub fn configure(state: HttpState) -> impl Fn(&mut web::ServiceConfig) + Clone +
         cfg.app_data(web::Data::new(state.clone()))
             .app_data(query_cfg)
             .app_data(json_cfg)
-            .route("/v1/memory", web::post().to(memory_save))
-            .route("/v1/memory", web::get().to(memory_list))
-            .route("/v1/memory/recall", web::post().to(memory_recall))
+            .route("/v1/memory", web::post().to(tool_body::<MemorySaveParams>))
+            .route("/v1/memory", web::get().to(tool_query::<MemoryListParams>))
+            .route("/v1/memory/recall", web::post().to(tool_body::<MemoryRecallParams>))
             .route("/v1/memory/{id}", web::delete().to(memory_delete))
             .route("/healthz", web::get().to(healthz))
             .route("/v1/search", web::get().to(search))
             .route("/v1/status", web::get().to(status))
             .route("/v1/initialize", web::post().to(initialize))
             .route("/v1/repos", web::get().to(repos))
-            .route("/v1/files", web::get().to(files))
-            .route("/v1/get", web::get().to(get_item))
-            .route("/v1/multi-get", web::post().to(multi_get))
-            .route("/v1/index", web::post().to(index))
-            .route("/v1/libs/fetch", web::post().to(libs_fetch))
+            .route("/v1/files", web::get().to(tool_query::<FilesParams>))
+            .route("/v1/get", web::get().to(tool_query::<GetParams>))
+            .route("/v1/multi-get", web::post().to(tool_body::<MultiGetParams>))
+            .route("/v1/index", web::post().to(tool_query::<IndexParams>))
+            .route("/v1/libs/fetch", web::post().to(tool_body::<LibsFetchParams>))
             .configure(crates::routes)
             .configure(code::routes)
             .configure(impact::routes)
-            .route("/v1/web/search", web::post().to(web_search))
-            .route("/v1/web/fetch", web::post().to(web_fetch))
+            .route("/v1/web/search", web::post().to(tool_body::<WebSearchParams>))
+            .route("/v1/web/fetch", web::post().to(tool_body::<WebFetchParams>))
             .route("/v1/chat/completions", web::post().to(openai::chat_completions))
             .route("/v1/models", web::get().to(openai::models))
             .route("/v1/dag", web::get().to(dag_list))

@@ -24,22 +24,18 @@ use rmcp::service::NotificationContext;
 use rmcp::{tool, tool_handler, tool_router, RoleServer, ServerHandler};
 use serde::Serialize;
 
-use crate::actors::tool_dispatcher::files::{self, Get, GetTarget, ListFiles, MultiGet};
-use crate::actors::tool_dispatcher::indexing::{Index, Status};
-use crate::actors::tool_dispatcher::libs::LibsFetch;
-use crate::actors::tool_dispatcher::memory::{self, MemoryRecall, MemorySave};
+use crate::actors::tool_dispatcher::files::{self, FilesParams, GetParams, MultiGetParams};
+use crate::actors::tool_dispatcher::indexing::{IndexParams, StatusParams};
+use crate::actors::tool_dispatcher::libs::LibsFetchParams;
+use crate::actors::tool_dispatcher::memory::{self, MemoryRecallParams, MemorySaveParams};
+use crate::actors::tool_dispatcher::params;
 use crate::actors::tool_dispatcher::params::{Caller, Tool};
 use crate::actors::tool_dispatcher::repos::Mount;
 use crate::actors::tool_dispatcher::search::Search;
 use crate::actors::tool_dispatcher::web::WebResearch;
 use crate::actors::tool_dispatcher::ToolDispatcher;
-use crate::protocol::{
-    DocdexError, IndexRequest, LibsFetchRequest, Result, SearchMode, SearchRequest, WaterfallRequest,
-};
-use args::{
-    lenient_number, FilesArgs, GetArgs, LibsFetchArgs, MemoryRecallArgs, MemorySaveArgs, MultiGetArgs, RepoArgs,
-    SearchArgs, WebResearchArgs,
-};
+use crate::protocol::{DocdexError, Result, SearchMode, SearchRequest, WaterfallRequest};
+use args::{lenient_number, SearchArgs, WebResearchArgs};
 use budget::{offset_arg, respond_fitted, Page};
 
 /// The MCP server: one per session, all sharing the daemon's dispatcher.
@@ -337,13 +333,8 @@ impl DocdexMcp {
     #[tool(
         description = "Read an indexed file: lines by path (numbered, at most 400; read on from line_end + 1), the span of a symbol (a function, type or heading name), or one chunk by the chunk_id a search hit gave. Example: {\"path\": \"src/lib.rs\", \"line_start\": 10, \"line_end\": 60}, {\"symbol\": \"Router::route\"} or {\"chunk_id\": 42}."
     )]
-    async fn docdex_get(&self, Parameters(args): Parameters<GetArgs>) -> CallToolResult {
-        let result = async {
-            let repo_opt = Some(self.repo(args.repo).await?);
-            let target = GetTarget::from_params(args.path, args.symbol, args.chunk_id, args.line_start, args.line_end)?;
-            self.call(Get { repo_opt, target }).await
-        }
-        .await;
+    async fn docdex_get(&self, Parameters(params): Parameters<GetParams>) -> CallToolResult {
+        let result = self.run(params).await;
         respond_fitted(result, Page::SINGLE, self.budget_tokens, |read| match read {
             crate::protocol::GetResult::File(file) => render_file(file),
             crate::protocol::GetResult::Chunk(chunk) => format!(
@@ -356,21 +347,13 @@ impl DocdexMcp {
     #[tool(
         description = "Read several files at once, by a list of paths or a glob (each at most 400 lines; paged with offset). Example: {\"glob\": \"docs/*.md\", \"limit\": 5}. Paths that cannot be read are listed under missing."
     )]
-    async fn docdex_multi_get(&self, Parameters(args): Parameters<MultiGetArgs>) -> CallToolResult {
-        let cap = crate::protocol::MAX_MULTI_GET;
-        let limit = bounded(args.limit, files::DEFAULT_MULTI_GET, cap, "limit");
-        let offset = offset_arg(args.offset, cap - 1);
-        let page = Page { offset: *offset.as_ref().unwrap_or(&0), limit: *limit.as_ref().unwrap_or(&0), cap };
-        let result = async {
-            let (limit, offset) = (limit?, offset?);
-            let repo_opt = Some(self.repo(args.repo).await?);
-            let paths = args.paths.unwrap_or_default();
-            let mut response =
-                self.call(MultiGet { repo_opt, paths, glob_opt: args.glob, limit: (offset + limit).min(cap) }).await?;
-            response.files.drain(..offset.min(response.files.len()));
-            Ok(response)
-        }
-        .await;
+    async fn docdex_multi_get(&self, Parameters(params): Parameters<MultiGetParams>) -> CallToolResult {
+        let page = Page {
+            offset: params::offset(params.offset),
+            limit: params.limit.map_or(files::DEFAULT_MULTI_GET, |l| l as usize),
+            cap: crate::protocol::MAX_MULTI_GET,
+        };
+        let result = self.run(params).await;
         respond_fitted(result, page, self.budget_tokens, |response| {
             let mut text = String::new();
             for file in &response.files {
@@ -387,21 +370,13 @@ impl DocdexMcp {
     #[tool(
         description = "List indexed files, optionally matching a glob. Example: {\"glob\": \"src/**/*.rs\"}. Returns paths with language, chunk count and size."
     )]
-    async fn docdex_files(&self, Parameters(args): Parameters<FilesArgs>) -> CallToolResult {
-        let limit = bounded(args.limit, files::DEFAULT_FILES_LIMIT, files::MAX_FILES, "limit");
-        let offset = offset_arg(args.offset, usize::MAX);
-        let page =
-            Page { offset: *offset.as_ref().unwrap_or(&0), limit: *limit.as_ref().unwrap_or(&0), cap: usize::MAX };
-        let result = async {
-            let (limit, offset) = (limit?, offset?);
-            let repo_opt = Some(self.repo(args.repo).await?);
-            let mut list =
-                self.call(ListFiles { repo_opt, glob_opt: args.glob, limit: offset.saturating_add(limit) }).await?;
-            list.files.drain(..offset.min(list.files.len()));
-            list.truncated = (offset + list.files.len() as usize) < list.total as usize;
-            Ok(list)
-        }
-        .await;
+    async fn docdex_files(&self, Parameters(params): Parameters<FilesParams>) -> CallToolResult {
+        let page = Page {
+            offset: params::offset(params.offset),
+            limit: params.limit.map_or(files::DEFAULT_FILES_LIMIT, |l| l as usize),
+            cap: usize::MAX,
+        };
+        let result = self.run(params).await;
         respond_fitted(result, page, self.budget_tokens, |list| {
             let mut text = format!("{} files{}\n", list.total, if list.truncated { " (list truncated)" } else { "" });
             for file in &list.files {
@@ -414,12 +389,8 @@ impl DocdexMcp {
     #[tool(
         description = "Index the repository, or refresh its index (only changed files are re-read). Example: {\"repo\": \"/home/me/project\"}. Returns counts of files and chunks; embeddings follow in the background."
     )]
-    async fn docdex_index(&self, Parameters(args): Parameters<RepoArgs>) -> CallToolResult {
-        let result = async {
-            let request = IndexRequest { repo: self.repo(args.repo).await? };
-            self.call(Index { request, progress_opt: None, embed_in_background: true }).await
-        }
-        .await;
+    async fn docdex_index(&self, Parameters(params): Parameters<IndexParams>) -> CallToolResult {
+        let result = self.run(params).await;
         respond(result, |s| {
             let text = format!(
                 "indexed {}: {} files scanned, {} indexed, {} unchanged, {} deleted; {} chunks in {:.1} s",
@@ -432,16 +403,8 @@ impl DocdexMcp {
     #[tool(
         description = "Fetch the docs of the repository's dependencies (Cargo, npm, Python manifests and lockfiles, at the locked versions) and index them with the repo, so docdex_search answers library questions (source \"library\"; filter with lib). Example: {\"libs\": [\"serde\"]}. Slow the first time (downloads, rustdoc builds; seconds to minutes: if the call times out, the fetch goes on and a later call finds the finished libraries cached); later calls come from the machine-wide cache. Returns each library with its version and origin, and the failures with reasons."
     )]
-    async fn docdex_libs_fetch(&self, Parameters(args): Parameters<LibsFetchArgs>) -> CallToolResult {
-        let result = async {
-            let request = LibsFetchRequest {
-                repo_opt: Some(self.repo(args.repo).await?),
-                all: args.all.unwrap_or(false),
-                names: args.libs.unwrap_or_default(),
-            };
-            self.call(LibsFetch { request, progress_opt: None, embed_in_background: true }).await
-        }
-        .await;
+    async fn docdex_libs_fetch(&self, Parameters(params): Parameters<LibsFetchParams>) -> CallToolResult {
+        let result = self.run(params).await;
         // No pages: a list cut to fit says how many libraries there were in its text.
         let page = Page { offset: 0, limit: usize::MAX, cap: 0 };
         respond_fitted(result, page, self.budget_tokens, |s| {
@@ -470,8 +433,8 @@ impl DocdexMcp {
     #[tool(
         description = "What is indexed for the repository: files, chunks, embeddings done and pending, last run. Example: {}. Call before searching a repo you have not indexed."
     )]
-    async fn docdex_status(&self, Parameters(args): Parameters<RepoArgs>) -> CallToolResult {
-        let result = async { self.call(Status(Some(self.repo(args.repo).await?))).await }.await;
+    async fn docdex_status(&self, Parameters(params): Parameters<StatusParams>) -> CallToolResult {
+        let result = self.run(params).await;
         respond(result, |s| {
             let text = format!(
                 "{}: {} files, {} chunks, {} of {} embedded ({} pending), last completed {}",
@@ -490,16 +453,8 @@ impl DocdexMcp {
     #[tool(
         description = "Remember a note about this repository for later sessions. Example: {\"text\": \"Auth tokens are refreshed in src/auth/refresh.rs\", \"metadata\": {\"topic\": \"auth\"}}. Returns the memory id."
     )]
-    async fn docdex_memory_save(&self, Parameters(args): Parameters<MemorySaveArgs>) -> CallToolResult {
-        let result = async {
-            let msg = MemorySave {
-                repo_opt: Some(self.repo(args.repo).await?),
-                text: args.text,
-                metadata: args.metadata.unwrap_or(serde_json::Value::Null),
-            };
-            self.call(msg).await
-        }
-        .await;
+    async fn docdex_memory_save(&self, Parameters(params): Parameters<MemorySaveParams>) -> CallToolResult {
+        let result = self.run(params).await;
         respond(result, |item| {
             let text = format!("saved memory #{}", item.id);
             text
@@ -509,20 +464,13 @@ impl DocdexMcp {
     #[tool(
         description = "Recall notes saved for this repository, most similar first. Example: {\"query\": \"how does auth work\", \"k\": 3}. Returns items with id, text, metadata, created_at and score."
     )]
-    async fn docdex_memory_recall(&self, Parameters(args): Parameters<MemoryRecallArgs>) -> CallToolResult {
-        let cap = crate::protocol::MAX_MEMORY_RECALL;
-        let k = bounded(args.limit, memory::DEFAULT_RECALL, cap, "limit");
-        let offset = offset_arg(args.offset, cap - 1);
-        let page = Page { offset: *offset.as_ref().unwrap_or(&0), limit: *k.as_ref().unwrap_or(&0), cap };
-        let result = async {
-            let (k, offset) = (k?, offset?);
-            let repo_opt = Some(self.repo(args.repo).await?);
-            let mut response =
-                self.call(MemoryRecall { repo_opt, query: args.query, k: (offset + k).min(cap) }).await?;
-            response.items.drain(..offset.min(response.items.len()));
-            Ok(response)
-        }
-        .await;
+    async fn docdex_memory_recall(&self, Parameters(params): Parameters<MemoryRecallParams>) -> CallToolResult {
+        let page = Page {
+            offset: params::offset(params.offset),
+            limit: params.limit.map_or(memory::DEFAULT_RECALL, |l| l as usize),
+            cap: crate::protocol::MAX_MEMORY_RECALL,
+        };
+        let result = self.run(params).await;
         respond_fitted(result, page, self.budget_tokens, |response| {
             let mut text = String::new();
             if let Some(notice) = &response.notice {

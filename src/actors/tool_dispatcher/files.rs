@@ -1,11 +1,14 @@
 //! The file tools: a file's lines, one chunk, several files, and the list of indexed
 //! files, all read through the repo's root and refused outside it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use actix::{AsyncContext, Context, Handler, Message, ResponseFuture};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
+use super::params::{self, Caller, Tool};
 use super::{open_indexed, tracked, ToolDispatcher};
 use crate::actors::chat::ReadLines;
 use crate::protocol::{
@@ -157,6 +160,134 @@ pub struct OpenFile {
     pub end_opt: Option<u64>,
 }
 
+// ---- Parameters, as every surface takes them (see `params`).
+
+/// `GET /v1/get`, MCP `docdex_get`, `docdex get`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetParams {
+    /// File path relative to the repo root, as search results give it (with `symbol`: only
+    /// that file's definition).
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Read where this item or section is defined instead of by line numbers: a function,
+    /// type or heading name, plain or qualified, e.g. "run_detached", "Router::route" or
+    /// "Installation".
+    #[serde(default)]
+    pub symbol: Option<String>,
+    /// A chunk id from a search hit (that chunk in full; alone, without path or lines).
+    #[serde(default, deserialize_with = "params::number")]
+    #[schemars(range(min = 0))]
+    pub chunk_id: Option<u64>,
+    /// First line, 1-based (default 1, or the symbol's first line; the previous page's
+    /// `line_end` + 1 to read on).
+    #[serde(default, deserialize_with = "params::number")]
+    #[schemars(range(min = 1))]
+    pub line_start: Option<u64>,
+    /// Last line, inclusive (default: the end of the file or of the symbol; at most 400
+    /// lines are returned).
+    #[serde(default, deserialize_with = "params::number")]
+    #[schemars(range(min = 1))]
+    pub line_end: Option<u64>,
+    /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<PathBuf>,
+}
+
+impl Tool for GetParams {
+    type Message = Get;
+    type Output = GetResult;
+
+    fn repo(&self) -> Option<&Path> {
+        self.repo.as_deref()
+    }
+
+    fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<Get> {
+        let target = GetTarget::from_params(self.path, self.symbol, self.chunk_id, self.line_start, self.line_end)?;
+        Ok(Get { repo_opt, target })
+    }
+}
+
+/// `POST /v1/multi-get`, MCP `docdex_multi_get`, `docdex multi-get`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MultiGetParams {
+    /// Paths relative to the repo root, or...
+    #[serde(default, deserialize_with = "params::list")]
+    pub paths: Option<Vec<String>>,
+    /// ...a glob over them, e.g. "docs/**/*.md".
+    #[serde(default)]
+    pub glob: Option<String>,
+    /// Files to read, 1-50 (default 10); each at most 400 lines.
+    #[serde(default, deserialize_with = "params::number")]
+    #[schemars(range(min = 1, max = 50))]
+    pub limit: Option<u64>,
+    /// Where this page starts: the `next_offset` of the previous one (default 0).
+    #[serde(default, deserialize_with = "params::number")]
+    #[schemars(range(min = 0))]
+    pub offset: Option<u64>,
+    /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<PathBuf>,
+}
+
+impl Tool for MultiGetParams {
+    type Message = MultiGet;
+    type Output = MultiGetResponse;
+
+    fn repo(&self) -> Option<&Path> {
+        self.repo.as_deref()
+    }
+
+    fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<MultiGet> {
+        Ok(MultiGet {
+            repo_opt,
+            paths: self.paths.unwrap_or_default(),
+            glob_opt: params::text(self.glob),
+            limit: params::bounded("limit", self.limit, DEFAULT_MULTI_GET, MAX_MULTI_GET)?,
+            offset: params::offset(self.offset),
+        })
+    }
+}
+
+/// `GET /v1/files`, MCP `docdex_files`, `docdex files`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FilesParams {
+    /// Glob over repo-relative paths, e.g. "src/**/*.rs".
+    #[serde(default)]
+    pub glob: Option<String>,
+    /// Files to list, 1-5000 (default 200).
+    #[serde(default, deserialize_with = "params::number")]
+    #[schemars(range(min = 1, max = 5000))]
+    pub limit: Option<u64>,
+    /// Where this page starts: the `next_offset` of the previous one (default 0).
+    #[serde(default, deserialize_with = "params::number")]
+    #[schemars(range(min = 0))]
+    pub offset: Option<u64>,
+    /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<PathBuf>,
+}
+
+impl Tool for FilesParams {
+    type Message = ListFiles;
+    type Output = FileList;
+
+    fn repo(&self) -> Option<&Path> {
+        self.repo.as_deref()
+    }
+
+    fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<ListFiles> {
+        Ok(ListFiles {
+            repo_opt,
+            glob_opt: params::text(self.glob),
+            limit: params::bounded("limit", self.limit, DEFAULT_FILES_LIMIT, MAX_FILES)?,
+            offset: params::offset(self.offset),
+        })
+    }
+}
+
 /// Files a list gives when the caller names no limit (every surface: CLI, HTTP, MCP).
 pub const DEFAULT_FILES_LIMIT: usize = 200;
 /// Most files one list gives.
@@ -171,6 +302,8 @@ pub struct ListFiles {
     pub repo_opt: Option<PathBuf>,
     pub glob_opt: Option<String>,
     pub limit: usize,
+    /// Files skipped first (the list is sorted by path).
+    pub offset: usize,
 }
 
 impl Handler<OpenFile> for ToolDispatcher {
@@ -281,9 +414,9 @@ impl Handler<ListFiles> for ToolDispatcher {
                     .collect();
                 entries.sort_by(|a, b| a.path.cmp(&b.path));
                 let total = entries.len() as u64;
-                let truncated = entries.len() > msg.limit;
-                entries.truncate(msg.limit);
-                Ok(FileList { total, truncated, files: entries })
+                let files: Vec<FileEntry> = entries.into_iter().skip(msg.offset).take(msg.limit).collect();
+                let truncated = ((msg.offset + files.len()) as u64) < total;
+                Ok(FileList { total, truncated, files })
             })
             .await?
         })
@@ -352,6 +485,8 @@ pub struct MultiGet {
     pub glob_opt: Option<String>,
     /// At most this many files (≤ `MAX_MULTI_GET`).
     pub limit: usize,
+    /// Files of the list (or matches of the glob) skipped first.
+    pub offset: usize,
 }
 
 impl Handler<GetChunk> for ToolDispatcher {
@@ -390,11 +525,18 @@ impl Handler<MultiGet> for ToolDispatcher {
                         return Err(DocdexError::invalid("give paths or a glob"));
                     };
                     let list = me
-                        .send(ListFiles { repo_opt: msg.repo_opt.clone(), glob_opt: Some(glob), limit: msg.limit })
+                        .send(ListFiles {
+                            repo_opt: msg.repo_opt.clone(),
+                            glob_opt: Some(glob),
+                            limit: msg.limit,
+                            offset: msg.offset,
+                        })
                         .await??;
                     (list.total, list.files.into_iter().map(|f| f.path).collect::<Vec<_>>())
                 }
-                (None, false) => (msg.paths.len() as u64, msg.paths.iter().take(msg.limit).cloned().collect()),
+                (None, false) => {
+                    (msg.paths.len() as u64, msg.paths.iter().skip(msg.offset).take(msg.limit).cloned().collect())
+                }
                 (Some(_), false) => return Err(DocdexError::invalid("give paths or a glob, not both")),
             };
             let mut response = MultiGetResponse { total, files: Vec::new(), missing: Vec::new() };

@@ -1,14 +1,17 @@
 //! The index tools: an index run (walk, chunk, write) and the background embedding of what
 //! it wrote, with the repo status that reports both.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use actix::{Addr, Context, Handler, Message, ResponseFuture};
+use actix::{Addr, AsyncContext, Context, Handler, Message, ResponseFuture};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::jobs::{embed_pending, run_index};
+use super::params::{self, Caller, Tool};
 use super::{open_indexed, vector_counts, EmbeddingJobs, ToolDispatcher};
 use crate::actors::embedder::{Embedder, ModelInfo, ProbeModel};
 use crate::actors::indexer::AbortIndexRun;
@@ -18,7 +21,8 @@ use crate::actors::repo_supervisor::{MountRepo, RunEnded, RunStarted};
 use crate::index::models::MODEL_NAME;
 use crate::protocol::time::format_unix;
 use crate::protocol::{
-    EmbedProgress, EmbedSummary, EmbeddingStatus, IndexProgress, IndexRequest, IndexSummary, RepoStatus, Result,
+    DocdexError, EmbedProgress, EmbedSummary, EmbeddingStatus, IndexProgress, IndexRequest, IndexSummary, RepoStatus,
+    Result,
 };
 
 /// Index or refresh a repo, optionally reporting progress. With `embed_in_background`, the
@@ -128,6 +132,84 @@ impl Handler<Status> for ToolDispatcher {
                 })
             })
             .await?
+        })
+    }
+}
+
+// ---- Parameters, as every surface takes them (see `params`).
+
+/// `GET /v1/status?repo=`, MCP `docdex_status`, `docdex status`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StatusParams {
+    /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<PathBuf>,
+}
+
+impl Tool for StatusParams {
+    type Message = Status;
+    type Output = RepoStatus;
+
+    fn repo(&self) -> Option<&Path> {
+        self.repo.as_deref()
+    }
+
+    fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<Status> {
+        Ok(Status(repo_opt))
+    }
+}
+
+/// `POST /v1/index`, MCP `docdex_index`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IndexParams {
+    /// Also embed the new chunks before answering (default: they are embedded in the
+    /// background after the answer).
+    #[serde(default, deserialize_with = "params::flag")]
+    pub wait: Option<bool>,
+    /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<PathBuf>,
+}
+
+impl Tool for IndexParams {
+    type Message = IndexRepo;
+    type Output = IndexSummary;
+
+    fn repo(&self) -> Option<&Path> {
+        self.repo.as_deref()
+    }
+
+    fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<IndexRepo> {
+        Ok(IndexRepo { repo_opt, wait: self.wait.unwrap_or(false) })
+    }
+}
+
+/// An index run someone asked for without watching its progress; with `wait`, the new
+/// chunks are embedded before the answer (which then says so in `embeddings`).
+#[derive(Message)]
+#[rtype(result = "Result<IndexSummary>")]
+pub struct IndexRepo {
+    pub repo_opt: Option<PathBuf>,
+    pub wait: bool,
+}
+
+impl Handler<IndexRepo> for ToolDispatcher {
+    type Result = ResponseFuture<Result<IndexSummary>>;
+
+    fn handle(&mut self, msg: IndexRepo, ctx: &mut Context<Self>) -> Self::Result {
+        let me = ctx.address();
+        let repo = msg.repo_opt.or_else(|| self.default_repo_opt.clone());
+        Box::pin(async move {
+            let repo = repo
+                .ok_or_else(|| DocdexError::invalid("`repo` is required").with_hint("the repository's root folder"))?;
+            let request = IndexRequest { repo: repo.clone() };
+            let mut summary = me.send(Index { request, progress_opt: None, embed_in_background: !msg.wait }).await??;
+            if msg.wait {
+                summary.embeddings = Some(me.send(EmbedPending { repo, progress_opt: None }).await??);
+            }
+            Ok(summary)
         })
     }
 }

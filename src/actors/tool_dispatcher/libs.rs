@@ -1,12 +1,16 @@
 //! The dispatcher's library docs requests (`libs fetch`).
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use actix::{Context, Handler, Message, ResponseFuture};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::indexing::start_background_embedding;
 use super::libs_fetch::run_libs_fetch;
+use super::params::{self, Caller, Tool};
 use super::{tracked, ToolDispatcher};
 use crate::actors::repo_manager::{OpenRepo, RepoHandle};
 use crate::protocol::{DocdexError, LibsFetchRequest, LibsFetchSummary, LibsProgress, Result};
@@ -19,6 +23,37 @@ pub struct LibsFetch {
     pub request: LibsFetchRequest,
     pub progress_opt: Option<UnboundedSender<LibsProgress>>,
     pub embed_in_background: bool,
+}
+
+/// `POST /v1/libs/fetch`, MCP `docdex_libs_fetch`, `docdex libs fetch`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LibsFetchParams {
+    /// Transitive dependencies too (default false: those the manifests name).
+    #[serde(default, deserialize_with = "params::flag")]
+    pub all: Option<bool>,
+    /// Only these libraries, e.g. ["serde", "tokio"] (default: every dependency).
+    #[serde(default, deserialize_with = "params::list")]
+    pub libs: Option<Vec<String>>,
+    /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<PathBuf>,
+}
+
+impl Tool for LibsFetchParams {
+    type Message = LibsFetch;
+    type Output = LibsFetchSummary;
+
+    fn repo(&self) -> Option<&Path> {
+        self.repo.as_deref()
+    }
+
+    /// Answers when the docs are indexed; their embeddings follow in the background.
+    fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<LibsFetch> {
+        let request =
+            LibsFetchRequest { repo_opt, all: self.all.unwrap_or(false), names: self.libs.unwrap_or_default() };
+        Ok(LibsFetch { request, progress_opt: None, embed_in_background: true })
+    }
 }
 
 impl Handler<LibsFetch> for ToolDispatcher {

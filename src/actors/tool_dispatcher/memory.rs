@@ -1,11 +1,14 @@
 //! The memory tools: a repo's notes saved, recalled (dense when the model is there, else
 //! lexical) and deleted.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use actix::{Addr, Context, Handler, Message, ResponseFuture};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
+use super::params::{self, Caller, Tool};
 use super::{open_indexed, tracked, ToolDispatcher};
 use crate::actors::chat::RecallNotes;
 use crate::actors::embedder::{EmbedQuery, EmbedTexts, Embedder};
@@ -23,6 +26,94 @@ pub const DEFAULT_RECALL: usize = 5;
 pub const DEFAULT_LIST: usize = 50;
 pub const MAX_LIST: usize = 1000;
 
+// ---- Parameters, as every surface takes them (see `params`).
+
+/// `POST /v1/memory`, MCP `docdex_memory_save`, `docdex memory save`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MemorySaveParams {
+    /// The note to remember.
+    pub text: String,
+    /// Optional JSON object stored with it, e.g. {"topic": "auth"}.
+    #[serde(default)]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
+    pub metadata: Option<serde_json::Value>,
+    /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<PathBuf>,
+}
+
+impl Tool for MemorySaveParams {
+    type Message = MemorySave;
+    type Output = MemoryItem;
+
+    fn repo(&self) -> Option<&Path> {
+        self.repo.as_deref()
+    }
+
+    fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<MemorySave> {
+        Ok(MemorySave { repo_opt, text: self.text, metadata: self.metadata.unwrap_or(serde_json::Value::Null) })
+    }
+}
+
+/// `POST /v1/memory/recall`, MCP `docdex_memory_recall`, `docdex memory recall`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryRecallParams {
+    /// What to recall.
+    pub query: String,
+    /// Memories to return, 1-100 (default 5). `k` is taken too.
+    #[serde(default, alias = "k", deserialize_with = "params::number")]
+    #[schemars(range(min = 1, max = 100))]
+    pub limit: Option<u64>,
+    /// Where this page starts: the `next_offset` of the previous one (default 0).
+    #[serde(default, deserialize_with = "params::number")]
+    #[schemars(range(min = 0))]
+    pub offset: Option<u64>,
+    /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<PathBuf>,
+}
+
+impl Tool for MemoryRecallParams {
+    type Message = MemoryRecall;
+    type Output = MemoryRecallResponse;
+
+    fn repo(&self) -> Option<&Path> {
+        self.repo.as_deref()
+    }
+
+    fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<MemoryRecall> {
+        let k = params::bounded("limit", self.limit, DEFAULT_RECALL, MAX_MEMORY_RECALL)?;
+        Ok(MemoryRecall { repo_opt, query: self.query, k, offset: params::offset(self.offset) })
+    }
+}
+
+/// `GET /v1/memory`, `docdex memory list`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryListParams {
+    /// Notes to list, newest first, 1-1000 (default 50).
+    #[serde(default, deserialize_with = "params::number")]
+    pub limit: Option<u64>,
+    /// Repository root (default: the server's repo).
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<PathBuf>,
+}
+
+impl Tool for MemoryListParams {
+    type Message = MemoryListing;
+    type Output = MemoryList;
+
+    fn repo(&self) -> Option<&Path> {
+        self.repo.as_deref()
+    }
+
+    fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<MemoryListing> {
+        Ok(MemoryListing { repo_opt, limit: params::bounded("limit", self.limit, DEFAULT_LIST, MAX_LIST)? })
+    }
+}
+
 /// Saves a note to a repo's memory.
 #[derive(Message)]
 #[rtype(result = "Result<MemoryItem>")]
@@ -39,6 +130,8 @@ pub struct MemoryRecall {
     pub repo_opt: Option<PathBuf>,
     pub query: String,
     pub k: usize,
+    /// Notes skipped first (the next page of the same ranking).
+    pub offset: usize,
 }
 
 /// A repo's notes, newest first.
@@ -190,8 +283,9 @@ impl Handler<MemoryRecall> for ToolDispatcher {
                 Err(why) => (None, Some(format!("{why}; recalled by matching words"))),
             };
             let mode = if vector_opt.is_some() { SearchMode::Dense } else { SearchMode::Lexical };
-            let found =
-                memory.send(RecallMemory { index, query: msg.query.clone(), vector_opt, limit: msg.k }).await??;
+            let limit = msg.offset.saturating_add(msg.k).min(MAX_MEMORY_RECALL);
+            let mut found = memory.send(RecallMemory { index, query: msg.query.clone(), vector_opt, limit }).await??;
+            found.drain(..msg.offset.min(found.len()));
             Ok(MemoryRecallResponse {
                 query: msg.query,
                 mode,
@@ -232,7 +326,7 @@ impl Handler<RecallNotes> for ToolDispatcher {
     type Result = ResponseFuture<Result<MemoryRecallResponse>>;
 
     fn handle(&mut self, msg: RecallNotes, ctx: &mut Context<Self>) -> Self::Result {
-        let recall = MemoryRecall { repo_opt: Some(msg.repo), query: msg.query, k: msg.k };
+        let recall = MemoryRecall { repo_opt: Some(msg.repo), query: msg.query, k: msg.k, offset: 0 };
         <Self as Handler<MemoryRecall>>::handle(self, recall, ctx)
     }
 }

@@ -50,6 +50,11 @@ pub fn bounded(name: &str, value: Option<u64>, default: usize, max: usize) -> Re
     }
 }
 
+/// An `offset` (default 0).
+pub fn offset(value: Option<u64>) -> usize {
+    value.unwrap_or(0).min(usize::MAX as u64) as usize
+}
+
 /// Accepts `5` and `"5"`; an empty string is left out.
 pub fn number<'de, D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Option<u64>, D::Error> {
     #[derive(Deserialize)]

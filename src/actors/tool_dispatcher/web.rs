@@ -1,11 +1,15 @@
 //! The web tools: discovery, one page's fetch, and the waterfall (the repo first, the web
 //! when the gate says so) with its reasoning log.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
 use actix::{Context, Handler, Message, ResponseFuture};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
+use super::params::{self, Caller, Tool};
 use super::{tracked, ToolDispatcher};
 use crate::actors::dag_logger::AppendDag;
 use crate::actors::discovery::Discover;
@@ -37,6 +41,55 @@ pub struct WebFetch {
 #[derive(Message)]
 #[rtype(result = "Result<WaterfallResponse>")]
 pub struct WebResearch(pub WaterfallRequest);
+
+/// `POST /v1/web/search`, `docdex web-search`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WebSearchParams {
+    /// What to look for on the web.
+    pub query: String,
+    /// Results to return (default 10).
+    #[serde(default, deserialize_with = "params::number")]
+    pub limit: Option<u64>,
+}
+
+impl Tool for WebSearchParams {
+    type Message = WebSearch;
+    type Output = WebSearchResponse;
+
+    fn repo(&self) -> Option<&Path> {
+        None
+    }
+
+    fn into_message(self, _: Option<PathBuf>, _: &Caller) -> Result<WebSearch> {
+        let limit = self.limit.map_or(DEFAULT_WEB_RESULTS, |l| l.min(usize::MAX as u64) as usize);
+        Ok(WebSearch { query: self.query, limit })
+    }
+}
+
+/// `POST /v1/web/fetch`, `docdex web-fetch`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WebFetchParams {
+    /// The page's URL (http or https).
+    pub url: String,
+    /// Fetch it again even when the cache holds a fresh copy.
+    #[serde(default, deserialize_with = "params::flag")]
+    pub refresh: Option<bool>,
+}
+
+impl Tool for WebFetchParams {
+    type Message = WebFetch;
+    type Output = WebFetchResponse;
+
+    fn repo(&self) -> Option<&Path> {
+        None
+    }
+
+    fn into_message(self, _: Option<PathBuf>, _: &Caller) -> Result<WebFetch> {
+        Ok(WebFetch { url: self.url, refresh: self.refresh.unwrap_or(false) })
+    }
+}
 
 impl Handler<WebSearch> for ToolDispatcher {
     type Result = ResponseFuture<Result<WebSearchResponse>>;
