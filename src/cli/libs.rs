@@ -9,15 +9,16 @@ use tokio::sync::mpsc;
 
 use crate::actors::repo_manager::CloseAll;
 use crate::actors::tool_dispatcher::crates::{
-    CrateExamplesQuery, CrateSearch, CrateSummaryQuery, CrateVersionsQuery, ItemDocQuery, ModuleTreeQuery,
+    CrateExamplesParams, CrateItemParams, CrateModulesParams, CrateParams, CrateSearchParams, CrateVersionsParams,
 };
 use crate::actors::tool_dispatcher::indexing::Status;
 use crate::actors::tool_dispatcher::libs::LibsFetch;
+use crate::cli::message;
 use crate::cli::output::{print_out, to_json};
 use crate::cli::progress::{embed_with_progress, finish_progress_printer, index_with_progress, spawn_progress_printer};
 use crate::config::LoadedConfig;
 use crate::daemon::client::{self, DaemonClient};
-use crate::protocol::{CrateRef, ErrorCode, LibsFetchRequest, LibsFetchSummary, LibsProgress, Result, SearchMode};
+use crate::protocol::{ErrorCode, LibsFetchRequest, LibsFetchSummary, LibsProgress, Result, SearchMode};
 
 #[derive(Debug, Subcommand)]
 pub enum LibsAction {
@@ -152,11 +153,12 @@ pub struct CrateArgs {
 }
 
 impl CrateArgs {
-    fn crate_ref(&self) -> CrateRef {
-        CrateRef {
-            name: self.name.clone(),
-            version_opt: self.version.clone(),
-            repo_opt: self.repo.as_deref().map(client::absolute),
+    /// The crate tools' common parameters, as the flags give them.
+    fn params(&self) -> CrateParams {
+        CrateParams {
+            crate_name: self.name.clone(),
+            version: self.version.clone(),
+            repo: self.repo.as_deref().map(client::absolute),
         }
     }
 }
@@ -175,8 +177,9 @@ pub enum CrateAction {
         /// fn, method, struct, enum, trait, macro, mod, type, const, static or union.
         #[arg(long)]
         kind: Option<String>,
-        #[arg(long, default_value_t = 10)]
-        limit: usize,
+        /// Items to list (default 10, at most 50).
+        #[arg(long)]
+        limit: Option<u64>,
         /// lexical, dense or hybrid (default: hybrid once the items are embedded).
         #[arg(long)]
         mode: Option<SearchMode>,
@@ -207,8 +210,9 @@ pub enum CrateAction {
         /// Only examples mentioning every word of this.
         #[arg(long)]
         query: Option<String>,
-        #[arg(long, default_value_t = 10)]
-        limit: usize,
+        /// Examples to show (default 5, at most 50).
+        #[arg(long)]
+        limit: Option<u64>,
     },
     /// Every release, newest first, with yanked flags (from cargo's registry index).
     Versions {
@@ -224,7 +228,7 @@ pub async fn run_crate(loaded: &LoadedConfig, action: CrateAction) -> Result<i32
     let dispatcher = &actors.dispatcher;
     let text = match action {
         CrateAction::Summary { krate } => {
-            let s = dispatcher.send(CrateSummaryQuery(krate.crate_ref())).await??;
+            let s = dispatcher.send(message(krate.params())?).await??;
             if krate.json {
                 to_json(&s)?
             } else {
@@ -245,14 +249,17 @@ pub async fn run_crate(loaded: &LoadedConfig, action: CrateAction) -> Result<i32
             }
         }
         CrateAction::Search { krate, kind, limit, mode, query } => {
-            let search = CrateSearch {
-                crate_ref: krate.crate_ref(),
+            let CrateParams { crate_name, version, repo } = krate.params();
+            let search = CrateSearchParams {
+                crate_name,
                 query: query.join(" "),
-                kind_opt: kind,
+                kind,
+                mode: mode.map(|m| m.as_str().to_string()),
                 limit,
-                mode_opt: mode,
+                version,
+                repo,
             };
-            let r = dispatcher.send(search).await??;
+            let r = dispatcher.send(message(search)?).await??;
             if krate.json {
                 to_json(&r)?
             } else {
@@ -290,7 +297,8 @@ pub async fn run_crate(loaded: &LoadedConfig, action: CrateAction) -> Result<i32
                     }
                 },
             };
-            let doc = dispatcher.send(ItemDocQuery { crate_ref: krate.crate_ref(), path }).await??;
+            let CrateParams { crate_name, version, repo } = krate.params();
+            let doc = dispatcher.send(message(CrateItemParams { crate_name, path, version, repo })?).await??;
             if krate.json {
                 to_json(&doc)?
             } else {
@@ -299,7 +307,7 @@ pub async fn run_crate(loaded: &LoadedConfig, action: CrateAction) -> Result<i32
             }
         }
         CrateAction::Modules { krate } => {
-            let tree = dispatcher.send(ModuleTreeQuery(krate.crate_ref())).await??;
+            let tree = dispatcher.send(message(CrateModulesParams(krate.params()))?).await??;
             if krate.json {
                 to_json(&tree)?
             } else {
@@ -310,8 +318,9 @@ pub async fn run_crate(loaded: &LoadedConfig, action: CrateAction) -> Result<i32
             }
         }
         CrateAction::Examples { krate, item, query, limit } => {
-            let query = CrateExamplesQuery { crate_ref: krate.crate_ref(), item_opt: item, query_opt: query, limit };
-            let examples = dispatcher.send(query).await??;
+            let CrateParams { crate_name, version, repo } = krate.params();
+            let params = CrateExamplesParams { crate_name, item, query, limit, version, repo };
+            let examples = dispatcher.send(message(params)?).await??;
             if krate.json {
                 to_json(&examples)?
             } else {
@@ -327,7 +336,7 @@ pub async fn run_crate(loaded: &LoadedConfig, action: CrateAction) -> Result<i32
             }
         }
         CrateAction::Versions { name, json } => {
-            let versions = dispatcher.send(CrateVersionsQuery(name)).await??;
+            let versions = dispatcher.send(message(CrateVersionsParams { crate_name: name })?).await??;
             if json {
                 to_json(&versions)?
             } else {

@@ -10,9 +10,9 @@ use serde::de::DeserializeOwned;
 
 use crate::actors::repo_manager::CloseAll;
 use crate::actors::scraper::CloseBrowser;
-use crate::actors::tool_dispatcher::impact::DiffSearch;
 use crate::actors::tool_dispatcher::indexing::Status;
 use crate::actors::tool_dispatcher::memory::{MemoryDelete, MemoryListing, MemoryRecall, MemorySave};
+use crate::actors::tool_dispatcher::search::DiffSearch;
 use crate::actors::tool_dispatcher::search::Search;
 use crate::actors::tool_dispatcher::web::{WebFetch, WebResearch, WebSearch};
 use crate::config::{self, LoadedConfig};

@@ -28,18 +28,20 @@ use serde::Deserialize;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp_actix_web::transport::StreamableHttpService;
 
-use crate::actors::tool_dispatcher::chat::{DagGet, DagSessions};
+use crate::actors::tool_dispatcher::chat::{DagListParams, DagViewParams};
 use crate::actors::tool_dispatcher::files::{FilesParams, GetParams, MultiGetParams};
-use crate::actors::tool_dispatcher::indexing::{IndexParams, Status};
+use crate::actors::tool_dispatcher::indexing::{IndexParams, StatusParams};
 use crate::actors::tool_dispatcher::libs::LibsFetchParams;
-use crate::actors::tool_dispatcher::memory::{MemoryDelete, MemoryListParams, MemoryRecallParams, MemorySaveParams};
+use crate::actors::tool_dispatcher::memory::{
+    MemoryDeleteParams, MemoryListParams, MemoryRecallParams, MemorySaveParams,
+};
 use crate::actors::tool_dispatcher::params::{Caller, Tool};
-use crate::actors::tool_dispatcher::repos::{DaemonState, Mount, Repos};
-use crate::actors::tool_dispatcher::search::Search;
-use crate::actors::tool_dispatcher::web::{WebFetchParams, WebResearch, WebSearchParams};
+use crate::actors::tool_dispatcher::repos::{DaemonState, MountParams, Repos};
+use crate::actors::tool_dispatcher::search::SearchToolParams;
+use crate::actors::tool_dispatcher::web::{WebFetchParams, WebSearchParams};
 use crate::actors::tool_dispatcher::ToolDispatcher;
 use crate::mcp::DocdexMcp;
-use crate::protocol::{DocdexError, ErrorCode, Health, SearchMode, SearchRequest, WaterfallRequest};
+use crate::protocol::{DocdexError, ErrorCode, Health};
 
 /// Largest request body (JSON) the API reads.
 pub const MAX_BODY_BYTES: usize = 1 << 20;
@@ -95,47 +97,6 @@ pub(crate) fn respond<T: serde::Serialize>(result: crate::protocol::Result<T>) -
     }
 }
 
-/// Query parameters are taken as strings and parsed here, so a bad value gets our error
-/// format and a message naming the parameter.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SearchParamsRaw {
-    #[serde(alias = "query")]
-    q: Option<String>,
-    limit: Option<String>,
-    #[serde(alias = "repo_path", alias = "project_root")]
-    repo: Option<PathBuf>,
-    mode: Option<String>,
-    explain: Option<String>,
-    /// Run the waterfall and go to the web whatever the local confidence.
-    force_web: Option<String>,
-    /// Web research (the waterfall): the web only when local confidence is below the
-    /// threshold. `waterfall` is its older name.
-    #[serde(alias = "waterfall")]
-    web_research: Option<String>,
-    /// repo, library, web or all.
-    source: Option<String>,
-    /// Only hits from this library's docs.
-    lib: Option<String>,
-    /// A diff (`working`, `staged` or a revision) whose code comes first.
-    diff: Option<String>,
-}
-
-pub(crate) fn parse_bool(name: &str, raw: Option<&str>) -> Result<bool, DocdexError> {
-    match raw.map(str::trim) {
-        None | Some("") | Some("false") | Some("0") => Ok(false),
-        Some("true") | Some("1") => Ok(true),
-        Some(raw) => Err(DocdexError::invalid(format!("`{name}` must be true or false, got `{raw}`"))),
-    }
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RepoParam {
-    #[serde(alias = "repo_path", alias = "project_root")]
-    repo: Option<PathBuf>,
-}
-
 /// The query of an endpoint that takes none: anything given is refused, not ignored.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -149,96 +110,29 @@ async fn healthz(state: web::Data<HttpState>, _: web::Query<NoParams>) -> HttpRe
     })
 }
 
-async fn search(state: web::Data<HttpState>, params: web::Query<SearchParamsRaw>) -> HttpResponse {
-    let params = params.into_inner();
-    let Some(query) = params.q else {
-        return error_response(
-            &DocdexError::invalid("missing query parameter `q`").with_hint("GET /v1/search?q=spawn_blocking"),
-        );
-    };
-    let limit =
-        match parse_number("limit", params.limit.as_deref()).map(|n| n.map_or(state.default_limit, |n| n as usize)) {
-            Ok(limit) => limit,
-            Err(err) => return error_response(&err),
-        };
-    let mode_opt = match params.mode.as_deref().map(str::trim) {
-        None | Some("") => None,
-        Some(raw) => match raw.parse::<SearchMode>() {
-            Ok(mode) => Some(mode),
-            Err(err) => return error_response(&err),
-        },
-    };
-    let flags = (
-        parse_bool("explain", params.explain.as_deref()),
-        parse_bool("force_web", params.force_web.as_deref()),
-        parse_bool("web_research", params.web_research.as_deref()),
-    );
-    let (explain, force_web, waterfall) = match flags {
-        (Ok(explain), Ok(force_web), Ok(waterfall)) => (explain, force_web, waterfall),
-        (Err(err), _, _) | (_, Err(err), _) | (_, _, Err(err)) => return error_response(&err),
-    };
-    let source_opt = match crate::protocol::parse_source_filter(params.source.as_deref().unwrap_or("")) {
-        Ok(source_opt) => source_opt,
+/// A search, or with `web_research` / `force_web` the web research (the waterfall).
+async fn search(state: web::Data<HttpState>, request: HttpRequest) -> HttpResponse {
+    let params = match query_params::<SearchToolParams>(&request) {
+        Ok(params) => params,
         Err(err) => return error_response(&err),
     };
-    let lib_opt = params.lib.filter(|l| !l.trim().is_empty());
-    let request = SearchRequest { repo_opt: params.repo, query, limit, mode_opt, explain, source_opt, lib_opt };
-    let diff_opt = match params.diff.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
-        None => None,
-        Some(raw) => match crate::protocol::impact::DiffBase::parse(Some(raw), false) {
-            Ok(base) => Some(base),
-            Err(err) => return error_response(&err),
-        },
-    };
-    if force_web || waterfall {
-        if diff_opt.is_some() {
-            return error_response(
-                &DocdexError::invalid("`diff` goes with a repo search, not with web research")
-                    .with_hint("search with diff, or research the web without it"),
-            );
-        }
-        return respond(dispatch(&state, WebResearch(WaterfallRequest { search: request, force_web })).await);
+    if !params.asks_web_research() {
+        return run_tool(&state, params).await;
     }
-    match diff_opt {
-        Some(base) => {
-            respond(dispatch(&state, crate::actors::tool_dispatcher::impact::DiffSearch { request, base }).await)
-        }
-        None => respond(dispatch(&state, Search(request)).await),
+    let repo_opt = params.repo.clone().or_else(|| state.default_repo_opt.clone());
+    match params.web_research(repo_opt) {
+        Ok(msg) => respond(dispatch(&state, msg).await),
+        Err(err) => error_response(&err),
     }
 }
 
 /// With `repo`, that repo's index; without, the daemon itself (mounted repos, actor load,
 /// memory).
-async fn status(state: web::Data<HttpState>, params: web::Query<RepoParam>) -> HttpResponse {
-    match params.into_inner().repo {
-        Some(repo) => respond(dispatch(&state, Status(Some(repo))).await),
-        None => respond(dispatch(&state, DaemonState).await),
-    }
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct InitializeBody {
-    #[serde(alias = "repo_path", alias = "project_root")]
-    repo: PathBuf,
-    /// Answer once the repo is searchable (bounded by `[core] first_index_wait_secs`).
-    #[serde(default)]
-    wait: bool,
-}
-
-/// Mounts a repo: its index run and watcher start; answers with its mount state.
-async fn initialize(state: web::Data<HttpState>, body: web::Json<InitializeBody>) -> HttpResponse {
-    let body = body.into_inner();
-    respond(dispatch(&state, Mount { repo: body.repo, wait: body.wait }).await)
-}
-
-pub(crate) fn parse_number(name: &str, raw: Option<&str>) -> Result<Option<u64>, DocdexError> {
-    match raw.map(str::trim) {
-        None | Some("") => Ok(None),
-        Some(raw) => raw
-            .parse()
-            .map(Some)
-            .map_err(|_| DocdexError::invalid(format!("`{name}` must be a non-negative whole number, got `{raw}`"))),
+async fn status(state: web::Data<HttpState>, request: HttpRequest) -> HttpResponse {
+    match query_params::<StatusParams>(&request) {
+        Ok(params) if params.repo.is_some() => run_tool(&state, params).await,
+        Ok(_) => respond(dispatch(&state, DaemonState).await),
+        Err(err) => error_response(&err),
     }
 }
 
@@ -251,10 +145,48 @@ pub(crate) async fn tool_query<T: Tool>(state: web::Data<HttpState>, request: Ht
 where
     ToolDispatcher: actix::Handler<T::Message>,
 {
-    let pairs = form_urlencoded::parse(request.query_string().as_bytes());
-    match serde_path_to_error::deserialize::<_, T>(serde_urlencoded::Deserializer::new(pairs)) {
+    match query_params::<T>(&request) {
         Ok(params) => run_tool(&state, params).await,
-        Err(err) => error_response(&malformed(err, "query string")),
+        Err(err) => error_response(&err),
+    }
+}
+
+/// A request's query string as a parameter struct; errors name the parameter.
+fn query_params<T: serde::de::DeserializeOwned>(request: &HttpRequest) -> Result<T, DocdexError> {
+    let pairs = form_urlencoded::parse(request.query_string().as_bytes());
+    serde_path_to_error::deserialize::<_, T>(serde_urlencoded::Deserializer::new(pairs))
+        .map_err(|err| malformed(err, "query string"))
+}
+
+/// The query string plus one parameter the route's path holds (`/v1/memory/{id}`): given in
+/// the query too, it is refused.
+pub(crate) fn query_params_with<T: serde::de::DeserializeOwned>(
+    request: &HttpRequest,
+    (name, value): (&str, &str),
+) -> Result<T, DocdexError> {
+    let query = form_urlencoded::parse(request.query_string().as_bytes());
+    if query.clone().any(|(key, _)| key == name) {
+        return Err(DocdexError::invalid(format!("`{name}` is in the path, not the query")));
+    }
+    let with_path =
+        form_urlencoded::Serializer::new(String::new()).extend_pairs(query).append_pair(name, value).finish();
+    let pairs = form_urlencoded::parse(with_path.as_bytes());
+    serde_path_to_error::deserialize::<_, T>(serde_urlencoded::Deserializer::new(pairs))
+        .map_err(|err| malformed(err, "query string"))
+}
+
+/// A tool whose route's path holds one of its parameters.
+pub(crate) async fn tool_query_with<T: Tool>(
+    state: &HttpState,
+    request: &HttpRequest,
+    path: (&str, &str),
+) -> HttpResponse
+where
+    ToolDispatcher: actix::Handler<T::Message>,
+{
+    match query_params_with::<T>(request, path) {
+        Ok(params) => run_tool(state, params).await,
+        Err(err) => error_response(&err),
     }
 }
 
@@ -269,7 +201,7 @@ where
     }
 }
 
-async fn run_tool<T: Tool>(state: &HttpState, params: T) -> HttpResponse
+pub(crate) async fn run_tool<T: Tool>(state: &HttpState, params: T) -> HttpResponse
 where
     ToolDispatcher: actix::Handler<T::Message>,
 {
@@ -283,7 +215,7 @@ where
 
 /// Parameters that do not deserialize: an unknown name with the closest known one, a
 /// missing one, or a value of the wrong form, each naming the parameter.
-fn malformed<E: std::fmt::Display>(err: serde_path_to_error::Error<E>, what: &str) -> DocdexError {
+pub(crate) fn malformed<E: std::fmt::Display>(err: serde_path_to_error::Error<E>, what: &str) -> DocdexError {
     let field = err.path().to_string();
     let inner = err.into_inner().to_string();
     if let Some(unknown) = DocdexError::unknown_parameter(&inner) {
@@ -308,43 +240,26 @@ where
     state.dispatcher.send(msg).await?
 }
 
-async fn memory_delete(
-    state: web::Data<HttpState>,
-    id: web::Path<String>,
-    params: web::Query<RepoParam>,
-) -> HttpResponse {
-    let Ok(id) = id.parse::<u64>() else {
-        return error_response(&DocdexError::invalid(format!("memory id must be a number, got `{id}`")));
+async fn memory_delete(state: web::Data<HttpState>, id: web::Path<String>, request: HttpRequest) -> HttpResponse {
+    tool_query_with::<MemoryDeleteParams>(&state, &request, ("id", &id)).await
+}
+
+/// A reasoning session, as JSON, text or Graphviz (`format`).
+async fn dag_view(state: web::Data<HttpState>, session: web::Path<String>, request: HttpRequest) -> HttpResponse {
+    let params = match query_params_with::<DagViewParams>(&request, ("session", &session)) {
+        Ok(params) => params,
+        Err(err) => return error_response(&err),
     };
-    let repo_opt = params.into_inner().repo.or_else(|| state.default_repo_opt.clone());
-    respond(dispatch(&state, MemoryDelete { repo_opt, id }).await)
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DagParams {
-    #[serde(alias = "repo_path", alias = "project_root")]
-    repo: Option<PathBuf>,
-    /// `json` (default), `text` or `dot`.
-    format: Option<String>,
-}
-
-async fn dag_list(state: web::Data<HttpState>, params: web::Query<RepoParam>) -> HttpResponse {
-    respond(dispatch(&state, DagSessions { repo_opt: params.into_inner().repo }).await)
-}
-
-async fn dag_view(
-    state: web::Data<HttpState>,
-    session: web::Path<String>,
-    params: web::Query<DagParams>,
-) -> HttpResponse {
-    let params = params.into_inner();
-    let format = params.format.unwrap_or_else(|| "json".into());
-    if !matches!(format.as_str(), "json" | "text" | "dot") {
-        return error_response(&DocdexError::invalid(format!("`format` must be json, text or dot, got `{format}`")));
-    }
-    let view = match dispatch(&state, DagGet { repo_opt: params.repo, session: session.into_inner() }).await {
-        Ok(view) => view,
+    let format = match params.format() {
+        Ok(format) => format.to_string(),
+        Err(err) => return error_response(&err),
+    };
+    let repo_opt = params.repo.clone().or_else(|| state.default_repo_opt.clone());
+    let view = match params.into_message(repo_opt, &Caller::default()) {
+        Ok(msg) => match dispatch(&state, msg).await {
+            Ok(view) => view,
+            Err(err) => return error_response(&err),
+        },
         Err(err) => return error_response(&err),
     };
     match format.as_str() {
@@ -402,7 +317,7 @@ pub fn configure(state: HttpState) -> impl Fn(&mut web::ServiceConfig) + Clone +
             .route("/healthz", web::get().to(healthz))
             .route("/v1/search", web::get().to(search))
             .route("/v1/status", web::get().to(status))
-            .route("/v1/initialize", web::post().to(initialize))
+            .route("/v1/initialize", web::post().to(tool_body::<MountParams>))
             .route("/v1/repos", web::get().to(repos))
             .route("/v1/files", web::get().to(tool_query::<FilesParams>))
             .route("/v1/get", web::get().to(tool_query::<GetParams>))
@@ -416,7 +331,7 @@ pub fn configure(state: HttpState) -> impl Fn(&mut web::ServiceConfig) + Clone +
             .route("/v1/web/fetch", web::post().to(tool_body::<WebFetchParams>))
             .route("/v1/chat/completions", web::post().to(openai::chat_completions))
             .route("/v1/models", web::get().to(openai::models))
-            .route("/v1/dag", web::get().to(dag_list))
+            .route("/v1/dag", web::get().to(tool_query::<DagListParams>))
             .route("/v1/dag/{session}", web::get().to(dag_view))
             .default_service(web::to(not_found));
     }

@@ -10,7 +10,7 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::protocol::{DocdexError, Result};
+use crate::protocol::Result;
 
 /// Characters per token in the estimate.
 pub const CHARS_PER_TOKEN: usize = 3;
@@ -124,15 +124,6 @@ pub fn without(value: &impl Serialize, list: &str, drop: &[&str]) -> Value {
         }
     }
     json
-}
-
-/// Checks an `offset` argument.
-pub fn offset_arg(offset: Option<u64>, max: usize) -> Result<usize> {
-    match offset {
-        None => Ok(0),
-        Some(n) if n as usize <= max => Ok(n as usize),
-        Some(n) => Err(DocdexError::invalid(format!("offset must be between 0 and {max}, got {n}"))),
-    }
 }
 
 use crate::protocol::{

@@ -3,115 +3,21 @@
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
-use rmcp::{schemars, tool, tool_router};
-use serde::Deserialize;
+use rmcp::{tool, tool_router};
 
 use super::budget::{respond_fitted, Page};
-use super::{bounded, lenient_number, DocdexMcp};
+use super::DocdexMcp;
 use crate::actors::tool_dispatcher::crates::{
-    CrateExamplesQuery, CrateSearch, CrateSummaryQuery, CrateVersionsQuery, ItemDocQuery, ModuleTreeQuery,
+    CrateExamplesParams, CrateItemParams, CrateModulesParams, CrateParams, CrateSearchParams, CrateVersionsParams,
 };
-use crate::protocol::{CrateRef, Result};
-
-/// Fields every crate tool takes.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CrateOnlyArgs {
-    /// The crate's name on crates.io, e.g. "serde".
-    #[serde(alias = "crate")]
-    pub crate_name: String,
-    /// A version, e.g. "1.0.219" (default: the version the repo's Cargo.lock locks, else the
-    /// newest release).
-    #[serde(default)]
-    pub version: Option<String>,
-    /// Repository root whose Cargo.lock fixes the version (default: the server's repo).
-    #[serde(default, alias = "repo_path", alias = "project_root")]
-    pub repo: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CrateSearchArgs {
-    #[serde(alias = "crate")]
-    pub crate_name: String,
-    /// What to find, in words or names, e.g. "spawn a blocking task".
-    pub query: String,
-    /// Only this kind of item.
-    #[serde(default)]
-    #[schemars(extend("enum" = ["fn", "method", "struct", "enum", "trait", "macro", "mod", "type", "const", "static", "union"]))]
-    pub kind: Option<String>,
-    /// Items to return, 1-50 (default 10).
-    #[serde(default, deserialize_with = "lenient_number")]
-    #[schemars(range(min = 1, max = 50))]
-    pub limit: Option<u64>,
-    #[serde(default)]
-    pub version: Option<String>,
-    #[serde(default, alias = "repo_path", alias = "project_root")]
-    pub repo: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ItemDocArgs {
-    #[serde(alias = "crate")]
-    pub crate_name: String,
-    /// The item's path, e.g. "serde::Deserialize" or "tokio::sync::Mutex::lock" (re-exports
-    /// and bare names work; close misses get suggestions).
-    #[serde(alias = "item_path")]
-    pub path: String,
-    #[serde(default)]
-    pub version: Option<String>,
-    #[serde(default, alias = "repo_path", alias = "project_root")]
-    pub repo: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CrateExamplesArgs {
-    #[serde(alias = "crate")]
-    pub crate_name: String,
-    /// Only the examples in this item's docs (and its methods'), e.g. "tokio::select".
-    #[serde(default)]
-    pub item: Option<String>,
-    /// Only examples mentioning every word of this.
-    #[serde(default)]
-    pub query: Option<String>,
-    /// Examples to return, 1-50 (default 5).
-    #[serde(default, deserialize_with = "lenient_number")]
-    #[schemars(range(min = 1, max = 50))]
-    pub limit: Option<u64>,
-    #[serde(default)]
-    pub version: Option<String>,
-    #[serde(default, alias = "repo_path", alias = "project_root")]
-    pub repo: Option<String>,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CrateVersionsArgs {
-    #[serde(alias = "crate")]
-    pub crate_name: String,
-}
-
-impl DocdexMcp {
-    /// The crate a call names; its repo is the call's, else the session's (never waited for).
-    fn crate_ref(&self, name: String, version: Option<String>, repo_path: Option<String>) -> CrateRef {
-        let repo_opt = repo_path
-            .filter(|p| !p.trim().is_empty())
-            .map(std::path::PathBuf::from)
-            .or_else(|| self.default_repo.read().ok().and_then(|r| r.clone()));
-        CrateRef { name, version_opt: version.filter(|v| !v.trim().is_empty()), repo_opt }
-    }
-}
 
 #[tool_router(router = crate_tool_router, vis = "pub(super)")]
 impl DocdexMcp {
     #[tool(
         description = "Summary of a Rust crate: resolved version, description, item counts by kind, largest modules. Works for any crate on crates.io (docs fetched and built on first use). Example: {\"crate_name\": \"tokio\"}."
     )]
-    async fn docdex_crate_summary(&self, Parameters(args): Parameters<CrateOnlyArgs>) -> CallToolResult {
-        let crate_ref = self.crate_ref(args.crate_name, args.version, args.repo);
-        let result = self.call(CrateSummaryQuery(crate_ref)).await;
+    async fn docdex_crate_summary(&self, Parameters(params): Parameters<CrateParams>) -> CallToolResult {
+        let result = self.run(params).await;
         super::respond(result, |s| {
             let kinds: Vec<String> = s.kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
             let modules: Vec<String> = s.top_modules.iter().map(|m| format!("{} ({})", m.path, m.items)).collect();
@@ -131,13 +37,8 @@ impl DocdexMcp {
     #[tool(
         description = "Search a Rust crate's public items (functions, types, traits, macros, methods) by words or names. Example: {\"crate_name\": \"tokio\", \"query\": \"run blocking code\", \"kind\": \"fn\"}. Returns paths, kinds, signatures and one-line summaries; read one with docdex_crate_item."
     )]
-    async fn docdex_crate_search(&self, Parameters(args): Parameters<CrateSearchArgs>) -> CallToolResult {
-        let result = async {
-            let limit = bounded(args.limit, 10, 50, "limit")?;
-            let crate_ref = self.crate_ref(args.crate_name, args.version, args.repo);
-            self.call(CrateSearch { crate_ref, query: args.query, kind_opt: args.kind, limit, mode_opt: None }).await
-        }
-        .await;
+    async fn docdex_crate_search(&self, Parameters(params): Parameters<CrateSearchParams>) -> CallToolResult {
+        let result = self.run(params).await;
         super::respond(result, |r| {
             let mut text = format!("{} {} ({} search)\n", r.name, r.version, r.mode);
             if let Some(notice) = &r.notice {
@@ -160,9 +61,8 @@ impl DocdexMcp {
     #[tool(
         description = "Full docs of a Rust item: signature, Markdown docs with whole code blocks, re-export aliases, members. Example: {\"crate_name\": \"serde\", \"path\": \"serde::Deserialize\"} (resolves to serde::de::Deserialize). A wrong path gets the closest matches as suggestions."
     )]
-    async fn docdex_crate_item(&self, Parameters(args): Parameters<ItemDocArgs>) -> CallToolResult {
-        let crate_ref = self.crate_ref(args.crate_name, args.version, args.repo);
-        let result = self.call(ItemDocQuery { crate_ref, path: args.path }).await;
+    async fn docdex_crate_item(&self, Parameters(params): Parameters<CrateItemParams>) -> CallToolResult {
+        let result = self.run(params).await;
         respond_fitted(result, Page::SINGLE, self.budget_tokens, |doc| {
             let via = doc.requested.as_deref().map(|r| format!(" (asked for {r})")).unwrap_or_default();
             let mut text =
@@ -177,9 +77,8 @@ impl DocdexMcp {
     #[tool(
         description = "The module tree of a Rust crate, depth-first, with item counts per module. Example: {\"crate_name\": \"tokio\"}."
     )]
-    async fn docdex_crate_modules(&self, Parameters(args): Parameters<CrateOnlyArgs>) -> CallToolResult {
-        let crate_ref = self.crate_ref(args.crate_name, args.version, args.repo);
-        let result = self.call(ModuleTreeQuery(crate_ref)).await;
+    async fn docdex_crate_modules(&self, Parameters(params): Parameters<CrateParams>) -> CallToolResult {
+        let result = self.run(CrateModulesParams(params)).await;
         super::respond(result, |tree| {
             let mut text = format!("{} {}\n", tree.name, tree.version);
             for m in &tree.modules {
@@ -192,13 +91,8 @@ impl DocdexMcp {
     #[tool(
         description = "Code examples of a Rust crate, each a complete code block (from item docs, hidden setup lines shown) or a whole program from examples/. Example: {\"crate_name\": \"tokio\", \"item\": \"tokio::select\", \"limit\": 3}."
     )]
-    async fn docdex_crate_examples(&self, Parameters(args): Parameters<CrateExamplesArgs>) -> CallToolResult {
-        let result: Result<_> = async {
-            let limit = bounded(args.limit, 5, 50, "limit")?;
-            let crate_ref = self.crate_ref(args.crate_name, args.version, args.repo);
-            self.call(CrateExamplesQuery { crate_ref, item_opt: args.item, query_opt: args.query, limit }).await
-        }
-        .await;
+    async fn docdex_crate_examples(&self, Parameters(params): Parameters<CrateExamplesParams>) -> CallToolResult {
+        let result = self.run(params).await;
         let page = Page { offset: 0, limit: usize::MAX, cap: 0 };
         respond_fitted(result, page, self.budget_tokens, |e| {
             let mut text = format!("{} {}\n", e.name, e.version);
@@ -219,8 +113,8 @@ impl DocdexMcp {
     #[tool(
         description = "Every release of a Rust crate, newest first, with yanked flags and MSRV, from cargo's registry index. Example: {\"crate_name\": \"serde\"}."
     )]
-    async fn docdex_crate_versions(&self, Parameters(args): Parameters<CrateVersionsArgs>) -> CallToolResult {
-        let result = self.call(CrateVersionsQuery(args.crate_name)).await;
+    async fn docdex_crate_versions(&self, Parameters(params): Parameters<CrateVersionsParams>) -> CallToolResult {
+        let result = self.run(params).await;
         super::respond(result, |v| {
             let listed: Vec<String> = v
                 .versions

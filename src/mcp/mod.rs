@@ -6,14 +6,13 @@
 //! (the same JSON the HTTP API returns) for programs. A docdex error becomes a tool error
 //! (`isError: true`) with the message and its hint, never an empty result.
 
-pub mod args;
 pub mod budget;
 pub mod code;
 pub mod crates;
 mod impact;
 pub mod proxy;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 use actix::Addr;
@@ -31,12 +30,11 @@ use crate::actors::tool_dispatcher::memory::{self, MemoryRecallParams, MemorySav
 use crate::actors::tool_dispatcher::params;
 use crate::actors::tool_dispatcher::params::{Caller, Tool};
 use crate::actors::tool_dispatcher::repos::Mount;
-use crate::actors::tool_dispatcher::search::Search;
-use crate::actors::tool_dispatcher::web::WebResearch;
+use crate::actors::tool_dispatcher::search::{SearchToolParams, WebResearchParams};
 use crate::actors::tool_dispatcher::ToolDispatcher;
-use crate::protocol::{DocdexError, Result, SearchMode, SearchRequest, WaterfallRequest};
-use args::{lenient_number, SearchArgs, WebResearchArgs};
-use budget::{offset_arg, respond_fitted, Page};
+use crate::protocol::{DocdexError, Result};
+
+use budget::{respond_fitted, Page};
 
 /// The MCP server: one per session, all sharing the daemon's dispatcher.
 #[derive(Clone)]
@@ -123,14 +121,6 @@ fn render_file(content: &crate::protocol::FileContent) -> String {
     )
 }
 
-fn bounded(value: Option<u64>, default: usize, max: usize, name: &str) -> Result<usize> {
-    match value {
-        None => Ok(default),
-        Some(n) if n >= 1 && n <= max as u64 => Ok(n as usize),
-        Some(n) => Err(DocdexError::invalid(format!("{name} must be between 1 and {max}, got {n}"))),
-    }
-}
-
 impl DocdexMcp {
     pub fn new(dispatcher: Addr<ToolDispatcher>, default_repo_opt: Option<PathBuf>, budget_tokens: usize) -> DocdexMcp {
         DocdexMcp {
@@ -205,8 +195,13 @@ impl DocdexMcp {
     where
         ToolDispatcher: actix::Handler<T::Message>,
     {
-        let repo = self.repo_of(params.repo()).await?;
-        let msg = params.into_message(Some(repo), &self.caller())?;
+        let repo_opt = if T::NEEDS_REPO {
+            Some(self.repo_of(params.repo()).await?)
+        } else {
+            // Not waited for: the call goes on without a repo.
+            params.repo().map(Path::to_path_buf).or_else(|| self.default_repo.read().ok().and_then(|r| r.clone()))
+        };
+        let msg = params.into_message(repo_opt, &self.caller())?;
         self.call(msg).await
     }
 
@@ -225,38 +220,13 @@ impl DocdexMcp {
     #[tool(
         description = "Search the repository's code and docs (BM25 + embeddings). Example: {\"query\": \"where are auth tokens refreshed\", \"limit\": 5}. Returns ranked hits: path, line_start-line_end, score, heading (symbol or section) and a snippet; read a hit with docdex_get."
     )]
-    async fn docdex_search(&self, Parameters(args): Parameters<SearchArgs>) -> CallToolResult {
-        let cap = crate::protocol::MAX_SEARCH_LIMIT;
-        let limit = bounded(args.limit, self.default_limit, cap, "limit");
-        let offset = offset_arg(args.offset, cap - 1);
-        let page = Page { offset: *offset.as_ref().unwrap_or(&0), limit: *limit.as_ref().unwrap_or(&0), cap };
-        let result = async {
-            let (limit, offset) = (limit?, offset?);
-            let mode_opt =
-                args.mode.as_deref().filter(|m| !m.trim().is_empty()).map(str::parse::<SearchMode>).transpose()?;
-            let source_opt = crate::protocol::parse_source_filter(args.source.as_deref().unwrap_or(""))?;
-            // A page is the ranking's next `limit` hits after `offset`.
-            let request = SearchRequest {
-                source_opt,
-                lib_opt: args.lib.filter(|l| !l.trim().is_empty()),
-                repo_opt: Some(self.repo(args.repo).await?),
-                query: args.query,
-                limit: (offset + limit).min(cap),
-                mode_opt,
-                explain: args.explain.unwrap_or(false),
-            };
-            let diff_opt = args.diff.as_deref().filter(|d| !d.trim().is_empty());
-            let mut response = match diff_opt {
-                Some(diff) => {
-                    let base = crate::protocol::impact::DiffBase::parse(Some(diff), false)?;
-                    self.call(crate::actors::tool_dispatcher::impact::DiffSearch { request, base }).await?
-                }
-                None => self.call(Search(request)).await?,
-            };
-            response.hits.drain(..offset.min(response.hits.len()));
-            Ok(response)
-        }
-        .await;
+    async fn docdex_search(&self, Parameters(params): Parameters<SearchToolParams>) -> CallToolResult {
+        let page = Page {
+            offset: params::offset(params.offset),
+            limit: params.limit.map_or(self.default_limit, |l| l as usize),
+            cap: crate::protocol::MAX_SEARCH_LIMIT,
+        };
+        let result = self.run(params).await;
         respond_fitted(result, page, self.budget_tokens, |response| {
             let mut text = String::new();
             if let Some(notice) = &response.notice {
@@ -280,29 +250,10 @@ impl DocdexMcp {
     #[tool(
         description = "Research a question: search the repository first and, when its answer is weak (or force_web is true), search the web, fetch the best pages, and return the repo's hits followed by web hits (source \"web\", url, title, fetched_at). Web pages are kept in this repo's index for later searches. Example: {\"query\": \"how do I configure an nginx reverse proxy\"}. Slow when it goes to the web (seconds: requests are rate-limited)."
     )]
-    async fn docdex_web_research(&self, Parameters(args): Parameters<WebResearchArgs>) -> CallToolResult {
-        let cap = crate::protocol::MAX_SEARCH_LIMIT;
-        let limit = bounded(args.limit, self.default_limit, cap, "limit");
-        let offset = offset_arg(args.offset, cap - 1);
+    async fn docdex_web_research(&self, Parameters(params): Parameters<WebResearchParams>) -> CallToolResult {
         // Web hits come after the local ones: a page is counted over the merged list.
-        let page = Page { offset: *offset.as_ref().unwrap_or(&0), limit: usize::MAX, cap: usize::MAX };
-        let result = async {
-            let (limit, offset) = (limit?, offset?);
-            let search = SearchRequest {
-                source_opt: None,
-                lib_opt: None,
-                repo_opt: Some(self.repo(args.repo).await?),
-                query: args.query,
-                limit,
-                mode_opt: None,
-                explain: false,
-            };
-            let mut response =
-                self.call(WebResearch(WaterfallRequest { search, force_web: args.force_web.unwrap_or(false) })).await?;
-            response.hits.drain(..offset.min(response.hits.len()));
-            Ok(response)
-        }
-        .await;
+        let page = Page { offset: params::offset(params.offset), limit: usize::MAX, cap: usize::MAX };
+        let result = self.run(params).await;
         respond_fitted(result, page, self.budget_tokens, |response| {
             let gate = &response.gate;
             let mut text = format!(

@@ -1,11 +1,14 @@
 //! The chat tools: a grounded answer (handed to the ChatOrchestrator), the configured LLM's
 //! models, and the reasoning sessions of a repo.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use actix::{Context, Handler, Message, ResponseFuture};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
+use super::params::{self, Caller, Tool};
 use super::{open_indexed, tracked, ToolDispatcher};
 use crate::actors::chat::{ChatStart, RunChat};
 use crate::actors::llm_gateway::ListModels;
@@ -26,6 +29,69 @@ pub struct LlmModels;
 #[rtype(result = "Result<crate::index::dag::DagList>")]
 pub struct DagSessions {
     pub repo_opt: Option<PathBuf>,
+}
+
+/// `GET /v1/dag`, `docdex dag list`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DagListParams {
+    /// Repository root (default: the server's repo).
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<PathBuf>,
+}
+
+impl Tool for DagListParams {
+    type Message = DagSessions;
+    type Output = crate::index::dag::DagList;
+
+    fn repo(&self) -> Option<&Path> {
+        self.repo.as_deref()
+    }
+
+    fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<DagSessions> {
+        Ok(DagSessions { repo_opt })
+    }
+}
+
+/// `GET /v1/dag/{session}`, `docdex dag view` (the session is in the path on HTTP).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DagViewParams {
+    /// The session's id, as the list gives it.
+    pub session: String,
+    /// `json` (default), `text` or `dot` (Graphviz): how the HTTP API renders it.
+    #[serde(default)]
+    #[schemars(extend("enum" = ["json", "text", "dot"]))]
+    pub format: Option<String>,
+    /// Repository root (default: the server's repo).
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<PathBuf>,
+}
+
+impl DagViewParams {
+    /// The rendering asked for, checked.
+    pub fn format(&self) -> Result<&str> {
+        match params::text(self.format.clone()).as_deref() {
+            None | Some("json") => Ok("json"),
+            Some("text") => Ok("text"),
+            Some("dot") => Ok("dot"),
+            Some(other) => Err(DocdexError::invalid(format!("`format` must be json, text or dot, got `{other}`"))),
+        }
+    }
+}
+
+impl Tool for DagViewParams {
+    type Message = DagGet;
+    type Output = crate::index::dag::DagView;
+
+    fn repo(&self) -> Option<&Path> {
+        self.repo.as_deref()
+    }
+
+    fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<DagGet> {
+        self.format()?;
+        Ok(DagGet { repo_opt, session: self.session })
+    }
 }
 
 /// One reasoning session with its nodes.

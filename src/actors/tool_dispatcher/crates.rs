@@ -2,13 +2,16 @@
 //! locked by the repo, or the newest release), gets its docs into the cache on demand, and
 //! answers from the loaded crate (`CrateCache`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::{Addr, Context, Handler, Message, ResponseFuture};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
+use super::params::{self, Caller, Tool};
 use super::{tracked, ToolDispatcher};
 use crate::actors::crate_cache::{CrateCache, LoadCrate};
 use crate::actors::embedder::{EmbedQuery, EmbedTexts, Embedder};
@@ -24,6 +27,220 @@ use crate::protocol::{
 const EMBED_BATCH: usize = 64;
 /// Most hits and examples one call returns.
 pub const MAX_CRATE_RESULTS: usize = 50;
+/// Items a crate search gives when the caller names no limit (every surface).
+pub const DEFAULT_CRATE_SEARCH: usize = 10;
+/// Examples a call gives when the caller names no limit (every surface): each is a whole
+/// code block.
+pub const DEFAULT_CRATE_EXAMPLES: usize = 5;
+
+// ---- Parameters, as every surface takes them (see `params`). On HTTP the crate's name is
+// in the path (`/v1/crates/{name}/…`).
+
+/// The crate a call is about, at the version asked for or the one `repo` locks.
+fn crate_ref(name: String, version: Option<String>, repo_opt: Option<PathBuf>) -> CrateRef {
+    CrateRef { name, version_opt: params::text(version), repo_opt }
+}
+
+/// `…/summary`, MCP `docdex_crate_summary`, `docdex crate summary`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CrateParams {
+    /// The crate's name on crates.io, e.g. "serde".
+    #[serde(alias = "crate")]
+    pub crate_name: String,
+    /// A version, e.g. "1.0.219" (default: the version the repo's Cargo.lock locks, else the
+    /// newest release).
+    #[serde(default)]
+    pub version: Option<String>,
+    /// Repository root whose Cargo.lock fixes the version (default: the server's repo).
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<PathBuf>,
+}
+
+impl Tool for CrateParams {
+    type Message = CrateSummaryQuery;
+    type Output = CrateSummary;
+    const NEEDS_REPO: bool = false;
+
+    fn repo(&self) -> Option<&Path> {
+        self.repo.as_deref()
+    }
+
+    fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<CrateSummaryQuery> {
+        Ok(CrateSummaryQuery(crate_ref(self.crate_name, self.version, repo_opt)))
+    }
+}
+
+/// `…/modules`, MCP `docdex_crate_modules`, `docdex crate modules`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub struct CrateModulesParams(pub CrateParams);
+
+impl Tool for CrateModulesParams {
+    type Message = ModuleTreeQuery;
+    type Output = ModuleTree;
+    const NEEDS_REPO: bool = false;
+
+    fn repo(&self) -> Option<&Path> {
+        self.0.repo.as_deref()
+    }
+
+    fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<ModuleTreeQuery> {
+        Ok(ModuleTreeQuery(crate_ref(self.0.crate_name, self.0.version, repo_opt)))
+    }
+}
+
+/// `…/search`, MCP `docdex_crate_search`, `docdex crate search`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CrateSearchParams {
+    /// The crate's name on crates.io, e.g. "tokio".
+    #[serde(alias = "crate")]
+    pub crate_name: String,
+    /// What to find, in words or names, e.g. "spawn a blocking task". `q` is taken too.
+    #[serde(alias = "q")]
+    pub query: String,
+    /// Only this kind of item.
+    #[serde(default)]
+    #[schemars(extend("enum" = ["fn", "method", "struct", "enum", "trait", "macro", "mod", "type", "const", "static", "union"]))]
+    pub kind: Option<String>,
+    /// lexical, dense or hybrid (default: hybrid once the items are embedded).
+    #[serde(default)]
+    #[schemars(extend("enum" = ["lexical", "dense", "hybrid"]))]
+    pub mode: Option<String>,
+    /// Items to return, 1-50 (default 10).
+    #[serde(default, deserialize_with = "params::number")]
+    #[schemars(range(min = 1, max = 50))]
+    pub limit: Option<u64>,
+    /// A version (default: the one the repo locks, else the newest).
+    #[serde(default)]
+    pub version: Option<String>,
+    /// Repository root whose Cargo.lock fixes the version.
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<PathBuf>,
+}
+
+impl Tool for CrateSearchParams {
+    type Message = CrateSearch;
+    type Output = CrateSearchResponse;
+    const NEEDS_REPO: bool = false;
+
+    fn repo(&self) -> Option<&Path> {
+        self.repo.as_deref()
+    }
+
+    fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<CrateSearch> {
+        Ok(CrateSearch {
+            crate_ref: crate_ref(self.crate_name, self.version, repo_opt),
+            query: self.query,
+            kind_opt: params::text(self.kind),
+            limit: params::bounded("limit", self.limit, DEFAULT_CRATE_SEARCH, MAX_CRATE_RESULTS)?,
+            mode_opt: params::text(self.mode).as_deref().map(str::parse::<SearchMode>).transpose()?,
+        })
+    }
+}
+
+/// `…/item`, MCP `docdex_crate_item`, `docdex crate item`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CrateItemParams {
+    /// The crate's name on crates.io, e.g. "serde".
+    #[serde(alias = "crate")]
+    pub crate_name: String,
+    /// The item's path, e.g. "serde::Deserialize" or "tokio::sync::Mutex::lock" (re-exports
+    /// and bare names work; close misses get suggestions).
+    #[serde(alias = "item_path")]
+    pub path: String,
+    /// A version (default: the one the repo locks, else the newest).
+    #[serde(default)]
+    pub version: Option<String>,
+    /// Repository root whose Cargo.lock fixes the version.
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<PathBuf>,
+}
+
+impl Tool for CrateItemParams {
+    type Message = ItemDocQuery;
+    type Output = ItemDoc;
+    const NEEDS_REPO: bool = false;
+
+    fn repo(&self) -> Option<&Path> {
+        self.repo.as_deref()
+    }
+
+    fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<ItemDocQuery> {
+        let path = params::text(Some(self.path))
+            .ok_or_else(|| DocdexError::invalid("`path` is required").with_hint("e.g. path=tokio::spawn"))?;
+        Ok(ItemDocQuery { crate_ref: crate_ref(self.crate_name, self.version, repo_opt), path })
+    }
+}
+
+/// `…/examples`, MCP `docdex_crate_examples`, `docdex crate examples`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CrateExamplesParams {
+    /// The crate's name on crates.io, e.g. "tokio".
+    #[serde(alias = "crate")]
+    pub crate_name: String,
+    /// Only the examples in this item's docs (and its methods'), e.g. "tokio::select".
+    #[serde(default)]
+    pub item: Option<String>,
+    /// Only examples mentioning every word of this. `q` is taken too.
+    #[serde(default, alias = "q")]
+    pub query: Option<String>,
+    /// Examples to return, 1-50 (default 5).
+    #[serde(default, deserialize_with = "params::number")]
+    #[schemars(range(min = 1, max = 50))]
+    pub limit: Option<u64>,
+    /// A version (default: the one the repo locks, else the newest).
+    #[serde(default)]
+    pub version: Option<String>,
+    /// Repository root whose Cargo.lock fixes the version.
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<PathBuf>,
+}
+
+impl Tool for CrateExamplesParams {
+    type Message = CrateExamplesQuery;
+    type Output = CrateExamples;
+    const NEEDS_REPO: bool = false;
+
+    fn repo(&self) -> Option<&Path> {
+        self.repo.as_deref()
+    }
+
+    fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<CrateExamplesQuery> {
+        Ok(CrateExamplesQuery {
+            crate_ref: crate_ref(self.crate_name, self.version, repo_opt),
+            item_opt: params::text(self.item),
+            query_opt: params::text(self.query),
+            limit: params::bounded("limit", self.limit, DEFAULT_CRATE_EXAMPLES, MAX_CRATE_RESULTS)?,
+        })
+    }
+}
+
+/// `…/versions`, MCP `docdex_crate_versions`, `docdex crate versions`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CrateVersionsParams {
+    /// The crate's name on crates.io, e.g. "serde".
+    #[serde(alias = "crate")]
+    pub crate_name: String,
+}
+
+impl Tool for CrateVersionsParams {
+    type Message = CrateVersionsQuery;
+    type Output = CrateVersions;
+    const NEEDS_REPO: bool = false;
+
+    fn repo(&self) -> Option<&Path> {
+        None
+    }
+
+    fn into_message(self, _: Option<PathBuf>, _: &Caller) -> Result<CrateVersionsQuery> {
+        Ok(CrateVersionsQuery(self.crate_name))
+    }
+}
 
 /// What opening a crate needs, taken from the dispatcher.
 #[derive(Clone)]

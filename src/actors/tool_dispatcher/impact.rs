@@ -12,6 +12,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::params::{self, Caller, Tool};
+use super::search::DiffSearch;
 use super::{code, open_indexed, tracked, ToolDispatcher};
 use crate::actors::chat::ReadDiff;
 use crate::change::git::DiffBase;
@@ -209,12 +210,18 @@ fn affected_test(index: &RepoIndex, graph: &CodeGraph, r: &Reached) -> AffectedT
     let name = match r.symbol_opt {
         Some(i) => graph.code(r.file).symbols[i as usize].qualified_name.clone(),
         // A test framework's callback (`it("adds", () => …)`): its title, read from the file.
-        None => super::files::read_inside(&index.root, &path, MAX_TEST_FILE_BYTES)
-            .ok()
+        None => read_test_file(&index.root, &path)
             .and_then(|text| dependents::enclosing_test_name(&text, r.line))
             .unwrap_or_default(),
     };
     AffectedTest { path, name, line: r.line, depth: r.depth, via: r.via.clone(), confidence: round(r.confidence) }
+}
+
+/// A test file's text, read through the repo root's handle like every read (none when it
+/// cannot be read: the test is then named by its file).
+fn read_test_file(root: &Path, path: &str) -> Option<String> {
+    let bytes = crate::ingest::open::read_inside(root, path, MAX_TEST_FILE_BYTES).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// Which tests `run-tests` runs.
@@ -601,11 +608,8 @@ fn diff_hits(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, limit: u
     let mut hits = Vec::new();
     let mut texts: std::collections::HashMap<String, Option<String>> = std::collections::HashMap::new();
     for (path, start, end, heading, language) in spans.into_iter().take(limit) {
-        let text = texts
-            .entry(path.clone())
-            .or_insert_with(|| super::files::read_inside(&index.root, &path, MAX_TEST_FILE_BYTES).ok())
-            .clone()
-            .unwrap_or_default();
+        let text =
+            texts.entry(path.clone()).or_insert_with(|| read_test_file(&index.root, &path)).clone().unwrap_or_default();
         let last = end.min(start + MAX_DIFF_HIT_LINES - 1);
         let snippet: String = text
             .lines()
@@ -635,15 +639,7 @@ fn diff_hits(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, limit: u
     hits
 }
 
-/// A search that puts a diff's code first: its changed definitions and their direct
-/// dependents (`source` diff, at most half the hits), then the repo's hits outside them.
-#[derive(Message)]
-#[rtype(result = "Result<SearchResponse>")]
-pub struct DiffSearch {
-    pub request: SearchRequest,
-    pub base: DiffBase,
-}
-
+/// The diff-aware search (`search::DiffSearch`, declared with the search it serves).
 impl Handler<DiffSearch> for ToolDispatcher {
     type Result = ResponseFuture<Result<SearchResponse>>;
 

@@ -163,6 +163,31 @@ impl Handler<MemoryListing> for ToolDispatcher {
     }
 }
 
+/// `DELETE /v1/memory/{id}`, `docdex memory delete` (the id is in the path on HTTP).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryDeleteParams {
+    /// The note's id, as save and recall give it.
+    #[serde(deserialize_with = "params::required_number")]
+    pub id: u64,
+    /// Repository root (default: the server's repo).
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<PathBuf>,
+}
+
+impl Tool for MemoryDeleteParams {
+    type Message = MemoryDelete;
+    type Output = MemoryDeleted;
+
+    fn repo(&self) -> Option<&Path> {
+        self.repo.as_deref()
+    }
+
+    fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<MemoryDelete> {
+        Ok(MemoryDelete { repo_opt, id: self.id })
+    }
+}
+
 /// Deletes a memory by id.
 #[derive(Message)]
 #[rtype(result = "Result<MemoryDeleted>")]

@@ -27,6 +27,9 @@ pub struct Caller {
 pub trait Tool: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'static {
     type Message: actix::Message<Result = Result<Self::Output>> + Send + 'static;
     type Output: serde::Serialize + Send + 'static;
+    /// Whether the call is about a repo: one that is not (a crate's docs, the web) takes the
+    /// surface's default repo when there is one and goes on without it otherwise.
+    const NEEDS_REPO: bool = true;
 
     /// The repo the call names, if it names one (the surface's default fills in otherwise).
     fn repo(&self) -> Option<&Path>;
@@ -48,6 +51,11 @@ pub fn bounded(name: &str, value: Option<u64>, default: usize, max: usize) -> Re
         Some(n) if n >= 1 && n <= max as u64 => Ok(n as usize),
         Some(n) => Err(DocdexError::invalid(format!("`{name}` must be between 1 and {max}, got {n}"))),
     }
+}
+
+/// A number that must be given: `5` or `"5"`.
+pub fn required_number<'de, D: Deserializer<'de>>(deserializer: D) -> std::result::Result<u64, D::Error> {
+    number(deserializer)?.ok_or_else(|| serde::de::Error::custom("expected a non-negative whole number, got nothing"))
 }
 
 /// An `offset` (default 0).

@@ -1,10 +1,13 @@
 //! The daemon's repo tools: mounting a repo, the mounted repos, and the daemon's status.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use actix::{Addr, Context, Handler, Message, ResponseFuture};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
+use super::params::{self, Caller, Tool};
 use super::ToolDispatcher;
 use crate::actors::repo_manager::{OpenRepos, RepoManager};
 use crate::actors::repo_supervisor::{ListMounts, RepoSupervisor};
@@ -17,6 +20,31 @@ use crate::protocol::{DaemonStatus, DocdexError, MountedRepo, Result};
 pub struct Mount {
     pub repo: PathBuf,
     pub wait: bool,
+}
+
+/// `POST /v1/initialize`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MountParams {
+    /// The repository's root folder. `repo_path` and `project_root` are taken too.
+    #[serde(alias = "repo_path", alias = "project_root")]
+    pub repo: PathBuf,
+    /// Answer once the repo is searchable (bounded by `[core] first_index_wait_secs`).
+    #[serde(default, deserialize_with = "params::flag")]
+    pub wait: Option<bool>,
+}
+
+impl Tool for MountParams {
+    type Message = Mount;
+    type Output = MountedRepo;
+
+    fn repo(&self) -> Option<&Path> {
+        Some(&self.repo)
+    }
+
+    fn into_message(self, _: Option<PathBuf>, _: &Caller) -> Result<Mount> {
+        Ok(Mount { repo: self.repo, wait: self.wait.unwrap_or(false) })
+    }
 }
 
 /// The daemon's mounted repos (`GET /v1/repos`).

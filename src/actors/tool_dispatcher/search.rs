@@ -1,16 +1,25 @@
 //! The search tool: a repo's lexical, dense or hybrid search, with library docs and the
 //! query's concept words, as every surface runs it.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use actix::{Context, Handler, Message, ResponseFuture};
+use actix::{AsyncContext, Context, Handler, Message, ResponseFuture};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
+use super::params::{self, Caller, Tool};
+use super::web::WebResearch;
 use super::{open_indexed, tracked, vector_counts, ToolDispatcher};
 use crate::actors::embedder::{EmbedQuery, ModelInfo, ProbeModel};
 use crate::actors::waterfall::LocalSearch;
-use crate::index::{FusionParams, SearchFilter, SearchParams};
-use crate::protocol::{Result, SearchMode, SearchRequest, SearchResponse};
+use crate::index::{FusionParams, SearchFilter, SearchParams as RankParams};
+use crate::protocol::impact::DiffBase;
+use crate::protocol::{
+    DocdexError, HitSource, Result, SearchMode, SearchRequest, SearchResponse, WaterfallRequest, WaterfallResponse,
+    MAX_SEARCH_LIMIT,
+};
 
 /// arroy nodes inspected per neighbour asked for (see `dense_depth_and_search_k`).
 const DENSE_SEARCH_K_PER_RESULT: usize = 150;
@@ -18,7 +27,7 @@ const DENSE_SEARCH_K_PER_RESULT: usize = 150;
 /// How many neighbours a dense search of `limit` hits asks arroy for, and how many nodes it
 /// lets arroy inspect: the same depth as `RepoIndex::search_with` uses.
 pub fn dense_depth_and_search_k(limit: usize) -> (usize, usize) {
-    let depth = crate::index::candidate_depth(SearchParams::new(limit, 2));
+    let depth = crate::index::candidate_depth(RankParams::new(limit, 2));
     (depth, depth * DENSE_SEARCH_K_PER_RESULT)
 }
 
@@ -107,7 +116,7 @@ impl Handler<Search> for ToolDispatcher {
                 });
             }
             let (_, dense_search_k) = dense_depth_and_search_k(request.limit);
-            let params = SearchParams {
+            let params = RankParams {
                 limit: request.limit,
                 max_hits_per_file,
                 fusion,
@@ -146,5 +155,253 @@ impl Handler<LocalSearch> for ToolDispatcher {
 
     fn handle(&mut self, LocalSearch(request): LocalSearch, ctx: &mut Context<Self>) -> Self::Result {
         <Self as Handler<Search>>::handle(self, Search(request), ctx)
+    }
+}
+
+// ---- Parameters, as every surface takes them (see `params`).
+
+/// `GET /v1/search`, MCP `docdex_search` (and with `web_research`, the web research call).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchToolParams {
+    /// Identifiers, words or a question. `q` is taken too.
+    #[serde(alias = "q")]
+    pub query: String,
+    /// Hits to return, 1-200 (default: `[search] max_repo_hits`).
+    #[serde(default, deserialize_with = "params::number")]
+    #[schemars(range(min = 1, max = 200))]
+    pub limit: Option<u64>,
+    /// Where this page starts: the `next_offset` of the previous one (default 0).
+    #[serde(default, deserialize_with = "params::number")]
+    #[schemars(range(min = 0))]
+    pub offset: Option<u64>,
+    /// lexical, dense or hybrid (default: hybrid when embeddings exist).
+    #[serde(default)]
+    #[schemars(extend("enum" = ["lexical", "dense", "hybrid"]))]
+    pub mode: Option<String>,
+    /// Add each ranking's rank and score to every hit.
+    #[serde(default, deserialize_with = "params::flag")]
+    pub explain: Option<bool>,
+    /// Where hits may come from: the repo's files, the docs of its libraries (see
+    /// docdex_libs_fetch), ingested web pages, or all (default).
+    #[serde(default)]
+    #[schemars(extend("enum" = ["repo", "library", "web", "all"]))]
+    pub source: Option<String>,
+    /// Only hits from this library's docs, e.g. "serde".
+    #[serde(default)]
+    pub lib: Option<String>,
+    /// Put a diff's code first: "working" (the working tree against HEAD), "staged", or a
+    /// revision. Its changed definitions and what directly uses them come back as hits with
+    /// source "diff", before the repo's.
+    #[serde(default)]
+    pub diff: Option<String>,
+    /// Web research (HTTP): the web when the repo's answer is weak. `waterfall` is taken too.
+    /// MCP has docdex_web_research for it.
+    #[serde(default, alias = "waterfall", deserialize_with = "params::flag")]
+    #[schemars(skip)]
+    pub web_research: Option<bool>,
+    /// Web research whatever the repo's answer (HTTP).
+    #[serde(default, deserialize_with = "params::flag")]
+    #[schemars(skip)]
+    pub force_web: Option<bool>,
+    /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<PathBuf>,
+}
+
+impl SearchToolParams {
+    /// Whether this search asks for web research (`web_research` or `force_web`).
+    pub fn asks_web_research(&self) -> bool {
+        self.web_research == Some(true) || self.force_web == Some(true)
+    }
+
+    fn page(self, repo_opt: Option<PathBuf>) -> Result<SearchPage> {
+        let limit_opt = self.limit.map(|l| params::bounded("limit", Some(l), 0, MAX_SEARCH_LIMIT)).transpose()?;
+        let mode_opt = params::text(self.mode).as_deref().map(str::parse::<SearchMode>).transpose()?;
+        let source_opt = crate::protocol::parse_source_filter(self.source.as_deref().unwrap_or(""))?;
+        let diff_opt = params::text(self.diff).as_deref().map(|d| DiffBase::parse(Some(d), false)).transpose()?;
+        Ok(SearchPage {
+            repo_opt,
+            query: self.query,
+            limit_opt,
+            offset: offset_within(self.offset)?,
+            mode_opt,
+            explain: self.explain.unwrap_or(false),
+            source_opt,
+            lib_opt: params::text(self.lib),
+            diff_opt,
+        })
+    }
+
+    /// The web research this search asks for.
+    pub fn web_research(self, repo_opt: Option<PathBuf>) -> Result<WebResearchPage> {
+        let force_web = self.force_web == Some(true);
+        let search = self.page(repo_opt)?;
+        if search.diff_opt.is_some() {
+            return Err(DocdexError::invalid("`diff` goes with a repo search, not with web research")
+                .with_hint("search with diff, or research the web without it"));
+        }
+        Ok(WebResearchPage { search, force_web })
+    }
+}
+
+impl Tool for SearchToolParams {
+    type Message = SearchPage;
+    type Output = SearchResponse;
+
+    fn repo(&self) -> Option<&Path> {
+        self.repo.as_deref()
+    }
+
+    fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<SearchPage> {
+        if self.asks_web_research() {
+            return Err(DocdexError::invalid("web research is a call of its own")
+                .with_hint("MCP: docdex_web_research; HTTP: GET /v1/search?web_research=true"));
+        }
+        self.page(repo_opt)
+    }
+}
+
+/// MCP `docdex_web_research`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WebResearchParams {
+    /// The question, in words.
+    pub query: String,
+    /// Go to the web even when the repo answers confidently (default false).
+    #[serde(default, deserialize_with = "params::flag")]
+    pub force_web: Option<bool>,
+    /// Local hits to return, 1-200 (default: `[search] max_repo_hits`); web hits follow, up to
+    /// `[search] max_web_hits`.
+    #[serde(default, deserialize_with = "params::number")]
+    #[schemars(range(min = 1, max = 200))]
+    pub limit: Option<u64>,
+    /// Where this page starts: the `next_offset` of the previous one (default 0).
+    #[serde(default, deserialize_with = "params::number")]
+    #[schemars(range(min = 0))]
+    pub offset: Option<u64>,
+    /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
+    #[serde(default, alias = "repo_path", alias = "project_root")]
+    pub repo: Option<PathBuf>,
+}
+
+impl Tool for WebResearchParams {
+    type Message = WebResearchPage;
+    type Output = WaterfallResponse;
+
+    fn repo(&self) -> Option<&Path> {
+        self.repo.as_deref()
+    }
+
+    fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<WebResearchPage> {
+        let limit_opt = self.limit.map(|l| params::bounded("limit", Some(l), 0, MAX_SEARCH_LIMIT)).transpose()?;
+        let search = SearchPage {
+            repo_opt,
+            query: self.query,
+            limit_opt,
+            offset: offset_within(self.offset)?,
+            mode_opt: None,
+            explain: false,
+            source_opt: None,
+            lib_opt: None,
+            diff_opt: None,
+        };
+        Ok(WebResearchPage { search, force_web: self.force_web == Some(true) })
+    }
+}
+
+/// An `offset` into a ranking of at most `MAX_SEARCH_LIMIT` hits.
+fn offset_within(offset: Option<u64>) -> Result<usize> {
+    match offset {
+        Some(n) if n >= MAX_SEARCH_LIMIT as u64 => {
+            Err(DocdexError::invalid(format!("offset must be between 0 and {}, got {n}", MAX_SEARCH_LIMIT - 1)))
+        }
+        other => Ok(params::offset(other)),
+    }
+}
+
+/// A search that puts a diff's code first: its changed definitions and their direct
+/// dependents (`source` diff, at most half the hits), then the repo's hits outside them
+/// (answered in `impact`, which reads the diff).
+#[derive(Message)]
+#[rtype(result = "Result<SearchResponse>")]
+pub struct DiffSearch {
+    pub request: SearchRequest,
+    pub base: DiffBase,
+}
+
+/// A search as the surfaces ask for it: a page of the ranking from `offset`, with a diff's
+/// code first when `diff_opt` names one.
+#[derive(Message)]
+#[rtype(result = "Result<SearchResponse>")]
+pub struct SearchPage {
+    pub repo_opt: Option<PathBuf>,
+    pub query: String,
+    /// `None`: `[search] max_repo_hits`.
+    pub limit_opt: Option<usize>,
+    pub offset: usize,
+    pub mode_opt: Option<SearchMode>,
+    pub explain: bool,
+    pub source_opt: Option<HitSource>,
+    pub lib_opt: Option<String>,
+    pub diff_opt: Option<DiffBase>,
+}
+
+impl SearchPage {
+    /// The ranking's request: the hits up to the end of this page.
+    fn request(&self, default_limit: usize) -> SearchRequest {
+        let limit = self.limit_opt.unwrap_or(default_limit);
+        SearchRequest {
+            repo_opt: self.repo_opt.clone(),
+            query: self.query.clone(),
+            limit: self.offset.saturating_add(limit).min(MAX_SEARCH_LIMIT),
+            mode_opt: self.mode_opt,
+            explain: self.explain,
+            source_opt: self.source_opt,
+            lib_opt: self.lib_opt.clone(),
+        }
+    }
+}
+
+impl Handler<SearchPage> for ToolDispatcher {
+    type Result = ResponseFuture<Result<SearchResponse>>;
+
+    fn handle(&mut self, msg: SearchPage, ctx: &mut Context<Self>) -> Self::Result {
+        let me = ctx.address();
+        let request = msg.request(self.config.search.max_repo_hits);
+        Box::pin(async move {
+            let mut response = match msg.diff_opt {
+                Some(base) => me.send(DiffSearch { request, base }).await??,
+                None => me.send(Search(request)).await??,
+            };
+            response.hits.drain(..msg.offset.min(response.hits.len()));
+            Ok(response)
+        })
+    }
+}
+
+/// Web research as the surfaces ask for it: the repo's hits, then the web's when the gate
+/// says so (or `force_web`); the merged list paged from `offset`.
+#[derive(Message)]
+#[rtype(result = "Result<WaterfallResponse>")]
+pub struct WebResearchPage {
+    pub search: SearchPage,
+    pub force_web: bool,
+}
+
+impl Handler<WebResearchPage> for ToolDispatcher {
+    type Result = ResponseFuture<Result<WaterfallResponse>>;
+
+    fn handle(&mut self, msg: WebResearchPage, ctx: &mut Context<Self>) -> Self::Result {
+        let me = ctx.address();
+        // The local hits asked for: web hits follow them, so a page counts over both.
+        let mut request = msg.search.request(self.config.search.max_repo_hits);
+        request.limit = msg.search.limit_opt.unwrap_or(self.config.search.max_repo_hits);
+        Box::pin(async move {
+            let mut response =
+                me.send(WebResearch(WaterfallRequest { search: request, force_web: msg.force_web })).await??;
+            response.hits.drain(..msg.search.offset.min(response.hits.len()));
+            Ok(response)
+        })
     }
 }

@@ -56,6 +56,7 @@ pub struct WebSearchParams {
 impl Tool for WebSearchParams {
     type Message = WebSearch;
     type Output = WebSearchResponse;
+    const NEEDS_REPO: bool = false;
 
     fn repo(&self) -> Option<&Path> {
         None
@@ -81,6 +82,7 @@ pub struct WebFetchParams {
 impl Tool for WebFetchParams {
     type Message = WebFetch;
     type Output = WebFetchResponse;
+    const NEEDS_REPO: bool = false;
 
     fn repo(&self) -> Option<&Path> {
         None
