@@ -206,7 +206,7 @@ impl ToolDispatcher {
     fn checked_repo(&self, repo_opt: Option<PathBuf>) -> Result<PathBuf> {
         let repo = repo_opt.or_else(|| self.default_repo_opt.clone()).ok_or_else(|| {
             DocdexError::invalid("no repo given and the daemon has no default repo")
-                .with_hint("pass `--repo <path>` (CLI), `repo` (HTTP query or body), `repo_path` (MCP tools), or for chat `docdex.repo` or an X-Docdex-Repo header")
+                .with_hint("pass `--repo <path>` (CLI), `repo` (HTTP query or body, MCP tools), or for chat `docdex.repo` or an X-Docdex-Repo header")
         })?;
         // Unknown paths allowed by the policy are left to the handler's `repo_not_found`.
         self.repo_policy.resolve(&repo)
