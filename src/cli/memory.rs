@@ -3,8 +3,11 @@
 
 use super::args::MemoryAction;
 use super::output::{print_out, to_json};
+use crate::actors::tool_dispatcher::memory::{
+    MemoryDeleteParams, MemoryListParams, MemoryRecallParams, MemorySaveParams,
+};
 use crate::config::LoadedConfig;
-use crate::daemon::client::{self, Backend};
+use crate::daemon::client::{self, Backend, Route};
 use crate::protocol::{DocdexError, Result};
 
 pub(super) async fn run_memory(loaded: &LoadedConfig, action: MemoryAction) -> Result<i32> {
@@ -22,12 +25,15 @@ pub(super) async fn run_memory(loaded: &LoadedConfig, action: MemoryAction) -> R
                     .map_err(|err| DocdexError::invalid(format!("--metadata is not JSON: {err}")))?,
                 None => serde_json::Value::Null,
             };
-            let item = backend.memory_save(repo, text.join(" "), metadata).await?;
+            let params = MemorySaveParams { text: text.join(" "), metadata: Some(metadata), repo: Some(repo) };
+            let item = backend.run(params, Route::Post("/v1/memory")).await?;
             print_out(&if json { to_json(&item)? } else { format!("saved memory #{}\n", item.id) })?;
             0
         }
         MemoryAction::Recall { k, json, query, .. } => {
-            let response = backend.memory_recall(repo, query.join(" "), k).await?;
+            let params =
+                MemoryRecallParams { query: query.join(" "), limit: Some(k as u64), offset: None, repo: Some(repo) };
+            let response = backend.run(params, Route::Post("/v1/memory/recall")).await?;
             let text = if json {
                 to_json(&response)?
             } else {
@@ -54,7 +60,8 @@ pub(super) async fn run_memory(loaded: &LoadedConfig, action: MemoryAction) -> R
             }
         }
         MemoryAction::List { limit, json, .. } => {
-            let list = backend.memory_list(repo, limit).await?;
+            let params = MemoryListParams { limit: Some(limit as u64), repo: Some(repo) };
+            let list = backend.run(params, Route::Get("/v1/memory")).await?;
             print_out(&if json {
                 to_json(&list)?
             } else {
@@ -75,7 +82,7 @@ pub(super) async fn run_memory(loaded: &LoadedConfig, action: MemoryAction) -> R
             }
         }
         MemoryAction::Delete { json, id, .. } => {
-            let deleted = backend.memory_delete(repo, id).await?;
+            let deleted = backend.memory_delete(MemoryDeleteParams { id, repo: Some(repo) }).await?;
             print_out(&if json { to_json(&deleted)? } else { format!("deleted memory #{id}\n") })?;
             0
         }

@@ -30,12 +30,15 @@ use self::setup::{mcp_config, run_setup};
 use crate::actors::repo_manager::CloseAll;
 use crate::actors::scraper::CloseBrowser;
 use crate::actors::tool_dispatcher::files::{FilesParams, GetParams, MultiGetParams};
+use crate::actors::tool_dispatcher::indexing::StatusParams;
 use crate::actors::tool_dispatcher::indexing::StopBackgroundWork;
 use crate::actors::tool_dispatcher::params::{Caller, Tool};
 use crate::actors::tool_dispatcher::repos::Mount;
+use crate::actors::tool_dispatcher::search::SearchToolParams;
+use crate::actors::tool_dispatcher::web::{WebFetchParams, WebSearchParams};
 use crate::config::{self, LoadedConfig};
-use crate::daemon::client::{self, Backend, DaemonClient};
-use crate::protocol::{DocdexError, ErrorCode, GetResult, Result, SearchRequest, WaterfallRequest};
+use crate::daemon::client::{self, Backend, DaemonClient, Route};
+use crate::protocol::{DocdexError, ErrorCode, GetResult, Result};
 
 /// Whether the command line asked for JSON (`--json`, on any command that takes it).
 /// A command's message from its tool's parameters (what a local user may do, all of it).
@@ -253,21 +256,24 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             Ok(if list.files.is_empty() { 1 } else { 0 })
         }
         Command::Search { repo, limit, json, mode, explain, source, diff, lib, query } => {
-            let diff_opt =
-                diff.as_deref().map(|d| crate::protocol::impact::DiffBase::parse(Some(d), false)).transpose()?;
             let repo = client::absolute(&repo);
-            let backend = Backend::for_repo(&loaded, &repo).await?;
-            let request = SearchRequest {
-                source_opt: crate::protocol::parse_source_filter(source.as_deref().unwrap_or(""))?,
-                lib_opt: lib,
-                repo_opt: Some(repo),
+            let params = SearchToolParams {
                 query: query.join(" "),
-                limit: limit.unwrap_or(loaded.config.search.max_repo_hits),
-                mode_opt: mode,
-                explain,
+                limit: limit.map(|l| l as u64),
+                offset: None,
+                mode: mode.map(|m| m.as_str().to_string()),
+                explain: Some(explain),
+                source,
+                lib,
+                diff,
+                web_research: None,
+                force_web: None,
+                repo: Some(repo.clone()),
             };
-            let response = backend.search(request, diff_opt).await?;
+            let backend = Backend::for_repo(&loaded, &repo).await?;
+            let response = backend.run(params, Route::Get("/v1/search")).await;
             backend.close().await?;
+            let response = response?;
             print_out(&if json { to_json(&response)? } else { render_search(&response) })?;
             Ok(if response.hits.is_empty() { 1 } else { 0 })
         }
@@ -283,7 +289,7 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
         Command::Status { repo: Some(repo), json } => {
             let repo = client::absolute(&repo);
             let backend = Backend::for_repo(&loaded, &repo).await?;
-            let status = backend.status(repo).await?;
+            let status = backend.run(StatusParams { repo: Some(repo) }, Route::Get("/v1/status")).await?;
             backend.close().await?;
             let text = if json {
                 to_json(&status)?
@@ -386,7 +392,8 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
         Command::WebSearch { limit, json, query } => {
             // Through a running daemon: one rate-limit gate and one cache for the machine.
             let backend = Backend::connect(&loaded)?;
-            let result = with_progress("searching the web", backend.web_search(query.join(" "), limit)).await;
+            let params = WebSearchParams { query: query.join(" "), limit: Some(limit as u64) };
+            let result = with_progress("searching the web", backend.run(params, Route::Post("/v1/web/search"))).await;
             backend.close().await?;
             let response = result?;
             print_out(&if json { to_json(&response)? } else { render_web_search(&response) })?;
@@ -394,7 +401,8 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
         }
         Command::WebFetch { refresh, json, url } => {
             let backend = Backend::connect(&loaded)?;
-            let result = with_progress("fetching", backend.web_fetch(url, refresh)).await;
+            let params = WebFetchParams { url, refresh: Some(refresh) };
+            let result = with_progress("fetching", backend.run(params, Route::Post("/v1/web/fetch"))).await;
             backend.close().await?;
             let response = result?;
             print_out(&if json { to_json(&response)? } else { render_web_fetch(&response) })?;
@@ -404,16 +412,20 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             let repo = client::absolute(&repo);
             // Fetched pages join the repo's index: the daemon holds its writer.
             let backend = Backend::for_repo(&loaded, &repo).await?;
-            let search = SearchRequest {
-                source_opt: None,
-                lib_opt: None,
-                repo_opt: Some(repo),
+            let params = SearchToolParams {
                 query: query.join(" "),
-                limit: limit.unwrap_or(loaded.config.search.max_repo_hits),
-                mode_opt: mode,
-                explain: false,
+                limit: limit.map(|l| l as u64),
+                offset: None,
+                mode: mode.map(|m| m.as_str().to_string()),
+                explain: None,
+                source: None,
+                lib: None,
+                diff: None,
+                web_research: Some(true),
+                force_web: Some(force_web),
+                repo: Some(repo),
             };
-            let result = with_progress("answering", backend.web_rag(WaterfallRequest { search, force_web })).await;
+            let result = with_progress("answering", backend.web_research(params)).await;
             backend.close().await?;
             let response = result?;
             print_out(&if json { to_json(&response)? } else { render_waterfall(&response) })?;

@@ -7,21 +7,20 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
+use serde::Serialize;
 
 use crate::actors::repo_manager::CloseAll;
 use crate::actors::scraper::CloseBrowser;
-use crate::actors::tool_dispatcher::indexing::Status;
-use crate::actors::tool_dispatcher::memory::{MemoryDelete, MemoryListing, MemoryRecall, MemorySave};
-use crate::actors::tool_dispatcher::search::DiffSearch;
-use crate::actors::tool_dispatcher::search::Search;
-use crate::actors::tool_dispatcher::web::{WebFetch, WebResearch, WebSearch};
+use crate::actors::tool_dispatcher::indexing::StatusParams;
+use crate::actors::tool_dispatcher::memory::MemoryDeleteParams;
+use crate::actors::tool_dispatcher::params::{Caller, Tool};
+use crate::actors::tool_dispatcher::search::SearchToolParams;
+use crate::actors::tool_dispatcher::ToolDispatcher;
 use crate::config::{self, LoadedConfig};
 use crate::llm::Usage;
-use crate::protocol::impact::DiffBase;
 use crate::protocol::{
     ChatContext, ChatRequest, DaemonStatus, DocdexError, ErrorCode, IndexSummary, LibsFetchRequest, LibsFetchSummary,
-    MemoryDeleted, MemoryItem, MemoryList, MemoryRecallResponse, MountedRepo, RepoStatus, Result, SearchRequest,
-    SearchResponse, WaterfallRequest, WaterfallResponse, WebFetchResponse, WebSearchResponse,
+    MemoryDeleted, MountedRepo, RepoStatus, Result, WaterfallResponse,
 };
 
 /// Names a daemon to use instead of the one found through the lock file.
@@ -55,6 +54,15 @@ fn warn_if_config_is_newer(loaded: &LoadedConfig, daemon: &crate::daemon::lock::
             daemon.pid
         );
     }
+}
+
+/// A tool's route on the daemon's HTTP API.
+#[derive(Debug, Clone, Copy)]
+pub enum Route {
+    /// Parameters in the query string.
+    Get(&'static str),
+    /// Parameters as the JSON body.
+    Post(&'static str),
 }
 
 /// Where commands run.
@@ -139,30 +147,25 @@ impl DaemonClient {
         format!("{}{path}", self.base_url)
     }
 
-    pub async fn search(&self, request: &SearchRequest, diff_opt: Option<&DiffBase>) -> Result<SearchResponse> {
-        let mut query = vec![
-            ("q", request.query.clone()),
-            ("limit", request.limit.to_string()),
-            ("explain", request.explain.to_string()),
-        ];
-        if let Some(repo) = &request.repo_opt {
-            query.push(("repo", repo.display().to_string()));
-        }
-        if let Some(mode) = request.mode_opt {
-            query.push(("mode", mode.as_str().to_string()));
-        }
-        if let Some(source) = request.source_opt {
-            query.push(("source", source.as_str().to_string()));
-        }
-        if let Some(lib) = &request.lib_opt {
-            query.push(("lib", lib.clone()));
-        }
-        if let Some(diff) = diff_opt {
-            query.push(("diff", diff.name()));
-        }
-        self.call(self.http.get(self.url("/v1/search")).query(&query)).await
+    /// A tool call over the daemon's API: its parameters as the query string (GET) or the
+    /// JSON body (POST) of its route.
+    pub async fn run<T: Tool + Serialize>(&self, params: &T, route: Route) -> Result<T::Output>
+    where
+        T::Output: DeserializeOwned,
+    {
+        let request = match route {
+            Route::Get(path) => self.http.get(self.url(path)).query(params),
+            Route::Post(path) => self.http.post(self.url(path)).json(params),
+        };
+        self.call(request).await
     }
 
+    /// A repo's status (`GET /v1/status?repo=`).
+    pub async fn status(&self, repo: &Path) -> Result<RepoStatus> {
+        self.run(&StatusParams { repo: Some(repo.to_path_buf()) }, Route::Get("/v1/status")).await
+    }
+
+    /// The daemon's own status (`GET /v1/status` without a repo).
     pub async fn libs_fetch(&self, request: &LibsFetchRequest) -> Result<LibsFetchSummary> {
         let body = serde_json::json!({ "repo": request.repo_opt, "all": request.all, "libs": request.names });
         self.call(self.http.post(self.url("/v1/libs/fetch")).json(&body)).await
@@ -173,54 +176,8 @@ impl DaemonClient {
         self.call(self.http.post(self.url("/v1/index")).query(&query).json(&serde_json::json!({}))).await
     }
 
-    pub async fn status(&self, repo: &Path) -> Result<RepoStatus> {
-        self.call(self.http.get(self.url("/v1/status")).query(&[("repo", repo.display().to_string())])).await
-    }
-
     pub async fn daemon_status(&self) -> Result<DaemonStatus> {
         self.call(self.http.get(self.url("/v1/status"))).await
-    }
-
-    pub async fn memory_save(&self, repo: &Path, text: &str, metadata: &serde_json::Value) -> Result<MemoryItem> {
-        let body = serde_json::json!({ "repo": repo, "text": text, "metadata": metadata });
-        self.call(self.http.post(self.url("/v1/memory")).json(&body)).await
-    }
-
-    pub async fn memory_list(&self, repo: &Path, limit: usize) -> Result<MemoryList> {
-        let query = [("repo", repo.display().to_string()), ("limit", limit.to_string())];
-        self.call(self.http.get(self.url("/v1/memory")).query(&query)).await
-    }
-
-    pub async fn memory_recall(&self, repo: &Path, query: &str, k: usize) -> Result<MemoryRecallResponse> {
-        let body = serde_json::json!({ "repo": repo, "query": query, "limit": k });
-        self.call(self.http.post(self.url("/v1/memory/recall")).json(&body)).await
-    }
-
-    pub async fn web_search(&self, query: &str, limit: usize) -> Result<WebSearchResponse> {
-        let body = serde_json::json!({ "query": query, "limit": limit });
-        self.call(self.http.post(self.url("/v1/web/search")).json(&body)).await
-    }
-
-    pub async fn web_fetch(&self, url: &str, refresh: bool) -> Result<WebFetchResponse> {
-        let body = serde_json::json!({ "url": url, "refresh": refresh });
-        self.call(self.http.post(self.url("/v1/web/fetch")).json(&body)).await
-    }
-
-    pub async fn web_rag(&self, request: &WaterfallRequest) -> Result<WaterfallResponse> {
-        let search = &request.search;
-        let mut query = vec![
-            ("q", search.query.clone()),
-            ("limit", search.limit.to_string()),
-            ("waterfall", "true".to_string()),
-            ("force_web", request.force_web.to_string()),
-        ];
-        if let Some(repo) = &search.repo_opt {
-            query.push(("repo", repo.display().to_string()));
-        }
-        if let Some(mode) = search.mode_opt {
-            query.push(("mode", mode.as_str().to_string()));
-        }
-        self.call(self.http.get(self.url("/v1/search")).query(&query)).await
     }
 
     /// One chat turn over the daemon's OpenAI-compatible endpoint, streamed: each piece of
@@ -305,11 +262,12 @@ impl DaemonClient {
             .with_hint("is `docdexd daemon` still running? unset DOCDEX_HTTP_BASE_URL to run commands locally")
     }
 
-    pub async fn memory_delete(&self, repo: &Path, id: u64) -> Result<MemoryDeleted> {
+    pub async fn memory_delete(&self, repo_opt: Option<&Path>, id: u64) -> Result<MemoryDeleted> {
         let url = self.url(&format!("/v1/memory/{id}"));
+        let query: Vec<(&str, String)> = repo_opt.map(|r| ("repo", r.display().to_string())).into_iter().collect();
         // The daemon takes state-changing requests only as JSON (a form a web page could post
         // is refused), so even a bodiless delete says it is.
-        let request = self.http.delete(url).query(&[("repo", repo.display().to_string())]).json(&serde_json::json!({}));
+        let request = self.http.delete(url).query(&query).json(&serde_json::json!({}));
         self.call(request).await
     }
 }
@@ -349,72 +307,45 @@ impl Backend {
         Ok(Backend::Local(crate::actors::system::start_actors(loaded, None)))
     }
 
-    /// A search; with a diff, its code first (`source` diff).
-    pub async fn search(&self, request: SearchRequest, diff_opt: Option<DiffBase>) -> Result<SearchResponse> {
-        match (self, diff_opt) {
-            (Backend::Daemon(client), diff_opt) => client.search(&request, diff_opt.as_ref()).await,
-            (Backend::Local(actors), None) => actors.dispatcher.send(Search(request)).await?,
-            (Backend::Local(actors), Some(base)) => actors.dispatcher.send(DiffSearch { request, base }).await?,
-        }
-    }
-
-    pub async fn status(&self, repo: PathBuf) -> Result<RepoStatus> {
+    /// A tool call: through the daemon's route for it, or in this process.
+    pub async fn run<T: Tool + Serialize>(&self, params: T, route: Route) -> Result<T::Output>
+    where
+        T::Output: DeserializeOwned,
+        ToolDispatcher: actix::Handler<T::Message>,
+    {
         match self {
-            Backend::Daemon(client) => client.status(&repo).await,
-            Backend::Local(actors) => actors.dispatcher.send(Status(Some(repo))).await?,
-        }
-    }
-
-    pub async fn memory_save(&self, repo: PathBuf, text: String, metadata: serde_json::Value) -> Result<MemoryItem> {
-        match self {
-            Backend::Daemon(client) => client.memory_save(&repo, &text, &metadata).await,
+            Backend::Daemon(client) => client.run(&params, route).await,
             Backend::Local(actors) => {
-                actors.dispatcher.send(MemorySave { repo_opt: Some(repo), text, metadata }).await?
+                let repo_opt = params.repo().map(Path::to_path_buf);
+                let msg = params.into_message(repo_opt, &Caller::default())?;
+                actors.dispatcher.send(msg).await?
             }
         }
     }
 
-    pub async fn memory_recall(&self, repo: PathBuf, query: String, k: usize) -> Result<MemoryRecallResponse> {
+    /// Web research: a search with `web_research` through the daemon, the waterfall here.
+    pub async fn web_research(&self, params: SearchToolParams) -> Result<WaterfallResponse> {
         match self {
-            Backend::Daemon(client) => client.memory_recall(&repo, &query, k).await,
+            Backend::Daemon(client) => {
+                let params = SearchToolParams { web_research: Some(true), ..params };
+                let request = client.http.get(client.url("/v1/search")).query(&params);
+                client.call(request).await
+            }
             Backend::Local(actors) => {
-                actors.dispatcher.send(MemoryRecall { repo_opt: Some(repo), query, k, offset: 0 }).await?
+                let repo_opt = params.repo.clone();
+                actors.dispatcher.send(params.web_research(repo_opt)?).await?
             }
         }
     }
 
-    pub async fn memory_list(&self, repo: PathBuf, limit: usize) -> Result<MemoryList> {
+    /// Deletes a note (the id goes in the daemon's path).
+    pub async fn memory_delete(&self, params: MemoryDeleteParams) -> Result<MemoryDeleted> {
         match self {
-            Backend::Daemon(client) => client.memory_list(&repo, limit).await,
-            Backend::Local(actors) => actors.dispatcher.send(MemoryListing { repo_opt: Some(repo), limit }).await?,
-        }
-    }
-
-    pub async fn memory_delete(&self, repo: PathBuf, id: u64) -> Result<MemoryDeleted> {
-        match self {
-            Backend::Daemon(client) => client.memory_delete(&repo, id).await,
-            Backend::Local(actors) => actors.dispatcher.send(MemoryDelete { repo_opt: Some(repo), id }).await?,
-        }
-    }
-
-    pub async fn web_search(&self, query: String, limit: usize) -> Result<WebSearchResponse> {
-        match self {
-            Backend::Daemon(client) => client.web_search(&query, limit).await,
-            Backend::Local(actors) => actors.dispatcher.send(WebSearch { query, limit }).await?,
-        }
-    }
-
-    pub async fn web_fetch(&self, url: String, refresh: bool) -> Result<WebFetchResponse> {
-        match self {
-            Backend::Daemon(client) => client.web_fetch(&url, refresh).await,
-            Backend::Local(actors) => actors.dispatcher.send(WebFetch { url, refresh }).await?,
-        }
-    }
-
-    pub async fn web_rag(&self, request: WaterfallRequest) -> Result<WaterfallResponse> {
-        match self {
-            Backend::Daemon(client) => client.web_rag(&request).await,
-            Backend::Local(actors) => actors.dispatcher.send(WebResearch(request)).await?,
+            Backend::Daemon(client) => client.memory_delete(params.repo.as_deref(), params.id).await,
+            Backend::Local(actors) => {
+                let repo_opt = params.repo.clone();
+                actors.dispatcher.send(params.into_message(repo_opt, &Caller::default())?).await?
+            }
         }
     }
 

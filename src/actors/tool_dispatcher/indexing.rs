@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use actix::{Addr, AsyncContext, Context, Handler, Message, ResponseFuture};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::jobs::{embed_pending, run_index};
@@ -139,7 +139,7 @@ impl Handler<Status> for ToolDispatcher {
 // ---- Parameters, as every surface takes them (see `params`).
 
 /// `GET /v1/status?repo=`, MCP `docdex_status`, `docdex status`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StatusParams {
     /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.

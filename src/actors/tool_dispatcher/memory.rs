@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use actix::{Addr, Context, Handler, Message, ResponseFuture};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::params::{self, Caller, Tool};
 use super::{open_indexed, tracked, ToolDispatcher};
@@ -29,7 +29,7 @@ pub const MAX_LIST: usize = 1000;
 // ---- Parameters, as every surface takes them (see `params`).
 
 /// `POST /v1/memory`, MCP `docdex_memory_save`, `docdex memory save`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MemorySaveParams {
     /// The note to remember.
@@ -57,7 +57,7 @@ impl Tool for MemorySaveParams {
 }
 
 /// `POST /v1/memory/recall`, MCP `docdex_memory_recall`, `docdex memory recall`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MemoryRecallParams {
     /// What to recall.
@@ -90,7 +90,7 @@ impl Tool for MemoryRecallParams {
 }
 
 /// `GET /v1/memory`, `docdex memory list`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MemoryListParams {
     /// Notes to list, newest first, 1-1000 (default 50).
@@ -164,7 +164,7 @@ impl Handler<MemoryListing> for ToolDispatcher {
 }
 
 /// `DELETE /v1/memory/{id}`, `docdex memory delete` (the id is in the path on HTTP).
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MemoryDeleteParams {
     /// The note's id, as save and recall give it.

@@ -49,7 +49,7 @@ pub fn bounded(name: &str, value: Option<u64>, default: usize, max: usize) -> Re
     match value {
         None => Ok(default),
         Some(n) if n >= 1 && n <= max as u64 => Ok(n as usize),
-        Some(n) => Err(DocdexError::invalid(format!("`{name}` must be between 1 and {max}, got {n}"))),
+        Some(n) => Err(DocdexError::invalid(format!("{name} must be between 1 and {max}, got {n}"))),
     }
 }
 
@@ -171,7 +171,31 @@ mod tests {
         let err = serde_urlencoded::from_str::<Probe>("n=many").unwrap_err().to_string();
         assert!(err.contains("whole number"), "{err}");
         assert!(serde_json::from_str::<Probe>(r#"{"b": "maybe"}"#).is_err());
-        assert_eq!(bounded("limit", Some(0), 10, 100).unwrap_err().message, "`limit` must be between 1 and 100, got 0");
+        assert_eq!(bounded("limit", Some(0), 10, 100).unwrap_err().message, "limit must be between 1 and 100, got 0");
         assert_eq!(bounded("limit", None, 10, 100).unwrap(), 10);
+    }
+
+    /// The CLI sends a tool's parameters to the daemon as they are: what it leaves out is
+    /// left out of the query string, and the daemon reads back what was sent.
+    #[test]
+    fn parameters_round_trip_through_a_query_string() {
+        use crate::actors::tool_dispatcher::search::SearchToolParams;
+        let sent = SearchToolParams {
+            query: "spawn a task".into(),
+            limit: Some(3),
+            offset: None,
+            mode: None,
+            explain: Some(false),
+            source: None,
+            lib: None,
+            diff: None,
+            web_research: None,
+            force_web: None,
+            repo: Some("/tmp/repo".into()),
+        };
+        let query = serde_urlencoded::to_string(&sent).unwrap();
+        assert_eq!(query, "query=spawn+a+task&limit=3&explain=false&repo=%2Ftmp%2Frepo");
+        let read: SearchToolParams = serde_urlencoded::from_str(&query).unwrap();
+        assert_eq!((read.query, read.limit, read.explain, read.offset), (sent.query, Some(3), Some(false), None));
     }
 }

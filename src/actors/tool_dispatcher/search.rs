@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use actix::{AsyncContext, Context, Handler, Message, ResponseFuture};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::params::{self, Caller, Tool};
 use super::web::WebResearch;
@@ -161,7 +161,7 @@ impl Handler<LocalSearch> for ToolDispatcher {
 // ---- Parameters, as every surface takes them (see `params`).
 
 /// `GET /v1/search`, MCP `docdex_search` (and with `web_research`, the web research call).
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchToolParams {
     /// Identifiers, words or a question. `q` is taken too.

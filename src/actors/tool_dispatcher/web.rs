@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use actix::{Context, Handler, Message, ResponseFuture};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::params::{self, Caller, Tool};
 use super::{tracked, ToolDispatcher};
@@ -43,7 +43,7 @@ pub struct WebFetch {
 pub struct WebResearch(pub WaterfallRequest);
 
 /// `POST /v1/web/search`, `docdex web-search`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WebSearchParams {
     /// What to look for on the web.
@@ -69,7 +69,7 @@ impl Tool for WebSearchParams {
 }
 
 /// `POST /v1/web/fetch`, `docdex web-fetch`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WebFetchParams {
     /// The page's URL (http or https).
