@@ -65,41 +65,35 @@ pub fn offset(value: Option<u64>) -> usize {
 
 /// Accepts `5` and `"5"`; an empty string is left out.
 pub fn number<'de, D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Option<u64>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum NumberOrText {
-        Number(u64),
-        Text(String),
-    }
-    match Option::<NumberOrText>::deserialize(deserializer)? {
-        None => Ok(None),
-        Some(NumberOrText::Number(n)) => Ok(Some(n)),
-        Some(NumberOrText::Text(text)) if text.trim().is_empty() => Ok(None),
-        Some(NumberOrText::Text(text)) => text
-            .trim()
-            .parse()
-            .map(Some)
-            .map_err(|_| serde::de::Error::custom(format!("expected a non-negative whole number, got \"{text}\""))),
-    }
+    value_or_text(deserializer, "a non-negative whole number")
 }
 
 /// Accepts `0.5` and `"0.5"`; an empty string is left out.
 pub fn fraction<'de, D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Option<f64>, D::Error> {
+    value_or_text(deserializer, "a number from 0 to 1")
+}
+
+/// A value as itself or as its text (`5` or `"5"`); an empty text is left out.
+fn value_or_text<'de, D, T>(deserializer: D, expected: &str) -> std::result::Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + std::str::FromStr,
+{
     #[derive(Deserialize)]
     #[serde(untagged)]
-    enum NumberOrText {
-        Number(f64),
+    enum ValueOrText<T> {
+        Value(T),
         Text(String),
     }
-    match Option::<NumberOrText>::deserialize(deserializer)? {
+    match Option::<ValueOrText<T>>::deserialize(deserializer)? {
         None => Ok(None),
-        Some(NumberOrText::Number(n)) => Ok(Some(n)),
-        Some(NumberOrText::Text(text)) if text.trim().is_empty() => Ok(None),
-        Some(NumberOrText::Text(text)) => text
+        Some(ValueOrText::Value(value)) => Ok(Some(value)),
+        Some(ValueOrText::Text(text)) if text.trim().is_empty() => Ok(None),
+        Some(ValueOrText::Text(text)) => text
             .trim()
             .parse()
             .map(Some)
-            .map_err(|_| serde::de::Error::custom(format!("expected a number from 0 to 1, got \"{text}\""))),
+            .map_err(|_| serde::de::Error::custom(format!("expected {expected}, got \"{text}\""))),
     }
 }
 
