@@ -57,6 +57,10 @@ pub struct WalkLimits {
     /// Most uses looked at in all (each definition expanded costs the uses of its name):
     /// what bounds the time of a walk through hubs (`poll`, `new`).
     pub max_work: usize,
+    /// From a changed method, the confidence of a call through an object of unknown type
+    /// that names it (`item.as_string()`) when the name is defined too often to resolve;
+    /// 0 follows none.
+    pub member_guess: f32,
 }
 
 pub struct Walk {
@@ -76,6 +80,12 @@ struct Step<'a> {
     confidence: f32,
     weakest: f32,
     via: Vec<String>,
+}
+
+/// Methods and fields: what an object of unknown type may reach.
+fn is_member(kind: crate::code::SymbolKind) -> bool {
+    use crate::code::SymbolKind::*;
+    matches!(kind, Method | Constructor | Field | Property)
 }
 
 /// Walks backwards from `seeds`.
@@ -109,6 +119,11 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
             }
             work += cost;
             let uses = match node {
+                Some(target) if limits.member_guess > 0.0 && is_member(graph.symbol(*target).kind) => {
+                    let mut uses = graph.uses(*target, floor).as_ref().clone();
+                    uses.extend(graph.unresolved_member_uses(&graph.symbol(*target).name, limits.member_guess));
+                    std::sync::Arc::new(uses)
+                }
                 Some(target) => graph.uses(*target, floor),
                 None => std::sync::Arc::new(graph.dangling_uses(name)),
             };

@@ -595,3 +595,47 @@ fn a_match_guard_uses_names_and_binds_none() {
     assert_eq!(lines, vec![4, 8], "{:?}", code.occurrences);
     assert!(!code.occurrences.iter().any(|o| code.name_of(o) == "n"), "the pattern's binding is local");
 }
+
+#[test]
+fn a_changed_method_reaches_the_tests_that_call_it_through_an_object_of_unknown_type() {
+    use crate::code::dependents::{walk, Seed, WalkLimits};
+    // `render` is defined by seven classes: `item.render()` on an object a factory made
+    // resolves to none of them by name, so the test was never found.
+    let mut files = HashMap::new();
+    let classes: String =
+        (0..7).map(|i| format!("class Item{i}:\n    def render(self):\n        return {i}\n\n")).collect();
+    files.insert("shop/items.py".into(), extract(Language::Python, &classes).unwrap());
+    files.insert(
+        "tests/test_items.py".into(),
+        extract(
+            Language::Python,
+            "from shop.factory import make\n\ndef test_render():\n    item = make()\n    assert item.render() == 3\n",
+        )
+        .unwrap(),
+    );
+    files.insert(
+        "tests/test_other.py".into(),
+        extract(Language::Python, "def test_nothing():\n    assert True\n").unwrap(),
+    );
+    let graph = CodeGraph::build(files, &HashMap::new());
+    let changed = graph.lookup("Item3.render")[0];
+    let seeds = [Seed { symbol_opt: Some(changed), name: String::new(), label: "Item3.render".into() }];
+    let limits = |member_guess| WalkLimits {
+        depth: 2,
+        test_depth: 5,
+        min_confidence: 0.5,
+        test_min_confidence: 0.15,
+        max_visited: 1000,
+        max_work: 2000,
+        member_guess,
+    };
+    let tests = |guess| -> Vec<String> {
+        walk(&graph, &seeds, limits(guess)).tests.iter().map(|t| graph.path(t.file).to_string()).collect()
+    };
+    assert_eq!(tests(0.0), Vec::<String>::new(), "without the guess nothing reaches the test");
+    let found = walk(&graph, &seeds, limits(0.2));
+    assert_eq!(found.tests.len(), 1, "{:?}", found.tests);
+    assert_eq!(graph.path(found.tests[0].file), "tests/test_items.py");
+    assert!(found.tests[0].confidence < 0.5, "a guess is never sure: {:?}", found.tests[0]);
+    assert!(found.dependents.is_empty(), "a guess does not make a dependent: {:?}", found.dependents);
+}

@@ -27,6 +27,12 @@ use crate::protocol::impact::{
 use crate::protocol::{DocdexError, HitSource, Result, SearchHit, SearchRequest, SearchResponse};
 use crate::runner::{self, Runner, Selection};
 
+/// A call through an object of unknown type that names a changed method, when the name is
+/// defined too often to resolve (`item.as_string()`): followed to tests at this confidence
+/// (above `TEST_MIN_CONFIDENCE`, below every dependent's floor). On the coverage-judged set
+/// it raised covering-test recall 0.40 -> 0.56 at precision 0.62 -> 0.57 (tune), and on the
+/// held-out projects 0.31 -> 0.58 at 0.69 -> 0.64.
+pub const MEMBER_GUESS_CONFIDENCE: f32 = 0.2;
 /// Hops from a changed definition to its dependents when the caller names no depth.
 pub const DEFAULT_DIFF_DEPTH: u32 = 2;
 /// Hops from a changed definition to a test: tests reach code through helpers, fixtures and
@@ -135,6 +141,7 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
         test_min_confidence: msg.min_confidence.min(TEST_MIN_CONFIDENCE),
         max_visited: MAX_VISITED,
         max_work: MAX_WALK_WORK,
+        member_guess: MEMBER_GUESS_CONFIDENCE,
     };
     let walk = dependents::walk(graph, &seeds, limits);
     let dependents_total = walk.dependents.len();

@@ -526,6 +526,39 @@ impl CodeGraph {
             .collect()
     }
 
+    /// Calls through an object of unknown type (`item.as_string()`) that name `name` and
+    /// resolve to nothing: the name is defined in too many places to be matched by name alone.
+    /// Change impact follows them at `confidence` when a method changes, since one of those
+    /// objects may well be of the method's class.
+    pub fn unresolved_member_uses(&self, name: &str, confidence: f32) -> Vec<Use> {
+        let Some(uses) = self.uses_by_name.get(name) else {
+            return Vec::new();
+        };
+        uses.iter()
+            .filter_map(|&(f, o)| {
+                let code = &self.codes[f as usize];
+                let occ = &code.occurrences[o as usize];
+                let through = code.strings.get(occ.qualifier as usize).map(String::as_str).unwrap_or("");
+                // `self.m()` and `Type.m()` resolve when they can; what is left is an object.
+                if occ.qualifier == 0 || matches!(through, "self" | "this" | "cls" | "super") {
+                    return None;
+                }
+                if !self.resolve_use(f, o).is_empty() {
+                    return None;
+                }
+                Some(Use {
+                    file: f,
+                    occurrence: o,
+                    enclosing: occ.enclosing,
+                    line: occ.line,
+                    kind: occ.kind,
+                    confidence,
+                    resolution: Resolution::NameOnly,
+                })
+            })
+            .collect()
+    }
+
     /// How many uses name `name` (what finding a definition's uses has to look at).
     pub fn use_count(&self, name: &str) -> usize {
         self.uses_by_name.get(name).map_or(0, Vec::len)
