@@ -106,6 +106,8 @@ pub struct CodeGraph {
     /// Uses already resolved per definition and floor: change impact walks the same hubs
     /// again and again, and the graph lives until the index changes.
     uses_cache: std::sync::Mutex<UsesCache>,
+    /// `unresolved_member_uses` by name (confidence aside): hubs are walked again and again.
+    member_uses_cache: std::sync::Mutex<HashMap<String, std::sync::Arc<Vec<Use>>>>,
 }
 
 /// Resolved uses by (definition, the floor's bits).
@@ -213,6 +215,7 @@ impl CodeGraph {
             package_mates: vec![Vec::new(); n],
             resolver,
             uses_cache: std::sync::Mutex::new(HashMap::new()),
+            member_uses_cache: std::sync::Mutex::new(HashMap::new()),
         };
         graph.link();
         graph
@@ -527,10 +530,28 @@ impl CodeGraph {
     }
 
     /// Calls through an object of unknown type (`item.as_string()`) that name `name` and
-    /// resolve to nothing: the name is defined in too many places to be matched by name alone.
-    /// Change impact follows them at `confidence` when a method changes, since one of those
-    /// objects may well be of the method's class.
+    /// resolve to nothing (nothing says the object's type, and the name is not matched by
+    /// name alone). Change impact follows them at `confidence` when a method changes, since
+    /// one of those objects may well be of the method's class. Cached by name.
     pub fn unresolved_member_uses(&self, name: &str, confidence: f32) -> Vec<Use> {
+        let cached = self.member_uses_cache.lock().ok().and_then(|c| c.get(name).cloned());
+        let found = match cached {
+            Some(found) => found,
+            None => {
+                let found = std::sync::Arc::new(self.find_unresolved_member_uses(name));
+                if let Ok(mut cache) = self.member_uses_cache.lock() {
+                    if cache.len() >= MAX_CACHED_USES {
+                        cache.clear();
+                    }
+                    cache.insert(name.to_string(), std::sync::Arc::clone(&found));
+                }
+                found
+            }
+        };
+        found.iter().map(|u| Use { confidence, ..*u }).collect()
+    }
+
+    fn find_unresolved_member_uses(&self, name: &str) -> Vec<Use> {
         let Some(uses) = self.uses_by_name.get(name) else {
             return Vec::new();
         };
@@ -552,7 +573,7 @@ impl CodeGraph {
                     enclosing: occ.enclosing,
                     line: occ.line,
                     kind: occ.kind,
-                    confidence,
+                    confidence: 0.0,
                     resolution: Resolution::NameOnly,
                 })
             })
