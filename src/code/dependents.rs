@@ -82,10 +82,13 @@ struct Step<'a> {
     via: Vec<String>,
 }
 
-/// Methods and fields: what an object of unknown type may reach.
-fn is_member(kind: crate::code::SymbolKind) -> bool {
+/// Whether calls through objects of unknown type may mean `target`: a method or field in a
+/// language whose code seldom states a receiver's type (Python, JavaScript, Ruby, PHP, Lua).
+/// Where types are declared, an unresolved receiver is rarer and the guess measured on none.
+fn guesses_receivers(graph: &CodeGraph, target: SymbolRef) -> bool {
     use crate::code::SymbolKind::*;
-    matches!(kind, Method | Constructor | Field | Property)
+    let member = matches!(graph.symbol(target).kind, Method | Constructor | Field | Property);
+    member && matches!(graph.code(target.0).language.as_str(), "python" | "javascript" | "ruby" | "php" | "lua")
 }
 
 /// Walks backwards from `seeds`.
@@ -119,7 +122,7 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
             }
             work += cost;
             let uses = match node {
-                Some(target) if limits.member_guess > 0.0 && is_member(graph.symbol(*target).kind) => {
+                Some(target) if limits.member_guess > 0.0 && guesses_receivers(graph, *target) => {
                     let mut uses = graph.uses(*target, floor).as_ref().clone();
                     uses.extend(graph.unresolved_member_uses(&graph.symbol(*target).name, limits.member_guess));
                     std::sync::Arc::new(uses)
