@@ -357,6 +357,21 @@ pub enum Command {
         #[arg(required = true, num_args = 1..)]
         query: Vec<String>,
     },
+    /// A context pack: the best sections for a question (memory, then the repo's code and
+    /// docs, then libraries), none repeated, fitted to a token budget, with what they save
+    /// against the whole files (counted by the LLM server's tokenizer when it has one).
+    Pack {
+        /// The repository's root folder (`.`: the current directory).
+        #[arg(long, default_value = ".")]
+        repo: PathBuf,
+        /// Tokens the pack may hold (default 4000).
+        #[arg(long)]
+        budget: Option<u64>,
+        #[arg(long)]
+        json: bool,
+        #[arg(required = true, num_args = 1..)]
+        query: Vec<String>,
+    },
     /// Ask about a repository: an answer from the local LLM, grounded in the repo, its memory
     /// and (when local hits are weak) the web, streamed, with its sources listed after it.
     /// Without --query, a conversation (REPL) on stdin.

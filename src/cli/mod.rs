@@ -22,8 +22,8 @@ use self::check::{run_check, run_models_install};
 use self::daemon::{render_daemon_status, serve};
 use self::memory::run_memory;
 use self::output::{
-    human_bytes, print_out, render_search, render_summary, render_waterfall, render_web_fetch, render_web_search,
-    report_error, to_json,
+    human_bytes, print_out, render_pack, render_search, render_summary, render_waterfall, render_web_fetch,
+    render_web_search, report_error, to_json,
 };
 use self::progress::{embed_with_progress, index_with_progress, spawn_daemon_progress, with_progress};
 use self::setup::{mcp_config, run_setup};
@@ -32,6 +32,7 @@ use crate::actors::scraper::CloseBrowser;
 use crate::actors::tool_dispatcher::files::{FilesParams, GetParams, MultiGetParams};
 use crate::actors::tool_dispatcher::indexing::StatusParams;
 use crate::actors::tool_dispatcher::indexing::StopBackgroundWork;
+use crate::actors::tool_dispatcher::pack::PackParams;
 use crate::actors::tool_dispatcher::params::{Caller, Tool};
 use crate::actors::tool_dispatcher::repos::Mount;
 use crate::actors::tool_dispatcher::search::SearchToolParams;
@@ -430,6 +431,16 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             let response = result?;
             print_out(&if json { to_json(&response)? } else { render_waterfall(&response) })?;
             Ok(if response.hits.is_empty() { 1 } else { 0 })
+        }
+        Command::Pack { repo, budget, json, query } => {
+            let repo = client::absolute(&repo);
+            let params = PackParams { query: query.join(" "), budget_tokens: budget, repo: Some(repo.clone()) };
+            let backend = Backend::for_repo(&loaded, &repo).await?;
+            let result = with_progress("packing", backend.run(params, Route::Post("/v1/pack"))).await;
+            backend.close().await?;
+            let pack = result?;
+            print_out(&if json { to_json(&pack)? } else { render_pack(&pack) })?;
+            Ok(if pack.sections.is_empty() { 1 } else { 0 })
         }
         Command::Chat { repo, query, force_web, diff, model, max_tokens, json } => {
             let options = crate::cli::chat::ChatOptions {

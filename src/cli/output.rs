@@ -218,3 +218,25 @@ pub fn report_error(err: &DocdexError) -> i32 {
     }
     err.code.exit_code()
 }
+
+/// A pack as a reader wants it: each section under its place, then the savings line.
+pub(super) fn render_pack(pack: &crate::protocol::pack::PackResponse) -> String {
+    let mut out = String::new();
+    for s in &pack.sections {
+        let place = if s.kind == "memory" {
+            s.heading_path.clone()
+        } else {
+            let heading = if s.heading_path.is_empty() { String::new() } else { format!(" [{}]", s.heading_path) };
+            format!("{}:{}-{}{heading}", s.path, s.start_line, s.end_line)
+        };
+        out.push_str(&format!("==> {place} ({} tokens{})\n", s.tokens, if s.truncated { ", cut to fit" } else { "" }));
+        out.push_str(&s.text);
+        if !s.text.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push('\n');
+    }
+    let counted = if pack.exact { "" } else { " (estimated: no tokenizer at the LLM server)" };
+    out.push_str(&format!("{}{counted}\n", pack.summary));
+    out
+}

@@ -35,6 +35,7 @@ use crate::actors::tool_dispatcher::libs::LibsFetchParams;
 use crate::actors::tool_dispatcher::memory::{
     MemoryDeleteParams, MemoryListParams, MemoryRecallParams, MemorySaveParams,
 };
+use crate::actors::tool_dispatcher::pack::PackParams;
 use crate::actors::tool_dispatcher::params::{Caller, Tool};
 use crate::actors::tool_dispatcher::repos::{DaemonState, MountParams, Repos};
 use crate::actors::tool_dispatcher::search::SearchToolParams;
@@ -313,6 +314,7 @@ pub fn configure(state: HttpState) -> impl Fn(&mut web::ServiceConfig) + Clone +
             .route("/v1/memory", web::post().to(tool_body::<MemorySaveParams>))
             .route("/v1/memory", web::get().to(tool_query::<MemoryListParams>))
             .route("/v1/memory/recall", web::post().to(tool_body::<MemoryRecallParams>))
+            .route("/v1/pack", web::post().to(tool_body::<PackParams>))
             .route("/v1/memory/{id}", web::delete().to(memory_delete))
             .route("/healthz", web::get().to(healthz))
             .route("/v1/search", web::get().to(search))

@@ -345,3 +345,21 @@ impl Fit for MultiGetResponse {
         without(self, "files", &["text"])
     }
 }
+
+impl Fit for crate::protocol::pack::PackResponse {
+    fn items(&self) -> usize {
+        self.sections.len()
+    }
+    /// A pack too big for the result budget loses its last sections (the least relevant).
+    fn keep(&mut self, n: usize) {
+        self.sections.truncate(n);
+        self.tokens = self.sections.iter().map(|s| s.tokens).sum();
+    }
+    fn clip(&mut self, _chars: usize) -> bool {
+        false
+    }
+    fn structured(&self) -> Value {
+        // The text block carries the sections' text.
+        without(self, "sections", &["text"])
+    }
+}

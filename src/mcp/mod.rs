@@ -27,6 +27,7 @@ use crate::actors::tool_dispatcher::files::{self, FilesParams, GetParams, MultiG
 use crate::actors::tool_dispatcher::indexing::{IndexParams, StatusParams};
 use crate::actors::tool_dispatcher::libs::LibsFetchParams;
 use crate::actors::tool_dispatcher::memory::{self, MemoryRecallParams, MemorySaveParams};
+use crate::actors::tool_dispatcher::pack::PackParams;
 use crate::actors::tool_dispatcher::params;
 use crate::actors::tool_dispatcher::params::{Caller, Tool};
 use crate::actors::tool_dispatcher::repos::Mount;
@@ -408,6 +409,26 @@ impl DocdexMcp {
         let result = self.run(params).await;
         respond(result, |item| {
             let text = format!("saved memory #{}", item.id);
+            text
+        })
+    }
+
+    #[tool(
+        description = "A context pack for a question or task: the best sections of the repository (its saved notes first, then code and docs, then its libraries' docs), none repeated, fitted to budget_tokens, with a line saying what they save against the whole files. Example: {\"query\": \"how are refunds computed\", \"budget_tokens\": 3000}."
+    )]
+    async fn docdex_pack(&self, Parameters(params): Parameters<PackParams>) -> CallToolResult {
+        let result = self.run(params).await;
+        respond_fitted(result, Page::SINGLE, self.budget_tokens, |pack| {
+            let mut text = String::new();
+            for s in &pack.sections {
+                let place = if s.kind == "memory" {
+                    s.heading_path.clone()
+                } else {
+                    format!("{}:{}-{} [{}]", s.path, s.start_line, s.end_line, s.heading_path)
+                };
+                text.push_str(&format!("==> {place}\n{}\n\n", s.text));
+            }
+            text.push_str(&pack.summary);
             text
         })
     }

@@ -9,6 +9,7 @@ pub mod crates;
 pub mod error;
 pub mod impact;
 pub mod libs;
+pub mod pack;
 pub mod time;
 
 use std::path::PathBuf;

@@ -543,3 +543,67 @@ fn chat_with_a_diff_puts_its_code_before_the_rest_of_the_repo() {
     let without = ask(&[]);
     assert!(without.iter().all(|s| s["kind"] != "diff"), "{without:?}");
 }
+
+/// A pack on tokio's source at several budgets: counted again by the LLM server's own
+/// tokenizer, its sections never pass the budget; no two overlap; the savings line says what
+/// the numbers are, over the whole files the sections come from.
+#[test]
+fn a_pack_never_passes_its_budget_by_the_tokenizers_count_and_says_what_it_saves() {
+    let llm = LlmServer::start(&["--n-predict", "16"]);
+    let home = chat_home(&llm.base_url, "");
+    let tokio = crate::common::tokio_source();
+    let repo_arg = tokio.to_str().unwrap();
+    home.index(&tokio);
+    let tokenize = |text: &str| -> usize {
+        let body: Value = reqwest::blocking::Client::new()
+            .post(format!("{}/tokenize", llm.base_url))
+            .json(&serde_json::json!({ "content": text }))
+            .send()
+            .unwrap()
+            .json()
+            .unwrap();
+        body["tokens"].as_array().unwrap().len()
+    };
+    let question = "how does the scheduler steal work from another worker's queue";
+    let mut previous = 0;
+    for budget in [200usize, 1500, 6000] {
+        let pack = home.json(&["pack", "--repo", repo_arg, "--budget", &budget.to_string(), "--json", question]);
+        assert_eq!(pack["exact"], true, "{pack}");
+        let sections = pack["sections"].as_array().unwrap();
+        assert!(!sections.is_empty(), "budget {budget}: {pack}");
+        let mut total = 0;
+        for s in sections {
+            let counted = tokenize(s["text"].as_str().unwrap());
+            assert_eq!(counted as u64, s["tokens"].as_u64().unwrap(), "{s}");
+            total += counted;
+        }
+        assert!(total <= budget, "budget {budget}: {total} tokens");
+        assert_eq!(pack["tokens"].as_u64().unwrap() as usize, total);
+        assert!(total * 2 >= previous.min(budget), "a bigger budget holds at least as much: {total} after {previous}");
+        previous = total;
+        // None repeated: no two sections of a file overlap.
+        for (i, a) in sections.iter().enumerate() {
+            for b in &sections[i + 1..] {
+                let overlap = a["path"] == b["path"]
+                    && a["start_line"].as_u64() <= b["end_line"].as_u64()
+                    && b["start_line"].as_u64() <= a["end_line"].as_u64();
+                assert!(!overlap, "{a} overlaps {b}");
+            }
+        }
+        // The savings line: the whole files, counted by the same tokenizer.
+        let mut paths: Vec<&str> = sections.iter().map(|s| s["path"].as_str().unwrap()).collect();
+        paths.sort();
+        paths.dedup();
+        let raw: usize = paths.iter().map(|p| tokenize(&std::fs::read_to_string(tokio.join(p)).unwrap())).sum();
+        assert_eq!(pack["raw_tokens"].as_u64().unwrap() as usize, raw, "{pack}");
+        assert_eq!(pack["files"].as_u64().unwrap() as usize, paths.len());
+        let saved = 100 - (total * 100).div_ceil(raw);
+        let summary = pack["summary"].as_str().unwrap();
+        let noun = if paths.len() == 1 { "file" } else { "files" };
+        assert!(summary.ends_with(&format!("in {} {noun}: {saved} % saved", paths.len())), "{summary}");
+    }
+    // A budget outside its bounds is refused with its bounds.
+    let out = home.run(&["pack", "--repo", repo_arg, "--budget", "0", question]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("budget_tokens must be between 1 and"));
+}

@@ -39,6 +39,7 @@ pub mod libs;
 pub(crate) mod libs_fetch;
 pub mod memory;
 pub(crate) mod metrics;
+pub mod pack;
 pub mod params;
 pub mod repos;
 pub mod search;
