@@ -249,7 +249,7 @@ pub enum Command {
         /// The repository's root folder (`.`: the current directory).
         #[arg(long, default_value = ".")]
         repo: PathBuf,
-        #[arg(long, default_value_t = crate::actors::tool_dispatcher::impact::DEFAULT_MAP_TOKENS)]
+        #[arg(long, visible_alias = "budget", default_value_t = crate::actors::tool_dispatcher::impact::DEFAULT_MAP_TOKENS)]
         budget_tokens: usize,
         /// A file, a definition name, or a question in words (repeatable).
         #[arg(long)]
@@ -365,7 +365,7 @@ pub enum Command {
         #[arg(long, default_value = ".")]
         repo: PathBuf,
         /// Tokens the pack may hold (default 4000).
-        #[arg(long)]
+        #[arg(long, visible_alias = "budget-tokens")]
         budget: Option<u64>,
         #[arg(long)]
         json: bool,

@@ -352,8 +352,12 @@ impl Fit for crate::protocol::pack::PackResponse {
     }
     /// A pack too big for the result budget loses its last sections (the least relevant).
     fn keep(&mut self, n: usize) {
-        self.sections.truncate(n);
-        self.tokens = self.sections.iter().map(|s| s.tokens).sum();
+        let before = self.sections.len();
+        if n < before {
+            self.sections.truncate(n);
+            self.tokens = self.sections.iter().map(|s| s.tokens).sum();
+            self.summary = format!("{} ({n} of its {before} sections fit this tool result)", self.summary);
+        }
     }
     fn clip(&mut self, _chars: usize) -> bool {
         false
