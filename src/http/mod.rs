@@ -154,7 +154,11 @@ where
 
 /// A request's query string as a parameter struct; errors name the parameter.
 fn query_params<T: serde::de::DeserializeOwned>(request: &HttpRequest) -> Result<T, DocdexError> {
-    let pairs = form_urlencoded::parse(request.query_string().as_bytes());
+    parse_query(request.query_string())
+}
+
+fn parse_query<T: serde::de::DeserializeOwned>(query: &str) -> Result<T, DocdexError> {
+    let pairs = form_urlencoded::parse(query.as_bytes());
     serde_path_to_error::deserialize::<_, T>(serde_urlencoded::Deserializer::new(pairs))
         .map_err(|err| malformed(err, "query string"))
 }
@@ -169,11 +173,7 @@ pub(crate) fn query_params_with<T: serde::de::DeserializeOwned>(
     if query.clone().any(|(key, _)| key == name) {
         return Err(DocdexError::invalid(format!("`{name}` is in the path, not the query")));
     }
-    let with_path =
-        form_urlencoded::Serializer::new(String::new()).extend_pairs(query).append_pair(name, value).finish();
-    let pairs = form_urlencoded::parse(with_path.as_bytes());
-    serde_path_to_error::deserialize::<_, T>(serde_urlencoded::Deserializer::new(pairs))
-        .map_err(|err| malformed(err, "query string"))
+    parse_query(&form_urlencoded::Serializer::new(String::new()).extend_pairs(query).append_pair(name, value).finish())
 }
 
 /// A tool whose route's path holds one of its parameters.

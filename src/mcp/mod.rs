@@ -166,12 +166,12 @@ impl DocdexMcp {
     }
 
     /// The repo a call is about: its own `repo`, else the session default.
-    async fn repo(&self, repo_path: Option<String>) -> Result<PathBuf> {
+    async fn repo_of(&self, named: Option<&Path>) -> Result<PathBuf> {
         if let Some(broken) = &self.startup.broken_opt {
             return Err(broken.clone());
         }
-        if let Some(path) = repo_path.filter(|p| !p.trim().is_empty()) {
-            return Ok(PathBuf::from(path));
+        if let Some(path) = named.filter(|p| !p.to_string_lossy().trim().is_empty()) {
+            return Ok(path.to_path_buf());
         }
         let mut pending = self.roots_pending.subscribe();
         let _ = tokio::time::timeout(ROOTS_WAIT, pending.wait_for(|p| !p)).await;
@@ -179,11 +179,6 @@ impl DocdexMcp {
             DocdexError::invalid("no repo: pass repo")
                 .with_hint("give repo (the repository root), or start the server with --repo")
         })
-    }
-
-    /// The repo a call names, else the session's default (`repo`).
-    async fn repo_of(&self, named: Option<&std::path::Path>) -> Result<PathBuf> {
-        self.repo(named.map(|p| p.to_string_lossy().into_owned())).await
     }
 
     /// What this session may do (`Tool::into_message` checks it).
