@@ -110,6 +110,14 @@ pub enum Command {
         /// Only hits from this library's docs (see `libs fetch`).
         #[arg(long)]
         lib: Option<String>,
+        /// Search several repos as one ranking, each hit naming its repo (comma-separated
+        /// roots; instead of --repo).
+        #[arg(long, value_delimiter = ',', conflicts_with_all = ["repo", "group"])]
+        repos: Vec<PathBuf>,
+        /// Search a group of repos from [repos.groups] in config.toml as one ranking; `all`:
+        /// every repo the running daemon serves.
+        #[arg(long, conflicts_with = "repo")]
+        group: Option<String>,
         /// What to look for: identifiers, words or a question.
         #[arg(required = true, num_args = 1..)]
         query: Vec<String>,

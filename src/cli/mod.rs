@@ -256,8 +256,10 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             })?;
             Ok(if list.files.is_empty() { 1 } else { 0 })
         }
-        Command::Search { repo, limit, json, mode, explain, source, diff, lib, query } => {
+        Command::Search { repo, limit, json, mode, explain, source, diff, lib, repos, group, query } => {
             let repo = client::absolute(&repo);
+            let across = !repos.is_empty() || group.is_some();
+            let repos: Vec<String> = repos.iter().map(|r| client::absolute(r).display().to_string()).collect();
             let params = SearchToolParams {
                 query: query.join(" "),
                 limit: limit.map(|l| l as u64),
@@ -269,9 +271,11 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
                 diff,
                 web_research: None,
                 force_web: None,
-                repo: Some(repo.clone()),
+                repo: (!across).then(|| repo.clone()),
+                repos: (!repos.is_empty()).then_some(repos),
+                group,
             };
-            let backend = Backend::for_repo(&loaded, &repo).await?;
+            let backend = if across { Backend::connect(&loaded)? } else { Backend::for_repo(&loaded, &repo).await? };
             let response = backend.run(params, Route::Get("/v1/search")).await;
             backend.close().await?;
             let response = response?;
@@ -425,6 +429,8 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
                 web_research: Some(true),
                 force_web: Some(force_web),
                 repo: Some(repo),
+                repos: None,
+                group: None,
             };
             let result = with_progress("answering", backend.web_research(params)).await;
             backend.close().await?;

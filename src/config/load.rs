@@ -222,6 +222,23 @@ pub fn check_ranges(config: &Config) -> std::result::Result<(), String> {
     if config.search.max_repo_hits > max_limit {
         return Err(format!("search.max_repo_hits = {}: it must be at most {max_limit}", config.search.max_repo_hits));
     }
+    for (name, repos) in &config.repos.groups {
+        if name == crate::protocol::GROUP_ALL {
+            return Err(format!(
+                "repos.groups.{name}: `{name}` names every repo the daemon serves; give the group another name"
+            ));
+        }
+        if repos.is_empty() {
+            return Err(format!("repos.groups.{name} is empty: list the repos' roots"));
+        }
+        if repos.len() > crate::protocol::MAX_SEARCH_REPOS {
+            return Err(format!(
+                "repos.groups.{name} lists {} repos: a search covers at most {}",
+                repos.len(),
+                crate::protocol::MAX_SEARCH_REPOS
+            ));
+        }
+    }
     let unit = [("search.web_trigger_threshold", config.search.web_trigger_threshold)];
     for (key, value) in unit {
         if !(0.0..=1.0).contains(&value) {

@@ -98,6 +98,9 @@ pub struct ReposConfig {
     /// Directories (besides the home, minus its dot-directories, and the daemon's `--repo`)
     /// whose subdirectories requests may name as repos (`DOCDEX_ALLOWED_ROOTS`, `:`-separated).
     pub allowed_roots: Vec<PathBuf>,
+    /// Named sets of repos one search covers (`group=NAME`): `backend = ["/home/me/api",
+    /// "/home/me/worker"]`. `all` is taken: every repo the daemon serves.
+    pub groups: std::collections::BTreeMap<String, Vec<PathBuf>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

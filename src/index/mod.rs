@@ -5,6 +5,7 @@
 //! hashes) to LMDB. A kill between the two leaves files whose records are stale, so the next
 //! run re-indexes them (delete by path, then add): no duplicates, nothing lost.
 
+pub mod across;
 pub mod analyzer;
 pub mod concepts;
 pub mod dag;
@@ -36,6 +37,7 @@ use crate::protocol::{ChunkContent, DocdexError, ErrorCode, Result, SearchHit};
 use self::rank::{chunk_flags, is_prose, FLAG_LIBRARY, FLAG_WEB};
 use self::schema::{build_schema, comment_prose, Fields};
 use self::search::{hit_source, SOURCE_LIBRARY, SOURCE_REPO, SOURCE_WEB};
+pub use across::search_indexes;
 pub use rank::{asks_how_it_works, candidate_depth, path_prior, FusionParams};
 pub use search::SearchFilter;
 pub use store::{FileRecord, IndexRunState, LibraryRecord, MemoryRecord, RepoStore, WebPageRecord};

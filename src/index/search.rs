@@ -4,16 +4,17 @@
 use std::collections::{HashMap, HashSet};
 
 use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, BoostQuery, DisjunctionMaxQuery, Occur, Query, TermQuery};
+use tantivy::query::{Bm25StatisticsProvider, BooleanQuery, BoostQuery, DisjunctionMaxQuery, Occur, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, Value};
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{DocAddress, Searcher, Term};
 
+use super::across::{search_indexes, untag};
 use super::analyzer::analyze;
-use super::concepts::{self, ExpandedConcept, Expansion};
+use super::concepts::{ExpandedConcept, Expansion};
 use super::rank::{
-    candidate_depth, dense_confidence, flags_prior, fuse, internal_prior_for, lexical_confidence, with_ranks,
-    Candidate, RankedCandidate, Ranking, Source, COVERAGE_EXPONENT, DENSE_MIN_SIMILARITY,
+    candidate_depth, flags_prior, internal_prior_for, lexical_confidence, with_ranks, Candidate, RankedCandidate,
+    Source, COVERAGE_EXPONENT, DENSE_MIN_SIMILARITY,
 };
 use super::rank::{FLAG_LIBRARY, FLAG_PROSE, FLAG_WEB};
 use super::{RepoIndex, SearchOutcome, SearchParams};
@@ -162,6 +163,7 @@ impl RepoIndex {
         let depth = candidate_depth(params);
         let lexical = self.lexical_candidates_in(
             &searcher,
+            &searcher,
             &terms,
             &Expansion::default(),
             0.0,
@@ -172,7 +174,7 @@ impl RepoIndex {
         )?;
         let top_score = lexical.first().map(|c| lexical_confidence(c.score)).unwrap_or(0.0);
         let ranked = with_ranks(lexical, Source::Lexical);
-        let hits = self.render(&searcher, ranked, &terms, &mut analyzer, params, false)?;
+        let hits = render(&[self], &[searcher], ranked, &terms, &mut analyzer, params, false)?;
         Ok(SearchOutcome { top_score: if hits.is_empty() { 0.0 } else { top_score }, hits })
     }
 
@@ -205,57 +207,7 @@ impl RepoIndex {
         explain: bool,
         filter: &SearchFilter,
     ) -> Result<SearchOutcome> {
-        let searcher = self.reader.searcher();
-        let mut analyzer = self.analyzer.clone();
-        let terms = query_terms(&mut analyzer, query_text);
-        let depth = candidate_depth(params);
-        let internal_prior = internal_prior_for(query_text);
-        let lexical = if mode == SearchMode::Dense {
-            Vec::new()
-        } else {
-            let expansion = if params.concept_weight > 0.0 {
-                concepts::expand(query_text, &terms, &mut analyzer)
-            } else {
-                Expansion::default()
-            };
-            self.lexical_candidates(
-                &searcher,
-                &terms,
-                &expansion,
-                params.concept_weight,
-                depth,
-                filter,
-                internal_prior,
-            )?
-        };
-        let dense = match (mode, query_vector_opt) {
-            (SearchMode::Lexical, _) | (_, None) => Vec::new(),
-            (_, Some(vector)) => {
-                self.dense_candidates(&searcher, vector, depth, params.dense_search_k, filter, internal_prior)?
-            }
-        };
-        let lexical_confidence = lexical.first().map(|c| lexical_confidence(c.score)).unwrap_or(0.0);
-        let dense_confidence = dense.first().map(|c| dense_confidence(c.score)).unwrap_or(0.0);
-        let (ranked, top_score) = match mode {
-            SearchMode::Lexical => (with_ranks(lexical, Source::Lexical), lexical_confidence),
-            SearchMode::Dense => (with_ranks(dense, Source::Dense), dense_confidence),
-            SearchMode::Hybrid => {
-                let addresses: Vec<DocAddress> = lexical.iter().chain(&dense).map(|c| c.address).collect();
-                let mut lexical_files = self.files_of(&searcher, &addresses)?;
-                let dense_files = lexical_files.split_off(lexical.len());
-                let fused = fuse(
-                    Ranking { candidates: lexical, files: lexical_files, weight: params.fusion.lexical_weight },
-                    Ranking { candidates: dense, files: dense_files, weight: params.fusion.dense_weight },
-                    params,
-                );
-                (fused, lexical_confidence.max(dense_confidence))
-            }
-        };
-        // The fusion already placed each file's later hits.
-        let params = if mode == SearchMode::Hybrid { SearchParams { repeat_hit_delay: 0, ..params } } else { params };
-        let hits = self.render(&searcher, ranked, &terms, &mut analyzer, params, explain)?;
-        let top_score = if hits.is_empty() { 0.0 } else { top_score };
-        Ok(SearchOutcome { hits, top_score })
+        search_indexes(&[self], query_text, query_vector_opt, mode, params, explain, filter)
     }
 
     /// BM25 candidates, rescored by term coverage and path prior.
@@ -263,6 +215,7 @@ impl RepoIndex {
     pub(super) fn lexical_candidates(
         &self,
         searcher: &Searcher,
+        stats: &dyn Bm25StatisticsProvider,
         terms: &[String],
         expansion: &Expansion,
         concept_weight: f32,
@@ -270,7 +223,17 @@ impl RepoIndex {
         filter: &SearchFilter,
         internal_prior: f32,
     ) -> Result<Vec<Candidate>> {
-        self.lexical_candidates_in(searcher, terms, expansion, concept_weight, depth, None, filter, internal_prior)
+        self.lexical_candidates_in(
+            searcher,
+            stats,
+            terms,
+            expansion,
+            concept_weight,
+            depth,
+            None,
+            filter,
+            internal_prior,
+        )
     }
 
     /// BM25 candidates, optionally only among chunks of `paths_opt`. The expansion's
@@ -279,6 +242,7 @@ impl RepoIndex {
     pub(super) fn lexical_candidates_in(
         &self,
         searcher: &Searcher,
+        stats: &dyn Bm25StatisticsProvider,
         terms: &[String],
         expansion: &Expansion,
         concept_weight: f32,
@@ -343,7 +307,8 @@ impl RepoIndex {
             let only = BoostQuery::new(Box::new(TermQuery::new(term, IndexRecordOption::Basic)), 0.0);
             query = Box::new(BooleanQuery::new(vec![(Occur::Must, query), (Occur::Must, Box::new(only))]));
         }
-        let top = searcher.search(&*query, &TopDocs::with_limit(depth).order_by_score())?;
+        let top =
+            searcher.search_with_statistics_provider(&*query, &TopDocs::with_limit(depth).order_by_score(), stats)?;
         let addresses: Vec<DocAddress> = top.iter().map(|&(_, address)| address).collect();
         let flags = self.flags_of(searcher, &addresses)?;
         let concepts: &[ExpandedConcept] = if concept_weight > 0.0 { &expansion.concepts } else { &[] };
@@ -494,6 +459,8 @@ impl RepoIndex {
         Ok(out)
     }
 
+    /// The nearest chunks, each with the key they are ranked by (the similarity times the
+    /// chunk's prior; the candidate's score stays the plain similarity, as explain shows it).
     pub(super) fn dense_candidates(
         &self,
         searcher: &Searcher,
@@ -502,7 +469,7 @@ impl RepoIndex {
         search_k: usize,
         filter: &SearchFilter,
         internal_prior: f32,
-    ) -> Result<Vec<Candidate>> {
+    ) -> Result<Vec<(f32, Candidate)>> {
         // A filtered search looks further (the nearest chunks may be of another source), then
         // keeps what the filter admits.
         let (count, search_k) =
@@ -537,86 +504,89 @@ impl RepoIndex {
             candidates.push((rank_key, Candidate { address, score: similarity, doc_opt: None }));
         }
         candidates.sort_by(|a, b| b.0.total_cmp(&a.0));
-        Ok(candidates.into_iter().map(|(_, c)| c).collect())
+        Ok(candidates)
     }
+}
 
-    /// Turns ranked candidates into hits: at most `max_hits_per_file` per file, identical
-    /// texts once, with snippets. A file's n-th hit (n from 0) is placed as if ranked
-    /// `n * repeat_hit_delay` places lower, so the first places go to distinct files.
-    pub(super) fn render(
-        &self,
-        searcher: &Searcher,
-        ranked: Vec<RankedCandidate>,
-        terms: &[String],
-        analyzer: &mut TextAnalyzer,
-        params: SearchParams,
-        explain: bool,
-    ) -> Result<Vec<SearchHit>> {
-        let f = self.fields;
-        let query_terms: HashSet<&str> = terms.iter().map(String::as_str).collect();
-        let mut per_file: HashMap<String, usize> = HashMap::new();
-        let mut seen_hashes: HashSet<String> = HashSet::new();
-        // Repeat hits waiting for their place, sorted by place (ties in ranked order).
-        let mut waiting: std::collections::VecDeque<(usize, SearchHit)> = std::collections::VecDeque::new();
-        let mut hits = Vec::new();
-        for (position, candidate) in ranked.into_iter().enumerate() {
-            while hits.len() < params.limit && waiting.front().is_some_and(|(place, _)| *place <= position) {
-                hits.extend(waiting.pop_front().map(|(_, hit)| hit));
-            }
-            if hits.len() >= params.limit {
-                break;
-            }
-            let doc = match candidate.doc_opt {
-                Some(doc) => doc,
-                None => searcher.doc(candidate.address)?,
-            };
-            let text_of = |field: Field| doc.get_first(field).and_then(|v| v.as_str()).unwrap_or("").to_string();
-            let path = text_of(f.path);
-            // The same text twice (vendored copies, generated twins) is one answer.
-            if !seen_hashes.insert(text_of(f.chunk_hash)) {
-                continue;
-            }
-            let count = per_file.entry(path.clone()).or_default();
-            if *count >= params.max_hits_per_file.max(1) {
-                continue;
-            }
-            let place = position + *count * params.repeat_hit_delay;
-            *count += 1;
-            let body = text_of(f.body);
-            let source = hit_source(&text_of(f.source));
-            let is_web = source == HitSource::Web;
-            let is_library = source == HitSource::Library;
-            let hit = SearchHit {
-                path,
-                line_start: doc.get_first(f.line_start).and_then(|v| v.as_u64()).unwrap_or(0),
-                line_end: doc.get_first(f.line_end).and_then(|v| v.as_u64()).unwrap_or(0),
-                score: candidate.score,
-                snippet: best_snippet(&body, &query_terms, analyzer),
-                heading: text_of(f.heading),
-                language: text_of(f.language),
-                source,
-                library: is_library.then(|| text_of(f.library)),
-                version: is_library.then(|| text_of(f.library_version)),
-                url: is_web.then(|| text_of(f.path)),
-                title: is_web.then(|| text_of(f.title)),
-                fetched_at: is_web.then(|| {
-                    crate::protocol::time::format_unix(
-                        doc.get_first(f.fetched_at).and_then(|v| v.as_u64()).unwrap_or(0),
-                    )
-                }),
-                explain: explain.then_some(candidate.explain),
-                chunk_id: doc.get_first(f.chunk_id).and_then(|v| v.as_u64()).map(|id| id as u32),
-            };
-            if place == position {
-                hits.push(hit);
-            } else {
-                // After the waiting hits of an earlier or equal place: ties keep ranked order.
-                let at = waiting.partition_point(|(waiting_place, _)| *waiting_place <= place);
-                waiting.insert(at, (place, hit));
-            }
+/// Turns ranked candidates into hits: at most `max_hits_per_file` per file, identical
+/// texts once, with snippets. A file's n-th hit (n from 0) is placed as if ranked
+/// `n * repeat_hit_delay` places lower, so the first places go to distinct files. Candidates
+/// of several indexes carry their index in their address (see `across::untag`); their hits
+/// name their repo.
+pub(super) fn render(
+    indexes: &[&RepoIndex],
+    searchers: &[Searcher],
+    ranked: Vec<RankedCandidate>,
+    terms: &[String],
+    analyzer: &mut TextAnalyzer,
+    params: SearchParams,
+    explain: bool,
+) -> Result<Vec<SearchHit>> {
+    let f = indexes[0].fields;
+    let many = indexes.len() > 1;
+    let query_terms: HashSet<&str> = terms.iter().map(String::as_str).collect();
+    let mut per_file: HashMap<(usize, String), usize> = HashMap::new();
+    let mut seen_hashes: HashSet<String> = HashSet::new();
+    // Repeat hits waiting for their place, sorted by place (ties in ranked order).
+    let mut waiting: std::collections::VecDeque<(usize, SearchHit)> = std::collections::VecDeque::new();
+    let mut hits = Vec::new();
+    for (position, candidate) in ranked.into_iter().enumerate() {
+        while hits.len() < params.limit && waiting.front().is_some_and(|(place, _)| *place <= position) {
+            hits.extend(waiting.pop_front().map(|(_, hit)| hit));
         }
-        // Fewer distinct files than the limit: the repeats fill the page in their order.
-        hits.extend(waiting.into_iter().map(|(_, hit)| hit).take(params.limit.saturating_sub(hits.len())));
-        Ok(hits)
+        if hits.len() >= params.limit {
+            break;
+        }
+        let (at, address) = untag(candidate.address);
+        let doc = match candidate.doc_opt {
+            Some(doc) => doc,
+            None => searchers[at].doc(address)?,
+        };
+        let text_of = |field: Field| doc.get_first(field).and_then(|v| v.as_str()).unwrap_or("").to_string();
+        let path = text_of(f.path);
+        // The same text twice (vendored copies, generated twins) is one answer.
+        if !seen_hashes.insert(text_of(f.chunk_hash)) {
+            continue;
+        }
+        let count = per_file.entry((at, path.clone())).or_default();
+        if *count >= params.max_hits_per_file.max(1) {
+            continue;
+        }
+        let place = position + *count * params.repeat_hit_delay;
+        *count += 1;
+        let body = text_of(f.body);
+        let source = hit_source(&text_of(f.source));
+        let is_web = source == HitSource::Web;
+        let is_library = source == HitSource::Library;
+        let hit = SearchHit {
+            path,
+            line_start: doc.get_first(f.line_start).and_then(|v| v.as_u64()).unwrap_or(0),
+            line_end: doc.get_first(f.line_end).and_then(|v| v.as_u64()).unwrap_or(0),
+            score: candidate.score,
+            snippet: best_snippet(&body, &query_terms, analyzer),
+            heading: text_of(f.heading),
+            language: text_of(f.language),
+            source,
+            library: is_library.then(|| text_of(f.library)),
+            version: is_library.then(|| text_of(f.library_version)),
+            url: is_web.then(|| text_of(f.path)),
+            title: is_web.then(|| text_of(f.title)),
+            fetched_at: is_web.then(|| {
+                crate::protocol::time::format_unix(doc.get_first(f.fetched_at).and_then(|v| v.as_u64()).unwrap_or(0))
+            }),
+            explain: explain.then_some(candidate.explain),
+            chunk_id: doc.get_first(f.chunk_id).and_then(|v| v.as_u64()).map(|id| id as u32),
+            repo: many.then(|| indexes[at].root.display().to_string()),
+        };
+        if place == position {
+            hits.push(hit);
+        } else {
+            // After the waiting hits of an earlier or equal place: ties keep ranked order.
+            let slot = waiting.partition_point(|(waiting_place, _)| *waiting_place <= place);
+            waiting.insert(slot, (place, hit));
+        }
     }
+    // Fewer distinct files than the limit: the repeats fill the page in their order.
+    hits.extend(waiting.into_iter().map(|(_, hit)| hit).take(params.limit.saturating_sub(hits.len())));
+    Ok(hits)
 }

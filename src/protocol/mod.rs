@@ -122,6 +122,11 @@ pub struct SearchRequest {
     pub lib_opt: Option<String>,
 }
 
+/// Most repos one search covers (`repos`, a group).
+pub const MAX_SEARCH_REPOS: usize = 64;
+/// The group of every repo a daemon serves (`group=all`).
+pub const GROUP_ALL: &str = "all";
+
 /// Upper bound for `limit`, so one request cannot ask for the whole index.
 pub const MAX_SEARCH_LIMIT: usize = 200;
 /// Longest query, in characters: questions are sentences, not documents.
@@ -197,6 +202,9 @@ pub struct SearchHit {
     /// The chunk's id, for `docdex_get` (valid until its file is re-indexed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chunk_id: Option<u32>,
+    /// A search over several repos: the root of the repo this hit is from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
 }
 
 impl SearchHit {

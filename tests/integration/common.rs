@@ -257,6 +257,20 @@ pub fn tokio_source() -> PathBuf {
     found.pop().expect("tokio 1.x source in cargo's registry (run `cargo fetch`)")
 }
 
+/// A crate's source in cargo's registry, `name-version` as Cargo.lock locks it (so a build
+/// has fetched it).
+pub fn registry_crate(name_version: &str) -> PathBuf {
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cargo"));
+    std::fs::read_dir(cargo_home.join("registry/src"))
+        .unwrap()
+        .flatten()
+        .map(|index| index.path().join(name_version))
+        .find(|p| p.join("Cargo.toml").is_file())
+        .unwrap_or_else(|| panic!("{name_version} in cargo's registry (run `cargo fetch`)"))
+}
+
 /// The installed embedding model (`scripts/test.sh` installs it into target/test-models).
 pub fn models_dir() -> PathBuf {
     let dir = std::env::var_os("DOCDEX_MODELS_DIR")

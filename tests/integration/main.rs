@@ -5,6 +5,7 @@ mod common;
 mod fakeweb;
 mod ollama_stub;
 
+mod across;
 mod browser_guard;
 mod chat;
 mod cli;

@@ -94,6 +94,13 @@ async def exercise(session, repo, bench):
     result = await session.call_tool("docdex_search", {"query": "nightly_snapshot", "repo": repo})
     check(not is_error(result) and structured(result)["hits"], f"repo refused: {text_of(result)}")
 
+    # One search over several repos (here one, named in `repos`): each hit names its repo.
+    result = await session.call_tool("docdex_search", {"query": "nightly_snapshot", "repos": [repo]})
+    check(not is_error(result), f"repos refused: {text_of(result)}")
+    hits = structured(result)["hits"]
+    check(hits and all(h.get("repo") == os.path.realpath(repo) for h in hits), f"hits without their repo: {hits}")
+    await expect_error(session, "docdex_search", {"query": "x", "group": "no_such_group"}, "no group")
+
     # One tool reads: docdex_get; its older name docdex_open is answered but not listed.
     check("docdex_open" not in set(tools), "docdex_open is listed beside docdex_get")
     result = await session.call_tool("docdex_get", {"path": "src/throttle.rs", "line_start": 2, "line_end": "3"})

@@ -641,6 +641,7 @@ fn diff_hits(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, limit: u
             fetched_at: None,
             explain: None,
             chunk_id: None,
+            repo: None,
         });
     }
     hits

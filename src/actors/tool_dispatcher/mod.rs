@@ -28,6 +28,7 @@ use crate::actors::tool_dispatcher::metrics::Metrics;
 use crate::config::Config;
 use crate::protocol::{DocdexError, ErrorCode, Result};
 
+pub mod across;
 pub mod chat;
 pub mod code;
 pub mod crates;

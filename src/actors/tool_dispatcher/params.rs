@@ -134,6 +134,18 @@ pub fn list<'de, D: Deserializer<'de>>(deserializer: D) -> std::result::Result<O
     })
 }
 
+/// A list as one comma-separated text (`list` reads it back): how the CLI sends a list in a
+/// query string, which has no lists.
+pub fn joined<S: serde::Serializer>(
+    items: &Option<Vec<String>>,
+    serializer: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    match items {
+        None => serializer.serialize_none(),
+        Some(items) => serializer.serialize_some(&items.join(",")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,10 +198,17 @@ mod tests {
             web_research: None,
             force_web: None,
             repo: Some("/tmp/repo".into()),
+            repos: None,
+            group: None,
         };
         let query = serde_urlencoded::to_string(&sent).unwrap();
         assert_eq!(query, "query=spawn+a+task&limit=3&explain=false&repo=%2Ftmp%2Frepo");
         let read: SearchToolParams = serde_urlencoded::from_str(&query).unwrap();
-        assert_eq!((read.query, read.limit, read.explain, read.offset), (sent.query, Some(3), Some(false), None));
+        assert_eq!((&read.query, read.limit, read.explain, read.offset), (&sent.query, Some(3), Some(false), None));
+        // A list goes as one comma-separated text, and comes back a list.
+        let sent = SearchToolParams { repo: None, repos: Some(vec!["/a".into(), "/b c".into()]), ..read };
+        let query = serde_urlencoded::to_string(&sent).unwrap();
+        let read: SearchToolParams = serde_urlencoded::from_str(&query).unwrap();
+        assert_eq!(read.repos, sent.repos);
     }
 }

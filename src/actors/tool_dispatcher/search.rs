@@ -5,20 +5,23 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use actix::{AsyncContext, Context, Handler, Message, ResponseFuture};
+use actix::{Addr, AsyncContext, Context, Handler, Message, ResponseFuture};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::across::SearchAcross;
 use super::params::{self, Caller, Tool};
 use super::web::WebResearch;
 use super::{open_indexed, tracked, vector_counts, ToolDispatcher};
-use crate::actors::embedder::{EmbedQuery, ModelInfo, ProbeModel};
+use crate::actors::embedder::{EmbedQuery, Embedder, ModelInfo, ProbeModel};
+use crate::actors::repo_manager::RepoHandle;
 use crate::actors::waterfall::LocalSearch;
-use crate::index::{FusionParams, SearchFilter, SearchParams as RankParams};
+use crate::config::Config;
+use crate::index::{FusionParams, RepoIndex, SearchFilter, SearchParams as RankParams};
 use crate::protocol::impact::DiffBase;
 use crate::protocol::{
     DocdexError, HitSource, Result, SearchMode, SearchRequest, SearchResponse, WaterfallRequest, WaterfallResponse,
-    MAX_SEARCH_LIMIT,
+    MAX_SEARCH_LIMIT, MAX_SEARCH_REPOS,
 };
 
 /// arroy nodes inspected per neighbour asked for (see `dense_depth_and_search_k`).
@@ -42,18 +45,7 @@ impl Handler<Search> for ToolDispatcher {
     fn handle(&mut self, Search(request): Search, _: &mut Context<Self>) -> Self::Result {
         let repo = self.resolve_repo(request.repo_opt.clone());
         let repo_manager = self.repo_manager.clone();
-        let embedder = self.embedder.clone();
-        let search = &self.config.search;
-        let fusion = FusionParams {
-            k: search.fusion_k,
-            lexical_weight: search.rrf_lexical_weight,
-            dense_weight: search.rrf_dense_weight,
-        };
-        let max_hits_per_file = search.max_hits_per_file;
-        let repeat_hit_delay = search.repeat_hit_delay;
-        let concept_weight = search.lexical_concept_weight();
-        let embedding_query = crate::index::concepts::embedding_query(search, &request.query);
-        let expanded = crate::index::concepts::expansion(search, &request.query);
+        let ranking = self.ranking();
         tracked(&self.metrics, "search", async move {
             request.validate()?;
             let started = Instant::now();
@@ -61,90 +53,131 @@ impl Handler<Search> for ToolDispatcher {
             if let Some(library) = request.lib_opt.as_deref().filter(|l| !l.trim().is_empty()) {
                 super::libs::check_library_indexed(&handle, library).await?;
             }
-            let (vectors, pending) = vector_counts(&handle).await?;
-            let mut notice_opt = None;
-            // Auto mode embeds the query only when there is something to compare it with.
-            let wants_vector = match request.mode_opt {
-                Some(SearchMode::Lexical) => false,
-                Some(_) => true,
-                None => vectors > 0,
-            };
-            let vector_opt = if wants_vector {
-                // Any embedder failure, a dead worker included, degrades to lexical search.
-                match embedder.send(EmbedQuery(embedding_query)).await {
-                    Ok(Ok(vector)) => Some(vector),
-                    Ok(Err(err)) => {
-                        notice_opt = Some(format!("{}; searched lexically", err.message));
-                        None
-                    }
-                    Err(err) => {
-                        notice_opt = Some(format!("the embedding worker is not answering ({err}); searched lexically"));
-                        None
-                    }
+            ranking.run(vec![handle], request, started).await
+        })
+    }
+}
+
+/// What a search needs besides its repos: the embedder and the ranking settings.
+pub(super) struct Ranking {
+    embedder: Addr<Embedder>,
+    config: Arc<Config>,
+}
+
+impl ToolDispatcher {
+    pub(super) fn ranking(&self) -> Ranking {
+        Ranking { embedder: self.embedder.clone(), config: Arc::clone(&self.config) }
+    }
+}
+
+impl Ranking {
+    /// Searches the repos of `handles` as one ranking (see `index::search_indexes`).
+    pub(super) async fn run(
+        self,
+        handles: Vec<Arc<RepoHandle>>,
+        request: SearchRequest,
+        started: Instant,
+    ) -> Result<SearchResponse> {
+        let Ranking { embedder, config } = self;
+        let search = &config.search;
+        let fusion = FusionParams {
+            k: search.fusion_k,
+            lexical_weight: search.rrf_lexical_weight,
+            dense_weight: search.rrf_dense_weight,
+        };
+        let embedding_query = crate::index::concepts::embedding_query(search, &request.query);
+        let expanded = crate::index::concepts::expansion(search, &request.query);
+        let (mut vectors, mut pending) = (0, 0);
+        for handle in &handles {
+            let (v, p) = vector_counts(handle).await?;
+            vectors += v;
+            pending += p;
+        }
+        let mut notice_opt = None;
+        // Auto mode embeds the query only when there is something to compare it with.
+        let wants_vector = match request.mode_opt {
+            Some(SearchMode::Lexical) => false,
+            Some(_) => true,
+            None => vectors > 0,
+        };
+        let vector_opt = if wants_vector {
+            // Any embedder failure, a dead worker included, degrades to lexical search.
+            match embedder.send(EmbedQuery(embedding_query)).await {
+                Ok(Ok(vector)) => Some(vector),
+                Ok(Err(err)) => {
+                    notice_opt = Some(format!("{}; searched lexically", err.message));
+                    None
                 }
-            } else {
-                None
-            };
-            let mode = match (request.mode_opt, &vector_opt) {
-                (_, None) => SearchMode::Lexical,
-                (Some(mode), Some(_)) => mode,
-                (None, Some(_)) => SearchMode::Hybrid,
-            };
-            if mode != SearchMode::Lexical && pending > 0 && vectors == 0 {
-                // Nothing to compare the query with: say how to get there, not just "no hits".
-                notice_opt = Some(format!(
-                    "nothing in this repo is embedded yet ({pending} chunks waiting), so a dense search finds \
-                     nothing: embed them with `docdexd index --repo {} --wait` (a running daemon does it on \
-                     its own), or search lexically meanwhile",
-                    handle.index.root.display()
-                ));
-            } else if mode != SearchMode::Lexical && pending > 0 {
-                notice_opt = Some(format!(
-                    "{pending} chunks are still waiting for embeddings; dense results cover the {vectors} embedded so far"
-                ));
-            } else if request.mode_opt.is_none() && vectors == 0 && pending > 0 {
-                // Waiting for a model that is not there would be a false promise: say what
-                // is missing instead.
-                notice_opt = Some(match embedder.send(ProbeModel).await {
-                    Ok(ModelInfo { available: true, .. }) => {
-                        format!("{pending} chunks are waiting for embeddings; searched lexically")
-                    }
-                    Ok(ModelInfo { detail, .. }) => {
-                        format!("semantic search unavailable: {detail}; searched lexically")
-                    }
-                    Err(err) => format!("the embedding worker is not answering ({err}); searched lexically"),
-                });
+                Err(err) => {
+                    notice_opt = Some(format!("the embedding worker is not answering ({err}); searched lexically"));
+                    None
+                }
             }
-            let (_, dense_search_k) = dense_depth_and_search_k(request.limit);
-            let params = RankParams {
-                limit: request.limit,
-                max_hits_per_file,
-                fusion,
-                dense_search_k,
-                concept_weight,
-                repeat_hit_delay,
-            };
-            let query = request.query.clone();
-            let explain = request.explain;
-            let filter = SearchFilter {
-                source_opt: request.source_opt,
-                library_opt: request.lib_opt.clone().filter(|l| !l.trim().is_empty()),
-            };
-            let index = Arc::clone(&handle.index);
-            let outcome = tokio::task::spawn_blocking(move || {
-                let vector_opt = vector_opt.as_deref().map(|v| v.as_slice());
-                index.search_filtered(&query, vector_opt, mode, params, explain, &filter)
-            })
-            .await??;
-            Ok(SearchResponse {
-                query: request.query,
-                took_ms: started.elapsed().as_secs_f64() * 1000.0,
-                top_score: outcome.top_score,
-                mode,
-                notice: notice_opt,
-                expanded,
-                hits: outcome.hits,
-            })
+        } else {
+            None
+        };
+        let mode = match (request.mode_opt, &vector_opt) {
+            (_, None) => SearchMode::Lexical,
+            (Some(mode), Some(_)) => mode,
+            (None, Some(_)) => SearchMode::Hybrid,
+        };
+        let which = match handles.as_slice() {
+            [one] => one.index.root.display().to_string(),
+            _ => "<repo>".to_string(),
+        };
+        if mode != SearchMode::Lexical && pending > 0 && vectors == 0 {
+            // Nothing to compare the query with: say how to get there, not just "no hits".
+            notice_opt = Some(format!(
+                "nothing in this repo is embedded yet ({pending} chunks waiting), so a dense search finds \
+                 nothing: embed them with `docdexd index --repo {which} --wait` (a running daemon does it on \
+                 its own), or search lexically meanwhile"
+            ));
+        } else if mode != SearchMode::Lexical && pending > 0 {
+            notice_opt = Some(format!(
+                "{pending} chunks are still waiting for embeddings; dense results cover the {vectors} embedded so far"
+            ));
+        } else if request.mode_opt.is_none() && vectors == 0 && pending > 0 {
+            // Waiting for a model that is not there would be a false promise: say what
+            // is missing instead.
+            notice_opt = Some(match embedder.send(ProbeModel).await {
+                Ok(ModelInfo { available: true, .. }) => {
+                    format!("{pending} chunks are waiting for embeddings; searched lexically")
+                }
+                Ok(ModelInfo { detail, .. }) => {
+                    format!("semantic search unavailable: {detail}; searched lexically")
+                }
+                Err(err) => format!("the embedding worker is not answering ({err}); searched lexically"),
+            });
+        }
+        let (_, dense_search_k) = dense_depth_and_search_k(request.limit);
+        let params = RankParams {
+            limit: request.limit,
+            max_hits_per_file: search.max_hits_per_file,
+            fusion,
+            dense_search_k,
+            concept_weight: search.lexical_concept_weight(),
+            repeat_hit_delay: search.repeat_hit_delay,
+        };
+        let query = request.query.clone();
+        let explain = request.explain;
+        let filter = SearchFilter {
+            source_opt: request.source_opt,
+            library_opt: request.lib_opt.clone().filter(|l| !l.trim().is_empty()),
+        };
+        let outcome = tokio::task::spawn_blocking(move || {
+            let indexes: Vec<&RepoIndex> = handles.iter().map(|h| &*h.index).collect();
+            let vector_opt = vector_opt.as_deref().map(|v| v.as_slice());
+            crate::index::search_indexes(&indexes, &query, vector_opt, mode, params, explain, &filter)
+        })
+        .await??;
+        Ok(SearchResponse {
+            query: request.query,
+            took_ms: started.elapsed().as_secs_f64() * 1000.0,
+            top_score: outcome.top_score,
+            mode,
+            notice: notice_opt,
+            expanded,
+            hits: outcome.hits,
         })
     }
 }
@@ -207,6 +240,14 @@ pub struct SearchToolParams {
     /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
     #[serde(default, alias = "repo_path", alias = "project_root")]
     pub repo: Option<PathBuf>,
+    /// Search several repos as one ranking, each hit naming its repo: their roots, as a list
+    /// or comma-separated (at most 64).
+    #[serde(default, deserialize_with = "params::list", serialize_with = "params::joined")]
+    pub repos: Option<Vec<String>>,
+    /// Search a named group of repos (`[repos.groups]` in config.toml) as one ranking, each hit
+    /// naming its repo; "all" is every repo the daemon serves.
+    #[serde(default)]
+    pub group: Option<String>,
 }
 
 impl SearchToolParams {
@@ -216,6 +257,17 @@ impl SearchToolParams {
     }
 
     fn page(self, repo_opt: Option<PathBuf>) -> Result<SearchPage> {
+        let across_opt = Across::of(self.repos, self.group)?;
+        if across_opt.is_some() {
+            if self.repo.is_some() {
+                return Err(DocdexError::invalid("`repo` names one repo; `repos` and `group` name several")
+                    .with_hint("give one of them (add the repo to `repos`)"));
+            }
+            if params::text(self.lib.clone()).is_some() || params::text(self.diff.clone()).is_some() {
+                return Err(DocdexError::invalid("`lib` and `diff` go with a search of one repo")
+                    .with_hint("drop `repos`/`group`, or search without `lib` and `diff`"));
+            }
+        }
         let limit_opt = self.limit.map(|l| params::bounded("limit", Some(l), 0, MAX_SEARCH_LIMIT)).transpose()?;
         let mode_opt = params::text(self.mode).as_deref().map(str::parse::<SearchMode>).transpose()?;
         let source_opt = crate::protocol::parse_source_filter(self.source.as_deref().unwrap_or(""))?;
@@ -230,6 +282,7 @@ impl SearchToolParams {
             source_opt,
             lib_opt: params::text(self.lib),
             diff_opt,
+            across_opt,
         })
     }
 
@@ -237,6 +290,10 @@ impl SearchToolParams {
     pub fn web_research(self, repo_opt: Option<PathBuf>) -> Result<WebResearchPage> {
         let force_web = self.force_web == Some(true);
         let search = self.page(repo_opt)?;
+        if search.across_opt.is_some() {
+            return Err(DocdexError::invalid("web research starts from one repo, not from `repos` or `group`")
+                .with_hint("research with `repo`, or search the repos without web research"));
+        }
         if search.diff_opt.is_some() {
             return Err(DocdexError::invalid("`diff` goes with a repo search, not with web research")
                 .with_hint("search with diff, or research the web without it"));
@@ -305,6 +362,7 @@ impl Tool for WebResearchParams {
             source_opt: None,
             lib_opt: None,
             diff_opt: None,
+            across_opt: None,
         };
         Ok(WebResearchPage { search, force_web: self.force_web == Some(true) })
     }
@@ -345,6 +403,32 @@ pub struct SearchPage {
     pub source_opt: Option<HitSource>,
     pub lib_opt: Option<String>,
     pub diff_opt: Option<DiffBase>,
+    /// Several repos instead of `repo_opt` (answered in `across`).
+    pub across_opt: Option<Across>,
+}
+
+/// The repos a search over several covers, as asked.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Across {
+    Repos(Vec<PathBuf>),
+    /// A group of `[repos.groups]`, or `all`.
+    Group(String),
+}
+
+impl Across {
+    fn of(repos_opt: Option<Vec<String>>, group_opt: Option<String>) -> Result<Option<Across>> {
+        let repos: Vec<PathBuf> = repos_opt.unwrap_or_default().into_iter().map(PathBuf::from).collect();
+        match (repos.is_empty(), params::text(group_opt)) {
+            (true, None) => Ok(None),
+            (false, Some(_)) => Err(DocdexError::invalid("give `repos` or `group`, not both")),
+            (true, Some(group)) => Ok(Some(Across::Group(group))),
+            (false, None) if repos.len() > MAX_SEARCH_REPOS => Err(DocdexError::invalid(format!(
+                "repos names {} repos: a search covers at most {MAX_SEARCH_REPOS}",
+                repos.len()
+            ))),
+            (false, None) => Ok(Some(Across::Repos(repos))),
+        }
+    }
 }
 
 impl SearchPage {
@@ -370,9 +454,10 @@ impl Handler<SearchPage> for ToolDispatcher {
         let me = ctx.address();
         let request = msg.request(self.config.search.max_repo_hits);
         Box::pin(async move {
-            let mut response = match msg.diff_opt {
-                Some(base) => me.send(DiffSearch { request, base }).await??,
-                None => me.send(Search(request)).await??,
+            let mut response = match (msg.diff_opt, msg.across_opt) {
+                (_, Some(across)) => me.send(SearchAcross { request, across }).await??,
+                (Some(base), None) => me.send(DiffSearch { request, base }).await??,
+                (None, None) => me.send(Search(request)).await??,
             };
             response.hits.drain(..msg.offset.min(response.hits.len()));
             Ok(response)

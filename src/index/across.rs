@@ -1,0 +1,237 @@
+//! Searching several repos' indexes as one ranking. A repo's search is the case of one.
+//!
+//! BM25 weighs a term by how rare it is in its own index, and a chunk's length against its
+//! index's average: the same chunk scores otherwise in a small repo than among many (a
+//! two-file index squeezes every word's weight, a word rare in one repo is common in
+//! another), so per-repo scores do not compare.
+//! Here every index is scored with the pooled statistics of all of them (document counts,
+//! token counts, document frequencies summed), which gives each chunk the score it would
+//! have in one index holding every repo. Dense similarities compare as they are (one model).
+//! The lexical and the dense candidates of all repos are then merged into one ranking each
+//! and fused as a single repo's are.
+
+use tantivy::query::Bm25StatisticsProvider;
+use tantivy::schema::Field;
+use tantivy::{DocAddress, Searcher, Term};
+
+use super::concepts::{self, Expansion};
+use super::rank::{
+    candidate_depth, dense_confidence, fuse, internal_prior_for, lexical_confidence, with_ranks, Candidate, Ranking,
+    Source,
+};
+use super::search::{query_terms, render, SearchFilter};
+use super::{RepoIndex, SearchOutcome, SearchParams};
+use crate::protocol::{DocdexError, Result, SearchMode};
+
+/// Most indexes one search covers (the tags below hold 256).
+pub const MAX_INDEXES: usize = 256;
+
+/// A candidate's index rides in the high bits of its segment ordinal, so that the fusion and
+/// the rendering, which key candidates by address, see distinct addresses across indexes.
+/// An index has far fewer than 2^16 segments.
+const INDEX_SHIFT: u32 = 16;
+
+/// File ids (per index, dense from 0) get their index in the high byte for the same reason.
+const FILE_SHIFT: u32 = 24;
+
+pub(super) fn tag(index: usize, address: DocAddress) -> DocAddress {
+    DocAddress::new(address.segment_ord | ((index as u32) << INDEX_SHIFT), address.doc_id)
+}
+
+/// The index a (tagged) address belongs to, and the address within it.
+pub(super) fn untag(address: DocAddress) -> (usize, DocAddress) {
+    let index = (address.segment_ord >> INDEX_SHIFT) as usize;
+    (index, DocAddress::new(address.segment_ord & ((1 << INDEX_SHIFT) - 1), address.doc_id))
+}
+
+/// BM25 statistics of several indexes taken together.
+struct PooledStats<'a>(&'a [Searcher]);
+
+impl Bm25StatisticsProvider for PooledStats<'_> {
+    fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
+        self.0.iter().map(|s| Bm25StatisticsProvider::total_num_tokens(s, field)).sum()
+    }
+
+    fn total_num_docs(&self) -> tantivy::Result<u64> {
+        self.0.iter().map(Bm25StatisticsProvider::total_num_docs).sum()
+    }
+
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        self.0.iter().map(|s| Bm25StatisticsProvider::doc_freq(s, term)).sum()
+    }
+}
+
+/// Searches `indexes` in `mode` as one index; `query_vector_opt` is required for dense and
+/// hybrid (without it they return nothing). With more than one index each hit names its repo.
+pub fn search_indexes(
+    indexes: &[&RepoIndex],
+    query_text: &str,
+    query_vector_opt: Option<&[f32]>,
+    mode: SearchMode,
+    params: SearchParams,
+    explain: bool,
+    filter: &SearchFilter,
+) -> Result<SearchOutcome> {
+    let Some(first) = indexes.first() else {
+        return Ok(SearchOutcome { hits: Vec::new(), top_score: 0.0 });
+    };
+    if indexes.len() > MAX_INDEXES {
+        return Err(DocdexError::invalid(format!(
+            "a search covers at most {MAX_INDEXES} repos, {} were asked for",
+            indexes.len()
+        )));
+    }
+    let searchers: Vec<Searcher> = indexes.iter().map(|index| index.reader.searcher()).collect();
+    let pooled = PooledStats(&searchers);
+    let mut analyzer = first.analyzer.clone();
+    let terms = query_terms(&mut analyzer, query_text);
+    let depth = candidate_depth(params);
+    let internal_prior = internal_prior_for(query_text);
+    let expansion = if mode != SearchMode::Dense && params.concept_weight > 0.0 {
+        concepts::expand(query_text, &terms, &mut analyzer)
+    } else {
+        Expansion::default()
+    };
+    let mut lexical: Vec<(Candidate, u32)> = Vec::new();
+    let mut dense: Vec<(f32, Candidate, u32)> = Vec::new();
+    for (at, (index, searcher)) in indexes.iter().zip(&searchers).enumerate() {
+        // One index is scored by its own statistics (the same numbers, without the sums).
+        let stats: &dyn Bm25StatisticsProvider = if indexes.len() == 1 { searcher } else { &pooled };
+        let lexical_here = if mode == SearchMode::Dense {
+            Vec::new()
+        } else {
+            index.lexical_candidates(
+                searcher,
+                stats,
+                &terms,
+                &expansion,
+                params.concept_weight,
+                depth,
+                filter,
+                internal_prior,
+            )?
+        };
+        let dense_here = match (mode, query_vector_opt) {
+            (SearchMode::Lexical, _) | (_, None) => Vec::new(),
+            (_, Some(vector)) => {
+                index.dense_candidates(searcher, vector, depth, params.dense_search_k, filter, internal_prior)?
+            }
+        };
+        // Files matter to the fusion only.
+        let files = if mode == SearchMode::Hybrid {
+            let addresses: Vec<DocAddress> =
+                lexical_here.iter().map(|c| c.address).chain(dense_here.iter().map(|(_, c)| c.address)).collect();
+            index.files_of(searcher, &addresses)?
+        } else {
+            vec![0; lexical_here.len() + dense_here.len()]
+        };
+        let file_tag = (at as u32) << FILE_SHIFT;
+        let (lexical_files, dense_files) = files.split_at(lexical_here.len());
+        for (mut candidate, &file) in lexical_here.into_iter().zip(lexical_files) {
+            candidate.address = tag(at, candidate.address);
+            lexical.push((candidate, file | file_tag));
+        }
+        for ((key, mut candidate), &file) in dense_here.into_iter().zip(dense_files) {
+            candidate.address = tag(at, candidate.address);
+            dense.push((key, candidate, file | file_tag));
+        }
+    }
+    if indexes.len() > 1 {
+        // One ranking of all repos' candidates; a stable sort keeps each repo's order on ties.
+        lexical.sort_by(|a, b| b.0.score.total_cmp(&a.0.score));
+        dense.sort_by(|a, b| b.0.total_cmp(&a.0));
+    }
+    let lexical_confidence = lexical.first().map(|(c, _)| lexical_confidence(c.score)).unwrap_or(0.0);
+    let dense_confidence = dense.first().map(|(_, c, _)| dense_confidence(c.score)).unwrap_or(0.0);
+    let (lexical, lexical_files): (Vec<Candidate>, Vec<u32>) = lexical.into_iter().unzip();
+    let (dense, dense_files): (Vec<Candidate>, Vec<u32>) = dense.into_iter().map(|(_, c, f)| (c, f)).unzip();
+    let (ranked, top_score) = match mode {
+        SearchMode::Lexical => (with_ranks(lexical, Source::Lexical), lexical_confidence),
+        SearchMode::Dense => (with_ranks(dense, Source::Dense), dense_confidence),
+        SearchMode::Hybrid => {
+            let fused = fuse(
+                Ranking { candidates: lexical, files: lexical_files, weight: params.fusion.lexical_weight },
+                Ranking { candidates: dense, files: dense_files, weight: params.fusion.dense_weight },
+                params,
+            );
+            (fused, lexical_confidence.max(dense_confidence))
+        }
+    };
+    // The fusion already placed each file's later hits.
+    let params = if mode == SearchMode::Hybrid { SearchParams { repeat_hit_delay: 0, ..params } } else { params };
+    let hits = render(indexes, &searchers, ranked, &terms, &mut analyzer, params, explain)?;
+    let top_score = if hits.is_empty() { 0.0 } else { top_score };
+    Ok(SearchOutcome { hits, top_score })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An index at a fresh state dir holding `files` (path, Rust source).
+    fn index_of(state: &std::path::Path, files: &[(String, String)]) -> RepoIndex {
+        let index = RepoIndex::open(state, "fp", state).unwrap();
+        let mut writer = index.writer(15_000_000).unwrap();
+        let params = crate::ingest::ChunkParams { max_lines: 40, target_lines: 20, max_chars: 4000 };
+        let mut next_id = 0;
+        for (path, text) in files {
+            let chunks = crate::ingest::chunk_file(crate::ingest::Language::Rust, text, params);
+            let ids: Vec<u32> = (next_id..next_id + chunks.len() as u32).collect();
+            next_id += chunks.len() as u32;
+            index.replace_file(&writer, path, "rust", &chunks, &ids).unwrap();
+        }
+        writer.commit().unwrap();
+        index.reload().unwrap();
+        index
+    }
+
+    /// Several indexes score every chunk as one index holding all of them would: a word rare
+    /// in a small repo but common across all of them weighs what it weighs across all.
+    #[test]
+    fn several_indexes_are_scored_as_one_index_of_all_their_chunks() {
+        let file = |name: &str, text: &str| (format!("src/{name}.rs"), format!("/// {text}\npub fn {name}() {{}}\n"));
+        // Small: "retry" in one of its two files. Large: "retry" in 30 of its 200 files,
+        // "backoff" in a few more.
+        let small = vec![file("retry_send", "Retries a send."), file("parse", "Parses a header.")];
+        let large: Vec<(String, String)> = (0..200)
+            .map(|i| {
+                let text = if i % 20 == 0 { "Retries once with backoff." } else { "Counts the bytes." };
+                file(&format!("item_{i}"), if i < 30 { "Retries and retries until retry gives up." } else { text })
+            })
+            .collect();
+        let dirs: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+        let small_index = index_of(dirs[0].path(), &small);
+        let large_index = index_of(dirs[1].path(), &large);
+        let both: Vec<(String, String)> = small.iter().cloned().chain(large.iter().cloned()).collect();
+        let one_index = index_of(dirs[2].path(), &both);
+        let params = SearchParams::new(50, 1);
+        let filter = SearchFilter::default();
+        let scores = |indexes: &[&RepoIndex]| -> Vec<(String, f32)> {
+            let outcome =
+                search_indexes(indexes, "retry backoff", None, SearchMode::Lexical, params, false, &filter).unwrap();
+            let mut scores: Vec<(String, f32)> = outcome.hits.into_iter().map(|h| (h.path, h.score)).collect();
+            scores.sort_by(|a, b| a.0.cmp(&b.0));
+            scores
+        };
+        let pooled = scores(&[&small_index, &large_index]);
+        let single = scores(&[&one_index]);
+        assert_eq!(pooled.len(), single.len());
+        for ((path, pooled), (same_path, single)) in pooled.iter().zip(&single) {
+            assert_eq!(path, same_path);
+            assert!((pooled - single).abs() < 1e-4, "{path}: {pooled} across, {single} in one index");
+        }
+        // Alone, the small repo's own statistics score its hit otherwise (a two-file index
+        // squeezes every word's weight): the difference the pooling removes.
+        let alone = scores(&[&small_index]);
+        let of = |list: &[(String, f32)]| list.iter().find(|(p, _)| p == "src/retry_send.rs").unwrap().1;
+        assert!(of(&alone) < of(&pooled) * 0.5, "alone {} vs pooled {}", of(&alone), of(&pooled));
+        // Each hit of several indexes names its repo.
+        let outcome =
+            search_indexes(&[&small_index, &large_index], "retry", None, SearchMode::Lexical, params, false, &filter)
+                .unwrap();
+        assert!(outcome.hits.iter().all(|h| h.repo.is_some()));
+        let repo_of = |path: &str| outcome.hits.iter().find(|h| h.path == path).and_then(|h| h.repo.clone()).unwrap();
+        assert_eq!(repo_of("src/retry_send.rs"), dirs[0].path().display().to_string());
+        assert_eq!(repo_of("src/item_0.rs"), dirs[1].path().display().to_string());
+    }
+}
