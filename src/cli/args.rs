@@ -118,6 +118,9 @@ pub enum Command {
         /// every repo the running daemon serves.
         #[arg(long, conflicts_with = "repo")]
         group: Option<String>,
+        /// Search a collection (`collection add`) by name; with --repo or --repos, beside them.
+        #[arg(long)]
+        collection: Option<String>,
         /// What to look for: identifiers, words or a question.
         #[arg(required = true, num_args = 1..)]
         query: Vec<String>,
@@ -286,6 +289,12 @@ pub enum Command {
         /// The tree-sitter query (S-expression); needs `--language`.
         query: Option<String>,
     },
+    /// Collections: folders outside repos (notes, an exported wiki, specs) registered by
+    /// name, indexed, watched and searched like a repo (`search --collection NAME`).
+    Collection {
+        #[command(subcommand)]
+        action: CollectionAction,
+    },
     /// The repo's long-term memory: save, recall and delete notes.
     Memory {
         #[command(subcommand)]
@@ -434,6 +443,28 @@ pub enum Command {
         ram_gb: Option<f64>,
         #[arg(long)]
         vram_gb: Option<f64>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CollectionAction {
+    /// Register a folder as NAME and index it (a running daemon watches it from then on).
+    Add {
+        name: String,
+        path: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Forget a collection (its folder is left as it is).
+    Remove {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The collections, with what their indexes hold.
+    List {
+        #[arg(long)]
+        json: bool,
     },
 }
 

@@ -59,6 +59,8 @@ pub(super) async fn serve(
         actors.dispatcher.send(Mount { repo: repo.clone(), wait: false }).await??;
         actors.dispatcher.send(EmbedInBackground { repo: repo.clone() }).await?;
     }
+    // Collections are watched from the start (a repo is, once a request names it).
+    actors.dispatcher.do_send(crate::actors::tool_dispatcher::collections::MountCollections);
     let run_tests_refusal =
         http::run_tests_refusal(auth_token_opt.as_deref(), &addr, loaded.config.tests.allow_when_exposed);
     let state = HttpState {

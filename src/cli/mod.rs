@@ -17,7 +17,7 @@ pub mod setup;
 
 use std::path::{Path, PathBuf};
 
-use self::args::{Cli, Command, DagAction, ModelsAction};
+use self::args::{Cli, CollectionAction, Command, DagAction, ModelsAction};
 use self::check::{run_check, run_models_install};
 use self::daemon::{render_daemon_status, serve};
 use self::memory::run_memory;
@@ -256,9 +256,9 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             })?;
             Ok(if list.files.is_empty() { 1 } else { 0 })
         }
-        Command::Search { repo, limit, json, mode, explain, source, diff, lib, repos, group, query } => {
+        Command::Search { repo, limit, json, mode, explain, source, diff, lib, repos, group, collection, query } => {
             let repo = client::absolute(&repo);
-            let across = !repos.is_empty() || group.is_some();
+            let across = !repos.is_empty() || group.is_some() || collection.is_some();
             let repos: Vec<String> = repos.iter().map(|r| client::absolute(r).display().to_string()).collect();
             let params = SearchToolParams {
                 query: query.join(" "),
@@ -274,6 +274,7 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
                 repo: (!across).then(|| repo.clone()),
                 repos: (!repos.is_empty()).then_some(repos),
                 group,
+                collection,
             };
             let backend = if across { Backend::connect(&loaded)? } else { Backend::for_repo(&loaded, &repo).await? };
             let response = backend.run(params, Route::Get("/v1/search")).await;
@@ -383,6 +384,7 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             print_out(&mcp_config(&loaded, repo)?)?;
             Ok(0)
         }
+        Command::Collection { action } => run_collection(&loaded, action).await,
         Command::Memory { action } => run_memory(&loaded, action).await,
         command @ (Command::Symbols { .. }
         | Command::Refs { .. }
@@ -431,6 +433,7 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
                 repo: Some(repo),
                 repos: None,
                 group: None,
+                collection: None,
             };
             let result = with_progress("answering", backend.web_research(params)).await;
             backend.close().await?;
@@ -494,4 +497,57 @@ fn render_code_status(code: &crate::protocol::CodeStatus) -> String {
         out.push_str(&format!("no grammar:  {} files (line windows, no symbols)\n", list(&code.without_grammar)));
     }
     out
+}
+
+/// `docdexd collection add|remove|list`: through the running daemon (which then watches the
+/// collection), else in this process.
+async fn run_collection(loaded: &LoadedConfig, action: CollectionAction) -> Result<i32> {
+    use crate::actors::tool_dispatcher::collections::{
+        CollectionAddParams, CollectionListParams, CollectionRemoveParams,
+    };
+    let backend = Backend::connect(loaded)?;
+    let result = match action {
+        CollectionAction::Add { name, path, json } => {
+            let params = CollectionAddParams { name, path: client::absolute(&path) };
+            with_progress("indexing", backend.run(params, Route::Post("/v1/collections"))).await.and_then(|added| {
+                Ok(if json {
+                    to_json(&added)?
+                } else {
+                    format!(
+                        "collection {} added: {} ({} files, {} chunks)\n",
+                        added.name, added.path, added.files, added.chunks
+                    )
+                })
+            })
+        }
+        CollectionAction::Remove { name, json } => {
+            backend.collection_remove(CollectionRemoveParams { name }).await.and_then(|removed| {
+                Ok(if json {
+                    to_json(&removed)?
+                } else {
+                    format!("collection {} removed (the folder {} is left as it is)\n", removed.name, removed.path)
+                })
+            })
+        }
+        CollectionAction::List { json } => {
+            backend.run(CollectionListParams {}, Route::Get("/v1/collections")).await.and_then(|list| {
+                Ok(if json {
+                    to_json(&list)?
+                } else if list.collections.is_empty() {
+                    "no collections (add one with `docdexd collection add NAME PATH`)\n".to_string()
+                } else {
+                    list.collections
+                        .iter()
+                        .map(|c| match &c.problem {
+                            Some(problem) => format!("{}  {}  ({problem})\n", c.name, c.path),
+                            None => format!("{}  {}  ({} files, {} chunks)\n", c.name, c.path, c.files, c.chunks),
+                        })
+                        .collect()
+                })
+            })
+        }
+    };
+    backend.close().await?;
+    print_out(&result?)?;
+    Ok(0)
 }

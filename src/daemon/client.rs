@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::actors::repo_manager::CloseAll;
 use crate::actors::scraper::CloseBrowser;
+use crate::actors::tool_dispatcher::collections::CollectionRemoveParams;
 use crate::actors::tool_dispatcher::indexing::StatusParams;
 use crate::actors::tool_dispatcher::memory::MemoryDeleteParams;
 use crate::actors::tool_dispatcher::params::{Caller, Tool};
@@ -19,8 +20,8 @@ use crate::actors::tool_dispatcher::ToolDispatcher;
 use crate::config::{self, LoadedConfig};
 use crate::llm::Usage;
 use crate::protocol::{
-    ChatContext, ChatRequest, DaemonStatus, DocdexError, ErrorCode, IndexSummary, LibsFetchRequest, LibsFetchSummary,
-    MemoryDeleted, MountedRepo, RepoStatus, Result, WaterfallResponse,
+    ChatContext, ChatRequest, Collection, DaemonStatus, DocdexError, ErrorCode, IndexSummary, LibsFetchRequest,
+    LibsFetchSummary, MemoryDeleted, MountedRepo, RepoStatus, Result, WaterfallResponse,
 };
 
 /// Names a daemon to use instead of the one found through the lock file.
@@ -335,6 +336,18 @@ impl Backend {
                 let repo_opt = params.repo.clone();
                 actors.dispatcher.send(params.web_research(repo_opt)?).await?
             }
+        }
+    }
+
+    /// Forgets a collection (the name goes in the daemon's path).
+    pub async fn collection_remove(&self, params: CollectionRemoveParams) -> Result<Collection> {
+        match self {
+            Backend::Daemon(client) => {
+                let name: String = form_urlencoded::byte_serialize(params.name.as_bytes()).collect();
+                let url = client.url(&format!("/v1/collections/{name}"));
+                client.call(client.http.delete(url).json(&serde_json::json!({}))).await
+            }
+            Backend::Local(actors) => actors.dispatcher.send(params.into_message(None, &Caller::default())?).await?,
         }
     }
 

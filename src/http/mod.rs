@@ -29,6 +29,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp_actix_web::transport::StreamableHttpService;
 
 use crate::actors::tool_dispatcher::chat::{DagListParams, DagViewParams};
+use crate::actors::tool_dispatcher::collections::{CollectionAddParams, CollectionListParams, CollectionRemoveParams};
 use crate::actors::tool_dispatcher::files::{FilesParams, GetParams, MultiGetParams};
 use crate::actors::tool_dispatcher::indexing::{IndexParams, StatusParams};
 use crate::actors::tool_dispatcher::libs::LibsFetchParams;
@@ -245,6 +246,10 @@ async fn memory_delete(state: web::Data<HttpState>, id: web::Path<String>, reque
     tool_query_with::<MemoryDeleteParams>(&state, &request, ("id", &id)).await
 }
 
+async fn collection_remove(state: web::Data<HttpState>, name: web::Path<String>, request: HttpRequest) -> HttpResponse {
+    tool_query_with::<CollectionRemoveParams>(&state, &request, ("name", &name)).await
+}
+
 /// A reasoning session, as JSON, text or Graphviz (`format`).
 async fn dag_view(state: web::Data<HttpState>, session: web::Path<String>, request: HttpRequest) -> HttpResponse {
     let params = match query_params_with::<DagViewParams>(&request, ("session", &session)) {
@@ -316,6 +321,9 @@ pub fn configure(state: HttpState) -> impl Fn(&mut web::ServiceConfig) + Clone +
             .route("/v1/memory/recall", web::post().to(tool_body::<MemoryRecallParams>))
             .route("/v1/pack", web::post().to(tool_body::<PackParams>))
             .route("/v1/memory/{id}", web::delete().to(memory_delete))
+            .route("/v1/collections", web::post().to(tool_body::<CollectionAddParams>))
+            .route("/v1/collections", web::get().to(tool_query::<CollectionListParams>))
+            .route("/v1/collections/{name}", web::delete().to(collection_remove))
             .route("/healthz", web::get().to(healthz))
             .route("/v1/search", web::get().to(search))
             .route("/v1/status", web::get().to(status))

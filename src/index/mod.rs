@@ -7,6 +7,7 @@
 
 pub mod across;
 pub mod analyzer;
+pub mod collections;
 pub mod concepts;
 pub mod dag;
 #[cfg(test)]

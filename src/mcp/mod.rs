@@ -23,6 +23,7 @@ use rmcp::service::NotificationContext;
 use rmcp::{tool, tool_handler, tool_router, RoleServer, ServerHandler};
 use serde::Serialize;
 
+use crate::actors::tool_dispatcher::collections::{CollectionAddParams, CollectionListParams, CollectionRemoveParams};
 use crate::actors::tool_dispatcher::files::{self, FilesParams, GetParams, MultiGetParams};
 use crate::actors::tool_dispatcher::indexing::{IndexParams, StatusParams};
 use crate::actors::tool_dispatcher::libs::LibsFetchParams;
@@ -394,6 +395,41 @@ impl DocdexMcp {
                 s.last_index_completed.as_deref().unwrap_or("never")
             );
             text
+        })
+    }
+
+    #[tool(
+        description = "Register a folder outside any repository (notes, an exported wiki, specs) as a named collection: it is indexed now, watched from then on, and searched with docdex_search's `collection`. Example: {\"name\": \"notes\", \"path\": \"/home/me/notes\"}."
+    )]
+    async fn docdex_collection_add(&self, Parameters(params): Parameters<CollectionAddParams>) -> CallToolResult {
+        let result = self.run(params).await;
+        respond(result, |c| format!("collection {} added: {} ({} files, {} chunks)", c.name, c.path, c.files, c.chunks))
+    }
+
+    #[tool(description = "Forget a collection by name (its folder is left as it is). Example: {\"name\": \"notes\"}.")]
+    async fn docdex_collection_remove(&self, Parameters(params): Parameters<CollectionRemoveParams>) -> CallToolResult {
+        let result = self.run(params).await;
+        respond(result, |c| format!("collection {} removed ({})", c.name, c.path))
+    }
+
+    #[tool(
+        description = "The collections (named folders searched like repositories), with what their indexes hold. Example: {}."
+    )]
+    async fn docdex_collection_list(&self, Parameters(params): Parameters<CollectionListParams>) -> CallToolResult {
+        let result = self.run(params).await;
+        respond(result, |list| {
+            if list.collections.is_empty() {
+                return "no collections".to_string();
+            }
+            let lines: Vec<String> = list
+                .collections
+                .iter()
+                .map(|c| match &c.problem {
+                    Some(problem) => format!("{}: {} ({problem})", c.name, c.path),
+                    None => format!("{}: {} ({} files, {} chunks)", c.name, c.path, c.files, c.chunks),
+                })
+                .collect();
+            lines.join("\n")
         })
     }
 

@@ -103,6 +103,8 @@ error_codes! {
     StaleIndex => "stale_index", 409, 2;
     /// A second daemon for a home that has one running.
     DaemonRunning => "daemon_running", 409, 2;
+    /// A name already taken otherwise (a collection's name, or its folder under another name).
+    Conflict => "conflict", 409, 2;
     /// Anything else: a bug or an environment failure.
     Internal => "internal", 500, 2;
 }

@@ -122,6 +122,33 @@ pub struct SearchRequest {
     pub lib_opt: Option<String>,
 }
 
+/// A collection: a folder registered by name, indexed and searched like a repo.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Collection {
+    pub name: String,
+    /// The folder, canonical.
+    pub path: String,
+}
+
+/// `GET /v1/collections`: each collection with what its index holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CollectionList {
+    pub collections: Vec<CollectionStatus>,
+}
+
+/// A collection and its index (`POST /v1/collections` answers one after its first index run).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CollectionStatus {
+    pub name: String,
+    pub path: String,
+    pub indexed: bool,
+    pub files: u64,
+    pub chunks: u64,
+    /// Why the folder cannot be read now (moved, deleted), if so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+}
+
 /// Most repos one search covers (`repos`, a group).
 pub const MAX_SEARCH_REPOS: usize = 64;
 /// The group of every repo a daemon serves (`group=all`).

@@ -10,6 +10,7 @@ mod browser_guard;
 mod chat;
 mod cli;
 mod code;
+mod collections;
 mod crash;
 mod daemon;
 mod http;

@@ -101,6 +101,23 @@ async def exercise(session, repo, bench):
     check(hits and all(h.get("repo") == os.path.realpath(repo) for h in hits), f"hits without their repo: {hits}")
     await expect_error(session, "docdex_search", {"query": "x", "group": "no_such_group"}, "no group")
 
+    # A collection: a folder registered by name, searched like a repo, listed, removed.
+    notes = os.path.join(repo, "team-notes")
+    os.makedirs(notes, exist_ok=True)
+    with open(os.path.join(notes, "failover.md"), "w") as f:
+        f.write("# Failover\n\nPromote the standby database when the primary stops answering.\n")
+    result = await session.call_tool("docdex_collection_add", {"name": "notes", "path": notes})
+    check(not is_error(result), f"collection add failed: {text_of(result)}")
+    check(structured(result)["files"] == 1, f"collection add: {structured(result)}")
+    result = await session.call_tool("docdex_search", {"query": "standby database", "collection": "notes"})
+    check(not is_error(result), f"collection search failed: {text_of(result)}")
+    check(structured(result)["hits"][0]["path"] == "failover.md", f"collection hits {structured(result)}")
+    result = await session.call_tool("docdex_collection_list", {})
+    check([c["name"] for c in structured(result)["collections"]] == ["notes"], f"collections {structured(result)}")
+    result = await session.call_tool("docdex_collection_remove", {"name": "notes"})
+    check(not is_error(result), f"collection remove failed: {text_of(result)}")
+    await expect_error(session, "docdex_search", {"query": "standby", "collection": "notes"}, "no collection")
+
     # One tool reads: docdex_get; its older name docdex_open is answered but not listed.
     check("docdex_open" not in set(tools), "docdex_open is listed beside docdex_get")
     result = await session.call_tool("docdex_get", {"path": "src/throttle.rs", "line_start": 2, "line_end": "3"})

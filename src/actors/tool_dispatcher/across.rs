@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use actix::{Context, Handler, Message, ResponseFuture};
 
-use super::search::Across;
+use super::search::{Across, Ranking};
 use super::{open_indexed, tracked, ToolDispatcher};
 use crate::actors::repo_manager::{OpenRepos, RepoHandle};
 use crate::actors::repo_supervisor::ListMounts;
@@ -20,6 +20,24 @@ use crate::protocol::{DocdexError, Result, SearchRequest, SearchResponse, GROUP_
 pub struct SearchAcross {
     pub request: SearchRequest,
     pub across: Across,
+}
+
+/// The search of `handles` as one ranking, each hit naming its repo (also when there is one).
+async fn run_across(
+    ranking: Ranking,
+    handles: Vec<Arc<RepoHandle>>,
+    request: SearchRequest,
+    started: Instant,
+) -> Result<SearchResponse> {
+    let only_root = match handles.as_slice() {
+        [one] => Some(one.index.root.display().to_string()),
+        _ => None,
+    };
+    let mut response = ranking.run(handles, request, started).await?;
+    if let Some(root) = only_root {
+        response.hits.iter_mut().for_each(|hit| hit.repo = Some(root.clone()));
+    }
+    Ok(response)
 }
 
 impl Handler<SearchAcross> for ToolDispatcher {
@@ -55,7 +73,7 @@ impl Handler<SearchAcross> for ToolDispatcher {
                         "mount one with `POST /v1/initialize` (or search it by `repo`); `GET /v1/repos` lists them",
                     ));
                 }
-                let mut response = ranking.run(handles, request, started).await?;
+                let mut response = run_across(ranking, handles, request, started).await?;
                 if !waiting.is_empty() {
                     let note = format!("not searched, still in their first index: {}", waiting.join(", "));
                     response.notice = Some(match response.notice.take() {
@@ -97,7 +115,7 @@ impl Handler<SearchAcross> for ToolDispatcher {
                     handles.push(handle);
                 }
             }
-            ranking.run(handles, request, started).await
+            run_across(ranking, handles, request, started).await
         })
     }
 }

@@ -31,6 +31,7 @@ use crate::protocol::{DocdexError, ErrorCode, Result};
 pub mod across;
 pub mod chat;
 pub mod code;
+pub mod collections;
 pub mod crates;
 pub mod files;
 pub mod impact;
@@ -73,6 +74,8 @@ pub struct ToolDispatcher {
     started: Instant,
     /// The machine-wide library docs cache (`<state>/cache/libs`).
     libs_cache_root: PathBuf,
+    /// The state directory (collections are registered there).
+    state_dir: PathBuf,
     crate_cache: Addr<super::crate_cache::CrateCache>,
 }
 
@@ -171,6 +174,7 @@ impl ToolDispatcher {
                 metrics: Arc::default(),
                 started: Instant::now(),
                 libs_cache_root: crate::libs::cache_root(&parts.state_dir),
+                state_dir: parts.state_dir.clone(),
                 crate_cache: parts.crate_cache,
             }
         });

@@ -200,6 +200,7 @@ mod tests {
             repo: Some("/tmp/repo".into()),
             repos: None,
             group: None,
+            collection: None,
         };
         let query = serde_urlencoded::to_string(&sent).unwrap();
         assert_eq!(query, "query=spawn+a+task&limit=3&explain=false&repo=%2Ftmp%2Frepo");

@@ -248,6 +248,10 @@ pub struct SearchToolParams {
     /// naming its repo; "all" is every repo the daemon serves.
     #[serde(default)]
     pub group: Option<String>,
+    /// Search a collection (a folder registered with docdex_collection_add) by its name; with
+    /// `repo` or `repos`, beside them as one ranking.
+    #[serde(default)]
+    pub collection: Option<String>,
 }
 
 impl SearchToolParams {
@@ -257,16 +261,32 @@ impl SearchToolParams {
     }
 
     fn page(self, repo_opt: Option<PathBuf>) -> Result<SearchPage> {
-        let across_opt = Across::of(self.repos, self.group)?;
-        if across_opt.is_some() {
-            if self.repo.is_some() {
-                return Err(DocdexError::invalid("`repo` names one repo; `repos` and `group` name several")
-                    .with_hint("give one of them (add the repo to `repos`)"));
+        let collection_opt = params::text(self.collection.clone());
+        let mut across_opt = Across::of(self.repos.clone(), self.group.clone())?;
+        if across_opt.is_some() && self.repo.is_some() {
+            return Err(DocdexError::invalid("`repo` names one repo; `repos` and `group` name several")
+                .with_hint("give one of them (add the repo to `repos`)"));
+        }
+        let repo_opt = match (&collection_opt, &across_opt, self.repo.clone()) {
+            (Some(_), Some(Across::Group(_)), _) => {
+                return Err(DocdexError::invalid(
+                    "`collection` goes alone or with `repo` or `repos`, not with `group`",
+                )
+                .with_hint("list the group's repos in `repos`"));
             }
-            if params::text(self.lib.clone()).is_some() || params::text(self.diff.clone()).is_some() {
-                return Err(DocdexError::invalid("`lib` and `diff` go with a search of one repo")
-                    .with_hint("drop `repos`/`group`, or search without `lib` and `diff`"));
+            // A collection beside the repo named: both as one ranking.
+            (Some(_), None, Some(repo)) => {
+                across_opt = Some(Across::Repos(vec![repo]));
+                None
             }
+            // The collection instead of the default repo (a repo beside `repos` was refused).
+            (Some(_), _, _) => None,
+            (None, _, _) => repo_opt,
+        };
+        let lib_or_diff = params::text(self.lib.clone()).is_some() || params::text(self.diff.clone()).is_some();
+        if across_opt.is_some() && lib_or_diff {
+            return Err(DocdexError::invalid("`lib` and `diff` go with a search of one repo")
+                .with_hint("drop `repos`/`group`/`collection`, or search without `lib` and `diff`"));
         }
         let limit_opt = self.limit.map(|l| params::bounded("limit", Some(l), 0, MAX_SEARCH_LIMIT)).transpose()?;
         let mode_opt = params::text(self.mode).as_deref().map(str::parse::<SearchMode>).transpose()?;
@@ -283,6 +303,7 @@ impl SearchToolParams {
             lib_opt: params::text(self.lib),
             diff_opt,
             across_opt,
+            collection_opt,
         })
     }
 
@@ -290,9 +311,11 @@ impl SearchToolParams {
     pub fn web_research(self, repo_opt: Option<PathBuf>) -> Result<WebResearchPage> {
         let force_web = self.force_web == Some(true);
         let search = self.page(repo_opt)?;
-        if search.across_opt.is_some() {
-            return Err(DocdexError::invalid("web research starts from one repo, not from `repos` or `group`")
-                .with_hint("research with `repo`, or search the repos without web research"));
+        if search.across_opt.is_some() || search.collection_opt.is_some() {
+            return Err(DocdexError::invalid(
+                "web research starts from one repo, not from `repos`, `group` or `collection`",
+            )
+            .with_hint("research with `repo`, or search the repos without web research"));
         }
         if search.diff_opt.is_some() {
             return Err(DocdexError::invalid("`diff` goes with a repo search, not with web research")
@@ -363,6 +386,7 @@ impl Tool for WebResearchParams {
             lib_opt: None,
             diff_opt: None,
             across_opt: None,
+            collection_opt: None,
         };
         Ok(WebResearchPage { search, force_web: self.force_web == Some(true) })
     }
@@ -405,6 +429,8 @@ pub struct SearchPage {
     pub diff_opt: Option<DiffBase>,
     /// Several repos instead of `repo_opt` (answered in `across`).
     pub across_opt: Option<Across>,
+    /// A collection by name: searched instead of `repo_opt`, or beside `across_opt`'s repos.
+    pub collection_opt: Option<String>,
 }
 
 /// The repos a search over several covers, as asked.
@@ -450,10 +476,17 @@ impl SearchPage {
 impl Handler<SearchPage> for ToolDispatcher {
     type Result = ResponseFuture<Result<SearchResponse>>;
 
-    fn handle(&mut self, msg: SearchPage, ctx: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, mut msg: SearchPage, ctx: &mut Context<Self>) -> Self::Result {
         let me = ctx.address();
-        let request = msg.request(self.config.search.max_repo_hits);
+        let default_limit = self.config.search.max_repo_hits;
+        let collection = msg.collection_opt.take().map(|name| self.collections().path_of(&name));
         Box::pin(async move {
+            match (collection.transpose()?, &mut msg.across_opt) {
+                (Some(path), Some(Across::Repos(repos))) => repos.push(path),
+                (Some(path), _) => msg.repo_opt = Some(path),
+                (None, _) => {}
+            }
+            let request = msg.request(default_limit);
             let mut response = match (msg.diff_opt, msg.across_opt) {
                 (_, Some(across)) => me.send(SearchAcross { request, across }).await??,
                 (Some(base), None) => me.send(DiffSearch { request, base }).await??,

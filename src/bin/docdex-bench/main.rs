@@ -3,6 +3,7 @@
 //! command (`docdex-bench bench --repo R`, `docdex-bench eval --dataset D`, ...); they read
 //! the same `DOCDEX_HOME` configuration and use scratch state where they say so.
 
+mod across;
 mod chat;
 mod code;
 mod daemon;
@@ -140,6 +141,24 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// One search over several repos against a search of one: each judged question asked of
+    /// its repo alone and of all the repos (success@5 and MRR@10 side by side per set and
+    /// mode), and both searches' latency over HTTP.
+    BenchAcross {
+        /// The repos searched together, comma-separated (the repos of --set join them).
+        #[arg(long, value_delimiter = ',')]
+        repos: Vec<PathBuf>,
+        /// A judged question file and the repo it is about: `REPO=QUESTIONS` (repeat).
+        #[arg(long = "set", value_parser = across::parse_set)]
+        sets: Vec<across::JudgedSet>,
+        /// Keep the indexes (and embeddings) here for the next run.
+        #[arg(long)]
+        state_dir: Option<PathBuf>,
+        #[arg(long)]
+        lexical_only: bool,
+        #[arg(long)]
+        json: bool,
+    },
     /// Benchmark indexing and HTTP search latency on a repository (uses a throwaway state dir).
     Bench {
         #[arg(long)]
@@ -203,6 +222,9 @@ async fn run(command: Command, loaded: LoadedConfig) -> Result<i32> {
             let options =
                 search::BenchOptions { queries, lexical_only, questions, json, index_runs, state_dir_opt: state_dir };
             search::run(&loaded, &repo, options).await
+        }
+        Command::BenchAcross { repos, sets, state_dir, lexical_only, json } => {
+            across::run(&loaded, repos, sets, state_dir, lexical_only, json).await
         }
         Command::BenchCode { repo, queries, json } => code::run(&loaded, &repo, queries, json).await,
         Command::BenchImpact { repo, runs, files, json } => impact::run(&loaded, &repo, runs, files, json).await,
