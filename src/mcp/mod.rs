@@ -624,6 +624,11 @@ impl DocdexMcp {
             for route in router.map.values_mut() {
                 let mut schema = serde_json::Value::Object((*route.attr.input_schema).clone());
                 flatten_schema(&mut schema);
+                // A tool without parameters still lists its (empty) properties: some clients
+                // read `properties` of every object schema.
+                if let serde_json::Value::Object(map) = &mut schema {
+                    map.entry("properties").or_insert_with(|| serde_json::json!({}));
+                }
                 if let serde_json::Value::Object(flat) = schema {
                     route.attr.input_schema = Arc::new(flat);
                 }
