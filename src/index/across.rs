@@ -15,6 +15,7 @@ use tantivy::schema::Field;
 use tantivy::{DocAddress, Searcher, Term};
 
 use super::concepts::{self, Expansion};
+use super::rank::tag;
 use super::rank::{
     candidate_depth, dense_confidence, fuse, internal_prior_for, lexical_confidence, with_ranks, Candidate, Ranking,
     Source,
@@ -26,23 +27,8 @@ use crate::protocol::{DocdexError, Result, SearchMode};
 /// Most indexes one search covers (the tags below hold 256).
 pub const MAX_INDEXES: usize = 256;
 
-/// A candidate's index rides in the high bits of its segment ordinal, so that the fusion and
-/// the rendering, which key candidates by address, see distinct addresses across indexes.
-/// An index has far fewer than 2^16 segments.
-const INDEX_SHIFT: u32 = 16;
-
 /// File ids (per index, dense from 0) get their index in the high byte for the same reason.
 const FILE_SHIFT: u32 = 24;
-
-pub(super) fn tag(index: usize, address: DocAddress) -> DocAddress {
-    DocAddress::new(address.segment_ord | ((index as u32) << INDEX_SHIFT), address.doc_id)
-}
-
-/// The index a (tagged) address belongs to, and the address within it.
-pub(super) fn untag(address: DocAddress) -> (usize, DocAddress) {
-    let index = (address.segment_ord >> INDEX_SHIFT) as usize;
-    (index, DocAddress::new(address.segment_ord & ((1 << INDEX_SHIFT) - 1), address.doc_id))
-}
 
 /// One index's lexical candidates (with their files) and dense ones (with their rank key
 /// and files), addresses and files tagged with the index.
@@ -62,6 +48,21 @@ impl Bm25StatisticsProvider for PooledStats<'_> {
 
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
         self.0.iter().map(|s| Bm25StatisticsProvider::doc_freq(s, term)).sum()
+    }
+}
+
+impl RepoIndex {
+    /// `search_with` among the chunks `filter` admits (a source, a library).
+    pub fn search_filtered(
+        &self,
+        query_text: &str,
+        query_vector_opt: Option<&[f32]>,
+        mode: SearchMode,
+        params: SearchParams,
+        explain: bool,
+        filter: &SearchFilter,
+    ) -> Result<SearchOutcome> {
+        search_indexes(&[self], query_text, query_vector_opt, mode, params, explain, filter)
     }
 }
 

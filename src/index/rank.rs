@@ -25,6 +25,21 @@ pub(super) const FLAG_LIBRARY: u64 = 16;
 
 pub(super) const FLAG_WEB: u64 = 32;
 
+/// A candidate's index rides in the high bits of its segment ordinal, so that the fusion and
+/// the rendering, which key candidates by address, see distinct addresses across indexes.
+/// An index has far fewer than 2^16 segments.
+const INDEX_SHIFT: u32 = 16;
+
+pub(super) fn tag(index: usize, address: DocAddress) -> DocAddress {
+    DocAddress::new(address.segment_ord | ((index as u32) << INDEX_SHIFT), address.doc_id)
+}
+
+/// The index a (tagged) address belongs to, and the address within it.
+pub(super) fn untag(address: DocAddress) -> (usize, DocAddress) {
+    let index = (address.segment_ord >> INDEX_SHIFT) as usize;
+    (index, DocAddress::new(address.segment_ord & ((1 << INDEX_SHIFT) - 1), address.doc_id))
+}
+
 pub(super) fn chunk_flags(path: &str, language: &str, internal: bool) -> u64 {
     let mut flags = 0;
     if internal {

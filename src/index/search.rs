@@ -9,12 +9,11 @@ use tantivy::schema::{Field, IndexRecordOption, Value};
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{DocAddress, Searcher, Term};
 
-use super::across::{search_indexes, untag};
 use super::analyzer::analyze;
 use super::concepts::{ExpandedConcept, Expansion};
 use super::rank::{
-    candidate_depth, flags_prior, internal_prior_for, lexical_confidence, with_ranks, Candidate, RankedCandidate,
-    Source, COVERAGE_EXPONENT, DENSE_MIN_SIMILARITY,
+    candidate_depth, flags_prior, internal_prior_for, lexical_confidence, untag, with_ranks, Candidate,
+    RankedCandidate, Source, COVERAGE_EXPONENT, DENSE_MIN_SIMILARITY,
 };
 use super::rank::{FLAG_LIBRARY, FLAG_PROSE, FLAG_WEB};
 use super::{RepoIndex, SearchOutcome, SearchParams};
@@ -195,19 +194,6 @@ impl RepoIndex {
         explain: bool,
     ) -> Result<SearchOutcome> {
         self.search_filtered(query_text, query_vector_opt, mode, params, explain, &SearchFilter::default())
-    }
-
-    /// `search_with` among the chunks `filter` admits (a source, a library).
-    pub fn search_filtered(
-        &self,
-        query_text: &str,
-        query_vector_opt: Option<&[f32]>,
-        mode: SearchMode,
-        params: SearchParams,
-        explain: bool,
-        filter: &SearchFilter,
-    ) -> Result<SearchOutcome> {
-        search_indexes(&[self], query_text, query_vector_opt, mode, params, explain, filter)
     }
 
     /// BM25 candidates, rescored by term coverage and path prior.

@@ -192,7 +192,7 @@ impl DocdexMcp {
     where
         ToolDispatcher: actix::Handler<T::Message>,
     {
-        let repo_opt = if T::NEEDS_REPO {
+        let repo_opt = if params.needs_repo() {
             Some(self.repo_of(params.repo()).await?)
         } else {
             // Not waited for: the call goes on without a repo.

@@ -56,9 +56,11 @@ fn with_default_repo(message: &mut ClientJsonRpcMessage, repo: &str) {
     let JsonRpcMessage::Request(request) = message else { return };
     let ClientRequest::CallToolRequest(call) = &mut request.request else { return };
     let arguments = call.params.arguments.get_or_insert_with(Default::default);
-    let named =
-        ["repo", "repo_path", "project_root"].iter().any(|key| arguments.get(*key).is_some_and(|v| !v.is_null()));
-    if !named {
+    // A search over several repos or a collection names its own; the collection tools take none.
+    let named = ["repo", "repo_path", "project_root", "repos", "group", "collection"]
+        .iter()
+        .any(|key| arguments.get(*key).is_some_and(|v| !v.is_null()));
+    if !named && !call.params.name.starts_with("docdex_collection_") {
         arguments.insert("repo".into(), serde_json::Value::String(repo.to_string()));
     }
 }

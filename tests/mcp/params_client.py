@@ -45,7 +45,11 @@ async def exercise(session):
     check(len(tools) >= 20, f"only {len(tools)} tools")
     for tool in tools:
         properties = sorted((input_schema(tool).get("properties") or {}).keys())
-        check(properties, f"{tool.name} takes no parameters")
+        if not properties:
+            # Nothing to misspell; an unknown parameter is still refused by name.
+            message = await refusal(session, tool.name, {"zzz_unknown": 1})
+            check('unknown parameter "zzz_unknown"' in message, f"{tool.name} with zzz_unknown: {message}")
+            continue
         name = next((p for p in properties if len(p) >= 4 and p[-1] != p[-2]), properties[0])
         wrong = misspelt(name)
         message = await refusal(session, tool.name, {wrong: "x"})

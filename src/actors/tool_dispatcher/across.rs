@@ -6,21 +6,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use actix::{Context, Handler, Message, ResponseFuture};
+use actix::{Context, Handler, ResponseFuture};
 
-use super::search::{Across, Ranking};
+use super::search::{Across, Ranking, SearchAcross};
 use super::{open_indexed, tracked, ToolDispatcher};
 use crate::actors::repo_manager::{OpenRepos, RepoHandle};
 use crate::actors::repo_supervisor::ListMounts;
 use crate::protocol::{DocdexError, Result, SearchRequest, SearchResponse, GROUP_ALL};
-
-/// A search of the repos `across` names, as one ranking; each hit names its repo.
-#[derive(Message)]
-#[rtype(result = "Result<SearchResponse>")]
-pub struct SearchAcross {
-    pub request: SearchRequest,
-    pub across: Across,
-}
 
 /// The search of `handles` as one ranking, each hit naming its repo (also when there is one).
 async fn run_across(

@@ -31,6 +31,11 @@ pub trait Tool: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'sta
     /// surface's default repo when there is one and goes on without it otherwise.
     const NEEDS_REPO: bool = true;
 
+    /// Whether this call needs a repo (a search naming `repos`, a group or a collection does not).
+    fn needs_repo(&self) -> bool {
+        Self::NEEDS_REPO
+    }
+
     /// The repo the call names, if it names one (the surface's default fills in otherwise).
     fn repo(&self) -> Option<&Path>;
 

@@ -9,7 +9,6 @@ use actix::{Addr, AsyncContext, Context, Handler, Message, ResponseFuture};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::across::SearchAcross;
 use super::params::{self, Caller, Tool};
 use super::web::WebResearch;
 use super::{open_indexed, tracked, vector_counts, ToolDispatcher};
@@ -333,6 +332,10 @@ impl Tool for SearchToolParams {
         self.repo.as_deref()
     }
 
+    fn needs_repo(&self) -> bool {
+        self.repos.as_ref().is_none_or(Vec::is_empty) && self.group.is_none() && self.collection.is_none()
+    }
+
     fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<SearchPage> {
         if self.asks_web_research() {
             return Err(DocdexError::invalid("web research is a call of its own")
@@ -410,6 +413,15 @@ fn offset_within(offset: Option<u64>) -> Result<usize> {
 pub struct DiffSearch {
     pub request: SearchRequest,
     pub base: DiffBase,
+}
+
+/// A search of the repos `across` names, as one ranking; each hit names its repo (declared
+/// with the search, answered in `across`).
+#[derive(Message)]
+#[rtype(result = "Result<SearchResponse>")]
+pub struct SearchAcross {
+    pub request: SearchRequest,
+    pub across: Across,
 }
 
 /// A search as the surfaces ask for it: a page of the ranking from `offset`, with a diff's
