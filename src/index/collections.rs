@@ -21,6 +21,18 @@ struct Registry {
     collections: Vec<Collection>,
 }
 
+impl Registry {
+    /// `not_found` for `name`, listing the names there are.
+    fn missing(&self, name: &str) -> DocdexError {
+        let known: Vec<&str> = self.collections.iter().map(|c| c.name.as_str()).collect();
+        DocdexError::new(ErrorCode::NotFound, format!("no collection `{name}`")).with_hint(if known.is_empty() {
+            "add one with `docdexd collection add NAME PATH` (or POST /v1/collections)".to_string()
+        } else {
+            format!("collections: {}", known.join(", "))
+        })
+    }
+}
+
 /// The collections of one state dir.
 #[derive(Debug, Clone)]
 pub struct Collections {
@@ -57,16 +69,7 @@ impl Collections {
         let registry = self.read()?;
         match registry.collections.iter().find(|c| c.name == name) {
             Some(collection) => Ok(PathBuf::from(&collection.path)),
-            None => {
-                let known: Vec<&str> = registry.collections.iter().map(|c| c.name.as_str()).collect();
-                Err(DocdexError::new(ErrorCode::NotFound, format!("no collection `{name}`")).with_hint(
-                    if known.is_empty() {
-                        "add one with `docdexd collection add NAME PATH` (or POST /v1/collections)".to_string()
-                    } else {
-                        format!("collections: {}", known.join(", "))
-                    },
-                ))
-            }
+            None => Err(registry.missing(name)),
         }
     }
 
@@ -97,14 +100,11 @@ impl Collections {
     pub fn remove(&self, name: &str) -> Result<Collection> {
         let mut removed = None;
         self.change(|registry| {
-            let at = registry.collections.iter().position(|c| c.name == name);
-            removed = at.map(|at| registry.collections.remove(at));
+            let at = registry.collections.iter().position(|c| c.name == name).ok_or_else(|| registry.missing(name))?;
+            removed = Some(registry.collections.remove(at));
             Ok(())
         })?;
-        match removed {
-            Some(collection) => Ok(collection),
-            None => Err(self.path_of(name).err().unwrap_or_else(|| DocdexError::internal("removed twice"))),
-        }
+        removed.ok_or_else(|| DocdexError::internal("a removed collection went missing"))
     }
 
     fn read(&self) -> Result<Registry> {

@@ -236,14 +236,18 @@ pub async fn get(url: &str, token_opt: Option<&str>) -> (u16, Value) {
 
 /// The tokio crate's source from cargo's registry (it is one of our dependencies, so any
 /// machine that built docdex has it).
-pub fn tokio_source() -> PathBuf {
+/// Cargo's unpacked registry sources (one folder per registry index).
+fn registry_sources() -> Vec<PathBuf> {
     let cargo_home = std::env::var_os("CARGO_HOME")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cargo"));
-    let mut found: Vec<PathBuf> = std::fs::read_dir(cargo_home.join("registry/src"))
-        .unwrap()
-        .flatten()
-        .flat_map(|index| std::fs::read_dir(index.path()).unwrap().flatten())
+    std::fs::read_dir(cargo_home.join("registry/src")).unwrap().flatten().map(|index| index.path()).collect()
+}
+
+pub fn tokio_source() -> PathBuf {
+    let mut found: Vec<PathBuf> = registry_sources()
+        .into_iter()
+        .flat_map(|index| std::fs::read_dir(index).unwrap().flatten())
         .map(|e| e.path())
         .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("tokio-1."))
         .filter(|p| p.join("src/task/blocking.rs").exists())
@@ -260,13 +264,9 @@ pub fn tokio_source() -> PathBuf {
 /// A crate's source in cargo's registry, `name-version` as Cargo.lock locks it (so a build
 /// has fetched it).
 pub fn registry_crate(name_version: &str) -> PathBuf {
-    let cargo_home = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cargo"));
-    std::fs::read_dir(cargo_home.join("registry/src"))
-        .unwrap()
-        .flatten()
-        .map(|index| index.path().join(name_version))
+    registry_sources()
+        .into_iter()
+        .map(|index| index.join(name_version))
         .find(|p| p.join("Cargo.toml").is_file())
         .unwrap_or_else(|| panic!("{name_version} in cargo's registry (run `cargo fetch`)"))
 }

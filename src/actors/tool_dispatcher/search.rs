@@ -491,9 +491,14 @@ impl Handler<SearchPage> for ToolDispatcher {
     fn handle(&mut self, mut msg: SearchPage, ctx: &mut Context<Self>) -> Self::Result {
         let me = ctx.address();
         let default_limit = self.config.search.max_repo_hits;
-        let collection = msg.collection_opt.take().map(|name| self.collections().path_of(&name));
+        let collections = self.collections();
         Box::pin(async move {
-            match (collection.transpose()?, &mut msg.across_opt) {
+            // The registry is a file: read on the blocking pool, not on the actor's thread.
+            let collection = match msg.collection_opt.take() {
+                Some(name) => Some(tokio::task::spawn_blocking(move || collections.path_of(&name)).await??),
+                None => None,
+            };
+            match (collection, &mut msg.across_opt) {
                 (Some(path), Some(Across::Repos(repos))) => repos.push(path),
                 (Some(path), _) => msg.repo_opt = Some(path),
                 (None, _) => {}

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::questions::{read_questions, score, Question};
+use crate::questions::{read_questions, score, summarize, Question};
 use crate::search::{percentile, serve_loopback};
 use docdex::cli::progress::{embed_with_progress, index_with_progress};
 use docdex::config::LoadedConfig;
@@ -158,21 +158,17 @@ pub async fn run(
                 across_ms.push(ms);
                 across.push(score(&paths_in(&hits, &repo), &question.expected));
             }
-            let n = questions.len().max(1) as f64;
-            let success = |answers: &[crate::questions::Answer]| {
-                answers.iter().filter(|a| a.rank.is_some_and(|r| r <= 5)).count() as f64 / n
-            };
-            let mrr = |answers: &[crate::questions::Answer]| {
-                answers.iter().map(|a| a.rank.map_or(0.0, |r| 1.0 / r as f64)).sum::<f64>() / n
-            };
+            let set = questions.first().map(|q| q.split.clone()).unwrap_or_default();
+            let alone = summarize(&set, mode, "all", alone.iter());
+            let across = summarize(&set, mode, "all", across.iter());
             quality.push(Quality {
-                set: questions.first().map(|q| q.split.clone()).unwrap_or_default(),
+                set,
                 mode: mode.to_string(),
                 questions: questions.len(),
-                alone_success_at_5: success(&alone),
-                across_success_at_5: success(&across),
-                alone_mrr_at_10: mrr(&alone),
-                across_mrr_at_10: mrr(&across),
+                alone_success_at_5: alone.success_at_5,
+                across_success_at_5: across.success_at_5,
+                alone_mrr_at_10: alone.mrr_at_10,
+                across_mrr_at_10: across.mrr_at_10,
             });
         }
         alone_ms.sort_by(f64::total_cmp);

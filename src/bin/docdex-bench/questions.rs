@@ -98,7 +98,7 @@ pub struct Summary {
     pub ndcg_at_10: f64,
 }
 
-fn summarize<'a>(split: &str, mode: &str, kind: &str, answers: impl Iterator<Item = &'a Answer>) -> Summary {
+pub fn summarize<'a>(split: &str, mode: &str, kind: &str, answers: impl Iterator<Item = &'a Answer>) -> Summary {
     let (mut n, mut success, mut rr, mut ndcg) = (0usize, 0.0, 0.0, 0.0);
     for answer in answers {
         n += 1;
