@@ -11,6 +11,7 @@ pub mod cli;
 pub mod code;
 pub mod config;
 pub mod daemon;
+pub mod document;
 pub mod http;
 pub mod index;
 pub mod ingest;

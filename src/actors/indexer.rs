@@ -363,6 +363,8 @@ impl Handler<CommitBatch> for Indexer {
                         if let Some(old) = store.file(&wtxn, &path)? {
                             record.chunks = old.chunks;
                             record.chunk_ids = old.chunk_ids;
+                            // An unchanged document that could not be converted still cannot.
+                            record.problem = old.problem;
                         }
                         store.put_file(&mut wtxn, &path, &record)?;
                     }

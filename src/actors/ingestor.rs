@@ -10,6 +10,7 @@ use crate::code::FileCode;
 use crate::index::FileRecord;
 use crate::ingest::{
     read_text_file, scan_paths, scan_repo, sha256_hex, Chunk, ChunkParams, FileRead, Language, ScanResult, ScannedFile,
+    SizeLimits,
 };
 
 pub struct Ingestor;
@@ -40,7 +41,7 @@ impl Actor for Ingestor {
 #[rtype(result = "ScanResult")]
 pub struct ScanRepo {
     pub root: PathBuf,
-    pub max_file_size_bytes: u64,
+    pub limits: SizeLimits,
     pub only_opt: Option<Vec<String>>,
 }
 
@@ -50,7 +51,7 @@ pub struct ScanRepo {
 pub struct ChunkFiles {
     /// The repo's canonical root: files are read through handles checked to stay inside it.
     pub root: PathBuf,
-    pub max_file_size_bytes: u64,
+    pub limits: SizeLimits,
     pub files: Vec<ScannedFile>,
     /// Content hash per path from the last run, to recognise touched-but-unchanged files.
     pub known_hashes: HashMap<String, String>,
@@ -65,8 +66,9 @@ pub enum IngestedFile {
     Changed { path: String, record: FileRecord, chunks: Vec<Chunk>, code: Option<FileCode> },
     /// Same content, new mtime: only the record is refreshed.
     Unchanged { path: String, record: FileRecord },
-    /// Binary (recorded, so it is not re-read every run) or unreadable (not recorded, so it is
-    /// retried next run). Either way it has no chunks.
+    /// Binary or a document that cannot be converted (recorded, so it is not re-read every
+    /// run; the document's record says why) or unreadable (not recorded, so it is retried next
+    /// run). Either way it has no chunks.
     Skipped { path: String, record_opt: Option<FileRecord>, reason: String },
 }
 
@@ -75,8 +77,8 @@ impl Handler<ScanRepo> for Ingestor {
 
     fn handle(&mut self, msg: ScanRepo, _: &mut SyncContext<Self>) -> Self::Result {
         actix::MessageResult(match &msg.only_opt {
-            Some(changed) => scan_paths(&msg.root, changed, msg.max_file_size_bytes),
-            None => scan_repo(&msg.root, msg.max_file_size_bytes),
+            Some(changed) => scan_paths(&msg.root, changed, msg.limits),
+            None => scan_repo(&msg.root, msg.limits),
         })
     }
 }
@@ -92,7 +94,7 @@ impl Handler<ChunkFiles> for Ingestor {
                 let path = file.rel_path.clone();
                 // A chunker bug on one file skips that file; the run and the thread go on.
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    ingest_file(&msg.root, msg.max_file_size_bytes, file, &msg.known_hashes, msg.params)
+                    ingest_file(&msg.root, msg.limits, file, &msg.known_hashes, msg.params)
                 }))
                 .unwrap_or_else(|payload| {
                     let reason = format!("the chunker failed: {}", super::panic_message(payload.as_ref()));
@@ -111,22 +113,27 @@ pub const FAULT_PANIC_ON_FILE_ENV: &str = "DOCDEX_FAULT_PANIC_ON_FILE";
 
 fn ingest_file(
     root: &std::path::Path,
-    max_file_size_bytes: u64,
+    limits: SizeLimits,
     file: ScannedFile,
     known_hashes: &HashMap<String, String>,
     params: ChunkParams,
 ) -> IngestedFile {
     let language = Language::detect(std::path::Path::new(&file.rel_path));
-    let record = |content_hash: String, chunks: u32, language: &str| FileRecord {
+    let (size, mtime_ns) = (file.size, u64::try_from(file.mtime_ns).unwrap_or(u64::MAX));
+    let record = move |content_hash: String, chunks: u32, language: &str| FileRecord {
         content_hash,
-        size: file.size,
-        mtime_ns: u64::try_from(file.mtime_ns).unwrap_or(u64::MAX),
+        size,
+        mtime_ns,
         chunks,
         language: language.to_string(),
         // Assigned by the Indexer when the chunks are written.
         chunk_ids: Vec::new(),
+        problem: None,
     };
-    let text = match read_text_file(root, &file.rel_path, max_file_size_bytes) {
+    if language.is_document() {
+        return ingest_document(root, limits.document, language, file, known_hashes, params, record);
+    }
+    let text = match read_text_file(root, &file.rel_path, limits.text) {
         FileRead::Text(text) => text,
         FileRead::Binary => {
             let record_opt = Some(record(String::new(), 0, "binary"));
@@ -141,10 +148,7 @@ fn ingest_file(
         // The chunk count is carried over from the old record by the Indexer.
         return IngestedFile::Unchanged { record: record(hash, 0, language.name()), path: file.rel_path };
     }
-    if std::env::var(FAULT_PANIC_ON_FILE_ENV).is_ok_and(|suffix| !suffix.is_empty() && file.rel_path.ends_with(&suffix))
-    {
-        panic!("injected chunker fault on {}", file.rel_path);
-    }
+    inject_fault(&file.rel_path);
     // One full parse serves the chunks and the code facts.
     let tree_opt = crate::code::extract::parse(language, &text);
     let mut chunks = crate::ingest::chunk::chunk_file_parsed(language, &text, params, tree_opt.as_ref());
@@ -159,5 +163,54 @@ fn ingest_file(
         path: file.rel_path,
         chunks,
         code,
+    }
+}
+
+/// A document: its bytes hashed (unchanged ones are not converted again), converted to text
+/// with its structure, and chunked by headings and pages. One that cannot be converted is
+/// recorded with the reason, so `status` lists it and the next run does not retry it until
+/// it changes.
+fn ingest_document(
+    root: &std::path::Path,
+    max_bytes: u64,
+    language: Language,
+    file: ScannedFile,
+    known_hashes: &HashMap<String, String>,
+    params: ChunkParams,
+    record: impl Fn(String, u32, &str) -> FileRecord,
+) -> IngestedFile {
+    let bytes = match crate::ingest::open::read_inside(root, &file.rel_path, max_bytes) {
+        Ok(bytes) => bytes,
+        Err(refused) => {
+            let reason = format!("{} is not read: {refused}", file.rel_path);
+            return IngestedFile::Skipped { record_opt: None, path: file.rel_path, reason };
+        }
+    };
+    let hash = sha256_hex(&bytes);
+    if known_hashes.get(&file.rel_path) == Some(&hash) {
+        return IngestedFile::Unchanged { record: record(hash, 0, language.name()), path: file.rel_path };
+    }
+    inject_fault(&file.rel_path);
+    match crate::document::convert(language, &file.rel_path, &bytes) {
+        Ok(document) => {
+            let chunks = crate::ingest::chunk_document(&document, params);
+            IngestedFile::Changed {
+                record: record(hash, chunks.len() as u32, language.name()),
+                path: file.rel_path,
+                chunks,
+                code: None,
+            }
+        }
+        Err(reason) => {
+            tracing::warn!(path = %file.rel_path, "document skipped: {reason}");
+            let record_opt = Some(FileRecord { problem: Some(reason.clone()), ..record(hash, 0, language.name()) });
+            IngestedFile::Skipped { record_opt, path: file.rel_path, reason }
+        }
+    }
+}
+
+fn inject_fault(rel_path: &str) {
+    if std::env::var(FAULT_PANIC_ON_FILE_ENV).is_ok_and(|suffix| !suffix.is_empty() && rel_path.ends_with(&suffix)) {
+        panic!("injected chunker fault on {rel_path}");
     }
 }

@@ -180,6 +180,8 @@ impl Default for WatcherConfig {
 pub struct IndexConfig {
     /// Files larger than this are skipped (generated code, data dumps, minified bundles).
     pub max_file_size_bytes: u64,
+    /// The same for documents (PDF, DOCX, HTML), whose bytes are mostly not text.
+    pub max_document_bytes: u64,
     /// Chunks longer than this are split (at inner items for code, paragraphs for prose).
     pub max_chunk_lines: usize,
     /// Consecutive small items are merged until a chunk reaches this many lines.
@@ -384,6 +386,7 @@ impl Default for IndexConfig {
     fn default() -> Self {
         IndexConfig {
             max_file_size_bytes: 1024 * 1024,
+            max_document_bytes: 64 * 1024 * 1024,
             max_chunk_lines: 120,
             target_chunk_lines: 40,
             batch_max_files: 1000,

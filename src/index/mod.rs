@@ -46,7 +46,7 @@ pub use store::{FileRecord, IndexRunState, LibraryRecord, MemoryRecord, RepoStor
 /// What the code analyzer, the chunker and the schema produce, as a number: bump it when any
 /// of them changes what an index holds, so indexes built before are rebuilt (reported)
 /// instead of silently mismatching new queries.
-pub const INDEX_FORMAT_VERSION: u32 = 8;
+pub const INDEX_FORMAT_VERSION: u32 = 9;
 
 /// Empties an index for a rebuild under its writer lock (another process writing it is an
 /// error, not a race). Records go first: a kill before the files are removed leaves a state
@@ -350,6 +350,9 @@ impl RepoIndex {
             doc.add_text(f.language, language);
             doc.add_u64(f.line_start, chunk.line_start);
             doc.add_u64(f.line_end, chunk.line_end);
+            if let Some(page) = chunk.page {
+                doc.add_u64(f.page, u64::from(page));
+            }
             doc.add_text(f.chunk_hash, &chunk.content_hash);
             doc.add_u64(f.chunk_id, u64::from(chunk_id));
             doc.add_text(f.source, SOURCE_REPO);
@@ -619,6 +622,7 @@ mod tests {
                 chunks: 1,
                 language: "rust".into(),
                 chunk_ids: vec![7],
+                problem: None,
             };
             store.put_file(&mut wtxn, "src/lib.rs", &record).unwrap();
             store.put_pending(&mut wtxn, 7).unwrap();

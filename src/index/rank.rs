@@ -240,8 +240,8 @@ pub(super) fn fuse(lexical: Ranking, dense: Ranking, params: SearchParams) -> Ve
 }
 
 /// Documents and plain text, as opposed to code.
-pub(super) fn is_prose(language: &str) -> bool {
-    matches!(language, "markdown" | "text")
+pub(crate) fn is_prose(language: &str) -> bool {
+    crate::ingest::lang::PROSE_LANGUAGES.iter().any(|prose| prose.name() == language)
 }
 
 /// The path prior of a chunk from its flags.

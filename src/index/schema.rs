@@ -30,6 +30,8 @@ pub(super) struct Fields {
     /// Web chunks: the page title and when it was fetched (unix seconds).
     pub(super) title: Field,
     pub(super) fetched_at: Field,
+    /// A PDF chunk's page (1-based); absent elsewhere.
+    pub(super) page: Field,
     /// `FLAG_*` bits, a fast field: what ranking needs to know of a chunk without loading it.
     pub(super) flags: Field,
 }
@@ -91,6 +93,7 @@ pub(super) fn build_schema() -> (Schema, Fields) {
         library_version: builder.add_text_field("library_version", STORED),
         title: builder.add_text_field("title", STORED),
         fetched_at: builder.add_u64_field("fetched_at", NumericOptions::default().set_stored()),
+        page: builder.add_u64_field("page", NumericOptions::default().set_stored()),
         flags: builder.add_u64_field("flags", NumericOptions::default().set_fast()),
     };
     (builder.build(), fields)

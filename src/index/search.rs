@@ -15,7 +15,7 @@ use super::rank::{
     candidate_depth, flags_prior, internal_prior_for, lexical_confidence, untag, with_ranks, Candidate,
     RankedCandidate, Source, COVERAGE_EXPONENT, DENSE_MIN_SIMILARITY,
 };
-use super::rank::{FLAG_LIBRARY, FLAG_PROSE, FLAG_WEB};
+use super::rank::{is_prose, FLAG_LIBRARY, FLAG_PROSE, FLAG_WEB};
 use super::{RepoIndex, SearchOutcome, SearchParams};
 use crate::protocol::{DocdexError, HitSource, Result, SearchHit, SearchMode};
 
@@ -541,6 +541,8 @@ pub(super) fn render(
         let place = position + *count * params.repeat_hit_delay;
         *count += 1;
         let body = text_of(f.body);
+        let language = text_of(f.language);
+        let heading = text_of(f.heading);
         let source = hit_source(&text_of(f.source));
         let is_web = source == HitSource::Web;
         let is_library = source == HitSource::Library;
@@ -550,8 +552,10 @@ pub(super) fn render(
             line_end: doc.get_first(f.line_end).and_then(|v| v.as_u64()).unwrap_or(0),
             score: candidate.score,
             snippet: best_snippet(&body, &query_terms, analyzer),
-            heading: text_of(f.heading),
-            language: text_of(f.language),
+            heading_path: is_prose(&language).then(|| heading.clone()),
+            page: doc.get_first(f.page).and_then(|v| v.as_u64()).map(|page| page as u32),
+            heading,
+            language,
             source,
             library: is_library.then(|| text_of(f.library)),
             version: is_library.then(|| text_of(f.library_version)),

@@ -58,6 +58,10 @@ pub struct FileRecord {
     /// Ids of the file's chunks: their vectors and pending embeddings go when the file does.
     #[serde(default)]
     pub chunk_ids: Vec<u32>,
+    /// Why a document has no chunks: it could not be converted (an encrypted PDF, a corrupt
+    /// DOCX). Listed by `status`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
 }
 
 /// A web page this repo's waterfall fetched and ingested (its chunks live in the same

@@ -1,6 +1,7 @@
 //! Splitting a file into search units: code at item boundaries (see `code.rs`), Markdown by
-//! headings with the heading path, plain text by paragraphs, anything else by line windows
-//! that prefer blank-line boundaries.
+//! headings with the heading path, documents (HTML, PDF, DOCX, converted to text by
+//! `crate::document`) by their headings and pages, plain text by paragraphs, anything else by
+//! line windows that prefer blank-line boundaries.
 
 use super::code::chunk_code;
 use super::lang::Language;
@@ -23,6 +24,68 @@ pub struct Chunk {
     pub content_hash: String,
     /// Code of a file that documents no public item (see `surface.rs`).
     pub internal: bool,
+    /// A PDF's chunks: the page (1-based) the chunk starts on.
+    pub page: Option<u32>,
+}
+
+/// A document converted to text: what `chunk_document` cuts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DocumentText {
+    /// The document's text; its lines are the lines hits and `get` report.
+    pub text: String,
+    /// Its headings in line order.
+    pub headings: Vec<Heading>,
+    /// The 0-based line each page starts on, in order (PDF); empty for a document without pages.
+    pub page_starts: Vec<usize>,
+}
+
+/// A heading of a document: 0-based line, level (1 is the top) and title.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Heading {
+    pub line: usize,
+    pub level: usize,
+    pub title: String,
+}
+
+/// Fewer visible characters than this make a piece of a section cut at a page break part of
+/// the piece before it.
+const MIN_PAGE_PIECE_CHARS: usize = 48;
+
+/// Chunks a converted document: sections by its headings, each with its heading path, cut
+/// where a page starts so each chunk has one page.
+pub fn chunk_document(document: &DocumentText, params: ChunkParams) -> Vec<Chunk> {
+    let lines: Vec<&str> = document.text.lines().collect();
+    if lines.is_empty() {
+        return Vec::new();
+    }
+    // A page's running header or number before its next heading ("Chapter 2: Usage 7") is
+    // too little to stand alone: it stays with the section's piece on the page before.
+    let tiny = |start: usize, end: usize| {
+        lines[start..=end].iter().map(|l| l.chars().filter(|c| !c.is_whitespace()).count()).sum::<usize>()
+            < MIN_PAGE_PIECE_CHARS
+    };
+    let mut spans: Vec<Span> = Vec::new();
+    for span in heading_spans(&lines, &document.headings, params) {
+        let first = spans.len();
+        let mut start = span.start;
+        let breaks = document.page_starts.iter().copied().filter(|&p| p > span.start && p <= span.end);
+        for end in breaks.map(|p| p - 1).chain([span.end]) {
+            if end < start {
+                continue;
+            }
+            let follows_a_piece = spans.len() > first;
+            match spans.last_mut() {
+                Some(before) if follows_a_piece && tiny(start, end) => before.end = end,
+                _ => spans.push(Span { start, end, ..span.clone() }),
+            }
+            start = end + 1;
+        }
+    }
+    let page_of = |line: usize| {
+        let pages_started = document.page_starts.partition_point(|&p| p <= line);
+        (!document.page_starts.is_empty()).then_some(pages_started.max(1) as u32)
+    };
+    chunks_of(&lines, spans, params, page_of)
 }
 
 /// Chunks one file's text according to its language.
@@ -43,14 +106,27 @@ pub fn chunk_file_parsed(
         return Vec::new();
     }
     let spans = match language {
-        Language::Markdown => markdown_spans(&lines, params),
+        // A document's `text` here is its converted text (`chunk_document` also has its pages).
+        Language::Markdown | Language::Html | Language::Pdf | Language::Docx => {
+            heading_spans(&lines, &markdown_headings(&lines), params)
+        }
         Language::Text => window_spans(&lines, 0, lines.len() - 1, params.target_lines, "", &[]),
         _ => chunk_code(language, text, &lines, params, tree_opt)
             .unwrap_or_else(|| window_spans(&lines, 0, lines.len() - 1, params.target_lines, "", &[])),
     };
+    chunks_of(&lines, spans, params, |_| None)
+}
+
+/// The chunks of spans: each cut to the size limit, blank ones dropped.
+fn chunks_of(
+    lines: &[&str],
+    spans: Vec<Span>,
+    params: ChunkParams,
+    page_of: impl Fn(usize) -> Option<u32>,
+) -> Vec<Chunk> {
     spans
         .into_iter()
-        .flat_map(|span| enforce_max_chars(&lines, span, params.max_chars))
+        .flat_map(|span| enforce_max_chars(lines, span, params.max_chars))
         .filter_map(|span| {
             let text = lines[span.start..=span.end].join("\n");
             if text.trim().is_empty() {
@@ -64,6 +140,7 @@ pub fn chunk_file_parsed(
                 heading: span.heading,
                 symbols: span.symbols,
                 internal: false,
+                page: page_of(span.start),
             })
         })
         .collect()
@@ -110,11 +187,9 @@ fn fence_marker(line: &str) -> Option<&'static str> {
     }
 }
 
-/// Markdown sections: each heading starts a section that runs to the next heading; the
-/// section carries the path of headings above it. Headings inside code fences are text.
-fn markdown_spans(lines: &[&str], params: ChunkParams) -> Vec<Span> {
-    // (line index, level, title) of every heading.
-    let mut headings: Vec<(usize, usize, String)> = Vec::new();
+/// The headings of Markdown text (ATX and setext); headings inside code fences are text.
+pub fn markdown_headings(lines: &[&str]) -> Vec<Heading> {
+    let mut headings = Vec::new();
     let mut fence: Option<&'static str> = None;
     let mut i = 0;
     // YAML front matter is metadata, not a thematic break or a setext heading.
@@ -134,7 +209,7 @@ fn markdown_spans(lines: &[&str], params: ChunkParams) -> Vec<Span> {
             };
         } else if fence.is_none() {
             if let Some((level, title)) = atx_heading(line) {
-                headings.push((i, level, title));
+                headings.push(Heading { line: i, level, title });
             } else if i + 1 < lines.len()
                 && !line.trim().is_empty()
                 && (i == first_content_line || lines[i - 1].trim().is_empty())
@@ -148,7 +223,7 @@ fn markdown_spans(lines: &[&str], params: ChunkParams) -> Vec<Span> {
                     0
                 };
                 if level > 0 {
-                    headings.push((i, level, line.trim().to_string()));
+                    headings.push(Heading { line: i, level, title: line.trim().to_string() });
                     i += 2;
                     continue;
                 }
@@ -156,24 +231,34 @@ fn markdown_spans(lines: &[&str], params: ChunkParams) -> Vec<Span> {
         }
         i += 1;
     }
+    headings
+}
 
+/// Sections of text by its headings: each heading starts a section that runs to the next
+/// heading, and the section carries the path of headings above it.
+fn heading_spans(lines: &[&str], headings: &[Heading], params: ChunkParams) -> Vec<Span> {
     let mut spans = Vec::new();
     let mut stack: Vec<(usize, String)> = Vec::new();
-    let preamble_end = headings.first().map(|h| h.0).unwrap_or(lines.len());
+    let preamble_end = headings.first().map(|h| h.line).unwrap_or(lines.len());
     if preamble_end > 0 {
         spans.extend(window_spans(lines, 0, preamble_end - 1, params.max_lines, "", &[]));
     }
-    for (n, (line, level, title)) in headings.iter().enumerate() {
+    for (n, Heading { line, level, title }) in headings.iter().enumerate() {
         while stack.last().is_some_and(|(l, _)| l >= level) {
             stack.pop();
         }
         stack.push((*level, title.clone()));
-        let end = headings.get(n + 1).map(|h| h.0).unwrap_or(lines.len()) - 1;
+        let end = headings.get(n + 1).map(|h| h.line).unwrap_or(lines.len()) - 1;
+        if end < *line || *line >= lines.len() {
+            // Two headings on one line (an outline's chapter and its first section): the
+            // first lives on in the second's path.
+            continue;
+        }
         let body_start = lines[*line..=end]
             .iter()
             .skip(1)
             .position(|l| !l.trim().is_empty() && !l.trim().chars().all(|c| c == '=' || c == '-'));
-        let has_children = headings.get(n + 1).is_some_and(|(_, next_level, _)| next_level > level);
+        let has_children = headings.get(n + 1).is_some_and(|next| next.level > *level);
         if body_start.is_none() && has_children {
             // A heading with no text of its own: its title lives on in its children's paths.
             // One without children either (a file that is only a title) is its own chunk.
@@ -216,6 +301,38 @@ mod tests {
         let chunks = chunk_file(Language::Markdown, doc, ChunkParams::default());
         let headings: Vec<&str> = chunks.iter().map(|c| c.heading.as_str()).collect();
         assert_eq!(headings, vec!["", "Title", "Title > Sub"]);
+    }
+
+    #[test]
+    fn document_chunks_follow_headings_and_break_at_pages() {
+        let long = "a line of body text that is long enough to stand alone";
+        let text = format!("Cover\n\nChapter 1\nIntro text\nmore intro\n\nSection 1.1\nbody a\n{long}\n{long}\n7\n");
+        let document = DocumentText {
+            text,
+            headings: vec![
+                Heading { line: 2, level: 1, title: "Chapter 1".into() },
+                Heading { line: 6, level: 2, title: "Section 1.1".into() },
+                // On the same line as its parent: nothing of its own, kept in no path.
+                Heading { line: 6, level: 3, title: "Twin".into() },
+            ],
+            // Page 4 holds only its number: too little to stand alone.
+            page_starts: vec![0, 2, 8, 10],
+        };
+        let chunks = chunk_document(&document, ChunkParams::default());
+        let got: Vec<(u64, u64, &str, Option<u32>)> =
+            chunks.iter().map(|c| (c.line_start, c.line_end, c.heading.as_str(), c.page)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (1, 2, "", Some(1)),
+                (3, 6, "Chapter 1", Some(2)),
+                (7, 8, "Chapter 1 > Section 1.1 > Twin", Some(2)),
+                (9, 11, "Chapter 1 > Section 1.1 > Twin", Some(3)),
+            ]
+        );
+        // Without pages, no page.
+        let plain = DocumentText { page_starts: Vec::new(), ..document };
+        assert!(chunk_document(&plain, ChunkParams::default()).iter().all(|c| c.page.is_none()));
     }
 
     #[test]

@@ -28,6 +28,11 @@ pub enum Language {
     Zig,
     Markdown,
     Text,
+    /// Documents converted to text before chunking (`crate::document`): by headings, PDF by
+    /// pages too.
+    Html,
+    Pdf,
+    Docx,
     /// Source in a language without a parser here: chunked by line windows.
     OtherCode(&'static str),
 }
@@ -56,6 +61,10 @@ pub const CODE_LANGUAGES: [Language; 20] = [
     Language::Haskell,
     Language::Zig,
 ];
+
+/// Prose rather than code: a hit's heading is a heading path, not an enclosing item.
+pub const PROSE_LANGUAGES: [Language; 5] =
+    [Language::Markdown, Language::Text, Language::Html, Language::Pdf, Language::Docx];
 
 impl Language {
     pub fn detect(path: &Path) -> Language {
@@ -94,7 +103,9 @@ impl Language {
             "toml" => Language::OtherCode("toml"),
             "yaml" | "yml" => Language::OtherCode("yaml"),
             "json" => Language::OtherCode("json"),
-            "html" | "htm" => Language::OtherCode("html"),
+            "html" | "htm" | "xhtml" => Language::Html,
+            "pdf" => Language::Pdf,
+            "docx" => Language::Docx,
             "css" | "scss" => Language::OtherCode("css"),
             "sql" => Language::OtherCode("sql"),
             _ => Language::OtherCode("text"),
@@ -125,8 +136,17 @@ impl Language {
             Language::Zig => "zig",
             Language::Markdown => "markdown",
             Language::Text => "text",
+            Language::Html => "html",
+            Language::Pdf => "pdf",
+            Language::Docx => "docx",
             Language::OtherCode(name) => name,
         }
+    }
+
+    /// A document format: its bytes are converted to text (`crate::document`) before they
+    /// are chunked, and its hits carry a heading path (and a page, for a PDF).
+    pub fn is_document(self) -> bool {
+        matches!(self, Language::Html | Language::Pdf | Language::Docx)
     }
 
     /// The language a `name()` names, for the code languages (`ts` and `js` too).
@@ -188,6 +208,9 @@ mod tests {
         assert_eq!(Language::detect(Path::new("lib/tasks.rake")), Language::Ruby);
         assert_eq!(Language::from_name("TS"), Some(Language::TypeScript));
         assert_eq!(Language::from_name("toml"), None);
+        assert_eq!(Language::detect(Path::new("docs/Guide.PDF")), Language::Pdf);
+        assert!(Language::detect(Path::new("a/index.htm")).is_document());
+        assert_eq!(Language::from_name("pdf"), None, "documents are not code");
     }
 
     #[test]

@@ -11,9 +11,9 @@ pub mod surface;
 pub mod walk;
 pub mod window;
 
-pub use chunk::{chunk_file, Chunk};
+pub use chunk::{chunk_document, chunk_file, markdown_headings, Chunk, DocumentText, Heading};
 pub use lang::Language;
-pub use walk::{read_text_file, scan_paths, scan_repo, FileRead, ScanResult, ScannedFile};
+pub use walk::{read_text_file, scan_paths, scan_repo, FileRead, ScanResult, ScannedFile, SizeLimits};
 pub use window::ChunkParams;
 
 /// Hex SHA-256 of some bytes: content hashes for incremental indexing and repo fingerprints.

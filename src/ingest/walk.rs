@@ -6,6 +6,37 @@ use std::time::UNIX_EPOCH;
 /// The first-party ignore file, same syntax as `.gitignore`.
 pub const DOCDEX_IGNORE_FILE: &str = ".docdexignore";
 
+/// The largest file the index reads, by kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SizeLimits {
+    /// Source and prose (`[index] max_file_size_bytes`).
+    pub text: u64,
+    /// Documents: PDF, DOCX, HTML (`[index] max_document_bytes`).
+    pub document: u64,
+}
+
+impl SizeLimits {
+    /// One limit for every file.
+    pub fn uniform(bytes: u64) -> SizeLimits {
+        SizeLimits { text: bytes, document: bytes }
+    }
+
+    /// The limit of the file at `rel_path`.
+    pub fn of(&self, rel_path: &str) -> u64 {
+        if super::Language::detect(Path::new(rel_path)).is_document() {
+            self.document
+        } else {
+            self.text
+        }
+    }
+}
+
+impl From<&crate::config::IndexConfig> for SizeLimits {
+    fn from(config: &crate::config::IndexConfig) -> SizeLimits {
+        SizeLimits { text: config.max_file_size_bytes, document: config.max_document_bytes }
+    }
+}
+
 /// A file the walk found that passes the ignore rules and the size cap.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScannedFile {
@@ -28,22 +59,22 @@ pub struct ScanResult {
 /// Lists indexable files under `root`, honouring `.gitignore` (nested ones too, even outside a
 /// git checkout), `.git/info/exclude`, global git excludes and `.docdexignore`. Hidden files
 /// and folders are skipped; symlinks are not followed. Sorted by path so runs are repeatable.
-pub fn scan_repo(root: &Path, max_file_size_bytes: u64) -> ScanResult {
-    collect(root, walker(root).build(), max_file_size_bytes)
+pub fn scan_repo(root: &Path, limits: SizeLimits) -> ScanResult {
+    collect(root, walker(root).build(), limits)
 }
 
 /// Lists the indexable files among `changed` (paths relative to `root`: files, or folders
 /// whose whole content is wanted), under exactly the rules of `scan_repo`: the walk starts at
 /// the root but descends only into the folders on the way to a changed path, so its cost
 /// follows the change (a few folder listings), not the size of the repo.
-pub fn scan_paths(root: &Path, changed: &[String], max_file_size_bytes: u64) -> ScanResult {
+pub fn scan_paths(root: &Path, changed: &[String], limits: SizeLimits) -> ScanResult {
     let targets: Vec<PathBuf> = changed.iter().map(|rel| root.join(rel)).collect();
     let mut builder = walker(root);
     builder.filter_entry(move |entry| {
         let path = entry.path();
         targets.iter().any(|target| target.starts_with(path) || path.starts_with(target))
     });
-    collect(root, builder.build(), max_file_size_bytes)
+    collect(root, builder.build(), limits)
 }
 
 /// The walk both scans share: ignore files honoured, hidden entries and symlinks skipped.
@@ -60,7 +91,7 @@ fn walker(root: &Path) -> ignore::WalkBuilder {
     builder
 }
 
-fn collect(root: &Path, walker: ignore::Walk, max_file_size_bytes: u64) -> ScanResult {
+fn collect(root: &Path, walker: ignore::Walk, limits: SizeLimits) -> ScanResult {
     let mut result = ScanResult::default();
     for entry in walker {
         let entry = match entry {
@@ -80,14 +111,14 @@ fn collect(root: &Path, walker: ignore::Walk, max_file_size_bytes: u64) -> ScanR
                 continue;
             }
         };
-        if metadata.len() > max_file_size_bytes {
-            result.too_large += 1;
-            continue;
-        }
         let Ok(rel) = entry.path().strip_prefix(root) else {
             continue;
         };
         let rel_path = rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/");
+        if metadata.len() > limits.of(&rel_path) {
+            result.too_large += 1;
+            continue;
+        }
         let mtime_ns =
             metadata.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map(|d| d.as_nanos()).unwrap_or(0);
         result.files.push(ScannedFile {
@@ -169,7 +200,7 @@ mod tests {
             ("target/debug/x.rs", "built"),
         ]);
         let root = dir.path();
-        let full = scan_repo(root, 5);
+        let full = scan_repo(root, SizeLimits::uniform(5));
         let changed: Vec<String> = [
             "src/a.rs",
             "src/gen/out.rs",
@@ -182,7 +213,7 @@ mod tests {
         ]
         .map(String::from)
         .to_vec();
-        let some = scan_paths(root, &changed, 5);
+        let some = scan_paths(root, &changed, SizeLimits::uniform(5));
         // Exactly the full scan's files that lie on a changed path: a nested ignore file, the
         // root's ignore file, hidden folders and the size cap rule out the same ones.
         let expected: Vec<&ScannedFile> = full
@@ -199,7 +230,7 @@ mod tests {
     #[test]
     fn a_changed_root_is_the_whole_repo() {
         let dir = repo(&[("a.rs", "a"), ("src/b.rs", "b")]);
-        let full = scan_repo(dir.path(), 1 << 20);
-        assert_eq!(scan_paths(dir.path(), &[String::new()], 1 << 20).files, full.files);
+        let full = scan_repo(dir.path(), SizeLimits::uniform(1 << 20));
+        assert_eq!(scan_paths(dir.path(), &[String::new()], SizeLimits::uniform(1 << 20)).files, full.files);
     }
 }

@@ -209,6 +209,13 @@ pub struct SearchHit {
     pub snippet: String,
     /// Heading path for documents ("Setup > Linux"), enclosing item for code ("impl Foo > bar").
     pub heading: String,
+    /// Document hits (Markdown, text, HTML, PDF, DOCX): the path of headings the hit lies
+    /// under, as in a pack's sections; absent for code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heading_path: Option<String>,
+    /// PDF hits: the page (1-based) the hit starts on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<u32>,
     pub language: String,
     pub source: HitSource,
     /// Library hits: the library's name and version.

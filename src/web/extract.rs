@@ -27,7 +27,7 @@ pub fn extract(html: &str, url: &Url) -> Article {
     let readable = readability::extractor::extract(&mut html.as_bytes(), url)
         .ok()
         .map(|product| (product.title, to_markdown(&Html::parse_fragment(&product.content), false)));
-    let fallback = || to_markdown(&Html::parse_document(html), true);
+    let fallback = || main_content(html);
     let (title, text, extractor) = match readable {
         Some((title, text)) if text.chars().filter(|c| !c.is_whitespace()).count() >= MIN_ARTICLE_CHARS => {
             // Readability can settle on one section of a long page: when the page's main
@@ -47,6 +47,12 @@ pub fn extract(html: &str, url: &Url) -> Article {
         .find(|t| !t.is_empty())
         .unwrap_or_else(|| url.to_string());
     Article { title, text, extractor }
+}
+
+/// A page's main content as Markdown-like text, every heading kept: the structure of a
+/// document whose article readability flattened.
+pub fn main_content(html: &str) -> String {
+    to_markdown(&Html::parse_document(html), true)
 }
 
 fn page_title(html: &str) -> String {
@@ -198,7 +204,14 @@ fn walk(element: ElementRef, out: &mut Writer, skip_furniture: bool) {
                 match name {
                     "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
                         let level = name[1..].parse::<usize>().unwrap_or(1);
-                        let text = collapse(&child_el.text().collect::<String>());
+                        // Without the permalink marks doc generators append ("¶", or an
+                        // icon font's private-use character in Sphinx themes).
+                        let title: String = child_el
+                            .text()
+                            .flat_map(str::chars)
+                            .filter(|&c| c != '¶' && !('\u{e000}'..='\u{f8ff}').contains(&c))
+                            .collect();
+                        let text = collapse(&title);
                         if !text.is_empty() {
                             out.block();
                             out.text.push_str(&"#".repeat(level));

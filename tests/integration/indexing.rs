@@ -21,8 +21,11 @@ fn ignore_rules_binary_and_large_files_are_honoured() {
     ]);
     std::fs::write(repo.path().join("blob.bin"), [0u8, 159, 146, 150, 0, 1, 2]).unwrap();
 
-    let scanned: Vec<String> =
-        docdex::ingest::scan_repo(repo.path(), 1 << 20).files.into_iter().map(|f| f.rel_path).collect();
+    let scanned: Vec<String> = docdex::ingest::scan_repo(repo.path(), docdex::ingest::SizeLimits::uniform(1 << 20))
+        .files
+        .into_iter()
+        .map(|f| f.rel_path)
+        .collect();
     assert_eq!(scanned, ["big.txt", "blob.bin", "keep.rs", "sub/app.rs"]);
 
     let home = Home::with_config("[index]\nmax_file_size_bytes = 2000\n");

@@ -19,6 +19,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("llm", 2),
     ("web", 2),
     ("libs", 2),
+    ("document", 2),
     ("actors", 3),
     ("daemon", 4),
     ("http", 5),

@@ -632,6 +632,8 @@ fn diff_hits(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, limit: u
             score: 1.0,
             snippet,
             heading,
+            heading_path: None,
+            page: None,
             language,
             source: HitSource::Diff,
             library: None,

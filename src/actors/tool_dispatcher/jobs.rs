@@ -74,9 +74,7 @@ pub async fn run_index(
     let full_walk = only_opt.is_none();
     let known = start.known;
     let changed_opt = only_opt.clone();
-    let scan = ingestor
-        .send(ScanRepo { root: root.clone(), max_file_size_bytes: config.index.max_file_size_bytes, only_opt })
-        .await?;
+    let scan = ingestor.send(ScanRepo { root: root.clone(), limits: (&config.index).into(), only_opt }).await?;
     tracing::debug!(
         files = scan.files.len(),
         changed_paths = changed_opt.as_ref().map(Vec::len),
@@ -142,7 +140,7 @@ pub async fn run_index(
                     .collect();
                 ingestor.send(ChunkFiles {
                     root: canonical_root.clone(),
-                    max_file_size_bytes: config.index.max_file_size_bytes,
+                    limits: (&config.index).into(),
                     files: group.to_vec(),
                     known_hashes,
                     params,
@@ -269,6 +267,7 @@ mod tests {
             chunks: 1,
             language: "rust".into(),
             chunk_ids: vec![0],
+            problem: None,
         };
         assert!(!needs_read(&file("a", 10), Some(&record)));
         assert!(needs_read(&file("a", 11), Some(&record)));

@@ -104,7 +104,7 @@ fn query_escape(s: &str) -> String {
 pub async fn run(loaded: &LoadedConfig, repo: &Path, queries: usize, json: bool) -> Result<i32> {
     let repo = std::fs::canonicalize(repo)?;
     // Extraction alone, one thread, as the index run does it per file.
-    let scan = docdex::ingest::scan_repo(&repo, loaded.config.index.max_file_size_bytes);
+    let scan = docdex::ingest::scan_repo(&repo, (&loaded.config.index).into());
     let mut files = std::collections::HashMap::new();
     let (mut bytes, mut seconds, mut symbols, mut uses, mut imports) = (0usize, 0f64, 0usize, 0usize, 0usize);
     let mut parse_seconds = 0f64;

@@ -39,7 +39,7 @@ impl FileBm25 {
         let mut files = Vec::new();
         let mut document_frequency: HashMap<String, u32> = HashMap::new();
         let root = std::fs::canonicalize(repo).unwrap_or_else(|_| repo.to_path_buf());
-        for file in scan_repo(repo, max_file_size_bytes).files {
+        for file in scan_repo(repo, docdex::ingest::SizeLimits::uniform(max_file_size_bytes)).files {
             let FileRead::Text(text) = read_text_file(&root, &file.rel_path, max_file_size_bytes) else {
                 continue;
             };

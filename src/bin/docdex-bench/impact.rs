@@ -73,7 +73,7 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, runs: usize, files: usize, 
     let url = format!("http://{addr}/v1/impact/diff");
 
     // Functions with a body line to edit, by file.
-    let scan = docdex::ingest::scan_repo(&work, loaded.config.index.max_file_size_bytes);
+    let scan = docdex::ingest::scan_repo(&work, (&loaded.config.index).into());
     let mut candidates: Vec<(String, u32, &'static str)> = Vec::new();
     for file in &scan.files {
         let language = docdex::ingest::Language::detect(Path::new(&file.rel_path));

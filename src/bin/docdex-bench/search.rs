@@ -111,7 +111,7 @@ pub fn percentile(sorted: &[f64], q: f64) -> f64 {
 }
 
 fn queries_for(repo: &Path, max_file_size: u64, count: usize) -> Vec<String> {
-    let scan = docdex::ingest::scan_repo(repo, max_file_size);
+    let scan = docdex::ingest::scan_repo(repo, docdex::ingest::SizeLimits::uniform(max_file_size));
     let mut queries: Vec<String> = QUESTIONS.iter().map(|q| q.to_string()).collect();
     for file in &scan.files {
         let mut parts = file.rel_path.rsplit('/');
