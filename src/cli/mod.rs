@@ -335,6 +335,7 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
                 } else {
                     format!("libraries:   {}\n", status.libraries.join(", "))
                 } + &render_code_status(&status.code)
+                    + &render_document_status(&status.documents)
             };
             print_out(&text)?;
             Ok(0)
@@ -495,6 +496,26 @@ fn render_code_status(code: &crate::protocol::CodeStatus) -> String {
     }
     if !code.without_grammar.is_empty() {
         out.push_str(&format!("no grammar:  {} files (line windows, no symbols)\n", list(&code.without_grammar)));
+    }
+    out
+}
+
+/// The `documents:` lines of `status`: formats indexed, and each document left out with why.
+fn render_document_status(documents: &crate::protocol::DocumentStatus) -> String {
+    let mut out = String::new();
+    if !documents.formats.is_empty() {
+        let list = documents.formats.iter().map(|(f, n)| format!("{f} {n}")).collect::<Vec<_>>().join(", ");
+        out.push_str(&format!(
+            "documents:   {list}
+"
+        ));
+    }
+    for skipped in &documents.skipped {
+        out.push_str(&format!(
+            "skipped:     {}: {}
+",
+            skipped.path, skipped.reason
+        ));
     }
     out
 }

@@ -428,6 +428,25 @@ pub struct RepoStatus {
     pub libraries: Vec<String>,
     #[serde(default)]
     pub code: CodeStatus,
+    #[serde(default)]
+    pub documents: DocumentStatus,
+}
+
+/// A repo's documents (HTML, PDF, DOCX): how many of each format are indexed, and those that
+/// could not be converted.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DocumentStatus {
+    /// Documents per format with their text indexed.
+    pub formats: std::collections::BTreeMap<String, u64>,
+    /// Documents left out, each with why (an encrypted PDF, a corrupt DOCX); indexed again
+    /// when they change.
+    pub skipped: Vec<SkippedDocument>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SkippedDocument {
+    pub path: String,
+    pub reason: String,
 }
 
 /// A repo's code intelligence: which languages were read for symbols, which source files had

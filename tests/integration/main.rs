@@ -13,6 +13,7 @@ mod code;
 mod collections;
 mod crash;
 mod daemon;
+mod documents;
 mod http;
 mod impact;
 mod indexing;

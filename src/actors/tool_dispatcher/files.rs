@@ -11,6 +11,7 @@ use serde::Deserialize;
 use super::params::{self, Caller, Tool};
 use super::{open_indexed, tracked, ToolDispatcher};
 use crate::actors::chat::ReadLines;
+use crate::ingest::{Language, SizeLimits};
 use crate::protocol::{
     ChunkContent, DocdexError, ErrorCode, FileContent, FileEntry, FileList, GetResult, MissingFile, MultiGetResponse,
     Result, SearchMode, SearchRequest, MAX_MULTI_GET, MAX_OPEN_LINES, MAX_SEARCH_LIMIT,
@@ -312,20 +313,26 @@ impl Handler<OpenFile> for ToolDispatcher {
     fn handle(&mut self, msg: OpenFile, _: &mut Context<Self>) -> Self::Result {
         let repo = self.resolve_repo(msg.repo_opt.clone());
         let repo_manager = self.repo_manager.clone();
-        let max_open_bytes = self.config.core.max_open_bytes;
+        let limits = open_limits(&self.config);
         tracked(&self.metrics, "open", async move {
             let handle = open_indexed(&repo_manager, repo.await?).await?;
             let index = Arc::clone(&handle.index);
-            tokio::task::spawn_blocking(move || read_file_lines(&index, &msg, max_open_bytes)).await?
+            tokio::task::spawn_blocking(move || read_file_lines(&index, &msg, limits)).await?
         })
     }
+}
+
+/// The largest files `get` opens: `[core] max_open_bytes`, and for a document (whose bytes
+/// are mostly not text) the index's own limit.
+pub fn open_limits(config: &crate::config::Config) -> SizeLimits {
+    SizeLimits { text: config.core.max_open_bytes, document: config.index.max_document_bytes }
 }
 
 /// Only indexed files can be opened: no reading outside the repo or past its ignore rules.
 /// The file is opened first and the opened handle is checked (its real path inside the
 /// repo, a regular file, at most `max_open_bytes`), so a symbolic link swapped in after
 /// indexing cannot redirect the read.
-fn read_file_lines(index: &crate::index::RepoIndex, msg: &OpenFile, max_open_bytes: u64) -> Result<FileContent> {
+fn read_file_lines(index: &crate::index::RepoIndex, msg: &OpenFile, limits: SizeLimits) -> Result<FileContent> {
     let rel = msg.path.trim_start_matches("./").to_string();
     if rel.trim().is_empty() {
         return Err(DocdexError::invalid("path must not be empty")
@@ -335,7 +342,7 @@ fn read_file_lines(index: &crate::index::RepoIndex, msg: &OpenFile, max_open_byt
         return Err(DocdexError::new(ErrorCode::NotFound, format!("{rel} is not an indexed file of this repo"))
             .with_hint("use a path relative to the repo root, as search results and `files` give it"));
     }
-    let text = read_inside(&index.root, &rel, max_open_bytes)?;
+    let text = read_text_inside(&index.root, &rel, limits)?;
     let lines: Vec<&str> = text.lines().collect();
     let total = lines.len() as u64;
     let start = msg.start_opt.unwrap_or(1).max(1);
@@ -362,9 +369,29 @@ fn read_file_lines(index: &crate::index::RepoIndex, msg: &OpenFile, max_open_byt
 /// `root` is the repo's path as it resolved when it was opened (`RepoIndex::root`), never
 /// resolved again here: a root swapped for a link since cannot lead the read outside.
 pub fn read_inside(root: &std::path::Path, rel: &str, max_bytes: u64) -> Result<String> {
+    read_bytes_inside(root, rel, max_bytes).map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// A file's text as the index reads it: a document (HTML, PDF, DOCX) converted, so the lines
+/// are the ones its hits give; any other file as `read_inside` reads it.
+pub fn read_text_inside(root: &std::path::Path, rel: &str, limits: SizeLimits) -> Result<String> {
+    let language = Language::detect(std::path::Path::new(rel));
+    if !language.is_document() {
+        return read_inside(root, rel, limits.text);
+    }
+    let bytes = read_bytes_inside(root, rel, limits.document)?;
+    crate::document::convert(language, rel, &bytes).map(|document| document.text).map_err(|reason| {
+        DocdexError::new(
+            ErrorCode::UnsupportedMediaType,
+            format!("{rel} cannot be read as {}: {reason}", language.name()),
+        )
+    })
+}
+
+fn read_bytes_inside(root: &std::path::Path, rel: &str, max_bytes: u64) -> Result<Vec<u8>> {
     use crate::ingest::open::{self, Refused};
     match open::read_inside(root, rel, max_bytes) {
-        Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+        Ok(bytes) => Ok(bytes),
         Err(Refused::Outside) => Err(DocdexError::new(
             ErrorCode::PathRefused,
             format!("{rel} resolves outside the repo (a symbolic link?); docdex does not read it"),

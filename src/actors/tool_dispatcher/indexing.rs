@@ -87,7 +87,18 @@ impl Handler<Status> for ToolDispatcher {
                         == Some(crate::code::grammar_fingerprint().as_str()),
                     ..Default::default()
                 };
-                for record in index.store.all_files(&rtxn)?.into_values() {
+                let mut documents = crate::protocol::DocumentStatus::default();
+                let mut files: Vec<_> = index.store.all_files(&rtxn)?.into_iter().collect();
+                files.sort_by(|a, b| a.0.cmp(&b.0));
+                for (path, record) in files {
+                    if let Some(reason) = record.problem {
+                        documents.skipped.push(crate::protocol::SkippedDocument { path, reason });
+                        continue;
+                    }
+                    if crate::ingest::Language::detect(std::path::Path::new(&path)).is_document() {
+                        *documents.formats.entry(record.language).or_default() += 1;
+                        continue;
+                    }
                     match crate::ingest::Language::from_name(&record.language) {
                         Some(_) => *code.languages.entry(record.language).or_default() += 1,
                         // Data and prose (toml, json, markdown, text) are not missing a grammar.
@@ -129,6 +140,7 @@ impl Handler<Status> for ToolDispatcher {
                         .map(|(_, lib)| format!("{}:{}@{}", lib.ecosystem, lib.name, lib.version))
                         .collect(),
                     code,
+                    documents,
                 })
             })
             .await?

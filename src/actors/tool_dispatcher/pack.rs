@@ -9,7 +9,7 @@ use actix::{AsyncContext, Context, Handler, Message, ResponseFuture};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::files::{read_inside, GetChunk};
+use super::files::{open_limits, read_text_inside, GetChunk};
 use super::memory::MemoryRecall;
 use super::params::{self, Caller, Tool};
 use super::search::Search;
@@ -80,7 +80,7 @@ impl Handler<Pack> for ToolDispatcher {
         let gateway = self.chat.gateway.clone();
         let repo = self.resolve_repo(msg.repo_opt.clone());
         let repo_manager = self.repo_manager.clone();
-        let max_open_bytes = self.config.core.max_open_bytes;
+        let limits = open_limits(&self.config);
         tracked(&self.metrics, "pack", async move {
             let repo = repo.await?;
             let notes = me
@@ -184,7 +184,7 @@ impl Handler<Pack> for ToolDispatcher {
             let mut own_tokens = 0usize;
             for (_, group) in &by_source {
                 let first = group[0];
-                match (first.kind.as_str(), read_inside(&root, &first.path, max_open_bytes)) {
+                match (first.kind.as_str(), read_text_inside(&root, &first.path, limits)) {
                     ("repo", Ok(text)) => whole.push(text),
                     _ => own_tokens += group.iter().map(|s| s.tokens).sum::<usize>(),
                 }

@@ -7,6 +7,7 @@ mod across;
 mod chat;
 mod code;
 mod daemon;
+mod documents;
 mod eval;
 mod file_bm25;
 mod gate;
@@ -159,6 +160,15 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Benchmark documents: every HTML, PDF and DOCX file under DIR converted to text and
+    /// chunked; per format files, failures, pages, MB, and pages/s and MB/s (median run).
+    BenchDocuments {
+        dir: PathBuf,
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        #[arg(long)]
+        json: bool,
+    },
     /// Benchmark indexing and HTTP search latency on a repository (uses a throwaway state dir).
     Bench {
         #[arg(long)]
@@ -226,6 +236,7 @@ async fn run(command: Command, loaded: LoadedConfig) -> Result<i32> {
         Command::BenchAcross { repos, sets, state_dir, lexical_only, json } => {
             across::run(&loaded, repos, sets, state_dir, lexical_only, json).await
         }
+        Command::BenchDocuments { dir, runs, json } => documents::run(&loaded, &dir, runs, json),
         Command::BenchCode { repo, queries, json } => code::run(&loaded, &repo, queries, json).await,
         Command::BenchImpact { repo, runs, files, json } => impact::run(&loaded, &repo, runs, files, json).await,
         Command::BenchChat { repo, question, runs, max_tokens, json } => {
