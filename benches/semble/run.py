@@ -131,7 +131,13 @@ def fetch_crate(name: str, version: str, work: Path) -> Path:
     crates = sorted(cargo_home.glob(f"registry/cache/*/{name}-{version}.crate"))
     if not crates:
         raise SystemExit(f"cargo fetched {name} {version} but no .crate is in {cargo_home}/registry/cache")
-    return unpack(crates[0], work / f"unpacked-{name}")
+    top = unpack(crates[0], work / f"unpacked-{name}")
+    # A packaged crate holds a rewritten Cargo.toml and the original as Cargo.toml.orig: the
+    # repo has the original only.
+    original = top / "Cargo.toml.orig"
+    if original.exists():
+        original.replace(top / "Cargo.toml")
+    return top
 
 
 def fetch_pypi(name: str, version: str, work: Path) -> Path:
@@ -157,6 +163,9 @@ def fetch_npm(name: str, version: str, work: Path) -> Path:
     return unpack(archives[0], work / f"unpacked-{name.replace('/', '-')}")
 
 
+# Bumped when the way a repo's tree is laid out changes: checkouts made before are redone.
+LAYOUT_VERSION = 2
+
 FETCHERS = {"crates": fetch_crate, "pypi": fetch_pypi, "npm": fetch_npm}
 
 
@@ -164,7 +173,7 @@ def fetch_repo(name: str, spec: dict, cache: Path) -> Path:
     """The repo's tree as far as its packages carry it, under cache/sources/NAME."""
     checkout = cache / "sources" / name
     stamp = checkout / ".docdex-semble.json"
-    wanted = json.dumps(spec["packages"], sort_keys=True)
+    wanted = json.dumps([LAYOUT_VERSION, spec["packages"], spec.get("symlinks")], sort_keys=True)
     if stamp.exists() and stamp.read_text() == wanted:
         return checkout
     if checkout.exists():

@@ -229,6 +229,9 @@ pub struct SearchConfig {
     pub expand_embedding: bool,
     /// Weight of those added terms in the lexical query, relative to the question's words.
     pub concept_weight: f32,
+    /// A query that is one identifier (`Serialize`, `Router::route`) gets the chunks that
+    /// define it first, in lexical and hybrid search.
+    pub definitions_first: bool,
 }
 
 impl SearchConfig {
@@ -411,6 +414,7 @@ impl Default for SearchConfig {
             expand_concepts: true,
             expand_embedding: true,
             concept_weight: DEFAULT_CONCEPT_WEIGHT,
+            definitions_first: true,
         }
     }
 }

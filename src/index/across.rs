@@ -15,14 +15,14 @@ use tantivy::schema::Field;
 use tantivy::{DocAddress, Searcher, Term};
 
 use super::concepts::{self, Expansion};
-use super::rank::tag;
 use super::rank::{
     candidate_depth, dense_confidence, fuse, internal_prior_for, lexical_confidence, with_ranks, Candidate, Ranking,
     Source,
 };
+use super::rank::{definitions_first, named_identifier, tag, MAX_PROMOTED_DEFINITIONS};
 use super::search::{query_terms, render, SearchFilter};
 use super::{RepoIndex, SearchOutcome, SearchParams};
-use crate::protocol::{DocdexError, Result, SearchMode};
+use crate::protocol::{DocdexError, HitSource, Result, SearchMode};
 
 /// Most indexes one search covers (the tags below hold 256).
 pub const MAX_INDEXES: usize = 256;
@@ -30,9 +30,10 @@ pub const MAX_INDEXES: usize = 256;
 /// File ids (per index, dense from 0) get their index in the high byte for the same reason.
 const FILE_SHIFT: u32 = 24;
 
-/// One index's lexical candidates (with their files) and dense ones (with their rank key
-/// and files), addresses and files tagged with the index.
-type RepoCandidates = (Vec<(Candidate, u32)>, Vec<(f32, Candidate, u32)>);
+/// One index's lexical candidates (with their files), dense ones (with their rank key and
+/// files) and the chunks defining a named identifier; addresses and files tagged with the
+/// index.
+type RepoCandidates = (Vec<(Candidate, u32)>, Vec<(f32, Candidate, u32)>, Vec<DocAddress>);
 
 /// BM25 statistics of several indexes taken together.
 struct PooledStats<'a>(&'a [Searcher]);
@@ -92,6 +93,11 @@ pub fn search_indexes(
     let terms = query_terms(&mut analyzer, query_text);
     let depth = candidate_depth(params);
     let internal_prior = internal_prior_for(query_text);
+    let defined_name = named_identifier(query_text).filter(|_| {
+        params.definitions_first
+            && mode != SearchMode::Dense
+            && matches!(filter.source_opt, None | Some(HitSource::Repo))
+    });
     let expansion = if mode != SearchMode::Dense && params.concept_weight > 0.0 {
         concepts::expand(query_text, &terms, &mut analyzer)
     } else {
@@ -124,6 +130,12 @@ pub fn search_indexes(
                 index.dense_candidates(searcher, vector, depth, params.dense_search_k, filter, internal_prior)?
             }
         };
+        // A query that is one identifier: the chunks that define it (not in a dense search,
+        // which ranks by meaning alone, nor one filtered to docs or web pages).
+        let definitions_here = match defined_name {
+            Some(name) => index.definitions(searcher, name, MAX_PROMOTED_DEFINITIONS)?,
+            None => Vec::new(),
+        };
         // Files matter to the fusion only.
         let files = if mode == SearchMode::Hybrid {
             let addresses: Vec<DocAddress> =
@@ -146,7 +158,8 @@ pub fn search_indexes(
                 (key, Candidate { address: tag(at, candidate.address), ..candidate }, file | file_tag)
             })
             .collect();
-        Ok((lexical, dense))
+        let definitions = definitions_here.into_iter().map(|address| tag(at, address)).collect();
+        Ok((lexical, dense, definitions))
     };
     let threads = match mode {
         SearchMode::Lexical => 1,
@@ -176,10 +189,12 @@ pub fn search_indexes(
     };
     let mut lexical: Vec<(Candidate, u32)> = Vec::new();
     let mut dense: Vec<(f32, Candidate, u32)> = Vec::new();
+    let mut definitions: Vec<DocAddress> = Vec::new();
     for result in per_index {
-        let (lexical_here, dense_here) = result?;
+        let (lexical_here, dense_here, definitions_here) = result?;
         lexical.extend(lexical_here);
         dense.extend(dense_here);
+        definitions.extend(definitions_here);
     }
     if indexes.len() > 1 {
         // One ranking of all repos' candidates; a stable sort keeps each repo's order on ties.
@@ -202,6 +217,7 @@ pub fn search_indexes(
             (fused, lexical_confidence.max(dense_confidence))
         }
     };
+    let ranked = definitions_first(ranked, &definitions);
     // The fusion already placed each file's later hits.
     let params = if mode == SearchMode::Hybrid { SearchParams { repeat_hit_delay: 0, ..params } } else { params };
     let hits = render(indexes, &searchers, ranked, &terms, &mut analyzer, params, explain)?;
@@ -278,5 +294,41 @@ mod tests {
         let repo_of = |path: &str| outcome.hits.iter().find(|h| h.path == path).and_then(|h| h.repo.clone()).unwrap();
         assert_eq!(repo_of("src/retry_send.rs"), dirs[0].path().display().to_string());
         assert_eq!(repo_of("src/item_0.rs"), dirs[1].path().display().to_string());
+    }
+
+    /// A query that is one identifier finds where it is defined first, however often other
+    /// files use it; a question in words, or a dense search, ranks as before.
+    #[test]
+    fn a_query_naming_an_identifier_puts_its_definition_first() {
+        let uses = "use crate::ser::Serialize;\n".to_string()
+            + &(0..30)
+                .map(|i| {
+                    format!("impl Serialize for T{i} {{ fn serialize(&self) -> Serialize {{ Serialize::new() }} }}\n")
+                })
+                .collect::<String>();
+        let files = vec![
+            ("src/private/ser.rs".to_string(), uses),
+            (
+                "src/ser/mod.rs".to_string(),
+                "/// A data structure that can be serialized.\npub trait Serialize {\n    fn serialize(&self);\n}\n"
+                    .to_string(),
+            ),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let index = index_of(dir.path(), &files);
+        let params = SearchParams::new(10, 1);
+        let filter = SearchFilter::default();
+        let first = |query: &str| {
+            let outcome = search_indexes(&[&index], query, None, SearchMode::Lexical, params, false, &filter).unwrap();
+            outcome.hits.first().map(|h| h.path.clone()).unwrap()
+        };
+        assert_eq!(first("Serialize"), "src/ser/mod.rs");
+        assert_eq!(first("ser::Serialize"), "src/ser/mod.rs");
+        // Without the promotion the file that uses it wins: what the rule changes.
+        assert_eq!(first("Serialize impl"), "src/private/ser.rs");
+        // Documentation only: no definitions.
+        let docs = SearchFilter { source_opt: Some(HitSource::Library), ..SearchFilter::default() };
+        let outcome = search_indexes(&[&index], "Serialize", None, SearchMode::Lexical, params, false, &docs).unwrap();
+        assert!(outcome.hits.is_empty());
     }
 }

@@ -35,7 +35,7 @@ use crate::code::CodeGraph;
 use crate::ingest::Chunk;
 use crate::protocol::{ChunkContent, DocdexError, ErrorCode, Result, SearchHit};
 
-use self::rank::{chunk_flags, is_prose, FLAG_LIBRARY, FLAG_WEB};
+use self::rank::{chunk_flags, is_identifier, is_prose, FLAG_LIBRARY, FLAG_WEB};
 use self::schema::{build_schema, comment_prose, Fields};
 use self::search::{hit_source, SOURCE_LIBRARY, SOURCE_REPO, SOURCE_WEB};
 pub use across::search_indexes;
@@ -102,6 +102,8 @@ pub struct SearchParams {
     pub concept_weight: f32,
     /// Places a file's second and later hits move down (see `render`).
     pub repeat_hit_delay: usize,
+    /// A query that is one identifier gets its definitions first (`rank::definitions_first`).
+    pub definitions_first: bool,
 }
 
 impl SearchParams {
@@ -113,6 +115,7 @@ impl SearchParams {
             dense_search_k: 0,
             concept_weight: crate::config::DEFAULT_CONCEPT_WEIGHT,
             repeat_hit_delay: crate::config::DEFAULT_REPEAT_HIT_DELAY,
+            definitions_first: true,
         }
     }
 }
@@ -343,6 +346,9 @@ impl RepoIndex {
             doc.add_text(f.path_text, path);
             doc.add_text(f.heading, &chunk.heading);
             doc.add_text(f.symbols, chunk.symbols.join(" "));
+            for name in chunk.symbols.iter().filter(|name| is_identifier(name)) {
+                doc.add_text(f.defines, name);
+            }
             doc.add_text(f.body, &chunk.text);
             if !is_prose(language) {
                 doc.add_text(f.docs, comment_prose(&chunk.text));

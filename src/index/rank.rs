@@ -143,6 +143,60 @@ pub(super) fn with_ranks(candidates: Vec<Candidate>, source: Source) -> Vec<Rank
         .collect()
 }
 
+/// Whether `name` is one identifier (letters, digits, `_`, `$`, not starting with a digit),
+/// as definitions are named.
+pub(super) fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+        && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+}
+
+/// The identifier a query names when the query is one, bare or qualified (`Router::route`,
+/// `models.BaseModel`, `Router#route`): its last segment. Two characters at least: a
+/// one-letter query names nothing in particular.
+pub(super) fn named_identifier(query: &str) -> Option<&str> {
+    let query = query.trim().trim_end_matches("()");
+    if query.is_empty() || query.contains(char::is_whitespace) {
+        return None;
+    }
+    let last = query.rsplit(['.', ':', '#', '/', '\\']).next()?;
+    (is_identifier(last) && last.chars().count() >= 2).then_some(last)
+}
+
+/// Most definitions of a named identifier put first: a name defined in many places (every
+/// module's `Error`) must not push everything else off the page.
+pub(super) const MAX_PROMOTED_DEFINITIONS: usize = 5;
+
+/// Puts the definitions of the identifier a query names first (those the ranking found, in
+/// its order, then those it did not), at most `MAX_PROMOTED_DEFINITIONS`; the rest keep
+/// their order. A query that is one identifier asks where that thing is defined, and a file
+/// that uses it a hundred times outranks the definition on every other signal.
+pub(super) fn definitions_first(ranked: Vec<RankedCandidate>, definitions: &[DocAddress]) -> Vec<RankedCandidate> {
+    if definitions.is_empty() {
+        return ranked;
+    }
+    let top_score = ranked.first().map_or(0.0, |c| c.score);
+    let (mut first, mut rest) = (Vec::new(), Vec::with_capacity(ranked.len()));
+    for candidate in ranked {
+        if first.len() < MAX_PROMOTED_DEFINITIONS && definitions.contains(&candidate.address) {
+            first.push(candidate);
+        } else {
+            // Past the cap, a definition keeps its place among the rest.
+            rest.push(candidate);
+        }
+    }
+    let found = |address: &DocAddress| first.iter().chain(&rest).any(|c| c.address == *address);
+    let missing: Vec<RankedCandidate> = definitions
+        .iter()
+        .filter(|address| !found(address))
+        .take(MAX_PROMOTED_DEFINITIONS.saturating_sub(first.len()))
+        .map(|&address| RankedCandidate { address, score: top_score, doc_opt: None, explain: HitExplain::default() })
+        .collect();
+    first.extend(missing);
+    first.extend(rest);
+    first
+}
+
 /// Reciprocal Rank Fusion parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FusionParams {
@@ -322,5 +376,22 @@ pub fn path_prior(path: &str) -> f32 {
         SECONDARY_PATH_PRIOR
     } else {
         1.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_query_names_an_identifier_when_it_is_one() {
+        assert_eq!(named_identifier("Serialize"), Some("Serialize"));
+        assert_eq!(named_identifier(" axum::extract::FromRequest "), Some("FromRequest"));
+        assert_eq!(named_identifier("pydantic.BaseModel"), Some("BaseModel"));
+        assert_eq!(named_identifier("spawn_blocking()"), Some("spawn_blocking"));
+        assert_eq!(named_identifier("how does spawn work"), None);
+        assert_eq!(named_identifier("x"), None);
+        assert_eq!(named_identifier("2fa"), None);
+        assert!(is_identifier("$state") && !is_identifier("impl Serialize for T"));
     }
 }

@@ -13,6 +13,9 @@ pub(super) struct Fields {
     pub(super) path_text: Field,
     pub(super) heading: Field,
     pub(super) symbols: Field,
+    /// The names a chunk defines, each whole and as written (`Serialize`, not `impl
+    /// Serialize for T`): a query that is one identifier finds its definitions here.
+    pub(super) defines: Field,
     pub(super) body: Field,
     /// The prose of a code chunk's comments, code examples left out.
     pub(super) docs: Field,
@@ -79,6 +82,7 @@ pub(super) fn build_schema() -> (Schema, Fields) {
         path_text: builder.add_text_field("path_text", text.clone()),
         heading: builder.add_text_field("heading", stored_text.clone()),
         symbols: builder.add_text_field("symbols", text.clone()),
+        defines: builder.add_text_field("defines", STRING),
         body: builder.add_text_field("body", stored_text),
         docs: builder.add_text_field("docs", text),
         // Stored, not indexed: nothing searches by them, and every indexed field costs a term

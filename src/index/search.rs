@@ -328,6 +328,19 @@ impl RepoIndex {
         Ok(candidates)
     }
 
+    /// The chunks that define `name` (exactly as written), in document order; at most
+    /// `limit`. Only a repo's own chunks define anything (docs and web pages name no items).
+    pub(super) fn definitions(&self, searcher: &Searcher, name: &str, limit: usize) -> Result<Vec<DocAddress>> {
+        let query = TermQuery::new(Term::from_field_text(self.fields.defines, name), IndexRecordOption::Basic);
+        let mut addresses: Vec<DocAddress> = searcher
+            .search(&query, &TopDocs::with_limit(limit).order_by_score())?
+            .into_iter()
+            .map(|(_, a)| a)
+            .collect();
+        addresses.sort();
+        Ok(addresses)
+    }
+
     /// The file of each address, as an id per distinct path (across segments), read from
     /// the `path` fast field: no stored document is loaded. Each segment's paths are looked
     /// up in one pass over its dictionary, in ordinal order.

@@ -156,6 +156,7 @@ impl Ranking {
             dense_search_k,
             concept_weight: search.lexical_concept_weight(),
             repeat_hit_delay: search.repeat_hit_delay,
+            definitions_first: search.definitions_first,
         };
         let query = request.query.clone();
         let explain = request.explain;

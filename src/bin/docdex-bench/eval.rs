@@ -293,6 +293,7 @@ pub async fn run(
         dense_search_k: 0,
         concept_weight: search.lexical_concept_weight(),
         repeat_hit_delay: 0,
+        definitions_first: search.definitions_first,
     };
     let run_mode = |mode: SearchMode, params: SearchParams| {
         let actors = &actors;
