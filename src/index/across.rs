@@ -19,7 +19,7 @@ use super::rank::{
     candidate_depth, dense_confidence, fuse, internal_prior_for, lexical_confidence, with_ranks, Candidate, Ranking,
     Source,
 };
-use super::rank::{definitions_first, named_identifier, tag, MAX_PROMOTED_DEFINITIONS};
+use super::rank::{definitions_first, named_identifier, tag, untag, MAX_PROMOTED_DEFINITIONS};
 use super::search::{query_terms, render, SearchFilter};
 use super::{RepoIndex, SearchOutcome, SearchParams};
 use crate::protocol::{DocdexError, HitSource, Result, SearchMode};
@@ -217,12 +217,43 @@ pub fn search_indexes(
             (fused, lexical_confidence.max(dense_confidence))
         }
     };
-    let ranked = definitions_first(ranked, &definitions);
+    let ranked = if definitions.is_empty() {
+        ranked
+    } else {
+        // Definitions go in the order of their files in the ranking (a name defined in the
+        // module that ranks first is the one meant), so each needs its file.
+        let addresses: Vec<DocAddress> = ranked.iter().map(|c| c.address).chain(definitions.iter().copied()).collect();
+        let files = files_of_tagged(indexes, &searchers, &addresses)?;
+        let (ranked_files, definition_files) = files.split_at(ranked.len());
+        definitions_first(ranked, ranked_files, &definitions, definition_files)
+    };
     // The fusion already placed each file's later hits.
     let params = if mode == SearchMode::Hybrid { SearchParams { repeat_hit_delay: 0, ..params } } else { params };
     let hits = render(indexes, &searchers, ranked, &terms, &mut analyzer, params, explain)?;
     let top_score = if hits.is_empty() { 0.0 } else { top_score };
     Ok(SearchOutcome { hits, top_score })
+}
+
+/// The file of each tagged address, as an id tagged with its index (`RepoIndex::files_of`).
+fn files_of_tagged(indexes: &[&RepoIndex], searchers: &[Searcher], addresses: &[DocAddress]) -> Result<Vec<u32>> {
+    let mut files = vec![0; addresses.len()];
+    for (at, index) in indexes.iter().enumerate() {
+        let (positions, here): (Vec<usize>, Vec<DocAddress>) = addresses
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| {
+                let (index_at, address) = untag(*a);
+                (index_at == at).then_some((i, address))
+            })
+            .unzip();
+        if here.is_empty() {
+            continue;
+        }
+        for (i, file) in positions.into_iter().zip(index.files_of(&searchers[at], &here)?) {
+            files[i] = file | ((at as u32) << FILE_SHIFT);
+        }
+    }
+    Ok(files)
 }
 
 #[cfg(test)]

@@ -167,32 +167,54 @@ pub(super) fn named_identifier(query: &str) -> Option<&str> {
 /// module's `Error`) must not push everything else off the page.
 pub(super) const MAX_PROMOTED_DEFINITIONS: usize = 5;
 
-/// Puts the definitions of the identifier a query names first (those the ranking found, in
-/// its order, then those it did not), at most `MAX_PROMOTED_DEFINITIONS`; the rest keep
-/// their order. A query that is one identifier asks where that thing is defined, and a file
-/// that uses it a hundred times outranks the definition on every other signal.
-pub(super) fn definitions_first(ranked: Vec<RankedCandidate>, definitions: &[DocAddress]) -> Vec<RankedCandidate> {
+/// Puts the definitions of the identifier a query names first, at most
+/// `MAX_PROMOTED_DEFINITIONS`, in the order their files have in the ranking (files it did
+/// not rank after those it did); the rest keep their order. A query that is one identifier
+/// asks where that thing is defined, and a file that uses it a hundred times outranks the
+/// definition on every other signal. `ranked_files` and `definition_files` give each
+/// candidate's and each definition's file.
+pub(super) fn definitions_first(
+    ranked: Vec<RankedCandidate>,
+    ranked_files: &[u32],
+    definitions: &[DocAddress],
+    definition_files: &[u32],
+) -> Vec<RankedCandidate> {
     if definitions.is_empty() {
         return ranked;
     }
+    let file_place = |file: u32| ranked_files.iter().position(|&f| f == file).unwrap_or(usize::MAX);
+    let mut chosen: Vec<(usize, usize, DocAddress)> = definitions
+        .iter()
+        .zip(definition_files)
+        .map(|(&address, &file)| {
+            let own_place = ranked.iter().position(|c| c.address == address).unwrap_or(usize::MAX);
+            (file_place(file), own_place, address)
+        })
+        .collect();
+    chosen.sort();
+    chosen.truncate(MAX_PROMOTED_DEFINITIONS);
     let top_score = ranked.first().map_or(0.0, |c| c.score);
-    let (mut first, mut rest) = (Vec::new(), Vec::with_capacity(ranked.len()));
+    let mut by_address: HashMap<DocAddress, RankedCandidate> = HashMap::new();
+    let mut rest = Vec::with_capacity(ranked.len());
     for candidate in ranked {
-        if first.len() < MAX_PROMOTED_DEFINITIONS && definitions.contains(&candidate.address) {
-            first.push(candidate);
+        if chosen.iter().any(|(_, _, a)| *a == candidate.address) {
+            by_address.insert(candidate.address, candidate);
         } else {
             // Past the cap, a definition keeps its place among the rest.
             rest.push(candidate);
         }
     }
-    let found = |address: &DocAddress| first.iter().chain(&rest).any(|c| c.address == *address);
-    let missing: Vec<RankedCandidate> = definitions
-        .iter()
-        .filter(|address| !found(address))
-        .take(MAX_PROMOTED_DEFINITIONS.saturating_sub(first.len()))
-        .map(|&address| RankedCandidate { address, score: top_score, doc_opt: None, explain: HitExplain::default() })
+    let mut first: Vec<RankedCandidate> = chosen
+        .into_iter()
+        .map(|(_, _, address)| {
+            by_address.remove(&address).unwrap_or(RankedCandidate {
+                address,
+                score: top_score,
+                doc_opt: None,
+                explain: HitExplain::default(),
+            })
+        })
         .collect();
-    first.extend(missing);
     first.extend(rest);
     first
 }
