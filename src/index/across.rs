@@ -19,7 +19,7 @@ use super::rank::{
     candidate_depth, dense_confidence, fuse, internal_prior_for, lexical_confidence, with_ranks, Candidate, Ranking,
     Source,
 };
-use super::rank::{definitions_first, named_identifier, tag, untag, MAX_PROMOTED_DEFINITIONS};
+use super::rank::{definitions_first, named_identifier, named_versions, tag, untag, MAX_PROMOTED_DEFINITIONS};
 use super::search::{query_terms, render, SearchFilter};
 use super::{RepoIndex, SearchOutcome, SearchParams};
 use crate::protocol::{DocdexError, HitSource, Result, SearchMode};
@@ -93,6 +93,7 @@ pub fn search_indexes(
     let terms = query_terms(&mut analyzer, query_text);
     let depth = candidate_depth(params);
     let internal_prior = internal_prior_for(query_text);
+    let versions = named_versions(query_text);
     let defined_name = named_identifier(query_text).filter(|_| {
         params.definitions_first
             && mode != SearchMode::Dense
@@ -110,7 +111,7 @@ pub fn search_indexes(
         let (index, searcher) = (indexes[at], &searchers[at]);
         // One index is scored by its own statistics (the same numbers, without the sums).
         let stats: &dyn Bm25StatisticsProvider = if indexes.len() == 1 { searcher } else { &pooled };
-        let lexical_here = if mode == SearchMode::Dense {
+        let mut lexical_here = if mode == SearchMode::Dense {
             Vec::new()
         } else {
             index.lexical_candidates(
@@ -124,12 +125,13 @@ pub fn search_indexes(
                 internal_prior,
             )?
         };
-        let dense_here = match (mode, query_vector_opt) {
+        let mut dense_here = match (mode, query_vector_opt) {
             (SearchMode::Lexical, _) | (_, None) => Vec::new(),
             (_, Some(vector)) => {
                 index.dense_candidates(searcher, vector, depth, params.dense_search_k, filter, internal_prior)?
             }
         };
+        index.demote_older_versions(searcher, &mut lexical_here, &mut dense_here, &versions)?;
         // A query that is one identifier: the chunks that define it (not in a dense search,
         // which ranks by meaning alone, nor one filtered to docs or web pages).
         let definitions_here = match defined_name {

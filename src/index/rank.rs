@@ -25,6 +25,61 @@ pub(super) const FLAG_LIBRARY: u64 = 16;
 
 pub(super) const FLAG_WEB: u64 = 32;
 
+/// Bits 8..24 of a chunk's flags: N of the innermost `vN` folder on its path (`zod/v3/`,
+/// `pydantic/v1/`), 0 without one; bits 24..64: a hash of the folder that holds it, so that
+/// sibling versions are recognised among a query's candidates (`older_versions`).
+const VERSION_SHIFT: u32 = 8;
+const VERSION_MASK: u64 = 0xFFFF;
+const PARENT_SHIFT: u32 = 24;
+
+/// Score multiplier for the chunks of an older version's folder when a newer sibling's
+/// chunks answer too (`zod/v3/` beside `zod/v4/`): a library keeps its previous API for
+/// compatibility, and a question means the current one unless it names the version.
+pub(super) const OLDER_VERSION_PRIOR: f32 = 0.6;
+
+/// The version bits of a path's flags (see `VERSION_SHIFT`).
+fn version_flags(path: &str) -> u64 {
+    let segments: Vec<&str> = path.split('/').collect();
+    let Some((_, folders)) = segments.split_last() else { return 0 };
+    for (i, segment) in folders.iter().enumerate().rev() {
+        if let Some(version) = folder_version(segment) {
+            // FNV-1a: stable across builds, as what is stored in an index must be.
+            let parent = segments[..i].join("/");
+            let hash =
+                parent.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+            return (version.min(VERSION_MASK) << VERSION_SHIFT) | (hash << PARENT_SHIFT);
+        }
+    }
+    0
+}
+
+/// N of a folder named `vN` (`v3`, `V12`).
+fn folder_version(name: &str) -> Option<u64> {
+    let digits = name.strip_prefix(['v', 'V'])?;
+    if digits.is_empty() || digits.len() > 4 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok().filter(|&n| n > 0)
+}
+
+/// The versions a query names (`v3` in "v3 compatibility errors"): their folders are meant.
+pub(super) fn named_versions(query: &str) -> Vec<u64> {
+    query.split(|c: char| !c.is_alphanumeric()).filter_map(folder_version).collect()
+}
+
+/// Which candidates (by their flags) lie in an older version's folder while a newer
+/// sibling version also has candidates, the versions a query names left alone.
+pub(super) fn older_versions(flags: &[u64], named: &[u64]) -> Vec<bool> {
+    let version = |f: u64| (f >> VERSION_SHIFT) & VERSION_MASK;
+    let parent = |f: u64| f >> PARENT_SHIFT;
+    let mut newest: HashMap<u64, u64> = HashMap::new();
+    for &f in flags.iter().filter(|&&f| version(f) > 0) {
+        let entry = newest.entry(parent(f)).or_insert(0);
+        *entry = (*entry).max(version(f));
+    }
+    flags.iter().map(|&f| version(f) > 0 && version(f) < newest[&parent(f)] && !named.contains(&version(f))).collect()
+}
+
 /// A candidate's index rides in the high bits of its segment ordinal, so that the fusion and
 /// the rendering, which key candidates by address, see distinct addresses across indexes.
 /// An index has far fewer than 2^16 segments.
@@ -51,7 +106,7 @@ pub(super) fn chunk_flags(path: &str, language: &str, internal: bool) -> u64 {
     if path_prior(path) < 1.0 {
         flags |= FLAG_SECONDARY;
     }
-    flags
+    flags | version_flags(path)
 }
 
 /// Score multiplier for tests, benches and examples: they mention every API they exercise,
@@ -382,7 +437,18 @@ pub fn path_prior(path: &str) -> f32 {
     let secondary_dir = components.any(|c| {
         matches!(
             c,
-            "tests" | "test" | "benches" | "bench" | "examples" | "testdata" | "fixtures" | "__tests__" | "spec"
+            "tests"
+                | "test"
+                | "benches"
+                | "bench"
+                | "examples"
+                | "testdata"
+                | "fixtures"
+                | "__tests__"
+                | "spec"
+                // Kept for old callers, not where the current API lives.
+                | "deprecated"
+                | "legacy"
         )
     });
     let stem = file.split('.').next().unwrap_or("");
@@ -415,5 +481,28 @@ mod tests {
         assert_eq!(named_identifier("x"), None);
         assert_eq!(named_identifier("2fa"), None);
         assert!(is_identifier("$state") && !is_identifier("impl Serialize for T"));
+    }
+
+    #[test]
+    fn an_older_version_folder_is_older_only_beside_a_newer_sibling() {
+        let flags: Vec<u64> = [
+            "packages/zod/src/v3/types.ts",
+            "packages/zod/src/v4/core/schemas.ts",
+            "packages/zod/src/v4/classic/schemas.ts",
+            "api/v1/users.py",
+            "src/lib.rs",
+        ]
+        .iter()
+        .map(|p| chunk_flags(p, "typescript", false))
+        .collect();
+        assert_eq!(older_versions(&flags, &[]), vec![true, false, false, false, false]);
+        // Named, it is what is asked for.
+        assert_eq!(older_versions(&flags, &named_versions("v3 compatibility errors")), vec![false; 5]);
+        // v1 alone has no newer sibling among the candidates.
+        assert_eq!(older_versions(&flags[3..], &[]), vec![false, false]);
+        assert_eq!(named_versions("zod v4 vs V3, not version2"), vec![4, 3]);
+        assert_eq!(folder_version("v0"), None);
+        // The other flags are untouched.
+        assert_eq!(chunk_flags("pydantic/deprecated/json.py", "python", false) & FLAG_SECONDARY, FLAG_SECONDARY);
     }
 }
