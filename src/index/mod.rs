@@ -46,7 +46,7 @@ pub use store::{FileRecord, IndexRunState, LibraryRecord, MemoryRecord, RepoStor
 /// What the code analyzer, the chunker and the schema produce, as a number: bump it when any
 /// of them changes what an index holds, so indexes built before are rebuilt (reported)
 /// instead of silently mismatching new queries.
-pub const INDEX_FORMAT_VERSION: u32 = 10;
+pub const INDEX_FORMAT_VERSION: u32 = 11;
 
 /// Empties an index for a rebuild under its writer lock (another process writing it is an
 /// error, not a race). Records go first: a kill before the files are removed leaves a state

@@ -454,7 +454,10 @@ pub fn path_prior(path: &str) -> f32 {
     let stem = file.split('.').next().unwrap_or("");
     // Release notes name every item that ever changed, in the words of its change.
     let changelog = matches!(stem, "changelog" | "changes" | "history" | "news" | "releases" | "release-notes");
+    // Licence texts share every question's plain words and answer none of them.
+    let licence = stem.starts_with("license") || stem.starts_with("licence") || matches!(stem, "copying" | "notice");
     let secondary_file = changelog
+        || licence
         || stem.starts_with("test_")
         || stem.ends_with("_test")
         || stem.ends_with("_tests")
@@ -504,5 +507,13 @@ mod tests {
         assert_eq!(folder_version("v0"), None);
         // The other flags are untouched.
         assert_eq!(chunk_flags("pydantic/deprecated/json.py", "python", false) & FLAG_SECONDARY, FLAG_SECONDARY);
+    }
+
+    #[test]
+    fn licence_texts_are_secondary() {
+        for path in ["LICENSE", "LICENSE-APACHE", "sub/LICENSE.txt", "COPYING", "NOTICE", "LICENCE.md"] {
+            assert_eq!(path_prior(path), SECONDARY_PATH_PRIOR, "{path}");
+        }
+        assert_eq!(path_prior("src/licensing.rs"), 1.0);
     }
 }
