@@ -122,14 +122,7 @@ pub(super) fn render_hit(out: &mut String, n: usize, hit: &SearchHit) {
             hit.score,
             hit.fetched_at.as_deref().unwrap_or("?")
         )),
-        None => {
-            // A search over several repos: the hit's repo before its path.
-            let repo = hit.repo.as_deref().map(|r| format!("{r} :: ")).unwrap_or_default();
-            out.push_str(&format!(
-                "{}. {repo}{}:{}-{}  score {:.2}{heading}\n",
-                n, hit.path, hit.line_start, hit.line_end, hit.score
-            ))
-        }
+        None => out.push_str(&format!("{}. {}  score {:.2}{heading}\n", n, hit.location(), hit.score)),
     }
     if let Some(explain) = &hit.explain {
         out.push_str(&format!("     ({})\n", explain.summary()));

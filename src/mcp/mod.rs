@@ -235,7 +235,7 @@ impl DocdexMcp {
             for (n, hit) in response.hits.iter().enumerate() {
                 let heading = if hit.heading.is_empty() { String::new() } else { format!(" [{}]", hit.heading) };
                 let n = page.offset + n + 1;
-                text.push_str(&format!("{n}. {}:{}-{}{heading}\n", hit.path, hit.line_start, hit.line_end));
+                text.push_str(&format!("{n}. {}{heading}\n", hit.location()));
                 for line in hit.snippet.lines() {
                     text.push_str(&format!("   {line}\n"));
                 }
@@ -266,7 +266,7 @@ impl DocdexMcp {
             for (n, hit) in response.hits.iter().enumerate() {
                 let place = match &hit.url {
                     Some(url) => format!("[web] {url}"),
-                    None => format!("{}:{}-{}", hit.path, hit.line_start, hit.line_end),
+                    None => hit.location(),
                 };
                 let heading = if hit.heading.is_empty() { String::new() } else { format!(" [{}]", hit.heading) };
                 text.push_str(&format!("{}. {place}{heading}\n", page.offset + n + 1));

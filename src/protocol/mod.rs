@@ -242,6 +242,14 @@ pub struct SearchHit {
 }
 
 impl SearchHit {
+    /// Where the hit is, as the text surfaces print it: `path:12-40`, with its repo before
+    /// it in a search of several repos and its page after it in a PDF.
+    pub fn location(&self) -> String {
+        let repo = self.repo.as_deref().map(|r| format!("{r} :: ")).unwrap_or_default();
+        let page = self.page.map(|p| format!(" (page {p})")).unwrap_or_default();
+        format!("{repo}{}:{}-{}{page}", self.path, self.line_start, self.line_end)
+    }
+
     /// Whether the two hits share a line of the same file.
     pub fn overlaps(&self, other: &SearchHit) -> bool {
         self.path == other.path && self.line_start <= other.line_end && other.line_start <= self.line_end

@@ -63,6 +63,10 @@ fn documents_are_searched_by_heading_and_page_and_a_broken_one_is_listed_until_f
     assert_eq!(hit["heading_path"], "3 Utilities > Invoking asn1Parser", "{hit}");
     assert_eq!(hit["page"], 8, "{hit}");
     assert_eq!(hit["language"], "pdf");
+    // The CLI prints the page beside the lines.
+    let out = home.run(&["search", "--collection", "manuals", "--mode", "lexical", "Invoking asn1Parser"]);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(text.lines().any(|l| l.contains("libtasn1.pdf:") && l.contains("(page 8)")), "{text}");
     // The lines a hit gives are the lines `get` shows.
     let (status, opened) = get(
         &server,
