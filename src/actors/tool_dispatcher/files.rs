@@ -380,12 +380,38 @@ pub fn read_text_inside(root: &std::path::Path, rel: &str, limits: SizeLimits) -
         return read_inside(root, rel, limits.text);
     }
     let bytes = read_bytes_inside(root, rel, limits.document)?;
-    crate::document::convert(language, rel, &bytes).map(|document| document.text).map_err(|reason| {
+    let hash = crate::ingest::sha256_hex(&bytes);
+    if let Some(text) = recently_converted(&hash) {
+        return Ok(text.to_string());
+    }
+    let text = crate::document::convert(language, rel, &bytes).map(|document| document.text).map_err(|reason| {
         DocdexError::new(
             ErrorCode::UnsupportedMediaType,
             format!("{rel} cannot be read as {}: {reason}", language.name()),
         )
-    })
+    })?;
+    remember_converted(hash, &text);
+    Ok(text)
+}
+
+/// Documents converted for reading lately, by content hash, newest last: a chat that reads
+/// five hits of one long PDF converts it once, not five times (a thousand pages take
+/// seconds).
+static CONVERTED: std::sync::Mutex<Vec<(String, Arc<str>)>> = std::sync::Mutex::new(Vec::new());
+const MAX_CONVERTED: usize = 4;
+
+fn recently_converted(hash: &str) -> Option<Arc<str>> {
+    let cache = CONVERTED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    cache.iter().find(|(h, _)| h == hash).map(|(_, text)| Arc::clone(text))
+}
+
+fn remember_converted(hash: String, text: &str) {
+    let mut cache = CONVERTED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    cache.retain(|(h, _)| *h != hash);
+    if cache.len() >= MAX_CONVERTED {
+        cache.remove(0);
+    }
+    cache.push((hash, Arc::from(text)));
 }
 
 fn read_bytes_inside(root: &std::path::Path, rel: &str, max_bytes: u64) -> Result<Vec<u8>> {
@@ -464,6 +490,26 @@ impl Handler<ReadLines> for ToolDispatcher {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A document is read as its converted text, and a changed document as its new text:
+    /// the conversions kept for reading are keyed by content, not by path.
+    #[test]
+    fn a_document_reads_as_its_converted_text_and_a_changed_one_as_its_new_text() {
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/documents");
+        let repo = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(repo.path()).unwrap();
+        let limits = SizeLimits::uniform(64 << 20);
+        std::fs::copy(fixtures.join("qemu-nbd.html"), root.join("doc.html")).unwrap();
+        let first = read_text_inside(&root, "doc.html", limits).unwrap();
+        assert!(first.contains("qemu-nbd") && !first.contains("<div"), "{first}");
+        assert_eq!(read_text_inside(&root, "doc.html", limits).unwrap(), first);
+        std::fs::copy(fixtures.join("shared-mime-info-spec.html"), root.join("doc.html")).unwrap();
+        let second = read_text_inside(&root, "doc.html", limits).unwrap();
+        assert!(second.contains("Unified system") && !second.contains("qemu-nbd"), "{second}");
+        std::fs::write(root.join("broken.docx"), b"PK not a zip").unwrap();
+        let err = read_text_inside(&root, "broken.docx", limits).unwrap_err();
+        assert_eq!(err.code, ErrorCode::UnsupportedMediaType, "{err:?}");
+    }
 
     #[test]
     fn open_reads_inside_the_repo_and_refuses_links_out_and_oversized_files() {
