@@ -1,10 +1,11 @@
 //! Embedder: turns text into normalised 384-d vectors with all-MiniLM-L6-v2 (int8 ONNX)
 //! through fastembed, ONNX Runtime loaded dynamically from the installed library.
 //!
-//! A sync actor started with two threads, each owning its own model instance (loaded on first
-//! use): background indexing sends one batch at a time, so a query never waits behind a long
-//! indexing batch. A missing or broken model is a reported state, never a panic: the daemon
-//! stays lexical-only and says why.
+//! A sync actor started with two threads sharing one model instance (loaded on first use, a
+//! slot in `EmbedderShared`): background indexing sends one batch at a time, so a query is
+//! never queued behind an indexing run, only behind the one batch the model is running. A
+//! missing or broken model is a reported state, never a panic: the daemon stays lexical-only
+//! and says why.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -16,8 +16,12 @@ use super::scraper::Scraper;
 use super::tool_dispatcher::{DispatcherParts, ToolDispatcher};
 use crate::config::LoadedConfig;
 
-/// Embedder threads: one for background batches, so queries never wait behind them.
+/// Embedder threads: while one runs a background batch, a query's message is taken by the
+/// other at once (and waits only for the model, not behind the indexing run's queue).
 const EMBEDDER_THREADS: usize = 2;
+
+/// Embedding model instances the embedder threads share.
+const MODEL_INSTANCES: usize = 1;
 
 /// Addresses of the running actors.
 #[derive(Clone)]
@@ -80,10 +84,12 @@ fn start_actors_with(
             Ingestor
         },
     );
-    // Two model instances (each loaded on first use): background embedding sends one batch at
-    // a time, so one thread is always free for query embeddings.
+    // Two threads over one model instance (loaded on first use): background embedding sends
+    // one batch at a time, so a query waits at most for the batch in progress, and a second
+    // instance's memory (measured: 701 MiB after hybrid searches with two, see
+    // MODEL_INSTANCES) is not paid for.
     let settings = embedder_settings(loaded);
-    let embedder_shared = EmbedderShared::new(EMBEDDER_THREADS);
+    let embedder_shared = EmbedderShared::new(MODEL_INSTANCES);
     let shared = Arc::clone(&embedder_shared);
     let embedder = SyncArbiter::start(EMBEDDER_THREADS, move || Embedder::new(settings.clone(), Arc::clone(&shared)));
     let memory = SyncArbiter::start(1, || MemoryStore);

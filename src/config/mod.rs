@@ -257,7 +257,7 @@ pub struct EmbeddingConfig {
     pub batch_size: usize,
     /// Tokens the model sees per chunk (all-MiniLM-L6-v2 was trained on 256).
     pub max_tokens: usize,
-    /// ONNX Runtime threads per embedder instance.
+    /// ONNX Runtime threads of the embedding model instance.
     pub threads: usize,
     /// Vectors kept per repo for texts that may come back (branch switches, rebuilds); the
     /// least recently used go beyond this (about 1.5 KiB each).
