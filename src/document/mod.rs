@@ -8,26 +8,59 @@
 mod docx;
 mod pdf;
 
+use std::time::Duration;
+
 use crate::ingest::{markdown_headings, DocumentText, Language};
+
+/// The longest a conversion may take: a pathological file (a PDF whose content streams
+/// never end) must not hold an index run's thread.
+pub const CONVERT_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Converts a document's bytes to text; `path` (relative to the repo) names it in errors.
 pub fn convert(language: Language, path: &str, bytes: &[u8]) -> Result<DocumentText, String> {
-    // The parsers are third-party code fed untrusted files: a panic in one costs this file.
-    let converted = std::panic::catch_unwind(|| match language {
-        Language::Html => Ok(html(path, bytes)),
-        Language::Pdf => pdf::convert(bytes),
-        Language::Docx => docx::convert(bytes),
-        other => Err(format!("{} is not a document format", other.name())),
-    });
-    match converted {
+    convert_within(language, path, bytes, CONVERT_TIMEOUT)
+}
+
+/// `convert`, given up after `timeout`. The conversion runs on a thread of its own; one
+/// that overruns is left to finish on it, its result dropped.
+fn convert_within(language: Language, path: &str, bytes: &[u8], timeout: Duration) -> Result<DocumentText, String> {
+    if !language.is_document() {
+        return Err(format!("{} is not a document format", language.name()));
+    }
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let (path_owned, bytes_owned) = (path.to_string(), bytes.to_vec());
+    std::thread::Builder::new()
+        .name("docdex-document".into())
+        .spawn(move || {
+            // The parsers are third-party code fed untrusted files: a panic costs this file.
+            let converted = std::panic::catch_unwind(|| match language {
+                Language::Html => Ok(html(&path_owned, &bytes_owned)),
+                Language::Pdf => pdf::convert(&bytes_owned),
+                _ => docx::convert(&bytes_owned),
+            });
+            let _ =
+                sender.send(converted.unwrap_or_else(|_| Err(format!("the {} parser failed on it", language.name()))));
+        })
+        .map_err(|err| format!("cannot start a conversion thread: {err}"))?;
+    match receiver.recv_timeout(timeout) {
         Ok(result) => result,
-        Err(_) => Err(format!("the {} parser failed on it", language.name())),
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            Err(format!("converting it took longer than {} s; left out", timeout.as_secs()))
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            Err(format!("the {} parser failed on it", language.name()))
+        }
     }
 }
 
-/// HTML: the article, as Markdown-like text, its headings read back from the `#` lines.
+/// HTML: the article, as Markdown-like text, its headings read back from the `#` lines. A
+/// fragment (a component's or a view's template, no `<html>` or doctype) is code, not a
+/// page: it is kept as written, so its markup and template syntax stay searchable.
 fn html(path: &str, bytes: &[u8]) -> DocumentText {
     let source = String::from_utf8_lossy(bytes);
+    if !is_page(&source) {
+        return DocumentText { text: source.into_owned(), headings: Vec::new(), page_starts: Vec::new() };
+    }
     // Readability wants a base URL for relative links; a file has none worth resolving.
     let url = url::Url::parse("file:///").and_then(|base| base.join(path)).expect("a file URL parses");
     let article = crate::web::extract::extract(&source, &url);
@@ -48,6 +81,12 @@ fn html(path: &str, bytes: &[u8]) -> DocumentText {
     let lines: Vec<&str> = text.lines().collect();
     let headings = markdown_headings(&lines);
     DocumentText { headings, text, page_starts: Vec::new() }
+}
+
+/// Whether HTML is a whole page: a doctype or an `<html>` element near its start.
+fn is_page(source: &str) -> bool {
+    let head: String = source.chars().take(2048).collect::<String>().to_ascii_lowercase();
+    head.contains("<!doctype html") || head.contains("<html")
 }
 
 /// Whitespace runs as one space, trimmed: how titles and lines are compared.
@@ -128,5 +167,23 @@ mod tests {
         assert!(convert(Language::Rust, "x.rs", b"fn main() {}").is_err());
         // HTML is forgiving: bytes that are not HTML are text.
         assert!(convert(Language::Html, "x.html", &[0xff, 0xfe, b'a']).is_ok());
+    }
+
+    #[test]
+    fn a_conversion_that_overruns_its_time_is_left_out_with_why() {
+        let err = convert_within(Language::Pdf, "libtasn1.pdf", &fixture("libtasn1.pdf"), Duration::ZERO).unwrap_err();
+        assert!(err.contains("took longer than"), "{err}");
+    }
+
+    #[test]
+    fn an_html_fragment_is_kept_as_written() {
+        let template =
+            "<div class=\"profile\">\n  <h2>{{ user.name }}</h2>\n  <p *ngIf=\"user.admin\">Admin</p>\n</div>\n";
+        let document = convert(Language::Html, "profile.component.html", template.as_bytes()).unwrap();
+        assert_eq!(document.text, template);
+        assert!(document.headings.is_empty());
+        let page = format!("<!DOCTYPE html><html><body>{template}</body></html>");
+        let document = convert(Language::Html, "page.html", page.as_bytes()).unwrap();
+        assert!(!document.text.contains("<div") && document.text.contains("{{ user.name }}"), "{}", document.text);
     }
 }
