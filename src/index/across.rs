@@ -19,7 +19,9 @@ use super::rank::{
     candidate_depth, dense_confidence, fuse, internal_prior_for, lexical_confidence, with_ranks, Candidate, Ranking,
     Source,
 };
-use super::rank::{definitions_first, named_identifier, named_versions, tag, untag, MAX_PROMOTED_DEFINITIONS};
+use super::rank::{
+    definitions_first, demote_older_versions, named_identifier, named_versions, tag, untag, MAX_PROMOTED_DEFINITIONS,
+};
 use super::search::{query_terms, render, SearchFilter};
 use super::{RepoIndex, SearchOutcome, SearchParams};
 use crate::protocol::{DocdexError, HitSource, Result, SearchMode};
@@ -131,7 +133,7 @@ pub fn search_indexes(
                 index.dense_candidates(searcher, vector, depth, params.dense_search_k, filter, internal_prior)?
             }
         };
-        index.demote_older_versions(searcher, &mut lexical_here, &mut dense_here, &versions)?;
+        demote_older_versions(&mut lexical_here, &mut dense_here, &versions);
         // A query that is one identifier: the chunks that define it (not in a dense search,
         // which ranks by meaning alone, nor one filtered to docs or web pages).
         let definitions_here = match defined_name {

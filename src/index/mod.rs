@@ -558,7 +558,7 @@ mod tests {
         Ranking {
             candidates: chunks
                 .iter()
-                .map(|&(doc, _)| Candidate { address: DocAddress::new(0, doc), score: 1.0, doc_opt: None })
+                .map(|&(doc, _)| Candidate { address: DocAddress::new(0, doc), score: 1.0, doc_opt: None, flags: 0 })
                 .collect(),
             files: chunks.iter().map(|&(_, file)| file).collect(),
             weight,

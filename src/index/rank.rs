@@ -167,6 +167,8 @@ pub(super) struct Candidate {
     pub(super) score: f32,
     /// Already loaded (lexical rescoring reads the doc), else loaded when rendered.
     pub(super) doc_opt: Option<TantivyDocument>,
+    /// Its `FLAG_*` bits and version bits, as the ranking read them.
+    pub(super) flags: u64,
 }
 
 /// A candidate in the final order, with how each ranking placed it.
@@ -196,6 +198,26 @@ pub(super) fn with_ranks(candidates: Vec<Candidate>, source: Source) -> Vec<Rank
             RankedCandidate { address: c.address, score: c.score, doc_opt: c.doc_opt, explain }
         })
         .collect()
+}
+
+/// Candidates in an older version's folder while a newer sibling's candidates answer too
+/// (`older_versions`) go down: lexical scores and dense rank keys ×
+/// `OLDER_VERSION_PRIOR`, each list sorted again.
+pub(super) fn demote_older_versions(lexical: &mut [Candidate], dense: &mut [(f32, Candidate)], named: &[u64]) {
+    let flags: Vec<u64> = lexical.iter().map(|c| c.flags).chain(dense.iter().map(|(_, c)| c.flags)).collect();
+    let older = older_versions(&flags, named);
+    if !older.contains(&true) {
+        return;
+    }
+    let (lexical_older, dense_older) = older.split_at(lexical.len());
+    for (candidate, _) in lexical.iter_mut().zip(lexical_older).filter(|(_, &older)| older) {
+        candidate.score *= OLDER_VERSION_PRIOR;
+    }
+    for ((key, _), _) in dense.iter_mut().zip(dense_older).filter(|(_, &older)| older) {
+        *key *= OLDER_VERSION_PRIOR;
+    }
+    lexical.sort_by(|a, b| b.score.total_cmp(&a.score));
+    dense.sort_by(|a, b| b.0.total_cmp(&a.0));
 }
 
 /// Whether `name` is one identifier (letters, digits, `_`, `$`, not starting with a digit),

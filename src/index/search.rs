@@ -12,8 +12,8 @@ use tantivy::{DocAddress, Searcher, Term};
 use super::analyzer::analyze;
 use super::concepts::{ExpandedConcept, Expansion};
 use super::rank::{
-    candidate_depth, flags_prior, internal_prior_for, lexical_confidence, older_versions, untag, with_ranks, Candidate,
-    RankedCandidate, Source, COVERAGE_EXPONENT, DENSE_MIN_SIMILARITY, OLDER_VERSION_PRIOR,
+    candidate_depth, flags_prior, internal_prior_for, lexical_confidence, untag, with_ranks, Candidate,
+    RankedCandidate, Source, COVERAGE_EXPONENT, DENSE_MIN_SIMILARITY,
 };
 use super::rank::{is_prose, FLAG_LIBRARY, FLAG_PROSE, FLAG_WEB};
 use super::{RepoIndex, SearchOutcome, SearchParams};
@@ -322,41 +322,10 @@ impl RepoIndex {
                 1.0
             };
             let score = score * flags_prior(flags[i], internal_prior) * coverage.powf(COVERAGE_EXPONENT);
-            candidates.push(Candidate { address, score, doc_opt: None });
+            candidates.push(Candidate { address, score, doc_opt: None, flags: flags[i] });
         }
         candidates.sort_by(|a, b| b.score.total_cmp(&a.score));
         Ok(candidates)
-    }
-
-    /// Candidates in an older version's folder while a newer sibling's answer too
-    /// (`rank::older_versions`) go down: lexical scores and dense rank keys ×
-    /// `OLDER_VERSION_PRIOR`, each list sorted again.
-    pub(super) fn demote_older_versions(
-        &self,
-        searcher: &Searcher,
-        lexical: &mut [Candidate],
-        dense: &mut [(f32, Candidate)],
-        named: &[u64],
-    ) -> Result<()> {
-        let addresses: Vec<DocAddress> =
-            lexical.iter().map(|c| c.address).chain(dense.iter().map(|(_, c)| c.address)).collect();
-        if addresses.is_empty() {
-            return Ok(());
-        }
-        let older = older_versions(&self.flags_of(searcher, &addresses)?, named);
-        if !older.contains(&true) {
-            return Ok(());
-        }
-        let (lexical_older, dense_older) = older.split_at(lexical.len());
-        for (candidate, _) in lexical.iter_mut().zip(lexical_older).filter(|(_, &older)| older) {
-            candidate.score *= OLDER_VERSION_PRIOR;
-        }
-        for ((key, _), _) in dense.iter_mut().zip(dense_older).filter(|(_, &older)| older) {
-            *key *= OLDER_VERSION_PRIOR;
-        }
-        lexical.sort_by(|a, b| b.score.total_cmp(&a.score));
-        dense.sort_by(|a, b| b.0.total_cmp(&a.0));
-        Ok(())
     }
 
     /// The chunks that define `name` (exactly as written), in document order; at most
@@ -531,7 +500,7 @@ impl RepoIndex {
             // Tests and examples rank lower here too (the explain output keeps the plain
             // similarity as the score).
             let rank_key = similarity * flags_prior(flags, internal_prior);
-            candidates.push((rank_key, Candidate { address, score: similarity, doc_opt: None }));
+            candidates.push((rank_key, Candidate { address, score: similarity, doc_opt: None, flags }));
         }
         candidates.sort_by(|a, b| b.0.total_cmp(&a.0));
         Ok(candidates)
