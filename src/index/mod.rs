@@ -41,7 +41,7 @@ use self::search::{hit_source, SOURCE_LIBRARY, SOURCE_REPO, SOURCE_WEB};
 pub use across::search_indexes;
 pub use rank::{asks_how_it_works, candidate_depth, path_prior, FusionParams};
 pub use search::SearchFilter;
-pub use store::{FileRecord, IndexRunState, LibraryRecord, MemoryRecord, RepoStore, WebPageRecord};
+pub use store::{FileRecord, IndexRunState, LibraryRecord, MemoryRecord, RepoStore, StoreTxn, WebPageRecord};
 
 /// What the code analyzer, the chunker and the schema produce, as a number: bump it when any
 /// of them changes what an index holds, so indexes built before are rebuilt (reported)

@@ -105,6 +105,9 @@ error_codes! {
     DaemonRunning => "daemon_running", 409, 2;
     /// A name already taken otherwise (a collection's name, or its folder under another name).
     Conflict => "conflict", 409, 2;
+    /// The team store (PostgreSQL, `[store] backend = "postgres"`) cannot be reached, lacks
+    /// the vector extension, or has a schema newer than this docdexd.
+    StoreUnavailable => "store_unavailable", 503, 2;
     /// Anything else: a bug or an environment failure.
     Internal => "internal", 500, 2;
 }

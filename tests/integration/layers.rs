@@ -20,6 +20,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("web", 2),
     ("libs", 2),
     ("document", 2),
+    ("postgres", 2),
     ("actors", 3),
     ("daemon", 4),
     ("http", 5),

@@ -1,0 +1,265 @@
+//! The embedded store: one LMDB environment per repo (through heed), a database per space,
+//! and arroy's vector indexes in one more.
+
+use std::path::Path;
+
+use arroy::distances::Cosine;
+use arroy::{Reader, Writer};
+use heed::types::Bytes;
+use heed::{Database, Env, EnvOpenOptions, RoTxn, RwTxn, WithoutTls};
+use rand::SeedableRng;
+
+use super::{Entry, Space, Txn, TxnWrite, VectorKind};
+use crate::protocol::Result;
+
+const VECTORS_DB: &str = "vectors";
+/// Seed of arroy's tree building, so index builds are reproducible.
+const ARROY_SEED: u64 = 0x5eed_d0cd;
+
+pub(super) struct LmdbStore {
+    env: Env<WithoutTls>,
+    /// One database per space, in `Space::ALL` order.
+    spaces: [Database<'static, Bytes, Bytes>; Space::ALL.len()],
+    /// arroy's indexes: chunk vectors (index 0) and memory vectors (index 1).
+    vectors: arroy::Database<'static, Cosine>,
+}
+
+impl LmdbStore {
+    pub(super) fn open(dir: &Path, map_bytes: usize) -> Result<LmdbStore> {
+        std::fs::create_dir_all(dir)?;
+        // SAFETY: the environment is opened once per process per repo (the RepoManager keeps
+        // one handle) and the file is never truncated or modified outside LMDB.
+        let env = unsafe {
+            EnvOpenOptions::new().read_txn_without_tls().map_size(map_bytes.max(1 << 20)).max_dbs(16).open(dir)?
+        };
+        let wtxn = env.write_txn()?;
+        let (spaces, vectors) = env
+            .create_databases_and_commit(wtxn, |opener, wtxn| -> heed::Result<_> {
+                let mut spaces = Vec::with_capacity(Space::ALL.len());
+                for space in Space::ALL {
+                    spaces.push(opener.create_database::<Bytes, Bytes>(wtxn, Some(space.name()))?);
+                }
+                let spaces: [_; Space::ALL.len()] = spaces.try_into().unwrap_or_else(|_| unreachable!("one per space"));
+                let vectors = opener.create_database(wtxn, Some(VECTORS_DB))?;
+                Ok(heed::CommitOrAbort::<_, ()>::Commit((spaces, vectors)))
+            })?
+            .unwrap_commit();
+        Ok(LmdbStore { env, spaces, vectors })
+    }
+
+    pub(super) fn read_txn(&self) -> Result<LmdbRead<'_>> {
+        Ok(LmdbRead { store: self, txn: self.env.read_txn()? })
+    }
+
+    pub(super) fn write_txn(&self) -> Result<LmdbWrite<'_>> {
+        Ok(LmdbWrite { store: self, txn: self.env.write_txn()? })
+    }
+
+    fn db(&self, space: Space) -> Database<'static, Bytes, Bytes> {
+        let at = Space::ALL.iter().position(|&s| s == space).expect("every space is in ALL");
+        self.spaces[at]
+    }
+
+    fn vector_writer(&self, kind: VectorKind) -> Writer<Cosine> {
+        Writer::new(self.vectors, kind.id(), crate::index::models::EMBEDDING_DIMS)
+    }
+
+    /// A reader of an arroy index, or `None` while it has nothing built to read.
+    fn reader<'t>(&self, rtxn: &'t RoTxn<WithoutTls>, kind: VectorKind) -> Result<Option<Reader<'t, Cosine>>> {
+        match Reader::<Cosine>::open(rtxn, kind.id(), self.vectors) {
+            Ok(reader) => Ok(Some(reader)),
+            Err(arroy::Error::MissingMetadata(_)) | Err(arroy::Error::NeedBuild(_)) => Ok(None),
+            Err(err) => Err(arroy_error(err)),
+        }
+    }
+}
+
+/// A read transaction of the embedded store.
+pub(super) struct LmdbRead<'s> {
+    store: &'s LmdbStore,
+    txn: RoTxn<'s, WithoutTls>,
+}
+
+/// A write transaction of the embedded store (LMDB has one writer per environment).
+pub(super) struct LmdbWrite<'s> {
+    store: &'s LmdbStore,
+    txn: RwTxn<'s>,
+}
+
+/// The reads, the same for both kinds of transaction (a heed write transaction reads as a
+/// read one).
+impl LmdbStore {
+    fn get(&self, rtxn: &RoTxn<WithoutTls>, space: Space, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.db(space).get(rtxn, key)?.map(<[u8]>::to_vec))
+    }
+
+    fn scan(
+        &self,
+        rtxn: &RoTxn<WithoutTls>,
+        space: Space,
+        from: &[u8],
+        prefix: &[u8],
+        max: usize,
+    ) -> Result<Vec<Entry>> {
+        let mut out = Vec::new();
+        // LMDB refuses an empty key, even as a bound.
+        let lower = if from.is_empty() { std::ops::Bound::Unbounded } else { std::ops::Bound::Included(from) };
+        let range = (lower, std::ops::Bound::Unbounded);
+        for entry in self.db(space).range(rtxn, &range)? {
+            let (key, value) = entry?;
+            if out.len() >= max || !key.starts_with(prefix) {
+                break;
+            }
+            out.push((key.to_vec(), value.to_vec()));
+        }
+        Ok(out)
+    }
+
+    fn len(&self, rtxn: &RoTxn<WithoutTls>, space: Space) -> Result<u64> {
+        Ok(self.db(space).len(rtxn)?)
+    }
+
+    fn last(&self, rtxn: &RoTxn<WithoutTls>, space: Space) -> Result<Option<Entry>> {
+        Ok(self.db(space).last(rtxn)?.map(|(k, v)| (k.to_vec(), v.to_vec())))
+    }
+
+    fn vector_count(&self, rtxn: &RoTxn<WithoutTls>, kind: VectorKind) -> Result<u64> {
+        Ok(self.reader(rtxn, kind)?.map_or(0, |reader| reader.n_items()))
+    }
+
+    fn all_vectors(&self, rtxn: &RoTxn<WithoutTls>, kind: VectorKind) -> Result<Vec<(u32, Vec<f32>)>> {
+        let Some(reader) = self.reader(rtxn, kind)? else { return Ok(Vec::new()) };
+        let mut out = Vec::with_capacity(reader.n_items() as usize);
+        for id in reader.item_ids().iter() {
+            if let Some(vector) = reader.item_vector(rtxn, id).map_err(arroy_error)? {
+                out.push((id, vector));
+            }
+        }
+        Ok(out)
+    }
+
+    fn nearest(
+        &self,
+        rtxn: &RoTxn<WithoutTls>,
+        kind: VectorKind,
+        vector: &[f32],
+        count: usize,
+        search_k: usize,
+    ) -> Result<Vec<(u32, f32)>> {
+        let Some(reader) = self.reader(rtxn, kind)? else { return Ok(Vec::new()) };
+        let mut query = reader.nns(count);
+        if let Some(search_k) = std::num::NonZeroUsize::new(search_k) {
+            query.search_k(search_k);
+        }
+        let found = query.by_vector(rtxn, vector).map_err(arroy_error)?;
+        Ok(found.into_iter().map(|(id, distance)| (id, cosine_similarity(distance))).collect())
+    }
+}
+
+/// `Txn`'s reads for a transaction type with a `store` and a heed `txn`.
+macro_rules! lmdb_reads {
+    () => {
+        fn get(&self, space: Space, key: &[u8]) -> Result<Option<Vec<u8>>> {
+            self.store.get(&self.txn, space, key)
+        }
+
+        fn scan(&self, space: Space, from: &[u8], prefix: &[u8], max: usize) -> Result<Vec<Entry>> {
+            self.store.scan(&self.txn, space, from, prefix, max)
+        }
+
+        fn len(&self, space: Space) -> Result<u64> {
+            self.store.len(&self.txn, space)
+        }
+
+        fn last(&self, space: Space) -> Result<Option<Entry>> {
+            self.store.last(&self.txn, space)
+        }
+
+        fn vector_count(&self, kind: VectorKind) -> Result<u64> {
+            self.store.vector_count(&self.txn, kind)
+        }
+
+        fn all_vectors(&self, kind: VectorKind) -> Result<Vec<(u32, Vec<f32>)>> {
+            self.store.all_vectors(&self.txn, kind)
+        }
+
+        fn nearest(&self, kind: VectorKind, vector: &[f32], count: usize, search_k: usize) -> Result<Vec<(u32, f32)>> {
+            self.store.nearest(&self.txn, kind, vector, count, search_k)
+        }
+    };
+}
+
+impl Txn for LmdbRead<'_> {
+    lmdb_reads!();
+
+    /// A read has nothing to commit: it ends when dropped.
+    fn commit(self: Box<Self>) -> Result<()> {
+        Ok(())
+    }
+
+    fn write(&mut self) -> Option<&mut dyn TxnWrite> {
+        None
+    }
+}
+
+impl Txn for LmdbWrite<'_> {
+    lmdb_reads!();
+
+    fn commit(self: Box<Self>) -> Result<()> {
+        Ok(self.txn.commit()?)
+    }
+
+    fn write(&mut self) -> Option<&mut dyn TxnWrite> {
+        Some(self)
+    }
+}
+
+impl TxnWrite for LmdbWrite<'_> {
+    fn put(&mut self, space: Space, key: &[u8], value: &[u8]) -> Result<()> {
+        Ok(self.store.db(space).put(&mut self.txn, key, value)?)
+    }
+
+    fn delete(&mut self, space: Space, key: &[u8]) -> Result<bool> {
+        Ok(self.store.db(space).delete(&mut self.txn, key)?)
+    }
+
+    fn clear(&mut self, space: Space) -> Result<()> {
+        Ok(self.store.db(space).clear(&mut self.txn)?)
+    }
+
+    fn put_vector(&mut self, kind: VectorKind, item: u32, vector: &[f32]) -> Result<()> {
+        self.store.vector_writer(kind).add_item(&mut self.txn, item, vector).map_err(arroy_error)
+    }
+
+    fn delete_vector(&mut self, kind: VectorKind, item: u32) -> Result<()> {
+        self.store.vector_writer(kind).del_item(&mut self.txn, item).map_err(arroy_error)?;
+        Ok(())
+    }
+
+    fn clear_vectors(&mut self, kind: VectorKind) -> Result<()> {
+        self.store.vector_writer(kind).clear(&mut self.txn).map_err(arroy_error)
+    }
+
+    fn build_vectors(&mut self, kind: VectorKind) -> Result<()> {
+        let writer = self.store.vector_writer(kind);
+        if writer.need_build(&self.txn).map_err(arroy_error)? {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(ARROY_SEED);
+            writer.builder(&mut rng).build(&mut self.txn).map_err(arroy_error)?;
+        }
+        Ok(())
+    }
+}
+
+/// arroy's cosine distance is (1 - cos) / 2.
+fn cosine_similarity(distance: f32) -> f32 {
+    1.0 - 2.0 * distance
+}
+
+fn arroy_error(err: arroy::Error) -> crate::protocol::DocdexError {
+    match err {
+        // A full map or disk is the storage's condition, reported as such.
+        arroy::Error::Heed(err) => err.into(),
+        arroy::Error::Io(err) => err.into(),
+        err => crate::protocol::DocdexError::internal(format!("vector store error: {err}")),
+    }
+}

@@ -1,0 +1,106 @@
+//! The schema docdex keeps in PostgreSQL, as numbered migrations applied in order, each in
+//! its own transaction, under an advisory lock so that daemons starting together migrate
+//! once. The database records the version it is at; a version newer than this binary's is
+//! refused (an older docdexd must not write a layout it does not know).
+
+use postgres::Client;
+
+use super::db_error;
+use crate::protocol::{DocdexError, ErrorCode, Result};
+
+/// Lock class held while migrating (the second key is 0).
+const MIGRATION_LOCK_CLASS: i32 = 0x646f_6430;
+
+/// Each migration brings the schema from its index to its index + 1.
+///
+/// - `docdex_repos`: one row per repo (its fingerprint, the id every other row carries).
+/// - `docdex_records`: what LMDB holds for an embedded repo, as the same bytes (file
+///   records, run state, pending embeddings, memories, DAGs, code facts), keyed by repo,
+///   space (LMDB's database) and key, so both backends sort keys alike.
+/// - `docdex_vectors`: chunk and memory vectors (`kind` 0 and 1) under an HNSW index.
+/// - `docdex_index_files`: the files of a repo's Tantivy index, in parts (see
+///   `index::pg_directory`).
+const MIGRATIONS: &[&str] = &["
+    CREATE EXTENSION IF NOT EXISTS vector;
+    CREATE TABLE docdex_repos (
+        id bigserial PRIMARY KEY,
+        fingerprint text NOT NULL UNIQUE,
+        root text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE TABLE docdex_records (
+        repo_id bigint NOT NULL REFERENCES docdex_repos (id) ON DELETE CASCADE,
+        space smallint NOT NULL,
+        key bytea NOT NULL,
+        value bytea NOT NULL,
+        PRIMARY KEY (repo_id, space, key)
+    );
+    CREATE TABLE docdex_vectors (
+        repo_id bigint NOT NULL REFERENCES docdex_repos (id) ON DELETE CASCADE,
+        kind smallint NOT NULL,
+        item bigint NOT NULL,
+        embedding vector(384) NOT NULL,
+        PRIMARY KEY (repo_id, kind, item)
+    );
+    CREATE INDEX docdex_vectors_hnsw ON docdex_vectors USING hnsw (embedding vector_cosine_ops);
+    CREATE TABLE docdex_index_files (
+        repo_id bigint NOT NULL REFERENCES docdex_repos (id) ON DELETE CASCADE,
+        name text NOT NULL,
+        part integer NOT NULL,
+        data bytea NOT NULL,
+        PRIMARY KEY (repo_id, name, part)
+    );
+"];
+
+/// The schema version this docdexd writes and reads.
+pub const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
+
+/// The version the database is at (0 when docdex has never written to it).
+pub(super) fn current_version(client: &mut Client) -> Result<i32> {
+    let exists: bool =
+        client.query_one("SELECT to_regclass('docdex_schema') IS NOT NULL", &[]).map_err(db_error)?.get(0);
+    if !exists {
+        return Ok(0);
+    }
+    let row = client.query_opt("SELECT version FROM docdex_schema", &[]).map_err(db_error)?;
+    Ok(row.map(|r| r.get(0)).unwrap_or(0))
+}
+
+/// Applies the migrations the database lacks.
+pub(super) fn migrate(client: &mut Client) -> Result<()> {
+    client.execute("SELECT pg_advisory_lock($1, 0)", &[&MIGRATION_LOCK_CLASS]).map_err(db_error)?;
+    let outcome = migrate_locked(client);
+    let unlock = client.execute("SELECT pg_advisory_unlock($1, 0)", &[&MIGRATION_LOCK_CLASS]).map_err(db_error);
+    outcome.and(unlock.map(|_| ()))
+}
+
+fn migrate_locked(client: &mut Client) -> Result<()> {
+    client.batch_execute("CREATE TABLE IF NOT EXISTS docdex_schema (version integer NOT NULL)").map_err(db_error)?;
+    let version = current_version(client)?;
+    if version > SCHEMA_VERSION {
+        return Err(DocdexError::new(
+            ErrorCode::StoreUnavailable,
+            format!(
+                "the store's schema is version {version}, newer than this docdexd's ({SCHEMA_VERSION}); it is left untouched"
+            ),
+        )
+        .with_hint("upgrade docdexd to the version the other daemons run"));
+    }
+    for (at, migration) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        let next = at as i32 + 1;
+        let mut txn = client.transaction().map_err(db_error)?;
+        txn.batch_execute(migration).map_err(|err| {
+            let mut error = db_error(err);
+            error.message = format!("migration to schema version {next} failed: {}", error.message);
+            if error.message.contains("vector") {
+                error = error.with_hint("the server needs the pgvector extension (CREATE EXTENSION vector)");
+            }
+            error
+        })?;
+        txn.execute("DELETE FROM docdex_schema", &[]).map_err(db_error)?;
+        txn.execute("INSERT INTO docdex_schema (version) VALUES ($1)", &[&next]).map_err(db_error)?;
+        txn.commit().map_err(db_error)?;
+        tracing::info!(version = next, "store schema migrated");
+    }
+    Ok(())
+}
