@@ -14,7 +14,7 @@ use actix::{Actor, Addr, Handler, Message, SyncArbiter, SyncContext};
 use serde::{Deserialize, Serialize};
 
 use super::indexer::{Indexer, IndexerSettings};
-use crate::index::RepoIndex;
+use crate::index::{RepoIndex, StoreBackend};
 use crate::ingest::repo_policy::RepoPolicy;
 use crate::ingest::sha256_hex;
 use crate::protocol::time::unix_now;
@@ -60,6 +60,10 @@ pub struct RepoManager {
     repos_dir: PathBuf,
     indexer_settings: IndexerSettings,
     lmdb_map_bytes: usize,
+    store: crate::config::StoreConfig,
+    /// The team store's connections, made on the first open (a store that is down at start
+    /// is an error per request until it is back, not a daemon that cannot start).
+    pool_opt: Option<Arc<crate::postgres::PgPool>>,
     open: HashMap<RepoFingerprint, Arc<RepoHandle>>,
 }
 
@@ -69,23 +73,62 @@ impl RepoManager {
         policy: RepoPolicy,
         indexer_settings: IndexerSettings,
         lmdb_map_bytes: usize,
+        store: crate::config::StoreConfig,
     ) -> RepoManager {
         RepoManager {
             policy,
             repos_dir: state_dir.join("repos"),
             indexer_settings,
             lmdb_map_bytes,
+            store,
+            pool_opt: None,
             open: HashMap::new(),
         }
     }
 
-    fn open_repo(&mut self, msg: OpenRepo) -> Result<Arc<RepoHandle>> {
-        let shown = msg.path.display().to_string();
-        let canonical =
-            std::fs::canonicalize(&msg.path).map_err(|_| DocdexError::repo_not_found(&shown, "does not exist"))?;
-        if !canonical.is_dir() {
-            return Err(DocdexError::repo_not_found(&shown, "is not a directory"));
+    /// Where repos live, per `[store]`.
+    fn backend(&mut self) -> Result<StoreBackend> {
+        if self.store.backend != crate::config::STORE_POSTGRES {
+            return Ok(StoreBackend::Embedded { lmdb_map_bytes: self.lmdb_map_bytes });
         }
+        let pool = match &self.pool_opt {
+            Some(pool) => Arc::clone(pool),
+            None => {
+                let pool = crate::postgres::PgPool::open(&self.store.url)?;
+                self.pool_opt = Some(Arc::clone(&pool));
+                pool
+            }
+        };
+        Ok(StoreBackend::Postgres(pool))
+    }
+
+    /// The team store's connections, when it is the backend.
+    fn pool(&mut self) -> Result<Option<Arc<crate::postgres::PgPool>>> {
+        match self.backend()? {
+            StoreBackend::Postgres(pool) => Ok(Some(pool)),
+            StoreBackend::Embedded { .. } => Ok(None),
+        }
+    }
+
+    /// The repo's resolved root: its canonical path here, or, on the team store, the root
+    /// it was indexed at when it has no checkout on this machine (answered from the store).
+    fn resolve_root(&mut self, path: &Path) -> Result<PathBuf> {
+        let shown = path.display().to_string();
+        match std::fs::canonicalize(path) {
+            Ok(canonical) if canonical.is_dir() => Ok(canonical),
+            Ok(_) => Err(DocdexError::repo_not_found(&shown, "is not a directory")),
+            Err(_) => {
+                let root = shown.trim_end_matches('/');
+                match self.pool()? {
+                    Some(pool) if pool.repo_by_root(root)?.is_some() => Ok(PathBuf::from(root)),
+                    _ => Err(DocdexError::repo_not_found(&shown, "does not exist")),
+                }
+            }
+        }
+    }
+
+    fn open_repo(&mut self, msg: OpenRepo) -> Result<Arc<RepoHandle>> {
+        let canonical = self.resolve_root(&msg.path)?;
         self.policy.check_resolved(&msg.path, &canonical)?;
         let fingerprint = RepoFingerprint::of(&canonical);
         if let Some(handle) = self.open.get(&fingerprint) {
@@ -94,7 +137,10 @@ impl RepoManager {
         }
         let state_dir = self.repos_dir.join(&fingerprint.0);
         let meta_path = state_dir.join(REPO_META_FILE);
-        if !msg.create && !meta_path.exists() {
+        // On the team store a repo another daemon indexed is known here too.
+        let known =
+            meta_path.exists() || self.pool()?.map(|pool| pool.has_repo(&fingerprint.0)).transpose()? == Some(true);
+        if !msg.create && !known {
             return Err(DocdexError::repo_not_indexed(&canonical.display().to_string()));
         }
         std::fs::create_dir_all(&state_dir).map_err(|err| {
@@ -132,7 +178,8 @@ impl RepoManager {
                 .with_hint("retry in a moment"));
             }
         }
-        let index = Arc::new(RepoIndex::open_with(&canonical, &fingerprint.0, &state_dir, self.lmdb_map_bytes)?);
+        let backend = self.backend()?;
+        let index = Arc::new(RepoIndex::open_in(&canonical, &fingerprint.0, &state_dir, &backend)?);
         let for_indexer = Arc::clone(&index);
         let settings = self.indexer_settings;
         let indexer = SyncArbiter::start(1, move || Indexer::new(Arc::clone(&for_indexer), settings));

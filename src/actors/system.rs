@@ -70,9 +70,10 @@ fn start_actors_with(
         cache_max_entries: loaded.config.embedding.cache_max_entries,
     };
     let map_bytes = loaded.config.index.lmdb_map_bytes;
+    let store = loaded.config.store.clone();
     let manager_policy = policy.clone();
     let repo_manager = SyncArbiter::start(1, move || {
-        RepoManager::new(&state_dir, manager_policy.clone(), indexer_settings, map_bytes)
+        RepoManager::new(&state_dir, manager_policy.clone(), indexer_settings, map_bytes, store.clone())
     });
     // Chunking (tree-sitter parsing) is the most expensive part of indexing: one thread per core.
     let ingest_threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);

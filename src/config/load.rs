@@ -239,6 +239,21 @@ pub fn check_ranges(config: &Config) -> std::result::Result<(), String> {
             ));
         }
     }
+    match config.store.backend.as_str() {
+        super::STORE_EMBEDDED => {}
+        super::STORE_POSTGRES if config.store.url.trim().is_empty() => return Err(
+            "store.backend = \"postgres\" needs store.url (or DOCDEX_STORE_URL): postgres://USER@HOST:PORT/DATABASE"
+                .into(),
+        ),
+        super::STORE_POSTGRES => {}
+        other => {
+            return Err(format!(
+                "store.backend = \"{other}\" is not a backend: \"{}\" or \"{}\"",
+                super::STORE_EMBEDDED,
+                super::STORE_POSTGRES
+            ))
+        }
+    }
     let unit = [("search.web_trigger_threshold", config.search.web_trigger_threshold)];
     for (key, value) in unit {
         if !(0.0..=1.0).contains(&value) {
@@ -287,6 +302,11 @@ fn apply_env_overrides(config: &mut Config) -> Result<()> {
         if let Some(value) = env_nonempty(name) {
             *target = value.trim().to_string();
         }
+    }
+    if let Some(url) = env_nonempty("DOCDEX_STORE_URL") {
+        // The URL of a store means that store: an embedded backend would ignore it.
+        config.store.url = url;
+        config.store.backend = super::STORE_POSTGRES.into();
     }
     if let Some(dir) = env_nonempty("DOCDEX_STATE_DIR") {
         config.core.global_state_dir = Some(PathBuf::from(dir));

@@ -63,6 +63,29 @@ pub struct Config {
     pub watcher: WatcherConfig,
     pub libs: LibsConfig,
     pub tests: TestsConfig,
+    pub store: StoreConfig,
+}
+
+/// `[store]`: where repos' indexes and records live.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StoreConfig {
+    /// `embedded` (Tantivy and LMDB under the state directory) or `postgres` (one
+    /// PostgreSQL with pgvector that many daemons share).
+    pub backend: String,
+    /// The PostgreSQL URL (`postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`) when `backend`
+    /// is `postgres` (`DOCDEX_STORE_URL`, which also selects `postgres`).
+    pub url: String,
+}
+
+/// `[store] backend` values.
+pub const STORE_EMBEDDED: &str = "embedded";
+pub const STORE_POSTGRES: &str = "postgres";
+
+impl Default for StoreConfig {
+    fn default() -> StoreConfig {
+        StoreConfig { backend: STORE_EMBEDDED.into(), url: String::new() }
+    }
 }
 
 /// `run-tests`: running a repo's tests, bounded.

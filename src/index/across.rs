@@ -89,7 +89,7 @@ pub fn search_indexes(
             indexes.len()
         )));
     }
-    let searchers: Vec<Searcher> = indexes.iter().map(|index| index.reader.searcher()).collect();
+    let searchers: Vec<Searcher> = indexes.iter().map(|index| index.searcher()).collect();
     let pooled = PooledStats(&searchers);
     let mut analyzer = first.analyzer.clone();
     let terms = query_terms(&mut analyzer, query_text);

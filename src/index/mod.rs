@@ -13,6 +13,7 @@ pub mod dag;
 #[cfg(test)]
 mod fuzz_tests;
 pub mod models;
+mod pg_directory;
 pub mod rank;
 pub mod schema;
 pub mod search;
@@ -24,13 +25,14 @@ use std::sync::Arc;
 
 use analyzer::{code_analyzer, CODE_ANALYZER};
 use tantivy::directory::error::LockError;
-use tantivy::directory::MmapDirectory;
+use tantivy::directory::{Directory, MmapDirectory};
 use tantivy::schema::{Field, IndexRecordOption, Value};
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{
     DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, TantivyError, Term,
 };
 
+use self::pg_directory::PgDirectory;
 use crate::code::CodeGraph;
 use crate::ingest::Chunk;
 use crate::protocol::{ChunkContent, DocdexError, ErrorCode, Result, SearchHit};
@@ -48,17 +50,77 @@ pub use store::{FileRecord, IndexRunState, LibraryRecord, MemoryRecord, RepoStor
 /// instead of silently mismatching new queries.
 pub const INDEX_FORMAT_VERSION: u32 = 11;
 
+/// Where a repo's index and store live.
+#[derive(Clone)]
+pub enum StoreBackend {
+    /// Tantivy and LMDB under the repo's state directory, with this LMDB map ceiling.
+    Embedded { lmdb_map_bytes: usize },
+    /// The team store: rows in PostgreSQL, the index files cached under the state directory.
+    Postgres(Arc<crate::postgres::PgPool>),
+}
+
+impl Default for StoreBackend {
+    fn default() -> StoreBackend {
+        StoreBackend::Embedded { lmdb_map_bytes: crate::config::DEFAULT_MAP_BYTES }
+    }
+}
+
+/// Where the index's files are: a folder, or the team store (with a local cache).
+enum IndexFiles {
+    Local(PathBuf),
+    Store(PgDirectory),
+}
+
+impl IndexFiles {
+    fn directory(&self) -> Result<Box<dyn Directory>> {
+        match self {
+            IndexFiles::Local(dir) => Ok(Box::new(
+                MmapDirectory::open(dir)
+                    .map_err(|err| DocdexError::internal(format!("cannot open index at {}: {err}", dir.display())))?,
+            )),
+            IndexFiles::Store(directory) => Ok(Box::new(directory.clone())),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            IndexFiles::Local(dir) => dir.display().to_string(),
+            IndexFiles::Store(directory) => format!("{directory:?}"),
+        }
+    }
+
+    /// Removes every file of the index but the lock files.
+    fn remove_all(&self) -> Result<()> {
+        match self {
+            IndexFiles::Store(directory) => directory.wipe(),
+            IndexFiles::Local(index_dir) => {
+                for entry in std::fs::read_dir(index_dir)? {
+                    let entry = entry?;
+                    let name = entry.file_name().to_string_lossy().to_string();
+                    if name.starts_with(".tantivy-") && name.ends_with(".lock") {
+                        continue;
+                    }
+                    if entry.file_type()?.is_dir() {
+                        std::fs::remove_dir_all(entry.path())?;
+                    } else {
+                        std::fs::remove_file(entry.path())?;
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
 /// Empties an index for a rebuild under its writer lock (another process writing it is an
 /// error, not a race). Records go first: a kill before the files are removed leaves a state
 /// the next open repairs the same way. The run state keeps `reason` until a run completes.
-fn wipe_index(store: &RepoStore, index_dir: &Path, reason: &str) -> Result<()> {
-    use tantivy::directory::{Directory, INDEX_WRITER_LOCK};
-    let directory = MmapDirectory::open(index_dir)
-        .map_err(|err| DocdexError::internal(format!("cannot open index at {}: {err}", index_dir.display())))?;
-    let _lock = directory.acquire_lock(&INDEX_WRITER_LOCK).map_err(|_| {
+fn wipe_index(store: &RepoStore, files: &IndexFiles, reason: &str) -> Result<()> {
+    use tantivy::directory::INDEX_WRITER_LOCK;
+    let _lock = files.directory()?.acquire_lock(&INDEX_WRITER_LOCK).map_err(|_| {
         DocdexError::new(
             ErrorCode::IndexLocked,
-            format!("{} is being written by another docdexd process", index_dir.display()),
+            format!("{} is being written by another docdexd process", files.describe()),
         )
         .with_hint("stop the other process, then retry: the index needs a rebuild")
     })?;
@@ -67,19 +129,7 @@ fn wipe_index(store: &RepoStore, index_dir: &Path, reason: &str) -> Result<()> {
     let state = IndexRunState { rebuild_reason: Some(reason.to_string()), ..store.run_state(&wtxn)? };
     store.put_run_state(&mut wtxn, &state)?;
     wtxn.commit()?;
-    for entry in std::fs::read_dir(index_dir)? {
-        let entry = entry?;
-        let name = entry.file_name().to_string_lossy().to_string();
-        if name.starts_with(".tantivy-") && name.ends_with(".lock") {
-            continue;
-        }
-        if entry.file_type()?.is_dir() {
-            std::fs::remove_dir_all(entry.path())?;
-        } else {
-            std::fs::remove_file(entry.path())?;
-        }
-    }
-    Ok(())
+    files.remove_all()
 }
 
 /// Ranked hits plus the best score, before the dispatcher adds timing.
@@ -134,6 +184,9 @@ pub struct RepoIndex {
     pub store: RepoStore,
     /// The code graph of the stored code facts, and the code generation it was built at.
     code_cache: std::sync::Mutex<Option<(u64, Arc<CodeGraph>)>>,
+    files: IndexFiles,
+    /// On the team store: the fingerprint of the `meta.json` the reader has loaded.
+    loaded_meta: std::sync::Mutex<Option<String>>,
 }
 
 /// One doc file of a library as the index stores it.
@@ -201,26 +254,38 @@ impl RepoIndex {
 
     /// Opens with an LMDB map of `map_bytes` (`[index] lmdb_map_bytes`).
     pub fn open_with(root: &Path, fingerprint: &str, state_dir: &Path, map_bytes: usize) -> Result<RepoIndex> {
-        let index_dir = state_dir.join("index");
-        std::fs::create_dir_all(&index_dir)?;
+        RepoIndex::open_in(root, fingerprint, state_dir, &StoreBackend::Embedded { lmdb_map_bytes: map_bytes })
+    }
+
+    /// Opens the repo's index and store in `backend`. On the team store, `state_dir` holds
+    /// only a cache of the index files.
+    pub fn open_in(root: &Path, fingerprint: &str, state_dir: &Path, backend: &StoreBackend) -> Result<RepoIndex> {
         let (schema, fields) = build_schema();
-        let store = RepoStore::open_with(&state_dir.join("meta.lmdb"), map_bytes)?;
-        let unreadable =
-            |err: TantivyError| {
-                DocdexError::internal(format!("index at {} is unreadable: {err}", index_dir.display())).with_hint(
-                    format!("delete {} and run `docdexd index --repo {}`", state_dir.display(), root.display()),
-                )
-            };
-        let open_dir = || {
-            MmapDirectory::open(&index_dir)
-                .map_err(|err| DocdexError::internal(format!("cannot open index at {}: {err}", index_dir.display())))
+        let (store, files) = match backend {
+            StoreBackend::Embedded { lmdb_map_bytes } => {
+                let index_dir = state_dir.join("index");
+                std::fs::create_dir_all(&index_dir)?;
+                (RepoStore::open_with(&state_dir.join("meta.lmdb"), *lmdb_map_bytes)?, IndexFiles::Local(index_dir))
+            }
+            StoreBackend::Postgres(pool) => {
+                let repo_id = pool.repo_id(fingerprint, &root.display().to_string())?;
+                let directory = PgDirectory::open(Arc::clone(pool), repo_id, &state_dir.join("index-cache"))?;
+                (RepoStore::open_postgres(Arc::clone(pool), repo_id), IndexFiles::Store(directory))
+            }
+        };
+        let unreadable = |err: TantivyError| {
+            DocdexError::internal(format!("index at {} is unreadable: {err}", files.describe())).with_hint(format!(
+                "delete {} and run `docdexd index --repo {}`",
+                state_dir.display(),
+                root.display()
+            ))
         };
         let rebuild = |why: &str| -> Result<Index> {
             tracing::warn!(repo = %root.display(), "{why}; the index is emptied and the next index run rebuilds it");
-            wipe_index(&store, &index_dir, why)?;
-            Index::open_or_create(open_dir()?, schema.clone()).map_err(unreadable)
+            wipe_index(&store, &files, why)?;
+            Index::open_or_create(files.directory()?, schema.clone()).map_err(unreadable)
         };
-        let index = match Index::open_or_create(open_dir()?, schema.clone()) {
+        let index = match Index::open_or_create(files.directory()?, schema.clone()) {
             // Written by a docdex with another index layout.
             Err(TantivyError::SchemaError(_)) => rebuild("the index was written by another docdex version")?,
             Err(err) => return Err(unreadable(err)),
@@ -238,7 +303,17 @@ impl RepoIndex {
             }
         };
         index.tokenizers().register(CODE_ANALYZER, code_analyzer());
-        let reader = index.reader_builder().reload_policy(ReloadPolicy::OnCommitWithDelay).try_into()?;
+        // The team store has no file to watch: a search asks it whether another daemon
+        // committed since (`searcher`).
+        let policy = match files {
+            IndexFiles::Local(_) => ReloadPolicy::OnCommitWithDelay,
+            IndexFiles::Store(_) => ReloadPolicy::Manual,
+        };
+        let reader = index.reader_builder().reload_policy(policy).try_into()?;
+        let loaded_meta = match &files {
+            IndexFiles::Store(directory) => directory.meta_version()?,
+            IndexFiles::Local(_) => None,
+        };
         Ok(RepoIndex {
             root: root.to_path_buf(),
             fingerprint: fingerprint.to_string(),
@@ -249,7 +324,32 @@ impl RepoIndex {
             analyzer: code_analyzer(),
             store,
             code_cache: std::sync::Mutex::new(None),
+            files,
+            loaded_meta: std::sync::Mutex::new(loaded_meta),
         })
+    }
+
+    /// A searcher over the latest commit. On the team store another daemon may have
+    /// committed: the stored `meta.json` is compared with the one loaded (one short query)
+    /// and the reader reloads when they differ. A store that cannot be asked leaves the
+    /// searcher as it was (the search itself reports the store's state).
+    pub(crate) fn searcher(&self) -> Searcher {
+        if let IndexFiles::Store(directory) = &self.files {
+            let mut loaded = self.loaded_meta.lock().unwrap_or_else(|e| e.into_inner());
+            match directory.meta_version() {
+                Ok(current) if current != *loaded => {
+                    // A commit that removed files between the two reads: the second reads anew.
+                    let reloaded = self.reader.reload().or_else(|_| self.reader.reload());
+                    match reloaded {
+                        Ok(()) => *loaded = current,
+                        Err(err) => tracing::warn!(error = %err, "could not load the store's latest commit"),
+                    }
+                }
+                Ok(_) => {}
+                Err(err) => tracing::warn!(error = %err.message, "could not ask the store for its latest commit"),
+            }
+        }
+        self.reader.searcher()
     }
 
     /// The repo's code graph, built from the stored code facts on first use and again after
@@ -450,7 +550,7 @@ impl RepoIndex {
     /// which only makes it a safer high-water mark): the last term of `chunk_id` in each
     /// segment's term dictionary.
     pub fn max_chunk_id(&self) -> Result<Option<u32>> {
-        let searcher = self.reader.searcher();
+        let searcher = self.searcher();
         let mut max: Option<u64> = None;
         for segment in searcher.segment_readers() {
             let inverted = segment.inverted_index(self.fields.chunk_id)?;
@@ -468,7 +568,7 @@ impl RepoIndex {
     }
 
     pub fn num_chunks(&self) -> u64 {
-        self.reader.searcher().num_docs()
+        self.searcher().num_docs()
     }
 
     /// Bytes on disk of the Tantivy index and the LMDB store.
@@ -511,7 +611,7 @@ impl RepoIndex {
     /// What to embed for each chunk (see `embedding_input`), read back from the index; `None`
     /// for a chunk the index no longer has.
     pub fn embedding_inputs(&self, chunk_ids: &[u32]) -> Result<Vec<(u32, Option<String>)>> {
-        let searcher = self.reader.searcher();
+        let searcher = self.searcher();
         let f = self.fields;
         chunk_ids
             .iter()
@@ -527,7 +627,7 @@ impl RepoIndex {
 
     /// One chunk by id (as search hits give it), if the index still has it.
     pub fn chunk(&self, chunk_id: u32) -> Result<Option<ChunkContent>> {
-        let searcher = self.reader.searcher();
+        let searcher = self.searcher();
         let f = self.fields;
         Ok(self.chunk_doc(&searcher, chunk_id)?.map(|(_, doc)| {
             let text_of = |field: Field| doc.get_first(field).and_then(|v| v.as_str()).unwrap_or("").to_string();

@@ -156,7 +156,7 @@ impl RepoIndex {
     /// Lexical search restricted to the chunks of the given paths (web pages by URL): how the
     /// waterfall ranks the pages it just fetched against the question.
     pub fn search_paths(&self, query_text: &str, paths: &[String], params: SearchParams) -> Result<SearchOutcome> {
-        let searcher = self.reader.searcher();
+        let searcher = self.searcher();
         let mut analyzer = self.analyzer.clone();
         let terms = query_terms(&mut analyzer, query_text);
         let depth = candidate_depth(params);

@@ -237,6 +237,21 @@ impl PgPool {
         Ok(row.get(0))
     }
 
+    /// The fingerprint of the repo registered with this root, if any: how a daemon with no
+    /// checkout of a repo finds it by the path it was indexed at.
+    pub fn repo_by_root(self: &Arc<Self>, root: &str) -> Result<Option<String>> {
+        let mut client = self.client()?;
+        let rows = client.run("SELECT fingerprint FROM docdex_repos WHERE root = $1 ORDER BY id LIMIT 1", &[&root])?;
+        Ok(rows.first().map(|row| row.get(0)))
+    }
+
+    /// Whether a repo with this fingerprint is registered (indexed, or being indexed, by
+    /// some daemon).
+    pub fn has_repo(self: &Arc<Self>, fingerprint: &str) -> Result<bool> {
+        let mut client = self.client()?;
+        Ok(!client.run("SELECT 1 FROM docdex_repos WHERE fingerprint = $1", &[&fingerprint])?.is_empty())
+    }
+
     /// Takes the repo's writer lock without waiting: `None` when another session (this
     /// daemon's or any other's) holds it. The lock lives as long as the returned guard's
     /// connection: a killed writer's lock goes with its connection, released by the server.
