@@ -567,6 +567,21 @@ impl RepoIndex {
         Ok(max.map(|v| u32::try_from(v).unwrap_or(u32::MAX)))
     }
 
+    /// Every live chunk's path and id (consistency checks).
+    pub fn live_chunks(&self) -> Result<Vec<(String, u32)>> {
+        let searcher = self.searcher();
+        let mut out = Vec::new();
+        for (ord, segment) in searcher.segment_readers().iter().enumerate() {
+            for doc_id in segment.doc_ids_alive() {
+                let doc: TantivyDocument = searcher.doc(DocAddress::new(ord as u32, doc_id))?;
+                let path = doc.get_first(self.fields.path).and_then(|v| v.as_str()).unwrap_or_default().to_string();
+                let id = doc.get_first(self.fields.chunk_id).and_then(|v| v.as_u64()).unwrap_or_default();
+                out.push((path, id as u32));
+            }
+        }
+        Ok(out)
+    }
+
     pub fn num_chunks(&self) -> u64 {
         self.searcher().num_docs()
     }

@@ -125,9 +125,23 @@ impl PgDirectory {
     /// Replaces a file's rows with `reader`'s bytes, in one transaction.
     fn upload(&self, name: &str, reader: &mut dyn Read) -> io::Result<()> {
         let mut client = self.client()?;
-        let mut txn = client.transaction().map_err(|err| io_error(crate::postgres::db_error(err)))?;
-        txn.execute("DELETE FROM docdex_index_files WHERE repo_id = $1 AND name = $2", &[&self.repo_id, &name])
-            .map_err(|err| io_error(crate::postgres::db_error(err)))?;
+        client.batch("BEGIN").map_err(io_error)?;
+        let written = self.write_parts(&mut client, name, reader);
+        match written.and_then(|()| client.batch("COMMIT").map_err(io_error)) {
+            Ok(()) => Ok(()),
+            Err(err) => {
+                if client.batch("ROLLBACK").is_err() {
+                    client.discard();
+                }
+                Err(err)
+            }
+        }
+    }
+
+    fn write_parts(&self, client: &mut PgClient, name: &str, reader: &mut dyn Read) -> io::Result<()> {
+        client
+            .run("DELETE FROM docdex_index_files WHERE repo_id = $1 AND name = $2", &[&self.repo_id, &name])
+            .map_err(io_error)?;
         let mut part: i32 = 0;
         let mut buffer = vec![0u8; PART_BYTES];
         loop {
@@ -141,18 +155,18 @@ impl PgDirectory {
             }
             // An empty file is one empty part: it exists.
             if filled > 0 || part == 0 {
-                txn.execute(
-                    "INSERT INTO docdex_index_files (repo_id, name, part, data) VALUES ($1, $2, $3, $4)",
-                    &[&self.repo_id, &name, &part, &&buffer[..filled]],
-                )
-                .map_err(|err| io_error(crate::postgres::db_error(err)))?;
+                client
+                    .run(
+                        "INSERT INTO docdex_index_files (repo_id, name, part, data) VALUES ($1, $2, $3, $4)",
+                        &[&self.repo_id, &name, &part, &&buffer[..filled]],
+                    )
+                    .map_err(io_error)?;
             }
             if filled < PART_BYTES {
-                break;
+                return Ok(());
             }
             part += 1;
         }
-        txn.commit().map_err(|err| io_error(crate::postgres::db_error(err)))
     }
 
     /// Brings a stored file into the cache; false when the store has none.

@@ -3,7 +3,10 @@
 //! make one writer per repo across every daemon sharing the server.
 //!
 //! Synchronous on purpose: the store is called where LMDB is, from sync actors' threads and
-//! tokio's blocking pool, never from an async task.
+//! tokio's blocking pool. The connections are tokio-postgres's, driven by a small runtime
+//! the pool owns; a query is awaited on the calling thread (`futures_executor::block_on`),
+//! which needs no runtime of its own, so a call from inside another runtime (a benchmark's
+//! `main`, an actix thread) works too.
 
 mod schema;
 
@@ -12,8 +15,9 @@ use std::time::Duration;
 
 use std::collections::HashMap;
 
-use postgres::types::ToSql;
-use postgres::{Client, NoTls, Row, Statement};
+use futures_executor::block_on;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, NoTls, Row, Statement};
 
 use crate::protocol::{DocdexError, ErrorCode, Result};
 
@@ -54,13 +58,13 @@ fn unavailable(url: &str, what: impl std::fmt::Display) -> DocdexError {
 
 /// A database error as docdex reports it: a lost connection is the store being unavailable;
 /// a full disk is the storage's condition; the rest is internal, with the server's message.
-pub fn db_error(err: postgres::Error) -> DocdexError {
+pub fn db_error(err: tokio_postgres::Error) -> DocdexError {
     if err.is_closed() {
         return DocdexError::new(ErrorCode::StoreUnavailable, format!("the store's connection closed: {err}"))
             .with_hint("check that PostgreSQL runs; the next request reconnects");
     }
     if let Some(db) = err.as_db_error() {
-        if db.code() == &postgres::error::SqlState::DISK_FULL {
+        if db.code() == &tokio_postgres::error::SqlState::DISK_FULL {
             return DocdexError::new(ErrorCode::StateUnwritable, format!("the store's disk is full: {}", db.message()))
                 .with_hint("free space on the database server");
         }
@@ -72,8 +76,19 @@ pub fn db_error(err: postgres::Error) -> DocdexError {
 /// Connections to one PostgreSQL database, shared by every repo a daemon serves there.
 pub struct PgPool {
     url: String,
-    config: postgres::Config,
+    config: tokio_postgres::Config,
     idle: Mutex<Vec<Conn>>,
+    /// Drives the connections' sockets (one thread); `None` only while dropping.
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Drop for PgPool {
+    fn drop(&mut self) {
+        // Dropped on an async thread, a runtime would block it: let it go in the background.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
 }
 
 /// A connection and the statements prepared on it (each parsed once per connection, not
@@ -89,32 +104,37 @@ pub struct PgClient {
     pool: Arc<PgPool>,
 }
 
-impl std::ops::Deref for PgClient {
-    type Target = Client;
-    fn deref(&self) -> &Client {
-        &self.conn.as_ref().expect("present until dropped").client
-    }
-}
-
-impl std::ops::DerefMut for PgClient {
-    fn deref_mut(&mut self) -> &mut Client {
-        &mut self.conn.as_mut().expect("present until dropped").client
-    }
-}
-
 impl PgClient {
+    fn conn(&mut self) -> &mut Conn {
+        self.conn.as_mut().expect("present until dropped")
+    }
+
     /// Runs one of docdex's own statements, prepared once on this connection.
     pub fn run(&mut self, sql: &'static str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
-        let conn = self.conn.as_mut().expect("present until dropped");
+        let conn = self.conn();
         let statement = match conn.statements.get(sql) {
             Some(statement) => statement.clone(),
             None => {
-                let statement = conn.client.prepare(sql).map_err(db_error)?;
+                let statement = block_on(conn.client.prepare(sql)).map_err(db_error)?;
                 conn.statements.insert(sql, statement.clone());
                 statement
             }
         };
-        conn.client.query(&statement, params).map_err(db_error)
+        block_on(conn.client.query(&statement, params)).map_err(db_error)
+    }
+
+    /// Runs a statement prepared for this call only (checks and tests).
+    pub fn query(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
+        block_on(self.conn().client.query(sql, params)).map_err(db_error)
+    }
+
+    /// Runs statements without parameters (transaction control, the schema).
+    pub fn batch(&mut self, sql: &str) -> Result<()> {
+        block_on(self.conn().client.batch_execute(sql)).map_err(db_error)
+    }
+
+    pub fn is_closed(&mut self) -> bool {
+        self.conn().client.is_closed()
     }
 
     /// Forgets the connection (closing it) instead of pooling it: after an error that may
@@ -165,7 +185,7 @@ impl PgPool {
 
     /// Connects without touching the schema (`check`, which reports it).
     pub fn connect(url: &str) -> Result<Arc<PgPool>> {
-        let mut config: postgres::Config = url.parse().map_err(|err| {
+        let mut config: tokio_postgres::Config = url.parse().map_err(|err| {
             DocdexError::new(ErrorCode::ConfigInvalid, format!("the store URL {} is not valid: {err}", redact(url)))
                 .with_hint("write it as postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE")
         })?;
@@ -173,7 +193,14 @@ impl PgPool {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
         config.application_name("docdexd");
-        let pool = Arc::new(PgPool { url: url.to_string(), config, idle: Mutex::new(Vec::new()) });
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("docdex-store")
+            .enable_all()
+            .build()
+            .map_err(|err| DocdexError::internal(format!("cannot start the store's runtime: {err}")))?;
+        let pool =
+            Arc::new(PgPool { url: url.to_string(), config, idle: Mutex::new(Vec::new()), runtime: Some(runtime) });
         // One connection now: a wrong URL is an error at start, not at the first search.
         let client = pool.client()?;
         drop(client);
@@ -191,33 +218,50 @@ impl PgPool {
         let conn = match pooled {
             Some(conn) if !conn.client.is_closed() => conn,
             _ => {
-                let mut client = self
-                    .config
-                    .connect(NoTls)
-                    .map_err(|err| unavailable(&self.url, format!("cannot be reached: {err}")))?;
+                let client =
+                    self.connect_one().map_err(|err| unavailable(&self.url, format!("cannot be reached: {err}")))?;
+                let mut client =
+                    PgClient { conn: Some(Conn { client, statements: HashMap::new() }), pool: Arc::clone(self) };
                 // A repo's vectors are a slice of one HNSW index: the filtered scan goes on
                 // until it has the rows asked for, in distance order (pgvector 0.8).
-                client.batch_execute("SET hnsw.iterative_scan = strict_order").map_err(db_error)?;
-                Conn { client, statements: HashMap::new() }
+                client.batch("SET hnsw.iterative_scan = strict_order")?;
+                return Ok(client);
             }
         };
         Ok(PgClient { conn: Some(conn), pool: Arc::clone(self) })
     }
 
+    /// A new connection, its socket driven on the pool's runtime.
+    fn connect_one(&self) -> std::result::Result<Client, tokio_postgres::Error> {
+        let runtime = self.runtime.as_ref().expect("present until dropped");
+        let config = self.config.clone();
+        let (sender, receiver) = std::sync::mpsc::sync_channel(1);
+        runtime.spawn(async move {
+            match config.connect(NoTls).await {
+                Ok((client, connection)) => {
+                    let _ = sender.send(Ok(client));
+                    // Ends when the client is dropped or the server goes away.
+                    let _ = connection.await;
+                }
+                Err(err) => {
+                    let _ = sender.send(Err(err));
+                }
+            }
+        });
+        receiver.recv().unwrap_or_else(|_| unreachable!("the task sends before it ends"))
+    }
+
     /// The server's version, the vector extension and the schema docdex finds there.
     pub fn info(self: &Arc<Self>) -> Result<StoreInfo> {
         let mut client = self.client()?;
-        let server_version: String = client.query_one("SHOW server_version", &[]).map_err(db_error)?.get(0);
+        let server_version: String = client.query("SHOW server_version", &[])?[0].get(0);
         let vector_version: Option<String> = client
-            .query_opt("SELECT extversion FROM pg_extension WHERE extname = 'vector'", &[])
-            .map_err(db_error)?
+            .query("SELECT extversion FROM pg_extension WHERE extname = 'vector'", &[])?
+            .first()
             .map(|row| row.get(0));
         let schema_version = schema::current_version(&mut client)?;
-        let repos = if schema_version > 0 {
-            client.query_one("SELECT count(*) FROM docdex_repos", &[]).map_err(db_error)?.get(0)
-        } else {
-            0
-        };
+        let repos =
+            if schema_version > 0 { client.query("SELECT count(*) FROM docdex_repos", &[])?[0].get(0) } else { 0 };
         Ok(StoreInfo { server_version, vector_version, schema_version, repos })
     }
 
@@ -226,15 +270,13 @@ impl PgPool {
     /// by it.
     pub fn repo_id(self: &Arc<Self>, fingerprint: &str, root: &str) -> Result<i64> {
         let mut client = self.client()?;
-        let row = client
-            .query_one(
-                "INSERT INTO docdex_repos (fingerprint, root) VALUES ($1, $2)
-                 ON CONFLICT (fingerprint) DO UPDATE SET fingerprint = EXCLUDED.fingerprint
-                 RETURNING id",
-                &[&fingerprint, &root],
-            )
-            .map_err(db_error)?;
-        Ok(row.get(0))
+        let rows = client.run(
+            "INSERT INTO docdex_repos (fingerprint, root) VALUES ($1, $2)
+             ON CONFLICT (fingerprint) DO UPDATE SET fingerprint = EXCLUDED.fingerprint
+             RETURNING id",
+            &[&fingerprint, &root],
+        )?;
+        Ok(rows[0].get(0))
     }
 
     /// The fingerprint of the repo registered with this root, if any: how a daemon with no
@@ -258,10 +300,7 @@ impl PgPool {
     pub fn try_writer_lock(self: &Arc<Self>, repo_id: i64) -> Result<Option<PgLock>> {
         let mut client = self.client()?;
         let key = lock_key(repo_id)?;
-        let taken: bool = client
-            .query_one("SELECT pg_try_advisory_lock($1, $2)", &[&WRITER_LOCK_CLASS, &key])
-            .map_err(db_error)?
-            .get(0);
+        let taken: bool = client.run("SELECT pg_try_advisory_lock($1, $2)", &[&WRITER_LOCK_CLASS, &key])?[0].get(0);
         Ok(taken.then(|| PgLock { client: Some(client), key }))
     }
 }
@@ -280,7 +319,7 @@ pub struct PgLock {
 impl Drop for PgLock {
     fn drop(&mut self) {
         if let Some(mut client) = self.client.take() {
-            if client.execute("SELECT pg_advisory_unlock($1, $2)", &[&WRITER_LOCK_CLASS, &self.key]).is_err() {
+            if client.run("SELECT pg_advisory_unlock($1, $2)", &[&WRITER_LOCK_CLASS, &self.key]).is_err() {
                 // The connection is unusable: closing it releases the lock on the server.
                 client.discard();
             }

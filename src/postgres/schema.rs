@@ -3,9 +3,7 @@
 //! once. The database records the version it is at; a version newer than this binary's is
 //! refused (an older docdexd must not write a layout it does not know).
 
-use postgres::Client;
-
-use super::db_error;
+use super::PgClient;
 use crate::protocol::{DocdexError, ErrorCode, Result};
 
 /// Lock class held while migrating (the second key is 0).
@@ -56,26 +54,25 @@ const MIGRATIONS: &[&str] = &["
 pub const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
 
 /// The version the database is at (0 when docdex has never written to it).
-pub(super) fn current_version(client: &mut Client) -> Result<i32> {
-    let exists: bool =
-        client.query_one("SELECT to_regclass('docdex_schema') IS NOT NULL", &[]).map_err(db_error)?.get(0);
+pub(super) fn current_version(client: &mut PgClient) -> Result<i32> {
+    let exists: bool = client.query("SELECT to_regclass('docdex_schema') IS NOT NULL", &[])?[0].get(0);
     if !exists {
         return Ok(0);
     }
-    let row = client.query_opt("SELECT version FROM docdex_schema", &[]).map_err(db_error)?;
-    Ok(row.map(|r| r.get(0)).unwrap_or(0))
+    let rows = client.query("SELECT version FROM docdex_schema", &[])?;
+    Ok(rows.first().map(|r| r.get(0)).unwrap_or(0))
 }
 
 /// Applies the migrations the database lacks.
-pub(super) fn migrate(client: &mut Client) -> Result<()> {
-    client.execute("SELECT pg_advisory_lock($1, 0)", &[&MIGRATION_LOCK_CLASS]).map_err(db_error)?;
+pub(super) fn migrate(client: &mut PgClient) -> Result<()> {
+    client.query("SELECT pg_advisory_lock($1, 0)", &[&MIGRATION_LOCK_CLASS])?;
     let outcome = migrate_locked(client);
-    let unlock = client.execute("SELECT pg_advisory_unlock($1, 0)", &[&MIGRATION_LOCK_CLASS]).map_err(db_error);
+    let unlock = client.query("SELECT pg_advisory_unlock($1, 0)", &[&MIGRATION_LOCK_CLASS]);
     outcome.and(unlock.map(|_| ()))
 }
 
-fn migrate_locked(client: &mut Client) -> Result<()> {
-    client.batch_execute("CREATE TABLE IF NOT EXISTS docdex_schema (version integer NOT NULL)").map_err(db_error)?;
+fn migrate_locked(client: &mut PgClient) -> Result<()> {
+    client.batch("CREATE TABLE IF NOT EXISTS docdex_schema (version integer NOT NULL)")?;
     let version = current_version(client)?;
     if version > SCHEMA_VERSION {
         return Err(DocdexError::new(
@@ -88,18 +85,22 @@ fn migrate_locked(client: &mut Client) -> Result<()> {
     }
     for (at, migration) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         let next = at as i32 + 1;
-        let mut txn = client.transaction().map_err(db_error)?;
-        txn.batch_execute(migration).map_err(|err| {
-            let mut error = db_error(err);
+        client.batch("BEGIN")?;
+        let applied = client.batch(migration).map_err(|mut error| {
             error.message = format!("migration to schema version {next} failed: {}", error.message);
             if error.message.contains("vector") {
                 error = error.with_hint("the server needs the pgvector extension (CREATE EXTENSION vector)");
             }
             error
-        })?;
-        txn.execute("DELETE FROM docdex_schema", &[]).map_err(db_error)?;
-        txn.execute("INSERT INTO docdex_schema (version) VALUES ($1)", &[&next]).map_err(db_error)?;
-        txn.commit().map_err(db_error)?;
+        });
+        let recorded = applied
+            .and_then(|()| client.query("DELETE FROM docdex_schema", &[]))
+            .and_then(|_| client.query("INSERT INTO docdex_schema (version) VALUES ($1)", &[&next]));
+        if let Err(err) = recorded {
+            let _ = client.batch("ROLLBACK");
+            return Err(err);
+        }
+        client.batch("COMMIT")?;
         tracing::info!(version = next, "store schema migrated");
     }
     Ok(())

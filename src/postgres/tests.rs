@@ -28,8 +28,8 @@ pub(crate) fn fresh_database(name: &str) -> String {
     let url = test_store_url();
     let mut admin = PgPool::connect(&url).unwrap().client().unwrap();
     let database = format!("docdex_t_{name}_{}", std::process::id());
-    admin.batch_execute(&format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)")).unwrap();
-    admin.batch_execute(&format!("CREATE DATABASE {database}")).unwrap();
+    admin.batch(&format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)")).unwrap();
+    admin.batch(&format!("CREATE DATABASE {database}")).unwrap();
     let (base, _) = url.rsplit_once('/').expect("a database in the URL");
     format!("{base}/{database}")
 }
@@ -69,7 +69,7 @@ fn a_schema_newer_than_this_binary_is_refused_untouched() {
     let url = fresh_database("newer");
     let pool = PgPool::open(&url).unwrap();
     let newer = SCHEMA_VERSION + 1;
-    pool.client().unwrap().execute("UPDATE docdex_schema SET version = $1", &[&newer]).unwrap();
+    pool.client().unwrap().query("UPDATE docdex_schema SET version = $1", &[&newer]).unwrap();
     let err = PgPool::open(&url).err().expect("refused");
     assert_eq!(err.code, ErrorCode::StoreUnavailable);
     assert!(err.message.contains("newer"), "{}", err.message);
@@ -103,14 +103,14 @@ fn a_repo_has_one_id_and_one_writer_across_connections() {
     let pid: i32 = other
         .client()
         .unwrap()
-        .query_one(
+        .query(
             "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid::int = $1 AND objid::int = $2 AND granted",
             &[&WRITER_LOCK_CLASS, &lock_key(id).unwrap()],
         )
-        .unwrap()
+        .unwrap()[0]
         .get(0);
     let mut admin = pool.client().unwrap();
-    admin.execute("SELECT pg_terminate_backend($1)", &[&pid]).unwrap();
+    admin.query("SELECT pg_terminate_backend($1)", &[&pid]).unwrap();
     let mut taken = None;
     for _ in 0..50 {
         taken = pool.try_writer_lock(id).unwrap();

@@ -13,11 +13,39 @@ use tempfile::TempDir;
 pub struct Home {
     pub dir: TempDir,
     models_opt: Option<PathBuf>,
+    /// On the team store: the database of this home alone (a fresh machine's store).
+    pub store_url_opt: Option<String>,
 }
 
 impl Home {
     pub fn new() -> Home {
-        Home { dir: tempfile::tempdir().unwrap(), models_opt: None }
+        Home {
+            dir: tempfile::tempdir().unwrap(),
+            models_opt: None,
+            store_url_opt: test_store_url().map(|url| fresh_database(&url)),
+        }
+    }
+
+    /// A home on the given store (several homes sharing one store: many daemons).
+    pub fn on_store(url: &str) -> Home {
+        Home { dir: tempfile::tempdir().unwrap(), models_opt: None, store_url_opt: Some(url.to_string()) }
+    }
+
+    /// The backend this home's commands use.
+    pub fn backend(&self) -> docdex::index::StoreBackend {
+        match &self.store_url_opt {
+            Some(url) => docdex::index::StoreBackend::Postgres(docdex::postgres::PgPool::open(url).unwrap()),
+            None => docdex::index::StoreBackend::default(),
+        }
+    }
+
+    /// A repo's index and store as this home's commands open them (for checks of what they
+    /// hold; the commands themselves must not be running).
+    pub fn open_index(&self, repo: &Path) -> docdex::index::RepoIndex {
+        let canonical = std::fs::canonicalize(repo).unwrap();
+        let state_dir = repo_state_dir(self, repo);
+        let fingerprint = state_dir.file_name().unwrap().to_string_lossy().to_string();
+        docdex::index::RepoIndex::open_in(&canonical, &fingerprint, &state_dir, &self.backend()).unwrap()
     }
 
     /// A home whose daemon has the real embedding model.
@@ -66,10 +94,14 @@ impl Home {
             .env_remove(docdex::actors::indexer::FAULT_ABORT_AFTER_COMMITS_ENV)
             .env_remove(docdex::actors::indexer::FAULT_PANIC_INDEXER_ENV)
             .env_remove(docdex::daemon::client::BASE_URL_ENV)
+            .env_remove("DOCDEX_STORE_URL")
             .env("DOCDEX_MODELS_DIR", self.models_opt.clone().unwrap_or_else(|| self.dir.path().join("no-models")))
             // Fixture repos live in the temp dir, outside the home a daemon serves by default.
             .env("DOCDEX_ALLOWED_ROOTS", std::env::temp_dir())
             .stdin(Stdio::null());
+        if let Some(url) = &self.store_url_opt {
+            cmd.env("DOCDEX_STORE_URL", url);
+        }
         cmd
     }
 
@@ -140,6 +172,60 @@ pub fn sample_repo() -> TempDir {
             "# Guide\n\nIntro.\n\n## Auth\n\n### OAuth\n\nRequest the `repo:read` scope from the zanzibar provider.\n",
         ),
     ])
+}
+
+/// The backend the suite runs on: `DOCDEX_TEST_BACKEND=postgres` runs every command against
+/// the team store (`DOCDEX_TEST_STORE_URL`, or the server `scripts/postgres.sh` starts);
+/// unset or `embedded`, the default store. The same tests, either way.
+pub fn test_store_url() -> Option<String> {
+    static URL: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    URL.get_or_init(|| match std::env::var("DOCDEX_TEST_BACKEND").as_deref() {
+        Ok("postgres") => Some(postgres_url()),
+        Ok("embedded") | Ok("") | Err(_) => None,
+        Ok(other) => panic!("DOCDEX_TEST_BACKEND={other}: embedded or postgres"),
+    })
+    .clone()
+}
+
+/// The test PostgreSQL's URL, started by `scripts/postgres.sh` when not given.
+pub fn postgres_url() -> String {
+    if let Ok(url) = std::env::var("DOCDEX_TEST_STORE_URL") {
+        if !url.is_empty() {
+            return url;
+        }
+    }
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/postgres.sh");
+    let out = Command::new("bash").arg(script).output().unwrap();
+    assert!(out.status.success(), "scripts/postgres.sh failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// A new, empty database on the test server, named for this process and a counter.
+pub fn fresh_database(url: &str) -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let name = format!("docdex_h_{}_{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+    let mut admin = docdex::postgres::PgPool::connect(url).unwrap().client().unwrap();
+    admin.batch(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).unwrap();
+    admin.batch(&format!("CREATE DATABASE {name}")).unwrap();
+    let (base, _) = url.rsplit_once('/').expect("a database in the URL");
+    format!("{base}/{name}")
+}
+
+impl Drop for Home {
+    fn drop(&mut self) {
+        // A home's own database goes with it (best effort: a daemon may still hold it).
+        let Some(url) = &self.store_url_opt else { return };
+        let Some((base, name)) = url.rsplit_once('/') else { return };
+        if !name.starts_with("docdex_h_") {
+            return;
+        }
+        if let Ok(pool) = docdex::postgres::PgPool::connect(&format!("{base}/postgres")) {
+            if let Ok(mut admin) = pool.client() {
+                let _ = admin.batch(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+            }
+        }
+    }
 }
 
 /// A running `docdexd daemon`, killed on drop.
@@ -317,22 +403,47 @@ pub fn repo_state_dir(home: &Home, repo: &Path) -> PathBuf {
     home.dir.path().join("state/repos").join(fingerprint)
 }
 
-/// (path, chunk id) of every live document in a repo's Tantivy index, read directly.
-pub fn live_chunks(state_dir: &Path) -> Vec<(String, u32)> {
-    use tantivy::schema::Value;
-    let index = tantivy::Index::open_in_dir(state_dir.join("index")).unwrap();
-    let schema = index.schema();
-    let (path_field, id_field) = (schema.get_field("path").unwrap(), schema.get_field("chunk_id").unwrap());
-    let searcher = index.reader().unwrap().searcher();
-    let mut out = Vec::new();
-    for (ord, segment) in searcher.segment_readers().iter().enumerate() {
-        for doc_id in segment.doc_ids_alive() {
-            let doc: tantivy::TantivyDocument = searcher.doc(tantivy::DocAddress::new(ord as u32, doc_id)).unwrap();
-            let path = doc.get_first(path_field).unwrap().as_str().unwrap().to_string();
-            out.push((path, doc.get_first(id_field).unwrap().as_u64().unwrap() as u32));
+/// Takes a repo's index writer lock as another process would (the lock file on the
+/// embedded store, the repo's database lock on the team store); held until dropped.
+pub fn hold_writer_lock(home: &Home, repo: &Path) -> Box<dyn std::any::Any> {
+    match &home.store_url_opt {
+        Some(url) => {
+            let pool = docdex::postgres::PgPool::open(url).unwrap();
+            let canonical = std::fs::canonicalize(repo).unwrap();
+            let fingerprint = docdex::actors::repo_manager::RepoFingerprint::of(&canonical).0;
+            let id = pool.repo_id(&fingerprint, &canonical.display().to_string()).unwrap();
+            Box::new(pool.try_writer_lock(id).unwrap().expect("the lock is free"))
+        }
+        None => {
+            let lock_path = repo_state_dir(home, repo).join("index/.tantivy-writer.lock");
+            let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).unwrap();
+            lock.try_lock().unwrap();
+            Box::new(lock)
         }
     }
-    out
+}
+
+/// Overwrites a repo's index `meta.json` with garbage, where the home's store keeps it.
+pub fn damage_index_meta(home: &Home, repo: &Path) {
+    let garbage = b"{ this is not an index";
+    match &home.store_url_opt {
+        Some(url) => {
+            let pool = docdex::postgres::PgPool::open(url).unwrap();
+            let mut client = pool.client().unwrap();
+            let rows = client
+                .query("UPDATE docdex_index_files SET data = $1 WHERE name = 'meta.json' RETURNING 1", &[&&garbage[..]])
+                .unwrap();
+            assert_eq!(rows.len(), 1, "one repo's meta.json in this home's store");
+            // The home's cached copy is not the truth; it goes too.
+            let _ = std::fs::remove_dir_all(repo_state_dir(home, repo).join("index-cache"));
+        }
+        None => std::fs::write(repo_state_dir(home, repo).join("index/meta.json"), garbage).unwrap(),
+    }
+}
+
+/// (path, chunk id) of every live document in a repo's index.
+pub fn live_chunks(index: &docdex::index::RepoIndex) -> Vec<(String, u32)> {
+    index.live_chunks().unwrap()
 }
 
 fn json_of(out: Output, args: &[&str]) -> Value {

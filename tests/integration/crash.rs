@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
-use crate::common::{live_chunks, models_dir, repo_state_dir, write, Home, Server};
+use crate::common::{live_chunks, models_dir, write, Home, Server};
 
 const FILES: usize = 36;
 const TOPICS: [&str; 6] = ["parsing", "caching", "retries", "logging", "sockets", "hashing"];
@@ -66,12 +66,9 @@ fn fifty_random_kills_lose_nothing_and_confuse_no_vector() {
 /// (re-embedded and compared), none left over.
 fn assert_consistent(home: &Home, repo: &std::path::Path) {
     // Every file once, every chunk id once.
-    let canonical = std::fs::canonicalize(repo).unwrap();
-    let state_dir = repo_state_dir(home, repo);
-    let fingerprint = state_dir.file_name().unwrap().to_string_lossy().to_string();
-    let index = docdex::index::RepoIndex::open(&canonical, &fingerprint, &state_dir).unwrap();
+    let index = home.open_index(repo);
     let mut by_path: HashMap<String, Vec<u32>> = HashMap::new();
-    for (path, id) in live_chunks(&state_dir) {
+    for (path, id) in live_chunks(&index) {
         by_path.entry(path).or_default().push(id);
     }
     assert_eq!(by_path.len(), FILES, "every file indexed: {:?}", by_path.keys());

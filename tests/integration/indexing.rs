@@ -182,11 +182,10 @@ fn a_kill_during_a_refresh_keeps_the_old_index_searchable() {
 
 /// Chunk ids in the index and the stored high-water mark, read with docdex's own library.
 fn chunk_ids_and_mark(home: &Home, repo: &std::path::Path) -> (Vec<u64>, u32) {
-    let state_dir = crate::common::repo_state_dir(home, repo);
-    let mut ids: Vec<u64> = crate::common::live_chunks(&state_dir).into_iter().map(|(_, id)| u64::from(id)).collect();
+    let index = home.open_index(repo);
+    let mut ids: Vec<u64> = crate::common::live_chunks(&index).into_iter().map(|(_, id)| u64::from(id)).collect();
     ids.sort_unstable();
-    let store = docdex::index::RepoStore::open(&state_dir.join("meta.lmdb")).unwrap();
-    let mark = store.run_state(&store.read_txn().unwrap()).unwrap().next_chunk_id;
+    let mark = index.store.run_state(&index.store.read_txn().unwrap()).unwrap().next_chunk_id;
     (ids, mark)
 }
 
@@ -330,9 +329,7 @@ fn a_second_writer_is_index_locked_with_a_hint() {
     let repo = sample_repo();
     let home = Home::new();
     home.index(repo.path());
-    let lock_path = crate::common::repo_state_dir(&home, repo.path()).join("index/.tantivy-writer.lock");
-    let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).unwrap();
-    lock.try_lock().unwrap();
+    let lock = crate::common::hold_writer_lock(&home, repo.path());
     let out = home.run(&["index", "--repo", repo.path().to_str().unwrap()]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");

@@ -23,4 +23,5 @@ mod mcp;
 mod memory;
 mod quality;
 mod semantic;
+mod store;
 mod web;

@@ -236,8 +236,7 @@ fn the_handshake_completes_with_a_broken_config_or_no_model() {
         // A broken index: the session still starts, and the tool says how to recover.
         let damaged = Home::new();
         damaged.index(repo.path());
-        let meta = crate::common::repo_state_dir(&damaged, repo.path()).join("index/meta.json");
-        std::fs::write(&meta, "{ this is not an index").unwrap();
+        crate::common::damage_index_meta(&damaged, repo.path());
         let seen = run(&damaged, &python);
         assert!(seen["tools"].as_array().unwrap().len() >= 8, "{seen}");
         assert_eq!(seen["search_error"], true, "{seen}");

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use pgvector::Vector;
 
 use super::{Entry, Space, Txn, TxnWrite, VectorKind};
-use crate::postgres::{db_error, lock_key, PgClient, PgPool, RECORDS_LOCK_CLASS};
+use crate::postgres::{lock_key, PgClient, PgPool, RECORDS_LOCK_CLASS};
 use crate::protocol::Result;
 
 pub(super) struct PgStore {
@@ -25,10 +25,10 @@ impl PgStore {
     pub(super) fn begin(&self, write: bool) -> Result<PgTxn> {
         let mut client = self.pool.client()?;
         if write {
-            client.batch_execute("BEGIN").map_err(db_error)?;
+            client.batch("BEGIN")?;
             client.run("SELECT pg_advisory_xact_lock($1, $2)", &[&RECORDS_LOCK_CLASS, &lock_key(self.repo_id)?])?;
         } else {
-            client.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").map_err(db_error)?;
+            client.batch("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
         }
         Ok(PgTxn { client: RefCell::new(Some(client)), repo_id: self.repo_id, write })
     }
@@ -46,7 +46,7 @@ pub(super) struct PgTxn {
 impl Drop for PgTxn {
     fn drop(&mut self) {
         if let Some(mut client) = self.client.get_mut().take() {
-            if client.batch_execute("ROLLBACK").is_err() {
+            if client.batch("ROLLBACK").is_err() {
                 client.discard();
             }
         }
@@ -59,7 +59,11 @@ fn int(value: usize) -> i64 {
 }
 
 impl PgTxn {
-    fn run(&self, sql: &'static str, params: &[&(dyn postgres::types::ToSql + Sync)]) -> Result<Vec<postgres::Row>> {
+    fn run(
+        &self,
+        sql: &'static str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<tokio_postgres::Row>> {
         let mut slot = self.client.borrow_mut();
         let client = slot.as_mut().ok_or_else(|| crate::protocol::DocdexError::internal("a finished transaction"))?;
         client.run(sql, params)
@@ -143,9 +147,9 @@ impl Txn for PgTxn {
     fn commit(self: Box<Self>) -> Result<()> {
         let mut this = self;
         if let Some(mut client) = this.client.get_mut().take() {
-            if let Err(err) = client.batch_execute("COMMIT") {
+            if let Err(err) = client.batch("COMMIT") {
                 client.discard();
-                return Err(db_error(err));
+                return Err(err);
             }
         }
         Ok(())

@@ -1,0 +1,177 @@
+//! The team store: several daemons, each with a home of its own, over one PostgreSQL. A
+//! repo indexed through one answers the same through the others, also on a machine without
+//! its checkout; one writer at a time. (These run on PostgreSQL whatever the suite's backend.)
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::{fresh_database, hold_writer_lock, postgres_url, Home, Server};
+
+const QUERIES: [&str; 5] = [
+    "advisory lock held by the writer",
+    "BM25 statistics pooled across several indexes",
+    "least recently used embedding cache entries pruned",
+    "how are memories stored and recalled",
+    "RepoStore",
+];
+
+/// A repo of real code: a copy of docdex's own index module.
+fn code_repo() -> tempfile::TempDir {
+    let repo = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/index");
+    copy_dir(&src, &repo.path().join("src/index"));
+    repo
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// The hits of a search through a daemon, as (path, lines, score rounded) to compare.
+fn hits(server: &Server, repo: &Path, query: &str, mode: &str) -> Vec<(String, u64, u64, String)> {
+    let body: Value = server
+        .blocking_client()
+        .get(server.url("/v1/search"))
+        .query(&[("repo", repo.to_str().unwrap()), ("q", query), ("mode", mode), ("limit", "10")])
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(body["mode"], mode, "{body}");
+    body["hits"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{body}"))
+        .iter()
+        .map(|hit| {
+            (
+                hit["path"].as_str().unwrap().to_string(),
+                hit["line_start"].as_u64().unwrap(),
+                hit["line_end"].as_u64().unwrap(),
+                format!("{:.4}", hit["score"].as_f64().unwrap()),
+            )
+        })
+        .collect()
+}
+
+fn wait_embedded(server: &Server, repo: &Path) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        let status: Value = server
+            .blocking_client()
+            .get(server.url("/v1/status"))
+            .query(&[("repo", repo.to_str().unwrap())])
+            .send()
+            .unwrap()
+            .json()
+            .unwrap();
+        if status["embeddings"]["pending"] == 0 && status["embeddings"]["embedded"].as_u64() > Some(0) {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "never embedded: {status}");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+#[test]
+fn a_repo_indexed_through_one_daemon_answers_alike_through_another_also_without_its_checkout() {
+    let url = fresh_database(&postgres_url());
+    let repo = code_repo();
+    let first = Home::on_store(&url).model();
+    let second = Home::on_store(&url).model();
+    let writer = Server::start(&first, &["--repo", repo.path().to_str().unwrap()]);
+    let status = wait_embedded(&writer, repo.path());
+    assert!(status["chunks"].as_u64().unwrap() > 50, "{status}");
+
+    let reader = Server::start(&second, &[]);
+    let mut expected = Vec::new();
+    for mode in ["lexical", "hybrid"] {
+        for query in QUERIES {
+            let through_writer = hits(&writer, repo.path(), query, mode);
+            assert!(!through_writer.is_empty(), "{mode} {query}");
+            assert_eq!(hits(&reader, repo.path(), query, mode), through_writer, "{mode} {query}");
+            expected.push((mode, query, through_writer));
+        }
+    }
+    // The second home keeps no index of its own: a cache of the store's files.
+    let state = crate::common::repo_state_dir(&second, repo.path());
+    assert!(!state.join("index").exists() && !state.join("meta.lmdb").exists(), "{}", state.display());
+
+    // The checkout moves away; a daemon that never saw it answers from the store alone, by
+    // the path the repo was indexed at.
+    drop(reader);
+    drop(writer);
+    let original: PathBuf = std::fs::canonicalize(repo.path()).unwrap();
+    let moved = original.with_file_name(format!("{}-moved", original.file_name().unwrap().to_string_lossy()));
+    std::fs::rename(&original, &moved).unwrap();
+    let third = Home::on_store(&url).model();
+    let front_end = Server::start(&third, &[]);
+    for (mode, query, want) in &expected {
+        assert_eq!(&hits(&front_end, &original, query, mode), want, "without the checkout: {mode} {query}");
+    }
+    let memory: Value = front_end
+        .blocking_client()
+        .get(front_end.url("/v1/status"))
+        .query(&[("repo", original.to_str().unwrap())])
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(memory["chunks"], status["chunks"], "{memory}");
+    std::fs::rename(&moved, &original).unwrap();
+}
+
+#[test]
+fn a_commit_through_one_daemon_is_seen_by_the_others_next_search() {
+    let url = fresh_database(&postgres_url());
+    let repo = crate::common::sample_repo();
+    let first = Home::on_store(&url);
+    let second = Home::on_store(&url);
+    first.index(repo.path());
+    let reader = Server::start(&second, &[]);
+    assert!(hits(&reader, repo.path(), "zanzibarquux", "lexical").is_empty());
+    crate::common::write(repo.path(), "src/new.rs", "/// zanzibarquux lives here.\npub fn zanzibarquux() {}\n");
+    first.index(repo.path());
+    let found = hits(&reader, repo.path(), "zanzibarquux", "lexical");
+    assert_eq!(found.first().map(|h| h.0.as_str()), Some("src/new.rs"), "{found:?}");
+}
+
+#[test]
+fn a_second_writer_on_another_home_is_told_and_a_dead_writers_lock_is_released() {
+    let url = fresh_database(&postgres_url());
+    let repo = crate::common::sample_repo();
+    let first = Home::on_store(&url);
+    let second = Home::on_store(&url);
+    first.index(repo.path());
+    // A writer holds the repo (another daemon's index run).
+    let lock = hold_writer_lock(&first, repo.path());
+    let out = second.run(&["index", "--repo", repo.path().to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("index_locked") || stderr.contains("being written by another"), "{stderr}");
+    assert!(stderr.contains("hint:"), "{stderr}");
+    drop(lock);
+    // A writer killed mid-run: its connection goes, and the database releases its lock.
+    for _ in 0..3 {
+        crate::common::write(repo.path(), "src/churn.rs", &format!("pub fn churn_{}() {{}}\n", rand_suffix()));
+        let mut child = first.cmd().args(["index", "--repo", repo.path().to_str().unwrap()]).spawn().unwrap();
+        std::thread::sleep(Duration::from_millis(150));
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let summary = second.index(repo.path());
+    assert_eq!(summary["files_scanned"], 5, "{summary}");
+}
+
+fn rand_suffix() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+}
