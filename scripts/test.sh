@@ -82,3 +82,11 @@ fi
 export DOCDEX_TEST_STORE_URL="${DOCDEX_TEST_STORE_URL:-$(./scripts/postgres.sh start)}"
 
 cargo test --all-targets "$@"
+
+# The integration suite again on the team store (every docdexd the tests start uses a
+# PostgreSQL database of its own home's): search, memory, libs, daemons, crashes, MCP. Only
+# the LMDB map's own limit belongs to the embedded store alone.
+if [ $# -eq 0 ]; then
+  DOCDEX_TEST_BACKEND=postgres cargo test --test integration -- \
+    --skip indexing::a_full_metadata_store_is_a_clear_error_and_loses_nothing_committed
+fi
