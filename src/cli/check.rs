@@ -140,6 +140,7 @@ fn check_into(home: &Path, report: &mut CheckReport) -> i32 {
             ),
         }
     }
+    check_store(&loaded, report);
     check_web(&loaded, report);
     check_llm(&loaded, report);
     let bind = loaded.config.server.http_bind_addr.clone();
@@ -168,6 +169,59 @@ fn check_into(home: &Path, report: &mut CheckReport) -> i32 {
         1
     } else {
         0
+    }
+}
+
+/// The team store: reachable, its server's version, the vector extension and the schema
+/// version against this binary's. `check` only reads: the schema is created or migrated by
+/// the first daemon or command that opens a repo.
+fn check_store(loaded: &LoadedConfig, report: &mut CheckReport) {
+    let store = &loaded.config.store;
+    if store.backend != crate::config::STORE_POSTGRES {
+        return report.ok("store", "embedded (Tantivy and LMDB under the state dir)");
+    }
+    let pool = match crate::postgres::PgPool::connect(&store.url) {
+        Ok(pool) => pool,
+        Err(err) => return report.fail("store", &err),
+    };
+    let info = match pool.info() {
+        Ok(info) => info,
+        Err(err) => return report.fail("store", &err),
+    };
+    let ours = crate::postgres::SCHEMA_VERSION;
+    let url = pool.display_url();
+    let server = format!("PostgreSQL {} at {url}", info.server_version);
+    if info.schema_version > ours {
+        return report.fail(
+            "store",
+            &DocdexError::new(
+                crate::protocol::ErrorCode::StoreUnavailable,
+                format!("{server}: schema version {} is newer than this docdexd's ({ours})", info.schema_version),
+            )
+            .with_hint("upgrade docdexd to the version the other daemons run"),
+        );
+    }
+    match (&info.vector_version, info.schema_version) {
+        (None, 0) => report.warn(
+            "store",
+            &format!("{server}: no docdex schema yet and no vector extension; the first open runs CREATE EXTENSION vector, which needs pgvector installed and the right to create it"),
+        ),
+        (None, _) => report.fail(
+            "store",
+            &DocdexError::new(crate::protocol::ErrorCode::StoreUnavailable, format!("{server}: the vector extension is missing"))
+                .with_hint("install pgvector on the server and run CREATE EXTENSION vector in the database"),
+        ),
+        (Some(vector), 0) => report.ok(
+            "store",
+            &format!("{server}, pgvector {vector}; no docdex schema yet (created at the first open, version {ours})"),
+        ),
+        (Some(vector), version) if version < ours => report.ok(
+            "store",
+            &format!("{server}, pgvector {vector}, schema {version} (migrated to {ours} at the next open), {} repos", info.repos),
+        ),
+        (Some(vector), version) => {
+            report.ok("store", &format!("{server}, pgvector {vector}, schema {version}, {} repos", info.repos))
+        }
     }
 }
 

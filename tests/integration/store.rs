@@ -175,3 +175,29 @@ fn a_second_writer_on_another_home_is_told_and_a_dead_writers_lock_is_released()
 fn rand_suffix() -> u128 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
 }
+
+#[test]
+fn check_reports_the_store_its_extension_and_schema_or_why_it_cannot() {
+    let url = fresh_database(&postgres_url());
+    let home = Home::on_store(&url);
+    let report = |home: &Home| -> Value {
+        let out = home.run(&["check", "--json"]);
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        report["checks"].as_array().unwrap().iter().find(|c| c["name"] == "store").cloned().unwrap()
+    };
+    // A new database: reachable, no schema yet.
+    let fresh = report(&home);
+    assert!(fresh["detail"].as_str().unwrap().contains("PostgreSQL 18"), "{fresh}");
+    // After a first index, the schema and the repo are there.
+    home.index(crate::common::sample_repo().path());
+    let used = report(&home);
+    assert_eq!(used["status"], "ok", "{used}");
+    let detail = used["detail"].as_str().unwrap();
+    assert!(detail.contains("pgvector 0.8") && detail.contains("schema 1") && detail.contains("1 repos"), "{used}");
+    // A server that is not there: a failure that says so and how to fix it, without the password.
+    let nowhere = Home::on_store("postgres://someone:hunter2@127.0.0.1:9/docdex");
+    let failed = report(&nowhere);
+    assert_eq!(failed["status"], "fail", "{failed}");
+    let text = failed.to_string();
+    assert!(text.contains("cannot be reached") && text.contains("hint") && !text.contains("hunter2"), "{failed}");
+}
