@@ -311,6 +311,11 @@ pub enum Command {
         #[command(subcommand)]
         action: crate::cli::libs::CrateAction,
     },
+    /// The team store (PostgreSQL): move this home's repos into it.
+    Store {
+        #[command(subcommand)]
+        action: StoreAction,
+    },
     /// Manage the embedding model and ONNX Runtime.
     Models {
         #[command(subcommand)]
@@ -443,6 +448,22 @@ pub enum Command {
         ram_gb: Option<f64>,
         #[arg(long)]
         vram_gb: Option<f64>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StoreAction {
+    /// Copy this home's embedded repos (their index, records, vectors, memory) into the
+    /// store at URL, without re-embedding; a repo already there is replaced.
+    Copy {
+        /// postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE
+        #[arg(long)]
+        to: String,
+        /// Only this repo (default: every repo with state in this home).
+        #[arg(long)]
+        repo: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
     },
 }
 

@@ -14,6 +14,7 @@ pub mod memory;
 pub mod output;
 pub mod progress;
 pub mod setup;
+mod store;
 
 use std::path::{Path, PathBuf};
 
@@ -90,6 +91,10 @@ pub fn run(cli: Cli) -> i32 {
     }
     for warning in &loaded.warnings {
         tracing::warn!(file = %loaded.path.display(), "{warning}");
+    }
+    if let Command::Store { action } = cli.command {
+        // One-shot and blocking, with no actors: it reads this home's stores directly.
+        return store::run_store(&loaded, action).unwrap_or_else(|err| report_error_for(&err, json_asked()));
     }
     let system = actix::System::new();
     let code = system.block_on(async move {
@@ -479,7 +484,9 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
         Command::LlmSetup { yes, ram_gb, vram_gb } => {
             crate::cli::chat::run_llm_setup(&loaded, ram_gb, vram_gb, yes).await
         }
-        Command::Check { .. } | Command::Models { .. } => unreachable!("handled before the actors start"),
+        Command::Check { .. } | Command::Models { .. } | Command::Store { .. } => {
+            unreachable!("handled before the actors start")
+        }
     }
 }
 

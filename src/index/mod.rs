@@ -43,7 +43,9 @@ use self::search::{hit_source, SOURCE_LIBRARY, SOURCE_REPO, SOURCE_WEB};
 pub use across::search_indexes;
 pub use rank::{asks_how_it_works, candidate_depth, path_prior, FusionParams};
 pub use search::SearchFilter;
-pub use store::{FileRecord, IndexRunState, LibraryRecord, MemoryRecord, RepoStore, StoreTxn, WebPageRecord};
+pub use store::{
+    CopiedRecords, FileRecord, IndexRunState, LibraryRecord, MemoryRecord, RepoStore, StoreTxn, WebPageRecord,
+};
 
 /// What the code analyzer, the chunker and the schema produce, as a number: bump it when any
 /// of them changes what an index holds, so indexes built before are rebuilt (reported)
@@ -110,6 +112,61 @@ impl IndexFiles {
             }
         }
     }
+}
+
+/// What `copy_repo` moved.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct RepoCopy {
+    pub index_files: u64,
+    pub index_bytes: u64,
+    pub chunks: u64,
+    #[serde(flatten)]
+    pub records: store::CopiedRecords,
+}
+
+/// Copies a repo's index and store into another backend's (the team store): the index's
+/// files as they are (the same segments, so the same ranking), then every record and
+/// vector (nothing is re-embedded). Both writers are held, so nothing changes meanwhile. A
+/// copy killed half-way leaves a target whose records do not match its index: the next run
+/// re-indexes what they disagree on, as after a killed index run, and a copy again replaces it.
+pub fn copy_repo(source: &RepoIndex, target: &RepoIndex) -> Result<RepoCopy> {
+    use tantivy::directory::INDEX_WRITER_LOCK;
+    let locked = |files: &IndexFiles| {
+        files.directory()?.acquire_lock(&INDEX_WRITER_LOCK).map_err(|_| {
+            DocdexError::new(
+                ErrorCode::IndexLocked,
+                format!("{} is being written by another process", files.describe()),
+            )
+            .with_hint("wait for the index run to finish (or stop the daemon writing it), then copy again")
+        })
+    };
+    let _source_lock = locked(&source.files)?;
+    let _target_lock = locked(&target.files)?;
+    let IndexFiles::Local(index_dir) = &source.files else {
+        return Err(DocdexError::invalid("copies are made from an embedded store"));
+    };
+    let IndexFiles::Store(directory) = &target.files else {
+        return Err(DocdexError::invalid("copies are made into the team store"));
+    };
+    let mut copy = RepoCopy { chunks: source.num_chunks(), ..RepoCopy::default() };
+    let mut names: Vec<String> = std::fs::read_dir(index_dir)?
+        .flatten()
+        .filter(|entry| entry.file_type().is_ok_and(|t| t.is_file()))
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| !(name.starts_with(".tantivy-") && name.ends_with(".lock")))
+        .collect();
+    // meta.json names the segments: it goes last, when every file it names is there.
+    names.sort_by_key(|name| (name == "meta.json", name.clone()));
+    directory.wipe()?;
+    for name in &names {
+        let path = index_dir.join(name);
+        copy.index_bytes += std::fs::metadata(&path)?.len();
+        directory.upload_file(name, &path)?;
+        copy.index_files += 1;
+    }
+    copy.records = source.store.copy_into(&target.store)?;
+    target.reload()?;
+    Ok(copy)
 }
 
 /// Empties an index for a rebuild under its writer lock (another process writing it is an
@@ -543,7 +600,16 @@ impl RepoIndex {
 
     /// Makes the last commit visible to searches in this process right away.
     pub fn reload(&self) -> Result<()> {
-        Ok(self.reader.reload()?)
+        // The version first: a commit landing in between is loaded by the next search.
+        let version_opt = match &self.files {
+            IndexFiles::Store(directory) => Some(directory.meta_version()?),
+            IndexFiles::Local(_) => None,
+        };
+        self.reader.reload()?;
+        if let Some(version) = version_opt {
+            *self.loaded_meta.lock().unwrap_or_else(|e| e.into_inner()) = version;
+        }
+        Ok(())
     }
 
     /// The largest chunk id in the index (deleted documents not yet merged away included,

@@ -169,6 +169,12 @@ impl PgDirectory {
         }
     }
 
+    /// Stores a file under `name` from a local path (a copy from an embedded index).
+    pub(crate) fn upload_file(&self, name: &str, path: &Path) -> Result<()> {
+        let mut file = std::fs::File::open(path)?;
+        Ok(self.upload(name, &mut file)?)
+    }
+
     /// Brings a stored file into the cache; false when the store has none.
     fn fetch(&self, path: &Path) -> io::Result<bool> {
         let _one_at_a_time = self.fetching.lock().unwrap_or_else(|e| e.into_inner());

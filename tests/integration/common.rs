@@ -26,6 +26,11 @@ impl Home {
         }
     }
 
+    /// A home on the embedded store, whatever the suite's backend.
+    pub fn embedded() -> Home {
+        Home { dir: tempfile::tempdir().unwrap(), models_opt: None, store_url_opt: None }
+    }
+
     /// A home on the given store (several homes sharing one store: many daemons).
     pub fn on_store(url: &str) -> Home {
         Home { dir: tempfile::tempdir().unwrap(), models_opt: None, store_url_opt: Some(url.to_string()) }

@@ -201,3 +201,75 @@ fn check_reports_the_store_its_extension_and_schema_or_why_it_cannot() {
     let text = failed.to_string();
     assert!(text.contains("cannot be reached") && text.contains("hint") && !text.contains("hunter2"), "{failed}");
 }
+
+/// Search hits through the CLI, as (path, lines, score rounded).
+fn cli_hits(home: &Home, repo: &Path, query: &str, mode: &str) -> Vec<(String, u64, u64, String)> {
+    let out = home.run(&["search", "--repo", repo.to_str().unwrap(), "--json", "--mode", mode, "--limit", "10", query]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let body: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(body["mode"], mode, "{body}");
+    body["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|hit| {
+            (
+                hit["path"].as_str().unwrap().to_string(),
+                hit["line_start"].as_u64().unwrap(),
+                hit["line_end"].as_u64().unwrap(),
+                format!("{:.4}", hit["score"].as_f64().unwrap()),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn store_copy_moves_an_embedded_repo_with_its_vectors_and_memory_without_re_embedding() {
+    let url = fresh_database(&postgres_url());
+    let repo = code_repo();
+    let repo_arg = repo.path().to_str().unwrap();
+    let embedded = Home::embedded().model();
+    let summary = embedded.json(&["index", "--repo", repo_arg, "--wait", "--json"]);
+    assert_eq!(summary["embeddings"]["pending"], 0, "{summary}");
+    let note =
+        embedded.json(&["memory", "save", "--repo", repo_arg, "--json", "the index writer lock is a database lock"]);
+    let before: Vec<_> = ["lexical", "hybrid"]
+        .iter()
+        .flat_map(|mode| QUERIES.iter().map(move |q| (*mode, *q)))
+        .map(|(mode, query)| (mode, query, cli_hits(&embedded, repo.path(), query, mode)))
+        .collect();
+
+    let copied = embedded.json(&["store", "copy", "--to", &url, "--json"]);
+    let repos = copied["repos"].as_array().unwrap();
+    assert_eq!(repos.len(), 1, "{copied}");
+    assert_eq!(repos[0]["chunk_vectors"], summary["chunks_total"], "{copied}");
+    assert_eq!(repos[0]["memory_vectors"], 1, "{copied}");
+    assert!(!copied.to_string().contains("hunter2"));
+
+    // Another home on the store: the same answers, no embedding done (the model is not even
+    // there), the note recalled.
+    let team = Home::on_store(&url);
+    let status = team.json(&["status", "--repo", repo_arg, "--json"]);
+    assert_eq!(status["embeddings"]["pending"], 0, "{status}");
+    assert_eq!(status["chunks"], summary["chunks_total"], "{status}");
+    for (mode, query, want) in &before {
+        if *mode == "lexical" {
+            assert_eq!(&cli_hits(&team, repo.path(), query, mode), want, "{mode} {query}");
+        }
+    }
+    let team_with_model = Home::on_store(&url).model();
+    for (mode, query, want) in &before {
+        let got = cli_hits(&team_with_model, repo.path(), query, mode);
+        // Dense candidates come from another index (HNSW, not arroy's trees): the first
+        // answer is the same, the rest may be ordered a little differently.
+        assert_eq!(got.first().map(|h| &h.0), want.first().map(|h| &h.0), "{mode} {query}: {got:?} vs {want:?}");
+    }
+    let recalled = team.json(&["memory", "recall", "--repo", repo_arg, "--json", "database lock"]);
+    assert!(recalled.to_string().contains(note["text"].as_str().unwrap()), "{recalled}");
+
+    // Copying again replaces, it does not add.
+    let again = embedded.json(&["store", "copy", "--to", &url, "--repo", repo_arg, "--json"]);
+    assert_eq!(again["repos"][0]["chunk_vectors"], summary["chunks_total"]);
+    let status = team.json(&["status", "--repo", repo_arg, "--json"]);
+    assert_eq!(status["chunks"], summary["chunks_total"], "{status}");
+}

@@ -347,6 +347,46 @@ impl RepoStore {
     }
 }
 
+/// What a copy between stores moved.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct CopiedRecords {
+    pub records: u64,
+    pub chunk_vectors: u64,
+    pub memory_vectors: u64,
+}
+
+impl RepoStore {
+    /// Replaces everything `target` holds with this store's records and vectors, in one
+    /// write transaction of the target (all or nothing there), from one snapshot of this
+    /// one. The vectors are copied, never recomputed.
+    pub fn copy_into(&self, target: &RepoStore) -> Result<CopiedRecords> {
+        let source = self.read_txn()?;
+        let mut txn = target.write_txn()?;
+        let mut copied = CopiedRecords::default();
+        for space in Space::ALL {
+            txn.write()?.clear(space)?;
+            for (key, value) in self.all(&source, space)? {
+                txn.write()?.put(space, &key, &value)?;
+                copied.records += 1;
+            }
+        }
+        for kind in [VectorKind::Chunks, VectorKind::Memories] {
+            txn.write()?.clear_vectors(kind)?;
+            let vectors = source.inner.all_vectors(kind)?;
+            for (item, vector) in &vectors {
+                txn.write()?.put_vector(kind, *item, vector)?;
+            }
+            txn.write()?.build_vectors(kind)?;
+            match kind {
+                VectorKind::Chunks => copied.chunk_vectors = vectors.len() as u64,
+                VectorKind::Memories => copied.memory_vectors = vectors.len() as u64,
+            }
+        }
+        txn.commit()?;
+        Ok(copied)
+    }
+}
+
 // The records, typed.
 
 impl RepoStore {
