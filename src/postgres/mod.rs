@@ -294,6 +294,12 @@ impl PgPool {
         Ok(!client.run("SELECT 1 FROM docdex_repos WHERE fingerprint = $1", &[&fingerprint])?.is_empty())
     }
 
+    /// Removes a repo and every row it has (records, vectors, index files).
+    pub fn forget_repo(self: &Arc<Self>, fingerprint: &str) -> Result<bool> {
+        let mut client = self.client()?;
+        Ok(!client.run("DELETE FROM docdex_repos WHERE fingerprint = $1 RETURNING 1", &[&fingerprint])?.is_empty())
+    }
+
     /// Takes the repo's writer lock without waiting: `None` when another session (this
     /// daemon's or any other's) holds it. The lock lives as long as the returned guard's
     /// connection: a killed writer's lock goes with its connection, released by the server.

@@ -192,6 +192,10 @@ enum Command {
         /// shared machine vary by a fifth from run to run).
         #[arg(long, default_value_t = 5)]
         index_runs: usize,
+        /// Measure on the embedded store and on the team store at this URL (PostgreSQL),
+        /// side by side (the repo's rows there are replaced).
+        #[arg(long)]
+        store_url: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -228,9 +232,16 @@ async fn run(command: Command, loaded: LoadedConfig) -> Result<i32> {
             tokio::task::spawn_blocking(move || daemon::run(&loaded, &repo, runs, lexical_only, json)).await?
         }
         Command::EvalGate { repo, questions, json } => gate::run(&loaded, &repo, &questions, json).await,
-        Command::Bench { repo, queries, lexical_only, questions, state_dir, index_runs, json } => {
-            let options =
-                search::BenchOptions { queries, lexical_only, questions, json, index_runs, state_dir_opt: state_dir };
+        Command::Bench { repo, queries, lexical_only, questions, state_dir, index_runs, store_url, json } => {
+            let options = search::BenchOptions {
+                queries,
+                lexical_only,
+                questions,
+                json,
+                index_runs,
+                state_dir_opt: state_dir,
+                store_url_opt: store_url,
+            };
             search::run(&loaded, &repo, options).await
         }
         Command::BenchAcross { repos, sets, state_dir, lexical_only, json } => {

@@ -30,6 +30,8 @@ const QUESTIONS: &[&str] = &[
 
 #[derive(Debug, Serialize)]
 struct BenchReport {
+    /// `embedded` or `postgres`.
+    store: String,
     repo: String,
     files: u64,
     chunks: u64,
@@ -53,6 +55,8 @@ struct BenchReport {
     /// Embedding one uncached query through the embedder actor, p50 and p95 (ms): the part of
     /// a hybrid search the model costs.
     query_embedding_ms: Option<(f64, f64)>,
+    /// Stored vector writes per second (the store's part of background embedding).
+    vector_writes_per_s: Option<f64>,
     /// Peak resident memory of the process (VmHWM).
     peak_rss_bytes: u64,
     notes: Vec<String>,
@@ -223,6 +227,8 @@ pub struct BenchOptions {
     pub json: bool,
     /// Index runs from scratch to time (at least one); the last one is searched.
     pub index_runs: usize,
+    /// Also on the team store at this URL, side by side with the embedded one.
+    pub store_url_opt: Option<String>,
 }
 
 /// Indexes `repo` into a throwaway state directory and returns the run's seconds.
@@ -236,9 +242,77 @@ async fn timed_index_run(loaded: &LoadedConfig, repo: &Path) -> Result<f64> {
     Ok(summary.seconds)
 }
 
+/// Runs the benchmark on the configured store, or with `store_url_opt` on both stores, one
+/// after the other, and prints them side by side.
 pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> Result<i32> {
-    let BenchOptions { queries: query_count, lexical_only, questions: question_files, json, index_runs, state_dir_opt } =
-        options;
+    let Some(url) = options.store_url_opt.clone() else {
+        let report = measure(loaded, repo, &options).await?;
+        print_report(&report, options.json)?;
+        return Ok(0);
+    };
+    let mut embedded = loaded.clone();
+    embedded.config.store = docdex::config::StoreConfig::default();
+    let mut postgres = loaded.clone();
+    postgres.config.store.backend = docdex::config::STORE_POSTGRES.into();
+    postgres.config.store.url = url;
+    let mut reports = Vec::new();
+    for (name, config) in [("embedded", &embedded), ("postgres", &postgres)] {
+        eprintln!("== {name} store");
+        let mut report = measure(config, repo, &options).await?;
+        report.store = name.to_string();
+        reports.push(report);
+    }
+    if options.json {
+        docdex::outln!("{}", serde_json::to_string_pretty(&reports)?);
+    } else {
+        print_side_by_side(&reports);
+    }
+    Ok(0)
+}
+
+/// The repo's rows in the team store go, so that a run there indexes from scratch as it
+/// does in a throwaway state directory.
+fn forget_in_store(loaded: &LoadedConfig, repo: &Path) -> Result<()> {
+    if loaded.config.store.backend != docdex::config::STORE_POSTGRES {
+        return Ok(());
+    }
+    let pool = docdex::postgres::PgPool::open(&loaded.config.store.url)?;
+    let canonical = std::fs::canonicalize(repo)?;
+    pool.forget_repo(&docdex::actors::repo_manager::RepoFingerprint::of(&canonical).0)?;
+    Ok(())
+}
+
+/// Stored vector writes per second: the repo's vectors written again into a scratch repo of
+/// the same store, 64 to a transaction (as background embedding commits them).
+fn vector_writes_per_s(loaded: &LoadedConfig, index: &docdex::index::RepoIndex) -> Result<f64> {
+    let vectors = index.store.all_vectors(&index.store.read_txn()?)?;
+    let scratch = tempfile::tempdir()?;
+    let (target, pool_opt) = if loaded.config.store.backend == docdex::config::STORE_POSTGRES {
+        let pool = docdex::postgres::PgPool::open(&loaded.config.store.url)?;
+        let id = pool.repo_id("bench-vector-writes", "/bench-vector-writes")?;
+        (docdex::index::RepoStore::open_postgres(pool.clone(), id), Some(pool))
+    } else {
+        (docdex::index::RepoStore::open(scratch.path())?, None)
+    };
+    let started = Instant::now();
+    for batch in vectors.chunks(64) {
+        let mut txn = target.write_txn()?;
+        for (id, vector) in batch {
+            target.put_vector(&mut txn, *id, vector)?;
+        }
+        target.build_vectors(&mut txn)?;
+        txn.commit()?;
+    }
+    let rate = vectors.len() as f64 / started.elapsed().as_secs_f64().max(1e-9);
+    if let Some(pool) = pool_opt {
+        pool.forget_repo("bench-vector-writes")?;
+    }
+    Ok(rate)
+}
+
+async fn measure(loaded: &LoadedConfig, repo: &Path, options: &BenchOptions) -> Result<BenchReport> {
+    let BenchOptions { queries: query_count, lexical_only, questions: question_files, index_runs, state_dir_opt, .. } =
+        options.clone();
     let mut questions = Vec::new();
     for path in &question_files {
         questions.extend(crate::questions::read_questions(path)?);
@@ -248,13 +322,17 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> R
     let index_runs = if state_dir_opt.is_some() { 1 } else { index_runs };
     bench_config.config.core.global_state_dir =
         Some(state_dir_opt.clone().unwrap_or_else(|| scratch.path().to_path_buf()));
-    let actors = docdex::actors::system::start_actors(&bench_config, Some(repo.to_path_buf()));
     let mut notes = Vec::new();
 
     let mut index_seconds = Vec::new();
     for _ in 1..index_runs.max(1) {
+        forget_in_store(loaded, repo)?;
         index_seconds.push(timed_index_run(loaded, repo).await?);
     }
+    if state_dir_opt.is_none() {
+        forget_in_store(loaded, repo)?;
+    }
+    let actors = docdex::actors::system::start_actors(&bench_config, Some(repo.to_path_buf()));
     let summary = index_with_progress(&actors, repo.to_path_buf()).await?;
     index_seconds.push(summary.seconds);
     let mut sorted_seconds = index_seconds.clone();
@@ -310,6 +388,16 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> R
     };
     let dense_recall_at_10 =
         if embedding_seconds.is_some() { Some(measure_dense_recall(&actors, repo, &queries).await?) } else { None };
+    let vector_writes_per_s = if embedding_seconds.is_some() {
+        let handle = actors
+            .repo_manager
+            .send(docdex::actors::repo_manager::OpenRepo { path: repo.to_path_buf(), create: false })
+            .await??;
+        let (config, index) = (loaded.clone(), std::sync::Arc::clone(&handle.index));
+        Some(tokio::task::spawn_blocking(move || vector_writes_per_s(&config, &index)).await??)
+    } else {
+        None
+    };
     let question_report = if questions.is_empty() {
         None
     } else {
@@ -324,7 +412,9 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> R
         tracing::debug!(error = %err, "bench server task");
     }
 
-    let report = BenchReport {
+    actors.repo_manager.send(docdex::actors::repo_manager::CloseAll).await?;
+    Ok(BenchReport {
+        store: loaded.config.store.backend.clone(),
         repo: summary.repo.clone(),
         files: summary.files_scanned,
         chunks: summary.chunks_total,
@@ -339,12 +429,17 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> R
         questions: question_report,
         dense_recall_at_10,
         query_embedding_ms,
+        vector_writes_per_s,
         peak_rss_bytes: peak_rss_bytes(),
         notes,
-    };
+    })
+}
+
+fn print_report(report: &BenchReport, json: bool) -> Result<()> {
     if json {
         docdex::outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
+        docdex::outln!("store           {}", report.store);
         docdex::outln!("repo            {}", report.repo);
         docdex::outln!(
             "corpus          {} files, {} chunks, {}",
@@ -382,6 +477,9 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> R
         if let Some(recall) = report.dense_recall_at_10 {
             docdex::outln!("dense recall@10 {recall:.3} (approximate vs exact nearest neighbours)");
         }
+        if let Some(rate) = report.vector_writes_per_s {
+            docdex::outln!("vector writes   {rate:.0}/s (stored, 64 a transaction)");
+        }
         docdex::outln!("peak RSS        {}", human_bytes(report.peak_rss_bytes));
         for note in &report.notes {
             docdex::outln!("note: {note}");
@@ -391,8 +489,48 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, options: BenchOptions) -> R
             crate::questions::print(questions);
         }
     }
-    actors.repo_manager.send(docdex::actors::repo_manager::CloseAll).await?;
-    Ok(0)
+    Ok(())
+}
+
+/// The two stores' figures in two columns.
+fn print_side_by_side(reports: &[BenchReport]) {
+    let cell = |f: &dyn Fn(&BenchReport) -> String| -> String {
+        reports.iter().map(|r| format!("{:>22}", f(r))).collect::<Vec<_>>().join("")
+    };
+    docdex::outln!("{:<28}{}", "", cell(&|r| r.store.clone()));
+    docdex::outln!("{:<28}{}", "repo", cell(&|r| format!("{} chunks", r.chunks)));
+    docdex::outln!("{:<28}{}", "index (median)", cell(&|r| format!("{:.2} s {:.1} MB/s", r.index_seconds, r.index_mb_per_s)));
+    docdex::outln!("{:<28}{}", "index size", cell(&|r| human_bytes(r.index_size_bytes)));
+    docdex::outln!(
+        "{:<28}{}",
+        "embedding",
+        cell(&|r| r.embedding_chunks_per_s.map(|x| format!("{x:.1} chunks/s")).unwrap_or_else(|| "-".into()))
+    );
+    docdex::outln!(
+        "{:<28}{}",
+        "vector writes",
+        cell(&|r| r.vector_writes_per_s.map(|x| format!("{x:.0}/s")).unwrap_or_else(|| "-".into()))
+    );
+    for mode in ["lexical", "hybrid"] {
+        let of = |r: &BenchReport| r.searches.iter().find(|s| s.mode == mode).map(|s| (s.p50_ms, s.p95_ms));
+        docdex::outln!(
+            "{:<28}{}",
+            format!("{mode} p50 / p95 (HTTP)"),
+            cell(&|r| of(r).map(|(a, b)| format!("{a:.2} / {b:.2} ms")).unwrap_or_else(|| "-".into()))
+        );
+    }
+    docdex::outln!(
+        "{:<28}{}",
+        "dense recall@10 vs exact",
+        cell(&|r| r.dense_recall_at_10.map(|x| format!("{x:.3}")).unwrap_or_else(|| "-".into()))
+    );
+    for report in reports {
+        if let Some(questions) = &report.questions {
+            docdex::outln!();
+            docdex::outln!("{} store:", report.store);
+            crate::questions::print(questions);
+        }
+    }
 }
 
 #[cfg(test)]
