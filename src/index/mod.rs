@@ -835,6 +835,70 @@ mod tests {
 
     /// A run killed between writing a segment's delete file and committing it leaves the
     /// file (listed as managed); the next run reaching the same opstamp must not fail on it.
+    /// Repos in one team store with the same files, words and vectors but a marker each:
+    /// every search of one (lexical, dense, hybrid, a filter, a path restriction), every
+    /// chunk read and every memory answers from that repo only.
+    #[test]
+    fn repos_in_one_store_never_answer_with_each_others_rows() {
+        let pool = crate::postgres::tests::test_pool();
+        let backend = StoreBackend::Postgres(Arc::clone(&pool));
+        let params = crate::ingest::ChunkParams { max_lines: 40, target_lines: 20, max_chars: 4000 };
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+        let scratch = tempfile::tempdir().unwrap();
+        // Close to one another: every chunk is a dense candidate of every query.
+        let vector = |seed: usize| -> Vec<f32> {
+            (0..models::EMBEDDING_DIMS)
+                .map(|i| ((i * 31) % 17) as f32 / 17.0 - 0.5 + ((i * 7 + seed * 13) % 5) as f32 * 0.01)
+                .collect()
+        };
+        let repos: Vec<RepoIndex> = (0..4)
+            .map(|r| {
+                let root = PathBuf::from(format!("/leak-test/{nanos}/repo{r}"));
+                let index = RepoIndex::open_in(&root, &format!("leak-{nanos}-{r}"), &scratch.path().join(r.to_string()), &backend).unwrap();
+                let mut writer = index.writer(15_000_000).unwrap();
+                for file in 0..3u32 {
+                    let text = format!("/// Retries the shared socket. Marker{r}only.\npub fn shared_retry_{file}() {{}}\n");
+                    let chunks = crate::ingest::chunk_file(crate::ingest::Language::Rust, &text, params);
+                    index.replace_file(&writer, &format!("src/f{file}.rs"), "rust", &chunks, &[file]).unwrap();
+                }
+                writer.commit().unwrap();
+                let mut txn = index.store.write_txn().unwrap();
+                for file in 0..3u32 {
+                    index.store.put_vector(&mut txn, file, &vector(file as usize)).unwrap();
+                }
+                index.store.add_memory(&mut txn, &format!("note of repo {r}"), serde_json::Value::Null, 0, Some(&vector(9))).unwrap();
+                txn.commit().unwrap();
+                index
+            })
+            .collect();
+        for (r, index) in repos.iter().enumerate() {
+            index.reload().unwrap();
+            let marker = format!("Marker{r}only");
+            let mut seen = 0;
+            use crate::protocol::SearchMode;
+            for mode in [SearchMode::Lexical, SearchMode::Dense, SearchMode::Hybrid] {
+                let outcome =
+                    index.search_with("shared socket retry", Some(&vector(1)), mode, SearchParams::new(20, 5), false).unwrap();
+                assert_eq!(outcome.hits.len(), 3, "{mode:?}: the repo's three chunks, no more");
+                for hit in outcome.hits {
+                    let chunk = index.chunk(hit.chunk_id.unwrap()).unwrap().unwrap();
+                    assert!(chunk.text.contains(&marker), "repo {r} {mode:?} answered with {}", chunk.text);
+                    seen += 1;
+                }
+            }
+            assert_eq!(seen, 9);
+            let paths = index.search_paths("shared", &["src/f1.rs".to_string()], SearchParams::new(20, 5)).unwrap();
+            assert_eq!(paths.hits.len(), 1);
+            let rtxn = index.store.read_txn().unwrap();
+            let notes = index.store.all_memories(&rtxn).unwrap();
+            assert_eq!(notes.len(), 1);
+            assert_eq!(notes[0].text, format!("note of repo {r}"));
+            assert_eq!(index.store.memory_similarities(&rtxn, &vector(9)).unwrap().len(), 1);
+            assert_eq!(index.store.vector_count(&rtxn).unwrap(), 3);
+            assert_eq!(index.live_chunks().unwrap().len(), 3);
+        }
+    }
+
     #[test]
     fn a_delete_file_a_killed_run_left_behind_does_not_block_the_next_run() {
         let params = crate::ingest::ChunkParams { max_lines: 40, target_lines: 20, max_chars: 4000 };

@@ -222,9 +222,10 @@ impl PgPool {
                     self.connect_one().map_err(|err| unavailable(&self.url, format!("cannot be reached: {err}")))?;
                 let mut client =
                     PgClient { conn: Some(Conn { client, statements: HashMap::new() }), pool: Arc::clone(self) };
-                // A repo's vectors are a slice of one HNSW index: the filtered scan goes on
-                // until it has the rows asked for, in distance order (pgvector 0.8).
-                client.batch("SET hnsw.iterative_scan = strict_order")?;
+                // A repo's vectors are a slice of its partition's HNSW index: the filtered
+                // scan goes on until it has the rows asked for, in distance order (pgvector
+                // 0.8), from a candidate list as long as a search's depth.
+                client.batch("SET hnsw.iterative_scan = strict_order; SET hnsw.ef_search = 200")?;
                 return Ok(client);
             }
         };

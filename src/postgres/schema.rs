@@ -15,7 +15,9 @@ const MIGRATION_LOCK_CLASS: i32 = 0x646f_6430;
 /// - `docdex_records`: what LMDB holds for an embedded repo, as the same bytes (file
 ///   records, run state, pending embeddings, memories, DAGs, code facts), keyed by repo,
 ///   space (LMDB's database) and key, so both backends sort keys alike.
-/// - `docdex_vectors`: chunk and memory vectors (`kind` 0 and 1) under an HNSW index.
+/// - `docdex_vectors`: chunk and memory vectors (`kind` 0 and 1), in 16 partitions by repo
+///   (hash), each under an HNSW index: a repo's share of the index it searches is a
+///   sixteenth of all repos', not one in a thousand (see `index::store::pg`).
 /// - `docdex_index_files`: the files of a repo's Tantivy index, in parts (see
 ///   `index::pg_directory`).
 const MIGRATIONS: &[&str] = &["
@@ -39,7 +41,12 @@ const MIGRATIONS: &[&str] = &["
         item bigint NOT NULL,
         embedding vector(384) NOT NULL,
         PRIMARY KEY (repo_id, kind, item)
-    );
+    ) PARTITION BY HASH (repo_id);
+    DO $$ BEGIN
+        FOR r IN 0..15 LOOP
+            EXECUTE format('CREATE TABLE docdex_vectors_%s PARTITION OF docdex_vectors FOR VALUES WITH (MODULUS 16, REMAINDER %s)', r, r);
+        END LOOP;
+    END $$;
     CREATE INDEX docdex_vectors_hnsw ON docdex_vectors USING hnsw (embedding vector_cosine_ops);
     CREATE TABLE docdex_index_files (
         repo_id bigint NOT NULL REFERENCES docdex_repos (id) ON DELETE CASCADE,

@@ -311,8 +311,9 @@ fn vector_writes_per_s(loaded: &LoadedConfig, index: &docdex::index::RepoIndex) 
 }
 
 async fn measure(loaded: &LoadedConfig, repo: &Path, options: &BenchOptions) -> Result<BenchReport> {
-    let BenchOptions { queries: query_count, lexical_only, questions: question_files, index_runs, state_dir_opt, .. } =
-        options.clone();
+    let BenchOptions {
+        queries: query_count, lexical_only, questions: question_files, index_runs, state_dir_opt, ..
+    } = options.clone();
     let mut questions = Vec::new();
     for path in &question_files {
         questions.extend(crate::questions::read_questions(path)?);
@@ -499,7 +500,11 @@ fn print_side_by_side(reports: &[BenchReport]) {
     };
     docdex::outln!("{:<28}{}", "", cell(&|r| r.store.clone()));
     docdex::outln!("{:<28}{}", "repo", cell(&|r| format!("{} chunks", r.chunks)));
-    docdex::outln!("{:<28}{}", "index (median)", cell(&|r| format!("{:.2} s {:.1} MB/s", r.index_seconds, r.index_mb_per_s)));
+    docdex::outln!(
+        "{:<28}{}",
+        "index (median)",
+        cell(&|r| format!("{:.2} s {:.1} MB/s", r.index_seconds, r.index_mb_per_s))
+    );
     docdex::outln!("{:<28}{}", "index size", cell(&|r| human_bytes(r.index_size_bytes)));
     docdex::outln!(
         "{:<28}{}",

@@ -53,6 +53,14 @@ impl Drop for PgTxn {
     }
 }
 
+/// The most vectors a repo may have for its dense searches to be exact (measured on 384
+/// dimensions: see ARCHITECTURE.md, The team store). Low in unit tests, so that their repos
+/// of a few hundred vectors go through the HNSW index too.
+#[cfg(not(test))]
+const EXACT_MAX: i64 = 20_000;
+#[cfg(test)]
+const EXACT_MAX: i64 = 500;
+
 /// A count or an id as a database integer (the database's types are signed).
 fn int(value: usize) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
@@ -127,11 +135,28 @@ impl Txn for PgTxn {
 
     fn nearest(&self, kind: VectorKind, vector: &[f32], count: usize, _search_k: usize) -> Result<Vec<(u32, f32)>> {
         let query = Vector::from(vector.to_vec());
-        let rows = self.run(
-            "SELECT item, embedding <=> $3 FROM docdex_vectors WHERE repo_id = $1 AND kind = $2
-             ORDER BY embedding <=> $3 LIMIT $4",
-            &[&self.repo_id, &PgTxn::kind(kind), &query, &int(count)],
+        // A repo of up to EXACT_MAX vectors is searched exactly (its rows by the primary key,
+        // each distance computed: a few ms, recall 1); a larger one through its partition's
+        // HNSW index, scanned on until it has `count` of this repo's rows.
+        let bounded = self.run(
+            "SELECT count(*) FROM (SELECT 1 FROM docdex_vectors WHERE repo_id = $1 AND kind = $2 LIMIT $3) AS bounded",
+            &[&self.repo_id, &PgTxn::kind(kind), &(EXACT_MAX + 1)],
         )?;
+        let size: i64 = bounded.first().map_or(0, |row| row.get(0));
+        let rows = if size <= EXACT_MAX {
+            // `+ 0`: the expression is not the index's, so the planner cannot pick the HNSW scan.
+            self.run(
+                "SELECT item, embedding <=> $3 FROM docdex_vectors WHERE repo_id = $1 AND kind = $2
+                 ORDER BY (embedding <=> $3) + 0 LIMIT $4",
+                &[&self.repo_id, &PgTxn::kind(kind), &query, &int(count)],
+            )?
+        } else {
+            self.run(
+                "SELECT item, embedding <=> $3 FROM docdex_vectors WHERE repo_id = $1 AND kind = $2
+                 ORDER BY embedding <=> $3 LIMIT $4",
+                &[&self.repo_id, &PgTxn::kind(kind), &query, &int(count)],
+            )?
+        };
         // pgvector's cosine distance is 1 - cos.
         Ok(rows.into_iter().map(|row| (row.get::<_, i64>(0) as u32, 1.0 - row.get::<_, f64>(1) as f32)).collect())
     }
