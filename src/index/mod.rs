@@ -854,10 +854,17 @@ mod tests {
         let repos: Vec<RepoIndex> = (0..4)
             .map(|r| {
                 let root = PathBuf::from(format!("/leak-test/{nanos}/repo{r}"));
-                let index = RepoIndex::open_in(&root, &format!("leak-{nanos}-{r}"), &scratch.path().join(r.to_string()), &backend).unwrap();
+                let index = RepoIndex::open_in(
+                    &root,
+                    &format!("leak-{nanos}-{r}"),
+                    &scratch.path().join(r.to_string()),
+                    &backend,
+                )
+                .unwrap();
                 let mut writer = index.writer(15_000_000).unwrap();
                 for file in 0..3u32 {
-                    let text = format!("/// Retries the shared socket. Marker{r}only.\npub fn shared_retry_{file}() {{}}\n");
+                    let text =
+                        format!("/// Retries the shared socket. Marker{r}only.\npub fn shared_retry_{file}() {{}}\n");
                     let chunks = crate::ingest::chunk_file(crate::ingest::Language::Rust, &text, params);
                     index.replace_file(&writer, &format!("src/f{file}.rs"), "rust", &chunks, &[file]).unwrap();
                 }
@@ -866,7 +873,10 @@ mod tests {
                 for file in 0..3u32 {
                     index.store.put_vector(&mut txn, file, &vector(file as usize)).unwrap();
                 }
-                index.store.add_memory(&mut txn, &format!("note of repo {r}"), serde_json::Value::Null, 0, Some(&vector(9))).unwrap();
+                index
+                    .store
+                    .add_memory(&mut txn, &format!("note of repo {r}"), serde_json::Value::Null, 0, Some(&vector(9)))
+                    .unwrap();
                 txn.commit().unwrap();
                 index
             })
@@ -877,8 +887,9 @@ mod tests {
             let mut seen = 0;
             use crate::protocol::SearchMode;
             for mode in [SearchMode::Lexical, SearchMode::Dense, SearchMode::Hybrid] {
-                let outcome =
-                    index.search_with("shared socket retry", Some(&vector(1)), mode, SearchParams::new(20, 5), false).unwrap();
+                let outcome = index
+                    .search_with("shared socket retry", Some(&vector(1)), mode, SearchParams::new(20, 5), false)
+                    .unwrap();
                 assert_eq!(outcome.hits.len(), 3, "{mode:?}: the repo's three chunks, no more");
                 for hit in outcome.hits {
                     let chunk = index.chunk(hit.chunk_id.unwrap()).unwrap().unwrap();

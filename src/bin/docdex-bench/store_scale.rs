@@ -104,7 +104,7 @@ fn load_repo(
     chunks: usize,
     centers: &[Vec<f32>],
 ) -> Result<()> {
-    let mut rng = Rng(0x5ca1e ^ (repo as u64 + 1) * 0x9e37_79b9);
+    let mut rng = Rng(0x5ca1e ^ ((repo as u64 + 1) * 0x9e37_79b9));
     let backend = StoreBackend::Postgres(Arc::clone(pool));
     let state = scratch.join(format!("r{repo}"));
     let index = RepoIndex::open_in(&root_of(repo), &fingerprint_of(repo), &state, &backend)?;
