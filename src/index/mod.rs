@@ -95,21 +95,7 @@ impl IndexFiles {
     fn remove_all(&self) -> Result<()> {
         match self {
             IndexFiles::Store(directory) => directory.wipe(),
-            IndexFiles::Local(index_dir) => {
-                for entry in std::fs::read_dir(index_dir)? {
-                    let entry = entry?;
-                    let name = entry.file_name().to_string_lossy().to_string();
-                    if name.starts_with(".tantivy-") && name.ends_with(".lock") {
-                        continue;
-                    }
-                    if entry.file_type()?.is_dir() {
-                        std::fs::remove_dir_all(entry.path())?;
-                    } else {
-                        std::fs::remove_file(entry.path())?;
-                    }
-                }
-                Ok(())
-            }
+            IndexFiles::Local(index_dir) => remove_all_but_locks(index_dir),
         }
     }
 }
@@ -167,6 +153,23 @@ pub fn copy_repo(source: &RepoIndex, target: &RepoIndex) -> Result<RepoCopy> {
     copy.records = source.store.copy_into(&target.store)?;
     target.reload()?;
     Ok(copy)
+}
+
+/// Removes every entry of an index folder but Tantivy's lock files (held by a writer).
+fn remove_all_but_locks(dir: &Path) -> Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().to_string();
+        if name.starts_with(".tantivy-") && name.ends_with(".lock") {
+            continue;
+        }
+        if entry.file_type()?.is_dir() {
+            std::fs::remove_dir_all(entry.path())?;
+        } else {
+            std::fs::remove_file(entry.path())?;
+        }
+    }
+    Ok(())
 }
 
 /// Empties an index for a rebuild under its writer lock (another process writing it is an

@@ -88,19 +88,7 @@ impl PgDirectory {
     pub(crate) fn wipe(&self) -> Result<()> {
         let mut client = self.pool.client()?;
         client.run("DELETE FROM docdex_index_files WHERE repo_id = $1", &[&self.repo_id])?;
-        for entry in std::fs::read_dir(&self.cache_path)? {
-            let entry = entry?;
-            let name = entry.file_name().to_string_lossy().to_string();
-            if name.starts_with(".tantivy-") && name.ends_with(".lock") {
-                continue;
-            }
-            if entry.file_type()?.is_dir() {
-                std::fs::remove_dir_all(entry.path())?;
-            } else {
-                std::fs::remove_file(entry.path())?;
-            }
-        }
-        Ok(())
+        super::remove_all_but_locks(&self.cache_path)
     }
 
     /// The stored bytes of a file, or `None` when the store has no such file.

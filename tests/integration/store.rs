@@ -38,7 +38,7 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// The hits of a search through a daemon, as (path, lines, score rounded) to compare.
-fn hits(server: &Server, repo: &Path, query: &str, mode: &str) -> Vec<(String, u64, u64, String)> {
+fn hits(server: &Server, repo: &Path, query: &str, mode: &str) -> Vec<HitRow> {
     let body: Value = server
         .blocking_client()
         .get(server.url("/v1/search"))
@@ -47,6 +47,13 @@ fn hits(server: &Server, repo: &Path, query: &str, mode: &str) -> Vec<(String, u
         .unwrap()
         .json()
         .unwrap();
+    hit_rows(&body, mode)
+}
+
+type HitRow = (String, u64, u64, String);
+
+/// A search response's hits as (path, lines, score rounded), to compare.
+fn hit_rows(body: &Value, mode: &str) -> Vec<HitRow> {
     assert_eq!(body["mode"], mode, "{body}");
     body["hits"]
         .as_array()
@@ -203,24 +210,10 @@ fn check_reports_the_store_its_extension_and_schema_or_why_it_cannot() {
 }
 
 /// Search hits through the CLI, as (path, lines, score rounded).
-fn cli_hits(home: &Home, repo: &Path, query: &str, mode: &str) -> Vec<(String, u64, u64, String)> {
+fn cli_hits(home: &Home, repo: &Path, query: &str, mode: &str) -> Vec<HitRow> {
     let out = home.run(&["search", "--repo", repo.to_str().unwrap(), "--json", "--mode", mode, "--limit", "10", query]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let body: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(body["mode"], mode, "{body}");
-    body["hits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|hit| {
-            (
-                hit["path"].as_str().unwrap().to_string(),
-                hit["line_start"].as_u64().unwrap(),
-                hit["line_end"].as_u64().unwrap(),
-                format!("{:.4}", hit["score"].as_f64().unwrap()),
-            )
-        })
-        .collect()
+    hit_rows(&serde_json::from_slice(&out.stdout).unwrap(), mode)
 }
 
 #[test]
