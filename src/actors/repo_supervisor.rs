@@ -92,6 +92,11 @@ pub struct RunIndex {
 /// a generator touching thousands of files is a walk's work anyway.
 const MAX_CHANGED_PATHS: usize = 2_000;
 
+/// A run refused because another process writes the repo (on the team store, another
+/// daemon) is tried again this much later, until that writer is done: the change waits, it
+/// is not dropped.
+const LOCKED_RETRY: Duration = Duration::from_secs(2);
+
 pub struct RepoSupervisor {
     run_index: Recipient<RunIndex>,
     repo_manager: Addr<RepoManager>,
@@ -248,6 +253,7 @@ impl RepoSupervisor {
         let index = RunIndex { repo: repo.clone(), progress: progress_tx, changed_opt: only_opt };
         let run_index = self.run_index.clone();
         ctx.spawn(async move { run_index.send(index).await }.into_actor(self).map(move |result, act, ctx| {
+            let locked = matches!(&result, Ok(Err(err)) if err.code == ErrorCode::IndexLocked);
             let outcome = match result {
                 Ok(Ok(_)) => Ok(()),
                 Ok(Err(err)) => Err(err.message),
@@ -255,15 +261,34 @@ impl RepoSupervisor {
             };
             if let Some(mount) = act.mounts.get_mut(&repo) {
                 mount.own_run = false;
+                if locked {
+                    // Another writer has the repo: the change waits for it and runs after
+                    // (a change counted as made a little ahead, so the next check is then).
+                    let now = Instant::now();
+                    mount.first_change_opt = Some(now);
+                    mount.last_change_opt = Some(now + LOCKED_RETRY);
+                }
             }
-            act.run_finished(&repo, outcome, ctx);
+            act.run_finished(&repo, outcome, locked, ctx);
         }));
     }
 
-    fn run_finished(&mut self, repo: &Path, outcome: std::result::Result<(), String>, ctx: &mut Context<Self>) {
+    /// `locked`: the run was refused because another process writes the repo (it is tried
+    /// again, see `LOCKED_RETRY`).
+    fn run_finished(
+        &mut self,
+        repo: &Path,
+        outcome: std::result::Result<(), String>,
+        locked: bool,
+        ctx: &mut Context<Self>,
+    ) {
         let Some(mount) = self.mounts.get_mut(repo) else { return };
         if let Err(err) = &outcome {
-            tracing::warn!(repo = %repo.display(), error = %err, "index run failed");
+            if locked {
+                tracing::info!(repo = %repo.display(), error = %err, "index run waits for another writer");
+            } else {
+                tracing::warn!(repo = %repo.display(), error = %err, "index run failed");
+            }
             // The paths it was given are not known to be indexed: the next run walks all.
             mount.rescan = true;
         }
@@ -465,7 +490,7 @@ impl Handler<RunEnded> for RepoSupervisor {
         if let Some(mount) = self.mounts.get_mut(&msg.repo) {
             mount.external_runs = mount.external_runs.saturating_sub(1);
         }
-        self.run_finished(&msg.repo, msg.outcome, ctx);
+        self.run_finished(&msg.repo, msg.outcome, false, ctx);
     }
 }
 

@@ -266,3 +266,31 @@ fn store_copy_moves_an_embedded_repo_with_its_vectors_and_memory_without_re_embe
     let status = team.json(&["status", "--repo", repo_arg, "--json"]);
     assert_eq!(status["chunks"], summary["chunks_total"], "{status}");
 }
+
+#[test]
+fn a_watcher_whose_repo_another_writer_holds_indexes_the_change_once_it_is_free() {
+    let url = fresh_database(&postgres_url());
+    let repo = crate::common::sample_repo();
+    let home = Home::on_store(&url);
+    let server = Server::start(&home, &["--repo", repo.path().to_str().unwrap()]);
+    assert!(!hits(&server, repo.path(), "WorkerPool", "lexical").is_empty());
+    // Another daemon's index run holds the repo while a file is saved here.
+    let lock = hold_writer_lock(&home, repo.path());
+    crate::common::write(
+        repo.path(),
+        "src/late.rs",
+        "/// Arrives while another writer runs.\npub fn zanzibarlate() {}\n",
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(hits(&server, repo.path(), "zanzibarlate", "lexical").is_empty(), "indexed through a held lock");
+    drop(lock);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let found = hits(&server, repo.path(), "zanzibarlate", "lexical");
+        if found.first().is_some_and(|hit| hit.0 == "src/late.rs") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the change waited and was never indexed: {found:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}

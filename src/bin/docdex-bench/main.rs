@@ -185,6 +185,10 @@ enum Command {
         /// Search the corpus an earlier run loaded.
         #[arg(long)]
         reuse: bool,
+        /// One more repo of this many chunks, searched through HNSW: its recall@10 against
+        /// exact search is measured.
+        #[arg(long, default_value_t = 0)]
+        big_repo_chunks: usize,
         /// Leave out building the HNSW indexes after the load (repos within the exact-search
         /// size never read them).
         #[arg(long)]
@@ -271,9 +275,26 @@ async fn run(command: Command, loaded: LoadedConfig) -> Result<i32> {
             across::run(&loaded, repos, sets, state_dir, lexical_only, json).await
         }
         Command::BenchDocuments { dir, runs, json } => documents::run(&loaded, &dir, runs, json),
-        Command::BenchStoreScale { store_url, repos, chunks_per_repo, queries, reuse, skip_hnsw, json } => {
-            let options =
-                store_scale::ScaleOptions { store_url, repos, chunks_per_repo, queries, reuse, skip_hnsw, json };
+        Command::BenchStoreScale {
+            store_url,
+            repos,
+            chunks_per_repo,
+            queries,
+            reuse,
+            big_repo_chunks,
+            skip_hnsw,
+            json,
+        } => {
+            let options = store_scale::ScaleOptions {
+                store_url,
+                repos,
+                chunks_per_repo,
+                queries,
+                reuse,
+                big_repo_chunks,
+                skip_hnsw,
+                json,
+            };
             tokio::task::spawn_blocking(move || store_scale::run(options)).await?
         }
         Command::BenchCode { repo, queries, json } => code::run(&loaded, &repo, queries, json).await,

@@ -36,6 +36,9 @@ pub struct ScaleOptions {
     pub queries: usize,
     /// Skip the load (the store holds the corpus from an earlier run).
     pub reuse: bool,
+    /// One more repo of this many chunks (0: none), past the exact-search size: its searches
+    /// go through HNSW, whose recall@10 against exact search is measured on it.
+    pub big_repo_chunks: usize,
     /// Load without building the HNSW indexes afterwards: repos within the exact-search
     /// size never read them, so their searches cost the same (the build takes long).
     pub skip_hnsw: bool,
@@ -161,6 +164,53 @@ fn load_repo(
     Ok(())
 }
 
+/// Recall@10 of the daemon's query for a repo past the exact-search size (HNSW with an
+/// iterative scan in its partition) against exact search, and both queries' p50 (ms); and
+/// whether the planner's plan reads the HNSW index.
+fn hnsw_recall(pool: &Arc<PgPool>, repo: usize, centers: &[Vec<f32>], rng: &mut Rng) -> Result<(f64, f64, f64, bool)> {
+    let repo_id = pool.repo_id(&fingerprint_of(repo), &root_of(repo).display().to_string())?;
+    let mut client = pool.client()?;
+    let (mut found, mut total) = (0usize, 0usize);
+    let (mut hnsw_ms, mut exact_ms) = (Vec::new(), Vec::new());
+    let mut uses_index = false;
+    for q in 0..100 {
+        let topic = rng.below(TOPICS);
+        let query = pgvector::Vector::from(normalize(centers[topic].iter().map(|c| c + 0.2 * rng.unit()).collect()));
+        let started = Instant::now();
+        let approx: Vec<i64> = client
+            .query(
+                "SELECT item FROM docdex_vectors WHERE repo_id = $1 AND kind = 0 ORDER BY embedding <=> $2 LIMIT 10",
+                &[&repo_id, &query],
+            )?
+            .iter()
+            .map(|row| row.get(0))
+            .collect();
+        hnsw_ms.push(started.elapsed().as_secs_f64() * 1000.0);
+        let started = Instant::now();
+        let exact: Vec<i64> = client
+            .query(
+                "SELECT item FROM docdex_vectors WHERE repo_id = $1 AND kind = 0 ORDER BY (embedding <=> $2) + 0 LIMIT 10",
+                &[&repo_id, &query],
+            )?
+            .iter()
+            .map(|row| row.get(0))
+            .collect();
+        exact_ms.push(started.elapsed().as_secs_f64() * 1000.0);
+        found += approx.iter().filter(|item| exact.contains(item)).count();
+        total += exact.len();
+        if q == 0 {
+            let plan = client.query(
+                "EXPLAIN SELECT item FROM docdex_vectors WHERE repo_id = $1 AND kind = 0 ORDER BY embedding <=> $2 LIMIT 10",
+                &[&repo_id, &query],
+            )?;
+            uses_index = plan.iter().any(|row| row.get::<_, String>(0).contains("embedding_idx"));
+        }
+    }
+    hnsw_ms.sort_by(f64::total_cmp);
+    exact_ms.sort_by(f64::total_cmp);
+    Ok((found as f64 / total.max(1) as f64, percentile(&hnsw_ms, 0.5), percentile(&exact_ms, 0.5), uses_index))
+}
+
 pub fn run(options: ScaleOptions) -> Result<i32> {
     let pool = PgPool::open(&options.store_url)?;
     let scratch = tempfile::tempdir()?;
@@ -171,9 +221,10 @@ pub fn run(options: ScaleOptions) -> Result<i32> {
         let started = Instant::now();
         let mut admin = pool.client()?;
         admin.batch("DROP INDEX IF EXISTS docdex_vectors_hnsw")?;
-        for repo in 0..options.repos {
+        for repo in 0..options.repos + usize::from(options.big_repo_chunks > 0) {
             pool.forget_repo(&fingerprint_of(repo))?;
-            load_repo(&pool, scratch.path(), repo, options.chunks_per_repo, &centers)?;
+            let chunks = if repo == options.repos { options.big_repo_chunks } else { options.chunks_per_repo };
+            load_repo(&pool, scratch.path(), repo, chunks, &centers)?;
             if repo % 50 == 49 {
                 eprintln!("{} repos loaded ({:.0} s)", repo + 1, started.elapsed().as_secs_f64());
             }
@@ -232,6 +283,11 @@ pub fn run(options: ScaleOptions) -> Result<i32> {
     }
     warm_ms.sort_by(f64::total_cmp);
     cold_ms.sort_by(f64::total_cmp);
+    let hnsw = if options.big_repo_chunks > 0 && !options.skip_hnsw {
+        Some(hnsw_recall(&pool, options.repos, &centers, &mut rng)?)
+    } else {
+        None
+    };
     let report = serde_json::json!({
         "repos": total_repos,
         "vectors": total_vectors,
@@ -244,6 +300,11 @@ pub fn run(options: ScaleOptions) -> Result<i32> {
         "hybrid_cold_p50_ms": percentile(&cold_ms, 0.5),
         "hybrid_cold_p95_ms": percentile(&cold_ms, 0.95),
         "hits_from_another_repo": leaks,
+        "big_repo_chunks": options.big_repo_chunks,
+        "hnsw_recall_at_10": hnsw.as_ref().map(|h| h.0),
+        "hnsw_p50_ms": hnsw.as_ref().map(|h| h.1),
+        "exact_p50_ms": hnsw.as_ref().map(|h| h.2),
+        "hnsw_plan_uses_index": hnsw.as_ref().map(|h| h.3),
     });
     if options.json {
         docdex::outln!("{}", serde_json::to_string_pretty(&report)?);
