@@ -36,6 +36,12 @@ pub(super) async fn serve(
             .map_err(|_| DocdexError::invalid("bad server.http_bind_addr"))?,
     };
     http::check_bind_policy(&addr, expose, auth_token_opt.as_deref())?;
+    // The team store is checked (and its schema created or migrated) before serving: a
+    // daemon that cannot reach it, or finds a schema newer than its own, does not start.
+    if loaded.config.store.backend == config::STORE_POSTGRES {
+        let pool = crate::postgres::PgPool::open(&loaded.config.store.url)?;
+        tracing::info!(store = %pool.display_url(), "team store ready");
+    }
     // Before anything is opened: a second daemon on this home would fight over the indexes.
     let mut lock = crate::daemon::lock::DaemonLock::acquire(&loaded.home).map_err(|err| match &repo_opt {
         // `daemon --repo other` while one runs: the running one can serve it.

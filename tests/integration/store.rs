@@ -294,3 +294,15 @@ fn a_watcher_whose_repo_another_writer_holds_indexes_the_change_once_it_is_free(
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+#[test]
+fn a_daemon_on_a_store_it_cannot_reach_does_not_start_and_says_why() {
+    let home = Home::on_store("postgres://someone:hunter2@127.0.0.1:9/docdex");
+    let out = home.cmd().args(["daemon", "--bind", "127.0.0.1:0"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot be reached") && stderr.contains("hint:") && !stderr.contains("hunter2"),
+        "{stderr}"
+    );
+}
