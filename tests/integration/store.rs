@@ -143,6 +143,10 @@ fn a_commit_through_one_daemon_is_seen_by_the_others_next_search() {
     let repo = crate::common::sample_repo();
     let first = Home::on_store(&url);
     let second = Home::on_store(&url);
+    // A reader that does not watch: the commit must come from the first home alone (a
+    // watching daemon on the same checkout would index the change itself, and the first
+    // home's run would then wait for it; that is the watcher test below).
+    std::fs::write(second.dir.path().join("config.toml"), "[watcher]\nenabled = false\n").unwrap();
     first.index(repo.path());
     let reader = Server::start(&second, &[]);
     assert!(hits(&reader, repo.path(), "zanzibarquux", "lexical").is_empty());
