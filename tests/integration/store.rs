@@ -151,7 +151,17 @@ fn a_commit_through_one_daemon_is_seen_by_the_others_next_search() {
     let reader = Server::start(&second, &[]);
     assert!(hits(&reader, repo.path(), "zanzibarquux", "lexical").is_empty());
     crate::common::write(repo.path(), "src/new.rs", "/// zanzibarquux lives here.\npub fn zanzibarquux() {}\n");
-    first.index(repo.path());
+    // The reader's mount refreshes the repo once; the first home waits for that writer.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let out = first.run(&["index", "--repo", repo.path().to_str().unwrap(), "--json"]);
+        if out.status.success() {
+            break;
+        }
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("being written by another") && Instant::now() < deadline, "{stderr}");
+        std::thread::sleep(Duration::from_millis(300));
+    }
     let found = hits(&reader, repo.path(), "zanzibarquux", "lexical");
     assert_eq!(found.first().map(|h| h.0.as_str()), Some("src/new.rs"), "{found:?}");
 }
