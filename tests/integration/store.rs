@@ -70,17 +70,22 @@ fn hit_rows(body: &Value, mode: &str) -> Vec<HitRow> {
         .collect()
 }
 
+/// `GET /v1/status` of a repo through a daemon.
+fn status_of(server: &Server, repo: &Path) -> Value {
+    server
+        .blocking_client()
+        .get(server.url("/v1/status"))
+        .query(&[("repo", repo.to_str().unwrap())])
+        .send()
+        .unwrap()
+        .json()
+        .unwrap()
+}
+
 fn wait_embedded(server: &Server, repo: &Path) -> Value {
     let deadline = Instant::now() + Duration::from_secs(300);
     loop {
-        let status: Value = server
-            .blocking_client()
-            .get(server.url("/v1/status"))
-            .query(&[("repo", repo.to_str().unwrap())])
-            .send()
-            .unwrap()
-            .json()
-            .unwrap();
+        let status = status_of(server, repo);
         if status["embeddings"]["pending"] == 0 && status["embeddings"]["embedded"].as_u64() > Some(0) {
             return status;
         }
@@ -125,14 +130,7 @@ fn a_repo_indexed_through_one_daemon_answers_alike_through_another_also_without_
     for (mode, query, want) in &expected {
         assert_eq!(&hits(&front_end, &original, query, mode), want, "without the checkout: {mode} {query}");
     }
-    let memory: Value = front_end
-        .blocking_client()
-        .get(front_end.url("/v1/status"))
-        .query(&[("repo", original.to_str().unwrap())])
-        .send()
-        .unwrap()
-        .json()
-        .unwrap();
+    let memory = status_of(&front_end, &original);
     assert_eq!(memory["chunks"], status["chunks"], "{memory}");
     std::fs::rename(&moved, &original).unwrap();
 }

@@ -173,29 +173,7 @@ enum Command {
     /// The team store at scale: synthetic repos loaded into the store at URL (its docdex
     /// tables are emptied of them first), then hybrid searches of single repos timed and
     /// checked for hits from other repos.
-    BenchStoreScale {
-        #[arg(long)]
-        store_url: String,
-        #[arg(long, default_value_t = 1000)]
-        repos: usize,
-        #[arg(long, default_value_t = 2000)]
-        chunks_per_repo: usize,
-        #[arg(long, default_value_t = 500)]
-        queries: usize,
-        /// Search the corpus an earlier run loaded.
-        #[arg(long)]
-        reuse: bool,
-        /// One more repo of this many chunks, searched through HNSW: its recall@10 against
-        /// exact search is measured.
-        #[arg(long, default_value_t = 0)]
-        big_repo_chunks: usize,
-        /// Leave out building the HNSW indexes after the load (repos within the exact-search
-        /// size never read them).
-        #[arg(long)]
-        skip_hnsw: bool,
-        #[arg(long)]
-        json: bool,
-    },
+    BenchStoreScale(store_scale::ScaleOptions),
     /// Benchmark indexing and HTTP search latency on a repository (uses a throwaway state dir).
     Bench {
         #[arg(long)]
@@ -275,28 +253,7 @@ async fn run(command: Command, loaded: LoadedConfig) -> Result<i32> {
             across::run(&loaded, repos, sets, state_dir, lexical_only, json).await
         }
         Command::BenchDocuments { dir, runs, json } => documents::run(&loaded, &dir, runs, json),
-        Command::BenchStoreScale {
-            store_url,
-            repos,
-            chunks_per_repo,
-            queries,
-            reuse,
-            big_repo_chunks,
-            skip_hnsw,
-            json,
-        } => {
-            let options = store_scale::ScaleOptions {
-                store_url,
-                repos,
-                chunks_per_repo,
-                queries,
-                reuse,
-                big_repo_chunks,
-                skip_hnsw,
-                json,
-            };
-            tokio::task::spawn_blocking(move || store_scale::run(options)).await?
-        }
+        Command::BenchStoreScale(options) => tokio::task::spawn_blocking(move || store_scale::run(options)).await?,
         Command::BenchCode { repo, queries, json } => code::run(&loaded, &repo, queries, json).await,
         Command::BenchImpact { repo, runs, files, json } => impact::run(&loaded, &repo, runs, files, json).await,
         Command::BenchChat { repo, question, runs, max_tokens, json } => {

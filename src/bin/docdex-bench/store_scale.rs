@@ -29,19 +29,28 @@ const WORDS: [&str; 48] = [
     "replica",
 ];
 
+#[derive(Debug, clap::Args)]
 pub struct ScaleOptions {
+    #[arg(long)]
     pub store_url: String,
+    #[arg(long, default_value_t = 1000)]
     pub repos: usize,
+    #[arg(long, default_value_t = 2000)]
     pub chunks_per_repo: usize,
+    #[arg(long, default_value_t = 500)]
     pub queries: usize,
-    /// Skip the load (the store holds the corpus from an earlier run).
+    /// Search the corpus an earlier run loaded.
+    #[arg(long)]
     pub reuse: bool,
-    /// One more repo of this many chunks (0: none), past the exact-search size: its searches
-    /// go through HNSW, whose recall@10 against exact search is measured on it.
+    /// One more repo of this many chunks, past the exact-search size: its searches go
+    /// through HNSW, whose recall@10 against exact search is measured on it.
+    #[arg(long, default_value_t = 0)]
     pub big_repo_chunks: usize,
-    /// Load without building the HNSW indexes afterwards: repos within the exact-search
+    /// Leave out building the HNSW indexes after the load: repos within the exact-search
     /// size never read them, so their searches cost the same (the build takes long).
+    #[arg(long)]
     pub skip_hnsw: bool,
+    #[arg(long)]
     pub json: bool,
 }
 
