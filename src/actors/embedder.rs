@@ -9,13 +9,15 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use actix::{Actor, Handler, Message, SyncContext};
 use fastembed::{InitOptionsUserDefined, Pooling, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel};
 
 use crate::index::models::{ModelPaths, EMBEDDING_DIMS};
+use crate::index::static_model::StaticModel;
+use crate::index::ChunkVectors;
 use crate::protocol::{DocdexError, ErrorCode, Result};
 
 /// Token lengths are padded up to a multiple of this.
@@ -31,6 +33,10 @@ pub struct EmbedderSettings {
     pub batch_size: usize,
     pub max_tokens: usize,
     pub threads: usize,
+    /// Static vectors for every chunk (`index::static_model`).
+    pub static_vectors: bool,
+    /// The model's vectors for every chunk (false: static vectors only).
+    pub model_vectors: bool,
 }
 
 /// Recent query vectors, shared by the embedder threads.
@@ -104,6 +110,8 @@ pub struct Embedder {
 pub struct EmbedderShared {
     query_cache: Mutex<QueryCache>,
     slots: Vec<Mutex<ModelSlot>>,
+    /// The static vectors, one instance for every thread (read-only once loaded).
+    static_slot: Mutex<StaticSlot>,
     next_slot: AtomicUsize,
     /// A model loaded once in this process: an unloaded one will load again.
     ever_loaded: std::sync::atomic::AtomicBool,
@@ -111,6 +119,11 @@ pub struct EmbedderShared {
 
 struct ModelSlot {
     state: ModelState,
+    last_used: Instant,
+}
+
+struct StaticSlot {
+    state: Option<std::result::Result<Arc<StaticModel>, String>>,
     last_used: Instant,
 }
 
@@ -122,6 +135,7 @@ impl EmbedderShared {
         Arc::new(EmbedderShared {
             query_cache: Mutex::new(QueryCache::default()),
             slots: slots.collect(),
+            static_slot: Mutex::new(StaticSlot { state: None, last_used: Instant::now() }),
             next_slot: AtomicUsize::new(0),
             ever_loaded: std::sync::atomic::AtomicBool::new(false),
         })
@@ -136,6 +150,12 @@ impl EmbedderShared {
             let Ok(mut slot) = slot.try_lock() else { continue };
             if !matches!(slot.state, ModelState::NotLoaded) && slot.last_used.elapsed() >= idle {
                 slot.state = ModelState::NotLoaded;
+                unloaded += 1;
+            }
+        }
+        if let Ok(mut slot) = self.static_slot.try_lock() {
+            if slot.state.is_some() && slot.last_used.elapsed() >= idle {
+                slot.state = None;
                 unloaded += 1;
             }
         }
@@ -173,21 +193,6 @@ fn release_free_memory() {
     }
 }
 
-/// ONNX Runtime is loaded once per process; the environment must outlive every session.
-static RUNTIME: OnceLock<std::result::Result<ort::environment::Environment, String>> = OnceLock::new();
-
-fn runtime(paths: &ModelPaths) -> std::result::Result<ort::environment::Environment, String> {
-    RUNTIME
-        .get_or_init(|| {
-            let path = &paths.runtime_path;
-            crate::index::models::verify_runtime(path)?;
-            let builder = ort::init_from(path)
-                .map_err(|err| format!("cannot load ONNX Runtime from {}: {err}", path.display()))?;
-            builder.with_name("docdex").build().map_err(|err| format!("cannot start ONNX Runtime: {err}"))
-        })
-        .clone()
-}
-
 /// Loads the model, or explains why it cannot be loaded.
 fn load_model(settings: &EmbedderSettings) -> std::result::Result<TextEmbedding, String> {
     if !settings.enabled {
@@ -196,7 +201,7 @@ fn load_model(settings: &EmbedderSettings) -> std::result::Result<TextEmbedding,
     if let Some(missing) = settings.paths.missing() {
         return Err(format!("{} is missing; run `docdexd models install`", missing.display()));
     }
-    let environment = runtime(&settings.paths)?;
+    let environment = crate::index::models::runtime(&settings.paths)?;
     let dir = &settings.paths.model_dir;
     let read = |name: &str| std::fs::read(dir.join(name)).map_err(|err| format!("cannot read {name}: {err}"));
     let tokenizer_files = TokenizerFiles {
@@ -305,10 +310,25 @@ impl Actor for Embedder {
 #[rtype(result = "Result<Vec<Vec<f32>>>")]
 pub struct EmbedTexts(pub Vec<String>);
 
-/// Embeds a search query, through the query cache.
+/// Embeds chunks with the static vectors.
+#[derive(Message)]
+#[rtype(result = "Result<Vec<Vec<f32>>>")]
+pub struct EmbedStaticTexts(pub Vec<String>);
+
+/// Embeds a search query as the chunks it is compared with were, through the query cache.
 #[derive(Message)]
 #[rtype(result = "Result<Arc<Vec<f32>>>")]
-pub struct EmbedQuery(pub String);
+pub struct EmbedQuery {
+    pub text: String,
+    pub vectors: ChunkVectors,
+}
+
+impl EmbedQuery {
+    /// A query compared with the model's vectors.
+    pub fn model(text: String) -> EmbedQuery {
+        EmbedQuery { text, vectors: ChunkVectors::Model }
+    }
+}
 
 /// Loads the model if needed and reports whether it works.
 #[derive(Message)]
@@ -333,20 +353,49 @@ impl Handler<EmbedTexts> for Embedder {
 impl Handler<EmbedQuery> for Embedder {
     type Result = Result<Arc<Vec<f32>>>;
 
-    fn handle(&mut self, EmbedQuery(query): EmbedQuery, _: &mut SyncContext<Self>) -> Self::Result {
+    fn handle(&mut self, query: EmbedQuery, _: &mut SyncContext<Self>) -> Self::Result {
         super::guarded("the embedder", || self.embed_query(query))
     }
 }
 
+impl Handler<EmbedStaticTexts> for Embedder {
+    type Result = Result<Vec<Vec<f32>>>;
+
+    fn handle(&mut self, EmbedStaticTexts(texts): EmbedStaticTexts, _: &mut SyncContext<Self>) -> Self::Result {
+        super::guarded("the embedder", || Ok(self.static_model()?.embed(&texts)))
+    }
+}
+
 impl Embedder {
-    fn embed_query(&mut self, query: String) -> Result<Arc<Vec<f32>>> {
-        let key = query.trim().to_string();
+    /// The static vectors, loaded (or distilled) on first use.
+    fn static_model(&mut self) -> Result<Arc<StaticModel>> {
+        let mut slot = self.shared.static_slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        slot.last_used = Instant::now();
+        let settings = &self.settings;
+        let loaded = slot.state.get_or_insert_with(|| {
+            if !settings.enabled || !settings.static_vectors {
+                return Err("static vectors are off (embedding.static_vectors = false)".into());
+            }
+            let mut log = |line: &str| tracing::info!("{line}");
+            StaticModel::load_or_distill(&settings.paths, settings.threads, &mut log)
+                .map(Arc::new)
+                .inspect_err(|reason| tracing::warn!(reason = %reason, "static vectors unavailable"))
+        });
+        loaded.clone().map_err(|reason| unavailable(&reason))
+    }
+
+    fn embed_query(&mut self, EmbedQuery { text, vectors }: EmbedQuery) -> Result<Arc<Vec<f32>>> {
+        let key = format!("{}\u{0}{}", vectors.name(), text.trim());
         let cached =
             self.shared.query_cache.lock().map_err(|_| DocdexError::internal("query cache poisoned"))?.get(&key);
         if let Some(hit) = cached {
             return Ok(hit);
         }
-        let vector = Arc::new(self.embed(std::slice::from_ref(&key))?.remove(0));
+        let texts = [text.trim().to_string()];
+        let vector = Arc::new(match vectors {
+            ChunkVectors::Model => self.embed(&texts)?.remove(0),
+            ChunkVectors::Static => self.static_model()?.embed(&texts).remove(0),
+        });
         self.shared
             .query_cache
             .lock()
@@ -417,6 +466,8 @@ mod tests {
             batch_size: 16,
             max_tokens: 256,
             threads: 1,
+            static_vectors: true,
+            model_vectors: true,
         };
         let reason = load_model(&settings).err().unwrap();
         assert!(reason.contains("docdexd models install"), "{reason}");

@@ -248,6 +248,22 @@ pub struct PendingEmbeddings {
     pub max: usize,
 }
 
+/// Up to `max` chunks waiting for a static vector: (chunk id, text to embed); empty when none
+/// is left.
+#[derive(Message)]
+#[rtype(result = "Result<Vec<(u32, String)>>")]
+pub struct PendingStaticEmbeddings {
+    pub max: usize,
+}
+
+/// Stores static vectors (chunk id, vector) and makes them searchable. Returns how many
+/// chunks still wait for one.
+#[derive(Message)]
+#[rtype(result = "Result<u64>")]
+pub struct StoreStaticEmbeddings {
+    pub items: Vec<(u32, Vec<f32>)>,
+}
+
 /// Stores computed vectors (chunk id, text embedded, vector) and rebuilds the ANN trees so
 /// they are searchable at once. Returns how many chunks are still pending.
 #[derive(Message)]
@@ -662,6 +678,56 @@ impl Handler<PendingEmbeddings> for Indexer {
             }
             wtxn.commit()?;
             Ok(uncached)
+        })
+    }
+}
+
+impl Handler<PendingStaticEmbeddings> for Indexer {
+    type Result = Result<Vec<(u32, String)>>;
+
+    fn handle(&mut self, msg: PendingStaticEmbeddings, _: &mut SyncContext<Self>) -> Self::Result {
+        super::guarded("the indexer", || {
+            self.index.reload()?;
+            let store = &self.index.store;
+            let ids = store.static_pending_ids(&store.read_txn()?, 0, msg.max.max(1))?;
+            let mut wanted = Vec::with_capacity(ids.len());
+            let mut gone = Vec::new();
+            for (id, input_opt) in self.index.embedding_inputs(&ids)? {
+                match input_opt {
+                    Some(input) => wanted.push((id, input)),
+                    None => gone.push(id),
+                }
+            }
+            if !gone.is_empty() {
+                // Chunks that left the index (their file changed again): nothing to embed.
+                let mut wtxn = store.write_txn()?;
+                for id in gone {
+                    store.delete_chunk(&mut wtxn, id)?;
+                }
+                wtxn.commit()?;
+            }
+            Ok(wanted)
+        })
+    }
+}
+
+impl Handler<StoreStaticEmbeddings> for Indexer {
+    type Result = Result<u64>;
+
+    fn handle(&mut self, msg: StoreStaticEmbeddings, _: &mut SyncContext<Self>) -> Self::Result {
+        super::guarded("the indexer", || {
+            let store = &self.index.store;
+            let mut wtxn = store.write_txn()?;
+            for (id, vector) in msg.items {
+                // The chunk may have been replaced while it was being embedded.
+                if store.is_static_pending(&wtxn, id)? {
+                    store.put_static_vector(&mut wtxn, id, &vector)?;
+                }
+            }
+            store.build_static_vectors(&mut wtxn)?;
+            let remaining = store.static_pending_count(&wtxn)?;
+            wtxn.commit()?;
+            Ok(remaining)
         })
     }
 }

@@ -129,5 +129,7 @@ pub fn embedder_settings(loaded: &LoadedConfig) -> EmbedderSettings {
         batch_size: embedding.batch_size,
         max_tokens: embedding.max_tokens,
         threads: embedding.threads,
+        static_vectors: embedding.static_vectors,
+        model_vectors: embedding.model_vectors,
     }
 }

@@ -387,10 +387,34 @@ pub(super) fn run_models_install(home: &Path) -> i32 {
                 let state = if file.already_present { "present" } else { "installed" };
                 crate::outln!("{state:<10} {}", file.path.display());
             }
-            match crate::actors::embedder::probe(&crate::actors::system::embedder_settings(&loaded)) {
+            let settings = crate::actors::system::embedder_settings(&loaded);
+            match crate::actors::embedder::probe(&settings) {
                 Ok(detail) => {
                     crate::outln!("ok: {detail}");
-                    0
+                    if !settings.static_vectors {
+                        return 0;
+                    }
+                    // Distilled now, so the first index run does not wait for it.
+                    let started = std::time::Instant::now();
+                    let mut log = |line: &str| eprintln!("  {line}");
+                    match crate::index::static_model::StaticModel::load_or_distill(
+                        &settings.paths,
+                        settings.threads,
+                        &mut log,
+                    ) {
+                        Ok(_) => {
+                            crate::outln!(
+                                "ok: static vectors in {} ({:.1} s)",
+                                crate::index::static_model::StaticModel::path(&settings.paths).display(),
+                                started.elapsed().as_secs_f64()
+                            );
+                            0
+                        }
+                        Err(reason) => {
+                            eprintln!("error: the static vectors could not be distilled: {reason}");
+                            2
+                        }
+                    }
                 }
                 Err(reason) => {
                     eprintln!("error: the installed model does not load: {reason}");

@@ -312,7 +312,10 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
                 };
                 let e = &status.embeddings;
                 let embeddings = if e.model_available {
-                    format!("{} of {} chunks embedded, {} pending ({})", e.embedded, e.total, e.pending, e.model)
+                    format!(
+                        "{} of {} chunks embedded, {} pending ({}); static vectors {} ({} pending); dense search uses {}",
+                        e.embedded, e.total, e.pending, e.model, e.static_vectors, e.static_pending, e.dense_vectors
+                    )
                 } else {
                     format!(
                         "{} of {} chunks embedded, {} pending; search is lexical-only: {}",

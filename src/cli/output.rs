@@ -35,6 +35,9 @@ pub fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
 }
 
 pub(super) fn render_embed_progress(p: &EmbedProgress, started: Instant) -> String {
+    if p.vectors == "static" {
+        return format!("static vectors: {} chunks done, {} to go", p.embedded, p.pending);
+    }
     let rate = p.embedded as f64 / started.elapsed().as_secs_f64().max(1e-3);
     format!("embedding: {} chunks embedded, {} to go ({rate:.0} chunks/s)", p.embedded, p.pending)
 }
@@ -54,6 +57,11 @@ pub(super) fn render_summary(s: &IndexSummary) -> String {
     let embeddings = match &s.embeddings {
         Some(e) => match &e.notice {
             Some(notice) => format!("  embeddings: none computed: {notice}\n"),
+            None if e.static_vectors > 0 => format!(
+                "  embeddings: static vectors for {} chunks after {:.1} s (searchable by meaning from then); \
+                 {} computed by the model in {:.1} s; {} chunks have the model's vector\n",
+                e.static_vectors, e.static_seconds, e.embedded, e.seconds, e.vectors
+            ),
             None => format!(
                 "  embeddings: {} computed in {:.1} s; {} chunks searchable by meaning\n",
                 e.embedded, e.seconds, e.vectors

@@ -273,6 +273,10 @@ impl SearchConfig {
 pub struct EmbeddingConfig {
     /// Semantic search; without the model docdex works lexical-only and says so.
     pub enabled: bool,
+    /// Static vectors for every chunk within seconds (`index::static_model`).
+    pub static_vectors: bool,
+    /// The model's vectors, in the background; false: static vectors only.
+    pub model_vectors: bool,
     /// Where `docdexd models install` puts the model and ONNX Runtime; unset means
     /// `$DOCDEX_HOME/models`.
     pub models_dir: Option<PathBuf>,
@@ -446,6 +450,8 @@ impl Default for EmbeddingConfig {
     fn default() -> Self {
         EmbeddingConfig {
             enabled: true,
+            static_vectors: true,
+            model_vectors: true,
             models_dir: None,
             batch_size: 4,
             max_tokens: 256,

@@ -129,9 +129,7 @@ pub fn search_indexes(
         };
         let mut dense_here = match (mode, query_vector_opt) {
             (SearchMode::Lexical, _) | (_, None) => Vec::new(),
-            (_, Some(vector)) => {
-                index.dense_candidates(searcher, vector, depth, params.dense_search_k, filter, internal_prior)?
-            }
+            (_, Some(vector)) => index.dense_candidates(searcher, vector, depth, &params, filter, internal_prior)?,
         };
         demote_older_versions(&mut lexical_here, &mut dense_here, &versions);
         // A query that is one identifier: the chunks that define it (not in a dense search,

@@ -311,7 +311,7 @@ fn word_end(text: &str, start: usize) -> usize {
 
 /// Splits an identifier at `_` and case changes: `parseHTTPHeader` → parse, HTTP, Header.
 /// Returns (byte offset within the word, part).
-fn split_identifier(word: &str) -> Vec<(usize, &str)> {
+pub(crate) fn split_identifier(word: &str) -> Vec<(usize, &str)> {
     let mut parts = Vec::new();
     let chars: Vec<(usize, char)> = word.char_indices().collect();
     let mut part_start: Option<usize> = None;

@@ -17,6 +17,7 @@ mod pg_directory;
 pub mod rank;
 pub mod schema;
 pub mod search;
+pub mod static_model;
 pub mod store;
 
 use std::collections::HashMap;
@@ -44,7 +45,8 @@ pub use across::search_indexes;
 pub use rank::{asks_how_it_works, candidate_depth, path_prior, FusionParams};
 pub use search::SearchFilter;
 pub use store::{
-    CopiedRecords, FileRecord, IndexRunState, LibraryRecord, MemoryRecord, RepoStore, StoreTxn, WebPageRecord,
+    ChunkVectors, CopiedRecords, FileRecord, IndexRunState, LibraryRecord, MemoryRecord, RepoStore, StoreTxn,
+    VectorCounts, WebPageRecord,
 };
 
 /// What the code analyzer, the chunker and the schema produce, as a number: bump it when any
@@ -214,6 +216,8 @@ pub struct SearchParams {
     pub repeat_hit_delay: usize,
     /// A query that is one identifier gets its definitions first (`rank::definitions_first`).
     pub definitions_first: bool,
+    /// The vectors the dense ranking searches (the query vector is of the same kind).
+    pub dense_vectors: ChunkVectors,
 }
 
 impl SearchParams {
@@ -226,6 +230,7 @@ impl SearchParams {
             concept_weight: crate::config::DEFAULT_CONCEPT_WEIGHT,
             repeat_hit_delay: crate::config::DEFAULT_REPEAT_HIT_DELAY,
             definitions_first: true,
+            dense_vectors: ChunkVectors::Model,
         }
     }
 }

@@ -9,6 +9,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 use crate::ingest::sha256_hex;
 use crate::protocol::{DocdexError, ErrorCode, Result};
@@ -56,6 +57,21 @@ pub fn verify_runtime(path: &Path) -> std::result::Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// ONNX Runtime is loaded once per process; the environment must outlive every session.
+static RUNTIME: OnceLock<std::result::Result<ort::environment::Environment, String>> = OnceLock::new();
+
+pub fn runtime(paths: &ModelPaths) -> std::result::Result<ort::environment::Environment, String> {
+    RUNTIME
+        .get_or_init(|| {
+            let path = &paths.runtime_path;
+            verify_runtime(path)?;
+            let builder = ort::init_from(path)
+                .map_err(|err| format!("cannot load ONNX Runtime from {}: {err}", path.display()))?;
+            builder.with_name("docdex").build().map_err(|err| format!("cannot start ONNX Runtime: {err}"))
+        })
+        .clone()
 }
 
 const WHEEL_FILES: &[WheelFile] = &[

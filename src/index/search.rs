@@ -465,17 +465,18 @@ impl RepoIndex {
         searcher: &Searcher,
         vector: &[f32],
         depth: usize,
-        search_k: usize,
+        params: &SearchParams,
         filter: &SearchFilter,
         internal_prior: f32,
     ) -> Result<Vec<(f32, Candidate)>> {
         // A filtered search looks further (the nearest chunks may be of another source), then
         // keeps what the filter admits.
+        let search_k = params.dense_search_k;
         let (count, search_k) =
             if filter.is_empty() { (depth, search_k) } else { (depth * 4, search_k.saturating_mul(4)) };
         let nearest = {
             let rtxn = self.store.read_txn()?;
-            self.store.nearest_chunks(&rtxn, vector, count, search_k)?
+            self.store.nearest_chunks_of(&rtxn, params.dense_vectors, vector, count, search_k)?
         };
         let library_docs = match &filter.library_opt {
             Some(library) => Some(self.docs_with(searcher, Term::from_field_text(self.fields.library, library))?),

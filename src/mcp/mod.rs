@@ -385,13 +385,15 @@ impl DocdexMcp {
         let result = self.run(params).await;
         respond(result, |s| {
             let text = format!(
-                "{}: {} files, {} chunks, {} of {} embedded ({} pending), last completed {}",
+                "{}: {} files, {} chunks, {} of {} embedded ({} pending, {} with static vectors; dense search uses {}), last completed {}",
                 s.repo,
                 s.files,
                 s.chunks,
                 s.embeddings.embedded,
                 s.embeddings.total,
                 s.embeddings.pending,
+                s.embeddings.static_vectors,
+                s.embeddings.dense_vectors,
                 s.last_index_completed.as_deref().unwrap_or("never")
             );
             text

@@ -386,6 +386,13 @@ pub struct EmbedProgress {
     pub embedded: u64,
     /// Chunks still waiting.
     pub pending: u64,
+    /// Which vectors: `static` (first, seconds for a whole repo) or `model`.
+    #[serde(default = "model_vectors_name")]
+    pub vectors: String,
+}
+
+fn model_vectors_name() -> String {
+    "model".into()
 }
 
 /// What an embedding job did.
@@ -397,6 +404,12 @@ pub struct EmbedSummary {
     pub vectors: u64,
     /// Chunks still waiting (non-zero only if the job stopped early).
     pub pending: u64,
+    /// Chunks with a static vector now, and how long this job took to give every chunk
+    /// one (its first part).
+    #[serde(default)]
+    pub static_vectors: u64,
+    #[serde(default)]
+    pub static_seconds: f64,
     pub seconds: f64,
     /// Why nothing was embedded (model unavailable), when that is the case.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -525,8 +538,17 @@ pub struct EmbeddingStatus {
     pub total: u64,
     /// Chunks still waiting for a vector.
     pub pending: u64,
-    /// Chunks with a vector.
+    /// Chunks with a vector of the model.
     pub embedded: u64,
+    /// Chunks with a static vector (`[embedding] static_vectors`), and chunks waiting for one.
+    #[serde(default)]
+    pub static_vectors: u64,
+    #[serde(default)]
+    pub static_pending: u64,
+    /// The vectors dense search compares with now: `model` once every chunk has the model's,
+    /// `static` before, `none` when no chunk has a vector.
+    #[serde(default)]
+    pub dense_vectors: String,
     pub model: String,
     pub model_available: bool,
     /// Why the model is unavailable, when it is.

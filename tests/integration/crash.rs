@@ -94,6 +94,8 @@ fn assert_consistent(home: &Home, repo: &std::path::Path) {
         batch_size: 8,
         max_tokens: 256,
         threads: 1,
+        static_vectors: true,
+        model_vectors: true,
     };
     let mut model = docdex::actors::embedder::EmbeddingModel::load(&settings).unwrap();
     let inputs = index.embedding_inputs(&ids).unwrap();
@@ -105,6 +107,19 @@ fn assert_consistent(home: &Home, repo: &std::path::Path) {
         assert!(cosine > 0.999, "chunk {id}'s vector belongs to other text (cosine {cosine})");
     }
     assert_eq!(vectors.len(), ids.len(), "no vectors of chunks that are gone");
+
+    // The same of the static vectors.
+    let statics: HashMap<u32, Vec<f32>> =
+        index.store.all_vectors_of(&rtxn, docdex::index::ChunkVectors::Static).unwrap().into_iter().collect();
+    assert_eq!(index.store.static_pending_count(&rtxn).unwrap(), 0);
+    let static_model =
+        docdex::index::static_model::StaticModel::load_or_distill(&settings.paths, 1, &mut |_| {}).unwrap();
+    for ((id, _), vector) in inputs.iter().zip(static_model.embed(&texts)) {
+        let stored = statics.get(id).unwrap_or_else(|| panic!("chunk {id} has no static vector"));
+        let cosine: f32 = stored.iter().zip(&vector).map(|(a, b)| a * b).sum();
+        assert!(cosine > 0.999, "chunk {id}'s static vector belongs to other text (cosine {cosine})");
+    }
+    assert_eq!(statics.len(), ids.len(), "no static vectors of chunks that are gone");
 }
 
 /// The daemon killed (SIGKILL) at random points while its watcher and mount re-index and it

@@ -18,6 +18,8 @@ fn paraphrases_are_closer_than_unrelated_text() {
         batch_size: 16,
         max_tokens: 256,
         threads: 1,
+        static_vectors: true,
+        model_vectors: true,
     };
     let mut model = EmbeddingModel::load(&settings).unwrap();
     let texts: Vec<String> = [
@@ -228,4 +230,72 @@ fn a_dense_search_before_any_embedding_says_how_to_get_one() {
     let response: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let notice = response["notice"].as_str().unwrap_or_default();
     assert!(notice.contains("nothing in this repo is embedded yet") && notice.contains("--wait"), "{response}");
+}
+
+#[test]
+fn static_vectors_put_related_texts_closer_than_unrelated_ones() {
+    let paths = ModelPaths::under(&models_dir());
+    let model = docdex::index::static_model::StaticModel::load_or_distill(&paths, 1, &mut |_| {}).unwrap();
+    let texts: Vec<String> = [
+        "fn rate_limit(client: ClientId) -> bool: limits how many requests a client may send",
+        "Throttle the number of requests each client can make per minute.",
+        "The recipe needs two cups of flour and a pinch of salt.",
+        "",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let v = model.embed(&texts);
+    assert!(v.iter().all(|x| x.len() == 384));
+    let norm: f32 = v[0].iter().map(|x| x * x).sum::<f32>().sqrt();
+    assert!((norm - 1.0).abs() < 1e-3, "vectors are unit length, got {norm}");
+    let related = cosine(&v[0], &v[1]);
+    let unrelated = cosine(&v[0], &v[2]);
+    assert!(related > unrelated + 0.1, "related {related} vs unrelated {unrelated}");
+    assert!(v[3].iter().all(|&x| x == 0.0), "a text without words has no direction");
+}
+
+/// Every chunk has a static vector when `index --wait` returns, dense search uses them while
+/// the model's are missing, and the model's take over once every chunk has one.
+#[test]
+fn static_vectors_answer_until_the_models_cover_every_chunk() {
+    let repo = paraphrase_repo();
+    let repo_arg = repo.path().to_str().unwrap();
+    let home = Home::with_config("[embedding]\nmodel_vectors = false\n").model();
+    let summary = home.json(&["index", "--repo", repo_arg, "--wait", "--json"]);
+    assert_eq!(summary["embeddings"]["static_vectors"], summary["chunks_total"], "{summary}");
+    assert_eq!(summary["embeddings"]["embedded"], 0, "{summary}");
+    let status = home.json(&["status", "--repo", repo_arg, "--json"]);
+    assert_eq!(status["embeddings"]["dense_vectors"], "static", "{status}");
+    assert_eq!(status["embeddings"]["static_pending"], 0, "{status}");
+
+    let dense = |home: &Home| {
+        let out = home.run(&[
+            "search",
+            "--repo",
+            repo_arg,
+            "--json",
+            "--explain",
+            "--mode",
+            "dense",
+            "copy the database to cold storage every night",
+        ]);
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let found = dense(&home);
+    assert_eq!(found["mode"], "dense", "{found}");
+    assert_eq!(hit_paths(&found).first().map(String::as_str), Some("src/backup.rs"), "{found}");
+    assert_eq!(found["hits"][0]["explain"]["dense"]["rank"], 1, "{found}");
+    // Static vectors by choice: nothing is waiting, so nothing to say.
+    assert!(found["notice"].is_null(), "{found}");
+
+    // The model's vectors on: after the next run every chunk has one, and they answer.
+    std::fs::write(home.dir.path().join("config.toml"), "[embedding]\nmodel_vectors = true\n").unwrap();
+    let summary = home.json(&["index", "--repo", repo_arg, "--wait", "--json"]);
+    assert_eq!(summary["embeddings"]["vectors"], summary["chunks_total"], "{summary}");
+    let status = home.json(&["status", "--repo", repo_arg, "--json"]);
+    assert_eq!(status["embeddings"]["dense_vectors"], "model", "{status}");
+    let found = dense(&home);
+    assert_eq!(hit_paths(&found).first().map(String::as_str), Some("src/backup.rs"), "{found}");
 }

@@ -382,7 +382,7 @@ impl Handler<CrateSearch> for ToolDispatcher {
                 }
             }
             let vector_opt = if embedding && docs.has_vectors() {
-                match embedder.send(EmbedQuery(msg.query.clone())).await {
+                match embedder.send(EmbedQuery::model(msg.query.clone())).await {
                     Ok(Ok(vector)) => Some(vector.as_ref().clone()),
                     Ok(Err(err)) => {
                         notice = Some(format!("{}; searched lexically", err.message));

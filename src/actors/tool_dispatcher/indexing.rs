@@ -18,6 +18,7 @@ use crate::actors::indexer::AbortIndexRun;
 use crate::actors::repo_manager::{OpenRepo, RepoHandle};
 use crate::actors::repo_supervisor::RunIndex;
 use crate::actors::repo_supervisor::{MountRepo, RunEnded, RunStarted};
+use crate::config::EmbeddingConfig;
 use crate::index::models::MODEL_NAME;
 use crate::protocol::time::format_unix;
 use crate::protocol::{
@@ -80,8 +81,7 @@ impl Handler<Status> for ToolDispatcher {
                 let rtxn = index.store.read_txn()?;
                 let state = index.store.run_state(&rtxn)?;
                 let chunks = index.num_chunks();
-                let pending = index.store.pending_count(&rtxn)?;
-                let embedded = index.store.vector_count(&rtxn)?;
+                let counts = index.store.vector_counts(&rtxn)?;
                 let mut code = crate::protocol::CodeStatus {
                     symbols_current: index.store.code_fingerprint(&rtxn)?.as_deref()
                         == Some(crate::code::grammar_fingerprint().as_str()),
@@ -127,8 +127,11 @@ impl Handler<Status> for ToolDispatcher {
                     embedding_cache_entries: index.store.embedding_cache_entries(&rtxn)?,
                     embeddings: EmbeddingStatus {
                         total: chunks,
-                        pending,
-                        embedded,
+                        pending: counts.pending,
+                        embedded: counts.model,
+                        static_vectors: counts.static_vectors,
+                        static_pending: counts.static_pending,
+                        dense_vectors: counts.for_search().map_or("none", |v| v.name()).to_string(),
                         model: MODEL_NAME.to_string(),
                         model_available: available,
                         notice: (!available).then_some(detail),
@@ -285,7 +288,7 @@ impl ToolDispatcher {
                     tracing::warn!(error = %err, "could not abort the index run");
                 }
             } else if msg.embed_in_background && config.embedding.enabled {
-                start_background_embedding(handle, embedder, config.embedding.batch_size, jobs);
+                start_background_embedding(handle, embedder, config.embedding.clone(), jobs);
             }
             if let Some(supervisor) = &supervisor_opt {
                 let outcome = result.as_ref().map(|_| ()).map_err(|err| err.message.clone());
@@ -301,7 +304,7 @@ impl ToolDispatcher {
 pub(super) fn start_background_embedding(
     handle: Arc<RepoHandle>,
     embedder: Addr<Embedder>,
-    batch_size: usize,
+    settings: EmbeddingConfig,
     jobs: EmbeddingJobs,
 ) {
     let key = handle.meta.fingerprint.clone();
@@ -319,11 +322,13 @@ pub(super) fn start_background_embedding(
     actix::spawn(async move {
         loop {
             let started = Instant::now();
-            match embed_pending(&handle, &embedder, batch_size, None, Some(&jobs.stopping)).await {
-                Ok(0) => {}
-                Ok(count) => tracing::info!(
+            match embed_pending(&handle, &embedder, &settings, None, Some(&jobs.stopping)).await {
+                Ok(done) if done.model == 0 && done.static_vectors == 0 => {}
+                Ok(done) => tracing::info!(
                     repo = %handle.meta.canonical_path,
-                    chunks = count,
+                    chunks = done.model,
+                    static_vectors = done.static_vectors,
+                    static_seconds = done.static_seconds,
                     seconds = started.elapsed().as_secs_f64(),
                     "embedded pending chunks"
                 ),
@@ -348,19 +353,23 @@ impl Handler<EmbedPending> for ToolDispatcher {
     fn handle(&mut self, msg: EmbedPending, _: &mut Context<Self>) -> Self::Result {
         let repo_manager = self.repo_manager.clone();
         let embedder = self.embedder.clone();
-        let batch_size = self.config.embedding.batch_size;
+        let settings = self.config.embedding.clone();
         Box::pin(async move {
             let handle = open_indexed(&repo_manager, msg.repo).await?;
             let started = Instant::now();
             let ModelInfo { available, detail } = embedder.send(ProbeModel).await?;
-            let embedded = if available {
-                embed_pending(&handle, &embedder, batch_size, msg.progress_opt.as_ref(), None).await?
-            } else {
-                0
-            };
-            let (vectors, pending) = vector_counts(&handle).await?;
+            let done = embed_pending(&handle, &embedder, &settings, msg.progress_opt.as_ref(), None).await?;
+            let counts = vector_counts(&handle).await?;
             let notice = (!available).then(|| format!("{detail}; the index is lexical-only until then"));
-            Ok(EmbedSummary { embedded, vectors, pending, seconds: started.elapsed().as_secs_f64(), notice })
+            Ok(EmbedSummary {
+                embedded: done.model,
+                vectors: counts.model,
+                pending: counts.pending,
+                static_vectors: counts.static_vectors,
+                static_seconds: done.static_seconds,
+                seconds: started.elapsed().as_secs_f64(),
+                notice,
+            })
         })
     }
 }
@@ -386,15 +395,15 @@ impl Handler<EmbedInBackground> for ToolDispatcher {
     fn handle(&mut self, msg: EmbedInBackground, _: &mut Context<Self>) -> Self::Result {
         let repo_manager = self.repo_manager.clone();
         let embedder = self.embedder.clone();
-        let batch_size = self.config.embedding.batch_size;
-        let enabled = self.config.embedding.enabled;
+        let settings = self.config.embedding.clone();
+        let enabled = settings.enabled;
         let jobs = self.embedding_jobs.clone();
         Box::pin(async move {
             if !enabled {
                 return;
             }
             match open_indexed(&repo_manager, msg.repo).await {
-                Ok(handle) => start_background_embedding(handle, embedder, batch_size, jobs),
+                Ok(handle) => start_background_embedding(handle, embedder, settings, jobs),
                 Err(err) => tracing::warn!(error = %err.message, "cannot embed in the background"),
             }
         })

@@ -8,13 +8,14 @@ use std::time::Instant;
 use actix::Addr;
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::actors::embedder::{EmbedTexts, Embedder};
+use crate::actors::embedder::{EmbedStaticTexts, EmbedTexts, Embedder, ProbeModel};
 use crate::actors::indexer::{
-    AddFiles, BeginIndexRun, CommitBatch, FinishIndexRun, PendingEmbeddings, StoreEmbeddings,
+    AddFiles, BeginIndexRun, CommitBatch, FinishIndexRun, PendingEmbeddings, PendingStaticEmbeddings, StoreEmbeddings,
+    StoreStaticEmbeddings,
 };
 use crate::actors::ingestor::{ChunkFiles, IngestedFile, Ingestor, ScanRepo};
 use crate::actors::repo_manager::RepoHandle;
-use crate::config::Config;
+use crate::config::{Config, EmbeddingConfig};
 use crate::index::FileRecord;
 use crate::ingest::{ChunkParams, ScannedFile};
 use crate::protocol::{EmbedProgress, IndexProgress, IndexSummary, Result};
@@ -197,7 +198,73 @@ pub async fn run_index(
 
 /// Embeds a repo's pending chunks until none are left (or the model fails), reporting
 /// progress. Returns how many chunks got a vector.
+/// What an embedding job stored.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Embedded {
+    /// Chunks given the model's vector.
+    pub model: u64,
+    /// Chunks given a static vector, and how long that took (the first part of the job).
+    pub static_vectors: u64,
+    pub static_seconds: f64,
+}
+
+/// Static vectors first, then (with `[embedding] model_vectors`) the model's.
 pub async fn embed_pending(
+    handle: &RepoHandle,
+    embedder: &Addr<Embedder>,
+    settings: &EmbeddingConfig,
+    progress_opt: Option<&UnboundedSender<EmbedProgress>>,
+    stop_opt: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<Embedded> {
+    let started = Instant::now();
+    let static_vectors = embed_static_pending(handle, embedder, progress_opt, stop_opt).await?;
+    let mut embedded = Embedded { model: 0, static_vectors, static_seconds: started.elapsed().as_secs_f64() };
+    if settings.model_vectors && embedder.send(ProbeModel).await?.available {
+        embedded.model = embed_model_pending(handle, embedder, settings.batch_size, progress_opt, stop_opt).await?;
+    }
+    // Without the model the static vectors are what there is (the pending entries wait).
+    Ok(embedded)
+}
+
+/// Chunks given their static vectors per store (a few milliseconds of tokenizing each).
+const STATIC_PER_STORE: usize = 512;
+
+/// Gives every chunk waiting for one its static vector: seconds for a whole repo, so hybrid
+/// search covers all of it long before the model is through. Returns how many it stored.
+/// Static vectors that are off or cannot load leave the chunks waiting, quietly.
+pub async fn embed_static_pending(
+    handle: &RepoHandle,
+    embedder: &Addr<Embedder>,
+    progress_opt: Option<&UnboundedSender<EmbedProgress>>,
+    stop_opt: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<u64> {
+    let mut embedded = 0u64;
+    loop {
+        if stop_opt.is_some_and(|stop| stop.load(std::sync::atomic::Ordering::SeqCst)) {
+            return Ok(embedded);
+        }
+        let batch = handle.indexer.send(PendingStaticEmbeddings { max: STATIC_PER_STORE }).await??;
+        if batch.is_empty() {
+            return Ok(embedded);
+        }
+        let texts: Vec<String> = batch.iter().map(|(_, text)| text.clone()).collect();
+        let vectors = match embedder.send(EmbedStaticTexts(texts)).await? {
+            Ok(vectors) => vectors,
+            Err(err) if err.code == crate::protocol::ErrorCode::ModelUnavailable => return Ok(embedded),
+            Err(err) => return Err(err),
+        };
+        let count = batch.len() as u64;
+        let items = batch.into_iter().map(|(id, _)| id).zip(vectors).collect();
+        let pending = handle.indexer.send(StoreStaticEmbeddings { items }).await??;
+        embedded += count;
+        if let Some(tx) = progress_opt {
+            let _ = tx.send(EmbedProgress { embedded, pending, vectors: "static".into() });
+        }
+    }
+}
+
+/// Gives every chunk waiting for one the model's vector. Returns how many it stored.
+pub async fn embed_model_pending(
     handle: &RepoHandle,
     embedder: &Addr<Embedder>,
     batch_size: usize,
@@ -236,7 +303,7 @@ pub async fn embed_pending(
         embedded += count;
         if let Some(tx) = progress_opt {
             // Nobody listening any more is fine: the work goes on.
-            let _ = tx.send(EmbedProgress { embedded, pending });
+            let _ = tx.send(EmbedProgress { embedded, pending, vectors: "model".into() });
         }
     }
 }

@@ -73,7 +73,7 @@ impl Handler<LibsFetch> for ToolDispatcher {
                 .await
                 .map_err(|err| err.or_disk_full(&cache_root))?;
             if msg.embed_in_background && config.embedding.enabled && summary.chunks_pending > 0 {
-                start_background_embedding(handle, embedder, config.embedding.batch_size, jobs);
+                start_background_embedding(handle, embedder, config.embedding.clone(), jobs);
             }
             Ok(summary)
         })

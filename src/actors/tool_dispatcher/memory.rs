@@ -291,7 +291,7 @@ impl Handler<MemoryRecall> for ToolDispatcher {
             }
             let handle = open_indexed(&repo_manager, repo.await?).await?;
             let index = Arc::clone(&handle.index);
-            let embedded = match embedder.send(EmbedQuery(msg.query.clone())).await {
+            let embedded = match embedder.send(EmbedQuery::model(msg.query.clone())).await {
                 Ok(Ok(vector)) => {
                     // Notes saved while the model was missing get their vectors now; if that
                     // fails, recall falls back to words rather than failing.

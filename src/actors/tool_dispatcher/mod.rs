@@ -278,12 +278,8 @@ async fn open_indexed(repo_manager: &Addr<RepoManager>, path: PathBuf) -> Result
     Ok(handle)
 }
 
-/// (vectors built, chunks pending) of a repo.
-async fn vector_counts(handle: &RepoHandle) -> Result<(u64, u64)> {
+/// The vectors a repo's chunks have, and the chunks waiting for them.
+async fn vector_counts(handle: &RepoHandle) -> Result<crate::index::VectorCounts> {
     let index = Arc::clone(&handle.index);
-    tokio::task::spawn_blocking(move || {
-        let rtxn = index.store.read_txn()?;
-        Ok((index.store.vector_count(&rtxn)?, index.store.pending_count(&rtxn)?))
-    })
-    .await?
+    tokio::task::spawn_blocking(move || index.store.vector_counts(&index.store.read_txn()?)).await?
 }

@@ -16,7 +16,7 @@ use crate::actors::embedder::{EmbedQuery, Embedder, ModelInfo, ProbeModel};
 use crate::actors::repo_manager::RepoHandle;
 use crate::actors::waterfall::LocalSearch;
 use crate::config::Config;
-use crate::index::{FusionParams, RepoIndex, SearchFilter, SearchParams as RankParams};
+use crate::index::{ChunkVectors, FusionParams, RepoIndex, SearchFilter, SearchParams as RankParams, VectorCounts};
 use crate::protocol::impact::DiffBase;
 use crate::protocol::{
     DocdexError, HitSource, Result, SearchMode, SearchRequest, SearchResponse, WaterfallRequest, WaterfallResponse,
@@ -78,6 +78,7 @@ impl Ranking {
         started: Instant,
     ) -> Result<SearchResponse> {
         let Ranking { embedder, config } = self;
+        let model_vectors = config.embedding.model_vectors;
         let search = &config.search;
         let fusion = FusionParams {
             k: search.fusion_k,
@@ -86,22 +87,22 @@ impl Ranking {
         };
         let embedding_query = crate::index::concepts::embedding_query(search, &request.query);
         let expanded = crate::index::concepts::expansion(search, &request.query);
-        let (mut vectors, mut pending) = (0, 0);
+        let mut counts = VectorCounts::default();
         for handle in &handles {
-            let (v, p) = vector_counts(handle).await?;
-            vectors += v;
-            pending += p;
+            counts = counts + vector_counts(handle).await?;
         }
+        let dense_vectors_opt = counts.for_search();
         let mut notice_opt = None;
         // Auto mode embeds the query only when there is something to compare it with.
         let wants_vector = match request.mode_opt {
             Some(SearchMode::Lexical) => false,
             Some(_) => true,
-            None => vectors > 0,
+            None => dense_vectors_opt.is_some(),
         };
+        let dense_vectors = dense_vectors_opt.unwrap_or_default();
         let vector_opt = if wants_vector {
             // Any embedder failure, a dead worker included, degrades to lexical search.
-            match embedder.send(EmbedQuery(embedding_query)).await {
+            match embedder.send(EmbedQuery { text: embedding_query, vectors: dense_vectors }).await {
                 Ok(Ok(vector)) => Some(vector),
                 Ok(Err(err)) => {
                     notice_opt = Some(format!("{}; searched lexically", err.message));
@@ -124,23 +125,35 @@ impl Ranking {
             [one] => one.index.root.display().to_string(),
             _ => "<repo>".to_string(),
         };
-        if mode != SearchMode::Lexical && pending > 0 && vectors == 0 {
+        let VectorCounts { model: vectors, pending, static_vectors, static_pending } = counts;
+        let waiting = pending.max(static_pending);
+        if mode != SearchMode::Lexical && dense_vectors_opt.is_none() && waiting > 0 {
             // Nothing to compare the query with: say how to get there, not just "no hits".
             notice_opt = Some(format!(
-                "nothing in this repo is embedded yet ({pending} chunks waiting), so a dense search finds \
+                "nothing in this repo is embedded yet ({waiting} chunks waiting), so a dense search finds \
                  nothing: embed them with `docdexd index --repo {which} --wait` (a running daemon does it on \
                  its own), or search lexically meanwhile"
             ));
-        } else if mode != SearchMode::Lexical && pending > 0 {
+        } else if mode != SearchMode::Lexical && dense_vectors == ChunkVectors::Static && pending > 0 && model_vectors {
+            notice_opt = Some(format!(
+                "dense results use the static vectors ({static_vectors} chunks) while {pending} chunks wait for \
+                 the model's"
+            ));
+        } else if mode != SearchMode::Lexical && dense_vectors == ChunkVectors::Static && static_pending > 0 {
+            notice_opt = Some(format!(
+                "{static_pending} chunks are still waiting for static vectors; dense results cover the \
+                 {static_vectors} done so far"
+            ));
+        } else if mode != SearchMode::Lexical && dense_vectors == ChunkVectors::Model && pending > 0 {
             notice_opt = Some(format!(
                 "{pending} chunks are still waiting for embeddings; dense results cover the {vectors} embedded so far"
             ));
-        } else if request.mode_opt.is_none() && vectors == 0 && pending > 0 {
+        } else if request.mode_opt.is_none() && dense_vectors_opt.is_none() && waiting > 0 {
             // Waiting for a model that is not there would be a false promise: say what
             // is missing instead.
             notice_opt = Some(match embedder.send(ProbeModel).await {
                 Ok(ModelInfo { available: true, .. }) => {
-                    format!("{pending} chunks are waiting for embeddings; searched lexically")
+                    format!("{waiting} chunks are waiting for embeddings; searched lexically")
                 }
                 Ok(ModelInfo { detail, .. }) => {
                     format!("semantic search unavailable: {detail}; searched lexically")
@@ -157,6 +170,7 @@ impl Ranking {
             concept_weight: search.lexical_concept_weight(),
             repeat_hit_delay: search.repeat_hit_delay,
             definitions_first: search.definitions_first,
+            dense_vectors,
         };
         let query = request.query.clone();
         let explain = request.explain;

@@ -294,6 +294,7 @@ pub async fn run(
         concept_weight: search.lexical_concept_weight(),
         repeat_hit_delay: 0,
         definitions_first: search.definitions_first,
+        dense_vectors: Default::default(),
     };
     let run_mode = |mode: SearchMode, params: SearchParams| {
         let actors = &actors;
@@ -313,7 +314,7 @@ pub async fn run(
                     Some(
                         actors
                             .embedder
-                            .send(EmbedQuery(docdex::index::concepts::embedding_query(search, &topic.title)))
+                            .send(EmbedQuery::model(docdex::index::concepts::embedding_query(search, &topic.title)))
                             .await??,
                     )
                 };

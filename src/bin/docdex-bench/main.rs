@@ -201,6 +201,10 @@ enum Command {
         /// side by side (the repo's rows there are replaced).
         #[arg(long)]
         store_url: Option<String>,
+        /// Static vectors only (`[embedding] model_vectors = false`): dense and hybrid
+        /// measured on the vectors every chunk has seconds after its index run.
+        #[arg(long)]
+        static_only: bool,
         #[arg(long)]
         json: bool,
     },
@@ -237,8 +241,19 @@ async fn run(command: Command, loaded: LoadedConfig) -> Result<i32> {
             tokio::task::spawn_blocking(move || daemon::run(&loaded, &repo, runs, lexical_only, json)).await?
         }
         Command::EvalGate { repo, questions, json } => gate::run(&loaded, &repo, &questions, json).await,
-        Command::Bench { repo, queries, lexical_only, questions, state_dir, index_runs, store_url, json } => {
+        Command::Bench {
+            repo,
+            queries,
+            lexical_only,
+            questions,
+            state_dir,
+            index_runs,
+            store_url,
+            static_only,
+            json,
+        } => {
             let options = search::BenchOptions {
+                static_only,
                 queries,
                 lexical_only,
                 questions,

@@ -44,6 +44,10 @@ struct BenchReport {
     index_size_bytes: u64,
     /// Background embedding of every chunk (absent with --lexical-only or without a model).
     embedding_seconds: Option<f64>,
+    /// From the start of the index run to every chunk having a static vector.
+    static_vectors_seconds: Option<f64>,
+    /// Dense and hybrid were measured on the static vectors (`--static-only`).
+    static_only: bool,
     embedding_chunks_per_s: Option<f64>,
     /// Latency of `GET /v1/search` per mode, measured by the client.
     searches: Vec<LatencyReport>,
@@ -143,7 +147,7 @@ async fn measure_dense_recall(actors: &docdex::actors::system::Actors, repo: &Pa
         .await??;
     let mut vectors = Vec::new();
     for query in queries.iter().take(100) {
-        vectors.push(actors.embedder.send(docdex::actors::embedder::EmbedQuery(query.clone())).await??);
+        vectors.push(actors.embedder.send(docdex::actors::embedder::EmbedQuery::model(query.clone())).await??);
     }
     let index = std::sync::Arc::clone(&handle.index);
     tokio::task::spawn_blocking(move || {
@@ -229,6 +233,8 @@ pub struct BenchOptions {
     pub index_runs: usize,
     /// Also on the team store at this URL, side by side with the embedded one.
     pub store_url_opt: Option<String>,
+    /// Static vectors only: the model's are not computed.
+    pub static_only: bool,
 }
 
 /// Indexes `repo` into a throwaway state directory and returns the run's seconds.
@@ -312,7 +318,13 @@ fn vector_writes_per_s(loaded: &LoadedConfig, index: &docdex::index::RepoIndex) 
 
 async fn measure(loaded: &LoadedConfig, repo: &Path, options: &BenchOptions) -> Result<BenchReport> {
     let BenchOptions {
-        queries: query_count, lexical_only, questions: question_files, index_runs, state_dir_opt, ..
+        queries: query_count,
+        lexical_only,
+        questions: question_files,
+        index_runs,
+        state_dir_opt,
+        static_only,
+        ..
     } = options.clone();
     let mut questions = Vec::new();
     for path in &question_files {
@@ -320,6 +332,7 @@ async fn measure(loaded: &LoadedConfig, repo: &Path, options: &BenchOptions) -> 
     }
     let scratch = tempfile::tempdir()?;
     let mut bench_config = loaded.clone();
+    bench_config.config.embedding.model_vectors = !static_only;
     let index_runs = if state_dir_opt.is_some() { 1 } else { index_runs };
     bench_config.config.core.global_state_dir =
         Some(state_dir_opt.clone().unwrap_or_else(|| scratch.path().to_path_buf()));
@@ -341,13 +354,18 @@ async fn measure(loaded: &LoadedConfig, repo: &Path, options: &BenchOptions) -> 
     let median_seconds = sorted_seconds[sorted_seconds.len() / 2];
     let mut embedding_seconds = None;
     let mut embedding_rate = None;
+    let mut static_vectors_seconds = None;
     if !lexical_only {
         let embedded = docdex::cli::progress::embed_with_progress(&actors, repo.to_path_buf()).await?;
+        if embedded.static_vectors > 0 {
+            static_vectors_seconds = Some(summary.seconds + embedded.static_seconds);
+        }
         match embedded.notice {
             Some(notice) => notes.push(format!("hybrid not measured: {notice}")),
             None => {
+                let count = if static_only { embedded.static_vectors } else { embedded.embedded };
                 embedding_seconds = Some(embedded.seconds);
-                embedding_rate = Some(embedded.embedded as f64 / embedded.seconds.max(1e-9));
+                embedding_rate = Some(count as f64 / embedded.seconds.max(1e-9));
             }
         }
     }
@@ -373,13 +391,14 @@ async fn measure(loaded: &LoadedConfig, repo: &Path, options: &BenchOptions) -> 
         time_queries(&client, &url, mode, &warmup).await?;
         searches.push(time_queries(&client, &url, mode, &queries).await?);
     }
-    let query_embedding_ms = if embedding_seconds.is_some() {
+    let model_measured = embedding_seconds.is_some() && !static_only;
+    let query_embedding_ms = if model_measured {
         let mut samples = Vec::with_capacity(queries.len());
         for (i, query) in queries.iter().enumerate() {
             // Unseen text, so the query cache cannot answer.
             let text = format!("{query} {i} uncached");
             let started = Instant::now();
-            actors.embedder.send(docdex::actors::embedder::EmbedQuery(text)).await??;
+            actors.embedder.send(docdex::actors::embedder::EmbedQuery::model(text)).await??;
             samples.push(started.elapsed().as_secs_f64() * 1000.0);
         }
         samples.sort_by(f64::total_cmp);
@@ -388,8 +407,8 @@ async fn measure(loaded: &LoadedConfig, repo: &Path, options: &BenchOptions) -> 
         None
     };
     let dense_recall_at_10 =
-        if embedding_seconds.is_some() { Some(measure_dense_recall(&actors, repo, &queries).await?) } else { None };
-    let vector_writes_per_s = if embedding_seconds.is_some() {
+        if model_measured { Some(measure_dense_recall(&actors, repo, &queries).await?) } else { None };
+    let vector_writes_per_s = if model_measured {
         let handle = actors
             .repo_manager
             .send(docdex::actors::repo_manager::OpenRepo { path: repo.to_path_buf(), create: false })
@@ -426,6 +445,8 @@ async fn measure(loaded: &LoadedConfig, repo: &Path, options: &BenchOptions) -> 
         index_size_bytes: status.index_size_bytes,
         embedding_seconds,
         embedding_chunks_per_s: embedding_rate,
+        static_vectors_seconds,
+        static_only,
         searches,
         questions: question_report,
         dense_recall_at_10,
@@ -458,8 +479,12 @@ fn print_report(report: &BenchReport, json: bool) -> Result<()> {
             report.source_bytes as f64 / 1e6 / best.max(1e-9),
             human_bytes(report.index_size_bytes)
         );
+        if let Some(seconds) = report.static_vectors_seconds {
+            docdex::outln!("static vectors  every chunk {seconds:.1} s after the index run started");
+        }
         if let (Some(seconds), Some(rate)) = (report.embedding_seconds, report.embedding_chunks_per_s) {
-            docdex::outln!("embeddings      {seconds:.1} s, {rate:.1} chunks/s");
+            let which = if report.static_only { "static vectors only" } else { "static, then the model" };
+            docdex::outln!("embeddings      {seconds:.1} s, {rate:.1} chunks/s ({which})");
         }
         for s in &report.searches {
             docdex::outln!(

@@ -62,10 +62,12 @@ pub(crate) enum Space {
     Code,
     /// Name → text.
     CodeMeta,
+    /// Chunk id (u32 BE) → nothing: chunks waiting for their static vector.
+    StaticPending,
 }
 
 impl Space {
-    pub(crate) const ALL: [Space; 12] = [
+    pub(crate) const ALL: [Space; 13] = [
         Space::Files,
         Space::Meta,
         Space::Pending,
@@ -78,6 +80,7 @@ impl Space {
         Space::Counters,
         Space::Code,
         Space::CodeMeta,
+        Space::StaticPending,
     ];
 
     /// The LMDB database's name (the layout every embedded store already has).
@@ -95,6 +98,7 @@ impl Space {
             Space::Counters => "counters",
             Space::Code => "code",
             Space::CodeMeta => "code_meta",
+            Space::StaticPending => "static_pending",
         }
     }
 
@@ -113,23 +117,94 @@ impl Space {
             Space::Counters => 10,
             Space::Code => 11,
             Space::CodeMeta => 12,
+            Space::StaticPending => 13,
         }
     }
 }
 
-/// Which vectors: a repo's chunks or its memories (an arroy index each; `kind` in
-/// PostgreSQL).
+/// Which vectors: a repo's chunks by the model or by the static vectors, or its memories
+/// (an arroy index each; `kind` in PostgreSQL).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum VectorKind {
     Chunks,
     Memories,
+    StaticChunks,
 }
 
 impl VectorKind {
+    const ALL: [VectorKind; 3] = [VectorKind::Chunks, VectorKind::Memories, VectorKind::StaticChunks];
+
     fn id(self) -> u16 {
         match self {
             VectorKind::Chunks => 0,
             VectorKind::Memories => 1,
+            VectorKind::StaticChunks => 2,
+        }
+    }
+}
+
+/// Which of a chunk's two vectors: the embedding model's, or the static one distilled from it
+/// (`index::static_model`), which every chunk has seconds after its index run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ChunkVectors {
+    #[default]
+    Model,
+    Static,
+}
+
+/// A repo's chunk vectors of each kind, and the chunks waiting for one (summed over repos
+/// for a search of several).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct VectorCounts {
+    pub model: u64,
+    pub pending: u64,
+    pub static_vectors: u64,
+    pub static_pending: u64,
+}
+
+impl std::ops::Add for VectorCounts {
+    type Output = VectorCounts;
+
+    fn add(self, other: VectorCounts) -> VectorCounts {
+        VectorCounts {
+            model: self.model + other.model,
+            pending: self.pending + other.pending,
+            static_vectors: self.static_vectors + other.static_vectors,
+            static_pending: self.static_pending + other.static_pending,
+        }
+    }
+}
+
+impl VectorCounts {
+    /// The vectors a dense search compares with: the model's once every chunk has one (the
+    /// better ranking), else whichever covers more of the repo (the static ones, seconds after
+    /// an index run), `None` when no chunk has a vector.
+    pub fn for_search(self) -> Option<ChunkVectors> {
+        if self.model > 0 && self.pending == 0 {
+            Some(ChunkVectors::Model)
+        } else if self.static_vectors > 0 && self.static_vectors >= self.model {
+            Some(ChunkVectors::Static)
+        } else if self.model > 0 {
+            Some(ChunkVectors::Model)
+        } else {
+            None
+        }
+    }
+}
+
+impl ChunkVectors {
+    fn kind(self) -> VectorKind {
+        match self {
+            ChunkVectors::Model => VectorKind::Chunks,
+            ChunkVectors::Static => VectorKind::StaticChunks,
+        }
+    }
+
+    /// The name `status` and notices use.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChunkVectors::Model => "model",
+            ChunkVectors::Static => "static",
         }
     }
 }
@@ -231,7 +306,8 @@ pub struct MemoryRecord {
 
 /// Which backend a store is.
 enum Backend {
-    Lmdb(lmdb::LmdbStore),
+    // Boxed: its handle per space makes it far larger than the other.
+    Lmdb(Box<lmdb::LmdbStore>),
     Postgres(pg::PgStore),
 }
 
@@ -313,7 +389,7 @@ impl RepoStore {
     }
 
     pub fn open_with(dir: &Path, map_bytes: usize) -> Result<RepoStore> {
-        Ok(RepoStore { backend: Backend::Lmdb(lmdb::LmdbStore::open(dir, map_bytes)?) })
+        Ok(RepoStore { backend: Backend::Lmdb(Box::new(lmdb::LmdbStore::open(dir, map_bytes)?)) })
     }
 
     /// The team store's rows of one repo (PostgreSQL; the schema is migrated by `PgPool`).
@@ -353,6 +429,7 @@ pub struct CopiedRecords {
     pub records: u64,
     pub chunk_vectors: u64,
     pub memory_vectors: u64,
+    pub static_vectors: u64,
 }
 
 impl RepoStore {
@@ -370,7 +447,7 @@ impl RepoStore {
                 copied.records += 1;
             }
         }
-        for kind in [VectorKind::Chunks, VectorKind::Memories] {
+        for kind in VectorKind::ALL {
             txn.write()?.clear_vectors(kind)?;
             let vectors = source.inner.all_vectors(kind)?;
             for (item, vector) in &vectors {
@@ -380,6 +457,7 @@ impl RepoStore {
             match kind {
                 VectorKind::Chunks => copied.chunk_vectors = vectors.len() as u64,
                 VectorKind::Memories => copied.memory_vectors = vectors.len() as u64,
+                VectorKind::StaticChunks => copied.static_vectors = vectors.len() as u64,
             }
         }
         txn.commit()?;
@@ -561,8 +639,46 @@ impl RepoStore {
 
     /// Marks a chunk as waiting for a vector. Its text is read back from the index when it is
     /// embedded (older states stored it here; it is ignored).
+    /// Marks it as waiting for its static vector too.
     pub fn put_pending(&self, txn: &mut StoreTxn, chunk_id: u32) -> Result<()> {
-        txn.write()?.put(Space::Pending, &chunk_id.to_be_bytes(), b"")
+        txn.write()?.put(Space::Pending, &chunk_id.to_be_bytes(), b"")?;
+        txn.write()?.put(Space::StaticPending, &chunk_id.to_be_bytes(), b"")
+    }
+
+    /// Chunks waiting for their static vector.
+    pub fn static_pending_count(&self, txn: &StoreTxn) -> Result<u64> {
+        txn.inner.len(Space::StaticPending)
+    }
+
+    /// Up to `max` chunk ids waiting for a static vector, from `from` on, in id order.
+    pub fn static_pending_ids(&self, txn: &StoreTxn, from: u32, max: usize) -> Result<Vec<u32>> {
+        Ok(txn
+            .inner
+            .scan(Space::StaticPending, &from.to_be_bytes(), &[], max)?
+            .into_iter()
+            .filter_map(|(key, _)| key.as_slice().try_into().ok().map(u32::from_be_bytes))
+            .collect())
+    }
+
+    pub fn is_static_pending(&self, txn: &StoreTxn, chunk_id: u32) -> Result<bool> {
+        Ok(txn.inner.get(Space::StaticPending, &chunk_id.to_be_bytes())?.is_some())
+    }
+
+    /// How many of the repo's chunks have each kind of vector, and how many wait for one.
+    pub fn vector_counts(&self, txn: &StoreTxn) -> Result<VectorCounts> {
+        Ok(VectorCounts {
+            model: self.vector_count_of(txn, ChunkVectors::Model)?,
+            pending: self.pending_count(txn)?,
+            static_vectors: self.vector_count_of(txn, ChunkVectors::Static)?,
+            static_pending: self.static_pending_count(txn)?,
+        })
+    }
+
+    /// Stores a chunk's static vector and clears its static pending entry.
+    pub fn put_static_vector(&self, txn: &mut StoreTxn, chunk_id: u32, vector: &[f32]) -> Result<()> {
+        txn.write()?.put_vector(VectorKind::StaticChunks, chunk_id, vector)?;
+        txn.write()?.delete(Space::StaticPending, &chunk_id.to_be_bytes())?;
+        Ok(())
     }
 
     /// The cached vector for an embedding input, and when it was last used (unix seconds).
@@ -614,10 +730,13 @@ impl RepoStore {
         Ok(())
     }
 
-    /// Forgets a chunk: its vector and its pending entry.
+    /// Forgets a chunk: its vectors and its pending entries.
     pub fn delete_chunk(&self, txn: &mut StoreTxn, chunk_id: u32) -> Result<()> {
-        txn.write()?.delete_vector(VectorKind::Chunks, chunk_id)?;
+        for kind in [VectorKind::Chunks, VectorKind::StaticChunks] {
+            txn.write()?.delete_vector(kind, chunk_id)?;
+        }
         txn.write()?.delete(Space::Pending, &chunk_id.to_be_bytes())?;
+        txn.write()?.delete(Space::StaticPending, &chunk_id.to_be_bytes())?;
         Ok(())
     }
 
@@ -625,11 +744,20 @@ impl RepoStore {
     /// run indexes from scratch. Memories and the embedding cache stay: re-indexed chunks get
     /// their vectors back from the cache without running the model.
     pub fn forget_chunks(&self, txn: &mut StoreTxn) -> Result<()> {
-        for space in [Space::Files, Space::Code, Space::CodeMeta, Space::WebPages, Space::Libraries, Space::Pending] {
+        for space in [
+            Space::Files,
+            Space::Code,
+            Space::CodeMeta,
+            Space::WebPages,
+            Space::Libraries,
+            Space::Pending,
+            Space::StaticPending,
+        ] {
             txn.write()?.clear(space)?;
         }
         self.bump_code_generation(txn)?;
         txn.write()?.clear_vectors(VectorKind::Chunks)?;
+        txn.write()?.clear_vectors(VectorKind::StaticChunks)?;
         let state = self.run_state(txn)?;
         // Chunk ids keep growing: nothing may confuse a new chunk with a forgotten one.
         let fresh = IndexRunState { next_chunk_id: state.next_chunk_id, ..IndexRunState::default() };
@@ -641,14 +769,29 @@ impl RepoStore {
         txn.write()?.build_vectors(VectorKind::Chunks)
     }
 
-    /// Number of chunks with a searchable vector.
+    /// Makes the static vectors written since searchable.
+    pub fn build_static_vectors(&self, txn: &mut StoreTxn) -> Result<()> {
+        txn.write()?.build_vectors(VectorKind::StaticChunks)
+    }
+
+    /// Number of chunks with a searchable vector of the model.
     pub fn vector_count(&self, txn: &StoreTxn) -> Result<u64> {
-        txn.inner.vector_count(VectorKind::Chunks)
+        self.vector_count_of(txn, ChunkVectors::Model)
+    }
+
+    /// Number of chunks with a searchable vector of `which`.
+    pub fn vector_count_of(&self, txn: &StoreTxn, which: ChunkVectors) -> Result<u64> {
+        txn.inner.vector_count(which.kind())
     }
 
     /// Every stored chunk vector (for exact-search recall checks and copies, not for serving).
     pub fn all_vectors(&self, txn: &StoreTxn) -> Result<Vec<(u32, Vec<f32>)>> {
-        txn.inner.all_vectors(VectorKind::Chunks)
+        self.all_vectors_of(txn, ChunkVectors::Model)
+    }
+
+    /// Every stored chunk vector of `which`.
+    pub fn all_vectors_of(&self, txn: &StoreTxn, which: ChunkVectors) -> Result<Vec<(u32, Vec<f32>)>> {
+        txn.inner.all_vectors(which.kind())
     }
 
     /// The `count` chunks closest to `vector` as (chunk id, cosine similarity), best first.
@@ -661,7 +804,19 @@ impl RepoStore {
         count: usize,
         search_k: usize,
     ) -> Result<Vec<(u32, f32)>> {
-        txn.inner.nearest(VectorKind::Chunks, vector, count, search_k)
+        self.nearest_chunks_of(txn, ChunkVectors::Model, vector, count, search_k)
+    }
+
+    /// `nearest_chunks` among the vectors of `which` (the query embedded the same way).
+    pub fn nearest_chunks_of(
+        &self,
+        txn: &StoreTxn,
+        which: ChunkVectors,
+        vector: &[f32],
+        count: usize,
+        search_k: usize,
+    ) -> Result<Vec<(u32, f32)>> {
+        txn.inner.nearest(which.kind(), vector, count, search_k)
     }
 }
 

@@ -218,3 +218,53 @@ fn memory_vectors_are_apart_from_chunk_vectors() {
         assert!(store.memory_similarities(&store.read_txn().unwrap(), &vector(2)).unwrap().is_empty());
     });
 }
+
+#[test]
+fn static_vectors_are_apart_from_the_models_and_go_with_their_chunk() {
+    each_backend(|store| {
+        let mut wtxn = store.write_txn().unwrap();
+        for id in [1, 2] {
+            store.put_pending(&mut wtxn, id).unwrap();
+        }
+        store.put_vector(&mut wtxn, 1, &vector(1)).unwrap();
+        store.build_vectors(&mut wtxn).unwrap();
+        store.put_static_vector(&mut wtxn, 1, &vector(3)).unwrap();
+        store.put_static_vector(&mut wtxn, 2, &vector(4)).unwrap();
+        store.build_static_vectors(&mut wtxn).unwrap();
+        wtxn.commit().unwrap();
+
+        let rtxn = store.read_txn().unwrap();
+        let counts = store.vector_counts(&rtxn).unwrap();
+        assert_eq!(counts, VectorCounts { model: 1, pending: 1, static_vectors: 2, static_pending: 0 });
+        // Chunk 2 waits for the model: the static vectors cover more, so they answer.
+        assert_eq!(counts.for_search(), Some(ChunkVectors::Static));
+        let nearest = store.nearest_chunks_of(&rtxn, ChunkVectors::Static, &vector(4), 1, 0).unwrap();
+        assert_eq!(nearest[0].0, 2);
+        assert!((nearest[0].1 - 1.0).abs() < 1e-4, "{nearest:?}");
+        let model = store.nearest_chunks(&rtxn, &vector(4), 5, 0).unwrap();
+        assert_eq!(model.iter().map(|&(id, _)| id).collect::<Vec<_>>(), [1], "the model's vectors alone");
+        drop(rtxn);
+
+        let mut wtxn = store.write_txn().unwrap();
+        store.put_vector(&mut wtxn, 2, &vector(2)).unwrap();
+        store.build_vectors(&mut wtxn).unwrap();
+        wtxn.commit().unwrap();
+        let counts = store.vector_counts(&store.read_txn().unwrap()).unwrap();
+        assert_eq!(counts.for_search(), Some(ChunkVectors::Model), "every chunk has the model's: {counts:?}");
+
+        let mut wtxn = store.write_txn().unwrap();
+        store.delete_chunk(&mut wtxn, 2).unwrap();
+        store.build_vectors(&mut wtxn).unwrap();
+        store.build_static_vectors(&mut wtxn).unwrap();
+        wtxn.commit().unwrap();
+        let counts = store.vector_counts(&store.read_txn().unwrap()).unwrap();
+        assert_eq!(counts, VectorCounts { model: 1, pending: 0, static_vectors: 1, static_pending: 0 });
+    });
+}
+
+#[test]
+fn nothing_embedded_searches_nothing_dense() {
+    assert_eq!(VectorCounts { pending: 3, static_pending: 3, ..Default::default() }.for_search(), None);
+    // Older indexes have no static vectors: the model's answer, complete or not.
+    assert_eq!(VectorCounts { model: 2, pending: 1, ..Default::default() }.for_search(), Some(ChunkVectors::Model));
+}
