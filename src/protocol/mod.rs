@@ -545,7 +545,7 @@ pub struct EmbeddingStatus {
     pub static_vectors: u64,
     #[serde(default)]
     pub static_pending: u64,
-    /// The vectors dense search compares with now: `model` once every chunk has the model's,
+    /// The vectors dense search compares with now: `model` once 90 % of the chunks have the model's,
     /// `static` before, `none` when no chunk has a vector.
     #[serde(default)]
     pub dense_vectors: String,

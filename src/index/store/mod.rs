@@ -176,11 +176,13 @@ impl std::ops::Add for VectorCounts {
 }
 
 impl VectorCounts {
-    /// The vectors a dense search compares with: the model's once every chunk has one (the
-    /// better ranking), else whichever covers more of the repo (the static ones, seconds after
-    /// an index run), `None` when no chunk has a vector.
+    /// The vectors a dense search compares with: the model's once they cover nine chunks in
+    /// ten (the better ranking; the few a save has just changed wait for the model seconds
+    /// without switching the whole ranking back to static vectors), else whichever covers
+    /// more of the repo (the static ones, seconds after an index run), `None` when no chunk
+    /// has a vector.
     pub fn for_search(self) -> Option<ChunkVectors> {
-        if self.model > 0 && self.pending == 0 {
+        if self.model > 0 && self.pending * 10 <= self.model + self.pending {
             Some(ChunkVectors::Model)
         } else if self.static_vectors > 0 && self.static_vectors >= self.model {
             Some(ChunkVectors::Static)

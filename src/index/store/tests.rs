@@ -267,4 +267,9 @@ fn nothing_embedded_searches_nothing_dense() {
     assert_eq!(VectorCounts { pending: 3, static_pending: 3, ..Default::default() }.for_search(), None);
     // Older indexes have no static vectors: the model's answer, complete or not.
     assert_eq!(VectorCounts { model: 2, pending: 1, ..Default::default() }.for_search(), Some(ChunkVectors::Model));
+    // A save changed a few chunks: the model's still answer while they wait.
+    let after_a_save = VectorCounts { model: 95, pending: 5, static_vectors: 100, static_pending: 0 };
+    assert_eq!(after_a_save.for_search(), Some(ChunkVectors::Model));
+    let halfway = VectorCounts { model: 50, pending: 50, static_vectors: 100, static_pending: 0 };
+    assert_eq!(halfway.for_search(), Some(ChunkVectors::Static));
 }
