@@ -152,6 +152,16 @@ pub enum ChunkVectors {
     Static,
 }
 
+/// Up to `max` chunk ids (u32 big-endian keys) of `space`, from `from` on, in id order.
+fn chunk_ids_in(txn: &StoreTxn, space: Space, from: u32, max: usize) -> Result<Vec<u32>> {
+    Ok(txn
+        .inner
+        .scan(space, &from.to_be_bytes(), &[], max)?
+        .into_iter()
+        .filter_map(|(key, _)| key.as_slice().try_into().ok().map(u32::from_be_bytes))
+        .collect())
+}
+
 /// A repo's chunk vectors of each kind, and the chunks waiting for one (summed over repos
 /// for a search of several).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -627,21 +637,16 @@ impl RepoStore {
 
     /// Up to `max` chunk ids waiting for a vector, from `from` on, in id order.
     pub fn pending_ids(&self, txn: &StoreTxn, from: u32, max: usize) -> Result<Vec<u32>> {
-        Ok(txn
-            .inner
-            .scan(Space::Pending, &from.to_be_bytes(), &[], max)?
-            .into_iter()
-            .filter_map(|(key, _)| key.as_slice().try_into().ok().map(u32::from_be_bytes))
-            .collect())
+        chunk_ids_in(txn, Space::Pending, from, max)
     }
 
     pub fn is_pending(&self, txn: &StoreTxn, chunk_id: u32) -> Result<bool> {
         Ok(txn.inner.get(Space::Pending, &chunk_id.to_be_bytes())?.is_some())
     }
 
-    /// Marks a chunk as waiting for a vector. Its text is read back from the index when it is
-    /// embedded (older states stored it here; it is ignored).
-    /// Marks it as waiting for its static vector too.
+    /// Marks a chunk as waiting for its vectors, the model's and the static one. Its text is
+    /// read back from the index when it is embedded (older states stored it here; it is
+    /// ignored).
     pub fn put_pending(&self, txn: &mut StoreTxn, chunk_id: u32) -> Result<()> {
         txn.write()?.put(Space::Pending, &chunk_id.to_be_bytes(), b"")?;
         txn.write()?.put(Space::StaticPending, &chunk_id.to_be_bytes(), b"")
@@ -654,12 +659,7 @@ impl RepoStore {
 
     /// Up to `max` chunk ids waiting for a static vector, from `from` on, in id order.
     pub fn static_pending_ids(&self, txn: &StoreTxn, from: u32, max: usize) -> Result<Vec<u32>> {
-        Ok(txn
-            .inner
-            .scan(Space::StaticPending, &from.to_be_bytes(), &[], max)?
-            .into_iter()
-            .filter_map(|(key, _)| key.as_slice().try_into().ok().map(u32::from_be_bytes))
-            .collect())
+        chunk_ids_in(txn, Space::StaticPending, from, max)
     }
 
     pub fn is_static_pending(&self, txn: &StoreTxn, chunk_id: u32) -> Result<bool> {
