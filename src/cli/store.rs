@@ -39,12 +39,13 @@ pub(super) fn run_store(loaded: &LoadedConfig, action: StoreAction) -> Result<i3
         let copy = copy_repo(&source, &target)?;
         if !json {
             crate::outln!(
-                "copied {}: {} index files ({}), {} chunks, {} chunk vectors, {} memory vectors, {} records",
+                "copied {}: {} index files ({}), {} chunks, {} chunk vectors, {} static vectors, {} memory vectors, {} records",
                 meta.canonical_path,
                 copy.index_files,
                 super::output::human_bytes(copy.index_bytes),
                 copy.chunks,
                 copy.records.chunk_vectors,
+                copy.records.static_vectors,
                 copy.records.memory_vectors,
                 copy.records.records
             );

@@ -34,9 +34,11 @@ const DISTILL_BATCH: usize = 512;
 pub struct StaticModel {
     tokenizer: Tokenizer,
     dims: usize,
-    /// `vocab × dims`, row `id` is token `id`'s vector (zero for tokens never meant to count:
-    /// padding, markers, unused slots).
-    vectors: Vec<f32>,
+    /// `vocab × dims` as bfloat16 (the upper half of an f32: half the memory, and a mean of
+    /// many tokens does not notice the lost mantissa), row `id` is token `id`'s vector.
+    vectors: Vec<u16>,
+    /// Whether token `id` counts (padding, markers and unused slots have zero vectors).
+    counts: Vec<bool>,
 }
 
 impl StaticModel {
@@ -55,13 +57,18 @@ impl StaticModel {
         let tokenizer = load_tokenizer(paths)?;
         let file = Self::path(paths);
         let vocab = tokenizer.get_vocab_size(true);
-        if let Some(vectors) = read_vectors(&file, vocab)? {
-            return Ok(StaticModel { tokenizer, dims: EMBEDDING_DIMS, vectors });
-        }
-        log(&format!("distilling static vectors for {vocab} tokens (once per model)"));
-        let vectors = distill(paths, &tokenizer, threads)?;
-        write_vectors(&file, vocab, &vectors).map_err(|err| format!("cannot write {}: {err}", file.display()))?;
-        Ok(StaticModel { tokenizer, dims: EMBEDDING_DIMS, vectors })
+        let vectors = match read_vectors(&file, vocab)? {
+            Some(vectors) => vectors,
+            None => {
+                log(&format!("distilling static vectors for {vocab} tokens (once per model)"));
+                let vectors = distill(paths, &tokenizer, threads)?;
+                write_vectors(&file, vocab, &vectors)
+                    .map_err(|err| format!("cannot write {}: {err}", file.display()))?;
+                vectors.iter().map(|&x| to_bf16(x)).collect()
+            }
+        };
+        let counts = vectors.chunks(EMBEDDING_DIMS).map(|row| row.iter().any(|&x| x & 0x7fff != 0)).collect();
+        Ok(StaticModel { tokenizer, dims: EMBEDDING_DIMS, vectors, counts })
     }
 
     /// One unit-length vector per text (all zeros for a text with no known token).
@@ -74,13 +81,12 @@ impl StaticModel {
         let Ok(encoding) = self.tokenizer.encode_fast(words(text), false) else { return sum };
         let mut counted = 0usize;
         for &id in encoding.get_ids() {
-            let Some(row) = self.vectors.get(id as usize * self.dims..(id as usize + 1) * self.dims) else {
-                continue;
-            };
-            if row[0] == 0.0 && row.iter().all(|&x| x == 0.0) {
+            let id = id as usize;
+            if !self.counts.get(id).copied().unwrap_or(false) {
                 continue;
             }
-            sum.iter_mut().zip(row).for_each(|(s, x)| *s += x);
+            let row = &self.vectors[id * self.dims..(id + 1) * self.dims];
+            sum.iter_mut().zip(row).for_each(|(s, &x)| *s += from_bf16(x));
             counted += 1;
         }
         let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
@@ -193,23 +199,45 @@ fn post_process(vectors: &mut [f32], counts: &[bool], dims: usize) {
     }
 }
 
-fn read_vectors(file: &Path, vocab: usize) -> std::result::Result<Option<Vec<f32>>, String> {
-    let bytes = match std::fs::read(file) {
-        Ok(bytes) => bytes,
+/// Reads the file's vectors as bfloat16, a block at a time (never the whole file and its
+/// copy at once); `None` when it is missing or not of this version and vocabulary.
+fn read_vectors(file: &Path, vocab: usize) -> std::result::Result<Option<Vec<u16>>, String> {
+    use std::io::Read;
+    let cannot = |err: std::io::Error| format!("cannot read {}: {err}", file.display());
+    let mut reader = match std::fs::File::open(file) {
+        Ok(reader) => reader,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(format!("cannot read {}: {err}", file.display())),
+        Err(err) => return Err(cannot(err)),
     };
-    let header = FORMAT.len() + 8;
-    let expected = header + vocab * EMBEDDING_DIMS * 4;
-    let fits = bytes.len() == expected
-        && &bytes[..FORMAT.len()] == FORMAT
-        && u32::from_le_bytes(bytes[8..12].try_into().unwrap_or_default()) as usize == vocab
-        && u32::from_le_bytes(bytes[12..16].try_into().unwrap_or_default()) as usize == EMBEDDING_DIMS;
+    let values = vocab * EMBEDDING_DIMS;
+    let mut header = [0u8; 16];
+    let fits = reader.metadata().map_err(cannot)?.len() == (header.len() + values * 4) as u64
+        && reader.read_exact(&mut header).is_ok()
+        && &header[..FORMAT.len()] == FORMAT
+        && u32::from_le_bytes([header[8], header[9], header[10], header[11]]) as usize == vocab
+        && u32::from_le_bytes([header[12], header[13], header[14], header[15]]) as usize == EMBEDDING_DIMS;
     if !fits {
         // Another version or a torn write: distil again rather than trust it.
         return Ok(None);
     }
-    Ok(Some(bytes[header..].chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()))
+    let mut vectors = Vec::with_capacity(values);
+    let mut block = vec![0u8; 1 << 16];
+    while vectors.len() < values {
+        let want = ((values - vectors.len()) * 4).min(block.len());
+        reader.read_exact(&mut block[..want]).map_err(cannot)?;
+        vectors.extend(block[..want].chunks_exact(4).map(|b| to_bf16(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))));
+    }
+    Ok(Some(vectors))
+}
+
+/// f32 to bfloat16, rounded to nearest (ties to even).
+fn to_bf16(x: f32) -> u16 {
+    let bits = x.to_bits();
+    (bits.wrapping_add(0x7fff + ((bits >> 16) & 1)) >> 16) as u16
+}
+
+fn from_bf16(x: u16) -> f32 {
+    f32::from_bits((x as u32) << 16)
 }
 
 fn write_vectors(file: &Path, vocab: usize, vectors: &[f32]) -> std::io::Result<()> {
@@ -236,6 +264,15 @@ mod tests {
             "let h Join Handle spawn blocking parse HTTP Header x"
         );
         assert_eq!(words("  "), "");
+    }
+
+    #[test]
+    fn bfloat16_keeps_three_significant_digits() {
+        for x in [0.0f32, 1.0, -0.5, 0.123_456, -3.75e-4, 12_345.678] {
+            let back = from_bf16(to_bf16(x));
+            assert!((back - x).abs() <= x.abs() / 256.0, "{x} came back as {back}");
+        }
+        assert_eq!(to_bf16(-0.0) & 0x7fff, 0, "negative zero is still zero");
     }
 
     #[test]

@@ -248,6 +248,7 @@ fn store_copy_moves_an_embedded_repo_with_its_vectors_and_memory_without_re_embe
     let repos = copied["repos"].as_array().unwrap();
     assert_eq!(repos.len(), 1, "{copied}");
     assert_eq!(repos[0]["chunk_vectors"], summary["chunks_total"], "{copied}");
+    assert_eq!(repos[0]["static_vectors"], summary["chunks_total"], "{copied}");
     assert_eq!(repos[0]["memory_vectors"], 1, "{copied}");
     assert!(!copied.to_string().contains("hunter2"));
 
