@@ -139,6 +139,22 @@ fn check_into(home: &Path, report: &mut CheckReport) -> i32 {
                     .with_hint("reinstall with `docdexd models install`"),
             ),
         }
+        let file = crate::index::static_model::StaticModel::path(&settings.paths);
+        if !settings.static_vectors {
+            report.ok("static vectors", "off (embedding.static_vectors = false)");
+        } else if file.is_file() {
+            report.ok("static vectors", &format!("distilled at {}", file.display()));
+        } else {
+            // Not a fault: the first embedding job distils them (seconds), it just waits.
+            report.warn(
+                "static vectors",
+                &format!(
+                    "not distilled yet ({} is missing): the first index run will do it; \
+                     `docdexd models install` does it now",
+                    file.display()
+                ),
+            );
+        }
     }
     check_store(&loaded, report);
     check_web(&loaded, report);

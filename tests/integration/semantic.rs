@@ -266,6 +266,9 @@ fn static_vectors_answer_until_the_models_cover_every_chunk() {
     assert_eq!(summary["embeddings"]["embedded"], 0, "{summary}");
     let status = home.json(&["status", "--repo", repo_arg, "--json"]);
     assert_eq!(status["embeddings"]["dense_vectors"], "static", "{status}");
+    let report = String::from_utf8_lossy(&home.run(&["check"]).stdout).to_string();
+    let line = report.lines().find(|l| l.contains("static vectors")).unwrap_or_default();
+    assert!(line.starts_with("ok") && line.contains("distilled at"), "{report}");
     assert_eq!(status["embeddings"]["static_pending"], 0, "{status}");
 
     let dense = |home: &Home| {
