@@ -217,7 +217,15 @@ pub async fn embed_pending(
     stop_opt: Option<&std::sync::atomic::AtomicBool>,
 ) -> Result<Embedded> {
     let started = Instant::now();
-    let static_vectors = embed_static_pending(handle, embedder, progress_opt, stop_opt).await?;
+    let static_vectors = if settings.static_vectors {
+        // A bridge: when it fails, the model's vectors still come.
+        embed_static_pending(handle, embedder, progress_opt, stop_opt).await.unwrap_or_else(|err| {
+            tracing::warn!(repo = %handle.meta.canonical_path, error = %err.message, "static vectors stopped");
+            0
+        })
+    } else {
+        0
+    };
     let mut embedded = Embedded { model: 0, static_vectors, static_seconds: started.elapsed().as_secs_f64() };
     if settings.model_vectors && embedder.send(ProbeModel).await?.available {
         embedded.model = embed_model_pending(handle, embedder, settings.batch_size, progress_opt, stop_opt).await?;
