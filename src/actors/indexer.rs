@@ -689,22 +689,40 @@ impl Handler<PendingStaticEmbeddings> for Indexer {
         super::guarded("the indexer", || {
             self.index.reload()?;
             let store = &self.index.store;
-            let ids = store.static_pending_ids(&store.read_txn()?, 0, msg.max.max(1))?;
-            let mut wanted = Vec::with_capacity(ids.len());
-            let mut gone = Vec::new();
-            for (id, input_opt) in self.index.embedding_inputs(&ids)? {
-                match input_opt {
-                    Some(input) => wanted.push((id, input)),
-                    None => gone.push(id),
-                }
-            }
-            if !gone.is_empty() {
-                // Chunks that left the index (their file changed again): nothing to embed.
+            if !store.queued_all_static(&store.read_txn()?)? {
+                // Chunks from before static vectors existed (or from while they were off).
+                let ids: Vec<u32> = self.index.live_chunks()?.into_iter().map(|(_, id)| id).collect();
                 let mut wtxn = store.write_txn()?;
-                for id in gone {
-                    store.delete_chunk(&mut wtxn, id)?;
+                if store.queue_all_static_once(&mut wtxn, &ids)? {
+                    tracing::info!(chunks = ids.len(), "every chunk queued for a static vector");
                 }
                 wtxn.commit()?;
+            }
+            let mut wanted = Vec::new();
+            let mut from = 0u32;
+            while wanted.is_empty() {
+                let ids = store.static_pending_ids(&store.read_txn()?, from, msg.max.max(1))?;
+                let Some(&last) = ids.last() else { break };
+                let mut gone = Vec::new();
+                for (id, input_opt) in self.index.embedding_inputs(&ids)? {
+                    match input_opt {
+                        Some(input) => wanted.push((id, input)),
+                        None => gone.push(id),
+                    }
+                }
+                if !gone.is_empty() {
+                    // Chunks that left the index (their file changed again): nothing to embed.
+                    let mut wtxn = store.write_txn()?;
+                    for id in gone {
+                        store.delete_chunk(&mut wtxn, id)?;
+                    }
+                    store.build_vectors(&mut wtxn)?;
+                    wtxn.commit()?;
+                }
+                match last.checked_add(1) {
+                    Some(next) => from = next,
+                    None => break,
+                }
             }
             Ok(wanted)
         })

@@ -45,8 +45,8 @@ pub use across::search_indexes;
 pub use rank::{asks_how_it_works, candidate_depth, path_prior, FusionParams};
 pub use search::SearchFilter;
 pub use store::{
-    ChunkVectors, CopiedRecords, FileRecord, IndexRunState, LibraryRecord, MemoryRecord, RepoStore, StoreTxn,
-    VectorCounts, WebPageRecord,
+    vectors_for_search_across, ChunkVectors, CopiedRecords, FileRecord, IndexRunState, LibraryRecord, MemoryRecord,
+    RepoStore, StoreTxn, VectorCounts, WebPageRecord,
 };
 
 /// What the code analyzer, the chunker and the schema produce, as a number: bump it when any

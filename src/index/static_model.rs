@@ -62,8 +62,10 @@ impl StaticModel {
             None => {
                 log(&format!("distilling static vectors for {vocab} tokens (once per model)"));
                 let vectors = distill(paths, &tokenizer, threads)?;
-                write_vectors(&file, vocab, &vectors)
-                    .map_err(|err| format!("cannot write {}: {err}", file.display()))?;
+                if let Err(err) = write_vectors(&file, vocab, &vectors) {
+                    // Still usable now; the next process distils again.
+                    log(&format!("cannot keep the static vectors in {}: {err}", file.display()));
+                }
                 vectors.iter().map(|&x| to_bf16(x)).collect()
             }
         };
@@ -162,7 +164,7 @@ fn distill(paths: &ModelPaths, tokenizer: &Tokenizer, threads: usize) -> std::re
         ];
         let outputs = session.run(inputs).map_err(|err| format!("the model failed: {err}"))?;
         let (shape, data) = outputs[0].try_extract_tensor::<f32>().map_err(|err| format!("model output: {err}"))?;
-        if shape.len() != 3 || shape[0] as usize != rows || shape[2] as usize != dims {
+        if shape.len() != 3 || shape[0] as usize != rows || shape[1] != 3 || shape[2] as usize != dims {
             return Err(format!("the model's output has shape {shape:?}, expected [{rows}, 3, {dims}]"));
         }
         for (row, &id) in ids.iter().enumerate() {
@@ -249,8 +251,17 @@ fn write_vectors(file: &Path, vocab: usize, vectors: &[f32]) -> std::io::Result<
     // Two processes may distil at once (a daemon and `models install`): each writes its own
     // file, and the rename makes one of them whole.
     let partial = file.with_extension(format!("partial-{}", std::process::id()));
-    std::fs::write(&partial, &bytes)?;
-    std::fs::rename(&partial, file)
+    let written = std::fs::File::create(&partial).and_then(|mut out| {
+        std::io::Write::write_all(&mut out, &bytes)?;
+        out.sync_all()
+    });
+    match written.and_then(|_| std::fs::rename(&partial, file)) {
+        Ok(()) => Ok(()),
+        Err(err) => {
+            let _ = std::fs::remove_file(&partial);
+            Err(err)
+        }
+    }
 }
 
 #[cfg(test)]

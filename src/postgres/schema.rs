@@ -15,7 +15,8 @@ const MIGRATION_LOCK_CLASS: i32 = 0x646f_6430;
 /// - `docdex_records`: what LMDB holds for an embedded repo, as the same bytes (file
 ///   records, run state, pending embeddings, memories, DAGs, code facts), keyed by repo,
 ///   space (LMDB's database) and key, so both backends sort keys alike.
-/// - `docdex_vectors`: chunk and memory vectors (`kind` 0 and 1), in 16 partitions by repo
+/// - `docdex_vectors`: chunk, memory and static chunk vectors (`kind` 0, 1 and 2), in 16
+///   partitions by repo
 ///   (hash), each under an HNSW index: a repo's share of the index it searches is a
 ///   sixteenth of all repos', not one in a thousand (see `index::store::pg`).
 /// - `docdex_index_files`: the files of a repo's Tantivy index, in parts (see

@@ -301,3 +301,25 @@ fn static_vectors_answer_until_the_models_cover_every_chunk() {
     let found = dense(&home);
     assert_eq!(hit_paths(&found).first().map(String::as_str), Some("src/backup.rs"), "{found}");
 }
+
+/// Chunks embedded while static vectors were off get them once they are on, and dense
+/// search follows the configuration: model vectors off means the static ones answer.
+#[test]
+fn chunks_from_before_static_vectors_get_them_and_search_follows_the_configuration() {
+    let repo = paraphrase_repo();
+    let repo_arg = repo.path().to_str().unwrap();
+    let home = Home::with_config("[embedding]\nstatic_vectors = false\n").model();
+    let summary = home.json(&["index", "--repo", repo_arg, "--wait", "--json"]);
+    assert_eq!(summary["embeddings"]["vectors"], summary["chunks_total"], "{summary}");
+    let status = home.json(&["status", "--repo", repo_arg, "--json"]);
+    assert_eq!(status["embeddings"]["static_vectors"], 0, "{status}");
+    assert_eq!(status["embeddings"]["dense_vectors"], "model", "{status}");
+
+    std::fs::write(home.dir.path().join("config.toml"), "[embedding]\nmodel_vectors = false\n").unwrap();
+    let summary = home.json(&["index", "--repo", repo_arg, "--wait", "--json"]);
+    assert_eq!(summary["files_indexed"], 0, "nothing changed: {summary}");
+    assert_eq!(summary["embeddings"]["static_vectors"], summary["chunks_total"], "{summary}");
+    let status = home.json(&["status", "--repo", repo_arg, "--json"]);
+    assert_eq!(status["embeddings"]["dense_vectors"], "static", "{status}");
+    assert_eq!(status["embeddings"]["static_pending"], 0, "{status}");
+}

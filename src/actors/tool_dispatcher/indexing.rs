@@ -73,6 +73,7 @@ impl Handler<Status> for ToolDispatcher {
         let repo_manager = self.repo_manager.clone();
         let embedder = self.embedder.clone();
         let map_bytes = self.config.index.lmdb_map_bytes;
+        let (static_on, model_on) = (self.config.embedding.static_vectors, self.config.embedding.model_vectors);
         Box::pin(async move {
             let handle = repo_manager.send(OpenRepo { path: repo.await?, create }).await??;
             let ModelInfo { available, detail } = embedder.send(ProbeModel).await?;
@@ -131,7 +132,7 @@ impl Handler<Status> for ToolDispatcher {
                         embedded: counts.model,
                         static_vectors: counts.static_vectors,
                         static_pending: counts.static_pending,
-                        dense_vectors: counts.for_search().map_or("none", |v| v.name()).to_string(),
+                        dense_vectors: counts.for_search(static_on, model_on).map_or("none", |v| v.name()).to_string(),
                         model: MODEL_NAME.to_string(),
                         model_available: available,
                         notice: (!available).then_some(detail),

@@ -196,8 +196,6 @@ pub async fn run_index(
     Ok(summary)
 }
 
-/// Embeds a repo's pending chunks until none are left (or the model fails), reporting
-/// progress. Returns how many chunks got a vector.
 /// What an embedding job stored.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Embedded {
@@ -208,7 +206,9 @@ pub struct Embedded {
     pub static_seconds: f64,
 }
 
-/// Static vectors first, then (with `[embedding] model_vectors`) the model's.
+/// Embeds a repo's pending chunks until none are left (or the model fails), reporting
+/// progress: static vectors first, then (with `[embedding] model_vectors`) the model's,
+/// giving chunks saved meanwhile their static vectors between the model's batches.
 pub async fn embed_pending(
     handle: &RepoHandle,
     embedder: &Addr<Embedder>,
@@ -228,7 +228,7 @@ pub async fn embed_pending(
     };
     let mut embedded = Embedded { model: 0, static_vectors, static_seconds: started.elapsed().as_secs_f64() };
     if settings.model_vectors && embedder.send(ProbeModel).await?.available {
-        embedded.model = embed_model_pending(handle, embedder, settings.batch_size, progress_opt, stop_opt).await?;
+        embedded.model = embed_model_pending(handle, embedder, settings, progress_opt, stop_opt).await?;
     }
     // Without the model the static vectors are what there is (the pending entries wait).
     Ok(embedded)
@@ -271,21 +271,28 @@ pub async fn embed_static_pending(
     }
 }
 
-/// Gives every chunk waiting for one the model's vector. Returns how many it stored.
+/// Gives every chunk waiting for one the model's vector (and, with static vectors on, any
+/// chunk saved meanwhile its static vector first, between batches: the model's pass over a
+/// large repo takes minutes). Returns how many got the model's.
 pub async fn embed_model_pending(
     handle: &RepoHandle,
     embedder: &Addr<Embedder>,
-    batch_size: usize,
+    settings: &EmbeddingConfig,
     progress_opt: Option<&UnboundedSender<EmbedProgress>>,
     stop_opt: Option<&std::sync::atomic::AtomicBool>,
 ) -> Result<u64> {
     let mut embedded = 0u64;
     // A few inference batches per store: the ANN rebuild after each store is not free.
-    let per_store = batch_size.max(1) * 4;
+    let per_store = settings.batch_size.max(1) * 4;
     loop {
         if stop_opt.is_some_and(|stop| stop.load(std::sync::atomic::Ordering::SeqCst)) {
             // What was stored stays; the rest is still pending for the next start.
             return Ok(embedded);
+        }
+        if settings.static_vectors {
+            if let Err(err) = embed_static_pending(handle, embedder, None, stop_opt).await {
+                tracing::warn!(repo = %handle.meta.canonical_path, error = %err.message, "static vectors stopped");
+            }
         }
         let mut batch = handle.indexer.send(PendingEmbeddings { max: per_store }).await??;
         if batch.is_empty() {

@@ -16,7 +16,10 @@ use crate::actors::embedder::{EmbedQuery, Embedder, ModelInfo, ProbeModel};
 use crate::actors::repo_manager::RepoHandle;
 use crate::actors::waterfall::LocalSearch;
 use crate::config::Config;
-use crate::index::{ChunkVectors, FusionParams, RepoIndex, SearchFilter, SearchParams as RankParams, VectorCounts};
+use crate::index::{
+    vectors_for_search_across, ChunkVectors, FusionParams, RepoIndex, SearchFilter, SearchParams as RankParams,
+    VectorCounts,
+};
 use crate::protocol::impact::DiffBase;
 use crate::protocol::{
     DocdexError, HitSource, Result, SearchMode, SearchRequest, SearchResponse, WaterfallRequest, WaterfallResponse,
@@ -78,7 +81,6 @@ impl Ranking {
         started: Instant,
     ) -> Result<SearchResponse> {
         let Ranking { embedder, config } = self;
-        let model_vectors = config.embedding.model_vectors;
         let search = &config.search;
         let fusion = FusionParams {
             k: search.fusion_k,
@@ -87,11 +89,13 @@ impl Ranking {
         };
         let embedding_query = crate::index::concepts::embedding_query(search, &request.query);
         let expanded = crate::index::concepts::expansion(search, &request.query);
-        let mut counts = VectorCounts::default();
+        let mut per_repo = Vec::with_capacity(handles.len());
         for handle in &handles {
-            counts = counts + vector_counts(handle).await?;
+            per_repo.push(vector_counts(handle).await?);
         }
-        let dense_vectors_opt = counts.for_search();
+        let counts = per_repo.iter().fold(VectorCounts::default(), |sum, &c| sum + c);
+        let (static_on, model_on) = (config.embedding.static_vectors, config.embedding.model_vectors);
+        let dense_vectors_opt = vectors_for_search_across(&per_repo, static_on, model_on);
         let mut notice_opt = None;
         // Auto mode embeds the query only when there is something to compare it with.
         let wants_vector = match request.mode_opt {
@@ -134,7 +138,7 @@ impl Ranking {
                  nothing: embed them with `docdexd index --repo {which} --wait` (a running daemon does it on \
                  its own), or search lexically meanwhile"
             ));
-        } else if mode != SearchMode::Lexical && dense_vectors == ChunkVectors::Static && pending > 0 && model_vectors {
+        } else if mode != SearchMode::Lexical && dense_vectors == ChunkVectors::Static && pending > 0 && model_on {
             notice_opt = Some(format!(
                 "dense results use the static vectors ({static_vectors} chunks) while {pending} chunks wait for \
                  the model's"

@@ -20,7 +20,8 @@ pub(super) struct LmdbStore {
     env: Env<WithoutTls>,
     /// One database per space, in `Space::ALL` order.
     spaces: [Database<'static, Bytes, Bytes>; Space::ALL.len()],
-    /// arroy's indexes: chunk vectors (index 0) and memory vectors (index 1).
+    /// arroy's indexes: chunk vectors (index 0), memory vectors (index 1) and static chunk
+    /// vectors (index 2).
     vectors: arroy::Database<'static, Cosine>,
 }
 

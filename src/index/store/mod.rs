@@ -28,6 +28,9 @@ const CODE_FINGERPRINT_KEY: &str = "grammars";
 const CODE_GENERATION: &str = "code_generation";
 /// The next memory id: never reused, even after the newest note is deleted.
 const NEXT_MEMORY_ID: &str = "next_memory_id";
+/// Set once every chunk of the repo was queued for a static vector (chunks from before
+/// static vectors existed, or from while they were off, have none).
+const STATIC_QUEUED_ALL: &str = "static_queued_all";
 const RUN_STATE_KEY: &str = "index_run";
 
 /// LMDB's largest key (its default build); the same bound holds on both backends, so a repo
@@ -190,17 +193,39 @@ impl VectorCounts {
     /// ten (the better ranking; the few a save has just changed wait for the model seconds
     /// without switching the whole ranking back to static vectors), else whichever covers
     /// more of the repo (the static ones, seconds after an index run), `None` when no chunk
-    /// has a vector.
-    pub fn for_search(self) -> Option<ChunkVectors> {
+    /// has a vector. Kinds switched off (`[embedding] static_vectors`, `model_vectors`) are
+    /// not chosen while the other has vectors.
+    pub fn for_search(self, static_on: bool, model_on: bool) -> Option<ChunkVectors> {
+        let static_vectors = if static_on { self.static_vectors } else { 0 };
+        if !model_on && static_vectors > 0 {
+            return Some(ChunkVectors::Static);
+        }
         if self.model > 0 && self.pending * 10 <= self.model + self.pending {
             Some(ChunkVectors::Model)
-        } else if self.static_vectors > 0 && self.static_vectors >= self.model {
+        } else if static_vectors > 0 && static_vectors >= self.model {
             Some(ChunkVectors::Static)
         } else if self.model > 0 {
             Some(ChunkVectors::Model)
         } else {
             None
         }
+    }
+}
+
+/// The vectors a search of several repos compares with: one kind for all (the query is
+/// embedded once): the kind each would choose when they agree, else the static vectors when
+/// every repo with vectors has them, else the model's.
+pub fn vectors_for_search_across(repos: &[VectorCounts], static_on: bool, model_on: bool) -> Option<ChunkVectors> {
+    let chosen: Vec<ChunkVectors> = repos.iter().filter_map(|c| c.for_search(static_on, model_on)).collect();
+    let first = *chosen.first()?;
+    if chosen.iter().all(|&kind| kind == first) {
+        return Some(first);
+    }
+    let with_vectors = repos.iter().filter(|c| c.for_search(static_on, model_on).is_some());
+    if static_on && with_vectors.clone().all(|c| c.static_vectors > 0) {
+        Some(ChunkVectors::Static)
+    } else {
+        Some(ChunkVectors::Model)
     }
 }
 
@@ -676,6 +701,24 @@ impl RepoStore {
         })
     }
 
+    /// Queues `chunk_ids` (every live chunk) for a static vector, once per repo: chunks from
+    /// before static vectors existed get them too. Returns whether it queued them now.
+    pub fn queue_all_static_once(&self, txn: &mut StoreTxn, chunk_ids: &[u32]) -> Result<bool> {
+        if self.counter(txn, STATIC_QUEUED_ALL)?.is_some() {
+            return Ok(false);
+        }
+        for id in chunk_ids {
+            txn.write()?.put(Space::StaticPending, &id.to_be_bytes(), b"")?;
+        }
+        self.put_counter(txn, STATIC_QUEUED_ALL, 1)?;
+        Ok(true)
+    }
+
+    /// Whether `queue_all_static_once` has run.
+    pub fn queued_all_static(&self, txn: &StoreTxn) -> Result<bool> {
+        Ok(self.counter(txn, STATIC_QUEUED_ALL)?.is_some())
+    }
+
     /// Stores a chunk's static vector and clears its static pending entry.
     pub fn put_static_vector(&self, txn: &mut StoreTxn, chunk_id: u32, vector: &[f32]) -> Result<()> {
         txn.write()?.put_vector(VectorKind::StaticChunks, chunk_id, vector)?;
@@ -766,9 +809,12 @@ impl RepoStore {
         self.put_run_state(txn, &fresh)
     }
 
-    /// Makes the chunk vectors written since searchable.
+    /// Makes the chunk vectors written or deleted since searchable, of both kinds (a
+    /// deletion leaves an arroy index unreadable until it is built again; building an
+    /// unchanged one costs nothing).
     pub fn build_vectors(&self, txn: &mut StoreTxn) -> Result<()> {
-        txn.write()?.build_vectors(VectorKind::Chunks)
+        txn.write()?.build_vectors(VectorKind::Chunks)?;
+        txn.write()?.build_vectors(VectorKind::StaticChunks)
     }
 
     /// Makes the static vectors written since searchable.

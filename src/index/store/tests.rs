@@ -237,7 +237,7 @@ fn static_vectors_are_apart_from_the_models_and_go_with_their_chunk() {
         let counts = store.vector_counts(&rtxn).unwrap();
         assert_eq!(counts, VectorCounts { model: 1, pending: 1, static_vectors: 2, static_pending: 0 });
         // Chunk 2 waits for the model: the static vectors cover more, so they answer.
-        assert_eq!(counts.for_search(), Some(ChunkVectors::Static));
+        assert_eq!(counts.for_search(true, true), Some(ChunkVectors::Static));
         let nearest = store.nearest_chunks_of(&rtxn, ChunkVectors::Static, &vector(4), 1, 0).unwrap();
         assert_eq!(nearest[0].0, 2);
         assert!((nearest[0].1 - 1.0).abs() < 1e-4, "{nearest:?}");
@@ -250,12 +250,13 @@ fn static_vectors_are_apart_from_the_models_and_go_with_their_chunk() {
         store.build_vectors(&mut wtxn).unwrap();
         wtxn.commit().unwrap();
         let counts = store.vector_counts(&store.read_txn().unwrap()).unwrap();
-        assert_eq!(counts.for_search(), Some(ChunkVectors::Model), "every chunk has the model's: {counts:?}");
+        assert_eq!(counts.for_search(true, true), Some(ChunkVectors::Model), "every chunk has the model's: {counts:?}");
 
         let mut wtxn = store.write_txn().unwrap();
         store.delete_chunk(&mut wtxn, 2).unwrap();
+        // One build after a deletion serves both kinds (a deleted vector leaves an index
+        // unreadable until it is built).
         store.build_vectors(&mut wtxn).unwrap();
-        store.build_static_vectors(&mut wtxn).unwrap();
         wtxn.commit().unwrap();
         let counts = store.vector_counts(&store.read_txn().unwrap()).unwrap();
         assert_eq!(counts, VectorCounts { model: 1, pending: 0, static_vectors: 1, static_pending: 0 });
@@ -264,12 +265,31 @@ fn static_vectors_are_apart_from_the_models_and_go_with_their_chunk() {
 
 #[test]
 fn nothing_embedded_searches_nothing_dense() {
-    assert_eq!(VectorCounts { pending: 3, static_pending: 3, ..Default::default() }.for_search(), None);
+    assert_eq!(VectorCounts { pending: 3, static_pending: 3, ..Default::default() }.for_search(true, true), None);
     // Older indexes have no static vectors: the model's answer, complete or not.
-    assert_eq!(VectorCounts { model: 2, pending: 1, ..Default::default() }.for_search(), Some(ChunkVectors::Model));
+    assert_eq!(
+        VectorCounts { model: 2, pending: 1, ..Default::default() }.for_search(true, true),
+        Some(ChunkVectors::Model)
+    );
     // A save changed a few chunks: the model's still answer while they wait.
     let after_a_save = VectorCounts { model: 95, pending: 5, static_vectors: 100, static_pending: 0 };
-    assert_eq!(after_a_save.for_search(), Some(ChunkVectors::Model));
+    assert_eq!(after_a_save.for_search(true, true), Some(ChunkVectors::Model));
     let halfway = VectorCounts { model: 50, pending: 50, static_vectors: 100, static_pending: 0 };
-    assert_eq!(halfway.for_search(), Some(ChunkVectors::Static));
+    assert_eq!(halfway.for_search(true, true), Some(ChunkVectors::Static));
+}
+
+#[test]
+fn switched_off_kinds_are_not_chosen_and_several_repos_share_one_kind() {
+    let both = VectorCounts { model: 100, pending: 0, static_vectors: 100, static_pending: 0 };
+    assert_eq!(both.for_search(true, false), Some(ChunkVectors::Static), "model_vectors = false");
+    let fresh = VectorCounts { model: 0, pending: 100, static_vectors: 100, static_pending: 0 };
+    assert_eq!(fresh.for_search(false, true), None, "static_vectors = false: nothing to search yet");
+    // An old repo (the model's only) beside a fresh one (static only): the model's, as the
+    // old one has no static vectors.
+    let old = VectorCounts { model: 100, ..Default::default() };
+    assert_eq!(vectors_for_search_across(&[old, fresh], true, true), Some(ChunkVectors::Model));
+    // Both have static vectors: those, so that the fresh repo is searched too.
+    assert_eq!(vectors_for_search_across(&[both, fresh], true, true), Some(ChunkVectors::Static));
+    assert_eq!(vectors_for_search_across(&[both, both], true, true), Some(ChunkVectors::Model));
+    assert_eq!(vectors_for_search_across(&[], true, true), None);
 }
