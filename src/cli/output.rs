@@ -56,6 +56,10 @@ pub(super) fn render_summary(s: &IndexSummary) -> String {
     let mb_per_s = if s.seconds > 0.0 { s.bytes_indexed as f64 / 1e6 / s.seconds } else { 0.0 };
     let embeddings = match &s.embeddings {
         Some(e) => match &e.notice {
+            Some(notice) if e.static_vectors > 0 => format!(
+                "  embeddings: static vectors for {} chunks after {:.1} s; the model's: {notice}\n",
+                e.static_vectors, e.static_seconds
+            ),
             Some(notice) => format!("  embeddings: none computed: {notice}\n"),
             None if e.static_vectors > 0 => format!(
                 "  embeddings: static vectors for {} chunks after {:.1} s (searchable by meaning from then); \

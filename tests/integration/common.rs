@@ -64,6 +64,12 @@ impl Home {
         self
     }
 
+    /// This home with the models directory `dir` (a partial one, say).
+    pub fn models_in(mut self, dir: &Path) -> Home {
+        self.models_opt = Some(dir.to_path_buf());
+        self
+    }
+
     /// A home whose config.toml holds `toml` (the rest defaults).
     pub fn with_config(toml: &str) -> Home {
         let home = Home::new();

@@ -323,3 +323,30 @@ fn chunks_from_before_static_vectors_get_them_and_search_follows_the_configurati
     assert_eq!(status["embeddings"]["dense_vectors"], "static", "{status}");
     assert_eq!(status["embeddings"]["static_pending"], 0, "{status}");
 }
+
+/// Static vectors need the model only to be distilled: with the model gone since, they still
+/// give dense search, and the summary says so rather than "lexical-only".
+#[test]
+fn static_vectors_answer_when_the_model_itself_is_missing() {
+    let models = tempfile::tempdir().unwrap();
+    let from = ModelPaths::under(&models_dir());
+    let to = ModelPaths::under(models.path());
+    std::fs::create_dir_all(&to.model_dir).unwrap();
+    // Distilled if this machine has not yet (the first test to need them does it).
+    docdex::index::static_model::StaticModel::load_or_distill(&from, 1, &mut |_| {}).unwrap();
+    for file in ["tokenizer.json", docdex::index::static_model::STATIC_FILE_NAME] {
+        std::fs::copy(from.model_dir.join(file), to.model_dir.join(file)).unwrap();
+    }
+    let repo = paraphrase_repo();
+    let repo_arg = repo.path().to_str().unwrap();
+    let home = Home::new().models_in(models.path());
+    let summary = home.json(&["index", "--repo", repo_arg, "--wait", "--json"]);
+    assert_eq!(summary["embeddings"]["static_vectors"], summary["chunks_total"], "{summary}");
+    assert_eq!(summary["embeddings"]["embedded"], 0, "{summary}");
+    let notice = summary["embeddings"]["notice"].as_str().unwrap_or_default();
+    assert!(notice.contains("model.onnx") && notice.contains("static vectors until then"), "{summary}");
+    let out = home.run(&["search", "--repo", repo_arg, "--json", "--mode", "dense", "copy the database every night"]);
+    let found: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(found["mode"], "dense", "{found}");
+    assert_eq!(hit_paths(&found).first().map(String::as_str), Some("src/backup.rs"), "{found}");
+}

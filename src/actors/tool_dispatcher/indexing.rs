@@ -358,10 +358,20 @@ impl Handler<EmbedPending> for ToolDispatcher {
         Box::pin(async move {
             let handle = open_indexed(&repo_manager, msg.repo).await?;
             let started = Instant::now();
-            let ModelInfo { available, detail } = embedder.send(ProbeModel).await?;
             let done = embed_pending(&handle, &embedder, &settings, msg.progress_opt.as_ref(), None).await?;
             let counts = vector_counts(&handle).await?;
-            let notice = (!available).then(|| format!("{detail}; the index is lexical-only until then"));
+            // The model is asked about only when its vectors are wanted (asking loads it).
+            let notice = if settings.model_vectors {
+                match embedder.send(ProbeModel).await? {
+                    ModelInfo { available: true, .. } => None,
+                    ModelInfo { detail, .. } if counts.static_vectors > 0 => {
+                        Some(format!("{detail}; dense search uses the static vectors until then"))
+                    }
+                    ModelInfo { detail, .. } => Some(format!("{detail}; the index is lexical-only until then")),
+                }
+            } else {
+                None
+            };
             Ok(EmbedSummary {
                 embedded: done.model,
                 vectors: counts.model,
