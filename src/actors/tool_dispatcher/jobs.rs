@@ -217,15 +217,7 @@ pub async fn embed_pending(
     stop_opt: Option<&std::sync::atomic::AtomicBool>,
 ) -> Result<Embedded> {
     let started = Instant::now();
-    let static_vectors = if settings.static_vectors {
-        // A bridge: when it fails, the model's vectors still come.
-        embed_static_pending(handle, embedder, progress_opt, stop_opt).await.unwrap_or_else(|err| {
-            tracing::warn!(repo = %handle.meta.canonical_path, error = %err.message, "static vectors stopped");
-            0
-        })
-    } else {
-        0
-    };
+    let static_vectors = static_pass(handle, embedder, settings, progress_opt, stop_opt).await;
     let mut embedded = Embedded { model: 0, static_vectors, static_seconds: started.elapsed().as_secs_f64() };
     if settings.model_vectors && embedder.send(ProbeModel).await?.available {
         embedded.model = embed_model_pending(handle, embedder, settings, progress_opt, stop_opt).await?;
@@ -237,10 +229,28 @@ pub async fn embed_pending(
 /// Chunks given their static vectors per store (a few milliseconds of tokenizing each).
 const STATIC_PER_STORE: usize = 512;
 
+/// `embed_static_pending` when static vectors are on. They are a bridge: a failure is logged
+/// and the model's vectors still come. Returns how many it stored.
+async fn static_pass(
+    handle: &RepoHandle,
+    embedder: &Addr<Embedder>,
+    settings: &EmbeddingConfig,
+    progress_opt: Option<&UnboundedSender<EmbedProgress>>,
+    stop_opt: Option<&std::sync::atomic::AtomicBool>,
+) -> u64 {
+    if !settings.static_vectors {
+        return 0;
+    }
+    embed_static_pending(handle, embedder, progress_opt, stop_opt).await.unwrap_or_else(|err| {
+        tracing::warn!(repo = %handle.meta.canonical_path, error = %err.message, "static vectors stopped");
+        0
+    })
+}
+
 /// Gives every chunk waiting for one its static vector: seconds for a whole repo, so hybrid
 /// search covers all of it long before the model is through. Returns how many it stored.
 /// Static vectors that are off or cannot load leave the chunks waiting, quietly.
-pub async fn embed_static_pending(
+async fn embed_static_pending(
     handle: &RepoHandle,
     embedder: &Addr<Embedder>,
     progress_opt: Option<&UnboundedSender<EmbedProgress>>,
@@ -274,7 +284,7 @@ pub async fn embed_static_pending(
 /// Gives every chunk waiting for one the model's vector (and, with static vectors on, any
 /// chunk saved meanwhile its static vector first, between batches: the model's pass over a
 /// large repo takes minutes). Returns how many got the model's.
-pub async fn embed_model_pending(
+async fn embed_model_pending(
     handle: &RepoHandle,
     embedder: &Addr<Embedder>,
     settings: &EmbeddingConfig,
@@ -289,11 +299,7 @@ pub async fn embed_model_pending(
             // What was stored stays; the rest is still pending for the next start.
             return Ok(embedded);
         }
-        if settings.static_vectors {
-            if let Err(err) = embed_static_pending(handle, embedder, None, stop_opt).await {
-                tracing::warn!(repo = %handle.meta.canonical_path, error = %err.message, "static vectors stopped");
-            }
-        }
+        static_pass(handle, embedder, settings, None, stop_opt).await;
         let mut batch = handle.indexer.send(PendingEmbeddings { max: per_store }).await??;
         if batch.is_empty() {
             return Ok(embedded);
