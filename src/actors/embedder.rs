@@ -163,9 +163,32 @@ impl EmbedderShared {
             if let Ok(mut cache) = self.query_cache.lock() {
                 *cache = QueryCache::default();
             }
-            release_free_memory();
+            super::release_free_memory();
         }
         unloaded
+    }
+
+    /// Drops the models after a pass over many chunks, so their working memory goes back to
+    /// the system: ONNX Runtime keeps the memory of its largest batches for the life of the
+    /// model (~80 MiB more than a fresh load after embedding a repo), and the static vectors
+    /// (23 MiB) are not asked once the model's cover the repo. The next query loads what it
+    /// needs again (a fraction of a second, once). A slot in use is left alone.
+    pub fn release_batch_memory(&self) -> bool {
+        let mut released = false;
+        for slot in &self.slots {
+            let Ok(mut slot) = slot.try_lock() else { continue };
+            if matches!(slot.state, ModelState::Ready(_)) {
+                slot.state = ModelState::NotLoaded;
+                released = true;
+            }
+        }
+        if let Ok(mut slot) = self.static_slot.try_lock() {
+            released |= matches!(slot.state.take(), Some(Ok(_)));
+        }
+        if released {
+            super::release_free_memory();
+        }
+        released
     }
 
     /// Model instances loaded now.
@@ -174,22 +197,6 @@ impl EmbedderShared {
             .iter()
             .filter(|slot| slot.lock().map(|s| matches!(s.state, ModelState::Ready(_))).unwrap_or(false))
             .count()
-    }
-}
-
-/// Returns freed heap pages to the system: ONNX Runtime allocates through the C allocator,
-/// whose arenas otherwise keep a dropped model's memory resident, and mimalloc keeps freed
-/// segments for reuse.
-fn release_free_memory() {
-    // SAFETY: mi_collect only returns mimalloc's own unused pages (Rust's allocations: the
-    // tokenizer, the model's weights as read from disk).
-    unsafe {
-        libmimalloc_sys::mi_collect(true);
-    }
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only walks the allocator's own free lists.
-    unsafe {
-        libc::malloc_trim(0);
     }
 }
 
@@ -277,6 +284,9 @@ impl Embedder {
             slot.state = match EmbeddingModel::load(&self.settings) {
                 Ok(model) => {
                     self.shared.ever_loaded.store(true, Ordering::Relaxed);
+                    // Loading folds the model's constants into float weights; the allocator
+                    // keeps the ~100 MiB that took unless told to give it back.
+                    super::release_free_memory();
                     ModelState::Ready(Box::new(model))
                 }
                 Err(reason) => {

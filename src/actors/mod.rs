@@ -41,3 +41,19 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a panic without a message".into())
 }
+
+/// Returns freed heap pages to the system after something large was dropped (a model, an
+/// idle repo's index): ONNX Runtime allocates through the C allocator, whose arenas
+/// otherwise keep the memory resident, and mimalloc keeps freed segments for reuse.
+pub(crate) fn release_free_memory() {
+    // SAFETY: mi_collect only returns mimalloc's own unused pages (Rust's allocations: the
+    // tokenizer, the model's weights as read from disk).
+    unsafe {
+        libmimalloc_sys::mi_collect(true);
+    }
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only walks the allocator's own free lists.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}

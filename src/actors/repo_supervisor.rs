@@ -340,6 +340,9 @@ impl RepoSupervisor {
         ctx.spawn(
             async move {
                 if let Ok(released) = repo_manager.send(ReleaseIdle { idle }).await {
+                    if !released.is_empty() {
+                        super::release_free_memory();
+                    }
                     for repo in released {
                         tracing::info!(repo = %repo, "idle repo released (reopens on the next request)");
                     }

@@ -334,6 +334,30 @@ fn idle_repos_and_the_model_are_released_and_come_back_on_use() {
 }
 
 #[test]
+fn the_model_is_released_after_its_batches_and_loads_again_for_a_query() {
+    let repo = sample_repo();
+    let home = Home::with_model();
+    let server = Server::start(&home, &[]);
+    let (status, body) = post_json(&server, "/v1/initialize", json!({"repo_path": repo.path(), "wait": true}));
+    assert_eq!(status, 200, "{body}");
+    // The background job embeds every chunk with the model, then hands its memory back.
+    let repo_status = format!("/v1/status?repo={}", repo.path().display());
+    eventually(Duration::from_secs(120), "embedded, model released", || {
+        let (_, status) = get_json(&server, &repo_status);
+        let (_, daemon) = get_json(&server, "/v1/status");
+        let embedded = status["embeddings"]["pending"] == 0 && status["embeddings"]["embedded"].as_u64() > Some(0);
+        (embedded && daemon["models_loaded"] == 0).then_some(())
+    });
+    let hybrid = format!("/v1/search?repo={}&q=WorkerPool&mode=hybrid", repo.path().display());
+    let (status, body) = get_json(&server, &hybrid);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["mode"], "hybrid", "{body}");
+    assert_eq!(hit_paths(&body).first().map(String::as_str), Some("src/pool.rs"), "{body}");
+    let (_, daemon) = get_json(&server, "/v1/status");
+    assert_eq!(daemon["models_loaded"], 1, "{daemon}");
+}
+
+#[test]
 fn a_panicking_repo_actor_leaves_other_repos_alone() {
     let healthy = sample_repo();
     let doomed = repo_with(&[("src/doomed.rs", "pub fn doomed_fn() {}\n")]);

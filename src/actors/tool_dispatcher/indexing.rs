@@ -321,18 +321,22 @@ pub(super) fn start_background_embedding(
         running.insert(key.clone(), false);
     }
     actix::spawn(async move {
+        let mut model_used = false;
         loop {
             let started = Instant::now();
             match embed_pending(&handle, &embedder, &settings, None, Some(&jobs.stopping)).await {
                 Ok(done) if done.model == 0 && done.static_vectors == 0 => {}
-                Ok(done) => tracing::info!(
+                Ok(done) => {
+                    model_used |= done.model > 0;
+                    tracing::info!(
                     repo = %handle.meta.canonical_path,
                     chunks = done.model,
                     static_vectors = done.static_vectors,
                     static_seconds = done.static_seconds,
                     seconds = started.elapsed().as_secs_f64(),
                     "embedded pending chunks"
-                ),
+                    )
+                }
                 Err(err) => {
                     tracing::warn!(repo = %handle.meta.canonical_path, error = %err.message, "embedding stopped")
                 }
@@ -343,6 +347,10 @@ pub(super) fn start_background_embedding(
                 continue;
             }
             running.remove(&key);
+            // The last job of a busy spell hands the model's batch memory back.
+            if model_used && running.is_empty() && jobs.model.release_batch_memory() {
+                tracing::info!("embedding model released after its batches; queries load it again");
+            }
             return;
         }
     });

@@ -48,11 +48,13 @@ pub mod search;
 pub mod web;
 
 /// Background embedding: the repos whose pending chunks are being embedded (and whether
-/// more arrived meanwhile), and the flag a shutdown raises so they stop between batches.
-#[derive(Clone, Default)]
+/// more arrived meanwhile), the flag a shutdown raises so they stop between batches, and
+/// the model they share (released when the last job ends).
+#[derive(Clone)]
 struct EmbeddingJobs {
     running: Arc<Mutex<HashMap<String, bool>>>,
     stopping: Arc<std::sync::atomic::AtomicBool>,
+    model: Arc<EmbedderShared>,
 }
 
 pub struct ToolDispatcher {
@@ -168,7 +170,11 @@ impl ToolDispatcher {
                 config: parts.config,
                 default_repo_opt: parts.default_repo_opt,
                 repo_policy: parts.repo_policy,
-                embedding_jobs: Default::default(),
+                embedding_jobs: EmbeddingJobs {
+                    running: Arc::default(),
+                    stopping: Arc::default(),
+                    model: Arc::clone(&parts.embedder_shared),
+                },
                 supervisor_opt,
                 embedder_shared: parts.embedder_shared,
                 metrics: Arc::default(),

@@ -33,7 +33,12 @@ struct DaemonBenchReport {
     embedding_secs: f64,
     rss_start_mib: f64,
     rss_after_hybrid_mib: f64,
+    /// Of which heap (the model's working memory, caches) and mapped files (index pages).
+    rss_after_hybrid_anon_mib: f64,
+    rss_after_hybrid_file_mib: f64,
     rss_after_idle_mib: f64,
+    rss_after_idle_anon_mib: f64,
+    rss_after_idle_file_mib: f64,
     idle_release_secs: f64,
     hybrid_search_p50_ms: f64,
     save_to_searchable_runs: usize,
@@ -69,10 +74,15 @@ impl DaemonProcess {
     }
 
     fn rss_mib(&self) -> f64 {
+        self.status_mib("VmRSS:")
+    }
+
+    /// One memory line of the daemon's `/proc/PID/status`, in MiB.
+    fn status_mib(&self, field: &str) -> f64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
         let kib: f64 = status
             .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .find_map(|l| l.strip_prefix(field))
             .and_then(|v| v.split_whitespace().next())
             .and_then(|v| v.parse().ok())
             .unwrap_or(0.0);
@@ -183,6 +193,8 @@ pub fn run(loaded: &LoadedConfig, repo: &Path, runs: usize, lexical_only: bool, 
     }
     hybrid_ms.sort_by(f64::total_cmp);
     let rss_after_hybrid_mib = daemon.rss_mib();
+    let (rss_after_hybrid_anon_mib, rss_after_hybrid_file_mib) =
+        (daemon.status_mib("RssAnon:"), daemon.status_mib("RssFile:"));
 
     eprintln!("save-to-searchable, {runs} runs ...");
     let mut save_ms = Vec::new();
@@ -211,6 +223,8 @@ pub fn run(loaded: &LoadedConfig, repo: &Path, runs: usize, lexical_only: bool, 
     })?;
     std::thread::sleep(Duration::from_secs(1));
     let rss_after_idle_mib = daemon.rss_mib();
+    let (rss_after_idle_anon_mib, rss_after_idle_file_mib) =
+        (daemon.status_mib("RssAnon:"), daemon.status_mib("RssFile:"));
 
     let report = DaemonBenchReport {
         repo: repo.display().to_string(),
@@ -220,7 +234,11 @@ pub fn run(loaded: &LoadedConfig, repo: &Path, runs: usize, lexical_only: bool, 
         embedding_secs,
         rss_start_mib,
         rss_after_hybrid_mib,
+        rss_after_hybrid_anon_mib,
+        rss_after_hybrid_file_mib,
         rss_after_idle_mib,
+        rss_after_idle_anon_mib,
+        rss_after_idle_file_mib,
         idle_release_secs,
         hybrid_search_p50_ms: percentile(&hybrid_ms, 0.5),
         save_to_searchable_runs: save_ms.len(),
@@ -235,7 +253,7 @@ pub fn run(loaded: &LoadedConfig, repo: &Path, runs: usize, lexical_only: bool, 
     } else {
         docdex::outln!(
             "repo {} ({} files, {} chunks): first index {:.1} s, embeddings {:.1} s\n\
-             resident memory: {:.0} MiB at start, {:.0} MiB after hybrid searches, {:.0} MiB after the idle release ({:.1} s)\n\
+             resident memory: {:.0} MiB at start, {:.0} MiB after hybrid searches ({:.0} heap, {:.0} mapped files), {:.0} MiB after the idle release ({:.0} heap, {:.0} mapped files; {:.1} s)\n\
              hybrid search p50 {:.1} ms\n\
              save to searchable (watcher, {} ms debounce): p50 {:.0} ms, p95 {:.0} ms, max {:.0} ms over {} runs",
             report.repo,
@@ -245,7 +263,11 @@ pub fn run(loaded: &LoadedConfig, repo: &Path, runs: usize, lexical_only: bool, 
             report.embedding_secs,
             report.rss_start_mib,
             report.rss_after_hybrid_mib,
+            report.rss_after_hybrid_anon_mib,
+            report.rss_after_hybrid_file_mib,
             report.rss_after_idle_mib,
+            report.rss_after_idle_anon_mib,
+            report.rss_after_idle_file_mib,
             report.idle_release_secs,
             report.hybrid_search_p50_ms,
             report.debounce_ms,
