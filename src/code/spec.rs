@@ -71,6 +71,31 @@ pub(super) fn roles(language: Language) -> &'static [u8] {
     })
 }
 
+/// What a node kind is to a doc lookup (`DOC_*`), per kind id of a language's grammar.
+pub(super) fn doc_roles(language: Language) -> &'static [u8] {
+    static TABLES: [std::sync::OnceLock<Vec<u8>>; 20] = [const { std::sync::OnceLock::new() }; 20];
+    let Some(slot) = crate::ingest::lang::CODE_LANGUAGES.iter().position(|l| *l == language) else {
+        return &[];
+    };
+    TABLES[slot].get_or_init(|| {
+        let Some(grammar) = language.grammar() else { return Vec::new() };
+        (0..grammar.node_kind_count() as u16)
+            .map(|id| match grammar.node_kind_for_id(id).unwrap_or("") {
+                kind if kind.contains("comment") || kind == "haddock" => DOC_COMMENT,
+                "attribute_item" | "decorator" | "annotation" => DOC_ATTRIBUTE,
+                _ => DOC_OTHER,
+            })
+            .collect()
+    })
+}
+
+/// A node kind that ends a run of comments before a definition.
+pub(super) const DOC_OTHER: u8 = 0;
+/// A comment.
+pub(super) const DOC_COMMENT: u8 = 1;
+/// An attribute, decorator or annotation (between a doc comment and its definition).
+pub(super) const DOC_ATTRIBUTE: u8 = 2;
+
 pub(super) fn spec(language: Language) -> Option<&'static Spec> {
     Some(match language {
         Language::Rust => &RUST,

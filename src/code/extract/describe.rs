@@ -4,6 +4,7 @@
 use tree_sitter::Node;
 
 use super::{Walker, MAX_SIGNATURE};
+use crate::code::spec::{DOC_COMMENT, DOC_OTHER};
 use crate::code::{SymbolKind, Visibility};
 use crate::ingest::Language;
 
@@ -69,22 +70,21 @@ impl<'a> Walker<'a> {
         // Comments sit before the node, or before the wrapper it is in (`export`, decorators).
         let mut anchor = node;
         for _ in 0..3 {
-            let mut prev = anchor.prev_named_sibling();
-            while let Some(p) = prev.filter(|p| matches!(p.kind(), "attribute_item" | "decorator" | "annotation")) {
-                prev = p.prev_named_sibling();
-            }
-            let mut block: Vec<Node> = Vec::new();
+            let level = self.level_of(anchor);
+            let mut prev = level.run.iter().rev().peekable();
+            while prev.next_if(|p| !p.comment).is_some() {}
+            let mut block: Vec<&Prior> = Vec::new();
             let mut next_row = anchor.start_position().row;
-            while let Some(p) = prev.filter(|p| p.kind().contains("comment") || p.kind() == "haddock") {
-                if p.end_position().row + 1 < next_row {
+            while let Some(p) = prev.next_if(|p| p.comment) {
+                if p.end_row + 1 < next_row {
                     break;
                 }
-                next_row = p.start_position().row;
+                next_row = p.start_row;
                 block.push(p);
-                prev = p.prev_named_sibling();
             }
             if !block.is_empty() {
-                let text: Vec<&str> = block.iter().rev().map(|n| self.text(*n)).collect();
+                let text: Vec<&str> =
+                    block.iter().rev().map(|p| std::str::from_utf8(&self.src[p.start..p.end]).unwrap_or("")).collect();
                 return first_doc_line(&text.join("\n"));
             }
             match anchor.parent() {
@@ -99,7 +99,7 @@ impl<'a> Walker<'a> {
                 // The first item of a body the grammar starts at that item (Ruby's
                 // `body_statement`): the comment is the body's sibling.
                 Some(parent)
-                    if anchor.prev_named_sibling().is_none()
+                    if !level.named_before
                         && parent.start_byte() == anchor.start_byte()
                         && parent.parent().is_some() =>
                 {
@@ -109,6 +109,22 @@ impl<'a> Walker<'a> {
             }
         }
         String::new()
+    }
+
+    /// What came before `node` among its siblings: kept by the walk for the node it is on
+    /// and its ancestors; read from the parent for any other node.
+    fn level_of(&self, node: Node) -> Level {
+        if let Some(level) = self.levels.iter().rev().find(|l| l.id == node.id()) {
+            return level.clone();
+        }
+        let mut level = Level::default();
+        if let Some(parent) = node.parent() {
+            let mut cursor = parent.walk();
+            for child in parent.children(&mut cursor).take_while(|c| c.id() != node.id()) {
+                level.passed(child, self.doc_roles);
+            }
+        }
+        level
     }
 
     pub(super) fn visibility(&self, node: Node, kind: SymbolKind, qualified_name: &str) -> Visibility {
@@ -244,4 +260,50 @@ fn first_doc_line(text: &str) -> String {
         }
     }
     String::new()
+}
+
+/// One depth of the walk (see `Walker::levels`).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Level {
+    /// The node the walk is on at this depth.
+    pub id: usize,
+    /// Whether a named sibling came before it.
+    pub named_before: bool,
+    /// The comments and attributes right before it, in order.
+    pub run: Vec<Prior>,
+}
+
+/// A comment (or an attribute, decorator or annotation) before a node.
+#[derive(Debug, Clone)]
+pub(super) struct Prior {
+    pub comment: bool,
+    pub start_row: usize,
+    pub end_row: usize,
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Level {
+    /// The walk moves past `node` to its next sibling (`doc_roles`: the language's
+    /// `spec::doc_roles`).
+    pub fn passed(&mut self, node: Node, doc_roles: &[u8]) {
+        if !node.is_named() {
+            return;
+        }
+        self.named_before = true;
+        let role = doc_roles.get(node.kind_id() as usize).copied().unwrap_or(DOC_OTHER);
+        if role == DOC_OTHER {
+            if !self.run.is_empty() {
+                self.run.clear();
+            }
+        } else {
+            self.run.push(Prior {
+                comment: role == DOC_COMMENT,
+                start_row: node.start_position().row,
+                end_row: node.end_position().row,
+                start: node.start_byte(),
+                end: node.end_byte(),
+            });
+        }
+    }
 }

@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 
 use tree_sitter::{Node, Parser, Tree};
 
-use super::spec::{roles, spec, Spec, IDENT_ONLY, SKIP, VISIT};
+use super::spec::{doc_roles, roles, spec, Spec, IDENT_ONLY, SKIP, VISIT};
 use super::{imports, FileCode, Occurrence, UseKind};
 use crate::ingest::Language;
 
@@ -43,6 +43,7 @@ pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileC
         language,
         spec,
         roles: roles(language),
+        doc_roles: doc_roles(language),
         src: text.as_bytes(),
         out: FileCode::new(language.name()),
         interned: HashMap::new(),
@@ -57,6 +58,7 @@ pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileC
         seen: HashSet::new(),
         macro_depth: 0,
         symbol_base: 0,
+        levels: Vec::new(),
     };
     walker.walk(tree.root_node());
     Some(walker.out)
@@ -81,6 +83,8 @@ struct Walker<'a> {
     spec: &'static Spec,
     /// What each node kind is to the walk (see `spec::roles`).
     roles: &'static [u8],
+    /// What each node kind is to a doc lookup (see `spec::doc_roles`).
+    doc_roles: &'static [u8],
     src: &'a [u8],
     out: FileCode,
     frames: Vec<Frame>,
@@ -110,6 +114,9 @@ struct Walker<'a> {
     /// Locals bound to a value of a known type (`cart = Cart(…)`, `let c = Cart::new()`,
     /// `c := Cart{}`, `const c = new Cart()`): name → (type, end of the function's body).
     local_types: HashMap<String, (String, usize)>,
+    /// Per depth of the walk: the node there now, and the comments and attributes right
+    /// before it among its siblings (what a doc lookup needs, kept as the walk goes).
+    levels: Vec<describe::Level>,
 }
 
 fn is_ident_like(kind: &str) -> bool {
@@ -123,22 +130,34 @@ impl<'a> Walker<'a> {
 
     fn walk(&mut self, root: Node) {
         let mut cursor = root.walk();
+        // The cursor's own depth is counted over its stack at each call: kept here instead.
+        let mut depth = 0usize;
         loop {
             let node = cursor.node();
+            self.levels.truncate(depth + 1);
+            if self.levels.len() <= depth {
+                self.levels.resize_with(depth + 1, Default::default);
+            }
+            self.levels[depth].id = node.id();
             while self.frames.last().is_some_and(|f| node.start_byte() >= f.end) {
                 self.frames.pop();
             }
             self.visit(node);
             if cursor.goto_first_child() {
+                depth += 1;
                 continue;
             }
+            let mut left = node;
             loop {
+                self.levels[depth].passed(left, self.doc_roles);
                 if cursor.goto_next_sibling() {
                     break;
                 }
                 if !cursor.goto_parent() {
                     return;
                 }
+                depth -= 1;
+                left = cursor.node();
             }
         }
     }
@@ -495,14 +514,9 @@ impl<'a> Walker<'a> {
             _ => return,
         };
         let expression = prefix > 0;
-        let Some(grammar) = self.language.grammar() else {
-            return;
-        };
-        let mut parser = Parser::new();
-        if parser.set_language(&grammar).is_err() {
-            return;
-        }
-        let Some(tree) = parser.parse(&inner, None) else {
+        // The file's own parser (thread-local): its tree is already built, and a parser made
+        // per macro cost more than parsing a short argument list.
+        let Some(tree) = parse(self.language, &inner) else {
             return;
         };
         if tree.root_node().has_error() {
@@ -519,6 +533,7 @@ impl<'a> Walker<'a> {
             language: self.language,
             spec: self.spec,
             roles: self.roles,
+            doc_roles: self.doc_roles,
             src: inner.as_bytes(),
             out: FileCode::new(self.language.name()),
             interned: HashMap::new(),
@@ -533,6 +548,7 @@ impl<'a> Walker<'a> {
             seen: HashSet::new(),
             macro_depth: self.macro_depth + 1,
             symbol_base: self.symbol_base + base,
+            levels: Vec::new(),
         };
         sub.walk(tree.root_node());
         // Positions inside the body are relative to its first byte, just after `{`.
