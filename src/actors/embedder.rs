@@ -182,8 +182,12 @@ impl EmbedderShared {
                 released = true;
             }
         }
+        // Only a loaded one: a failure stays known rather than being retried by the next query.
         if let Ok(mut slot) = self.static_slot.try_lock() {
-            released |= matches!(slot.state.take(), Some(Ok(_)));
+            if matches!(slot.state, Some(Ok(_))) {
+                slot.state = None;
+                released = true;
+            }
         }
         if released {
             super::release_free_memory();

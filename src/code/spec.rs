@@ -39,53 +39,50 @@ pub(super) const IDENT_ONLY: u8 = 1;
 /// Anything else the tables name: the full visit.
 pub(super) const VISIT: u8 = 2;
 
-/// Per kind id (`Node::kind_id`) of a language's grammar: SKIP, IDENT_ONLY or VISIT. Built
-/// once per language: the walk then decides per node with an index, not string compares.
-pub(super) fn roles(language: Language) -> &'static [u8] {
-    static TABLES: [std::sync::OnceLock<Vec<u8>>; 20] = [const { std::sync::OnceLock::new() }; 20];
+/// Slots for one table per code language (`CODE_LANGUAGES`).
+type KindTables = [std::sync::OnceLock<Vec<u8>>; 20];
+
+/// A language's table of one byte per kind id (`Node::kind_id`) of its grammar, built once
+/// by `classify` (a kind's name → its byte): the walk then decides per node with an index,
+/// not string compares. Empty for a language without a grammar.
+fn kind_table(tables: &'static KindTables, language: Language, classify: impl Fn(&str) -> u8) -> &'static [u8] {
     let Some(slot) = crate::ingest::lang::CODE_LANGUAGES.iter().position(|l| *l == language) else {
         return &[];
     };
-    TABLES[slot].get_or_init(|| {
-        let (Some(spec), Some(grammar)) = (spec(language), language.grammar()) else {
-            return Vec::new();
-        };
-        (0..grammar.node_kind_count() as u16)
-            .map(|id| {
-                let name = grammar.node_kind_for_id(id).unwrap_or("");
-                let other = spec.defs.iter().any(|(k, _)| *k == name)
-                    || spec.impls.iter().any(|(k, _)| *k == name)
-                    || spec.calls.iter().any(|(k, _)| *k == name)
-                    || spec.members.iter().any(|(k, _, _)| *k == name)
-                    || spec.bindings.iter().any(|(k, _)| *k == name)
-                    || spec.special.contains(&name);
-                if other {
-                    VISIT
-                } else if spec.idents.contains(&name) {
-                    IDENT_ONLY
-                } else {
-                    SKIP
-                }
-            })
-            .collect()
+    tables[slot].get_or_init(|| {
+        let Some(grammar) = language.grammar() else { return Vec::new() };
+        (0..grammar.node_kind_count() as u16).map(|id| classify(grammar.node_kind_for_id(id).unwrap_or(""))).collect()
     })
 }
 
-/// What a node kind is to a doc lookup (`DOC_*`), per kind id of a language's grammar.
+/// Per kind id of a language's grammar: SKIP, IDENT_ONLY or VISIT.
+pub(super) fn roles(language: Language) -> &'static [u8] {
+    static TABLES: KindTables = [const { std::sync::OnceLock::new() }; 20];
+    let Some(spec) = spec(language) else { return &[] };
+    kind_table(&TABLES, language, |name| {
+        let other = spec.defs.iter().any(|(k, _)| *k == name)
+            || spec.impls.iter().any(|(k, _)| *k == name)
+            || spec.calls.iter().any(|(k, _)| *k == name)
+            || spec.members.iter().any(|(k, _, _)| *k == name)
+            || spec.bindings.iter().any(|(k, _)| *k == name)
+            || spec.special.contains(&name);
+        if other {
+            VISIT
+        } else if spec.idents.contains(&name) {
+            IDENT_ONLY
+        } else {
+            SKIP
+        }
+    })
+}
+
+/// Per kind id of a language's grammar: what the kind is to a doc lookup (`DOC_*`).
 pub(super) fn doc_roles(language: Language) -> &'static [u8] {
-    static TABLES: [std::sync::OnceLock<Vec<u8>>; 20] = [const { std::sync::OnceLock::new() }; 20];
-    let Some(slot) = crate::ingest::lang::CODE_LANGUAGES.iter().position(|l| *l == language) else {
-        return &[];
-    };
-    TABLES[slot].get_or_init(|| {
-        let Some(grammar) = language.grammar() else { return Vec::new() };
-        (0..grammar.node_kind_count() as u16)
-            .map(|id| match grammar.node_kind_for_id(id).unwrap_or("") {
-                kind if kind.contains("comment") || kind == "haddock" => DOC_COMMENT,
-                "attribute_item" | "decorator" | "annotation" => DOC_ATTRIBUTE,
-                _ => DOC_OTHER,
-            })
-            .collect()
+    static TABLES: KindTables = [const { std::sync::OnceLock::new() }; 20];
+    kind_table(&TABLES, language, |name| match name {
+        kind if kind.contains("comment") || kind == "haddock" => DOC_COMMENT,
+        "attribute_item" | "decorator" | "annotation" => DOC_ATTRIBUTE,
+        _ => DOC_OTHER,
     })
 }
 

@@ -117,6 +117,8 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, queries: usize, json: bool)
     let (mut bytes, mut seconds, mut symbols, mut uses, mut imports) = (0usize, 0f64, 0usize, 0usize, 0usize);
     let mut parse_seconds = 0f64;
     let mut parser = tree_sitter::Parser::new();
+    // Kept for the pass over every core below.
+    let mut texts: Vec<(Language, String)> = Vec::new();
     for file in &scan.files {
         let language = Language::detect(Path::new(&file.rel_path));
         if language.grammar().is_none() {
@@ -137,6 +139,7 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, queries: usize, json: bool)
         let code = docdex::code::extract(language, &text);
         seconds += started.elapsed().as_secs_f64();
         bytes += text.len();
+        texts.push((language, text));
         if let Some(code) = code {
             symbols += code.symbols.len();
             uses += code.occurrences.len();
@@ -145,15 +148,6 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, queries: usize, json: bool)
         }
     }
     let source_files = files.len();
-    let texts: Vec<(Language, String)> = scan
-        .files
-        .iter()
-        .filter_map(|f| {
-            let language = Language::detect(Path::new(&f.rel_path));
-            language.grammar()?;
-            Some((language, std::fs::read_to_string(repo.join(&f.rel_path)).ok()?))
-        })
-        .collect();
     let (threads, parallel_seconds) = extract_in_parallel(&texts);
     let (dense_symbols, dense_symbols_per_second) = dense_code_rate();
     let started = Instant::now();

@@ -293,9 +293,7 @@ impl Level {
         self.named_before = true;
         let role = doc_roles.get(node.kind_id() as usize).copied().unwrap_or(DOC_OTHER);
         if role == DOC_OTHER {
-            if !self.run.is_empty() {
-                self.run.clear();
-            }
+            self.run.clear();
         } else {
             self.run.push(Prior {
                 comment: role == DOC_COMMENT,
