@@ -250,8 +250,11 @@ class Daemon:
             raise SystemExit(f"indexing {root} failed:\n{result.stdout}\n{result.stderr[-2000:]}")
         return json.loads(result.stdout)
 
-    def search(self, root: Path, query: str, mode: str) -> tuple[list[str], str]:
-        params = urllib.parse.urlencode({"repo": str(root), "q": query, "mode": mode, "limit": HITS_PER_QUERY})
+    def search(self, root: Path, query: str, mode: str, among: list[Path] | None = None) -> tuple[list[str], str]:
+        """The first TOP_K distinct files for `query` in `root`, or in one search over every
+        repo of `among` (then another repo's file keeps its place as a miss)."""
+        scope = {"repos": ",".join(str(r) for r in among)} if among else {"repo": str(root)}
+        params = urllib.parse.urlencode({**scope, "q": query, "mode": mode, "limit": HITS_PER_QUERY})
         request = urllib.request.Request(
             f"http://127.0.0.1:{self.port}/v1/search?{params}", headers={"Authorization": f"Bearer {self.token}"}
         )
@@ -259,7 +262,8 @@ class Daemon:
             body = json.load(response)
         files: list[str] = []
         for hit in body["hits"]:
-            path = str(root / hit["path"])
+            hit_root = Path(hit.get("repo") or root)
+            path = str(hit_root / hit["path"]) if hit_root == root else f"(other repo) {hit_root.name}:{hit['path']}"
             if path not in files:
                 files.append(path)
         return files[:TOP_K], body.get("mode", mode)
@@ -296,6 +300,11 @@ def main() -> int:
     parser.add_argument(
         "--static-only", action="store_true", help="dense and hybrid on the static vectors alone (model_vectors = false)"
     )
+    parser.add_argument(
+        "--across",
+        action="store_true",
+        help="also ask every query of one search over all the selected repos (mode NAME@across)",
+    )
     parser.add_argument("--fetch-only", action="store_true", help="fetch the sources, check the annotations' files, stop")
     args = parser.parse_args()
 
@@ -303,6 +312,7 @@ def main() -> int:
     names = [n for n in sources if (not args.repos or n in args.repos.split(","))]
     names = [n for n in names if args.split == "all" or sources[n]["split"] == args.split]
     modes = [m for m in args.modes.split(",") if m]
+    asked = modes + ([f"{m}@across" for m in modes] if args.across else [])
     if not args.fetch_only and not args.docdexd.exists():
         raise SystemExit(f"no docdexd at {args.docdexd}: cargo build --release, or --docdexd PATH")
 
@@ -326,9 +336,13 @@ def main() -> int:
             started = time.time()
             summary = daemon.index(roots[name], wait_embeddings=any(m != "lexical" for m in modes))
             log(f"{name}: indexed {summary.get('chunks_total')} chunks in {time.time() - started:.1f} s")
+        for name in names:
             for task in load_tasks(name):
-                for mode in modes:
-                    files, used = daemon.search(roots[name], task["query"], mode)
+                for mode in asked:
+                    plain, _, across = mode.partition("@")
+                    among = list(roots.values()) if across else None
+                    files, used = daemon.search(roots[name], task["query"], plain, among)
+                    used = f"{used}@{across}" if across else used
                     score = ndcg_at_k(files, task["targets"])
                     rows.append({"repo": name, "mode": mode, "used": used, "category": task["category"],
                                  "query": task["query"], "ndcg10": score, "files": files, "targets": task["targets"]})
@@ -342,14 +356,16 @@ def main() -> int:
     published = HERE / "published.json"
     published = json.loads(published.read_text()) if published.exists() else {"methods": {}, "labels": {}}
     methods, labels = published["methods"], published.get("labels", {})
-    header = f"{'repo':<11} {'split':<5} {'n':>3}  " + "  ".join(f"{m:>7}" for m in modes)
+    modes = asked
+    width = max(7, *(len(m) for m in modes))
+    header = f"{'repo':<11} {'split':<5} {'n':>3}  " + "  ".join(f"{m:>{width}}" for m in modes)
     header += "  " + "  ".join(f"{labels.get(m, m)[:7]:>7}" for m in methods)
     print(header)
     for name in names:
         n = len(load_tasks(name))
         cells = [fmt(mean([r["ndcg10"] for r in rows if r["repo"] == name and r["mode"] == m])) for m in modes]
         cells += [fmt(methods[m].get(name, {}).get("ndcg10")) for m in methods]
-        print(f"{name:<11} {sources[name]['split']:<5} {n:>3}  " + "  ".join(f"{c:>7}" for c in cells))
+        print(f"{name:<11} {sources[name]['split']:<5} {n:>3}  " + "  ".join(f"{c:>{width}}" for c in cells[: len(modes)]) + "  " + "  ".join(f"{c:>7}" for c in cells[len(modes):]))
     for split in ("tune", "test", "all"):
         picked = [n for n in names if split == "all" or sources[n]["split"] == split]
         if not picked or (split == "all" and len({sources[n]['split'] for n in names}) == 1):
@@ -361,9 +377,9 @@ def main() -> int:
             weighted = [(methods[m][p]["ndcg10"], len(load_tasks(p))) for p in picked if p in methods[m]]
             total = sum(w for _, w in weighted)
             cells.append(fmt(sum(v * w for v, w in weighted) / total if total else None))
-        print(f"{'= ' + split:<11} {'':<5} {n:>3}  " + "  ".join(f"{c:>7}" for c in cells))
+        print(f"{'= ' + split:<11} {'':<5} {n:>3}  " + "  ".join(f"{c:>{width}}" for c in cells[: len(modes)]) + "  " + "  ".join(f"{c:>7}" for c in cells[len(modes):]))
     print()
-    print(f"{'category':<13} {'n':>3}  " + "  ".join(f"{m:>7}" for m in modes) + "  " + "  ".join(f"{labels.get(m, m)[:7]:>7}" for m in methods))
+    print(f"{'category':<13} {'n':>3}  " + "  ".join(f"{m:>{width}}" for m in modes) + "  " + "  ".join(f"{labels.get(m, m)[:7]:>7}" for m in methods))
     for category in CATEGORIES:
         n = sum(1 for r in rows if r["category"] == category and r["mode"] == modes[0])
         cells = [fmt(mean([r["ndcg10"] for r in rows if r["category"] == category and r["mode"] == m])) for m in modes]
@@ -376,7 +392,7 @@ def main() -> int:
                     weighted.append((value, count))
             total = sum(w for _, w in weighted)
             cells.append(fmt(sum(v * w for v, w in weighted) / total if total else None))
-        print(f"{category:<13} {n:>3}  " + "  ".join(f"{c:>7}" for c in cells))
+        print(f"{category:<13} {n:>3}  " + "  ".join(f"{c:>{width}}" for c in cells[: len(modes)]) + "  " + "  ".join(f"{c:>7}" for c in cells[len(modes):]))
     fallbacks = sorted({(r["mode"], r["used"]) for r in rows if r["mode"] != r["used"]})
     if fallbacks:
         print(f"\nnote: modes answered otherwise: {fallbacks} (embeddings missing?)")

@@ -10,6 +10,9 @@
 //! The lexical and the dense candidates of all repos are then merged into one ranking each
 //! and fused as a single repo's are.
 
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
 use tantivy::query::Bm25StatisticsProvider;
 use tantivy::schema::Field;
 use tantivy::{DocAddress, Searcher, Term};
@@ -37,20 +40,62 @@ const FILE_SHIFT: u32 = 24;
 /// index.
 type RepoCandidates = (Vec<(Candidate, u32)>, Vec<(f32, Candidate, u32)>, Vec<DocAddress>);
 
-/// BM25 statistics of several indexes taken together.
-struct PooledStats<'a>(&'a [Searcher]);
+/// BM25 statistics of several indexes taken together. Each index's query asks for every
+/// term's statistics, and each answer is a lookup in every index: remembered, so a search of
+/// n indexes makes n lookups per term, not n².
+struct PooledStats<'a> {
+    searchers: &'a [Searcher],
+    doc_freqs: Mutex<HashMap<Term, u64>>,
+    tokens: Mutex<HashMap<Field, u64>>,
+    docs: OnceLock<u64>,
+}
+
+impl<'a> PooledStats<'a> {
+    fn new(searchers: &'a [Searcher]) -> Self {
+        PooledStats {
+            searchers,
+            doc_freqs: Mutex::new(HashMap::new()),
+            tokens: Mutex::new(HashMap::new()),
+            docs: OnceLock::new(),
+        }
+    }
+}
+
+/// A remembered statistic, or computed and remembered (a poisoned lock only loses the memo).
+fn remembered<K: Eq + std::hash::Hash + Clone>(
+    memo: &Mutex<HashMap<K, u64>>,
+    key: &K,
+    compute: impl FnOnce() -> tantivy::Result<u64>,
+) -> tantivy::Result<u64> {
+    if let Some(value) = memo.lock().ok().and_then(|m| m.get(key).copied()) {
+        return Ok(value);
+    }
+    let value = compute()?;
+    if let Ok(mut memo) = memo.lock() {
+        memo.insert(key.clone(), value);
+    }
+    Ok(value)
+}
 
 impl Bm25StatisticsProvider for PooledStats<'_> {
     fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
-        self.0.iter().map(|s| Bm25StatisticsProvider::total_num_tokens(s, field)).sum()
+        remembered(&self.tokens, &field, || {
+            self.searchers.iter().map(|s| Bm25StatisticsProvider::total_num_tokens(s, field)).sum()
+        })
     }
 
     fn total_num_docs(&self) -> tantivy::Result<u64> {
-        self.0.iter().map(Bm25StatisticsProvider::total_num_docs).sum()
+        if let Some(&docs) = self.docs.get() {
+            return Ok(docs);
+        }
+        let docs = self.searchers.iter().map(Bm25StatisticsProvider::total_num_docs).sum::<tantivy::Result<u64>>()?;
+        Ok(*self.docs.get_or_init(|| docs))
     }
 
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
-        self.0.iter().map(|s| Bm25StatisticsProvider::doc_freq(s, term)).sum()
+        remembered(&self.doc_freqs, term, || {
+            self.searchers.iter().map(|s| Bm25StatisticsProvider::doc_freq(s, term)).sum()
+        })
     }
 }
 
@@ -90,7 +135,7 @@ pub fn search_indexes(
         )));
     }
     let searchers: Vec<Searcher> = indexes.iter().map(|index| index.searcher()).collect();
-    let pooled = PooledStats(&searchers);
+    let pooled = PooledStats::new(&searchers);
     let mut analyzer = first.analyzer.clone();
     let terms = query_terms(&mut analyzer, query_text);
     let depth = candidate_depth(params);

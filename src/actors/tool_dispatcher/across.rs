@@ -52,9 +52,13 @@ impl Handler<SearchAcross> for ToolDispatcher {
                 let mounts = supervisor.send(ListMounts { open }).await?;
                 let mut handles = Vec::new();
                 let mut waiting = Vec::new();
-                for mount in mounts {
+                let opened = futures_util::future::join_all(
+                    mounts.iter().map(|mount| open_indexed(&repo_manager, PathBuf::from(&mount.repo))),
+                )
+                .await;
+                for (mount, opened) in mounts.into_iter().zip(opened) {
                     // A repo in its first index has nothing to answer yet: said, not waited for.
-                    match open_indexed(&repo_manager, PathBuf::from(&mount.repo)).await {
+                    match opened {
                         Ok(handle) => handles.push(handle),
                         Err(_) if !mount.searchable => waiting.push(mount.repo),
                         Err(err) => return Err(err),
@@ -99,9 +103,13 @@ impl Handler<SearchAcross> for ToolDispatcher {
         tracked(&self.metrics, "search", async move {
             request.validate()?;
             let started = Instant::now();
+            // Opened together: each is an actor's answer and a read of its state.
+            let opened = futures_util::future::try_join_all(
+                resolved?.await?.into_iter().map(|repo| open_indexed(&repo_manager, repo)),
+            )
+            .await?;
             let mut handles: Vec<Arc<RepoHandle>> = Vec::new();
-            for repo in resolved?.await? {
-                let handle = open_indexed(&repo_manager, repo).await?;
+            for handle in opened {
                 // Two spellings of one repo are searched once.
                 if !handles.iter().any(|h| h.index.root == handle.index.root) {
                     handles.push(handle);

@@ -289,3 +289,12 @@ async fn vector_counts(handle: &RepoHandle) -> Result<crate::index::VectorCounts
     let index = Arc::clone(&handle.index);
     tokio::task::spawn_blocking(move || index.store.vector_counts(&index.store.read_txn()?)).await?
 }
+
+/// `vector_counts` of several repos, read on one blocking thread.
+async fn vector_counts_of(handles: &[Arc<RepoHandle>]) -> Result<Vec<crate::index::VectorCounts>> {
+    let indexes: Vec<Arc<crate::index::RepoIndex>> = handles.iter().map(|h| Arc::clone(&h.index)).collect();
+    tokio::task::spawn_blocking(move || {
+        indexes.iter().map(|index| index.store.vector_counts(&index.store.read_txn()?)).collect()
+    })
+    .await?
+}

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::params::{self, Caller, Tool};
 use super::web::WebResearch;
-use super::{open_indexed, tracked, vector_counts, ToolDispatcher};
+use super::{open_indexed, tracked, vector_counts_of, ToolDispatcher};
 use crate::actors::embedder::{EmbedQuery, Embedder, ModelInfo, ProbeModel};
 use crate::actors::repo_manager::RepoHandle;
 use crate::actors::waterfall::LocalSearch;
@@ -89,10 +89,9 @@ impl Ranking {
         };
         let embedding_query = crate::index::concepts::embedding_query(search, &request.query);
         let expanded = crate::index::concepts::expansion(search, &request.query);
-        let mut per_repo = Vec::with_capacity(handles.len());
-        for handle in &handles {
-            per_repo.push(vector_counts(handle).await?);
-        }
+        // A lexical search compares no vectors: it need not count them.
+        let per_repo =
+            if request.mode_opt == Some(SearchMode::Lexical) { Vec::new() } else { vector_counts_of(&handles).await? };
         let counts = per_repo.iter().fold(VectorCounts::default(), |sum, &c| sum + c);
         let (static_on, model_on) = (config.embedding.static_vectors, config.embedding.model_vectors);
         let dense_vectors_opt = vectors_for_search_across(&per_repo, static_on, model_on);
