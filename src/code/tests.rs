@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::{extract, CodeGraph, FileCode};
+use super::{extract, CodeGraph, FileCode, SymbolKind};
 use crate::ingest::Language;
 
 fn fixture_root(name: &str) -> PathBuf {
@@ -638,4 +638,70 @@ fn a_changed_method_reaches_the_tests_that_call_it_through_an_object_of_unknown_
     assert_eq!(graph.path(found.tests[0].file), "tests/test_items.py");
     assert!(found.tests[0].confidence < 0.5, "a guess is never sure: {:?}", found.tests[0]);
     assert!(found.dependents.is_empty(), "a guess does not make a dependent: {:?}", found.dependents);
+}
+
+/// A test written through a `macro_rules!` macro defines the names its calls pass in, as a
+/// language server's expansion would list them: at the call's token, each once, with the
+/// kind the rule's body gives (a function in an `impl` of the body, or called inside one, is
+/// a method); a call no rule matches, or a name the body does not define, defines nothing.
+#[test]
+fn a_macro_call_defines_the_items_named_in_it() {
+    let text = r#"macro_rules! t {
+    ($t:ident : $s1:expr => $s2:expr) => {
+        #[test]
+        fn $t() {
+            assert_eq!(convert($s1), $s2)
+        }
+    };
+}
+
+t!(keeps_empty: "" => "");
+t!(splits_words: "a b".to_string() => vec!["a", "b"]);
+t!("not an ident" => "");
+
+macro_rules! readers {
+    ($( fn $name:ident(&mut self) -> $ty:ty; )*) => {
+        $( fn $name(&mut self) -> $ty { todo!() } )*
+    };
+}
+
+macro_rules! uses_only {
+    ($x:ident) => { let _ = $x; };
+}
+
+struct Reader;
+impl Reader {
+    readers! {
+        fn read_u8(&mut self) -> Result<u8, Error>;
+        fn read_i16(&mut self) -> Result<i16, Error>;
+    }
+}
+
+uses_only!(nothing_defined);
+
+fn helper() {
+    const LIMIT: usize = 4;
+    let _ = LIMIT;
+}
+"#;
+    let code = crate::code::extract::extract(Language::Rust, text).unwrap();
+    let found = |name: &str| code.symbols.iter().filter(|s| s.name == name).collect::<Vec<_>>();
+    for (name, line, kind) in [
+        ("keeps_empty", 10, SymbolKind::Function),
+        ("splits_words", 11, SymbolKind::Function),
+        ("read_u8", 27, SymbolKind::Method),
+        ("read_i16", 28, SymbolKind::Method),
+        ("LIMIT", 35, SymbolKind::Constant),
+    ] {
+        let symbols = found(name);
+        assert_eq!(symbols.len(), 1, "{name}: {symbols:?}");
+        assert_eq!((symbols[0].line, symbols[0].kind), (line, kind), "{name}");
+    }
+    assert_eq!(found("read_u8")[0].container, "Reader");
+    assert_eq!(found("keeps_empty")[0].column, 4);
+    assert!(found("nothing_defined").is_empty());
+    // The name at the call is a definition, not a use of itself.
+    assert!(!code.occurrences.iter().any(|o| code.name_of(o) == "keeps_empty"));
+    // The local constant's use in its function resolves to it (same file), not to nothing.
+    assert!(code.occurrences.iter().any(|o| code.name_of(o) == "LIMIT" && o.line == 36));
 }

@@ -4,7 +4,7 @@
 
 use tree_sitter::Node;
 
-use super::{base_type_name, is_ident_like, Frame, Walker, MAX_NAME};
+use super::{base_type_name, is_ident_like, Frame, Walker, MAX_NAME, MAX_SIGNATURE};
 use crate::ingest::code::last_row;
 use crate::ingest::Language;
 use std::collections::HashSet;
@@ -30,7 +30,13 @@ impl<'a> Walker<'a> {
             self.frames.push(Frame { end: node.end_byte(), symbol: None, container: Some(name), locals: None });
             return;
         }
-        if matches!(kind, SymbolKind::Variable | SymbolKind::Constant | SymbolKind::Property) && self.in_function() {
+        // A Rust `const` or `static` in a function body is an item all the same (named in
+        // the body only, but defined like any other).
+        let rust_item = self.language == Language::Rust && kind == SymbolKind::Constant;
+        if matches!(kind, SymbolKind::Variable | SymbolKind::Constant | SymbolKind::Property)
+            && self.in_function()
+            && !rust_item
+        {
             // A local: bound, not a definition another file can mean.
             self.def_names.insert(name_node.id());
             self.bind(&name);
@@ -103,6 +109,59 @@ impl<'a> Walker<'a> {
             });
         } else {
             self.frames.push(Frame { end: node.end_byte(), symbol: Some(index), container: None, locals: None });
+        }
+    }
+
+    /// The items a call of one of the file's `macro_rules!` macros defines under names it
+    /// passes in, each at the call's token that names it.
+    pub(super) fn macro_call_definitions(&mut self, node: Node) {
+        let Some(macro_name) = node.child_by_field_name("macro").map(|m| self.text(m)) else { return };
+        let macro_name = macro_name.rsplit("::").next().unwrap_or(macro_name);
+        let Some(rules) = self.macro_rules.get(macro_name) else { return };
+        let mut cursor = node.walk();
+        let Some(call) = node.named_children(&mut cursor).find(|c| c.kind() == "token_tree") else { return };
+        let bound = rules.definitions(call, self.src);
+        if bound.is_empty() {
+            return;
+        }
+        let container = self.container().unwrap_or("").to_string();
+        let in_type =
+            self.frames.iter().rev().find(|f| f.container.is_some()).is_some_and(|f| {
+                f.symbol.and_then(|i| self.own_symbol(i)).is_none_or(|s| s.kind != SymbolKind::Module)
+            });
+        let first_line = self.text(node).lines().next().unwrap_or("");
+        let signature: String = first_line.trim().chars().take(MAX_SIGNATURE).collect();
+        let doc = self.doc(node);
+        let end_line = last_row(node) as u32 + 1;
+        for found in bound {
+            let mut kind = found.kind;
+            if kind == SymbolKind::Function && !container.is_empty() && in_type {
+                kind = SymbolKind::Method;
+            }
+            let name = found.name.to_string();
+            let qualified_name =
+                if container.is_empty() { name.clone() } else { format!("{container}{}{name}", self.spec.separator) };
+            let (line, column) = (found.position.0 as u32 + 1, found.position.1 as u32 + 1);
+            // An item the call's body holds as written was found by reading the body.
+            if self.out.symbols.iter().rev().take(256).any(|s| s.line == line && s.column == column) {
+                continue;
+            }
+            // The call's token names a definition: not a use of it (nor read as one when the
+            // call's arguments were read as an expression).
+            self.seen.insert((line, column));
+            self.out.occurrences.retain(|o| (o.line, o.column) != (line, column));
+            self.out.symbols.push(Symbol {
+                name,
+                qualified_name,
+                kind,
+                line,
+                end_line,
+                column,
+                signature: signature.clone(),
+                doc: doc.clone(),
+                container: container.clone(),
+                visibility: Visibility::Private,
+            });
         }
     }
 

@@ -3,6 +3,7 @@
 
 mod definitions;
 mod describe;
+mod macros;
 
 use std::collections::{HashMap, HashSet};
 
@@ -59,6 +60,7 @@ pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileC
         macro_depth: 0,
         symbol_base: 0,
         levels: Vec::new(),
+        macro_rules: HashMap::new(),
     };
     walker.walk(tree.root_node());
     Some(walker.out)
@@ -117,6 +119,9 @@ struct Walker<'a> {
     /// Per depth of the walk: the node there now, and the comments and attributes right
     /// before it among its siblings (what a doc lookup needs, kept as the walk goes).
     levels: Vec<describe::Level>,
+    /// The file's `macro_rules!` macros so far that define items under names their calls
+    /// pass in, by name.
+    macro_rules: HashMap<String, macros::MacroRules>,
 }
 
 fn is_ident_like(kind: &str) -> bool {
@@ -303,9 +308,18 @@ impl<'a> Walker<'a> {
         self.read_package(node);
         if self.language == Language::Rust && kind == "macro_invocation" {
             self.expand_macro(node);
+            self.macro_call_definitions(node);
         }
         if self.language == Language::Rust && kind == "macro_definition" {
             self.template_end = node.end_byte();
+            let rules = macros::MacroRules::read(node, self.src);
+            if let Some(name) = node.child_by_field_name("name").map(|n| self.text(n)) {
+                if rules.is_empty() {
+                    self.macro_rules.remove(name);
+                } else {
+                    self.macro_rules.insert(name.to_string(), rules);
+                }
+            }
         }
         if self.language == Language::Elixir && kind == "call" {
             self.elixir_definition(node);
@@ -549,6 +563,7 @@ impl<'a> Walker<'a> {
             macro_depth: self.macro_depth + 1,
             symbol_base: self.symbol_base + base,
             levels: Vec::new(),
+            macro_rules: self.macro_rules.clone(),
         };
         sub.walk(tree.root_node());
         // Positions inside the body are relative to its first byte, just after `{`.

@@ -1,0 +1,399 @@
+//! Items a `macro_rules!` macro defines under a name its call passes in. Tests are often
+//! written so: `t!(parses_empty: "" => "")` with a rule `($t:ident : $s:expr => $r:expr) =>
+//! { #[test] fn $t() { … } }` defines the function `parses_empty`, and a language server,
+//! which expands the call, lists it where the call names it. Here the call is matched against
+//! the rules of the macros defined earlier in the same file (Rust's textual scope), without
+//! expanding anything: only the names bound to `$x:ident` that the rule's body puts after
+//! `fn`, `struct`, `enum`, `trait`, `type`, `const`, `static`, `mod` or `union` become
+//! definitions, at the call's token.
+
+use tree_sitter::Node;
+
+use crate::code::SymbolKind;
+
+/// Rules a call may match before it is given up on (each is matched once, greedily).
+const MAX_RULES: usize = 32;
+/// Tokens of a call looked at, at most (a table-driven macro can take thousands).
+const MAX_CALL_TOKENS: usize = 20_000;
+
+/// The rules of one `macro_rules!` macro that define named items.
+#[derive(Debug, Clone, Default)]
+pub(super) struct MacroRules {
+    rules: Vec<Rule>,
+}
+
+#[derive(Debug, Clone)]
+struct Rule {
+    matcher: Vec<Pattern>,
+    /// Each metavariable the body defines an item with, and the item's kind.
+    defines: Vec<(String, SymbolKind)>,
+}
+
+/// One element of a rule's matcher.
+#[derive(Debug, Clone)]
+enum Pattern {
+    /// A token that must be there as written.
+    Token(String),
+    /// A delimited group: its delimiter and what it holds.
+    Group(u8, Vec<Pattern>),
+    /// `$name:fragment`.
+    Bind(String, Fragment),
+    /// `$( … ) sep op`: what repeats, the separator, and `*`, `+` or `?`.
+    Repeat(Vec<Pattern>, Option<String>, u8),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Fragment {
+    Ident,
+    Lifetime,
+    Literal,
+    Tt,
+    Block,
+    Vis,
+    /// expr, ty, path, pat, stmt, item, meta…: tokens up to what follows in the matcher.
+    Phrase,
+}
+
+/// A token of a call, with where it starts (0-based row and column).
+#[derive(Debug)]
+enum Input<'s> {
+    Token(&'s str, (usize, usize)),
+    Group(u8, Vec<Input<'s>>),
+}
+
+/// The name bound to an `ident` metavariable, and where the call spells it.
+pub(super) struct Bound<'s> {
+    pub(super) name: &'s str,
+    pub(super) position: (usize, usize),
+    pub(super) kind: SymbolKind,
+}
+
+impl MacroRules {
+    /// The defining rules of a `macro_definition` node; empty when none defines a named item.
+    pub(super) fn read(definition: Node, src: &[u8]) -> MacroRules {
+        let mut rules = Vec::new();
+        let mut cursor = definition.walk();
+        for rule in definition.named_children(&mut cursor).filter(|n| n.kind() == "macro_rule") {
+            let (Some(left), Some(right)) = (rule.child_by_field_name("left"), rule.child_by_field_name("right"))
+            else {
+                continue;
+            };
+            let matcher = group_patterns(left, src);
+            let mut defines = Vec::new();
+            body_definitions(right, src, false, &mut defines);
+            // Only a name the call passes in (`$t:ident`) is placed at the call.
+            defines.retain(|(var, _)| binds_ident(&matcher, var));
+            rules.push(Rule { matcher, defines });
+        }
+        // A call is matched against every rule in order (the first that matches is the one
+        // expanded), so the rules that define nothing stay: they can match first.
+        if rules.iter().all(|r| r.defines.is_empty()) {
+            rules.clear();
+        }
+        MacroRules { rules }
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// The items a call (the `token_tree` of a `macro_invocation`) defines through the first
+    /// rule it matches.
+    pub(super) fn definitions<'s>(&self, call: Node, src: &'s [u8]) -> Vec<Bound<'s>> {
+        let mut budget = MAX_CALL_TOKENS;
+        let Some(input) = group_input(call, src, &mut budget) else { return Vec::new() };
+        for rule in self.rules.iter().take(MAX_RULES) {
+            let mut binds = Vec::new();
+            if match_all(&rule.matcher, &input, &mut binds) {
+                return binds
+                    .into_iter()
+                    .filter_map(|(var, name, position)| {
+                        let (_, kind) = rule.defines.iter().find(|(v, _)| v == var)?;
+                        Some(Bound { name, position, kind: *kind })
+                    })
+                    .collect();
+            }
+        }
+        Vec::new()
+    }
+}
+
+fn text<'s>(node: Node, src: &'s [u8]) -> &'s str {
+    node.utf8_text(src).unwrap_or("")
+}
+
+/// The children of a group node between its delimiters, and the delimiter.
+fn inside(group: Node) -> (u8, Vec<Node>) {
+    let mut cursor = group.walk();
+    let children: Vec<Node> = group.children(&mut cursor).collect();
+    let delimiter = children.first().and_then(|c| c.kind().bytes().next()).unwrap_or(b'(');
+    let inner = if children.len() >= 2 { children[1..children.len() - 1].to_vec() } else { Vec::new() };
+    (delimiter, inner)
+}
+
+fn group_patterns(group: Node, src: &[u8]) -> Vec<Pattern> {
+    inside(group).1.into_iter().filter_map(|n| pattern(n, src)).collect()
+}
+
+fn pattern(node: Node, src: &[u8]) -> Option<Pattern> {
+    Some(match node.kind() {
+        "token_tree_pattern" => {
+            let (delimiter, _) = inside(node);
+            Pattern::Group(delimiter, group_patterns(node, src))
+        }
+        "token_binding_pattern" => {
+            let name = text(node.child_by_field_name("name")?, src).trim_start_matches('$').to_string();
+            let fragment = match text(node.child_by_field_name("type")?, src) {
+                "ident" => Fragment::Ident,
+                "lifetime" => Fragment::Lifetime,
+                "literal" => Fragment::Literal,
+                "tt" => Fragment::Tt,
+                "block" => Fragment::Block,
+                "vis" => Fragment::Vis,
+                _ => Fragment::Phrase,
+            };
+            Pattern::Bind(name, fragment)
+        }
+        "token_repetition_pattern" => {
+            // `$` `(` … `)` [separator] op
+            let mut cursor = node.walk();
+            let children: Vec<Node> = node.children(&mut cursor).collect();
+            let close = children.iter().rposition(|c| c.kind() == ")")?;
+            let inner = children.get(2..close)?.iter().filter_map(|n| pattern(*n, src)).collect();
+            let after: Vec<&str> = children[close + 1..].iter().map(|c| text(*c, src)).collect();
+            let (separator, op) = match after.as_slice() {
+                [op] => (None, *op),
+                [separator, op] => (Some(separator.to_string()), *op),
+                _ => return None,
+            };
+            Pattern::Repeat(inner, separator, op.bytes().next()?)
+        }
+        _ => Pattern::Token(text(node, src).to_string()),
+    })
+}
+
+/// Whether `var` is bound as an `ident` anywhere in the matcher.
+fn binds_ident(patterns: &[Pattern], var: &str) -> bool {
+    patterns.iter().any(|p| match p {
+        Pattern::Bind(name, Fragment::Ident) => name == var,
+        Pattern::Group(_, inner) | Pattern::Repeat(inner, _, _) => binds_ident(inner, var),
+        _ => false,
+    })
+}
+
+/// The metavariables a rule's body names an item with (`fn $name`), and the item's kind
+/// (a function inside an `impl` or `trait` block of the body is a method).
+fn body_definitions(group: Node, src: &[u8], in_impl: bool, out: &mut Vec<(String, SymbolKind)>) {
+    let children = match group.kind() {
+        "token_tree" => inside(group).1,
+        _ => {
+            // A repetition: `$` `(` … `)` sep op.
+            let mut cursor = group.walk();
+            let all: Vec<Node> = group.children(&mut cursor).collect();
+            let close = all.iter().rposition(|c| c.kind() == ")").unwrap_or(all.len());
+            all.get(2..close).map(<[Node]>::to_vec).unwrap_or_default()
+        }
+    };
+    let mut impl_seen = false;
+    for (i, child) in children.iter().enumerate() {
+        match child.kind() {
+            "token_tree" | "token_repetition" => {
+                let braces = child.kind() == "token_tree" && inside(*child).0 == b'{';
+                body_definitions(*child, src, in_impl || (impl_seen && braces), out);
+                if braces {
+                    impl_seen = false;
+                }
+            }
+            "metavariable" if i > 0 => {
+                let kind = match text(children[i - 1], src) {
+                    "fn" if in_impl => SymbolKind::Method,
+                    "fn" => SymbolKind::Function,
+                    "struct" | "union" => SymbolKind::Struct,
+                    "enum" => SymbolKind::Enum,
+                    "trait" => SymbolKind::Trait,
+                    "type" => SymbolKind::Type,
+                    "const" | "static" => SymbolKind::Constant,
+                    "mod" => SymbolKind::Module,
+                    _ => continue,
+                };
+                let var = text(*child, src).trim_start_matches('$').to_string();
+                if !out.iter().any(|(v, _)| *v == var) {
+                    out.push((var, kind));
+                }
+            }
+            _ => {
+                let token = text(*child, src);
+                if token == "impl" || token == "trait" {
+                    impl_seen = true;
+                } else if token == ";" {
+                    impl_seen = false;
+                }
+            }
+        }
+    }
+}
+
+/// A call's tokens, groups nested; `None` past the budget.
+fn group_input<'s>(group: Node, src: &'s [u8], budget: &mut usize) -> Option<Vec<Input<'s>>> {
+    let (_, children) = inside(group);
+    let mut out = Vec::with_capacity(children.len());
+    for child in children {
+        *budget = budget.checked_sub(1)?;
+        if child.kind() == "token_tree" {
+            let (delimiter, _) = inside(child);
+            out.push(Input::Group(delimiter, group_input(child, src, budget)?));
+        } else {
+            let start = child.start_position();
+            out.push(Input::Token(text(child, src), (start.row, start.column)));
+        }
+    }
+    Some(out)
+}
+
+type Binds<'p, 's> = Vec<(&'p str, &'s str, (usize, usize))>;
+
+/// Whether `patterns` match all of `input`.
+fn match_all<'p, 's>(patterns: &'p [Pattern], input: &[Input<'s>], binds: &mut Binds<'p, 's>) -> bool {
+    match_prefix(patterns, input, 0, None, binds) == Some(input.len())
+}
+
+fn is_ident(token: &str) -> bool {
+    token != "_"
+        && token.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+        && token.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// Matches `patterns` at `input[at..]`; the position after them. `stop` is the token that
+/// ends a phrase fragment when nothing after it in `patterns` says (a repetition's separator,
+/// or what follows the repetition).
+fn match_prefix<'p, 's>(
+    patterns: &'p [Pattern],
+    input: &[Input<'s>],
+    mut at: usize,
+    stop: Option<&str>,
+    binds: &mut Binds<'p, 's>,
+) -> Option<usize> {
+    for (i, pattern) in patterns.iter().enumerate() {
+        match pattern {
+            Pattern::Token(token) => match input.get(at) {
+                Some(Input::Token(t, _)) if t == token => at += 1,
+                _ => return None,
+            },
+            Pattern::Group(delimiter, inner) => {
+                let mut inside = Vec::new();
+                match input.get(at) {
+                    Some(Input::Group(d, items)) if d == delimiter && match_all(inner, items, &mut inside) => {
+                        binds.extend(inside);
+                        at += 1;
+                    }
+                    _ => return None,
+                }
+            }
+            Pattern::Bind(name, fragment) => {
+                let next = input.get(at);
+                match fragment {
+                    Fragment::Ident => match next {
+                        Some(Input::Token(t, position)) if is_ident(t) => {
+                            binds.push((name, t, *position));
+                            at += 1;
+                        }
+                        _ => return None,
+                    },
+                    Fragment::Lifetime => match next {
+                        Some(Input::Token(t, _)) if t.starts_with('\'') => at += 1,
+                        _ => return None,
+                    },
+                    Fragment::Literal => match next {
+                        Some(Input::Token("-", _)) => at += 2,
+                        Some(Input::Token(t, _))
+                            if t.starts_with(|c: char| c.is_ascii_digit() || c == '"' || c == '\'' || c == 'b')
+                                && !is_ident(t)
+                                || matches!(*t, "true" | "false") =>
+                        {
+                            at += 1
+                        }
+                        _ => return None,
+                    },
+                    Fragment::Tt => {
+                        next?;
+                        at += 1;
+                    }
+                    Fragment::Block => match next {
+                        Some(Input::Group(b'{', _)) => at += 1,
+                        _ => return None,
+                    },
+                    Fragment::Vis => {
+                        if matches!(next, Some(Input::Token("pub", _))) {
+                            at += 1;
+                            if matches!(input.get(at), Some(Input::Group(b'(', _))) {
+                                at += 1;
+                            }
+                        }
+                    }
+                    Fragment::Phrase => {
+                        // Up to the next token the matcher spells (outside `<…>`), at least one.
+                        let until = match patterns.get(i + 1) {
+                            Some(Pattern::Token(t)) => Some(t.as_str()),
+                            Some(_) => return None,
+                            None => stop,
+                        };
+                        let start = at;
+                        let mut angles = 0i32;
+                        while let Some(item) = input.get(at) {
+                            if let Input::Token(t, _) = item {
+                                if angles == 0 && at > start && Some(*t) == until {
+                                    break;
+                                }
+                                match *t {
+                                    "<" => angles += 1,
+                                    ">" => angles -= 1,
+                                    ">>" => angles -= 2,
+                                    _ => {}
+                                }
+                            }
+                            at += 1;
+                        }
+                        if at == start {
+                            return None;
+                        }
+                    }
+                }
+            }
+            Pattern::Repeat(inner, separator, op) => {
+                let after = match patterns.get(i + 1) {
+                    Some(Pattern::Token(t)) => Some(t.as_str()),
+                    _ => stop,
+                };
+                let inner_stop = separator.as_deref().or(after);
+                let mut count = 0;
+                loop {
+                    if *op == b'?' && count == 1 {
+                        break;
+                    }
+                    let mut attempt = Vec::new();
+                    let from = if count > 0 {
+                        match (separator, input.get(at)) {
+                            (Some(s), Some(Input::Token(t, _))) if t == s => at + 1,
+                            (Some(_), _) => break,
+                            (None, _) => at,
+                        }
+                    } else {
+                        at
+                    };
+                    match match_prefix(inner, input, from, inner_stop, &mut attempt) {
+                        Some(end) if end > from => {
+                            binds.extend(attempt);
+                            at = end;
+                            count += 1;
+                        }
+                        _ => break,
+                    }
+                }
+                if *op == b'+' && count == 0 {
+                    return None;
+                }
+            }
+        }
+    }
+    Some(at)
+}
