@@ -683,6 +683,11 @@ fn helper() {
     const LIMIT: usize = 4;
     let _ = LIMIT;
 }
+
+macro_rules! number {
+    ($name:ident, $value:expr) => { fn $name() { assert!($value > 0) } };
+}
+number!(reads_u8, 42u8);
 "#;
     let code = crate::code::extract::extract(Language::Rust, text).unwrap();
     let found = |name: &str| code.symbols.iter().filter(|s| s.name == name).collect::<Vec<_>>();
@@ -692,6 +697,7 @@ fn helper() {
         ("read_u8", 27, SymbolKind::Method),
         ("read_i16", 28, SymbolKind::Method),
         ("LIMIT", 35, SymbolKind::Constant),
+        ("reads_u8", 42, SymbolKind::Function),
     ] {
         let symbols = found(name);
         assert_eq!(symbols.len(), 1, "{name}: {symbols:?}");
@@ -701,7 +707,8 @@ fn helper() {
     assert_eq!(found("keeps_empty")[0].column, 4);
     assert!(found("nothing_defined").is_empty());
     // The name at the call is a definition, not a use of itself.
-    assert!(!code.occurrences.iter().any(|o| code.name_of(o) == "keeps_empty"));
+    // (Also when the call's arguments read as an expression: `(reads_u8, 42u8)`.)
+    assert!(!code.occurrences.iter().any(|o| ["keeps_empty", "reads_u8"].contains(&code.name_of(o))));
     // The local constant's use in its function resolves to it (same file), not to nothing.
     assert!(code.occurrences.iter().any(|o| code.name_of(o) == "LIMIT" && o.line == 36));
 }

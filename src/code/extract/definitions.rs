@@ -113,8 +113,9 @@ impl<'a> Walker<'a> {
     }
 
     /// The items a call of one of the file's `macro_rules!` macros defines under names it
-    /// passes in, each at the call's token that names it.
-    pub(super) fn macro_call_definitions(&mut self, node: Node) {
+    /// passes in, each at the call's token that names it. `uses_before`: the uses recorded
+    /// before the call's arguments were read.
+    pub(super) fn macro_call_definitions(&mut self, node: Node, uses_before: usize) {
         let Some(macro_name) = node.child_by_field_name("macro").map(|m| self.text(m)) else { return };
         let macro_name = macro_name.rsplit("::").next().unwrap_or(macro_name);
         let Some(rules) = self.macro_rules.get(macro_name) else { return };
@@ -149,7 +150,15 @@ impl<'a> Walker<'a> {
             // The call's token names a definition: not a use of it (nor read as one when the
             // call's arguments were read as an expression).
             self.seen.insert((line, column));
-            self.out.occurrences.retain(|o| (o.line, o.column) != (line, column));
+            let mut at = uses_before;
+            while at < self.out.occurrences.len() {
+                let o = &self.out.occurrences[at];
+                if (o.line, o.column) == (line, column) {
+                    self.out.occurrences.remove(at);
+                } else {
+                    at += 1;
+                }
+            }
             self.out.symbols.push(Symbol {
                 name,
                 qualified_name,

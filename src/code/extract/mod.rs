@@ -307,8 +307,9 @@ impl<'a> Walker<'a> {
         }
         self.read_package(node);
         if self.language == Language::Rust && kind == "macro_invocation" {
+            let uses_before = self.out.occurrences.len();
             self.expand_macro(node);
-            self.macro_call_definitions(node);
+            self.macro_call_definitions(node, uses_before);
         }
         if self.language == Language::Rust && kind == "macro_definition" {
             self.template_end = node.end_byte();
