@@ -712,3 +712,47 @@ number!(reads_u8, 42u8);
     // The local constant's use in its function resolves to it (same file), not to nothing.
     assert!(code.occurrences.iter().any(|o| code.name_of(o) == "LIMIT" && o.line == 36));
 }
+
+/// A construct the grammar cannot read (tree-sitter-typescript and generic call
+/// signatures followed by a plain one, without semicolons) no longer loses the rest of the file: it is parsed again
+/// from the next top-level line, its definitions at their own lines, its uses resolved.
+#[test]
+fn the_rest_of_a_file_after_a_syntax_error_keeps_its_definitions() {
+    let text = r#"export function before(): number {
+    return 1
+}
+
+export interface Factory extends Base, Other {
+    // one argument
+    <T extends Function | undefined | null>(fn: T): T
+    // two
+    <T extends Function | undefined | null>(name: string, fn: T): T
+
+    // named
+    (name: string): Wrapped<Other>
+}
+
+function makeFactory(flag: boolean): Factory {
+    return before() as any
+}
+
+export const made: Factory = makeFactory(false)
+
+export class Later {
+    run() { return makeFactory(true) }
+}
+"#;
+    let code = crate::code::extract::extract(Language::TypeScript, text).unwrap();
+    let line_of = |name: &str| code.symbols.iter().find(|s| s.name == name).map(|s| (s.line, s.kind));
+    assert_eq!(line_of("before"), Some((1, SymbolKind::Function)));
+    assert_eq!(line_of("makeFactory"), Some((15, SymbolKind::Function)));
+    assert_eq!(line_of("made").map(|(l, _)| l), Some(19));
+    assert_eq!(line_of("Later"), Some((21, SymbolKind::Class)));
+    assert_eq!(line_of("run"), Some((22, SymbolKind::Method)));
+    // Uses after the error are read once each, at their own lines.
+    let uses: Vec<u32> = code.occurrences.iter().filter(|o| code.name_of(o) == "makeFactory").map(|o| o.line).collect();
+    assert_eq!(uses, vec![19, 22]);
+    // A file without errors is read as before.
+    let clean = crate::code::extract::extract(Language::TypeScript, "function a() {}\nfunction b() { a() }\n").unwrap();
+    assert_eq!(clean.symbols.iter().map(|s| s.line).collect::<Vec<_>>(), vec![1, 2]);
+}

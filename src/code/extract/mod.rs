@@ -40,30 +40,41 @@ pub fn parse(language: Language, text: &str) -> Option<Tree> {
 /// Reads the code facts of an already parsed text.
 pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileCode> {
     let spec = spec(language)?;
-    let mut walker = Walker {
-        language,
-        spec,
-        roles: roles(language),
-        doc_roles: doc_roles(language),
-        src: text.as_bytes(),
-        out: FileCode::new(language.name()),
-        interned: HashMap::new(),
-        template_end: 0,
-        expanded: (0, 0),
-        local_types: HashMap::new(),
-        frames: Vec::new(),
-        def_names: HashSet::new(),
-        call_names: HashSet::new(),
-        qualifiers: HashMap::new(),
-        import_end: 0,
-        seen: HashSet::new(),
-        macro_depth: 0,
-        symbol_base: 0,
-        levels: Vec::new(),
-        macro_rules: HashMap::new(),
-    };
-    walker.walk(tree.root_node());
+    let mut walker = Walker::new(language, spec, text.as_bytes(), Vec::new(), 0, 0);
+    walker.walk_resyncing(tree, 0);
     Some(walker.out)
+}
+
+/// Fresh parses of the rest of a file after a syntax error, at most: each one starts at the
+/// next line that opens a top-level statement.
+const MAX_RESYNCS: usize = 16;
+
+/// Where to parse again after a syntax error swallowed top-level items: the first line inside
+/// a top-level node with an error, after its first line, that begins at column 0 with a
+/// letter, `_`, `@` or `#` (a top-level item in every language here; inside an item such
+/// lines are indented). A grammar that cannot read one construct (tree-sitter-typescript
+/// and generic call signatures followed by a plain one) otherwise leaves the rest of the
+/// file as loose tokens, and every definition after it is lost; an error that stays inside
+/// one item (indented) needs no second parse.
+fn resync_point(tree: &Tree, text: &str) -> Option<usize> {
+    let root = tree.root_node();
+    if !root.has_error() {
+        return None;
+    }
+    let mut cursor = root.walk();
+    let broken: Vec<Node> = root.children(&mut cursor).filter(|c| c.has_error()).collect();
+    for node in broken {
+        let (start, end) = (node.start_byte(), node.end_byte().min(text.len()));
+        let Some(first_end) = text.get(start..end).and_then(|t| t.find('\n')) else { continue };
+        let mut at = start + first_end + 1;
+        for line in text[at..end].split_inclusive('\n') {
+            if line.starts_with(|c: char| c.is_ascii_alphabetic() || matches!(c, '_' | '@' | '#')) {
+                return Some(at);
+            }
+            at += line.len();
+        }
+    }
+    None
 }
 
 /// Item macros expanded inside one another, at most.
@@ -122,6 +133,96 @@ struct Walker<'a> {
     /// The file's `macro_rules!` macros so far that define items under names their calls
     /// pass in, by name.
     macro_rules: HashMap<String, macros::MacroRules>,
+    /// Nodes from this byte on are not walked (the rest of a file parsed again after an
+    /// error, see `walk_resyncing`).
+    stop_at: usize,
+}
+
+impl<'a> Walker<'a> {
+    /// A walker over `src`, inside `frames`; `symbol_base`: the index in the file's symbols of
+    /// its first one (a walk of part of a file appends to the file's).
+    fn new(
+        language: Language,
+        spec: &'static Spec,
+        src: &'a [u8],
+        frames: Vec<Frame>,
+        macro_depth: usize,
+        symbol_base: u32,
+    ) -> Walker<'a> {
+        Walker {
+            language,
+            spec,
+            roles: roles(language),
+            doc_roles: doc_roles(language),
+            src,
+            out: FileCode::new(language.name()),
+            interned: HashMap::new(),
+            template_end: 0,
+            expanded: (0, 0),
+            local_types: HashMap::new(),
+            frames,
+            def_names: HashSet::new(),
+            call_names: HashSet::new(),
+            qualifiers: HashMap::new(),
+            import_end: 0,
+            seen: HashSet::new(),
+            macro_depth,
+            symbol_base,
+            levels: Vec::new(),
+            macro_rules: HashMap::new(),
+            stop_at: usize::MAX,
+        }
+    }
+
+    /// Walks `tree` (of this walker's text), and after a syntax error that loses the rest of
+    /// the file, parses the rest again from the next top-level line (`resync_point`).
+    fn walk_resyncing(&mut self, tree: &Tree, resyncs: usize) {
+        let text = std::str::from_utf8(self.src).unwrap_or("");
+        let resync = if resyncs < MAX_RESYNCS { resync_point(tree, text) } else { None };
+        self.stop_at = resync.unwrap_or(usize::MAX);
+        self.walk(tree.root_node());
+        let Some(at) = resync else { return };
+        let rest = &text[at..];
+        let Some(rest_tree) = parse(self.language, rest) else { return };
+        let base = self.out.symbols.len() as u32;
+        let mut sub = Walker::new(self.language, self.spec, rest.as_bytes(), Vec::new(), 0, self.symbol_base + base);
+        sub.macro_rules = self.macro_rules.clone();
+        sub.walk_resyncing(&rest_tree, resyncs + 1);
+        let row_offset = text[..at].matches('\n').count() as u32;
+        self.absorb(sub.out, |line, _| *line += row_offset);
+    }
+
+    /// Appends a walk of part of this file (`out`), its positions moved by `shift` (line,
+    /// column); what this walk already recorded at a position wins.
+    fn absorb(&mut self, out: FileCode, shift: impl Fn(&mut u32, &mut u32)) {
+        let FileCode { symbols, occurrences, imports, .. } = &out;
+        for symbol in symbols {
+            let mut symbol = symbol.clone();
+            let mut end_column = 0;
+            shift(&mut symbol.line, &mut symbol.column);
+            shift(&mut symbol.end_line, &mut end_column);
+            self.seen.insert((symbol.line, symbol.column));
+            self.out.symbols.push(symbol);
+        }
+        for occurrence in occurrences {
+            let mut occurrence = occurrence.clone();
+            shift(&mut occurrence.line, &mut occurrence.column);
+            if self.seen.insert((occurrence.line, occurrence.column)) {
+                occurrence.name = self.intern(out.name_of(&occurrence));
+                occurrence.qualifier = self.intern(out.qualifier_of(&occurrence));
+                self.out.occurrences.push(occurrence);
+            }
+        }
+        for import in imports {
+            let mut import = import.clone();
+            let mut column = 0;
+            shift(&mut import.line, &mut column);
+            self.out.imports.push(import);
+        }
+        if self.out.package.is_empty() {
+            self.out.package = out.package.clone();
+        }
+    }
 }
 
 fn is_ident_like(kind: &str) -> bool {
@@ -147,8 +248,12 @@ impl<'a> Walker<'a> {
             while self.frames.last().is_some_and(|f| node.start_byte() >= f.end) {
                 self.frames.pop();
             }
-            self.visit(node);
-            if cursor.goto_first_child() {
+            // Past `stop_at` the rest is read from another parse: not visited, not entered.
+            let past = node.start_byte() >= self.stop_at;
+            if !past {
+                self.visit(node);
+            }
+            if !past && cursor.goto_first_child() {
                 depth += 1;
                 continue;
             }
@@ -544,28 +649,16 @@ impl<'a> Walker<'a> {
             locals: self.frames.iter().rev().find_map(|f| f.locals.clone()),
         };
         let base = self.out.symbols.len() as u32;
-        let mut sub = Walker {
-            language: self.language,
-            spec: self.spec,
-            roles: self.roles,
-            doc_roles: self.doc_roles,
-            src: inner.as_bytes(),
-            out: FileCode::new(self.language.name()),
-            interned: HashMap::new(),
-            template_end: 0,
-            expanded: (0, 0),
-            local_types: self.local_types.clone(),
-            frames: vec![outer_frame],
-            def_names: HashSet::new(),
-            call_names: HashSet::new(),
-            qualifiers: HashMap::new(),
-            import_end: 0,
-            seen: HashSet::new(),
-            macro_depth: self.macro_depth + 1,
-            symbol_base: self.symbol_base + base,
-            levels: Vec::new(),
-            macro_rules: self.macro_rules.clone(),
-        };
+        let mut sub = Walker::new(
+            self.language,
+            self.spec,
+            inner.as_bytes(),
+            vec![outer_frame],
+            self.macro_depth + 1,
+            self.symbol_base + base,
+        );
+        sub.local_types = self.local_types.clone();
+        sub.macro_rules = self.macro_rules.clone();
         sub.walk(tree.root_node());
         // Positions inside the body are relative to its first byte, just after `{`.
         let start = tree_node.start_position();
@@ -582,26 +675,7 @@ impl<'a> Walker<'a> {
             sub.out.symbols.clear();
             self.expanded = (tree_node.start_byte(), tree_node.end_byte());
         }
-        for mut symbol in std::mem::take(&mut sub.out.symbols) {
-            let mut end_column = 0;
-            shift(&mut symbol.line, &mut symbol.column);
-            shift(&mut symbol.end_line, &mut end_column);
-            self.seen.insert((symbol.line, symbol.column));
-            self.out.symbols.push(symbol);
-        }
-        for mut occurrence in std::mem::take(&mut sub.out.occurrences) {
-            shift(&mut occurrence.line, &mut occurrence.column);
-            if self.seen.insert((occurrence.line, occurrence.column)) {
-                occurrence.name = self.intern(sub.out.name_of(&occurrence));
-                occurrence.qualifier = self.intern(sub.out.qualifier_of(&occurrence));
-                self.out.occurrences.push(occurrence);
-            }
-        }
-        for mut import in sub.out.imports {
-            let mut column = 0;
-            shift(&mut import.line, &mut column);
-            self.out.imports.push(import);
-        }
+        self.absorb(sub.out, shift);
     }
 
     /// Opens a function's frame and binds its parameters.
