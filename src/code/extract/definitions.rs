@@ -69,11 +69,7 @@ impl<'a> Walker<'a> {
         if kind == SymbolKind::Field && self.container_kind() == Some(SymbolKind::Enum) {
             kind = SymbolKind::EnumMember;
         }
-        let container_kind_is_type =
-            self.frames.iter().rev().find(|f| f.container.is_some()).is_some_and(|f| {
-                f.symbol.and_then(|i| self.own_symbol(i)).is_none_or(|s| s.kind != SymbolKind::Module)
-            });
-        if kind == SymbolKind::Function && !container.is_empty() && (container_kind_is_type || stated_container) {
+        if kind == SymbolKind::Function && !container.is_empty() && (self.container_is_type() || stated_container) {
             kind = SymbolKind::Method;
         }
         if kind == SymbolKind::Method && container.is_empty() && self.language != Language::Ruby {
@@ -126,10 +122,7 @@ impl<'a> Walker<'a> {
             return;
         }
         let container = self.container().unwrap_or("").to_string();
-        let in_type =
-            self.frames.iter().rev().find(|f| f.container.is_some()).is_some_and(|f| {
-                f.symbol.and_then(|i| self.own_symbol(i)).is_none_or(|s| s.kind != SymbolKind::Module)
-            });
+        let in_type = self.container_is_type();
         let first_line = self.text(node).lines().next().unwrap_or("");
         let signature: String = first_line.trim().chars().take(MAX_SIGNATURE).collect();
         let doc = self.doc(node);
@@ -187,6 +180,16 @@ impl<'a> Walker<'a> {
             }),
             _ => true,
         }
+    }
+
+    /// Whether the innermost definition that names its members is a type (or an `impl`), not
+    /// a module: a function inside it is a method.
+    pub(super) fn container_is_type(&self) -> bool {
+        self.frames
+            .iter()
+            .rev()
+            .find(|f| f.container.is_some())
+            .is_some_and(|f| f.symbol.and_then(|i| self.own_symbol(i)).is_none_or(|s| s.kind != SymbolKind::Module))
     }
 
     /// The kind of the innermost definition that names its members (a class, an enum…).

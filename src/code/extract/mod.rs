@@ -41,7 +41,7 @@ pub fn parse(language: Language, text: &str) -> Option<Tree> {
 pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileCode> {
     let spec = spec(language)?;
     let mut walker = Walker::new(language, spec, text.as_bytes(), Vec::new(), 0, 0);
-    walker.walk_resyncing(tree, 0);
+    walker.walk_resyncing(tree, text, 0);
     Some(walker.out)
 }
 
@@ -62,8 +62,7 @@ fn resync_point(tree: &Tree, text: &str) -> Option<usize> {
         return None;
     }
     let mut cursor = root.walk();
-    let broken: Vec<Node> = root.children(&mut cursor).filter(|c| c.has_error()).collect();
-    for node in broken {
+    for node in root.children(&mut cursor).filter(|c| c.has_error()) {
         let (start, end) = (node.start_byte(), node.end_byte().min(text.len()));
         let Some(first_end) = text.get(start..end).and_then(|t| t.find('\n')) else { continue };
         let mut at = start + first_end + 1;
@@ -174,10 +173,9 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// Walks `tree` (of this walker's text), and after a syntax error that loses the rest of
-    /// the file, parses the rest again from the next top-level line (`resync_point`).
-    fn walk_resyncing(&mut self, tree: &Tree, resyncs: usize) {
-        let text = std::str::from_utf8(self.src).unwrap_or("");
+    /// Walks `tree` of `text` (this walker's source), and after a syntax error that loses the
+    /// rest of the file, parses the rest again from the next top-level line (`resync_point`).
+    fn walk_resyncing(&mut self, tree: &Tree, text: &str, resyncs: usize) {
         let resync = if resyncs < MAX_RESYNCS { resync_point(tree, text) } else { None };
         self.stop_at = resync.unwrap_or(usize::MAX);
         self.walk(tree.root_node());
@@ -187,25 +185,22 @@ impl<'a> Walker<'a> {
         let base = self.out.symbols.len() as u32;
         let mut sub = Walker::new(self.language, self.spec, rest.as_bytes(), Vec::new(), 0, self.symbol_base + base);
         sub.macro_rules = self.macro_rules.clone();
-        sub.walk_resyncing(&rest_tree, resyncs + 1);
+        sub.walk_resyncing(&rest_tree, rest, resyncs + 1);
         let row_offset = text[..at].matches('\n').count() as u32;
         self.absorb(sub.out, |line, _| *line += row_offset);
     }
 
     /// Appends a walk of part of this file (`out`), its positions moved by `shift` (line,
     /// column); what this walk already recorded at a position wins.
-    fn absorb(&mut self, out: FileCode, shift: impl Fn(&mut u32, &mut u32)) {
-        let FileCode { symbols, occurrences, imports, .. } = &out;
-        for symbol in symbols {
-            let mut symbol = symbol.clone();
+    fn absorb(&mut self, mut out: FileCode, shift: impl Fn(&mut u32, &mut u32)) {
+        for mut symbol in std::mem::take(&mut out.symbols) {
             let mut end_column = 0;
             shift(&mut symbol.line, &mut symbol.column);
             shift(&mut symbol.end_line, &mut end_column);
             self.seen.insert((symbol.line, symbol.column));
             self.out.symbols.push(symbol);
         }
-        for occurrence in occurrences {
-            let mut occurrence = occurrence.clone();
+        for mut occurrence in std::mem::take(&mut out.occurrences) {
             shift(&mut occurrence.line, &mut occurrence.column);
             if self.seen.insert((occurrence.line, occurrence.column)) {
                 occurrence.name = self.intern(out.name_of(&occurrence));
@@ -213,14 +208,13 @@ impl<'a> Walker<'a> {
                 self.out.occurrences.push(occurrence);
             }
         }
-        for import in imports {
-            let mut import = import.clone();
+        for mut import in std::mem::take(&mut out.imports) {
             let mut column = 0;
             shift(&mut import.line, &mut column);
             self.out.imports.push(import);
         }
         if self.out.package.is_empty() {
-            self.out.package = out.package.clone();
+            self.out.package = out.package;
         }
     }
 }
