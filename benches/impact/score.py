@@ -140,6 +140,18 @@ def predicted_files(tests, repo, min_confidence=None):
     return out
 
 
+def file_confidence(tests, repo):
+    """Each predicted test file's best entry confidence (for precision/recall curves)."""
+    out = {}
+    for t in tests or []:
+        c = t.get("confidence")
+        c = 1.0 if c is None else c
+        p = normalize_path(t.get("path"), repo)
+        if p:
+            out[p] = max(out.get(p, 0.0), c)
+    return out
+
+
 def probe_edit(text, line):
     """text with PROBE appended to 1-based line `line` (before its line ending)."""
     lines = text.splitlines(keepends=True)
@@ -169,6 +181,7 @@ def score_function(entry, answer, repo):
         "predicted": len(pred), "covering": len(truth),
         "missed": sorted(truth - pred), "extra": sorted(pred - truth),
         "truncated": bool(answer.get("truncated")),
+        "file_confidence": file_confidence(tests, repo),
     })
     for c in THRESHOLDS:
         m = set_metrics(predicted_files(tests, repo, c), truth)

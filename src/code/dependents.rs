@@ -87,8 +87,25 @@ struct Step<'a> {
 /// Where types are declared, an unresolved receiver is rarer and the guess measured on none.
 fn guesses_receivers(graph: &CodeGraph, target: SymbolRef) -> bool {
     use crate::code::SymbolKind::*;
-    let member = matches!(graph.symbol(target).kind, Method | Constructor | Field | Property);
+    let s = graph.symbol(target);
+    // A special method (`__init__`, `__eq__`) is called by the language, not by its name: an
+    // `x.__init__(…)` on an unknown object is some other class's.
+    let dunder = s.name.starts_with("__") && s.name.ends_with("__");
+    let member = !dunder && matches!(s.kind, Method | Constructor | Field | Property);
     member && matches!(graph.code(target.0).language.as_str(), "python" | "javascript" | "ruby" | "php" | "lua")
+}
+
+/// The type a constructor (`__init__`, `constructor`, `new`-like) builds, in its file.
+pub fn owner_if_constructor(graph: &CodeGraph, target: SymbolRef) -> Option<SymbolRef> {
+    let s = graph.symbol(target);
+    let building = s.kind == SymbolKind::Constructor
+        || matches!(s.name.as_str(), "__init__" | "__new__" | "__post_init__" | "__attrs_post_init__");
+    if !building || s.container.is_empty() {
+        return None;
+    }
+    let code = graph.code(target.0);
+    let owner = code.symbols.iter().position(|o| o.qualified_name == s.container && o.kind.is_container())?;
+    Some((target.0, owner as u32))
 }
 
 /// Walks backwards from `seeds`.
@@ -130,6 +147,17 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                 Some(target) => graph.uses(*target, floor),
                 None => std::sync::Arc::new(graph.dangling_uses(name)),
             };
+            // A constructor runs where its type is built (`Option(…)` names the class, not
+            // `__init__`): the type's uses lead on from it.
+            // (The seeds' types are seeds of their own.)
+            let uses = match node.and_then(|t| owner_if_constructor(graph, t)).filter(|_| depth > 1) {
+                Some(owner) => {
+                    let mut all = uses.as_ref().clone();
+                    all.extend(graph.uses(owner, floor).iter().copied());
+                    std::sync::Arc::new(all)
+                }
+                None => uses,
+            };
             for &u in uses.iter() {
                 let key = (u.file, u.enclosing);
                 if seed_keys.contains(&key)
@@ -143,7 +171,7 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                 let code = graph.code(u.file);
                 let (line, test) = match u.enclosing {
                     Some(e) => (code.symbols[e as usize].line, is_test(graph.path(u.file), code, e as usize)),
-                    None => (u.line, is_test_file(graph.path(u.file), &code.language)),
+                    None => (u.line, is_test_module(graph.path(u.file), &code.language)),
                 };
                 match next.get_mut(&key) {
                     Some(r) => {
@@ -274,6 +302,18 @@ pub fn is_test_file(path: &str, language: &str) -> bool {
     }
 }
 
+/// Whether the runner collects tests from the file at `path`: pytest only from `test_*.py` and
+/// `*_test.py` (a `tests/utils.py` or `conftest.py` holds helpers, credited to the tests that
+/// use them); elsewhere every test file.
+pub fn is_test_module(path: &str, language: &str) -> bool {
+    if language != "python" {
+        return is_test_file(path, language);
+    }
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    let stem = name.strip_suffix(".py").unwrap_or(&name);
+    stem.starts_with("test_") || stem.ends_with("_test")
+}
+
 /// Whether definition `index` of the file at `path` is a test.
 pub fn is_test(path: &str, code: &FileCode, index: usize) -> bool {
     let s: &Symbol = &code.symbols[index];
@@ -288,7 +328,7 @@ pub fn is_test(path: &str, code: &FileCode, index: usize) -> bool {
                 || s.name.starts_with("test_")
         }
         // pytest collects `test*` functions and `test*` methods of `Test*` classes.
-        "python" => file && s.name.starts_with("test"),
+        "python" => is_test_module(path, "python") && s.name.starts_with("test"),
         "go" => file && ["Test", "Benchmark", "Example", "Fuzz"].iter().any(|p| s.name.starts_with(p)),
         // Elsewhere a test file's functions are its tests (JS/TS tests are callbacks, found
         // at file level; JVM/.NET test classes hold tests and their helpers alike).

@@ -168,7 +168,7 @@ static PYTHON: Spec = Spec {
         ("augmented_assignment", "left"),
         ("for_statement", "left"),
         ("for_in_clause", "left"),
-        ("with_item", "value"),
+        // `with open(p) as f:` binds `f` only: the target, never the call before `as`.
         ("as_pattern_target", ""),
         ("lambda_parameters", ""),
         ("named_expression", "name"),

@@ -756,3 +756,160 @@ export class Later {
     let clean = crate::code::extract::extract(Language::TypeScript, "function a() {}\nfunction b() { a() }\n").unwrap();
     assert_eq!(clean.symbols.iter().map(|s| s.line).collect::<Vec<_>>(), vec![1, 2]);
 }
+
+/// A Python repo's files by path, extracted, as one graph.
+fn python_graph(files: &[(&str, &str)]) -> CodeGraph {
+    let files = files.iter().map(|(path, text)| (path.to_string(), extract(Language::Python, text).unwrap())).collect();
+    CodeGraph::build(files, &HashMap::new())
+}
+
+/// The lines (with their resolution) of the sure uses of the definition `name` in `path`.
+fn sure_uses(graph: &CodeGraph, name: &str, path: &str) -> Vec<(String, u32, String)> {
+    let target = graph.lookup(name).into_iter().find(|&r| graph.path(r.0) == path).expect(name);
+    let mut found: Vec<(String, u32, String)> =
+        graph.references(target, 0.5).into_iter().map(|r| (r.path, r.line, r.resolution)).collect();
+    found.sort();
+    found
+}
+
+/// What the code states about a value's type is read as a type checker reads it: a
+/// parameter's annotation (through `Optional`, `| None` and quotes, and on to the base class
+/// that defines the member), and the return annotation of the call a local was bound to or a
+/// member is called on. `parse_args` and `main` are defined by two classes each, so without
+/// the types the calls resolve by name alone, never surely.
+#[test]
+fn a_receiver_of_a_stated_type_resolves_to_that_types_member() {
+    let core = "\
+class Parser:
+    def parse_args(self, args):
+        return args
+
+class Command:
+    def make_parser(self) -> \"Parser\":
+        return Parser()
+
+    def parse_args(self, args):
+        parser = self.make_parser()
+        return parser.parse_args(args)
+
+    def parse_chained(self, args):
+        return self.make_parser().parse_args(args)
+
+    def main(self):
+        with self.make_context() as ctx:
+            return ctx
+
+    def make_context(self):
+        return 1
+
+class Group(Command):
+    pass
+
+class Other:
+    def main(self):
+        pass
+";
+    let testing = "\
+from core import Command, Group
+
+def invoke(cli: Command, args):
+    return cli.main()
+
+def invoke_group(group: \"Optional[Group]\", other: Group | None):
+    group.main()
+    other.main()
+";
+    let graph = python_graph(&[("core.py", core), ("testing.py", testing)]);
+    let qualified = |line| ("core.py".to_string(), line, "qualified_path".to_string());
+    assert_eq!(sure_uses(&graph, "Parser.parse_args", "core.py"), vec![qualified(11), qualified(14)]);
+    // The call before `as` in a `with` is a use, not a name the statement binds.
+    assert_eq!(sure_uses(&graph, "Command.make_context", "core.py"), vec![qualified(17)]);
+    let from_testing = |line| ("testing.py".to_string(), line, "qualified_path".to_string());
+    assert_eq!(sure_uses(&graph, "Command.main", "core.py"), vec![from_testing(4), from_testing(7), from_testing(8)]);
+    assert!(sure_uses(&graph, "Other.main", "core.py").is_empty());
+}
+
+/// A function defined inside another is seen only there, and hides a same-named one outside:
+/// each decorator factory's `return decorator` means its own.
+#[test]
+fn a_function_nested_in_another_is_local_to_it() {
+    let text = "\
+def command(name):
+    def decorator(f):
+        return f
+    return decorator
+
+def option(name):
+    def decorator(f):
+        return f
+    return decorator
+
+class Builder:
+    def add_init(self):
+        def _attach_init(cls):
+            return cls
+        self.hooks.append(_attach_init)
+
+x = decorator
+";
+    let graph = python_graph(&[("deco.py", text)]);
+    let decorators = graph.lookup("decorator");
+    assert_eq!(decorators.len(), 2);
+    for (def, use_line) in decorators.into_iter().zip([4, 9]) {
+        let uses: Vec<u32> = graph.references(def, 0.0).into_iter().map(|r| r.line).collect();
+        assert_eq!(uses, vec![use_line], "{:?}", graph.symbol(def));
+    }
+    assert_eq!(sure_uses(&graph, "_attach_init", "deco.py"), vec![("deco.py".into(), 15, "local_scope".into())]);
+}
+
+/// Tests reach a changed method through what pytest runs: a helper module in `tests/` is no
+/// test file (its callers are), a module-level variable built from a function leads on to the
+/// variable's users, and a class built by a test runs its `__init__` and what that calls.
+#[test]
+fn tests_reach_a_change_through_helpers_variables_and_constructors() {
+    use crate::code::dependents::{walk, Seed, WalkLimits};
+    let graph = python_graph(&[
+        (
+            "pkg/core.py",
+            "\
+def encoding():
+    return 'utf-8'
+
+_cached = make_cached(encoding)
+
+def echo(text):
+    return _cached()
+
+class Option:
+    def __init__(self, flag):
+        self.flag = self.is_flag(flag)
+
+    def is_flag(self, flag):
+        return bool(flag)
+",
+        ),
+        ("tests/helpers.py", "from pkg.core import echo\n\ndef shout(text):\n    return echo(text.upper())\n"),
+        ("tests/test_echo.py", "from tests.helpers import shout\n\ndef test_shout():\n    assert shout('a')\n"),
+        ("tests/test_option.py", "from pkg.core import Option\n\ndef test_option():\n    assert Option(1).flag\n"),
+    ]);
+    let limits = WalkLimits {
+        depth: 2,
+        test_depth: 8,
+        min_confidence: 0.5,
+        test_min_confidence: 0.15,
+        max_visited: 1000,
+        max_work: 2000,
+        member_guess: 0.2,
+    };
+    let tests_of = |name: &str| -> Vec<String> {
+        let changed = graph.lookup(name)[0];
+        let seeds = [Seed { symbol_opt: Some(changed), name: String::new(), label: name.into() }];
+        let mut found: Vec<String> =
+            walk(&graph, &seeds, limits).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
+        found.sort();
+        found.dedup();
+        found
+    };
+    assert_eq!(tests_of("encoding"), vec!["tests/test_echo.py"]);
+    assert_eq!(tests_of("Option.is_flag"), vec!["tests/test_option.py"]);
+}

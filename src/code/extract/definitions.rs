@@ -229,7 +229,11 @@ impl<'a> Walker<'a> {
         } else {
             SymbolKind::Variable
         };
+        let index = self.symbol_base + self.out.symbols.len() as u32;
         self.simple_symbol(node, left, name, kind);
+        // Uses in the value belong to the variable (`_stdout = _cached(get_text_stdout)`): what
+        // uses the variable depends on them.
+        self.frames.push(Frame { end: node.end_byte(), symbol: Some(index), container: None, locals: None });
     }
 
     /// `self.console = Console()` in a method: a field of the class, first assignment only.

@@ -301,7 +301,7 @@ impl<'a> Walker<'a> {
             Some(v) if v.kind() == "expression_list" && v.named_child_count() == 1 => v.named_child(0),
             other => other,
         };
-        let Some(ty) = value.and_then(|v| self.constructed_type(v)) else {
+        let Some(ty) = value.and_then(|v| self.constructed_type(v).or_else(|| self.called(v))) else {
             self.local_types.remove(self.text(target));
             return;
         };
@@ -351,6 +351,18 @@ impl<'a> Walker<'a> {
         let last = text.rsplit(['.', ':']).next().unwrap_or(text);
         let last = last.split('<').next().unwrap_or(last);
         capitalised(last).then(|| last.to_string())
+    }
+
+    /// A call's callee with `()` (`self.make_parser()` for `self.make_parser(ctx)`): a local
+    /// bound to it is of the type the callee's return annotation names, which only the graph
+    /// can look up (the callee may be in another file).
+    fn called(&self, value: Node) -> Option<String> {
+        if !matches!(value.kind(), "call" | "call_expression") {
+            return None;
+        }
+        let callee = self.text(value.child_by_field_name("function")?);
+        let plain = callee.len() <= 80 && callee.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | ':'));
+        plain.then(|| format!("{callee}()"))
     }
 
     /// Binds every identifier under `node` (a pattern), except in type positions.
@@ -765,8 +777,95 @@ impl<'a> Walker<'a> {
                 .or_else(|| child.child_by_field_name("left"))
                 .unwrap_or(child);
             self.bind_pattern(target);
+            self.note_param_type(child, target);
         }
     }
+
+    /// Records the type a parameter's annotation names (`cli: Command`, `p: &mut Parser`,
+    /// `(c: Cart)`), so `cli.main()` is a member of `Command`, as a type checker reads it.
+    fn note_param_type(&mut self, param: Node, target: Node) {
+        let Some(ty) = param.child_by_field_name("type").and_then(|t| annotated_type(self.text(t))) else { return };
+        let ident = if self.spec.idents.contains(&target.kind()) {
+            Some(target)
+        } else {
+            // Python's `typed_parameter` holds its name unlabelled.
+            target.named_child(0).filter(|n| self.spec.idents.contains(&n.kind()))
+        };
+        let Some(ident) = ident.filter(|i| !is_keyword_like(self.text(*i))) else { return };
+        let end = self.frames.iter().rev().find(|f| f.locals.is_some()).map_or(usize::MAX, |f| f.end);
+        self.local_types.insert(self.text(ident).to_string(), (ty, end));
+    }
+}
+
+/// The type an annotation names when a value of it has that type's members: `Command`,
+/// `Optional[Command]`, `Command | None`, `"Command"`, `t.Optional[core.Command]`,
+/// `&mut Parser<'a>`, `Arc<Mutex<Pool>>` → `Pool`. A collection (`list[Cart]`, `Vec<Cart>`)
+/// names itself: its members are not its elements'. `None` when nothing capitalised is named.
+pub(crate) fn annotated_type(text: &str) -> Option<String> {
+    /// Types whose values stand for their argument's (a pointer, an optional, a lock).
+    const TRANSPARENT: &[&str] = &[
+        "Optional",
+        "Option",
+        "Union",
+        "Box",
+        "Arc",
+        "Rc",
+        "Weak",
+        "RefCell",
+        "Mutex",
+        "RwLock",
+        "Pin",
+        "Final",
+        "ClassVar",
+        "Annotated",
+        "Readonly",
+        "Type",
+        "NotRequired",
+        "Required",
+    ];
+    let mut text = text.trim().trim_start_matches(':').trim();
+    for _ in 0..6 {
+        text = text.trim().trim_matches(['"', '\'']).trim();
+        // `A | None`: the one alternative that is not `None`.
+        let alternatives: Vec<&str> =
+            top_level_split(text, '|').into_iter().map(str::trim).filter(|a| *a != "None" && *a != "null").collect();
+        if alternatives.len() != 1 {
+            return None;
+        }
+        text = alternatives[0];
+        let head = base_type_name(text);
+        let open = text.find(['[', '<']);
+        let name = head.rsplit(['.', ':']).next().unwrap_or(&head);
+        if TRANSPARENT.contains(&name) {
+            let inner = &text[open? + 1..];
+            let inner = inner.strip_suffix([']', '>']).unwrap_or(inner);
+            text = top_level_split(inner, ',').first().copied()?;
+            continue;
+        }
+        // `_OptionParser` is a class too.
+        let capitalised = name.trim_start_matches('_').chars().next().is_some_and(char::is_uppercase)
+            && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+        return (capitalised && name != "Self").then(|| name.to_string());
+    }
+    None
+}
+
+/// `text` split at `sep` outside brackets.
+fn top_level_split(text: &str, sep: char) -> Vec<&str> {
+    let (mut depth, mut start, mut out) = (0i32, 0, Vec::new());
+    for (i, c) in text.char_indices() {
+        match c {
+            '[' | '<' | '(' | '{' => depth += 1,
+            ']' | '>' | ')' | '}' => depth -= 1,
+            _ if c == sep && depth == 0 => {
+                out.push(&text[start..i]);
+                start = i + c.len_utf8();
+            }
+            _ => {}
+        }
+    }
+    out.push(&text[start..]);
+    out
 }
 
 /// `Vec<T>` → `Vec`, `*Cart` → `Cart`, `&'a mut Foo<'a>` → `Foo`, `a::b::C` stays.

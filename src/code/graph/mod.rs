@@ -100,6 +100,9 @@ pub struct CodeGraph {
     package_mates: Vec<Vec<u32>>,
     /// Per file and symbol: top level or directly inside a namespace/module.
     namespace_level: Vec<Vec<bool>>,
+    /// Per file and symbol: the innermost function whose body holds the definition (a
+    /// definition local to it, which only code inside that function can name).
+    local_to: Vec<Vec<Option<u32>>>,
     /// Per Rust file: the root file of its crate (`u32::MAX`: none, or not Rust).
     crate_of: Vec<u32>,
     resolver: Resolver,
@@ -115,6 +118,32 @@ type UsesCache = HashMap<(SymbolRef, u32), std::sync::Arc<Vec<Use>>>;
 
 /// Definitions whose uses the cache holds at most (it starts over past this).
 const MAX_CACHED_USES: usize = 50_000;
+
+/// For each of a file's definitions, the innermost function (or method) whose span holds it.
+/// Bash is left out: a function defined when another runs is global from then on.
+fn local_scopes(code: &FileCode) -> Vec<Option<u32>> {
+    let mut out = vec![None; code.symbols.len()];
+    if code.language == "bash" {
+        return out;
+    }
+    let mut order: Vec<u32> = (0..code.symbols.len() as u32).collect();
+    order.sort_by_key(|&i| {
+        let s = &code.symbols[i as usize];
+        (s.line, std::cmp::Reverse(s.end_line), i)
+    });
+    let mut open: Vec<u32> = Vec::new();
+    for i in order {
+        let s = &code.symbols[i as usize];
+        while open.last().is_some_and(|&o| code.symbols[o as usize].end_line < s.end_line) {
+            open.pop();
+        }
+        out[i as usize] = open.last().copied();
+        if s.kind.is_callable() && s.end_line > s.line {
+            open.push(i);
+        }
+    }
+    out
+}
 
 fn split_qualifier(q: &str) -> Vec<&str> {
     // A receiver that is a call or an index (`Cart([1, 2]).total()`, `items[0].name`) is
@@ -166,9 +195,11 @@ impl CodeGraph {
             }
         }
         let n = paths.len();
+        let local_to: Vec<Vec<Option<u32>>> = codes.iter().map(local_scopes).collect();
         let namespace_level = codes
             .iter()
-            .map(|code| {
+            .zip(&local_to)
+            .map(|(code, local_to)| {
                 let modules: HashSet<&str> = code
                     .symbols
                     .iter()
@@ -179,11 +210,13 @@ impl CodeGraph {
                 let tables_are_modules = code.language == "lua";
                 code.symbols
                     .iter()
-                    .map(|s| {
-                        s.container.is_empty()
-                            || tables_are_modules
-                            || modules.contains(s.container.as_str())
-                            || s.container == code.package
+                    .zip(local_to)
+                    .map(|(s, local_to)| {
+                        local_to.is_none()
+                            && (s.container.is_empty()
+                                || tables_are_modules
+                                || modules.contains(s.container.as_str())
+                                || s.container == code.package)
                     })
                     .collect()
             })
@@ -201,6 +234,7 @@ impl CodeGraph {
             .collect();
         let mut graph = CodeGraph {
             namespace_level,
+            local_to,
             crate_of,
             paths,
             codes,
@@ -561,7 +595,10 @@ impl CodeGraph {
                 let occ = &code.occurrences[o as usize];
                 let through = code.strings.get(occ.qualifier as usize).map(String::as_str).unwrap_or("");
                 // `self.m()` and `Type.m()` resolve when they can; what is left is an object.
-                if occ.qualifier == 0 || matches!(through, "self" | "this" | "cls" | "super") {
+                // Nor is a value whose type the code states (`env: Dict`): not one of ours.
+                let typed = split_qualifier(through).len() == 1
+                    && through.trim_start_matches('_').starts_with(char::is_uppercase);
+                if occ.qualifier == 0 || typed || matches!(through, "self" | "this" | "cls" | "super") {
                     return None;
                 }
                 if !self.resolve_use(f, o).is_empty() {

@@ -50,6 +50,17 @@ impl CodeGraph {
                 }
             }
         }
+        // The result of a call (`self.make_parser(ctx).parse_args()`, or a local bound to
+        // one): of the type the callee's return annotation names.
+        if qualifier.ends_with(')') {
+            if let Some(ty) = self.call_result_type(f, occ, qualifier, 3) {
+                let found = self.typed_members(&ty, all);
+                if !found.is_empty() {
+                    let confidence = 0.85 / found.len() as f32;
+                    return found.into_iter().map(|r| cand(r, Resolution::QualifiedPath, confidence)).collect();
+                }
+            }
+        }
         // A Rust path through modules: `crate::io::read`, `super::x`, `tokio::sync::Mutex`.
         if lang == "rust" {
             let files = self.rust_module_files(f, qualifier, &parts);
@@ -94,8 +105,17 @@ impl CodeGraph {
             };
             return set.into_iter().map(|r| cand(r, Resolution::QualifiedPath, confidence)).collect();
         }
+        // A value of a type the code states (`cli: Group`, `cli.main()`) whose member its
+        // base type defines (`class Group(Command)`).
+        if last.trim_start_matches('_').starts_with(char::is_uppercase) && parts.len() == 1 {
+            let found = self.typed_members(last, all);
+            if !found.is_empty() {
+                let confidence = 0.85 / found.len() as f32;
+                return found.into_iter().map(|r| cand(r, Resolution::QualifiedPath, confidence)).collect();
+            }
+        }
         // `alias.fn` where the alias is an imported module (Python, Go, JS namespaces, Lua).
-        if let Some(targets) = self.bindings[f as usize].get(first) {
+        if let Some(targets) = self.bindings[f as usize].get(first).filter(|_| !qualifier.ends_with(')')) {
             let targets: HashSet<u32> = targets.iter().copied().collect();
             // What a module exports: its top-level definitions, not its classes' members.
             let found: Vec<Candidate> = all
@@ -142,6 +162,82 @@ impl CodeGraph {
         }
         let confidence = 0.4 / members.len() as f32;
         members.into_iter().map(|r| cand(r, Resolution::NameOnly, confidence)).collect()
+    }
+
+    /// Of `all`, the members of type `ty`: its own, else those of its nearest bases that have
+    /// any (`class Group(Command)`, `class A extends B`).
+    pub(super) fn typed_members(&self, ty: &str, all: &[SymbolRef]) -> Vec<SymbolRef> {
+        let mut types = vec![ty.to_string()];
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut i = 0;
+        while i < types.len() && i < MAX_BASES {
+            let t = types[i].clone();
+            i += 1;
+            if !seen.insert(t.clone()) {
+                continue;
+            }
+            let found: Vec<SymbolRef> = all
+                .iter()
+                .copied()
+                .filter(|&r| split_qualifier(&self.symbol(r).container).last() == Some(&t.as_str()))
+                .collect();
+            if !found.is_empty() {
+                return found;
+            }
+            for &r in self.defs_by_name.get(&t).into_iter().flatten() {
+                let s = self.symbol(r);
+                if s.kind.is_container() {
+                    types.extend(base_names(&s.signature));
+                }
+            }
+        }
+        Vec::new()
+    }
+
+    /// The type a call returns, by its callee's return annotation (`def make_parser(self) ->
+    /// _OptionParser`, `fn new() -> Self`, `make(): Parser`) or, for a class, the class:
+    /// `qualifier` is the call's text (`self.make_parser(ctx)`, `Parser::new()`). `None` when
+    /// the callee is not found or its definitions disagree.
+    fn call_result_type(&self, f: u32, occ: &Occurrence, qualifier: &str, depth: u32) -> Option<String> {
+        let callee = &qualifier[..call_start(qualifier)?];
+        let (receiver, name) = match callee.rfind(['.', ':']) {
+            Some(i) => (callee[..i].trim_end_matches(':'), &callee[i + 1..]),
+            None => ("", callee),
+        };
+        let defs = self.defs_by_name.get(name)?;
+        let receiver_last = split_qualifier(receiver).last().copied().unwrap_or("");
+        let candidates: Vec<SymbolRef> = if receiver.is_empty() {
+            let visible = self.visible_files(f, name);
+            defs.iter().copied().filter(|&r| (r.0 == f || visible.contains(&r.0)) && self.is_top_level(r)).collect()
+        } else if matches!(receiver, "self" | "cls" | "this" | "Self") {
+            let container = self.enclosing_container(f, occ)?;
+            self.typed_members(split_qualifier(container).last()?, defs)
+        } else if receiver.ends_with(')') && depth > 0 {
+            self.typed_members(&self.call_result_type(f, occ, receiver, depth - 1)?, defs)
+        } else if receiver_last.trim_start_matches('_').starts_with(char::is_uppercase) {
+            self.typed_members(receiver_last, defs)
+        } else {
+            return None;
+        };
+        let mut found: Option<String> = None;
+        for r in candidates {
+            let s = self.symbol(r);
+            let ty = if s.kind.is_container() {
+                s.name.clone()
+            } else {
+                let ty = return_type(&s.signature)?;
+                if ty == "Self" {
+                    split_qualifier(&s.container).last()?.to_string()
+                } else {
+                    ty
+                }
+            };
+            if found.as_ref().is_some_and(|t| *t != ty) {
+                return None;
+            }
+            found = Some(ty);
+        }
+        found
     }
 
     /// Whether a definition is reachable by its bare name from another file: top level, or
@@ -237,6 +333,8 @@ impl CodeGraph {
                 let s = self.symbol(r);
                 s.container.is_empty()
                     || s.kind.is_container()
+                    // A function's own helper (`def _attach_init` inside a method).
+                    || self.local_to[f as usize][r.1 as usize].is_some()
                     || s.kind == SymbolKind::EnumMember
                     || (implicit_members
                         && !container_last.is_empty()
@@ -258,8 +356,19 @@ impl CodeGraph {
                 return macros;
             }
         }
+        // A definition local to a function is seen only inside it (`def decorator` in each of
+        // a file's decorator factories), and the nearest one hides the others.
+        let same_file: Vec<SymbolRef> = same_file
+            .into_iter()
+            .filter(|&r| {
+                self.local_to[f as usize][r.1 as usize].is_none_or(|g| {
+                    let g = &code.symbols[g as usize];
+                    g.line <= occ.line && occ.line <= g.end_line
+                })
+            })
+            .collect();
         if !same_file.is_empty() {
-            return same_file
+            let found: Vec<Candidate> = same_file
                 .into_iter()
                 .map(|r| {
                     let s = self.symbol(r);
@@ -274,6 +383,18 @@ impl CodeGraph {
                     }
                 })
                 .collect();
+            let innermost = found
+                .iter()
+                .filter(|c| c.resolution == Resolution::LocalScope)
+                .map(|c| self.symbol(c.symbol).line)
+                .max();
+            return match innermost {
+                Some(line) => found
+                    .into_iter()
+                    .filter(|c| c.resolution == Resolution::LocalScope && self.symbol(c.symbol).line == line)
+                    .collect(),
+                None => found,
+            };
         }
         // pytest passes fixtures by name from the `conftest.py` files above the test.
         if lang == "python" {
@@ -439,6 +560,12 @@ impl CodeGraph {
             || matches!(last, "self" | "this" | "Self" | "static" | "parent" | "cls")
             || qualifier == "@"
             || qualifier.contains("::")
+            // A call's result: its type is looked up in the graph.
+            || qualifier.ends_with(')')
+            // A value of a type whose base defines the member.
+            || (parts.len() == 1
+                && last.trim_start_matches('_').starts_with(char::is_uppercase)
+                && !self.typed_members(last, &[target]).is_empty())
             // A Rust path from the crate's root, a parent, or a crate: `crate::io`.
             || (code.language == "rust" && (matches!(first, "crate" | "super") || self.resolver.is_crate_name(first)))
             || self.bindings[f as usize].get(first).is_some_and(|t| {
@@ -448,4 +575,69 @@ impl CodeGraph {
             })
             || self.declaration_in_file(f, last).is_some()
     }
+}
+
+/// Base types followed from a typed receiver to the type that defines a member, at most.
+const MAX_BASES: usize = 16;
+
+/// Where the arguments of the call `qualifier` ends with start: `self.f(a, g(b))` → the
+/// index of its last top-level `(`.
+fn call_start(qualifier: &str) -> Option<usize> {
+    let mut depth = 0i32;
+    for (i, c) in qualifier.char_indices().rev() {
+        match c {
+            ')' | ']' => depth += 1,
+            '(' | '[' => {
+                depth -= 1;
+                if depth == 0 {
+                    return (i > 0).then_some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The return annotation of a function's signature: what follows its parameter list after
+/// `->` or `:` (`def f(self) -> Parser`, `fn new() -> Self`, `make(): Parser`).
+fn return_type(signature: &str) -> Option<String> {
+    let open = signature.find('(')?;
+    let mut depth = 0i32;
+    let mut close = None;
+    for (i, c) in signature[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    close = Some(open + i);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let rest = signature[close? + 1..].trim_start();
+    let rest = rest.strip_prefix("->").or_else(|| rest.strip_prefix(':'))?;
+    let rest = rest.split(['{', ';']).next()?.split(" where ").next()?;
+    crate::code::extract::annotated_type(rest)
+}
+
+/// The bases a class's signature names: `class Group(Command, metaclass=M)`, `class A extends
+/// B implements C`, `class A : B, C`.
+fn base_names(signature: &str) -> Vec<String> {
+    let list = if let Some(i) = signature.find(" extends ") {
+        signature[i + 9..].replace(" implements ", ",")
+    } else if let Some(open) = signature.find('(') {
+        signature[open + 1..].rsplit_once(')').map_or("", |(inside, _)| inside).to_string()
+    } else if let Some((_, after)) = signature.split_once(" : ") {
+        after.to_string()
+    } else {
+        return Vec::new();
+    };
+    list.split(',')
+        .filter(|b| !b.contains('='))
+        .filter_map(|b| crate::code::extract::annotated_type(b.split('{').next().unwrap_or(b)))
+        .collect()
 }
