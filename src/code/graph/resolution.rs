@@ -560,8 +560,11 @@ impl CodeGraph {
             || matches!(last, "self" | "this" | "Self" | "static" | "parent" | "cls")
             || qualifier == "@"
             || qualifier.contains("::")
-            // A call's result: its type is looked up in the graph.
-            || qualifier.ends_with(')')
+            // A call's result of a type that has the member.
+            || (qualifier.ends_with(')')
+                && self
+                    .call_result_type(f, occ, qualifier, 3)
+                    .is_some_and(|ty| !self.typed_members(&ty, &[target]).is_empty()))
             // A value of a type whose base defines the member.
             || (parts.len() == 1
                 && last.trim_start_matches('_').starts_with(char::is_uppercase)
