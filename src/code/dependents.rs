@@ -233,7 +233,8 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
     }
     let mut dependents: Vec<Reached> = Vec::new();
     let mut tests: Vec<Reached> = Vec::new();
-    for r in reached.into_values() {
+    let inherited: Vec<Reached> = reached.values().flat_map(|r| inherited_tests(graph, r)).collect();
+    for r in reached.into_values().chain(inherited) {
         if r.test {
             if r.depth <= limits.test_depth && r.weakest >= limits.test_min_confidence {
                 tests.push(r);
@@ -257,6 +258,39 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
             .then(a.line.cmp(&b.line))
     });
     Walk { dependents, tests, truncated }
+}
+
+/// A unittest-style test method written in a mixin or base class outside the test modules
+/// (`tests/__init__.py`'s `class CacheTestMixin: def test_size(self)`) runs as a test of every
+/// class in a test module that derives from it: those classes, one entry per file.
+fn inherited_tests(graph: &CodeGraph, r: &Reached) -> Vec<Reached> {
+    let Some(i) = r.symbol_opt.filter(|_| !r.test) else { return Vec::new() };
+    let code = graph.code(r.file);
+    let s = &code.symbols[i as usize];
+    if code.language != "python" || !s.name.starts_with("test") || !s.kind.is_callable() || s.container.is_empty() {
+        return Vec::new();
+    }
+    let mut seen = std::collections::HashSet::new();
+    graph
+        .subclasses(&s.container)
+        .into_iter()
+        .filter(|&(f, _)| is_test_module(graph.path(f), "python") && seen.insert(f))
+        .map(|(f, j)| {
+            let class = graph.symbol((f, j));
+            let mut via = vec![class.qualified_name.clone(), s.qualified_name.clone()];
+            via.extend(r.via.iter().cloned());
+            Reached {
+                file: f,
+                symbol_opt: Some(j),
+                line: class.line,
+                depth: r.depth,
+                via,
+                test: true,
+                by_import: false,
+                ..*r
+            }
+        })
+        .collect()
 }
 
 /// Whether a file holds tests by its language's conventions: Rust `tests/`, pytest

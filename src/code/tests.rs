@@ -913,3 +913,40 @@ class Option:
     assert_eq!(tests_of("encoding"), vec!["tests/test_echo.py"]);
     assert_eq!(tests_of("Option.is_flag"), vec!["tests/test_option.py"]);
 }
+
+/// A unittest mixin's test method, written in a helper module, runs in each test module's
+/// class that derives from the mixin: those are the tests a change to what it calls reaches.
+#[test]
+fn a_mixins_test_method_is_a_test_of_the_classes_that_derive_from_it() {
+    use crate::code::dependents::{walk, Seed, WalkLimits};
+    let graph = python_graph(&[
+        ("cache.py", "def evict(items):\n    return items[1:]\n"),
+        (
+            "tests/__init__.py",
+            "from cache import evict\n\nclass CacheTestMixin:\n    def test_evict(self):\n        assert evict([1, 2]) == [2]\n",
+        ),
+        (
+            "tests/test_lru.py",
+            "import unittest\nfrom tests import CacheTestMixin\n\nclass LRUTest(unittest.TestCase, CacheTestMixin):\n    pass\n",
+        ),
+        ("tests/test_other.py", "import unittest\n\nclass OtherTest(unittest.TestCase):\n    pass\n"),
+    ]);
+    let changed = graph.lookup("evict")[0];
+    let seeds = [Seed { symbol_opt: Some(changed), name: String::new(), label: "evict".into() }];
+    let limits = WalkLimits {
+        depth: 2,
+        test_depth: 8,
+        min_confidence: 0.5,
+        test_min_confidence: 0.15,
+        max_visited: 1000,
+        max_work: 2000,
+        member_guess: 0.2,
+    };
+    let found = walk(&graph, &seeds, limits);
+    let tests: Vec<(&str, &str)> = found
+        .tests
+        .iter()
+        .map(|t| (graph.path(t.file), graph.symbol((t.file, t.symbol_opt.unwrap())).name.as_str()))
+        .collect();
+    assert_eq!(tests, vec![("tests/test_lru.py", "LRUTest")]);
+}

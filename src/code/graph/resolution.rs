@@ -194,6 +194,27 @@ impl CodeGraph {
         Vec::new()
     }
 
+    /// The classes that name `class` (a qualified name; matched by its last part) among
+    /// their bases, directly or through others, at most `MAX_BASES` levels down.
+    pub fn subclasses(&self, class: &str) -> Vec<SymbolRef> {
+        let mut wanted: Vec<String> = vec![split_qualifier(class).last().copied().unwrap_or(class).to_string()];
+        let mut found: Vec<SymbolRef> = Vec::new();
+        let classes: Vec<SymbolRef> = self.all_symbols().filter(|&r| self.symbol(r).kind.is_container()).collect();
+        let mut i = 0;
+        while i < wanted.len() && i < MAX_BASES {
+            let name = wanted[i].clone();
+            i += 1;
+            for &r in &classes {
+                let s = self.symbol(r);
+                if !found.contains(&r) && base_names(&s.signature).contains(&name) {
+                    found.push(r);
+                    wanted.push(s.name.clone());
+                }
+            }
+        }
+        found
+    }
+
     /// The type a call returns, by its callee's return annotation (`def make_parser(self) ->
     /// _OptionParser`, `fn new() -> Self`, `make(): Parser`) or, for a class, the class:
     /// `qualifier` is the call's text (`self.make_parser(ctx)`, `Parser::new()`). `None` when
