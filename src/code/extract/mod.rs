@@ -296,6 +296,13 @@ impl<'a> Walker<'a> {
             _ => Some(target),
         };
         let Some(target) = target.filter(|t| t.kind() == "identifier") else { return };
+        // `let p: Parser = …`, `x: Parser = …`, `const p: Parser = …`: the stated type wins.
+        let stated = binding.child_by_field_name("type").and_then(|t| annotated_type(self.text(t)));
+        if let Some(ty) = stated {
+            let end = self.frames.iter().rev().find(|f| f.locals.is_some()).map_or(usize::MAX, |f| f.end);
+            self.local_types.insert(self.text(target).to_string(), (ty, end));
+            return;
+        }
         let value = ["value", "right", "init"].iter().find_map(|f| binding.child_by_field_name(f));
         let value = match value {
             Some(v) if v.kind() == "expression_list" && v.named_child_count() == 1 => v.named_child(0),
