@@ -3,7 +3,7 @@
 (`rust-analyzer scip`) and its parser (`rust-analyzer parse --json`).
 
 Usage (after fetch.sh):
-  python3 benches/code/judge_rust.py PROJECT ROOT SPLIT FETCH
+  python3 benches/code/judge_rust.py PROJECT ROOT SPLIT FETCH [--imports-only]
   e.g. ... judge_rust.py clap_builder-4.6.7 clap_builder-4.6.7 tune "..."
 Writes benches/code/PROJECT.json. Deterministic (fixed seed, sorted output). Needs the
 rust-analyzer binary fetch.sh builds (target/code-eval/ra/bin/rust-analyzer, or $RUST_ANALYZER),
@@ -74,9 +74,11 @@ sample       judge_common.sample, seed 20240611, quota per kind struct 20, enum 
              project spell the name. Names under 3 characters skipped.
 imports      file -> file module edges, each from a syntax node found with `rust-analyzer
              parse --json` and resolved with the SCIP occurrences at its tokens:
-               - `mod x;`: the module's Definition occurrence (the name in `mod x;`) -> the
-                 file whose whole-file module occurrence has the same symbol (x.rs, x/mod.rs
-                 or a #[path] file, as rust-analyzer resolved it);
+               - `mod x;` (a MODULE node without an item list): the module occurrence at
+                 its name (rust-analyzer 0.0.349 gives it as a reference; the module's
+                 Definition is the whole-file occurrence) -> the file whose whole-file
+                 module occurrence has the same symbol (x.rs, x/mod.rs or a #[path] file,
+                 as rust-analyzer resolved it);
                - `use` items (every USE node, also inside functions and inline modules, `pub
                  use` re-exports included): each leaf path of the use tree (groups expanded,
                  `{self, ..}` included, `*` globs, renames) -> the file of the module named
@@ -534,12 +536,18 @@ def main():
     edges = set()
     stats = Counter()
     for p in files:
-        for o in docs[p]["occ"]:  # mod x;
-            if is_module_symbol(o[4]) and o[5] & 1:
-                t = module_file.get(o[4])
-                if t and t != p:
-                    edges.add((p, t))
-                    stats["mod edges"] += 1
+        for n in walk(trees[p]):  # mod x; (the name's occurrence is a reference, not a definition)
+            if n["kind"] != "MODULE" or kids(n, "ITEM_LIST"):
+                continue
+            for name in kids(n, "NAME"):
+                for t in kids(name):
+                    if t.get("type") != "Token":
+                        continue
+                    for s in occ_at.get((p, t["start"][1], t["start"][2]), []):
+                        target = module_file.get(s) if is_module_symbol(s) else None
+                        if target and target != p:
+                            edges.add((p, target))
+                            stats["mod edges"] += 1
         for n in walk(trees[p]):
             if n["kind"] != "USE":
                 continue
@@ -590,7 +598,16 @@ def main():
         "import_files": files,
         "imports": [{"from": a, "to": b} for a, b in sorted(edges)],
     }
-    with open(os.path.join(HERE, project + ".json"), "w") as f:
+    target = os.path.join(HERE, project + ".json")
+    if "--imports-only" in sys.argv[5:]:
+        # Only the import edges are judged again: definitions and references stay those of
+        # the judged file (a machine without std's source resolves fewer std method calls).
+        with open(target) as f:
+            kept = json.load(f)
+        kept["generator"]["import_stats"] = out["generator"]["import_stats"]
+        kept["import_files"], kept["imports"] = out["import_files"], out["imports"]
+        out = kept
+    with open(target, "w") as f:
         f.write(dump(out))
     print(f"{project}: {len(files)} files ({len(outside)} .rs outside the module tree), "
           f"{len(defs)} definitions {dict(kinds)}, {len(references)} sampled symbols, "

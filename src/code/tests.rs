@@ -757,6 +757,19 @@ export class Later {
     assert_eq!(clean.symbols.iter().map(|s| s.line).collect::<Vec<_>>(), vec![1, 2]);
 }
 
+/// The walk's bounds as the daemon sets them for a diff (dependents 2 hops, tests 8).
+fn daemon_walk_limits() -> crate::code::dependents::WalkLimits {
+    crate::code::dependents::WalkLimits {
+        depth: 2,
+        test_depth: 8,
+        min_confidence: 0.5,
+        test_min_confidence: 0.15,
+        max_visited: 1000,
+        max_work: 2000,
+        member_guess: 0.2,
+    }
+}
+
 /// A Python repo's files by path, extracted, as one graph.
 fn python_graph(files: &[(&str, &str)]) -> CodeGraph {
     let files = files.iter().map(|(path, text)| (path.to_string(), extract(Language::Python, text).unwrap())).collect();
@@ -867,7 +880,7 @@ x = decorator
 /// variable's users, and a class built by a test runs its `__init__` and what that calls.
 #[test]
 fn tests_reach_a_change_through_helpers_variables_and_constructors() {
-    use crate::code::dependents::{walk, Seed, WalkLimits};
+    use crate::code::dependents::{walk, Seed};
     let graph = python_graph(&[
         (
             "pkg/core.py",
@@ -892,15 +905,7 @@ class Option:
         ("tests/test_echo.py", "from tests.helpers import shout\n\ndef test_shout():\n    assert shout('a')\n"),
         ("tests/test_option.py", "from pkg.core import Option\n\ndef test_option():\n    assert Option(1).flag\n"),
     ]);
-    let limits = WalkLimits {
-        depth: 2,
-        test_depth: 8,
-        min_confidence: 0.5,
-        test_min_confidence: 0.15,
-        max_visited: 1000,
-        max_work: 2000,
-        member_guess: 0.2,
-    };
+    let limits = daemon_walk_limits();
     let tests_of = |name: &str| -> Vec<String> {
         let changed = graph.lookup(name)[0];
         let seeds = [Seed { symbol_opt: Some(changed), name: String::new(), label: name.into() }];
@@ -918,7 +923,7 @@ class Option:
 /// class that derives from the mixin: those are the tests a change to what it calls reaches.
 #[test]
 fn a_mixins_test_method_is_a_test_of_the_classes_that_derive_from_it() {
-    use crate::code::dependents::{walk, Seed, WalkLimits};
+    use crate::code::dependents::{walk, Seed};
     let graph = python_graph(&[
         ("cache.py", "def evict(items):\n    return items[1:]\n"),
         (
@@ -933,15 +938,7 @@ fn a_mixins_test_method_is_a_test_of_the_classes_that_derive_from_it() {
     ]);
     let changed = graph.lookup("evict")[0];
     let seeds = [Seed { symbol_opt: Some(changed), name: String::new(), label: "evict".into() }];
-    let limits = WalkLimits {
-        depth: 2,
-        test_depth: 8,
-        min_confidence: 0.5,
-        test_min_confidence: 0.15,
-        max_visited: 1000,
-        max_work: 2000,
-        member_guess: 0.2,
-    };
+    let limits = daemon_walk_limits();
     let found = walk(&graph, &seeds, limits);
     let tests: Vec<(&str, &str)> = found
         .tests
