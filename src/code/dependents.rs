@@ -95,17 +95,23 @@ fn guesses_receivers(graph: &CodeGraph, target: SymbolRef) -> bool {
     member && matches!(graph.code(target.0).language.as_str(), "python" | "javascript" | "ruby" | "php" | "lua")
 }
 
-/// The type a constructor (`__init__`, `constructor`, `new`-like) builds, in its file.
-pub fn owner_if_constructor(graph: &CodeGraph, target: SymbolRef) -> Option<SymbolRef> {
+/// The type that holds a member, in the member's file.
+pub fn owning_type(graph: &CodeGraph, member: SymbolRef) -> Option<SymbolRef> {
+    let s = graph.symbol(member);
+    if s.container.is_empty() {
+        return None;
+    }
+    let code = graph.code(member.0);
+    let owner = code.symbols.iter().position(|o| o.qualified_name == s.container && o.kind.is_container())?;
+    Some((member.0, owner as u32))
+}
+
+/// The type a constructor (`__init__`, `constructor`, `new`-like) builds.
+fn owner_if_constructor(graph: &CodeGraph, target: SymbolRef) -> Option<SymbolRef> {
     let s = graph.symbol(target);
     let building = s.kind == SymbolKind::Constructor
         || matches!(s.name.as_str(), "__init__" | "__new__" | "__post_init__" | "__attrs_post_init__");
-    if !building || s.container.is_empty() {
-        return None;
-    }
-    let code = graph.code(target.0);
-    let owner = code.symbols.iter().position(|o| o.qualified_name == s.container && o.kind.is_container())?;
-    Some((target.0, owner as u32))
+    building.then(|| owning_type(graph, target)).flatten()
 }
 
 /// Walks backwards from `seeds`.

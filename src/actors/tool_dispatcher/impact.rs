@@ -125,13 +125,12 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
         let Some((f, i)) = seed.symbol_opt else { continue };
         let s = graph.symbol((f, i));
         let special = s.kind == SymbolKind::Constructor || (s.name.starts_with("__") && s.name.ends_with("__"));
-        if !special || s.container.is_empty() {
+        if !special {
             continue;
         }
-        let owner = graph.code(f).symbols.iter().position(|o| o.qualified_name == s.container && o.kind.is_container());
-        if let Some(o) = owner {
+        if let Some(owner) = dependents::owning_type(graph, (f, i)) {
             let label = format!("{} ({})", s.container, s.name);
-            type_seeds.push(Seed { symbol_opt: Some((f, o as u32)), name: String::new(), label });
+            type_seeds.push(Seed { symbol_opt: Some(owner), name: String::new(), label });
         }
     }
     seeds.extend(type_seeds);

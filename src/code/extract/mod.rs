@@ -299,9 +299,7 @@ impl<'a> Walker<'a> {
         // `let p: Parser = …`, `x: Parser = …`, `const p: Parser = …`: the stated type wins.
         let stated = binding.child_by_field_name("type").and_then(|t| annotated_type(self.text(t)));
         if let Some(ty) = stated {
-            let end = self.frames.iter().rev().find(|f| f.locals.is_some()).map_or(usize::MAX, |f| f.end);
-            self.local_types.insert(self.text(target).to_string(), (ty, end));
-            return;
+            return self.note_type(target, ty);
         }
         let value = ["value", "right", "init"].iter().find_map(|f| binding.child_by_field_name(f));
         let value = match value {
@@ -312,8 +310,13 @@ impl<'a> Walker<'a> {
             self.local_types.remove(self.text(target));
             return;
         };
+        self.note_type(target, ty);
+    }
+
+    /// `name` (an identifier) holds a value of type `ty` until its function's body ends.
+    fn note_type(&mut self, name: Node, ty: String) {
         let end = self.frames.iter().rev().find(|f| f.locals.is_some()).map_or(usize::MAX, |f| f.end);
-        self.local_types.insert(self.text(target).to_string(), (ty, end));
+        self.local_types.insert(self.text(name).to_string(), (ty, end));
     }
 
     /// The type a value expression builds, when it says so: `Cart(…)`, `Cart::new(…)`,
@@ -799,8 +802,7 @@ impl<'a> Walker<'a> {
             target.named_child(0).filter(|n| self.spec.idents.contains(&n.kind()))
         };
         let Some(ident) = ident.filter(|i| !is_keyword_like(self.text(*i))) else { return };
-        let end = self.frames.iter().rev().find(|f| f.locals.is_some()).map_or(usize::MAX, |f| f.end);
-        self.local_types.insert(self.text(ident).to_string(), (ty, end));
+        self.note_type(ident, ty);
     }
 }
 

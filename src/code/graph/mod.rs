@@ -145,6 +145,12 @@ fn local_scopes(code: &FileCode) -> Vec<Option<u32>> {
     out
 }
 
+/// Whether a qualifier part is written as a type's name (`Command`, `_OptionParser`), as the
+/// extractor leaves a receiver whose type the code states.
+fn names_a_type(part: &str) -> bool {
+    part.trim_start_matches('_').starts_with(char::is_uppercase)
+}
+
 fn split_qualifier(q: &str) -> Vec<&str> {
     // A receiver that is a call or an index (`Cart([1, 2]).total()`, `items[0].name`) is
     // named by what is called or indexed: separators inside brackets do not split, and a
@@ -596,8 +602,7 @@ impl CodeGraph {
                 let through = code.strings.get(occ.qualifier as usize).map(String::as_str).unwrap_or("");
                 // `self.m()` and `Type.m()` resolve when they can; what is left is an object.
                 // Nor is a value whose type the code states (`env: Dict`): not one of ours.
-                let typed = split_qualifier(through).len() == 1
-                    && through.trim_start_matches('_').starts_with(char::is_uppercase);
+                let typed = split_qualifier(through).len() == 1 && names_a_type(through);
                 if occ.qualifier == 0 || typed || matches!(through, "self" | "this" | "cls" | "super") {
                     return None;
                 }

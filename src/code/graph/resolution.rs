@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 
 use super::{
-    implicit_members, split_qualifier, Candidate, CodeGraph, NameCounts, Resolution, SymbolRef,
+    implicit_members, names_a_type, split_qualifier, Candidate, CodeGraph, NameCounts, Resolution, SymbolRef,
     MAX_NAME_ONLY_CANDIDATES, MAX_REEXPORT_HOPS,
 };
 use crate::code::{ImportSpec, Occurrence, Symbol, SymbolKind, UseKind};
@@ -53,12 +53,9 @@ impl CodeGraph {
         // The result of a call (`self.make_parser(ctx).parse_args()`, or a local bound to
         // one): of the type the callee's return annotation names.
         if qualifier.ends_with(')') {
-            if let Some(ty) = self.call_result_type(f, occ, qualifier, 3) {
-                let found = self.typed_members(&ty, all);
-                if !found.is_empty() {
-                    let confidence = 0.85 / found.len() as f32;
-                    return found.into_iter().map(|r| cand(r, Resolution::QualifiedPath, confidence)).collect();
-                }
+            let found = self.call_result_type(f, occ, qualifier, 3).map(|ty| self.typed_candidates(&ty, all));
+            if let Some(found) = found.filter(|found| !found.is_empty()) {
+                return found;
             }
         }
         // A Rust path through modules: `crate::io::read`, `super::x`, `tokio::sync::Mutex`.
@@ -107,11 +104,10 @@ impl CodeGraph {
         }
         // A value of a type the code states (`cli: Group`, `cli.main()`) whose member its
         // base type defines (`class Group(Command)`).
-        if last.trim_start_matches('_').starts_with(char::is_uppercase) && parts.len() == 1 {
-            let found = self.typed_members(last, all);
+        if names_a_type(last) && parts.len() == 1 {
+            let found = self.typed_candidates(last, all);
             if !found.is_empty() {
-                let confidence = 0.85 / found.len() as f32;
-                return found.into_iter().map(|r| cand(r, Resolution::QualifiedPath, confidence)).collect();
+                return found;
             }
         }
         // `alias.fn` where the alias is an imported module (Python, Go, JS namespaces, Lua).
@@ -194,6 +190,17 @@ impl CodeGraph {
         Vec::new()
     }
 
+    /// `typed_members` as candidates: the code says the type, so they are sure, shared
+    /// among them.
+    fn typed_candidates(&self, ty: &str, all: &[SymbolRef]) -> Vec<Candidate> {
+        let found = self.typed_members(ty, all);
+        let confidence = 0.85 / found.len().max(1) as f32;
+        found
+            .into_iter()
+            .map(|symbol| Candidate { symbol, resolution: Resolution::QualifiedPath, confidence })
+            .collect()
+    }
+
     /// The classes that name `class` (a qualified name; matched by its last part) among
     /// their bases, directly or through others, at most `MAX_BASES` levels down.
     pub fn subclasses(&self, class: &str) -> Vec<SymbolRef> {
@@ -235,7 +242,7 @@ impl CodeGraph {
             self.typed_members(split_qualifier(container).last()?, defs)
         } else if receiver.ends_with(')') && depth > 0 {
             self.typed_members(&self.call_result_type(f, occ, receiver, depth - 1)?, defs)
-        } else if receiver_last.trim_start_matches('_').starts_with(char::is_uppercase) {
+        } else if names_a_type(receiver_last) {
             self.typed_members(receiver_last, defs)
         } else {
             return None;
@@ -588,7 +595,7 @@ impl CodeGraph {
                     .is_some_and(|ty| !self.typed_members(&ty, &[target]).is_empty()))
             // A value of a type whose base defines the member.
             || (parts.len() == 1
-                && last.trim_start_matches('_').starts_with(char::is_uppercase)
+                && names_a_type(last)
                 && !self.typed_members(last, &[target]).is_empty())
             // A Rust path from the crate's root, a parent, or a crate: `crate::io`.
             || (code.language == "rust" && (matches!(first, "crate" | "super") || self.resolver.is_crate_name(first)))
