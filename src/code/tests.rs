@@ -842,6 +842,41 @@ def invoke_group(group: \"Optional[Group]\", other: Group | None):
     assert!(sure_uses(&graph, "Other.main", "core.py").is_empty());
 }
 
+/// `getattr(parent, "meta", {})` reads `parent.meta`: an attribute named by a string constant
+/// is a use of the member, resolved through the receiver like a dotted one; a string that is
+/// not a name, or a call that is not one of the attribute built-ins, is not.
+#[test]
+fn an_attribute_named_by_a_string_constant_is_a_member_use() {
+    let core = "\
+class Context:
+    def __init__(self, parent: \"Context\"):
+        self._meta = getattr(parent, \"meta\", {})
+        if hasattr(parent, 'close'):
+            setattr(parent, \"meta\", None)
+        print(parent, \"meta\")
+        getattr(parent, \"not a name\")
+
+    @property
+    def meta(self):
+        return self._meta
+
+    def close(self):
+        pass
+
+class Other:
+    def meta(self):
+        pass
+
+    def close(self):
+        pass
+";
+    let graph = python_graph(&[("core.py", core)]);
+    let qualified = |line| ("core.py".to_string(), line, "qualified_path".to_string());
+    assert_eq!(sure_uses(&graph, "Context.meta", "core.py"), vec![qualified(3), qualified(5)]);
+    assert_eq!(sure_uses(&graph, "Context.close", "core.py"), vec![qualified(4)]);
+    assert!(sure_uses(&graph, "Other.meta", "core.py").is_empty());
+}
+
 /// A function defined inside another is seen only there, and hides a same-named one outside:
 /// each decorator factory's `return decorator` means its own.
 #[test]

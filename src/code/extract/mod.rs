@@ -497,9 +497,37 @@ impl<'a> Walker<'a> {
                 }
             }
         }
+        if self.language == Language::Python && kind == "call" {
+            self.python_attribute_by_string(node);
+        }
         if self.spec.idents.contains(&kind) {
             self.name_use(node);
         }
+    }
+
+    /// `getattr(parent, "meta", {})`, `hasattr(obj, "close")`, `setattr(ctx, "obj", v)`: an
+    /// attribute named by a string constant is a member use like `parent.meta`.
+    fn python_attribute_by_string(&mut self, call: Node) {
+        let is_attr_builtin = call
+            .child_by_field_name("function")
+            .is_some_and(|f| matches!(self.text(f), "getattr" | "hasattr" | "setattr" | "delattr"));
+        if !is_attr_builtin {
+            return;
+        }
+        let Some(arguments) = call.child_by_field_name("arguments") else { return };
+        let (Some(object), Some(attribute)) = (arguments.named_child(0), arguments.named_child(1)) else { return };
+        if attribute.kind() != "string" || attribute.named_child_count() != 3 {
+            return;
+        }
+        let Some(content) = attribute.named_child(1).filter(|c| c.kind() == "string_content") else { return };
+        let name = self.text(content);
+        let identifier = name.starts_with(|c: char| c.is_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+        if !identifier || name.len() > MAX_NAME || object.kind() == "string" {
+            return;
+        }
+        let qualifier: String = self.text(object).chars().take(80).collect();
+        self.record_use(content, name, qualifier);
     }
 
     /// The identifier a member slot holds (Swift wraps it in `navigation_suffix`).
@@ -553,10 +581,15 @@ impl<'a> Walker<'a> {
         if name.is_empty() || name.len() > MAX_NAME || is_keyword_like(name) {
             return;
         }
-        let mut qualifier = self.qualifiers.remove(&node.id()).unwrap_or_default();
+        let qualifier = self.qualifiers.remove(&node.id()).unwrap_or_default();
         if qualifier.is_empty() && self.is_local(name) {
             return;
         }
+        self.record_use(node, name, qualifier);
+    }
+
+    /// Records a use of `name` through `qualifier` (empty: a bare name) at `node`'s start.
+    fn record_use(&mut self, node: Node, name: &str, mut qualifier: String) {
         // `cart.total()` where `cart = Cart(…)`: a member of `Cart`.
         if let Some((ty, end)) = self.local_types.get(&qualifier) {
             if node.start_byte() < *end {
