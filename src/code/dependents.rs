@@ -156,13 +156,19 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
             // A constructor runs where its type is built (`Option(…)` names the class, not
             // `__init__`): the type's uses lead on from it.
             // (The seeds' types are seeds of their own.)
-            let uses = match node.and_then(|t| owner_if_constructor(graph, t)).filter(|_| depth > 1) {
-                Some(owner) => {
+            // So does a property's setter where the property is used (its uses name the
+            // getter, the first definition).
+            let built = node.and_then(|t| owner_if_constructor(graph, t)).filter(|_| depth > 1);
+            let same_attribute = node.and_then(|t| graph.first_definition(t));
+            let uses = match built.into_iter().chain(same_attribute).collect::<Vec<_>>() {
+                more if more.is_empty() => uses,
+                more => {
                     let mut all = uses.as_ref().clone();
-                    all.extend(graph.uses(owner, floor).iter().copied());
+                    for r in more {
+                        all.extend(graph.uses(r, floor).iter().copied());
+                    }
                     std::sync::Arc::new(all)
                 }
-                None => uses,
             };
             for &u in uses.iter() {
                 let key = (u.file, u.enclosing);

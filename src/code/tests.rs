@@ -954,6 +954,41 @@ class Option:
     assert_eq!(tests_of("Option.is_flag"), vec!["tests/test_option.py"]);
 }
 
+/// A Python property's getter and setter are one attribute: `text.plain` means the getter,
+/// the first definition (as a Python language server answers), not each accessor in turn;
+/// a change to the setter still reaches the tests that use the attribute.
+#[test]
+fn a_propertys_uses_mean_its_first_definition_and_its_setter_reaches_them() {
+    use crate::code::dependents::{walk, Seed};
+    let text = "\
+class Text:
+    @property
+    def plain(self):
+        return self._text
+
+    @plain.setter
+    def plain(self, value):
+        self._text = value
+
+def render(text: Text):
+    return text.plain
+";
+    let graph = python_graph(&[
+        ("pkg/text.py", text),
+        ("tests/test_text.py", "from pkg.text import render\n\ndef test_render():\n    assert render(None)\n"),
+    ]);
+    let defs = graph.lookup("Text.plain");
+    assert_eq!(defs.len(), 2);
+    let (getter, setter) = (defs[0].min(defs[1]), defs[0].max(defs[1]));
+    let lines = |r| graph.references(r, 0.5).into_iter().map(|r| r.line).collect::<Vec<_>>();
+    assert_eq!(lines(getter), vec![11]);
+    assert!(lines(setter).is_empty(), "{:?}", lines(setter));
+    let seeds = [Seed { symbol_opt: Some(setter), name: String::new(), label: "Text.plain".into() }];
+    let mut tests: Vec<String> =
+        walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
+    tests.dedup();
+    assert_eq!(tests, vec!["tests/test_text.py"]);
+}
 /// A unittest mixin's test method, written in a helper module, runs in each test module's
 /// class that derives from the mixin: those are the tests a change to what it calls reaches.
 #[test]

@@ -459,8 +459,47 @@ impl CodeGraph {
         };
         let mut out =
             if occ.qualifier == 0 { self.resolve_bare(f, occ, all) } else { self.resolve_qualified(f, occ, all) };
+        self.drop_redefinitions(&mut out);
         out.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
         out
+    }
+
+    /// The first definition of a member a Python class defines again (`@plain.setter def
+    /// plain` → the getter): the one its uses resolve to (`drop_redefinitions`).
+    pub fn first_definition(&self, member: SymbolRef) -> Option<SymbolRef> {
+        let s = self.symbol(member);
+        let code = &self.codes[member.0 as usize];
+        if s.container.is_empty() || code.language != "python" {
+            return None;
+        }
+        let first = code.symbols.iter().position(|o| o.qualified_name == s.qualified_name && o.line < s.line)?;
+        Some((member.0, first as u32))
+    }
+
+    /// A Python class that defines a member twice or more (`@property def plain` then
+    /// `@plain.setter def plain`, `@overload` stubs before the implementation) has one
+    /// attribute of that name: its uses mean the first definition, as a Python language server
+    /// answers, not each accessor in turn.
+    fn drop_redefinitions(&self, candidates: &mut Vec<Candidate>) {
+        if candidates.len() < 2 {
+            return;
+        }
+        let first_of = |c: &Candidate| {
+            let s = self.symbol(c.symbol);
+            if s.container.is_empty() || self.codes[c.symbol.0 as usize].language != "python" {
+                return true;
+            }
+            !candidates.iter().any(|o| {
+                let other = self.symbol(o.symbol);
+                o.symbol.0 == c.symbol.0 && other.line < s.line && other.qualified_name == s.qualified_name
+            })
+        };
+        let keep: Vec<bool> = candidates.iter().map(first_of).collect();
+        let mut i = 0;
+        candidates.retain(|_| {
+            i += 1;
+            keep[i - 1]
+        });
     }
 
     /// Uses of a definition, highest confidence first, at or above `min_confidence`.
