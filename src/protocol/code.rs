@@ -42,7 +42,8 @@ pub struct Reference {
     pub path: String,
     pub line: u32,
     pub column: u32,
-    /// call, type, read or import.
+    /// call, type, read or import; `declaration`: another declaration of the same symbol in its
+    /// file (an overload signature, the other accessor of a property).
     pub kind: String,
     /// 0–1: how sure it is that this use means the symbol. A name-only match is never above 0.5.
     pub confidence: f32,

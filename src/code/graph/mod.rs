@@ -119,6 +119,13 @@ type UsesCache = HashMap<(SymbolRef, u32), std::sync::Arc<Vec<Use>>>;
 /// Definitions whose uses the cache holds at most (it starts over past this).
 const MAX_CACHED_USES: usize = 50_000;
 
+/// How sure another declaration of a symbol in its own file (an overload, the other accessor)
+/// is one of its references (`partner_declarations`).
+const PARTNER_CONFIDENCE: f32 = 0.95;
+
+/// Most a use's confidence grows to when declarations of one symbol pool theirs.
+const MAX_MERGED_CONFIDENCE: f32 = 0.95;
+
 /// For each of a file's definitions, the innermost function (or method) whose span holds it.
 /// Bash is left out: a function defined when another runs is global from then on.
 fn local_scopes(code: &FileCode) -> Vec<Option<u32>> {
@@ -459,13 +466,13 @@ impl CodeGraph {
         };
         let mut out =
             if occ.qualifier == 0 { self.resolve_bare(f, occ, all) } else { self.resolve_qualified(f, occ, all) };
-        self.drop_redefinitions(&mut out);
+        self.merge_redeclarations(&mut out);
         out.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
         out
     }
 
     /// The first definition of a member a Python class defines again (`@plain.setter def
-    /// plain` → the getter): the one its uses resolve to (`drop_redefinitions`).
+    /// plain` → the getter): the one its uses resolve to (`merge_redeclarations`).
     pub fn first_definition(&self, member: SymbolRef) -> Option<SymbolRef> {
         let s = self.symbol(member);
         let code = &self.codes[member.0 as usize];
@@ -476,30 +483,48 @@ impl CodeGraph {
         Some((member.0, first as u32))
     }
 
-    /// A Python class that defines a member twice or more (`@property def plain` then
-    /// `@plain.setter def plain`, `@overload` stubs before the implementation) has one
-    /// attribute of that name: its uses mean the first definition, as a Python language server
-    /// answers, not each accessor in turn.
-    fn drop_redefinitions(&self, candidates: &mut Vec<Candidate>) {
+    /// Several declarations of one symbol in one file (a TypeScript function's overloads, a
+    /// property's get and set accessors, a Python property's getter and setter) are one
+    /// thing a use means, not rivals splitting the confidence: each gets the sum of theirs.
+    /// A Python class that defines a member again has one attribute of that name, and its
+    /// uses mean the first definition, as a Python language server answers.
+    fn merge_redeclarations(&self, candidates: &mut Vec<Candidate>) {
         if candidates.len() < 2 {
             return;
         }
-        let first_of = |c: &Candidate| {
-            let s = self.symbol(c.symbol);
-            if s.container.is_empty() || self.codes[c.symbol.0 as usize].language != "python" {
-                return true;
-            }
-            !candidates.iter().any(|o| {
-                let other = self.symbol(o.symbol);
-                o.symbol.0 == c.symbol.0 && other.line < s.line && other.qualified_name == s.qualified_name
-            })
+        let group_of = |c: &Candidate| {
+            let code = &self.codes[c.symbol.0 as usize];
+            let s = &code.symbols[c.symbol.1 as usize];
+            let declares_twice = matches!(code.language.as_str(), "python" | "typescript" | "tsx" | "javascript");
+            let scope = self.local_to[c.symbol.0 as usize][c.symbol.1 as usize];
+            (declares_twice && (s.kind.is_callable() || s.kind == SymbolKind::Property)).then_some((
+                c.symbol.0,
+                s.qualified_name.as_str(),
+                scope,
+            ))
         };
-        let keep: Vec<bool> = candidates.iter().map(first_of).collect();
-        let mut i = 0;
-        candidates.retain(|_| {
-            i += 1;
-            keep[i - 1]
-        });
+        let groups: Vec<Option<(u32, &str, Option<u32>)>> = candidates.iter().map(group_of).collect();
+        let mut merged: Vec<Candidate> = Vec::with_capacity(candidates.len());
+        for (i, c) in candidates.iter().enumerate() {
+            let Some(group) = groups[i] else {
+                merged.push(*c);
+                continue;
+            };
+            let members: Vec<usize> = (0..candidates.len()).filter(|&j| groups[j] == Some(group)).collect();
+            if members.len() < 2 {
+                merged.push(*c);
+                continue;
+            }
+            let python = self.codes[group.0 as usize].language == "python";
+            let first = members.iter().min_by_key(|&&j| self.symbol(candidates[j].symbol).line).copied();
+            if python && first != Some(i) {
+                continue;
+            }
+            let sum: f32 = members.iter().map(|&j| candidates[j].confidence).sum();
+            let best = members.iter().map(|&j| candidates[j].confidence).fold(0.0, f32::max);
+            merged.push(Candidate { confidence: sum.min(MAX_MERGED_CONFIDENCE).max(best), ..*c });
+        }
+        *candidates = merged;
     }
 
     /// Uses of a definition, highest confidence first, at or above `min_confidence`.
@@ -529,10 +554,46 @@ impl CodeGraph {
                 }
             })
             .collect();
+        if PARTNER_CONFIDENCE >= min_confidence {
+            out.extend(self.partner_declarations(target).into_iter().map(|(f, i)| {
+                let s = &self.codes[f as usize].symbols[i as usize];
+                Reference {
+                    path: self.paths[f as usize].clone(),
+                    line: s.line,
+                    column: s.column,
+                    kind: "declaration".to_string(),
+                    confidence: PARTNER_CONFIDENCE,
+                    resolution: Resolution::SameFile.name().to_string(),
+                }
+            }));
+        }
         out.sort_by(|a, b| {
             b.confidence.total_cmp(&a.confidence).then_with(|| a.path.cmp(&b.path)).then(a.line.cmp(&b.line))
         });
         out
+    }
+
+    /// The other declarations of the symbol `target` declares: a TypeScript function's
+    /// overload signatures and implementation, a property's get and set accessors, a Python
+    /// property's getter and setter. A language server lists them among each one's
+    /// references.
+    fn partner_declarations(&self, target: SymbolRef) -> Vec<SymbolRef> {
+        let code = &self.codes[target.0 as usize];
+        let s = &code.symbols[target.1 as usize];
+        let declares_twice = matches!(code.language.as_str(), "python" | "typescript" | "tsx" | "javascript");
+        if !declares_twice || !(s.kind.is_callable() || s.kind == SymbolKind::Property) {
+            return Vec::new();
+        }
+        code.symbols
+            .iter()
+            .enumerate()
+            .filter(|&(i, o)| i as u32 != target.1 && o.qualified_name == s.qualified_name && o.line != s.line)
+            // Two functions nested in two others share a qualified name, not a scope.
+            .filter(|&(i, _)| {
+                self.local_to[target.0 as usize][i] == self.local_to[target.0 as usize][target.1 as usize]
+            })
+            .map(|(i, _)| (target.0, i as u32))
+            .collect()
     }
 
     /// Every use resolved to `target` at or above `min_confidence`, with the definition it
