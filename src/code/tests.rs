@@ -1074,3 +1074,56 @@ fn a_mixins_test_method_is_a_test_of_the_classes_that_derive_from_it() {
         .collect();
     assert_eq!(tests, vec![("tests/test_lru.py", "LRUTest")]);
 }
+
+/// A builder chain's type is followed from return type to return type, whatever its
+/// arguments and line breaks: `Arg::new("x")\n.long("flag")` is an `Arg` (its methods return
+/// `Self`), and so is a `let mut` bound to one; a call means the method, not the field of
+/// the same name.
+#[test]
+fn a_builder_chain_and_a_local_bound_to_one_have_the_builders_type() {
+    let text = "\
+pub struct Arg {
+    index: usize,
+}
+
+impl Arg {
+    pub fn new(id: &str) -> Self {
+        Arg { index: 0 }
+    }
+    pub fn long(mut self, l: &str) -> Self {
+        self
+    }
+    pub fn index(mut self, i: usize) -> Self {
+        self.index = i;
+        self
+    }
+    pub fn build(&mut self) {}
+}
+
+pub struct Other;
+
+impl Other {
+    pub fn index(&self) {}
+    pub fn build(&mut self) {}
+}
+
+fn flag_display_long() {
+    let mut f = Arg::new(\"flg\")
+        .long(\"flag\");
+    f.build();
+    let p = Arg::new(\"pos\").index(1);
+}
+";
+    let code = crate::code::extract::extract(Language::Rust, text).unwrap();
+    let graph = CodeGraph::build(HashMap::from([("src/arg.rs".to_string(), code)]), &HashMap::new());
+    let sure = |name: &str| -> Vec<u32> {
+        let target = graph.lookup(name).into_iter().find(|&r| graph.symbol(r).kind == SymbolKind::Method).unwrap();
+        let mut lines: Vec<u32> = graph.references(target, 0.5).into_iter().map(|r| r.line).collect();
+        lines.sort();
+        lines
+    };
+    assert_eq!(sure("Arg::build"), vec![29]);
+    assert_eq!(sure("Arg::index"), vec![30]);
+    assert_eq!(sure("Arg::long"), vec![28]);
+    assert!(sure("Other::build").is_empty());
+}

@@ -293,6 +293,8 @@ impl<'a> Walker<'a> {
     fn note_local_type(&mut self, binding: Node, target: Node) {
         let target = match target.kind() {
             "expression_list" if target.named_child_count() == 1 => target.named_child(0),
+            // `let mut p = Parser::new()`.
+            "mut_pattern" => target.named_child(0),
             _ => Some(target),
         };
         let Some(target) = target.filter(|t| t.kind() == "identifier") else { return };
@@ -370,8 +372,9 @@ impl<'a> Walker<'a> {
         if !matches!(value.kind(), "call" | "call_expression") {
             return None;
         }
-        let callee = self.text(value.child_by_field_name("function")?);
-        let plain = callee.len() <= 80 && callee.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | ':'));
+        let callee = chain_text(self.text(value.child_by_field_name("function")?))?;
+        let plain = callee.len() <= 80
+            && callee.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | ':' | '(' | ')'));
         plain.then(|| format!("{callee}()"))
     }
 
@@ -492,7 +495,7 @@ impl<'a> Walker<'a> {
             if let (Some(object), Some(member)) = (object, member) {
                 let member = self.member_ident(member);
                 if object.id() != member.id() {
-                    let qualifier: String = self.text(object).chars().take(80).collect();
+                    let qualifier = qualifier_text(self.text(object));
                     self.qualifiers.insert(member.id(), qualifier);
                 }
             }
@@ -526,7 +529,7 @@ impl<'a> Walker<'a> {
         if !identifier || name.len() > MAX_NAME || object.kind() == "string" {
             return;
         }
-        let qualifier: String = self.text(object).chars().take(80).collect();
+        let qualifier = qualifier_text(self.text(object));
         self.record_use(content, name, qualifier);
     }
 
@@ -590,10 +593,14 @@ impl<'a> Walker<'a> {
 
     /// Records a use of `name` through `qualifier` (empty: a bare name) at `node`'s start.
     fn record_use(&mut self, node: Node, name: &str, mut qualifier: String) {
-        // `cart.total()` where `cart = Cart(…)`: a member of `Cart`.
-        if let Some((ty, end)) = self.local_types.get(&qualifier) {
+        // `cart.total()` where `cart = Cart(…)`: a member of `Cart`; `cart.items().len()`: of
+        // what `Cart.items` returns.
+        // (Only a call's result: `adm.values_` is a field the graph cannot type.)
+        let head_len = qualifier.find(['.', '(']).unwrap_or(qualifier.len());
+        let typed_head = head_len == qualifier.len() || qualifier.ends_with(')');
+        if let Some((ty, end)) = self.local_types.get(&qualifier[..head_len]).filter(|_| typed_head) {
             if node.start_byte() < *end {
-                qualifier = ty.clone();
+                qualifier = format!("{ty}{}", &qualifier[head_len..]);
             }
         }
         let (name, qualifier) = (self.intern(name), self.intern(&qualifier));
@@ -888,6 +895,65 @@ pub(crate) fn annotated_type(text: &str) -> Option<String> {
         let capitalised = name.trim_start_matches('_').chars().next().is_some_and(char::is_uppercase)
             && name.chars().all(|c| c.is_alphanumeric() || c == '_');
         return (capitalised && name != "Self").then(|| name.to_string());
+    }
+    None
+}
+
+/// The text of a member's object as a qualifier: a call chain without its arguments
+/// (`Arg::new("x")\n    .short('f')` → `Arg::new().short()`, which the graph follows from
+/// return type to return type), at most 80 characters.
+fn qualifier_text(text: &str) -> String {
+    let text = if text.contains('(') { chain_text(text).unwrap_or_else(|| text.to_string()) } else { text.to_string() };
+    text.chars().take(80).collect()
+}
+
+/// A call chain with every argument list emptied, generic arguments and whitespace dropped:
+/// `a.b(x, "y").c::<T>(z)` → `a.b().c()`. `None` when brackets or quotes do not balance.
+fn chain_text(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len().min(128));
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '(' => {
+                skip_group(&mut chars, '(', ')')?;
+                out.push_str("()");
+            }
+            ':' if out.ends_with(':') && chars.peek() == Some(&'<') => {
+                out.pop();
+                chars.next();
+                skip_group(&mut chars, '<', '>')?;
+            }
+            c if c.is_whitespace() => {}
+            c => out.push(c),
+        }
+    }
+    Some(out)
+}
+
+/// Consumes `chars` up to the `close` matching an `open` already read; `None` if none does.
+/// Quoted strings inside are skipped whole (a `)` in one closes nothing).
+fn skip_group(chars: &mut std::iter::Peekable<std::str::Chars>, open: char, close: char) -> Option<()> {
+    let mut depth = 1;
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => loop {
+                match chars.next()? {
+                    '\\' => {
+                        chars.next();
+                    }
+                    '"' => break,
+                    _ => {}
+                }
+            },
+            c if c == open => depth += 1,
+            c if c == close => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(());
+                }
+            }
+            _ => {}
+        }
     }
     None
 }

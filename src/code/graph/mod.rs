@@ -467,6 +467,9 @@ impl CodeGraph {
         let mut out =
             if occ.qualifier == 0 { self.resolve_bare(f, occ, all) } else { self.resolve_qualified(f, occ, all) };
         self.merge_redeclarations(&mut out);
+        if occ.kind == UseKind::Call {
+            self.keep_callables(&mut out);
+        }
         out.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
         out
     }
@@ -481,6 +484,24 @@ impl CodeGraph {
         }
         let first = code.symbols.iter().position(|o| o.qualified_name == s.qualified_name && o.line < s.line)?;
         Some((member.0, first as u32))
+    }
+
+    /// A call means a method, not a field of the same name (Rust's `fn index(self, …)` beside
+    /// its `index` field, a getter named after what it reads): when a call's candidates hold
+    /// both, the fields drop out and the methods share their confidence.
+    fn keep_callables(&self, candidates: &mut Vec<Candidate>) {
+        let is_field = |c: &Candidate| self.symbol(c.symbol).kind == SymbolKind::Field;
+        let fields = candidates.iter().filter(|c| is_field(c)).count();
+        if fields == 0 || fields == candidates.len() {
+            return;
+        }
+        let total: f32 = candidates.iter().map(|c| c.confidence).sum();
+        let best = candidates.iter().map(|c| c.confidence).fold(0.0, f32::max);
+        candidates.retain(|c| !is_field(c));
+        let share = (total / candidates.len() as f32).min(MAX_MERGED_CONFIDENCE);
+        for c in candidates.iter_mut() {
+            c.confidence = c.confidence.max(share.min(best * 2.0));
+        }
     }
 
     /// Several declarations of one symbol in one file (a TypeScript function's overloads, a

@@ -11,6 +11,9 @@ use super::{
 };
 use crate::code::{ImportSpec, Occurrence, Symbol, SymbolKind, UseKind};
 
+/// Calls of a chain followed from return type to return type (`Arg::new().short().long()`).
+const MAX_CHAIN_CALLS: u32 = 6;
+
 impl CodeGraph {
     pub(super) fn enclosing_container(&self, f: u32, occ: &Occurrence) -> Option<&str> {
         let s = &self.codes[f as usize].symbols[occ.enclosing? as usize];
@@ -53,7 +56,8 @@ impl CodeGraph {
         // The result of a call (`self.make_parser(ctx).parse_args()`, or a local bound to
         // one): of the type the callee's return annotation names.
         if qualifier.ends_with(')') {
-            let found = self.call_result_type(f, occ, qualifier, 3).map(|ty| self.typed_candidates(&ty, all));
+            let found =
+                self.call_result_type(f, occ, qualifier, MAX_CHAIN_CALLS).map(|ty| self.typed_candidates(&ty, all));
             if let Some(found) = found.filter(|found| !found.is_empty()) {
                 return found;
             }
@@ -247,8 +251,12 @@ impl CodeGraph {
         } else {
             return None;
         };
+        // A call means a method or a type, not a field of the same name (`long` beside
+        // `fn long(self, …) -> Self`).
+        let called: Vec<SymbolRef> =
+            candidates.into_iter().filter(|&r| self.symbol(r).kind != SymbolKind::Field).collect();
         let mut found: Option<String> = None;
-        for r in candidates {
+        for r in called {
             let s = self.symbol(r);
             let ty = if s.kind.is_container() {
                 s.name.clone()
@@ -591,7 +599,7 @@ impl CodeGraph {
             // A call's result of a type that has the member.
             || (qualifier.ends_with(')')
                 && self
-                    .call_result_type(f, occ, qualifier, 3)
+                    .call_result_type(f, occ, qualifier, MAX_CHAIN_CALLS)
                     .is_some_and(|ty| !self.typed_members(&ty, &[target]).is_empty()))
             // A value of a type whose base defines the member.
             || (parts.len() == 1
@@ -652,6 +660,10 @@ fn return_type(signature: &str) -> Option<String> {
     let rest = signature[close? + 1..].trim_start();
     let rest = rest.strip_prefix("->").or_else(|| rest.strip_prefix(':'))?;
     let rest = rest.split(['{', ';']).next()?.split(" where ").next()?;
+    // `-> Self`, `-> &mut Self`: the caller reads it as the implementing type.
+    if crate::code::extract::base_type_name(rest) == "Self" {
+        return Some("Self".to_string());
+    }
     crate::code::extract::annotated_type(rest)
 }
 
