@@ -1127,3 +1127,32 @@ fn flag_display_long() {
     assert_eq!(sure("Arg::long"), vec![28]);
     assert!(sure("Other::build").is_empty());
 }
+
+/// A Go method's receiver is its `self`: `p.close()` in a method of the unexported `parser`
+/// is `parser.close`, not the other type's method of that name.
+#[test]
+fn a_go_receiver_names_the_methods_own_type() {
+    let text = "\
+package parser
+
+type parser struct{}
+
+func (p *parser) parse() {
+\tp.close()
+}
+
+func (p *parser) close() {}
+
+type lexer struct{}
+
+func (l *lexer) close() {}
+";
+    let code = extract(Language::Go, text).unwrap();
+    let graph = CodeGraph::build(HashMap::from([("parser/parser.go".to_string(), code)]), &HashMap::new());
+    let lines = |name: &str| -> Vec<u32> {
+        let target = graph.lookup(name)[0];
+        graph.references(target, 0.5).into_iter().map(|r| r.line).collect()
+    };
+    assert_eq!(lines("parser.close"), vec![6]);
+    assert!(lines("lexer.close").is_empty());
+}

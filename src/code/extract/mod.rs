@@ -745,6 +745,14 @@ impl<'a> Walker<'a> {
                 self.bind_params(params);
             }
         }
+        // A Go method's receiver (`func (p *parser) f()`) is its `self`: `p.g()` is a member
+        // of the method's own type, whatever case the type's name has.
+        if self.language == Language::Go {
+            let receiver = node.child_by_field_name("receiver").and_then(|r| r.named_child(0));
+            if let Some(name) = receiver.and_then(|d| d.child_by_field_name("name")) {
+                self.note_type(name, "self".to_string());
+            }
+        }
         if self.spec.params.is_empty() || matches!(self.language, Language::Kotlin | Language::Swift) {
             // Grammars without a parameters field: parameter nodes are direct children.
             let mut cursor = node.walk();
