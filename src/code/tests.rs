@@ -1156,3 +1156,34 @@ func (l *lexer) close() {}
     assert_eq!(lines("parser.close"), vec![6]);
     assert!(lines("lexer.close").is_empty());
 }
+
+/// A field's stated type decides what its members are: `data_: Map<string, Value>` is a
+/// `Map`, so `this.data_.set(…)` is `Map.set`, not `Value.set`; `current_: Value` is a
+/// `Value`.
+#[test]
+fn a_fields_stated_type_is_its_outer_type() {
+    let text = "\
+export class Value {
+    set(v: number) {}
+}
+
+export class Other {
+    set(v: number) {}
+}
+
+export class Store {
+    data_: Map<string, Value>
+    current_: Value
+
+    put(v: number) {
+        this.data_.set(\"k\", new Value())
+        this.current_.set(v)
+    }
+}
+";
+    let code = extract(Language::TypeScript, text).unwrap();
+    let graph = CodeGraph::build(HashMap::from([("src/store.ts".to_string(), code)]), &HashMap::new());
+    let target = graph.lookup("Value.set")[0];
+    let lines: Vec<u32> = graph.references(target, 0.0).into_iter().map(|r| r.line).collect();
+    assert_eq!(lines, vec![15]);
+}

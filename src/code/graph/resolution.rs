@@ -149,10 +149,16 @@ impl CodeGraph {
         // `items.add()` where `items` is a field or variable this file declares: its
         // declaration names its type, and a member of another type is not meant.
         if let Some(declared) = self.declaration_in_file(f, last) {
+            // The type it states, when it states one (`data_: Map<K, Value<V>>` is a `Map`:
+            // its `set` is not `Value.set`); else any type its declaration names.
+            let stated = declared_type(&declared.signature, last);
             let words: HashSet<&str> = declared.signature.split(|c: char| !c.is_alphanumeric() && c != '_').collect();
             members.retain(|&r| {
                 let container = &self.symbol(r).container;
-                split_qualifier(container).last().is_some_and(|c| words.contains(c))
+                split_qualifier(container).last().is_some_and(|c| match &stated {
+                    Some(ty) => c == ty,
+                    None => words.contains(c),
+                })
             });
             let confidence = 0.7 / members.len().max(1) as f32;
             return members.into_iter().map(|r| cand(r, Resolution::QualifiedPath, confidence)).collect();
@@ -664,6 +670,16 @@ fn return_type(signature: &str) -> Option<String> {
     if crate::code::extract::base_type_name(rest) == "Self" {
         return Some("Self".to_string());
     }
+    crate::code::extract::annotated_type(rest)
+}
+
+/// The type a field's or variable's declaration states after its name and a `:`
+/// (`data_!: Map<K, V>`, `items: Vec<Item>`, `self.parser: Parser = …`), through optionals
+/// and pointers (`annotated_type`); `None` when it states none this way.
+fn declared_type(signature: &str, name: &str) -> Option<String> {
+    let at = signature.find(name)? + name.len();
+    let rest = signature[at..].trim_start_matches(['!', '?']).trim_start().strip_prefix(':')?;
+    let rest = rest.split('=').next()?;
     crate::code::extract::annotated_type(rest)
 }
 
