@@ -495,12 +495,13 @@ impl CodeGraph {
         if fields == 0 || fields == candidates.len() {
             return;
         }
+        // The candidates split one use's confidence; what the fields held goes to the
+        // methods (a name-only split stays within its own total, below 0.5).
         let total: f32 = candidates.iter().map(|c| c.confidence).sum();
-        let best = candidates.iter().map(|c| c.confidence).fold(0.0, f32::max);
         candidates.retain(|c| !is_field(c));
         let share = (total / candidates.len() as f32).min(MAX_MERGED_CONFIDENCE);
         for c in candidates.iter_mut() {
-            c.confidence = c.confidence.max(share.min(best * 2.0));
+            c.confidence = c.confidence.max(share);
         }
     }
 
