@@ -474,6 +474,15 @@ impl CodeGraph {
         out
     }
 
+    /// Whether `r` is a declaration its file may repeat for one symbol: a function, method or
+    /// property in a language with overload signatures, get/set accessors or property setters.
+    fn redeclarable(&self, r: SymbolRef) -> bool {
+        let code = &self.codes[r.0 as usize];
+        let kind = code.symbols[r.1 as usize].kind;
+        matches!(code.language.as_str(), "python" | "typescript" | "tsx" | "javascript")
+            && (kind.is_callable() || kind == SymbolKind::Property)
+    }
+
     /// The first definition of a member a Python class defines again (`@plain.setter def
     /// plain` → the getter): the one its uses resolve to (`merge_redeclarations`).
     pub fn first_definition(&self, member: SymbolRef) -> Option<SymbolRef> {
@@ -515,15 +524,8 @@ impl CodeGraph {
             return;
         }
         let group_of = |c: &Candidate| {
-            let code = &self.codes[c.symbol.0 as usize];
-            let s = &code.symbols[c.symbol.1 as usize];
-            let declares_twice = matches!(code.language.as_str(), "python" | "typescript" | "tsx" | "javascript");
             let scope = self.local_to[c.symbol.0 as usize][c.symbol.1 as usize];
-            (declares_twice && (s.kind.is_callable() || s.kind == SymbolKind::Property)).then_some((
-                c.symbol.0,
-                s.qualified_name.as_str(),
-                scope,
-            ))
+            self.redeclarable(c.symbol).then_some((c.symbol.0, self.symbol(c.symbol).qualified_name.as_str(), scope))
         };
         let groups: Vec<Option<(u32, &str, Option<u32>)>> = candidates.iter().map(group_of).collect();
         let mut merged: Vec<Candidate> = Vec::with_capacity(candidates.len());
@@ -600,12 +602,11 @@ impl CodeGraph {
     /// property's getter and setter. A language server lists them among each one's
     /// references.
     fn partner_declarations(&self, target: SymbolRef) -> Vec<SymbolRef> {
-        let code = &self.codes[target.0 as usize];
-        let s = &code.symbols[target.1 as usize];
-        let declares_twice = matches!(code.language.as_str(), "python" | "typescript" | "tsx" | "javascript");
-        if !declares_twice || !(s.kind.is_callable() || s.kind == SymbolKind::Property) {
+        if !self.redeclarable(target) {
             return Vec::new();
         }
+        let code = &self.codes[target.0 as usize];
+        let s = &code.symbols[target.1 as usize];
         code.symbols
             .iter()
             .enumerate()
