@@ -528,6 +528,11 @@ impl CodeGraph {
             self.redeclarable(c.symbol).then_some((c.symbol.0, self.symbol(c.symbol).qualified_name.as_str(), scope))
         };
         let groups: Vec<Option<(u32, &str, Option<u32>)>> = candidates.iter().map(group_of).collect();
+        // Every use is resolved through here: most have no two declarations of one symbol.
+        let shared = groups.iter().enumerate().any(|(i, g)| g.is_some() && groups[i + 1..].contains(g));
+        if !shared {
+            return;
+        }
         let mut merged: Vec<Candidate> = Vec::with_capacity(candidates.len());
         for (i, c) in candidates.iter().enumerate() {
             let Some(group) = groups[i] else {
