@@ -910,6 +910,32 @@ x = decorator
     assert_eq!(sure_uses(&graph, "_attach_init", "deco.py"), vec![("deco.py".into(), 15, "local_scope".into())]);
 }
 
+/// Writing through a name (`method.__name__ = …`, `registry[key] = …`) binds nothing: the
+/// name is used, and a nested function set up that way before it is returned is still the
+/// one returned; a module-level class assigned an attribute in a function is still called.
+#[test]
+fn a_write_through_a_name_is_a_use_and_binds_nothing() {
+    let text = "\
+class Registry:
+    pass
+
+def make_operator(name):
+    def method(self, other):
+        return other
+    method.__name__ = name
+    return method
+
+def register(key, value):
+    Registry.items[key] = value
+    return Registry()
+";
+    let graph = python_graph(&[("ops.py", text)]);
+    let local = |line| ("ops.py".to_string(), line, "local_scope".to_string());
+    assert_eq!(sure_uses(&graph, "method", "ops.py"), vec![local(7), local(8)]);
+    let same_file = |line| ("ops.py".to_string(), line, "same_file".to_string());
+    assert_eq!(sure_uses(&graph, "Registry", "ops.py"), vec![same_file(11), same_file(12)]);
+}
+
 /// Tests reach a changed method through what pytest runs: a helper module in `tests/` is no
 /// test file (its callers are), a module-level variable built from a function leads on to the
 /// variable's users, and a class built by a test runs its `__init__` and what that calls.

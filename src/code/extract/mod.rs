@@ -387,6 +387,11 @@ impl<'a> Walker<'a> {
             if kind.contains("type") && n.id() != node.id() {
                 continue;
             }
+            // `f.__name__ = …`, `table[k] = …`: a write through a name is a use of it, and
+            // binds nothing (a nested function's returned later all the same).
+            if ASSIGNED_THROUGH.contains(&kind) {
+                continue;
+            }
             if self.spec.idents.contains(&kind) || kind == "identifier" || kind == "simple_identifier" {
                 names.push(self.text(n).to_string());
                 self.def_names.insert(n.id());
@@ -1006,6 +1011,22 @@ pub(crate) fn base_type_name(text: &str) -> String {
 }
 
 /// Names that are never a definition's: receivers, literals.
+/// Targets of an assignment that write through a name (a member, an element) and bind none.
+const ASSIGNED_THROUGH: &[&str] = &[
+    "attribute",
+    "subscript",
+    "member_expression",
+    "subscript_expression",
+    "field_expression",
+    "index_expression",
+    "selector_expression",
+    "element_reference",
+    "dot_index_expression",
+    "bracket_index_expression",
+    // Ruby's `obj.name = …`.
+    "call",
+];
+
 fn is_keyword_like(name: &str) -> bool {
     matches!(
         name,
