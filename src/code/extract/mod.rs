@@ -1010,7 +1010,6 @@ pub(crate) fn base_type_name(text: &str) -> String {
     text[..cut].trim_end_matches(['*', '&']).to_string()
 }
 
-/// Names that are never a definition's: receivers, literals.
 /// Targets of an assignment that write through a name (a member, an element) and bind none.
 const ASSIGNED_THROUGH: &[&str] = &[
     "attribute",
@@ -1027,6 +1026,7 @@ const ASSIGNED_THROUGH: &[&str] = &[
     "call",
 ];
 
+/// Names that are never a definition's: receivers, literals.
 fn is_keyword_like(name: &str) -> bool {
     matches!(
         name,
