@@ -1213,3 +1213,97 @@ export class Store {
     let lines: Vec<u32> = graph.references(target, 0.0).into_iter().map(|r| r.line).collect();
     assert_eq!(lines, vec![15]);
 }
+
+/// Go values are typed as the Go compiler types them: by a composite literal or a type
+/// assertion whatever the case of the type's name, by the first result of a function or
+/// method (`NewString() *String`, a method's through its receiver's type, one of an imported
+/// package through its alias, the value beside `ok` or an error), and a struct has the
+/// methods of the types it embeds.
+#[test]
+fn go_values_are_typed_by_literals_assertions_results_and_embedding() {
+    let ast = "\
+package ast
+
+type Segments struct{ items []int }
+
+func (s *Segments) Len() int { return len(s.items) }
+
+type Node interface {
+	Lines() *Segments
+}
+
+type BaseNode struct{ next Node }
+
+func (b *BaseNode) NextSibling() Node { return b.next }
+
+type BaseBlock struct {
+	BaseNode
+	lines *Segments
+}
+
+func (b *BaseBlock) Lines() *Segments { return b.lines }
+
+type Paragraph struct {
+	BaseBlock
+}
+
+type String struct{ code bool }
+
+func NewString() *String { return &String{} }
+
+func (s *String) SetCode(v bool) { s.code = v }
+";
+    let run = "\
+package parser
+
+import gast \"example.com/md/ast\"
+
+type parser struct{ depth int }
+
+func (p *parser) close() {}
+
+func run(node gast.Node, para *gast.Paragraph) {
+	p := &parser{}
+	p.close()
+	s := gast.NewString()
+	s.SetCode(true)
+	lines := para.Lines()
+	_ = lines.Len()
+	list, ok := node.(*gast.Paragraph)
+	_ = ok
+	list.NextSibling()
+}
+
+type lexer struct{}
+
+func (l *lexer) close() {}
+
+func (l *lexer) SetCode(v bool) {}
+
+func (l *lexer) Len() int { return 0 }
+
+func (l *lexer) NextSibling() {}
+";
+    let files = HashMap::from([
+        ("ast/ast.go".to_string(), extract(Language::Go, ast).unwrap()),
+        ("parser/parser.go".to_string(), extract(Language::Go, run).unwrap()),
+    ]);
+    let configs = HashMap::from([("go.mod".to_string(), "module example.com/md\n\ngo 1.21\n".to_string())]);
+    let graph = CodeGraph::build(files, &configs);
+    let sure = |name: &str| -> Vec<(String, u32)> {
+        let target = graph.lookup(name)[0];
+        graph.references(target, 0.5).into_iter().map(|r| (r.path, r.line)).collect()
+    };
+    let at = |line| vec![("parser/parser.go".to_string(), line)];
+    assert_eq!(sure("parser.close"), at(11));
+    assert_eq!(sure("String.SetCode"), at(13));
+    assert_eq!(sure("Segments.Len"), at(15));
+    assert_eq!(sure("BaseNode.NextSibling"), at(18));
+    for other in ["lexer.close", "lexer.SetCode", "lexer.Len", "lexer.NextSibling"] {
+        assert!(sure(other).is_empty(), "{other}: {:?}", sure(other));
+    }
+    // The embedded field is a field named by its type, and still a use of the type.
+    let embedded = graph.lookup("Paragraph.BaseBlock");
+    assert_eq!(embedded.len(), 1);
+    assert!(sure("BaseBlock").contains(&("ast/ast.go".to_string(), 23)), "{:?}", sure("BaseBlock"));
+}

@@ -91,7 +91,12 @@ impl<'a> Walker<'a> {
             container,
             visibility: self.visibility(node, kind, &qualified_name),
         };
-        self.def_names.insert(name_node.id());
+        // An embedded Go field's name is its type's, which stays a use of the type.
+        let embedded =
+            self.language == Language::Go && kind == SymbolKind::Field && node.child_by_field_name("name").is_none();
+        if !embedded {
+            self.def_names.insert(name_node.id());
+        }
         let index = self.symbol_base + self.out.symbols.len() as u32;
         self.out.symbols.push(symbol);
         if kind.is_callable() {
@@ -334,7 +339,12 @@ impl<'a> Walker<'a> {
             format!("{container}.{name}")
         };
         let start = node.start_position();
-        self.def_names.insert(name_node.id());
+        // An embedded Go field's name is its type's, which stays a use of the type.
+        let embedded =
+            self.language == Language::Go && kind == SymbolKind::Field && node.child_by_field_name("name").is_none();
+        if !embedded {
+            self.def_names.insert(name_node.id());
+        }
         let index = self.symbol_base + self.out.symbols.len() as u32;
         if kind == SymbolKind::Module && self.out.package.is_empty() {
             self.out.package = name.clone();
@@ -421,7 +431,22 @@ impl<'a> Walker<'a> {
                 container = ty.map(|t| base_type_name(self.text(t)));
                 node.child_by_field_name("name")?
             }
-            (Language::Go, "field_declaration") => node.child_by_field_name("name")?,
+            (Language::Go, "field_declaration") => match node.child_by_field_name("name") {
+                Some(name) => name,
+                // An embedded field (`ast.BaseInline`, `*Node`) is named by its type.
+                None => {
+                    let mut ty = node.child_by_field_name("type")?;
+                    for _ in 0..4 {
+                        ty = match ty.kind() {
+                            "pointer_type" => ty.named_child(0)?,
+                            "qualified_type" => ty.child_by_field_name("name")?,
+                            "generic_type" => ty.child_by_field_name("type")?,
+                            _ => break,
+                        };
+                    }
+                    ty
+                }
+            },
             (Language::Java | Language::CSharp, "field_declaration" | "event_field_declaration") => {
                 let decl = node.child_by_field_name("declarator").or_else(|| {
                     let mut cursor = node.walk();

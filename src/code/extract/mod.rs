@@ -293,13 +293,15 @@ impl<'a> Walker<'a> {
     fn note_local_type(&mut self, binding: Node, target: Node) {
         let target = match target.kind() {
             "expression_list" if target.named_child_count() == 1 => target.named_child(0),
+            // `n, err := parse(…)`: the value beside the error is the first result.
+            "expression_list" if self.language == Language::Go => target.named_child(0),
             // `let mut p = Parser::new()`.
             "mut_pattern" => target.named_child(0),
             _ => Some(target),
         };
         let Some(target) = target.filter(|t| t.kind() == "identifier") else { return };
         // `let p: Parser = …`, `x: Parser = …`, `const p: Parser = …`: the stated type wins.
-        let stated = binding.child_by_field_name("type").and_then(|t| annotated_type(self.text(t)));
+        let stated = binding.child_by_field_name("type").and_then(|t| stated_type(self.text(t), self.language));
         if let Some(ty) = stated {
             return self.note_type(target, ty);
         }
@@ -308,7 +310,9 @@ impl<'a> Walker<'a> {
             Some(v) if v.kind() == "expression_list" && v.named_child_count() == 1 => v.named_child(0),
             other => other,
         };
-        let Some(ty) = value.and_then(|v| self.constructed_type(v).or_else(|| self.called(v))) else {
+        // `lines := node.Lines()` where `node` is a `*Paragraph`: what `Paragraph.Lines` returns.
+        let called = |v: Node| self.called(v).map(|c| self.typed_qualifier(c, v.start_byte()));
+        let Some(ty) = value.and_then(|v| self.constructed_type(v).or_else(|| called(v))) else {
             self.local_types.remove(self.text(target));
             return;
         };
@@ -341,6 +345,14 @@ impl<'a> Walker<'a> {
             s.chars().next().is_some_and(char::is_uppercase) && s.chars().all(|c| c.is_alphanumeric() || c == '_')
         };
         let kind = value.kind();
+        if self.language == Language::Go {
+            // `&parser{…}`, `node.(*ast.List)`: the type is written as one, whatever its case.
+            let ty = match kind {
+                "composite_literal" | "type_assertion_expression" => value.child_by_field_name("type")?,
+                _ => return None,
+            };
+            return go_type(self.text(ty));
+        }
         let text = if kind == "struct_expression" || kind == "composite_literal" {
             let name = value.child_by_field_name("name").or_else(|| value.child_by_field_name("type"))?;
             self.text(name)
@@ -597,17 +609,8 @@ impl<'a> Walker<'a> {
     }
 
     /// Records a use of `name` through `qualifier` (empty: a bare name) at `node`'s start.
-    fn record_use(&mut self, node: Node, name: &str, mut qualifier: String) {
-        // `cart.total()` where `cart = Cart(…)`: a member of `Cart`; `cart.items().len()`: of
-        // what `Cart.items` returns.
-        // (Only a call's result: `adm.values_` is a field the graph cannot type.)
-        let head_len = qualifier.find(['.', '(']).unwrap_or(qualifier.len());
-        let typed_head = head_len == qualifier.len() || qualifier.ends_with(')');
-        if let Some((ty, end)) = self.local_types.get(&qualifier[..head_len]).filter(|_| typed_head) {
-            if node.start_byte() < *end {
-                qualifier = format!("{ty}{}", &qualifier[head_len..]);
-            }
-        }
+    fn record_use(&mut self, node: Node, name: &str, qualifier: String) {
+        let qualifier = self.typed_qualifier(qualifier, node.start_byte());
         let (name, qualifier) = (self.intern(name), self.intern(&qualifier));
         let pos = node.start_position();
         let (line, column) = (pos.row as u32 + 1, pos.column as u32 + 1);
@@ -631,6 +634,19 @@ impl<'a> Walker<'a> {
             qualifier,
             enclosing: self.enclosing_symbol(),
         });
+    }
+
+    /// `qualifier` with its head replaced by the type of the local it names, where that is
+    /// known at byte `at`: `cart.total()` where `cart = Cart(…)` is a member of `Cart`;
+    /// `cart.items().len()` of what `Cart.items` returns. (Only a call's result:
+    /// `adm.values_` is a field the graph cannot type.)
+    fn typed_qualifier(&self, qualifier: String, at: usize) -> String {
+        let head_len = qualifier.find(['.', '(']).unwrap_or(qualifier.len());
+        let typed_head = head_len == qualifier.len() || qualifier.ends_with(')');
+        match self.local_types.get(&qualifier[..head_len]) {
+            Some((ty, end)) if typed_head && at < *end => format!("{ty}{}", &qualifier[head_len..]),
+            _ => qualifier,
+        }
     }
 
     /// The index of `text` in the file's strings, added on first use.
@@ -847,7 +863,9 @@ impl<'a> Walker<'a> {
     /// Records the type a parameter's annotation names (`cli: Command`, `p: &mut Parser`,
     /// `(c: Cart)`), so `cli.main()` is a member of `Command`, as a type checker reads it.
     fn note_param_type(&mut self, param: Node, target: Node) {
-        let Some(ty) = param.child_by_field_name("type").and_then(|t| annotated_type(self.text(t))) else { return };
+        let Some(ty) = param.child_by_field_name("type").and_then(|t| stated_type(self.text(t), self.language)) else {
+            return;
+        };
         let ident = if self.spec.idents.contains(&target.kind()) {
             Some(target)
         } else {
@@ -910,6 +928,56 @@ pub(crate) fn annotated_type(text: &str) -> Option<String> {
         return (capitalised && name != "Self").then(|| name.to_string());
     }
     None
+}
+
+/// The type a declaration in `language` states (`annotated_type`; in Go `go_type`).
+pub(crate) fn stated_type(text: &str, language: Language) -> Option<String> {
+    if language == Language::Go {
+        go_type(text)
+    } else {
+        annotated_type(text)
+    }
+}
+
+/// A Go type's name as its values' members are found: `*ast.List` → `List`, and unexported
+/// types too (`*parser` → `parser`: Go's case is visibility, not kind). `None` for the
+/// predeclared types and for composite ones (`[]T`, `map[K]V`, `func(…)`, `chan T`), whose
+/// members are not their elements'.
+pub(crate) fn go_type(text: &str) -> Option<String> {
+    const PREDECLARED: &[&str] = &[
+        "bool",
+        "byte",
+        "complex64",
+        "complex128",
+        "error",
+        "float32",
+        "float64",
+        "int",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "rune",
+        "string",
+        "uint",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "uintptr",
+        "any",
+        "comparable",
+        "map",
+        "chan",
+        "func",
+        "interface",
+        "struct",
+    ];
+    let head = base_type_name(text);
+    let name = head.rsplit('.').next()?;
+    let ident = name.starts_with(|c: char| c.is_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+    (ident && !PREDECLARED.contains(&name)).then(|| name.to_string())
 }
 
 /// The text of a member's object as a qualifier: a call chain without its arguments

@@ -194,10 +194,26 @@ impl CodeGraph {
                 let s = self.symbol(r);
                 if s.kind.is_container() {
                     types.extend(base_names(&s.signature));
+                    types.extend(self.embedded_types(r));
                 }
             }
         }
         Vec::new()
+    }
+
+    /// The types a Go struct embeds (`struct { ast.BaseInline; … }`): their members are the
+    /// struct's own, as a base class's are.
+    fn embedded_types(&self, r: SymbolRef) -> Vec<String> {
+        let code = self.code(r.0);
+        if code.language != "go" {
+            return Vec::new();
+        }
+        let owner = &self.symbol(r).qualified_name;
+        code.symbols
+            .iter()
+            .filter(|s| s.kind == SymbolKind::Field && s.container == *owner && is_embedded_field(s))
+            .map(|s| s.name.clone())
+            .collect()
     }
 
     /// `typed_members` as candidates: the code says the type, so they are sure, shared
@@ -254,6 +270,9 @@ impl CodeGraph {
             self.typed_members(&self.call_result_type(f, occ, receiver, depth - 1)?, defs)
         } else if names_a_type(receiver_last) {
             self.typed_members(receiver_last, defs)
+        } else if let Some(files) = self.bindings[f as usize].get(receiver) {
+            // `gast.NewString(…)`, `core.make()`: a function of an imported module.
+            defs.iter().copied().filter(|&r| files.contains(&r.0) && self.is_top_level(r)).collect()
         } else {
             return None;
         };
@@ -267,7 +286,7 @@ impl CodeGraph {
             let ty = if s.kind.is_container() {
                 s.name.clone()
             } else {
-                let ty = return_type(&s.signature)?;
+                let ty = return_type(&s.signature, &self.code(r.0).language)?;
                 if ty == "Self" {
                     split_qualifier(&s.container).last()?.to_string()
                 } else {
@@ -645,25 +664,29 @@ fn call_start(qualifier: &str) -> Option<usize> {
 }
 
 /// The return annotation of a function's signature: what follows its parameter list after
-/// `->` or `:` (`def f(self) -> Parser`, `fn new() -> Self`, `make(): Parser`).
-fn return_type(signature: &str) -> Option<String> {
-    let open = signature.find('(')?;
-    let mut depth = 0i32;
-    let mut close = None;
-    for (i, c) in signature[open..].char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => {
-                depth -= 1;
-                if depth == 0 {
-                    close = Some(open + i);
-                    break;
-                }
-            }
-            _ => {}
-        }
+/// `->` or `:` (`def f(self) -> Parser`, `fn new() -> Self`, `make(): Parser`); in Go, what
+/// follows it at all (`func (b *Base) Lines() *Segments`, `Peek() (Segment, error)`: the
+/// first result, the value beside an error).
+fn return_type(signature: &str, language: &str) -> Option<String> {
+    let go = language == "go";
+    // A Go method's receiver list comes before its name.
+    let params_from = match signature.strip_prefix("func ") {
+        Some(rest) if go && rest.starts_with('(') => 5 + closing_paren(rest, 0)? + 1,
+        _ => 0,
+    };
+    let open = params_from + signature[params_from..].find('(')?;
+    let rest = signature[closing_paren(signature, open)? + 1..].trim_start();
+    if go {
+        let rest = rest.split('{').next()?.trim();
+        let first = if rest.starts_with('(') {
+            // `(n int, err error)` names its results: the type follows the name.
+            let first = rest[1..closing_paren(rest, 0)?].split(',').next()?.trim();
+            first.rsplit_once(' ').map_or(first, |(_, ty)| ty)
+        } else {
+            rest
+        };
+        return crate::code::extract::go_type(first);
     }
-    let rest = signature[close? + 1..].trim_start();
     let rest = rest.strip_prefix("->").or_else(|| rest.strip_prefix(':'))?;
     let rest = rest.split(['{', ';']).next()?.split(" where ").next()?;
     // `-> Self`, `-> &mut Self`: the caller reads it as the implementing type.
@@ -671,6 +694,31 @@ fn return_type(signature: &str) -> Option<String> {
         return Some("Self".to_string());
     }
     crate::code::extract::annotated_type(rest)
+}
+
+/// Whether a Go field is an embedded one: its declaration is its type alone, named by it.
+pub(crate) fn is_embedded_field(field: &crate::code::Symbol) -> bool {
+    let declared = field.signature.trim();
+    !declared.contains(char::is_whitespace)
+        && crate::code::extract::base_type_name(declared).rsplit('.').next() == Some(field.name.as_str())
+}
+
+/// The index in `text` of the `)` closing the `(` at `open`.
+fn closing_paren(text: &str, open: usize) -> Option<usize> {
+    let mut depth = 0i32;
+    for (i, c) in text[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(open + i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The type a field's or variable's declaration states after its name and a `:`
