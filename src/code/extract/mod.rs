@@ -4,6 +4,7 @@
 mod definitions;
 mod describe;
 mod macros;
+mod types;
 
 use std::collections::{HashMap, HashSet};
 
@@ -12,6 +13,8 @@ use tree_sitter::{Node, Parser, Tree};
 use super::spec::{doc_roles, roles, spec, Spec, IDENT_ONLY, SKIP, VISIT};
 use super::{imports, FileCode, Occurrence, UseKind};
 use crate::ingest::Language;
+pub(crate) use types::{annotated_type, base_type_name, go_type, stated_type};
+use types::{chain_text, qualifier_text};
 
 /// Longest name kept: longer "names" are generated code or parse debris.
 const MAX_NAME: usize = 160;
@@ -875,207 +878,6 @@ impl<'a> Walker<'a> {
         let Some(ident) = ident.filter(|i| !is_keyword_like(self.text(*i))) else { return };
         self.note_type(ident, ty);
     }
-}
-
-/// The type an annotation names when a value of it has that type's members: `Command`,
-/// `Optional[Command]`, `Command | None`, `"Command"`, `t.Optional[core.Command]`,
-/// `&mut Parser<'a>`, `Arc<Mutex<Pool>>` → `Pool`. A collection (`list[Cart]`, `Vec<Cart>`)
-/// names itself: its members are not its elements'. `None` when nothing capitalised is named.
-pub(crate) fn annotated_type(text: &str) -> Option<String> {
-    /// Types whose values stand for their argument's (a pointer, an optional, a lock).
-    const TRANSPARENT: &[&str] = &[
-        "Optional",
-        "Option",
-        "Union",
-        "Box",
-        "Arc",
-        "Rc",
-        "Weak",
-        "RefCell",
-        "Mutex",
-        "RwLock",
-        "Pin",
-        "Final",
-        "ClassVar",
-        "Annotated",
-        "Readonly",
-        "Type",
-        "NotRequired",
-        "Required",
-    ];
-    let mut text = text.trim().trim_start_matches(':').trim();
-    for _ in 0..6 {
-        text = text.trim().trim_matches(['"', '\'']).trim();
-        // `A | None`: the one alternative that is not `None`.
-        let alternatives: Vec<&str> =
-            top_level_split(text, '|').into_iter().map(str::trim).filter(|a| *a != "None" && *a != "null").collect();
-        if alternatives.len() != 1 {
-            return None;
-        }
-        text = alternatives[0];
-        let head = base_type_name(text);
-        let open = text.find(['[', '<']);
-        let name = head.rsplit(['.', ':']).next().unwrap_or(&head);
-        if TRANSPARENT.contains(&name) {
-            let inner = &text[open? + 1..];
-            let inner = inner.strip_suffix([']', '>']).unwrap_or(inner);
-            text = top_level_split(inner, ',').first().copied()?;
-            continue;
-        }
-        // `_OptionParser` is a class too.
-        let capitalised = name.trim_start_matches('_').chars().next().is_some_and(char::is_uppercase)
-            && name.chars().all(|c| c.is_alphanumeric() || c == '_');
-        return (capitalised && name != "Self").then(|| name.to_string());
-    }
-    None
-}
-
-/// The type a declaration in `language` states (`annotated_type`; in Go `go_type`).
-pub(crate) fn stated_type(text: &str, language: Language) -> Option<String> {
-    if language == Language::Go {
-        go_type(text)
-    } else {
-        annotated_type(text)
-    }
-}
-
-/// A Go type's name as its values' members are found: `*ast.List` → `List`, and unexported
-/// types too (`*parser` → `parser`: Go's case is visibility, not kind). `None` for the
-/// predeclared types and for composite ones (`[]T`, `map[K]V`, `func(…)`, `chan T`), whose
-/// members are not their elements'.
-pub(crate) fn go_type(text: &str) -> Option<String> {
-    const PREDECLARED: &[&str] = &[
-        "bool",
-        "byte",
-        "complex64",
-        "complex128",
-        "error",
-        "float32",
-        "float64",
-        "int",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "rune",
-        "string",
-        "uint",
-        "uint8",
-        "uint16",
-        "uint32",
-        "uint64",
-        "uintptr",
-        "any",
-        "comparable",
-        "map",
-        "chan",
-        "func",
-        "interface",
-        "struct",
-    ];
-    let head = base_type_name(text);
-    let name = head.rsplit('.').next()?;
-    let ident = name.starts_with(|c: char| c.is_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_alphanumeric() || c == '_');
-    (ident && !PREDECLARED.contains(&name)).then(|| name.to_string())
-}
-
-/// The text of a member's object as a qualifier: a call chain without its arguments
-/// (`Arg::new("x")\n    .short('f')` → `Arg::new().short()`, which the graph follows from
-/// return type to return type), at most 80 characters.
-fn qualifier_text(text: &str) -> String {
-    let text = if text.contains('(') { chain_text(text).unwrap_or_else(|| text.to_string()) } else { text.to_string() };
-    text.chars().take(80).collect()
-}
-
-/// A call chain with every argument list emptied, generic arguments and whitespace dropped:
-/// `a.b(x, "y").c::<T>(z)` → `a.b().c()`. `None` when brackets or quotes do not balance.
-fn chain_text(text: &str) -> Option<String> {
-    let mut out = String::with_capacity(text.len().min(128));
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '(' => {
-                skip_group(&mut chars, '(', ')')?;
-                out.push_str("()");
-            }
-            ':' if out.ends_with(':') && chars.peek() == Some(&'<') => {
-                out.pop();
-                chars.next();
-                skip_group(&mut chars, '<', '>')?;
-            }
-            c if c.is_whitespace() => {}
-            c => out.push(c),
-        }
-    }
-    Some(out)
-}
-
-/// Consumes `chars` up to the `close` matching an `open` already read; `None` if none does.
-/// Quoted strings inside are skipped whole (a `)` in one closes nothing).
-fn skip_group(chars: &mut std::iter::Peekable<std::str::Chars>, open: char, close: char) -> Option<()> {
-    let mut depth = 1;
-    while let Some(c) = chars.next() {
-        match c {
-            '"' => loop {
-                match chars.next()? {
-                    '\\' => {
-                        chars.next();
-                    }
-                    '"' => break,
-                    _ => {}
-                }
-            },
-            c if c == open => depth += 1,
-            c if c == close => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(());
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
-/// `text` split at `sep` outside brackets.
-fn top_level_split(text: &str, sep: char) -> Vec<&str> {
-    let (mut depth, mut start, mut out) = (0i32, 0, Vec::new());
-    for (i, c) in text.char_indices() {
-        match c {
-            '[' | '<' | '(' | '{' => depth += 1,
-            ']' | '>' | ')' | '}' => depth -= 1,
-            _ if c == sep && depth == 0 => {
-                out.push(&text[start..i]);
-                start = i + c.len_utf8();
-            }
-            _ => {}
-        }
-    }
-    out.push(&text[start..]);
-    out
-}
-
-/// `Vec<T>` → `Vec`, `*Cart` → `Cart`, `&'a mut Foo<'a>` → `Foo`, `a::b::C` stays.
-pub(crate) fn base_type_name(text: &str) -> String {
-    let mut text = text.trim();
-    loop {
-        text = text.trim_start_matches(['&', '*', '(']).trim_start();
-        if let Some(rest) = ["mut ", "const ", "dyn ", "impl "].iter().find_map(|p| text.strip_prefix(p)) {
-            text = rest;
-        } else if text.starts_with('\'') {
-            // A lifetime: `&'a mut Foo`.
-            match text.find(char::is_whitespace) {
-                Some(i) => text = &text[i..],
-                None => return String::new(),
-            }
-        } else {
-            break;
-        }
-    }
-    let cut = text.find(['<', '[', '(', ' ', '{']).unwrap_or(text.len());
-    text[..cut].trim_end_matches(['*', '&']).to_string()
 }
 
 /// Targets of an assignment that write through a name (a member, an element) and bind none.

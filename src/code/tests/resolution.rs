@@ -1,0 +1,559 @@
+//! How uses resolve to what they mean (types the code states, scopes, redeclarations, a
+//! language's own typing) and how change impact walks from a definition to its tests, on
+//! small repos written out in each test.
+
+use std::collections::HashMap;
+
+use super::super::{extract, CodeGraph, SymbolKind};
+use crate::ingest::Language;
+
+/// The walk's bounds as the daemon sets them for a diff (dependents 2 hops, tests 8).
+fn daemon_walk_limits() -> crate::code::dependents::WalkLimits {
+    crate::code::dependents::WalkLimits {
+        depth: 2,
+        test_depth: 8,
+        min_confidence: 0.5,
+        test_min_confidence: 0.15,
+        max_visited: 1000,
+        max_work: 2000,
+        member_guess: 0.2,
+    }
+}
+
+/// A Python repo's files by path, extracted, as one graph.
+fn python_graph(files: &[(&str, &str)]) -> CodeGraph {
+    let files = files.iter().map(|(path, text)| (path.to_string(), extract(Language::Python, text).unwrap())).collect();
+    CodeGraph::build(files, &HashMap::new())
+}
+
+/// The lines (with their resolution) of the sure uses of the definition `name` in `path`.
+fn sure_uses(graph: &CodeGraph, name: &str, path: &str) -> Vec<(String, u32, String)> {
+    let target = graph.lookup(name).into_iter().find(|&r| graph.path(r.0) == path).expect(name);
+    let mut found: Vec<(String, u32, String)> =
+        graph.references(target, 0.5).into_iter().map(|r| (r.path, r.line, r.resolution)).collect();
+    found.sort();
+    found
+}
+
+/// What the code states about a value's type is read as a type checker reads it: a
+/// parameter's annotation (through `Optional`, `| None` and quotes, and on to the base class
+/// that defines the member), and the return annotation of the call a local was bound to or a
+/// member is called on. `parse_args` and `main` are defined by two classes each, so without
+/// the types the calls resolve by name alone, never surely.
+#[test]
+fn a_receiver_of_a_stated_type_resolves_to_that_types_member() {
+    let core = "\
+class Parser:
+    def parse_args(self, args):
+        return args
+
+class Command:
+    def make_parser(self) -> \"Parser\":
+        return Parser()
+
+    def parse_args(self, args):
+        parser = self.make_parser()
+        return parser.parse_args(args)
+
+    def parse_chained(self, args):
+        return self.make_parser().parse_args(args)
+
+    def main(self):
+        with self.make_context() as ctx:
+            return ctx
+
+    def make_context(self):
+        return 1
+
+class Group(Command):
+    pass
+
+class Other:
+    def main(self):
+        pass
+";
+    let testing = "\
+from core import Command, Group
+
+def invoke(cli: Command, args):
+    return cli.main()
+
+def invoke_group(group: \"Optional[Group]\", other: Group | None):
+    group.main()
+    other.main()
+";
+    let graph = python_graph(&[("core.py", core), ("testing.py", testing)]);
+    let qualified = |line| ("core.py".to_string(), line, "qualified_path".to_string());
+    assert_eq!(sure_uses(&graph, "Parser.parse_args", "core.py"), vec![qualified(11), qualified(14)]);
+    // The call before `as` in a `with` is a use, not a name the statement binds.
+    assert_eq!(sure_uses(&graph, "Command.make_context", "core.py"), vec![qualified(17)]);
+    let from_testing = |line| ("testing.py".to_string(), line, "qualified_path".to_string());
+    assert_eq!(sure_uses(&graph, "Command.main", "core.py"), vec![from_testing(4), from_testing(7), from_testing(8)]);
+    assert!(sure_uses(&graph, "Other.main", "core.py").is_empty());
+}
+
+/// `getattr(parent, "meta", {})` reads `parent.meta`: an attribute named by a string constant
+/// is a use of the member, resolved through the receiver like a dotted one; a string that is
+/// not a name, or a call that is not one of the attribute built-ins, is not.
+#[test]
+fn an_attribute_named_by_a_string_constant_is_a_member_use() {
+    let core = "\
+class Context:
+    def __init__(self, parent: \"Context\"):
+        self._meta = getattr(parent, \"meta\", {})
+        if hasattr(parent, 'close'):
+            setattr(parent, \"meta\", None)
+        print(parent, \"meta\")
+        getattr(parent, \"not a name\")
+
+    @property
+    def meta(self):
+        return self._meta
+
+    def close(self):
+        pass
+
+class Other:
+    def meta(self):
+        pass
+
+    def close(self):
+        pass
+";
+    let graph = python_graph(&[("core.py", core)]);
+    let qualified = |line| ("core.py".to_string(), line, "qualified_path".to_string());
+    assert_eq!(sure_uses(&graph, "Context.meta", "core.py"), vec![qualified(3), qualified(5)]);
+    assert_eq!(sure_uses(&graph, "Context.close", "core.py"), vec![qualified(4)]);
+    assert!(sure_uses(&graph, "Other.meta", "core.py").is_empty());
+}
+
+/// A function defined inside another is seen only there, and hides a same-named one outside:
+/// each decorator factory's `return decorator` means its own.
+#[test]
+fn a_function_nested_in_another_is_local_to_it() {
+    let text = "\
+def command(name):
+    def decorator(f):
+        return f
+    return decorator
+
+def option(name):
+    def decorator(f):
+        return f
+    return decorator
+
+class Builder:
+    def add_init(self):
+        def _attach_init(cls):
+            return cls
+        self.hooks.append(_attach_init)
+
+x = decorator
+";
+    let graph = python_graph(&[("deco.py", text)]);
+    let decorators = graph.lookup("decorator");
+    assert_eq!(decorators.len(), 2);
+    for (def, use_line) in decorators.into_iter().zip([4, 9]) {
+        let uses: Vec<u32> = graph.references(def, 0.0).into_iter().map(|r| r.line).collect();
+        assert_eq!(uses, vec![use_line], "{:?}", graph.symbol(def));
+    }
+    assert_eq!(sure_uses(&graph, "_attach_init", "deco.py"), vec![("deco.py".into(), 15, "local_scope".into())]);
+}
+
+/// Writing through a name (`method.__name__ = …`, `registry[key] = …`) binds nothing: the
+/// name is used, and a nested function set up that way before it is returned is still the
+/// one returned; a module-level class assigned an attribute in a function is still called.
+#[test]
+fn a_write_through_a_name_is_a_use_and_binds_nothing() {
+    let text = "\
+class Registry:
+    pass
+
+def make_operator(name):
+    def method(self, other):
+        return other
+    method.__name__ = name
+    return method
+
+def register(key, value):
+    Registry.items[key] = value
+    return Registry()
+";
+    let graph = python_graph(&[("ops.py", text)]);
+    let local = |line| ("ops.py".to_string(), line, "local_scope".to_string());
+    assert_eq!(sure_uses(&graph, "method", "ops.py"), vec![local(7), local(8)]);
+    let same_file = |line| ("ops.py".to_string(), line, "same_file".to_string());
+    assert_eq!(sure_uses(&graph, "Registry", "ops.py"), vec![same_file(11), same_file(12)]);
+}
+
+/// Tests reach a changed method through what pytest runs: a helper module in `tests/` is no
+/// test file (its callers are), a module-level variable built from a function leads on to the
+/// variable's users, and a class built by a test runs its `__init__` and what that calls.
+#[test]
+fn tests_reach_a_change_through_helpers_variables_and_constructors() {
+    use crate::code::dependents::{walk, Seed};
+    let graph = python_graph(&[
+        (
+            "pkg/core.py",
+            "\
+def encoding():
+    return 'utf-8'
+
+_cached = make_cached(encoding)
+
+def echo(text):
+    return _cached()
+
+class Option:
+    def __init__(self, flag):
+        self.flag = self.is_flag(flag)
+
+    def is_flag(self, flag):
+        return bool(flag)
+",
+        ),
+        ("tests/helpers.py", "from pkg.core import echo\n\ndef shout(text):\n    return echo(text.upper())\n"),
+        ("tests/test_echo.py", "from tests.helpers import shout\n\ndef test_shout():\n    assert shout('a')\n"),
+        ("tests/test_option.py", "from pkg.core import Option\n\ndef test_option():\n    assert Option(1).flag\n"),
+    ]);
+    let limits = daemon_walk_limits();
+    let tests_of = |name: &str| -> Vec<String> {
+        let changed = graph.lookup(name)[0];
+        let seeds = [Seed { symbol_opt: Some(changed), name: String::new(), label: name.into() }];
+        let mut found: Vec<String> =
+            walk(&graph, &seeds, limits).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
+        found.sort();
+        found.dedup();
+        found
+    };
+    assert_eq!(tests_of("encoding"), vec!["tests/test_echo.py"]);
+    assert_eq!(tests_of("Option.is_flag"), vec!["tests/test_option.py"]);
+}
+
+/// A TypeScript function's overload signatures and its implementation, and a property's get
+/// and set accessors, are one symbol each: a use means all of them surely (not a third or a
+/// half each, below the default floor), and each one's references list the others as
+/// declarations, as the TypeScript language service answers.
+#[test]
+fn overloads_and_accessors_are_one_symbol_with_their_declarations_among_its_references() {
+    let api = "\
+export function values<T>(map: Map<string, T>): T[]
+export function values<T>(set: Set<T>): T[]
+export function values(thing: any): any[] {
+    return []
+}
+
+export class Reaction {
+    get isDisposed() {
+        return false
+    }
+    set isDisposed(value: boolean) {
+    }
+}
+";
+    let user = "\
+import { values, Reaction } from \"./api\"
+
+export function run(r: Reaction) {
+    if (!r.isDisposed) {
+        return values(new Map())
+    }
+}
+";
+    let files = [("src/api.ts", api), ("src/user.ts", user)]
+        .iter()
+        .map(|(path, text)| (path.to_string(), extract(Language::TypeScript, text).unwrap()))
+        .collect();
+    let graph = CodeGraph::build(files, &HashMap::new());
+    let refs = |name: &str, line: u32| -> Vec<(String, u32, String)> {
+        let target = graph.lookup(name).into_iter().find(|&r| graph.symbol(r).line == line).expect(name);
+        let mut found: Vec<(String, u32, String)> =
+            graph.references(target, 0.5).into_iter().map(|r| (r.path, r.line, r.kind)).collect();
+        found.sort();
+        found
+    };
+    let at = |path: &str, line, kind: &str| (path.to_string(), line, kind.to_string());
+    assert_eq!(
+        refs("values", 2),
+        vec![
+            at("src/api.ts", 1, "declaration"),
+            at("src/api.ts", 3, "declaration"),
+            at("src/user.ts", 1, "import"),
+            at("src/user.ts", 5, "call")
+        ]
+    );
+    assert_eq!(refs("Reaction.isDisposed", 8), vec![at("src/api.ts", 11, "declaration"), at("src/user.ts", 4, "read")]);
+    assert_eq!(refs("Reaction.isDisposed", 11), vec![at("src/api.ts", 8, "declaration"), at("src/user.ts", 4, "read")]);
+}
+
+/// A Python property's getter and setter are one attribute: `text.plain` means the getter,
+/// the first definition (as a Python language server answers), not each accessor in turn;
+/// a change to the setter still reaches the tests that use the attribute.
+#[test]
+fn a_propertys_uses_mean_its_first_definition_and_its_setter_reaches_them() {
+    use crate::code::dependents::{walk, Seed};
+    let text = "\
+class Text:
+    @property
+    def plain(self):
+        return self._text
+
+    @plain.setter
+    def plain(self, value):
+        self._text = value
+
+def render(text: Text):
+    return text.plain
+";
+    let graph = python_graph(&[
+        ("pkg/text.py", text),
+        ("tests/test_text.py", "from pkg.text import render\n\ndef test_render():\n    assert render(None)\n"),
+    ]);
+    let defs = graph.lookup("Text.plain");
+    assert_eq!(defs.len(), 2);
+    let (getter, setter) = (defs[0].min(defs[1]), defs[0].max(defs[1]));
+    let lines = |r| graph.references(r, 0.5).into_iter().map(|r| r.line).collect::<Vec<_>>();
+    // Each accessor's references list the other's declaration; the uses are the getter's.
+    assert_eq!(lines(getter), vec![7, 11]);
+    assert_eq!(lines(setter), vec![3]);
+    let seeds = [Seed { symbol_opt: Some(setter), name: String::new(), label: "Text.plain".into() }];
+    let mut tests: Vec<String> =
+        walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
+    tests.dedup();
+    assert_eq!(tests, vec!["tests/test_text.py"]);
+}
+/// A unittest mixin's test method, written in a helper module, runs in each test module's
+/// class that derives from the mixin: those are the tests a change to what it calls reaches.
+#[test]
+fn a_mixins_test_method_is_a_test_of_the_classes_that_derive_from_it() {
+    use crate::code::dependents::{walk, Seed};
+    let graph = python_graph(&[
+        ("cache.py", "def evict(items):\n    return items[1:]\n"),
+        (
+            "tests/__init__.py",
+            "from cache import evict\n\nclass CacheTestMixin:\n    def test_evict(self):\n        assert evict([1, 2]) == [2]\n",
+        ),
+        (
+            "tests/test_lru.py",
+            "import unittest\nfrom tests import CacheTestMixin\n\nclass LRUTest(unittest.TestCase, CacheTestMixin):\n    pass\n",
+        ),
+        ("tests/test_other.py", "import unittest\n\nclass OtherTest(unittest.TestCase):\n    pass\n"),
+    ]);
+    let changed = graph.lookup("evict")[0];
+    let seeds = [Seed { symbol_opt: Some(changed), name: String::new(), label: "evict".into() }];
+    let limits = daemon_walk_limits();
+    let found = walk(&graph, &seeds, limits);
+    let tests: Vec<(&str, &str)> = found
+        .tests
+        .iter()
+        .map(|t| (graph.path(t.file), graph.symbol((t.file, t.symbol_opt.unwrap())).name.as_str()))
+        .collect();
+    assert_eq!(tests, vec![("tests/test_lru.py", "LRUTest")]);
+}
+
+/// A builder chain's type is followed from return type to return type, whatever its
+/// arguments and line breaks: `Arg::new("x")\n.long("flag")` is an `Arg` (its methods return
+/// `Self`), and so is a `let mut` bound to one; a call means the method, not the field of
+/// the same name.
+#[test]
+fn a_builder_chain_and_a_local_bound_to_one_have_the_builders_type() {
+    let text = "\
+pub struct Arg {
+    index: usize,
+}
+
+impl Arg {
+    pub fn new(id: &str) -> Self {
+        Arg { index: 0 }
+    }
+    pub fn long(mut self, l: &str) -> Self {
+        self
+    }
+    pub fn index(mut self, i: usize) -> Self {
+        self.index = i;
+        self
+    }
+    pub fn build(&mut self) {}
+}
+
+pub struct Other;
+
+impl Other {
+    pub fn index(&self) {}
+    pub fn build(&mut self) {}
+}
+
+fn flag_display_long() {
+    let mut f = Arg::new(\"flg\")
+        .long(\"flag\");
+    f.build();
+    let p = Arg::new(\"pos\").index(1);
+}
+";
+    let code = crate::code::extract::extract(Language::Rust, text).unwrap();
+    let graph = CodeGraph::build(HashMap::from([("src/arg.rs".to_string(), code)]), &HashMap::new());
+    let sure = |name: &str| -> Vec<u32> {
+        let target = graph.lookup(name).into_iter().find(|&r| graph.symbol(r).kind == SymbolKind::Method).unwrap();
+        let mut lines: Vec<u32> = graph.references(target, 0.5).into_iter().map(|r| r.line).collect();
+        lines.sort();
+        lines
+    };
+    assert_eq!(sure("Arg::build"), vec![29]);
+    assert_eq!(sure("Arg::index"), vec![30]);
+    assert_eq!(sure("Arg::long"), vec![28]);
+    assert!(sure("Other::build").is_empty());
+}
+
+/// A Go method's receiver is its `self`: `p.close()` in a method of the unexported `parser`
+/// is `parser.close`, not the other type's method of that name.
+#[test]
+fn a_go_receiver_names_the_methods_own_type() {
+    let text = "\
+package parser
+
+type parser struct{}
+
+func (p *parser) parse() {
+\tp.close()
+}
+
+func (p *parser) close() {}
+
+type lexer struct{}
+
+func (l *lexer) close() {}
+";
+    let code = extract(Language::Go, text).unwrap();
+    let graph = CodeGraph::build(HashMap::from([("parser/parser.go".to_string(), code)]), &HashMap::new());
+    let lines = |name: &str| -> Vec<u32> {
+        let target = graph.lookup(name)[0];
+        graph.references(target, 0.5).into_iter().map(|r| r.line).collect()
+    };
+    assert_eq!(lines("parser.close"), vec![6]);
+    assert!(lines("lexer.close").is_empty());
+}
+
+/// A field's stated type decides what its members are: `data_: Map<string, Value>` is a
+/// `Map`, so `this.data_.set(…)` is `Map.set`, not `Value.set`; `current_: Value` is a
+/// `Value`.
+#[test]
+fn a_fields_stated_type_is_its_outer_type() {
+    let text = "\
+export class Value {
+    set(v: number) {}
+}
+
+export class Other {
+    set(v: number) {}
+}
+
+export class Store {
+    data_: Map<string, Value>
+    current_: Value
+
+    put(v: number) {
+        this.data_.set(\"k\", new Value())
+        this.current_.set(v)
+    }
+}
+";
+    let code = extract(Language::TypeScript, text).unwrap();
+    let graph = CodeGraph::build(HashMap::from([("src/store.ts".to_string(), code)]), &HashMap::new());
+    let target = graph.lookup("Value.set")[0];
+    let lines: Vec<u32> = graph.references(target, 0.0).into_iter().map(|r| r.line).collect();
+    assert_eq!(lines, vec![15]);
+}
+
+/// Go values are typed as the Go compiler types them: by a composite literal or a type
+/// assertion whatever the case of the type's name, by the first result of a function or
+/// method (`NewString() *String`, a method's through its receiver's type, one of an imported
+/// package through its alias, the value beside `ok` or an error), and a struct has the
+/// methods of the types it embeds.
+#[test]
+fn go_values_are_typed_by_literals_assertions_results_and_embedding() {
+    let ast = "\
+package ast
+
+type Segments struct{ items []int }
+
+func (s *Segments) Len() int { return len(s.items) }
+
+type Node interface {
+	Lines() *Segments
+}
+
+type BaseNode struct{ next Node }
+
+func (b *BaseNode) NextSibling() Node { return b.next }
+
+type BaseBlock struct {
+	BaseNode
+	lines *Segments
+}
+
+func (b *BaseBlock) Lines() *Segments { return b.lines }
+
+type Paragraph struct {
+	BaseBlock
+}
+
+type String struct{ code bool }
+
+func NewString() *String { return &String{} }
+
+func (s *String) SetCode(v bool) { s.code = v }
+";
+    let run = "\
+package parser
+
+import gast \"example.com/md/ast\"
+
+type parser struct{ depth int }
+
+func (p *parser) close() {}
+
+func run(node gast.Node, para *gast.Paragraph) {
+	p := &parser{}
+	p.close()
+	s := gast.NewString()
+	s.SetCode(true)
+	lines := para.Lines()
+	_ = lines.Len()
+	list, ok := node.(*gast.Paragraph)
+	_ = ok
+	list.NextSibling()
+}
+
+type lexer struct{}
+
+func (l *lexer) close() {}
+
+func (l *lexer) SetCode(v bool) {}
+
+func (l *lexer) Len() int { return 0 }
+
+func (l *lexer) NextSibling() {}
+";
+    let files = HashMap::from([
+        ("ast/ast.go".to_string(), extract(Language::Go, ast).unwrap()),
+        ("parser/parser.go".to_string(), extract(Language::Go, run).unwrap()),
+    ]);
+    let configs = HashMap::from([("go.mod".to_string(), "module example.com/md\n\ngo 1.21\n".to_string())]);
+    let graph = CodeGraph::build(files, &configs);
+    let sure = |name: &str| -> Vec<(String, u32)> {
+        let target = graph.lookup(name)[0];
+        graph.references(target, 0.5).into_iter().map(|r| (r.path, r.line)).collect()
+    };
+    let at = |line| vec![("parser/parser.go".to_string(), line)];
+    assert_eq!(sure("parser.close"), at(11));
+    assert_eq!(sure("String.SetCode"), at(13));
+    assert_eq!(sure("Segments.Len"), at(15));
+    assert_eq!(sure("BaseNode.NextSibling"), at(18));
+    for other in ["lexer.close", "lexer.SetCode", "lexer.Len", "lexer.NextSibling"] {
+        assert!(sure(other).is_empty(), "{other}: {:?}", sure(other));
+    }
+    // The embedded field is a field named by its type, and still a use of the type.
+    let embedded = graph.lookup("Paragraph.BaseBlock");
+    assert_eq!(embedded.len(), 1);
+    assert!(sure("BaseBlock").contains(&("ast/ast.go".to_string(), 23)), "{:?}", sure("BaseBlock"));
+}
