@@ -175,7 +175,17 @@ static PYTHON: Spec = Spec {
     ],
     params: &["parameters"],
     separator: ".",
-    special: &["import_statement", "import_from_statement", "future_import_statement", "assignment"],
+    special: &[
+        "import_statement",
+        "import_from_statement",
+        "future_import_statement",
+        "assignment",
+        // Their `for` clauses bind before the element expression written first.
+        "list_comprehension",
+        "set_comprehension",
+        "dictionary_comprehension",
+        "generator_expression",
+    ],
 };
 
 static TYPESCRIPT: Spec = Spec {

@@ -13,8 +13,8 @@ use tree_sitter::{Node, Parser, Tree};
 use super::spec::{doc_roles, roles, spec, Spec, IDENT_ONLY, SKIP, VISIT};
 use super::{imports, FileCode, Occurrence, UseKind};
 use crate::ingest::Language;
-pub(crate) use types::{annotated_type, base_type_name, go_type, stated_type};
-use types::{chain_text, qualifier_text};
+pub(crate) use types::{annotated_type, base_type_name, element_type, go_type, stated_type};
+use types::{chain_text, qualifier_text, without_adapters};
 
 /// Longest name kept: longer "names" are generated code or parse debris.
 const MAX_NAME: usize = 160;
@@ -322,6 +322,84 @@ impl<'a> Walker<'a> {
         self.note_type(target, ty);
     }
 
+    /// A loop variable or a callback's first parameter holds an element of what is walked:
+    /// `for arg in cmd.get_arguments()`, `cmd.get_arguments().filter(|arg| …)`, `for c in
+    /// self.commands():`. Noted as the walked call with `[]`, which the graph reads as an
+    /// element of the call's result (by its return annotation).
+    fn note_element_type(&mut self, binding: Node) {
+        let (target, walked) = match (self.language, binding.kind()) {
+            (Language::Rust, "for_expression") => {
+                (binding.child_by_field_name("pattern"), binding.child_by_field_name("value"))
+            }
+            (Language::Python, "for_statement" | "for_in_clause") => {
+                (binding.child_by_field_name("left"), binding.child_by_field_name("right"))
+            }
+            (Language::Rust, "closure_parameters") => (binding.named_child(0), self.callback_receiver(binding)),
+            _ => return,
+        };
+        let Some(target) = target.filter(|t| t.kind() == "identifier") else { return };
+        let walked = walked.and_then(|w| chain_text(self.text(w)).map(|t| (t, w.start_byte())));
+        let Some((text, at)) =
+            walked.map(|(t, at)| (without_adapters(&t).to_string(), at)).filter(|(t, _)| t.ends_with(')'))
+        else {
+            // A name bound again to what cannot be typed loses the type it had.
+            self.local_types.remove(self.text(target));
+            return;
+        };
+        let text = self.typed_qualifier(text, at);
+        self.note_type(target, format!("{text}[]"));
+    }
+
+    /// A Python comprehension's `for` clauses bind before its element expression, which the
+    /// source writes first: `c` in `c.total() for c in self.carts()` is the loop's.
+    fn bind_comprehension(&mut self, node: Node) {
+        if !self.in_function() {
+            return;
+        }
+        let mut cursor = node.walk();
+        let clauses: Vec<Node> = node.named_children(&mut cursor).filter(|c| c.kind() == "for_in_clause").collect();
+        for clause in clauses {
+            if let Some(target) = clause.child_by_field_name("left") {
+                self.bind_pattern(target);
+                self.note_element_type(clause);
+            }
+        }
+    }
+
+    /// The object whose elements a Rust closure is called with: `x` in `x.filter(|a| …)`,
+    /// `x.map(…)`, `x.any(…)`, `opt.is_some_and(…)`.
+    fn callback_receiver(&self, parameters: Node<'a>) -> Option<Node<'a>> {
+        const PER_ELEMENT: &[&str] = &[
+            "filter",
+            "map",
+            "any",
+            "all",
+            "find",
+            "for_each",
+            "position",
+            "filter_map",
+            "flat_map",
+            "take_while",
+            "skip_while",
+            "inspect",
+            "max_by_key",
+            "min_by_key",
+            "find_map",
+            "try_for_each",
+            "map_while",
+            "partition",
+            "is_some_and",
+            "is_ok_and",
+            "and_then",
+            "retain",
+            "sort_by_key",
+        ];
+        let call = parameters.parent()?.parent().filter(|a| a.kind() == "arguments")?.parent()?;
+        let callee = call.child_by_field_name("function").filter(|c| c.kind() == "field_expression")?;
+        let method = callee.child_by_field_name("field")?;
+        PER_ELEMENT.contains(&self.text(method)).then(|| callee.child_by_field_name("value")).flatten()
+    }
+
     /// `name` (an identifier) holds a value of type `ty` until its function's body ends.
     fn note_type(&mut self, name: Node, ty: String) {
         let end = self.frames.iter().rev().find(|f| f.locals.is_some()).map_or(usize::MAX, |f| f.end);
@@ -443,6 +521,9 @@ impl<'a> Walker<'a> {
             _ => {}
         }
         let kind = node.kind();
+        if self.language == Language::Python && (kind.ends_with("comprehension") || kind == "generator_expression") {
+            self.bind_comprehension(node);
+        }
         if node.start_byte() >= self.import_end {
             if let Some(specs) = imports::import_specs(self.language, node, self.src) {
                 self.import_end = node.end_byte();
@@ -487,6 +568,7 @@ impl<'a> Walker<'a> {
                 if let Some(target) = target {
                     self.bind_pattern(target);
                     self.note_local_type(node, target);
+                    self.note_element_type(node);
                 }
             }
         } else if matches!(kind, "variable_declarator" | "short_var_declaration") && self.in_function() {

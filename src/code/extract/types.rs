@@ -66,6 +66,68 @@ pub(crate) fn stated_type(text: &str, language: Language) -> Option<String> {
     }
 }
 
+/// The type of the elements a value of type `text` yields when walked or passed to a
+/// callback: `impl Iterator<Item = &Arg>`, `Vec<Arg>`, `&[Arg]`, `Option<Arg>`,
+/// `list[Cart]`, `Iterator[Cart]`, `Cart[]`, `Array<Cart>`, Go's `[]Segment`. `None` for a
+/// map (it yields pairs), a tuple, and what names no single element type.
+pub(crate) fn element_type(text: &str, go: bool) -> Option<String> {
+    const MAPS: &[&str] =
+        &["HashMap", "BTreeMap", "IndexMap", "dict", "Dict", "Mapping", "MutableMapping", "Map", "Record"];
+    let mut text = text.trim();
+    while let Some(rest) = ["&", "mut ", "impl ", "dyn "].iter().find_map(|p| text.strip_prefix(p)) {
+        text = rest.trim_start();
+    }
+    if go {
+        return go_type(text.strip_prefix("[]")?);
+    }
+    let item = text.find("Item =").or_else(|| text.find("Item="));
+    let element = if let Some(at) = item {
+        // `impl Iterator<Item = &Arg> + '_`, `Box<dyn Iterator<Item = X>>`.
+        let rest = text[at + 4..].trim_start().strip_prefix('=')?;
+        bracketed(rest, true)
+    } else if let Some(inner) = text.strip_prefix('[') {
+        // `[Arg]`, `[Arg; 4]`.
+        inner.split([';', ']']).next()?
+    } else if let Some(of) = text.strip_suffix("[]") {
+        of
+    } else {
+        let open = text.find(['<', '['])?;
+        let head = base_type_name(&text[..open]);
+        if MAPS.contains(&head.rsplit(['.', ':']).next().unwrap_or(&head)) {
+            return None;
+        }
+        let arguments: Vec<&str> = top_level_split(bracketed(&text[open + 1..], false), ',')
+            .into_iter()
+            .map(str::trim)
+            .filter(|a| !a.starts_with('\'') && !a.is_empty())
+            .collect();
+        if arguments.len() != 1 {
+            return None;
+        }
+        arguments[0]
+    };
+    if element.trim_start().starts_with('(') {
+        return None;
+    }
+    annotated_type(element)
+}
+
+/// The start of `text` (just inside an opening bracket) up to the bracket that closes it, or
+/// with `first` only its first argument (up to a `,` at its level).
+fn bracketed(text: &str, first: bool) -> &str {
+    let mut depth = 0i32;
+    for (i, c) in text.char_indices() {
+        match c {
+            '<' | '[' | '(' => depth += 1,
+            '>' | ']' | ')' if depth == 0 => return &text[..i],
+            '>' | ']' | ')' => depth -= 1,
+            ',' if depth == 0 && first => return &text[..i],
+            _ => {}
+        }
+    }
+    text
+}
+
 /// A Go type's name as its values' members are found: `*ast.List` → `List`, and unexported
 /// types too (`*parser` → `parser`: Go's case is visibility, not kind). `None` for the
 /// predeclared types and for composite ones (`[]T`, `map[K]V`, `func(…)`, `chan T`), whose
@@ -105,6 +167,40 @@ pub(crate) fn go_type(text: &str) -> Option<String> {
     let ident = name.starts_with(|c: char| c.is_alphabetic() || c == '_')
         && name.chars().all(|c| c.is_alphanumeric() || c == '_');
     (ident && !PREDECLARED.contains(&name)).then(|| name.to_string())
+}
+
+/// A call chain without the adapters that pass its elements on unchanged:
+/// `cmd.get_arguments().filter().rev()` walks what `cmd.get_arguments()` yields.
+pub(super) fn without_adapters(chain: &str) -> &str {
+    const SAME_ELEMENTS: &[&str] = &[
+        "iter",
+        "into_iter",
+        "iter_mut",
+        "filter",
+        "rev",
+        "skip",
+        "take",
+        "cloned",
+        "copied",
+        "peekable",
+        "by_ref",
+        "step_by",
+        "inspect",
+        "fuse",
+        "chain",
+        "skip_while",
+        "take_while",
+        "as_ref",
+        "as_deref",
+    ];
+    let mut chain = chain;
+    while let Some(rest) = chain.strip_suffix("()") {
+        match rest.rsplit_once('.') {
+            Some((before, method)) if SAME_ELEMENTS.contains(&method) => chain = before,
+            _ => break,
+        }
+    }
+    chain
 }
 
 /// The text of a member's object as a qualifier: a call chain without its arguments

@@ -55,9 +55,9 @@ impl CodeGraph {
         }
         // The result of a call (`self.make_parser(ctx).parse_args()`, or a local bound to
         // one): of the type the callee's return annotation names.
-        if qualifier.ends_with(')') {
+        if qualifier.ends_with(')') || qualifier.ends_with("[]") {
             let found =
-                self.call_result_type(f, occ, qualifier, MAX_CHAIN_CALLS).map(|ty| self.typed_candidates(&ty, all));
+                self.qualifier_type(f, occ, qualifier, MAX_CHAIN_CALLS).map(|ty| self.typed_candidates(&ty, all));
             if let Some(found) = found.filter(|found| !found.is_empty()) {
                 return found;
             }
@@ -248,11 +248,25 @@ impl CodeGraph {
         found
     }
 
+    /// The type of what a qualifier ending in a call stands for: the call's result
+    /// (`cmd.get_arguments()`), or with `[]` one of the elements it yields
+    /// (`cmd.get_arguments()[]`: the type of `arg` in `for arg in cmd.get_arguments()`).
+    fn qualifier_type(&self, f: u32, occ: &Occurrence, qualifier: &str, depth: u32) -> Option<String> {
+        match qualifier.strip_suffix("[]") {
+            Some(walked) => self.call_type(f, occ, walked, depth, true),
+            None => self.call_type(f, occ, qualifier, depth, false),
+        }
+    }
+
     /// The type a call returns, by its callee's return annotation (`def make_parser(self) ->
     /// _OptionParser`, `fn new() -> Self`, `make(): Parser`) or, for a class, the class:
     /// `qualifier` is the call's text (`self.make_parser(ctx)`, `Parser::new()`). `None` when
-    /// the callee is not found or its definitions disagree.
-    fn call_result_type(&self, f: u32, occ: &Occurrence, qualifier: &str, depth: u32) -> Option<String> {
+    /// the callee is not found or its definitions disagree. With `element`, the type of the
+    /// elements the result yields (`impl Iterator<Item = &Arg>`: `Arg`).
+    fn call_type(&self, f: u32, occ: &Occurrence, qualifier: &str, depth: u32, element: bool) -> Option<String> {
+        if !qualifier.ends_with(')') {
+            return None;
+        }
         let callee = &qualifier[..call_start(qualifier)?];
         let (receiver, name) = match callee.rfind(['.', ':']) {
             Some(i) => (callee[..i].trim_end_matches(':'), &callee[i + 1..]),
@@ -266,10 +280,22 @@ impl CodeGraph {
         } else if matches!(receiver, "self" | "cls" | "this" | "Self") {
             let container = self.enclosing_container(f, occ)?;
             self.typed_members(split_qualifier(container).last()?, defs)
-        } else if receiver.ends_with(')') && depth > 0 {
-            self.typed_members(&self.call_result_type(f, occ, receiver, depth - 1)?, defs)
+        } else if (receiver.ends_with(')') || receiver.ends_with("[]")) && depth > 0 {
+            self.typed_members(&self.qualifier_type(f, occ, receiver, depth - 1)?, defs)
         } else if names_a_type(receiver_last) {
             self.typed_members(receiver_last, defs)
+        } else if let Some(field) = receiver.strip_prefix("self.").or_else(|| receiver.strip_prefix("this.")) {
+            // `self.args.args()`: a method of the type the field's declaration states.
+            let container = self.enclosing_container(f, occ)?;
+            let fields = self.defs_by_name.get(field)?;
+            let declared: Vec<SymbolRef> = self
+                .typed_members(split_qualifier(container).last()?, fields)
+                .into_iter()
+                .filter(|&r| self.symbol(r).kind == SymbolKind::Field)
+                .collect();
+            let [field_def] = declared.as_slice() else { return None };
+            let ty = declared_type(&self.symbol(*field_def).signature, field)?;
+            self.typed_members(&ty, defs)
         } else if let Some(files) = self.bindings[f as usize].get(receiver) {
             // `gast.NewString(…)`, `core.make()`: a function of an imported module.
             defs.iter().copied().filter(|&r| files.contains(&r.0) && self.is_top_level(r)).collect()
@@ -283,10 +309,14 @@ impl CodeGraph {
         let mut found: Option<String> = None;
         for r in called {
             let s = self.symbol(r);
-            let ty = if s.kind.is_container() {
+            let language = &self.code(r.0).language;
+            let ty = if element {
+                let elements = return_text(&s.signature, language)?;
+                crate::code::extract::element_type(elements, language == "go")?
+            } else if s.kind.is_container() {
                 s.name.clone()
             } else {
-                let ty = return_type(&s.signature, &self.code(r.0).language)?;
+                let ty = return_type(&s.signature, language)?;
                 if ty == "Self" {
                     split_qualifier(&s.container).last()?.to_string()
                 } else {
@@ -622,9 +652,9 @@ impl CodeGraph {
             || qualifier == "@"
             || qualifier.contains("::")
             // A call's result of a type that has the member.
-            || (qualifier.ends_with(')')
+            || ((qualifier.ends_with(')') || qualifier.ends_with("[]"))
                 && self
-                    .call_result_type(f, occ, qualifier, MAX_CHAIN_CALLS)
+                    .qualifier_type(f, occ, qualifier, MAX_CHAIN_CALLS)
                     .is_some_and(|ty| !self.typed_members(&ty, &[target]).is_empty()))
             // A value of a type whose base defines the member.
             || (parts.len() == 1
@@ -663,37 +693,45 @@ fn call_start(qualifier: &str) -> Option<usize> {
     None
 }
 
-/// The return annotation of a function's signature: what follows its parameter list after
-/// `->` or `:` (`def f(self) -> Parser`, `fn new() -> Self`, `make(): Parser`); in Go, what
-/// follows it at all (`func (b *Base) Lines() *Segments`, `Peek() (Segment, error)`: the
-/// first result, the value beside an error).
-fn return_type(signature: &str, language: &str) -> Option<String> {
+/// The return annotation of a function's signature as written: what follows its parameter
+/// list after `->` or `:` (`def f(self) -> Parser`, `fn new() -> Self`, `make(): Parser`); in
+/// Go, what follows it at all (`func (b *Base) Lines() *Segments`, `Peek() (Segment, error)`:
+/// the first result, the value beside an error).
+fn return_text<'s>(signature: &'s str, language: &str) -> Option<&'s str> {
     let go = language == "go";
-    // A Go method's receiver list comes before its name.
+    // A Go method's receiver list comes before its name, and so does a Rust visibility's
+    // path (`pub(crate) fn args(&self)`).
     let params_from = match signature.strip_prefix("func ") {
         Some(rest) if go && rest.starts_with('(') => 5 + closing_paren(rest, 0)? + 1,
+        _ if signature.starts_with("pub(") => closing_paren(signature, 3)? + 1,
         _ => 0,
     };
     let open = params_from + signature[params_from..].find('(')?;
     let rest = signature[closing_paren(signature, open)? + 1..].trim_start();
     if go {
         let rest = rest.split('{').next()?.trim();
-        let first = if rest.starts_with('(') {
-            // `(n int, err error)` names its results: the type follows the name.
-            let first = rest[1..closing_paren(rest, 0)?].split(',').next()?.trim();
-            first.rsplit_once(' ').map_or(first, |(_, ty)| ty)
-        } else {
-            rest
-        };
-        return crate::code::extract::go_type(first);
+        if !rest.starts_with('(') {
+            return Some(rest);
+        }
+        // `(n int, err error)` names its results: the type follows the name.
+        let first = rest[1..closing_paren(rest, 0)?].split(',').next()?.trim();
+        return Some(first.rsplit_once(' ').map_or(first, |(_, ty)| ty));
     }
     let rest = rest.strip_prefix("->").or_else(|| rest.strip_prefix(':'))?;
-    let rest = rest.split(['{', ';']).next()?.split(" where ").next()?;
-    // `-> Self`, `-> &mut Self`: the caller reads it as the implementing type.
-    if crate::code::extract::base_type_name(rest) == "Self" {
+    Some(rest.split(['{', ';']).next()?.split(" where ").next()?.trim())
+}
+
+/// The type a function returns (`return_text`), as the type whose members its result has;
+/// `Self` (also `&mut Self`) for the implementing type.
+fn return_type(signature: &str, language: &str) -> Option<String> {
+    let text = return_text(signature, language)?;
+    if language == "go" {
+        return crate::code::extract::go_type(text);
+    }
+    if crate::code::extract::base_type_name(text) == "Self" {
         return Some("Self".to_string());
     }
-    crate::code::extract::annotated_type(rest)
+    crate::code::extract::annotated_type(text)
 }
 
 /// Whether a Go field is an embedded one: its declaration is its type alone, named by it.

@@ -557,3 +557,87 @@ func (l *lexer) NextSibling() {}
     assert_eq!(embedded.len(), 1);
     assert!(sure("BaseBlock").contains(&("ast/ast.go".to_string(), 23)), "{:?}", sure("BaseBlock"));
 }
+
+/// A loop variable and a callback's parameter hold an element of what is walked: the element
+/// type of the walked call's result (`impl Iterator<Item = &Arg>`, `Vec<Arg>`, `list[Cart]`),
+/// through adapters that keep the elements (`.iter()`, `.filter(…)`), from a method of the
+/// type a `self` field states, and behind a `pub(crate)` visibility.
+#[test]
+fn a_loop_variable_and_a_callbacks_parameter_are_elements_of_what_is_walked() {
+    let rust = "\
+pub struct Arg;
+
+impl Arg {
+    pub fn get_help(&self) -> bool { true }
+}
+
+pub struct Other;
+
+impl Other {
+    pub fn get_help(&self) -> bool { false }
+}
+
+pub struct ArgMap {
+    args: Vec<Arg>,
+}
+
+impl ArgMap {
+    pub(crate) fn args(&self) -> impl Iterator<Item = &Arg> {
+        self.args.iter()
+    }
+}
+
+pub struct Command {
+    args: ArgMap,
+}
+
+impl Command {
+    pub fn all(&self) -> Vec<Arg> {
+        Vec::new()
+    }
+
+    pub fn check(&self) {
+        let _ = self.args.args().filter(|arg| arg.get_help()).count();
+        for arg in self.all().iter().rev() {
+            arg.get_help();
+        }
+        for arg in self.unknown() {
+            arg.get_help();
+        }
+    }
+}
+";
+    let code = extract(Language::Rust, rust).unwrap();
+    let graph = CodeGraph::build(HashMap::from([("src/lib.rs".to_string(), code)]), &HashMap::new());
+    let sure = |name: &str| -> Vec<u32> {
+        let target = graph.lookup(name)[0];
+        graph.references(target, 0.5).into_iter().map(|r| r.line).collect()
+    };
+    assert_eq!(sure("Arg::get_help"), vec![33, 35]);
+    assert!(sure("Other::get_help").is_empty());
+
+    let python = "\
+class Cart:
+    def total(self):
+        return 0
+
+class Order:
+    def total(self):
+        return 1
+
+class Shop:
+    def carts(self) -> \"list[Cart]\":
+        return []
+
+    def sum(self):
+        return sum(c.total() for c in self.carts())
+
+    def each(self):
+        for cart in self.carts():
+            cart.total()
+";
+    let graph = python_graph(&[("shop.py", python)]);
+    let qualified = |line| ("shop.py".to_string(), line, "qualified_path".to_string());
+    assert_eq!(sure_uses(&graph, "Cart.total", "shop.py"), vec![qualified(14), qualified(18)]);
+    assert!(sure_uses(&graph, "Order.total", "shop.py").is_empty());
+}
