@@ -339,9 +339,20 @@ impl<'a> Walker<'a> {
         };
         let Some(target) = target.filter(|t| t.kind() == "identifier") else { return };
         let walked = walked.and_then(|w| chain_text(self.text(w)).map(|t| (t, w.start_byte())));
-        let Some((text, at)) =
-            walked.map(|(t, at)| (without_adapters(&t).to_string(), at)).filter(|(t, _)| t.ends_with(')'))
-        else {
+        // A call's result, or a field of the value itself (`&self.items`, `this.items`).
+        let walks = |t: &str| {
+            t.ends_with(')')
+                || t.strip_prefix("self.")
+                    .or_else(|| t.strip_prefix("this."))
+                    .is_some_and(|f| !f.is_empty() && f.chars().all(|c| c.is_alphanumeric() || c == '_'))
+        };
+        let walked = walked.map(|(t, at)| {
+            // `&mut self.items` without its spaces.
+            let t = t.trim_start_matches(['&', '*']);
+            let t = if t.starts_with("mutself.") { &t[3..] } else { t };
+            (without_adapters(t).to_string(), at)
+        });
+        let Some((text, at)) = walked.filter(|(t, _)| walks(t)) else {
             // A name bound again to what cannot be typed loses the type it had.
             self.local_types.remove(self.text(target));
             return;

@@ -252,9 +252,32 @@ impl CodeGraph {
     /// (`cmd.get_arguments()`), or with `[]` one of the elements it yields
     /// (`cmd.get_arguments()[]`: the type of `arg` in `for arg in cmd.get_arguments()`).
     fn qualifier_type(&self, f: u32, occ: &Occurrence, qualifier: &str, depth: u32) -> Option<String> {
-        match qualifier.strip_suffix("[]") {
-            Some(walked) => self.call_type(f, occ, walked, depth, true),
-            None => self.call_type(f, occ, qualifier, depth, false),
+        let Some(walked) = qualifier.strip_suffix("[]") else {
+            return self.call_type(f, occ, qualifier, depth, false);
+        };
+        // `for item in &self.items` where `items: Vec<Item>`: by the field's stated type.
+        let field = walked.strip_prefix("self.").or_else(|| walked.strip_prefix("this."));
+        if let Some(field) = field.filter(|f| f.chars().all(|c| c.is_alphanumeric() || c == '_')) {
+            let def = self.own_field(f, occ, field)?;
+            let declared = declared_text(&self.symbol(def).signature, field)?;
+            return crate::code::extract::element_type(declared, self.code(def.0).language == "go");
+        }
+        self.call_type(f, occ, walked, depth, true)
+    }
+
+    /// The field `name` of the type whose member holds `occ` (`self.name`), when that type
+    /// declares exactly one.
+    fn own_field(&self, f: u32, occ: &Occurrence, name: &str) -> Option<SymbolRef> {
+        let container = self.enclosing_container(f, occ)?;
+        let named = self.defs_by_name.get(name)?;
+        let fields: Vec<SymbolRef> = self
+            .typed_members(split_qualifier(container).last()?, named)
+            .into_iter()
+            .filter(|&r| self.symbol(r).kind == SymbolKind::Field)
+            .collect();
+        match fields.as_slice() {
+            [one] => Some(*one),
+            _ => None,
         }
     }
 
@@ -286,15 +309,7 @@ impl CodeGraph {
             self.typed_members(receiver_last, defs)
         } else if let Some(field) = receiver.strip_prefix("self.").or_else(|| receiver.strip_prefix("this.")) {
             // `self.args.args()`: a method of the type the field's declaration states.
-            let container = self.enclosing_container(f, occ)?;
-            let fields = self.defs_by_name.get(field)?;
-            let declared: Vec<SymbolRef> = self
-                .typed_members(split_qualifier(container).last()?, fields)
-                .into_iter()
-                .filter(|&r| self.symbol(r).kind == SymbolKind::Field)
-                .collect();
-            let [field_def] = declared.as_slice() else { return None };
-            let ty = declared_type(&self.symbol(*field_def).signature, field)?;
+            let ty = declared_type(&self.symbol(self.own_field(f, occ, field)?).signature, field)?;
             self.typed_members(&ty, defs)
         } else if let Some(files) = self.bindings[f as usize].get(receiver) {
             // `gast.NewString(…)`, `core.make()`: a function of an imported module.
@@ -763,10 +778,15 @@ fn closing_paren(text: &str, open: usize) -> Option<usize> {
 /// (`data_!: Map<K, V>`, `items: Vec<Item>`, `self.parser: Parser = …`), through optionals
 /// and pointers (`annotated_type`); `None` when it states none this way.
 fn declared_type(signature: &str, name: &str) -> Option<String> {
+    crate::code::extract::annotated_type(declared_text(signature, name)?)
+}
+
+/// The type a declaration states after its name and a `:`, as written (`Vec<Arg>` for
+/// `args: Vec<Arg>,`).
+fn declared_text<'s>(signature: &'s str, name: &str) -> Option<&'s str> {
     let at = signature.find(name)? + name.len();
     let rest = signature[at..].trim_start_matches(['!', '?']).trim_start().strip_prefix(':')?;
-    let rest = rest.split('=').next()?;
-    crate::code::extract::annotated_type(rest)
+    Some(rest.split('=').next()?.trim().trim_end_matches([',', ';']))
 }
 
 /// The bases a class's signature names: `class Group(Command, metaclass=M)`, `class A extends

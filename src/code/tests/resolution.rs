@@ -606,6 +606,14 @@ impl Command {
         }
     }
 }
+
+impl ArgMap {
+    pub fn each(&self) {
+        for arg in &self.args {
+            arg.get_help();
+        }
+    }
+}
 ";
     let code = extract(Language::Rust, rust).unwrap();
     let graph = CodeGraph::build(HashMap::from([("src/lib.rs".to_string(), code)]), &HashMap::new());
@@ -613,7 +621,7 @@ impl Command {
         let target = graph.lookup(name)[0];
         graph.references(target, 0.5).into_iter().map(|r| r.line).collect()
     };
-    assert_eq!(sure("Arg::get_help"), vec![33, 35]);
+    assert_eq!(sure("Arg::get_help"), vec![33, 35, 46]);
     assert!(sure("Other::get_help").is_empty());
 
     let python = "\
@@ -635,9 +643,16 @@ class Shop:
     def each(self):
         for cart in self.carts():
             cart.total()
+
+class Basket:
+    def __init__(self):
+        self.items: list[Cart] = []
+
+    def total(self):
+        return [c.total() for c in self.items]
 ";
     let graph = python_graph(&[("shop.py", python)]);
     let qualified = |line| ("shop.py".to_string(), line, "qualified_path".to_string());
-    assert_eq!(sure_uses(&graph, "Cart.total", "shop.py"), vec![qualified(14), qualified(18)]);
+    assert_eq!(sure_uses(&graph, "Cart.total", "shop.py"), vec![qualified(14), qualified(18), qualified(25)]);
     assert!(sure_uses(&graph, "Order.total", "shop.py").is_empty());
 }
