@@ -335,6 +335,37 @@ impl<'a> Walker<'a> {
                 (binding.child_by_field_name("left"), binding.child_by_field_name("right"))
             }
             (Language::Rust, "closure_parameters") => (binding.named_child(0), self.callback_receiver(binding)),
+            // `for _, item := range p.items`: the second name is the element.
+            (Language::Go, "range_clause") => {
+                let left = binding.child_by_field_name("left").filter(|l| l.named_child_count() == 2);
+                (left.and_then(|l| l.named_child(1)), binding.child_by_field_name("right"))
+            }
+            // `for (const item of this.items)` (not `in`, which walks keys).
+            (Language::TypeScript | Language::Tsx | Language::JavaScript, "for_in_statement") => {
+                let left = binding.child_by_field_name("left");
+                let right = binding.child_by_field_name("right");
+                let between = match (left, right) {
+                    (Some(l), Some(r)) => self.src.get(l.end_byte()..r.start_byte()).unwrap_or_default(),
+                    _ => &[],
+                };
+                if !String::from_utf8_lossy(between).split_whitespace().any(|w| w == "of") {
+                    // A key, a string: nothing of what is walked.
+                    if let Some(key) = left {
+                        self.local_types.remove(self.text(key));
+                    }
+                    return;
+                }
+                (left, right)
+            }
+            // `items.forEach(item => …)`, `items.map((item) => …)`.
+            (Language::TypeScript | Language::Tsx | Language::JavaScript, "arrow_function") => {
+                let first = binding.child_by_field_name("parameter").or_else(|| {
+                    let params = binding.child_by_field_name("parameters")?;
+                    let first = params.named_child(0)?;
+                    first.child_by_field_name("pattern").or(Some(first))
+                });
+                (first, self.callback_receiver(binding))
+            }
             _ => return,
         };
         let Some(target) = target.filter(|t| t.kind() == "identifier") else { return };
@@ -350,7 +381,15 @@ impl<'a> Walker<'a> {
             // `&mut self.items` without its spaces.
             let t = t.trim_start_matches(['&', '*']);
             let t = if t.starts_with("mutself.") { &t[3..] } else { t };
-            (without_adapters(t).to_string(), at)
+            let t = without_adapters(t);
+            // A Go method's receiver is its `self`: `range p.items`.
+            let receiver = t
+                .split_once('.')
+                .filter(|(head, _)| self.local_types.get(*head).is_some_and(|(ty, end)| ty == "self" && at < *end));
+            match receiver {
+                Some((_, field)) => (format!("self.{field}"), at),
+                None => (t.to_string(), at),
+            }
         });
         let Some((text, at)) = walked.filter(|(t, _)| walks(t)) else {
             // A name bound again to what cannot be typed loses the type it had.
@@ -379,7 +418,7 @@ impl<'a> Walker<'a> {
 
     /// The object whose elements a Rust closure is called with: `x` in `x.filter(|a| …)`,
     /// `x.map(…)`, `x.any(…)`, `opt.is_some_and(…)`.
-    fn callback_receiver(&self, parameters: Node<'a>) -> Option<Node<'a>> {
+    fn callback_receiver(&self, callback: Node<'a>) -> Option<Node<'a>> {
         const PER_ELEMENT: &[&str] = &[
             "filter",
             "map",
@@ -404,11 +443,23 @@ impl<'a> Walker<'a> {
             "and_then",
             "retain",
             "sort_by_key",
+            "forEach",
+            "some",
+            "every",
+            "findIndex",
+            "findLast",
+            "flatMap",
         ];
-        let call = parameters.parent()?.parent().filter(|a| a.kind() == "arguments")?.parent()?;
-        let callee = call.child_by_field_name("function").filter(|c| c.kind() == "field_expression")?;
-        let method = callee.child_by_field_name("field")?;
-        PER_ELEMENT.contains(&self.text(method)).then(|| callee.child_by_field_name("value")).flatten()
+        // A Rust closure's parameters sit in the closure; a JS arrow function is the callback.
+        let closure = if callback.kind() == "closure_parameters" { callback.parent()? } else { callback };
+        let call = closure.parent().filter(|a| a.kind() == "arguments")?.parent()?;
+        let callee = call.child_by_field_name("function")?;
+        let (object, method) = match callee.kind() {
+            "field_expression" => (callee.child_by_field_name("value")?, callee.child_by_field_name("field")?),
+            "member_expression" => (callee.child_by_field_name("object")?, callee.child_by_field_name("property")?),
+            _ => return None,
+        };
+        PER_ELEMENT.contains(&self.text(method)).then_some(object)
     }
 
     /// `name` (an identifier) holds a value of type `ty` until its function's body ends.
@@ -572,6 +623,9 @@ impl<'a> Walker<'a> {
             self.ruby_constant(node);
         } else if self.language == Language::Zig && kind == "test_declaration" {
             self.open_function(node, None, None);
+        }
+        if kind == "arrow_function" && self.in_function() && node.child_by_field_name("parameter").is_none() {
+            self.note_element_type(node);
         }
         if let Some(&(_, field)) = self.spec.bindings.iter().find(|(k, _)| *k == kind) {
             if self.in_function() {

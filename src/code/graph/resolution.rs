@@ -259,8 +259,12 @@ impl CodeGraph {
         let field = walked.strip_prefix("self.").or_else(|| walked.strip_prefix("this."));
         if let Some(field) = field.filter(|f| f.chars().all(|c| c.is_alphanumeric() || c == '_')) {
             let def = self.own_field(f, occ, field)?;
-            let declared = declared_text(&self.symbol(def).signature, field)?;
-            return crate::code::extract::element_type(declared, self.code(def.0).language == "go");
+            let go = self.code(def.0).language == "go";
+            let signature = &self.symbol(def).signature;
+            // A Go field states its type after its name, without a `:`.
+            let declared =
+                if go { signature.strip_prefix(field).map(str::trim) } else { declared_text(signature, field) };
+            return crate::code::extract::element_type(declared?, go);
         }
         self.call_type(f, occ, walked, depth, true)
     }

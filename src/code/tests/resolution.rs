@@ -655,4 +655,77 @@ class Basket:
     let qualified = |line| ("shop.py".to_string(), line, "qualified_path".to_string());
     assert_eq!(sure_uses(&graph, "Cart.total", "shop.py"), vec![qualified(14), qualified(18), qualified(25)]);
     assert!(sure_uses(&graph, "Order.total", "shop.py").is_empty());
+
+    let typescript = "\
+export class Cart {
+    total(): number { return 0 }
+}
+
+export class Order {
+    total(): number { return 1 }
+}
+
+export class Shop {
+    items: Cart[] = []
+
+    carts(): Cart[] { return this.items }
+
+    sum() {
+        this.carts().forEach(c => c.total())
+        this.items.map((c) => c.total())
+        for (const cart of this.carts()) {
+            cart.total()
+        }
+        for (const key in this.carts()) {
+            key.total()
+        }
+    }
+}
+";
+    let code = extract(Language::TypeScript, typescript).unwrap();
+    let graph = CodeGraph::build(HashMap::from([("src/shop.ts".to_string(), code)]), &HashMap::new());
+    let sure = |name: &str| -> Vec<u32> {
+        let target = graph.lookup(name)[0];
+        graph.references(target, 0.5).into_iter().map(|r| r.line).collect()
+    };
+    assert_eq!(sure("Cart.total"), vec![15, 16, 18]);
+    assert!(sure("Order.total").is_empty());
+
+    let go = "\
+package shop
+
+type Cart struct{}
+
+func (c *Cart) Total() int { return 0 }
+
+type Order struct{}
+
+func (o *Order) Total() int { return 1 }
+
+type Shop struct {
+	items []*Cart
+}
+
+func (s *Shop) Carts() []*Cart { return s.items }
+
+func (s *Shop) Sum() {
+	for _, c := range s.items {
+		c.Total()
+	}
+	for _, c := range s.Carts() {
+		c.Total()
+	}
+	for i := range s.items {
+		_ = i
+	}
+}
+";
+    let code = extract(Language::Go, go).unwrap();
+    let graph = CodeGraph::build(HashMap::from([("shop/shop.go".to_string(), code)]), &HashMap::new());
+    let sure = |name: &str| -> Vec<u32> {
+        let target = graph.lookup(name)[0];
+        graph.references(target, 0.5).into_iter().map(|r| r.line).collect()
+    };
+    assert_eq!(sure("Cart.Total"), vec![19, 22]);
+    assert!(sure("Order.Total").is_empty());
 }
