@@ -26,6 +26,17 @@ fn python_graph(files: &[(&str, &str)]) -> CodeGraph {
     CodeGraph::build(files, &HashMap::new())
 }
 
+/// A repo of one file in `language` at `path`, as one graph.
+fn one_file_graph(language: Language, path: &str, text: &str) -> CodeGraph {
+    CodeGraph::build(HashMap::from([(path.to_string(), extract(language, text).unwrap())]), &HashMap::new())
+}
+
+/// The lines of the sure uses (confidence 0.5 and up) of the first definition named `name`.
+fn sure_lines(graph: &CodeGraph, name: &str) -> Vec<u32> {
+    let target = graph.lookup(name)[0];
+    graph.references(target, 0.5).into_iter().map(|r| r.line).collect()
+}
+
 /// The lines (with their resolution) of the sure uses of the definition `name` in `path`.
 fn sure_uses(graph: &CodeGraph, name: &str, path: &str) -> Vec<(String, u32, String)> {
     let target = graph.lookup(name).into_iter().find(|&r| graph.path(r.0) == path).expect(name);
@@ -615,12 +626,8 @@ impl ArgMap {
     }
 }
 ";
-    let code = extract(Language::Rust, rust).unwrap();
-    let graph = CodeGraph::build(HashMap::from([("src/lib.rs".to_string(), code)]), &HashMap::new());
-    let sure = |name: &str| -> Vec<u32> {
-        let target = graph.lookup(name)[0];
-        graph.references(target, 0.5).into_iter().map(|r| r.line).collect()
-    };
+    let graph = one_file_graph(Language::Rust, "src/lib.rs", rust);
+    let sure = |name: &str| sure_lines(&graph, name);
     assert_eq!(sure("Arg::get_help"), vec![33, 35, 46]);
     assert!(sure("Other::get_help").is_empty());
 
@@ -682,12 +689,8 @@ export class Shop {
     }
 }
 ";
-    let code = extract(Language::TypeScript, typescript).unwrap();
-    let graph = CodeGraph::build(HashMap::from([("src/shop.ts".to_string(), code)]), &HashMap::new());
-    let sure = |name: &str| -> Vec<u32> {
-        let target = graph.lookup(name)[0];
-        graph.references(target, 0.5).into_iter().map(|r| r.line).collect()
-    };
+    let graph = one_file_graph(Language::TypeScript, "src/shop.ts", typescript);
+    let sure = |name: &str| sure_lines(&graph, name);
     assert_eq!(sure("Cart.total"), vec![15, 16, 18]);
     assert!(sure("Order.total").is_empty());
 
@@ -720,12 +723,8 @@ func (s *Shop) Sum() {
 	}
 }
 ";
-    let code = extract(Language::Go, go).unwrap();
-    let graph = CodeGraph::build(HashMap::from([("shop/shop.go".to_string(), code)]), &HashMap::new());
-    let sure = |name: &str| -> Vec<u32> {
-        let target = graph.lookup(name)[0];
-        graph.references(target, 0.5).into_iter().map(|r| r.line).collect()
-    };
+    let graph = one_file_graph(Language::Go, "shop/shop.go", go);
+    let sure = |name: &str| sure_lines(&graph, name);
     assert_eq!(sure("Cart.Total"), vec![19, 22]);
     assert!(sure("Order.Total").is_empty());
 }
