@@ -167,7 +167,7 @@ static PYTHON: Spec = Spec {
         ("assignment", "left"),
         ("augmented_assignment", "left"),
         ("for_statement", "left"),
-        ("for_in_clause", "left"),
+        // A comprehension's `for_in_clause` is bound by the comprehension (before its element).
         // `with open(p) as f:` binds `f` only: the target, never the call before `as`.
         ("as_pattern_target", ""),
         ("lambda_parameters", ""),

@@ -339,12 +339,7 @@ impl<'a> Walker<'a> {
             format!("{container}.{name}")
         };
         let start = node.start_position();
-        // An embedded Go field's name is its type's, which stays a use of the type.
-        let embedded =
-            self.language == Language::Go && kind == SymbolKind::Field && node.child_by_field_name("name").is_none();
-        if !embedded {
-            self.def_names.insert(name_node.id());
-        }
+        self.def_names.insert(name_node.id());
         let index = self.symbol_base + self.out.symbols.len() as u32;
         if kind == SymbolKind::Module && self.out.package.is_empty() {
             self.out.package = name.clone();

@@ -13,7 +13,7 @@ use tree_sitter::{Node, Parser, Tree};
 use super::spec::{doc_roles, roles, spec, Spec, IDENT_ONLY, SKIP, VISIT};
 use super::{imports, FileCode, Occurrence, UseKind};
 use crate::ingest::Language;
-pub(crate) use types::{annotated_type, base_type_name, element_type, go_type, stated_type};
+pub(crate) use types::{annotated_type, base_type_name, element_type, go_type, own_field_path, stated_type};
 use types::{chain_text, qualifier_text, without_adapters};
 
 /// Longest name kept: longer "names" are generated code or parse debris.
@@ -371,12 +371,7 @@ impl<'a> Walker<'a> {
         let Some(target) = target.filter(|t| t.kind() == "identifier") else { return };
         let walked = walked.and_then(|w| chain_text(self.text(w)).map(|t| (t, w.start_byte())));
         // A call's result, or a field of the value itself (`&self.items`, `this.items`).
-        let walks = |t: &str| {
-            t.ends_with(')')
-                || t.strip_prefix("self.")
-                    .or_else(|| t.strip_prefix("this."))
-                    .is_some_and(|f| !f.is_empty() && f.chars().all(|c| c.is_alphanumeric() || c == '_'))
-        };
+        let walks = |t: &str| t.ends_with(')') || own_field_path(t).is_some();
         let walked = walked.map(|(t, at)| {
             // `&mut self.items` without its spaces.
             let t = t.trim_start_matches(['&', '*']);

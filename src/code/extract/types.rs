@@ -169,6 +169,12 @@ pub(crate) fn go_type(text: &str) -> Option<String> {
     (ident && !PREDECLARED.contains(&name)).then(|| name.to_string())
 }
 
+/// The field named in `self.items` / `this.items` (one plain name after the receiver).
+pub(crate) fn own_field_path(text: &str) -> Option<&str> {
+    let field = text.strip_prefix("self.").or_else(|| text.strip_prefix("this."))?;
+    (!field.is_empty() && field.chars().all(|c| c.is_alphanumeric() || c == '_')).then_some(field)
+}
+
 /// A call chain without the adapters that pass its elements on unchanged:
 /// `cmd.get_arguments().filter().rev()` walks what `cmd.get_arguments()` yields.
 pub(super) fn without_adapters(chain: &str) -> &str {

@@ -256,8 +256,7 @@ impl CodeGraph {
             return self.call_type(f, occ, qualifier, depth, false);
         };
         // `for item in &self.items` where `items: Vec<Item>`: by the field's stated type.
-        let field = walked.strip_prefix("self.").or_else(|| walked.strip_prefix("this."));
-        if let Some(field) = field.filter(|f| f.chars().all(|c| c.is_alphanumeric() || c == '_')) {
+        if let Some(field) = crate::code::extract::own_field_path(walked) {
             let def = self.own_field(f, occ, field)?;
             let go = self.code(def.0).language == "go";
             let signature = &self.symbol(def).signature;
@@ -311,7 +310,7 @@ impl CodeGraph {
             self.typed_members(&self.qualifier_type(f, occ, receiver, depth - 1)?, defs)
         } else if names_a_type(receiver_last) {
             self.typed_members(receiver_last, defs)
-        } else if let Some(field) = receiver.strip_prefix("self.").or_else(|| receiver.strip_prefix("this.")) {
+        } else if let Some(field) = crate::code::extract::own_field_path(receiver) {
             // `self.args.args()`: a method of the type the field's declaration states.
             let ty = declared_type(&self.symbol(self.own_field(f, occ, field)?).signature, field)?;
             self.typed_members(&ty, defs)
