@@ -209,12 +209,17 @@ def fetch_repo(name: str, spec: dict, cache: Path) -> Path:
 class Daemon:
     """A docdexd serving the checkouts, in a home of its own under the cache."""
 
-    def __init__(self, binary: Path, cache: Path, models_dir: str | None, static_only: bool = False):
+    def __init__(
+        self, binary: Path, cache: Path, models_dir: str | None, static_only: bool = False, search: list[str] = ()
+    ):
         self.binary = binary
         # Static-only indexes hold other vectors: a home of their own.
         self.home = cache / ("home-static" if static_only else "home")
         self.home.mkdir(parents=True, exist_ok=True)
-        (self.home / "config.toml").write_text(f"[embedding]\nmodel_vectors = {str(not static_only).lower()}\n")
+        config = f"[embedding]\nmodel_vectors = {str(not static_only).lower()}\n"
+        if search:
+            config += "[search]\n" + "".join(f"{setting}\n" for setting in search)
+        (self.home / "config.toml").write_text(config)
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
@@ -298,6 +303,13 @@ def main() -> int:
     parser.add_argument("--verbose", action="store_true", help="print every query below 1.0 with its files")
     parser.add_argument("--json", type=Path, help="also write the per-query results here")
     parser.add_argument(
+        "--search",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a [search] setting for the daemon, e.g. path_match_weight=0 (to measure one ranking part off)",
+    )
+    parser.add_argument(
         "--static-only", action="store_true", help="dense and hybrid on the static vectors alone (model_vectors = false)"
     )
     parser.add_argument(
@@ -329,7 +341,7 @@ def main() -> int:
     if args.fetch_only:
         return 0
 
-    daemon = Daemon(args.docdexd, args.cache, args.models_dir, args.static_only)
+    daemon = Daemon(args.docdexd, args.cache, args.models_dir, args.static_only, args.search)
     rows: list[dict] = []
     try:
         for name in names:

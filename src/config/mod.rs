@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 
 /// Default `[search] concept_weight`.
 pub const DEFAULT_CONCEPT_WEIGHT: f32 = 0.5;
+/// Default `[search] path_match_weight`.
+pub const DEFAULT_PATH_MATCH_WEIGHT: f32 = 1.0;
 /// A file's second hit ranks this many places below where fusion put it, its third twice
 /// as far: the answer to a question is a file, and a page whose first places go to two
 /// chunks of one wrong file names fewer candidates (hybrid success@5 over the 216 questions
@@ -255,6 +257,9 @@ pub struct SearchConfig {
     /// A query that is one identifier (`Serialize`, `Router::route`) gets the chunks that
     /// define it first, in lexical and hybrid search.
     pub definitions_first: bool,
+    /// A plain-words question's candidates in a file whose name or folder names some of its
+    /// words gain this share of the best score, times the share named (0: off).
+    pub path_match_weight: f32,
 }
 
 impl SearchConfig {
@@ -442,6 +447,7 @@ impl Default for SearchConfig {
             expand_embedding: true,
             concept_weight: DEFAULT_CONCEPT_WEIGHT,
             definitions_first: true,
+            path_match_weight: DEFAULT_PATH_MATCH_WEIGHT,
         }
     }
 }

@@ -23,11 +23,15 @@ use super::rank::{
     Source,
 };
 use super::rank::{
-    definitions_first, demote_older_versions, named_identifier, named_versions, tag, untag, MAX_PROMOTED_DEFINITIONS,
+    definitions_first, demote_older_versions, named_identifier, named_versions, path_keywords, path_match, tag, untag,
+    MAX_PROMOTED_DEFINITIONS,
 };
 use super::search::{query_terms, render, SearchFilter};
 use super::{RepoIndex, SearchOutcome, SearchParams};
 use crate::protocol::{DocdexError, HitSource, Result, SearchMode};
+
+/// The least share of a question's words a file's name must name to count (`raise_named_files`).
+const PATH_MATCH_MIN: f32 = 0.1;
 
 /// Most indexes one search covers (the tags below hold 256).
 pub const MAX_INDEXES: usize = 256;
@@ -36,9 +40,10 @@ pub const MAX_INDEXES: usize = 256;
 const FILE_SHIFT: u32 = 24;
 
 /// One index's lexical candidates (with their files), dense ones (with their rank key and
-/// files) and the chunks defining a named identifier; addresses and files tagged with the
-/// index.
-type RepoCandidates = (Vec<(Candidate, u32)>, Vec<(f32, Candidate, u32)>, Vec<DocAddress>);
+/// files), the chunks defining a named identifier and how much of the question each
+/// candidate's file name names (`rank::path_match`, when it is asked); addresses and files
+/// tagged with the index.
+type RepoCandidates = (Vec<(Candidate, u32)>, Vec<(f32, Candidate, u32)>, Vec<DocAddress>, HashMap<u32, f32>);
 
 /// BM25 statistics of several indexes taken together. Each index's query asks for every
 /// term's statistics, and each answer is a lookup in every index: remembered, so a search of
@@ -146,6 +151,12 @@ pub fn search_indexes(
             && mode != SearchMode::Dense
             && matches!(filter.source_opt, None | Some(HitSource::Repo))
     });
+    // A plain-words question whose words name a file or its folder (`ser` for "serialize").
+    let keywords = if params.path_match_weight > 0.0 && query_text.trim().contains(char::is_whitespace) {
+        path_keywords(query_text)
+    } else {
+        Vec::new()
+    };
     let expansion = if mode != SearchMode::Dense && params.concept_weight > 0.0 {
         concepts::expand(query_text, &terms, &mut analyzer)
     } else {
@@ -183,15 +194,21 @@ pub fn search_indexes(
             Some(name) => index.definitions(searcher, name, MAX_PROMOTED_DEFINITIONS)?,
             None => Vec::new(),
         };
-        // Files matter to the fusion only.
-        let files = if mode == SearchMode::Hybrid {
+        // Files matter to the fusion and to the path match.
+        let file_tag = (at as u32) << FILE_SHIFT;
+        let mut path_matches = HashMap::new();
+        let files = if mode == SearchMode::Hybrid || !keywords.is_empty() {
             let addresses: Vec<DocAddress> =
                 lexical_here.iter().map(|c| c.address).chain(dense_here.iter().map(|(_, c)| c.address)).collect();
-            index.files_of(searcher, &addresses)?
+            let (files, paths) = index.files_and_paths_of(searcher, &addresses)?;
+            if !keywords.is_empty() {
+                path_matches =
+                    (0..).zip(&paths).map(|(file, path)| (file | file_tag, path_match(&keywords, path))).collect();
+            }
+            files
         } else {
             vec![0; lexical_here.len() + dense_here.len()]
         };
-        let file_tag = (at as u32) << FILE_SHIFT;
         let (lexical_files, dense_files) = files.split_at(lexical_here.len());
         let lexical = lexical_here
             .into_iter()
@@ -206,7 +223,7 @@ pub fn search_indexes(
             })
             .collect();
         let definitions = definitions_here.into_iter().map(|address| tag(at, address)).collect();
-        Ok((lexical, dense, definitions))
+        Ok((lexical, dense, definitions, path_matches))
     };
     let threads = match mode {
         SearchMode::Lexical => 1,
@@ -237,8 +254,10 @@ pub fn search_indexes(
     let mut lexical: Vec<(Candidate, u32)> = Vec::new();
     let mut dense: Vec<(f32, Candidate, u32)> = Vec::new();
     let mut definitions: Vec<DocAddress> = Vec::new();
+    let mut path_matches: HashMap<u32, f32> = HashMap::new();
     for result in per_index {
-        let (lexical_here, dense_here, definitions_here) = result?;
+        let (lexical_here, dense_here, definitions_here, path_matches_here) = result?;
+        path_matches.extend(path_matches_here);
         lexical.extend(lexical_here);
         dense.extend(dense_here);
         definitions.extend(definitions_here);
@@ -248,8 +267,17 @@ pub fn search_indexes(
         lexical.sort_by(|a, b| b.0.score.total_cmp(&a.0.score));
         dense.sort_by(|a, b| b.0.total_cmp(&a.0));
     }
+    // How sure the ranking is: from the evidence before the path match.
     let lexical_confidence = lexical.first().map(|(c, _)| lexical_confidence(c.score)).unwrap_or(0.0);
     let dense_confidence = dense.first().map(|(_, c, _)| dense_confidence(c.score)).unwrap_or(0.0);
+    // Files whose name names the question's words rise: in one ranking before it is
+    // rendered, in hybrid once, in the fused order of files.
+    path_matches.retain(|_, share| *share >= PATH_MATCH_MIN);
+    if !path_matches.is_empty() && mode != SearchMode::Hybrid {
+        raise_named_files(&mut lexical, &mut dense, &path_matches, params.path_match_weight);
+        lexical.sort_by(|a, b| b.0.score.total_cmp(&a.0.score));
+        dense.sort_by(|a, b| b.0.total_cmp(&a.0));
+    }
     let (lexical, lexical_files): (Vec<Candidate>, Vec<u32>) = lexical.into_iter().unzip();
     let (dense, dense_files): (Vec<Candidate>, Vec<u32>) = dense.into_iter().map(|(_, c, f)| (c, f)).unzip();
     let (ranked, top_score) = match mode {
@@ -260,6 +288,7 @@ pub fn search_indexes(
                 Ranking { candidates: lexical, files: lexical_files, weight: params.fusion.lexical_weight },
                 Ranking { candidates: dense, files: dense_files, weight: params.fusion.dense_weight },
                 params,
+                &path_matches,
             );
             (fused, lexical_confidence.max(dense_confidence))
         }
@@ -279,6 +308,33 @@ pub fn search_indexes(
     let hits = render(indexes, &searchers, ranked, &terms, &mut analyzer, params, explain)?;
     let top_score = if hits.is_empty() { 0.0 } else { top_score };
     Ok(SearchOutcome { hits, top_score })
+}
+
+/// Candidates of a file whose name or folder names a share of the question's words (at
+/// least `PATH_MATCH_MIN`: `path_shares` holds no other) gain `weight × share` of their
+/// ranking's best score (a lexical score, a dense rank key): "request and response
+/// internals" asks for `client_reqrep.py`, "standard library Serialize implementations" for
+/// a file under `ser/`. A question's words are often in many files' bodies, but a file rarely
+/// names its own module as its neighbours name it. semble's rule and constant (1.0 of the best
+/// score, 0.10 of the words at least); measured in docs/ranking.md.
+fn raise_named_files(
+    lexical: &mut [(Candidate, u32)],
+    dense: &mut [(f32, Candidate, u32)],
+    path_shares: &HashMap<u32, f32>,
+    weight: f32,
+) {
+    let best = lexical.iter().map(|(c, _)| c.score).fold(0.0f32, f32::max);
+    for (candidate, file) in lexical.iter_mut() {
+        if let Some(share) = path_shares.get(file) {
+            candidate.score += weight * share * best;
+        }
+    }
+    let best = dense.iter().map(|(key, _, _)| *key).fold(0.0f32, f32::max);
+    for (key, _, file) in dense.iter_mut() {
+        if let Some(share) = path_shares.get(file) {
+            *key += weight * share * best;
+        }
+    }
 }
 
 /// The file of each tagged address, as an id tagged with its index (`RepoIndex::files_of`).
@@ -408,5 +464,34 @@ mod tests {
         let docs = SearchFilter { source_opt: Some(HitSource::Library), ..SearchFilter::default() };
         let outcome = search_indexes(&[&index], "Serialize", None, SearchMode::Lexical, params, false, &docs).unwrap();
         assert!(outcome.hits.is_empty());
+    }
+
+    /// A question in words ranks first the file whose name or folder names its words, even
+    /// where another file repeats them more often; a query of one word is left as it was.
+    #[test]
+    fn a_question_ranks_the_file_its_words_name() {
+        let busy = (0..3)
+            .map(|i| format!("fn send_{i}(hooks: Hooks) {{ hooks.run(); let tracing = hooks.tracing(); }}\n"))
+            .collect::<String>();
+        let quiet = "fn span(start: Instant, hooks: Hooks) -> Duration {\n".to_string()
+            + &(0..12).map(|i| format!("    let elapsed_{i} = start.elapsed();\n")).collect::<String>()
+            + "    start.elapsed()\n}\n";
+        let mut files = vec![("src/client.rs".to_string(), busy), ("src/tracing.rs".to_string(), quiet)];
+        for i in 0..8 {
+            files.push((format!("src/other_{i}.rs"), format!("fn other_{i}(value: u32) -> u32 {{ value + {i} }}\n")));
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let index = index_of(dir.path(), &files);
+        let filter = SearchFilter::default();
+        let first = |query: &str, weight: f32| {
+            let params = SearchParams { path_match_weight: weight, ..SearchParams::new(10, 1) };
+            let outcome = search_indexes(&[&index], query, None, SearchMode::Lexical, params, false, &filter).unwrap();
+            outcome.hits.first().map(|h| h.path.clone()).unwrap()
+        };
+        assert_eq!(first("tracing hooks", 1.0), "src/tracing.rs");
+        // Off, the file that repeats the words wins: what the rule changes.
+        assert_eq!(first("tracing hooks", 0.0), "src/client.rs");
+        // One word is not a question in words.
+        assert_eq!(first("tracing", 1.0), "src/client.rs");
     }
 }

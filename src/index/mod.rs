@@ -216,6 +216,9 @@ pub struct SearchParams {
     pub repeat_hit_delay: usize,
     /// A query that is one identifier gets its definitions first (`rank::definitions_first`).
     pub definitions_first: bool,
+    /// A plain-words question's candidates in files whose name names its words gain this
+    /// share of the best score (`across::raise_named_files`).
+    pub path_match_weight: f32,
     /// The vectors the dense ranking searches (the query vector is of the same kind).
     pub dense_vectors: ChunkVectors,
 }
@@ -230,6 +233,7 @@ impl SearchParams {
             concept_weight: crate::config::DEFAULT_CONCEPT_WEIGHT,
             repeat_hit_delay: crate::config::DEFAULT_REPEAT_HIT_DELAY,
             definitions_first: true,
+            path_match_weight: crate::config::DEFAULT_PATH_MATCH_WEIGHT,
             dense_vectors: ChunkVectors::Model,
         }
     }

@@ -329,8 +329,15 @@ pub(super) struct Ranking {
 /// right file, which chunk-level RRF scores as two half-hits and ranks below a chunk both
 /// found at middling ranks. Within a file, chunks keep their chunk-level RRF order; a file's
 /// n-th chunk is placed `n * repeat_hit_delay` files later, as `render` does for one ranking.
-/// A hit's score is its file's fused score.
-pub(super) fn fuse(lexical: Ranking, dense: Ranking, params: SearchParams) -> Vec<RankedCandidate> {
+/// A hit's score is its file's fused score. A file whose name names a share of the question's
+/// words (`path_shares`) gains `params.path_match_weight` × that share of the best file's
+/// score, as one ranking's candidates do (`across::raise_named_files`).
+pub(super) fn fuse(
+    lexical: Ranking,
+    dense: Ranking,
+    params: SearchParams,
+    path_shares: &HashMap<u32, f32>,
+) -> Vec<RankedCandidate> {
     let k = params.fusion.k;
     let mut by_address: HashMap<DocAddress, (RankedCandidate, u32)> = HashMap::new();
     let mut files: HashMap<u32, FileRank> = HashMap::new();
@@ -364,6 +371,12 @@ pub(super) fn fuse(lexical: Ranking, dense: Ranking, params: SearchParams) -> Ve
             }
         }
     }
+    let best = files.values().map(|f| f.score).fold(0.0f32, f32::max);
+    for (file, rank) in files.iter_mut() {
+        if let Some(share) = path_shares.get(file) {
+            rank.score += params.path_match_weight * share * best;
+        }
+    }
     // Best file first (of two equal, the one lexical search placed higher: its evidence is
     // the more exact); within a file, best chunk first.
     let mut chunks: Vec<(RankedCandidate, u32)> = by_address.into_values().collect();
@@ -390,6 +403,75 @@ pub(super) fn fuse(lexical: Ranking, dense: Ranking, params: SearchParams) -> Ve
     // A repeat placed at a first hit's place goes before it, as in `render`.
     placed.sort_by_key(|&(place, first, _)| (place, first));
     placed.into_iter().map(|(_, _, candidate)| candidate).collect()
+}
+
+/// Words of a plain-words question that may name a file or its folder: three letters or
+/// more, not a function word.
+pub(super) fn path_keywords(query: &str) -> Vec<String> {
+    const FUNCTION_WORDS: &[&str] = &[
+        "the", "and", "for", "with", "how", "what", "does", "that", "this", "from", "into", "are", "was", "were",
+        "when", "where", "which", "who", "why", "can", "not", "all", "any", "its", "has", "have", "there", "their",
+        "then", "than", "they", "them", "but", "via", "onto", "over", "under", "about", "each", "other", "some",
+        "should", "would", "could", "will", "you", "your", "our", "out", "one", "also", "more", "most",
+    ];
+    let mut words: Vec<String> = Vec::new();
+    for word in query.split(|c: char| !c.is_alphanumeric()).map(str::to_lowercase) {
+        if word.chars().count() >= 3 && !FUNCTION_WORDS.contains(&word.as_str()) && !words.contains(&word) {
+            words.push(word);
+        }
+    }
+    words
+}
+
+/// The lowercase parts of a file name without its extension and of its folder's name
+/// (`client_reqrep.py` in `aiohttp/` → client, reqrep, aiohttp; `ZodError.ts` → zod, error).
+fn path_parts(path: &str) -> Vec<String> {
+    let mut components = path.rsplit('/');
+    let file = components.next().unwrap_or("");
+    let stem = file.rsplit_once('.').map_or(file, |(stem, _)| stem);
+    let folder = components.next().unwrap_or("");
+    let mut parts = Vec::new();
+    for name in [stem, folder] {
+        for piece in name.split(|c: char| !c.is_alphanumeric()) {
+            let mut current = String::new();
+            let mut previous_lower = false;
+            for c in piece.chars() {
+                if c.is_uppercase() && previous_lower && !current.is_empty() {
+                    parts.push(std::mem::take(&mut current));
+                }
+                previous_lower = c.is_lowercase() || c.is_ascii_digit();
+                current.extend(c.to_lowercase());
+            }
+            if !current.is_empty() {
+                parts.push(current);
+            }
+        }
+    }
+    parts
+}
+
+/// The share of `keywords` that a file's name or folder names: a part equal to the word,
+/// or one of three letters or more that begins the other (`ser` for serialize, `persist`
+/// for persistence).
+pub(super) fn path_match(keywords: &[String], path: &str) -> f32 {
+    if keywords.is_empty() {
+        return 0.0;
+    }
+    let parts = path_parts(path);
+    let matched = keywords
+        .iter()
+        .filter(|word| {
+            parts.iter().any(|part| {
+                let (short, long) = if part.len() <= word.len() {
+                    (part.as_str(), word.as_str())
+                } else {
+                    (word.as_str(), part.as_str())
+                };
+                short == long || (short.len() >= 3 && long.starts_with(short))
+            })
+        })
+        .count();
+    matched as f32 / keywords.len() as f32
 }
 
 /// Documents and plain text, as opposed to code.
@@ -537,5 +619,21 @@ mod tests {
             assert_eq!(path_prior(path), SECONDARY_PATH_PRIOR, "{path}");
         }
         assert_eq!(path_prior("src/licensing.rs"), 1.0);
+    }
+
+    #[test]
+    fn a_file_name_or_folder_names_a_share_of_a_question_s_words() {
+        assert_eq!(path_keywords("how does the Runtime work, and why?"), vec!["runtime", "work"]);
+        let share = |question: &str, path: &str| path_match(&path_keywords(question), path);
+        // A folder's name that begins a word (three letters at least) names it.
+        assert_eq!(share("standard library type Serialize implementations", "serde_core/src/ser/impls.rs"), 0.2);
+        assert_eq!(share("request tracing and observability hooks", "aiohttp/tracing.py"), 0.25);
+        // Parts of a name: `_`, `-` and case changes part it; the extension does not count.
+        assert_eq!(share("zod error types", "packages/zod/src/v3/ZodError.ts"), 2.0 / 3.0);
+        assert_eq!(share("saving models to disk", "model2vec/persistence/persistence.py"), 0.0);
+        assert_eq!(share("persist a model", "model2vec/persistence/persistence.py"), 0.5);
+        // Two letters are too few to begin a word: `de` does not name "decode".
+        assert_eq!(share("decode input", "serde_core/src/de/mod.rs"), 0.0);
+        assert_eq!(share("", "src/lib.rs"), 0.0);
     }
 }

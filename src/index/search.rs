@@ -345,6 +345,15 @@ impl RepoIndex {
     /// the `path` fast field: no stored document is loaded. Each segment's paths are looked
     /// up in one pass over its dictionary, in ordinal order.
     pub(super) fn files_of(&self, searcher: &Searcher, addresses: &[DocAddress]) -> Result<Vec<u32>> {
+        Ok(self.files_and_paths_of(searcher, addresses)?.0)
+    }
+
+    /// `files_of`, and the path of each file id.
+    pub(super) fn files_and_paths_of(
+        &self,
+        searcher: &Searcher,
+        addresses: &[DocAddress],
+    ) -> Result<(Vec<u32>, Vec<String>)> {
         let mut ords_by_segment: HashMap<u32, Vec<(u64, usize)>> = HashMap::new();
         let mut files = vec![u32::MAX; addresses.len()];
         for (i, address) in addresses.iter().enumerate() {
@@ -372,7 +381,11 @@ impl RepoIndex {
                 files[i] = file;
             }
         }
-        Ok(files)
+        let mut paths = vec![String::new(); ids.len()];
+        for (path, id) in ids {
+            paths[id as usize] = String::from_utf8_lossy(&path).into_owned();
+        }
+        Ok((files, paths))
     }
 
     /// Each address's `flags` fast field.

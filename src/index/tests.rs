@@ -46,16 +46,26 @@ fn fusion_ranks_files_the_two_rankings_both_found_above_a_chunk_they_share() {
     let dense = [(31, 2), (11, 0), (20, 1)];
     let params = SearchParams::new(10, 2);
     let docs = |fused: Vec<RankedCandidate>| fused.iter().map(|c| c.address.doc_id).collect::<Vec<_>>();
-    let fused = fuse(ranking(&lexical, 1.0), ranking(&dense, 1.0), params);
+    let fused = fuse(ranking(&lexical, 1.0), ranking(&dense, 1.0), params, &HashMap::new());
     let a_score = 1.0 / (3.0 + 1.0) + 1.0 / (3.0 + 2.0);
     assert!((fused[0].score - a_score).abs() < 1e-6, "a hit's score is its file's");
     assert_eq!(fused[0].explain.lexical.map(|r| r.rank), Some(1));
     // A file's second chunk waits `repeat_hit_delay` files; here there are fewer files.
     assert_eq!(docs(fused), vec![10, 31, 20, 11, 30]);
     let one_per_file = SearchParams::new(10, 1);
-    assert_eq!(docs(fuse(ranking(&lexical, 1.0), ranking(&dense, 1.0), one_per_file)), vec![10, 31, 20]);
+    assert_eq!(
+        docs(fuse(ranking(&lexical, 1.0), ranking(&dense, 1.0), one_per_file, &HashMap::new())),
+        vec![10, 31, 20]
+    );
     // Weights still count: with the dense ranking ignored, the lexical order stands.
-    assert_eq!(docs(fuse(ranking(&lexical, 1.0), ranking(&dense, 0.0), one_per_file)), vec![10, 20, 30]);
+    assert_eq!(
+        docs(fuse(ranking(&lexical, 1.0), ranking(&dense, 0.0), one_per_file, &HashMap::new())),
+        vec![10, 20, 30]
+    );
+    // A file whose name names half the question's words gains half the best file's score:
+    // B (0.2 + 0.167, + 0.225) passes A (0.25 + 0.2) and C (0.167 + 0.25).
+    let b_named = HashMap::from([(1, 0.5)]);
+    assert_eq!(docs(fuse(ranking(&lexical, 1.0), ranking(&dense, 1.0), one_per_file, &b_named)), vec![20, 10, 31]);
 }
 
 #[test]

@@ -173,6 +173,7 @@ impl Ranking {
             concept_weight: search.lexical_concept_weight(),
             repeat_hit_delay: search.repeat_hit_delay,
             definitions_first: search.definitions_first,
+            path_match_weight: search.path_match_weight,
             dense_vectors,
         };
         let query = request.query.clone();

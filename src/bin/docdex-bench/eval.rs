@@ -294,6 +294,7 @@ pub async fn run(
         concept_weight: search.lexical_concept_weight(),
         repeat_hit_delay: 0,
         definitions_first: search.definitions_first,
+        path_match_weight: search.path_match_weight,
         dense_vectors: Default::default(),
     };
     let run_mode = |mode: SearchMode, params: SearchParams| {
