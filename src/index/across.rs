@@ -162,6 +162,8 @@ pub fn search_indexes(
     } else {
         Expansion::default()
     };
+    // A concept the question called up names its words in a file name too.
+    let concept_terms: Vec<Vec<String>> = expansion.concepts.iter().map(|c| c.terms.clone()).collect();
     // Each index's candidates. A dense search of several indexes runs on several threads
     // (measured over 8 repos: hybrid p95 16.5 ms on one thread, 12.6 on two); a lexical one
     // stays on one, where starting threads cost more than they saved (p95 3.6 ms vs 8.7).
@@ -202,8 +204,10 @@ pub fn search_indexes(
                 lexical_here.iter().map(|c| c.address).chain(dense_here.iter().map(|(_, c)| c.address)).collect();
             let (files, paths) = index.files_and_paths_of(searcher, &addresses)?;
             if !keywords.is_empty() {
-                path_matches =
-                    (0..).zip(&paths).map(|(file, path)| (file | file_tag, path_match(&keywords, path))).collect();
+                path_matches = (0..)
+                    .zip(&paths)
+                    .map(|(file, path)| (file | file_tag, path_match(&keywords, &concept_terms, path)))
+                    .collect();
             }
             files
         } else {

@@ -450,28 +450,27 @@ fn path_parts(path: &str) -> Vec<String> {
     parts
 }
 
-/// The share of `keywords` that a file's name or folder names: a part equal to the word,
-/// or one of three letters or more that begins the other (`ser` for serialize, `persist`
-/// for persistence).
-pub(super) fn path_match(keywords: &[String], path: &str) -> f32 {
-    if keywords.is_empty() {
+/// Whether a part of a file's name names `word`: equal, or a part of three letters or more
+/// that begins it, or the word begins the part (`ser` for serialize, `persist` for
+/// persistence).
+fn names(part: &str, word: &str) -> bool {
+    let (short, long) = if part.len() <= word.len() { (part, word) } else { (word, part) };
+    short == long || (short.len() >= 3 && long.starts_with(short))
+}
+
+/// The share of a question's `words` that a file's name or folder names. A concept the
+/// question called up (`concepts.txt`: "for a while" adds sleep, delay) names one word when
+/// one of its `concept_terms` is named (`time/sleep.rs` for "pause the task for a while"),
+/// as its terms count for the question's words in the coverage rescoring.
+pub(super) fn path_match(words: &[String], concept_terms: &[Vec<String>], path: &str) -> f32 {
+    if words.is_empty() {
         return 0.0;
     }
     let parts = path_parts(path);
-    let matched = keywords
-        .iter()
-        .filter(|word| {
-            parts.iter().any(|part| {
-                let (short, long) = if part.len() <= word.len() {
-                    (part.as_str(), word.as_str())
-                } else {
-                    (word.as_str(), part.as_str())
-                };
-                short == long || (short.len() >= 3 && long.starts_with(short))
-            })
-        })
-        .count();
-    matched as f32 / keywords.len() as f32
+    let named = |word: &String| parts.iter().any(|part| names(part, word));
+    let matched =
+        words.iter().filter(|w| named(w)).count() + concept_terms.iter().filter(|t| t.iter().any(named)).count();
+    (matched as f32 / words.len() as f32).min(1.0)
 }
 
 /// Documents and plain text, as opposed to code.
@@ -624,7 +623,7 @@ mod tests {
     #[test]
     fn a_file_name_or_folder_names_a_share_of_a_question_s_words() {
         assert_eq!(path_keywords("how does the Runtime work, and why?"), vec!["runtime", "work"]);
-        let share = |question: &str, path: &str| path_match(&path_keywords(question), path);
+        let share = |question: &str, path: &str| path_match(&path_keywords(question), &[], path);
         // A folder's name that begins a word (three letters at least) names it.
         assert_eq!(share("standard library type Serialize implementations", "serde_core/src/ser/impls.rs"), 0.2);
         assert_eq!(share("request tracing and observability hooks", "aiohttp/tracing.py"), 0.25);
@@ -635,5 +634,10 @@ mod tests {
         // Two letters are too few to begin a word: `de` does not name "decode".
         assert_eq!(share("decode input", "serde_core/src/de/mod.rs"), 0.0);
         assert_eq!(share("", "src/lib.rs"), 0.0);
+        // A concept's terms name the word that called it up.
+        let words = path_keywords("pause the current task for a while");
+        let sleep = vec![vec!["sleep".to_string(), "delay".to_string()]];
+        assert_eq!(path_match(&words, &sleep, "src/time/sleep.rs"), 0.25);
+        assert_eq!(path_match(&words, &[], "src/time/sleep.rs"), 0.0);
     }
 }
