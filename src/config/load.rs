@@ -266,6 +266,7 @@ pub fn check_ranges(config: &Config) -> std::result::Result<(), String> {
         ("search.rrf_dense_weight", config.search.rrf_dense_weight),
         ("search.concept_weight", config.search.concept_weight),
         ("search.path_match_weight", config.search.path_match_weight),
+        ("search.file_evidence_weight", config.search.file_evidence_weight),
     ];
     for (key, value) in non_negative {
         if !(value >= 0.0 && value.is_finite()) {

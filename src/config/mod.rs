@@ -13,6 +13,8 @@ use serde::{Deserialize, Serialize};
 pub const DEFAULT_CONCEPT_WEIGHT: f32 = 0.5;
 /// Default `[search] path_match_weight`.
 pub const DEFAULT_PATH_MATCH_WEIGHT: f32 = 1.0;
+/// Default `[search] file_evidence_weight`.
+pub const DEFAULT_FILE_EVIDENCE_WEIGHT: f32 = 0.2;
 /// A file's second hit ranks this many places below where fusion put it, its third twice
 /// as far: the answer to a question is a file, and a page whose first places go to two
 /// chunks of one wrong file names fewer candidates (hybrid success@5 over the 216 questions
@@ -260,6 +262,9 @@ pub struct SearchConfig {
     /// A plain-words question's candidates in a file whose name or folder names some of its
     /// words gain this share of the best score, times the share named (0: off).
     pub path_match_weight: f32,
+    /// A plain-words question's best chunk of each file gains this share of the best score,
+    /// times the file's summed candidate scores over the largest file's (0: off).
+    pub file_evidence_weight: f32,
 }
 
 impl SearchConfig {
@@ -448,6 +453,7 @@ impl Default for SearchConfig {
             concept_weight: DEFAULT_CONCEPT_WEIGHT,
             definitions_first: true,
             path_match_weight: DEFAULT_PATH_MATCH_WEIGHT,
+            file_evidence_weight: DEFAULT_FILE_EVIDENCE_WEIGHT,
         }
     }
 }

@@ -151,12 +151,11 @@ pub fn search_indexes(
             && mode != SearchMode::Dense
             && matches!(filter.source_opt, None | Some(HitSource::Repo))
     });
-    // A plain-words question whose words name a file or its folder (`ser` for "serialize").
-    let keywords = if params.path_match_weight > 0.0 && query_text.trim().contains(char::is_whitespace) {
-        path_keywords(query_text)
-    } else {
-        Vec::new()
-    };
+    // A question in words, not one identifier: its words may name a file or its folder (`ser`
+    // for "serialize"), and a file's other chunks count for it.
+    let question = query_text.trim().contains(char::is_whitespace);
+    let keywords = if params.path_match_weight > 0.0 && question { path_keywords(query_text) } else { Vec::new() };
+    let file_evidence = question && params.file_evidence_weight > 0.0;
     let expansion = if mode != SearchMode::Dense && params.concept_weight > 0.0 {
         concepts::expand(query_text, &terms, &mut analyzer)
     } else {
@@ -199,7 +198,7 @@ pub fn search_indexes(
         // Files matter to the fusion and to the path match.
         let file_tag = (at as u32) << FILE_SHIFT;
         let mut path_matches = HashMap::new();
-        let files = if mode == SearchMode::Hybrid || !keywords.is_empty() {
+        let files = if mode == SearchMode::Hybrid || !keywords.is_empty() || file_evidence {
             let addresses: Vec<DocAddress> =
                 lexical_here.iter().map(|c| c.address).chain(dense_here.iter().map(|(_, c)| c.address)).collect();
             let (files, paths) = index.files_and_paths_of(searcher, &addresses)?;
@@ -274,11 +273,20 @@ pub fn search_indexes(
     // How sure the ranking is: from the evidence before the path match.
     let lexical_confidence = lexical.first().map(|(c, _)| lexical_confidence(c.score)).unwrap_or(0.0);
     let dense_confidence = dense.first().map(|(_, c, _)| dense_confidence(c.score)).unwrap_or(0.0);
-    // Files whose name names the question's words rise: in one ranking before it is
-    // rendered, in hybrid once, in the fused order of files.
+    // A file with many good chunks is a better answer than its best chunk alone says: each
+    // ranking's files gain for all their candidates, then files whose name names the
+    // question's words rise (in one ranking before it is rendered, in hybrid once, in the
+    // fused order of files).
+    if file_evidence {
+        add_file_evidence(&mut lexical, |(c, _)| &mut c.score, |(_, file)| *file, params.file_evidence_weight);
+        add_file_evidence(&mut dense, |(key, _, _)| key, |(_, _, file)| *file, params.file_evidence_weight);
+    }
     path_matches.retain(|_, share| *share >= PATH_MATCH_MIN);
-    if !path_matches.is_empty() && mode != SearchMode::Hybrid {
+    let raise_in_lists = !path_matches.is_empty() && mode != SearchMode::Hybrid;
+    if raise_in_lists {
         raise_named_files(&mut lexical, &mut dense, &path_matches, params.path_match_weight);
+    }
+    if file_evidence || raise_in_lists {
         lexical.sort_by(|a, b| b.0.score.total_cmp(&a.0.score));
         dense.sort_by(|a, b| b.0.total_cmp(&a.0));
     }
@@ -338,6 +346,32 @@ fn raise_named_files(
         if let Some(share) = path_shares.get(file) {
             *key += weight * share * best;
         }
+    }
+}
+
+/// Each file's best candidate in a ranking (`list`, best first) gains `weight` × the
+/// ranking's best score × the file's share of evidence: the sum of its candidates' scores
+/// over the largest such sum. A question about a large module (zod's `schemas.ts`, tokio's
+/// `task/local.rs`) matches several of its chunks, each a little; one chunk of another file
+/// that repeats a word outscores each of them but not their sum. semble's rule and constant
+/// (`boost_multi_chunk_files`, 0.2); measured in docs/ranking.md.
+fn add_file_evidence<T>(list: &mut [T], score: impl Fn(&mut T) -> &mut f32, file: impl Fn(&T) -> u32, weight: f32) {
+    let mut sums: HashMap<u32, f32> = HashMap::new();
+    let mut best_of_file: HashMap<u32, usize> = HashMap::new();
+    let mut best = 0.0f32;
+    for (i, item) in list.iter_mut().enumerate() {
+        let file = file(item);
+        let score = *score(item);
+        best = best.max(score);
+        *sums.entry(file).or_insert(0.0) += score;
+        best_of_file.entry(file).or_insert(i);
+    }
+    let largest = sums.values().copied().fold(0.0f32, f32::max);
+    if largest <= 0.0 {
+        return;
+    }
+    for (file, i) in best_of_file {
+        *score(&mut list[i]) += weight * best * sums[&file] / largest;
     }
 }
 
@@ -497,5 +531,23 @@ mod tests {
         assert_eq!(first("tracing hooks", 0.0), "src/client.rs");
         // One word is not a question in words.
         assert_eq!(first("tracing", 1.0), "src/client.rs");
+    }
+
+    /// A file whose candidates add up gains on one whose single chunk scores best; the gain
+    /// goes to each file's best chunk only, at most `weight` of the best score.
+    #[test]
+    fn a_file_with_many_good_chunks_gains_on_one_good_chunk() {
+        // (score, file), best first: file 1 has one strong chunk, file 2 three fair ones.
+        let mut list = vec![(10.0f32, 1u32), (9.5, 2), (7.0, 2), (7.0, 2), (1.0, 3)];
+        add_file_evidence(&mut list, |(s, _)| s, |(_, f)| *f, 0.2);
+        // Sums 10, 23.5, 1: file 2's best gains 0.2 × 10 × 23.5/23.5, file 1's 0.2 × 10 × 10/23.5.
+        let close = |a: f32, b: f32| (a - b).abs() < 1e-4;
+        assert!(close(list[1].0, 11.5) && close(list[0].0, 10.0 + 2.0 * 10.0 / 23.5), "{list:?}");
+        assert!(list[1].0 > list[0].0, "the file of many good chunks passes: {list:?}");
+        assert_eq!((list[2].0, list[3].0), (7.0, 7.0), "only a file's best chunk gains");
+        // Off, nothing moves.
+        let mut same = vec![(10.0f32, 1u32), (9.5, 2)];
+        add_file_evidence(&mut same, |(s, _)| s, |(_, f)| *f, 0.0);
+        assert_eq!(same, vec![(10.0, 1), (9.5, 2)]);
     }
 }

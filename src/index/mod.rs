@@ -219,6 +219,9 @@ pub struct SearchParams {
     /// A plain-words question's candidates in files whose name names its words gain this
     /// share of the best score (`across::raise_named_files`).
     pub path_match_weight: f32,
+    /// A plain-words question's files gain for all their candidates, this share of the best
+    /// score at most (`across::add_file_evidence`).
+    pub file_evidence_weight: f32,
     /// The vectors the dense ranking searches (the query vector is of the same kind).
     pub dense_vectors: ChunkVectors,
 }
@@ -234,6 +237,7 @@ impl SearchParams {
             repeat_hit_delay: crate::config::DEFAULT_REPEAT_HIT_DELAY,
             definitions_first: true,
             path_match_weight: crate::config::DEFAULT_PATH_MATCH_WEIGHT,
+            file_evidence_weight: crate::config::DEFAULT_FILE_EVIDENCE_WEIGHT,
             dense_vectors: ChunkVectors::Model,
         }
     }

@@ -174,6 +174,7 @@ impl Ranking {
             repeat_hit_delay: search.repeat_hit_delay,
             definitions_first: search.definitions_first,
             path_match_weight: search.path_match_weight,
+            file_evidence_weight: search.file_evidence_weight,
             dense_vectors,
         };
         let query = request.query.clone();

@@ -295,6 +295,7 @@ pub async fn run(
         repeat_hit_delay: 0,
         definitions_first: search.definitions_first,
         path_match_weight: search.path_match_weight,
+        file_evidence_weight: search.file_evidence_weight,
         dense_vectors: Default::default(),
     };
     let run_mode = |mode: SearchMode, params: SearchParams| {
