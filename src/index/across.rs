@@ -349,9 +349,13 @@ fn raise_named_files(
     }
 }
 
+/// Candidates of each ranking whose scores a file's evidence sums: a fixed depth, so a page of
+/// 10 and one of 40 agree on their first 10 (semble's, 5 × its 10 results).
+const FILE_EVIDENCE_DEPTH: usize = 50;
+
 /// Each file's best candidate in a ranking (`list`, best first) gains `weight` × the
 /// ranking's best score × the file's share of evidence: the sum of its candidates' scores
-/// over the largest such sum. A question about a large module (zod's `schemas.ts`, tokio's
+/// among the first `FILE_EVIDENCE_DEPTH` over the largest such sum. A question about a large module (zod's `schemas.ts`, tokio's
 /// `task/local.rs`) matches several of its chunks, each a little; one chunk of another file
 /// that repeats a word outscores each of them but not their sum. semble's rule and constant
 /// (`boost_multi_chunk_files`, 0.2); measured in docs/ranking.md.
@@ -359,7 +363,7 @@ fn add_file_evidence<T>(list: &mut [T], score: impl Fn(&mut T) -> &mut f32, file
     let mut sums: HashMap<u32, f32> = HashMap::new();
     let mut best_of_file: HashMap<u32, usize> = HashMap::new();
     let mut best = 0.0f32;
-    for (i, item) in list.iter_mut().enumerate() {
+    for (i, item) in list.iter_mut().enumerate().take(FILE_EVIDENCE_DEPTH) {
         let file = file(item);
         let score = *score(item);
         best = best.max(score);
@@ -549,5 +553,13 @@ mod tests {
         let mut same = vec![(10.0f32, 1u32), (9.5, 2)];
         add_file_evidence(&mut same, |(s, _)| s, |(_, f)| *f, 0.0);
         assert_eq!(same, vec![(10.0, 1), (9.5, 2)]);
+        // Candidates past the first FILE_EVIDENCE_DEPTH count for nothing: a deeper list (a
+        // page of 40) ranks its first candidates as a shorter one (a page of 10) does.
+        let mut long: Vec<(f32, u32)> =
+            (0..FILE_EVIDENCE_DEPTH + 20).map(|i| (100.0 - i as f32, i as u32 % 7)).collect();
+        let mut short = long[..FILE_EVIDENCE_DEPTH].to_vec();
+        add_file_evidence(&mut long, |(s, _)| s, |(_, f)| *f, 0.2);
+        add_file_evidence(&mut short, |(s, _)| s, |(_, f)| *f, 0.2);
+        assert_eq!(long[..FILE_EVIDENCE_DEPTH], short[..]);
     }
 }
