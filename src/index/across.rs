@@ -161,8 +161,6 @@ pub fn search_indexes(
     } else {
         Expansion::default()
     };
-    // A concept the question called up names its words in a file name too.
-    let concept_terms: Vec<Vec<String>> = expansion.concepts.iter().map(|c| c.terms.clone()).collect();
     // Each index's candidates. A dense search of several indexes runs on several threads
     // (measured over 8 repos: hybrid p95 16.5 ms on one thread, 12.6 on two); a lexical one
     // stays on one, where starting threads cost more than they saved (p95 3.6 ms vs 8.7).
@@ -201,14 +199,16 @@ pub fn search_indexes(
         let files = if mode == SearchMode::Hybrid || !keywords.is_empty() || file_evidence {
             let addresses: Vec<DocAddress> =
                 lexical_here.iter().map(|c| c.address).chain(dense_here.iter().map(|(_, c)| c.address)).collect();
-            let (files, paths) = index.files_and_paths_of(searcher, &addresses)?;
-            if !keywords.is_empty() {
+            if keywords.is_empty() {
+                index.files_of(searcher, &addresses)?
+            } else {
+                let (files, paths) = index.files_and_paths_of(searcher, &addresses)?;
                 path_matches = (0..)
                     .zip(&paths)
-                    .map(|(file, path)| (file | file_tag, path_match(&keywords, &concept_terms, path)))
+                    .map(|(file, path)| (file | file_tag, path_match(&keywords, &expansion.concepts, path)))
                     .collect();
+                files
             }
-            files
         } else {
             vec![0; lexical_here.len() + dense_here.len()]
         };
@@ -284,7 +284,9 @@ pub fn search_indexes(
     path_matches.retain(|_, share| *share >= PATH_MATCH_MIN);
     let raise_in_lists = !path_matches.is_empty() && mode != SearchMode::Hybrid;
     if raise_in_lists {
-        raise_named_files(&mut lexical, &mut dense, &path_matches, params.path_match_weight);
+        let weight = params.path_match_weight;
+        raise_named_files(&mut lexical, |(c, _)| &mut c.score, |(_, file)| *file, &path_matches, weight);
+        raise_named_files(&mut dense, |(key, _, _)| key, |(_, _, file)| *file, &path_matches, weight);
     }
     if file_evidence || raise_in_lists {
         lexical.sort_by(|a, b| b.0.score.total_cmp(&a.0.score));
@@ -324,27 +326,22 @@ pub fn search_indexes(
 
 /// Candidates of a file whose name or folder names a share of the question's words (at
 /// least `PATH_MATCH_MIN`: `path_shares` holds no other) gain `weight × share` of their
-/// ranking's best score (a lexical score, a dense rank key): "request and response
+/// ranking's best score (`list`'s: a lexical score, a dense rank key): "request and response
 /// internals" asks for `client_reqrep.py`, "standard library Serialize implementations" for
 /// a file under `ser/`. A question's words are often in many files' bodies, but a file rarely
 /// names its own module as its neighbours name it. semble's rule and constant (1.0 of the best
 /// score, 0.10 of the words at least); measured in docs/ranking.md.
-fn raise_named_files(
-    lexical: &mut [(Candidate, u32)],
-    dense: &mut [(f32, Candidate, u32)],
+fn raise_named_files<T>(
+    list: &mut [T],
+    score: impl Fn(&mut T) -> &mut f32,
+    file: impl Fn(&T) -> u32,
     path_shares: &HashMap<u32, f32>,
     weight: f32,
 ) {
-    let best = lexical.iter().map(|(c, _)| c.score).fold(0.0f32, f32::max);
-    for (candidate, file) in lexical.iter_mut() {
-        if let Some(share) = path_shares.get(file) {
-            candidate.score += weight * share * best;
-        }
-    }
-    let best = dense.iter().map(|(key, _, _)| *key).fold(0.0f32, f32::max);
-    for (key, _, file) in dense.iter_mut() {
-        if let Some(share) = path_shares.get(file) {
-            *key += weight * share * best;
+    let best = list.iter_mut().map(|item| *score(item)).fold(0.0f32, f32::max);
+    for item in list.iter_mut() {
+        if let Some(share) = path_shares.get(&file(item)) {
+            *score(item) += weight * share * best;
         }
     }
 }

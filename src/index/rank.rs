@@ -7,6 +7,7 @@ use std::collections::{HashMap, HashSet};
 
 use tantivy::{DocAddress, TantivyDocument};
 
+use super::concepts::ExpandedConcept;
 use super::SearchParams;
 use crate::protocol::{HitExplain, RankedBy};
 
@@ -460,16 +461,16 @@ fn names(part: &str, word: &str) -> bool {
 
 /// The share of a question's `words` that a file's name or folder names. A concept the
 /// question called up (`concepts.txt`: "for a while" adds sleep, delay) names one word when
-/// one of its `concept_terms` is named (`time/sleep.rs` for "pause the task for a while"),
-/// as its terms count for the question's words in the coverage rescoring.
-pub(super) fn path_match(words: &[String], concept_terms: &[Vec<String>], path: &str) -> f32 {
+/// one of its terms is named (`time/sleep.rs` for "pause the task for a while"), as its
+/// terms count for the question's words in the coverage rescoring.
+pub(super) fn path_match(words: &[String], concepts: &[ExpandedConcept], path: &str) -> f32 {
     if words.is_empty() {
         return 0.0;
     }
     let parts = path_parts(path);
     let named = |word: &String| parts.iter().any(|part| names(part, word));
     let matched =
-        words.iter().filter(|w| named(w)).count() + concept_terms.iter().filter(|t| t.iter().any(named)).count();
+        words.iter().filter(|w| named(w)).count() + concepts.iter().filter(|c| c.terms.iter().any(named)).count();
     (matched as f32 / words.len() as f32).min(1.0)
 }
 
@@ -636,7 +637,7 @@ mod tests {
         assert_eq!(share("", "src/lib.rs"), 0.0);
         // A concept's terms name the word that called it up.
         let words = path_keywords("pause the current task for a while");
-        let sleep = vec![vec!["sleep".to_string(), "delay".to_string()]];
+        let sleep = [ExpandedConcept { terms: vec!["sleep".to_string(), "delay".to_string()], covers: Vec::new() }];
         assert_eq!(path_match(&words, &sleep, "src/time/sleep.rs"), 0.25);
         assert_eq!(path_match(&words, &[], "src/time/sleep.rs"), 0.0);
     }

@@ -19,6 +19,9 @@ use super::rank::{is_prose, FLAG_LIBRARY, FLAG_PROSE, FLAG_WEB};
 use super::{RepoIndex, SearchOutcome, SearchParams};
 use crate::protocol::{DocdexError, HitSource, Result, SearchHit, SearchMode};
 
+/// Each distinct path a lookup met (its bytes), with the id it got.
+type PathIds = HashMap<Vec<u8>, u32>;
+
 /// Field boosts: a query word that names an item or a heading says more than one in a body.
 pub(super) const BOOST_SYMBOLS: f32 = 2.5;
 
@@ -345,7 +348,7 @@ impl RepoIndex {
     /// the `path` fast field: no stored document is loaded. Each segment's paths are looked
     /// up in one pass over its dictionary, in ordinal order.
     pub(super) fn files_of(&self, searcher: &Searcher, addresses: &[DocAddress]) -> Result<Vec<u32>> {
-        Ok(self.files_and_paths_of(searcher, addresses)?.0)
+        Ok(self.file_ids(searcher, addresses)?.0)
     }
 
     /// `files_of`, and the path of each file id.
@@ -354,6 +357,16 @@ impl RepoIndex {
         searcher: &Searcher,
         addresses: &[DocAddress],
     ) -> Result<(Vec<u32>, Vec<String>)> {
+        let (files, ids) = self.file_ids(searcher, addresses)?;
+        let mut paths = vec![String::new(); ids.len()];
+        for (path, id) in ids {
+            paths[id as usize] = String::from_utf8_lossy(&path).into_owned();
+        }
+        Ok((files, paths))
+    }
+
+    /// `files_of`, with the id each path got.
+    fn file_ids(&self, searcher: &Searcher, addresses: &[DocAddress]) -> Result<(Vec<u32>, PathIds)> {
         let mut ords_by_segment: HashMap<u32, Vec<(u64, usize)>> = HashMap::new();
         let mut files = vec![u32::MAX; addresses.len()];
         for (i, address) in addresses.iter().enumerate() {
@@ -381,11 +394,7 @@ impl RepoIndex {
                 files[i] = file;
             }
         }
-        let mut paths = vec![String::new(); ids.len()];
-        for (path, id) in ids {
-            paths[id as usize] = String::from_utf8_lossy(&path).into_owned();
-        }
-        Ok((files, paths))
+        Ok((files, ids))
     }
 
     /// Each address's `flags` fast field.
