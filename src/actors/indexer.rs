@@ -11,8 +11,9 @@ use tantivy::IndexWriter;
 
 use super::ingestor::IngestedFile;
 use crate::code::FileCode;
+use crate::index::static_model::{centre, MIN_CENTRED_CHUNKS};
 use crate::index::{
-    FileRecord, IndexRunState, LibraryDoc, LibraryRecord, RepoIndex, RepoStore, WebPageDoc, WebPageRecord,
+    ChunkVectors, FileRecord, IndexRunState, LibraryDoc, LibraryRecord, RepoIndex, RepoStore, WebPageDoc, WebPageRecord,
 };
 use crate::ingest::{sha256_hex, Chunk};
 use crate::protocol::time::unix_now;
@@ -248,16 +249,30 @@ pub struct PendingEmbeddings {
     pub max: usize,
 }
 
-/// Up to `max` chunks waiting for a static vector: (chunk id, text to embed); empty when none
-/// is left.
+/// Up to `max` chunks waiting for a static vector, of ids `from` on: (chunk id, text to
+/// embed); empty when none is left.
 #[derive(Message)]
 #[rtype(result = "Result<Vec<(u32, String)>>")]
 pub struct PendingStaticEmbeddings {
     pub max: usize,
+    pub from: u32,
 }
 
-/// Stores static vectors (chunk id, vector) and makes them searchable. Returns how many
-/// chunks still wait for one.
+/// Whether the repo's static vectors need their mean computed before more are stored (see
+/// `static_model::centre`): a repo of `MIN_CENTRED_CHUNKS` chunks or more without one. Static
+/// vectors stored before it (uncentred) are queued again, so that every chunk is pending and
+/// the mean is the whole repo's.
+#[derive(Message)]
+#[rtype(result = "Result<bool>")]
+pub struct StaticMeanNeeded;
+
+/// Keeps the mean the repo's static vectors are centred on from now on.
+#[derive(Message)]
+#[rtype(result = "Result<()>")]
+pub struct PutStaticMean(pub Vec<f32>);
+
+/// Stores static vectors (chunk id, vector), centred on the repo's mean when it has one, and
+/// makes them searchable. Returns how many chunks still wait for one.
 #[derive(Message)]
 #[rtype(result = "Result<u64>")]
 pub struct StoreStaticEmbeddings {
@@ -699,7 +714,7 @@ impl Handler<PendingStaticEmbeddings> for Indexer {
                 wtxn.commit()?;
             }
             let mut wanted = Vec::new();
-            let mut from = 0u32;
+            let mut from = msg.from;
             while wanted.is_empty() {
                 let ids = store.static_pending_ids(&store.read_txn()?, from, msg.max.max(1))?;
                 let Some(&last) = ids.last() else { break };
@@ -736,9 +751,13 @@ impl Handler<StoreStaticEmbeddings> for Indexer {
         super::guarded("the indexer", || {
             let store = &self.index.store;
             let mut wtxn = store.write_txn()?;
-            for (id, vector) in msg.items {
+            let mean = store.static_mean(&wtxn)?;
+            for (id, mut vector) in msg.items {
                 // The chunk may have been replaced while it was being embedded.
                 if store.is_static_pending(&wtxn, id)? {
+                    if let Some(mean) = &mean {
+                        centre(&mut vector, mean);
+                    }
                     store.put_static_vector(&mut wtxn, id, &vector)?;
                 }
             }
@@ -746,6 +765,44 @@ impl Handler<StoreStaticEmbeddings> for Indexer {
             let remaining = store.static_pending_count(&wtxn)?;
             wtxn.commit()?;
             Ok(remaining)
+        })
+    }
+}
+
+impl Handler<StaticMeanNeeded> for Indexer {
+    type Result = Result<bool>;
+
+    fn handle(&mut self, _: StaticMeanNeeded, _: &mut SyncContext<Self>) -> Self::Result {
+        super::guarded("the indexer", || {
+            self.index.reload()?;
+            let store = &self.index.store;
+            if store.static_mean(&store.read_txn()?)?.is_some() {
+                return Ok(false);
+            }
+            let ids: Vec<u32> = self.index.live_chunks()?.into_iter().map(|(_, id)| id).collect();
+            if ids.len() < MIN_CENTRED_CHUNKS {
+                return Ok(false);
+            }
+            let mut wtxn = store.write_txn()?;
+            if store.vector_count_of(&wtxn, ChunkVectors::Static)? > 0 {
+                tracing::info!(chunks = ids.len(), "static vectors queued again, to be centred on the repo's mean");
+            }
+            store.queue_static(&mut wtxn, &ids)?;
+            wtxn.commit()?;
+            Ok(true)
+        })
+    }
+}
+
+impl Handler<PutStaticMean> for Indexer {
+    type Result = Result<()>;
+
+    fn handle(&mut self, PutStaticMean(mean): PutStaticMean, _: &mut SyncContext<Self>) -> Self::Result {
+        super::guarded("the indexer", || {
+            let store = &self.index.store;
+            let mut wtxn = store.write_txn()?;
+            store.put_static_mean(&mut wtxn, &mean)?;
+            wtxn.commit()
         })
     }
 }

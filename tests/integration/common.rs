@@ -414,6 +414,20 @@ pub fn repo_state_dir(home: &Home, repo: &Path) -> PathBuf {
     home.dir.path().join("state/repos").join(fingerprint)
 }
 
+/// A repo's store where the home keeps it (to read what a docdexd that has exited wrote).
+pub fn open_store(home: &Home, repo: &Path) -> docdex::index::RepoStore {
+    match &home.store_url_opt {
+        Some(url) => {
+            let pool = docdex::postgres::PgPool::open(url).unwrap();
+            let canonical = std::fs::canonicalize(repo).unwrap();
+            let fingerprint = docdex::actors::repo_manager::RepoFingerprint::of(&canonical).0;
+            let id = pool.repo_id(&fingerprint, &canonical.display().to_string()).unwrap();
+            docdex::index::RepoStore::open_postgres(pool, id)
+        }
+        None => docdex::index::RepoStore::open(&repo_state_dir(home, repo).join("meta.lmdb")).unwrap(),
+    }
+}
+
 /// Takes a repo's index writer lock as another process would (the lock file on the
 /// embedded store, the repo's database lock on the team store); held until dropped.
 pub fn hold_writer_lock(home: &Home, repo: &Path) -> Box<dyn std::any::Any> {

@@ -4,7 +4,7 @@
 use docdex::actors::embedder::{EmbedderSettings, EmbeddingModel};
 use docdex::index::models::ModelPaths;
 
-use crate::common::{get, hit_paths, models_dir, repo_with, write, Home, Server};
+use crate::common::{get, hit_paths, models_dir, open_store, repo_with, repo_with_owned, write, Home, Server};
 
 fn cosine(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
@@ -299,6 +299,79 @@ fn static_vectors_answer_until_the_models_cover_every_chunk() {
     let status = home.json(&["status", "--repo", repo_arg, "--json"]);
     assert_eq!(status["embeddings"]["dense_vectors"], "model", "{status}");
     let found = dense(&home);
+    assert_eq!(hit_paths(&found).first().map(String::as_str), Some("src/backup.rs"), "{found}");
+}
+
+/// The norm of the mean of unit vectors: near 1 when they share most of their direction.
+fn mean_norm(vectors: &[(u32, Vec<f32>)]) -> f32 {
+    let mut mean = docdex::index::static_model::MeanVector::default();
+    vectors.iter().for_each(|(_, v)| mean.add(v));
+    mean.mean().iter().map(|x| x * x).sum::<f32>().sqrt()
+}
+
+/// A repo of `MIN_CENTRED_CHUNKS` chunks or more has its static vectors centred on its mean
+/// (what all its chunks share taken out); a smaller repo's stay as they are. A file saved
+/// later is centred on the same mean, and dense search still finds the paraphrase.
+#[test]
+fn a_large_repos_static_vectors_are_centred_on_its_mean() {
+    use docdex::index::static_model::MIN_CENTRED_CHUNKS;
+    use docdex::index::ChunkVectors;
+
+    let handler = |i: usize| {
+        (
+            format!("src/handlers/h{i}.rs"),
+            format!("/// Handles case {i} of the request pipeline.\npub fn handle_{i}(input: &str) -> usize {{\n    input.len() + {i}\n}}\n"),
+        )
+    };
+    let backup = (
+        "src/backup.rs".to_string(),
+        "/// Copies the database files to cold storage every night.\npub fn nightly_snapshot(target: &str) {\n    let _ = target;\n}\n".to_string(),
+    );
+    let home = Home::with_config("[embedding]\nmodel_vectors = false\n").model();
+    let index = |repo: &std::path::Path| {
+        let summary = home.json(&["index", "--repo", repo.to_str().unwrap(), "--wait", "--json"]);
+        assert_eq!(summary["embeddings"]["static_vectors"], summary["chunks_total"], "{summary}");
+        summary
+    };
+    let static_vectors = |repo: &std::path::Path| {
+        let store = open_store(&home, repo);
+        let txn = store.read_txn().unwrap();
+        (store.static_mean(&txn).unwrap(), store.all_vectors_of(&txn, ChunkVectors::Static).unwrap())
+    };
+
+    let small = repo_with_owned(&(0..20).map(handler).chain([backup.clone()]).collect::<Vec<_>>());
+    index(small.path());
+    let (mean, vectors) = static_vectors(small.path());
+    assert!(mean.is_none(), "21 chunks make no mean");
+    assert!(mean_norm(&vectors) > 0.5, "uncentred, the look-alike chunks point one way: {}", mean_norm(&vectors));
+
+    let large = repo_with_owned(&(0..MIN_CENTRED_CHUNKS + 20).map(handler).chain([backup]).collect::<Vec<_>>());
+    let summary = index(large.path());
+    let (mean, vectors) = static_vectors(large.path());
+    let mean = mean.expect("a large repo's mean is kept");
+    assert_eq!(vectors.len() as u64, summary["chunks_total"].as_u64().unwrap(), "{summary}");
+    assert!(mean_norm(&vectors) < 0.3, "centred, what they share is gone: {}", mean_norm(&vectors));
+
+    write(
+        large.path(),
+        "src/restore.rs",
+        "/// Brings a snapshot back from cold storage.\npub fn restore(from: &str) {}\n",
+    );
+    index(large.path());
+    let (after, vectors_after) = static_vectors(large.path());
+    assert_eq!(after.as_ref(), Some(&mean), "a later run keeps the mean");
+    assert_eq!(vectors_after.len(), vectors.len() + 1);
+
+    let out = home.run(&[
+        "search",
+        "--repo",
+        large.path().to_str().unwrap(),
+        "--json",
+        "--mode",
+        "dense",
+        "copy the database to cold storage every night",
+    ]);
+    let found: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(hit_paths(&found).first().map(String::as_str), Some("src/backup.rs"), "{found}");
 }
 

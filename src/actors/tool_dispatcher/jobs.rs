@@ -10,12 +10,13 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use crate::actors::embedder::{EmbedStaticTexts, EmbedTexts, Embedder, ProbeModel};
 use crate::actors::indexer::{
-    AddFiles, BeginIndexRun, CommitBatch, FinishIndexRun, PendingEmbeddings, PendingStaticEmbeddings, StoreEmbeddings,
-    StoreStaticEmbeddings,
+    AddFiles, BeginIndexRun, CommitBatch, FinishIndexRun, PendingEmbeddings, PendingStaticEmbeddings, PutStaticMean,
+    StaticMeanNeeded, StoreEmbeddings, StoreStaticEmbeddings,
 };
 use crate::actors::ingestor::{ChunkFiles, IngestedFile, Ingestor, ScanRepo};
 use crate::actors::repo_manager::RepoHandle;
 use crate::config::{Config, EmbeddingConfig};
+use crate::index::static_model::MeanVector;
 use crate::index::FileRecord;
 use crate::ingest::{ChunkParams, ScannedFile};
 use crate::protocol::{EmbedProgress, IndexProgress, IndexSummary, Result};
@@ -256,12 +257,18 @@ async fn embed_static_pending(
     progress_opt: Option<&UnboundedSender<EmbedProgress>>,
     stop_opt: Option<&std::sync::atomic::AtomicBool>,
 ) -> Result<u64> {
+    if handle.indexer.send(StaticMeanNeeded).await?? {
+        match static_mean(handle, embedder, stop_opt).await? {
+            Some(mean) => handle.indexer.send(PutStaticMean(mean)).await??,
+            None => return Ok(0),
+        }
+    }
     let mut embedded = 0u64;
     loop {
         if stop_opt.is_some_and(|stop| stop.load(std::sync::atomic::Ordering::SeqCst)) {
             return Ok(embedded);
         }
-        let batch = handle.indexer.send(PendingStaticEmbeddings { max: STATIC_PER_STORE }).await??;
+        let batch = handle.indexer.send(PendingStaticEmbeddings { max: STATIC_PER_STORE, from: 0 }).await??;
         if batch.is_empty() {
             return Ok(embedded);
         }
@@ -279,6 +286,44 @@ async fn embed_static_pending(
             let _ = tx.send(EmbedProgress { embedded, pending, vectors: "static".into() });
         }
     }
+}
+
+/// The mean static vector of every chunk waiting for one (every chunk of the repo, when
+/// `StaticMeanNeeded` said so): a first pass over them that stores nothing, so the second
+/// stores each vector centred (`static_model::centre`). `None` when stopped, or when the
+/// static vectors cannot load.
+async fn static_mean(
+    handle: &RepoHandle,
+    embedder: &Addr<Embedder>,
+    stop_opt: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<Option<Vec<f32>>> {
+    let started = Instant::now();
+    let mut mean = MeanVector::default();
+    let mut from = 0u32;
+    loop {
+        if stop_opt.is_some_and(|stop| stop.load(std::sync::atomic::Ordering::SeqCst)) {
+            return Ok(None);
+        }
+        let batch = handle.indexer.send(PendingStaticEmbeddings { max: STATIC_PER_STORE, from }).await??;
+        let Some(&(last, _)) = batch.last() else { break };
+        let texts: Vec<String> = batch.into_iter().map(|(_, text)| text).collect();
+        match embedder.send(EmbedStaticTexts(texts)).await? {
+            Ok(vectors) => vectors.iter().for_each(|vector| mean.add(vector)),
+            Err(err) if err.code == crate::protocol::ErrorCode::ModelUnavailable => return Ok(None),
+            Err(err) => return Err(err),
+        }
+        match last.checked_add(1) {
+            Some(next) => from = next,
+            None => break,
+        }
+    }
+    tracing::info!(
+        repo = %handle.meta.canonical_path,
+        chunks = mean.count(),
+        ms = started.elapsed().as_millis() as u64,
+        "mean static vector computed"
+    );
+    Ok((mean.count() > 0).then(|| mean.mean()))
 }
 
 /// Gives every chunk waiting for one the model's vector (and, with static vectors on, any

@@ -1,7 +1,14 @@
 //! One search over several repos, measured against a search of one (`bench-across`):
 //! judged questions about some of the repos asked of their repo alone and of all of them
 //! (success@5 and MRR@10 side by side, per set and mode), and the latency of both.
+//!
+//! A question judged on one repo may be answered in another (serde's `Visitor` trait and
+//! syn's `Visit`; regex's byte search and memchr's), which its set cannot know. Pooled
+//! judgments (`--judgments`, TREC's method: every file a search put in a question's first
+//! five, of any repo, graded by an assessor who did not know where the question came from)
+//! count those too, and name the questions whose answer lives in one repo only.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -26,6 +33,80 @@ pub fn parse_set(text: &str) -> std::result::Result<JudgedSet, String> {
     Ok(JudgedSet { repo: PathBuf::from(repo), questions: PathBuf::from(questions) })
 }
 
+/// Pooled judgments: per question, the files (`REPO-NAME/PATH`, the repo's folder name)
+/// graded as answering it.
+#[derive(Debug, Default)]
+pub struct Judgments {
+    answers: HashMap<String, HashSet<String>>,
+}
+
+/// The grade a judged file needs to count as an answer (2: answers; 1: related; 0: not).
+const ANSWER_GRADE: u8 = 2;
+
+impl Judgments {
+    /// `question<TAB>REPO-NAME/PATH<TAB>grade[<TAB>why]` lines; `#` starts a comment.
+    pub fn parse(text: &str) -> std::result::Result<Judgments, String> {
+        let mut judgments = Judgments::default();
+        for (number, line) in text.lines().enumerate() {
+            if line.trim().is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let fields: Vec<&str> = line.split('\t').collect();
+            let (Some(question), Some(file), Some(grade)) = (fields.first(), fields.get(1), fields.get(2)) else {
+                return Err(format!("line {}: expected question, file and grade separated by tabs", number + 1));
+            };
+            let grade: u8 = grade
+                .trim()
+                .parse()
+                .ok()
+                .filter(|g| *g <= 2)
+                .ok_or_else(|| format!("line {}: the grade `{grade}` is not 0, 1 or 2", number + 1))?;
+            if !file.contains('/') {
+                return Err(format!("line {}: `{file}` is not REPO-NAME/PATH", number + 1));
+            }
+            let answers = judgments.answers.entry(question.trim().to_string()).or_default();
+            if grade >= ANSWER_GRADE {
+                answers.insert(file.trim().to_string());
+            }
+        }
+        Ok(judgments)
+    }
+
+    pub fn read(path: &Path) -> Result<Judgments> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|err| DocdexError::invalid(format!("cannot read {}: {err}", path.display())))?;
+        Judgments::parse(&text).map_err(|err| DocdexError::invalid(format!("{}: {err}", path.display())))
+    }
+
+    /// The files answering `question` (`REPO-NAME/PATH`): its set's files in `repo_name` and
+    /// every file judged to answer it; whether one of them lies in another repo.
+    fn answers(&self, question: &Question, repo_name: &str) -> (Vec<String>, bool) {
+        let mut files: Vec<String> = question.expected.iter().map(|path| format!("{repo_name}/{path}")).collect();
+        let judged = self.answers.get(question.text.trim());
+        let elsewhere = judged.is_some_and(|judged| {
+            judged.iter().any(|file| file.split_once('/').is_some_and(|(repo, _)| repo != repo_name))
+        });
+        for file in judged.into_iter().flatten() {
+            if !files.contains(file) {
+                files.push(file.clone());
+            }
+        }
+        (files, elsewhere)
+    }
+}
+
+/// A repo's name in judgments: its folder's.
+fn repo_name(repo: &str) -> &str {
+    repo.trim_end_matches('/').rsplit('/').next().unwrap_or(repo)
+}
+
+/// The hits as `REPO-NAME/PATH` (hits that name no repo are `repo`'s).
+fn files_of(hits: &[(String, String)], repo: &str) -> Vec<String> {
+    hits.iter()
+        .map(|(hit_repo, path)| format!("{}/{path}", repo_name(if hit_repo.is_empty() { repo } else { hit_repo })))
+        .collect()
+}
+
 #[derive(Debug, Serialize)]
 struct Quality {
     set: String,
@@ -35,6 +116,22 @@ struct Quality {
     across_success_at_5: f64,
     alone_mrr_at_10: f64,
     across_mrr_at_10: f64,
+    /// With `--judgments`: a file of any repo judged to answer counts too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    judged: Option<JudgedQuality>,
+}
+
+/// Quality under the pooled judgments.
+#[derive(Debug, Serialize)]
+struct JudgedQuality {
+    alone_success_at_5: f64,
+    across_success_at_5: f64,
+    alone_mrr_at_10: f64,
+    across_mrr_at_10: f64,
+    /// The questions no file of another repo answers, scored by their set alone.
+    one_repo_questions: usize,
+    one_repo_alone_success_at_5: f64,
+    one_repo_across_success_at_5: f64,
 }
 
 #[derive(Debug, Serialize)]
@@ -94,10 +191,12 @@ pub async fn run(
     loaded: &LoadedConfig,
     repos: Vec<PathBuf>,
     sets: Vec<JudgedSet>,
+    judgments_opt: Option<PathBuf>,
     state_dir_opt: Option<PathBuf>,
     lexical_only: bool,
     json: bool,
 ) -> Result<i32> {
+    let judgments = judgments_opt.as_deref().map(Judgments::read).transpose()?;
     let canonical = |p: &Path| -> Result<PathBuf> {
         std::fs::canonicalize(p).map_err(|err| DocdexError::invalid(format!("{}: {err}", p.display())))
     };
@@ -149,19 +248,46 @@ pub async fn run(
         for (root, questions) in &judged {
             let repo = root.display().to_string();
             let (mut alone, mut across) = (Vec::new(), Vec::new());
+            let (mut judged_alone, mut judged_across) = (Vec::new(), Vec::new());
+            let (mut one_repo_alone, mut one_repo_across) = (Vec::new(), Vec::new());
             for question in questions {
                 let base = [("q", question.text.as_str()), ("mode", mode), ("limit", "10")];
-                let (hits, ms) = ask(&client, &url, &[&base[..], &[("repo", repo.as_str())]].concat()).await?;
+                let (alone_hits, ms) = ask(&client, &url, &[&base[..], &[("repo", repo.as_str())]].concat()).await?;
                 alone_ms.push(ms);
-                alone.push(score(&paths_in(&hits, &repo), &question.expected));
-                let (hits, ms) = ask(&client, &url, &[&base[..], &[("repos", all.as_str())]].concat()).await?;
+                alone.push(score(&paths_in(&alone_hits, &repo), &question.expected));
+                let (across_hits, ms) = ask(&client, &url, &[&base[..], &[("repos", all.as_str())]].concat()).await?;
                 across_ms.push(ms);
-                across.push(score(&paths_in(&hits, &repo), &question.expected));
+                across.push(score(&paths_in(&across_hits, &repo), &question.expected));
+                if let Some(judgments) = &judgments {
+                    let (answers, elsewhere) = judgments.answers(question, repo_name(&repo));
+                    judged_alone.push(score(&files_of(&alone_hits, &repo), &answers));
+                    judged_across.push(score(&files_of(&across_hits, &repo), &answers));
+                    if !elsewhere {
+                        one_repo_alone.push(alone.last().cloned().expect("just pushed"));
+                        one_repo_across.push(across.last().cloned().expect("just pushed"));
+                    }
+                }
             }
             let set = questions.first().map(|q| q.split.clone()).unwrap_or_default();
+            let judged = judgments.as_ref().map(|_| {
+                let alone = summarize(&set, mode, "all", judged_alone.iter());
+                let across = summarize(&set, mode, "all", judged_across.iter());
+                let one_alone = summarize(&set, mode, "all", one_repo_alone.iter());
+                let one_across = summarize(&set, mode, "all", one_repo_across.iter());
+                JudgedQuality {
+                    alone_success_at_5: alone.success_at_5,
+                    across_success_at_5: across.success_at_5,
+                    alone_mrr_at_10: alone.mrr_at_10,
+                    across_mrr_at_10: across.mrr_at_10,
+                    one_repo_questions: one_repo_alone.len(),
+                    one_repo_alone_success_at_5: one_alone.success_at_5,
+                    one_repo_across_success_at_5: one_across.success_at_5,
+                }
+            });
             let alone = summarize(&set, mode, "all", alone.iter());
             let across = summarize(&set, mode, "all", across.iter());
             quality.push(Quality {
+                judged,
                 set,
                 mode: mode.to_string(),
                 questions: questions.len(),
@@ -208,6 +334,29 @@ pub async fn run(
             q.across_success_at_5,
             q.across_mrr_at_10
         );
+    }
+    if report.quality.iter().any(|q| q.judged.is_some()) {
+        println!("\nwith the pooled judgments (a file of any repo judged to answer counts):");
+        println!(
+            "  {:<28} {:<8} {:>12} {:>12}   {:>4} {:>6} {:>6}",
+            "set", "mode", "alone", "across", "one", "alone", "across"
+        );
+        for q in &report.quality {
+            let Some(j) = &q.judged else { continue };
+            println!(
+                "  {:<28} {:<8} {:>5.3}/{:<6.3} {:>5.3}/{:<6.3}   {:>4} {:>6.3} {:>6.3}",
+                q.set,
+                q.mode,
+                j.alone_success_at_5,
+                j.alone_mrr_at_10,
+                j.across_success_at_5,
+                j.across_mrr_at_10,
+                j.one_repo_questions,
+                j.one_repo_alone_success_at_5,
+                j.one_repo_across_success_at_5
+            );
+        }
+        println!("  (one: the questions no file of another repo answers; success@5 on their set's files)");
     }
     println!("\nlatency over HTTP (ms), the same questions:");
     for l in &report.latency {

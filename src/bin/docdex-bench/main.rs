@@ -153,6 +153,10 @@ enum Command {
         /// A judged question file and the repo it is about: `REPO=QUESTIONS` (repeat).
         #[arg(long = "set", value_parser = across::parse_set)]
         sets: Vec<across::JudgedSet>,
+        /// Pooled judgments (`question<TAB>REPO-NAME/PATH<TAB>grade`): files of any repo
+        /// graded 2 answer their question too (benches/across-judgments.tsv).
+        #[arg(long)]
+        judgments: Option<PathBuf>,
         /// Keep the indexes (and embeddings) here for the next run.
         #[arg(long)]
         state_dir: Option<PathBuf>,
@@ -264,8 +268,8 @@ async fn run(command: Command, loaded: LoadedConfig) -> Result<i32> {
             };
             search::run(&loaded, &repo, options).await
         }
-        Command::BenchAcross { repos, sets, state_dir, lexical_only, json } => {
-            across::run(&loaded, repos, sets, state_dir, lexical_only, json).await
+        Command::BenchAcross { repos, sets, judgments, state_dir, lexical_only, json } => {
+            across::run(&loaded, repos, sets, judgments, state_dir, lexical_only, json).await
         }
         Command::BenchDocuments { dir, runs, json } => documents::run(&loaded, &dir, runs, json),
         Command::BenchStoreScale(options) => tokio::task::spawn_blocking(move || store_scale::run(options)).await?,

@@ -32,6 +32,9 @@ const NEXT_MEMORY_ID: &str = "next_memory_id";
 /// static vectors existed, or from while they were off, have none).
 const STATIC_QUEUED_ALL: &str = "static_queued_all";
 const RUN_STATE_KEY: &str = "index_run";
+/// `meta` key: the mean of the repo's static chunk vectors, which the stored ones are centred
+/// on (`static_model::centre`), as little-endian f32.
+const STATIC_MEAN_KEY: &str = "static_mean";
 
 /// LMDB's largest key (its default build); the same bound holds on both backends, so a repo
 /// moves between them whole.
@@ -707,11 +710,30 @@ impl RepoStore {
         if self.counter(txn, STATIC_QUEUED_ALL)?.is_some() {
             return Ok(false);
         }
+        self.queue_static(txn, chunk_ids)?;
+        self.put_counter(txn, STATIC_QUEUED_ALL, 1)?;
+        Ok(true)
+    }
+
+    /// Queues `chunk_ids` for a static vector (again, for those that have one).
+    pub fn queue_static(&self, txn: &mut StoreTxn, chunk_ids: &[u32]) -> Result<()> {
         for id in chunk_ids {
             txn.write()?.put(Space::StaticPending, &id.to_be_bytes(), b"")?;
         }
-        self.put_counter(txn, STATIC_QUEUED_ALL, 1)?;
-        Ok(true)
+        Ok(())
+    }
+
+    /// The mean the repo's static vectors are centred on; `None` before it is computed.
+    pub fn static_mean(&self, txn: &StoreTxn) -> Result<Option<Vec<f32>>> {
+        Ok(txn
+            .inner
+            .get(Space::Meta, STATIC_MEAN_KEY.as_bytes())?
+            .map(|bytes| bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()))
+    }
+
+    pub fn put_static_mean(&self, txn: &mut StoreTxn, mean: &[f32]) -> Result<()> {
+        let bytes: Vec<u8> = mean.iter().flat_map(|x| x.to_le_bytes()).collect();
+        txn.write()?.put(Space::Meta, STATIC_MEAN_KEY.as_bytes(), &bytes)
     }
 
     /// Whether `queue_all_static_once` has run.
@@ -803,6 +825,8 @@ impl RepoStore {
         self.bump_code_generation(txn)?;
         txn.write()?.clear_vectors(VectorKind::Chunks)?;
         txn.write()?.clear_vectors(VectorKind::StaticChunks)?;
+        // The next run's chunks make a mean of their own.
+        txn.write()?.delete(Space::Meta, STATIC_MEAN_KEY.as_bytes())?;
         let state = self.run_state(txn)?;
         // Chunk ids keep growing: nothing may confuse a new chunk with a forgotten one.
         let fresh = IndexRunState { next_chunk_id: state.next_chunk_id, ..IndexRunState::default() };

@@ -264,6 +264,22 @@ fn static_vectors_are_apart_from_the_models_and_go_with_their_chunk() {
 }
 
 #[test]
+fn the_static_mean_is_kept_until_the_chunks_are_forgotten() {
+    each_backend(|store| {
+        assert_eq!(store.static_mean(&store.read_txn().unwrap()).unwrap(), None);
+        let mut wtxn = store.write_txn().unwrap();
+        store.put_static_mean(&mut wtxn, &vector(3)).unwrap();
+        wtxn.commit().unwrap();
+        assert_eq!(store.static_mean(&store.read_txn().unwrap()).unwrap(), Some(vector(3)));
+        // A rebuild's chunks make a mean of their own.
+        let mut wtxn = store.write_txn().unwrap();
+        store.forget_chunks(&mut wtxn).unwrap();
+        wtxn.commit().unwrap();
+        assert_eq!(store.static_mean(&store.read_txn().unwrap()).unwrap(), None);
+    });
+}
+
+#[test]
 fn nothing_embedded_searches_nothing_dense() {
     assert_eq!(VectorCounts { pending: 3, static_pending: 3, ..Default::default() }.for_search(true, true), None);
     // Older indexes have no static vectors: the model's answer, complete or not.
