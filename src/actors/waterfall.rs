@@ -252,6 +252,7 @@ async fn web_tier(
     let query = msg.search.query.clone();
     let params = SearchParams {
         repeat_hit_delay: config.search.repeat_hit_delay,
+        concept_weight: config.search.lexical_concept_weight(),
         ..SearchParams::new(config.search.max_web_hits.max(1), config.search.max_hits_per_file)
     };
     let ranked = tokio::task::spawn_blocking(move || index.search_paths(&query, &urls, params)).await??;

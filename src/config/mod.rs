@@ -9,6 +9,11 @@ use serde::{Deserialize, Serialize};
 // Defaults the configured layers also use on their own (tests, one-shot tools): they live
 // here so that the configuration does not import the layers it configures.
 
+/// Default `[search] expand_concepts`. Concept expansion is off unless configured: on semble's benchmark (repos the list was not
+/// written for) it gained nothing in hybrid search (both halves within 0.004) and cost 0.03
+/// of success@5 in a search across repos (docs/ranking.md, "The concept list on repos it was
+/// not written for").
+pub const DEFAULT_EXPAND_CONCEPTS: bool = false;
 /// Default `[search] concept_weight`.
 pub const DEFAULT_CONCEPT_WEIGHT: f32 = 0.5;
 /// Default `[search] path_match_weight`.
@@ -448,7 +453,7 @@ impl Default for SearchConfig {
             rrf_lexical_weight: 1.0,
             rrf_dense_weight: 1.0,
             max_web_hits: 5,
-            expand_concepts: true,
+            expand_concepts: DEFAULT_EXPAND_CONCEPTS,
             expand_embedding: true,
             concept_weight: DEFAULT_CONCEPT_WEIGHT,
             definitions_first: true,

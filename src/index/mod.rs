@@ -233,7 +233,11 @@ impl SearchParams {
             max_hits_per_file,
             fusion: FusionParams::default(),
             dense_search_k: 0,
-            concept_weight: crate::config::DEFAULT_CONCEPT_WEIGHT,
+            concept_weight: if crate::config::DEFAULT_EXPAND_CONCEPTS {
+                crate::config::DEFAULT_CONCEPT_WEIGHT
+            } else {
+                0.0
+            },
             repeat_hit_delay: crate::config::DEFAULT_REPEAT_HIT_DELAY,
             definitions_first: true,
             path_match_weight: crate::config::DEFAULT_PATH_MATCH_WEIGHT,

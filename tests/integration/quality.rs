@@ -50,9 +50,9 @@ fn documented_public_code_outranks_internal_code_and_changelogs_with_the_same_wo
 
 #[test]
 fn plain_words_questions_reach_the_api_through_programming_terms() {
-    // None of these questions shares a word with the file that answers it; the concept list
-    // adds `sleep`, `interval`, `select` (lexical search, so the embedding model
-    // plays no part). With expansion off, the same questions miss.
+    // None of these questions shares a word with the file that answers it; the concept list,
+    // when turned on, adds `sleep`, `interval`, `select` (lexical search, so the embedding
+    // model plays no part). With expansion off, the default, the same questions miss.
     let tokio = tokio_source();
     let cases = [
         ("pause the current task for a while", "src/time/sleep.rs"),
@@ -65,7 +65,7 @@ fn plain_words_questions_reach_the_api_through_programming_terms() {
         let paths = hit_paths(&response);
         (paths.iter().position(|p| p == want), response)
     };
-    let home = Home::new();
+    let home = Home::with_config("[search]\nexpand_concepts = true\n");
     home.index(&tokio);
     for (query, want) in cases {
         let (rank, response) = rank_of(&home, query, want);
@@ -74,7 +74,8 @@ fn plain_words_questions_reach_the_api_through_programming_terms() {
     // The response says what was added, so an agent can tell why a hit shares no word.
     let (_, response) = rank_of(&home, cases[0].0, cases[0].1);
     assert!(response["expanded"].as_array().unwrap().iter().any(|w| w == "sleep"), "{response}");
-    let off = Home::with_config("[search]\nexpand_concepts = false\n");
+    // Off by default.
+    let off = Home::new();
     off.index(&tokio);
     let missed = cases.iter().filter(|(query, want)| rank_of(&off, query, want).0.is_none_or(|r| r >= 5)).count();
     assert!(rank_of(&off, cases[0].0, cases[0].1).1.get("expanded").is_none());
