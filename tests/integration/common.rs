@@ -414,14 +414,20 @@ pub fn repo_state_dir(home: &Home, repo: &Path) -> PathBuf {
     home.dir.path().join("state/repos").join(fingerprint)
 }
 
+/// The team store at `url` and a repo's id in it.
+fn team_repo(url: &str, repo: &Path) -> (std::sync::Arc<docdex::postgres::PgPool>, i64) {
+    let pool = docdex::postgres::PgPool::open(url).unwrap();
+    let canonical = std::fs::canonicalize(repo).unwrap();
+    let fingerprint = docdex::actors::repo_manager::RepoFingerprint::of(&canonical).0;
+    let id = pool.repo_id(&fingerprint, &canonical.display().to_string()).unwrap();
+    (pool, id)
+}
+
 /// A repo's store where the home keeps it (to read what a docdexd that has exited wrote).
 pub fn open_store(home: &Home, repo: &Path) -> docdex::index::RepoStore {
     match &home.store_url_opt {
         Some(url) => {
-            let pool = docdex::postgres::PgPool::open(url).unwrap();
-            let canonical = std::fs::canonicalize(repo).unwrap();
-            let fingerprint = docdex::actors::repo_manager::RepoFingerprint::of(&canonical).0;
-            let id = pool.repo_id(&fingerprint, &canonical.display().to_string()).unwrap();
+            let (pool, id) = team_repo(url, repo);
             docdex::index::RepoStore::open_postgres(pool, id)
         }
         None => docdex::index::RepoStore::open(&repo_state_dir(home, repo).join("meta.lmdb")).unwrap(),
@@ -433,10 +439,7 @@ pub fn open_store(home: &Home, repo: &Path) -> docdex::index::RepoStore {
 pub fn hold_writer_lock(home: &Home, repo: &Path) -> Box<dyn std::any::Any> {
     match &home.store_url_opt {
         Some(url) => {
-            let pool = docdex::postgres::PgPool::open(url).unwrap();
-            let canonical = std::fs::canonicalize(repo).unwrap();
-            let fingerprint = docdex::actors::repo_manager::RepoFingerprint::of(&canonical).0;
-            let id = pool.repo_id(&fingerprint, &canonical.display().to_string()).unwrap();
+            let (pool, id) = team_repo(url, repo);
             Box::new(pool.try_writer_lock(id).unwrap().expect("the lock is free"))
         }
         None => {
