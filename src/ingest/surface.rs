@@ -41,11 +41,17 @@ fn comment_items(language: Language, text: &str) -> Vec<Item> {
     let mut documented = false;
     let mut in_block = false;
     let mut exported = false;
+    // Brackets an attribute or decorator left open: its lines go on until they close.
+    let mut open_brackets = 0i32;
     let mut items = Vec::new();
     for raw in text.lines() {
         let line = raw.trim();
         if in_block {
             in_block = !line.contains("*/");
+            continue;
+        }
+        if open_brackets > 0 {
+            open_brackets += bracket_balance(line);
             continue;
         }
         if line.starts_with("//!") || line.starts_with("/*!") {
@@ -71,9 +77,12 @@ fn comment_items(language: Language, text: &str) -> Vec<Item> {
             documented = false;
             continue;
         }
-        // Attributes and decorators sit between a doc and its item.
+        // Attributes and decorators sit between a doc and its item, on one line or several
+        // (`#[cfg_attr(\n    not(…),\n    diagnostic::on_unimplemented(…)\n)]`, as serde's
+        // traits have).
         if line.starts_with("#[") || line.starts_with('@') {
             exported |= line.starts_with("#[macro_export");
+            open_brackets = bracket_balance(line).max(0);
             continue;
         }
         let fragment = if language == Language::Rust { macro_fragment(line) } else { None };
@@ -91,6 +100,29 @@ fn comment_items(language: Language, text: &str) -> Vec<Item> {
         exported = false;
     }
     items
+}
+
+/// Brackets a line opens minus those it closes, outside string literals.
+fn bracket_balance(line: &str) -> i32 {
+    let (mut balance, mut in_string, mut escaped) = (0, false, false);
+    for c in line.chars() {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '(' | '[' | '{' => balance += 1,
+            ')' | ']' | '}' => balance -= 1,
+            _ => {}
+        }
+    }
+    balance
 }
 
 /// `$name` (a macro's fragment standing for an item), as written without its trailing `;`/`,`.
@@ -257,6 +289,27 @@ macro_rules! select { () => {} }
         assert_eq!(names, [("helper", false), ("sleep", true), ("Inner", false), ("select!", true)]);
         assert_eq!(public_items(Language::Rust, text), Some(2));
         assert_eq!(public_items(Language::Rust, "pub(crate) fn run() {}\n"), Some(0));
+    }
+
+    #[test]
+    fn an_attribute_or_decorator_over_several_lines_stays_between_a_doc_and_its_item() {
+        let text = r#"/// A data structure that can be serialized.
+#[cfg_attr(
+    not(no_diagnostic_namespace),
+    diagnostic::on_unimplemented(
+        message = "the trait bound `{Self}: Serialize` is not satisfied (\")\" ]",
+    )
+)]
+pub trait Serialize {}
+
+/// Not public.
+fn helper() {}
+"#;
+        let items = comment_items(Language::Rust, text);
+        let names: Vec<(&str, bool)> = items.iter().map(|i| (i.name.as_str(), i.public)).collect();
+        assert_eq!(names, [("Serialize", true), ("helper", false)]);
+        let typescript = "/** A button. */\n@Component({\n  selector: \"app-button\",\n})\nexport class Button {}\n";
+        assert_eq!(public_items(Language::TypeScript, typescript), Some(1));
     }
 
     #[test]
