@@ -261,9 +261,9 @@ pub struct PendingStaticEmbeddings {
 /// Whether the repo's static vectors need their mean computed before more are stored (see
 /// `static_model::centre`): a repo of `MIN_CENTRED_CHUNKS` chunks or more without one. Static
 /// vectors stored before it (uncentred) are queued again, so that every chunk is pending and
-/// the mean is the whole repo's.
+/// the mean is the whole repo's. Answers how many chunks the mean is to be computed over.
 #[derive(Message)]
-#[rtype(result = "Result<bool>")]
+#[rtype(result = "Result<Option<u64>>")]
 pub struct StaticMeanNeeded;
 
 /// Keeps the mean the repo's static vectors are centred on from now on.
@@ -770,26 +770,27 @@ impl Handler<StoreStaticEmbeddings> for Indexer {
 }
 
 impl Handler<StaticMeanNeeded> for Indexer {
-    type Result = Result<bool>;
+    type Result = Result<Option<u64>>;
 
     fn handle(&mut self, _: StaticMeanNeeded, _: &mut SyncContext<Self>) -> Self::Result {
         super::guarded("the indexer", || {
             self.index.reload()?;
             let store = &self.index.store;
             if store.static_mean(&store.read_txn()?)?.is_some() {
-                return Ok(false);
+                return Ok(None);
             }
             let ids: Vec<u32> = self.index.live_chunks()?.into_iter().map(|(_, id)| id).collect();
             if ids.len() < MIN_CENTRED_CHUNKS {
-                return Ok(false);
+                return Ok(None);
             }
             let mut wtxn = store.write_txn()?;
             if store.vector_count_of(&wtxn, ChunkVectors::Static)? > 0 {
                 tracing::info!(chunks = ids.len(), "static vectors queued again, to be centred on the repo's mean");
             }
             store.queue_static(&mut wtxn, &ids)?;
+            let pending = store.static_pending_count(&wtxn)?;
             wtxn.commit()?;
-            Ok(true)
+            Ok(Some(pending))
         })
     }
 }

@@ -35,6 +35,9 @@ pub fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
 }
 
 pub(super) fn render_embed_progress(p: &EmbedProgress, started: Instant) -> String {
+    if p.vectors == crate::protocol::STATIC_MEAN_PASS {
+        return format!("static vectors: the repo's mean from {} chunks, {} to go", p.embedded, p.pending);
+    }
     if p.vectors == "static" {
         return format!("static vectors: {} chunks done, {} to go", p.embedded, p.pending);
     }

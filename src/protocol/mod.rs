@@ -386,10 +386,15 @@ pub struct EmbedProgress {
     pub embedded: u64,
     /// Chunks still waiting.
     pub pending: u64,
-    /// Which vectors: `static` (first, seconds for a whole repo) or `model`.
+    /// Which vectors: `static-mean` (a first pass computing the repo's mean static vector,
+    /// which the static vectors are centred on), `static` (seconds for a whole repo) or
+    /// `model`.
     #[serde(default = "model_vectors_name")]
     pub vectors: String,
 }
+
+/// `EmbedProgress::vectors` of the first static pass, which computes the repo's mean.
+pub const STATIC_MEAN_PASS: &str = "static-mean";
 
 fn model_vectors_name() -> String {
     "model".into()

@@ -257,8 +257,8 @@ async fn embed_static_pending(
     progress_opt: Option<&UnboundedSender<EmbedProgress>>,
     stop_opt: Option<&std::sync::atomic::AtomicBool>,
 ) -> Result<u64> {
-    if handle.indexer.send(StaticMeanNeeded).await?? {
-        match static_mean(handle, embedder, stop_opt).await? {
+    if let Some(chunks) = handle.indexer.send(StaticMeanNeeded).await?? {
+        match static_mean(handle, embedder, chunks, progress_opt, stop_opt).await? {
             Some(mean) => handle.indexer.send(PutStaticMean(mean)).await??,
             None => return Ok(0),
         }
@@ -295,6 +295,8 @@ async fn embed_static_pending(
 async fn static_mean(
     handle: &RepoHandle,
     embedder: &Addr<Embedder>,
+    chunks: u64,
+    progress_opt: Option<&UnboundedSender<EmbedProgress>>,
     stop_opt: Option<&std::sync::atomic::AtomicBool>,
 ) -> Result<Option<Vec<f32>>> {
     let started = Instant::now();
@@ -311,6 +313,12 @@ async fn static_mean(
             Ok(vectors) => vectors.iter().for_each(|vector| mean.add(vector)),
             Err(err) if err.code == crate::protocol::ErrorCode::ModelUnavailable => return Ok(None),
             Err(err) => return Err(err),
+        }
+        if let Some(tx) = progress_opt {
+            // Minutes on a very large repo: said, as the passes after it are.
+            let embedded = mean.count() as u64;
+            let pending = chunks.saturating_sub(embedded);
+            let _ = tx.send(EmbedProgress { embedded, pending, vectors: crate::protocol::STATIC_MEAN_PASS.into() });
         }
         match last.checked_add(1) {
             Some(next) => from = next,
