@@ -776,13 +776,12 @@ impl Handler<StaticMeanNeeded> for Indexer {
         super::guarded("the indexer", || {
             self.index.reload()?;
             let store = &self.index.store;
-            if store.static_mean(&store.read_txn()?)?.is_some() {
+            // Asked before every static pass (between the model's batches too): a small repo
+            // is told by the index's count, without reading its chunks.
+            if store.static_mean(&store.read_txn()?)?.is_some() || self.index.num_chunks() < MIN_CENTRED_CHUNKS as u64 {
                 return Ok(None);
             }
             let ids: Vec<u32> = self.index.live_chunks()?.into_iter().map(|(_, id)| id).collect();
-            if ids.len() < MIN_CENTRED_CHUNKS {
-                return Ok(None);
-            }
             let mut wtxn = store.write_txn()?;
             if store.vector_count_of(&wtxn, ChunkVectors::Static)? > 0 {
                 tracing::info!(chunks = ids.len(), "static vectors queued again, to be centred on the repo's mean");

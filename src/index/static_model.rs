@@ -116,11 +116,10 @@ pub fn centre(vector: &mut [f32], mean: &[f32]) {
     if vector.len() != mean.len() {
         return;
     }
-    let centred: Vec<f32> = vector.iter().zip(mean).map(|(x, m)| x - m).collect();
-    let norm = centred.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let norm = vector.iter().zip(mean).map(|(x, m)| (x - m) * (x - m)).sum::<f32>().sqrt();
     // A chunk that is its repo's mean has no own part: it keeps its plain vector.
     if norm > 1e-6 {
-        vector.iter_mut().zip(&centred).for_each(|(x, c)| *x = c / norm);
+        vector.iter_mut().zip(mean).for_each(|(x, m)| *x = (*x - m) / norm);
     }
 }
 

@@ -725,15 +725,11 @@ impl RepoStore {
 
     /// The mean the repo's static vectors are centred on; `None` before it is computed.
     pub fn static_mean(&self, txn: &StoreTxn) -> Result<Option<Vec<f32>>> {
-        Ok(txn
-            .inner
-            .get(Space::Meta, STATIC_MEAN_KEY.as_bytes())?
-            .map(|bytes| bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()))
+        Ok(txn.inner.get(Space::Meta, STATIC_MEAN_KEY.as_bytes())?.map(|bytes| floats_of(&bytes)))
     }
 
     pub fn put_static_mean(&self, txn: &mut StoreTxn, mean: &[f32]) -> Result<()> {
-        let bytes: Vec<u8> = mean.iter().flat_map(|x| x.to_le_bytes()).collect();
-        txn.write()?.put(Space::Meta, STATIC_MEAN_KEY.as_bytes(), &bytes)
+        txn.write()?.put(Space::Meta, STATIC_MEAN_KEY.as_bytes(), &float_bytes(mean))
     }
 
     /// Whether `queue_all_static_once` has run.
@@ -767,7 +763,7 @@ impl RepoStore {
     pub fn cache_embedding_at(&self, txn: &mut StoreTxn, input_hash: &str, vector: &[f32], used_at: u64) -> Result<()> {
         let mut bytes = Vec::with_capacity(8 + vector.len() * 4);
         bytes.extend_from_slice(&used_at.to_le_bytes());
-        bytes.extend(vector.iter().flat_map(|x| x.to_le_bytes()));
+        bytes.extend(float_bytes(vector));
         txn.write()?.put(Space::EmbedCache, input_hash.as_bytes(), &bytes)
     }
 
@@ -1012,5 +1008,14 @@ fn decode_cached(bytes: &[u8]) -> (Vec<f32>, u64) {
     } else {
         (0, &[][..])
     };
-    (floats.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(), used_at)
+    (floats_of(floats), used_at)
+}
+
+/// A vector as the records keep it (the embedding cache, the static mean): little-endian f32.
+fn float_bytes(vector: &[f32]) -> Vec<u8> {
+    vector.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn floats_of(bytes: &[u8]) -> Vec<f32> {
+    bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
 }
