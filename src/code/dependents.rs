@@ -329,7 +329,7 @@ pub fn is_test_file(path: &str, language: &str) -> bool {
             name.contains(".test.") || name.contains(".spec.") || in_dir(&["__tests__", "test", "tests", "spec"])
         }
         "go" => name.ends_with("_test.go"),
-        "java" | "kotlin" | "scala" | "c_sharp" | "swift" | "php" => {
+        "java" | "kotlin" | "scala" | "csharp" | "swift" | "php" => {
             lower.contains("src/test/")
                 || in_dir(&["test", "tests", "spec"])
                 || dirs.iter().any(|d| d.ends_with(".tests") || d.ends_with("tests"))
@@ -425,6 +425,11 @@ mod tests {
         assert!(is_test_file("src/test/java/com/x/CartTest.java", "java"));
         assert!(!is_test_file("src/main/java/com/x/Cart.java", "java"));
         assert!(is_test_file("spec/cart_spec.rb", "ruby"));
+        // Each language by the name the rest of docdex gives it (C# is `csharp`).
+        assert!(is_test_file("Shop.Tests/CartTests.cs", "csharp"));
+        assert!(!is_test_file("Shop/Cart.cs", "csharp"));
+        assert!(is_test_file("app/src/test/kotlin/CartTest.kt", "kotlin"));
+        assert!(is_test_file("tests/CartTest.php", "php"));
     }
 
     #[test]
