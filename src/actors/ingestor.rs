@@ -143,6 +143,7 @@ fn ingest_file(
             return IngestedFile::Skipped { record_opt: None, path: file.rel_path, reason };
         }
     };
+    let language = language.with_text(std::path::Path::new(&file.rel_path), &text);
     let hash = sha256_hex(text.as_bytes());
     if known_hashes.get(&file.rel_path) == Some(&hash) {
         // The chunk count is carried over from the old record by the Indexer.

@@ -93,6 +93,9 @@ pub fn read(root: &Path, base: &DiffBase) -> Result<ChangeSet> {
             }
         };
         if old_text.len() <= MAX_PARSED_BYTES && new_text.len() <= MAX_PARSED_BYTES {
+            // Read as the index reads it (a C++ header is C++ by its text).
+            let text = if new_text.is_empty() { &old_text } else { &new_text };
+            let language = language.with_text(Path::new(&file.path), text);
             jobs.push((file, language, old_text, new_text));
         }
     }

@@ -308,6 +308,7 @@ static KOTLIN: Spec = Spec {
         ("type_alias", Type),
         ("secondary_constructor", Constructor),
         ("enum_entry", EnumMember),
+        ("class_parameter", Property),
     ],
     impls: &[],
     idents: &["identifier"],
@@ -317,7 +318,7 @@ static KOTLIN: Spec = Spec {
     bindings: &[("for_statement", ""), ("lambda_parameters", ""), ("variable_declaration", "")],
     params: &["function_value_parameters"],
     separator: ".",
-    special: &["import", "package_header"],
+    special: &["import", "package_header", "companion_object"],
 };
 
 static SCALA: Spec = Spec {
@@ -568,6 +569,7 @@ static HASKELL: Spec = Spec {
         ("class", Interface),
         ("data_constructor", EnumMember),
         ("newtype_constructor", EnumMember),
+        ("field", Field),
     ],
     impls: &[("instance", "name")],
     idents: &["variable", "name", "constructor"],

@@ -80,8 +80,8 @@ impl Language {
             "java" => Language::Java,
             "kt" | "kts" => Language::Kotlin,
             "scala" | "sc" => Language::Scala,
-            // A `.h` is read as C: the C++ grammar would misread C's `new` or `class` as
-            // keywords, and C++ headers mostly parse as C up to their classes.
+            // A `.h` is read as C unless its text says C++ (`with_text`): the C++ grammar
+            // would misread C's `new` or `class` as keywords.
             "c" | "h" => Language::C,
             "cc" | "cpp" | "cxx" | "c++" | "hpp" | "hh" | "hxx" | "h++" | "ipp" | "inl" => Language::Cpp,
             "cs" => Language::CSharp,
@@ -109,6 +109,18 @@ impl Language {
             "css" | "scss" => Language::OtherCode("css"),
             "sql" => Language::OtherCode("sql"),
             _ => Language::OtherCode("text"),
+        }
+    }
+
+    /// The language of `path` once its text is known: a `.h` that declares a class, a
+    /// namespace or a template, has access labels or names `std::` is C++ (the C grammar
+    /// would lose its classes and their members); every other file is what its name says.
+    pub fn with_text(self, path: &Path, text: &str) -> Language {
+        let header = path.extension().is_some_and(|ext| ext.eq_ignore_ascii_case("h"));
+        if self == Language::C && header && says_cpp(text) {
+            Language::Cpp
+        } else {
+            self
         }
     }
 
@@ -193,9 +205,44 @@ impl Language {
     }
 }
 
+/// Whether a header's text is C++: a line that opens a class, namespace or template, an
+/// access label, `using namespace`, a standard header without `.h`, or `std::` anywhere.
+fn says_cpp(text: &str) -> bool {
+    text.contains("std::")
+        || text.lines().any(|line| {
+            let line = line.trim_start();
+            let word = |w: &str| line.strip_prefix(w).is_some_and(|rest| rest.starts_with([' ', '<', '\t']));
+            word("namespace")
+                || word("template")
+                || (word("class") && !line.contains('('))
+                || word("using namespace")
+                || matches!(line.trim_end(), "public:" | "private:" | "protected:")
+                || line.strip_prefix("#include <").is_some_and(|rest| {
+                    rest.split('>').next().is_some_and(|header| !header.contains('.') && !header.is_empty())
+                })
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_header_is_cpp_when_its_text_says_so() {
+        let h = Path::new("src/cart.h");
+        let c = Language::detect(h);
+        assert_eq!(c, Language::C);
+        assert_eq!(c.with_text(h, "namespace shop {\nclass Cart;\n}\n"), Language::Cpp);
+        assert_eq!(c.with_text(h, "#include <vector>\nstruct Cart { int n; };\n"), Language::Cpp);
+        assert_eq!(c.with_text(h, "template <typename T>\nT twice(T x);\n"), Language::Cpp);
+        assert_eq!(c.with_text(h, "struct Cart {\n public:\n  int n;\n};\n"), Language::Cpp);
+        // C: `class` and `new` as plain names, standard headers with `.h`, C++ only in prose.
+        let plain = "#include <stdio.h>\n/* the class of errors (see below) */\nint new_cart(int class);\n";
+        assert_eq!(c.with_text(h, plain), Language::C);
+        // Only a header's language depends on its text.
+        assert_eq!(c.with_text(Path::new("src/cart.c"), "namespace shop {}\n"), Language::C);
+        assert_eq!(Language::Rust.with_text(Path::new("a.rs"), "namespace x {}"), Language::Rust);
+    }
 
     #[test]
     fn detects_by_extension() {

@@ -127,6 +127,7 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, queries: usize, json: bool)
         let Ok(text) = std::fs::read_to_string(repo.join(&file.rel_path)) else {
             continue;
         };
+        let language = language.with_text(Path::new(&file.rel_path), &text);
         // The parse alone, to tell it from the walk over the tree.
         if let Some(grammar) = language.grammar() {
             let started = Instant::now();

@@ -78,6 +78,7 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, runs: usize, files: usize, 
     for file in &scan.files {
         let language = docdex::ingest::Language::detect(Path::new(&file.rel_path));
         let Ok(text) = std::fs::read_to_string(work.join(&file.rel_path)) else { continue };
+        let language = language.with_text(Path::new(&file.rel_path), &text);
         let Some(code) = docdex::code::extract(language, &text) else { continue };
         let lines: Vec<&str> = text.lines().collect();
         let body = code.symbols.iter().find(|s| {

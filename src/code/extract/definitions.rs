@@ -43,9 +43,21 @@ impl<'a> Walker<'a> {
             return;
         }
         if self.language == Language::Haskell {
-            // Equations of one function and its signature are one definition.
+            if self.in_function() {
+                // A `where` or `let` binding: local to the function it helps, as a nested
+                // `val` is elsewhere; no other file can name it.
+                self.def_names.insert(name_node.id());
+                self.bind(&name);
+                self.open_function(node, None, None);
+                return;
+            }
+            // A signature and the equations right after it are one definition, spanning them
+            // all (a go-to-definition lands on the signature, the body is in the span). An
+            // instance's method of the same name elsewhere is a definition of its own.
             let container = self.container().unwrap_or("").to_string();
-            if self.out.symbols.iter().rev().take(64).any(|s| s.name == name && s.container == container) {
+            let end_line = last_row(node) as u32 + 1;
+            if let Some(first) = self.out.symbols.last_mut().filter(|s| s.name == name && s.container == container) {
+                first.end_line = first.end_line.max(end_line);
                 self.def_names.insert(name_node.id());
                 self.open_function(node, None, None);
                 return;
@@ -179,10 +191,24 @@ impl<'a> Walker<'a> {
             Language::C | Language::Cpp => {
                 !node.kind().ends_with("_specifier") || node.child_by_field_name("body").is_some()
             }
-            Language::Haskell => node.parent().is_some_and(|p| {
-                let k = p.kind();
-                k.ends_with("declarations") || k == "local_binds" || k == "haskell" || k == "where"
-            }),
+            Language::Haskell => match node.kind() {
+                "data_constructor" | "newtype_constructor" => true,
+                // A record's field (`data Cart = Cart { items :: [Item] }`), not a field
+                // named in a record expression.
+                "field" => std::iter::successors(node.parent(), |p| p.parent())
+                    .take(4)
+                    .any(|p| matches!(p.kind(), "data_constructor" | "newtype_constructor")),
+                _ => node.parent().is_some_and(|p| {
+                    let k = p.kind();
+                    k.ends_with("declarations") || k == "local_binds" || k == "haskell" || k == "where"
+                }),
+            },
+            // A primary constructor's `val`/`var` parameter is a property; the others are
+            // parameters.
+            Language::Kotlin if node.kind() == "class_parameter" => {
+                let head = self.text(node).split(':').next().unwrap_or("");
+                head.split_whitespace().any(|w| w == "val" || w == "var")
+            }
             _ => true,
         }
     }
@@ -274,6 +300,43 @@ impl<'a> Walker<'a> {
         };
         let name = self.text(left).to_string();
         self.simple_symbol(node, left, name, SymbolKind::Constant);
+    }
+
+    /// `attr_reader :name, :size` (or `attr_writer`, `attr_accessor`) in a class or module
+    /// body: each name a property of it, defined there (its reader and writer methods).
+    pub(super) fn ruby_accessors(&mut self, node: Node) {
+        let Some(method) = node.child_by_field_name("method") else { return };
+        if node.child_by_field_name("receiver").is_some()
+            || !matches!(self.text(method), "attr_reader" | "attr_writer" | "attr_accessor")
+            || self.container().is_none()
+        {
+            return;
+        }
+        let Some(arguments) = node.child_by_field_name("arguments") else { return };
+        let names: Vec<Node> =
+            arguments.named_children(&mut arguments.walk()).filter(|a| a.kind() == "simple_symbol").collect();
+        for name_node in names {
+            let name = self.text(name_node).trim_start_matches(':').to_string();
+            if !name.is_empty() {
+                self.simple_symbol(node, name_node, name, SymbolKind::Property);
+            }
+        }
+    }
+
+    /// A Kotlin `companion object` (named `Companion` unless it says): a definition, while its
+    /// members stay named through the class around it (`Cart.EMPTY`), as Kotlin names them.
+    pub(super) fn kotlin_companion(&mut self, node: Node) {
+        let named = node.named_children(&mut node.walk()).find(|c| c.kind() == "identifier");
+        let name = named.map_or("Companion", |n| self.text(n)).to_string();
+        self.simple_symbol(node, named.unwrap_or(node), name, SymbolKind::Class);
+    }
+
+    /// `namespace App\Http;` (or a braced one): a module, named whole as PHP names it. Its
+    /// classes keep their own names (the namespace is the file's package for imports).
+    pub(super) fn php_namespace(&mut self, node: Node) {
+        let Some(name_node) = node.child_by_field_name("name") else { return };
+        let name = self.text(name_node).to_string();
+        self.simple_symbol(node, name_node, name, SymbolKind::Module);
     }
 
     pub(super) fn simple_symbol(&mut self, node: Node, name_node: Node, name: String, kind: SymbolKind) {
@@ -388,10 +451,18 @@ impl<'a> Walker<'a> {
                 let mut decl = node.child_by_field_name("declarator")?;
                 let mut is_function = false;
                 for _ in 0..10 {
-                    if decl.kind() == "function_declarator" {
+                    // A function, unless its name is in parentheses: a pointer to one.
+                    if decl.kind() == "function_declarator"
+                        && decl.child_by_field_name("declarator").is_none_or(|d| d.kind() != "parenthesized_declarator")
+                    {
                         is_function = true;
                     }
-                    match decl.child_by_field_name("declarator") {
+                    // `(*on_free)` in `void (*on_free)(void *)`: a pointer to a function.
+                    let inner = match decl.kind() {
+                        "parenthesized_declarator" => decl.named_child(0),
+                        _ => decl.child_by_field_name("declarator"),
+                    };
+                    match inner {
                         Some(inner) if !is_ident_like(decl.kind()) || decl.kind() == "qualified_identifier" => {
                             if decl.kind() == "qualified_identifier" {
                                 break;
@@ -551,6 +622,11 @@ impl<'a> Walker<'a> {
                 })?;
                 name
             }
+        };
+        // A C++ specialization (`template <> struct Owner<Doc>`) defines `Owner`.
+        let name_node = match name_node.kind() {
+            "template_type" if self.language == Language::Cpp => name_node.child_by_field_name("name")?,
+            _ => name_node,
         };
         let mut text = self.text(name_node).trim();
         if self.language == Language::Php {

@@ -54,7 +54,7 @@ const MAX_RESYNCS: usize = 16;
 
 /// Where to parse again after a syntax error swallowed top-level items: the first line inside
 /// a top-level node with an error, after its first line, that begins at column 0 with a
-/// letter, `_`, `@` or `#` (a top-level item in every language here; inside an item such
+/// letter, `_`, `@` or `#` and a letter (a top-level item in every language here; inside an item such
 /// lines are indented). A grammar that cannot read one construct (tree-sitter-typescript
 /// and generic call signatures followed by a plain one) otherwise leaves the rest of the
 /// file as loose tokens, and every definition after it is lost; an error that stays inside
@@ -65,16 +65,36 @@ fn resync_point(tree: &Tree, text: &str) -> Option<usize> {
         return None;
     }
     let mut cursor = root.walk();
+    if root.is_error() {
+        // Nothing of the file parsed as a whole (tree-sitter-bash and an extglob such as
+        // `*.@(sig|asc)`): its pieces are the root's children; parse again from the first
+        // top-level line after the first piece that went wrong.
+        let bad = root.children(&mut cursor).find(|c| c.has_error())?;
+        let from = bad.start_byte().min(text.len());
+        let at = from + text[from..].find('\n')? + 1;
+        return top_level_line(text, at, text.len());
+    }
     for node in root.children(&mut cursor).filter(|c| c.has_error()) {
         let (start, end) = (node.start_byte(), node.end_byte().min(text.len()));
         let Some(first_end) = text.get(start..end).and_then(|t| t.find('\n')) else { continue };
-        let mut at = start + first_end + 1;
-        for line in text[at..end].split_inclusive('\n') {
-            if line.starts_with(|c: char| c.is_ascii_alphabetic() || matches!(c, '_' | '@' | '#')) {
-                return Some(at);
-            }
-            at += line.len();
+        if let Some(at) = top_level_line(text, start + first_end + 1, end) {
+            return Some(at);
         }
+    }
+    None
+}
+
+/// The first line in `text[at..end]` (`at` at a line's start) that begins at column 0 with
+/// a letter, `_`, `@`, or `#` and a letter: `#` opens a preprocessor line (`#define`), not a
+/// comment (`# …`, `#!`), from which a parse would fail where the last one did.
+fn top_level_line(text: &str, mut at: usize, end: usize) -> Option<usize> {
+    for line in text.get(at..end)?.split_inclusive('\n') {
+        let preprocessor =
+            line.strip_prefix('#').is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_alphabetic()));
+        if line.starts_with(|c: char| c.is_ascii_alphabetic() || matches!(c, '_' | '@')) || preprocessor {
+            return Some(at);
+        }
+        at += line.len();
     }
     None
 }
@@ -616,6 +636,12 @@ impl<'a> Walker<'a> {
             self.python_self_attribute(node);
         } else if self.language == Language::Ruby && kind == "assignment" && !self.in_function() {
             self.ruby_constant(node);
+        } else if self.language == Language::Ruby && kind == "call" && !self.in_function() {
+            self.ruby_accessors(node);
+        } else if self.language == Language::Php && kind == "namespace_definition" {
+            self.php_namespace(node);
+        } else if self.language == Language::Kotlin && kind == "companion_object" {
+            self.kotlin_companion(node);
         } else if self.language == Language::Zig && kind == "test_declaration" {
             self.open_function(node, None, None);
         }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use super::{extract, CodeGraph, FileCode, SymbolKind};
 use crate::ingest::Language;
 
+mod definitions;
 mod resolution;
 
 fn fixture_root(name: &str) -> PathBuf {
@@ -30,7 +31,7 @@ fn load_dir(root: &Path) -> CodeGraph {
         if super::is_resolution_config(&rel) {
             configs.insert(rel.clone(), text.clone());
         }
-        if let Some(code) = extract(Language::detect(&path), &text) {
+        if let Some(code) = extract(Language::detect(&path).with_text(&path, &text), &text) {
             files.insert(rel, code);
         }
     }
@@ -369,8 +370,8 @@ const EXPECT: &[Expect] = &[
             "src/Shop/Cart.hs:7-7 type Cart",
             "src/Shop/Cart.hs:13-14 interface Sized",
             "src/Shop/Cart.hs:14-14 method Sized.size",
-            "src/Shop/Cart.hs:16-16 function add",
-            "src/Shop/Strings.hs:4-4 function check",
+            "src/Shop/Cart.hs:16-19 function add",
+            "src/Shop/Strings.hs:4-5 function check",
         ],
         imports: &["src/Shop/Cart.hs -> src/Shop/Strings.hs"],
         references: &["check <- src/Shop/Cart.hs:18 import", "Sized <- src/Shop/Cart.hs:21 same_file"],

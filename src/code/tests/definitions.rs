@@ -1,0 +1,113 @@
+//! Definitions in the languages the judged sets of `benches/defs/` (Universal Ctags on
+//! released projects) found wanting: each shape here was missed or misnamed before.
+
+use crate::code::extract::extract;
+use crate::ingest::Language;
+
+/// `line-end_line kind qualified_name` of every definition of `text`.
+fn definitions(language: Language, text: &str) -> Vec<String> {
+    let code = extract(language, text).unwrap();
+    code.symbols.iter().map(|s| format!("{}-{} {} {}", s.line, s.end_line, s.kind.name(), s.qualified_name)).collect()
+}
+
+fn has(found: &[String], want: &str) -> bool {
+    found.iter().any(|f| f == want)
+}
+
+#[test]
+fn a_haskell_function_is_its_signature_and_equations_and_its_where_bindings_are_local() {
+    let text = "module Shop.Path where\n\
+                \n\
+                splitName :: String -> (String, String)\n\
+                splitName [] = (\"\", \"\")\n\
+                splitName p = (reverse dir, reverse file)\n\
+                \x20 where\n\
+                \x20   (file, dir) = break (== '/') (reverse p)\n\
+                \x20   helper x = x\n\
+                \n\
+                data Flavor = Fast | Slow String\n\
+                \n\
+                data Config = Config { configName :: String, configSize :: Int }\n";
+    let found = definitions(Language::Haskell, text);
+    assert!(has(&found, "3-8 function splitName"), "{found:?}");
+    assert_eq!(found.iter().filter(|f| f.ends_with(" splitName")).count(), 1, "{found:?}");
+    assert!(!found.iter().any(|f| f.ends_with(" helper") || f.ends_with(" file")), "{found:?}");
+    for want in ["Fast", "Slow", "Config.Config", "Config.configName", "Config.configSize"] {
+        assert!(
+            found.iter().any(|f| f.ends_with(&format!(" {want}")) || f.ends_with(&format!(".{want}"))),
+            "{want}: {found:?}"
+        );
+    }
+}
+
+#[test]
+fn kotlin_companions_and_constructor_properties_are_definitions() {
+    let text = "package shop\n\
+                \n\
+                class Cart(val owner: String, var size: Int, note: String) {\n\
+                \x20 companion object {\n\
+                \x20   const val EMPTY = 0\n\
+                \x20 }\n\
+                }\n\
+                \n\
+                class Shelf {\n\
+                \x20 companion object Factory {\n\
+                \x20   fun make() = Shelf()\n\
+                \x20 }\n\
+                }\n";
+    let found = definitions(Language::Kotlin, text);
+    assert!(has(&found, "3-3 property Cart.owner"), "{found:?}");
+    assert!(has(&found, "3-3 property Cart.size"), "{found:?}");
+    assert!(!found.iter().any(|f| f.ends_with(".note")), "a plain parameter is no property: {found:?}");
+    assert!(has(&found, "4-6 class Cart.Companion"), "{found:?}");
+    assert!(has(&found, "10-12 class Shelf.Factory"), "{found:?}");
+    // Members of a companion stay named through the class, as Kotlin code names them.
+    assert!(has(&found, "5-5 constant Cart.EMPTY"), "{found:?}");
+}
+
+#[test]
+fn ruby_accessors_and_php_namespaces_are_definitions() {
+    let ruby = "class Cart\n  attr_reader :items, :owner\n  attr_accessor :note\n  def add(x)\n    attr_reader :nothing\n  end\nend\n";
+    let found = definitions(Language::Ruby, ruby);
+    for want in ["2-2 property Cart::items", "2-2 property Cart::owner", "3-3 property Cart::note"] {
+        assert!(has(&found, want), "{want}: {found:?}");
+    }
+    assert!(!found.iter().any(|f| f.ends_with("nothing")), "{found:?}");
+    let php = "<?php\nnamespace App\\Http;\n\nclass Kernel {}\n";
+    let found = definitions(Language::Php, php);
+    assert!(has(&found, "2-2 module App\\Http"), "{found:?}");
+    assert!(found.iter().any(|f| f.starts_with("4-4 class ") && f.ends_with("Kernel")), "{found:?}");
+}
+
+#[test]
+fn c_family_specializations_and_function_pointers_are_named_by_their_names() {
+    let cpp = "template <typename T> struct Owner { static int of(); };\n\
+               template <> struct Owner<Doc> {\n  static int of();\n  int root();\n};\n";
+    let found = definitions(Language::Cpp, cpp);
+    assert!(has(&found, "1-1 struct Owner"), "{found:?}");
+    assert!(has(&found, "2-5 struct Owner"), "a specialization defines its template's name: {found:?}");
+    let c = "typedef int (*Comparator)(const void *, const void *);\n\
+             struct Sorter {\n  void (*on_done)(int);\n  int count;\n};\n";
+    let found = definitions(Language::C, c);
+    assert!(has(&found, "1-1 type Comparator"), "{found:?}");
+    assert!(has(&found, "3-3 field Sorter.on_done") || has(&found, "3-3 field Sorter::on_done"), "{found:?}");
+}
+
+#[test]
+fn bash_functions_after_one_the_grammar_cannot_read_are_kept() {
+    // tree-sitter-bash cannot read the extglob `@(sig|asc)`: the whole file is one error.
+    let text = "#!/bin/bash\n\
+                # checks signatures\n\
+                \n\
+                first() {\n  echo one\n}\n\
+                \n\
+                broken() {\n  if [[ $f != *.@(sig|asc) ]]; then\n    return 1\n  fi\n}\n\
+                \n\
+                after() {\n  echo after\n}\n\
+                \n\
+                last() {\n  echo last\n}\n";
+    let found = definitions(Language::Bash, text);
+    for want in ["first", "after", "last"] {
+        assert!(found.iter().any(|f| f.ends_with(&format!("function {want}"))), "{want}: {found:?}");
+    }
+}
