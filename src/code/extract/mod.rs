@@ -53,9 +53,8 @@ pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileC
 const MAX_RESYNCS: usize = 16;
 
 /// Where to parse again after a syntax error swallowed top-level items: the first line inside
-/// a top-level node with an error, after its first line, that begins at column 0 with a
-/// letter, `_`, `@` or `#` and a letter (a top-level item in every language here; inside an item such
-/// lines are indented). A grammar that cannot read one construct (tree-sitter-typescript
+/// a top-level node with an error, after its first line, that opens a top-level item
+/// (`top_level_line`: inside an item such lines are indented). A grammar that cannot read one construct (tree-sitter-typescript
 /// and generic call signatures followed by a plain one) otherwise leaves the rest of the
 /// file as loose tokens, and every definition after it is lost; an error that stays inside
 /// one item (indented) needs no second parse.
@@ -85,13 +84,14 @@ fn resync_point(tree: &Tree, text: &str) -> Option<usize> {
 }
 
 /// The first line in `text[at..end]` (`at` at a line's start) that begins at column 0 with
-/// a letter, `_`, `@`, or `#` and a letter: `#` opens a preprocessor line (`#define`), not a
-/// comment (`# …`, `#!`), from which a parse would fail where the last one did.
+/// a letter, `_`, `@`, or `#` and a letter or `[`: `#` opens a preprocessor line (`#define`)
+/// or a Rust attribute (`#[test]`), not a comment (`# …`, `#!`), from which a parse would
+/// fail where the last one did.
 fn top_level_line(text: &str, mut at: usize, end: usize) -> Option<usize> {
     for line in text.get(at..end)?.split_inclusive('\n') {
-        let preprocessor =
-            line.strip_prefix('#').is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_alphabetic()));
-        if line.starts_with(|c: char| c.is_ascii_alphabetic() || matches!(c, '_' | '@')) || preprocessor {
+        let directive =
+            line.strip_prefix('#').is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_alphabetic() || c == '['));
+        if line.starts_with(|c: char| c.is_ascii_alphabetic() || matches!(c, '_' | '@')) || directive {
             return Some(at);
         }
         at += line.len();
