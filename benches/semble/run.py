@@ -163,10 +163,46 @@ def fetch_npm(name: str, version: str, work: Path) -> Path:
     return unpack(archives[0], work / f"unpacked-{name.replace('/', '-')}")
 
 
+def fetch_pypi_sdist(name: str, version: str, work: Path) -> Path:
+    """The source distribution itself (C and C++ that a Python package vendors), found
+    through PyPI's JSON API: `pip download --no-binary` would need each build backend."""
+    base = f"https://pypi.org/pypi/{name}/json"
+    with urllib.request.urlopen(base, timeout=120) as response:
+        releases = json.load(response)["releases"]
+    sdists = [f["url"] for f in releases.get(version, []) if f["packagetype"] == "sdist"]
+    if not sdists:
+        raise SystemExit(f"PyPI lists no source distribution of {name} {version}")
+    url = urllib.parse.urljoin(base, sdists[0])
+    archive = work / url.rsplit("/", 1)[-1]
+    with urllib.request.urlopen(url, timeout=600) as response, open(archive, "wb") as out:
+        shutil.copyfileobj(response, out)
+    return unpack(archive, work / f"unpacked-{name}")
+
+
+def fetch_debian(name: str, version: str, work: Path) -> Path:
+    """A Debian package that ships the source (Go's golang-*-dev, PHP and Ruby libraries,
+    headers), unpacked: its file system tree, `from` picks the repo's part."""
+    dest = work / f"deb-{name}"
+    dest.mkdir(parents=True, exist_ok=True)
+    run(["apt-get", "download", f"{name}={version}"], cwd=dest)
+    debs = sorted(dest.glob("*.deb"))
+    if not debs:
+        raise SystemExit(f"apt-get downloaded no package {name} {version}")
+    tree = work / f"unpacked-{name}"
+    run(["dpkg-deb", "-x", str(debs[0]), str(tree)])
+    return tree
+
+
 # Bumped when the way a repo's tree is laid out changes: checkouts made before are redone.
 LAYOUT_VERSION = 2
 
-FETCHERS = {"crates": fetch_crate, "pypi": fetch_pypi, "npm": fetch_npm}
+FETCHERS = {
+    "crates": fetch_crate,
+    "pypi": fetch_pypi,
+    "npm": fetch_npm,
+    "pypi-sdist": fetch_pypi_sdist,
+    "debian": fetch_debian,
+}
 
 
 def fetch_repo(name: str, spec: dict, cache: Path) -> Path:
@@ -182,6 +218,12 @@ def fetch_repo(name: str, spec: dict, cache: Path) -> Path:
         for package in spec["packages"]:
             log(f"  fetching {package['name']} {package['version']} from {package['registry']}")
             top = FETCHERS[package["registry"]](package["name"], package["version"], Path(tmp))
+            if package.get("from"):
+                # The part of the package that is the repo's (a vendored library, a package's
+                # folder in /usr/share).
+                top = top / package["from"]
+                if not top.is_dir():
+                    raise SystemExit(f"{package['name']} {package['version']} has no {package['from']}")
             into = checkout / package["into"] if package["into"] else checkout
             into.parent.mkdir(parents=True, exist_ok=True)
             if into.exists():
