@@ -179,12 +179,30 @@ def fetch_pypi_sdist(name: str, version: str, work: Path) -> Path:
     return unpack(archive, work / f"unpacked-{name}")
 
 
+def debian_version(name: str, version: str) -> str:
+    """`version` when the archive still has it, else another Debian revision of the same
+    upstream release (a stable update such as +deb12u2 replaces +deb12u1 in the archive; the
+    upstream source is the same)."""
+    out = subprocess.run(["apt-cache", "madison", name], capture_output=True, text=True).stdout
+    have = [line.split("|")[1].strip() for line in out.splitlines() if line.count("|") >= 2]
+    if version in have:
+        return version
+    upstream = version.rsplit("-", 1)[0]
+    same = [v for v in have if v.rsplit("-", 1)[0] == upstream]
+    if not same:
+        raise SystemExit(f"the archive has no {name} {upstream} (it has: {', '.join(have) or 'none'})")
+    print(f"  {name} {version} is gone from the archive: taking {same[0]}, the same upstream release")
+    return same[0]
+
+
 def fetch_debian(name: str, version: str, work: Path) -> Path:
     """A Debian package that ships the source (Go's golang-*-dev, PHP and Ruby libraries,
     headers), unpacked: its file system tree, `from` picks the repo's part."""
     dest = work / f"deb-{name}"
     dest.mkdir(parents=True, exist_ok=True)
-    run(["apt-get", "download", f"{name}={version}"], cwd=dest)
+    for stale in dest.glob("*.deb"):
+        stale.unlink()
+    run(["apt-get", "download", f"{name}={debian_version(name, version)}"], cwd=dest)
     debs = sorted(dest.glob("*.deb"))
     if not debs:
         raise SystemExit(f"apt-get downloaded no package {name} {version}")
