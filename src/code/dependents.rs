@@ -18,6 +18,10 @@ pub struct Seed {
     pub name: String,
     /// How the seed is shown at the end of a `via` path.
     pub label: String,
+    /// Only the uses that make an instance lead on: calls (`Cart(…)`) and subclasses
+    /// (`class Basket(Cart)`). A special method's type is a seed so: `__repr__` runs on an
+    /// instance, not where the class is named.
+    pub instances_only: bool,
 }
 
 /// A definition (or a file, for uses outside any definition) the walk reached.
@@ -75,6 +79,7 @@ pub struct Walk {
 /// A definition of the level being expanded, with the path that reached it.
 struct Step<'a> {
     node: Option<SymbolRef>,
+    instances_only: bool,
     /// For a seed that is gone: the name its uses still give.
     name: &'a str,
     confidence: f32,
@@ -126,6 +131,7 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
         .iter()
         .map(|s| Step {
             node: s.symbol_opt,
+            instances_only: s.instances_only,
             name: s.name.as_str(),
             confidence: 1.0,
             weakest: 1.0,
@@ -136,7 +142,7 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
     let mut work = 0usize;
     for depth in 1..=levels {
         let mut next: HashMap<(u32, Option<u32>), Reached> = HashMap::new();
-        for Step { node, name, confidence, weakest, via } in &frontier {
+        for Step { node, instances_only, name, confidence, weakest, via } in &frontier {
             // Surest first: when the work runs out, what is left is the least sure.
             let cost = graph.use_count(node.map_or(*name, |t| graph.symbol(t).name.as_str()));
             if work + cost > limits.max_work {
@@ -147,7 +153,8 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
             let uses = match node {
                 Some(target) if limits.member_guess > 0.0 && guesses_receivers(graph, *target) => {
                     let mut uses = graph.uses(*target, floor).as_ref().clone();
-                    uses.extend(graph.unresolved_member_uses(&graph.symbol(*target).name, limits.member_guess));
+                    let (name, language) = (&graph.symbol(*target).name, &graph.code(target.0).language);
+                    uses.extend(graph.unresolved_member_uses(name, language, limits.member_guess));
                     std::sync::Arc::new(uses)
                 }
                 Some(target) => graph.uses(*target, floor),
@@ -171,6 +178,9 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                 }
             };
             for &u in uses.iter() {
+                if *instances_only && !makes_instance(graph, &u) {
+                    continue;
+                }
                 let key = (u.file, u.enclosing);
                 if seed_keys.contains(&key)
                     || reached.contains_key(&key)
@@ -230,6 +240,7 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                     via.extend(r.via.iter().cloned());
                     frontier.push(Step {
                         node: Some((r.file, i)),
+                        instances_only: false,
                         name: "",
                         confidence: r.confidence,
                         weakest: r.weakest,
@@ -270,6 +281,18 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
             .then(a.line.cmp(&b.line))
     });
     Walk { dependents, tests, truncated }
+}
+
+/// Whether a use of a type makes an instance of it: a call (`Cart(…)`, `new Cart()`), or a
+/// type that derives from it, named in its header (`class Basket(Cart):`).
+fn makes_instance(graph: &CodeGraph, u: &super::graph::Use) -> bool {
+    if u.kind == UseKind::Call {
+        return true;
+    }
+    u.enclosing.is_some_and(|e| {
+        let s = &graph.code(u.file).symbols[e as usize];
+        s.kind.is_container() && s.line == u.line
+    })
 }
 
 /// A unittest-style test method written in a mixin or base class outside the test modules

@@ -247,6 +247,22 @@ impl FileCode {
     }
 }
 
+/// Whether code in language `from` can name a definition written in `to`: the same
+/// language, or languages that share their definitions by name (JavaScript and TypeScript;
+/// C and C++ through headers; the JVM's Java, Kotlin and Scala). Anything else is a
+/// coincidence of names between two halves of a mixed repo.
+pub fn can_name(from: &str, to: &str) -> bool {
+    fn family(language: &str) -> &str {
+        match language {
+            "javascript" | "typescript" | "tsx" => "js",
+            "c" | "cpp" => "c",
+            "java" | "kotlin" | "scala" => "jvm",
+            other => other,
+        }
+    }
+    from == to || family(from) == family(to)
+}
+
 /// Identifies the grammars and the extraction that built a repo's symbols: stored with them,
 /// so a binary with other grammars (or another extraction format) knows they are stale.
 pub fn grammar_fingerprint() -> String {

@@ -94,6 +94,7 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
                     symbol_opt: found.first().copied(),
                     name: s.name.clone(),
                     label: s.qualified_name.clone(),
+                    instances_only: false,
                 });
             }
             SymbolChange::Deleted | SymbolChange::Renamed => {
@@ -104,13 +105,19 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
                 let file = changes.files.iter().find(|f| f.path == c.path);
                 let old_path = file.map(|f| f.old_path.as_str()).unwrap_or(&c.path);
                 let stale = graph.defined_in(old_path, &old_qualified, s.kind);
-                seeds.push(Seed { symbol_opt: stale.first().copied(), name: old_name, label: old_qualified });
+                seeds.push(Seed {
+                    symbol_opt: stale.first().copied(),
+                    name: old_name,
+                    label: old_qualified,
+                    instances_only: false,
+                });
                 if c.change == SymbolChange::Renamed {
                     if let Some(&now) = graph.defined_in(&c.path, &s.qualified_name, s.kind).first() {
                         seeds.push(Seed {
                             symbol_opt: Some(now),
                             name: s.name.clone(),
                             label: s.qualified_name.clone(),
+                            instances_only: false,
                         });
                     }
                 }
@@ -118,8 +125,8 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
         }
     }
     // A constructor or a Python special method (`__init__`, `__getitem__`, `__eq__`) runs
-    // wherever its type is built or used, not where its name is written: its type's uses
-    // lead to it too.
+    // where its type is built or used, not where its name is written: its type's uses lead
+    // to it too.
     let mut type_seeds: Vec<Seed> = Vec::new();
     for seed in &seeds {
         let Some((f, i)) = seed.symbol_opt else { continue };
@@ -130,7 +137,13 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
         }
         if let Some(owner) = dependents::owning_type(graph, (f, i)) {
             let label = format!("{} ({})", s.container, s.name);
-            type_seeds.push(Seed { symbol_opt: Some(owner), name: String::new(), label });
+            // Any other special method (`__repr__`, `__eq__`, `__deepcopy__`) runs on an
+            // instance: where the type is only named (`isinstance`, an annotation, `UNSET =
+            // Sentinel.UNSET`) it does not run. Measured on the coverage-judged set (tune,
+            // micro R / P): 0.813 / 0.596 with every use of the type, 0.807 / 0.617 so.
+            let constructor = s.kind == SymbolKind::Constructor
+                || matches!(s.name.as_str(), "__init__" | "__new__" | "__post_init__");
+            type_seeds.push(Seed { symbol_opt: Some(owner), name: String::new(), label, instances_only: !constructor });
         }
     }
     seeds.extend(type_seeds);

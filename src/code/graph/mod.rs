@@ -464,6 +464,16 @@ impl CodeGraph {
         let Some(all) = self.defs_by_name.get(code.name_of(occ)) else {
             return Vec::new();
         };
+        // A Go file's `x.select` is not tomlkit's Python `select`: a name means a definition
+        // only in code that can call it.
+        let foreign = |r: &SymbolRef| !crate::code::can_name(&code.language, &self.codes[r.0 as usize].language);
+        let own: Vec<SymbolRef>;
+        let all = if all.iter().any(foreign) {
+            own = all.iter().filter(|r| !foreign(r)).copied().collect();
+            own.as_slice()
+        } else {
+            all.as_slice()
+        };
         let mut out =
             if occ.qualifier == 0 { self.resolve_bare(f, occ, all) } else { self.resolve_qualified(f, occ, all) };
         self.merge_redeclarations(&mut out);
@@ -700,8 +710,9 @@ impl CodeGraph {
     /// Calls through an object of unknown type (`item.as_string()`) that name `name` and
     /// resolve to nothing (nothing says the object's type, and the name is not matched by
     /// name alone). Change impact follows them at `confidence` when a method changes, since
-    /// one of those objects may well be of the method's class. Cached by name.
-    pub fn unresolved_member_uses(&self, name: &str, confidence: f32) -> Vec<Use> {
+    /// one of those objects may well be of the method's class; only in code of a language
+    /// that can call one written in `language`. Cached by name.
+    pub fn unresolved_member_uses(&self, name: &str, language: &str, confidence: f32) -> Vec<Use> {
         let cached = self.member_uses_cache.lock().ok().and_then(|c| c.get(name).cloned());
         let found = match cached {
             Some(found) => found,
@@ -716,7 +727,11 @@ impl CodeGraph {
                 found
             }
         };
-        found.iter().map(|u| Use { confidence, ..*u }).collect()
+        found
+            .iter()
+            .filter(|u| crate::code::can_name(&self.codes[u.file as usize].language, language))
+            .map(|u| Use { confidence, ..*u })
+            .collect()
     }
 
     fn find_unresolved_member_uses(&self, name: &str) -> Vec<Use> {

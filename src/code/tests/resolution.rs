@@ -230,7 +230,8 @@ class Option:
     let limits = daemon_walk_limits();
     let tests_of = |name: &str| -> Vec<String> {
         let changed = graph.lookup(name)[0];
-        let seeds = [Seed { symbol_opt: Some(changed), name: String::new(), label: name.into() }];
+        let seeds =
+            [Seed { symbol_opt: Some(changed), name: String::new(), label: name.into(), instances_only: false }];
         let mut found: Vec<String> =
             walk(&graph, &seeds, limits).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
         found.sort();
@@ -327,7 +328,8 @@ def render(text: Text):
     // Each accessor's references list the other's declaration; the uses are the getter's.
     assert_eq!(lines(getter), vec![7, 11]);
     assert_eq!(lines(setter), vec![3]);
-    let seeds = [Seed { symbol_opt: Some(setter), name: String::new(), label: "Text.plain".into() }];
+    let seeds =
+        [Seed { symbol_opt: Some(setter), name: String::new(), label: "Text.plain".into(), instances_only: false }];
     let mut tests: Vec<String> =
         walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
     tests.dedup();
@@ -351,7 +353,7 @@ fn a_mixins_test_method_is_a_test_of_the_classes_that_derive_from_it() {
         ("tests/test_other.py", "import unittest\n\nclass OtherTest(unittest.TestCase):\n    pass\n"),
     ]);
     let changed = graph.lookup("evict")[0];
-    let seeds = [Seed { symbol_opt: Some(changed), name: String::new(), label: "evict".into() }];
+    let seeds = [Seed { symbol_opt: Some(changed), name: String::new(), label: "evict".into(), instances_only: false }];
     let limits = daemon_walk_limits();
     let found = walk(&graph, &seeds, limits);
     let tests: Vec<(&str, &str)> = found
@@ -727,4 +729,71 @@ func (s *Shop) Sum() {
     let sure = |name: &str| sure_lines(&graph, name);
     assert_eq!(sure("Cart.Total"), vec![19, 22]);
     assert!(sure("Order.Total").is_empty());
+}
+
+/// A special method's type leads on only where an instance is made: a call of the class, or
+/// a subclass's header and then its calls; a test that only names the class (`isinstance`,
+/// a class attribute) does not run `__repr__`.
+#[test]
+fn a_type_seeded_for_its_instances_leads_only_to_where_instances_are_made() {
+    use crate::code::dependents::{walk, Seed};
+    let graph = python_graph(&[
+        (
+            "pkg/money.py",
+            "class Money:\n    def __repr__(self):\n        return 'Money()'\n\nclass Euro(Money):\n    pass\n",
+        ),
+        ("tests/test_make.py", "from pkg.money import Money\n\ndef test_make():\n    assert repr(Money())\n"),
+        ("tests/test_euro.py", "from pkg.money import Euro\n\ndef test_euro():\n    assert Euro()\n"),
+        (
+            "tests/test_named.py",
+            "from pkg.money import Money\n\ndef test_named():\n    assert isinstance(1, Money) is False\n",
+        ),
+    ]);
+    let money = graph.lookup("Money")[0];
+    let tests_of = |instances_only: bool| -> Vec<String> {
+        let seeds =
+            [Seed { symbol_opt: Some(money), name: String::new(), label: "Money (__repr__)".into(), instances_only }];
+        let mut found: Vec<String> =
+            walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
+        found.sort();
+        found.dedup();
+        found
+    };
+    assert_eq!(tests_of(true), vec!["tests/test_euro.py", "tests/test_make.py"]);
+    assert_eq!(tests_of(false), vec!["tests/test_euro.py", "tests/test_make.py", "tests/test_named.py"]);
+}
+
+/// In a repo of two languages a name means a definition only in code that can call it: a Go
+/// test's `r.pick()` is not the Python method `pick`'s use, nor guessed as one; a
+/// TypeScript file's call of a JavaScript function is.
+#[test]
+fn a_name_in_another_language_is_no_use_unless_that_language_can_call_it() {
+    let files = HashMap::from([
+        (
+            "strings.py".to_string(),
+            extract(
+                Language::Python,
+                "class StringType:\n    def pick(self):\n        return 1\n\ndef render():\n    return 2\n",
+            )
+            .unwrap(),
+        ),
+        (
+            "runner_test.go".to_string(),
+            extract(Language::Go, "package main\n\nfunc TestRun(t *testing.T) {\n\tr.pick()\n\trender()\n}\n").unwrap(),
+        ),
+        ("lib.js".to_string(), extract(Language::JavaScript, "export function shout(x) {\n  return x\n}\n").unwrap()),
+        ("main.ts".to_string(), extract(Language::TypeScript, "shout('a')\n").unwrap()),
+    ]);
+    let graph = CodeGraph::build(files, &HashMap::new());
+    let uses_in = |name: &str| -> Vec<String> {
+        let target = graph.lookup(name)[0];
+        let mut paths: Vec<String> = graph.references(target, 0.0).into_iter().map(|r| r.path).collect();
+        paths.dedup();
+        paths
+    };
+    assert_eq!(uses_in("render"), Vec::<String>::new());
+    assert_eq!(uses_in("shout"), vec!["main.ts"]);
+    let guessed = graph.unresolved_member_uses("pick", "python", 0.2);
+    assert!(guessed.is_empty(), "a Go call guessed as the Python method: {guessed:?}");
+    assert_eq!(graph.unresolved_member_uses("pick", "go", 0.2).len(), 1);
 }
