@@ -309,7 +309,9 @@ def main(argv=None):
     ap.add_argument("--split", choices=("tune", "test", "all"), required=True)
     ap.add_argument("--url", default=os.environ.get("DOCDEX_URL", "http://127.0.0.1:3210"))
     ap.add_argument("--depth", type=int)
-    ap.add_argument("--limit", type=int, help="sent as limit= (the daemon's list cap)")
+    ap.add_argument("--limit", type=int, default=1000,
+                    help="sent as limit= (the daemon's list cap, 100 unless asked: a function "
+                         "reached by hundreds of tests would be scored on its first 100)")
     ap.add_argument("--min-confidence", type=float, help="sent as min_confidence=")
     ap.add_argument("--project", action="append", help="only these projects (repeatable)")
     ap.add_argument("--max-functions", type=int, help="at most N functions per project")
