@@ -110,6 +110,10 @@ fn diff_impact_text(r: &DiffImpactResponse) -> String {
     if r.tests_total > r.tests.len() {
         out.push_str(&format!("  … {} in all (raise --limit)\n", r.tests_total));
     }
+    out.push_str("test files:\n");
+    for f in &r.test_files {
+        out.push_str(&format!("  {}  ({:.2}, {} tests)\n", f.path, f.confidence, f.tests));
+    }
     out
 }
 

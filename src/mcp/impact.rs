@@ -132,6 +132,10 @@ pub(super) fn diff_impact_text(r: &DiffImpactResponse) -> String {
         let name = if t.name.is_empty() { "(the file)" } else { t.name.as_str() };
         text.push_str(&format!("  {name} {}:{} ({:.2}) via {}\n", t.path, t.line, t.confidence, t.via.join(" -> ")));
     }
+    text.push_str("test files:\n");
+    for f in &r.test_files {
+        text.push_str(&format!("  {} ({:.2}, {} tests)\n", f.path, f.confidence, f.tests));
+    }
     text
 }
 
@@ -150,6 +154,8 @@ impl Fit for DiffImpactResponse {
         let tests = self.tests.len().min(keep.div_ceil(2).max(keep.saturating_sub(self.dependents.len())));
         self.tests.truncate(tests);
         self.dependents.truncate(keep - tests);
+        // A file's line is short, and what a runner takes: half the room again.
+        self.test_files.truncate(keep.div_ceil(2));
         self.truncated = true;
         true
     }

@@ -113,6 +113,16 @@ pub struct AffectedTest {
     pub confidence: f32,
 }
 
+/// A test file among a change's tests: what a runner given files takes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AffectedTestFile {
+    pub path: String,
+    /// Its surest test's confidence.
+    pub confidence: f32,
+    /// How many of the change's tests it holds (all of them, not only those in `tests`).
+    pub tests: usize,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DiffImpactResponse {
     /// What was compared: `working` against a revision, or `staged`.
@@ -126,6 +136,10 @@ pub struct DiffImpactResponse {
     /// Surest first.
     pub tests: Vec<AffectedTest>,
     pub tests_total: usize,
+    /// The files of all the tests (`tests_total`, not only the `limit` listed), surest
+    /// first, at most `limit`: a function hundreds of tests reach has its first 100 tests
+    /// in a few files, and every covering file here.
+    pub test_files: Vec<AffectedTestFile>,
     /// A list was cut at `limit`, or the walk at its bound on a hub.
     pub truncated: bool,
 }

@@ -173,6 +173,27 @@ fn a_change_lists_the_tests_that_reach_it_in_four_languages() {
         let confidences: Vec<f64> =
             r["tests"].as_array().unwrap().iter().map(|t| t["confidence"].as_f64().unwrap()).collect();
         assert!(confidences.windows(2).all(|w| w[0] >= w[1]), "{lang}: {confidences:?}");
+        // Every test's file, with how many of the tests it holds, even when the list of
+        // tests is cut at the limit.
+        let mut files: Vec<String> =
+            r["tests"].as_array().unwrap().iter().map(|t| t["path"].as_str().unwrap().to_string()).collect();
+        files.sort();
+        files.dedup();
+        let cut = impact(&home, repo.path(), &["--limit", "1"]);
+        assert_eq!(cut["tests"].as_array().unwrap().len(), 1, "{lang}: {cut}");
+        let mut listed: Vec<String> =
+            cut["test_files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap().to_string()).collect();
+        if files.len() > 1 {
+            // At most `limit` files too: the surest one.
+            assert_eq!(listed, vec![r["tests"][0]["path"].as_str().unwrap().to_string()], "{lang}: {cut}");
+        }
+        let whole = impact(&home, repo.path(), &["--limit", "1000"]);
+        listed =
+            whole["test_files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap().to_string()).collect();
+        listed.sort();
+        assert_eq!(listed, files, "{lang}: {whole}");
+        let counted: u64 = whole["test_files"].as_array().unwrap().iter().map(|f| f["tests"].as_u64().unwrap()).sum();
+        assert_eq!(counted, whole["tests_total"].as_u64().unwrap(), "{lang}: {whole}");
     }
 }
 

@@ -3,6 +3,7 @@
 //! file (so they are right however fresh the index is); dependents and tests come from the
 //! repo's code graph.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,8 +22,8 @@ use crate::code::dependents::{self, Reached, Seed, WalkLimits};
 use crate::code::{CodeGraph, SymbolKind};
 use crate::index::RepoIndex;
 use crate::protocol::impact::{
-    AffectedTest, ChangedSymbolInfo, DependentInfo, DiffImpactResponse, FileChangeInfo, RepoMapResponse,
-    RunTestsResponse,
+    AffectedTest, AffectedTestFile, ChangedSymbolInfo, DependentInfo, DiffImpactResponse, FileChangeInfo,
+    RepoMapResponse, RunTestsResponse,
 };
 use crate::protocol::{DocdexError, HitSource, Result, SearchHit, SearchRequest, SearchResponse};
 use crate::runner::{self, Runner, Selection};
@@ -161,6 +162,7 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
     let tests_total = walk.tests.len();
     let dependents = walk.dependents.iter().take(msg.limit).map(|r| dependent_info(graph, r)).collect();
     let tests = walk.tests.iter().take(msg.limit).map(|r| affected_test(index, graph, r)).collect();
+    let test_files = test_files(graph, &walk.tests, msg.limit);
     DiffImpactResponse {
         base: msg.base.name(),
         changed_files: changes.files.iter().map(|f| f.path.clone()).collect(),
@@ -196,6 +198,7 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
         dependents_total,
         tests,
         tests_total,
+        test_files,
         truncated: walk.truncated || dependents_total > msg.limit || tests_total > msg.limit,
     }
 }
@@ -223,6 +226,25 @@ fn dependent_info(graph: &CodeGraph, r: &Reached) -> DependentInfo {
         via: r.via.clone(),
         confidence: round(r.confidence),
     }
+}
+
+/// The files of `tests` (surest first), each with its surest test's confidence and how many
+/// of them it holds; at most `limit`.
+fn test_files(graph: &CodeGraph, tests: &[Reached], limit: usize) -> Vec<AffectedTestFile> {
+    let mut files: Vec<AffectedTestFile> = Vec::new();
+    let mut index_of: HashMap<u32, usize> = HashMap::new();
+    for r in tests {
+        match index_of.get(&r.file) {
+            Some(&i) => files[i].tests += 1,
+            None => {
+                index_of.insert(r.file, files.len());
+                let path = graph.path(r.file).to_string();
+                files.push(AffectedTestFile { path, confidence: r.confidence, tests: 1 });
+            }
+        }
+    }
+    files.truncate(limit);
+    files
 }
 
 fn affected_test(index: &RepoIndex, graph: &CodeGraph, r: &Reached) -> AffectedTest {
