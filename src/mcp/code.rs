@@ -142,7 +142,7 @@ impl DocdexMcp {
     }
 
     #[tool(
-        description = "What a change affects. With file: its import graph (the repo files it imports, the files that import it, imports naming nothing in the repo). With diff (\"working\", \"staged\" or a revision): the changed files and definitions, what depends on them (with the path through the graph) and the tests that reach them, surest first. Example: {\"file\": \"src/extract/mod.rs\", \"depth\": 2} or {\"diff\": \"working\"}."
+        description = "What a change affects. With file: its import graph (the repo files it imports, the files that import it, imports naming nothing in the repo). With diff (\"working\", \"staged\" or a revision): the changed files and definitions, what depends on them (with the path through the graph) and the tests that reach them, surest first, and every test file among them. Example: {\"file\": \"src/extract/mod.rs\", \"depth\": 2} or {\"diff\": \"working\"}."
     )]
     async fn docdex_impact(&self, Parameters(args): Parameters<ImpactArgs>) -> CallToolResult {
         // One tool, two calls: a diff's impact or a file's import edges.
