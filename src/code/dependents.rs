@@ -111,12 +111,16 @@ pub fn owning_type(graph: &CodeGraph, member: SymbolRef) -> Option<SymbolRef> {
     Some((member.0, owner as u32))
 }
 
+/// Whether a definition runs when its type builds an instance: a constructor, or Python's
+/// `__init__`, `__new__` and the post-init hooks of dataclasses and attrs.
+pub fn is_constructor(s: &Symbol) -> bool {
+    s.kind == SymbolKind::Constructor
+        || matches!(s.name.as_str(), "__init__" | "__new__" | "__post_init__" | "__attrs_post_init__")
+}
+
 /// The type a constructor (`__init__`, `constructor`, `new`-like) builds.
 fn owner_if_constructor(graph: &CodeGraph, target: SymbolRef) -> Option<SymbolRef> {
-    let s = graph.symbol(target);
-    let building = s.kind == SymbolKind::Constructor
-        || matches!(s.name.as_str(), "__init__" | "__new__" | "__post_init__" | "__attrs_post_init__");
-    building.then(|| owning_type(graph, target)).flatten()
+    is_constructor(graph.symbol(target)).then(|| owning_type(graph, target)).flatten()
 }
 
 /// Walks backwards from `seeds`.
