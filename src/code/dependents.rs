@@ -97,7 +97,9 @@ fn guesses_receivers(graph: &CodeGraph, target: SymbolRef) -> bool {
     // `x.__init__(…)` on an unknown object is some other class's.
     let dunder = s.name.starts_with("__") && s.name.ends_with("__");
     let member = !dunder && matches!(s.kind, Method | Constructor | Field | Property);
-    member && matches!(graph.code(target.0).language.as_str(), "python" | "javascript" | "ruby" | "php" | "lua")
+    let language = graph.code(target.0).language.as_str();
+    // `x.update(…)` is a dict's more often than the repo's one `update` (unless its class is a mapping).
+    member && !graph.shares_builtin_name(target) && matches!(language, "python" | "javascript" | "ruby" | "php" | "lua")
 }
 
 /// The type that holds a member, in the member's file.

@@ -6,6 +6,7 @@
 //! beside chunking and store the result with the file's record; everything that needs the
 //! whole repo (name resolution, import targets, callers) is done when the graph is loaded.
 
+mod builtins;
 pub mod dependents;
 pub mod extract;
 pub mod graph;

@@ -493,16 +493,24 @@ impl CodeGraph {
             && (kind.is_callable() || kind == SymbolKind::Property)
     }
 
-    /// The first definition of a member a Python class defines again (`@plain.setter def
-    /// plain` → the getter): the one its uses resolve to (`merge_redeclarations`).
-    pub fn first_definition(&self, member: SymbolRef) -> Option<SymbolRef> {
-        let s = self.symbol(member);
-        let code = &self.codes[member.0 as usize];
-        if s.container.is_empty() || code.language != "python" {
+    /// The first definition of a name a Python file or class defines again (`@plain.setter
+    /// def plain` → the getter; `@overload def prompt(…)` twice, then the body): the one its
+    /// uses resolve to (`merge_redeclarations`).
+    pub fn first_definition(&self, definition: SymbolRef) -> Option<SymbolRef> {
+        let s = self.symbol(definition);
+        let code = &self.codes[definition.0 as usize];
+        if code.language != "python" || !self.redeclarable(definition) {
             return None;
         }
-        let first = code.symbols.iter().position(|o| o.qualified_name == s.qualified_name && o.line < s.line)?;
-        Some((member.0, first as u32))
+        let scope = self.local_to[definition.0 as usize][definition.1 as usize];
+        let first = (0..code.symbols.len()).find(|&o| {
+            let other = &code.symbols[o];
+            other.qualified_name == s.qualified_name
+                && other.line < s.line
+                && self.local_to[definition.0 as usize][o] == scope
+                && self.redeclarable((definition.0, o as u32))
+        })?;
+        Some((definition.0, first as u32))
     }
 
     /// A call means a method, not a field of the same name (Rust's `fn index(self, …)` beside

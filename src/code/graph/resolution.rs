@@ -166,6 +166,11 @@ impl CodeGraph {
         if members.is_empty() || members.len() > MAX_NAME_ONLY_CANDIDATES {
             return Vec::new();
         }
+        // `env.update(…)` is most likely a dict's, not the repo's one `update`.
+        members.retain(|&r| !self.shares_builtin_name(r));
+        if members.is_empty() {
+            return Vec::new();
+        }
         let confidence = 0.4 / members.len() as f32;
         members.into_iter().map(|r| cand(r, Resolution::NameOnly, confidence)).collect()
     }
@@ -246,6 +251,38 @@ impl CodeGraph {
             }
         }
         found
+    }
+
+    /// Whether a member whose name a built-in type has too (`update`, `get`, `clear`) may be
+    /// what a call on a value of unknown type means: only when its class derives, itself or
+    /// through its bases, from a built-in kind of value (`class Cache(MutableMapping)`, whose
+    /// `clear` is a mapping's); a `ProgressBar.update` is not what `env.update(…)` means.
+    pub fn shares_builtin_name(&self, member: SymbolRef) -> bool {
+        let s = self.symbol(member);
+        let language = self.codes[member.0 as usize].language.as_str();
+        if !crate::code::builtins::is_builtin_member(language, &s.name) {
+            return false;
+        }
+        let Some(class) = split_qualifier(&s.container).last().map(|c| c.to_string()) else { return true };
+        let mut wanted = vec![class];
+        let mut i = 0;
+        while i < wanted.len() && i < MAX_BASES {
+            let name = wanted[i].clone();
+            i += 1;
+            let classes = self.defs_by_name.get(&name).map(Vec::as_slice).unwrap_or(&[]);
+            for &r in classes.iter().filter(|&&r| self.symbol(r).kind.is_container()) {
+                for base in base_names(&self.symbol(r).signature) {
+                    if crate::code::builtins::is_builtin_base(language, &base) {
+                        return false;
+                    }
+                    let last = base.rsplit(['.', ':']).next().unwrap_or(&base).to_string();
+                    if !wanted.contains(&last) {
+                        wanted.push(last);
+                    }
+                }
+            }
+        }
+        true
     }
 
     /// The type of what a qualifier ending in a call stands for: the call's result

@@ -335,6 +335,90 @@ def render(text: Text):
     tests.dedup();
     assert_eq!(tests, vec!["tests/test_text.py"]);
 }
+/// `@overload` signatures and then the body: a use means the first declaration (as for a
+/// property), so a change inside the body, or inside a function nested in it, still reaches
+/// the tests that call it.
+#[test]
+fn a_change_in_an_overloaded_functions_body_reaches_its_callers_tests() {
+    use crate::code::dependents::{walk, Seed};
+    let prompt = "\
+from typing import overload
+
+@overload
+def prompt(text: str) -> str: ...
+
+@overload
+def prompt(text: int) -> int: ...
+
+def prompt(text):
+    def ask(t):
+        return input(t)
+    return ask(text)
+";
+    let graph = python_graph(&[
+        ("pkg/prompt.py", prompt),
+        ("tests/test_prompt.py", "from pkg.prompt import prompt\n\ndef test_prompt():\n    assert prompt('x')\n"),
+    ]);
+    for name in ["prompt", "ask"] {
+        let body = *graph.lookup(name).iter().max().unwrap();
+        let seeds = [Seed { symbol_opt: Some(body), name: String::new(), label: name.into(), instances_only: false }];
+        let walked = walk(&graph, &seeds, daemon_walk_limits());
+        let mut tests: Vec<&str> = walked.tests.iter().map(|t| graph.path(t.file)).collect();
+        tests.dedup();
+        assert_eq!(tests, vec!["tests/test_prompt.py"], "from {name}");
+    }
+}
+
+/// `env.update(…)` on a value of unknown type is a dict's, not the repo's one `update`: it is
+/// neither matched by name alone nor guessed by change impact; a call on a typed receiver
+/// still resolves, and so does one that may be a mapping's when the repo's class is a mapping.
+#[test]
+fn a_built_in_types_method_name_on_an_unknown_receiver_is_not_the_repos() {
+    use crate::code::dependents::{walk, Seed};
+    let bar = "\
+class ProgressBar:
+    def update(self, n):
+        self.pos = n
+
+def make_env(env, overrides):
+    env.update(overrides)
+    return env
+
+def advance(bar: ProgressBar):
+    bar.update(1)
+
+class Cache(collections.abc.MutableMapping):
+    def clear(self):
+        pass
+
+class LRUCache(Cache):
+    def popitem(self):
+        pass
+
+def evict(cache):
+    cache.popitem()
+    cache.clear()
+";
+    let graph = python_graph(&[
+        ("pkg/bar.py", bar),
+        ("tests/test_env.py", "from pkg.bar import make_env\n\ndef test_env():\n    assert make_env({}, {})\n"),
+        ("tests/test_bar.py", "from pkg.bar import advance\n\ndef test_advance():\n    advance(None)\n"),
+    ]);
+    let update = graph.lookup("ProgressBar.update")[0];
+    let lines: Vec<u32> = graph.references(update, 0.0).into_iter().map(|r| r.line).collect();
+    assert_eq!(lines, vec![10]);
+    let seeds = [Seed { symbol_opt: Some(update), name: String::new(), label: "update".into(), instances_only: false }];
+    let mut tests: Vec<&str> =
+        walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file)).collect();
+    tests.dedup();
+    assert_eq!(tests, vec!["tests/test_bar.py"]);
+    // A mapping's own `clear` and `popitem` are what a call on an unknown value may mean.
+    for name in ["Cache.clear", "LRUCache.popitem"] {
+        let lines: Vec<u32> = graph.references(graph.lookup(name)[0], 0.0).into_iter().map(|r| r.line).collect();
+        assert!(lines.contains(&(if name == "Cache.clear" { 22 } else { 21 })), "{name}: {lines:?}");
+    }
+}
+
 /// A unittest mixin's test method, written in a helper module, runs in each test module's
 /// class that derives from the mixin: those are the tests a change to what it calls reaches.
 #[test]
