@@ -178,6 +178,20 @@ impl CodeGraph {
     /// Of `all`, the members of type `ty`: its own, else those of its nearest bases that have
     /// any (`class Group(Command)`, `class A extends B`).
     pub(super) fn typed_members(&self, ty: &str, all: &[SymbolRef]) -> Vec<SymbolRef> {
+        self.find_in_type_and_bases(ty, |t| {
+            let found: Vec<SymbolRef> = all
+                .iter()
+                .copied()
+                .filter(|&r| split_qualifier(&self.symbol(r).container).last() == Some(&t))
+                .collect();
+            (!found.is_empty()).then_some(found)
+        })
+        .unwrap_or_default()
+    }
+
+    /// The first answer `visit` gives for type `ty`, then for its bases (and a Go struct's
+    /// embedded types), nearest first, at most `MAX_BASES` of them.
+    fn find_in_type_and_bases<T>(&self, ty: &str, mut visit: impl FnMut(&str) -> Option<T>) -> Option<T> {
         let mut types = vec![ty.to_string()];
         let mut seen: HashSet<String> = HashSet::new();
         let mut i = 0;
@@ -187,13 +201,8 @@ impl CodeGraph {
             if !seen.insert(t.clone()) {
                 continue;
             }
-            let found: Vec<SymbolRef> = all
-                .iter()
-                .copied()
-                .filter(|&r| split_qualifier(&self.symbol(r).container).last() == Some(&t.as_str()))
-                .collect();
-            if !found.is_empty() {
-                return found;
+            if let Some(found) = visit(&t) {
+                return Some(found);
             }
             for &r in self.defs_by_name.get(&t).into_iter().flatten() {
                 let s = self.symbol(r);
@@ -203,7 +212,7 @@ impl CodeGraph {
                 }
             }
         }
-        Vec::new()
+        None
     }
 
     /// The types a Go struct embeds (`struct { ast.BaseInline; … }`): their members are the
@@ -263,26 +272,12 @@ impl CodeGraph {
         if !crate::code::builtins::is_builtin_member(language, &s.name) {
             return false;
         }
-        let Some(class) = split_qualifier(&s.container).last().map(|c| c.to_string()) else { return true };
-        let mut wanted = vec![class];
-        let mut i = 0;
-        while i < wanted.len() && i < MAX_BASES {
-            let name = wanted[i].clone();
-            i += 1;
-            let classes = self.defs_by_name.get(&name).map(Vec::as_slice).unwrap_or(&[]);
-            for &r in classes.iter().filter(|&&r| self.symbol(r).kind.is_container()) {
-                for base in base_names(&self.symbol(r).signature) {
-                    if crate::code::builtins::is_builtin_base(language, &base) {
-                        return false;
-                    }
-                    let last = base.rsplit(['.', ':']).next().unwrap_or(&base).to_string();
-                    if !wanted.contains(&last) {
-                        wanted.push(last);
-                    }
-                }
-            }
-        }
-        true
+        let Some(&class) = split_qualifier(&s.container).last() else { return true };
+        // The class itself is the first type visited: only its bases say what it is.
+        let builtin_kind = self.find_in_type_and_bases(class, |t| {
+            (t != class && crate::code::builtins::is_builtin_base(language, t)).then_some(())
+        });
+        builtin_kind.is_none()
     }
 
     /// The type of what a qualifier ending in a call stands for: the call's result
