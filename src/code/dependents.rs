@@ -58,8 +58,9 @@ pub struct WalkLimits {
     pub test_min_confidence: f32,
     /// Most definitions visited: a hub's dependents are cut here (and the answer says so).
     pub max_visited: usize,
-    /// Most uses looked at in all (each definition expanded costs the uses of its name):
-    /// what bounds the time of a walk through hubs (`poll`, `new`).
+    /// Most uses followed in all (each definition expanded costs its resolved uses): what
+    /// bounds the time of a walk through hubs (`poll`, `new`) once the graph has resolved
+    /// every use (`CodeGraph::resolve_all`), and the size of its answer.
     pub max_work: usize,
     /// From a changed method, the confidence of a call through an object of unknown type
     /// that names it (`item.as_string()`) when the name is defined too often to resolve;
@@ -127,6 +128,8 @@ fn owner_if_constructor(graph: &CodeGraph, target: SymbolRef) -> Option<SymbolRe
 
 /// Walks backwards from `seeds`.
 pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
+    // The work bound counts uses followed: cheap to count once every use is resolved.
+    graph.resolve_all();
     let floor = limits.min_confidence.min(limits.test_min_confidence);
     let levels = limits.depth.max(limits.test_depth);
     let mut reached: HashMap<(u32, Option<u32>), Reached> = HashMap::new();
@@ -149,13 +152,6 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
     for depth in 1..=levels {
         let mut next: HashMap<(u32, Option<u32>), Reached> = HashMap::new();
         for Step { node, instances_only, name, confidence, weakest, via } in &frontier {
-            // Surest first: when the work runs out, what is left is the least sure.
-            let cost = graph.use_count(node.map_or(*name, |t| graph.symbol(t).name.as_str()));
-            if work + cost > limits.max_work {
-                truncated = true;
-                continue;
-            }
-            work += cost;
             let uses = match node {
                 Some(target) if limits.member_guess > 0.0 && guesses_receivers(graph, *target) => {
                     let mut uses = graph.uses(*target, floor).as_ref().clone();
@@ -183,6 +179,12 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                     std::sync::Arc::new(all)
                 }
             };
+            // Surest first: when the work runs out, what is left is the least sure.
+            if work + uses.len() > limits.max_work {
+                truncated = true;
+                continue;
+            }
+            work += uses.len();
             for &u in uses.iter() {
                 if *instances_only && !makes_instance(graph, &u) {
                     continue;

@@ -111,6 +111,17 @@ pub struct CodeGraph {
     uses_cache: std::sync::Mutex<UsesCache>,
     /// `unresolved_member_uses` by name (confidence aside): hubs are walked again and again.
     member_uses_cache: std::sync::Mutex<HashMap<String, std::sync::Arc<Vec<Use>>>>,
+    /// Every use resolved once (`resolve_all`, in the background after a build): answers the
+    /// same as resolving on demand, without looking at every occurrence of a hub's name.
+    resolved: std::sync::OnceLock<Resolved>,
+}
+
+/// Every occurrence resolved: per definition its uses (in `uses_by_name` order, as
+/// `uses_filtered` finds them, at any confidence), and per file which occurrences resolve to
+/// nothing.
+struct Resolved {
+    uses: HashMap<SymbolRef, Vec<Use>>,
+    unresolved: Vec<Vec<bool>>,
 }
 
 /// Resolved uses by (definition, the floor's bits).
@@ -118,6 +129,10 @@ type UsesCache = HashMap<(SymbolRef, u32), std::sync::Arc<Vec<Use>>>;
 
 /// Definitions whose uses the cache holds at most (it starts over past this).
 const MAX_CACHED_USES: usize = 50_000;
+
+/// Most occurrences `resolve_all` resolves ahead (tokio's source has 124,000; each resolved
+/// use takes 28 bytes).
+const MAX_RESOLVED_OCCURRENCES: usize = 4_000_000;
 
 /// How sure another declaration of a symbol in its own file (an overload, the other accessor)
 /// is one of its references (`partner_declarations`).
@@ -263,6 +278,7 @@ impl CodeGraph {
             resolver,
             uses_cache: std::sync::Mutex::new(HashMap::new()),
             member_uses_cache: std::sync::Mutex::new(HashMap::new()),
+            resolved: std::sync::OnceLock::new(),
         };
         graph.link();
         graph
@@ -659,7 +675,67 @@ impl CodeGraph {
         found
     }
 
+    /// Resolves every occurrence once, so that `uses` and the searches for what resolves to
+    /// nothing stop resolving on demand. Worth it for a graph that answers change impact (a
+    /// walk through hubs looks at every use of `new` or `poll` otherwise). A no-op when done;
+    /// a caller while another thread resolves waits for it.
+    pub fn resolve_all(&self) {
+        // Past this, what every use resolved to would not fit in memory beside the rest: uses
+        // are then resolved as they are asked for.
+        if self.codes.iter().map(|c| c.occurrences.len()).sum::<usize>() > MAX_RESOLVED_OCCURRENCES {
+            return;
+        }
+        self.resolved.get_or_init(|| {
+            let mut uses: HashMap<SymbolRef, Vec<Use>> = HashMap::new();
+            let mut unresolved: Vec<Vec<bool>> = self.codes.iter().map(|c| vec![false; c.occurrences.len()]).collect();
+            for (name, occurrences) in &self.uses_by_name {
+                let counts = self.name_counts(name);
+                for &(f, o) in occurrences {
+                    let occ = &self.codes[f as usize].occurrences[o as usize];
+                    let candidates = self.resolve_use(f, o);
+                    unresolved[f as usize][o as usize] = candidates.is_empty();
+                    let mut seen: Vec<SymbolRef> = Vec::new();
+                    for c in &candidates {
+                        // The first (surest) candidate per definition, as `uses_filtered` takes;
+                        // and only where its prefilter would have looked.
+                        if seen.contains(&c.symbol) || !self.may_mean(f, occ, c.symbol, counts) {
+                            continue;
+                        }
+                        seen.push(c.symbol);
+                        uses.entry(c.symbol).or_default().push(Use {
+                            file: f,
+                            occurrence: o,
+                            enclosing: occ.enclosing,
+                            line: occ.line,
+                            kind: occ.kind,
+                            confidence: c.confidence,
+                            resolution: c.resolution,
+                        });
+                    }
+                }
+            }
+            Resolved { uses, unresolved }
+        });
+    }
+
+    /// Whether `resolve_all` has run to the end.
+    pub fn is_resolved(&self) -> bool {
+        self.resolved.get().is_some()
+    }
+
+    /// Whether an occurrence resolves to no definition.
+    fn resolves_to_nothing(&self, f: u32, o: u32) -> bool {
+        match self.resolved.get() {
+            Some(resolved) => resolved.unresolved[f as usize][o as usize],
+            None => self.resolve_use(f, o).is_empty(),
+        }
+    }
+
     fn uses_filtered(&self, target: SymbolRef, min_confidence: f32, prefilter: bool) -> Vec<Use> {
+        if let Some(resolved) = self.resolved.get().filter(|_| prefilter) {
+            let all = resolved.uses.get(&target).map(Vec::as_slice).unwrap_or(&[]);
+            return all.iter().filter(|u| u.confidence >= min_confidence).copied().collect();
+        }
         let name = &self.symbol(target).name;
         let Some(uses) = self.uses_by_name.get(name) else {
             return Vec::new();
@@ -698,7 +774,7 @@ impl CodeGraph {
         uses.iter()
             .filter_map(|&(f, o)| {
                 let occ = &self.codes[f as usize].occurrences[o as usize];
-                if !self.resolve_use(f, o).is_empty() {
+                if !self.resolves_to_nothing(f, o) {
                     return None;
                 }
                 Some(Use {
@@ -757,7 +833,7 @@ impl CodeGraph {
                 if occ.qualifier == 0 || typed || matches!(through, "self" | "this" | "cls" | "super") {
                     return None;
                 }
-                if !self.resolve_use(f, o).is_empty() {
+                if !self.resolves_to_nothing(f, o) {
                     return None;
                 }
                 Some(Use {
@@ -771,11 +847,6 @@ impl CodeGraph {
                 })
             })
             .collect()
-    }
-
-    /// How many uses name `name` (what finding a definition's uses has to look at).
-    pub fn use_count(&self, name: &str) -> usize {
-        self.uses_by_name.get(name).map_or(0, Vec::len)
     }
 
     /// The definitions of `path` with this kind and qualified name.

@@ -555,6 +555,47 @@ fn the_hub_shortcut_changes_no_answer() {
     }
 }
 
+#[test]
+fn resolving_every_use_ahead_changes_no_answer() {
+    // Every fixture (all nineteen languages), and tokio's source when cargo's registry has it:
+    // each definition's references, and what resolves to nothing (a gone definition's
+    // dangling uses, a method's calls through objects of unknown type), resolved on demand
+    // and after `resolve_all`.
+    // (Two graphs of each: the graph caches what it found on demand.)
+    let mut roots: Vec<PathBuf> = std::fs::read_dir(fixture_root("")).unwrap().flatten().map(|e| e.path()).collect();
+    roots.extend(crate_source("tokio-1."));
+    for root in &roots {
+        let (graph, resolved) = (load_dir(root), load_dir(root));
+        let name = root.display();
+        let symbols: Vec<_> = graph.all_symbols().collect();
+        let answers = |graph: &CodeGraph| -> Vec<String> {
+            symbols
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| symbols.len() < 2000 || i % 10 == 0)
+                .map(|(_, &r)| {
+                    let s = graph.symbol(r);
+                    format!(
+                        "{:?} {:?} {:?} {:?}",
+                        graph.references_filtered(r, 0.0, true),
+                        graph.dangling_uses(&s.name),
+                        graph.unresolved_member_uses(&s.name, &graph.code(r.0).language, 0.2),
+                        s.name
+                    )
+                })
+                .collect()
+        };
+        let on_demand = answers(&graph);
+        resolved.resolve_all();
+        assert!(resolved.is_resolved() && !graph.is_resolved(), "{name}");
+        let ahead = answers(&resolved);
+        assert_eq!(on_demand.len(), ahead.len());
+        for (a, b) in on_demand.iter().zip(&ahead) {
+            assert_eq!(a, b, "{name}");
+        }
+    }
+}
+
 /// The newest source folder in cargo's registry cache whose name starts with `prefix`.
 fn crate_source(prefix: &str) -> Option<PathBuf> {
     let home = std::env::var_os("CARGO_HOME")
