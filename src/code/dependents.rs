@@ -22,6 +22,10 @@ pub struct Seed {
     /// (`class Basket(Cart)`). A special method's type is a seed so: `__repr__` runs on an
     /// instance, not where the class is named.
     pub instances_only: bool,
+    /// Of those, only instances a declaration or a test makes (a field in a class body,
+    /// `String()` in a test), not one a function makes as it goes (`convert_type`'s
+    /// `Tuple(…)`): what binds an override to the base code that calls it.
+    pub declared_only: bool,
 }
 
 /// A definition (or a file, for uses outside any definition) the walk reached.
@@ -81,6 +85,7 @@ pub struct Walk {
 struct Step<'a> {
     node: Option<SymbolRef>,
     instances_only: bool,
+    declared_only: bool,
     /// For a seed that is gone: the name its uses still give.
     name: &'a str,
     confidence: f32,
@@ -141,6 +146,7 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
         .map(|s| Step {
             node: s.symbol_opt,
             instances_only: s.instances_only,
+            declared_only: s.declared_only,
             name: s.name.as_str(),
             confidence: 1.0,
             weakest: 1.0,
@@ -151,7 +157,7 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
     let mut work = 0usize;
     for depth in 1..=levels {
         let mut next: HashMap<(u32, Option<u32>), Reached> = HashMap::new();
-        for Step { node, instances_only, name, confidence, weakest, via } in &frontier {
+        for Step { node, instances_only, declared_only, name, confidence, weakest, via } in &frontier {
             let uses = match node {
                 Some(target) if limits.member_guess > 0.0 && guesses_receivers(graph, *target) => {
                     let mut uses = graph.uses(*target, floor).as_ref().clone();
@@ -187,6 +193,9 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
             work += uses.len();
             for &u in uses.iter() {
                 if *instances_only && !makes_instance(graph, &u) {
+                    continue;
+                }
+                if *declared_only && !declares(graph, &u) {
                     continue;
                 }
                 let key = (u.file, u.enclosing);
@@ -249,6 +258,7 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                     frontier.push(Step {
                         node: Some((r.file, i)),
                         instances_only: false,
+                        declared_only: false,
                         name: "",
                         confidence: r.confidence,
                         weakest: r.weakest,
@@ -301,6 +311,16 @@ fn makes_instance(graph: &CodeGraph, u: &super::graph::Use) -> bool {
         let s = &graph.code(u.file).symbols[e as usize];
         s.kind.is_container() && s.line == u.line
     })
+}
+
+/// Whether a use sits in a declaration (at file level, in a class body, a field's or a
+/// constant's value) or in a test, rather than in a function's body.
+fn declares(graph: &CodeGraph, u: &super::graph::Use) -> bool {
+    let code = graph.code(u.file);
+    match u.enclosing {
+        None => true,
+        Some(e) => !code.symbols[e as usize].kind.is_callable() || is_test(graph.path(u.file), code, e as usize),
+    }
 }
 
 /// A unittest-style test method written in a mixin or base class outside the test modules

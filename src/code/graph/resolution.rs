@@ -280,6 +280,22 @@ impl CodeGraph {
         builtin_kind.is_none()
     }
 
+    /// Whether a method overrides one of its class's bases' (by the names the repo defines):
+    /// what the base's code calls on `self` may run it.
+    pub fn overrides_a_base_method(&self, member: SymbolRef) -> bool {
+        let s = self.symbol(member);
+        let Some(&class) = split_qualifier(&s.container).last().filter(|_| s.kind.is_callable()) else {
+            return false;
+        };
+        let same_name = self.defs_by_name.get(&s.name).map(Vec::as_slice).unwrap_or(&[]);
+        let in_a_base = self.find_in_type_and_bases(class, |t| {
+            let defines =
+                |d: &SymbolRef| *d != member && split_qualifier(&self.symbol(*d).container).last() == Some(&t);
+            (t != class && same_name.iter().any(defines)).then_some(())
+        });
+        in_a_base.is_some()
+    }
+
     /// The type of what a qualifier ending in a call stands for: the call's result
     /// (`cmd.get_arguments()`), or with `[]` one of the elements it yields
     /// (`cmd.get_arguments()[]`: the type of `arg` in `for arg in cmd.get_arguments()`).

@@ -663,8 +663,13 @@ fn a_changed_method_reaches_the_tests_that_call_it_through_an_object_of_unknown_
     );
     let graph = CodeGraph::build(files, &HashMap::new());
     let changed = graph.lookup("Item3.render")[0];
-    let seeds =
-        [Seed { symbol_opt: Some(changed), name: String::new(), label: "Item3.render".into(), instances_only: false }];
+    let seeds = [Seed {
+        symbol_opt: Some(changed),
+        name: String::new(),
+        label: "Item3.render".into(),
+        instances_only: false,
+        declared_only: false,
+    }];
     let limits = |member_guess| WalkLimits {
         depth: 2,
         test_depth: 5,

@@ -230,8 +230,13 @@ class Option:
     let limits = daemon_walk_limits();
     let tests_of = |name: &str| -> Vec<String> {
         let changed = graph.lookup(name)[0];
-        let seeds =
-            [Seed { symbol_opt: Some(changed), name: String::new(), label: name.into(), instances_only: false }];
+        let seeds = [Seed {
+            symbol_opt: Some(changed),
+            name: String::new(),
+            label: name.into(),
+            instances_only: false,
+            declared_only: false,
+        }];
         let mut found: Vec<String> =
             walk(&graph, &seeds, limits).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
         found.sort();
@@ -328,8 +333,13 @@ def render(text: Text):
     // Each accessor's references list the other's declaration; the uses are the getter's.
     assert_eq!(lines(getter), vec![7, 11]);
     assert_eq!(lines(setter), vec![3]);
-    let seeds =
-        [Seed { symbol_opt: Some(setter), name: String::new(), label: "Text.plain".into(), instances_only: false }];
+    let seeds = [Seed {
+        symbol_opt: Some(setter),
+        name: String::new(),
+        label: "Text.plain".into(),
+        instances_only: false,
+        declared_only: false,
+    }];
     let mut tests: Vec<String> =
         walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
     tests.dedup();
@@ -361,7 +371,13 @@ def prompt(text):
     ]);
     for name in ["prompt", "ask"] {
         let body = *graph.lookup(name).iter().max().unwrap();
-        let seeds = [Seed { symbol_opt: Some(body), name: String::new(), label: name.into(), instances_only: false }];
+        let seeds = [Seed {
+            symbol_opt: Some(body),
+            name: String::new(),
+            label: name.into(),
+            instances_only: false,
+            declared_only: false,
+        }];
         let walked = walk(&graph, &seeds, daemon_walk_limits());
         let mut tests: Vec<&str> = walked.tests.iter().map(|t| graph.path(t.file)).collect();
         tests.dedup();
@@ -407,7 +423,13 @@ def evict(cache):
     let update = graph.lookup("ProgressBar.update")[0];
     let lines: Vec<u32> = graph.references(update, 0.0).into_iter().map(|r| r.line).collect();
     assert_eq!(lines, vec![10]);
-    let seeds = [Seed { symbol_opt: Some(update), name: String::new(), label: "update".into(), instances_only: false }];
+    let seeds = [Seed {
+        symbol_opt: Some(update),
+        name: String::new(),
+        label: "update".into(),
+        instances_only: false,
+        declared_only: false,
+    }];
     let mut tests: Vec<&str> =
         walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file)).collect();
     tests.dedup();
@@ -437,7 +459,13 @@ fn a_mixins_test_method_is_a_test_of_the_classes_that_derive_from_it() {
         ("tests/test_other.py", "import unittest\n\nclass OtherTest(unittest.TestCase):\n    pass\n"),
     ]);
     let changed = graph.lookup("evict")[0];
-    let seeds = [Seed { symbol_opt: Some(changed), name: String::new(), label: "evict".into(), instances_only: false }];
+    let seeds = [Seed {
+        symbol_opt: Some(changed),
+        name: String::new(),
+        label: "evict".into(),
+        instances_only: false,
+        declared_only: false,
+    }];
     let limits = daemon_walk_limits();
     let found = walk(&graph, &seeds, limits);
     let tests: Vec<(&str, &str)> = found
@@ -835,8 +863,13 @@ fn a_type_seeded_for_its_instances_leads_only_to_where_instances_are_made() {
     ]);
     let money = graph.lookup("Money")[0];
     let tests_of = |instances_only: bool| -> Vec<String> {
-        let seeds =
-            [Seed { symbol_opt: Some(money), name: String::new(), label: "Money (__repr__)".into(), instances_only }];
+        let seeds = [Seed {
+            symbol_opt: Some(money),
+            name: String::new(),
+            label: "Money (__repr__)".into(),
+            instances_only,
+            declared_only: false,
+        }];
         let mut found: Vec<String> =
             walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
         found.sort();
@@ -880,4 +913,53 @@ fn a_name_in_another_language_is_no_use_unless_that_language_can_call_it() {
     let guessed = graph.unresolved_member_uses("pick", "python", 0.2);
     assert!(guessed.is_empty(), "a Go call guessed as the Python method: {guessed:?}");
     assert_eq!(graph.unresolved_member_uses("pick", "go", 0.2).len(), 1);
+}
+
+/// An override of a base's method runs where the base's code calls it on an instance of the
+/// subclass: its type leads on from the instances a declaration or a test makes (a test's
+/// `String()`), not from one a function of the library makes as it goes, nor from the base's
+/// other subclasses. (A schema's field `name = String()` is reached, but not yet the schema's
+/// users: a field's value does not lead on to its class.)
+#[test]
+fn an_override_leads_on_from_the_instances_declarations_and_tests_make() {
+    use crate::code::dependents::{owning_type, walk, Seed};
+    let graph = python_graph(&[
+        (
+            "pkg/fields.py",
+            "class Field:\n    def serialize(self, value):\n        return self._serialize(value)\n\n    def _serialize(self, value):\n        return value\n\n\nclass String(Field):\n    def _serialize(self, value):\n        return str(value)\n\n\nclass Number(Field):\n    def _serialize(self, value):\n        return value\n\n\ndef field_for(kind):\n    return String()\n",
+        ),
+        ("pkg/schema.py", "from pkg.fields import String\n\nclass UserSchema:\n    name = String()\n"),
+        ("tests/test_schema.py", "from pkg.schema import UserSchema\n\ndef test_dump():\n    assert UserSchema()\n"),
+        ("tests/test_string.py", "from pkg.fields import String\n\ndef test_string():\n    assert String().serialize(1)\n"),
+        ("tests/test_number.py", "from pkg.fields import Number\n\ndef test_number():\n    assert Number().serialize(1)\n"),
+        ("tests/test_factory.py", "from pkg.fields import field_for\n\ndef test_factory():\n    assert field_for('s')\n"),
+    ]);
+    let string_serialize = graph
+        .lookup("_serialize")
+        .into_iter()
+        .find(|&r| graph.symbol(r).container == "String")
+        .expect("String._serialize");
+    assert!(graph.overrides_a_base_method(string_serialize));
+    let field_serialize =
+        graph.lookup("_serialize").into_iter().find(|&r| graph.symbol(r).container == "Field").unwrap();
+    assert!(!graph.overrides_a_base_method(field_serialize), "the base's own method overrides nothing");
+    let seeds = [Seed {
+        symbol_opt: owning_type(&graph, string_serialize),
+        name: String::new(),
+        label: "String (_serialize)".into(),
+        instances_only: true,
+        declared_only: true,
+    }];
+    let mut found: Vec<String> =
+        walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
+    found.sort();
+    found.dedup();
+    assert_eq!(found, vec!["tests/test_string.py"]);
+    let reached: Vec<String> = walk(&graph, &seeds, daemon_walk_limits())
+        .dependents
+        .iter()
+        .filter_map(|r| r.symbol_opt.map(|i| graph.code(r.file).symbols[i as usize].qualified_name.clone()))
+        .collect();
+    assert!(reached.contains(&"UserSchema.name".to_string()), "{reached:?}");
+    assert!(!reached.contains(&"field_for".to_string()), "{reached:?}");
 }
