@@ -9,7 +9,7 @@ mod resolution;
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use super::resolve::Resolver;
-use super::{FileCode, Symbol, SymbolKind, UseKind};
+use super::{FileCode, Occurrence, Symbol, SymbolKind, UseKind};
 use crate::protocol::code::{CallEdge, FileEdge, ImpactResponse, Reference, SymbolInfo, UnresolvedImport};
 
 /// A definition: file index and symbol index in that file.
@@ -69,6 +69,13 @@ pub struct Use {
     pub kind: UseKind,
     pub confidence: f32,
     pub resolution: Resolution,
+}
+
+impl Use {
+    /// Occurrence `o` of file `f` as a use of what it resolved to.
+    fn at(f: u32, o: u32, occ: &Occurrence, confidence: f32, resolution: Resolution) -> Use {
+        Use { file: f, occurrence: o, enclosing: occ.enclosing, line: occ.line, kind: occ.kind, confidence, resolution }
+    }
 }
 
 /// A candidate definition for a use.
@@ -702,15 +709,7 @@ impl CodeGraph {
                             continue;
                         }
                         seen.push(c.symbol);
-                        uses.entry(c.symbol).or_default().push(Use {
-                            file: f,
-                            occurrence: o,
-                            enclosing: occ.enclosing,
-                            line: occ.line,
-                            kind: occ.kind,
-                            confidence: c.confidence,
-                            resolution: c.resolution,
-                        });
+                        uses.entry(c.symbol).or_default().push(Use::at(f, o, occ, c.confidence, c.resolution));
                     }
                 }
             }
@@ -752,15 +751,7 @@ impl CodeGraph {
             else {
                 continue;
             };
-            out.push(Use {
-                file: f,
-                occurrence: o,
-                enclosing: occ.enclosing,
-                line: occ.line,
-                kind: occ.kind,
-                confidence: c.confidence,
-                resolution: c.resolution,
-            });
+            out.push(Use::at(f, o, occ, c.confidence, c.resolution));
         }
         out
     }
@@ -777,16 +768,8 @@ impl CodeGraph {
                 if !self.resolves_to_nothing(f, o) {
                     return None;
                 }
-                Some(Use {
-                    file: f,
-                    occurrence: o,
-                    enclosing: occ.enclosing,
-                    line: occ.line,
-                    kind: occ.kind,
-                    // A name only, but nothing else answers to it.
-                    confidence: 0.5,
-                    resolution: Resolution::NameOnly,
-                })
+                // A name only, but nothing else answers to it.
+                Some(Use::at(f, o, occ, 0.5, Resolution::NameOnly))
             })
             .collect()
     }
@@ -836,15 +819,7 @@ impl CodeGraph {
                 if !self.resolves_to_nothing(f, o) {
                     return None;
                 }
-                Some(Use {
-                    file: f,
-                    occurrence: o,
-                    enclosing: occ.enclosing,
-                    line: occ.line,
-                    kind: occ.kind,
-                    confidence: 0.0,
-                    resolution: Resolution::NameOnly,
-                })
+                Some(Use::at(f, o, occ, 0.0, Resolution::NameOnly))
             })
             .collect()
     }
