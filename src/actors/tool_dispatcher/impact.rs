@@ -137,9 +137,9 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
     for seed in &seeds {
         let Some((f, i)) = seed.symbol_opt else { continue };
         let s = graph.symbol((f, i));
-        // So does an override of a base's method: the base's code calls it on `self`
-        // (marshmallow's `Field.serialize` runs `String._serialize` on a String).
         let special = s.kind == SymbolKind::Constructor || (s.name.starts_with("__") && s.name.ends_with("__"));
+        // So does an override of a base's method, which the base's code calls on `self`
+        // (marshmallow's `Field.serialize` runs `String._serialize` on a String).
         let declared_only = !special && graph.overrides_a_base_method((f, i));
         if !special && !declared_only {
             continue;

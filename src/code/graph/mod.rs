@@ -687,6 +687,10 @@ impl CodeGraph {
     /// walk through hubs looks at every use of `new` or `poll` otherwise). A no-op when done;
     /// a caller while another thread resolves waits for it.
     pub fn resolve_all(&self) {
+        // Every walk calls this: done is the common case.
+        if self.is_resolved() {
+            return;
+        }
         // Past this, what every use resolved to would not fit in memory beside the rest: uses
         // are then resolved as they are asked for.
         if self.codes.iter().map(|c| c.occurrences.len()).sum::<usize>() > MAX_RESOLVED_OCCURRENCES {

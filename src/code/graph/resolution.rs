@@ -179,11 +179,7 @@ impl CodeGraph {
     /// any (`class Group(Command)`, `class A extends B`).
     pub(super) fn typed_members(&self, ty: &str, all: &[SymbolRef]) -> Vec<SymbolRef> {
         self.find_in_type_and_bases(ty, |t| {
-            let found: Vec<SymbolRef> = all
-                .iter()
-                .copied()
-                .filter(|&r| split_qualifier(&self.symbol(r).container).last() == Some(&t))
-                .collect();
+            let found: Vec<SymbolRef> = all.iter().copied().filter(|&r| self.is_member_of(r, t)).collect();
             (!found.is_empty()).then_some(found)
         })
         .unwrap_or_default()
@@ -289,11 +285,14 @@ impl CodeGraph {
         };
         let same_name = self.defs_by_name.get(&s.name).map(Vec::as_slice).unwrap_or(&[]);
         let in_a_base = self.find_in_type_and_bases(class, |t| {
-            let defines =
-                |d: &SymbolRef| *d != member && split_qualifier(&self.symbol(*d).container).last() == Some(&t);
-            (t != class && same_name.iter().any(defines)).then_some(())
+            (t != class && same_name.iter().any(|&d| d != member && self.is_member_of(d, t))).then_some(())
         });
         in_a_base.is_some()
+    }
+
+    /// Whether a definition is a member of a type named `ty` (by its container's last part).
+    fn is_member_of(&self, r: SymbolRef, ty: &str) -> bool {
+        split_qualifier(&self.symbol(r).container).last() == Some(&ty)
     }
 
     /// The type of what a qualifier ending in a call stands for: the call's result
