@@ -25,6 +25,7 @@ TOOLS=(
   hypothesis==6.170.17 pympler==1.1 cloudpickle==3.1.3   # attrs
   simplejson==4.3.0                                      # marshmallow
   PyYAML==6.0.4                                          # tomlkit
+  # sqlparse, mistune: no test dependencies beyond pytest
 )
 
 PROJECTS=$(python3 -c '

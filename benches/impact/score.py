@@ -306,7 +306,7 @@ def fmt(summary):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--split", choices=("tune", "test", "all"), required=True)
+    ap.add_argument("--split", choices=("tune", "test", "blind", "all"), required=True)
     ap.add_argument("--url", default=os.environ.get("DOCDEX_URL", "http://127.0.0.1:3210"))
     ap.add_argument("--depth", type=int)
     ap.add_argument("--limit", type=int, default=1000,
