@@ -7,7 +7,8 @@
 #                                      that score.py's one-line edits show up in `git diff`
 #   target/impact-eval/venv/           pytest + coverage + each project's test dependencies,
 #                                      each project installed editable from src/<name>
-# The projects, versions and split are read from benches/impact/split.json.
+# The projects, versions and split are read from benches/impact/split.json (the Python ones:
+# entries with a "language" other than python are js/fetch.sh's).
 # Build artifacts that an editable install or a test run leaves in a project's tree
 # (*.egg-info, __pycache__, .pytest_cache, .hypothesis) are listed in the repo's
 # .git/info/exclude, so `git status` stays clean without changing any shipped file.
@@ -31,7 +32,8 @@ TOOLS=(
 PROJECTS=$(python3 -c '
 import json, sys
 for p in json.load(open("benches/impact/split.json"))["projects"]:
-    print(p["name"], p["version"])
+    if p.get("language", "python") == "python":  # the JavaScript ones: js/fetch.sh
+        print(p["name"], p["version"])
 ')
 
 [[ -x "$VENV/bin/python" ]] || python3 -m venv "$VENV"

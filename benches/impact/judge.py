@@ -6,8 +6,9 @@ Usage:
                                                              [--seed S] [--per-project N]
   (run fetch.sh first; the venv's python is needed only for `coverage`, the rest is stdlib)
 
-For each project in benches/impact/split.json (its unpacked sdist in target/impact-eval/src/
-<name>, a git repo):
+For each Python project in benches/impact/split.json (no "language" field, or "python";
+js/judge.py judges the JavaScript ones), its unpacked sdist in target/impact-eval/src/<name>, a
+git repo:
 
 1. Runs the project's pytest suite once, in the project dir, under pytest-cov with
    `--cov-context=test`: every line executed while a test runs is recorded with the context
@@ -333,7 +334,8 @@ def main():
     args = ap.parse_args()
 
     split = load_split()
-    projects = [p for p in split["projects"] if not args.project or p["name"] in args.project]
+    projects = [p for p in split["projects"] if p.get("language", "python") == "python"
+                and (not args.project or p["name"] in args.project)]
     all_entries, rows = [], []
     for p in projects:
         entries, row = judge_project(p, args)

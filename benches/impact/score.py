@@ -15,9 +15,10 @@ Usage:
   project's working copy that is not clean).
 
 What it does, for each judged function (sequentially):
-  1. appends " # docdex-probe" to the function's probe line in the project's git working copy
-     (a comment-only edit of one line inside the function's own body; judge.py chose the line
-     so that this is valid Python and stays a comment);
+  1. appends a comment to the function's probe line in the project's git working copy:
+     " // docdex-probe" in a JavaScript/TypeScript file (.js .mjs .cjs .jsx .ts .mts .cts .tsx),
+     " # docdex-probe" in any other (Python) file (a comment-only edit of one line inside the
+     function's own body; judge.py and js/judge.py chose the line so that this stays a comment);
   2. GET {URL}/v1/impact/diff?repo=<abs project dir>[&depth=D][&limit=N][&min_confidence=C]
      with the token; the answer is
        {"changed_files": [...], "changed_symbols": [{"name","qualified_name","kind","path",
@@ -64,6 +65,8 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 DEFAULT_SRC = os.path.join(ROOT, "target", "impact-eval", "src")
 DEFAULT_JUDGED = os.path.join(ROOT, "target", "impact-eval", "judged.json")
 PROBE = " # docdex-probe"
+PROBE_SLASHES = " // docdex-probe"
+SLASH_COMMENT_EXT = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
 THRESHOLDS = (0.5, 0.8)
 
 
@@ -152,14 +155,21 @@ def file_confidence(tests, repo):
     return out
 
 
-def probe_edit(text, line):
-    """text with PROBE appended to 1-based line `line` (before its line ending)."""
+def probe_comment(path):
+    """The comment appended to a probe line of the file at path: '//' for JavaScript and
+    TypeScript, '#' otherwise."""
+    return PROBE_SLASHES if (path or "").lower().endswith(SLASH_COMMENT_EXT) else PROBE
+
+
+def probe_edit(text, line, path=None):
+    """text with the probe comment for path (PROBE without a path) appended to 1-based line
+    `line` (before its line ending)."""
     lines = text.splitlines(keepends=True)
     if not 1 <= line <= len(lines):
         raise ValueError("line %d out of range (1..%d)" % (line, len(lines)))
     cur = lines[line - 1]
     body = cur.rstrip("\r\n")
-    lines[line - 1] = body + PROBE + cur[len(body):]
+    lines[line - 1] = body + probe_comment(path) + cur[len(body):]
     return "".join(lines)
 
 
@@ -275,7 +285,7 @@ def probe(entry, repo, args, token):
     t0 = time.monotonic()
     try:
         with open(path, "w", encoding="utf-8", newline="") as f:
-            f.write(probe_edit(text, entry["probe_line"]))
+            f.write(probe_edit(text, entry["probe_line"], entry["path"]))
         answer, err = request(url, token, args.timeout)
     finally:
         r = git(repo, "checkout", "--", entry["path"])
@@ -332,10 +342,13 @@ def main(argv=None):
         split = {p["name"]: p for p in json.load(f)["projects"]}
     with open(args.judged) as f:
         judged = json.load(f)
+    # the projects of the split that this judged file covers (judged.json has the Python ones,
+    # judged-js.json the JavaScript ones)
+    in_file = {e["project"] for e in judged}
     projects = [n for n in split if (args.split == "all" or split[n]["split"] == args.split)
-                and (not args.project or n in args.project)]
+                and (not args.project or n in args.project) and n in in_file]
     if not projects:
-        sys.stderr.write("no project in split %s\n" % args.split)
+        sys.stderr.write("no project of split %s in %s\n" % (args.split, args.judged))
         return 2
 
     rows_by_project, errors, latencies = {}, [], []

@@ -2,8 +2,12 @@
 """Tests score.py's metric code (pure functions: no network, no daemon, no files).
 Run: python3 -m unittest benches/impact/test_score.py   (or python3 benches/impact/test_score.py)
 """
+import contextlib
+import io
+import json
 import os
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -114,11 +118,45 @@ class ProbeEdit(unittest.TestCase):
         self.assertEqual(score.probe_edit("a\r\nb", 1), "a # docdex-probe\r\nb")
         self.assertEqual(score.probe_edit("a\r\nb", 2), "a\r\nb # docdex-probe")
 
+    def test_comment_by_language(self):
+        for path in ("lib/a.js", "a.mjs", "a.cjs", "src/a.ts", "A.JS"):
+            self.assertEqual(score.probe_comment(path), " // docdex-probe", path)
+        for path in ("pkg/a.py", "a.pyi", "js/README", "a.json", "", None):
+            self.assertEqual(score.probe_comment(path), " # docdex-probe", path)
+        text = "function f() {\r\n  return 1;\r\n}\r\n"
+        self.assertEqual(score.probe_edit(text, 2, "lib/f.js"),
+                         "function f() {\r\n  return 1; // docdex-probe\r\n}\r\n")
+        self.assertEqual(score.probe_edit("def f():\n    return 1\n", 2, "pkg/f.py"),
+                         "def f():\n    return 1 # docdex-probe\n")
+
     def test_out_of_range(self):
         with self.assertRaises(ValueError):
             score.probe_edit("a\n", 2)
         with self.assertRaises(ValueError):
             score.probe_edit("a\n", 0)
+
+
+class ProjectSelection(unittest.TestCase):
+    def test_only_projects_in_the_judged_file(self):
+        # a split's projects that the judged file does not cover (the JavaScript ones when
+        # scoring judged.json, and the other way round) are left out; none left: exit 2, no
+        # request made
+        with tempfile.TemporaryDirectory() as d:
+            split = os.path.join(d, "split.json")
+            judged = os.path.join(d, "judged.json")
+            with open(split, "w") as f:
+                json.dump({"projects": [
+                    {"name": "py", "version": "1", "split": "test", "source": ["py"]},
+                    {"name": "js", "version": "1", "split": "tune", "language": "javascript",
+                     "source": ["lib"]}]}, f)
+            with open(judged, "w") as f:
+                json.dump([entry()], f)  # project "p": in no split
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                rc = score.main(["--split", "tune", "--judged", judged, "--split-file", split,
+                                 "--src", d, "--url", "http://127.0.0.1:9"])
+            self.assertEqual(rc, 2)
+            self.assertIn("no project of split tune", err.getvalue())
 
 
 class Rows(unittest.TestCase):
