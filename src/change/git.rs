@@ -87,8 +87,17 @@ pub fn check_repo(root: &Path) -> Result<String> {
 }
 
 /// The files and hunks of the diff `base` names, restricted to `root` (which may be a
-/// folder inside a larger work tree) with paths relative to it.
+/// folder inside a larger work tree) with paths relative to it. A `root` outside any work
+/// tree is a clear error.
 pub fn diff(root: &Path, base: &DiffBase) -> Result<Vec<FileDiff>> {
+    diff_in_work_tree(root, base).map_err(|err| match check_repo(root) {
+        // Asked only on failure: one git process less on every diff.
+        Ok(_) => err,
+        Err(not_a_repo) => not_a_repo,
+    })
+}
+
+fn diff_in_work_tree(root: &Path, base: &DiffBase) -> Result<Vec<FileDiff>> {
     let mut args = vec!["diff", "--no-color", "--no-ext-diff", "-U0", "-M", "--relative"];
     match base {
         DiffBase::Staged => args.extend(["--cached", "HEAD"]),
@@ -142,8 +151,8 @@ fn count_lines(bytes: &[u8]) -> u32 {
 
 /// Files' texts at revisions in one `git cat-file --batch` (one process for a whole diff):
 /// each request is (`rev`, path relative to `root`), `rev` `""` for the index; `None` where
-/// the file does not exist there. `prefix` is `root`'s path in the work tree.
-pub fn show_many(root: &Path, prefix: &str, requests: &[(&str, &str)]) -> Result<Vec<Option<String>>> {
+/// the file does not exist there.
+pub fn show_many(root: &Path, requests: &[(&str, &str)]) -> Result<Vec<Option<String>>> {
     use std::io::{BufRead, Read, Write};
     if requests.is_empty() {
         return Ok(Vec::new());
@@ -159,8 +168,9 @@ pub fn show_many(root: &Path, prefix: &str, requests: &[(&str, &str)]) -> Result
         .map_err(|err| DocdexError::invalid(format!("cannot run git: {err}")))?;
     let mut input = String::new();
     for (rev, path) in requests {
-        // An object name is one line: a path with a newline is simply not found.
-        input.push_str(&format!("{rev}:{prefix}{}\n", path.replace('\n', " ")));
+        // An object name is one line: a path with a newline is simply not found. `./`: the
+        // path is relative to `root`, which may be a folder inside the work tree.
+        input.push_str(&format!("{rev}:./{}\n", path.replace('\n', " ")));
     }
     let mut stdin = child.stdin.take().ok_or_else(|| DocdexError::internal("git cat-file has no stdin"))?;
     // Written from a thread: git answers while it reads, and two full pipes would stall.

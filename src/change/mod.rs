@@ -1,15 +1,17 @@
 //! What a change touched: the files of a git diff and the definitions whose lines its hunks
-//! touch, each added, modified, deleted or renamed. Both sides of each file are parsed
-//! here (the old from git, the new from the working tree or the index), so the answer does
-//! not depend on how fresh the index is; what depends on those definitions comes from the
-//! code graph (`code::dependents`).
+//! touch, each added, modified, deleted or renamed. Both sides of each file are read here
+//! (the old from git, the new from the working tree or git's index) and parsed unless the
+//! code graph was built from that very text, so the answer does not depend on how fresh the
+//! index is; what depends on those definitions comes from the code graph
+//! (`code::dependents`).
 
 pub mod git;
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use crate::code::{FileCode, Symbol, SymbolKind};
+use crate::code::{CodeGraph, FileCode, Symbol, SymbolKind};
 use crate::ingest::Language;
 use crate::protocol::Result;
 use git::{DiffBase, FileChange, FileDiff};
@@ -57,8 +59,9 @@ pub struct ChangeSet {
 }
 
 /// Reads the diff `base` names in the work tree at `root` and the definitions it touches.
-pub fn read(root: &Path, base: &DiffBase) -> Result<ChangeSet> {
-    let prefix = git::check_repo(root)?;
+/// A side whose text is what `indexed_opt`'s graph was built from is read from the graph;
+/// any other is parsed.
+pub fn read(root: &Path, base: &DiffBase, indexed_opt: Option<&CodeGraph>) -> Result<ChangeSet> {
     let files = git::diff(root, base)?;
     let code_files: Vec<(&FileDiff, Language)> = files
         .iter()
@@ -76,7 +79,7 @@ pub fn read(root: &Path, base: &DiffBase) -> Result<ChangeSet> {
             requests.push(("", file.path.as_str()));
         }
     }
-    let mut texts = git::show_many(root, &prefix, &requests)?.into_iter();
+    let mut texts = git::show_many(root, &requests)?.into_iter();
     let mut jobs: Vec<(&FileDiff, Language, String, String)> = Vec::new();
     for (file, language) in code_files {
         let old_text = match file.change {
@@ -99,8 +102,8 @@ pub fn read(root: &Path, base: &DiffBase) -> Result<ChangeSet> {
             jobs.push((file, language, old_text, new_text));
         }
     }
-    // Both sides of every file are parsed: spread over the cores (a 10-file diff of large
-    // files is most of the answer's time).
+    // Both sides of every file are parsed unless the index has them: spread over the cores
+    // (a 10-file diff of large files is most of the answer's time).
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 4);
     let per_thread = jobs.len().div_ceil(threads).max(1);
     let symbols: Vec<ChangedSymbol> = std::thread::scope(|scope| {
@@ -110,7 +113,18 @@ pub fn read(root: &Path, base: &DiffBase) -> Result<ChangeSet> {
                 scope.spawn(move || {
                     chunk
                         .iter()
-                        .flat_map(|(file, language, old, new)| changed_symbols(*language, file, old, new))
+                        .flat_map(|(file, language, old_text, new_text)| {
+                            let facts = |path: &str, text: &str| -> Cow<'_, FileCode> {
+                                let known = indexed_opt.and_then(|g| g.indexed_code(path, language.name(), text));
+                                match known {
+                                    Some(code) => Cow::Borrowed(code),
+                                    None => Cow::Owned(extract(*language, text)),
+                                }
+                            };
+                            let old = facts(&file.old_path, old_text);
+                            let new = facts(&file.path, new_text);
+                            compare(*language, file, (old_text, &old), (new_text, &new))
+                        })
                         .collect::<Vec<_>>()
                 })
             })
@@ -120,18 +134,30 @@ pub fn read(root: &Path, base: &DiffBase) -> Result<ChangeSet> {
     Ok(ChangeSet { files, symbols })
 }
 
+/// A side's definitions (none for a side that does not exist).
+fn extract(language: Language, text: &str) -> FileCode {
+    if text.is_empty() {
+        return FileCode::default();
+    }
+    crate::code::extract::extract(language, text).unwrap_or_default()
+}
+
 /// The definitions of one file whose lines the hunks touch: on the new side (added or
 /// modified) and on the old (deleted or modified), the innermost definition of each changed
 /// line; an added and a deleted definition of the same kind and container whose bodies are
 /// alike are one rename.
 pub fn changed_symbols(language: Language, file: &FileDiff, old_text: &str, new_text: &str) -> Vec<ChangedSymbol> {
-    let extract = |text: &str| -> FileCode {
-        if text.is_empty() {
-            return FileCode::default();
-        }
-        crate::code::extract::extract(language, text).unwrap_or_default()
-    };
-    let (old, new) = (extract(old_text), extract(new_text));
+    let (old, new) = (extract(language, old_text), extract(language, new_text));
+    compare(language, file, (old_text, &old), (new_text, &new))
+}
+
+/// `changed_symbols` over each side's text and its facts.
+fn compare(
+    language: Language,
+    file: &FileDiff,
+    (old_text, old): (&str, &FileCode),
+    (new_text, new): (&str, &FileCode),
+) -> Vec<ChangedSymbol> {
     let (old_lines, new_lines): (Vec<&str>, Vec<&str>) = (old_text.lines().collect(), new_text.lines().collect());
     let touched = |code: &FileCode, lines: &[&str], ranges: Vec<(u32, u32)>| -> Vec<usize> {
         let mut out: Vec<usize> = Vec::new();
@@ -152,10 +178,10 @@ pub fn changed_symbols(language: Language, file: &FileDiff, old_text: &str, new_
     };
     let new_ranges = file.hunks.iter().filter(|h| h.new_count > 0).map(|h| (h.new_start.max(1), h.new_count)).collect();
     let old_ranges = file.hunks.iter().filter(|h| h.old_count > 0).map(|h| (h.old_start.max(1), h.old_count)).collect();
-    let touched_new = touched(&new, &new_lines, new_ranges);
-    let touched_old = touched(&old, &old_lines, old_ranges);
-    let old_keys = keys(&old);
-    let new_keys = keys(&new);
+    let touched_new = touched(new, &new_lines, new_ranges);
+    let touched_old = touched(old, &old_lines, old_ranges);
+    let old_keys = keys(old);
+    let new_keys = keys(new);
     let old_by_key: HashMap<&(SymbolKind, String, usize), usize> =
         old_keys.iter().enumerate().map(|(i, k)| (k, i)).collect();
     let new_by_key: HashMap<&(SymbolKind, String, usize), usize> =
@@ -299,6 +325,58 @@ mod tests {
         assert!(got.contains(&("assist", "renamed", Some("helper"))), "{got:?}");
         assert!(got.contains(&("fresh", "added", None)), "{got:?}");
         assert!(!got.iter().any(|(n, _, _)| *n == "Cart"), "the class itself is not touched: {got:?}");
+    }
+}
+
+#[cfg(test)]
+mod graph_tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let status = std::process::Command::new("git")
+            .args(["-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(dir)
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    }
+
+    #[test]
+    fn a_side_the_graph_was_built_from_is_read_from_it_with_the_same_answer() {
+        let work_tree = tempfile::tempdir().unwrap();
+        // The repo is a folder inside the work tree: paths are relative to it.
+        let root = work_tree.path().join("pkg");
+        std::fs::create_dir_all(&root).unwrap();
+        let old = "def helper(x):\n    return x + 1\n\n\ndef other():\n    return helper(2)\n";
+        std::fs::write(root.join("a.py"), old).unwrap();
+        git(work_tree.path(), &["init", "-q"]);
+        git(work_tree.path(), &["add", "-A"]);
+        git(work_tree.path(), &["commit", "-qm", "base"]);
+
+        let files = HashMap::from([("a.py".to_string(), extract(Language::Python, old))]);
+        let mut graph = CodeGraph::build(files, &HashMap::new());
+        graph.set_content_hashes(|path| (path == "a.py").then(|| crate::ingest::sha256_hex(old.as_bytes())));
+        assert!(graph.indexed_code("a.py", "python", old).is_some());
+        assert!(graph.indexed_code("a.py", "python", "def helper(x):\n    pass\n").is_none());
+        assert!(graph.indexed_code("a.py", "rust", old).is_none());
+        assert!(graph.indexed_code("b.py", "python", old).is_none());
+
+        std::fs::write(root.join("a.py"), old.replace("x + 1", "x + 2")).unwrap();
+        let base = DiffBase::Working { rev: "HEAD".into() };
+        let parsed = read(&root, &base, None).unwrap();
+        let from_graph = read(&root, &base, Some(&graph)).unwrap();
+        assert_eq!(parsed.symbols, from_graph.symbols);
+        let changed: Vec<(&str, &str)> =
+            from_graph.symbols.iter().map(|c| (c.symbol.name.as_str(), c.change.name())).collect();
+        assert_eq!(changed, [("helper", "modified")]);
+    }
+
+    #[test]
+    fn a_folder_outside_git_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = read(dir.path(), &DiffBase::Working { rev: "HEAD".into() }, None).unwrap_err();
+        assert!(err.message.contains("is not inside a git work tree"), "{}", err.message);
     }
 }
 

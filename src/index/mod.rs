@@ -471,15 +471,20 @@ impl RepoIndex {
             )
             .with_hint(format!("run `docdexd index --repo {}`", self.root.display())));
         }
+        let records = self.store.all_files(&rtxn)?;
         let mut configs = HashMap::new();
-        for path in self.store.all_files(&rtxn)?.into_keys().filter(|p| crate::code::is_resolution_config(p)) {
+        for path in records.keys().filter(|p| crate::code::is_resolution_config(p)) {
             // A manifest that went missing or grew huge just resolves less.
-            if let Ok(bytes) = crate::ingest::open::read_inside(&self.root, &path, MAX_CONFIG_BYTES) {
-                configs.insert(path, String::from_utf8_lossy(&bytes).into_owned());
+            if let Ok(bytes) = crate::ingest::open::read_inside(&self.root, path, MAX_CONFIG_BYTES) {
+                configs.insert(path.clone(), String::from_utf8_lossy(&bytes).into_owned());
             }
         }
         drop(rtxn);
-        let graph = Arc::new(CodeGraph::build(files, &configs));
+        let mut graph = CodeGraph::build(files, &configs);
+        // Read in the same transaction as the facts: a file's facts are those of the text its
+        // record hashes.
+        graph.set_content_hashes(|path| records.get(path).map(|r| r.content_hash.clone()));
+        let graph = Arc::new(graph);
         // Every use resolved in the background (a change-impact walk waits for it): under a
         // second on tokio, and most often done before anyone asks.
         let background = Arc::clone(&graph);

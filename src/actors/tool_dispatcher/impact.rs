@@ -79,7 +79,7 @@ impl Handler<DiffImpact> for ToolDispatcher {
         }
         let repo_opt = msg.repo_opt.clone();
         self.with_graph(repo_opt, move |index, graph| {
-            let changes = crate::change::read(&index.root, &msg.base)?;
+            let changes = crate::change::read(&index.root, &msg.base, Some(graph))?;
             Ok(diff_impact(index, graph, &changes, &msg))
         })
     }
@@ -340,7 +340,7 @@ impl Handler<RunTests> for ToolDispatcher {
                     TestScope::Target(target) => Selection::Target(inside(&root, target)?),
                     TestScope::Affected(base) => {
                         let graph = index.code_graph()?;
-                        let changes = crate::change::read(&root, base)?;
+                        let changes = crate::change::read(&root, base, Some(&graph))?;
                         let query = DiffImpact {
                             repo_opt: None,
                             base: base.clone(),
@@ -624,7 +624,7 @@ impl Handler<ReadDiff> for ToolDispatcher {
 
     fn handle(&mut self, msg: ReadDiff, _: &mut Context<Self>) -> Self::Result {
         self.with_graph(Some(msg.repo.clone()), move |index, graph| {
-            let changes = crate::change::read(&index.root, &msg.base)?;
+            let changes = crate::change::read(&index.root, &msg.base, Some(graph))?;
             Ok(diff_hits(index, graph, &changes, msg.limit))
         })
     }

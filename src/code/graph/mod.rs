@@ -121,6 +121,9 @@ pub struct CodeGraph {
     /// Every use resolved once (`resolve_all`, in the background after a build): answers the
     /// same as resolving on demand, without looking at every occurrence of a hub's name.
     resolved: std::sync::OnceLock<Resolved>,
+    /// Per file: the SHA-256 of the text its facts were extracted from ("" unknown), so a
+    /// diff whose side has that text reads the facts instead of parsing again.
+    content_hashes: Vec<String>,
 }
 
 /// Every occurrence resolved: per definition its uses (in `uses_by_name` order, as
@@ -286,6 +289,7 @@ impl CodeGraph {
             uses_cache: std::sync::Mutex::new(HashMap::new()),
             member_uses_cache: std::sync::Mutex::new(HashMap::new()),
             resolved: std::sync::OnceLock::new(),
+            content_hashes: vec![String::new(); n],
         };
         graph.link();
         graph
@@ -843,6 +847,25 @@ impl CodeGraph {
     /// A file's facts.
     pub fn code(&self, file: u32) -> &FileCode {
         &self.codes[file as usize]
+    }
+
+    /// Records the hash of the text each file's facts came from (`path` → SHA-256 hex, as the
+    /// index records files).
+    pub fn set_content_hashes(&mut self, hash_of: impl Fn(&str) -> Option<String>) {
+        for (f, path) in self.paths.iter().enumerate() {
+            self.content_hashes[f] = hash_of(path).unwrap_or_default();
+        }
+    }
+
+    /// The facts of `path` when they were extracted from exactly `text` read as `language`:
+    /// a diff's side that is what the index holds (the base before an edit the watcher has
+    /// not seen, the edit after it has) needs no parse.
+    pub fn indexed_code(&self, path: &str, language: &str, text: &str) -> Option<&FileCode> {
+        let f = self.file_index(path)? as usize;
+        let hash = &self.content_hashes[f];
+        let code = &self.codes[f];
+        (!hash.is_empty() && code.language == language && *hash == crate::ingest::sha256_hex(text.as_bytes()))
+            .then_some(code)
     }
 
     /// The definitions that call `target`, one entry per calling definition and call line.
