@@ -225,6 +225,9 @@ static JAVASCRIPT: Spec = Spec {
         ("class_declaration", Class),
         ("field_definition", Field),
         ("variable_declarator", Variable),
+        // `Test.prototype.run = function () {…}`, `exports.parse = …`: see
+        // `assigned_function_member`.
+        ("assignment_expression", Function),
     ],
     impls: &[],
     idents: &["identifier", "property_identifier", "shorthand_property_identifier"],

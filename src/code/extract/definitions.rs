@@ -111,8 +111,19 @@ impl<'a> Walker<'a> {
         }
         let index = self.symbol_base + self.out.symbols.len() as u32;
         self.out.symbols.push(symbol);
+        if node.kind() == "assignment_expression" && node.parent().is_some_and(|p| p.kind() == "assignment_expression")
+        {
+            // A name inside a chain (`equals` in `T.prototype.equal = T.prototype.equals =
+            // strictEqual`): the value is the chain's first name's, where its uses lead.
+            return;
+        }
         if kind.is_callable() {
-            self.open_function(node, Some(index), None);
+            // An assigned function's parameters are on the function, not the assignment.
+            let function = match node.kind() {
+                "assignment_expression" => self.assigned_function_member(node).map_or(node, |m| m.value),
+                _ => node,
+            };
+            self.open_function(function, Some(index), None);
         } else if kind.is_container() {
             self.frames.push(Frame {
                 end: node.end_byte(),
@@ -203,6 +214,9 @@ impl<'a> Walker<'a> {
                     k.ends_with("declarations") || k == "local_binds" || k == "haskell" || k == "where"
                 }),
             },
+            Language::JavaScript if node.kind() == "assignment_expression" => {
+                self.assigned_function_member(node).is_some()
+            }
             // A primary constructor's `val`/`var` parameter is a property; the others are
             // parameters.
             Language::Kotlin if node.kind() == "class_parameter" => {
@@ -614,6 +628,11 @@ impl<'a> Walker<'a> {
             (Language::TypeScript | Language::Tsx | Language::JavaScript, "variable_declarator") => {
                 node.child_by_field_name("name").filter(|n| n.kind() == "identifier")?
             }
+            (Language::JavaScript, "assignment_expression") => {
+                let member = self.assigned_function_member(node)?;
+                container = member.container;
+                member.name
+            }
             _ => {
                 let name = node.child_by_field_name("name").or_else(|| {
                     let mut cursor = node.walk();
@@ -637,6 +656,52 @@ impl<'a> Walker<'a> {
         }
         let text = text.split_whitespace().collect::<Vec<_>>().join("");
         Some((name_node, text, container))
+    }
+
+    /// A function or class set on an object in old-style JavaScript, a definition there as a
+    /// declaration is elsewhere: `Test.prototype.run = function () {…}` (a method of `Test`),
+    /// `lazyLoad.only = …` (a member of `lazyLoad`), `exports.parse = …` and
+    /// `module.exports.parse = …` (the module's own), also each name of a chain
+    /// (`T.prototype.equal = T.prototype.equals = function …`), and a prototype's or the
+    /// module's member set to a function named elsewhere (`T.prototype.is = strictEqual`).
+    /// Not one set on `this` or on a computed member, nor `module.exports = …` itself.
+    pub(super) fn assigned_function_member<'t>(&self, node: Node<'t>) -> Option<AssignedMember<'t>> {
+        let left = node.child_by_field_name("left").filter(|l| l.kind() == "member_expression")?;
+        let name = left.child_by_field_name("property").filter(|p| p.kind() == "property_identifier")?;
+        let mut value = node.child_by_field_name("right")?;
+        for _ in 0..MAX_ASSIGNMENT_CHAIN {
+            if value.kind() != "assignment_expression" {
+                break;
+            }
+            value = value.child_by_field_name("right")?;
+        }
+        let function = matches!(
+            value.kind(),
+            "function_expression" | "function" | "arrow_function" | "generator_function" | "class"
+        );
+        // A function named elsewhere (`Test.prototype.equal = strictEqual`, `exports.stringify =
+        // stringifyValue`): the member is that function under another name.
+        let alias = value.kind() == "identifier" && self.text(value) != self.text(name);
+        if !function && !alias {
+            return None;
+        }
+        let object = left.child_by_field_name("object")?;
+        let container = match (object.kind(), self.text(object)) {
+            (_, "exports" | "module.exports") => None,
+            ("identifier", "module" | "this") => return None,
+            // `lazyLoad.only = only` could set any value: only a function written there counts.
+            ("identifier", owner) if function => Some(owner.to_string()),
+            ("member_expression", _) => {
+                let owner = object.child_by_field_name("object").filter(|o| o.kind() == "identifier")?;
+                let member = object.child_by_field_name("property")?;
+                if self.text(member) != "prototype" {
+                    return None;
+                }
+                Some(self.text(owner).to_string())
+            }
+            _ => return None,
+        };
+        Some(AssignedMember { name, container, value })
     }
 
     /// Kinds a node type alone does not tell.
@@ -663,6 +728,10 @@ impl<'a> Walker<'a> {
                     }
                 }
             }
+            (Language::JavaScript, "assignment_expression") => match self.assigned_function_member(node) {
+                Some(member) if member.value.kind() == "class" => SymbolKind::Class,
+                _ => kind,
+            },
             (Language::Swift, "class_declaration") => {
                 let keyword = node.child_by_field_name("declaration_kind").map(|k| self.text(k)).unwrap_or("class");
                 match keyword {
@@ -711,3 +780,16 @@ impl<'a> Walker<'a> {
         }
     }
 }
+
+/// What `assigned_function_member` reads from an assignment.
+pub(super) struct AssignedMember<'t> {
+    /// The member's name.
+    pub name: Node<'t>,
+    /// The object's name (`Test` for `Test.prototype.run`), none for the module's own.
+    pub container: Option<String>,
+    /// The function or class assigned.
+    pub value: Node<'t>,
+}
+
+/// Names one function is set under at most (`a = b = c = function …`).
+const MAX_ASSIGNMENT_CHAIN: usize = 16;

@@ -111,3 +111,53 @@ fn bash_functions_after_one_the_grammar_cannot_read_are_kept() {
         assert!(found.iter().any(|f| f.ends_with(&format!("function {want}"))), "{want}: {found:?}");
     }
 }
+
+#[test]
+fn old_style_javascript_members_set_on_a_prototype_an_object_or_exports_are_definitions() {
+    let text = "function Test(name) {\n\
+                \x20 this.name = name;\n\
+                \x20 this.done = function () { return true; };\n\
+                }\n\
+                Test.prototype.run = function run(cb) {\n\
+                \x20 return cb(this.name);\n\
+                };\n\
+                function strictEqual(a, b) {\n\
+                \x20 return a === b;\n\
+                }\n\
+                Test.prototype.equal\n\
+                = Test.prototype.is\n\
+                = strictEqual;\n\
+                var lazy = function () {};\n\
+                lazy.only = function () { return 1; };\n\
+                lazy.value = 3;\n\
+                exports.parse = function (s) { return s; };\n\
+                module.exports.stringify = strictEqual;\n\
+                module.exports.strictEqual = strictEqual;\n\
+                module.exports = Test;\n";
+    let found = definitions(Language::JavaScript, text);
+    for want in [
+        "5-7 method Test.run",
+        "11-13 method Test.equal",
+        "12-13 method Test.is",
+        "15-15 method lazy.only",
+        "17-17 function parse",
+        "18-18 function stringify",
+    ] {
+        assert!(has(&found, want), "{want}: {found:?}");
+    }
+    // Not a function written there, set on `this`, the module itself, or the function under
+    // its own name again.
+    for not in [" lazy.value", " done", " exports", "19-19 function strictEqual"] {
+        assert!(!found.iter().any(|f| f.ends_with(not) || f == not), "{not}: {found:?}");
+    }
+
+    // The chain's value is used from its first name (where `t.equal(…)` leads), and an
+    // assigned function's parameters are its locals, not uses.
+    let code = extract(Language::JavaScript, text).unwrap();
+    let enclosing = |name: &str, line: u32| -> Option<String> {
+        let o = code.occurrences.iter().find(|o| code.name_of(o) == name && o.line == line)?;
+        Some(code.symbols[o.enclosing? as usize].qualified_name.clone())
+    };
+    assert_eq!(enclosing("strictEqual", 13).as_deref(), Some("Test.equal"));
+    assert!(enclosing("cb", 6).is_none(), "{:?}", code.occurrences.iter().map(|o| code.name_of(o)).collect::<Vec<_>>());
+}
