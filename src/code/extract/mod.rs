@@ -45,6 +45,7 @@ pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileC
     let spec = spec(language)?;
     let mut walker = Walker::new(language, spec, text.as_bytes(), Vec::new(), 0, 0);
     walker.walk_resyncing(tree, text, 0);
+    walker.expand_prefixed_attributes();
     Some(walker.out)
 }
 
@@ -158,6 +159,10 @@ struct Walker<'a> {
     /// Nodes from this byte on are not walked (the rest of a file parsed again after an
     /// error, see `walk_resyncing`).
     stop_at: usize,
+    /// `getattr(self, "parse_" + name)`: the prefix, where, and the enclosing definition; each
+    /// becomes a use of the enclosing class's members with that prefix once the file's
+    /// definitions are all known (`expand_prefixed_attributes`).
+    prefixed_attributes: Vec<(String, u32, u32, Option<u32>)>,
 }
 
 impl<'a> Walker<'a> {
@@ -193,6 +198,7 @@ impl<'a> Walker<'a> {
             levels: Vec::new(),
             macro_rules: HashMap::new(),
             stop_at: usize::MAX,
+            prefixed_attributes: Vec::new(),
         }
     }
 
@@ -707,6 +713,14 @@ impl<'a> Walker<'a> {
         }
         let Some(arguments) = call.child_by_field_name("arguments") else { return };
         let (Some(object), Some(attribute)) = (arguments.named_child(0), arguments.named_child(1)) else { return };
+        if matches!(self.text(object), "self" | "cls") {
+            if let Some(prefix) = self.attribute_prefix(attribute) {
+                let pos = attribute.start_position();
+                let at = (pos.row as u32 + 1, pos.column as u32 + 1);
+                self.prefixed_attributes.push((prefix, at.0, at.1, self.enclosing_symbol()));
+                return;
+            }
+        }
         if attribute.kind() != "string" || attribute.named_child_count() != 3 {
             return;
         }
@@ -719,6 +733,66 @@ impl<'a> Walker<'a> {
         }
         let qualifier = qualifier_text(self.text(object));
         self.record_use(content, name, qualifier);
+    }
+
+    /// The constant start of an attribute name built at run time, the dispatch idiom of
+    /// visitors and parsers: `"parse_" + name`, `f"visit_{kind}"`, `"render_%s" % kind`.
+    fn attribute_prefix(&self, attribute: Node) -> Option<String> {
+        let head = match attribute.kind() {
+            "binary_operator" => {
+                let operator = attribute.child_by_field_name("operator").map(|o| self.text(o));
+                if !matches!(operator, Some("+" | "%")) {
+                    return None;
+                }
+                attribute.child_by_field_name("left").filter(|l| l.kind() == "string")?
+            }
+            "string" => attribute,
+            _ => return None,
+        };
+        // A string whose first part is constant text and whose next is an interpolation
+        // (`f"visit_{kind}"`), or, with `%`, a `%s` right after the text.
+        let content = head.named_child(1).filter(|c| c.kind() == "string_content")?;
+        let text = self.text(content);
+        let prefix = match attribute.kind() {
+            "string" => {
+                head.named_child(2).filter(|c| c.kind() == "interpolation")?;
+                text
+            }
+            _ if text.ends_with("%s") => &text[..text.len() - 2],
+            _ if self.text(attribute.child_by_field_name("operator")?) == "+" && head.named_child_count() == 3 => text,
+            _ => return None,
+        };
+        let identifier = prefix.len() >= 2
+            && prefix.starts_with(|c: char| c.is_alphabetic() || c == '_')
+            && prefix.chars().all(|c| c.is_alphanumeric() || c == '_');
+        identifier.then(|| prefix.to_string())
+    }
+
+    /// Each `getattr(self, "parse_" + name)` as a use of every member of the enclosing class
+    /// whose name has that prefix (`parse_escape`, `parse_link`, …): which one runs is decided
+    /// at run time, any of them may.
+    fn expand_prefixed_attributes(&mut self) {
+        for (prefix, line, column, enclosing) in std::mem::take(&mut self.prefixed_attributes) {
+            let Some(container) = enclosing.and_then(|e| self.out.symbols.get(e as usize)).map(|s| s.container.clone())
+            else {
+                continue;
+            };
+            if container.is_empty() {
+                continue;
+            }
+            let names: Vec<String> = self
+                .out
+                .symbols
+                .iter()
+                .filter(|s| s.container == container && s.kind.is_callable() && s.name.starts_with(&prefix))
+                .map(|s| s.name.clone())
+                .collect();
+            let qualifier = self.intern("self");
+            for name in names {
+                let name = self.intern(&name);
+                self.out.occurrences.push(Occurrence { name, line, column, kind: UseKind::Read, qualifier, enclosing });
+            }
+        }
     }
 
     /// The identifier a member slot holds (Swift wraps it in `navigation_suffix`).

@@ -963,3 +963,45 @@ fn an_override_leads_on_from_the_instances_declarations_and_tests_make() {
     assert!(reached.contains(&"UserSchema.name".to_string()), "{reached:?}");
     assert!(!reached.contains(&"field_for".to_string()), "{reached:?}");
 }
+
+/// A method named at run time from a constant prefix (`getattr(self, "parse_" + name)`, the
+/// dispatch of parsers and visitors) is used where it is named: each method of the class
+/// with that prefix, and no other.
+#[test]
+fn a_method_named_by_a_constant_prefix_is_used_where_getattr_names_it() {
+    let graph = python_graph(&[(
+        "parser.py",
+        "class Parser:\n\
+         \x20   rules = ('escape', 'link')\n\
+         \n\
+         \x20   def __init__(self):\n\
+         \x20       self.methods = {n: getattr(self, 'parse_' + n) for n in self.rules}\n\
+         \n\
+         \x20   def visit(self, node):\n\
+         \x20       return getattr(self, f'visit_{node.kind}')(node)\n\
+         \n\
+         \x20   def render(self, kind):\n\
+         \x20       return getattr(self, 'render_%s' % kind)()\n\
+         \n\
+         \x20   def parse_escape(self, m):\n\
+         \x20       return 1\n\
+         \n\
+         \x20   def parse_link(self, m):\n\
+         \x20       return 2\n\
+         \n\
+         \x20   def visit_text(self, node):\n\
+         \x20       return 3\n\
+         \n\
+         \x20   def render_list(self):\n\
+         \x20       return 4\n\
+         \n\
+         \x20   def helper(self):\n\
+         \x20       return getattr(self, 'x' + 'y')\n",
+    )]);
+    assert_eq!(sure_lines(&graph, "parse_escape"), vec![5]);
+    assert_eq!(sure_lines(&graph, "parse_link"), vec![5]);
+    assert_eq!(sure_lines(&graph, "visit_text"), vec![8]);
+    assert_eq!(sure_lines(&graph, "render_list"), vec![11]);
+    assert!(sure_lines(&graph, "helper").is_empty());
+    assert!(sure_lines(&graph, "visit").is_empty());
+}
