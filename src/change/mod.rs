@@ -118,7 +118,7 @@ pub fn read(root: &Path, base: &DiffBase, indexed_opt: Option<&CodeGraph>) -> Re
                                 let known = indexed_opt.and_then(|g| g.indexed_code(path, language.name(), text));
                                 match known {
                                     Some(code) => Cow::Borrowed(code),
-                                    None => Cow::Owned(extract(*language, text)),
+                                    None => Cow::Owned(extract(*language, path, text)),
                                 }
                             };
                             let old = facts(&file.old_path, old_text);
@@ -134,12 +134,15 @@ pub fn read(root: &Path, base: &DiffBase, indexed_opt: Option<&CodeGraph>) -> Re
     Ok(ChangeSet { files, symbols })
 }
 
-/// A side's definitions (none for a side that does not exist).
-fn extract(language: Language, text: &str) -> FileCode {
+/// A side's definitions (none for a side that does not exist), named as the graph names
+/// them.
+fn extract(language: Language, path: &str, text: &str) -> FileCode {
     if text.is_empty() {
         return FileCode::default();
     }
-    crate::code::extract::extract(language, text).unwrap_or_default()
+    let mut code = crate::code::extract::extract(language, text).unwrap_or_default();
+    crate::code::extract::name_default_export(&mut code, path);
+    code
 }
 
 /// The definitions of one file whose lines the hunks touch: on the new side (added or
@@ -147,7 +150,7 @@ fn extract(language: Language, text: &str) -> FileCode {
 /// line; an added and a deleted definition of the same kind and container whose bodies are
 /// alike are one rename.
 pub fn changed_symbols(language: Language, file: &FileDiff, old_text: &str, new_text: &str) -> Vec<ChangedSymbol> {
-    let (old, new) = (extract(language, old_text), extract(language, new_text));
+    let (old, new) = (extract(language, &file.old_path, old_text), extract(language, &file.path, new_text));
     compare(language, file, (old_text, &old), (new_text, &new))
 }
 
@@ -354,7 +357,7 @@ mod graph_tests {
         git(work_tree.path(), &["add", "-A"]);
         git(work_tree.path(), &["commit", "-qm", "base"]);
 
-        let files = HashMap::from([("a.py".to_string(), extract(Language::Python, old))]);
+        let files = HashMap::from([("a.py".to_string(), extract(Language::Python, "a.py", old))]);
         let mut graph = CodeGraph::build(files, &HashMap::new());
         graph.set_content_hashes(|path| (path == "a.py").then(|| crate::ingest::sha256_hex(old.as_bytes())));
         assert!(graph.indexed_code("a.py", "python", old).is_some());

@@ -389,7 +389,8 @@ impl Resolver {
                 return Some(candidate);
             }
         }
-        None
+        // A folder that is a package (`require('../')` in its own tests): its entry file.
+        self.js_packages.values().find(|(dir, _)| dir == base).and_then(|(_, entry)| entry.clone())
     }
 
     fn js(&self, from: &str, spec: &str) -> Option<String> {

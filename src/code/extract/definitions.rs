@@ -626,6 +626,16 @@ impl<'a> Walker<'a> {
                 }
             }
             (Language::TypeScript | Language::Tsx | Language::JavaScript, "variable_declarator") => {
+                // `const parse = require('./parse')` binds an import, as `import parse from`
+                // does: the name means what the module exports, not a variable of this file.
+                let value = node.child_by_field_name("value");
+                let required = value.is_some_and(|v| {
+                    v.kind() == "call_expression"
+                        && v.child_by_field_name("function").is_some_and(|f| self.text(f) == "require")
+                });
+                if required {
+                    return None;
+                }
                 node.child_by_field_name("name").filter(|n| n.kind() == "identifier")?
             }
             (Language::JavaScript, "assignment_expression") => {
@@ -664,10 +674,17 @@ impl<'a> Walker<'a> {
     /// `module.exports.parse = …` (the module's own), also each name of a chain
     /// (`T.prototype.equal = T.prototype.equals = function …`), and a prototype's or the
     /// module's member set to a function named elsewhere (`T.prototype.is = strictEqual`).
-    /// Not one set on `this` or on a computed member, nor `module.exports = …` itself.
+    /// And `module.exports = function …` itself, named `module.exports`. Not one set on `this`
+    /// or on a computed member.
     pub(super) fn assigned_function_member<'t>(&self, node: Node<'t>) -> Option<AssignedMember<'t>> {
         let left = node.child_by_field_name("left").filter(|l| l.kind() == "member_expression")?;
-        let name = left.child_by_field_name("property").filter(|p| p.kind() == "property_identifier")?;
+        // `module.exports = function (…) {…}`: the module's default export, named for now by
+        // what it is set on (`name_default_export` names it for its file).
+        let default_export = self.text(left) == "module.exports";
+        let name = match default_export {
+            true => left,
+            false => left.child_by_field_name("property").filter(|p| p.kind() == "property_identifier")?,
+        };
         let mut value = node.child_by_field_name("right")?;
         for _ in 0..MAX_ASSIGNMENT_CHAIN {
             if value.kind() != "assignment_expression" {
@@ -684,6 +701,10 @@ impl<'a> Walker<'a> {
         let alias = value.kind() == "identifier" && self.text(value) != self.text(name);
         if !function && !alias {
             return None;
+        }
+        if default_export {
+            // `module.exports = Test`: `Test` is defined already.
+            return function.then_some(AssignedMember { name, container: None, value });
         }
         let object = left.child_by_field_name("object")?;
         let container = match (object.kind(), self.text(object)) {

@@ -27,6 +27,45 @@ pub fn extract(language: Language, text: &str) -> Option<FileCode> {
     extract_tree(language, &tree, text)
 }
 
+/// The name of a JavaScript module's `module.exports = function (…)` in the file at `path`:
+/// what its importers call it (`const parse = require('./parse')`), the file's stem, or its
+/// folder's name for an `index.js`. The graph and a diff's sides read facts through this, so
+/// an importer's `parse(…)` resolves to it.
+pub fn name_default_export(code: &mut FileCode, path: &str) {
+    const UNNAMED: &str = "module.exports";
+    if code.language != "javascript" || !code.symbols.iter().any(|s| s.name == UNNAMED) {
+        return;
+    }
+    let path = std::path::Path::new(path);
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    let name = match stem {
+        "index" => path.parent().and_then(|p| p.file_name()).and_then(|n| n.to_str()).unwrap_or(""),
+        _ => stem,
+    };
+    // A stem that is no identifier (`date-utils`) is camel-cased as its importers write it.
+    let mut words = name.split(['-', '.', ' ']).filter(|w| !w.is_empty());
+    let mut name: String = words.next().unwrap_or("").to_string();
+    for word in words {
+        let mut chars = word.chars();
+        name.extend(chars.next().map(|c| c.to_ascii_uppercase()));
+        name.push_str(chars.as_str());
+    }
+    let identifier = name.starts_with(|c: char| c.is_alphabetic() || c == '_' || c == '$')
+        && name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$');
+    if !identifier {
+        return;
+    }
+    for symbol in &mut code.symbols {
+        if symbol.name == UNNAMED && symbol.container.is_empty() {
+            symbol.name = name.clone();
+            symbol.qualified_name = name.clone();
+        } else if symbol.container == UNNAMED || symbol.container.starts_with("module.exports.") {
+            symbol.container = format!("{name}{}", &symbol.container[UNNAMED.len()..]);
+            symbol.qualified_name = format!("{}.{}", symbol.container, symbol.name);
+        }
+    }
+}
+
 /// A full parse of `text` (one parser per thread, reused).
 pub fn parse(language: Language, text: &str) -> Option<Tree> {
     thread_local! {

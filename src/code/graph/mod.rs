@@ -216,7 +216,10 @@ fn split_qualifier(q: &str) -> Vec<&str> {
 impl CodeGraph {
     /// Builds the graph. `configs` are the repo's `go.mod`, `Cargo.toml`, `tsconfig*.json` and
     /// `package.json` texts by path, for import resolution.
-    pub fn build(files: HashMap<String, FileCode>, configs: &HashMap<String, String>) -> CodeGraph {
+    pub fn build(mut files: HashMap<String, FileCode>, configs: &HashMap<String, String>) -> CodeGraph {
+        for (path, code) in files.iter_mut() {
+            crate::code::extract::name_default_export(code, path);
+        }
         let resolver = Resolver::new(&files, configs);
         let mut entries: Vec<(String, FileCode)> = files.into_iter().collect();
         entries.sort_by(|a, b| a.0.cmp(&b.0));

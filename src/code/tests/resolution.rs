@@ -1005,3 +1005,54 @@ fn a_method_named_by_a_constant_prefix_is_used_where_getattr_names_it() {
     assert!(sure_lines(&graph, "helper").is_empty());
     assert!(sure_lines(&graph, "visit").is_empty());
 }
+
+/// A CommonJS module's `module.exports = function (…)` is named for its file (its folder's
+/// for an `index.js`), as its importers call it: `parse(…)` after `require('./parse')`.
+#[test]
+fn a_module_exports_function_is_named_for_its_file_and_its_importers_calls_reach_it() {
+    let js = |text: &str| extract(Language::JavaScript, text).unwrap();
+    let files = HashMap::from([
+        ("lib/parse.js".to_string(), js("module.exports = function (str, opts) {\n  return str;\n};\n")),
+        ("lib/date-utils.js".to_string(), js("module.exports = function () {\n  return 1;\n};\n")),
+        ("lib/index.js".to_string(), js("var parse = require('./parse');\nmodule.exports = { parse: parse };\n")),
+        ("test/parse.js".to_string(), js("var parse = require('../lib/parse');\nparse('a=b');\n")),
+    ]);
+    let graph = CodeGraph::build(files, &HashMap::new());
+    let named = |path: &str| -> Vec<String> {
+        let f = graph.file_index(path).unwrap();
+        graph.code(f).symbols.iter().map(|s| format!("{} {}", s.kind.name(), s.qualified_name)).collect()
+    };
+    assert_eq!(named("lib/parse.js"), ["function parse"]);
+    assert_eq!(named("lib/date-utils.js"), ["function dateUtils"]);
+    let target = graph.lookup("parse").into_iter().find(|r| graph.path(r.0) == "lib/parse.js").unwrap();
+    let mut paths: Vec<String> = graph.references(target, 0.5).into_iter().map(|r| r.path).collect();
+    paths.sort();
+    paths.dedup();
+    assert_eq!(paths, ["lib/index.js", "test/parse.js"]);
+}
+
+/// A package's own tests require it by its folder (`require('../')`): its `package.json`'s
+/// entry, and a member of what the entry re-exports reaches the definition.
+#[test]
+fn a_package_folder_required_by_its_tests_is_its_entry() {
+    let js = |text: &str| extract(Language::JavaScript, text).unwrap();
+    let files = HashMap::from([
+        ("lib/parse.js".to_string(), js("module.exports = function (str) {\n  return str;\n};\n")),
+        ("lib/index.js".to_string(), js("var parse = require('./parse');\nmodule.exports = { parse: parse };\n")),
+        ("test/parse.js".to_string(), js("var qs = require('../');\nqs.parse('a=b');\n")),
+    ]);
+    let configs =
+        HashMap::from([("package.json".to_string(), r#"{"name": "qs", "main": "lib/index.js"}"#.to_string())]);
+    let graph = CodeGraph::build(files, &configs);
+    let index = graph.impact("lib/index.js", 1, 10).unwrap();
+    let importers: Vec<&str> = index.imported_by.iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(importers, ["test/parse.js"]);
+    let target = graph.lookup("parse").into_iter().find(|r| graph.path(r.0) == "lib/parse.js").unwrap();
+    let tests: Vec<(String, u32)> = graph
+        .references(target, 0.5)
+        .into_iter()
+        .filter(|r| r.path.starts_with("test/"))
+        .map(|r| (r.path, r.line))
+        .collect();
+    assert_eq!(tests, [("test/parse.js".to_string(), 2)]);
+}
