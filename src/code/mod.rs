@@ -274,7 +274,7 @@ pub fn grammar_fingerprint() -> String {
 
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode` or what the extractor emits changes.
-    const FORMAT: u32 = 25;
+    const FORMAT: u32 = 28;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))
@@ -285,6 +285,11 @@ fn compute_fingerprint() -> String {
         _ => fingerprint,
     }
 }
+
+/// The name an occurrence carries where code calls a member of `self` whose name is known
+/// only at run time (`getattr(self, name)`): no definition has it, and the graph reads it as
+/// a possible use of the methods subclasses add (`CodeGraph::uses`).
+pub const DISPATCH_NAME: &str = "*";
 
 /// Test hook: a binary run with this set counts as one with other grammars (the parser-drift
 /// tests need two "binaries").

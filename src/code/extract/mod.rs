@@ -744,10 +744,9 @@ impl<'a> Walker<'a> {
     /// `getattr(parent, "meta", {})`, `hasattr(obj, "close")`, `setattr(ctx, "obj", v)`: an
     /// attribute named by a string constant is a member use like `parent.meta`.
     fn python_attribute_by_string(&mut self, call: Node) {
-        let is_attr_builtin = call
-            .child_by_field_name("function")
-            .is_some_and(|f| matches!(self.text(f), "getattr" | "hasattr" | "setattr" | "delattr"));
-        if !is_attr_builtin {
+        let function = call.child_by_field_name("function").map(|f| self.text(f)).unwrap_or_default();
+        let gets = matches!(function, "getattr" | "object.__getattribute__");
+        if !gets && !matches!(function, "hasattr" | "setattr" | "delattr") {
             return;
         }
         let Some(arguments) = call.child_by_field_name("arguments") else { return };
@@ -757,6 +756,11 @@ impl<'a> Walker<'a> {
                 let pos = attribute.start_position();
                 let at = (pos.row as u32 + 1, pos.column as u32 + 1);
                 self.prefixed_attributes.push((prefix, at.0, at.1, self.enclosing_symbol()));
+                return;
+            }
+            // A name known only at run time: a dispatch to whichever method it names.
+            if gets && attribute.kind() == "identifier" {
+                self.record_use(attribute, crate::code::DISPATCH_NAME, "self".to_string());
                 return;
             }
         }
@@ -777,7 +781,38 @@ impl<'a> Walker<'a> {
     /// The constant start of an attribute name built at run time, the dispatch idiom of
     /// visitors and parsers: `"parse_" + name`, `f"visit_{kind}"`, `"render_%s" % kind`.
     fn attribute_prefix(&self, attribute: Node) -> Option<String> {
+        self.attribute_prefix_at(attribute, 0)
+    }
+
+    fn attribute_prefix_at(&self, attribute: Node, depth: u32) -> Option<String> {
+        if depth > 2 {
+            return None;
+        }
         let head = match attribute.kind() {
+            // `name.lower()`, `"_process_{}".format(kind)`.
+            "call" => {
+                let function = attribute.child_by_field_name("function").filter(|f| f.kind() == "attribute")?;
+                let object = function.child_by_field_name("object")?;
+                let method = self.text(function.child_by_field_name("attribute")?);
+                return match method {
+                    "lower" | "casefold" => self.attribute_prefix_at(object, depth + 1).map(|p| p.to_lowercase()),
+                    "format" if object.kind() == "string" => {
+                        let content = object.named_child(1).filter(|c| c.kind() == "string_content")?;
+                        let text = self.text(content);
+                        let brace = text.find('{')?;
+                        identifier_prefix(&text[..brace])
+                    }
+                    _ => None,
+                };
+            }
+            // A local the function set just before: `func_name = f"_stripws_{kind}"`.
+            "identifier" => {
+                let name = self.text(attribute);
+                let function = std::iter::successors(attribute.parent(), |n| n.parent())
+                    .find(|n| n.kind() == "function_definition")?;
+                let value = self.assigned_value(function.child_by_field_name("body")?, name, attribute.start_byte())?;
+                return self.attribute_prefix_at(value, depth + 1);
+            }
             "binary_operator" => {
                 let operator = attribute.child_by_field_name("operator").map(|o| self.text(o));
                 if !matches!(operator, Some("+" | "%")) {
@@ -801,10 +836,33 @@ impl<'a> Walker<'a> {
             _ if self.text(attribute.child_by_field_name("operator")?) == "+" && head.named_child_count() == 3 => text,
             _ => return None,
         };
-        let identifier = prefix.len() >= 2
-            && prefix.starts_with(|c: char| c.is_alphabetic() || c == '_')
-            && prefix.chars().all(|c| c.is_alphanumeric() || c == '_');
-        identifier.then(|| prefix.to_string())
+        identifier_prefix(prefix)
+    }
+
+    /// The value of the last plain assignment `name = value` in `body` before byte `before`,
+    /// nested blocks included but not nested functions.
+    fn assigned_value<'t>(&self, body: Node<'t>, name: &str, before: usize) -> Option<Node<'t>> {
+        let mut found = None;
+        let mut stack = vec![body];
+        while let Some(node) = stack.pop() {
+            if node.start_byte() >= before || matches!(node.kind(), "function_definition" | "class_definition") {
+                continue;
+            }
+            if node.kind() == "assignment" {
+                let left = node.child_by_field_name("left").filter(|l| l.kind() == "identifier");
+                if left.is_some_and(|l| self.text(l) == name) {
+                    if let Some(right) = node.child_by_field_name("right") {
+                        if found.is_none_or(|f: Node| f.start_byte() < right.start_byte()) {
+                            found = Some(right);
+                        }
+                    }
+                }
+                continue;
+            }
+            let mut cursor = node.walk();
+            stack.extend(node.named_children(&mut cursor));
+        }
+        found
     }
 
     /// Each `getattr(self, "parse_" + name)` as a use of every member of the enclosing class
@@ -886,10 +944,33 @@ impl<'a> Walker<'a> {
             return;
         }
         let qualifier = self.qualifiers.remove(&node.id()).unwrap_or_default();
+        if qualifier.is_empty() && self.language == Language::Python && self.call_names.contains(&node.id()) {
+            self.instance_call(node, name);
+        }
         if qualifier.is_empty() && self.is_local(name) {
             return;
         }
         self.record_use(node, name, qualifier);
+    }
+
+    /// `md(text)` where `md = create_markdown()` or `md = Markdown()`: calling an instance runs
+    /// its class's `__call__`, recorded as a use of it through the local's type, at the
+    /// call's arguments (the name's own place holds the use of the name).
+    fn instance_call(&mut self, node: Node, name: &str) {
+        let Some((ty, end)) = self.local_types.get(name) else { return };
+        if node.start_byte() >= *end || ty == "self" {
+            return;
+        }
+        let ty = ty.clone();
+        let Some(arguments) = node.parent().and_then(|call| call.child_by_field_name("arguments")) else { return };
+        let pos = arguments.start_position();
+        let (line, column) = (pos.row as u32 + 1, pos.column as u32 + 1);
+        if !self.seen.insert((line, column)) {
+            return;
+        }
+        let (name, qualifier) = (self.intern("__call__"), self.intern(&ty));
+        let enclosing = self.enclosing_symbol();
+        self.out.occurrences.push(Occurrence { name, line, column, kind: UseKind::Call, qualifier, enclosing });
     }
 
     /// Records a use of `name` through `qualifier` (empty: a bare name) at `node`'s start.
@@ -1197,4 +1278,12 @@ fn is_keyword_like(name: &str) -> bool {
             | "cls"
             | "_"
     )
+}
+
+/// `prefix` when it can start a member's name (`parse_`, `_process_`).
+fn identifier_prefix(prefix: &str) -> Option<String> {
+    let identifier = prefix.len() >= 2
+        && prefix.starts_with(|c: char| c.is_alphabetic() || c == '_')
+        && prefix.chars().all(|c| c.is_alphanumeric() || c == '_');
+    identifier.then(|| prefix.to_string())
 }

@@ -20,6 +20,9 @@ pub type SymbolRef = (u32, u32);
 const MAX_NAME_ONLY_CANDIDATES: usize = 5;
 /// Re-exports followed from an import to the definition, at most.
 const MAX_REEXPORT_HOPS: usize = 4;
+/// How sure a base class's dispatch by a name known only at run time (`getattr(self, name)`)
+/// is to run one given method of a subclass: it runs one of them, which one the data says.
+const DISPATCH_CONFIDENCE: f32 = 0.5;
 
 /// Definitions of one name, by what could match them by name alone.
 #[derive(Debug, Clone, Copy)]
@@ -679,7 +682,11 @@ impl CodeGraph {
         if let Some(found) = self.uses_cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
             return found;
         }
-        let found = std::sync::Arc::new(self.uses_filtered(target, min_confidence, true));
+        let mut found = self.uses_filtered(target, min_confidence, true);
+        if DISPATCH_CONFIDENCE >= min_confidence {
+            found.extend(self.dispatch_uses(target, DISPATCH_CONFIDENCE));
+        }
+        let found = std::sync::Arc::new(found);
         if let Ok(mut cache) = self.uses_cache.lock() {
             if cache.len() >= MAX_CACHED_USES {
                 cache.clear();
@@ -813,6 +820,11 @@ impl CodeGraph {
     }
 
     fn find_unresolved_member_uses(&self, name: &str) -> Vec<Use> {
+        // An instance called (`processor(data)`) is recorded as a use of `__call__` through
+        // the local's value; unresolved, it says only that something was called.
+        if name == "__call__" {
+            return Vec::new();
+        }
         let Some(uses) = self.uses_by_name.get(name) else {
             return Vec::new();
         };

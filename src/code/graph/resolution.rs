@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 
 use super::{
-    implicit_members, names_a_type, split_qualifier, Candidate, CodeGraph, NameCounts, Resolution, SymbolRef,
+    implicit_members, names_a_type, split_qualifier, Candidate, CodeGraph, NameCounts, Resolution, SymbolRef, Use,
     MAX_NAME_ONLY_CANDIDATES, MAX_REEXPORT_HOPS,
 };
 use crate::code::{ImportSpec, Occurrence, Symbol, SymbolKind, UseKind};
@@ -115,8 +115,10 @@ impl CodeGraph {
             }
         }
         // `alias.fn` where the alias is an imported module (Python, Go, JS namespaces, Lua).
-        if let Some(targets) = self.bindings[f as usize].get(first).filter(|_| !qualifier.ends_with(')')) {
-            let targets: HashSet<u32> = targets.iter().copied().collect();
+        if let Some(bound) = self.bindings[f as usize].get(first).filter(|_| !qualifier.ends_with(')')) {
+            // `sqlparse.cli.main` after `import sqlparse`: the module the whole path names.
+            let targets: HashSet<u32> =
+                self.module_path_files(f, &parts).unwrap_or_else(|| bound.iter().copied().collect());
             // What a module exports: its top-level definitions, not its classes' members.
             let found: Vec<Candidate> = all
                 .iter()
@@ -163,7 +165,12 @@ impl CodeGraph {
             let confidence = 0.7 / members.len().max(1) as f32;
             return members.into_iter().map(|r| cand(r, Resolution::QualifiedPath, confidence)).collect();
         }
-        if members.is_empty() || members.len() > MAX_NAME_ONLY_CANDIDATES {
+        // A value called (`f(x)`, recorded as its `__call__`) may be any function: its class's
+        // `__call__` is meant only where the value's type is known.
+        if members.is_empty()
+            || members.len() > MAX_NAME_ONLY_CANDIDATES
+            || self.codes[f as usize].name_of(occ) == "__call__"
+        {
             return Vec::new();
         }
         // `env.update(…)` is most likely a dict's, not the repo's one `update`.
@@ -288,6 +295,62 @@ impl CodeGraph {
             (t != class && same_name.iter().any(|&d| d != member && self.is_member_of(d, t))).then_some(())
         });
         in_a_base.is_some()
+    }
+
+    /// Places where a base of `target`'s class calls a member of `self` named only at run time
+    /// (`getattr(self, name)` in `BaseRenderer._get_method`): the template a subclass fills in
+    /// with its own methods (`HTMLRenderer.text`), any of which such a place may run.
+    pub(super) fn dispatch_uses(&self, target: SymbolRef, confidence: f32) -> Vec<Use> {
+        let Some(places) = self.uses_by_name.get(crate::code::DISPATCH_NAME) else { return Vec::new() };
+        let s = self.symbol(target);
+        if s.container.is_empty() || !s.kind.is_callable() {
+            return Vec::new();
+        }
+        // A class a test file defines runs in that test, which uses it directly; its methods
+        // reached through the library's dispatch would lead on to every user of the library.
+        let (path, language) = (&self.paths[target.0 as usize], &self.codes[target.0 as usize].language);
+        if crate::code::dependents::is_test_file(path, language) {
+            return Vec::new();
+        }
+        // The bases as the class's file sees them: a test's own `class Validator(Schema)` is
+        // not the `Validator` that `validate.py`'s `class Equal(Validator)` derives from.
+        let mut bases: Vec<String> = Vec::new();
+        let mut classes: Vec<SymbolRef> = self.codes[target.0 as usize]
+            .symbols
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.kind.is_container() && c.qualified_name == s.container)
+            .map(|(i, _)| (target.0, i as u32))
+            .collect();
+        let mut i = 0;
+        while i < classes.len() && i < MAX_BASES {
+            let r = classes[i];
+            i += 1;
+            for base in base_names(&self.symbol(r).signature) {
+                let named: Vec<SymbolRef> = self
+                    .defs_by_name
+                    .get(&base)
+                    .into_iter()
+                    .flatten()
+                    .copied()
+                    .filter(|&d| self.symbol(d).kind.is_container() && !classes.contains(&d))
+                    .collect();
+                let visible = self.visible_files(r.0, &base);
+                let seen: Vec<SymbolRef> =
+                    named.iter().copied().filter(|d| d.0 == r.0 || visible.contains(&d.0)).collect();
+                classes.extend(if seen.is_empty() { named } else { seen });
+                bases.push(base);
+            }
+        }
+        places
+            .iter()
+            .filter_map(|&(f, o)| {
+                let occ = &self.codes[f as usize].occurrences[o as usize];
+                let container = self.enclosing_container(f, occ)?;
+                let last = *split_qualifier(container).last()?;
+                bases.iter().any(|b| b == last).then(|| Use::at(f, o, occ, confidence, Resolution::QualifiedPath))
+            })
+            .collect()
     }
 
     /// Whether a definition is a member of a type named `ty` (by its container's last part).
@@ -448,6 +511,38 @@ impl CodeGraph {
             frontier = next;
         }
         out
+    }
+
+    /// The files a dotted module path names from file `f`, part by part: `sqlparse.cli` after
+    /// `import sqlparse` is the package's `cli` submodule, whether its `__init__.py` imports it
+    /// or not (a test that imports the package reaches its submodules that way). None when the
+    /// first part is not an import or a later part names no module.
+    pub(super) fn module_path_files(&self, f: u32, parts: &[&str]) -> Option<HashSet<u32>> {
+        let (first, rest) = parts.split_first()?;
+        let mut files: HashSet<u32> = self.bindings[f as usize].get(*first)?.iter().copied().collect();
+        for part in rest {
+            let mut next: HashSet<u32> = HashSet::new();
+            for &t in &files {
+                let path = &self.paths[t as usize];
+                let beside = path.strip_suffix("__init__.py").into_iter().flat_map(|dir| {
+                    [format!("{dir}{part}.py"), format!("{dir}{part}/__init__.py")]
+                        .into_iter()
+                        .filter_map(|p| self.file_index(&p))
+                });
+                let submodules: Vec<u32> = beside.collect();
+                if submodules.is_empty() {
+                    // Bound by name in that module (`from .core import api`).
+                    next.extend(self.bindings[t as usize].get(*part).into_iter().flatten());
+                } else {
+                    next.extend(submodules);
+                }
+            }
+            if next.is_empty() {
+                return None;
+            }
+            files = next;
+        }
+        Some(files)
     }
 
     /// A field, property, variable or constant named `name` declared in file `f`.
@@ -732,6 +827,10 @@ impl CodeGraph {
                     || self.reexports(&t.iter().copied().collect(), code.name_of(occ)).contains(&target_file)
                     || code.language == "rust"
             })
+            || (parts.len() > 1
+                && self.module_path_files(f, &parts).is_some_and(|t| {
+                    t.contains(&target_file) || self.reexports(&t, code.name_of(occ)).contains(&target_file)
+                }))
             || self.declaration_in_file(f, last).is_some()
     }
 }

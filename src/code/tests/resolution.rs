@@ -1056,3 +1056,157 @@ fn a_package_folder_required_by_its_tests_is_its_entry() {
         .collect();
     assert_eq!(tests, [("test/parse.js".to_string(), 2)]);
 }
+
+/// `pkg.cli.main()` after `import pkg` reaches the package's `cli` submodule, whether the
+/// package's `__init__.py` imports it or not; a name that is no submodule reaches nothing.
+#[test]
+fn a_dotted_module_path_through_a_package_reaches_its_submodule() {
+    let graph = python_graph(&[
+        ("pkg/__init__.py", "from pkg import cli\n"),
+        ("pkg/cli.py", "def main(args=None):\n    return 0\n"),
+        ("pkg/engine/__init__.py", ""),
+        ("pkg/engine/run.py", "def start():\n    return 1\n"),
+        (
+            "tests/test_cli.py",
+            "import pkg\n\ndef test_main():\n    pkg.cli.main([])\n    pkg.engine.run.start()\n    pkg.nothing.main()\n",
+        ),
+    ]);
+    assert_eq!(sure_uses(&graph, "main", "pkg/cli.py"), [("tests/test_cli.py".to_string(), 4, "import".to_string())]);
+    assert_eq!(
+        sure_uses(&graph, "start", "pkg/engine/run.py"),
+        [("tests/test_cli.py".to_string(), 5, "import".to_string())]
+    );
+}
+
+/// The prefix of a method name built at run time is read through a local set just before and
+/// through `.lower()` or `str.format`: `func_name = f"_process_{kind}"; getattr(self,
+/// func_name.lower(), default)`.
+#[test]
+fn a_prefix_set_in_a_local_or_formatted_names_the_methods_getattr_may_run() {
+    let graph = python_graph(&[(
+        "reindent.py",
+        "class Filter:\n\
+         \x20   def _process(self, tlist):\n\
+         \x20       func_name = f'_process_{type(tlist).__name__}'\n\
+         \x20       func = getattr(self, func_name.lower(), self._default)\n\
+         \x20       return func(tlist)\n\
+         \n\
+         \x20   def _strip(self, tlist):\n\
+         \x20       return getattr(self, '_strip_{}'.format(tlist))()\n\
+         \n\
+         \x20   def _process_case(self, tlist):\n\
+         \x20       return 1\n\
+         \n\
+         \x20   def _strip_list(self):\n\
+         \x20       return 2\n\
+         \n\
+         \x20   def _default(self, tlist):\n\
+         \x20       return 3\n",
+    )]);
+    assert_eq!(sure_lines(&graph, "_process_case"), vec![4]);
+    assert_eq!(sure_lines(&graph, "_strip_list"), vec![8]);
+}
+
+/// Calling an instance runs its class's `__call__`: `md = create_markdown(); md(text)` by the
+/// factory's return annotation, `v = Equal(1); v(x)` by the class; a callable of unknown type
+/// (`processor = getattr(self, name)`) is no guess at every `__call__`.
+#[test]
+fn calling_an_instance_uses_its_class_call_method() {
+    let graph = python_graph(&[
+        (
+            "md.py",
+            "class Markdown:\n\
+             \x20   def __call__(self, s):\n\
+             \x20       return s\n\
+             \n\
+             def create_markdown() -> Markdown:\n\
+             \x20   return Markdown()\n",
+        ),
+        ("other.py", "class Other:\n    def __call__(self, s):\n        return s\n"),
+        (
+            "tests/test_md.py",
+            "from md import create_markdown, Markdown\n\
+             \n\
+             def test_render():\n\
+             \x20   md = create_markdown()\n\
+             \x20   assert md('x') == 'x'\n\
+             \n\
+             def test_direct():\n\
+             \x20   m = Markdown()\n\
+             \x20   m('y')\n\
+             \n\
+             def test_unknown(thing):\n\
+             \x20   f = thing.get()\n\
+             \x20   f('z')\n",
+        ),
+    ]);
+    let target = graph.lookup("__call__").into_iter().find(|&r| graph.path(r.0) == "md.py").unwrap();
+    let mut lines: Vec<u32> = graph.references(target, 0.5).into_iter().map(|r| r.line).collect();
+    lines.sort();
+    assert_eq!(lines, [5, 9]);
+    let other = graph.lookup("__call__").into_iter().find(|&r| graph.path(r.0) == "other.py").unwrap();
+    assert!(test_files_reached(&graph, other).is_empty());
+}
+
+/// The test files a change of `changed` reaches, as the daemon walks a diff.
+fn test_files_reached(graph: &CodeGraph, changed: (u32, u32)) -> Vec<String> {
+    let seeds = [crate::code::dependents::Seed {
+        symbol_opt: Some(changed),
+        name: String::new(),
+        label: String::new(),
+        instances_only: false,
+        declared_only: false,
+    }];
+    let walk = crate::code::dependents::walk(graph, &seeds, daemon_walk_limits());
+    let mut found: Vec<String> = walk.tests.iter().map(|t| graph.path(t.file).to_string()).collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// A base class that calls a method of `self` named at run time (`getattr(self, name)`, a
+/// renderer's dispatch by token type) may run any method a subclass adds: a change to one
+/// reaches the tests that go through the base's dispatch. Not the methods of a class whose
+/// base merely has the same name as a test's class, nor a test's own classes.
+#[test]
+fn a_base_class_dispatch_by_name_may_run_its_subclasses_methods() {
+    let graph = python_graph(&[
+        (
+            "core.py",
+            "class BaseRenderer:\n\
+             \x20   def _get_method(self, name):\n\
+             \x20       return object.__getattribute__(self, name)\n\
+             \n\
+             \x20   def render_token(self, token):\n\
+             \x20       return self._get_method(token['type'])(token)\n",
+        ),
+        (
+            "html.py",
+            "from core import BaseRenderer\n\
+             \n\
+             class HTMLRenderer(BaseRenderer):\n\
+             \x20   def text(self, token):\n\
+             \x20       return token['raw']\n",
+        ),
+        (
+            "validate.py",
+            "class Validator:\n    pass\n\nclass Equal(Validator):\n    def check(self, v):\n        return v\n",
+        ),
+        (
+            "tests/test_render.py",
+            "from core import BaseRenderer\n\
+             \n\
+             class Validator(BaseRenderer):\n\
+             \x20   def extra(self, token):\n\
+             \x20       return 1\n\
+             \n\
+             def test_render():\n\
+             \x20   assert BaseRenderer().render_token({'type': 'text'})\n",
+        ),
+    ]);
+    let find = |name: &str, path: &str| graph.lookup(name).into_iter().find(|&r| graph.path(r.0) == path).unwrap();
+    assert_eq!(test_files_reached(&graph, find("text", "html.py")), ["tests/test_render.py"]);
+    assert!(test_files_reached(&graph, find("check", "validate.py")).is_empty());
+    // A dispatch is a place that may run the method, not a reference to it.
+    assert!(graph.references(find("text", "html.py"), 0.0).is_empty());
+}
