@@ -26,7 +26,11 @@ TOOLS=(
   hypothesis==6.170.17 pympler==1.1 cloudpickle==3.1.3   # attrs
   simplejson==4.3.0                                      # marshmallow
   PyYAML==6.0.4                                          # tomlkit
-  # sqlparse, mistune: no test dependencies beyond pytest
+  # sqlparse, mistune, pyflakes: no test dependencies beyond pytest
+  MarkupSafe==3.0.3                                      # jinja2 (its one run-time dependency)
+  trio==0.27.0 outcome==1.3.0.post0 sniffio==1.3.1       # jinja2's async tests (versions of
+  sortedcontainers==2.4.0 idna==3.10                     # its requirements/tests.txt; trio's
+                                                         # attrs is the attrs project's own)
 )
 
 PROJECTS=$(python3 -c '
@@ -39,7 +43,8 @@ for p in json.load(open("benches/impact/split.json"))["projects"]:
 [[ -x "$VENV/bin/python" ]] || python3 -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${TOOLS[@]}"
 
-# Editable install (no dependencies: the projects here have none at run time), before `git init`
+# Editable install (no dependencies: the projects here have none at run time but jinja2's
+# MarkupSafe, pinned in TOOLS), before `git init`
 # so that whatever the build backend writes into the tree is part of the initial commit. A
 # VCS-derived version (hatch-vcs, setuptools-git-versioning) is pretended to be the release.
 install_editable() {
@@ -70,7 +75,9 @@ while read -r name ver <&3; do
         >> .git/info/exclude
     )
     echo "fetched $name $ver"
-  elif ! "$VENV/bin/python" -m pip show -q "$name" >/dev/null 2>&1; then
+  elif ! "$VENV/bin/python" -m pip show "$name" 2>/dev/null \
+      | grep -qxF "Editable project location: $dir"; then
+    # not installed, or installed from PyPI as another package's dependency (trio pulls attrs)
     install_editable "$name" "$ver" "$dir"
   fi
 done 3<<< "$PROJECTS"

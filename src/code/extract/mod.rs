@@ -189,6 +189,10 @@ struct Walker<'a> {
     /// Locals bound to a value of a known type (`cart = Cart(…)`, `let c = Cart::new()`,
     /// `c := Cart{}`, `const c = new Cart()`): name → (type, end of the function's body).
     local_types: HashMap<String, (String, usize)>,
+    /// Python: what a module-level name, a class attribute or a `self.x` set in a method holds
+    /// when its value says (`md = create_markdown()`, `markdown = Markdown()` in a class body:
+    /// `Class.markdown`), for the instance calls through them (`instance_call`).
+    held_types: HashMap<String, String>,
     /// Per depth of the walk: the node there now, and the comments and attributes right
     /// before it among its siblings (what a doc lookup needs, kept as the walk goes).
     levels: Vec<describe::Level>,
@@ -226,6 +230,7 @@ impl<'a> Walker<'a> {
             template_end: 0,
             expanded: (0, 0),
             local_types: HashMap::new(),
+            held_types: HashMap::new(),
             frames,
             def_names: HashSet::new(),
             call_names: HashSet::new(),
@@ -522,6 +527,32 @@ impl<'a> Walker<'a> {
         PER_ELEMENT.contains(&self.text(method)).then_some(object)
     }
 
+    /// Python: the type a module-level name, a class attribute or `self.x` holds, from an
+    /// assignment whose value builds or returns one (`held_types`).
+    fn note_held_type(&mut self, assignment: Node) {
+        let (Some(target), Some(value)) =
+            (assignment.child_by_field_name("left"), assignment.child_by_field_name("right"))
+        else {
+            return;
+        };
+        let key = match (target.kind(), self.in_function(), self.container()) {
+            ("identifier", false, None) => self.text(target).to_string(),
+            ("identifier", false, Some(class)) => format!("{class}.{}", self.text(target)),
+            ("attribute", true, Some(class)) => {
+                let object = target.child_by_field_name("object").map(|o| self.text(o));
+                let Some(attribute) = target.child_by_field_name("attribute").filter(|_| object == Some("self")) else {
+                    return;
+                };
+                format!("{class}.{}", self.text(attribute))
+            }
+            _ => return,
+        };
+        match self.constructed_type(value).or_else(|| self.called(value)) {
+            Some(ty) => self.held_types.insert(key, ty),
+            None => self.held_types.remove(&key),
+        };
+    }
+
     /// `name` (an identifier) holds a value of type `ty` until its function's body ends.
     fn note_type(&mut self, name: Node, ty: String) {
         let end = self.frames.iter().rev().find(|f| f.locals.is_some()).map_or(usize::MAX, |f| f.end);
@@ -701,6 +732,9 @@ impl<'a> Walker<'a> {
                     self.note_local_type(node, target);
                     self.note_element_type(node);
                 }
+            }
+            if self.language == Language::Python && kind == "assignment" {
+                self.note_held_type(node);
             }
         } else if matches!(kind, "variable_declarator" | "short_var_declaration") && self.in_function() {
             if let Some(target) = node.child_by_field_name("name").or_else(|| node.child_by_field_name("left")) {
@@ -944,8 +978,8 @@ impl<'a> Walker<'a> {
             return;
         }
         let qualifier = self.qualifiers.remove(&node.id()).unwrap_or_default();
-        if qualifier.is_empty() && self.language == Language::Python && self.call_names.contains(&node.id()) {
-            self.instance_call(node, name);
+        if self.language == Language::Python && self.call_names.contains(&node.id()) {
+            self.instance_call(node, name, &qualifier);
         }
         if qualifier.is_empty() && self.is_local(name) {
             return;
@@ -956,13 +990,17 @@ impl<'a> Walker<'a> {
     /// `md(text)` where `md = create_markdown()` or `md = Markdown()`: calling an instance runs
     /// its class's `__call__`, recorded as a use of it through the local's type, at the
     /// call's arguments (the name's own place holds the use of the name).
-    fn instance_call(&mut self, node: Node, name: &str) {
-        let Some((ty, end)) = self.local_types.get(name) else { return };
-        if node.start_byte() >= *end || ty == "self" {
-            return;
-        }
-        let ty = ty.clone();
-        let Some(arguments) = node.parent().and_then(|call| call.child_by_field_name("arguments")) else { return };
+    fn instance_call(&mut self, node: Node, name: &str, qualifier: &str) {
+        let local = self.local_types.get(name).filter(|(_, end)| node.start_byte() < *end).map(|(ty, _)| ty);
+        let ty = match qualifier {
+            "" => local.or_else(|| self.held_types.get(name).filter(|_| !self.is_local(name))),
+            "self" => self.container().and_then(|c| self.held_types.get(&format!("{c}.{name}"))),
+            _ => None,
+        };
+        let Some(ty) = ty.filter(|ty| *ty != "self").cloned() else { return };
+        // The call holds the callee: `md(…)` directly, `self.md(…)` through its attribute.
+        let call = node.parent().and_then(|p| if p.kind() == "attribute" { p.parent() } else { Some(p) });
+        let Some(arguments) = call.and_then(|call| call.child_by_field_name("arguments")) else { return };
         let pos = arguments.start_position();
         let (line, column) = (pos.row as u32 + 1, pos.column as u32 + 1);
         if !self.seen.insert((line, column)) {

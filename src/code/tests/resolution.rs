@@ -1148,6 +1148,46 @@ fn calling_an_instance_uses_its_class_call_method() {
     assert!(test_files_reached(&graph, other).is_empty());
 }
 
+/// An instance kept at module level, in a class attribute or in `self.x` is called through
+/// that name as a local one is: each call is a use of its class's `__call__`.
+#[test]
+fn calling_an_instance_kept_in_a_module_name_or_an_attribute_uses_its_call_method() {
+    let graph = python_graph(&[
+        (
+            "md.py",
+            "class Markdown:\n\
+             \x20   def __call__(self, s):\n\
+             \x20       return s\n\
+             \n\
+             def create_markdown() -> Markdown:\n\
+             \x20   return Markdown()\n",
+        ),
+        (
+            "tests/test_md.py",
+            "from md import create_markdown, Markdown\n\
+             \n\
+             md = create_markdown()\n\
+             \n\
+             def test_module():\n\
+             \x20   assert md('x') == 'x'\n\
+             \n\
+             class TestMarkdown:\n\
+             \x20   markdown = Markdown()\n\
+             \n\
+             \x20   def setup_method(self):\n\
+             \x20       self.other = create_markdown()\n\
+             \n\
+             \x20   def test_attribute(self):\n\
+             \x20       assert self.markdown('y') == 'y'\n\
+             \x20       assert self.other('z') == 'z'\n",
+        ),
+    ]);
+    let target = graph.lookup("__call__").into_iter().find(|&r| graph.path(r.0) == "md.py").unwrap();
+    let mut lines: Vec<u32> = graph.references(target, 0.5).into_iter().map(|r| r.line).collect();
+    lines.sort();
+    assert_eq!(lines, [6, 15, 16]);
+}
+
 /// The test files a change of `changed` reaches, as the daemon walks a diff.
 fn test_files_reached(graph: &CodeGraph, changed: (u32, u32)) -> Vec<String> {
     let seeds = [crate::code::dependents::Seed {
