@@ -75,8 +75,8 @@ while read -r name ver <&3; do
         >> .git/info/exclude
     )
     echo "fetched $name $ver"
-  elif ! "$VENV/bin/python" -m pip show "$name" 2>/dev/null \
-      | grep -qxF "Editable project location: $dir"; then
+  elif [[ $'\n'"$("$VENV/bin/python" -m pip show "$name" 2>/dev/null)"$'\n' != \
+          *$'\n'"Editable project location: $dir"$'\n'* ]]; then
     # not installed, or installed from PyPI as another package's dependency (trio pulls attrs)
     install_editable "$name" "$ver" "$dir"
   fi
