@@ -158,6 +158,24 @@ class ProjectSelection(unittest.TestCase):
             self.assertEqual(rc, 2)
             self.assertIn("no project of split tune", err.getvalue())
 
+    def test_every_split_of_split_json_is_a_choice(self):
+        # each split named in benches/impact/split.json (blind2 included) is accepted by --split
+        # (argparse would exit instead of returning 2)
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "split.json")) as f:
+            splits = {p["split"] for p in json.load(f)["projects"]}
+        self.assertIn("blind2", splits)
+        with tempfile.TemporaryDirectory() as d:
+            judged = os.path.join(d, "judged.json")
+            with open(judged, "w") as f:
+                json.dump([entry()], f)  # project "p": in no split
+            for name in sorted(splits):
+                err = io.StringIO()
+                with contextlib.redirect_stderr(err):
+                    rc = score.main(["--split", name, "--judged", judged, "--src", d,
+                                     "--url", "http://127.0.0.1:9"])
+                self.assertEqual(rc, 2)
+                self.assertIn("no project of split %s" % name, err.getvalue())
+
 
 class Rows(unittest.TestCase):
     def answer(self, *paths, symbols=("f",), truncated=False):
