@@ -547,10 +547,40 @@ impl<'a> Walker<'a> {
             }
             _ => return,
         };
-        match self.constructed_type(value).or_else(|| self.called(value)) {
+        // `self.block: BlockParser = block`, `self.renderer = renderer` where the parameter
+        // says `renderer: Optional[BaseRenderer]`, `self.md = Markdown()`.
+        let stated = assignment.child_by_field_name("type").and_then(|t| stated_type(self.text(t), self.language));
+        let ty = stated
+            .or_else(|| self.parameter_type(value))
+            .or_else(|| self.constructed_type(value))
+            .or_else(|| self.called(value));
+        match ty {
             Some(ty) => self.held_types.insert(key, ty),
             None => self.held_types.remove(&key),
         };
+    }
+
+    /// Python: the type the enclosing function's signature states for the parameter that
+    /// `value` names (`renderer: Optional[BaseRenderer] = None`: `BaseRenderer`).
+    fn parameter_type(&self, value: Node) -> Option<String> {
+        if value.kind() != "identifier" {
+            return None;
+        }
+        let name = self.text(value);
+        let function = std::iter::successors(value.parent(), |n| n.parent())
+            .find(|n| matches!(n.kind(), "function_definition" | "class_definition"))
+            .filter(|n| n.kind() == "function_definition")?;
+        let parameters = function.child_by_field_name("parameters")?;
+        let mut cursor = parameters.walk();
+        let found = parameters.named_children(&mut cursor).find_map(|p| {
+            let named = match p.kind() {
+                "typed_parameter" => p.named_child(0),
+                "typed_default_parameter" => p.child_by_field_name("name"),
+                _ => None,
+            };
+            named.filter(|n| self.text(*n) == name).and_then(|_| p.child_by_field_name("type"))
+        });
+        stated_type(self.text(found?), self.language)
     }
 
     /// `name` (an identifier) holds a value of type `ty` until its function's body ends.

@@ -1163,6 +1163,19 @@ fn calling_an_instance_kept_in_a_module_name_or_an_attribute_uses_its_call_metho
              \x20   return Markdown()\n",
         ),
         (
+            "app.py",
+            "from typing import Optional\n\
+             from md import Markdown\n\
+             \n\
+             class App:\n\
+             \x20   def __init__(self, md: Optional[Markdown] = None, other: 'Markdown' = None):\n\
+             \x20       self.md = md\n\
+             \x20       self.typed: Markdown = other\n\
+             \n\
+             \x20   def render(self, text):\n\
+             \x20       return self.md(text) + self.typed(text)\n",
+        ),
+        (
             "tests/test_md.py",
             "from md import create_markdown, Markdown\n\
              \n\
@@ -1185,7 +1198,7 @@ fn calling_an_instance_kept_in_a_module_name_or_an_attribute_uses_its_call_metho
     let target = graph.lookup("__call__").into_iter().find(|&r| graph.path(r.0) == "md.py").unwrap();
     let mut lines: Vec<u32> = graph.references(target, 0.5).into_iter().map(|r| r.line).collect();
     lines.sort();
-    assert_eq!(lines, [6, 15, 16]);
+    assert_eq!(lines, [6, 10, 10, 15, 16]);
 }
 
 /// The test files a change of `changed` reaches, as the daemon walks a diff.
