@@ -819,11 +819,15 @@ impl<'a> Walker<'a> {
             if let Some(prefix) = self.attribute_prefix(attribute) {
                 let pos = attribute.start_position();
                 let at = (pos.row as u32 + 1, pos.column as u32 + 1);
+                // The class's own methods with the prefix, here; its subclasses', through the
+                // graph (`ast.NodeVisitor`'s `visit_` methods are all in subclasses).
+                let dispatch = format!("{}{prefix}", crate::code::DISPATCH_NAME);
+                self.record_use(attribute, &dispatch, "self".to_string());
                 self.prefixed_attributes.push((prefix, at.0, at.1, self.enclosing_symbol()));
                 return;
             }
             // A name known only at run time: a dispatch to whichever method it names.
-            if gets && attribute.kind() == "identifier" {
+            if gets && !matches!(attribute.kind(), "string" | "concatenated_string") {
                 self.record_use(attribute, crate::code::DISPATCH_NAME, "self".to_string());
                 return;
             }

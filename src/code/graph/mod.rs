@@ -95,6 +95,9 @@ pub struct CodeGraph {
     path_index: HashMap<String, u32>,
     defs_by_name: HashMap<String, Vec<SymbolRef>>,
     uses_by_name: HashMap<String, Vec<(u32, u32)>>,
+    /// The names of `uses_by_name` that are dispatches by a name computed at run time
+    /// (`DISPATCH_NAME`, alone or followed by the name's constant prefix).
+    dispatch_names: Vec<String>,
     /// Per file: (target file, confidence, import spec index).
     imports: Vec<Vec<(u32, f32, u32)>>,
     imported_by: Vec<Vec<(u32, f32)>>,
@@ -284,6 +287,11 @@ impl CodeGraph {
             codes,
             path_index,
             defs_by_name,
+            dispatch_names: uses_by_name
+                .keys()
+                .filter(|k| k.starts_with(crate::code::DISPATCH_NAME))
+                .cloned()
+                .collect(),
             uses_by_name,
             imports: vec![Vec::new(); n],
             imported_by: vec![Vec::new(); n],
@@ -684,7 +692,8 @@ impl CodeGraph {
         }
         let mut found = self.uses_filtered(target, min_confidence, true);
         if DISPATCH_CONFIDENCE >= min_confidence {
-            found.extend(self.dispatch_uses(target, DISPATCH_CONFIDENCE));
+            let named = !found.is_empty();
+            found.extend(self.dispatch_uses(target, DISPATCH_CONFIDENCE, named));
         }
         let found = std::sync::Arc::new(found);
         if let Ok(mut cache) = self.uses_cache.lock() {

@@ -300,9 +300,18 @@ impl CodeGraph {
     /// Places where a base of `target`'s class calls a member of `self` named only at run time
     /// (`getattr(self, name)` in `BaseRenderer._get_method`): the template a subclass fills in
     /// with its own methods (`HTMLRenderer.text`), any of which such a place may run.
-    pub(super) fn dispatch_uses(&self, target: SymbolRef, confidence: f32) -> Vec<Use> {
-        let Some(places) = self.uses_by_name.get(crate::code::DISPATCH_NAME) else { return Vec::new() };
+    pub(super) fn dispatch_uses(&self, target: SymbolRef, confidence: f32, named: bool) -> Vec<Use> {
         let s = self.symbol(target);
+        // `*` (any name) and `*visit_` (a name with that prefix: `getattr(self, f"visit_{kind}")`).
+        let places: Vec<(u32, u32)> = self
+            .dispatch_names
+            .iter()
+            .filter(|d| s.name.starts_with(&d[crate::code::DISPATCH_NAME.len()..]))
+            .flat_map(|d| self.uses_by_name.get(d).into_iter().flatten().copied())
+            .collect();
+        if places.is_empty() {
+            return Vec::new();
+        }
         if s.container.is_empty() || !s.kind.is_callable() {
             return Vec::new();
         }
@@ -312,9 +321,13 @@ impl CodeGraph {
         if crate::code::dependents::is_test_file(path, language) {
             return Vec::new();
         }
-        // The bases as the class's file sees them: a test's own `class Validator(Schema)` is
-        // not the `Validator` that `validate.py`'s `class Equal(Validator)` derives from.
-        let mut bases: Vec<String> = Vec::new();
+        // The class itself when nothing names the method (a handler only found by name, like
+        // a checker's `FUNCTIONDEF`; one called by name is not what a dispatch is there for),
+        // then its bases as the class's file sees them: a test's own `class
+        // Validator(Schema)` is not the `Validator` that `validate.py`'s `class
+        // Equal(Validator)` derives from.
+        let own = split_qualifier(&s.container).last().map(|c| c.to_string()).filter(|_| !named);
+        let mut bases: Vec<String> = own.into_iter().collect();
         let mut classes: Vec<SymbolRef> = self.codes[target.0 as usize]
             .symbols
             .iter()
@@ -343,8 +356,8 @@ impl CodeGraph {
             }
         }
         places
-            .iter()
-            .filter_map(|&(f, o)| {
+            .into_iter()
+            .filter_map(|(f, o)| {
                 let occ = &self.codes[f as usize].occurrences[o as usize];
                 let container = self.enclosing_container(f, occ)?;
                 let last = *split_qualifier(container).last()?;

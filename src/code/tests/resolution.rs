@@ -1263,3 +1263,61 @@ fn a_base_class_dispatch_by_name_may_run_its_subclasses_methods() {
     // A dispatch is a place that may run the method, not a reference to it.
     assert!(graph.references(find("text", "html.py"), 0.0).is_empty());
 }
+
+/// A visitor's base finds `visit_<Kind>` by a constant prefix and its subclasses define them
+/// (`ast.NodeVisitor`); a checker finds its own handlers by a name computed at run time
+/// (`getattr(self, kind.upper(), default)`): a handler nothing names is reached from the
+/// dispatch, a method called by name is not (the dispatch is not what it is there for).
+#[test]
+fn a_prefix_dispatch_reaches_subclass_methods_and_an_open_one_reaches_unnamed_own_methods() {
+    let graph = python_graph(&[
+        (
+            "visitor.py",
+            "class NodeVisitor:\n\
+             \x20   def visit(self, node):\n\
+             \x20       return getattr(self, f'visit_{type(node).__name__}', None)(node)\n",
+        ),
+        (
+            "codegen.py",
+            "from visitor import NodeVisitor\n\
+             \n\
+             class CodeGenerator(NodeVisitor):\n\
+             \x20   def visit_Name(self, node):\n\
+             \x20       return node\n\
+             \n\
+             \x20   def write(self, x):\n\
+             \x20       return x\n",
+        ),
+        (
+            "checker.py",
+            "class Checker:\n\
+             \x20   def handle(self, node):\n\
+             \x20       kind = type(node).__name__.upper()\n\
+             \x20       return getattr(self, kind, self.unknown)(node)\n\
+             \n\
+             \x20   def unknown(self, node):\n\
+             \x20       return None\n\
+             \n\
+             \x20   def FUNCTIONDEF(self, node):\n\
+             \x20       return 1\n",
+        ),
+        (
+            "tests/test_all.py",
+            "from codegen import CodeGenerator\n\
+             from checker import Checker\n\
+             \n\
+             def test_codegen():\n\
+             \x20   assert CodeGenerator().visit(1)\n\
+             \n\
+             def test_checker():\n\
+             \x20   assert Checker().handle(1)\n",
+        ),
+    ]);
+    let find = |name: &str, path: &str| graph.lookup(name).into_iter().find(|&r| graph.path(r.0) == path).unwrap();
+    assert_eq!(test_files_reached(&graph, find("visit_Name", "codegen.py")), ["tests/test_all.py"]);
+    assert!(test_files_reached(&graph, find("write", "codegen.py")).is_empty());
+    assert_eq!(test_files_reached(&graph, find("FUNCTIONDEF", "checker.py")), ["tests/test_all.py"]);
+    let unknown = find("unknown", "checker.py");
+    let dispatched = graph.uses(unknown, 0.0).iter().filter(|u| u.confidence <= 0.5).count();
+    assert_eq!(dispatched, 0, "a method named in the code is not also reached through the dispatch");
+}
