@@ -1107,21 +1107,21 @@ fn a_prefix_set_in_a_local_or_formatted_names_the_methods_getattr_may_run() {
     assert_eq!(sure_lines(&graph, "_strip_list"), vec![8]);
 }
 
+/// A callable class and a factory whose return annotation names it.
+const MARKDOWN_PY: &str = "class Markdown:\n\
+                           \x20   def __call__(self, s):\n\
+                           \x20       return s\n\
+                           \n\
+                           def create_markdown() -> Markdown:\n\
+                           \x20   return Markdown()\n";
+
 /// Calling an instance runs its class's `__call__`: `md = create_markdown(); md(text)` by the
 /// factory's return annotation, `v = Equal(1); v(x)` by the class; a callable of unknown type
 /// (`processor = getattr(self, name)`) is no guess at every `__call__`.
 #[test]
 fn calling_an_instance_uses_its_class_call_method() {
     let graph = python_graph(&[
-        (
-            "md.py",
-            "class Markdown:\n\
-             \x20   def __call__(self, s):\n\
-             \x20       return s\n\
-             \n\
-             def create_markdown() -> Markdown:\n\
-             \x20   return Markdown()\n",
-        ),
+        ("md.py", MARKDOWN_PY),
         ("other.py", "class Other:\n    def __call__(self, s):\n        return s\n"),
         (
             "tests/test_md.py",
@@ -1153,15 +1153,7 @@ fn calling_an_instance_uses_its_class_call_method() {
 #[test]
 fn calling_an_instance_kept_in_a_module_name_or_an_attribute_uses_its_call_method() {
     let graph = python_graph(&[
-        (
-            "md.py",
-            "class Markdown:\n\
-             \x20   def __call__(self, s):\n\
-             \x20       return s\n\
-             \n\
-             def create_markdown() -> Markdown:\n\
-             \x20   return Markdown()\n",
-        ),
+        ("md.py", MARKDOWN_PY),
         (
             "app.py",
             "from typing import Optional\n\
