@@ -287,8 +287,9 @@ fn compute_fingerprint() -> String {
 }
 
 /// The name an occurrence carries where code calls a member of `self` whose name is known
-/// only at run time (`getattr(self, name)`): no definition has it, and the graph reads it as
-/// a possible use of the methods subclasses add (`CodeGraph::uses`).
+/// only at run time (`getattr(self, name)`; followed by the name's constant prefix when it
+/// has one): no definition has it, and the graph reads it as a possible use of the methods
+/// subclasses add and of the class's own that nothing names (`CodeGraph::uses`).
 pub const DISPATCH_NAME: &str = "*";
 
 /// Test hook: a binary run with this set counts as one with other grammars (the parser-drift

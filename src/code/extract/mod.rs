@@ -1035,25 +1035,12 @@ impl<'a> Walker<'a> {
         // The call holds the callee: `md(…)` directly, `self.md(…)` through its attribute.
         let call = node.parent().and_then(|p| if p.kind() == "attribute" { p.parent() } else { Some(p) });
         let Some(arguments) = call.and_then(|call| call.child_by_field_name("arguments")) else { return };
-        let pos = arguments.start_position();
-        let (line, column) = (pos.row as u32 + 1, pos.column as u32 + 1);
-        if !self.seen.insert((line, column)) {
-            return;
-        }
-        let (name, qualifier) = (self.intern("__call__"), self.intern(&ty));
-        let enclosing = self.enclosing_symbol();
-        self.out.occurrences.push(Occurrence { name, line, column, kind: UseKind::Call, qualifier, enclosing });
+        self.push_use(arguments, "__call__", &ty, UseKind::Call);
     }
 
     /// Records a use of `name` through `qualifier` (empty: a bare name) at `node`'s start.
     fn record_use(&mut self, node: Node, name: &str, qualifier: String) {
         let qualifier = self.typed_qualifier(qualifier, node.start_byte());
-        let (name, qualifier) = (self.intern(name), self.intern(&qualifier));
-        let pos = node.start_position();
-        let (line, column) = (pos.row as u32 + 1, pos.column as u32 + 1);
-        if !self.seen.insert((line, column)) {
-            return;
-        }
         let kind = if node.start_byte() < self.import_end {
             UseKind::Import
         } else if self.call_names.contains(&node.id()) {
@@ -1063,14 +1050,19 @@ impl<'a> Walker<'a> {
         } else {
             UseKind::Read
         };
-        self.out.occurrences.push(Occurrence {
-            name,
-            line,
-            column,
-            kind,
-            qualifier,
-            enclosing: self.enclosing_symbol(),
-        });
+        self.push_use(node, name, &qualifier, kind);
+    }
+
+    /// One occurrence at `at`'s start, unless one is recorded there already.
+    fn push_use(&mut self, at: Node, name: &str, qualifier: &str, kind: UseKind) {
+        let pos = at.start_position();
+        let (line, column) = (pos.row as u32 + 1, pos.column as u32 + 1);
+        if !self.seen.insert((line, column)) {
+            return;
+        }
+        let (name, qualifier) = (self.intern(name), self.intern(qualifier));
+        let enclosing = self.enclosing_symbol();
+        self.out.occurrences.push(Occurrence { name, line, column, kind, qualifier, enclosing });
     }
 
     /// `qualifier` with its head replaced by the type of the local it names, where that is

@@ -297,11 +297,21 @@ impl CodeGraph {
         in_a_base.is_some()
     }
 
-    /// Places where a base of `target`'s class calls a member of `self` named only at run time
-    /// (`getattr(self, name)` in `BaseRenderer._get_method`): the template a subclass fills in
-    /// with its own methods (`HTMLRenderer.text`), any of which such a place may run.
+    /// Places where `target`'s class or one of its bases calls a member of `self` named only
+    /// at run time (`getattr(self, name)` in `BaseRenderer._get_method`): the template a
+    /// subclass fills in with its own methods (`HTMLRenderer.text`), any of which such a place
+    /// may run. `named`: something names the method directly.
     pub(super) fn dispatch_uses(&self, target: SymbolRef, confidence: f32, named: bool) -> Vec<Use> {
         let s = self.symbol(target);
+        if s.container.is_empty() || !s.kind.is_callable() {
+            return Vec::new();
+        }
+        // A class a test file defines runs in that test, which uses it directly; its methods
+        // reached through the library's dispatch would lead on to every user of the library.
+        let (path, language) = (&self.paths[target.0 as usize], &self.codes[target.0 as usize].language);
+        if crate::code::dependents::is_test_file(path, language) {
+            return Vec::new();
+        }
         // `*` (any name) and `*visit_` (a name with that prefix: `getattr(self, f"visit_{kind}")`).
         let places: Vec<(u32, u32)> = self
             .dispatch_names
@@ -310,15 +320,6 @@ impl CodeGraph {
             .flat_map(|d| self.uses_by_name.get(d).into_iter().flatten().copied())
             .collect();
         if places.is_empty() {
-            return Vec::new();
-        }
-        if s.container.is_empty() || !s.kind.is_callable() {
-            return Vec::new();
-        }
-        // A class a test file defines runs in that test, which uses it directly; its methods
-        // reached through the library's dispatch would lead on to every user of the library.
-        let (path, language) = (&self.paths[target.0 as usize], &self.codes[target.0 as usize].language);
-        if crate::code::dependents::is_test_file(path, language) {
             return Vec::new();
         }
         // The class itself when nothing names the method (a handler only found by name, like
