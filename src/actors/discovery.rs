@@ -1,7 +1,8 @@
 //! Discovery: finds pages for a question through DuckDuckGo's HTML endpoint.
 //!
 //! Politeness first: every discovery request of the process, whoever asks, waits its turn at
-//! one gate (≥ `min_spacing_ms` between request starts, callers served in arrival order); a
+//! one gate (one request at a time, the next ≥ `min_spacing_ms` after the last was answered,
+//! callers served in arrival order); a
 //! 429, a 5xx or a challenge page backs off exponentially with jitter and pushes the gate back
 //! for everyone. A challenge page switches to the proxy endpoint when one is configured.
 //! Results are filtered by the blocklist and cached with the web cache's TTL.
@@ -149,10 +150,11 @@ async fn fetch_results(shared: &Shared, query: &str) -> Result<(&'static str, Ve
                 .with_hint("fix `[web] ddg_base_url` / DOCDEX_DDG_BASE_URL")
         })?;
         url.query_pairs_mut().append_pair("q", query);
-        shared.spacing.wait_turn(delay).await;
+        let turn = shared.spacing.wait_turn(delay).await;
         shared.machine_spacing.wait_turn(delay).await;
         tracing::debug!(%url, attempt, "discovery request");
         let outcome = http_get(&shared.client, &url, MAX_RESULT_PAGE_BYTES).await;
+        drop(turn);
         let problem = match outcome {
             Err(err) if err.code == ErrorCode::Timeout => err.message,
             // No connection at all (no network, DNS, a firewall) is not a refusal: backing off

@@ -1,8 +1,8 @@
 //! Scraper: fetches web pages politely and safely and returns them as clean text.
 //!
 //! A page is served from the shared web cache when it is fresh; otherwise the fetch waits for
-//! its domain's turn (≥ `request_delay_ms` between fetches from one domain) and for a free tab
-//! (`[core] max_concurrent_fetches`), loads the page in headless Chromium (plain HTTP when no
+//! its domain's turn (one fetch at a time per domain, the next ≥ `request_delay_ms` after the
+//! last one ended) and for a free tab (`[core] max_concurrent_fetches`), loads the page in headless Chromium (plain HTTP when no
 //! browser is found, for `engine = "http"`, and for non-HTML files), extracts the article and
 //! caches raw HTML and cleaned JSON. The browser is guarded (`web::browser`): started on first
 //! use, restarted after a crash, killed after a page timeout, when idle, and when the actor
@@ -305,7 +305,9 @@ async fn fetch_page(shared: Arc<Shared>, msg: FetchPage) -> Result<WebPage> {
         }
     }
     safety::check_address(&url, shared.web.allow_private_addresses).await?;
-    shared.domains.gate(&safety::domain_of(&url)).wait_turn(Duration::ZERO).await;
+    // The domain's turn is held until the page has been fetched (or has failed).
+    let domain_gate = shared.domains.gate(&safety::domain_of(&url));
+    let turn = domain_gate.wait_turn(Duration::ZERO).await;
     let _tab = shared.tabs.acquire().await.map_err(|_| DocdexError::internal("the scraper is shutting down"))?;
 
     let mut use_browser = shared.chromium_opt.clone().filter(|_| !looks_like_plain_file(&url));
@@ -380,6 +382,7 @@ async fn fetch_page(shared: Arc<Shared>, msg: FetchPage) -> Result<WebPage> {
             (body.final_url.to_string(), body.body, "http", plain)
         }
     };
+    drop(turn);
     // Redirects may have led somewhere the first check would have refused.
     if let Ok(final_parsed) = Url::parse(&final_url) {
         if final_parsed.as_str() != url.as_str() && final_parsed.scheme() != "about" {

@@ -1,7 +1,9 @@
-//! Politeness gates: a minimum interval between request starts, shared by every caller of
-//! the process. Callers queue on a fair (FIFO) tokio mutex and sleep while holding it, so
-//! they go out in arrival order, none starves, and two requests never start closer than the
-//! interval.
+//! Politeness gates: a minimum interval between requests, shared by every caller of the
+//! process. Callers queue on a fair (FIFO) tokio mutex and sleep while holding it, so they go
+//! out in arrival order and none starves. A caller holds its turn until its request has been
+//! answered and the interval counts from then: the far side sees requests arrive, and a
+//! request that travels faster than the one before it (a reused connection after a fresh
+//! one, a busy machine) must still not arrive early.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -9,8 +11,9 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-/// Added to every interval: the gate measures when requests leave, the far side when they
-/// arrive, and a request that travels faster than the one before it must not arrive early.
+/// Added to the machine-wide interval, which counts from when a request leaves (another
+/// process cannot wait on this one's answer): a request that travels faster than the one
+/// before it must not arrive early.
 const ARRIVAL_MARGIN: Duration = Duration::from_millis(20);
 
 pub struct Spacing {
@@ -21,21 +24,34 @@ pub struct Spacing {
 
 impl Spacing {
     pub fn new(interval: Duration) -> Spacing {
-        Spacing { interval: interval + ARRIVAL_MARGIN, next: tokio::sync::Mutex::new(None) }
+        Spacing { interval, next: tokio::sync::Mutex::new(None) }
     }
 
     /// Waits for this caller's turn; returns when it may send. At least `extra` more is
-    /// waited when given (backoff after a refusal), and the gate then stays closed for the
-    /// interval after this call returns.
-    pub async fn wait_turn(&self, extra: Duration) {
-        let mut next = self.next.lock().await;
+    /// waited when given (backoff after a refusal). The gate stays closed while the turn is
+    /// held and for the interval after it is dropped: drop it once the request is answered
+    /// (or has failed).
+    pub async fn wait_turn(&self, extra: Duration) -> Turn<'_> {
+        let next = self.next.lock().await;
         let now = Instant::now();
         let mut at = next.unwrap_or(now).max(now);
         if !extra.is_zero() {
             at = at.max(now + extra);
         }
         tokio::time::sleep_until(at).await;
-        *next = Some(Instant::now() + self.interval);
+        Turn { next, interval: self.interval }
+    }
+}
+
+/// One caller's turn at a `Spacing`; the next caller's wait starts when it is dropped.
+pub struct Turn<'a> {
+    next: tokio::sync::MutexGuard<'a, Option<Instant>>,
+    interval: Duration,
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        *self.next = Some(Instant::now() + self.interval);
     }
 }
 
@@ -130,7 +146,7 @@ mod tests {
             let spacing = Arc::clone(&spacing);
             let order = Arc::clone(&order);
             tasks.push(tokio::spawn(async move {
-                spacing.wait_turn(Duration::ZERO).await;
+                let _turn = spacing.wait_turn(Duration::ZERO).await;
                 order.lock().unwrap().push((n, started.elapsed()));
             }));
             // Each caller queues before the next one starts.
