@@ -19,12 +19,12 @@ use tantivy::{DocAddress, Searcher, Term};
 
 use super::concepts::{self, Expansion};
 use super::rank::{
-    candidate_depth, dense_confidence, fuse, internal_prior_for, lexical_confidence, with_ranks, Candidate, Ranking,
-    Source,
+    candidate_depth, dense_confidence, first_file_standing, fuse, fusion_weight, internal_prior_for,
+    lexical_confidence, with_ranks, Candidate, Ranking, Source,
 };
 use super::rank::{
-    definitions_first, demote_older_versions, named_identifier, named_versions, path_keywords, path_match, tag, untag,
-    MAX_PROMOTED_DEFINITIONS,
+    definitions_first, demote_older_versions, named_identifier, named_qualifier, named_versions, path_keywords,
+    path_match, qualified_definitions, tag, untag, MAX_PROMOTED_DEFINITIONS,
 };
 use super::search::{query_terms, render, SearchFilter};
 use super::{RepoIndex, SearchOutcome, SearchParams};
@@ -38,6 +38,9 @@ pub const MAX_INDEXES: usize = 256;
 
 /// File ids (per index, dense from 0) get their index in the high byte for the same reason.
 const FILE_SHIFT: u32 = 24;
+/// Definitions of a qualified name, and of its qualifier, read to pick the ones the
+/// qualifier holds (a name like `new` or `read` is defined in many files).
+const QUALIFIED_DEFINITIONS: usize = 50;
 
 /// One index's lexical candidates (with their files), dense ones (with their rank key and
 /// files), the chunks defining a named identifier and how much of the question each
@@ -151,6 +154,7 @@ pub fn search_indexes(
             && mode != SearchMode::Dense
             && matches!(filter.source_opt, None | Some(HitSource::Repo))
     });
+    let qualifier = defined_name.and_then(|_| named_qualifier(query_text));
     // A question in words, not one identifier: its words may name a file or its folder (`ser`
     // for "serialize"), and a file's other chunks count for it.
     let question = query_text.trim().contains(char::is_whitespace);
@@ -189,9 +193,20 @@ pub fn search_indexes(
         demote_older_versions(&mut lexical_here, &mut dense_here, &versions);
         // A query that is one identifier: the chunks that define it (not in a dense search,
         // which ranks by meaning alone, nor one filtered to docs or web pages).
-        let definitions_here = match defined_name {
-            Some(name) => index.definitions(searcher, name, MAX_PROMOTED_DEFINITIONS)?,
-            None => Vec::new(),
+        let definitions_here = match (defined_name, qualifier) {
+            (Some(name), None) => index.definitions(searcher, name, MAX_PROMOTED_DEFINITIONS)?,
+            (Some(name), Some(qualifier)) => {
+                let named = index.definitions(searcher, name, QUALIFIED_DEFINITIONS)?;
+                let holders = index.definitions(searcher, qualifier, QUALIFIED_DEFINITIONS)?;
+                // One call: file ids are only comparable within it.
+                let all: Vec<DocAddress> = named.iter().chain(&holders).copied().collect();
+                let files = index.files_of(searcher, &all)?;
+                let (named_files, holder_files) = files.split_at(named.len());
+                let mut kept = qualified_definitions(named, named_files, holder_files);
+                kept.truncate(MAX_PROMOTED_DEFINITIONS);
+                kept
+            }
+            (None, _) => Vec::new(),
         };
         // Files matter to the fusion and to the path match.
         let file_tag = (at as u32) << FILE_SHIFT;
@@ -292,6 +307,10 @@ pub fn search_indexes(
         lexical.sort_by(|a, b| b.0.score.total_cmp(&a.0.score));
         dense.sort_by(|a, b| b.0.total_cmp(&a.0));
     }
+    // How far each ranking's first file stands above the rest, as fused (after the file
+    // evidence, before any path match).
+    let lexical_standing = first_file_standing(lexical.iter().map(|(c, file)| (c.score, *file)));
+    let dense_standing = first_file_standing(dense.iter().map(|(key, _, file)| (*key, *file)));
     let (lexical, lexical_files): (Vec<Candidate>, Vec<u32>) = lexical.into_iter().unzip();
     let (dense, dense_files): (Vec<Candidate>, Vec<u32>) = dense.into_iter().map(|(_, c, f)| (c, f)).unzip();
     let (ranked, top_score) = match mode {
@@ -299,8 +318,16 @@ pub fn search_indexes(
         SearchMode::Dense => (with_ranks(dense, Source::Dense), dense_confidence),
         SearchMode::Hybrid => {
             let fused = fuse(
-                Ranking { candidates: lexical, files: lexical_files, weight: params.fusion.lexical_weight },
-                Ranking { candidates: dense, files: dense_files, weight: params.fusion.dense_weight },
+                Ranking {
+                    candidates: lexical,
+                    files: lexical_files,
+                    weight: fusion_weight(params.fusion.lexical_weight, lexical_standing, params.fusion),
+                },
+                Ranking {
+                    candidates: dense,
+                    files: dense_files,
+                    weight: fusion_weight(params.fusion.dense_weight, dense_standing, params.fusion),
+                },
                 params,
                 &path_matches,
             );

@@ -104,3 +104,30 @@ fn a_question_s_verb_finds_the_type_named_after_its_doer() {
     let paths = hit_paths(&serde_json::from_slice(&out.stdout).unwrap());
     assert_eq!(paths.first().map(String::as_str), Some("src/spinner.rs"), "{paths:?}");
 }
+
+#[test]
+fn a_qualified_name_finds_the_definition_its_qualifier_holds() {
+    // `read_exact` is defined twice; the file named after it says it (and the trait's name)
+    // more often, in a shorter file. `AsyncReadExt::read_exact` means the trait's.
+    let read_exact = "/// The future that `AsyncReadExt::read_exact` returns: `read_exact` keeps reading until the\n/// buffer is full. AsyncReadExt::read_exact is the way to call it.\npub struct ReadExact;\n\n/// Builds the read_exact future for AsyncReadExt.\npub(crate) fn read_exact() -> ReadExact {\n    ReadExact\n}\n";
+    let helpers: String = (0..12)
+        .map(|i| format!("    /// Helper number {i} for readers: fills, skips or peeks bytes.\n    fn helper_{i}(&mut self) {{}}\n\n"))
+        .collect();
+    let the_trait = format!(
+        "/// Reading helpers for every reader.\npub trait AsyncReadExt {{\n{helpers}    /// Fills the whole buffer.\n    fn read_exact(&mut self) {{}}\n}}\n"
+    );
+    let repo = crate::common::repo_with(&[
+        ("src/io/read_exact.rs", read_exact),
+        ("src/io/async_read_ext.rs", &the_trait),
+        ("src/io/other.rs", "/// Unrelated.\npub fn write_all() {}\n"),
+    ]);
+    let home = Home::new();
+    home.index(repo.path());
+    let first = |query: &str| hit_paths(&home.search(repo.path(), query)).first().cloned().unwrap_or_default();
+    assert_eq!(first("AsyncReadExt::read_exact"), "src/io/async_read_ext.rs");
+    assert_eq!(first("AsyncReadExt.read_exact"), "src/io/async_read_ext.rs");
+    // A qualifier that holds no definition of the name leaves them all first.
+    let bare = hit_paths(&home.search(repo.path(), "Unknown::read_exact"));
+    assert!(bare[..2].contains(&"src/io/read_exact.rs".to_string()), "{bare:?}");
+    assert!(bare[..2].contains(&"src/io/async_read_ext.rs".to_string()), "{bare:?}");
+}
