@@ -264,7 +264,6 @@ pub fn check_ranges(config: &Config) -> std::result::Result<(), String> {
         ("search.fusion_k", config.search.fusion_k),
         ("search.rrf_lexical_weight", config.search.rrf_lexical_weight),
         ("search.rrf_dense_weight", config.search.rrf_dense_weight),
-        ("search.fusion_confidence_power", config.search.fusion_confidence_power),
         ("search.concept_weight", config.search.concept_weight),
         ("search.path_match_weight", config.search.path_match_weight),
         ("search.file_evidence_weight", config.search.file_evidence_weight),

@@ -20,10 +20,6 @@ pub const DEFAULT_CONCEPT_WEIGHT: f32 = 0.5;
 pub const DEFAULT_PATH_MATCH_WEIGHT: f32 = 1.0;
 /// Default `[search] file_evidence_weight`.
 pub const DEFAULT_FILE_EVIDENCE_WEIGHT: f32 = 0.2;
-/// Default `[search] fusion_confidence_power`: on semble's tune half (18 repos, 356
-/// questions) hybrid 0.891 -> 0.895 NDCG@10 (powers 1 / 1.5 / 2: 0.892 / 0.895 / 0.895), and
-/// repos where hybrid falls more than 0.02 below the better single ranking 5 -> 3.
-pub const DEFAULT_FUSION_CONFIDENCE_POWER: f32 = 2.0;
 /// A file's second hit ranks this many places below where fusion put it, its third twice
 /// as far: the answer to a question is a file, and a page whose first places go to two
 /// chunks of one wrong file names fewer candidates (hybrid success@5 over the 216 questions
@@ -252,10 +248,6 @@ pub struct SearchConfig {
     pub rrf_lexical_weight: f32,
     /// Weight of the dense (embedding) ranking in hybrid fusion.
     pub rrf_dense_weight: f32,
-    /// Each ranking's fusion weight is also scaled by how far its first file stands above
-    /// the next ones (a z-score over its first 20 files), to this power: the ranking that is
-    /// sure of its answer leads. 0 weighs them alike whatever they found.
-    pub fusion_confidence_power: f32,
     /// Web hits a waterfall adds after the local ones.
     pub max_web_hits: usize,
     /// A question's plain phrases add the names programmers give the same ideas ("pause
@@ -460,7 +452,6 @@ impl Default for SearchConfig {
             fusion_k: 3.0,
             rrf_lexical_weight: 1.0,
             rrf_dense_weight: 1.0,
-            fusion_confidence_power: DEFAULT_FUSION_CONFIDENCE_POWER,
             max_web_hits: 5,
             expand_concepts: DEFAULT_EXPAND_CONCEPTS,
             expand_embedding: true,

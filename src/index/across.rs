@@ -19,8 +19,8 @@ use tantivy::{DocAddress, Searcher, Term};
 
 use super::concepts::{self, Expansion};
 use super::rank::{
-    candidate_depth, dense_confidence, first_file_standing, fuse, fusion_weight, internal_prior_for,
-    lexical_confidence, with_ranks, Candidate, Ranking, Source,
+    candidate_depth, dense_confidence, fuse, internal_prior_for, lexical_confidence, with_ranks, Candidate, Ranking,
+    Source,
 };
 use super::rank::{
     definitions_first, demote_older_versions, named_identifier, named_qualifier, named_versions, path_keywords,
@@ -307,10 +307,6 @@ pub fn search_indexes(
         lexical.sort_by(|a, b| b.0.score.total_cmp(&a.0.score));
         dense.sort_by(|a, b| b.0.total_cmp(&a.0));
     }
-    // How far each ranking's first file stands above the rest, as fused (after the file
-    // evidence, before any path match).
-    let lexical_standing = first_file_standing(lexical.iter().map(|(c, file)| (c.score, *file)));
-    let dense_standing = first_file_standing(dense.iter().map(|(key, _, file)| (*key, *file)));
     let (lexical, lexical_files): (Vec<Candidate>, Vec<u32>) = lexical.into_iter().unzip();
     let (dense, dense_files): (Vec<Candidate>, Vec<u32>) = dense.into_iter().map(|(_, c, f)| (c, f)).unzip();
     let (ranked, top_score) = match mode {
@@ -318,16 +314,8 @@ pub fn search_indexes(
         SearchMode::Dense => (with_ranks(dense, Source::Dense), dense_confidence),
         SearchMode::Hybrid => {
             let fused = fuse(
-                Ranking {
-                    candidates: lexical,
-                    files: lexical_files,
-                    weight: fusion_weight(params.fusion.lexical_weight, lexical_standing, params.fusion),
-                },
-                Ranking {
-                    candidates: dense,
-                    files: dense_files,
-                    weight: fusion_weight(params.fusion.dense_weight, dense_standing, params.fusion),
-                },
+                Ranking { candidates: lexical, files: lexical_files, weight: params.fusion.lexical_weight },
+                Ranking { candidates: dense, files: dense_files, weight: params.fusion.dense_weight },
                 params,
                 &path_matches,
             );

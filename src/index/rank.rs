@@ -332,54 +332,11 @@ pub struct FusionParams {
     pub k: f32,
     pub lexical_weight: f32,
     pub dense_weight: f32,
-    /// Each ranking's weight is scaled by its first file's standing (`first_file_standing`)
-    /// to this power: 0 weighs the two alike whatever they found.
-    pub confidence_power: f32,
 }
 
 impl Default for FusionParams {
     fn default() -> Self {
-        FusionParams {
-            k: 3.0,
-            lexical_weight: 1.0,
-            dense_weight: 1.0,
-            confidence_power: crate::config::DEFAULT_FUSION_CONFIDENCE_POWER,
-        }
-    }
-}
-
-/// Files whose scores `first_file_standing` compares.
-const STANDING_FILES: usize = 20;
-/// The least standing a ranking is given, so that one whose first file stands no higher than
-/// the rest still breaks the other's ties.
-const MIN_STANDING: f32 = 0.1;
-
-/// How far a ranking's first file stands above the others it found: the z-score of its score
-/// among the best scores of the ranking's first `STANDING_FILES` files (1 when there are
-/// fewer than two). A ranking sure of its answer (an identifier's one definition for BM25, a
-/// paraphrase's one close chunk for the embedding) stands out; one that found many files
-/// alike does not, and the fusion then leans on the other.
-pub(super) fn first_file_standing(ordered: impl Iterator<Item = (f32, u32)>) -> f32 {
-    let mut seen: HashSet<u32> = HashSet::new();
-    let scores: Vec<f32> =
-        ordered.filter(|&(_, file)| seen.insert(file)).map(|(score, _)| score).take(STANDING_FILES).collect();
-    if scores.len() < 2 {
-        return 1.0;
-    }
-    let mean = scores.iter().sum::<f32>() / scores.len() as f32;
-    let spread = (scores.iter().map(|s| (s - mean).powi(2)).sum::<f32>() / scores.len() as f32).sqrt();
-    if spread <= f32::EPSILON {
-        return MIN_STANDING;
-    }
-    ((scores[0] - mean) / spread).max(MIN_STANDING)
-}
-
-/// A ranking's weight in the fusion: its configured weight times its standing to the power.
-pub(super) fn fusion_weight(weight: f32, standing: f32, params: FusionParams) -> f32 {
-    if params.confidence_power == 0.0 {
-        weight
-    } else {
-        weight * standing.powf(params.confidence_power)
+        FusionParams { k: 3.0, lexical_weight: 1.0, dense_weight: 1.0 }
     }
 }
 

@@ -331,39 +331,6 @@ fn comment_prose_keeps_the_words_and_drops_markers_code_and_examples() {
 }
 
 #[test]
-fn the_ranking_whose_first_file_stands_out_leads_the_fusion() {
-    // Lexical: file 0 far above the rest (an identifier's one definition); dense: twenty
-    // files alike, file 1 first and file 0 third. Alike weights put file 1 first (2nd and
-    // 1st against 1st and 3rd); weighed by standing, file 0 leads.
-    let lexical_scores: Vec<(f32, u32)> =
-        std::iter::once((10.0, 0)).chain((1..20).map(|f| (2.0 - f as f32 * 0.05, f))).collect();
-    let dense_order = [1, 2, 0].into_iter().chain(3..20);
-    let dense_scores: Vec<(f32, u32)> = dense_order.enumerate().map(|(i, f)| (0.5 - i as f32 * 0.01, f)).collect();
-    let lexical_standing = first_file_standing(lexical_scores.iter().copied());
-    let dense_standing = first_file_standing(dense_scores.iter().copied());
-    assert!(lexical_standing > 4.0 && dense_standing < 2.0, "{lexical_standing} {dense_standing}");
-    // A ranking's repeats of one file count once; fewer than two files stand at 1.
-    assert_eq!(first_file_standing([(3.0, 7), (1.0, 7)].into_iter()), 1.0);
-    assert_eq!(first_file_standing([(1.0, 1), (1.0, 2)].into_iter()), 0.1);
-
-    let chunks = |scores: &[(f32, u32)]| scores.iter().map(|&(_, f)| (100 + f, f)).collect::<Vec<_>>();
-    let (lexical, dense) = (chunks(&lexical_scores), chunks(&dense_scores));
-    let params = SearchParams::new(10, 1);
-    let first = |fusion: FusionParams| {
-        let weight = |standing| fusion_weight(1.0, standing, fusion);
-        let fused = fuse(
-            ranking(&lexical, weight(lexical_standing)),
-            ranking(&dense, weight(dense_standing)),
-            SearchParams { fusion, ..params },
-            &HashMap::new(),
-        );
-        fused[0].address.doc_id
-    };
-    assert_eq!(first(FusionParams { confidence_power: 0.0, ..FusionParams::default() }), 101);
-    assert_eq!(first(FusionParams::default()), 100);
-}
-
-#[test]
 fn a_qualified_query_names_its_qualifier() {
     assert_eq!(named_qualifier("AsyncReadExt::read_exact"), Some("AsyncReadExt"));
     assert_eq!(named_qualifier("Flask.route()"), Some("Flask"));

@@ -86,7 +86,6 @@ impl Ranking {
             k: search.fusion_k,
             lexical_weight: search.rrf_lexical_weight,
             dense_weight: search.rrf_dense_weight,
-            confidence_power: search.fusion_confidence_power,
         };
         let embedding_query = crate::index::concepts::embedding_query(search, &request.query);
         let expanded = crate::index::concepts::expansion(search, &request.query);

@@ -289,7 +289,6 @@ pub async fn run(
             k: search.fusion_k,
             lexical_weight: search.rrf_lexical_weight,
             dense_weight: search.rrf_dense_weight,
-            confidence_power: search.fusion_confidence_power,
         },
         dense_search_k: 0,
         concept_weight: search.lexical_concept_weight(),
@@ -357,7 +356,7 @@ pub async fn run(
     if sweep_fusion && model_ok {
         for k in [2.0, 3.0, 5.0, 10.0, 20.0] {
             for dense_weight in [0.5, 0.75, 1.0, 1.5, 2.0] {
-                let fusion = FusionParams { k, lexical_weight: 1.0, dense_weight, ..params.fusion };
+                let fusion = FusionParams { k, lexical_weight: 1.0, dense_weight };
                 let mut report = run_mode(SearchMode::Hybrid, SearchParams { fusion, ..params }).await?;
                 report.mode = format!("hybrid k={k} dense×{dense_weight}");
                 sweep.push(report);
