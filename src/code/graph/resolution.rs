@@ -966,6 +966,12 @@ fn base_names(signature: &str) -> Vec<String> {
     };
     list.split(',')
         .filter(|b| !b.contains('='))
-        .filter_map(|b| crate::code::extract::annotated_type(b.split('{').next().unwrap_or(b)))
+        .filter_map(|b| {
+            let b = b.split('{').next().unwrap_or(b).trim();
+            // Python's built-in bases are lowercase (`class Headers(dict)`), which an
+            // annotation's reading takes for no type.
+            crate::code::extract::annotated_type(b)
+                .or_else(|| crate::code::builtins::is_builtin_base("python", b).then(|| b.to_string()))
+        })
         .collect()
 }

@@ -414,6 +414,13 @@ class LRUCache(Cache):
 def evict(cache):
     cache.popitem()
     cache.clear()
+
+class Headers(dict):
+    def setdefault(self, key, value):
+        pass
+
+def fill(headers):
+    headers.setdefault('a', 1)
 ";
     let graph = python_graph(&[
         ("pkg/bar.py", bar),
@@ -434,10 +441,11 @@ def evict(cache):
         walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file)).collect();
     tests.dedup();
     assert_eq!(tests, vec!["tests/test_bar.py"]);
-    // A mapping's own `clear` and `popitem` are what a call on an unknown value may mean.
-    for name in ["Cache.clear", "LRUCache.popitem"] {
+    // A mapping's own `clear` and `popitem` are what a call on an unknown value may mean, and
+    // so is the `setdefault` of a class deriving from a lowercase built-in (`dict`).
+    for (name, line) in [("Cache.clear", 22), ("LRUCache.popitem", 21), ("Headers.setdefault", 29)] {
         let lines: Vec<u32> = graph.references(graph.lookup(name)[0], 0.0).into_iter().map(|r| r.line).collect();
-        assert!(lines.contains(&(if name == "Cache.clear" { 22 } else { 21 })), "{name}: {lines:?}");
+        assert!(lines.contains(&line), "{name}: {lines:?}");
     }
 }
 
