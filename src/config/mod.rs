@@ -321,9 +321,11 @@ pub struct WebConfig {
     /// Used when the primary answers with a challenge page or 202 (`DOCDEX_DDG_PROXY_BASE_URL`).
     pub ddg_proxy_base_url: Option<String>,
     pub user_agent: String,
-    /// Least time between two discovery requests of this process (never below 2000).
+    /// Least time between two discovery requests of this process (never below 2000), from
+    /// when the one before was answered.
     pub min_spacing_ms: u64,
-    /// Least time between two fetches from one domain (never below 1000).
+    /// Least time between two fetches from one domain (never below 1000), from when the one
+    /// before ended.
     pub request_delay_ms: u64,
     /// A page that has not loaded after this long is abandoned.
     pub page_load_timeout_secs: u64,
