@@ -2,10 +2,10 @@
 //!
 //! Politeness first: every discovery request of the process, whoever asks, waits its turn at
 //! one gate (one request at a time, the next ≥ `min_spacing_ms` after the last was answered,
-//! callers served in arrival order); a
-//! 429, a 5xx or a challenge page backs off exponentially with jitter and pushes the gate back
-//! for everyone. A challenge page switches to the proxy endpoint when one is configured.
-//! Results are filtered by the blocklist and cached with the web cache's TTL.
+//! callers served in arrival order); a 429, a 5xx or a challenge page backs off exponentially
+//! with jitter and pushes the gate back for everyone. A challenge page switches to the proxy
+//! endpoint when one is configured. Results are filtered by the blocklist and cached with the
+//! web cache's TTL.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

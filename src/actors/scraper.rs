@@ -2,11 +2,11 @@
 //!
 //! A page is served from the shared web cache when it is fresh; otherwise the fetch waits for
 //! its domain's turn (one fetch at a time per domain, the next ≥ `request_delay_ms` after the
-//! last one ended) and for a free tab (`[core] max_concurrent_fetches`), loads the page in headless Chromium (plain HTTP when no
-//! browser is found, for `engine = "http"`, and for non-HTML files), extracts the article and
-//! caches raw HTML and cleaned JSON. The browser is guarded (`web::browser`): started on first
-//! use, restarted after a crash, killed after a page timeout, when idle, and when the actor
-//! stops.
+//! last one ended) and for a free tab (`[core] max_concurrent_fetches`), loads the page in
+//! headless Chromium (plain HTTP when no browser is found, for `engine = "http"`, and for
+//! non-HTML files), extracts the article and caches raw HTML and cleaned JSON. The browser is
+//! guarded (`web::browser`): started on first use, restarted after a crash, killed after a
+//! page timeout, when idle, and when the actor stops.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
