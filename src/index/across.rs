@@ -23,8 +23,8 @@ use super::rank::{
     Source,
 };
 use super::rank::{
-    definitions_first, demote_older_versions, named_identifier, named_qualifier, named_versions, path_keywords,
-    path_match, qualified_definitions, tag, untag, MAX_PROMOTED_DEFINITIONS,
+    definitions_first, demote_older_versions, held_definitions, named_identifier, named_qualifier, named_versions,
+    path_keywords, path_match, tag, untag, MAX_PROMOTED_DEFINITIONS,
 };
 use super::search::{query_terms, render, SearchFilter};
 use super::{RepoIndex, SearchOutcome, SearchParams};
@@ -46,7 +46,15 @@ const QUALIFIED_DEFINITIONS: usize = 50;
 /// files), the chunks defining a named identifier and how much of the question each
 /// candidate's file name names (`rank::path_match`, when it is asked); addresses and files
 /// tagged with the index.
-type RepoCandidates = (Vec<(Candidate, u32)>, Vec<(f32, Candidate, u32)>, Vec<DocAddress>, HashMap<u32, f32>);
+/// The definitions a query names in one index: all of them, and those a named qualifier's
+/// files hold (`held_definitions`).
+#[derive(Default)]
+struct Named {
+    all: Vec<DocAddress>,
+    held: Vec<DocAddress>,
+}
+
+type RepoCandidates = (Vec<(Candidate, u32)>, Vec<(f32, Candidate, u32)>, Named, HashMap<u32, f32>);
 
 /// BM25 statistics of several indexes taken together. Each index's query asks for every
 /// term's statistics, and each answer is a lookup in every index: remembered, so a search of
@@ -194,7 +202,9 @@ pub fn search_indexes(
         // A query that is one identifier: the chunks that define it (not in a dense search,
         // which ranks by meaning alone, nor one filtered to docs or web pages).
         let definitions_here = match (defined_name, qualifier) {
-            (Some(name), None) => index.definitions(searcher, name, MAX_PROMOTED_DEFINITIONS)?,
+            (Some(name), None) => {
+                Named { all: index.definitions(searcher, name, MAX_PROMOTED_DEFINITIONS)?, held: Vec::new() }
+            }
             (Some(name), Some(qualifier)) => {
                 let named = index.definitions(searcher, name, QUALIFIED_DEFINITIONS)?;
                 let holders = index.definitions(searcher, qualifier, QUALIFIED_DEFINITIONS)?;
@@ -202,11 +212,13 @@ pub fn search_indexes(
                 let all: Vec<DocAddress> = named.iter().chain(&holders).copied().collect();
                 let files = index.files_of(searcher, &all)?;
                 let (named_files, holder_files) = files.split_at(named.len());
-                let mut kept = qualified_definitions(named, named_files, holder_files);
-                kept.truncate(MAX_PROMOTED_DEFINITIONS);
-                kept
+                let mut held = held_definitions(&named, named_files, holder_files);
+                held.truncate(MAX_PROMOTED_DEFINITIONS);
+                let mut all = named;
+                all.truncate(MAX_PROMOTED_DEFINITIONS);
+                Named { all, held }
             }
-            (None, _) => Vec::new(),
+            (None, _) => Named::default(),
         };
         // Files matter to the fusion and to the path match.
         let file_tag = (at as u32) << FILE_SHIFT;
@@ -240,7 +252,8 @@ pub fn search_indexes(
                 (key, Candidate { address: tag(at, candidate.address), ..candidate }, file | file_tag)
             })
             .collect();
-        let definitions = definitions_here.into_iter().map(|address| tag(at, address)).collect();
+        let tagged = |addresses: Vec<DocAddress>| addresses.into_iter().map(|address| tag(at, address)).collect();
+        let definitions = Named { all: tagged(definitions_here.all), held: tagged(definitions_here.held) };
         Ok((lexical, dense, definitions, path_matches))
     };
     let threads = match mode {
@@ -271,15 +284,19 @@ pub fn search_indexes(
     };
     let mut lexical: Vec<(Candidate, u32)> = Vec::new();
     let mut dense: Vec<(f32, Candidate, u32)> = Vec::new();
-    let mut definitions: Vec<DocAddress> = Vec::new();
+    let mut named = Named::default();
     let mut path_matches: HashMap<u32, f32> = HashMap::new();
     for result in per_index {
-        let (lexical_here, dense_here, definitions_here, path_matches_here) = result?;
+        let (lexical_here, dense_here, named_here, path_matches_here) = result?;
         path_matches.extend(path_matches_here);
         lexical.extend(lexical_here);
         dense.extend(dense_here);
-        definitions.extend(definitions_here);
+        named.all.extend(named_here.all);
+        named.held.extend(named_here.held);
     }
+    // A qualified name held by its qualifier in any repo searched means that one: `Rack::Builder`
+    // is rack's, not every other repo's `Builder`.
+    let definitions = if named.held.is_empty() { named.all } else { named.held };
     if indexes.len() > 1 {
         // One ranking of all repos' candidates; a stable sort keeps each repo's order on ties.
         lexical.sort_by(|a, b| b.0.score.total_cmp(&a.0.score));

@@ -255,19 +255,10 @@ pub(super) fn named_qualifier(query: &str) -> Option<&str> {
 /// Of the definitions of a qualified name (`definitions`, with `files` giving each one's
 /// file and `qualifier_files` the files that define the qualifier), those in a file that also
 /// defines the qualifier: `AsyncReadExt::read_exact` means the trait's method, not the
-/// `read_exact` of another module. All of them when none is.
-pub(super) fn qualified_definitions(
-    definitions: Vec<DocAddress>,
-    files: &[u32],
-    qualifier_files: &[u32],
-) -> Vec<DocAddress> {
-    let held: Vec<DocAddress> =
-        definitions.iter().zip(files).filter(|(_, f)| qualifier_files.contains(f)).map(|(&a, _)| a).collect();
-    if held.is_empty() {
-        definitions
-    } else {
-        held
-    }
+/// `read_exact` of another module. When no index searched holds one, all definitions stand
+/// (`search_indexes` decides over every index, as one index of all of them would).
+pub(super) fn held_definitions(definitions: &[DocAddress], files: &[u32], qualifier_files: &[u32]) -> Vec<DocAddress> {
+    definitions.iter().zip(files).filter(|(_, f)| qualifier_files.contains(f)).map(|(&a, _)| a).collect()
 }
 
 /// Most definitions of a named identifier put first: a name defined in many places (every

@@ -339,6 +339,6 @@ fn a_qualified_query_names_its_qualifier() {
     assert_eq!(named_qualifier("how read_exact works"), None);
     let (a, b, c) = (DocAddress::new(0, 1), DocAddress::new(0, 2), DocAddress::new(0, 3));
     // Definitions in files 7, 8, 9; the qualifier is defined in 8.
-    assert_eq!(qualified_definitions(vec![a, b, c], &[7, 8, 9], &[8]), vec![b]);
-    assert_eq!(qualified_definitions(vec![a, b, c], &[7, 8, 9], &[4]), vec![a, b, c]);
+    assert_eq!(held_definitions(&[a, b, c], &[7, 8, 9], &[8]), vec![b]);
+    assert_eq!(held_definitions(&[a, b, c], &[7, 8, 9], &[4]), vec![]);
 }

@@ -212,15 +212,22 @@ async fn timed_pass(
     Ok((alone_ms, across_ms))
 }
 
-pub async fn run(
-    loaded: &LoadedConfig,
-    repos: Vec<PathBuf>,
-    sets: Vec<JudgedSet>,
-    judgments_opt: Option<PathBuf>,
-    state_dir_opt: Option<PathBuf>,
-    lexical_only: bool,
-    json: bool,
-) -> Result<i32> {
+/// What `bench-across` measures and how it reports.
+pub struct Options {
+    pub repos: Vec<PathBuf>,
+    pub sets: Vec<JudgedSet>,
+    pub judgments: Option<PathBuf>,
+    pub state_dir: Option<PathBuf>,
+    pub lexical_only: bool,
+    /// Print each question found in the first five alone and not across, with the first five
+    /// across: what a ranking change across repos has to explain.
+    pub misses: bool,
+    pub json: bool,
+}
+
+pub async fn run(loaded: &LoadedConfig, options: Options) -> Result<i32> {
+    let Options { repos, sets, judgments: judgments_opt, state_dir: state_dir_opt, lexical_only, misses, json } =
+        options;
     let judgments = judgments_opt.as_deref().map(Judgments::read).transpose()?;
     let canonical = |p: &Path| -> Result<PathBuf> {
         std::fs::canonicalize(p).map_err(|err| DocdexError::invalid(format!("{}: {err}", p.display())))
@@ -294,6 +301,18 @@ pub async fn run(
                     if !elsewhere {
                         one_repo_alone.push(alone.last().cloned().expect("just pushed"));
                         one_repo_across.push(across.last().cloned().expect("just pushed"));
+                    }
+                }
+                // Judged by the pooled judgments when there are some, by the set otherwise.
+                let (alone_answer, across_answer) = match (judged_alone.last(), judged_across.last()) {
+                    (Some(a), Some(b)) => (a, b),
+                    _ => (alone.last().expect("just pushed"), across.last().expect("just pushed")),
+                };
+                let in_five = |rank: Option<usize>| rank.is_some_and(|r| r <= 5);
+                if misses && in_five(alone_answer.rank) && !in_five(across_answer.rank) {
+                    eprintln!("miss [{mode}] {}: {}", repo_name(&repo), question.text);
+                    for (i, file) in files_of(&across_hits, &repo).iter().take(5).enumerate() {
+                        eprintln!("    {}. {file}", i + 1);
                     }
                 }
             }

@@ -162,6 +162,10 @@ enum Command {
         state_dir: Option<PathBuf>,
         #[arg(long)]
         lexical_only: bool,
+        /// Print each question found in the first five alone and not across, with the first
+        /// five across (stderr).
+        #[arg(long)]
+        misses: bool,
         #[arg(long)]
         json: bool,
     },
@@ -268,8 +272,9 @@ async fn run(command: Command, loaded: LoadedConfig) -> Result<i32> {
             };
             search::run(&loaded, &repo, options).await
         }
-        Command::BenchAcross { repos, sets, judgments, state_dir, lexical_only, json } => {
-            across::run(&loaded, repos, sets, judgments, state_dir, lexical_only, json).await
+        Command::BenchAcross { repos, sets, judgments, state_dir, lexical_only, misses, json } => {
+            let options = across::Options { repos, sets, judgments, state_dir, lexical_only, misses, json };
+            across::run(&loaded, options).await
         }
         Command::BenchDocuments { dir, runs, json } => documents::run(&loaded, &dir, runs, json),
         Command::BenchStoreScale(options) => tokio::task::spawn_blocking(move || store_scale::run(options)).await?,

@@ -4,7 +4,7 @@
 
 use tree_sitter::Node;
 
-use super::{base_type_name, is_ident_like, Frame, Walker, MAX_NAME, MAX_SIGNATURE};
+use super::{base_type_name, elixir_defined, is_ident_like, Frame, Walker, MAX_NAME, MAX_SIGNATURE};
 use crate::ingest::code::last_row;
 use crate::ingest::Language;
 use std::collections::HashSet;
@@ -391,19 +391,8 @@ impl<'a> Walker<'a> {
             _ => return,
         };
         self.def_names.insert(target.id());
-        let Some(args) = node.named_children(&mut node.walk()).find(|c| c.kind() == "arguments") else {
+        let Some((head, name_node)) = elixir_defined(node) else {
             return;
-        };
-        let Some(mut head) = args.named_child(0) else {
-            return;
-        };
-        if head.kind() == "binary_operator" {
-            // `def f(x) when is_integer(x)`
-            head = head.child_by_field_name("left").unwrap_or(head);
-        }
-        let name_node = match head.kind() {
-            "call" => head.child_by_field_name("target").unwrap_or(head),
-            _ => head,
         };
         let name = self.text(name_node).to_string();
         if name.is_empty() || name.len() > MAX_NAME {

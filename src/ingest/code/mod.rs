@@ -339,7 +339,15 @@ impl Walk<'_> {
         out: &mut Vec<Unit>,
     ) -> bool {
         let children = direct_children(body, src);
-        if children.len() < 2 {
+        // One child is worth opening up to only when it is long itself (Ruby's `module Rack`
+        // around `class Lint`, a namespace around one class): it is opened up in turn, or
+        // windowed under its own name. A short one would only repeat the item.
+        let worth_opening = match children.as_slice() {
+            [Child::Node(only)] => last_row(*only) - only.start_position().row + 1 > self.params.max_lines,
+            [_] | [] => false,
+            _ => true,
+        };
+        if !worth_opening {
             return false;
         }
         let header = header_line(self.lines, row_offset + item.node.start_position().row);
@@ -492,6 +500,10 @@ fn body_of(node: Node) -> Option<Node> {
     if let Some(body) = node.child_by_field_name("body") {
         return Some(body);
     }
+    if node.kind() == "call" {
+        // Elixir's `defmodule A do … end`: the block after `do`.
+        return node.named_children(&mut node.walk()).find(|c| c.kind() == "do_block");
+    }
     let inner = node.child_by_field_name("definition").or_else(|| node.child_by_field_name("declaration"))?;
     inner.child_by_field_name("body")
 }
@@ -499,6 +511,10 @@ fn body_of(node: Node) -> Option<Node> {
 fn node_text<'a>(node: Node, source: &'a [u8]) -> &'a str {
     node.utf8_text(source).unwrap_or("")
 }
+
+/// The Elixir macros that define what a chunk holds.
+const ELIXIR_DEFINITIONS: [&str; 9] =
+    ["defmodule", "defprotocol", "def", "defp", "defmacro", "defmacrop", "defdelegate", "defguard", "defguardp"];
 
 /// The name an item defines, if any.
 fn item_name(node: Node, source: &[u8]) -> Option<String> {
@@ -517,6 +533,16 @@ fn item_name(node: Node, source: &[u8]) -> Option<String> {
         }
         "decorated_definition" => node.child_by_field_name("definition").and_then(|d| item_name(d, source)),
         "export_statement" => node.child_by_field_name("declaration").and_then(|d| item_name(d, source)),
+        // Elixir defines with macro calls; a module is named by its last segment, as the
+        // symbols name it.
+        "call" => {
+            let target = node_text(node.child_by_field_name("target")?, source);
+            if !ELIXIR_DEFINITIONS.contains(&target) {
+                return None;
+            }
+            let name = node_text(crate::code::extract::elixir_defined(node)?.1, source);
+            Some(name.rsplit('.').next().unwrap_or(name).to_string())
+        }
         "lexical_declaration"
         | "variable_declaration"
         | "type_declaration"

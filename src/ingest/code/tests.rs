@@ -248,3 +248,78 @@ fn unparseable_languages_fall_back_to_windows() {
     assert_eq!(chunks.len(), 3);
     assert_eq!((chunks[0].line_start, chunks[2].line_end), (1, 100));
 }
+
+/// A long class inside a long module or namespace (Ruby's `module Rack; class Lint`, a C++
+/// namespace's class) is opened up in turn: a chunk holding its first line defines its name,
+/// as a top-level class's does, so a query naming it finds its definition.
+#[test]
+fn a_long_class_inside_a_long_container_defines_its_name() {
+    let methods = |open: &str, close: &str| (0..8).map(|i| format!("{open}{i}{close}")).collect::<Vec<_>>().join("\n");
+    let cases = [
+        (
+            Language::Ruby,
+            format!(
+                "module Rack\n  class Lint\n{}\n  end\nend\n",
+                methods("    def check_", "(env)\n      env.fetch(:a)\n      env.fetch(:b)\n    end\n")
+            ),
+        ),
+        (
+            Language::Php,
+            format!(
+                "<?php\nnamespace App;\n\nclass Lint\n{{\n{}\n}}\n",
+                methods("    public function check", "($env)\n    {\n        return $env;\n    }\n")
+            ),
+        ),
+        (
+            Language::Cpp,
+            format!(
+                "namespace app {{\nclass Lint {{\n public:\n{}\n}};\n}}\n",
+                methods("  int check", "(int env) {\n    int a = env;\n    return a;\n  }\n")
+            ),
+        ),
+        (
+            Language::CSharp,
+            format!(
+                "namespace App\n{{\n    public class Lint\n    {{\n{}\n    }}\n}}\n",
+                methods("        public int Check", "(int env)\n        {\n            return env;\n        }\n")
+            ),
+        ),
+        (
+            Language::Java,
+            format!(
+                "package app;\n\npublic class Outer {{\n  public static class Lint {{\n{}\n  }}\n}}\n",
+                methods("    int check", "(int env) {\n      int a = env;\n      return a;\n    }\n")
+            ),
+        ),
+        (
+            Language::Elixir,
+            format!(
+                "defmodule App do\n  defmodule Lint do\n{}\n  end\nend\n",
+                methods("    def check_", "(env) do\n      a = env\n      a\n    end\n")
+            ),
+        ),
+        (
+            Language::TypeScript,
+            format!(
+                "export namespace App {{\n  export class Lint {{\n{}\n  }}\n}}\n",
+                methods("    check", "(env: number): number {\n      const a = env;\n      return a;\n    }\n")
+            ),
+        ),
+        (
+            Language::Python,
+            format!(
+                "class Outer:\n    class Lint:\n{}\n",
+                methods("        def check_", "(self, env):\n            a = env\n            return a\n")
+            ),
+        ),
+    ];
+    let mut missing = Vec::new();
+    for (language, src) in &cases {
+        let chunks = chunk_file(*language, src, small());
+        if !chunks.iter().any(|c| c.symbols.iter().any(|s| s == "Lint")) {
+            let got: Vec<_> = chunks.iter().map(|c| (c.line_start, c.line_end, c.symbols.clone())).collect();
+            missing.push(format!("{language:?}: {got:?}"));
+        }
+    }
+    assert!(missing.is_empty(), "no chunk defines Lint:\n{}", missing.join("\n"));
+}
