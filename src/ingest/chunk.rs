@@ -20,6 +20,10 @@ pub struct Chunk {
     pub heading: String,
     /// Names of the items the chunk defines (functions, types, …); boosted in search.
     pub symbols: Vec<String>,
+    /// Further names defined on the chunk's lines that the code facts find and the chunker
+    /// does not (`add_definitions`): looked up by a query of one identifier, not scored as
+    /// text (as `symbols` they would weigh on every question in words).
+    pub defined: Vec<String>,
     /// SHA-256 of `text`: lets later stages (embeddings) skip unchanged chunks.
     pub content_hash: String,
     /// Code of a file that documents no public item (see `surface.rs`).
@@ -139,6 +143,7 @@ fn chunks_of(
                 text,
                 heading: span.heading,
                 symbols: span.symbols,
+                defined: Vec::new(),
                 internal: false,
                 page: page_of(span.start),
             })
@@ -184,6 +189,23 @@ fn fence_marker(line: &str) -> Option<&'static str> {
         Some("~~~")
     } else {
         None
+    }
+}
+
+/// Adds to each chunk's `defined` the names defined on its lines (`definitions`: a 1-based
+/// line and a name) that it does not name yet. The chunker names what it cuts at; the code facts know
+/// every language's definitions (a C function's name sits in its declarator, a Haskell
+/// equation has no item node), and a query naming one looks it up by the chunk's names.
+pub fn add_definitions<'a>(chunks: &mut [Chunk], definitions: impl IntoIterator<Item = (u64, &'a str)>) {
+    for (line, name) in definitions {
+        // Chunks are in line order and do not overlap: the last one starting at or before it.
+        let at = chunks.partition_point(|c| c.line_start <= line);
+        let Some(chunk) = at.checked_sub(1).and_then(|i| chunks.get_mut(i)) else {
+            continue;
+        };
+        if line <= chunk.line_end && !chunk.symbols.iter().chain(&chunk.defined).any(|s| s == name) {
+            chunk.defined.push(name.to_string());
+        }
     }
 }
 

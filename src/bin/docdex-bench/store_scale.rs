@@ -139,6 +139,7 @@ fn load_repo(
                 text,
                 heading: symbols[0].clone(),
                 symbols,
+                defined: Vec::new(),
                 internal: false,
                 page: None,
             });
