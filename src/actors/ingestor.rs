@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use actix::{Actor, Handler, Message, SyncContext};
 
-use crate::code::{FileCode, SymbolKind};
+use crate::code::FileCode;
 use crate::index::FileRecord;
 use crate::ingest::{
     read_text_file, scan_paths, scan_repo, sha256_hex, Chunk, ChunkParams, FileRead, Language, ScanResult, ScannedFile,
@@ -150,34 +150,13 @@ fn ingest_file(
         return IngestedFile::Unchanged { record: record(hash, 0, language.name()), path: file.rel_path };
     }
     inject_fault(&file.rel_path);
-    let (chunks, code) = chunks_and_code(language, &text, params);
+    let (chunks, code) = crate::code::chunks_and_code(language, &text, params);
     IngestedFile::Changed {
         record: record(hash, chunks.len() as u32, language.name()),
         path: file.rel_path,
         chunks,
         code,
     }
-}
-
-/// A source file's chunks and code facts, from one full parse; each chunk names the
-/// definitions on its lines (types, callables, constants, modules, macros: what a query of
-/// one identifier asks for, not fields or variables).
-pub fn chunks_and_code(language: Language, text: &str, params: ChunkParams) -> (Vec<Chunk>, Option<FileCode>) {
-    let tree_opt = crate::code::extract::parse(language, text);
-    let mut chunks = crate::ingest::chunk::chunk_file_parsed(language, text, params, tree_opt.as_ref());
-    if crate::ingest::surface::public_items(language, text) == Some(0) {
-        for chunk in &mut chunks {
-            chunk.internal = true;
-        }
-    }
-    let code = tree_opt.and_then(|tree| crate::code::extract::extract_tree(language, &tree, text));
-    if let Some(code) = &code {
-        let named = code.symbols.iter().filter(|s| {
-            !matches!(s.kind, SymbolKind::Variable | SymbolKind::Field | SymbolKind::Property | SymbolKind::EnumMember)
-        });
-        crate::ingest::chunk::add_definitions(&mut chunks, named.map(|s| (u64::from(s.line), s.name.as_str())));
-    }
-    (chunks, code)
 }
 
 /// A document: its bytes hashed (unchanged ones are not converted again), converted to text

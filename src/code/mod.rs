@@ -16,6 +16,7 @@ pub mod query;
 pub mod resolve;
 mod spec;
 
+use crate::ingest::{Chunk, ChunkParams, Language};
 use serde::{Deserialize, Serialize};
 
 pub use extract::extract;
@@ -313,6 +314,27 @@ pub fn is_resolution_config(rel_path: &str) -> bool {
     let name = rel_path.rsplit('/').next().unwrap_or(rel_path);
     matches!(name, "go.mod" | "Cargo.toml" | "package.json")
         || (name.starts_with("tsconfig") && name.ends_with(".json"))
+}
+
+/// A source file's chunks and code facts, from one full parse; each chunk names the
+/// definitions on its lines (types, callables, constants, modules, macros: what a query of
+/// one identifier asks for, not fields or variables).
+pub fn chunks_and_code(language: Language, text: &str, params: ChunkParams) -> (Vec<Chunk>, Option<FileCode>) {
+    let tree_opt = crate::code::extract::parse(language, text);
+    let mut chunks = crate::ingest::chunk::chunk_file_parsed(language, text, params, tree_opt.as_ref());
+    if crate::ingest::surface::public_items(language, text) == Some(0) {
+        for chunk in &mut chunks {
+            chunk.internal = true;
+        }
+    }
+    let code = tree_opt.and_then(|tree| crate::code::extract::extract_tree(language, &tree, text));
+    if let Some(code) = &code {
+        let named = code.symbols.iter().filter(|s| {
+            !matches!(s.kind, SymbolKind::Variable | SymbolKind::Field | SymbolKind::Property | SymbolKind::EnumMember)
+        });
+        crate::ingest::chunk::add_definitions(&mut chunks, named.map(|s| (u64::from(s.line), s.name.as_str())));
+    }
+    (chunks, code)
 }
 
 #[cfg(test)]

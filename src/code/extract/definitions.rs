@@ -4,8 +4,8 @@
 
 use tree_sitter::Node;
 
-use super::{base_type_name, elixir_defined, is_ident_like, Frame, Walker, MAX_NAME, MAX_SIGNATURE};
-use crate::ingest::code::last_row;
+use super::{base_type_name, is_ident_like, Frame, Walker, MAX_NAME, MAX_SIGNATURE};
+use crate::ingest::code::{elixir_defined, last_row};
 use crate::ingest::Language;
 use std::collections::HashSet;
 

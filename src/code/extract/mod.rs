@@ -66,23 +66,6 @@ pub fn name_default_export(code: &mut FileCode, path: &str) {
     }
 }
 
-/// The head of an Elixir definition macro call (`f(x)` of `def f(x) when …`, `A.B` of
-/// `defmodule A.B do`) and the node naming what it defines; the chunker and the symbol walk
-/// read definitions the same way.
-pub(crate) fn elixir_defined(call: Node) -> Option<(Node, Node)> {
-    let args = call.named_children(&mut call.walk()).find(|c| c.kind() == "arguments")?;
-    let mut head = args.named_child(0)?;
-    if head.kind() == "binary_operator" {
-        // `def f(x) when is_integer(x)`
-        head = head.child_by_field_name("left").unwrap_or(head);
-    }
-    let name = match head.kind() {
-        "call" => head.child_by_field_name("target").unwrap_or(head),
-        _ => head,
-    };
-    Some((head, name))
-}
-
 /// A full parse of `text` (one parser per thread, reused).
 pub fn parse(language: Language, text: &str) -> Option<Tree> {
     thread_local! {

@@ -2,7 +2,7 @@
 //! released projects) found wanting: each shape here was missed or misnamed before.
 
 use crate::code::extract::extract;
-use crate::ingest::Language;
+use crate::ingest::{ChunkParams, Language};
 
 /// `line-end_line kind qualified_name` of every definition of `text`.
 fn definitions(language: Language, text: &str) -> Vec<String> {
@@ -160,4 +160,44 @@ fn old_style_javascript_members_set_on_a_prototype_an_object_or_exports_are_defi
     };
     assert_eq!(enclosing("strictEqual", 13).as_deref(), Some("Test.equal"));
     assert!(enclosing("cb", 6).is_none(), "{:?}", code.occurrences.iter().map(|o| code.name_of(o)).collect::<Vec<_>>());
+}
+
+/// Every chunk names the definitions on its lines in every language, also where the chunker
+/// cuts at nodes that carry no name (a C function's name is in its declarator, Haskell's
+/// equations, Zig's `const Point = struct`): a query of one identifier finds them.
+#[test]
+fn chunks_name_the_definitions_the_code_facts_find() {
+    let cases: Vec<(Language, &str, &[&str])> = vec![
+        (
+            Language::C,
+            "static int add(int a, int b) {\n  return a + b;\n}\n\ntypedef struct point { int x; } point_t;\n",
+            &["add", "point_t"],
+        ),
+        (
+            Language::Cpp,
+            "int Widget::size() const {\n  return n;\n}\n\ntemplate <class T> T twice(T x) { return x + x; }\n",
+            &["size", "twice"],
+        ),
+        (Language::Haskell, "add :: Int -> Int\nadd x = x + 1\n\ndata Shape = Circle | Square\n", &["add", "Shape"]),
+        (
+            Language::Zig,
+            "pub fn add(a: u32) u32 {\n    return a;\n}\n\nconst Point = struct {\n    x: u32,\n};\n",
+            &["add", "Point"],
+        ),
+        (Language::Lua, "local M = {}\n\nfunction M.sub(a, b)\n  return a - b\nend\n", &["sub"]),
+    ];
+    let params = ChunkParams { max_lines: 40, target_lines: 1, max_chars: 12_000 };
+    for (language, src, names) in cases {
+        let (chunks, _) = crate::code::chunks_and_code(language, src, params);
+        for name in names {
+            assert!(
+                chunks.iter().any(|c| c.symbols.iter().chain(&c.defined).any(|s| s == name)),
+                "{language:?}: no chunk names {name}: {:?}",
+                chunks.iter().map(|c| (c.line_start, c.symbols.clone())).collect::<Vec<_>>()
+            );
+        }
+    }
+    // Fields and variables are not what a query of one identifier asks for.
+    let (chunks, _) = crate::code::chunks_and_code(Language::C, "struct point {\n  int x;\n};\n", params);
+    assert!(chunks.iter().all(|c| !c.symbols.iter().chain(&c.defined).any(|s| s == "x")), "{chunks:?}");
 }

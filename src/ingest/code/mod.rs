@@ -512,6 +512,23 @@ fn node_text<'a>(node: Node, source: &'a [u8]) -> &'a str {
     node.utf8_text(source).unwrap_or("")
 }
 
+/// The head of an Elixir definition macro call (`f(x)` of `def f(x) when …`, `A.B` of
+/// `defmodule A.B do`) and the node naming what it defines; the chunker and the symbol walk
+/// read definitions the same way.
+pub(crate) fn elixir_defined(call: Node) -> Option<(Node, Node)> {
+    let args = call.named_children(&mut call.walk()).find(|c| c.kind() == "arguments")?;
+    let mut head = args.named_child(0)?;
+    if head.kind() == "binary_operator" {
+        // `def f(x) when is_integer(x)`
+        head = head.child_by_field_name("left").unwrap_or(head);
+    }
+    let name = match head.kind() {
+        "call" => head.child_by_field_name("target").unwrap_or(head),
+        _ => head,
+    };
+    Some((head, name))
+}
+
 /// The Elixir macros that define what a chunk holds.
 const ELIXIR_DEFINITIONS: [&str; 9] =
     ["defmodule", "defprotocol", "def", "defp", "defmacro", "defmacrop", "defdelegate", "defguard", "defguardp"];
@@ -540,7 +557,7 @@ fn item_name(node: Node, source: &[u8]) -> Option<String> {
             if !ELIXIR_DEFINITIONS.contains(&target) {
                 return None;
             }
-            let name = node_text(crate::code::extract::elixir_defined(node)?.1, source);
+            let name = node_text(elixir_defined(node)?.1, source);
             Some(name.rsplit('.').next().unwrap_or(name).to_string())
         }
         "lexical_declaration"
