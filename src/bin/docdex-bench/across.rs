@@ -264,7 +264,7 @@ pub async fn run(loaded: &LoadedConfig, options: Options) -> Result<i32> {
     let (server, addr) = serve_loopback(&actors, &roots[0], loaded)?;
     let server_handle = server.handle();
     let server_task = actix::spawn(server);
-    let client = reqwest::Client::new();
+    let client = crate::search::loopback_client();
     let url = format!("http://{addr}/v1/search");
     let all = roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(",");
     let modes: &[&str] = if hybrid { &["lexical", "hybrid"] } else { &["lexical"] };

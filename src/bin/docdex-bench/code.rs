@@ -167,7 +167,7 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, queries: usize, json: bool)
     let server_handle = server.handle();
     let server_task = actix::spawn(server);
     let base = format!("http://{addr}");
-    let client = reqwest::Client::new();
+    let client = crate::search::loopback_client();
 
     // Questions drawn from the repo's own definitions and files.
     let all: Vec<_> = graph.all_symbols().collect();

@@ -71,7 +71,7 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, runs: usize, files: usize, 
     let (server, addr) = crate::search::serve_loopback(&actors, &work, loaded)?;
     let server_handle = server.handle();
     let server_task = actix::spawn(server);
-    let client = reqwest::Client::new();
+    let client = crate::search::loopback_client();
     let url = format!("http://{addr}/v1/impact/diff");
 
     // Functions with a body line to edit, by file.

@@ -89,6 +89,17 @@ fn peak_rss_bytes() -> u64 {
         .unwrap_or(0)
 }
 
+/// The client the benchmarks ask `serve_loopback`'s server with. It drops a connection idle
+/// for 2 s, before the server's 5-second keep-alive closes it: a request sent on a connection
+/// the server is closing fails ("error sending request"), as one did after an index run's
+/// pause between two measured passes.
+pub fn loopback_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .pool_idle_timeout(std::time::Duration::from_secs(2))
+        .build()
+        .unwrap_or_else(|_| reqwest::Client::new())
+}
+
 /// The HTTP API over `actors` on a loopback port, no token, the repo as default: what the
 /// benchmarks time their requests against.
 pub fn serve_loopback(
@@ -376,7 +387,7 @@ async fn measure(loaded: &LoadedConfig, repo: &Path, options: &BenchOptions) -> 
     let server_handle = server.handle();
     let server_task = actix::spawn(server);
 
-    let client = reqwest::Client::new();
+    let client = loopback_client();
     let url = format!("http://{addr}/v1/search");
     let queries = queries_for(repo, loaded.config.index.max_file_size_bytes, query_count);
     // Warm the page cache, the searcher and the model with queries that are not measured, so
