@@ -316,6 +316,15 @@ pub fn is_resolution_config(rel_path: &str) -> bool {
         || (name.starts_with("tsconfig") && name.ends_with(".json"))
 }
 
+/// A JavaScript member set to what is defined elsewhere (`exports.application = proto`): the
+/// graph follows it as a definition, but a query naming it asks for the thing itself.
+fn is_alias(signature: &str) -> bool {
+    signature.split_once('=').is_some_and(|(_, value)| {
+        let value = value.trim().trim_end_matches(';').trim_end();
+        !value.is_empty() && value.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+    })
+}
+
 /// A source file's chunks and code facts, from one full parse; each chunk names the
 /// definitions on its lines (types, callables, constants, modules, macros: what a query of
 /// one identifier asks for, not fields or variables).
@@ -329,8 +338,11 @@ pub fn chunks_and_code(language: Language, text: &str, params: ChunkParams) -> (
     }
     let code = tree_opt.and_then(|tree| crate::code::extract::extract_tree(language, &tree, text));
     if let Some(code) = &code {
+        // JavaScript's member assignments are the definitions that can be aliases.
+        let script = matches!(language, Language::JavaScript | Language::TypeScript | Language::Tsx);
         let named = code.symbols.iter().filter(|s| {
             !matches!(s.kind, SymbolKind::Variable | SymbolKind::Field | SymbolKind::Property | SymbolKind::EnumMember)
+                && !(script && is_alias(&s.signature))
         });
         crate::ingest::chunk::add_definitions(&mut chunks, named.map(|s| (u64::from(s.line), s.name.as_str())));
     }

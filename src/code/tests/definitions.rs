@@ -197,6 +197,11 @@ fn chunks_name_the_definitions_the_code_facts_find() {
             );
         }
     }
+    // Nor a name given to what is defined elsewhere.
+    let src = "var proto = require('./application');\n\nexports.application = proto;\n\nexports.query = function query(options) {\n  return options;\n};\n";
+    let (chunks, _) = crate::code::chunks_and_code(Language::JavaScript, src, params);
+    let defined: Vec<&String> = chunks.iter().flat_map(|c| c.symbols.iter().chain(&c.defined)).collect();
+    assert!(defined.iter().any(|s| *s == "query") && !defined.iter().any(|s| *s == "application"), "{defined:?}");
     // Fields and variables are not what a query of one identifier asks for.
     let (chunks, _) = crate::code::chunks_and_code(Language::C, "struct point {\n  int x;\n};\n", params);
     assert!(chunks.iter().all(|c| !c.symbols.iter().chain(&c.defined).any(|s| s == "x")), "{chunks:?}");
