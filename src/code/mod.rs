@@ -340,10 +340,11 @@ pub fn chunks_and_code(language: Language, text: &str, params: ChunkParams) -> (
     if let Some(code) = &code {
         // JavaScript's member assignments are the definitions that can be aliases.
         let script = matches!(language, Language::JavaScript | Language::TypeScript | Language::Tsx);
-        let named = code.symbols.iter().filter(|s| {
-            !matches!(s.kind, SymbolKind::Variable | SymbolKind::Field | SymbolKind::Property | SymbolKind::EnumMember)
-                && !(script && is_alias(&s.signature))
-        });
+        let left_out = |s: &&Symbol| {
+            matches!(s.kind, SymbolKind::Variable | SymbolKind::Field | SymbolKind::Property | SymbolKind::EnumMember)
+                || (script && is_alias(&s.signature))
+        };
+        let named = code.symbols.iter().filter(|s| !left_out(s));
         crate::ingest::chunk::add_definitions(&mut chunks, named.map(|s| (u64::from(s.line), s.name.as_str())));
     }
     (chunks, code)
