@@ -4,6 +4,7 @@
 //! Exit codes follow ripgrep: 0 success (search: hits found), 1 nothing found or a failed
 //! check, 2 error.
 
+pub mod allocator;
 pub mod args;
 pub mod chat;
 pub mod check;

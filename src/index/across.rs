@@ -23,8 +23,8 @@ use super::rank::{
     Source,
 };
 use super::rank::{
-    definitions_first, demote_older_versions, held_definitions, named_identifier, named_qualifier, named_versions,
-    path_keywords, path_match, tag, untag, MAX_PROMOTED_DEFINITIONS,
+    definitions_first, demote_older_versions, held_definitions, named_after, named_identifier, named_qualifier,
+    named_versions, path_keywords, path_match, tag, untag, MAX_PROMOTED_DEFINITIONS,
 };
 use super::search::{query_terms, render, SearchFilter};
 use super::{RepoIndex, SearchOutcome, SearchParams};
@@ -52,6 +52,8 @@ const QUALIFIED_DEFINITIONS: usize = 50;
 struct Named {
     all: Vec<DocAddress>,
     held: Vec<DocAddress>,
+    /// Those of `all` in a file named after the identifier (`rank::named_after`).
+    titled: Vec<DocAddress>,
 }
 
 type RepoCandidates = (Vec<(Candidate, u32)>, Vec<(f32, Candidate, u32)>, Named, HashMap<u32, f32>);
@@ -201,24 +203,9 @@ pub fn search_indexes(
         demote_older_versions(&mut lexical_here, &mut dense_here, &versions);
         // A query that is one identifier: the chunks that define it (not in a dense search,
         // which ranks by meaning alone, nor one filtered to docs or web pages).
-        let definitions_here = match (defined_name, qualifier) {
-            (Some(name), None) => {
-                Named { all: index.definitions(searcher, name, MAX_PROMOTED_DEFINITIONS)?, held: Vec::new() }
-            }
-            (Some(name), Some(qualifier)) => {
-                let named = index.definitions(searcher, name, QUALIFIED_DEFINITIONS)?;
-                let holders = index.definitions(searcher, qualifier, QUALIFIED_DEFINITIONS)?;
-                // One call: file ids are only comparable within it.
-                let all: Vec<DocAddress> = named.iter().chain(&holders).copied().collect();
-                let files = index.files_of(searcher, &all)?;
-                let (named_files, holder_files) = files.split_at(named.len());
-                let mut held = held_definitions(&named, named_files, holder_files);
-                held.truncate(MAX_PROMOTED_DEFINITIONS);
-                let mut all = named;
-                all.truncate(MAX_PROMOTED_DEFINITIONS);
-                Named { all, held }
-            }
-            (None, _) => Named::default(),
+        let definitions_here = match defined_name {
+            Some(name) => named_definitions(index, searcher, name, qualifier)?,
+            None => Named::default(),
         };
         // Files matter to the fusion and to the path match.
         let file_tag = (at as u32) << FILE_SHIFT;
@@ -253,7 +240,11 @@ pub fn search_indexes(
             })
             .collect();
         let tagged = |addresses: Vec<DocAddress>| addresses.into_iter().map(|address| tag(at, address)).collect();
-        let definitions = Named { all: tagged(definitions_here.all), held: tagged(definitions_here.held) };
+        let definitions = Named {
+            all: tagged(definitions_here.all),
+            held: tagged(definitions_here.held),
+            titled: tagged(definitions_here.titled),
+        };
         Ok((lexical, dense, definitions, path_matches))
     };
     let threads = match mode {
@@ -293,10 +284,12 @@ pub fn search_indexes(
         dense.extend(dense_here);
         named.all.extend(named_here.all);
         named.held.extend(named_here.held);
+        named.titled.extend(named_here.titled);
     }
     // A qualified name held by its qualifier in any repo searched means that one: `Rack::Builder`
     // is rack's, not every other repo's `Builder`.
-    let definitions = if named.held.is_empty() { named.all } else { named.held };
+    let Named { all, held, titled } = named;
+    let definitions = if held.is_empty() { all } else { held };
     if indexes.len() > 1 {
         // One ranking of all repos' candidates; a stable sort keeps each repo's order on ties.
         lexical.sort_by(|a, b| b.0.score.total_cmp(&a.0.score));
@@ -347,7 +340,7 @@ pub fn search_indexes(
         let addresses: Vec<DocAddress> = ranked.iter().map(|c| c.address).chain(definitions.iter().copied()).collect();
         let files = files_of_tagged(indexes, &searchers, &addresses)?;
         let (ranked_files, definition_files) = files.split_at(ranked.len());
-        definitions_first(ranked, ranked_files, &definitions, definition_files)
+        definitions_first(ranked, ranked_files, &definitions, definition_files, &titled)
     };
     // The fusion already placed each file's later hits.
     let params = if mode == SearchMode::Hybrid { SearchParams { repeat_hit_delay: 0, ..params } } else { params };
@@ -428,6 +421,42 @@ fn files_of_tagged(indexes: &[&RepoIndex], searchers: &[Searcher], addresses: &[
         }
     }
     Ok(files)
+}
+
+/// The chunks of one index that define the identifier `name` a query is (with `qualifier`,
+/// also those a file defining the qualifier holds), at most `MAX_PROMOTED_DEFINITIONS` of
+/// each, those in a file named after the identifier first (`rank::named_after`): Ruby reopens
+/// a class in every file of its folder (`rails/application/*.rb` each define `Application`),
+/// and the one file named after it is where it is declared.
+fn named_definitions(index: &RepoIndex, searcher: &Searcher, name: &str, qualifier: Option<&str>) -> Result<Named> {
+    let named = index.definitions(searcher, name, QUALIFIED_DEFINITIONS)?;
+    let holders = match qualifier {
+        Some(qualifier) => index.definitions(searcher, qualifier, QUALIFIED_DEFINITIONS)?,
+        None => Vec::new(),
+    };
+    // One call: file ids are only comparable within it.
+    let all: Vec<DocAddress> = named.iter().chain(&holders).copied().collect();
+    let (files, paths) = index.files_and_paths_of(searcher, &all)?;
+    let (named_files, holder_files) = files.split_at(named.len());
+    let titled: Vec<DocAddress> = named
+        .iter()
+        .zip(named_files)
+        .filter(|(_, &file)| named_after(&paths[file as usize], name))
+        .map(|(&address, _)| address)
+        .collect();
+    // The first `MAX_PROMOTED_DEFINITIONS`, titled ones first, in document order.
+    let promote = |mut chosen: Vec<DocAddress>| -> Vec<DocAddress> {
+        chosen.sort_by_key(|address| !titled.contains(address));
+        chosen.truncate(MAX_PROMOTED_DEFINITIONS);
+        chosen.sort();
+        chosen
+    };
+    let held = match qualifier {
+        Some(_) => promote(held_definitions(&named, named_files, holder_files)),
+        None => Vec::new(),
+    };
+    let all = promote(named);
+    Ok(Named { all, held, titled })
 }
 
 #[cfg(test)]
@@ -535,6 +564,57 @@ mod tests {
         let docs = SearchFilter { source_opt: Some(HitSource::Library), ..SearchFilter::default() };
         let outcome = search_indexes(&[&index], "Serialize", None, SearchMode::Lexical, params, false, &docs).unwrap();
         assert!(outcome.hits.is_empty());
+    }
+
+    /// Of several definitions of a named identifier, the one in a file named after it comes
+    /// first (Ruby reopens a class in each file of its folder); a name the repo defines
+    /// nowhere is answered by the chunk that re-exports it (a facade over a dependency).
+    #[test]
+    fn a_query_naming_an_identifier_prefers_its_own_file_then_a_reexport() {
+        let busy = (0..30)
+            .map(|i| format!("impl Router {{ fn route_{i}(&self) -> Router {{ Router }} }}\n"))
+            .collect::<String>();
+        let files = vec![
+            ("src/routing/finisher.rs".to_string(), format!("pub struct Router;\n{busy}")),
+            ("src/routing/router.rs".to_string(), "/// Routes requests.\npub struct Router;\n".to_string()),
+            ("src/form.rs".to_string(), (0..30).map(|i| format!("impl FromRequest for F{i} {{}}\n")).collect()),
+            (
+                "src/extract/mod.rs".to_string(),
+                "pub use axum_core::extract::FromRequest;\n\npub mod path;\n".to_string(),
+            ),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let index = RepoIndex::open(dir.path(), "fp", dir.path()).unwrap();
+        let mut writer = index.writer(15_000_000).unwrap();
+        let params = crate::ingest::ChunkParams { max_lines: 40, target_lines: 20, max_chars: 4000 };
+        let mut next_id = 0;
+        for (path, text) in &files {
+            let mut chunks = crate::ingest::chunk_file(crate::ingest::Language::Rust, text, params);
+            // What the code facts add at an index run (`code::chunks_and_code`).
+            let exports = text
+                .lines()
+                .enumerate()
+                .filter(|(_, l)| l.starts_with("pub use"))
+                .map(|(i, _)| (i as u64 + 1, "FromRequest"));
+            crate::ingest::chunk::add_exports(&mut chunks, exports);
+            let ids: Vec<u32> = (next_id..next_id + chunks.len() as u32).collect();
+            next_id += chunks.len() as u32;
+            index.replace_file(&writer, path, "rust", &chunks, &ids).unwrap();
+        }
+        writer.commit().unwrap();
+        index.reload().unwrap();
+        let filter = SearchFilter::default();
+        let first_with = |query: &str, definitions_first: bool| {
+            let params = SearchParams { definitions_first, ..SearchParams::new(10, 1) };
+            let outcome = search_indexes(&[&index], query, None, SearchMode::Lexical, params, false, &filter).unwrap();
+            outcome.hits.first().map(|h| h.path.clone()).unwrap()
+        };
+        let first = |query: &str| first_with(query, true);
+        assert_eq!(first("Router"), "src/routing/router.rs");
+        assert_eq!(first("FromRequest"), "src/extract/mod.rs");
+        // Ranked as text, the files that use the names most come first: what the rules change.
+        assert_eq!(first_with("Router", false), "src/routing/finisher.rs");
+        assert_eq!(first_with("FromRequest", false), "src/form.rs");
     }
 
     /// A question in words ranks first the file whose name or folder names its words, even

@@ -52,7 +52,7 @@ pub use store::{
 /// What the code analyzer, the chunker and the schema produce, as a number: bump it when any
 /// of them changes what an index holds, so indexes built before are rebuilt (reported)
 /// instead of silently mismatching new queries.
-pub const INDEX_FORMAT_VERSION: u32 = 17;
+pub const INDEX_FORMAT_VERSION: u32 = 18;
 
 /// Where a repo's index and store live.
 #[derive(Clone)]
@@ -534,6 +534,9 @@ impl RepoIndex {
             doc.add_text(f.symbols, chunk.symbols.join(" "));
             for name in chunk.symbols.iter().chain(&chunk.defined).filter(|name| is_identifier(name)) {
                 doc.add_text(f.defines, name);
+            }
+            for name in chunk.exported.iter().filter(|name| is_identifier(name)) {
+                doc.add_text(f.exports, name);
             }
             doc.add_text(f.body, &chunk.text);
             if !is_prose(language) {

@@ -261,32 +261,46 @@ pub(super) fn held_definitions(definitions: &[DocAddress], files: &[u32], qualif
     definitions.iter().zip(files).filter(|(_, f)| qualifier_files.contains(f)).map(|(&a, _)| a).collect()
 }
 
+/// Whether the file at `path` is named after `identifier`: its name before the first `.`,
+/// lower-cased without `_` and `-`, is the identifier so written (`application.rb` for
+/// `Application`, `from_request.rs` for `FromRequest`, `Router.java` for `Router`).
+pub(super) fn named_after(path: &str, identifier: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let stem = name.split('.').next().unwrap_or(name);
+    let folded = |text: &str| -> String {
+        text.chars().filter(|c| !matches!(c, '_' | '-')).flat_map(char::to_lowercase).collect()
+    };
+    !stem.is_empty() && folded(stem) == folded(identifier)
+}
+
 /// Most definitions of a named identifier put first: a name defined in many places (every
 /// module's `Error`) must not push everything else off the page.
 pub(super) const MAX_PROMOTED_DEFINITIONS: usize = 5;
 
 /// Puts the definitions of the identifier a query names first, at most
-/// `MAX_PROMOTED_DEFINITIONS`, in the order their files have in the ranking (files it did
-/// not rank after those it did); the rest keep their order. A query that is one identifier
-/// asks where that thing is defined, and a file that uses it a hundred times outranks the
-/// definition on every other signal. `ranked_files` and `definition_files` give each
-/// candidate's and each definition's file.
+/// `MAX_PROMOTED_DEFINITIONS`: those in a file named after it (`titled`) before the others,
+/// each group in the order their files have in the ranking (files it did not rank after
+/// those it did); the rest keep their order. A query that is one identifier asks where that
+/// thing is defined, and a file that uses it a hundred times outranks the definition on
+/// every other signal. `ranked_files` and `definition_files` give each candidate's and each
+/// definition's file.
 pub(super) fn definitions_first(
     ranked: Vec<RankedCandidate>,
     ranked_files: &[u32],
     definitions: &[DocAddress],
     definition_files: &[u32],
+    titled: &[DocAddress],
 ) -> Vec<RankedCandidate> {
     if definitions.is_empty() {
         return ranked;
     }
     let file_place = |file: u32| ranked_files.iter().position(|&f| f == file).unwrap_or(usize::MAX);
-    let mut chosen: Vec<(usize, usize, DocAddress)> = definitions
+    let mut chosen: Vec<(bool, usize, usize, DocAddress)> = definitions
         .iter()
         .zip(definition_files)
         .map(|(&address, &file)| {
             let own_place = ranked.iter().position(|c| c.address == address).unwrap_or(usize::MAX);
-            (file_place(file), own_place, address)
+            (!titled.contains(&address), file_place(file), own_place, address)
         })
         .collect();
     chosen.sort();
@@ -295,7 +309,7 @@ pub(super) fn definitions_first(
     let mut by_address: HashMap<DocAddress, RankedCandidate> = HashMap::new();
     let mut rest = Vec::with_capacity(ranked.len());
     for candidate in ranked {
-        if chosen.iter().any(|(_, _, a)| *a == candidate.address) {
+        if chosen.iter().any(|(_, _, _, a)| *a == candidate.address) {
             by_address.insert(candidate.address, candidate);
         } else {
             // Past the cap, a definition keeps its place among the rest.
@@ -304,7 +318,7 @@ pub(super) fn definitions_first(
     }
     let mut first: Vec<RankedCandidate> = chosen
         .into_iter()
-        .map(|(_, _, address)| {
+        .map(|(_, _, _, address)| {
             by_address.remove(&address).unwrap_or(RankedCandidate {
                 address,
                 score: top_score,

@@ -16,6 +16,9 @@ pub(super) struct Fields {
     /// The names a chunk defines, each whole and as written (`Serialize`, not `impl
     /// Serialize for T`): a query that is one identifier finds its definitions here.
     pub(super) defines: Field,
+    /// The names a chunk re-exports (`Chunk::exported`), each whole: a one-identifier query's
+    /// answer where no chunk defines the name.
+    pub(super) exports: Field,
     pub(super) body: Field,
     /// The prose of a code chunk's comments, code examples left out.
     pub(super) docs: Field,
@@ -83,6 +86,7 @@ pub(super) fn build_schema() -> (Schema, Fields) {
         heading: builder.add_text_field("heading", stored_text.clone()),
         symbols: builder.add_text_field("symbols", text.clone()),
         defines: builder.add_text_field("defines", STRING),
+        exports: builder.add_text_field("exports", STRING),
         body: builder.add_text_field("body", stored_text),
         docs: builder.add_text_field("docs", text),
         // Stored, not indexed: nothing searches by them, and every indexed field costs a term

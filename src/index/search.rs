@@ -331,17 +331,24 @@ impl RepoIndex {
         Ok(candidates)
     }
 
-    /// The chunks that define `name` (exactly as written), in document order; at most
-    /// `limit`. Only a repo's own chunks define anything (docs and web pages name no items).
+    /// The chunks that define `name` (exactly as written), those defining the fewest other
+    /// names first; at most `limit`. Where none does, the chunks that re-export it (a facade
+    /// over a dependency that defines it). Only a repo's own chunks define anything (docs and
+    /// web pages name no items).
     pub(super) fn definitions(&self, searcher: &Searcher, name: &str, limit: usize) -> Result<Vec<DocAddress>> {
-        let query = TermQuery::new(Term::from_field_text(self.fields.defines, name), IndexRecordOption::Basic);
-        let mut addresses: Vec<DocAddress> = searcher
-            .search(&query, &TopDocs::with_limit(limit).order_by_score())?
-            .into_iter()
-            .map(|(_, a)| a)
-            .collect();
-        addresses.sort();
-        Ok(addresses)
+        let find = |field: Field| -> Result<Vec<DocAddress>> {
+            let query = TermQuery::new(Term::from_field_text(field, name), IndexRecordOption::Basic);
+            Ok(searcher
+                .search(&query, &TopDocs::with_limit(limit).order_by_score())?
+                .into_iter()
+                .map(|(_, a)| a)
+                .collect())
+        };
+        let defining = find(self.fields.defines)?;
+        if defining.is_empty() {
+            return find(self.fields.exports);
+        }
+        Ok(defining)
     }
 
     /// The file of each address, as an id per distinct path (across segments), read from

@@ -342,3 +342,13 @@ fn a_qualified_query_names_its_qualifier() {
     assert_eq!(held_definitions(&[a, b, c], &[7, 8, 9], &[8]), vec![b]);
     assert_eq!(held_definitions(&[a, b, c], &[7, 8, 9], &[4]), vec![]);
 }
+
+#[test]
+fn a_file_is_named_after_an_identifier_in_any_case_and_with_separators() {
+    assert!(named_after("railties/lib/rails/application.rb", "Application"));
+    assert!(named_after("axum/src/extract/from_request.rs", "FromRequest"));
+    assert!(named_after("src/main/java/Router.java", "Router"));
+    assert!(named_after("lib/date-utils.d.ts", "dateUtils"));
+    assert!(!named_after("railties/lib/rails/application/finisher.rb", "Application"));
+    assert!(!named_after("test/application_test.rb", "Application"));
+}

@@ -24,6 +24,10 @@ pub struct Chunk {
     /// does not (`add_definitions`): looked up by a query of one identifier, not scored as
     /// text (as `symbols` they would weigh on every question in words).
     pub defined: Vec<String>,
+    /// Names the chunk makes public from elsewhere (`pub use axum_core::extract::FromRequest`,
+    /// `export { parse } from './parse'`; `add_exports`): where a query of one of them is
+    /// answered when the repo defines it nowhere.
+    pub exported: Vec<String>,
     /// SHA-256 of `text`: lets later stages (embeddings) skip unchanged chunks.
     pub content_hash: String,
     /// Code of a file that documents no public item (see `surface.rs`).
@@ -144,6 +148,7 @@ fn chunks_of(
                 heading: span.heading,
                 symbols: span.symbols,
                 defined: Vec::new(),
+                exported: Vec::new(),
                 internal: false,
                 page: page_of(span.start),
             })
@@ -198,15 +203,29 @@ fn fence_marker(line: &str) -> Option<&'static str> {
 /// equation has no item node), and a query naming one looks it up by the chunk's names.
 pub fn add_definitions<'a>(chunks: &mut [Chunk], definitions: impl IntoIterator<Item = (u64, &'a str)>) {
     for (line, name) in definitions {
-        // Chunks are in line order and do not overlap: the last one starting at or before it.
-        let at = chunks.partition_point(|c| c.line_start <= line);
-        let Some(chunk) = at.checked_sub(1).and_then(|i| chunks.get_mut(i)) else {
-            continue;
-        };
-        if line <= chunk.line_end && !chunk.symbols.iter().chain(&chunk.defined).any(|s| s == name) {
+        let Some(chunk) = chunk_at(chunks, line) else { continue };
+        if !chunk.symbols.iter().chain(&chunk.defined).any(|s| s == name) {
             chunk.defined.push(name.to_string());
         }
     }
+}
+
+/// Puts each re-exported name (with the 1-based line of its statement) into `exported` of
+/// the chunk holding that line.
+pub fn add_exports<'a>(chunks: &mut [Chunk], exports: impl IntoIterator<Item = (u64, &'a str)>) {
+    for (line, name) in exports {
+        let Some(chunk) = chunk_at(chunks, line) else { continue };
+        if !chunk.exported.iter().any(|s| s == name) {
+            chunk.exported.push(name.to_string());
+        }
+    }
+}
+
+/// The chunk holding 1-based `line`: chunks are in line order and do not overlap, so it is
+/// the last one starting at or before it, if it reaches that far.
+fn chunk_at(chunks: &mut [Chunk], line: u64) -> Option<&mut Chunk> {
+    let at = chunks.partition_point(|c| c.line_start <= line);
+    at.checked_sub(1).and_then(|i| chunks.get_mut(i)).filter(|c| line <= c.line_end)
 }
 
 /// The headings of Markdown text (ATX and setext); headings inside code fences are text.

@@ -219,7 +219,7 @@ enum Command {
 }
 
 fn main() {
-    docdex::ingest::code::install_tree_sitter_allocator();
+    docdex::cli::allocator::configure();
     let cli = Cli::parse();
     let home = config::docdex_home();
     let loaded = match config::load(&home) {

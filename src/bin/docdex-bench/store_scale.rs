@@ -140,6 +140,7 @@ fn load_repo(
                 heading: symbols[0].clone(),
                 symbols,
                 defined: Vec::new(),
+                exported: Vec::new(),
                 internal: false,
                 page: None,
             });

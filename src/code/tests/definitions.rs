@@ -206,3 +206,25 @@ fn chunks_name_the_definitions_the_code_facts_find() {
     let (chunks, _) = crate::code::chunks_and_code(Language::C, "struct point {\n  int x;\n};\n", params);
     assert!(chunks.iter().all(|c| !c.symbols.iter().chain(&c.defined).any(|s| s == "x")), "{chunks:?}");
 }
+
+/// A facade's public re-exports are its chunks' `exported` names (axum's `extract` module for
+/// axum-core's `FromRequest`); a private or crate-wide import is not.
+#[test]
+fn chunks_name_what_they_reexport() {
+    let params = ChunkParams { max_lines: 40, target_lines: 1, max_chars: 12_000 };
+    let exported = |language: Language, src: &str| -> Vec<String> {
+        let (chunks, _) = crate::code::chunks_and_code(language, src, params);
+        chunks.into_iter().flat_map(|c| c.exported).collect()
+    };
+    let rust = "use http::HeaderMap;\n\n#[doc(inline)]\npub use axum_core::extract::{\n    FromRef, FromRequest,\n};\n\npub(crate) use self::state::Hidden;\n\npub fn handler() {}\n";
+    assert_eq!(exported(Language::Rust, rust), vec!["FromRef", "FromRequest"]);
+    let script =
+        "import { z } from 'zod';\nexport { parse, format as render } from './parse';\nexport function own() {}\n";
+    for language in [Language::TypeScript, Language::JavaScript] {
+        let names = exported(language, script);
+        assert!(names.iter().any(|n| n == "parse") && names.iter().any(|n| n == "render"), "{language:?}: {names:?}");
+        assert!(!names.iter().any(|n| n == "z" || n == "own"), "{language:?}: {names:?}");
+    }
+    // Other languages' imports bring names in; they do not publish them.
+    assert!(exported(Language::Python, "from .main import FastAPI\n").is_empty());
+}
