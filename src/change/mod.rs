@@ -103,34 +103,42 @@ pub fn read(root: &Path, base: &DiffBase, indexed_opt: Option<&CodeGraph>) -> Re
         }
     }
     // Both sides of every file are parsed unless the index has them: spread over the cores
-    // (a 10-file diff of large files is most of the answer's time).
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 4);
-    let per_thread = jobs.len().div_ceil(threads).max(1);
-    let symbols: Vec<ChangedSymbol> = std::thread::scope(|scope| {
-        let handles: Vec<_> = jobs
-            .chunks(per_thread)
-            .map(|chunk| {
-                scope.spawn(move || {
-                    chunk
-                        .iter()
-                        .flat_map(|(file, language, old_text, new_text)| {
-                            let facts = |path: &str, text: &str| -> Cow<'_, FileCode> {
-                                let known = indexed_opt.and_then(|g| g.indexed_code(path, language.name(), text));
-                                match known {
-                                    Some(code) => Cow::Borrowed(code),
-                                    None => Cow::Owned(extract(*language, path, text)),
-                                }
-                            };
-                            let old = facts(&file.old_path, old_text);
-                            let new = facts(&file.path, new_text);
-                            compare(*language, file, (old_text, &old), (new_text, &new))
-                        })
-                        .collect::<Vec<_>>()
+    // (a 10-file diff of large files is most of the answer's time), the largest files taken
+    // first and each thread taking the next file when it is done, so that one thread does
+    // not end up with the large files while the other idles.
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 4).min(jobs.len().max(1));
+    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(jobs[i].2.len() + jobs[i].3.len()));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut done: Vec<(usize, Vec<ChangedSymbol>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        let taken = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(&i) = order.get(taken) else { break };
+                        let (file, language, old_text, new_text) = &jobs[i];
+                        let facts = |path: &str, text: &str| -> Cow<'_, FileCode> {
+                            let known = indexed_opt.and_then(|g| g.indexed_code(path, language.name(), text));
+                            match known {
+                                Some(code) => Cow::Borrowed(code),
+                                None => Cow::Owned(extract(*language, path, text)),
+                            }
+                        };
+                        let old = facts(&file.old_path, old_text);
+                        let new = facts(&file.path, new_text);
+                        out.push((i, compare(*language, file, (old_text, &old), (new_text, &new))));
+                    }
+                    out
                 })
             })
             .collect();
         handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
     });
+    // In the diff's order of files, as one thread would give them.
+    done.sort_by_key(|(i, _)| *i);
+    let symbols: Vec<ChangedSymbol> = done.into_iter().flat_map(|(_, symbols)| symbols).collect();
     Ok(ChangeSet { files, symbols })
 }
 
