@@ -24,7 +24,7 @@ use super::rank::{
 };
 use super::rank::{
     definitions_first, demote_older_versions, held_definitions, named_after, named_identifier, named_qualifier,
-    named_versions, path_keywords, path_match, tag, untag, MAX_PROMOTED_DEFINITIONS,
+    named_versions, older_versions, path_keywords, path_match, tag, untag, MAX_PROMOTED_DEFINITIONS,
 };
 use super::search::{query_terms, render, SearchFilter};
 use super::{RepoIndex, SearchOutcome, SearchParams};
@@ -204,7 +204,7 @@ pub fn search_indexes(
         // A query that is one identifier: the chunks that define it (not in a dense search,
         // which ranks by meaning alone, nor one filtered to docs or web pages).
         let definitions_here = match defined_name {
-            Some(name) => named_definitions(index, searcher, name, qualifier)?,
+            Some(name) => named_definitions(index, searcher, name, qualifier, &versions)?,
             None => Named::default(),
         };
         // Files matter to the fusion and to the path match.
@@ -427,8 +427,17 @@ fn files_of_tagged(indexes: &[&RepoIndex], searchers: &[Searcher], addresses: &[
 /// also those a file defining the qualifier holds), at most `MAX_PROMOTED_DEFINITIONS` of
 /// each, those in a file named after the identifier first (`rank::named_after`): Ruby reopens
 /// a class in every file of its folder (`rails/application/*.rb` each define `Application`),
-/// and the one file named after it is where it is declared.
-fn named_definitions(index: &RepoIndex, searcher: &Searcher, name: &str, qualifier: Option<&str>) -> Result<Named> {
+/// and the one file named after it is where it is declared. Those in an older version's
+/// folder beside a newer version's definition (`rank::older_versions`: `zod/src/v3/ZodError.ts`
+/// beside `v4/classic/errors.ts`) are left to the ranking, unless the query names that
+/// version (`versions`).
+fn named_definitions(
+    index: &RepoIndex,
+    searcher: &Searcher,
+    name: &str,
+    qualifier: Option<&str>,
+    versions: &[u64],
+) -> Result<Named> {
     let named = index.definitions(searcher, name, QUALIFIED_DEFINITIONS)?;
     let holders = match qualifier {
         Some(qualifier) => index.definitions(searcher, qualifier, QUALIFIED_DEFINITIONS)?,
@@ -438,14 +447,19 @@ fn named_definitions(index: &RepoIndex, searcher: &Searcher, name: &str, qualifi
     let all: Vec<DocAddress> = named.iter().chain(&holders).copied().collect();
     let (files, paths) = index.files_and_paths_of(searcher, &all)?;
     let (named_files, holder_files) = files.split_at(named.len());
+    let flags = index.flags_of(searcher, &named)?;
+    let older: Vec<DocAddress> =
+        named.iter().zip(older_versions(&flags, versions)).filter(|(_, older)| *older).map(|(&a, _)| a).collect();
     let titled: Vec<DocAddress> = named
         .iter()
         .zip(named_files)
         .filter(|(_, &file)| named_after(&paths[file as usize], name))
         .map(|(&address, _)| address)
         .collect();
-    // The first `MAX_PROMOTED_DEFINITIONS`, titled ones first, in document order.
-    let promote = |mut chosen: Vec<DocAddress>| -> Vec<DocAddress> {
+    // The first `MAX_PROMOTED_DEFINITIONS` of the current versions', titled ones first, in
+    // document order.
+    let promote = |chosen: Vec<DocAddress>| -> Vec<DocAddress> {
+        let mut chosen: Vec<DocAddress> = chosen.into_iter().filter(|address| !older.contains(address)).collect();
         chosen.sort_by_key(|address| !titled.contains(address));
         chosen.truncate(MAX_PROMOTED_DEFINITIONS);
         chosen.sort();
@@ -577,6 +591,10 @@ mod tests {
         let files = vec![
             ("src/routing/finisher.rs".to_string(), format!("pub struct Router;\n{busy}")),
             ("src/routing/router.rs".to_string(), "/// Routes requests.\npub struct Router;\n".to_string()),
+            // An older version beside a newer one: its definition goes after the newer one's,
+            // named after the identifier or not.
+            ("src/v1/router.rs".to_string(), "pub struct Router;\n".to_string()),
+            ("src/v2/routing.rs".to_string(), "pub struct Router;\n".to_string()),
             ("src/form.rs".to_string(), (0..30).map(|i| format!("impl FromRequest for F{i} {{}}\n")).collect()),
             (
                 "src/extract/mod.rs".to_string(),
@@ -611,6 +629,15 @@ mod tests {
         };
         let first = |query: &str| first_with(query, true);
         assert_eq!(first("Router"), "src/routing/router.rs");
+        let outcome =
+            search_indexes(&[&index], "Router", None, SearchMode::Lexical, SearchParams::new(10, 1), false, &filter)
+                .unwrap();
+        let place = |path: &str| outcome.hits.iter().position(|h| h.path == path).unwrap_or(usize::MAX);
+        assert!(
+            place("src/v2/routing.rs") < place("src/v1/router.rs"),
+            "{:?}",
+            outcome.hits.iter().map(|h| &h.path).collect::<Vec<_>>()
+        );
         assert_eq!(first("FromRequest"), "src/extract/mod.rs");
         // Ranked as text, the files that use the names most come first: what the rules change.
         assert_eq!(first_with("Router", false), "src/routing/finisher.rs");
