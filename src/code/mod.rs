@@ -346,27 +346,32 @@ pub fn chunks_and_code(language: Language, text: &str, params: ChunkParams) -> (
         };
         let named = code.symbols.iter().filter(|s| !left_out(s));
         crate::ingest::chunk::add_definitions(&mut chunks, named.map(|s| (u64::from(s.line), s.name.as_str())));
-        let lines: Vec<&str> = text.lines().collect();
-        let exports = code
-            .imports
-            .iter()
-            .filter(|i| lines.get((i.line as usize).wrapping_sub(1)).is_some_and(|l| reexports(language, l)))
-            .flat_map(|i| i.names.iter().map(move |name| (u64::from(i.line), name.as_str())));
-        crate::ingest::chunk::add_exports(&mut chunks, exports);
+        // Only where a language can re-export and the file imports anything: the lines are
+        // read for the statement's first word.
+        if let Some(prefix) = reexport_prefix(language).filter(|_| !code.imports.is_empty()) {
+            let lines: Vec<&str> = text.lines().collect();
+            let exports = code
+                .imports
+                .iter()
+                .filter(|i| {
+                    lines.get((i.line as usize).wrapping_sub(1)).is_some_and(|l| l.trim_start().starts_with(prefix))
+                })
+                .flat_map(|i| i.names.iter().map(move |name| (u64::from(i.line), name.as_str())));
+            crate::ingest::chunk::add_exports(&mut chunks, exports);
+        }
     }
     (chunks, code)
 }
 
-/// Whether the import statement starting on `line` makes its names public: Rust's `pub use`
-/// (not `pub(crate) use`), JavaScript's and TypeScript's `export … from`. A facade crate or
-/// package answers for what it re-exports (axum's `extract` module for `FromRequest`, which
-/// axum-core defines).
-fn reexports(language: Language, line: &str) -> bool {
-    let line = line.trim_start();
+/// How an import statement that makes its names public begins: Rust's `pub use` (not
+/// `pub(crate) use`), JavaScript's and TypeScript's `export … from`. A facade crate or package
+/// answers for what it re-exports (axum's `extract` module for `FromRequest`, which axum-core
+/// defines).
+fn reexport_prefix(language: Language) -> Option<&'static str> {
     match language {
-        Language::Rust => line.starts_with("pub use "),
-        Language::JavaScript | Language::TypeScript | Language::Tsx => line.starts_with("export "),
-        _ => false,
+        Language::Rust => Some("pub use "),
+        Language::JavaScript | Language::TypeScript | Language::Tsx => Some("export "),
+        _ => None,
     }
 }
 

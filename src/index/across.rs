@@ -479,12 +479,22 @@ mod tests {
 
     /// An index at a fresh state dir holding `files` (path, Rust source).
     fn index_of(state: &std::path::Path, files: &[(String, String)]) -> RepoIndex {
+        index_with(state, files, |_, _| {})
+    }
+
+    /// `index_of`, with `add` filling in what the code facts would add to each file's chunks.
+    fn index_with(
+        state: &std::path::Path,
+        files: &[(String, String)],
+        add: impl Fn(&str, &mut [crate::ingest::Chunk]),
+    ) -> RepoIndex {
         let index = RepoIndex::open(state, "fp", state).unwrap();
         let mut writer = index.writer(15_000_000).unwrap();
         let params = crate::ingest::ChunkParams { max_lines: 40, target_lines: 20, max_chars: 4000 };
         let mut next_id = 0;
         for (path, text) in files {
-            let chunks = crate::ingest::chunk_file(crate::ingest::Language::Rust, text, params);
+            let mut chunks = crate::ingest::chunk_file(crate::ingest::Language::Rust, text, params);
+            add(text, &mut chunks);
             let ids: Vec<u32> = (next_id..next_id + chunks.len() as u32).collect();
             next_id += chunks.len() as u32;
             index.replace_file(&writer, path, "rust", &chunks, &ids).unwrap();
@@ -602,25 +612,15 @@ mod tests {
             ),
         ];
         let dir = tempfile::tempdir().unwrap();
-        let index = RepoIndex::open(dir.path(), "fp", dir.path()).unwrap();
-        let mut writer = index.writer(15_000_000).unwrap();
-        let params = crate::ingest::ChunkParams { max_lines: 40, target_lines: 20, max_chars: 4000 };
-        let mut next_id = 0;
-        for (path, text) in &files {
-            let mut chunks = crate::ingest::chunk_file(crate::ingest::Language::Rust, text, params);
-            // What the code facts add at an index run (`code::chunks_and_code`).
+        // What the code facts add at an index run (`code::chunks_and_code`).
+        let index = index_with(dir.path(), &files, |text, chunks| {
             let exports = text
                 .lines()
                 .enumerate()
                 .filter(|(_, l)| l.starts_with("pub use"))
                 .map(|(i, _)| (i as u64 + 1, "FromRequest"));
-            crate::ingest::chunk::add_exports(&mut chunks, exports);
-            let ids: Vec<u32> = (next_id..next_id + chunks.len() as u32).collect();
-            next_id += chunks.len() as u32;
-            index.replace_file(&writer, path, "rust", &chunks, &ids).unwrap();
-        }
-        writer.commit().unwrap();
-        index.reload().unwrap();
+            crate::ingest::chunk::add_exports(chunks, exports);
+        });
         let filter = SearchFilter::default();
         let first_with = |query: &str, definitions_first: bool| {
             let params = SearchParams { definitions_first, ..SearchParams::new(10, 1) };
