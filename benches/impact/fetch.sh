@@ -31,6 +31,12 @@ TOOLS=(
   trio==0.27.0 outcome==1.3.0.post0 sniffio==1.3.1       # jinja2's async tests (versions of
   sortedcontainers==2.4.0 idna==3.10                     # its requirements/tests.txt; trio's
                                                          # attrs is the attrs project's own)
+  Mako==1.3.10                                           # bottle's test_mako (its test_jinja2
+                                                         # runs on the jinja2 project's copy)
+  six==1.17.0                                            # transitions (its run-time dependency)
+  pycodestyle==2.15.0                                    # transitions' test_codestyle (imported
+                                                         # unconditionally; its graphviz/mermaid
+                                                         # diagram tests skip without graphviz)
 )
 
 PROJECTS=$(python3 -c '
@@ -44,7 +50,7 @@ for p in json.load(open("benches/impact/split.json"))["projects"]:
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${TOOLS[@]}"
 
 # Editable install (no dependencies: the projects here have none at run time but jinja2's
-# MarkupSafe, pinned in TOOLS), before `git init`
+# MarkupSafe and transitions' six, pinned in TOOLS), before `git init`
 # so that whatever the build backend writes into the tree is part of the initial commit. A
 # VCS-derived version (hatch-vcs, setuptools-git-versioning) is pretended to be the release.
 install_editable() {

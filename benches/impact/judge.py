@@ -13,11 +13,13 @@ git repo:
 1. Runs the project's pytest suite once, in the project dir, under pytest-cov with
    `--cov-context=test`: every line executed while a test runs is recorded with the context
    "<pytest node id>|setup", "|run" or "|teardown" (fixtures count for their test). Measured
-   files: the project's `source` dirs (split.json) minus its `omit` globs (test dirs inside the
-   package). Lines executed outside any test (collection, i.e. import time) have the empty
-   context, which is ignored. Test outcomes do not matter (a failing test's lines count). The
-   suite's own pytest options (pyproject/setup.cfg addopts, markers) apply unchanged, plus
-   `-p no:cacheprovider`; the data file goes to target/impact-eval/coverage/<name>.coverage.
+   files: the project's `source` dirs (split.json; a source may also be one module file, such as
+   bottle's `bottle.py`, then all sources go to coverage's `include`) minus its `omit` globs
+   (test dirs inside the package). Lines executed outside any test (collection, i.e. import
+   time) have the empty context, which is ignored. Test outcomes do not matter (a failing
+   test's lines count). The suite's own pytest options (pyproject/setup.cfg addopts, markers)
+   apply unchanged, plus `-p no:cacheprovider`; the data file goes to
+   target/impact-eval/coverage/<name>.coverage.
 
 2. Parses every measured source file with `ast` and lists every function and method
    (`def`/`async def`, nested ones included): name, qualified name (enclosing classes and
@@ -81,6 +83,10 @@ def source_files(proj_dir, sources, omit):
     """Measured .py files (relative paths with '/'), sorted."""
     out = []
     for src in sources:
+        if os.path.isfile(os.path.join(proj_dir, src)):  # a single-module project (bottle.py)
+            if src.endswith(".py") and not any(fnmatch.fnmatch(src, g) for g in omit):
+                out.append(src)
+            continue
         for dirpath, dirnames, filenames in os.walk(os.path.join(proj_dir, src)):
             dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
             for fn in filenames:
@@ -175,7 +181,13 @@ def run_suite(name, proj_dir, sources, omit, python):
     with open(rc, "w") as f:
         f.write("[run]\n")
         f.write("data_file = %s\n" % data_file)
-        f.write("source =\n" + "".join("    %s\n" % os.path.join(proj_dir, s) for s in sources))
+        paths = [os.path.join(proj_dir, s) for s in sources]
+        if all(os.path.isdir(p) for p in paths):
+            f.write("source =\n" + "".join("    %s\n" % p for p in paths))
+        else:  # a source that is one file (bottle.py): `source` takes only dirs and module
+            # names, so the files and dirs are measured through `include` instead
+            f.write("include =\n" + "".join(
+                "    %s\n" % (os.path.join(p, "*") if os.path.isdir(p) else p) for p in paths))
         if omit:
             f.write("omit =\n" + "".join("    %s\n" % os.path.join(proj_dir, g) for g in omit))
         f.write("branch = False\n")

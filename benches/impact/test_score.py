@@ -159,11 +159,12 @@ class ProjectSelection(unittest.TestCase):
             self.assertIn("no project of split tune", err.getvalue())
 
     def test_every_split_of_split_json_is_a_choice(self):
-        # each split named in benches/impact/split.json (blind2 included) is accepted by --split
-        # (argparse would exit instead of returning 2)
+        # each split named in benches/impact/split.json (blind2, blind3 included) is accepted by
+        # --split (argparse would exit instead of returning 2)
         with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "split.json")) as f:
             splits = {p["split"] for p in json.load(f)["projects"]}
         self.assertIn("blind2", splits)
+        self.assertIn("blind3", splits)
         with tempfile.TemporaryDirectory() as d:
             judged = os.path.join(d, "judged.json")
             with open(judged, "w") as f:
