@@ -156,6 +156,20 @@ def file_confidence(tests, repo):
     return out
 
 
+def file_entries(tests, repo):
+    """Each predicted test file's entries as [confidence, depth] pairs, surest first (to study
+    what separates the files a run reaches from the rest)."""
+    out = {}
+    for t in tests or []:
+        p = normalize_path(t.get("path"), repo)
+        if p:
+            c = t.get("confidence")
+            out.setdefault(p, []).append([1.0 if c is None else c, t.get("depth")])
+    for entries in out.values():
+        entries.sort(key=lambda e: -e[0])
+    return out
+
+
 def probe_comment(path):
     """The comment appended to a probe line of the file at path: '//' for JavaScript and
     TypeScript, '#' otherwise."""
@@ -193,6 +207,7 @@ def score_function(entry, answer, repo):
         "missed": sorted(truth - pred), "extra": sorted(pred - truth),
         "truncated": bool(answer.get("truncated")),
         "file_confidence": file_confidence(tests, repo),
+        "file_entries": file_entries(tests, repo),
     })
     for c in THRESHOLDS:
         m = set_metrics(predicted_files(tests, repo, c), truth)

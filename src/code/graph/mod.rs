@@ -692,7 +692,16 @@ impl CodeGraph {
         }
         let mut found = self.uses_filtered(target, min_confidence, true);
         if DISPATCH_CONFIDENCE >= min_confidence {
-            let named = !found.is_empty();
+            // A class body's alias (`ASSIGN = handleChildren`) names the method for the same
+            // dispatch that finds the alias: it is not a caller.
+            let target_symbol = self.symbol(target);
+            let named = found.iter().any(|u| {
+                u.file != target.0
+                    || u.enclosing.is_none_or(|e| {
+                        let at = &self.codes[u.file as usize].symbols[e as usize];
+                        at.kind.is_callable() || at.container != target_symbol.container
+                    })
+            });
             found.extend(self.dispatch_uses(target, DISPATCH_CONFIDENCE, named));
         }
         let found = std::sync::Arc::new(found);

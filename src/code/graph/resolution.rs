@@ -590,6 +590,12 @@ impl CodeGraph {
         let implicit_members = implicit_members(lang);
         let container = self.enclosing_container(f, occ).unwrap_or("");
         let container_last = split_qualifier(container).last().copied().unwrap_or("");
+        // A Python class body is a scope of its own: a name there may be a member defined in it
+        // (`status = property(_get_status, _set_status)`, `__str__ = __repr__`, the getter
+        // in `@plain.setter`), unlike a method's body, where members are reached through `self`.
+        let class_body = lang == "python"
+            && !container_last.is_empty()
+            && occ.enclosing.is_some_and(|e| !code.symbols[e as usize].kind.is_callable());
         let same_file: Vec<SymbolRef> = all
             .iter()
             .copied()
@@ -605,6 +611,8 @@ impl CodeGraph {
                         && !container_last.is_empty()
                         && split_qualifier(&s.container).last() == Some(&container_last))
                     || (lang == "rust" && s.kind == SymbolKind::Field)
+                    // Run top to bottom: only what the body has defined so far.
+                    || (class_body && s.container == container && s.line < occ.line)
                     || matches!(lang, "elixir" | "haskell" | "lua" | "c")
             })
             .collect();

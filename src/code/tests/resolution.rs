@@ -330,8 +330,9 @@ def render(text: Text):
     assert_eq!(defs.len(), 2);
     let (getter, setter) = (defs[0].min(defs[1]), defs[0].max(defs[1]));
     let lines = |r| graph.references(r, 0.5).into_iter().map(|r| r.line).collect::<Vec<_>>();
-    // Each accessor's references list the other's declaration; the uses are the getter's.
-    assert_eq!(lines(getter), vec![7, 11]);
+    // Each accessor's references list the other's declaration; the uses are the getter's,
+    // `@plain.setter` (line 6, the class body's `plain` so far) among them.
+    assert_eq!(lines(getter), vec![6, 7, 11]);
     assert_eq!(lines(setter), vec![3]);
     let seeds = [Seed {
         symbol_opt: Some(setter),
@@ -1320,4 +1321,56 @@ fn a_prefix_dispatch_reaches_subclass_methods_and_an_open_one_reaches_unnamed_ow
     let unknown = find("unknown", "checker.py");
     let dispatched = graph.uses(unknown, 0.0).iter().filter(|u| u.confidence <= 0.5).count();
     assert_eq!(dispatched, 0, "a method named in the code is not also reached through the dispatch");
+}
+
+/// A Python class body is a scope: `status = property(_get_status, _set_status)` names the
+/// class's own methods, so a change to the setter reaches the tests that set the attribute;
+/// and a handler named only by its aliases (`ASSIGN = DELETE = handle_children`) is still the
+/// dispatch's, which finds the aliases by name.
+#[test]
+fn a_class_body_names_its_own_methods_and_an_alias_is_not_a_caller() {
+    let graph = python_graph(&[
+        (
+            "response.py",
+            "class Response:\n\
+             \x20   def _get_status(self):\n\
+             \x20       return self._status\n\
+             \n\
+             \x20   def _set_status(self, value):\n\
+             \x20       self._status = value\n\
+             \n\
+             \x20   status = property(_get_status, _set_status)\n",
+        ),
+        (
+            "checker.py",
+            "class Checker:\n\
+             \x20   def handle(self, node):\n\
+             \x20       return getattr(self, type(node).__name__.upper())(node)\n\
+             \n\
+             \x20   def handle_children(self, node):\n\
+             \x20       return 1\n\
+             \n\
+             \x20   ASSIGN = DELETE = handle_children\n",
+        ),
+        (
+            "tests/test_response.py",
+            "from response import Response\n\
+             \n\
+             def test_status():\n\
+             \x20   r = Response()\n\
+             \x20   r.status = 5\n\
+             \x20   assert r.status == 5\n",
+        ),
+        (
+            "tests/test_checker.py",
+            "from checker import Checker\n\
+             \n\
+             def test_checker():\n\
+             \x20   assert Checker().handle(1)\n",
+        ),
+    ]);
+    let find = |name: &str| graph.lookup(name)[0];
+    assert_eq!(test_files_reached(&graph, find("Response._set_status")), ["tests/test_response.py"]);
+    assert_eq!(test_files_reached(&graph, find("Response._get_status")), ["tests/test_response.py"]);
+    assert_eq!(test_files_reached(&graph, find("Checker.handle_children")), ["tests/test_checker.py"]);
 }
