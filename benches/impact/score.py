@@ -144,18 +144,6 @@ def predicted_files(tests, repo, min_confidence=None):
     return out
 
 
-def file_confidence(tests, repo):
-    """Each predicted test file's best entry confidence (for precision/recall curves)."""
-    out = {}
-    for t in tests or []:
-        c = t.get("confidence")
-        c = 1.0 if c is None else c
-        p = normalize_path(t.get("path"), repo)
-        if p:
-            out[p] = max(out.get(p, 0.0), c)
-    return out
-
-
 def file_entries(tests, repo):
     """Each predicted test file's entries as [confidence, depth] pairs, surest first (to study
     what separates the files a run reaches from the rest)."""
@@ -168,6 +156,11 @@ def file_entries(tests, repo):
     for entries in out.values():
         entries.sort(key=lambda e: -e[0])
     return out
+
+
+def file_confidence(tests, repo):
+    """Each predicted test file's best entry confidence (for precision/recall curves)."""
+    return {p: entries[0][0] for p, entries in file_entries(tests, repo).items()}
 
 
 def probe_comment(path):
