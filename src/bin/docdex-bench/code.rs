@@ -38,6 +38,10 @@ struct CodeBenchReport {
     threads: usize,
     parallel_seconds: f64,
     parallel_symbols_per_second: f64,
+    /// Tree-sitter's parse alone over the same cores: the most symbols/s any extraction that
+    /// parses every file (as references need) can reach on this machine.
+    parallel_parse_seconds: f64,
+    parse_ceiling_symbols_per_second: f64,
     /// A generated file of small documented functions and types, the shape other tools'
     /// parser benchmarks measure: symbols/s on one thread.
     dense_symbols: usize,
@@ -149,7 +153,17 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, queries: usize, json: bool)
         }
     }
     let source_files = files.len();
-    let (threads, parallel_seconds) = extract_in_parallel(&texts);
+    let (threads, parallel_seconds) = in_parallel(&texts, |language, text| {
+        std::hint::black_box(docdex::code::extract(language, text));
+    });
+    let (_, parallel_parse_seconds) = in_parallel(&texts, |language, text| {
+        let mut parser = tree_sitter::Parser::new();
+        if let Some(grammar) = language.grammar() {
+            if parser.set_language(&grammar).is_ok() {
+                std::hint::black_box(parser.parse(text, None));
+            }
+        }
+    });
     let (dense_symbols, dense_symbols_per_second) = dense_code_rate();
     let started = Instant::now();
     let graph = docdex::code::CodeGraph::build(files, &std::collections::HashMap::new());
@@ -211,6 +225,8 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, queries: usize, json: bool)
         threads,
         parallel_seconds,
         parallel_symbols_per_second: symbols as f64 / parallel_seconds.max(1e-9),
+        parallel_parse_seconds,
+        parse_ceiling_symbols_per_second: symbols as f64 / parallel_parse_seconds.max(1e-9),
         dense_symbols,
         dense_symbols_per_second,
         graph_build_ms,
@@ -232,7 +248,7 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, queries: usize, json: bool)
             )
         };
         let mut out = format!(
-            "{}\n  {} source files, {:.1} MiB: {} symbols, {} uses, {} imports\n  extraction: {:.2} s on one thread ({:.2} s of it parsing) = {:.0} symbols/s, {:.1} MB/s\n  on {} threads: {:.2} s = {:.0} symbols/s\n  dense generated code ({} symbols), one thread: {:.0} symbols/s\n  graph build: {:.0} ms; peak RSS {:.0} MiB\n  index run (chunks + symbols): {:.2} s\n",
+            "{}\n  {} source files, {:.1} MiB: {} symbols, {} uses, {} imports\n  extraction: {:.2} s on one thread ({:.2} s of it parsing) = {:.0} symbols/s, {:.1} MB/s\n  on {} threads: {:.2} s = {:.0} symbols/s (tree-sitter's parse alone: {:.2} s = {:.0} symbols/s)\n  dense generated code ({} symbols), one thread: {:.0} symbols/s\n  graph build: {:.0} ms; peak RSS {:.0} MiB\n  index run (chunks + symbols): {:.2} s\n",
             report.repo,
             report.source_files,
             report.source_mib,
@@ -246,6 +262,8 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, queries: usize, json: bool)
             report.threads,
             report.parallel_seconds,
             report.parallel_symbols_per_second,
+            report.parallel_parse_seconds,
+            report.parse_ceiling_symbols_per_second,
             report.dense_symbols,
             report.dense_symbols_per_second,
             report.graph_build_ms,
@@ -261,9 +279,9 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, queries: usize, json: bool)
     Ok(0)
 }
 
-/// Extracts every text on as many threads as the machine has cores, each taking the next
-/// file; returns the thread count and the wall time.
-fn extract_in_parallel(texts: &[(Language, String)]) -> (usize, f64) {
+/// Runs `work` on every text on as many threads as the machine has cores, each taking the
+/// next file; returns the thread count and the wall time.
+fn in_parallel(texts: &[(Language, String)], work: impl Fn(Language, &str) + Sync) -> (usize, f64) {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let next = std::sync::atomic::AtomicUsize::new(0);
     let started = Instant::now();
@@ -272,7 +290,7 @@ fn extract_in_parallel(texts: &[(Language, String)]) -> (usize, f64) {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some((language, text)) = texts.get(i) else { break };
-                std::hint::black_box(docdex::code::extract(*language, text));
+                work(*language, text);
             });
         }
     });

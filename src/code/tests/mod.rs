@@ -8,6 +8,8 @@ use super::{extract, CodeGraph, FileCode, SymbolKind};
 use crate::ingest::Language;
 
 mod definitions;
+mod dispatch;
+mod modules;
 mod resolution;
 
 fn fixture_root(name: &str) -> PathBuf {

@@ -1,0 +1,420 @@
+//! What a function binds locally (parameters, assignments, patterns, comprehensions) and
+//! the types the code states for those names, for the uses read through them.
+
+use tree_sitter::Node;
+
+use super::types::{chain_text, without_adapters};
+use super::{go_type, is_keyword_like, own_field_path, stated_type, Walker};
+use crate::ingest::Language;
+
+impl<'a> Walker<'a> {
+    pub(super) fn bind(&mut self, name: &str) {
+        if let Some(locals) = self.frames.iter_mut().rev().find_map(|f| f.locals.as_mut()) {
+            locals.insert(name.to_string());
+        }
+    }
+
+    /// Records the type of a local bound to a constructed value: `target` a plain name,
+    /// `binding`'s value a constructor call, struct or composite literal, or `new`.
+    pub(super) fn note_local_type(&mut self, binding: Node, target: Node) {
+        let target = match target.kind() {
+            "expression_list" if target.named_child_count() == 1 => target.named_child(0),
+            // `n, err := parse(…)`: the value beside the error is the first result.
+            "expression_list" if self.language == Language::Go => target.named_child(0),
+            // `let mut p = Parser::new()`.
+            "mut_pattern" => target.named_child(0),
+            _ => Some(target),
+        };
+        let Some(target) = target.filter(|t| t.kind() == "identifier") else { return };
+        // `let p: Parser = …`, `x: Parser = …`, `const p: Parser = …`: the stated type wins.
+        let stated = binding.child_by_field_name("type").and_then(|t| stated_type(self.text(t), self.language));
+        if let Some(ty) = stated {
+            return self.note_type(target, ty);
+        }
+        let value = ["value", "right", "init"].iter().find_map(|f| binding.child_by_field_name(f));
+        let value = match value {
+            Some(v) if v.kind() == "expression_list" && v.named_child_count() == 1 => v.named_child(0),
+            other => other,
+        };
+        // `lines := node.Lines()` where `node` is a `*Paragraph`: what `Paragraph.Lines` returns.
+        let called = |v: Node| self.called(v).map(|c| self.typed_qualifier(c, v.start_byte()));
+        let Some(ty) = value.and_then(|v| self.constructed_type(v).or_else(|| called(v))) else {
+            self.local_types.remove(self.text(target));
+            return;
+        };
+        self.note_type(target, ty);
+    }
+
+    /// A loop variable or a callback's first parameter holds an element of what is walked:
+    /// `for arg in cmd.get_arguments()`, `cmd.get_arguments().filter(|arg| …)`, `for c in
+    /// self.commands():`. Noted as the walked call with `[]`, which the graph reads as an
+    /// element of the call's result (by its return annotation).
+    pub(super) fn note_element_type(&mut self, binding: Node) {
+        let (target, walked) = match (self.language, binding.kind()) {
+            (Language::Rust, "for_expression") => {
+                (binding.child_by_field_name("pattern"), binding.child_by_field_name("value"))
+            }
+            (Language::Python, "for_statement" | "for_in_clause") => {
+                (binding.child_by_field_name("left"), binding.child_by_field_name("right"))
+            }
+            (Language::Rust, "closure_parameters") => (binding.named_child(0), self.callback_receiver(binding)),
+            // `for _, item := range p.items`: the second name is the element.
+            (Language::Go, "range_clause") => {
+                let left = binding.child_by_field_name("left").filter(|l| l.named_child_count() == 2);
+                (left.and_then(|l| l.named_child(1)), binding.child_by_field_name("right"))
+            }
+            // `for (const item of this.items)` (not `in`, which walks keys).
+            (Language::TypeScript | Language::Tsx | Language::JavaScript, "for_in_statement") => {
+                let left = binding.child_by_field_name("left");
+                let right = binding.child_by_field_name("right");
+                let between = match (left, right) {
+                    (Some(l), Some(r)) => self.src.get(l.end_byte()..r.start_byte()).unwrap_or_default(),
+                    _ => &[],
+                };
+                if !String::from_utf8_lossy(between).split_whitespace().any(|w| w == "of") {
+                    // A key, a string: nothing of what is walked.
+                    if let Some(key) = left {
+                        self.local_types.remove(self.text(key));
+                    }
+                    return;
+                }
+                (left, right)
+            }
+            // `items.forEach(item => …)`, `items.map((item) => …)`.
+            (Language::TypeScript | Language::Tsx | Language::JavaScript, "arrow_function") => {
+                let first = binding.child_by_field_name("parameter").or_else(|| {
+                    let params = binding.child_by_field_name("parameters")?;
+                    let first = params.named_child(0)?;
+                    first.child_by_field_name("pattern").or(Some(first))
+                });
+                (first, self.callback_receiver(binding))
+            }
+            _ => return,
+        };
+        let Some(target) = target.filter(|t| t.kind() == "identifier") else { return };
+        let walked = walked.and_then(|w| chain_text(self.text(w)).map(|t| (t, w.start_byte())));
+        // A call's result, or a field of the value itself (`&self.items`, `this.items`).
+        let walks = |t: &str| t.ends_with(')') || own_field_path(t).is_some();
+        let walked = walked.map(|(t, at)| {
+            // `&mut self.items` without its spaces.
+            let t = t.trim_start_matches(['&', '*']);
+            let t = if t.starts_with("mutself.") { &t[3..] } else { t };
+            let t = without_adapters(t);
+            // A Go method's receiver is its `self`: `range p.items`.
+            let receiver = t
+                .split_once('.')
+                .filter(|(head, _)| self.local_types.get(*head).is_some_and(|(ty, end)| ty == "self" && at < *end));
+            match receiver {
+                Some((_, field)) => (format!("self.{field}"), at),
+                None => (t.to_string(), at),
+            }
+        });
+        let Some((text, at)) = walked.filter(|(t, _)| walks(t)) else {
+            // A name bound again to what cannot be typed loses the type it had.
+            self.local_types.remove(self.text(target));
+            return;
+        };
+        let text = self.typed_qualifier(text, at);
+        self.note_type(target, format!("{text}[]"));
+    }
+
+    /// A Python comprehension's `for` clauses bind before its element expression, which the
+    /// source writes first: `c` in `c.total() for c in self.carts()` is the loop's.
+    pub(super) fn bind_comprehension(&mut self, node: Node) {
+        if !self.in_function() {
+            return;
+        }
+        let mut cursor = node.walk();
+        let clauses: Vec<Node> = node.named_children(&mut cursor).filter(|c| c.kind() == "for_in_clause").collect();
+        for clause in clauses {
+            if let Some(target) = clause.child_by_field_name("left") {
+                self.bind_pattern(target);
+                self.note_element_type(clause);
+            }
+        }
+    }
+
+    /// The object whose elements a Rust closure is called with: `x` in `x.filter(|a| …)`,
+    /// `x.map(…)`, `x.any(…)`, `opt.is_some_and(…)`.
+    fn callback_receiver(&self, callback: Node<'a>) -> Option<Node<'a>> {
+        const PER_ELEMENT: &[&str] = &[
+            "filter",
+            "map",
+            "any",
+            "all",
+            "find",
+            "for_each",
+            "position",
+            "filter_map",
+            "flat_map",
+            "take_while",
+            "skip_while",
+            "inspect",
+            "max_by_key",
+            "min_by_key",
+            "find_map",
+            "try_for_each",
+            "map_while",
+            "partition",
+            "is_some_and",
+            "is_ok_and",
+            "and_then",
+            "retain",
+            "sort_by_key",
+            "forEach",
+            "some",
+            "every",
+            "findIndex",
+            "findLast",
+            "flatMap",
+        ];
+        // A Rust closure's parameters sit in the closure; a JS arrow function is the callback.
+        let closure = if callback.kind() == "closure_parameters" { callback.parent()? } else { callback };
+        let call = closure.parent().filter(|a| a.kind() == "arguments")?.parent()?;
+        let callee = call.child_by_field_name("function")?;
+        let (object, method) = match callee.kind() {
+            "field_expression" => (callee.child_by_field_name("value")?, callee.child_by_field_name("field")?),
+            "member_expression" => (callee.child_by_field_name("object")?, callee.child_by_field_name("property")?),
+            _ => return None,
+        };
+        PER_ELEMENT.contains(&self.text(method)).then_some(object)
+    }
+
+    /// Python: the type a module-level name, a class attribute or `self.x` holds, from an
+    /// assignment whose value builds or returns one (`held_types`).
+    pub(super) fn note_held_type(&mut self, assignment: Node) {
+        let (Some(target), Some(value)) =
+            (assignment.child_by_field_name("left"), assignment.child_by_field_name("right"))
+        else {
+            return;
+        };
+        let key = match (target.kind(), self.in_function(), self.container()) {
+            ("identifier", false, None) => self.text(target).to_string(),
+            ("identifier", false, Some(class)) => format!("{class}.{}", self.text(target)),
+            ("attribute", true, Some(class)) => {
+                let object = target.child_by_field_name("object").map(|o| self.text(o));
+                let Some(attribute) = target.child_by_field_name("attribute").filter(|_| object == Some("self")) else {
+                    return;
+                };
+                format!("{class}.{}", self.text(attribute))
+            }
+            _ => return,
+        };
+        // `self.block: BlockParser = block`, `self.renderer = renderer` where the parameter
+        // says `renderer: Optional[BaseRenderer]`, `self.md = Markdown()`.
+        let stated = assignment.child_by_field_name("type").and_then(|t| stated_type(self.text(t), self.language));
+        let ty = stated
+            .or_else(|| self.parameter_type(value))
+            .or_else(|| self.constructed_type(value))
+            .or_else(|| self.called(value));
+        match ty {
+            Some(ty) => self.held_types.insert(key, ty),
+            None => self.held_types.remove(&key),
+        };
+    }
+
+    /// Python: the type the enclosing function's signature states for the parameter that
+    /// `value` names (`renderer: Optional[BaseRenderer] = None`: `BaseRenderer`).
+    fn parameter_type(&self, value: Node) -> Option<String> {
+        if value.kind() != "identifier" {
+            return None;
+        }
+        let name = self.text(value);
+        let function = std::iter::successors(value.parent(), |n| n.parent())
+            .find(|n| matches!(n.kind(), "function_definition" | "class_definition"))
+            .filter(|n| n.kind() == "function_definition")?;
+        let parameters = function.child_by_field_name("parameters")?;
+        let mut cursor = parameters.walk();
+        let found = parameters.named_children(&mut cursor).find_map(|p| {
+            let named = match p.kind() {
+                "typed_parameter" => p.named_child(0),
+                "typed_default_parameter" => p.child_by_field_name("name"),
+                _ => None,
+            };
+            named.filter(|n| self.text(*n) == name).and_then(|_| p.child_by_field_name("type"))
+        });
+        stated_type(self.text(found?), self.language)
+    }
+
+    /// `name` (an identifier) holds a value of type `ty` until its function's body ends.
+    pub(super) fn note_type(&mut self, name: Node, ty: String) {
+        let end = self.frames.iter().rev().find(|f| f.locals.is_some()).map_or(usize::MAX, |f| f.end);
+        self.local_types.insert(self.text(name).to_string(), (ty, end));
+    }
+
+    /// The type a value expression builds, when it says so: `Cart(…)`, `Cart::new(…)`,
+    /// `Cart.of(…)`, `Cart { … }`, `&Cart{…}`, `new Cart(…)`.
+    fn constructed_type(&self, value: Node) -> Option<String> {
+        let mut value = value;
+        for _ in 0..3 {
+            match value.kind() {
+                "reference_expression"
+                | "unary_expression"
+                | "await_expression"
+                | "parenthesized_expression"
+                | "try_expression" => {
+                    value = value.named_child(u32::try_from(value.named_child_count().checked_sub(1)?).ok()?)?;
+                }
+                _ => break,
+            }
+        }
+        let capitalised = |s: &str| {
+            s.chars().next().is_some_and(char::is_uppercase) && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+        };
+        let kind = value.kind();
+        if self.language == Language::Go {
+            // `&parser{…}`, `node.(*ast.List)`: the type is written as one, whatever its case.
+            let ty = match kind {
+                "composite_literal" | "type_assertion_expression" => value.child_by_field_name("type")?,
+                _ => return None,
+            };
+            return go_type(self.text(ty));
+        }
+        let text = if kind == "struct_expression" || kind == "composite_literal" {
+            let name = value.child_by_field_name("name").or_else(|| value.child_by_field_name("type"))?;
+            self.text(name)
+        } else if kind == "new_expression" || kind == "object_creation_expression" {
+            let name = value.child_by_field_name("constructor").or_else(|| value.child_by_field_name("type"))?;
+            self.text(name)
+        } else if kind == "call" || kind == "call_expression" {
+            let callee = self.text(value.child_by_field_name("function")?);
+            let parts: Vec<&str> = callee.split(['.', ':']).filter(|p| !p.is_empty()).collect();
+            let found = match parts.as_slice() {
+                [.., last] if capitalised(last) => *last,
+                // `Cart::new()`, `Cart.of()`: a type's own function.
+                [.., ty, _] if capitalised(ty) => *ty,
+                _ => return None,
+            };
+            found
+        } else {
+            return None;
+        };
+        let last = text.rsplit(['.', ':']).next().unwrap_or(text);
+        let last = last.split('<').next().unwrap_or(last);
+        capitalised(last).then(|| last.to_string())
+    }
+
+    /// A call's callee with `()` (`self.make_parser()` for `self.make_parser(ctx)`): a local
+    /// bound to it is of the type the callee's return annotation names, which only the graph
+    /// can look up (the callee may be in another file).
+    fn called(&self, value: Node) -> Option<String> {
+        if !matches!(value.kind(), "call" | "call_expression") {
+            return None;
+        }
+        let callee = chain_text(self.text(value.child_by_field_name("function")?))?;
+        let plain = callee.len() <= 80
+            && callee.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | ':' | '(' | ')'));
+        plain.then(|| format!("{callee}()"))
+    }
+
+    /// Binds every identifier under `node` (a pattern), except in type positions.
+    pub(super) fn bind_pattern(&mut self, node: Node) {
+        let mut stack = vec![node];
+        let mut names = Vec::new();
+        while let Some(n) = stack.pop() {
+            let kind = n.kind();
+            if kind.contains("type") && n.id() != node.id() {
+                continue;
+            }
+            // `f.__name__ = …`, `table[k] = …`: a write through a name is a use of it, and
+            // binds nothing (a nested function's returned later all the same).
+            if ASSIGNED_THROUGH.contains(&kind) {
+                continue;
+            }
+            if self.spec.idents.contains(&kind) || kind == "identifier" || kind == "simple_identifier" {
+                names.push(self.text(n).to_string());
+                self.def_names.insert(n.id());
+                continue;
+            }
+            // A default value or an initialiser is a use, not a binding.
+            let mut cursor = n.walk();
+            for (i, child) in n.children(&mut cursor).enumerate() {
+                let field = n.field_name_for_child(i as u32);
+                // So is a match guard (`Some(x) if ready(x)`).
+                if matches!(
+                    field,
+                    Some("value" | "default_value" | "right" | "type" | "body" | "default" | "condition")
+                ) {
+                    continue;
+                }
+                if child.is_named() {
+                    stack.push(child);
+                }
+            }
+        }
+        for name in names {
+            self.bind(&name);
+        }
+    }
+
+    /// Binds the names a parameter list declares (not the types, not default values).
+    pub(super) fn bind_params(&mut self, params: Node) {
+        if matches!(self.language, Language::C | Language::Cpp) {
+            // `declarator` of a function: find its parameter list.
+            let mut node = params;
+            for _ in 0..8 {
+                if let Some(list) = node.child_by_field_name("parameters") {
+                    let mut cursor = list.walk();
+                    let decls: Vec<Node> = list.named_children(&mut cursor).collect();
+                    for decl in decls {
+                        if let Some(d) = decl.child_by_field_name("declarator") {
+                            self.bind_pattern(d);
+                        }
+                    }
+                    return;
+                }
+                match node.child_by_field_name("declarator") {
+                    Some(next) => node = next,
+                    None => return,
+                }
+            }
+            return;
+        }
+        let mut cursor = params.walk();
+        let children: Vec<Node> = params.named_children(&mut cursor).collect();
+        if children.is_empty() && self.spec.idents.contains(&params.kind()) {
+            self.bind_pattern(params);
+        }
+        for child in children {
+            let target = child
+                .child_by_field_name("pattern")
+                .or_else(|| child.child_by_field_name("name"))
+                .or_else(|| child.child_by_field_name("left"))
+                .unwrap_or(child);
+            self.bind_pattern(target);
+            self.note_param_type(child, target);
+        }
+    }
+
+    /// Records the type a parameter's annotation names (`cli: Command`, `p: &mut Parser`,
+    /// `(c: Cart)`), so `cli.main()` is a member of `Command`, as a type checker reads it.
+    fn note_param_type(&mut self, param: Node, target: Node) {
+        let Some(ty) = param.child_by_field_name("type").and_then(|t| stated_type(self.text(t), self.language)) else {
+            return;
+        };
+        let ident = if self.spec.idents.contains(&target.kind()) {
+            Some(target)
+        } else {
+            // Python's `typed_parameter` holds its name unlabelled.
+            target.named_child(0).filter(|n| self.spec.idents.contains(&n.kind()))
+        };
+        let Some(ident) = ident.filter(|i| !is_keyword_like(self.text(*i))) else { return };
+        self.note_type(ident, ty);
+    }
+}
+
+/// Targets of an assignment that write through a name (a member, an element) and bind none.
+const ASSIGNED_THROUGH: &[&str] = &[
+    "attribute",
+    "subscript",
+    "member_expression",
+    "subscript_expression",
+    "field_expression",
+    "index_expression",
+    "selector_expression",
+    "element_reference",
+    "dot_index_expression",
+    "bracket_index_expression",
+    // Ruby's `obj.name = …`.
+    "call",
+];

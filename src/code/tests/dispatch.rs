@@ -1,0 +1,336 @@
+//! How a use that names no definition directly still reaches one: a method named by a
+//! constant or a prefix `getattr` may run, calling an instance (its `__call__`), a base
+//! class's dispatch by name, a class body's aliases.
+
+use super::super::CodeGraph;
+use super::resolution::{daemon_walk_limits, python_graph, sure_lines};
+
+/// A method named at run time from a constant prefix (`getattr(self, "parse_" + name)`, the
+/// dispatch of parsers and visitors) is used where it is named: each method of the class
+/// with that prefix, and no other.
+#[test]
+fn a_method_named_by_a_constant_prefix_is_used_where_getattr_names_it() {
+    let graph = python_graph(&[(
+        "parser.py",
+        "class Parser:\n\
+         \x20   rules = ('escape', 'link')\n\
+         \n\
+         \x20   def __init__(self):\n\
+         \x20       self.methods = {n: getattr(self, 'parse_' + n) for n in self.rules}\n\
+         \n\
+         \x20   def visit(self, node):\n\
+         \x20       return getattr(self, f'visit_{node.kind}')(node)\n\
+         \n\
+         \x20   def render(self, kind):\n\
+         \x20       return getattr(self, 'render_%s' % kind)()\n\
+         \n\
+         \x20   def parse_escape(self, m):\n\
+         \x20       return 1\n\
+         \n\
+         \x20   def parse_link(self, m):\n\
+         \x20       return 2\n\
+         \n\
+         \x20   def visit_text(self, node):\n\
+         \x20       return 3\n\
+         \n\
+         \x20   def render_list(self):\n\
+         \x20       return 4\n\
+         \n\
+         \x20   def helper(self):\n\
+         \x20       return getattr(self, 'x' + 'y')\n",
+    )]);
+    assert_eq!(sure_lines(&graph, "parse_escape"), vec![5]);
+    assert_eq!(sure_lines(&graph, "parse_link"), vec![5]);
+    assert_eq!(sure_lines(&graph, "visit_text"), vec![8]);
+    assert_eq!(sure_lines(&graph, "render_list"), vec![11]);
+    assert!(sure_lines(&graph, "helper").is_empty());
+    assert!(sure_lines(&graph, "visit").is_empty());
+}
+
+/// The prefix of a method name built at run time is read through a local set just before and
+/// through `.lower()` or `str.format`: `func_name = f"_process_{kind}"; getattr(self,
+/// func_name.lower(), default)`.
+#[test]
+fn a_prefix_set_in_a_local_or_formatted_names_the_methods_getattr_may_run() {
+    let graph = python_graph(&[(
+        "reindent.py",
+        "class Filter:\n\
+         \x20   def _process(self, tlist):\n\
+         \x20       func_name = f'_process_{type(tlist).__name__}'\n\
+         \x20       func = getattr(self, func_name.lower(), self._default)\n\
+         \x20       return func(tlist)\n\
+         \n\
+         \x20   def _strip(self, tlist):\n\
+         \x20       return getattr(self, '_strip_{}'.format(tlist))()\n\
+         \n\
+         \x20   def _process_case(self, tlist):\n\
+         \x20       return 1\n\
+         \n\
+         \x20   def _strip_list(self):\n\
+         \x20       return 2\n\
+         \n\
+         \x20   def _default(self, tlist):\n\
+         \x20       return 3\n",
+    )]);
+    assert_eq!(sure_lines(&graph, "_process_case"), vec![4]);
+    assert_eq!(sure_lines(&graph, "_strip_list"), vec![8]);
+}
+
+/// A callable class and a factory whose return annotation names it.
+const MARKDOWN_PY: &str = "class Markdown:\n\
+                           \x20   def __call__(self, s):\n\
+                           \x20       return s\n\
+                           \n\
+                           def create_markdown() -> Markdown:\n\
+                           \x20   return Markdown()\n";
+
+/// Calling an instance runs its class's `__call__`: `md = create_markdown(); md(text)` by the
+/// factory's return annotation, `v = Equal(1); v(x)` by the class; a callable of unknown type
+/// (`processor = getattr(self, name)`) is no guess at every `__call__`.
+#[test]
+fn calling_an_instance_uses_its_class_call_method() {
+    let graph = python_graph(&[
+        ("md.py", MARKDOWN_PY),
+        ("other.py", "class Other:\n    def __call__(self, s):\n        return s\n"),
+        (
+            "tests/test_md.py",
+            "from md import create_markdown, Markdown\n\
+             \n\
+             def test_render():\n\
+             \x20   md = create_markdown()\n\
+             \x20   assert md('x') == 'x'\n\
+             \n\
+             def test_direct():\n\
+             \x20   m = Markdown()\n\
+             \x20   m('y')\n\
+             \n\
+             def test_unknown(thing):\n\
+             \x20   f = thing.get()\n\
+             \x20   f('z')\n",
+        ),
+    ]);
+    let target = graph.lookup("__call__").into_iter().find(|&r| graph.path(r.0) == "md.py").unwrap();
+    let mut lines: Vec<u32> = graph.references(target, 0.5).into_iter().map(|r| r.line).collect();
+    lines.sort();
+    assert_eq!(lines, [5, 9]);
+    let other = graph.lookup("__call__").into_iter().find(|&r| graph.path(r.0) == "other.py").unwrap();
+    assert!(test_files_reached(&graph, other).is_empty());
+}
+
+/// An instance kept at module level, in a class attribute or in `self.x` is called through
+/// that name as a local one is: each call is a use of its class's `__call__`.
+#[test]
+fn calling_an_instance_kept_in_a_module_name_or_an_attribute_uses_its_call_method() {
+    let graph = python_graph(&[
+        ("md.py", MARKDOWN_PY),
+        (
+            "app.py",
+            "from typing import Optional\n\
+             from md import Markdown\n\
+             \n\
+             class App:\n\
+             \x20   def __init__(self, md: Optional[Markdown] = None, other: 'Markdown' = None):\n\
+             \x20       self.md = md\n\
+             \x20       self.typed: Markdown = other\n\
+             \n\
+             \x20   def render(self, text):\n\
+             \x20       return self.md(text) + self.typed(text)\n",
+        ),
+        (
+            "tests/test_md.py",
+            "from md import create_markdown, Markdown\n\
+             \n\
+             md = create_markdown()\n\
+             \n\
+             def test_module():\n\
+             \x20   assert md('x') == 'x'\n\
+             \n\
+             class TestMarkdown:\n\
+             \x20   markdown = Markdown()\n\
+             \n\
+             \x20   def setup_method(self):\n\
+             \x20       self.other = create_markdown()\n\
+             \n\
+             \x20   def test_attribute(self):\n\
+             \x20       assert self.markdown('y') == 'y'\n\
+             \x20       assert self.other('z') == 'z'\n",
+        ),
+    ]);
+    let target = graph.lookup("__call__").into_iter().find(|&r| graph.path(r.0) == "md.py").unwrap();
+    let mut lines: Vec<u32> = graph.references(target, 0.5).into_iter().map(|r| r.line).collect();
+    lines.sort();
+    assert_eq!(lines, [6, 10, 10, 15, 16]);
+}
+
+/// The test files a change of `changed` reaches, as the daemon walks a diff.
+fn test_files_reached(graph: &CodeGraph, changed: (u32, u32)) -> Vec<String> {
+    let seeds = [crate::code::dependents::Seed {
+        symbol_opt: Some(changed),
+        name: String::new(),
+        label: String::new(),
+        instances_only: false,
+        declared_only: false,
+    }];
+    let walk = crate::code::dependents::walk(graph, &seeds, daemon_walk_limits());
+    let mut found: Vec<String> = walk.tests.iter().map(|t| graph.path(t.file).to_string()).collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// A base class that calls a method of `self` named at run time (`getattr(self, name)`, a
+/// renderer's dispatch by token type) may run any method a subclass adds: a change to one
+/// reaches the tests that go through the base's dispatch. Not the methods of a class whose
+/// base merely has the same name as a test's class, nor a test's own classes.
+#[test]
+fn a_base_class_dispatch_by_name_may_run_its_subclasses_methods() {
+    let graph = python_graph(&[
+        (
+            "core.py",
+            "class BaseRenderer:\n\
+             \x20   def _get_method(self, name):\n\
+             \x20       return object.__getattribute__(self, name)\n\
+             \n\
+             \x20   def render_token(self, token):\n\
+             \x20       return self._get_method(token['type'])(token)\n",
+        ),
+        (
+            "html.py",
+            "from core import BaseRenderer\n\
+             \n\
+             class HTMLRenderer(BaseRenderer):\n\
+             \x20   def text(self, token):\n\
+             \x20       return token['raw']\n",
+        ),
+        (
+            "validate.py",
+            "class Validator:\n    pass\n\nclass Equal(Validator):\n    def check(self, v):\n        return v\n",
+        ),
+        (
+            "tests/test_render.py",
+            "from core import BaseRenderer\n\
+             \n\
+             class Validator(BaseRenderer):\n\
+             \x20   def extra(self, token):\n\
+             \x20       return 1\n\
+             \n\
+             def test_render():\n\
+             \x20   assert BaseRenderer().render_token({'type': 'text'})\n",
+        ),
+    ]);
+    let find = |name: &str, path: &str| graph.lookup(name).into_iter().find(|&r| graph.path(r.0) == path).unwrap();
+    assert_eq!(test_files_reached(&graph, find("text", "html.py")), ["tests/test_render.py"]);
+    assert!(test_files_reached(&graph, find("check", "validate.py")).is_empty());
+    // A dispatch is a place that may run the method, not a reference to it.
+    assert!(graph.references(find("text", "html.py"), 0.0).is_empty());
+}
+
+/// A visitor's base finds `visit_<Kind>` by a constant prefix and its subclasses define them
+/// (`ast.NodeVisitor`); a checker finds its own handlers by a name computed at run time
+/// (`getattr(self, kind.upper(), default)`): a handler nothing names is reached from the
+/// dispatch, a method called by name is not (the dispatch is not what it is there for).
+#[test]
+fn a_prefix_dispatch_reaches_subclass_methods_and_an_open_one_reaches_unnamed_own_methods() {
+    let graph = python_graph(&[
+        (
+            "visitor.py",
+            "class NodeVisitor:\n\
+             \x20   def visit(self, node):\n\
+             \x20       return getattr(self, f'visit_{type(node).__name__}', None)(node)\n",
+        ),
+        (
+            "codegen.py",
+            "from visitor import NodeVisitor\n\
+             \n\
+             class CodeGenerator(NodeVisitor):\n\
+             \x20   def visit_Name(self, node):\n\
+             \x20       return node\n\
+             \n\
+             \x20   def write(self, x):\n\
+             \x20       return x\n",
+        ),
+        (
+            "checker.py",
+            "class Checker:\n\
+             \x20   def handle(self, node):\n\
+             \x20       kind = type(node).__name__.upper()\n\
+             \x20       return getattr(self, kind, self.unknown)(node)\n\
+             \n\
+             \x20   def unknown(self, node):\n\
+             \x20       return None\n\
+             \n\
+             \x20   def FUNCTIONDEF(self, node):\n\
+             \x20       return 1\n",
+        ),
+        (
+            "tests/test_all.py",
+            "from codegen import CodeGenerator\n\
+             from checker import Checker\n\
+             \n\
+             def test_codegen():\n\
+             \x20   assert CodeGenerator().visit(1)\n\
+             \n\
+             def test_checker():\n\
+             \x20   assert Checker().handle(1)\n",
+        ),
+    ]);
+    let find = |name: &str, path: &str| graph.lookup(name).into_iter().find(|&r| graph.path(r.0) == path).unwrap();
+    assert_eq!(test_files_reached(&graph, find("visit_Name", "codegen.py")), ["tests/test_all.py"]);
+    assert!(test_files_reached(&graph, find("write", "codegen.py")).is_empty());
+    assert_eq!(test_files_reached(&graph, find("FUNCTIONDEF", "checker.py")), ["tests/test_all.py"]);
+    let unknown = find("unknown", "checker.py");
+    let dispatched = graph.uses(unknown, 0.0).iter().filter(|u| u.confidence <= 0.5).count();
+    assert_eq!(dispatched, 0, "a method named in the code is not also reached through the dispatch");
+}
+
+/// A Python class body is a scope: `status = property(_get_status, _set_status)` names the
+/// class's own methods, so a change to the setter reaches the tests that set the attribute;
+/// and a handler named only by its aliases (`ASSIGN = DELETE = handle_children`) is still the
+/// dispatch's, which finds the aliases by name.
+#[test]
+fn a_class_body_names_its_own_methods_and_an_alias_is_not_a_caller() {
+    let graph = python_graph(&[
+        (
+            "response.py",
+            "class Response:\n\
+             \x20   def _get_status(self):\n\
+             \x20       return self._status\n\
+             \n\
+             \x20   def _set_status(self, value):\n\
+             \x20       self._status = value\n\
+             \n\
+             \x20   status = property(_get_status, _set_status)\n",
+        ),
+        (
+            "checker.py",
+            "class Checker:\n\
+             \x20   def handle(self, node):\n\
+             \x20       return getattr(self, type(node).__name__.upper())(node)\n\
+             \n\
+             \x20   def handle_children(self, node):\n\
+             \x20       return 1\n\
+             \n\
+             \x20   ASSIGN = DELETE = handle_children\n",
+        ),
+        (
+            "tests/test_response.py",
+            "from response import Response\n\
+             \n\
+             def test_status():\n\
+             \x20   r = Response()\n\
+             \x20   r.status = 5\n\
+             \x20   assert r.status == 5\n",
+        ),
+        (
+            "tests/test_checker.py",
+            "from checker import Checker\n\
+             \n\
+             def test_checker():\n\
+             \x20   assert Checker().handle(1)\n",
+        ),
+    ]);
+    let find = |name: &str| graph.lookup(name)[0];
+    assert_eq!(test_files_reached(&graph, find("Response._set_status")), ["tests/test_response.py"]);
+    assert_eq!(test_files_reached(&graph, find("Response._get_status")), ["tests/test_response.py"]);
+    assert_eq!(test_files_reached(&graph, find("Checker.handle_children")), ["tests/test_checker.py"]);
+}
