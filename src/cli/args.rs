@@ -86,9 +86,10 @@ pub enum Command {
     },
     /// Search an indexed repository.
     Search {
-        /// The repository's root folder (`.`: the current directory).
-        #[arg(long, default_value = ".")]
-        repo: PathBuf,
+        /// The repository's root folder (default: the current directory, unless --collection
+        /// names what to search).
+        #[arg(long)]
+        repo: Option<PathBuf>,
         /// Maximum number of hits (default: search.max_repo_hits).
         #[arg(long)]
         limit: Option<usize>,
@@ -207,7 +208,7 @@ pub enum Command {
     /// A file's imports, the files that import it (through `--depth` hops), and the imports
     /// that name nothing in the repo (`--file`); or what a git diff changed, what depends on
     /// it and the tests that reach it (`--diff [REV]`, `--staged`).
-    #[command(group(clap::ArgGroup::new("what").required(true).args(["file", "diff", "staged"])))]
+    #[command(group(clap::ArgGroup::new("what").required(true).multiple(true).args(["file", "diff", "staged"])))]
     Impact {
         /// The repository's root folder (`.`: the current directory).
         #[arg(long, default_value = ".")]
@@ -218,8 +219,8 @@ pub enum Command {
         /// The working tree against REV (default HEAD), untracked files included.
         #[arg(long, num_args = 0..=1, default_missing_value = "HEAD", value_name = "REV")]
         diff: Option<String>,
-        /// The index (what a commit would record) against HEAD.
-        #[arg(long, conflicts_with = "diff")]
+        /// The index (what a commit would record) against HEAD; alone or as `--diff --staged`.
+        #[arg(long)]
         staged: bool,
         /// Hops followed (default: 1 for --file, 2 for a diff).
         #[arg(long)]
@@ -230,6 +231,9 @@ pub enum Command {
         /// Most entries per list (default: 200 importers, 100 dependents and tests).
         #[arg(long)]
         limit: Option<usize>,
+        /// With --file: where this page of importers starts (the previous page's `next_offset`).
+        #[arg(long, requires = "file")]
+        offset: Option<usize>,
         #[arg(long)]
         json: bool,
     },
@@ -284,6 +288,9 @@ pub enum Command {
         name: Option<String>,
         #[arg(long, default_value_t = crate::actors::tool_dispatcher::code::DEFAULT_AST_LIMIT)]
         limit: usize,
+        /// Where this page starts (the previous page's `next_offset`).
+        #[arg(long)]
+        offset: Option<usize>,
         #[arg(long)]
         json: bool,
         /// The tree-sitter query (S-expression); needs `--language`.

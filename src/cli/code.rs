@@ -228,9 +228,12 @@ pub(super) async fn run_code(loaded: &LoadedConfig, command: Command) -> Result<
                 };
                 (text, r.callees.is_empty())
             }
-            Command::Impact { repo, file: None, diff, staged, depth, min_confidence, limit, json } => {
+            Command::Impact { repo, file: None, diff, staged, depth, min_confidence, limit, json, .. } => {
+                // `--diff --staged` is the staged diff: its base is HEAD, which `--diff` alone
+                // names by default; another REV beside --staged is refused by the dispatcher.
+                let base = diff.filter(|rev| !(staged && rev == "HEAD"));
                 let params = DiffImpactParams {
-                    base: diff,
+                    base,
                     staged: Some(staged),
                     depth: depth.map(u64::from),
                     min_confidence: Some(f64::from(min_confidence)),
@@ -262,11 +265,12 @@ pub(super) async fn run_code(loaded: &LoadedConfig, command: Command) -> Result<
                 // Exit 1 when a test failed or the run was stopped, as the runners do.
                 (text, r.failed > 0 || r.timed_out || r.exit_code.is_some_and(|c| c != 0))
             }
-            Command::Impact { repo, file: Some(file), depth, limit, json, .. } => {
+            Command::Impact { repo, file: Some(file), depth, limit, offset, json, .. } => {
                 let params = FileImpactParams {
                     file,
                     depth: depth.map(u64::from),
                     limit: limit.map(|l| l as u64),
+                    offset: offset.map(|o| o as u64),
                     repo: Some(client::absolute(&repo)),
                 };
                 let r = dispatcher.send(message(params)?).await??;
@@ -281,8 +285,8 @@ pub(super) async fn run_code(loaded: &LoadedConfig, command: Command) -> Result<
                     for e in &r.imported_by {
                         out.push_str(&format!("  {}  (depth {}, {:.2})\n", e.path, e.depth, e.confidence));
                     }
-                    if r.truncated {
-                        out.push_str(&format!("  … {} in all (raise --limit)\n", r.imported_by_total));
+                    if let Some(next) = r.next_offset {
+                        out.push_str(&format!("  … {} in all (next page: --offset {next})\n", r.imported_by_total));
                     }
                     if !r.unresolved.is_empty() {
                         out.push_str("unresolved:\n");
@@ -294,7 +298,7 @@ pub(super) async fn run_code(loaded: &LoadedConfig, command: Command) -> Result<
                 };
                 (text, false)
             }
-            Command::Ast { repo, language, kind, name, limit, json, query } => {
+            Command::Ast { repo, language, kind, name, limit, offset, json, query } => {
                 let repo = Some(client::absolute(&repo));
                 match query {
                     Some(query) => {
@@ -302,7 +306,13 @@ pub(super) async fn run_code(loaded: &LoadedConfig, command: Command) -> Result<
                             DocdexError::invalid("a structural query needs --language")
                                 .with_hint("e.g. --language rust")
                         })?;
-                        let params = AstQueryParams { language, query, limit: Some(limit as u64), repo };
+                        let params = AstQueryParams {
+                            language,
+                            query,
+                            limit: Some(limit as u64),
+                            offset: offset.map(|o| o as u64),
+                            repo,
+                        };
                         let r = dispatcher.send(message(params)?).await??;
                         let text = if json {
                             to_json(&r)?
@@ -321,8 +331,10 @@ pub(super) async fn run_code(loaded: &LoadedConfig, command: Command) -> Result<
                                     )
                                 })
                                 .collect();
-                            if r.truncated {
-                                out.push_str("… stopped at the match or time limit\n");
+                            match r.next_offset {
+                                Some(next) => out.push_str(&format!("… more matches: --offset {next}\n")),
+                                None if r.truncated => out.push_str("… stopped at the time limit\n"),
+                                None => {}
                             }
                             out
                         };
@@ -334,8 +346,14 @@ pub(super) async fn run_code(loaded: &LoadedConfig, command: Command) -> Result<
                                 "give a query (with --language), or --kind and/or --name",
                             ));
                         }
-                        let params =
-                            AstSearchParams { name, kind, language, limit: Some(limit as u64), offset: None, repo };
+                        let params = AstSearchParams {
+                            name,
+                            kind,
+                            language,
+                            limit: Some(limit as u64),
+                            offset: offset.map(|o| o as u64),
+                            repo,
+                        };
                         let r = dispatcher.send(message(params)?).await??;
                         let text = if json { to_json(&r)? } else { r.symbols.iter().map(symbol_line).collect() };
                         (text, r.symbols.is_empty())

@@ -263,7 +263,9 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             Ok(if list.files.is_empty() { 1 } else { 0 })
         }
         Command::Search { repo, limit, json, mode, explain, source, diff, lib, repos, group, collection, query } => {
-            let repo = client::absolute(&repo);
+            // A collection is searched alone unless a repo is named beside it.
+            let beside_collection = collection.is_some() && repo.is_some();
+            let repo = client::absolute(&repo.unwrap_or_else(|| PathBuf::from(".")));
             let across = !repos.is_empty() || group.is_some() || collection.is_some();
             let repos: Vec<String> = repos.iter().map(|r| client::absolute(r).display().to_string()).collect();
             let params = SearchToolParams {
@@ -277,7 +279,7 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
                 diff,
                 web_research: None,
                 force_web: None,
-                repo: (!across).then(|| repo.clone()),
+                repo: (!across || beside_collection).then(|| repo.clone()),
                 repos: (!repos.is_empty()).then_some(repos),
                 group,
                 collection,

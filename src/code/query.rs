@@ -25,21 +25,25 @@ impl AstQuery {
         Ok(AstQuery { language, query })
     }
 
-    /// Runs over `files` (path, text) until `limit` matches or `deadline`.
+    /// Runs over `files` (path, text) until the page of `limit` matches after the first
+    /// `offset` is full (and one more is seen, to know there is a next page) or `deadline`.
     pub fn run<'a>(
         &self,
         files: impl Iterator<Item = (String, String)> + 'a,
+        offset: usize,
         limit: usize,
         deadline: Instant,
     ) -> AstQueryResponse {
         let mut parser = Parser::new();
-        let mut out = AstQueryResponse { matches: Vec::new(), files_searched: 0, truncated: false };
+        let mut out = AstQueryResponse { matches: Vec::new(), files_searched: 0, truncated: false, next_offset: None };
+        let page_end = offset.saturating_add(limit);
+        let wanted = page_end.saturating_add(1);
         if self.language.grammar().and_then(|g| parser.set_language(&g).ok()).is_none() {
             return out;
         }
         let names = self.query.capture_names();
         for (path, text) in files {
-            if out.matches.len() >= limit || Instant::now() >= deadline {
+            if out.matches.len() >= wanted || Instant::now() >= deadline {
                 out.truncated = true;
                 break;
             }
@@ -77,7 +81,7 @@ impl AstQuery {
                         text: snippet,
                     });
                 }
-                if out.matches.len() >= limit {
+                if out.matches.len() >= wanted {
                     break;
                 }
             }
@@ -87,7 +91,11 @@ impl AstQuery {
                 break;
             }
         }
-        out.matches.truncate(limit);
+        if out.matches.len() > page_end {
+            out.next_offset = Some(page_end);
+        }
+        out.matches.truncate(page_end);
+        out.matches.drain(..offset.min(out.matches.len()));
         out
     }
 }
@@ -140,11 +148,32 @@ mod tests {
     fn a_query_finds_functions_and_a_bad_query_says_where() {
         let q = AstQuery::new(Language::Rust, "(function_item name: (identifier) @name)").unwrap();
         let files = vec![("a.rs".to_string(), "fn one() {}\nfn two() {}\n".to_string())];
-        let out = q.run(files.into_iter(), 10, Instant::now() + std::time::Duration::from_secs(5));
+        let out = q.run(files.into_iter(), 0, 10, Instant::now() + std::time::Duration::from_secs(5));
         let names: Vec<&str> = out.matches.iter().map(|m| m.text.as_str()).collect();
         assert_eq!(names, ["one", "two"]);
         assert_eq!(out.matches[1].line, 2);
         let err = AstQuery::new(Language::Rust, "(function_item name: (nonsense) @x)").err().unwrap();
         assert!(err.contains("line 1"), "{err}");
+    }
+
+    #[test]
+    fn matches_come_in_pages_that_say_where_the_next_starts() {
+        let q = AstQuery::new(Language::Rust, "(function_item name: (identifier) @name)").unwrap();
+        let files = || {
+            vec![
+                ("a.rs".to_string(), "fn one() {}\nfn two() {}\n".to_string()),
+                ("b.rs".to_string(), "fn three() {}\n".to_string()),
+            ]
+            .into_iter()
+        };
+        let deadline = || Instant::now() + std::time::Duration::from_secs(5);
+        let names = |out: &AstQueryResponse| out.matches.iter().map(|m| m.text.clone()).collect::<Vec<_>>();
+        let first = q.run(files(), 0, 2, deadline());
+        assert_eq!((names(&first), first.next_offset), (vec!["one".to_string(), "two".to_string()], Some(2)));
+        let second = q.run(files(), 2, 2, deadline());
+        assert_eq!((names(&second), second.next_offset), (vec!["three".to_string()], None));
+        // A page that ends with the last match says there is no next one.
+        let whole = q.run(files(), 0, 3, deadline());
+        assert_eq!((whole.matches.len(), whole.next_offset), (3, None));
     }
 }

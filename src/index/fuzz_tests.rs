@@ -114,7 +114,7 @@ fn check_chunks(language: Language, text: &str, params: ChunkParams) {
             graph.callers(r, 0.0);
             graph.callees(r, 0.0);
         }
-        graph.impact("f", 3, 10);
+        graph.impact("f", 3, 0, 10);
     }
 }
 

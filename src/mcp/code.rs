@@ -46,6 +46,11 @@ pub struct ImpactArgs {
     #[serde(default, deserialize_with = "params::number")]
     #[schemars(range(min = 1, max = 1000))]
     pub limit: Option<u64>,
+    /// With `file`: where this page of importers starts, the `next_offset` of the previous
+    /// one (default 0).
+    #[serde(default, deserialize_with = "params::number")]
+    #[schemars(range(min = 0))]
+    pub offset: Option<u64>,
     /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
     #[serde(default, alias = "repo_path", alias = "project_root")]
     pub repo: Option<PathBuf>,
@@ -157,6 +162,8 @@ impl DocdexMcp {
             };
             let result = if args.file.is_some() {
                 Err(DocdexError::invalid("give `file` or `diff`, not both"))
+            } else if args.offset.is_some() {
+                Err(DocdexError::invalid("`offset` goes with `file`: a diff's lists are one page, cut at `limit`"))
             } else {
                 self.run(params).await
             };
@@ -176,7 +183,9 @@ impl DocdexMcp {
                 String::new()
             });
         };
-        let result = self.run(FileImpactParams { file, depth: args.depth, limit: args.limit, repo: args.repo }).await;
+        let params =
+            FileImpactParams { file, depth: args.depth, limit: args.limit, offset: args.offset, repo: args.repo };
+        let result = self.run(params).await;
         respond_fitted(result, Page::SINGLE, self.budget_tokens, |r| {
             let mut text = format!("{} ({})\nimports:\n", r.file, r.language);
             for e in &r.imports {
@@ -198,8 +207,14 @@ impl DocdexMcp {
     )]
     async fn docdex_ast_query(&self, Parameters(params): Parameters<AstQueryParams>) -> CallToolResult {
         let lim = params.limit.map_or(code_tools::DEFAULT_AST_LIMIT, |l| l as usize);
+        let offset = params.offset.unwrap_or(0) as usize;
         let result = self.run(params).await;
-        let page = Page { offset: 0, limit: lim, cap: lim };
+        // The search says whether a next page exists; one the budget cuts goes on where it stopped.
+        let cap = match &result {
+            Ok(r) if r.next_offset.is_some() => usize::MAX,
+            _ => offset.saturating_add(lim),
+        };
+        let page = Page { offset, limit: lim, cap };
         respond_fitted(result, page, self.budget_tokens, |r| {
             let mut text = format!(
                 "{} matches in {} files{}\n",
@@ -284,8 +299,11 @@ impl Fit for ImpactResponse {
         if self.imported_by.len() <= keep {
             return false;
         }
+        // The page started `imported_by.len()` before where the next one would have.
+        let start = self.next_offset.unwrap_or(self.imported_by_total).saturating_sub(self.imported_by.len());
         self.imported_by.truncate(keep);
         self.truncated = true;
+        self.next_offset = Some(start + keep);
         true
     }
     fn structured(&self) -> Value {

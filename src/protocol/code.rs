@@ -125,9 +125,12 @@ pub struct ImpactResponse {
     pub imports: Vec<FileEdge>,
     pub imported_by: Vec<FileEdge>,
     pub unresolved: Vec<UnresolvedImport>,
-    /// Whether `imported_by` was cut at `limit` (its total is `imported_by_total`).
+    /// Whether `imported_by` holds only a page of the importers (their total is
+    /// `imported_by_total`; the next page starts at `next_offset`).
     pub truncated: bool,
     pub imported_by_total: usize,
+    /// Where the next page of `imported_by` starts, when there is one.
+    pub next_offset: Option<usize>,
 }
 
 /// A structural query's match: one capture.
@@ -149,4 +152,6 @@ pub struct AstQueryResponse {
     pub files_searched: usize,
     /// The match or time limit stopped the search before every file was read.
     pub truncated: bool,
+    /// Where the next page of matches starts, when there is one.
+    pub next_offset: Option<usize>,
 }

@@ -119,6 +119,42 @@ impl ErrorCode {
     }
 }
 
+/// Other words callers use for a parameter (`file` for `path`): checked before spelling, which
+/// would pair `file` with `line`.
+const PARAMETER_SYNONYMS: &[(&str, &[&str])] = &[
+    ("path", &["file", "filename", "file_path", "filepath"]),
+    ("budget_tokens", &["budget", "tokens", "max_tokens", "token_budget"]),
+    ("query", &["q", "question", "text"]),
+    ("q", &["query", "question"]),
+    ("limit", &["max", "max_results", "top_k", "count"]),
+    ("repo", &["repository", "root", "repo_path"]),
+    ("name", &["symbol"]),
+];
+
+/// The parameter among `accepted` that `given` most likely meant: a synonym, one a typo away
+/// (two in a long name), else a name it begins or that begins it (`budget`, `budget_tokens`).
+fn closest_parameter<'a>(given: &str, accepted: &[&'a str]) -> Option<&'a str> {
+    let lower = given.to_ascii_lowercase();
+    let synonym = PARAMETER_SYNONYMS
+        .iter()
+        .find(|(name, words)| words.contains(&lower.as_str()) && accepted.contains(name))
+        .and_then(|(name, _)| accepted.iter().find(|a| *a == name).copied());
+    let prefix = || {
+        accepted.iter().copied().find(|name| {
+            (lower.len() >= 3 && name.starts_with(&*lower)) || (name.len() >= 3 && lower.starts_with(name))
+        })
+    };
+    let spelling = || {
+        accepted
+            .iter()
+            .map(|name| (strsim::damerau_levenshtein(&lower, name), *name))
+            .filter(|(distance, name)| *distance <= (name.len() / 4).max(1))
+            .min()
+            .map(|(_, name)| name)
+    };
+    synonym.or_else(spelling).or_else(prefix)
+}
+
 /// A typed error with a message and an actionable hint.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
 #[error("{message}")]
@@ -147,13 +183,8 @@ impl DocdexError {
         let rest = serde_message.split("unknown field `").nth(1)?;
         let (given, rest) = rest.split_once('`')?;
         let accepted: Vec<&str> = rest.split('`').skip(1).step_by(2).collect();
-        let closest = accepted
-            .iter()
-            .map(|name| (strsim::damerau_levenshtein(given, name), *name))
-            .filter(|(distance, name)| *distance <= (name.len() / 2).max(2))
-            .min();
-        let message = match closest {
-            Some((_, name)) => format!("unknown parameter \"{given}\"; did you mean \"{name}\"?"),
+        let message = match closest_parameter(given, &accepted) {
+            Some(name) => format!("unknown parameter \"{given}\"; did you mean \"{name}\"?"),
             None => format!("unknown parameter \"{given}\""),
         };
         let hint = if accepted.is_empty() {
@@ -282,6 +313,28 @@ internal_from!(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unknown_parameter_is_answered_with_the_one_meant() {
+        let suggest = |given: &str, accepted: &[&str]| {
+            let serde = format!(
+                "unknown field `{given}`, expected one of {}",
+                accepted.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
+            );
+            DocdexError::unknown_parameter(&serde).unwrap().message
+        };
+        let target = ["name", "path", "line", "limit", "offset", "min_confidence", "repo"];
+        assert!(suggest("file", &target).ends_with("did you mean \"path\"?"));
+        assert!(suggest("lmit", &target).ends_with("did you mean \"limit\"?"));
+        assert!(suggest("min_confidnece", &target).ends_with("did you mean \"min_confidence\"?"));
+        assert!(suggest("repoo", &target).ends_with("did you mean \"repo\"?"));
+        let map = ["repo", "budget_tokens", "focus"];
+        assert!(suggest("budget", &map).ends_with("did you mean \"budget_tokens\"?"));
+        assert!(suggest("tokens", &map).ends_with("did you mean \"budget_tokens\"?"));
+        // Two letters from `line` is too far for a four-letter name; nothing near, no guess.
+        assert_eq!(suggest("fire", &["line", "limit"]), "unknown parameter \"fire\"");
+        assert_eq!(suggest("zzz", &target), "unknown parameter \"zzz\"");
+    }
 
     #[test]
     fn codes_map_to_statuses_and_names() {

@@ -59,19 +59,119 @@ pub enum Selection {
     Tests(Vec<(String, String)>),
 }
 
-/// Finds the repo's runner: its configured command, else by its files (Cargo.toml, go.mod,
-/// package.json naming vitest or jest, a Python project or test files).
-pub fn detect(root: &Path, custom_opt: Option<&str>) -> Result<Runner> {
+/// The runners' families, by the file names of the tests they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    Rust,
+    Go,
+    JavaScript,
+    Python,
+}
+
+impl Family {
+    fn of(path: &str) -> Option<Family> {
+        let extension = Path::new(path).extension()?.to_str()?;
+        Some(match extension {
+            "rs" => Family::Rust,
+            "go" => Family::Go,
+            "js" | "jsx" | "ts" | "tsx" | "mjs" | "cjs" | "mts" | "cts" => Family::JavaScript,
+            "py" => Family::Python,
+            _ => return None,
+        })
+    }
+
+    fn of_runner(runner: &Runner) -> Option<Family> {
+        match runner {
+            Runner::Cargo => Some(Family::Rust),
+            Runner::Go => Some(Family::Go),
+            Runner::Vitest { .. } | Runner::Jest { .. } => Some(Family::JavaScript),
+            Runner::Pytest { .. } => Some(Family::Python),
+            Runner::Custom(_) => None,
+        }
+    }
+}
+
+/// Whether `runner` runs the test file at `path` (a folder, or a file of no known language,
+/// is left to it).
+pub fn runs(runner: &Runner, path: &str) -> bool {
+    match (Family::of_runner(runner), Family::of(path)) {
+        (Some(runner), Some(file)) => runner == file,
+        _ => true,
+    }
+}
+
+/// `target` (relative to `root`) when it is a file; a folder's files (at most `max`, hidden
+/// folders and dependencies' left out) when it is one.
+pub fn files_under(root: &Path, target: &str, max: usize) -> Vec<String> {
+    let full = root.join(target);
+    if !full.is_dir() {
+        return vec![target.to_string()];
+    }
+    let mut found = Vec::new();
+    let mut folders = vec![full];
+    while let Some(folder) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else { continue };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().to_string();
+            if name.starts_with('.') || matches!(name.as_str(), "node_modules" | "target" | "vendor" | "__pycache__") {
+                continue;
+            }
+            let path = entry.path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if let Ok(relative) = path.strip_prefix(root) {
+                found.push(relative.to_string_lossy().to_string());
+                if found.len() >= max {
+                    return found;
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Finds the repo's runner: its configured command, else the one for the language of most of
+/// `paths` (the files to run: a repo with a Cargo.toml and Python tests runs a `.py` file
+/// with pytest), else by the repo's files (Cargo.toml, go.mod, package.json naming vitest or
+/// jest, a Python project or test files), in that order.
+pub fn detect(root: &Path, custom_opt: Option<&str>, paths: &[&str]) -> Result<Runner> {
     if let Some(command) = custom_opt.filter(|c| !c.trim().is_empty()) {
         return Ok(Runner::Custom(command.to_string()));
     }
-    if root.join("Cargo.toml").is_file() {
-        return Ok(Runner::Cargo);
+    let mut counts: Vec<(Family, usize)> = Vec::new();
+    for family in paths.iter().filter_map(|p| Family::of(p)) {
+        match counts.iter_mut().find(|(f, _)| *f == family) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((family, 1)),
+        }
     }
-    if root.join("go.mod").is_file() {
-        return Ok(Runner::Go);
+    // Most files first; a tie keeps the order the files came in (surest test first).
+    counts.sort_by_key(|c| std::cmp::Reverse(c.1));
+    for (family, _) in counts {
+        if let Some(runner) = runner_of(root, Some(family)) {
+            return Ok(runner);
+        }
     }
-    if let Ok(text) = std::fs::read_to_string(root.join("package.json")) {
+    runner_of(root, None).ok_or_else(|| {
+        DocdexError::invalid(format!("no test runner found in {}", root.display())).with_hint(
+            "docdex runs cargo test (Cargo.toml), go test (go.mod), vitest or jest (package.json) and pytest; \
+             for another, set the repo's command in config.toml: [tests] commands = { \"<repo path>\" = \"make test\" }",
+        )
+    })
+}
+
+/// The repo's runner of `family` (any family when `None`), when its project files say it has one.
+fn runner_of(root: &Path, family: Option<Family>) -> Option<Runner> {
+    let wants = |f: Family| family.is_none_or(|w| w == f);
+    if wants(Family::Rust) && root.join("Cargo.toml").is_file() {
+        return Some(Runner::Cargo);
+    }
+    if wants(Family::Go) && root.join("go.mod").is_file() {
+        return Some(Runner::Go);
+    }
+    if let Some(text) =
+        wants(Family::JavaScript).then(|| std::fs::read_to_string(root.join("package.json")).ok()).flatten()
+    {
         let package: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
         let names =
             |key: &str| package[key].as_object().map(|m| m.keys().cloned().collect::<Vec<_>>()).unwrap_or_default();
@@ -86,17 +186,19 @@ pub fn detect(root: &Path, custom_opt: Option<&str>) -> Result<Runner> {
             }
         };
         if deps.iter().any(|d| d == "vitest") || script.contains("vitest") {
-            return Ok(Runner::Vitest { bin: bin("vitest") });
+            return Some(Runner::Vitest { bin: bin("vitest") });
         }
         if deps.iter().any(|d| d == "jest") || script.contains("jest") {
-            return Ok(Runner::Jest { bin: bin("jest") });
+            return Some(Runner::Jest { bin: bin("jest") });
         }
     }
     let python_project = ["pyproject.toml", "setup.py", "setup.cfg", "pytest.ini", "tox.ini", "conftest.py"]
         .iter()
         .any(|f| root.join(f).is_file())
-        || ["tests", "test"].iter().any(|d| root.join(d).is_dir() && has_python_tests(&root.join(d)));
-    if python_project {
+        || ["tests", "test"].iter().any(|d| root.join(d).is_dir() && has_python_tests(&root.join(d)))
+        // Asked to run Python test files: pytest runs them without a project file.
+        || family == Some(Family::Python);
+    if wants(Family::Python) && python_project {
         // A project's own virtual environment first: it has the project's dependencies.
         let python = [".venv/bin/python", "venv/bin/python"]
             .iter()
@@ -104,12 +206,9 @@ pub fn detect(root: &Path, custom_opt: Option<&str>) -> Result<Runner> {
             .find(|p| p.is_file())
             .map(|p| p.display().to_string())
             .unwrap_or_else(|| "python3".to_string());
-        return Ok(Runner::Pytest { python });
+        return Some(Runner::Pytest { python });
     }
-    Err(DocdexError::invalid(format!("no test runner found in {}", root.display())).with_hint(
-        "docdex runs cargo test (Cargo.toml), go test (go.mod), vitest or jest (package.json) and pytest; \
-         for another, set the repo's command in config.toml: [tests] commands = { \"<repo path>\" = \"make test\" }",
-    ))
+    None
 }
 
 fn has_python_tests(dir: &Path) -> bool {
@@ -164,16 +263,22 @@ pub fn plan(runner: &Runner, selection: &Selection, report_dir: &Path) -> Result
                 Selection::All => {}
                 Selection::Target(target) => cargo_target(target, &mut args, &mut filters),
                 Selection::Tests(tests) => {
+                    let mut planned: Vec<&str> = Vec::new();
                     for (path, name) in tests {
+                        let last = name.rsplit("::").next().unwrap_or("");
+                        if !last.is_empty() && !filters.contains(&last.to_string()) {
+                            filters.push(last.to_string());
+                        }
+                        // A file's target once, however many of its tests run.
+                        if planned.contains(&path.as_str()) {
+                            continue;
+                        }
+                        planned.push(path);
                         let before = args.len();
                         cargo_target(path, &mut args, &mut Vec::new());
                         // A file's integration test target, or the library's unit tests.
                         if args.len() == before && !args.contains(&s("--lib")) {
                             args.push(s("--lib"));
-                        }
-                        let last = name.rsplit("::").next().unwrap_or("");
-                        if !last.is_empty() && !filters.contains(&last.to_string()) {
-                            filters.push(last.to_string());
                         }
                     }
                     args.dedup();
@@ -409,20 +514,48 @@ pub fn run(
     let parsed = parse::results(runner, &output, report.as_deref());
     let tail_start = output.len().saturating_sub(TAIL_BYTES);
     let tail_start = (tail_start..output.len()).find(|&i| output.is_char_boundary(i)).unwrap_or(output.len());
+    let exit_code = if timed_out { None } else { status.code() };
+    let mut failures: Vec<TestFailure> =
+        parsed.failures.into_iter().map(|(name, message)| TestFailure { name, message }).collect();
+    let mut failed = parsed.failed;
+    let mut note = String::new();
+    // A runner that stops before reporting any test (a build error, a test file it cannot
+    // find) failed the run: zero failures would read as a pass.
+    let reported = parsed.passed + parsed.failed + parsed.skipped > 0 || !failures.is_empty();
+    match exit_code {
+        // pytest's "no tests collected".
+        Some(5) if matches!(runner, Runner::Pytest { .. }) && !reported => {
+            note = "pytest collected no test from the selection: nothing ran".to_string();
+        }
+        Some(code) if code != 0 && !reported => {
+            failed += 1;
+            failures.push(TestFailure {
+                name: format!("{} (the run)", runner.name()),
+                message: format!("exited with code {code} before reporting any test: {}", last_lines(&output, 3)),
+            });
+        }
+        _ => {}
+    }
     Ok(RunTestsResponse {
         runner: runner.name().to_string(),
         command: plan.display(),
         passed: parsed.passed,
-        failed: parsed.failed,
+        failed,
         skipped: parsed.skipped,
-        failures: parsed.failures.into_iter().map(|(name, message)| TestFailure { name, message }).collect(),
+        failures,
         duration_ms: started.elapsed().as_millis() as u64,
         timed_out,
-        exit_code: if timed_out { None } else { status.code() },
+        exit_code,
         output_tail: output[tail_start..].to_string(),
         output_truncated: truncated,
-        note: String::new(),
+        note,
     })
+}
+
+/// The last `n` non-empty lines of `output`, joined with " | " (an error's gist).
+fn last_lines(output: &str, n: usize) -> String {
+    let lines: Vec<&str> = output.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].join(" | ")
 }
 
 fn kill_group(pid: i32) {
@@ -467,6 +600,54 @@ mod tests {
             "go test -json -run '^(TestTotal|TestCount)$' ./cart/"
         );
         assert!(plan(&Runner::Custom("make test".into()), &py, dir).is_err());
+        // Two tests of one file: its target once.
+        let same_file = Selection::Tests(vec![
+            ("tests/cart.rs".into(), "total_subtracts".into()),
+            ("tests/cart.rs".into(), "total_adds".into()),
+        ]);
+        assert_eq!(
+            plan(&Runner::Cargo, &same_file, dir).unwrap().display(),
+            "cargo test --no-fail-fast --test cart -- total_subtracts total_adds"
+        );
+    }
+
+    #[test]
+    fn the_runner_is_the_one_of_the_files_to_run() {
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::write(repo.path().join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+        std::fs::create_dir(repo.path().join("tests")).unwrap();
+        std::fs::write(repo.path().join("tests/test_x.py"), "def test_x():\n    pass\n").unwrap();
+        // The whole suite: the repo's first runner.
+        assert_eq!(detect(repo.path(), None, &[]).unwrap(), Runner::Cargo);
+        // A Python file beside a Cargo.toml is pytest's; a Rust one cargo's.
+        assert!(matches!(detect(repo.path(), None, &["tests/test_x.py"]).unwrap(), Runner::Pytest { .. }));
+        assert_eq!(
+            detect(repo.path(), None, &["tests/cart.rs", "tests/test_x.py", "tests/more.rs"]).unwrap(),
+            Runner::Cargo
+        );
+        // A language without its project files falls back to what the repo has.
+        assert_eq!(detect(repo.path(), None, &["cart_test.go"]).unwrap(), Runner::Cargo);
+        assert!(runs(&Runner::Cargo, "tests/cart.rs") && !runs(&Runner::Cargo, "tests/test_x.py"));
+        assert!(runs(&Runner::Cargo, "tests/"));
+        // A folder is read for its files' language.
+        assert_eq!(files_under(repo.path(), "tests", 10), ["tests/test_x.py"]);
+        assert_eq!(files_under(repo.path(), "tests/test_x.py", 10), ["tests/test_x.py"]);
+    }
+
+    #[test]
+    fn a_run_that_fails_before_any_test_is_a_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        let runner = Runner::Custom("echo 'error: no test target named x' >&2; exit 101".into());
+        let planned = plan(&runner, &Selection::All, dir.path()).unwrap();
+        let r = run(&runner, &planned, dir.path(), Duration::from_secs(30), 64 * 1024).unwrap();
+        assert_eq!((r.exit_code, r.passed, r.failed), (Some(101), 0, 1));
+        assert!(r.failures[0].message.contains("exited with code 101"), "{:?}", r.failures);
+        assert!(r.failures[0].message.contains("no test target named x"), "{:?}", r.failures);
+        // A clean exit that reports nothing is no failure.
+        let quiet = Runner::Custom("true".into());
+        let planned = plan(&quiet, &Selection::All, dir.path()).unwrap();
+        let r = run(&quiet, &planned, dir.path(), Duration::from_secs(30), 64 * 1024).unwrap();
+        assert_eq!((r.exit_code, r.failed), (Some(0), 0));
     }
 
     #[test]

@@ -123,6 +123,11 @@ fn a_collection_is_added_searched_watched_listed_and_removed_over_http_and_the_c
     assert_eq!(listed["collections"][0]["name"], "team-notes", "{listed}");
     let found = cli(&["search", "--collection", "team-notes", "--mode", "lexical", "standby", "database"]);
     assert!(found.contains("runbooks/failover.md"), "{found}");
+    // Beside a repo on the CLI too: both are searched, not the collection alone.
+    let app_arg = app.to_str().unwrap();
+    let both =
+        cli(&["search", "--collection", "team-notes", "--repo", app_arg, "--mode", "lexical", "durable", "queue"]);
+    assert!(both.contains("decisions/queues.md") && both.contains("src/billing.rs"), "{both}");
     drop(server);
 
     // A daemon that starts mounts (and so watches) every collection before any search.

@@ -230,6 +230,9 @@ fn renames_deletions_staged_changes_and_bad_input() {
     let staged = impact(&home, repo.path(), &["--staged"]);
     assert_eq!(staged["changed_files"], serde_json::json!(["shop/pricing.py"]), "{staged}");
     assert_eq!(staged["base"], "staged");
+    // `--diff --staged` is the same staged diff (the form the interface writes).
+    let both = impact(&home, repo.path(), &["--diff", "--staged"]);
+    assert_eq!((&both["changed_files"], &both["base"]), (&staged["changed_files"], &staged["base"]), "{both}");
     // Against an older revision: a commit, then the working tree against HEAD~1.
     git(repo.path(), &["commit", "-qm", "rename"]);
     let since = impact(&home, repo.path(), &["--diff", "HEAD~1"]);
@@ -361,6 +364,21 @@ fn a_hanging_run_is_killed_whole_a_flood_is_capped_and_no_runner_is_said() {
     assert_eq!(r["output_truncated"], true);
     assert!(r["output_tail"].as_str().unwrap().len() <= 8 * 1024, "the tail is bounded");
     assert!(r.to_string().len() < 200_000, "the whole result is bounded");
+    // Beside a Cargo.toml, a Python test file is still pytest's.
+    crate::common::write(repo.path(), "Cargo.toml", "[package]\nname = \"cart\"\nversion = \"0.1.0\"\n");
+    let (code, r) = run_tests(&home, repo.path(), &["--target", "tests/test_cart.py"]);
+    assert_eq!((code, r["runner"].as_str(), r["passed"].as_u64()), (0, Some("pytest"), Some(2)), "{r}");
+    // A folder of Python files is pytest's too; one without tests says nothing ran (and the
+    // CLI exits 1, as pytest does: nothing was shown to pass).
+    let (code, r) = run_tests(&home, repo.path(), &["--target", "shop"]);
+    assert_eq!((code, r["runner"].as_str(), r["failed"].as_u64()), (1, Some("pytest"), Some(0)), "{r}");
+    assert!(r["note"].as_str().unwrap().contains("nothing ran"), "{r}");
+    // A Rust file goes to cargo, which fails before any test (it does not compile): the run is
+    // a failure that says why, not zero failures.
+    crate::common::write(repo.path(), "tests/cart.rs", "#[test]\nfn adds() {\n    let n: u32 = \"two\";\n}\n");
+    let (code, r) = run_tests(&home, repo.path(), &["--target", "tests/cart.rs"]);
+    assert_eq!((code, r["runner"].as_str(), r["failed"].as_u64()), (1, Some("cargo"), Some(1)), "{r}");
+    assert!(r["failures"][0]["message"].as_str().unwrap().contains("before reporting any test"), "{r}");
     // A target outside the repo, and a repo with no runner.
     let out = home.run(&["run-tests", "--repo", repo.path().to_str().unwrap(), "--target", "../.."]);
     assert_eq!(out.status.code(), Some(2));

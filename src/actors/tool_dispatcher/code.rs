@@ -131,6 +131,7 @@ pub struct FileImpact {
     pub repo_opt: Option<PathBuf>,
     pub file: String,
     pub depth: u32,
+    pub offset: usize,
     pub limit: usize,
 }
 
@@ -141,6 +142,7 @@ pub struct RunAstQuery {
     pub repo_opt: Option<PathBuf>,
     pub language: Language,
     pub query: String,
+    pub offset: usize,
     pub limit: usize,
 }
 
@@ -426,6 +428,10 @@ pub struct FileImpactParams {
     #[serde(default, deserialize_with = "params::number")]
     #[schemars(range(min = 1, max = 1000))]
     pub limit: Option<u64>,
+    /// Where this page of importers starts: the `next_offset` of the previous one (default 0).
+    #[serde(default, deserialize_with = "params::number")]
+    #[schemars(range(min = 0))]
+    pub offset: Option<u64>,
     /// Repository root (default: the server's repo).
     #[serde(default, alias = "repo_path", alias = "project_root")]
     pub repo: Option<PathBuf>,
@@ -446,7 +452,8 @@ impl Tool for FileImpactParams {
             DocdexError::invalid("`file` is required")
                 .with_hint("a path relative to the repo root, as search results give it")
         })?;
-        Ok(FileImpact { repo_opt, file, depth, limit })
+        let offset = self.offset.unwrap_or(0) as usize;
+        Ok(FileImpact { repo_opt, file, depth, offset, limit })
     }
 }
 
@@ -463,6 +470,10 @@ pub struct AstQueryParams {
     #[serde(default, deserialize_with = "params::number")]
     #[schemars(range(min = 1, max = 1000))]
     pub limit: Option<u64>,
+    /// Where this page starts: the `next_offset` of the previous one (default 0).
+    #[serde(default, deserialize_with = "params::number")]
+    #[schemars(range(min = 0))]
+    pub offset: Option<u64>,
     /// Repository root (default: the server's repo). `repo_path` and `project_root` are taken too.
     #[serde(default, alias = "repo_path", alias = "project_root")]
     pub repo: Option<PathBuf>,
@@ -483,7 +494,8 @@ impl Tool for AstQueryParams {
             return Err(DocdexError::invalid("`query` must not be empty")
                 .with_hint("a tree-sitter query, e.g. (function_item name: (identifier) @name)"));
         }
-        Ok(RunAstQuery { repo_opt, language, query: self.query, limit })
+        let offset = self.offset.unwrap_or(0).min(usize::MAX as u64) as usize;
+        Ok(RunAstQuery { repo_opt, language, query: self.query, offset, limit })
     }
 }
 
@@ -620,7 +632,7 @@ fn pick_target(graph: &CodeGraph, target: &SymbolTarget) -> Result<(SymbolRef, V
     }
     if candidates.is_empty() {
         return Err(DocdexError::new(ErrorCode::NotFound, format!("no definition named `{name}` in this repo"))
-            .with_hint(format!("look for it with a pattern: `docdexd symbols --name '{name}*'`")));
+            .with_hint(format!("look for it with a pattern: `docdexd symbols '{name}*'`")));
     }
     let first = candidates.remove(0);
     candidates.truncate(10);
@@ -717,7 +729,7 @@ impl Handler<FileImpact> for ToolDispatcher {
                     msg.depth
                 )));
             }
-            graph.impact(&file, msg.depth, msg.limit).ok_or_else(|| {
+            graph.impact(&file, msg.depth, msg.offset, msg.limit).ok_or_else(|| {
                 let indexed = index.store.read_txn().and_then(|t| index.store.file(&t, &file)).ok().flatten().is_some();
                 let message = if indexed {
                     format!("{file} is indexed but is not source in a language docdex parses")
@@ -764,7 +776,7 @@ impl Handler<RunAstQuery> for ToolDispatcher {
                     Some((path, String::from_utf8(bytes).ok()?))
                 });
                 let deadline = Instant::now() + Duration::from_secs(AST_QUERY_SECS);
-                Ok(query.run(files, msg.limit, deadline))
+                Ok(query.run(files, msg.offset, msg.limit, deadline))
             })
             .await?
         })

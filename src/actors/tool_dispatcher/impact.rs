@@ -302,6 +302,9 @@ impl TestScope {
     }
 }
 
+/// Files of a folder target read to tell its language (and so its runner).
+const TARGET_FILES_READ: usize = 200;
+
 /// Runs a repo's tests.
 #[derive(Message)]
 #[rtype(result = "Result<RunTestsResponse>")]
@@ -334,7 +337,7 @@ impl Handler<RunTests> for ToolDispatcher {
             tokio::task::spawn_blocking(move || {
                 let root = index.root.clone();
                 let custom = tests_config.commands.get(&root.display().to_string()).map(String::as_str);
-                let runner = runner::detect(&root, custom)?;
+                let mut affected_opt = None;
                 let selection = match &msg.scope {
                     TestScope::All => Selection::All,
                     TestScope::Target(target) => Selection::Target(inside(&root, target)?),
@@ -349,15 +352,52 @@ impl Handler<RunTests> for ToolDispatcher {
                             limit: super::code::MAX_CODE_LIMIT,
                         };
                         let impact = diff_impact(&index, &graph, &changes, &query);
-                        if impact.tests.is_empty() {
-                            return Ok(nothing_to_run(&runner, &impact));
-                        }
-                        Selection::Tests(impact.tests.iter().map(|t| (t.path.clone(), t.name.clone())).collect())
+                        let tests = impact.tests.iter().map(|t| (t.path.clone(), t.name.clone())).collect();
+                        affected_opt = Some(impact);
+                        Selection::Tests(tests)
                     }
+                };
+                // The runner of the language of the files to run (a repo may hold several).
+                let paths: Vec<String> = match &selection {
+                    Selection::All => Vec::new(),
+                    Selection::Target(target) => runner::files_under(&root, target, TARGET_FILES_READ),
+                    Selection::Tests(tests) => tests.iter().map(|(path, _)| path.clone()).collect(),
+                };
+                let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+                let runner = runner::detect(&root, custom, &paths)?;
+                if let Some(impact) = affected_opt.as_ref().filter(|impact| impact.tests.is_empty()) {
+                    return Ok(nothing_to_run(&runner, impact));
+                }
+                // Tests in another runner's language are not run by this one: the note names them.
+                let mut left_out: Vec<String> = Vec::new();
+                let selection = match selection {
+                    Selection::Tests(tests) => {
+                        let (ours, others): (Vec<_>, Vec<_>) =
+                            tests.into_iter().partition(|(path, _)| runner::runs(&runner, path));
+                        for (path, _) in others {
+                            if !left_out.contains(&path) {
+                                left_out.push(path);
+                            }
+                        }
+                        Selection::Tests(ours)
+                    }
+                    other => other,
                 };
                 let reports = tempfile::tempdir()?;
                 let plan = runner::plan(&runner, &selection, reports.path())?;
-                runner::run(&runner, &plan, &root, Duration::from_secs(timeout), tests_config.max_output_bytes as usize)
+                let max_output = tests_config.max_output_bytes as usize;
+                let mut response = runner::run(&runner, &plan, &root, Duration::from_secs(timeout), max_output)?;
+                if !left_out.is_empty() {
+                    let note = format!(
+                        "{} test file(s) reached in another language were not run by {}: {}",
+                        left_out.len(),
+                        runner.name(),
+                        left_out.join(", ")
+                    );
+                    response.note =
+                        [response.note, note].into_iter().filter(|n| !n.is_empty()).collect::<Vec<_>>().join("; ");
+                }
+                Ok(response)
             })
             .await?
         })

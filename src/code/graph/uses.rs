@@ -344,7 +344,7 @@ impl CodeGraph {
     }
 
     /// A file's import edges both ways; `imported_by` follows importers up to `depth` hops.
-    pub fn impact(&self, path: &str, depth: u32, limit: usize) -> Option<ImpactResponse> {
+    pub fn impact(&self, path: &str, depth: u32, offset: usize, limit: usize) -> Option<ImpactResponse> {
         let f = self.file_index(path)?;
         let code = &self.codes[f as usize];
         let mut imports: Vec<FileEdge> = self.imports[f as usize]
@@ -383,7 +383,8 @@ impl CodeGraph {
             a.depth.cmp(&b.depth).then(b.confidence.total_cmp(&a.confidence)).then_with(|| a.path.cmp(&b.path))
         });
         let total = imported_by.len();
-        imported_by.truncate(limit);
+        let imported_by: Vec<FileEdge> = imported_by.into_iter().skip(offset).take(limit).collect();
+        let next_offset = (offset + imported_by.len() < total).then_some(offset + imported_by.len());
         let unresolved = self.unresolved[f as usize]
             .iter()
             .map(|&i| {
@@ -397,8 +398,9 @@ impl CodeGraph {
             imports,
             imported_by,
             unresolved,
-            truncated: total > limit,
+            truncated: next_offset.is_some(),
             imported_by_total: total,
+            next_offset,
         })
     }
 }

@@ -69,7 +69,7 @@ fn dump() {
         }
         for f in 0..graph.file_count() as u32 {
             let path = graph.path(f).to_string();
-            let impact = graph.impact(&path, 1, 100).unwrap();
+            let impact = graph.impact(&path, 1, 0, 100).unwrap();
             let imports: Vec<String> = impact.imports.iter().map(|e| format!("{}({})", e.path, e.confidence)).collect();
             let unresolved: Vec<String> = impact.unresolved.iter().map(|u| u.spec.clone()).collect();
             println!("  IMPORTS {path} -> {imports:?} unresolved {unresolved:?}");
@@ -412,11 +412,11 @@ fn every_language_fixture_yields_its_symbols_imports_and_references() {
         }
         for want in expect.imports {
             let (from, to) = want.split_once(" -> ").unwrap();
-            let impact = graph.impact(from, 1, 100).unwrap_or_else(|| panic!("{}: no file {from}", expect.fixture));
+            let impact = graph.impact(from, 1, 0, 100).unwrap_or_else(|| panic!("{}: no file {from}", expect.fixture));
             if !impact.imports.iter().any(|e| e.path == to) {
                 failures.push(format!("{}: {from} does not import {to}: {:?}", expect.fixture, impact.imports));
             }
-            let back = graph.impact(to, 1, 100).unwrap();
+            let back = graph.impact(to, 1, 0, 100).unwrap();
             if !back.imported_by.iter().any(|e| e.path == from) {
                 failures.push(format!("{}: {to} is not imported by {from}", expect.fixture));
             }
@@ -489,7 +489,7 @@ fn a_mixed_language_repo_is_one_graph() {
         ("java/src/main/java/com/example/shop/Cart.java", "java/src/main/java/com/example/util/Strings.java"),
         ("c/src/cart.c", "c/include/util.h"),
     ] {
-        let impact = graph.impact(from, 1, 100).unwrap();
+        let impact = graph.impact(from, 1, 0, 100).unwrap();
         assert!(impact.imports.iter().any(|e| e.path == to), "{from} -> {to}: {:?}", impact.imports);
     }
     // A definition in one language is found by name beside the same name in the others.

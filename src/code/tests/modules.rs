@@ -45,7 +45,7 @@ fn a_package_folder_required_by_its_tests_is_its_entry() {
     let configs =
         HashMap::from([("package.json".to_string(), r#"{"name": "qs", "main": "lib/index.js"}"#.to_string())]);
     let graph = CodeGraph::build(files, &configs);
-    let index = graph.impact("lib/index.js", 1, 10).unwrap();
+    let index = graph.impact("lib/index.js", 1, 0, 10).unwrap();
     let importers: Vec<&str> = index.imported_by.iter().map(|e| e.path.as_str()).collect();
     assert_eq!(importers, ["test/parse.js"]);
     let target = graph.lookup("parse").into_iter().find(|r| graph.path(r.0) == "lib/parse.js").unwrap();
@@ -77,4 +77,26 @@ fn a_dotted_module_path_through_a_package_reaches_its_submodule() {
         sure_uses(&graph, "start", "pkg/engine/run.py"),
         [("tests/test_cli.py".to_string(), 5, "import".to_string())]
     );
+}
+
+/// A file's importers come in pages: `offset` where one starts, `next_offset` where the next
+/// does, the total beside them.
+#[test]
+fn a_files_importers_come_in_pages() {
+    let importer = "from pkg import core\n\ncore.run()\n";
+    let graph = python_graph(&[
+        ("pkg/__init__.py", ""),
+        ("pkg/core.py", "def run():\n    pass\n"),
+        ("a.py", importer),
+        ("b.py", importer),
+        ("c.py", importer),
+    ]);
+    let first = graph.impact("pkg/core.py", 1, 0, 2).unwrap();
+    assert_eq!((first.imported_by.len(), first.imported_by_total, first.next_offset), (2, 3, Some(2)));
+    assert!(first.truncated);
+    let second = graph.impact("pkg/core.py", 1, 2, 2).unwrap();
+    assert_eq!((second.imported_by.len(), second.next_offset, second.truncated), (1, None, false));
+    let mut all: Vec<String> = first.imported_by.iter().chain(&second.imported_by).map(|e| e.path.clone()).collect();
+    all.sort();
+    assert_eq!(all, ["a.py", "b.py", "c.py"]);
 }
