@@ -42,6 +42,10 @@ struct CodeBenchReport {
     /// parses every file (as references need) can reach on this machine.
     parallel_parse_seconds: f64,
     parse_ceiling_symbols_per_second: f64,
+    /// The same files parsed as the lexical run did before code intelligence: Rust without the
+    /// insides of function bodies (`ingest::skeleton`), over the same cores. What a full parse
+    /// costs beyond it is the least an index run that reads references adds.
+    parallel_skeleton_parse_seconds: f64,
     /// A generated file of small documented functions and types, the shape other tools'
     /// parser benchmarks measure: symbols/s on one thread.
     dense_symbols: usize,
@@ -164,6 +168,7 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, queries: usize, json: bool)
             }
         }
     });
+    let (_, parallel_skeleton_parse_seconds) = in_parallel(&texts, skeleton_parse);
     let (dense_symbols, dense_symbols_per_second) = dense_code_rate();
     let started = Instant::now();
     let graph = docdex::code::CodeGraph::build(files, &std::collections::HashMap::new());
@@ -226,6 +231,7 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, queries: usize, json: bool)
         parallel_seconds,
         parallel_symbols_per_second: symbols as f64 / parallel_seconds.max(1e-9),
         parallel_parse_seconds,
+        parallel_skeleton_parse_seconds,
         parse_ceiling_symbols_per_second: symbols as f64 / parallel_parse_seconds.max(1e-9),
         dense_symbols,
         dense_symbols_per_second,
@@ -248,7 +254,7 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, queries: usize, json: bool)
             )
         };
         let mut out = format!(
-            "{}\n  {} source files, {:.1} MiB: {} symbols, {} uses, {} imports\n  extraction: {:.2} s on one thread ({:.2} s of it parsing) = {:.0} symbols/s, {:.1} MB/s\n  on {} threads: {:.2} s = {:.0} symbols/s (tree-sitter's parse alone: {:.2} s = {:.0} symbols/s)\n  dense generated code ({} symbols), one thread: {:.0} symbols/s\n  graph build: {:.0} ms; peak RSS {:.0} MiB\n  index run (chunks + symbols): {:.2} s\n",
+            "{}\n  {} source files, {:.1} MiB: {} symbols, {} uses, {} imports\n  extraction: {:.2} s on one thread ({:.2} s of it parsing) = {:.0} symbols/s, {:.1} MB/s\n  on {} threads: {:.2} s = {:.0} symbols/s (tree-sitter's parse alone: {:.2} s = {:.0} symbols/s; the lexical run's skeleton parse: {:.2} s)\n  dense generated code ({} symbols), one thread: {:.0} symbols/s\n  graph build: {:.0} ms; peak RSS {:.0} MiB\n  index run (chunks + symbols): {:.2} s\n",
             report.repo,
             report.source_files,
             report.source_mib,
@@ -264,6 +270,7 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, queries: usize, json: bool)
             report.parallel_symbols_per_second,
             report.parallel_parse_seconds,
             report.parse_ceiling_symbols_per_second,
+            report.parallel_skeleton_parse_seconds,
             report.dense_symbols,
             report.dense_symbols_per_second,
             report.graph_build_ms,
@@ -277,6 +284,27 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, queries: usize, json: bool)
         docdex::cli::output::print_out(&out)?;
     }
     Ok(0)
+}
+
+/// Parses `text` as the lexical run did before code intelligence: Rust without the insides of
+/// function bodies and whole-line comments, other languages in full.
+fn skeleton_parse(language: Language, text: &str) {
+    use docdex::ingest::skeleton;
+    let mut parser = tree_sitter::Parser::new();
+    let Some(grammar) = language.grammar() else { return };
+    if parser.set_language(&grammar).is_err() {
+        return;
+    }
+    if language == Language::Rust {
+        let source = text.as_bytes();
+        let bodies = skeleton::rust_fn_body_interiors(source);
+        let comments = skeleton::comment_lines(source, &bodies);
+        let holes = skeleton::merge_holes(&bodies, &comments);
+        if !holes.is_empty() {
+            let _ = parser.set_included_ranges(&skeleton::ranges_around(source, &holes));
+        }
+    }
+    std::hint::black_box(parser.parse(text, None));
 }
 
 /// Runs `work` on every text on as many threads as the machine has cores, each taking the
