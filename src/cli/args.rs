@@ -66,6 +66,9 @@ pub enum Command {
         /// Most files (1-50).
         #[arg(long, default_value_t = crate::actors::tool_dispatcher::files::DEFAULT_MULTI_GET)]
         limit: usize,
+        /// Where this page of files starts (the previous page's `next_offset`).
+        #[arg(long)]
+        offset: Option<usize>,
         #[arg(long)]
         json: bool,
         paths: Vec<String>,

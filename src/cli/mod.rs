@@ -212,10 +212,15 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
             print_out(&text)?;
             Ok(0)
         }
-        Command::MultiGet { repo, glob, limit, json, paths } => {
+        Command::MultiGet { repo, glob, limit, offset, json, paths } => {
             let actors = crate::actors::system::start_actors(&loaded, None);
-            let params =
-                MultiGetParams { paths: Some(paths), glob, limit: Some(limit as u64), offset: None, repo: Some(repo) };
+            let params = MultiGetParams {
+                paths: Some(paths),
+                glob,
+                limit: Some(limit as u64),
+                offset: offset.map(|o| o as u64),
+                repo: Some(repo),
+            };
             let response = actors.dispatcher.send(message(params)?).await??;
             actors.repo_manager.send(CloseAll).await?;
             let text = if json {
@@ -234,6 +239,9 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
                 }
                 for missing in &response.missing {
                     out.push_str(&format!("==> {}: {}\n", missing.path, missing.error));
+                }
+                if let Some(next) = response.next_offset {
+                    out.push_str(&format!("… {} files in all; the next ones: --offset {next}\n", response.total));
                 }
                 out
             };
@@ -309,6 +317,7 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
                 to_json(&status)?
             } else {
                 let state = match (status.indexed, status.interrupted) {
+                    _ if status.indexing => "indexing: a run is writing the index now",
                     (_, true) => "interrupted: the last index run did not finish; run `docdexd index` again",
                     (true, false) => "indexed",
                     (false, false) => "not indexed yet",

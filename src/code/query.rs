@@ -9,6 +9,50 @@ use tree_sitter::{Parser, Query, QueryCursor, QueryCursorOptions, StreamingItera
 use crate::ingest::Language;
 use crate::protocol::code::{AstMatch, AstQueryResponse};
 
+/// Deepest nesting of parentheses and brackets a query may have: tree-sitter compiles a query
+/// recursively, and a few tens of thousands of levels overflow the stack of the thread that
+/// compiles it (the daemon's). Real queries nest a handful of levels.
+const MAX_QUERY_NESTING: usize = 64;
+/// Longest query compiled, in bytes.
+const MAX_QUERY_BYTES: usize = 16 * 1024;
+
+/// How deep `source` nests `(…)` and `[…]`, outside strings and comments.
+fn nesting(source: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let mut chars = source.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '(' | '[' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            ')' | ']' => depth = depth.saturating_sub(1),
+            // A string's brackets are text: skip to its end (past escapes).
+            '"' => {
+                while let Some(c) = chars.next() {
+                    match c {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+            }
+            // A comment runs to the end of its line.
+            ';' => {
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    deepest
+}
+
 /// A compiled structural query.
 pub struct AstQuery {
     language: Language,
@@ -18,6 +62,13 @@ pub struct AstQuery {
 impl AstQuery {
     /// Compiles `source` for `language`; the error says where the query is wrong.
     pub fn new(language: Language, source: &str) -> Result<AstQuery, String> {
+        if source.len() > MAX_QUERY_BYTES {
+            return Err(format!("the query is {} bytes; at most {MAX_QUERY_BYTES} are compiled", source.len()));
+        }
+        let depth = nesting(source);
+        if depth > MAX_QUERY_NESTING {
+            return Err(format!("the query nests {depth} levels deep; at most {MAX_QUERY_NESTING} are compiled"));
+        }
         let grammar = language.grammar().ok_or_else(|| format!("{} has no grammar here", language.name()))?;
         let query = Query::new(&grammar, source).map_err(|e| {
             format!("query error at line {} column {}: {:?}: {}", e.row + 1, e.column + 1, e.kind, e.message)
@@ -154,6 +205,19 @@ mod tests {
         assert_eq!(out.matches[1].line, 2);
         let err = AstQuery::new(Language::Rust, "(function_item name: (nonsense) @x)").err().unwrap();
         assert!(err.contains("line 1"), "{err}");
+    }
+
+    #[test]
+    fn a_query_nested_past_the_bound_is_refused_not_compiled() {
+        // Deep enough to overflow a thread's stack in tree-sitter's compiler.
+        let deep = format!("{}identifier{}", "(".repeat(60_000), ")".repeat(60_000));
+        let err = AstQuery::new(Language::Rust, &deep).err().unwrap();
+        assert!(err.contains("at most"), "{err}");
+        let nested = format!("{}(identifier) @x{}", "(source_file ".repeat(70), ")".repeat(70));
+        assert!(AstQuery::new(Language::Rust, &nested).err().unwrap().contains("nests 71 levels"));
+        // Brackets inside strings and comments do not count.
+        let quoted = format!("((identifier) @x (#eq? @x \"{}\")) ; {}\n", "(".repeat(100), "[".repeat(100));
+        assert!(AstQuery::new(Language::Rust, &quoted).is_ok());
     }
 
     #[test]

@@ -23,12 +23,17 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 }
 
 /// A crate tool: its parameters from the query string, the crate's name from the path.
-async fn crate_tool<T: Tool>(state: web::Data<HttpState>, name: web::Path<String>, request: HttpRequest) -> HttpResponse
+async fn crate_tool<T: Tool>(
+    state: web::Data<HttpState>,
+    name: web::Path<String>,
+    request: HttpRequest,
+    body: web::Bytes,
+) -> HttpResponse
 where
     ToolDispatcher: actix::Handler<T::Message>,
 {
     if form_urlencoded::parse(request.query_string().as_bytes()).any(|(key, _)| key == "crate") {
         return error_response(&DocdexError::invalid("the crate's name is in the path: /v1/crates/{name}/…"));
     }
-    tool_query_with::<T>(&state, &request, ("crate_name", &name)).await
+    tool_query_with::<T>(&state, &request, &body, ("crate_name", &name)).await
 }

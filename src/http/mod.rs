@@ -118,6 +118,10 @@ async fn search(state: web::Data<HttpState>, request: HttpRequest) -> HttpRespon
         Ok(params) => params,
         Err(err) => return error_response(&err),
     };
+    let relative = params.repos.iter().flatten().map(|r| refuse_relative(Path::new(r))).find(Result::is_err);
+    if let Some(Err(err)) = relative.or_else(|| params.repo.as_deref().map(refuse_relative)) {
+        return error_response(&err);
+    }
     if !params.asks_web_research() {
         return run_tool(&state, params).await;
     }
@@ -142,11 +146,45 @@ async fn repos(state: web::Data<HttpState>, _: web::Query<NoParams>) -> HttpResp
     respond(dispatch(&state, Repos).await)
 }
 
+/// A route that reads its parameters from the query string: a body with any is refused, as a
+/// parameter sent there would be ignored (an empty body or `{}` is none).
+fn refuse_body(body: &[u8]) -> Result<(), DocdexError> {
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    if text.is_empty() || text.replace(char::is_whitespace, "") == "{}" {
+        return Ok(());
+    }
+    Err(DocdexError::invalid("this endpoint reads its parameters from the query string, not the request body")
+        .with_hint("send them as ?name=value&… and no body"))
+}
+
+/// A route that reads its parameters from the JSON body: a query string is refused, as a
+/// parameter sent there would be ignored.
+fn refuse_query(request: &HttpRequest) -> Result<(), DocdexError> {
+    let names: Vec<String> =
+        form_urlencoded::parse(request.query_string().as_bytes()).map(|(key, _)| format!("`{key}`")).collect();
+    if names.is_empty() {
+        return Ok(());
+    }
+    Err(DocdexError::invalid(format!(
+        "this endpoint reads its parameters from the JSON body, not the query string ({})",
+        names.join(", ")
+    ))
+    .with_hint("send them in the body: {\"name\": value, …}"))
+}
+
 /// A tool's GET route: its parameters (`Tool`) from the query string.
-pub(crate) async fn tool_query<T: Tool>(state: web::Data<HttpState>, request: HttpRequest) -> HttpResponse
+pub(crate) async fn tool_query<T: Tool>(
+    state: web::Data<HttpState>,
+    request: HttpRequest,
+    body: web::Bytes,
+) -> HttpResponse
 where
     ToolDispatcher: actix::Handler<T::Message>,
 {
+    if let Err(err) = refuse_body(&body) {
+        return error_response(&err);
+    }
     match query_params::<T>(&request) {
         Ok(params) => run_tool(&state, params).await,
         Err(err) => error_response(&err),
@@ -181,11 +219,15 @@ pub(crate) fn query_params_with<T: serde::de::DeserializeOwned>(
 pub(crate) async fn tool_query_with<T: Tool>(
     state: &HttpState,
     request: &HttpRequest,
+    body: &[u8],
     path: (&str, &str),
 ) -> HttpResponse
 where
     ToolDispatcher: actix::Handler<T::Message>,
 {
+    if let Err(err) = refuse_body(body) {
+        return error_response(&err);
+    }
     match query_params_with::<T>(request, path) {
         Ok(params) => run_tool(state, params).await,
         Err(err) => error_response(&err),
@@ -193,20 +235,43 @@ where
 }
 
 /// A tool's POST route: its parameters (`Tool`) from the JSON body.
-pub(crate) async fn tool_body<T: Tool>(state: web::Data<HttpState>, body: web::Json<serde_json::Value>) -> HttpResponse
+pub(crate) async fn tool_body<T: Tool>(
+    state: web::Data<HttpState>,
+    request: HttpRequest,
+    body: web::Json<serde_json::Value>,
+) -> HttpResponse
 where
     ToolDispatcher: actix::Handler<T::Message>,
 {
+    if let Err(err) = refuse_query(&request) {
+        return error_response(&err);
+    }
     match serde_path_to_error::deserialize::<_, T>(body.into_inner()) {
         Ok(params) => run_tool(&state, params).await,
         Err(err) => error_response(&malformed(err, "JSON body")),
     }
 }
 
+/// A repo path given over HTTP must be absolute: the daemon's working directory is not the
+/// caller's, so a relative one would name whatever folder the daemon was started in.
+fn refuse_relative(path: &Path) -> Result<(), DocdexError> {
+    if path.is_absolute() {
+        return Ok(());
+    }
+    Err(DocdexError::invalid(format!(
+        "`{}` is a relative path; over HTTP a repo is named by its absolute path",
+        path.display()
+    ))
+    .with_hint("the daemon's working directory is not yours: give the repo's full path"))
+}
+
 pub(crate) async fn run_tool<T: Tool>(state: &HttpState, params: T) -> HttpResponse
 where
     ToolDispatcher: actix::Handler<T::Message>,
 {
+    if let Some(Err(err)) = params.repo().map(refuse_relative) {
+        return error_response(&err);
+    }
     let repo_opt = params.repo().map(Path::to_path_buf).or_else(|| state.default_repo_opt.clone());
     let caller = Caller { run_tests_refusal: state.run_tests_refusal.clone() };
     match params.into_message(repo_opt, &caller) {
@@ -242,12 +307,22 @@ where
     state.dispatcher.send(msg).await?
 }
 
-async fn memory_delete(state: web::Data<HttpState>, id: web::Path<String>, request: HttpRequest) -> HttpResponse {
-    tool_query_with::<MemoryDeleteParams>(&state, &request, ("id", &id)).await
+async fn memory_delete(
+    state: web::Data<HttpState>,
+    id: web::Path<String>,
+    request: HttpRequest,
+    body: web::Bytes,
+) -> HttpResponse {
+    tool_query_with::<MemoryDeleteParams>(&state, &request, &body, ("id", &id)).await
 }
 
-async fn collection_remove(state: web::Data<HttpState>, name: web::Path<String>, request: HttpRequest) -> HttpResponse {
-    tool_query_with::<CollectionRemoveParams>(&state, &request, ("name", &name)).await
+async fn collection_remove(
+    state: web::Data<HttpState>,
+    name: web::Path<String>,
+    request: HttpRequest,
+    body: web::Bytes,
+) -> HttpResponse {
+    tool_query_with::<CollectionRemoveParams>(&state, &request, &body, ("name", &name)).await
 }
 
 /// A reasoning session, as JSON, text or Graphviz (`format`).

@@ -684,6 +684,16 @@ impl RepoIndex {
         self.searcher().num_docs()
     }
 
+    /// Whether an index run holds the repo's writer now (this process's or another's): a run
+    /// marked in progress is live then, not interrupted.
+    pub fn being_written(&self) -> bool {
+        use tantivy::directory::INDEX_WRITER_LOCK;
+        match self.files.directory() {
+            Ok(directory) => matches!(directory.acquire_lock(&INDEX_WRITER_LOCK), Err(LockError::LockBusy)),
+            Err(_) => false,
+        }
+    }
+
     /// Bytes on disk of the Tantivy index and the LMDB store.
     pub fn size_on_disk(&self) -> u64 {
         dir_size(&self.state_dir)

@@ -15,6 +15,18 @@ fn ranking(chunks: &[(u32, u32)], weight: f32) -> Ranking {
     }
 }
 
+/// A run holding the writer is live, not interrupted: status asks the lock.
+#[test]
+fn an_index_held_by_a_writer_is_being_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = RepoIndex::open(dir.path(), "fp", dir.path()).unwrap();
+    assert!(!index.being_written());
+    let writer = index.writer(15_000_000).unwrap();
+    assert!(index.being_written());
+    drop(writer);
+    assert!(!index.being_written());
+}
+
 #[test]
 fn code_facts_this_binary_cannot_read_are_refused_and_rebuilt() {
     let dir = tempfile::tempdir().unwrap();

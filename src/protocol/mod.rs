@@ -277,6 +277,8 @@ pub struct MultiGetResponse {
     pub total: u64,
     pub files: Vec<FileContent>,
     pub missing: Vec<MissingFile>,
+    /// Where the next page of files starts (`offset`), when `limit` left some out.
+    pub next_offset: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -432,6 +434,9 @@ pub struct RepoStatus {
     /// True when the last run started but never finished (killed or failed); the next
     /// `index` finishes the job.
     pub interrupted: bool,
+    /// A run is writing the index now (this daemon's or another process's).
+    #[serde(default)]
+    pub indexing: bool,
     pub last_index_started: Option<String>,
     pub last_index_completed: Option<String>,
     pub files: u64,

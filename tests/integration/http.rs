@@ -504,6 +504,29 @@ fn every_endpoint_refuses_unknown_parameters_and_names_the_right_one() {
             assert!(answer["error"]["message"].as_str().unwrap().contains(&wanted), "{path} {extra}: {answer}");
         }
     }
+    // A parameter sent where the route does not read it is refused, not ignored.
+    let (status, body) = post("/v1/pack?budget_tokens=5", serde_json::json!({"query": "pool"}));
+    assert_eq!(status, 400, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("from the JSON body"), "{body}");
+    let response = client.delete(server.url("/v1/memory/1")).json(&serde_json::json!({"x": 1})).send().unwrap();
+    let (status, body) = (response.status().as_u16(), response.json::<serde_json::Value>().unwrap());
+    assert_eq!(status, 400, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("from the query string"), "{body}");
+    // A relative repo path would name the daemon's working directory: refused over HTTP.
+    for path in ["/v1/search?q=pool&repo=src", "/v1/search?q=pool&repos=src,docs", "/v1/symbols?name=WorkerPool&repo=."]
+    {
+        let (status, body) = get(path);
+        assert_eq!(status, 400, "{path}: {body}");
+        assert!(body["error"]["message"].as_str().unwrap().contains("relative path"), "{path}: {body}");
+    }
+    // A route that names its direction does not answer the other one.
+    let (status, body) = get("/v1/callees?name=run_detached&direction=callers");
+    assert_eq!(status, 400, "{body}");
+    assert!(body["error"]["hint"].as_str().unwrap().contains("/v1/callers"), "{body}");
+    // A page of a list of paths says where the next one starts; a path asked twice is read once.
+    let (status, body) =
+        post("/v1/multi-get", serde_json::json!({"paths": ["src/pool.rs", "src/pool.rs", "README.md"], "limit": 1}));
+    assert_eq!((status, body["total"].as_u64(), body["next_offset"].as_u64()), (200, Some(2), Some(1)), "{body}");
     // The old names still work.
     let (status, body) = get(&format!("/v1/search?query=WorkerPool&repo_path={}", repo.path().display()));
     assert_eq!(status, 200, "{body}");

@@ -382,10 +382,26 @@ impl Tool for TargetParams {
     }
 }
 
-/// Callers (or, with `direction`, callees) under the callers' name.
+/// Callers asked for under their own name (`/v1/callers`, `docdex callers`).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(transparent)]
 pub struct CallersParams(pub TargetParams);
+
+impl TargetParams {
+    /// `calls` under a route that names its direction: a `direction` that says the other one
+    /// is refused, not followed (the route's name would answer the wrong question).
+    fn calls_of(self, repo_opt: Option<PathBuf>, route: Direction) -> Result<FindCalls> {
+        let (this, other) = match route {
+            Direction::Callers => ("callers", "callees"),
+            Direction::Callees => ("callees", "callers"),
+        };
+        if self.direction.as_deref().is_some_and(|d| d != this) {
+            return Err(DocdexError::invalid(format!("this endpoint answers {this}; `direction` says otherwise"))
+                .with_hint(format!("ask /v1/{other} (docdexd {other}) for {other}, or leave out `direction`")));
+        }
+        self.calls(repo_opt, route)
+    }
+}
 
 impl Tool for CallersParams {
     type Message = FindCalls;
@@ -396,7 +412,7 @@ impl Tool for CallersParams {
     }
 
     fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<FindCalls> {
-        self.0.calls(repo_opt, Direction::Callers)
+        self.0.calls_of(repo_opt, Direction::Callers)
     }
 }
 
@@ -409,7 +425,7 @@ impl Tool for CalleesParams {
     }
 
     fn into_message(self, repo_opt: Option<PathBuf>, _: &Caller) -> Result<FindCalls> {
-        self.0.calls(repo_opt, Direction::Callees)
+        self.0.calls_of(repo_opt, Direction::Callees)
     }
 }
 

@@ -608,11 +608,20 @@ impl Handler<MultiGet> for ToolDispatcher {
                     (list.total, list.files.into_iter().map(|f| f.path).collect::<Vec<_>>())
                 }
                 (None, false) => {
-                    (msg.paths.len() as u64, msg.paths.iter().skip(msg.offset).take(msg.limit).cloned().collect())
+                    // A path asked for twice is read once.
+                    let mut unique: Vec<&String> = Vec::new();
+                    for path in &msg.paths {
+                        if !unique.contains(&path) {
+                            unique.push(path);
+                        }
+                    }
+                    (unique.len() as u64, unique.into_iter().skip(msg.offset).take(msg.limit).cloned().collect())
                 }
                 (Some(_), false) => return Err(DocdexError::invalid("give paths or a glob, not both")),
             };
-            let mut response = MultiGetResponse { total, files: Vec::new(), missing: Vec::new() };
+            let read_to = (msg.offset + paths.len()) as u64;
+            let next_offset = (read_to < total).then_some(read_to);
+            let mut response = MultiGetResponse { total, files: Vec::new(), missing: Vec::new(), next_offset };
             for path in paths {
                 if path.trim().is_empty() {
                     response.missing.push(MissingFile { path, error: "an empty path names no file".into() });

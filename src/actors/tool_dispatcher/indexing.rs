@@ -81,6 +81,8 @@ impl Handler<Status> for ToolDispatcher {
             tokio::task::spawn_blocking(move || {
                 let rtxn = index.store.read_txn()?;
                 let state = index.store.run_state(&rtxn)?;
+                // Asked only of a run marked in progress: is it still writing, or was it killed?
+                let live = state.interrupted() && index.being_written();
                 let chunks = index.num_chunks();
                 let counts = index.store.vector_counts(&rtxn)?;
                 let mut code = crate::protocol::CodeStatus {
@@ -114,7 +116,8 @@ impl Handler<Status> for ToolDispatcher {
                     fingerprint: handle.meta.fingerprint.clone(),
                     state_dir: index.state_dir.display().to_string(),
                     indexed: state.indexed(),
-                    interrupted: state.interrupted(),
+                    interrupted: state.interrupted() && !live,
+                    indexing: live,
                     last_index_started: state.last_started.map(format_unix),
                     last_index_completed: state.last_completed.map(format_unix),
                     files: state.files,
