@@ -518,8 +518,12 @@ fn affected<'de, D: serde::Deserializer<'de>>(deserializer: D) -> std::result::R
     enum FlagOrBase {
         Flag(bool),
         Base(String),
+        Other(serde_json::Value),
     }
     Ok(match Option::<FlagOrBase>::deserialize(deserializer)? {
+        Some(FlagOrBase::Other(other)) => {
+            return Err(serde::de::Error::custom(format!("expected true, false or a git revision, got {other}")))
+        }
         None | Some(FlagOrBase::Flag(false)) => None,
         Some(FlagOrBase::Flag(true)) => Some("working".into()),
         Some(FlagOrBase::Base(base)) => match base.trim() {

@@ -89,10 +89,14 @@ where
     enum ValueOrText<T> {
         Value(T),
         Text(String),
+        // Anything else (`-1`, `2.5`, `true`, a list): named in the error, not as serde's
+        // "did not match any variant".
+        Other(serde_json::Value),
     }
     match Option::<ValueOrText<T>>::deserialize(deserializer)? {
         None => Ok(None),
         Some(ValueOrText::Value(value)) => Ok(Some(value)),
+        Some(ValueOrText::Other(other)) => Err(serde::de::Error::custom(format!("expected {expected}, got {other}"))),
         Some(ValueOrText::Text(text)) if text.trim().is_empty() => Ok(None),
         Some(ValueOrText::Text(text)) => text
             .trim()
@@ -129,9 +133,15 @@ pub fn list<'de, D: Deserializer<'de>>(deserializer: D) -> std::result::Result<O
     enum ListOrText {
         List(Vec<String>),
         Text(String),
+        Other(serde_json::Value),
     }
     Ok(match Option::<ListOrText>::deserialize(deserializer)? {
         None => None,
+        Some(ListOrText::Other(other)) => {
+            return Err(serde::de::Error::custom(format!(
+                "expected a list of texts or one comma-separated text, got {other}"
+            )))
+        }
         Some(ListOrText::List(items)) => Some(items),
         Some(ListOrText::Text(text)) => {
             Some(text.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect())
@@ -182,6 +192,16 @@ mod tests {
         let err = serde_urlencoded::from_str::<Probe>("n=many").unwrap_err().to_string();
         assert!(err.contains("whole number"), "{err}");
         assert!(serde_json::from_str::<Probe>(r#"{"b": "maybe"}"#).is_err());
+        // A JSON value of another kind says what was expected and what came.
+        for (body, said) in [
+            (r#"{"n": -1}"#, "expected a non-negative whole number, got -1"),
+            (r#"{"n": 2.5}"#, "expected a non-negative whole number, got 2.5"),
+            (r#"{"f": true}"#, "expected a number from 0 to 1, got true"),
+            (r#"{"l": ["a", 3]}"#, "expected a list of texts or one comma-separated text, got [\"a\",3]"),
+        ] {
+            let err = serde_json::from_str::<Probe>(body).unwrap_err().to_string();
+            assert!(err.contains(said), "{body}: {err}");
+        }
         assert_eq!(bounded("limit", Some(0), 10, 100).unwrap_err().message, "limit must be between 1 and 100, got 0");
         assert_eq!(bounded("limit", None, 10, 100).unwrap(), 10);
     }
