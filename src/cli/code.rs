@@ -367,5 +367,9 @@ pub(super) async fn run_code(loaded: &LoadedConfig, command: Command) -> Result<
     actors.repo_manager.send(CloseAll).await?;
     let (text, empty) = outcome?;
     print_out(&text)?;
+    if empty && text.trim().is_empty() {
+        // Exit 1 alone would leave a person at the terminal guessing whether it failed.
+        eprintln!("no match");
+    }
     Ok(if empty { 1 } else { 0 })
 }

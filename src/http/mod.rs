@@ -238,7 +238,7 @@ where
 pub(crate) async fn tool_body<T: Tool>(
     state: web::Data<HttpState>,
     request: HttpRequest,
-    body: web::Json<serde_json::Value>,
+    body: web::Json<DistinctKeys>,
 ) -> HttpResponse
 where
     ToolDispatcher: actix::Handler<T::Message>,
@@ -246,9 +246,74 @@ where
     if let Err(err) = refuse_query(&request) {
         return error_response(&err);
     }
-    match serde_path_to_error::deserialize::<_, T>(body.into_inner()) {
+    match serde_path_to_error::deserialize::<_, T>(body.into_inner().0) {
         Ok(params) => run_tool(&state, params).await,
         Err(err) => error_response(&malformed(err, "JSON body")),
+    }
+}
+
+/// A JSON body whose objects name each key once. serde_json keeps the last of a repeated
+/// key, so `{"limit": 5, "limit": 500}` would answer a question the caller may not have meant:
+/// the repeat is refused instead.
+pub(crate) struct DistinctKeys(serde_json::Value);
+
+impl<'de> Deserialize<'de> for DistinctKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(DistinctKeysVisitor).map(DistinctKeys)
+    }
+}
+
+struct DistinctKeysVisitor;
+
+impl<'de> serde::de::Visitor<'de> for DistinctKeysVisitor {
+    type Value = serde_json::Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(DistinctKeys(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(serde_json::Value::Array(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut object = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let DistinctKeys(value) = map.next_value()?;
+            if object.insert(key.clone(), value).is_some() {
+                return Err(serde::de::Error::custom(format!("`{key}` is given twice")));
+            }
+        }
+        Ok(serde_json::Value::Object(object))
     }
 }
 
@@ -259,17 +324,17 @@ fn refuse_relative(path: &Path) -> Result<(), DocdexError> {
         return Ok(());
     }
     Err(DocdexError::invalid(format!(
-        "`{}` is a relative path; over HTTP a repo is named by its absolute path",
+        "`{}` is a relative path; over HTTP a path is given whole, from the root",
         path.display()
     ))
-    .with_hint("the daemon's working directory is not yours: give the repo's full path"))
+    .with_hint("the daemon's working directory is not yours: give the full path"))
 }
 
 pub(crate) async fn run_tool<T: Tool>(state: &HttpState, params: T) -> HttpResponse
 where
     ToolDispatcher: actix::Handler<T::Message>,
 {
-    if let Some(Err(err)) = params.repo().map(refuse_relative) {
+    if let Some(Err(err)) = params.local_paths().into_iter().map(refuse_relative).find(Result::is_err) {
         return error_response(&err);
     }
     let repo_opt = params.repo().map(Path::to_path_buf).or_else(|| state.default_repo_opt.clone());

@@ -183,6 +183,10 @@ async fn the_interface_answers_over_http_and_the_cli_with_bounds_and_clear_error
     let response = server.client().post(url("/v1/ast/query")).json(&bad).send().await.unwrap();
     assert_eq!(response.status(), 400);
 
+    // A name that matches nothing says so (exit 1), not a silent exit.
+    let out = home.run(&["symbols", "--repo", repo_arg, "NoSuchThing*"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no match"), "{out:?}");
     // The CLI prints the same objects with --json.
     let cli = home.json(&["symbols", "--repo", repo_arg, "--json", "--kind", "struct", "Cart"]);
     let (_, http) = get(&url("/v1/symbols?name=Cart&kind=struct"), token).await;

@@ -519,6 +519,25 @@ fn every_endpoint_refuses_unknown_parameters_and_names_the_right_one() {
         assert_eq!(status, 400, "{path}: {body}");
         assert!(body["error"]["message"].as_str().unwrap().contains("relative path"), "{path}: {body}");
     }
+    let (status, body) = post("/v1/collections", serde_json::json!({"name": "notes", "path": "notes"}));
+    assert_eq!(status, 400, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("relative path"), "{body}");
+    // A key given twice is refused, not settled by whichever came last.
+    let response = client
+        .post(server.url("/v1/pack"))
+        .header("content-type", "application/json")
+        .body(r#"{"query": "pool", "budget_tokens": 500, "budget_tokens": 5}"#)
+        .send()
+        .unwrap();
+    let (status, body) = (response.status().as_u16(), response.json::<serde_json::Value>().unwrap());
+    assert_eq!(status, 400, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("`budget_tokens` is given twice"), "{body}");
+    // Lines are 1-based: a line 0 is refused, not read as the first.
+    for path in ["/v1/references?name=WorkerPool&path=src/pool.rs&line=0", "/v1/get?path=src/pool.rs&line_start=0"] {
+        let (status, body) = get(path);
+        assert_eq!(status, 400, "{path}: {body}");
+        assert!(body["error"]["message"].as_str().unwrap().contains("1-based"), "{path}: {body}");
+    }
     // A route that names its direction does not answer the other one.
     let (status, body) = get("/v1/callees?name=run_detached&direction=callers");
     assert_eq!(status, 400, "{body}");

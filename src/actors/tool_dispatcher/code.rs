@@ -332,10 +332,7 @@ impl TargetParams {
     fn parts(self, repo_opt: Option<PathBuf>) -> Result<(SymbolTarget, Page, f32, Option<String>)> {
         let page = page(self.limit, self.offset, DEFAULT_REFERENCES_LIMIT)?;
         let min_confidence = confidence(self.min_confidence)?;
-        let line_opt = self
-            .line
-            .map(|l| u32::try_from(l).map_err(|_| DocdexError::invalid(format!("no line {l}"))))
-            .transpose()?;
+        let line_opt = params::line("line", self.line)?;
         let name = params::text(Some(self.name)).ok_or_else(|| {
             DocdexError::invalid("`name` is required")
                 .with_hint("the symbol's name; add `path` and `line` to pick one definition among several")

@@ -71,6 +71,10 @@ impl Tool for CollectionAddParams {
         None
     }
 
+    fn local_paths(&self) -> Vec<&Path> {
+        vec![&self.path]
+    }
+
     fn into_message(self, _: Option<PathBuf>, _: &Caller) -> Result<CollectionAdd> {
         check_name(&self.name)?;
         Ok(CollectionAdd { name: self.name, path: self.path })

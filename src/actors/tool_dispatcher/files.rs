@@ -46,6 +46,8 @@ impl GetTarget {
         start_opt: Option<u64>,
         end_opt: Option<u64>,
     ) -> Result<Self> {
+        params::line("line_start", start_opt)?;
+        params::line("line_end", end_opt)?;
         match (chunk_id_opt, symbol_opt, path_opt) {
             (Some(id), None, None) if start_opt.is_none() && end_opt.is_none() => u32::try_from(id)
                 .map(GetTarget::Chunk)

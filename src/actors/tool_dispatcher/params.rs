@@ -39,6 +39,12 @@ pub trait Tool: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'sta
     /// The repo the call names, if it names one (the surface's default fills in otherwise).
     fn repo(&self) -> Option<&Path>;
 
+    /// Every path on this machine the call names (its repo, a collection's folder): over
+    /// HTTP each must be absolute, since the daemon's working directory is not the caller's.
+    fn local_paths(&self) -> Vec<&Path> {
+        self.repo().into_iter().collect()
+    }
+
     /// Checks every value and builds the message; `repo_opt` is the call's repo or the
     /// caller's default (the dispatcher falls back to its own).
     fn into_message(self, repo_opt: Option<PathBuf>, caller: &Caller) -> Result<Self::Message>;
@@ -61,6 +67,15 @@ pub fn bounded(name: &str, value: Option<u64>, default: usize, max: usize) -> Re
 /// A number that must be given: `5` or `"5"`.
 pub fn required_number<'de, D: Deserializer<'de>>(deserializer: D) -> std::result::Result<u64, D::Error> {
     number(deserializer)?.ok_or_else(|| serde::de::Error::custom("expected a non-negative whole number, got nothing"))
+}
+
+/// A line number: lines are 1-based, so 0 is refused rather than read as the first line.
+pub fn line(name: &str, value: Option<u64>) -> Result<Option<u32>> {
+    match value {
+        None => Ok(None),
+        Some(0) => Err(DocdexError::invalid(format!("{name} must be 1 or more (lines are 1-based), got 0"))),
+        Some(n) => u32::try_from(n).map(Some).map_err(|_| DocdexError::invalid(format!("no line {n}"))),
+    }
 }
 
 /// An `offset` (default 0).
