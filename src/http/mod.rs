@@ -503,6 +503,36 @@ pub fn check_bind_policy(addr: &SocketAddr, expose: bool, auth_token_opt: Option
     Ok(())
 }
 
+/// The MCP endpoint answers a request it cannot take (a body that is not JSON-RPC, a missing
+/// `Accept` or `Content-Type`, an unknown session) with a plain-text 4xx; a client reads errors
+/// as JSON-RPC, so the text becomes a JSON-RPC error's message: a parse error (-32700, with
+/// the 400 the transport's spec gives it) for a body that does not parse, an invalid request
+/// (-32600) otherwise, the status kept.
+async fn mcp_errors(
+    req: actix_web::dev::ServiceRequest,
+    next: actix_web::middleware::Next<impl actix_web::body::MessageBody + 'static>,
+) -> Result<actix_web::dev::ServiceResponse<actix_web::body::BoxBody>, actix_web::Error> {
+    let response = next.call(req).await?;
+    let typed = response
+        .headers()
+        .get(actix_web::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json") || v.starts_with("text/event-stream"));
+    if !response.status().is_client_error() || typed {
+        return Ok(response.map_into_boxed_body());
+    }
+    let status = response.status();
+    let (request, response) = response.into_parts();
+    let body = actix_web::body::to_bytes(response.into_body()).await.unwrap_or_default();
+    let text = String::from_utf8_lossy(&body).trim().to_string();
+    let unparsed = text.starts_with("fail to deserialize");
+    let (status, code) = if unparsed { (StatusCode::BAD_REQUEST, -32700) } else { (status, -32600) };
+    let message = if text.is_empty() { status.canonical_reason().unwrap_or("refused").to_string() } else { text };
+    let answer = HttpResponse::build(status)
+        .json(serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}}));
+    Ok(actix_web::dev::ServiceResponse::new(request, answer))
+}
+
 /// Binds and returns the running server (the caller awaits it) and the bound address.
 pub fn start(
     state: HttpState,
@@ -541,7 +571,7 @@ pub fn start(
         App::new()
             .app_data(open_sessions.clone())
             .wrap(from_fn(guard::guard))
-            .service(mcp.clone().scope_with_path("/v1/mcp"))
+            .service(mcp.clone().scope_with_path("/v1/mcp").wrap(from_fn(mcp_errors)))
             .configure(configure.clone())
     })
     .workers(workers.max(1))

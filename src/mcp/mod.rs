@@ -11,6 +11,7 @@ pub mod code;
 pub mod crates;
 mod impact;
 pub mod proxy;
+pub(crate) mod stdio;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -699,13 +700,18 @@ pub async fn serve_stdio(
     startup: Startup,
 ) -> Result<()> {
     use rmcp::ServiceExt;
+    let stdio::Relay { rmcp_in, rmcp_out, stdin_reader, stdout_writer } = stdio::relay();
     let server = DocdexMcp::new(dispatcher, default_repo_opt, config.server.mcp_max_result_tokens)
         .with_default_limit(config.search.max_repo_hits)
         .with_startup(startup)
-        .serve(rmcp::transport::stdio())
+        .serve((rmcp_in, rmcp_out))
         .await
         .map_err(|err| DocdexError::internal(format!("MCP session failed to start: {err}")))?;
-    server.waiting().await.map_err(|err| DocdexError::internal(format!("MCP session ended abnormally: {err}")))?;
+    let ended = server.waiting().await;
+    stdin_reader.abort();
+    // Everything rmcp wrote (its end is closed now) reaches stdout before the process exits.
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), stdout_writer).await;
+    ended.map_err(|err| DocdexError::internal(format!("MCP session ended abnormally: {err}")))?;
     Ok(())
 }
 

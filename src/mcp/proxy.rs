@@ -22,7 +22,8 @@ pub async fn relay_stdio(daemon: &DaemonClient, default_repo_opt: Option<&Path>)
         config = config.auth_header(token.to_string());
     }
     let mut upstream = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
-    let mut downstream = IntoTransport::<RoleServer, std::io::Error, _>::into_transport(rmcp::transport::stdio());
+    let super::stdio::Relay { rmcp_in, rmcp_out, stdin_reader, stdout_writer } = super::stdio::relay();
+    let mut downstream = IntoTransport::<RoleServer, std::io::Error, _>::into_transport((rmcp_in, rmcp_out));
     let default_repo = default_repo_opt.map(|p| p.display().to_string());
     let result = loop {
         tokio::select! {
@@ -48,6 +49,9 @@ pub async fn relay_stdio(daemon: &DaemonClient, default_repo_opt: Option<&Path>)
         }
     };
     let _ = upstream.close().await;
+    stdin_reader.abort();
+    drop(downstream);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), stdout_writer).await;
     result
 }
 

@@ -91,6 +91,15 @@ fn http_server_passes_the_official_client_and_requires_the_token() {
         // Without the token the MCP endpoint is closed like the rest of the API.
         let status = reqwest::blocking_status(&url);
         assert_eq!(status, 401);
+        // A body that is not JSON is answered as JSON-RPC's parse error, and a missing
+        // `Accept` as an invalid request, each with the transport's status.
+        let (status, body) =
+            reqwest::blocking_post(&url, "mcp-secret", "not json", "application/json, text/event-stream");
+        assert_eq!((status, body["error"]["code"].as_i64()), (400, Some(-32700)), "{body}");
+        let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
+        let (status, body) = reqwest::blocking_post(&url, "mcp-secret", initialize, "text/html");
+        assert_eq!((status, body["error"]["code"].as_i64()), (406, Some(-32600)), "{body}");
+        assert!(body["error"]["message"].as_str().unwrap().contains("text/event-stream"), "{body}");
     }
 }
 
@@ -118,6 +127,23 @@ fn mcp_config_prints_stdio_and_http_snippets() {
 }
 
 mod reqwest {
+    /// Status and JSON answer of a POST with the token, `body` and `accept`.
+    pub fn blocking_post(url: &str, token: &str, body: &str, accept: &str) -> (u16, serde_json::Value) {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async {
+            let response = ::reqwest::Client::new()
+                .post(url)
+                .bearer_auth(token)
+                .header("content-type", "application/json")
+                .header("accept", accept)
+                .body(body.to_string())
+                .send()
+                .await
+                .unwrap();
+            (response.status().as_u16(), response.json().await.unwrap())
+        })
+    }
+
     /// Status of a bare POST (no token) to `url`.
     pub fn blocking_status(url: &str) -> u16 {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
@@ -290,4 +316,32 @@ fn every_tool_names_a_misspelt_or_unknown_parameter() {
         assert!(out.status.success(), "{}: {stderr}", python.display());
         assert!(stderr.contains("all parameter checks passed"), "{stderr}");
     }
+}
+
+/// A line that is not JSON is answered with JSON-RPC's parse error (id null) instead of
+/// silence, and the session goes on: the next request is answered as usual.
+#[test]
+fn a_line_that_is_not_json_gets_a_parse_error_and_the_session_goes_on() {
+    use std::io::Write;
+    let repo = mcp_repo();
+    let home = Home::new();
+    let mut child = home
+        .cmd()
+        .args(["mcp", "--repo", repo.path().to_str().unwrap()])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let input = format!("{{\"jsonrpc\": \"2.0\", \"id\": \n{initialize}\n");
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let answers: Vec<serde_json::Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(answers.len(), 2, "{answers:?}");
+    assert_eq!(answers[0]["error"]["code"], -32700, "{answers:?}");
+    assert!(answers[0]["id"].is_null(), "{answers:?}");
+    assert_eq!(answers[1]["id"], 1, "{answers:?}");
+    assert_eq!(answers[1]["result"]["serverInfo"]["name"], "docdex", "{answers:?}");
 }
