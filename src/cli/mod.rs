@@ -139,11 +139,24 @@ fn run_broken_mcp(home: &Path, repo_opt: Option<PathBuf>, err: DocdexError) -> i
 fn installation_notes(loaded: &LoadedConfig) -> Vec<String> {
     let mut notes = Vec::new();
     if loaded.config.embedding.enabled {
-        if let Some(missing) = crate::index::models::ModelPaths::under(&loaded.models_dir()).missing() {
-            notes.push(format!(
-                "semantic search is off ({} is missing; run `docdexd models install`); searches are lexical",
-                missing.display()
-            ));
+        let paths = crate::index::models::ModelPaths::under(&loaded.models_dir());
+        if let Some(missing) = paths.missing() {
+            // Static vectors distilled before (they need the tokenizer, not the model or its
+            // runtime) still answer by meaning.
+            let statics = crate::index::static_model::StaticModel::path(&paths).is_file()
+                && paths.model_dir.join("tokenizer.json").is_file();
+            notes.push(if loaded.config.embedding.static_vectors && statics {
+                format!(
+                    "the embedding model is incomplete ({} is missing; run `docdexd models install`); \
+                     searches by meaning use the static vectors until then",
+                    missing.display()
+                )
+            } else {
+                format!(
+                    "semantic search is off ({} is missing; run `docdexd models install`); searches are lexical",
+                    missing.display()
+                )
+            });
         }
     }
     notes
@@ -327,6 +340,15 @@ async fn run_async(command: Command, loaded: LoadedConfig) -> Result<i32> {
                     format!(
                         "{} of {} chunks embedded, {} pending ({}); static vectors {} ({} pending); dense search uses {}",
                         e.embedded, e.total, e.pending, e.model, e.static_vectors, e.static_pending, e.dense_vectors
+                    )
+                } else if e.dense_vectors == "static" {
+                    // Without the model, static vectors (distilled before) still answer by meaning.
+                    format!(
+                        "static vectors for {} of {} chunks ({} pending), which dense search uses; the model's: {}",
+                        e.static_vectors,
+                        e.total,
+                        e.static_pending,
+                        e.notice.as_deref().unwrap_or("model unavailable")
                     )
                 } else {
                     format!(

@@ -427,4 +427,8 @@ fn static_vectors_answer_when_the_model_itself_is_missing() {
     let found: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(found["mode"], "dense", "{found}");
     assert_eq!(hit_paths(&found).first().map(String::as_str), Some("src/backup.rs"), "{found}");
+    // The status a person reads says the same, not "lexical-only".
+    let out = home.run(&["status", "--repo", repo_arg]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("which dense search uses") && !text.contains("lexical-only"), "{text}");
 }
