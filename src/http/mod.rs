@@ -37,7 +37,7 @@ use crate::actors::tool_dispatcher::memory::{
     MemoryDeleteParams, MemoryListParams, MemoryRecallParams, MemorySaveParams,
 };
 use crate::actors::tool_dispatcher::pack::PackParams;
-use crate::actors::tool_dispatcher::params::{Caller, Tool};
+use crate::actors::tool_dispatcher::params::{self, Caller, Tool};
 use crate::actors::tool_dispatcher::repos::{DaemonState, MountParams, Repos};
 use crate::actors::tool_dispatcher::search::SearchToolParams;
 use crate::actors::tool_dispatcher::web::{WebFetchParams, WebSearchParams};
@@ -118,12 +118,11 @@ async fn search(state: web::Data<HttpState>, request: HttpRequest) -> HttpRespon
         Ok(params) => params,
         Err(err) => return error_response(&err),
     };
-    let relative = params.repos.iter().flatten().map(|r| refuse_relative(Path::new(r))).find(Result::is_err);
-    if let Some(Err(err)) = relative.or_else(|| params.repo.as_deref().map(refuse_relative)) {
-        return error_response(&err);
-    }
     if !params.asks_web_research() {
         return run_tool(&state, params).await;
+    }
+    if let Err(err) = params::absolute_paths(&params) {
+        return error_response(&err);
     }
     let repo_opt = params.repo.clone().or_else(|| state.default_repo_opt.clone());
     match params.web_research(repo_opt) {
@@ -317,24 +316,11 @@ impl<'de> serde::de::Visitor<'de> for DistinctKeysVisitor {
     }
 }
 
-/// A repo path given over HTTP must be absolute: the daemon's working directory is not the
-/// caller's, so a relative one would name whatever folder the daemon was started in.
-fn refuse_relative(path: &Path) -> Result<(), DocdexError> {
-    if path.is_absolute() {
-        return Ok(());
-    }
-    Err(DocdexError::invalid(format!(
-        "`{}` is a relative path; over HTTP a path is given whole, from the root",
-        path.display()
-    ))
-    .with_hint("the daemon's working directory is not yours: give the full path"))
-}
-
 pub(crate) async fn run_tool<T: Tool>(state: &HttpState, params: T) -> HttpResponse
 where
     ToolDispatcher: actix::Handler<T::Message>,
 {
-    if let Some(Err(err)) = params.local_paths().into_iter().map(refuse_relative).find(Result::is_err) {
+    if let Err(err) = params::absolute_paths(&params) {
         return error_response(&err);
     }
     let repo_opt = params.repo().map(Path::to_path_buf).or_else(|| state.default_repo_opt.clone());
@@ -560,7 +546,8 @@ pub fn start(
             Ok(DocdexMcp::new(dispatcher.clone(), default_repo_opt.clone(), mcp_budget_tokens)
                 .with_default_limit(default_limit)
                 .with_run_tests_refusal(run_tests_refusal.clone())
-                .with_roots_first())
+                .with_roots_first()
+                .with_absolute_paths())
         }))
         .session_manager(sessions)
         .stateful_mode(true)

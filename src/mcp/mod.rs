@@ -59,6 +59,8 @@ pub struct DocdexMcp {
     /// The default repo is only a fallback (a daemon's `--repo`, for every client): a client
     /// that shares its workspace roots still gets its own workspace.
     roots_first: bool,
+    /// Relative paths are refused (`with_absolute_paths`).
+    absolute_paths: bool,
 }
 
 /// Problems found when the server started. The handshake completes whatever they are: a
@@ -135,6 +137,7 @@ impl DocdexMcp {
             startup: Arc::default(),
             run_tests_refusal: None,
             roots_first: false,
+            absolute_paths: false,
         }
     }
 
@@ -156,6 +159,13 @@ impl DocdexMcp {
         self
     }
 
+    /// This server for clients in other processes (over HTTP): the paths they name must be
+    /// absolute, since the daemon's working directory is not theirs.
+    pub fn with_absolute_paths(mut self) -> DocdexMcp {
+        self.absolute_paths = true;
+        self
+    }
+
     /// A default repo the session keeps whatever the client's roots say.
     fn has_firm_default(&self) -> bool {
         !self.roots_first && self.default_repo.read().ok().is_some_and(|r| r.is_some())
@@ -173,6 +183,9 @@ impl DocdexMcp {
             return Err(broken.clone());
         }
         if let Some(path) = named.filter(|p| !p.to_string_lossy().trim().is_empty()) {
+            if self.absolute_paths {
+                params::absolute(path)?;
+            }
             return Ok(path.to_path_buf());
         }
         let mut pending = self.roots_pending.subscribe();
@@ -193,6 +206,9 @@ impl DocdexMcp {
     where
         ToolDispatcher: actix::Handler<T::Message>,
     {
+        if self.absolute_paths {
+            params::absolute_paths(&params)?;
+        }
         let repo_opt = if params.needs_repo() {
             Some(self.repo_of(params.repo()).await?)
         } else {

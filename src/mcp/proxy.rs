@@ -29,6 +29,9 @@ pub async fn relay_stdio(daemon: &DaemonClient, default_repo_opt: Option<&Path>)
         tokio::select! {
             from_client = downstream.receive() => {
                 let Some(mut message) = from_client else { break Ok(()) };
+                if let Ok(cwd) = std::env::current_dir() {
+                    with_absolute_paths(&mut message, &cwd);
+                }
                 if let Some(repo) = &default_repo {
                     with_default_repo(&mut message, repo);
                 }
@@ -55,6 +58,40 @@ pub async fn relay_stdio(daemon: &DaemonClient, default_repo_opt: Option<&Path>)
     result
 }
 
+/// Makes the relative paths a tool call names absolute, against this process's directory:
+/// the daemon refuses them, its working directory not being the client's, but this relay
+/// runs where the client does (as `docdexd mcp` without a daemon would resolve them).
+fn with_absolute_paths(message: &mut ClientJsonRpcMessage, cwd: &Path) {
+    let JsonRpcMessage::Request(request) = message else { return };
+    let ClientRequest::CallToolRequest(call) = &mut request.request else { return };
+    let Some(arguments) = call.params.arguments.as_mut() else { return };
+    let absolute = |value: &mut serde_json::Value| {
+        if let Some(text) = value.as_str().filter(|t| !t.trim().is_empty() && Path::new(t).is_relative()) {
+            *value = serde_json::Value::String(cwd.join(text).display().to_string());
+        }
+    };
+    let mut keys = vec!["repo", "repo_path", "project_root"];
+    if call.params.name == "docdex_collection_add" {
+        keys.push("path");
+    }
+    for key in keys {
+        arguments.get_mut(key).map(absolute);
+    }
+    match arguments.get_mut("repos") {
+        Some(serde_json::Value::Array(items)) => items.iter_mut().for_each(absolute),
+        Some(value @ serde_json::Value::String(_)) => {
+            // Comma-separated, as a query string carries a list.
+            let joined = value.as_str().unwrap_or_default().split(',').map(|item| {
+                let mut item = serde_json::Value::String(item.trim().to_string());
+                absolute(&mut item);
+                item.as_str().unwrap_or_default().to_string()
+            });
+            *value = serde_json::Value::String(joined.collect::<Vec<_>>().join(","));
+        }
+        _ => {}
+    }
+}
+
 /// Adds `repo` to a tool call that names no repo (by any of its names).
 fn with_default_repo(message: &mut ClientJsonRpcMessage, repo: &str) {
     let JsonRpcMessage::Request(request) = message else { return };
@@ -66,5 +103,43 @@ fn with_default_repo(message: &mut ClientJsonRpcMessage, repo: &str) {
         .any(|key| arguments.get(*key).is_some_and(|v| !v.is_null()));
     if !named && !call.params.name.starts_with("docdex_collection_") {
         arguments.insert("repo".into(), serde_json::Value::String(repo.to_string()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(arguments: serde_json::Value, tool: &str) -> ClientJsonRpcMessage {
+        serde_json::from_value(serde_json::json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments},
+        }))
+        .unwrap()
+    }
+
+    fn arguments(message: &ClientJsonRpcMessage) -> serde_json::Value {
+        serde_json::to_value(message).unwrap()["params"]["arguments"].clone()
+    }
+
+    #[test]
+    fn relative_paths_are_made_absolute_against_the_relay_s_directory() {
+        let cwd = Path::new("/home/me/project");
+        let mut message = call(serde_json::json!({"query": "x", "repo": ".", "repos": ["a", "/b"]}), "docdex_search");
+        with_absolute_paths(&mut message, cwd);
+        assert_eq!(
+            arguments(&message),
+            serde_json::json!({"query": "x", "repo": "/home/me/project/.", "repos": ["/home/me/project/a", "/b"]})
+        );
+        let mut message = call(serde_json::json!({"query": "x", "repos": "a, /b"}), "docdex_search");
+        with_absolute_paths(&mut message, cwd);
+        assert_eq!(arguments(&message)["repos"], "/home/me/project/a,/b");
+        // A collection's folder too, but `path` elsewhere is a file of the repo.
+        let mut message = call(serde_json::json!({"name": "n", "path": "notes"}), "docdex_collection_add");
+        with_absolute_paths(&mut message, cwd);
+        assert_eq!(arguments(&message)["path"], "/home/me/project/notes");
+        let mut message = call(serde_json::json!({"path": "src/lib.rs"}), "docdex_get");
+        with_absolute_paths(&mut message, cwd);
+        assert_eq!(arguments(&message)["path"], "src/lib.rs");
     }
 }

@@ -57,7 +57,7 @@ async def expect_error(session, tool, arguments, needle):
     return text_of(result)
 
 
-async def exercise(session, repo, bench):
+async def exercise(session, repo, bench, over_http=False):
     init = await session.initialize()
     check(field(init, "serverInfo").name == "docdex", f"server name {field(init, 'serverInfo').name}")
 
@@ -194,6 +194,12 @@ async def exercise(session, repo, bench):
     await expect_error(session, "docdex_search", {"query": "x", "colour": "blue"}, "colour")
     await expect_error(session, "docdex_search", {"limit": 3}, "query")
     await expect_error(session, "docdex_open", {"path": "../../etc/passwd"}, "not an indexed file")
+    if over_http:
+        # The daemon's working directory is not the client's: a relative path is refused.
+        await expect_error(session, "docdex_search", {"query": "x", "repo": "src"}, "relative path")
+        await expect_error(session, "docdex_search", {"query": "x", "repos": ["src"]}, "relative path")
+        await expect_error(session, "docdex_callers", {"name": "x", "repo": "."}, "relative path")
+        await expect_error(session, "docdex_collection_add", {"name": "n", "path": "notes"}, "relative path")
     try:
         await session.call_tool("docdex_teleport", {})
         check(False, "unknown tool accepted")
@@ -229,7 +235,7 @@ async def main():
     else:
         async with http_streams(args.target, args.token) as (read, write):
             async with ClientSession(read, write) as session:
-                await exercise(session, args.repo, args.bench)
+                await exercise(session, args.repo, args.bench, over_http=True)
     print("all MCP checks passed", file=sys.stderr)
 
 

@@ -50,6 +50,25 @@ pub trait Tool: serde::de::DeserializeOwned + schemars::JsonSchema + Send + 'sta
     fn into_message(self, repo_opt: Option<PathBuf>, caller: &Caller) -> Result<Self::Message>;
 }
 
+/// Every path a call names must be absolute (`Tool::local_paths`) when it comes from another
+/// process over the network (HTTP, MCP over HTTP): the daemon's working directory is not the
+/// caller's, so a relative one would name whatever folder the daemon was started in.
+pub fn absolute_paths<T: Tool>(params: &T) -> Result<()> {
+    params.local_paths().into_iter().try_for_each(absolute)
+}
+
+/// `path`, if absolute (see `absolute_paths`).
+pub fn absolute(path: &Path) -> Result<()> {
+    if path.is_absolute() {
+        return Ok(());
+    }
+    Err(DocdexError::invalid(format!(
+        "`{}` is a relative path; over HTTP a path is given whole, from the root",
+        path.display()
+    ))
+    .with_hint("the daemon's working directory is not yours: give the full path"))
+}
+
 /// A non-empty, trimmed text parameter.
 pub fn text(value: Option<String>) -> Option<String> {
     value.map(|v| v.trim().to_string()).filter(|v| !v.is_empty())

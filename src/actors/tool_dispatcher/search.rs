@@ -352,6 +352,10 @@ impl Tool for SearchToolParams {
         self.repo.as_deref()
     }
 
+    fn local_paths(&self) -> Vec<&Path> {
+        self.repo.as_deref().into_iter().chain(self.repos.iter().flatten().map(Path::new)).collect()
+    }
+
     fn needs_repo(&self) -> bool {
         self.repos.as_ref().is_none_or(Vec::is_empty) && self.group.is_none() && self.collection.is_none()
     }
