@@ -65,30 +65,33 @@ fn with_absolute_paths(message: &mut ClientJsonRpcMessage, cwd: &Path) {
     let JsonRpcMessage::Request(request) = message else { return };
     let ClientRequest::CallToolRequest(call) = &mut request.request else { return };
     let Some(arguments) = call.params.arguments.as_mut() else { return };
-    let absolute = |value: &mut serde_json::Value| {
-        if let Some(text) = value.as_str().filter(|t| !t.trim().is_empty() && Path::new(t).is_relative()) {
-            *value = serde_json::Value::String(cwd.join(text).display().to_string());
+    let absolute = |text: &str| -> String {
+        if text.trim().is_empty() || Path::new(text).is_absolute() {
+            text.to_string()
+        } else {
+            cwd.join(text).display().to_string()
         }
     };
-    let mut keys = vec!["repo", "repo_path", "project_root"];
+    let mut keys = vec!["repo", "repo_path", "project_root", "repos"];
     if call.params.name == "docdex_collection_add" {
         keys.push("path");
     }
     for key in keys {
-        arguments.get_mut(key).map(absolute);
-    }
-    match arguments.get_mut("repos") {
-        Some(serde_json::Value::Array(items)) => items.iter_mut().for_each(absolute),
-        Some(value @ serde_json::Value::String(_)) => {
-            // Comma-separated, as a query string carries a list.
-            let joined = value.as_str().unwrap_or_default().split(',').map(|item| {
-                let mut item = serde_json::Value::String(item.trim().to_string());
-                absolute(&mut item);
-                item.as_str().unwrap_or_default().to_string()
-            });
-            *value = serde_json::Value::String(joined.collect::<Vec<_>>().join(","));
+        match arguments.get_mut(key) {
+            Some(serde_json::Value::Array(items)) => {
+                for item in items {
+                    if let serde_json::Value::String(text) = item {
+                        *text = absolute(text);
+                    }
+                }
+            }
+            // `repos` may be comma-separated, as a query string carries a list.
+            Some(serde_json::Value::String(text)) if key == "repos" => {
+                *text = text.split(',').map(|item| absolute(item.trim())).collect::<Vec<_>>().join(",");
+            }
+            Some(serde_json::Value::String(text)) => *text = absolute(text),
+            _ => {}
         }
-        _ => {}
     }
 }
 
