@@ -200,6 +200,14 @@ pub fn search_indexes(
             (SearchMode::Lexical, _) | (_, None) => Vec::new(),
             (_, Some(vector)) => index.dense_candidates(searcher, vector, depth, &params, filter, internal_prior)?,
         };
+        let mut candidates: Vec<&mut Candidate> =
+            lexical_here.iter_mut().chain(dense_here.iter_mut().map(|(_, c)| c)).collect();
+        let addresses: Vec<DocAddress> = candidates.iter().map(|c| c.address).collect();
+        let mut flags: Vec<u64> = candidates.iter().map(|c| c.flags).collect();
+        index.mark_superseded(searcher, &addresses, &mut flags)?;
+        for (candidate, flags) in candidates.iter_mut().zip(flags) {
+            candidate.flags = flags;
+        }
         demote_older_versions(&mut lexical_here, &mut dense_here, &versions);
         // A query that is one identifier: the chunks that define it (not in a dense search,
         // which ranks by meaning alone, nor one filtered to docs or web pages).
@@ -447,7 +455,8 @@ fn named_definitions(
     let all: Vec<DocAddress> = named.iter().chain(&holders).copied().collect();
     let (files, paths) = index.files_and_paths_of(searcher, &all)?;
     let (named_files, holder_files) = files.split_at(named.len());
-    let flags = index.flags_of(searcher, &named)?;
+    let mut flags = index.flags_of(searcher, &named)?;
+    index.mark_superseded(searcher, &named, &mut flags)?;
     let older: Vec<DocAddress> =
         named.iter().zip(older_versions(&flags, versions)).filter(|(_, older)| *older).map(|(&a, _)| a).collect();
     let titled: Vec<DocAddress> = named
@@ -588,6 +597,45 @@ mod tests {
         let docs = SearchFilter { source_opt: Some(HitSource::Library), ..SearchFilter::default() };
         let outcome = search_indexes(&[&index], "Serialize", None, SearchMode::Lexical, params, false, &docs).unwrap();
         assert!(outcome.hits.is_empty());
+    }
+
+    /// A library that kept its previous API in `v1/` beside the current modules
+    /// (`pydantic/v1/fields.py` and `pydantic/fields.py`) answers with the current one, even
+    /// where the copy matches more words; a question naming the version gets the copy.
+    #[test]
+    fn a_version_folder_gives_way_to_the_module_that_supersedes_it() {
+        let old = "/// Declares the fields of a model, each field with its constraints and default.\n\
+                   pub fn declare(fields: Fields, constraints: Constraints) {}\n";
+        let new = "/// Declares the fields of a model with their constraints and defaults.\n\
+                   pub fn declare(fields: Fields) {}\n";
+        let files = vec![
+            ("pkg/v1/fields.rs".to_string(), old.to_string()),
+            ("pkg/fields.rs".to_string(), new.to_string()),
+            ("pkg/main.rs".to_string(), "/// The model.\npub struct Model;\n".to_string()),
+        ];
+        let params = SearchParams::new(10, 1);
+        let filter = SearchFilter::default();
+        let first = |index: &RepoIndex, query: &str| {
+            let outcome = search_indexes(&[index], query, None, SearchMode::Lexical, params, false, &filter).unwrap();
+            outcome.hits.first().map(|h| h.path.clone()).unwrap()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let index = index_of(dir.path(), &files);
+        assert_eq!(first(&index, "field constraints and defaults"), "pkg/fields.rs");
+        assert_eq!(first(&index, "declare"), "pkg/fields.rs");
+        assert_eq!(first(&index, "v1 field constraints and defaults"), "pkg/v1/fields.rs");
+        // Without the current module beside it, the copy is what the repo has.
+        let alone = tempfile::tempdir().unwrap();
+        let index = index_of(alone.path(), &[files[0].clone(), files[2].clone()]);
+        assert_eq!(first(&index, "field constraints and defaults"), "pkg/v1/fields.rs");
+        // A neighbouring version's folder holding the module makes `v1/` one of several
+        // versions, which the newest of them answers, not the folder holding them.
+        let versions = tempfile::tempdir().unwrap();
+        let mut with_v2 = files.clone();
+        with_v2[0].0 = "pkg/v2/fields.rs".to_string();
+        with_v2.push(("pkg/v1/fields.rs".to_string(), new.to_string()));
+        let index = index_of(versions.path(), &with_v2);
+        assert_eq!(first(&index, "field constraints and defaults"), "pkg/v2/fields.rs");
     }
 
     /// Of several definitions of a named identifier, the one in a file named after it comes

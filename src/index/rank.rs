@@ -32,6 +32,8 @@ pub(super) const FLAG_WEB: u64 = 32;
 const VERSION_SHIFT: u32 = 8;
 const VERSION_MASK: u64 = 0xFFFF;
 const PARENT_SHIFT: u32 = 24;
+/// The version bits of a chunk's flags: set on chunks in a `vN` folder.
+pub(super) const VERSION_BITS: u64 = VERSION_MASK << VERSION_SHIFT;
 
 /// Score multiplier for the chunks of an older version's folder when a newer sibling's
 /// chunks answer too (`zod/v3/` beside `zod/v4/`): a library keeps its previous API for
@@ -63,6 +65,40 @@ fn folder_version(name: &str) -> Option<u64> {
     digits.parse().ok().filter(|&n| n > 0)
 }
 
+/// Set in memory, never stored, on a candidate in a version folder that the folder holding it
+/// supersedes (`superseded_by`): read as an older version by `older_versions`.
+pub(super) const FLAG_SUPERSEDED: u64 = 64;
+
+/// For a file in a version folder (`pydantic/v1/fields.py`): the path of the same module in
+/// the folder that holds it (`pydantic/fields.py`), and the paths it would have in the
+/// neighbouring versions' folders (`pydantic/v0/…` is none, `pydantic/v2/fields.py`). A
+/// library that moved its previous API into `v1/` keeps the current one where it was: when
+/// the module exists there and no neighbouring version folder has it (`zod/src/v4/index.ts`
+/// beside `v3/index.ts` is the current version, not a copy), the folder's copy is older.
+pub(super) fn superseded_by(path: &str) -> Option<(String, Vec<String>)> {
+    let segments: Vec<&str> = path.split('/').collect();
+    let (_, folders) = segments.split_last()?;
+    let at = folders.iter().rposition(|segment| folder_version(segment).is_some())?;
+    let version = folder_version(segments[at])?;
+    let holder = &segments[..at];
+    let rest = segments[at + 1..].join("/");
+    let joined = |middle: Option<String>| {
+        holder
+            .iter()
+            .map(|s| s.to_string())
+            .chain(middle)
+            .chain(std::iter::once(rest.clone()))
+            .collect::<Vec<_>>()
+            .join("/")
+    };
+    let neighbours = [version.checked_sub(1).filter(|&n| n > 0), Some(version + 1)]
+        .into_iter()
+        .flatten()
+        .map(|n| joined(Some(format!("v{n}"))))
+        .collect();
+    Some((joined(None), neighbours))
+}
+
 /// The versions a query names (`v3` in "v3 compatibility errors"): their folders are meant.
 pub(super) fn named_versions(query: &str) -> Vec<u64> {
     query.split(|c: char| !c.is_alphanumeric()).filter_map(folder_version).collect()
@@ -78,7 +114,14 @@ pub(super) fn older_versions(flags: &[u64], named: &[u64]) -> Vec<bool> {
         let entry = newest.entry(parent(f)).or_insert(0);
         *entry = (*entry).max(version(f));
     }
-    flags.iter().map(|&f| version(f) > 0 && version(f) < newest[&parent(f)] && !named.contains(&version(f))).collect()
+    flags
+        .iter()
+        .map(|&f| {
+            version(f) > 0
+                && (version(f) < newest[&parent(f)] || f & FLAG_SUPERSEDED != 0)
+                && !named.contains(&version(f))
+        })
+        .collect()
 }
 
 /// A candidate's index rides in the high bits of its segment ordinal, so that the fusion and
@@ -645,6 +688,33 @@ mod tests {
         assert_eq!(folder_version("v0"), None);
         // The other flags are untouched.
         assert_eq!(chunk_flags("pydantic/deprecated/json.py", "python", false) & FLAG_SECONDARY, FLAG_SECONDARY);
+    }
+
+    #[test]
+    fn a_version_folder_is_superseded_by_the_same_module_in_the_folder_holding_it() {
+        assert_eq!(
+            superseded_by("pydantic/v1/fields.py"),
+            Some(("pydantic/fields.py".to_string(), vec!["pydantic/v2/fields.py".to_string()]))
+        );
+        assert_eq!(
+            superseded_by("packages/zod/src/v4/classic/errors.ts"),
+            Some((
+                "packages/zod/src/classic/errors.ts".to_string(),
+                vec![
+                    "packages/zod/src/v3/classic/errors.ts".to_string(),
+                    "packages/zod/src/v5/classic/errors.ts".to_string()
+                ]
+            ))
+        );
+        // At the top, in no version folder, or a file named like one: nothing to supersede it.
+        assert_eq!(superseded_by("v2/api.py").map(|(current, _)| current), Some("api.py".to_string()));
+        assert_eq!(superseded_by("src/lib.rs"), None);
+        assert_eq!(superseded_by("docs/v1"), None);
+        // Marked, it is older without a newer sibling among the candidates, unless named.
+        let flags = chunk_flags("pydantic/v1/fields.py", "python", false);
+        assert_eq!(older_versions(&[flags], &[]), vec![false]);
+        assert_eq!(older_versions(&[flags | FLAG_SUPERSEDED], &[]), vec![true]);
+        assert_eq!(older_versions(&[flags | FLAG_SUPERSEDED], &named_versions("v1 validators")), vec![false]);
     }
 
     #[test]

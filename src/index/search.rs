@@ -15,7 +15,7 @@ use super::rank::{
     candidate_depth, flags_prior, internal_prior_for, lexical_confidence, untag, with_ranks, Candidate,
     RankedCandidate, Source, COVERAGE_EXPONENT, DENSE_MIN_SIMILARITY,
 };
-use super::rank::{is_prose, FLAG_LIBRARY, FLAG_PROSE, FLAG_WEB};
+use super::rank::{is_prose, superseded_by, FLAG_LIBRARY, FLAG_PROSE, FLAG_SUPERSEDED, FLAG_WEB, VERSION_BITS};
 use super::{RepoIndex, SearchOutcome, SearchParams};
 use crate::protocol::{DocdexError, HitSource, Result, SearchHit, SearchMode};
 
@@ -422,6 +422,49 @@ impl RepoIndex {
                 Ok(column.first(address.doc_id).unwrap_or(0))
             })
             .collect()
+    }
+
+    /// Sets `FLAG_SUPERSEDED` in the `flags` of the `addresses` (one each) of a version
+    /// folder's module that the folder holding it supersedes (`rank::superseded_by`: the
+    /// module is there too, and in no neighbouring version's folder). Only chunks with
+    /// version bits are looked at, so a repo without version folders pays nothing.
+    pub(super) fn mark_superseded(
+        &self,
+        searcher: &Searcher,
+        addresses: &[DocAddress],
+        flags: &mut [u64],
+    ) -> Result<()> {
+        let versioned: Vec<usize> = (0..flags.len()).filter(|&i| flags[i] & VERSION_BITS != 0).collect();
+        if versioned.is_empty() {
+            return Ok(());
+        }
+        let chosen: Vec<DocAddress> = versioned.iter().map(|&i| addresses[i]).collect();
+        let (files, paths) = self.files_and_paths_of(searcher, &chosen)?;
+        let mut superseded = Vec::with_capacity(paths.len());
+        for path in &paths {
+            let mut is = false;
+            if let Some((current, neighbours)) = superseded_by(path) {
+                is = self.has_file(searcher, &current)?;
+                for neighbour in &neighbours {
+                    if is && self.has_file(searcher, neighbour)? {
+                        is = false;
+                    }
+                }
+            }
+            superseded.push(is);
+        }
+        for (i, file) in versioned.into_iter().zip(files) {
+            if superseded[file as usize] {
+                flags[i] |= FLAG_SUPERSEDED;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the index holds a live chunk of the file at `path`.
+    fn has_file(&self, searcher: &Searcher, path: &str) -> Result<bool> {
+        let query = TermQuery::new(Term::from_field_text(self.fields.path, path), IndexRecordOption::Basic);
+        Ok(searcher.search(&query, &tantivy::collector::Count)? > 0)
     }
 
     /// Which of `terms` (by index) each address's chunk contains (in its path, heading,
