@@ -91,10 +91,12 @@ pub(super) fn superseded_by(path: &str) -> Option<(String, Vec<String>)> {
             .collect::<Vec<_>>()
             .join("/")
     };
+    // `v` or `V`, as the folder spells it.
+    let prefix = &segments[at][..1];
     let neighbours = [version.checked_sub(1).filter(|&n| n > 0), Some(version + 1)]
         .into_iter()
         .flatten()
-        .map(|n| joined(Some(format!("v{n}"))))
+        .map(|n| joined(Some(format!("{prefix}{n}"))))
         .collect();
     Some((joined(None), neighbours))
 }
@@ -707,7 +709,10 @@ mod tests {
             ))
         );
         // At the top, in no version folder, or a file named like one: nothing to supersede it.
-        assert_eq!(superseded_by("v2/api.py").map(|(current, _)| current), Some("api.py".to_string()));
+        assert_eq!(
+            superseded_by("V2/api.py"),
+            Some(("api.py".to_string(), vec!["V1/api.py".to_string(), "V3/api.py".to_string()]))
+        );
         assert_eq!(superseded_by("src/lib.rs"), None);
         assert_eq!(superseded_by("docs/v1"), None);
         // Marked, it is older without a newer sibling among the candidates, unless named.
