@@ -3,7 +3,7 @@
 set built by judge.py from real per-test coverage.
 
 Usage:
-  python3 benches/impact/score.py --split tune|test|blind|blind2|blind3|all [--url URL]
+  python3 benches/impact/score.py --split tune|test|blind|blind2|blind3|blind4|all [--url URL]
                                   [--depth D] [--limit N] [--min-confidence C] [--project NAME]...
                                   [--max-functions N]
                                   [--judged FILE] [--src DIR] [--timeout S] [--json]
@@ -17,7 +17,8 @@ Usage:
 
 What it does, for each judged function (sequentially):
   1. appends a comment to the function's probe line in the project's git working copy:
-     " // docdex-probe" in a JavaScript/TypeScript file (.js .mjs .cjs .jsx .ts .mts .cts .tsx),
+     " // docdex-probe" in a JavaScript/TypeScript, Rust or Go file (.js .mjs .cjs .jsx .ts .mts
+     .cts .tsx .rs .go),
      " # docdex-probe" in any other (Python) file (a comment-only edit of one line inside the
      function's own body; judge.py and js/judge.py chose the line so that this stays a comment);
   2. GET {URL}/v1/impact/diff?repo=<abs project dir>[&depth=D][&limit=N][&min_confidence=C]
@@ -67,7 +68,7 @@ DEFAULT_SRC = os.path.join(ROOT, "target", "impact-eval", "src")
 DEFAULT_JUDGED = os.path.join(ROOT, "target", "impact-eval", "judged.json")
 PROBE = " # docdex-probe"
 PROBE_SLASHES = " // docdex-probe"
-SLASH_COMMENT_EXT = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
+SLASH_COMMENT_EXT = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx", ".rs", ".go")
 THRESHOLDS = (0.5, 0.8)
 
 
@@ -325,7 +326,7 @@ def fmt(summary):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--split", choices=("tune", "test", "blind", "blind2", "blind3", "all"),
+    ap.add_argument("--split", choices=("tune", "test", "blind", "blind2", "blind3", "blind4", "all"),
                     required=True)
     ap.add_argument("--url", default=os.environ.get("DOCDEX_URL", "http://127.0.0.1:3210"))
     ap.add_argument("--depth", type=int)
