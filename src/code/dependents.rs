@@ -175,7 +175,10 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
             // getter, the first definition).
             let built = node.and_then(|t| owner_if_constructor(graph, t)).filter(|_| depth > 1);
             let same_attribute = node.and_then(|t| graph.first_definition(t));
-            let uses = match built.into_iter().chain(same_attribute).collect::<Vec<_>>() {
+            // And a Rust trait's implementation where the trait's method is called (a
+            // `V: Visitor`'s `visitor.visit_post()` runs `TranslatorI::visit_post`).
+            let through_trait = node.and_then(|t| graph.trait_method(t));
+            let uses = match built.into_iter().chain(same_attribute).chain(through_trait).collect::<Vec<_>>() {
                 more if more.is_empty() => uses,
                 more => {
                     let mut all = uses.as_ref().clone();
@@ -420,9 +423,14 @@ pub fn is_test(path: &str, code: &FileCode, index: usize) -> bool {
     let file = is_test_file(path, &code.language);
     match code.language.as_str() {
         // `#[test]` functions live in `mod tests` or in `tests/`.
+        // `#[test]` functions (and `#[tokio::test]`, `#[rstest]`…), and the helpers of a test
+        // module or file that holds such tests (`mod tests`' `fn roundtrip`): their callers
+        // are tests of the same file. A helper in a file without tests (`tests/util/mod.rs`,
+        // which each test file includes as `mod util;`) leads on to the tests that call it.
         "rust" => {
-            file || s.qualified_name.split("::").any(|seg| matches!(seg, "tests" | "test"))
-                || s.name.starts_with("test_")
+            s.test_marked
+                || ((file || s.qualified_name.split("::").any(|seg| matches!(seg, "tests" | "test")))
+                    && code.symbols.iter().any(|o| o.test_marked))
         }
         // pytest collects `test*` functions and `test*` methods of `Test*` classes.
         "python" => is_test_module(path, "python") && s.name.starts_with("test"),

@@ -149,6 +149,12 @@ pub struct Symbol {
     /// Qualified name of the enclosing definition (type, impl, class, module), or "".
     pub container: String,
     pub visibility: Visibility,
+    /// The trait a member's `impl` block implements (Rust `impl fmt::Display for Version`:
+    /// `Display`), or "": code that holds the trait, or the language, calls it, not its name.
+    pub implements: String,
+    /// The language's test marker is on it (Rust `#[test]`, `#[tokio::test]`, `#[rstest]`):
+    /// the test harness runs it; an unmarked function beside it is a helper.
+    pub test_marked: bool,
 }
 
 /// How an identifier is used.
@@ -275,7 +281,7 @@ pub fn grammar_fingerprint() -> String {
 
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode` or what the extractor emits changes.
-    const FORMAT: u32 = 31;
+    const FORMAT: u32 = 32;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

@@ -138,6 +138,23 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
         let Some((f, i)) = seed.symbol_opt else { continue };
         let s = graph.symbol((f, i));
         let special = s.kind == SymbolKind::Constructor || (s.name.starts_with("__") && s.name.ends_with("__"));
+        // A Rust method of a trait the repo does not declare (`impl fmt::Display for Version`'s
+        // `fmt`, `PartialEq::eq`, `Drop::drop`, `FromStr::from_str`) runs where the language
+        // or the library holding the trait calls it on a value of the type (`format!`, `==`,
+        // the end of a scope, `str::parse`): wherever the type is used.
+        let external_trait = !s.implements.is_empty() && graph.trait_method((f, i)).is_none();
+        if external_trait {
+            if let Some(owner) = graph.member_type((f, i)) {
+                type_seeds.push(Seed {
+                    symbol_opt: Some(owner),
+                    name: String::new(),
+                    label: format!("{} ({} of {})", s.container, s.name, s.implements),
+                    instances_only: false,
+                    declared_only: false,
+                });
+            }
+            continue;
+        }
         // So does an override of a base's method, which the base's code calls on `self`
         // (marshmallow's `Field.serialize` runs `String._serialize` on a String).
         let declared_only = !special && graph.overrides_a_base_method((f, i));

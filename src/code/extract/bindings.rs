@@ -392,6 +392,8 @@ impl<'a> Walker<'a> {
         let Some(ty) = param.child_by_field_name("type").and_then(|t| stated_type(self.text(t), self.language)) else {
             return;
         };
+        // `visitor: V` where `V: Visitor`: a value used through the trait.
+        let ty = self.bound_of(&ty, param.start_byte()).map(str::to_string).unwrap_or(ty);
         let ident = if self.spec.idents.contains(&target.kind()) {
             Some(target)
         } else {

@@ -102,6 +102,8 @@ impl<'a> Walker<'a> {
             doc: self.doc(node),
             container,
             visibility: self.visibility(node, kind, &qualified_name),
+            implements: if kind.is_callable() { self.implemented_trait().unwrap_or_default() } else { String::new() },
+            test_marked: self.language == Language::Rust && kind.is_callable() && has_test_attribute(node, self.src),
         };
         // An embedded Go field's name is its type's, which stays a use of the type.
         let embedded =
@@ -191,6 +193,8 @@ impl<'a> Walker<'a> {
                 doc: doc.clone(),
                 container: container.clone(),
                 visibility: Visibility::Private,
+                implements: String::new(),
+                test_marked: false,
             });
         }
     }
@@ -258,6 +262,58 @@ impl<'a> Walker<'a> {
             return;
         }
         self.frames.push(Frame { end: node.end_byte(), symbol: None, container: Some(name), locals: None });
+        if self.language == Language::Rust {
+            if let Some(t) = node.child_by_field_name("trait") {
+                let name = base_type_name(self.text(t));
+                let name = name.rsplit("::").next().unwrap_or(&name).to_string();
+                self.impl_traits.retain(|(end, _)| *end > node.start_byte());
+                self.impl_traits.push((node.end_byte(), name));
+            }
+            self.note_generic_bounds(node);
+        }
+    }
+
+    /// The trait the `impl` block around the definition being made implements, if any.
+    pub(super) fn implemented_trait(&self) -> Option<String> {
+        let frame = self.frames.iter().rev().find(|f| f.container.is_some())?;
+        if frame.symbol.is_some() {
+            return None;
+        }
+        self.impl_traits.iter().rev().find(|(end, _)| *end == frame.end).map(|(_, t)| t.clone())
+    }
+
+    /// Notes the trait each type parameter of a Rust item is bound by: `<V: Visitor>`,
+    /// `<I: Interval + Clone>`, `where V: Visitor` (the first bound that is a trait of a
+    /// name, not a lifetime or `?Sized`).
+    pub(super) fn note_generic_bounds(&mut self, node: Node) {
+        let end = node.end_byte();
+        self.generic_bounds.retain(|(e, _, _)| *e > node.start_byte());
+        let mut texts: Vec<String> = Vec::new();
+        if let Some(params) = node.child_by_field_name("type_parameters") {
+            let text = self.text(params);
+            texts.extend(split_top_level(text.trim_start_matches('<').trim_end_matches('>')));
+        }
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor).filter(|c| c.kind() == "where_clause") {
+            let text = self.text(child).trim_start_matches("where");
+            texts.extend(split_top_level(text));
+        }
+        for text in texts {
+            let Some((param, bounds)) = text.split_once(':') else { continue };
+            let param = param.trim();
+            if !param.chars().all(|c| c.is_alphanumeric() || c == '_') || param.is_empty() {
+                continue;
+            }
+            let bound = bounds.split('+').map(str::trim).find(|b| !b.starts_with('\'') && !b.starts_with('?'));
+            let Some(bound) = bound.map(base_type_name).filter(|b| !b.is_empty()) else { continue };
+            let bound = bound.rsplit("::").next().unwrap_or(&bound).to_string();
+            self.generic_bounds.push((end, param.to_string(), bound));
+        }
+    }
+
+    /// The trait type parameter `name` is bound by at byte `at`, if it is one in scope.
+    pub(super) fn bound_of(&self, name: &str, at: usize) -> Option<&str> {
+        self.generic_bounds.iter().rev().find(|(end, p, _)| p == name && at < *end).map(|(_, _, t)| t.as_str())
     }
 
     /// `X = …` at module or class level in Python: a constant, variable or class field.
@@ -371,6 +427,8 @@ impl<'a> Walker<'a> {
             doc: self.doc(node),
             container,
             visibility,
+            implements: String::new(),
+            test_marked: false,
         });
     }
 
@@ -422,6 +480,8 @@ impl<'a> Walker<'a> {
             doc: String::new(),
             container: if kind == SymbolKind::Module { String::new() } else { container },
             visibility,
+            implements: String::new(),
+            test_marked: false,
         });
         if kind == SymbolKind::Module {
             self.frames.push(Frame {
@@ -803,3 +863,45 @@ pub(super) struct AssignedMember<'t> {
 
 /// Names one function is set under at most (`a = b = c = function …`).
 const MAX_ASSIGNMENT_CHAIN: usize = 16;
+
+/// `text` split at its commas outside `<…>`, `(…)` and `[…]`.
+fn split_top_level(text: &str) -> Vec<String> {
+    let (mut depth, mut out, mut current) = (0i32, Vec::new(), String::new());
+    for c in text.chars() {
+        match c {
+            '<' | '(' | '[' => depth += 1,
+            '>' | ')' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(std::mem::take(&mut current));
+                continue;
+            }
+            _ => {}
+        }
+        current.push(c);
+    }
+    out.push(current);
+    out
+}
+
+/// Whether a Rust function carries a test marker among the attributes right before it:
+/// `#[test]`, `#[tokio::test]`, `#[test_case(…)]`, `#[rstest]`, `#[quickcheck]` (`#[cfg(test)]`
+/// is not one: it only compiles the item for tests).
+fn has_test_attribute(node: Node, src: &[u8]) -> bool {
+    let mut sibling = node.prev_sibling();
+    while let Some(s) = sibling {
+        match s.kind() {
+            "attribute_item" => {
+                let text = s.utf8_text(src).unwrap_or("");
+                let path = text.trim_start_matches("#[").split(['(', ']', ' ']).next().unwrap_or("");
+                let last = path.rsplit("::").next().unwrap_or(path);
+                if last == "test" || last.starts_with("test_") || matches!(last, "rstest" | "quickcheck") {
+                    return true;
+                }
+            }
+            "line_comment" | "block_comment" => {}
+            _ => return false,
+        }
+        sibling = s.prev_sibling();
+    }
+    false
+}

@@ -207,6 +207,12 @@ struct Walker<'a> {
     /// becomes a use of the enclosing class's members with that prefix once the file's
     /// definitions are all known (`expand_prefixed_attributes`).
     prefixed_attributes: Vec<(String, u32, u32, Option<u32>)>,
+    /// Rust `impl Trait for Type` blocks open now: (end byte, the trait's name).
+    impl_traits: Vec<(usize, String)>,
+    /// Rust type parameters in scope with the trait they are bound by (`<V: Visitor>`,
+    /// `where I: Interval`): (end byte of the item, parameter, trait). A value of type `V`
+    /// is used through the trait's methods, as a type checker reads `visitor.visit_post()`.
+    generic_bounds: Vec<(usize, String, String)>,
 }
 
 impl<'a> Walker<'a> {
@@ -244,6 +250,8 @@ impl<'a> Walker<'a> {
             macro_rules: HashMap::new(),
             stop_at: usize::MAX,
             prefixed_attributes: Vec::new(),
+            impl_traits: Vec::new(),
+            generic_bounds: Vec::new(),
         }
     }
 
@@ -732,6 +740,10 @@ impl<'a> Walker<'a> {
     /// `cart.items().len()` of what `Cart.items` returns. (Only a call's result:
     /// `adm.values_` is a field the graph cannot type.)
     fn typed_qualifier(&self, qualifier: String, at: usize) -> String {
+        // `I::create(…)` where `I: Interval`: the trait's associated function.
+        if let Some(bound) = self.bound_of(&qualifier, at) {
+            return bound.to_string();
+        }
         let head_len = qualifier.find(['.', '(']).unwrap_or(qualifier.len());
         let typed_head = head_len == qualifier.len() || qualifier.ends_with(')');
         match self.local_types.get(&qualifier[..head_len]) {
@@ -827,6 +839,7 @@ impl<'a> Walker<'a> {
         );
         sub.local_types = self.local_types.clone();
         sub.macro_rules = self.macro_rules.clone();
+        sub.generic_bounds = self.generic_bounds.iter().map(|(_, p, t)| (usize::MAX, p.clone(), t.clone())).collect();
         sub.walk(tree.root_node());
         // Positions inside the body are relative to its first byte, just after `{`.
         let start = tree_node.start_position();
@@ -849,6 +862,9 @@ impl<'a> Walker<'a> {
     /// Opens a function's frame and binds its parameters.
     fn open_function(&mut self, node: Node, symbol: Option<u32>, container: Option<String>) {
         self.frames.push(Frame { end: node.end_byte(), symbol, container, locals: Some(HashSet::new()) });
+        if self.language == Language::Rust {
+            self.note_generic_bounds(node);
+        }
         if self.language == Language::Python && self.is_pytest_function(node, symbol) {
             self.fixture_uses(node);
         }

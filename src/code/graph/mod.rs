@@ -556,6 +556,41 @@ impl CodeGraph {
         Some((definition.0, first as u32))
     }
 
+    /// The declaration in the repo's trait of a method an `impl Trait for Type` block defines
+    /// (`TranslatorI::visit_post` → `Visitor::visit_post`): code that holds a `Visitor` calls
+    /// the implementation through it. `None` for a trait the repo does not declare
+    /// (`fmt::Display`) or a member of no trait.
+    pub fn trait_method(&self, member: SymbolRef) -> Option<SymbolRef> {
+        let s = self.symbol(member);
+        if s.implements.is_empty() {
+            return None;
+        }
+        self.defs_by_name.get(&s.name)?.iter().copied().find(|&d| {
+            d != member && {
+                let t = self.symbol(d);
+                split_qualifier(&t.container).last() == Some(&s.implements.as_str())
+                    && self
+                        .defs_by_name
+                        .get(&s.implements)
+                        .is_some_and(|traits| traits.iter().any(|&tr| self.symbol(tr).kind == SymbolKind::Trait))
+            }
+        })
+    }
+
+    /// The type that holds a member, in the member's file or, for a Rust `impl` written
+    /// apart from its type (`impl fmt::Display for Version` in `display.rs`), wherever the
+    /// repo defines a type of that name (the member's own file first).
+    pub fn member_type(&self, member: SymbolRef) -> Option<SymbolRef> {
+        let s = self.symbol(member);
+        let name = *split_qualifier(&s.container).last()?;
+        let types = self.defs_by_name.get(name)?;
+        let is_type = |&&r: &&SymbolRef| {
+            let t = self.symbol(r);
+            t.kind.is_container() && t.kind != SymbolKind::Module && t.qualified_name == s.container
+        };
+        types.iter().filter(is_type).find(|r| r.0 == member.0).or_else(|| types.iter().find(is_type)).copied()
+    }
+
     /// A call means a method, not a field of the same name (Rust's `fn index(self, …)` beside
     /// its `index` field, a getter named after what it reads): when a call's candidates hold
     /// both, the fields drop out and the methods share their confidence.

@@ -63,7 +63,10 @@ impl CodeGraph {
             }
         }
         // A Rust path through modules: `crate::io::read`, `super::x`, `tokio::sync::Mutex`.
-        if lang == "rust" {
+        // A path that ends in a type (`Version::parse`, after `use semver::Version`) names the
+        // type's member, not an item of the file the type comes from (semver's `lib.rs` has
+        // `mod parse` too): modules are snake_case, types UpperCamelCase.
+        if lang == "rust" && !last.starts_with(char::is_uppercase) {
             let files = self.rust_module_files(f, qualifier, &parts);
             let found: Vec<Candidate> = all
                 .iter()
