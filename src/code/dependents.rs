@@ -47,6 +47,9 @@ pub struct Reached {
     pub test: bool,
     /// At file level: the line is an import's (no other use seen yet).
     pub by_import: bool,
+    /// Reached through a trait's method from one implementation of it, and nothing on the
+    /// path since names the implementing type: the dispatch may run another implementation.
+    pub requires: Option<SymbolRef>,
 }
 
 /// How far and how sure a walk goes.
@@ -91,6 +94,8 @@ struct Step<'a> {
     confidence: f32,
     weakest: f32,
     via: Vec<String>,
+    /// See `Reached::requires`.
+    requires: Option<SymbolRef>,
 }
 
 /// Whether calls through objects of unknown type may mean `target`: a method or field in a
@@ -151,13 +156,16 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
             confidence: 1.0,
             weakest: 1.0,
             via: vec![s.label.clone()],
+            requires: None,
         })
         .collect();
     let mut truncated = false;
     let mut work = 0usize;
+    // Per type, the definitions (and files, at file level) that name it.
+    let mut named_by: HashMap<SymbolRef, std::collections::HashSet<(u32, Option<u32>)>> = HashMap::new();
     for depth in 1..=levels {
         let mut next: HashMap<(u32, Option<u32>), Reached> = HashMap::new();
-        for Step { node, instances_only, declared_only, name, confidence, weakest, via } in &frontier {
+        for Step { node, instances_only, declared_only, name, confidence, weakest, via, requires } in &frontier {
             let uses = match node {
                 Some(target) if limits.member_guess > 0.0 && guesses_receivers(graph, *target) => {
                     let mut uses = graph.uses(*target, floor).as_ref().clone();
@@ -177,8 +185,15 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
             let same_attribute = node.and_then(|t| graph.first_definition(t));
             // And a Rust trait's implementation where the trait's method is called (a
             // `V: Visitor`'s `visitor.visit_post()` runs `TranslatorI::visit_post`).
+            // Only along paths that build the implementing type somewhere (`translate` makes a
+            // `TranslatorI`; the printer's `visit` call runs another visitor).
             let through_trait = node.and_then(|t| graph.trait_method(t));
-            let uses = match built.into_iter().chain(same_attribute).chain(through_trait).collect::<Vec<_>>() {
+            let trait_uses = match through_trait {
+                Some(m) => graph.uses(m, floor),
+                None => std::sync::Arc::new(Vec::new()),
+            };
+            let implementer = through_trait.and_then(|_| node.and_then(|t| graph.member_type(t)));
+            let uses = match built.into_iter().chain(same_attribute).collect::<Vec<_>>() {
                 more if more.is_empty() => uses,
                 more => {
                     let mut all = uses.as_ref().clone();
@@ -189,12 +204,16 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                 }
             };
             // Surest first: when the work runs out, what is left is the least sure.
-            if work + uses.len() > limits.max_work {
+            if work + uses.len() + trait_uses.len() > limits.max_work {
                 truncated = true;
                 continue;
             }
-            work += uses.len();
-            for &u in uses.iter() {
+            work += uses.len() + trait_uses.len();
+            let own = uses.len();
+            for (k, &u) in uses.iter().chain(trait_uses.iter()).enumerate() {
+                // What the path still waits for: the implementing type, named by a definition.
+                let wanted = if k < own { *requires } else { implementer.or(*requires) };
+                let requires_now = wanted.filter(|&ty| !names_type(graph, &mut named_by, ty, &u));
                 if *instances_only && !makes_instance(graph, &u) {
                     continue;
                 }
@@ -213,7 +232,8 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                 let code = graph.code(u.file);
                 let (line, test) = match u.enclosing {
                     Some(e) => (code.symbols[e as usize].line, is_test(graph.path(u.file), code, e as usize)),
-                    None => (u.line, is_test_module(graph.path(u.file), &code.language)),
+                    // Rust runs nothing at file level: an import is not a test.
+                    None => (u.line, code.language != "rust" && is_test_module(graph.path(u.file), &code.language)),
                 };
                 match next.get_mut(&key) {
                     Some(r) => {
@@ -224,6 +244,9 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                         }
                         if total > r.confidence {
                             (r.confidence, r.weakest, r.via) = (total, weakest, via.clone());
+                        }
+                        if requires_now.is_none() {
+                            r.requires = None;
                         }
                     }
                     None => {
@@ -238,6 +261,7 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                             via: via.clone(),
                             test,
                             by_import,
+                            requires: requires_now,
                         };
                         next.insert(key, reached);
                     }
@@ -266,6 +290,7 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                         confidence: r.confidence,
                         weakest: r.weakest,
                         via,
+                        requires: r.requires,
                     });
                 }
             }
@@ -279,6 +304,10 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
     let mut tests: Vec<Reached> = Vec::new();
     let inherited: Vec<Reached> = reached.values().flat_map(|r| inherited_tests(graph, r)).collect();
     for r in reached.into_values().chain(inherited) {
+        if r.test && r.requires.is_some() {
+            // A test of another implementation of the trait.
+            continue;
+        }
         if r.test {
             if r.depth <= limits.test_depth && r.weakest >= limits.test_min_confidence {
                 tests.push(r);
@@ -306,6 +335,19 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
 
 /// Whether a use of a type makes an instance of it: a call (`Cart(…)`, `new Cart()`), or a
 /// type that derives from it, named in its header (`class Basket(Cart):`).
+/// Whether the definition a use sits in names type `ty` (builds it, calls its functions,
+/// states it), from the type's resolved uses, gathered once per type.
+fn names_type(
+    graph: &CodeGraph,
+    named_by: &mut HashMap<SymbolRef, std::collections::HashSet<(u32, Option<u32>)>>,
+    ty: SymbolRef,
+    u: &super::graph::Use,
+) -> bool {
+    let places =
+        named_by.entry(ty).or_insert_with(|| graph.uses(ty, 0.0).iter().map(|n| (n.file, n.enclosing)).collect());
+    places.contains(&(u.file, u.enclosing))
+}
+
 fn makes_instance(graph: &CodeGraph, u: &super::graph::Use) -> bool {
     if u.kind == UseKind::Call {
         return true;

@@ -82,10 +82,11 @@ def tool(name, suffix):
 
 # ---------------------------------------------------------------- building and running
 
-def build_tests(proj_dir, target_dir, log):
-    """Builds every test target with coverage; returns [(target name, kind, executable)]."""
+def build_tests(proj_dir, target_dir, log, stray):
+    """Builds every test target with coverage; returns [(target name, kind, executable)].
+    `stray`: where the profiles of instrumented programs the build runs go (build scripts)."""
     env = dict(os.environ, RUSTFLAGS="-C instrument-coverage", CARGO_TARGET_DIR=target_dir,
-               CARGO_INCREMENTAL="0")
+               CARGO_INCREMENTAL="0", LLVM_PROFILE_FILE=stray)
     out = subprocess.run(["cargo", "test", "--no-run", "--message-format=json"], cwd=proj_dir,
                          env=env, capture_output=True, text=True)
     log.write(out.stderr)
@@ -103,8 +104,9 @@ def build_tests(proj_dir, target_dir, log):
     return exes
 
 
-def list_tests(exe, proj_dir):
+def list_tests(exe, proj_dir, stray):
     out = subprocess.run([exe, "--list", "--format", "terse"], cwd=proj_dir,
+                         env=dict(os.environ, LLVM_PROFILE_FILE=stray),
                          capture_output=True, text=True, check=True)
     return [line[:-len(": test")] for line in out.stdout.splitlines() if line.endswith(": test")]
 
@@ -161,7 +163,8 @@ def strip_hashes(path):
             depth = max(depth - 1, 0)
         elif depth == 0:
             out.append(ch)
-    return "".join(out).replace("::::", "::")
+    # a trailing turbofish (`semver::parse::<T>`) leaves `::` at the end: no empty last name
+    return "".join(out).replace("::::", "::").removesuffix("::")
 
 
 # ---------------------------------------------------------------- source reading
@@ -239,9 +242,12 @@ def judge_project(proj, args, tools):
     target_dir = os.path.join(RSBASE, "target", name)
     os.makedirs(cov_dir, exist_ok=True)
     state_file = os.path.join(cov_dir, "runs.json")
+    # profiles of instrumented runs that are no test's (build scripts, `--list`): kept out of
+    # the project's folder, where they would show in `git status`
+    stray = os.path.join(RSBASE, "stray", "%p.profraw")
     t0 = time.time()
     with open(os.path.join(cov_dir, "build.log"), "w") as log:
-        exes = build_tests(proj_dir, target_dir, log)
+        exes = build_tests(proj_dir, target_dir, log, stray)
     if args.reuse and os.path.exists(state_file):
         with open(state_file) as f:
             runs = json.load(f)
@@ -251,7 +257,7 @@ def judge_project(proj, args, tools):
                 os.remove(os.path.join(cov_dir, old))
         runs = []
         for tname, kind, exe in exes:
-            for i, test in enumerate(list_tests(exe, proj_dir)):
+            for i, test in enumerate(list_tests(exe, proj_dir, stray)):
                 profile = os.path.join(cov_dir, f"{tname}.{kind}.{i}.profraw")
                 outcome = run_test(exe, test, proj_dir, profile, args.timeout)
                 runs.append({"target": tname, "kind": kind, "exe": exe, "test": test,
@@ -262,6 +268,7 @@ def judge_project(proj, args, tools):
 
     # the functions each binary holds: name -> (file, first line, last line, regions)
     records = {}  # mangled name -> record
+    ran = {}  # mangled name -> lines where a region starts that ran, in any test binary
     for tname, kind, exe in exes:
         profiles = [r["profile"] for r in runs if r["exe"] == exe and os.path.exists(r["profile"])]
         if not profiles:
@@ -283,10 +290,17 @@ def judge_project(proj, args, tools):
                    "line": min(r[0] for r in regions), "end_line": max(r[2] for r in regions),
                    "regions": sorted(regions)}
             records[plain_name(fn["name"])] = rec
+            # a library function is linked into every test binary under one name, and the record
+            # kept is the last binary's: its own counts alone would miss where the function ran
+            ran.setdefault(plain_name(fn["name"]), set()).update(r[0] for r in regions if r[4] > 0)
     names = demangle(tools["cxxfilt"], sorted(records))
     for mangled, rec in records.items():
         rec["demangled"] = strip_hashes(names.get(mangled, mangled))
         rec["nested"] = "{closure#" in rec["demangled"] or "{shim" in rec["demangled"]
+    ran_at = {}  # (path, line) -> lines that ran, over all of a function's binaries and instances
+    for mangled, rec in records.items():
+        if not rec["nested"]:
+            ran_at.setdefault((rec["path"], rec["line"]), set()).update(ran[mangled])
 
     # test code: where the tests live, and every test module's span
     test_code = {}  # path -> [(start, end)]
@@ -353,10 +367,10 @@ def judge_project(proj, args, tools):
         nested = [(r["line"], r["end_line"]) for r in records.values()
                   if r["path"] == path and (r["line"], r["end_line"]) != (rec["line"], rec["end_line"])
                   and rec["line"] <= r["line"] and r["end_line"] <= rec["end_line"]]
-        candidates = sorted({reg[0] for reg in rec["regions"][1:] if reg[4] > 0
-                             and rec["line"] < reg[0] <= rec["end_line"]
-                             and not any(a <= reg[0] <= b for a, b in nested)
-                             and probe_ok(lines[reg[0] - 1])})
+        candidates = sorted({line for line in ran_at[key]
+                             if rec["line"] < line <= rec["end_line"]
+                             and not any(a <= line <= b for a, b in nested)
+                             and probe_ok(lines[line - 1])})
         if not candidates:
             continue
         qual = rec["demangled"].split("::", 1)[-1]
