@@ -193,7 +193,12 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                 None => std::sync::Arc::new(Vec::new()),
             };
             let implementer = through_trait.and_then(|_| node.and_then(|t| graph.member_type(t)));
-            let uses = match built.into_iter().chain(same_attribute).collect::<Vec<_>>() {
+            // So does a Rust method of a trait the repo does not declare (`PartialEq::eq`,
+            // `Drop::drop`, `Clone::clone`): the language runs it where its type is used.
+            let language_runs = node
+                .filter(|&t| depth > 1 && !graph.symbol(t).implements.is_empty() && graph.trait_method(t).is_none())
+                .and_then(|t| graph.member_type(t));
+            let uses = match built.into_iter().chain(same_attribute).chain(language_runs).collect::<Vec<_>>() {
                 more if more.is_empty() => uses,
                 more => {
                     let mut all = uses.as_ref().clone();
@@ -221,10 +226,15 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                     continue;
                 }
                 let key = (u.file, u.enclosing);
-                if seed_keys.contains(&key)
-                    || reached.contains_key(&key)
-                    || node.is_some_and(|t| key == (t.0, Some(t.1)))
-                {
+                if let Some(earlier) = reached.get_mut(&key) {
+                    // Reached before through another implementation's dispatch; this path
+                    // builds the type (the test runs this implementation too).
+                    if requires_now.is_none() {
+                        earlier.requires = None;
+                    }
+                    continue;
+                }
+                if seed_keys.contains(&key) || node.is_some_and(|t| key == (t.0, Some(t.1))) {
                     continue;
                 }
                 let total = confidence * u.confidence;

@@ -153,7 +153,15 @@ impl CodeGraph {
             all.iter().copied().filter(|&r| !self.symbol(r).container.is_empty()).collect();
         // `items.add()` where `items` is a field or variable this file declares: its
         // declaration names its type, and a member of another type is not meant.
-        if let Some(declared) = self.declaration_in_file(f, last) {
+        // (`self.hir.translate()` in `impl Parser`: `Parser`'s own `hir` field, not another
+        // type's field of that name in the same file.)
+        let own_field = match parts.as_slice() {
+            [receiver, field] if matches!(*receiver, "self" | "this") => self
+                .enclosing_container(f, occ)
+                .and_then(|c| self.codes[f as usize].symbols.iter().find(|s| s.name == *field && s.container == c)),
+            _ => None,
+        };
+        if let Some(declared) = own_field.or_else(|| self.declaration_in_file(f, last)) {
             // The type it states, when it states one (`data_: Map<K, Value<V>>` is a `Map`:
             // its `set` is not `Value.set`); else any type its declaration names.
             let stated = declared_type(&declared.signature, last);
