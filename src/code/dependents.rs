@@ -136,6 +136,57 @@ fn owner_if_constructor(graph: &CodeGraph, target: SymbolRef) -> Option<SymbolRe
     is_constructor(graph.symbol(target)).then(|| owning_type(graph, target)).flatten()
 }
 
+/// A constructor or a Python special method (`__init__`, `__getitem__`, `__eq__`) runs
+/// where its type is built or used, not where its name is written: its type's uses lead
+/// to it too.
+pub fn type_seeds(graph: &CodeGraph, seeds: &[Seed]) -> Vec<Seed> {
+    let mut type_seeds: Vec<Seed> = Vec::new();
+    for seed in seeds {
+        let Some((f, i)) = seed.symbol_opt else { continue };
+        let s = graph.symbol((f, i));
+        let special = s.kind == SymbolKind::Constructor || (s.name.starts_with("__") && s.name.ends_with("__"));
+        // A Rust method of a trait the repo does not declare (`impl fmt::Display for Version`'s
+        // `fmt`, `PartialEq::eq`, `Drop::drop`, `FromStr::from_str`) runs where the language
+        // or the library holding the trait calls it on a value of the type (`format!`, `==`,
+        // the end of a scope, `str::parse`): wherever the type is used.
+        let external_trait = !s.implements.is_empty() && graph.trait_method((f, i)).is_none();
+        if external_trait {
+            if let Some(owner) = graph.member_type((f, i)) {
+                type_seeds.push(Seed {
+                    symbol_opt: Some(owner),
+                    name: String::new(),
+                    label: format!("{} ({} of {})", s.container, s.name, s.implements),
+                    instances_only: false,
+                    declared_only: false,
+                });
+            }
+            continue;
+        }
+        // So does an override of a base's method, which the base's code calls on `self`
+        // (marshmallow's `Field.serialize` runs `String._serialize` on a String).
+        let declared_only = !special && graph.overrides_a_base_method((f, i));
+        if !special && !declared_only {
+            continue;
+        }
+        if let Some(owner) = owning_type(graph, (f, i)) {
+            let label = format!("{} ({})", s.container, s.name);
+            // Any other special method (`__repr__`, `__eq__`, `__deepcopy__`) runs on an
+            // instance: where the type is only named (`isinstance`, an annotation, `UNSET =
+            // Sentinel.UNSET`) it does not run. Measured on the coverage-judged set (tune,
+            // micro R / P): 0.813 / 0.596 with every use of the type, 0.807 / 0.617 so.
+            let instances_only = !is_constructor(s);
+            type_seeds.push(Seed {
+                symbol_opt: Some(owner),
+                name: String::new(),
+                label,
+                instances_only,
+                declared_only,
+            });
+        }
+    }
+    type_seeds
+}
+
 /// Walks backwards from `seeds`.
 pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
     // The work bound counts uses followed: cheap to count once every use is resolved.

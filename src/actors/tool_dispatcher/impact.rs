@@ -19,7 +19,7 @@ use crate::actors::chat::ReadDiff;
 use crate::change::git::DiffBase;
 use crate::change::{ChangeSet, SymbolChange};
 use crate::code::dependents::{self, Reached, Seed, WalkLimits};
-use crate::code::{CodeGraph, SymbolKind};
+use crate::code::CodeGraph;
 use crate::index::RepoIndex;
 use crate::protocol::impact::{
     AffectedTest, AffectedTestFile, ChangedSymbolInfo, DependentInfo, DiffImpactResponse, FileChangeInfo,
@@ -130,53 +130,7 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
             }
         }
     }
-    // A constructor or a Python special method (`__init__`, `__getitem__`, `__eq__`) runs
-    // where its type is built or used, not where its name is written: its type's uses lead
-    // to it too.
-    let mut type_seeds: Vec<Seed> = Vec::new();
-    for seed in &seeds {
-        let Some((f, i)) = seed.symbol_opt else { continue };
-        let s = graph.symbol((f, i));
-        let special = s.kind == SymbolKind::Constructor || (s.name.starts_with("__") && s.name.ends_with("__"));
-        // A Rust method of a trait the repo does not declare (`impl fmt::Display for Version`'s
-        // `fmt`, `PartialEq::eq`, `Drop::drop`, `FromStr::from_str`) runs where the language
-        // or the library holding the trait calls it on a value of the type (`format!`, `==`,
-        // the end of a scope, `str::parse`): wherever the type is used.
-        let external_trait = !s.implements.is_empty() && graph.trait_method((f, i)).is_none();
-        if external_trait {
-            if let Some(owner) = graph.member_type((f, i)) {
-                type_seeds.push(Seed {
-                    symbol_opt: Some(owner),
-                    name: String::new(),
-                    label: format!("{} ({} of {})", s.container, s.name, s.implements),
-                    instances_only: false,
-                    declared_only: false,
-                });
-            }
-            continue;
-        }
-        // So does an override of a base's method, which the base's code calls on `self`
-        // (marshmallow's `Field.serialize` runs `String._serialize` on a String).
-        let declared_only = !special && graph.overrides_a_base_method((f, i));
-        if !special && !declared_only {
-            continue;
-        }
-        if let Some(owner) = dependents::owning_type(graph, (f, i)) {
-            let label = format!("{} ({})", s.container, s.name);
-            // Any other special method (`__repr__`, `__eq__`, `__deepcopy__`) runs on an
-            // instance: where the type is only named (`isinstance`, an annotation, `UNSET =
-            // Sentinel.UNSET`) it does not run. Measured on the coverage-judged set (tune,
-            // micro R / P): 0.813 / 0.596 with every use of the type, 0.807 / 0.617 so.
-            let instances_only = !dependents::is_constructor(s);
-            type_seeds.push(Seed {
-                symbol_opt: Some(owner),
-                name: String::new(),
-                label,
-                instances_only,
-                declared_only,
-            });
-        }
-    }
+    let type_seeds = dependents::type_seeds(graph, &seeds);
     seeds.extend(type_seeds);
     let limits = WalkLimits {
         depth: msg.depth,

@@ -67,7 +67,18 @@ impl CodeGraph {
         // type's member, not an item of the file the type comes from (semver's `lib.rs` has
         // `mod parse` too): modules are snake_case, types UpperCamelCase.
         if lang == "rust" && !last.starts_with(char::is_uppercase) {
-            let files = self.rust_module_files(f, qualifier, &parts);
+            // `super::x` in a file's inline `mod tests { … }` is the file's own `x`.
+            let inline = self.inline_module_depth(f, occ);
+            let (qualifier, parts) = match parts.split_first() {
+                Some((&"super", rest)) if inline > 0 && rest.is_empty() => ("self".to_string(), vec!["self"]),
+                Some((&"super", rest)) if inline > 0 => (format!("self::{}", rest.join("::")), {
+                    let mut p = vec!["self"];
+                    p.extend(rest.iter().copied());
+                    p
+                }),
+                _ => (qualifier.to_string(), parts.clone()),
+            };
+            let files = self.rust_module_files(f, &qualifier, &parts);
             let found: Vec<Candidate> = all
                 .iter()
                 .filter(|r| files.contains(&r.0) && self.symbol(**r).container.is_empty())
@@ -492,6 +503,27 @@ impl CodeGraph {
 
     /// The files a Rust path names as modules, from file `f`: `crate::a::b`, `super::x`, a
     /// workspace crate, or a module the file imports (`use crate::task;` … `task::spawn`).
+    /// How many inline modules (`mod tests { … }`, written in file `f`) a use sits in.
+    fn inline_module_depth(&self, f: u32, occ: &Occurrence) -> usize {
+        let code = &self.codes[f as usize];
+        let Some(e) = occ.enclosing else { return 0 };
+        let s = &code.symbols[e as usize];
+        let path = if s.kind == SymbolKind::Module { s.qualified_name.as_str() } else { s.container.as_str() };
+        let mut depth = 0;
+        let mut prefix = String::new();
+        for segment in path.split("::") {
+            prefix = if prefix.is_empty() { segment.to_string() } else { format!("{prefix}::{segment}") };
+            if code
+                .symbols
+                .iter()
+                .any(|m| m.kind == SymbolKind::Module && m.qualified_name == prefix && m.end_line > m.line)
+            {
+                depth += 1;
+            }
+        }
+        depth
+    }
+
     pub(super) fn rust_module_files(&self, f: u32, qualifier: &str, parts: &[&str]) -> HashSet<u32> {
         let from = &self.paths[f as usize];
         let first = parts.first().copied().unwrap_or("");

@@ -11,6 +11,7 @@ mod definitions;
 mod dispatch;
 mod modules;
 mod resolution;
+mod traits;
 
 fn fixture_root(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/code").join(name)

@@ -1,0 +1,111 @@
+//! Rust's dispatch through traits in the graph and the impact walk: which `impl` a call runs
+//! is known from the types the code states (a type parameter's bound, the receiver's type),
+//! and a trait's method that the language calls (`Display::fmt`, `PartialEq::eq`) runs where
+//! its type is used.
+
+use std::collections::HashMap;
+
+use super::resolution::daemon_walk_limits;
+use crate::code::dependents::{type_seeds, walk, Seed};
+use crate::code::{extract, CodeGraph};
+use crate::ingest::Language;
+
+/// A crate named `semver` of these files.
+fn rust_graph(files: &[(&str, &str)]) -> CodeGraph {
+    let files = files.iter().map(|(path, text)| (path.to_string(), extract(Language::Rust, text).unwrap())).collect();
+    let configs = HashMap::from([("Cargo.toml".to_string(), "[package]\nname = \"semver\"\n".to_string())]);
+    CodeGraph::build(files, &configs)
+}
+
+/// The test files a walk from the definition named `name` (its `container`'s) reaches,
+/// with the type seeds a diff would add.
+fn tests_reached(graph: &CodeGraph, container: &str, name: &str) -> Vec<String> {
+    let target = graph
+        .lookup(name)
+        .into_iter()
+        .find(|&r| graph.symbol(r).container == container)
+        .unwrap_or_else(|| panic!("{container}::{name}"));
+    let mut seeds = vec![Seed {
+        symbol_opt: Some(target),
+        name: name.into(),
+        label: name.into(),
+        instances_only: false,
+        declared_only: false,
+    }];
+    let more = type_seeds(graph, &seeds);
+    seeds.extend(more);
+    let mut found: Vec<String> = walk(graph, &seeds, daemon_walk_limits())
+        .tests
+        .iter()
+        .map(|t| format!("{}::{}", graph.path(t.file), graph.code(t.file).symbols[t.symbol_opt.unwrap() as usize].name))
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
+const VISITOR: &str = "pub trait Visitor {\n    fn visit_post(&mut self, node: &Node);\n}\n\npub struct Node;\n\npub fn visit<V: Visitor>(node: &Node, mut visitor: V) {\n    visitor.visit_post(node);\n}\n";
+
+const TRANSLATE: &str = "use crate::visitor::{visit, Node, Visitor};\n\npub struct Translator;\n\nstruct TranslatorI {\n    depth: u32,\n}\n\nimpl Visitor for TranslatorI {\n    fn visit_post(&mut self, node: &Node) {\n        self.push(node);\n    }\n}\n\nimpl TranslatorI {\n    fn push(&mut self, _node: &Node) {\n        self.depth += 1;\n    }\n}\n\nimpl Translator {\n    pub fn translate(&self, node: &Node) {\n        visit(node, TranslatorI { depth: 0 });\n    }\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    fn t(node: &Node) {\n        Translator.translate(node)\n    }\n\n    #[test]\n    fn translates() {\n        t(&Node);\n    }\n}\n";
+
+const PRINT: &str = "use crate::visitor::{visit, Node, Visitor};\n\nstruct Writer;\n\nimpl Visitor for Writer {\n    fn visit_post(&mut self, _node: &Node) {}\n}\n\npub fn print(node: &Node) {\n    visit(node, Writer);\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn prints() {\n        super::print(&super::Node);\n    }\n}\n";
+
+/// A method of `impl Visitor for TranslatorI` runs where a `V: Visitor`'s `visit_post` is
+/// called, and that call runs it only on the paths that build a `TranslatorI`: the
+/// translator's tests, not the printer's, whose `visit` runs another visitor. A helper in a
+/// test module (`fn t`) is its file's test; the extractor notes the trait and the marker.
+#[test]
+fn a_trait_implementation_is_reached_where_its_trait_is_called_on_a_value_the_path_builds() {
+    let graph = rust_graph(&[
+        ("src/lib.rs", "mod print;\nmod translate;\nmod visitor;\n"),
+        ("src/visitor.rs", VISITOR),
+        ("src/translate.rs", TRANSLATE),
+        ("src/print.rs", PRINT),
+    ]);
+    let visit_post =
+        graph.lookup("visit_post").into_iter().find(|&r| graph.symbol(r).container == "TranslatorI").unwrap();
+    assert_eq!(graph.symbol(visit_post).implements, "Visitor");
+    let declared = graph.trait_method(visit_post).expect("the trait's own declaration");
+    assert_eq!(graph.symbol(declared).qualified_name, "Visitor::visit_post");
+    // `visitor: V` with `V: Visitor`: the call is the trait's method.
+    let callers: Vec<String> = graph.references(declared, 0.5).into_iter().map(|r| r.path).collect();
+    assert_eq!(callers, vec!["src/visitor.rs"]);
+    let translates = graph.lookup("translates")[0];
+    assert!(graph.symbol(translates).test_marked);
+    assert!(!graph.symbol(graph.lookup("t")[0]).test_marked);
+    // (A test module's helper ends the path: its file is the test file.)
+    assert_eq!(tests_reached(&graph, "TranslatorI", "push"), vec!["src/translate.rs::t"]);
+    assert_eq!(tests_reached(&graph, "Writer", "visit_post"), vec!["src/print.rs::prints"]);
+}
+
+/// `Version::parse` after the type is imported is the type's member, even where the type's
+/// file also declares `mod parse`; a helper in a file without tests (an integration test's
+/// `mod util;`) leads on to the tests that call it, and a `Display` implementation (a trait
+/// the repo does not declare) runs wherever its type is used.
+#[test]
+fn a_types_member_a_test_helper_and_a_language_trait_lead_to_the_tests() {
+    let graph = rust_graph(&[
+        (
+            "src/lib.rs",
+            "mod parse;\n\npub struct Version {\n    pub major: u64,\n}\n\nimpl Version {\n    pub fn parse(text: &str) -> Version {\n        Version { major: text.len() as u64 }\n    }\n}\n\nimpl std::fmt::Display for Version {\n    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {\n        write!(f, \"{}\", self.major)\n    }\n}\n",
+        ),
+        ("src/parse.rs", "pub fn digits(text: &str) -> usize {\n    text.len()\n}\n"),
+        (
+            "tests/util/mod.rs",
+            "use semver::Version;\n\npub fn version(text: &str) -> Version {\n    Version::parse(text)\n}\n",
+        ),
+        (
+            "tests/test_version.rs",
+            "mod util;\nuse crate::util::*;\n\n#[test]\nfn parses() {\n    assert_eq!(version(\"1\").major, 1);\n}\n",
+        ),
+        ("tests/test_other.rs", "#[test]\nfn unrelated() {\n    assert_eq!(1, 1);\n}\n"),
+    ]);
+    let parse = graph.lookup("parse").into_iter().find(|&r| graph.symbol(r).container == "Version").unwrap();
+    let callers: Vec<String> = graph.references(parse, 0.5).into_iter().map(|r| r.path).collect();
+    assert_eq!(callers, vec!["tests/util/mod.rs"]);
+    assert_eq!(tests_reached(&graph, "Version", "parse"), vec!["tests/test_version.rs::parses"]);
+    let fmt = graph.lookup("fmt").into_iter().find(|&r| graph.symbol(r).container == "Version").unwrap();
+    assert_eq!(graph.symbol(fmt).implements, "Display");
+    assert!(graph.trait_method(fmt).is_none());
+    assert_eq!(tests_reached(&graph, "Version", "fmt"), vec!["tests/test_version.rs::parses"]);
+}
