@@ -194,7 +194,7 @@ impl<'a> Walker<'a> {
                 container: container.clone(),
                 visibility: Visibility::Private,
                 implements: String::new(),
-                test_marked: false,
+                test_marked: found.test,
             });
         }
     }

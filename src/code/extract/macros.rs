@@ -25,8 +25,9 @@ pub(super) struct MacroRules {
 #[derive(Debug, Clone)]
 struct Rule {
     matcher: Vec<Pattern>,
-    /// Each metavariable the body defines an item with, and the item's kind.
-    defines: Vec<(String, SymbolKind)>,
+    /// Each metavariable the body defines an item with, the item's kind, and whether a test
+    /// marker (`#[test]`) is on it.
+    defines: Vec<(String, SymbolKind, bool)>,
 }
 
 /// One element of a rule's matcher.
@@ -66,6 +67,8 @@ pub(super) struct Bound<'s> {
     pub(super) name: &'s str,
     pub(super) position: (usize, usize),
     pub(super) kind: SymbolKind,
+    /// A test marker is on it in the rule's body (`#[test] fn $t()`).
+    pub(super) test: bool,
 }
 
 impl MacroRules {
@@ -82,7 +85,7 @@ impl MacroRules {
             let mut defines = Vec::new();
             body_definitions(right, src, false, &mut defines);
             // Only a name the call passes in (`$t:ident`) is placed at the call.
-            defines.retain(|(var, _)| binds_ident(&matcher, var));
+            defines.retain(|(var, _, _)| binds_ident(&matcher, var));
             rules.push(Rule { matcher, defines });
         }
         // A call is matched against every rule in order (the first that matches is the one
@@ -108,8 +111,8 @@ impl MacroRules {
                 return binds
                     .into_iter()
                     .filter_map(|(var, name, position)| {
-                        let (_, kind) = rule.defines.iter().find(|(v, _)| v == var)?;
-                        Some(Bound { name, position, kind: *kind })
+                        let (_, kind, test) = rule.defines.iter().find(|(v, _, _)| v == var)?;
+                        Some(Bound { name, position, kind: *kind, test: *test })
                     })
                     .collect();
             }
@@ -183,7 +186,7 @@ fn binds_ident(patterns: &[Pattern], var: &str) -> bool {
 
 /// The metavariables a rule's body names an item with (`fn $name`), and the item's kind
 /// (a function inside an `impl` or `trait` block of the body is a method).
-fn body_definitions(group: Node, src: &[u8], in_impl: bool, out: &mut Vec<(String, SymbolKind)>) {
+fn body_definitions(group: Node, src: &[u8], in_impl: bool, out: &mut Vec<(String, SymbolKind, bool)>) {
     let children = match group.kind() {
         "token_tree" => inside(group).1,
         _ => {
@@ -217,8 +220,9 @@ fn body_definitions(group: Node, src: &[u8], in_impl: bool, out: &mut Vec<(Strin
                     _ => continue,
                 };
                 let var = text(*child, src).trim_start_matches('$').to_string();
-                if !out.iter().any(|(v, _)| *v == var) {
-                    out.push((var, kind));
+                let test = kind == SymbolKind::Function && marked_as_test(&children[..i - 1], src);
+                if !out.iter().any(|(v, _, _)| *v == var) {
+                    out.push((var, kind, test));
                 }
             }
             _ => {
@@ -231,6 +235,28 @@ fn body_definitions(group: Node, src: &[u8], in_impl: bool, out: &mut Vec<(Strin
             }
         }
     }
+}
+
+/// Whether the tokens before an item's keyword end in its attributes and qualifiers, one of
+/// them a test marker: `#[test]`, `#[tokio::test]`, `#[rstest] pub async`.
+fn marked_as_test(before: &[Node], src: &[u8]) -> bool {
+    let mut j = before.len();
+    while j > 0 {
+        let token = text(before[j - 1], src);
+        if matches!(token, "pub" | "async" | "unsafe" | "const" | "extern") || token.starts_with('(') {
+            j -= 1;
+        } else if token.starts_with('[') && j >= 2 && text(before[j - 2], src) == "#" {
+            let path = token.trim_start_matches('[').split(['(', ']', ' ']).next().unwrap_or("");
+            let last = path.rsplit("::").next().unwrap_or(path);
+            if last == "test" || last.starts_with("test_") || matches!(last, "rstest" | "quickcheck") {
+                return true;
+            }
+            j -= 2;
+        } else {
+            return false;
+        }
+    }
+    false
 }
 
 /// A call's tokens, groups nested; `None` past the budget.

@@ -758,6 +758,9 @@ number!(reads_u8, 42u8);
     }
     assert_eq!(found("read_u8")[0].container, "Reader");
     assert_eq!(found("keeps_empty")[0].column, 4);
+    // `#[test] fn $t()` in the rule: the functions the calls define are tests; `number!`'s are not.
+    assert!(found("keeps_empty")[0].test_marked && found("splits_words")[0].test_marked);
+    assert!(!found("reads_u8")[0].test_marked);
     assert!(found("nothing_defined").is_empty());
     // The name at the call is a definition, not a use of itself.
     // (Also when the call's arguments read as an expression: `(reads_u8, 42u8)`.)
