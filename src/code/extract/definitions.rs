@@ -891,10 +891,7 @@ fn has_test_attribute(node: Node, src: &[u8]) -> bool {
     while let Some(s) = sibling {
         match s.kind() {
             "attribute_item" => {
-                let text = s.utf8_text(src).unwrap_or("");
-                let path = text.trim_start_matches("#[").split(['(', ']', ' ']).next().unwrap_or("");
-                let last = path.rsplit("::").next().unwrap_or(path);
-                if last == "test" || last.starts_with("test_") || matches!(last, "rstest" | "quickcheck") {
+                if super::is_test_attribute(s.utf8_text(src).unwrap_or("").trim_start_matches('#')) {
                     return true;
                 }
             }

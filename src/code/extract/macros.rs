@@ -246,9 +246,7 @@ fn marked_as_test(before: &[Node], src: &[u8]) -> bool {
         if matches!(token, "pub" | "async" | "unsafe" | "const" | "extern") || token.starts_with('(') {
             j -= 1;
         } else if token.starts_with('[') && j >= 2 && text(before[j - 2], src) == "#" {
-            let path = token.trim_start_matches('[').split(['(', ']', ' ']).next().unwrap_or("");
-            let last = path.rsplit("::").next().unwrap_or(path);
-            if last == "test" || last.starts_with("test_") || matches!(last, "rstest" | "quickcheck") {
+            if super::is_test_attribute(token) {
                 return true;
             }
             j -= 2;

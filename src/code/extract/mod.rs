@@ -143,6 +143,15 @@ fn top_level_line(text: &str, mut at: usize, end: usize) -> Option<usize> {
 /// Item macros expanded inside one another, at most.
 const MAX_MACRO_DEPTH: usize = 3;
 
+/// Whether a Rust attribute (`[test]`, `[tokio::test(flavor = "multi_thread")]`,
+/// `[rstest]`, without its `#`) is a test marker: the test harness runs the function. `cfg(test)`
+/// is not one (it only compiles the item for tests).
+fn is_test_attribute(attribute: &str) -> bool {
+    let path = attribute.trim_start_matches('[').split(['(', ']', ' ']).next().unwrap_or("");
+    let last = path.rsplit("::").next().unwrap_or(path);
+    last == "test" || last.starts_with("test_") || matches!(last, "rstest" | "quickcheck")
+}
+
 /// A definition or scope the walk is inside, until `end` (a byte offset).
 struct Frame {
     end: usize,
