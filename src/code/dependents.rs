@@ -136,30 +136,37 @@ fn owner_if_constructor(graph: &CodeGraph, target: SymbolRef) -> Option<SymbolRe
     is_constructor(graph.symbol(target)).then(|| owning_type(graph, target)).flatten()
 }
 
-/// A constructor or a Python special method (`__init__`, `__getitem__`, `__eq__`) runs
-/// where its type is built or used, not where its name is written: its type's uses lead
-/// to it too.
+/// The type whose uses run a Rust method of a trait the repo does not declare (`impl
+/// fmt::Display for Version`'s `fmt`, `PartialEq::eq`, `Drop::drop`, `FromStr::from_str`):
+/// the language or the library holding the trait calls it on a value of the type (`format!`,
+/// `==`, the end of a scope, `str::parse`), never by its name.
+fn language_trait_type(graph: &CodeGraph, member: SymbolRef) -> Option<SymbolRef> {
+    let s = graph.symbol(member);
+    if s.implements.is_empty() || graph.trait_method(member).is_some() {
+        return None;
+    }
+    graph.member_type(member)
+}
+
+/// The seeds a diff's definitions add for definitions the language runs where their type is
+/// built or used, not where their name is written: constructors and Python special methods
+/// (`__init__`, `__getitem__`, `__eq__`), overrides of a base's method, a Rust method of a
+/// trait the repo does not declare. Their types' uses lead to them too.
 pub fn type_seeds(graph: &CodeGraph, seeds: &[Seed]) -> Vec<Seed> {
     let mut type_seeds: Vec<Seed> = Vec::new();
     for seed in seeds {
         let Some((f, i)) = seed.symbol_opt else { continue };
         let s = graph.symbol((f, i));
         let special = s.kind == SymbolKind::Constructor || (s.name.starts_with("__") && s.name.ends_with("__"));
-        // A Rust method of a trait the repo does not declare (`impl fmt::Display for Version`'s
-        // `fmt`, `PartialEq::eq`, `Drop::drop`, `FromStr::from_str`) runs where the language
-        // or the library holding the trait calls it on a value of the type (`format!`, `==`,
-        // the end of a scope, `str::parse`): wherever the type is used.
-        let external_trait = !s.implements.is_empty() && graph.trait_method((f, i)).is_none();
-        if external_trait {
-            if let Some(owner) = graph.member_type((f, i)) {
-                type_seeds.push(Seed {
-                    symbol_opt: Some(owner),
-                    name: String::new(),
-                    label: format!("{} ({} of {})", s.container, s.name, s.implements),
-                    instances_only: false,
-                    declared_only: false,
-                });
-            }
+        // A language trait's method: wherever the type is used.
+        if let Some(owner) = language_trait_type(graph, (f, i)) {
+            type_seeds.push(Seed {
+                symbol_opt: Some(owner),
+                name: String::new(),
+                label: format!("{} ({} of {})", s.container, s.name, s.implements),
+                instances_only: false,
+                declared_only: false,
+            });
             continue;
         }
         // So does an override of a base's method, which the base's code calls on `self`
@@ -246,9 +253,7 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
             let implementer = through_trait.and_then(|_| node.and_then(|t| graph.member_type(t)));
             // So does a Rust method of a trait the repo does not declare (`PartialEq::eq`,
             // `Drop::drop`, `Clone::clone`): the language runs it where its type is used.
-            let language_runs = node
-                .filter(|&t| depth > 1 && !graph.symbol(t).implements.is_empty() && graph.trait_method(t).is_none())
-                .and_then(|t| graph.member_type(t));
+            let language_runs = node.filter(|_| depth > 1).and_then(|t| language_trait_type(graph, t));
             let uses = match built.into_iter().chain(same_attribute).chain(language_runs).collect::<Vec<_>>() {
                 more if more.is_empty() => uses,
                 more => {
