@@ -69,10 +69,29 @@ pub fn read(root: &Path, base: &DiffBase, indexed_opt: Option<&CodeGraph>) -> Re
         .map(|f| (f, Language::detect(Path::new(&f.path))))
         .filter(|(_, language)| crate::ingest::lang::CODE_LANGUAGES.contains(language))
         .collect();
-    // Every old side (and every staged new side) from one git process, in this order.
+    // The working tree's new sides first: a changed file's old side is then rebuilt from its
+    // new side and the diff's removed lines (checked against git's blob id), sparing git the
+    // reading of it.
+    let new_texts: Vec<Option<String>> = code_files
+        .iter()
+        .map(|(file, _)| match (file.change, base) {
+            (FileChange::Deleted, _) | (_, DiffBase::Staged) => None,
+            (_, DiffBase::Working { .. }) => Some(
+                crate::ingest::open::read_inside(root, &file.path, MAX_PARSED_BYTES as u64)
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+                    .unwrap_or_default(),
+            ),
+        })
+        .collect();
+    let mut rebuilt: Vec<Option<String>> = code_files
+        .iter()
+        .zip(&new_texts)
+        .map(|((file, _), new_text)| file.old_side(new_text.as_deref().filter(|_| file.change != FileChange::Added)?))
+        .collect();
+    // Every other old side (and every staged new side) from one git process, in this order.
     let mut requests: Vec<(&str, &str)> = Vec::new();
-    for (file, _) in &code_files {
-        if file.change != FileChange::Added {
+    for (i, (file, _)) in code_files.iter().enumerate() {
+        if file.change != FileChange::Added && rebuilt[i].is_none() {
             requests.push((base.old_rev(), file.old_path.as_str()));
         }
         if *base == DiffBase::Staged && file.change != FileChange::Deleted {
@@ -81,19 +100,16 @@ pub fn read(root: &Path, base: &DiffBase, indexed_opt: Option<&CodeGraph>) -> Re
     }
     let mut texts = git::show_many(root, &requests)?.into_iter();
     let mut jobs: Vec<(&FileDiff, Language, String, String)> = Vec::new();
-    for (file, language) in code_files {
-        let old_text = match file.change {
-            FileChange::Added => String::new(),
-            _ => texts.next().flatten().unwrap_or_default(),
+    for (i, ((file, language), new_text)) in code_files.into_iter().zip(new_texts).enumerate() {
+        let old_text = match (file.change, rebuilt[i].take()) {
+            (FileChange::Added, _) => String::new(),
+            (_, Some(text)) => text,
+            (_, None) => texts.next().flatten().unwrap_or_default(),
         };
-        let new_text = match (file.change, base) {
-            (FileChange::Deleted, _) => String::new(),
-            (_, DiffBase::Staged) => texts.next().flatten().unwrap_or_default(),
-            (_, DiffBase::Working { .. }) => {
-                crate::ingest::open::read_inside(root, &file.path, MAX_PARSED_BYTES as u64)
-                    .map(|b| String::from_utf8_lossy(&b).into_owned())
-                    .unwrap_or_default()
-            }
+        let new_text = match new_text {
+            Some(text) => text,
+            None if file.change == FileChange::Deleted => String::new(),
+            None => texts.next().flatten().unwrap_or_default(),
         };
         if old_text.len() <= MAX_PARSED_BYTES && new_text.len() <= MAX_PARSED_BYTES {
             // Read as the index reads it (a C++ header is C++ by its text).
@@ -312,7 +328,15 @@ mod tests {
     use super::*;
 
     fn diff(hunks: Vec<Hunk>) -> FileDiff {
-        FileDiff { path: "a.py".into(), old_path: "a.py".into(), change: FileChange::Modified, hunks, binary: false }
+        FileDiff {
+            path: "a.py".into(),
+            old_path: "a.py".into(),
+            change: FileChange::Modified,
+            hunks,
+            removed: Vec::new(),
+            old_oid: String::new(),
+            binary: false,
+        }
     }
 
     #[test]
@@ -405,6 +429,8 @@ mod field_tests {
             old_path: "a.py".into(),
             change: FileChange::Modified,
             hunks: vec![Hunk { old_start: 3, old_count: 1, new_start: 3, new_count: 1 }],
+            removed: Vec::new(),
+            old_oid: String::new(),
             binary: false,
         };
         let changed = changed_symbols(Language::Python, &file, old, new);
