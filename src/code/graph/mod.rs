@@ -6,6 +6,7 @@
 //! holds the graph and its lookups.
 
 mod resolution;
+mod types;
 mod uses;
 
 use std::collections::{HashMap, HashSet};

@@ -1,0 +1,429 @@
+//! What a value's type is and what a type holds: a receiver's type from its declaration, a
+//! field, a call's return type or a chain of calls; a type's members, its bases and
+//! embedded types, its subclasses; and the uses a method's dispatch adds (a base's method
+//! called on a subclass, an override called through its base). Resolution asks these.
+
+use std::collections::HashSet;
+
+use super::{names_a_type, split_qualifier, Candidate, CodeGraph, Resolution, SymbolRef, Use};
+use crate::code::{Occurrence, SymbolKind};
+
+impl CodeGraph {
+    /// Of `all`, the members of type `ty`: its own, else those of its nearest bases that have
+    /// any (`class Group(Command)`, `class A extends B`).
+    pub(super) fn typed_members(&self, ty: &str, all: &[SymbolRef]) -> Vec<SymbolRef> {
+        self.find_in_type_and_bases(ty, |t| {
+            let found: Vec<SymbolRef> = all.iter().copied().filter(|&r| self.is_member_of(r, t)).collect();
+            (!found.is_empty()).then_some(found)
+        })
+        .unwrap_or_default()
+    }
+
+    /// The first answer `visit` gives for type `ty`, then for its bases (and a Go struct's
+    /// embedded types), nearest first, at most `MAX_BASES` of them.
+    fn find_in_type_and_bases<T>(&self, ty: &str, mut visit: impl FnMut(&str) -> Option<T>) -> Option<T> {
+        let mut types = vec![ty.to_string()];
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut i = 0;
+        while i < types.len() && i < MAX_BASES {
+            let t = types[i].clone();
+            i += 1;
+            if !seen.insert(t.clone()) {
+                continue;
+            }
+            if let Some(found) = visit(&t) {
+                return Some(found);
+            }
+            for &r in self.defs_by_name.get(&t).into_iter().flatten() {
+                let s = self.symbol(r);
+                if s.kind.is_container() {
+                    types.extend(base_names(&s.signature));
+                    types.extend(self.embedded_types(r));
+                }
+            }
+        }
+        None
+    }
+
+    /// The types a Go struct embeds (`struct { ast.BaseInline; … }`): their members are the
+    /// struct's own, as a base class's are.
+    fn embedded_types(&self, r: SymbolRef) -> Vec<String> {
+        let code = self.code(r.0);
+        if code.language != "go" {
+            return Vec::new();
+        }
+        let owner = &self.symbol(r).qualified_name;
+        code.symbols
+            .iter()
+            .filter(|s| s.kind == SymbolKind::Field && s.container == *owner && is_embedded_field(s))
+            .map(|s| s.name.clone())
+            .collect()
+    }
+
+    /// `typed_members` as candidates: the code says the type, so they are sure, shared
+    /// among them.
+    pub(super) fn typed_candidates(&self, ty: &str, all: &[SymbolRef]) -> Vec<Candidate> {
+        let found = self.typed_members(ty, all);
+        let confidence = 0.85 / found.len().max(1) as f32;
+        found
+            .into_iter()
+            .map(|symbol| Candidate { symbol, resolution: Resolution::QualifiedPath, confidence })
+            .collect()
+    }
+
+    /// The classes that name `class` (a qualified name; matched by its last part) among
+    /// their bases, directly or through others, at most `MAX_BASES` levels down.
+    pub fn subclasses(&self, class: &str) -> Vec<SymbolRef> {
+        let mut wanted: Vec<String> = vec![split_qualifier(class).last().copied().unwrap_or(class).to_string()];
+        let mut found: Vec<SymbolRef> = Vec::new();
+        let classes: Vec<SymbolRef> = self.all_symbols().filter(|&r| self.symbol(r).kind.is_container()).collect();
+        let mut i = 0;
+        while i < wanted.len() && i < MAX_BASES {
+            let name = wanted[i].clone();
+            i += 1;
+            for &r in &classes {
+                let s = self.symbol(r);
+                if !found.contains(&r) && base_names(&s.signature).contains(&name) {
+                    found.push(r);
+                    wanted.push(s.name.clone());
+                }
+            }
+        }
+        found
+    }
+
+    /// Whether a member whose name a built-in type has too (`update`, `get`, `clear`) may be
+    /// what a call on a value of unknown type means: only when its class derives, itself or
+    /// through its bases, from a built-in kind of value (`class Cache(MutableMapping)`, whose
+    /// `clear` is a mapping's); a `ProgressBar.update` is not what `env.update(…)` means.
+    pub fn shares_builtin_name(&self, member: SymbolRef) -> bool {
+        let s = self.symbol(member);
+        let language = self.codes[member.0 as usize].language.as_str();
+        if !crate::code::builtins::is_builtin_member(language, &s.name) {
+            return false;
+        }
+        let Some(&class) = split_qualifier(&s.container).last() else { return true };
+        // The class itself is the first type visited: only its bases say what it is.
+        let builtin_kind = self.find_in_type_and_bases(class, |t| {
+            (t != class && crate::code::builtins::is_builtin_base(language, t)).then_some(())
+        });
+        builtin_kind.is_none()
+    }
+
+    /// Whether a method overrides one of its class's bases' (by the names the repo defines):
+    /// what the base's code calls on `self` may run it.
+    pub fn overrides_a_base_method(&self, member: SymbolRef) -> bool {
+        let s = self.symbol(member);
+        let Some(&class) = split_qualifier(&s.container).last().filter(|_| s.kind.is_callable()) else {
+            return false;
+        };
+        let same_name = self.defs_by_name.get(&s.name).map(Vec::as_slice).unwrap_or(&[]);
+        let in_a_base = self.find_in_type_and_bases(class, |t| {
+            (t != class && same_name.iter().any(|&d| d != member && self.is_member_of(d, t))).then_some(())
+        });
+        in_a_base.is_some()
+    }
+
+    /// Places where `target`'s class or one of its bases calls a member of `self` named only
+    /// at run time (`getattr(self, name)` in `BaseRenderer._get_method`): the template a
+    /// subclass fills in with its own methods (`HTMLRenderer.text`), any of which such a place
+    /// may run. `named`: something names the method directly.
+    pub(super) fn dispatch_uses(&self, target: SymbolRef, confidence: f32, named: bool) -> Vec<Use> {
+        let s = self.symbol(target);
+        if s.container.is_empty() || !s.kind.is_callable() {
+            return Vec::new();
+        }
+        // A class a test file defines runs in that test, which uses it directly; its methods
+        // reached through the library's dispatch would lead on to every user of the library.
+        let (path, language) = (&self.paths[target.0 as usize], &self.codes[target.0 as usize].language);
+        if crate::code::dependents::is_test_file(path, language) {
+            return Vec::new();
+        }
+        // `*` (any name) and `*visit_` (a name with that prefix: `getattr(self, f"visit_{kind}")`).
+        let places: Vec<(u32, u32)> = self
+            .dispatch_names
+            .iter()
+            .filter(|d| s.name.starts_with(&d[crate::code::DISPATCH_NAME.len()..]))
+            .flat_map(|d| self.uses_by_name.get(d).into_iter().flatten().copied())
+            .collect();
+        if places.is_empty() {
+            return Vec::new();
+        }
+        // The class itself when nothing names the method (a handler only found by name, like
+        // a checker's `FUNCTIONDEF`; one called by name is not what a dispatch is there for),
+        // then its bases as the class's file sees them: a test's own `class
+        // Validator(Schema)` is not the `Validator` that `validate.py`'s `class
+        // Equal(Validator)` derives from.
+        let own = split_qualifier(&s.container).last().map(|c| c.to_string()).filter(|_| !named);
+        let mut bases: Vec<String> = own.into_iter().collect();
+        let mut classes: Vec<SymbolRef> = self.codes[target.0 as usize]
+            .symbols
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.kind.is_container() && c.qualified_name == s.container)
+            .map(|(i, _)| (target.0, i as u32))
+            .collect();
+        let mut i = 0;
+        while i < classes.len() && i < MAX_BASES {
+            let r = classes[i];
+            i += 1;
+            for base in base_names(&self.symbol(r).signature) {
+                let named: Vec<SymbolRef> = self
+                    .defs_by_name
+                    .get(&base)
+                    .into_iter()
+                    .flatten()
+                    .copied()
+                    .filter(|&d| self.symbol(d).kind.is_container() && !classes.contains(&d))
+                    .collect();
+                let visible = self.visible_files(r.0, &base);
+                let seen: Vec<SymbolRef> =
+                    named.iter().copied().filter(|d| d.0 == r.0 || visible.contains(&d.0)).collect();
+                classes.extend(if seen.is_empty() { named } else { seen });
+                bases.push(base);
+            }
+        }
+        places
+            .into_iter()
+            .filter_map(|(f, o)| {
+                let occ = &self.codes[f as usize].occurrences[o as usize];
+                let container = self.enclosing_container(f, occ)?;
+                let last = *split_qualifier(container).last()?;
+                bases.iter().any(|b| b == last).then(|| Use::at(f, o, occ, confidence, Resolution::QualifiedPath))
+            })
+            .collect()
+    }
+
+    /// Whether a definition is a member of a type named `ty` (by its container's last part).
+    fn is_member_of(&self, r: SymbolRef, ty: &str) -> bool {
+        split_qualifier(&self.symbol(r).container).last() == Some(&ty)
+    }
+
+    /// The type of what a qualifier ending in a call stands for: the call's result
+    /// (`cmd.get_arguments()`), or with `[]` one of the elements it yields
+    /// (`cmd.get_arguments()[]`: the type of `arg` in `for arg in cmd.get_arguments()`).
+    pub(super) fn qualifier_type(&self, f: u32, occ: &Occurrence, qualifier: &str, depth: u32) -> Option<String> {
+        let Some(walked) = qualifier.strip_suffix("[]") else {
+            return self.call_type(f, occ, qualifier, depth, false);
+        };
+        // `for item in &self.items` where `items: Vec<Item>`: by the field's stated type.
+        if let Some(field) = crate::code::extract::own_field_path(walked) {
+            let def = self.own_field(f, occ, field)?;
+            let go = self.code(def.0).language == "go";
+            let signature = &self.symbol(def).signature;
+            // A Go field states its type after its name, without a `:`.
+            let declared =
+                if go { signature.strip_prefix(field).map(str::trim) } else { declared_text(signature, field) };
+            return crate::code::extract::element_type(declared?, go);
+        }
+        self.call_type(f, occ, walked, depth, true)
+    }
+
+    /// The field `name` of the type whose member holds `occ` (`self.name`), when that type
+    /// declares exactly one.
+    fn own_field(&self, f: u32, occ: &Occurrence, name: &str) -> Option<SymbolRef> {
+        let container = self.enclosing_container(f, occ)?;
+        let named = self.defs_by_name.get(name)?;
+        let fields: Vec<SymbolRef> = self
+            .typed_members(split_qualifier(container).last()?, named)
+            .into_iter()
+            .filter(|&r| self.symbol(r).kind == SymbolKind::Field)
+            .collect();
+        match fields.as_slice() {
+            [one] => Some(*one),
+            _ => None,
+        }
+    }
+
+    /// The type a call returns, by its callee's return annotation (`def make_parser(self) ->
+    /// _OptionParser`, `fn new() -> Self`, `make(): Parser`) or, for a class, the class:
+    /// `qualifier` is the call's text (`self.make_parser(ctx)`, `Parser::new()`). `None` when
+    /// the callee is not found or its definitions disagree. With `element`, the type of the
+    /// elements the result yields (`impl Iterator<Item = &Arg>`: `Arg`).
+    fn call_type(&self, f: u32, occ: &Occurrence, qualifier: &str, depth: u32, element: bool) -> Option<String> {
+        if !qualifier.ends_with(')') {
+            return None;
+        }
+        let callee = &qualifier[..call_start(qualifier)?];
+        let (receiver, name) = match callee.rfind(['.', ':']) {
+            Some(i) => (callee[..i].trim_end_matches(':'), &callee[i + 1..]),
+            None => ("", callee),
+        };
+        let defs = self.defs_by_name.get(name)?;
+        let receiver_last = split_qualifier(receiver).last().copied().unwrap_or("");
+        let candidates: Vec<SymbolRef> = if receiver.is_empty() {
+            let visible = self.visible_files(f, name);
+            defs.iter().copied().filter(|&r| (r.0 == f || visible.contains(&r.0)) && self.is_top_level(r)).collect()
+        } else if matches!(receiver, "self" | "cls" | "this" | "Self") {
+            let container = self.enclosing_container(f, occ)?;
+            self.typed_members(split_qualifier(container).last()?, defs)
+        } else if (receiver.ends_with(')') || receiver.ends_with("[]")) && depth > 0 {
+            self.typed_members(&self.qualifier_type(f, occ, receiver, depth - 1)?, defs)
+        } else if names_a_type(receiver_last) {
+            self.typed_members(receiver_last, defs)
+        } else if let Some(field) = crate::code::extract::own_field_path(receiver) {
+            // `self.args.args()`: a method of the type the field's declaration states.
+            let ty = declared_type(&self.symbol(self.own_field(f, occ, field)?).signature, field)?;
+            self.typed_members(&ty, defs)
+        } else if let Some(files) = self.bindings[f as usize].get(receiver) {
+            // `gast.NewString(…)`, `core.make()`: a function of an imported module.
+            defs.iter().copied().filter(|&r| files.contains(&r.0) && self.is_top_level(r)).collect()
+        } else {
+            return None;
+        };
+        // A call means a method or a type, not a field of the same name (`long` beside
+        // `fn long(self, …) -> Self`).
+        let called: Vec<SymbolRef> =
+            candidates.into_iter().filter(|&r| self.symbol(r).kind != SymbolKind::Field).collect();
+        let mut found: Option<String> = None;
+        for r in called {
+            let s = self.symbol(r);
+            let language = &self.code(r.0).language;
+            let ty = if element {
+                let elements = return_text(&s.signature, language)?;
+                crate::code::extract::element_type(elements, language == "go")?
+            } else if s.kind.is_container() {
+                s.name.clone()
+            } else {
+                let ty = return_type(&s.signature, language)?;
+                if ty == "Self" {
+                    split_qualifier(&s.container).last()?.to_string()
+                } else {
+                    ty
+                }
+            };
+            if found.as_ref().is_some_and(|t| *t != ty) {
+                return None;
+            }
+            found = Some(ty);
+        }
+        found
+    }
+}
+
+/// Base types followed from a typed receiver to the type that defines a member, at most.
+const MAX_BASES: usize = 16;
+
+/// Where the arguments of the call `qualifier` ends with start: `self.f(a, g(b))` → the
+/// index of its last top-level `(`.
+fn call_start(qualifier: &str) -> Option<usize> {
+    let mut depth = 0i32;
+    for (i, c) in qualifier.char_indices().rev() {
+        match c {
+            ')' | ']' => depth += 1,
+            '(' | '[' => {
+                depth -= 1;
+                if depth == 0 {
+                    return (i > 0).then_some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The return annotation of a function's signature as written: what follows its parameter
+/// list after `->` or `:` (`def f(self) -> Parser`, `fn new() -> Self`, `make(): Parser`); in
+/// Go, what follows it at all (`func (b *Base) Lines() *Segments`, `Peek() (Segment, error)`:
+/// the first result, the value beside an error).
+fn return_text<'s>(signature: &'s str, language: &str) -> Option<&'s str> {
+    let go = language == "go";
+    // A Go method's receiver list comes before its name, and so does a Rust visibility's
+    // path (`pub(crate) fn args(&self)`).
+    let params_from = match signature.strip_prefix("func ") {
+        Some(rest) if go && rest.starts_with('(') => 5 + closing_paren(rest, 0)? + 1,
+        _ if signature.starts_with("pub(") => closing_paren(signature, 3)? + 1,
+        _ => 0,
+    };
+    let open = params_from + signature[params_from..].find('(')?;
+    let rest = signature[closing_paren(signature, open)? + 1..].trim_start();
+    if go {
+        let rest = rest.split('{').next()?.trim();
+        if !rest.starts_with('(') {
+            return Some(rest);
+        }
+        // `(n int, err error)` names its results: the type follows the name.
+        let first = rest[1..closing_paren(rest, 0)?].split(',').next()?.trim();
+        return Some(first.rsplit_once(' ').map_or(first, |(_, ty)| ty));
+    }
+    let rest = rest.strip_prefix("->").or_else(|| rest.strip_prefix(':'))?;
+    Some(rest.split(['{', ';']).next()?.split(" where ").next()?.trim())
+}
+
+/// The type a function returns (`return_text`), as the type whose members its result has;
+/// `Self` (also `&mut Self`) for the implementing type.
+fn return_type(signature: &str, language: &str) -> Option<String> {
+    let text = return_text(signature, language)?;
+    if language == "go" {
+        return crate::code::extract::go_type(text);
+    }
+    if crate::code::extract::base_type_name(text) == "Self" {
+        return Some("Self".to_string());
+    }
+    crate::code::extract::annotated_type(text)
+}
+
+/// Whether a Go field is an embedded one: its declaration is its type alone, named by it.
+pub(crate) fn is_embedded_field(field: &crate::code::Symbol) -> bool {
+    let declared = field.signature.trim();
+    !declared.contains(char::is_whitespace)
+        && crate::code::extract::base_type_name(declared).rsplit('.').next() == Some(field.name.as_str())
+}
+
+/// The index in `text` of the `)` closing the `(` at `open`.
+fn closing_paren(text: &str, open: usize) -> Option<usize> {
+    let mut depth = 0i32;
+    for (i, c) in text[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(open + i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The type a field's or variable's declaration states after its name and a `:`
+/// (`data_!: Map<K, V>`, `items: Vec<Item>`, `self.parser: Parser = …`), through optionals
+/// and pointers (`annotated_type`); `None` when it states none this way.
+pub(super) fn declared_type(signature: &str, name: &str) -> Option<String> {
+    crate::code::extract::annotated_type(declared_text(signature, name)?)
+}
+
+/// The type a declaration states after its name and a `:`, as written (`Vec<Arg>` for
+/// `args: Vec<Arg>,`).
+fn declared_text<'s>(signature: &'s str, name: &str) -> Option<&'s str> {
+    let at = signature.find(name)? + name.len();
+    let rest = signature[at..].trim_start_matches(['!', '?']).trim_start().strip_prefix(':')?;
+    Some(rest.split('=').next()?.trim().trim_end_matches([',', ';']))
+}
+
+/// The bases a class's signature names: `class Group(Command, metaclass=M)`, `class A extends
+/// B implements C`, `class A : B, C`.
+fn base_names(signature: &str) -> Vec<String> {
+    let list = if let Some(i) = signature.find(" extends ") {
+        signature[i + 9..].replace(" implements ", ",")
+    } else if let Some(open) = signature.find('(') {
+        signature[open + 1..].rsplit_once(')').map_or("", |(inside, _)| inside).to_string()
+    } else if let Some((_, after)) = signature.split_once(" : ") {
+        after.to_string()
+    } else {
+        return Vec::new();
+    };
+    list.split(',')
+        .filter(|b| !b.contains('='))
+        .filter_map(|b| {
+            let b = b.split('{').next().unwrap_or(b).trim();
+            // Python's built-in bases are lowercase (`class Headers(dict)`), which an
+            // annotation's reading takes for no type.
+            crate::code::extract::annotated_type(b)
+                .or_else(|| crate::code::builtins::is_builtin_base("python", b).then(|| b.to_string()))
+        })
+        .collect()
+}
