@@ -194,6 +194,26 @@ pub fn type_seeds(graph: &CodeGraph, seeds: &[Seed]) -> Vec<Seed> {
     type_seeds
 }
 
+/// The seeds a change to a function written in a macro's body adds: the functions the
+/// macro's calls define with it, whose callers are what the change reaches.
+pub fn macro_seeds(graph: &CodeGraph, seeds: &[Seed]) -> Vec<Seed> {
+    let mut out = Vec::new();
+    for seed in seeds {
+        let Some(template) = seed.symbol_opt else { continue };
+        for instance in graph.macro_instances(template) {
+            let s = graph.symbol(instance);
+            out.push(Seed {
+                symbol_opt: Some(instance),
+                name: s.name.clone(),
+                label: format!("{} ({})", s.qualified_name, seed.label),
+                instances_only: false,
+                declared_only: false,
+            });
+        }
+    }
+    out
+}
+
 /// Walks backwards from `seeds`.
 pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
     // The work bound counts uses followed: cheap to count once every use is resolved.

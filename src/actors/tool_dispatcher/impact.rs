@@ -130,6 +130,8 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
             }
         }
     }
+    let macro_seeds = dependents::macro_seeds(graph, &seeds);
+    seeds.extend(macro_seeds);
     let type_seeds = dependents::type_seeds(graph, &seeds);
     seeds.extend(type_seeds);
     let limits = WalkLimits {

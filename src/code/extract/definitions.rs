@@ -147,10 +147,11 @@ impl<'a> Walker<'a> {
         let Some(rules) = self.macro_rules.get(macro_name) else { return };
         let mut cursor = node.walk();
         let Some(call) = node.named_children(&mut cursor).find(|c| c.kind() == "token_tree") else { return };
-        let bound = rules.definitions(call, self.src);
-        if bound.is_empty() {
+        let (bound, literals) = rules.definitions(call, self.src);
+        if bound.is_empty() && literals.is_empty() {
             return;
         }
+        let literals: Vec<String> = literals.into_iter().map(|l| l.name.clone()).collect();
         let container = self.container().unwrap_or("").to_string();
         let in_type = self.container_is_type();
         let first_line = self.text(node).lines().next().unwrap_or("");
@@ -195,6 +196,54 @@ impl<'a> Walker<'a> {
                 visibility: Visibility::Private,
                 implements: String::new(),
                 test_marked: found.test,
+            });
+        }
+        // The functions the rule's body names: at the call (its macro's name), members of
+        // the type and trait of the `impl` around it.
+        let (line, column) = (node.start_position().row as u32 + 1, node.start_position().column as u32 + 1);
+        let implements = if in_type { self.implemented_trait().unwrap_or_default() } else { String::new() };
+        for name in literals {
+            let kind = if !container.is_empty() && in_type { SymbolKind::Method } else { SymbolKind::Function };
+            let qualified_name =
+                if container.is_empty() { name.clone() } else { format!("{container}{}{name}", self.spec.separator) };
+            self.out.symbols.push(Symbol {
+                name,
+                qualified_name,
+                kind,
+                line,
+                end_line,
+                column,
+                signature: signature.clone(),
+                doc: doc.clone(),
+                container: container.clone(),
+                visibility: Visibility::Private,
+                implements: implements.clone(),
+                test_marked: false,
+            });
+        }
+    }
+
+    /// The functions a `macro_rules!` body spells out by name (`fn remaining(&self) …`), each
+    /// a definition inside the macro `macro_name`, where its lines are.
+    pub(super) fn macro_template_definitions(&mut self, macro_name: &str, rules: &super::macros::MacroRules) {
+        for literal in rules.literals() {
+            let line = literal.start.0 as u32 + 1;
+            let rest = self.src.get(literal.start_byte..).unwrap_or_default();
+            let first_line = rest.split(|&b| b == b'\n').next().unwrap_or_default();
+            let signature: String = String::from_utf8_lossy(first_line).trim().chars().take(MAX_SIGNATURE).collect();
+            self.out.symbols.push(Symbol {
+                name: literal.name.clone(),
+                qualified_name: format!("{macro_name}{}{}", self.spec.separator, literal.name),
+                kind: SymbolKind::Function,
+                line,
+                end_line: literal.end_row as u32 + 1,
+                column: literal.start.1 as u32 + 1,
+                signature,
+                doc: String::new(),
+                container: macro_name.to_string(),
+                visibility: Visibility::Private,
+                implements: String::new(),
+                test_marked: false,
             });
         }
     }

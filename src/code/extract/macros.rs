@@ -5,9 +5,14 @@
 //! the rules of the macros defined earlier in the same file (Rust's textual scope), without
 //! expanding anything: only the names bound to `$x:ident` that the rule's body puts after
 //! `fn`, `struct`, `enum`, `trait`, `type`, `const`, `static`, `mod` or `union` become
-//! definitions, at the call's token.
+//! definitions, at the call's token. A function the body spells out by name (`fn remaining`
+//! in a macro that forwards a trait's methods, called in each `impl Buf for …`) is defined at
+//! every call too, and is a definition of its own inside the macro, where its lines are: a
+//! change to those lines is a change to what each call defines.
 
 use tree_sitter::Node;
+
+use crate::ingest::code::last_row;
 
 use crate::code::SymbolKind;
 
@@ -28,6 +33,19 @@ struct Rule {
     /// Each metavariable the body defines an item with, the item's kind, and whether a test
     /// marker (`#[test]`) is on it.
     defines: Vec<(String, SymbolKind, bool)>,
+    /// The functions the body defines under a name it spells out, at its top level.
+    literals: Vec<Literal>,
+}
+
+/// A function a rule's body defines by a name it spells out (`fn remaining(&self) … { … }`),
+/// and where it is written: the byte, row and column of its `fn`, and the row its body ends
+/// on.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Literal {
+    pub(super) name: String,
+    pub(super) start_byte: usize,
+    pub(super) start: (usize, usize),
+    pub(super) end_row: usize,
 }
 
 /// One element of a rule's matcher.
@@ -86,11 +104,12 @@ impl MacroRules {
             body_definitions(right, src, false, &mut defines);
             // Only a name the call passes in (`$t:ident`) is placed at the call.
             defines.retain(|(var, _, _)| binds_ident(&matcher, var));
-            rules.push(Rule { matcher, defines });
+            let literals = body_literals(right, src);
+            rules.push(Rule { matcher, defines, literals });
         }
         // A call is matched against every rule in order (the first that matches is the one
         // expanded), so the rules that define nothing stay: they can match first.
-        if rules.iter().all(|r| r.defines.is_empty()) {
+        if rules.iter().all(|r| r.defines.is_empty() && r.literals.is_empty()) {
             rules.clear();
         }
         MacroRules { rules }
@@ -100,25 +119,65 @@ impl MacroRules {
         self.rules.is_empty()
     }
 
+    /// The functions the rules' bodies spell out by name, each once (the first rule's where
+    /// several rules write one).
+    pub(super) fn literals(&self) -> Vec<&Literal> {
+        let mut out: Vec<&Literal> = Vec::new();
+        for literal in self.rules.iter().flat_map(|r| &r.literals) {
+            if !out.iter().any(|l| l.name == literal.name) {
+                out.push(literal);
+            }
+        }
+        out
+    }
+
     /// The items a call (the `token_tree` of a `macro_invocation`) defines through the first
-    /// rule it matches.
-    pub(super) fn definitions<'s>(&self, call: Node, src: &'s [u8]) -> Vec<Bound<'s>> {
+    /// rule it matches: those it names, and the functions the rule's body names.
+    pub(super) fn definitions<'s>(&self, call: Node, src: &'s [u8]) -> (Vec<Bound<'s>>, Vec<&Literal>) {
         let mut budget = MAX_CALL_TOKENS;
-        let Some(input) = group_input(call, src, &mut budget) else { return Vec::new() };
+        let Some(input) = group_input(call, src, &mut budget) else { return (Vec::new(), Vec::new()) };
         for rule in self.rules.iter().take(MAX_RULES) {
             let mut binds = Vec::new();
             if match_all(&rule.matcher, &input, &mut binds) {
-                return binds
+                let bound = binds
                     .into_iter()
                     .filter_map(|(var, name, position)| {
                         let (_, kind, test) = rule.defines.iter().find(|(v, _, _)| v == var)?;
                         Some(Bound { name, position, kind: *kind, test: *test })
                     })
                     .collect();
+                return (bound, rule.literals.iter().collect());
             }
         }
-        Vec::new()
+        (Vec::new(), Vec::new())
     }
+}
+
+/// The functions a rule's body (its `token_tree`) defines at its top level by a name it
+/// spells out: `fn` and an identifier, up to the end of the braces that follow.
+fn body_literals(body: Node, src: &[u8]) -> Vec<Literal> {
+    let (_, children) = inside(body);
+    let mut out = Vec::new();
+    for (i, child) in children.iter().enumerate() {
+        if text(*child, src) != "fn" || child.kind() == "token_tree" {
+            continue;
+        }
+        let Some(name) = children.get(i + 1).filter(|n| n.kind() == "identifier") else { continue };
+        // The body: the first `{…}` group after the name, unless a `;` ends the item first.
+        let end = children[i + 2..]
+            .iter()
+            .take_while(|n| text(**n, src) != ";")
+            .find(|n| n.kind() == "token_tree" && inside(**n).0 == b'{');
+        let Some(end) = end else { continue };
+        let start = child.start_position();
+        out.push(Literal {
+            name: text(*name, src).to_string(),
+            start_byte: child.start_byte(),
+            start: (start.row, start.column),
+            end_row: last_row(*end),
+        });
+    }
+    out
 }
 
 fn text<'s>(node: Node, src: &'s [u8]) -> &'s str {

@@ -402,6 +402,7 @@ impl<'a> Walker<'a> {
             self.template_end = node.end_byte();
             let rules = macros::MacroRules::read(node, self.src);
             if let Some(name) = node.child_by_field_name("name").map(|n| self.text(n)) {
+                self.macro_template_definitions(name, &rules);
                 if rules.is_empty() {
                     self.macro_rules.remove(name);
                 } else {

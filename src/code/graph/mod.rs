@@ -238,6 +238,11 @@ impl CodeGraph {
         let mut uses_by_name: HashMap<String, Vec<(u32, u32)>> = HashMap::new();
         for (f, code) in codes.iter().enumerate() {
             for (s, symbol) in code.symbols.iter().enumerate() {
+                // A function written in a macro's body is called where the macro's calls
+                // define it (`macro_instances`), never by its name in the macro.
+                if macro_template_of(code, symbol).is_some() {
+                    continue;
+                }
                 defs_by_name.entry(symbol.name.clone()).or_default().push((f as u32, s as u32));
             }
             for (o, occurrence) in code.occurrences.iter().enumerate() {
@@ -578,6 +583,25 @@ impl CodeGraph {
         })
     }
 
+    /// For a function written in a `macro_rules!` body (`fn get_u8` in `deref_forward_buf`),
+    /// the functions the macro's calls define with it (one per `impl Buf for …` that calls
+    /// it); empty for any other definition.
+    pub fn macro_instances(&self, template: SymbolRef) -> Vec<SymbolRef> {
+        let code = self.code(template.0);
+        let s = self.symbol(template);
+        let Some(m) = macro_template_of(code, s) else { return Vec::new() };
+        let mut out = Vec::new();
+        for u in self.uses((template.0, m as u32), 0.0).iter() {
+            let at = self.code(u.file);
+            for (i, d) in at.symbols.iter().enumerate() {
+                if d.name == s.name && d.line == u.line && (u.file, i as u32) != template {
+                    out.push((u.file, i as u32));
+                }
+            }
+        }
+        out
+    }
+
     /// The type that holds a member, in the member's file or, for a Rust `impl` written
     /// apart from its type (`impl fmt::Display for Version` in `display.rs`), wherever the
     /// repo defines a type of that name (the member's own file first).
@@ -707,4 +731,14 @@ fn ends_with(haystack: &[&str], needle: &[&str]) -> bool {
 
 fn round(x: f32) -> f32 {
     (x * 1000.0).round() / 1000.0
+}
+
+/// The index of the `macro_rules!` macro whose body spells out the function `s`, if it is one.
+fn macro_template_of(code: &FileCode, s: &Symbol) -> Option<usize> {
+    if s.container.is_empty() || code.language != "rust" {
+        return None;
+    }
+    code.symbols.iter().position(|m| {
+        m.kind == SymbolKind::Macro && m.qualified_name == s.container && m.line <= s.line && s.end_line <= m.end_line
+    })
 }

@@ -109,3 +109,54 @@ fn a_types_member_a_test_helper_and_a_language_trait_lead_to_the_tests() {
     assert!(graph.trait_method(fmt).is_none());
     assert_eq!(tests_reached(&graph, "Version", "fmt"), vec!["tests/test_version.rs::parses"]);
 }
+
+const FORWARD: &str = "pub trait Buf {\n    fn remaining(&self) -> usize;\n    fn get_u8(&mut self) -> u8;\n}\n\nmacro_rules! forward_buf {\n    () => {\n        fn remaining(&self) -> usize {\n            (**self).remaining()\n        }\n\n        fn get_u8(&mut self) -> u8 {\n            (**self).get_u8()\n        }\n    };\n}\n\nimpl<T: Buf + ?Sized> Buf for Box<T> {\n    forward_buf!();\n}\n\npub fn first<B: Buf>(mut buf: B) -> u8 {\n    buf.get_u8()\n}\n\npub fn left<B: Buf>(buf: B) -> usize {\n    buf.remaining()\n}\n";
+
+/// A function written out in a `macro_rules!` body (`fn get_u8` in a macro that forwards a
+/// trait's methods) is a definition where its lines are, and each call of the macro inside an
+/// `impl Buf for …` defines it for that type: a change to its lines reaches the callers of
+/// what the calls define (through the trait), not the callers of the macro's other functions.
+#[test]
+fn a_function_a_macro_body_spells_out_is_changed_where_its_lines_are_and_runs_where_the_calls_define_it() {
+    let graph = rust_graph(&[
+        ("src/lib.rs", "pub mod buf;\n"),
+        ("src/buf.rs", FORWARD),
+        ("tests/get.rs", "use semver::buf::first;\n\n#[test]\nfn reads_first() {\n    first(Box::new(0));\n}\n"),
+        ("tests/left.rs", "use semver::buf::left;\n\n#[test]\nfn counts_left() {\n    left(Box::new(0));\n}\n"),
+    ]);
+    // The line `(**self).get_u8()` is inside the template's `get_u8`.
+    let file = crate::change::git::FileDiff {
+        path: "src/buf.rs".into(),
+        old_path: "src/buf.rs".into(),
+        change: crate::change::git::FileChange::Modified,
+        hunks: vec![crate::change::git::Hunk { old_start: 13, old_count: 1, new_start: 13, new_count: 1 }],
+        removed: Vec::new(),
+        old_oid: String::new(),
+        binary: false,
+    };
+    let edited = FORWARD.replace("(**self).get_u8()", "(**self).get_u8() // read");
+    let changed = crate::change::changed_symbols(Language::Rust, &file, FORWARD, &edited);
+    let names: Vec<&str> = changed.iter().map(|c| c.symbol.qualified_name.as_str()).collect();
+    assert_eq!(names, vec!["forward_buf::get_u8"]);
+    let template = graph.defined_in("src/buf.rs", "forward_buf::get_u8", crate::code::SymbolKind::Function)[0];
+    // Not a definition any call names: `buf.get_u8()` is the trait's.
+    assert!(graph.lookup("get_u8").iter().all(|&r| r != template));
+    let instances = graph.macro_instances(template);
+    assert_eq!(instances.len(), 1);
+    assert_eq!(graph.symbol(instances[0]).implements, "Buf");
+    let mut seeds = vec![Seed {
+        symbol_opt: Some(template),
+        name: "get_u8".into(),
+        label: "forward_buf::get_u8".into(),
+        instances_only: false,
+        declared_only: false,
+    }];
+    let more = crate::code::dependents::macro_seeds(&graph, &seeds);
+    seeds.extend(more);
+    let tests: Vec<String> = walk(&graph, &seeds, daemon_walk_limits())
+        .tests
+        .iter()
+        .map(|t| format!("{}::{}", graph.path(t.file), graph.code(t.file).symbols[t.symbol_opt.unwrap() as usize].name))
+        .collect();
+    assert_eq!(tests, vec!["tests/get.rs::reads_first"]);
+}
