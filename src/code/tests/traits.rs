@@ -110,7 +110,7 @@ fn a_types_member_a_test_helper_and_a_language_trait_lead_to_the_tests() {
     assert_eq!(tests_reached(&graph, "Version", "fmt"), vec!["tests/test_version.rs::parses"]);
 }
 
-const FORWARD: &str = "pub trait Buf {\n    fn remaining(&self) -> usize;\n    fn get_u8(&mut self) -> u8;\n}\n\nmacro_rules! forward_buf {\n    () => {\n        fn remaining(&self) -> usize {\n            (**self).remaining()\n        }\n\n        fn get_u8(&mut self) -> u8 {\n            (**self).get_u8()\n        }\n    };\n}\n\nimpl<T: Buf + ?Sized> Buf for Box<T> {\n    forward_buf!();\n}\n\npub fn first<B: Buf>(mut buf: B) -> u8 {\n    buf.get_u8()\n}\n\npub fn left<B: Buf>(buf: B) -> usize {\n    buf.remaining()\n}\n";
+const FORWARD: &str = "pub trait Buf {\n    fn remaining(&self) -> usize;\n    fn get_u8(&mut self) -> u8;\n}\n\nmacro_rules! forward_buf {\n    () => {\n        fn remaining(&self) -> usize {\n            (**self).remaining()\n        }\n\n        fn get_u8(&mut self) -> u8 {\n            (**self).get_u8()\n        }\n    };\n}\n\nimpl<T: Buf + ?Sized> Buf for Box<T> {\n    forward_buf!();\n}\n\npub fn first<B: Buf>(mut buf: B) -> u8 {\n    buf.get_u8()\n}\n\npub fn left<B: Buf>(buf: B) -> usize {\n    buf.remaining()\n}\n\npub fn guess() -> u8 {\n    let mut buf = &b\"x\"[..];\n    buf.get_u8()\n}\n";
 
 /// A function written out in a `macro_rules!` body (`fn get_u8` in a macro that forwards a
 /// trait's methods) is a definition where its lines are, and each call of the macro inside an
@@ -144,6 +144,17 @@ fn a_function_a_macro_body_spells_out_is_changed_where_its_lines_are_and_runs_wh
     let instances = graph.macro_instances(template);
     assert_eq!(instances.len(), 1);
     assert_eq!(graph.symbol(instances[0]).implements, "Buf");
+    // A call on a value of unknown type is a guess by name, which the trait's method
+    // answers for its implementations rather than splitting it with them.
+    let declared = graph.trait_method(instances[0]).unwrap();
+    let guessed: Vec<(u32, String)> = graph
+        .references(declared, 0.0)
+        .into_iter()
+        .filter(|r| r.resolution == "name_only")
+        .map(|r| (r.line, r.path))
+        .collect();
+    assert_eq!(guessed, vec![(32, "src/buf.rs".to_string())]);
+    assert!(graph.references(instances[0], 0.0).is_empty());
     let mut seeds = vec![Seed {
         symbol_opt: Some(template),
         name: "get_u8".into(),
