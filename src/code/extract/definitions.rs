@@ -151,7 +151,7 @@ impl<'a> Walker<'a> {
         if bound.is_empty() && literals.is_empty() {
             return;
         }
-        let literals: Vec<String> = literals.into_iter().map(|l| l.name.clone()).collect();
+        let literals: Vec<(String, bool)> = literals.into_iter().map(|l| (l.name.clone(), l.test)).collect();
         let container = self.container().unwrap_or("").to_string();
         let in_type = self.container_is_type();
         let first_line = self.text(node).lines().next().unwrap_or("");
@@ -202,7 +202,7 @@ impl<'a> Walker<'a> {
         // the type and trait of the `impl` around it.
         let (line, column) = (node.start_position().row as u32 + 1, node.start_position().column as u32 + 1);
         let implements = if in_type { self.implemented_trait().unwrap_or_default() } else { String::new() };
-        for name in literals {
+        for (name, test) in literals {
             let kind = if !container.is_empty() && in_type { SymbolKind::Method } else { SymbolKind::Function };
             let qualified_name =
                 if container.is_empty() { name.clone() } else { format!("{container}{}{name}", self.spec.separator) };
@@ -218,7 +218,7 @@ impl<'a> Walker<'a> {
                 container: container.clone(),
                 visibility: Visibility::Private,
                 implements: implements.clone(),
-                test_marked: false,
+                test_marked: test,
             });
         }
     }

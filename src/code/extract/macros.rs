@@ -46,6 +46,8 @@ pub(super) struct Literal {
     pub(super) start_byte: usize,
     pub(super) start: (usize, usize),
     pub(super) end_row: usize,
+    /// A test marker is on it (`#[test] fn parses()`): what each call defines is a test.
+    pub(super) test: bool,
 }
 
 /// One element of a rule's matcher.
@@ -175,6 +177,7 @@ fn body_literals(body: Node, src: &[u8]) -> Vec<Literal> {
             start_byte: child.start_byte(),
             start: (start.row, start.column),
             end_row: last_row(*end),
+            test: marked_as_test(&children[..i], src),
         });
     }
     out

@@ -741,6 +741,19 @@ macro_rules! number {
     ($name:ident, $value:expr) => { fn $name() { assert!($value > 0) } };
 }
 number!(reads_u8, 42u8);
+
+macro_rules! suite {
+    () => {
+        #[test]
+        fn round_trips() {
+            assert!(helper_ok())
+        }
+    };
+}
+
+mod on_vec {
+    suite!();
+}
 "#;
     let code = crate::code::extract::extract(Language::Rust, text).unwrap();
     let found = |name: &str| code.symbols.iter().filter(|s| s.name == name).collect::<Vec<_>>();
@@ -761,6 +774,14 @@ number!(reads_u8, 42u8);
     // `#[test] fn $t()` in the rule: the functions the calls define are tests; `number!`'s are not.
     assert!(found("keeps_empty")[0].test_marked && found("splits_words")[0].test_marked);
     assert!(!found("reads_u8")[0].test_marked);
+    // A function the body spells out is defined where its lines are (in the macro, not a
+    // test itself) and at each call, a test where the body marks it so.
+    let round_trips = found("round_trips");
+    let place = |s: &&crate::code::Symbol| (s.line, s.end_line, s.container.clone(), s.test_marked);
+    assert_eq!(
+        round_trips.iter().map(place).collect::<Vec<_>>(),
+        vec![(47, 49, "suite".to_string(), false), (54, 54, "on_vec".to_string(), true)]
+    );
     assert!(found("nothing_defined").is_empty());
     // The name at the call is a definition, not a use of itself.
     // (Also when the call's arguments read as an expression: `(reads_u8, 42u8)`.)
