@@ -138,9 +138,10 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// The items a call of one of the file's `macro_rules!` macros defines under names it
-    /// passes in, each at the call's token that names it. `uses_before`: the uses recorded
-    /// before the call's arguments were read.
+    /// The items a call of one of the file's `macro_rules!` macros defines: under names it
+    /// passes in, each at the call's token that names it, and the functions the rule's body
+    /// spells out, at the call. `uses_before`: the uses recorded before the call's arguments
+    /// were read.
     pub(super) fn macro_call_definitions(&mut self, node: Node, uses_before: usize) {
         let Some(macro_name) = node.child_by_field_name("macro").map(|m| self.text(m)) else { return };
         let macro_name = macro_name.rsplit("::").next().unwrap_or(macro_name);
@@ -151,36 +152,56 @@ impl<'a> Walker<'a> {
         if bound.is_empty() && literals.is_empty() {
             return;
         }
-        let literals: Vec<(String, bool)> = literals.into_iter().map(|l| (l.name.clone(), l.test)).collect();
+        // What the call defines: the names it passes in, at their tokens, and the functions
+        // the rule's body names, at the call (its macro's name).
+        let call_at = (node.start_position().row as u32 + 1, node.start_position().column as u32 + 1);
+        let mut items: Vec<MacroItem> = bound
+            .into_iter()
+            .map(|b| MacroItem {
+                name: b.name.to_string(),
+                at: (b.position.0 as u32 + 1, b.position.1 as u32 + 1),
+                kind: b.kind,
+                test: b.test,
+                at_token: true,
+            })
+            .collect();
+        items.extend(literals.into_iter().map(|l| MacroItem {
+            name: l.name.clone(),
+            at: call_at,
+            kind: SymbolKind::Function,
+            test: l.test,
+            at_token: false,
+        }));
         let container = self.container().unwrap_or("").to_string();
         let in_type = self.container_is_type();
+        // In an `impl Trait for Type`, its functions are the type's methods of that trait.
+        let implements = if in_type { self.implemented_trait().unwrap_or_default() } else { String::new() };
         let first_line = self.text(node).lines().next().unwrap_or("");
         let signature: String = first_line.trim().chars().take(MAX_SIGNATURE).collect();
         let doc = self.doc(node);
         let end_line = last_row(node) as u32 + 1;
-        for found in bound {
-            let mut kind = found.kind;
+        for MacroItem { name, at: (line, column), mut kind, test, at_token } in items {
             if kind == SymbolKind::Function && !container.is_empty() && in_type {
                 kind = SymbolKind::Method;
             }
-            let name = found.name.to_string();
             let qualified_name =
                 if container.is_empty() { name.clone() } else { format!("{container}{}{name}", self.spec.separator) };
-            let (line, column) = (found.position.0 as u32 + 1, found.position.1 as u32 + 1);
-            // An item the call's body holds as written was found by reading the body.
-            if self.out.symbols.iter().rev().take(256).any(|s| s.line == line && s.column == column) {
-                continue;
-            }
-            // The call's token names a definition: not a use of it (nor read as one when the
-            // call's arguments were read as an expression).
-            self.seen.insert((line, column));
-            let mut at = uses_before;
-            while at < self.out.occurrences.len() {
-                let o = &self.out.occurrences[at];
-                if (o.line, o.column) == (line, column) {
-                    self.out.occurrences.remove(at);
-                } else {
-                    at += 1;
+            if at_token {
+                // An item the call's body holds as written was found by reading the body.
+                if self.out.symbols.iter().rev().take(256).any(|s| s.line == line && s.column == column) {
+                    continue;
+                }
+                // The call's token names a definition: not a use of it (nor read as one when
+                // the call's arguments were read as an expression).
+                self.seen.insert((line, column));
+                let mut at = uses_before;
+                while at < self.out.occurrences.len() {
+                    let o = &self.out.occurrences[at];
+                    if (o.line, o.column) == (line, column) {
+                        self.out.occurrences.remove(at);
+                    } else {
+                        at += 1;
+                    }
                 }
             }
             self.out.symbols.push(Symbol {
@@ -194,30 +215,7 @@ impl<'a> Walker<'a> {
                 doc: doc.clone(),
                 container: container.clone(),
                 visibility: Visibility::Private,
-                implements: String::new(),
-                test_marked: found.test,
-            });
-        }
-        // The functions the rule's body names: at the call (its macro's name), members of
-        // the type and trait of the `impl` around it.
-        let (line, column) = (node.start_position().row as u32 + 1, node.start_position().column as u32 + 1);
-        let implements = if in_type { self.implemented_trait().unwrap_or_default() } else { String::new() };
-        for (name, test) in literals {
-            let kind = if !container.is_empty() && in_type { SymbolKind::Method } else { SymbolKind::Function };
-            let qualified_name =
-                if container.is_empty() { name.clone() } else { format!("{container}{}{name}", self.spec.separator) };
-            self.out.symbols.push(Symbol {
-                name,
-                qualified_name,
-                kind,
-                line,
-                end_line,
-                column,
-                signature: signature.clone(),
-                doc: doc.clone(),
-                container: container.clone(),
-                visibility: Visibility::Private,
-                implements: implements.clone(),
+                implements: if kind == SymbolKind::Method { implements.clone() } else { String::new() },
                 test_marked: test,
             });
         }
@@ -950,4 +948,14 @@ fn has_test_attribute(node: Node, src: &[u8]) -> bool {
         sibling = s.prev_sibling();
     }
     false
+}
+
+/// One item a macro call defines: its name, line and column, kind, whether a test marker is
+/// on it, and whether the call spells its name (at `at`) or the macro's body does.
+struct MacroItem {
+    name: String,
+    at: (u32, u32),
+    kind: SymbolKind,
+    test: bool,
+    at_token: bool,
 }
