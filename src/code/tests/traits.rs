@@ -6,7 +6,8 @@
 use std::collections::HashMap;
 
 use super::resolution::daemon_walk_limits;
-use crate::code::dependents::{type_seeds, walk, Seed};
+use crate::code::dependents::{macro_seeds, type_seeds, walk, Seed};
+use crate::code::graph::SymbolRef;
 use crate::code::{extract, CodeGraph};
 use crate::ingest::Language;
 
@@ -18,20 +19,29 @@ fn rust_graph(files: &[(&str, &str)]) -> CodeGraph {
 }
 
 /// The test files a walk from the definition named `name` (its `container`'s) reaches,
-/// with the type seeds a diff would add.
+/// with the seeds a diff would add.
 fn tests_reached(graph: &CodeGraph, container: &str, name: &str) -> Vec<String> {
     let target = graph
         .lookup(name)
         .into_iter()
         .find(|&r| graph.symbol(r).container == container)
         .unwrap_or_else(|| panic!("{container}::{name}"));
+    tests_from(graph, target)
+}
+
+/// The tests a walk from `target` reaches, with the seeds a diff adds (what a macro's calls
+/// define, the types the language runs a method on), as `path::name`.
+fn tests_from(graph: &CodeGraph, target: SymbolRef) -> Vec<String> {
+    let name = graph.symbol(target).name.clone();
     let mut seeds = vec![Seed {
         symbol_opt: Some(target),
-        name: name.into(),
-        label: name.into(),
+        name: name.clone(),
+        label: name,
         instances_only: false,
         declared_only: false,
     }];
+    let more = macro_seeds(graph, &seeds);
+    seeds.extend(more);
     let more = type_seeds(graph, &seeds);
     seeds.extend(more);
     let mut found: Vec<String> = walk(graph, &seeds, daemon_walk_limits())
@@ -155,19 +165,6 @@ fn a_function_a_macro_body_spells_out_is_changed_where_its_lines_are_and_runs_wh
         .collect();
     assert_eq!(guessed, vec![(32, "src/buf.rs".to_string())]);
     assert!(graph.references(instances[0], 0.0).is_empty());
-    let mut seeds = vec![Seed {
-        symbol_opt: Some(template),
-        name: "get_u8".into(),
-        label: "forward_buf::get_u8".into(),
-        instances_only: false,
-        declared_only: false,
-    }];
-    let more = crate::code::dependents::macro_seeds(&graph, &seeds);
-    seeds.extend(more);
-    let tests: Vec<String> = walk(&graph, &seeds, daemon_walk_limits())
-        .tests
-        .iter()
-        .map(|t| format!("{}::{}", graph.path(t.file), graph.code(t.file).symbols[t.symbol_opt.unwrap() as usize].name))
-        .collect();
+    let tests = tests_from(&graph, template);
     assert_eq!(tests, vec!["tests/get.rs::reads_first"]);
 }
