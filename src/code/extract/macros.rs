@@ -12,9 +12,8 @@
 
 use tree_sitter::Node;
 
-use crate::ingest::code::last_row;
-
 use crate::code::SymbolKind;
+use crate::ingest::code::last_row;
 
 /// Rules a call may match before it is given up on (each is matched once, greedily).
 const MAX_RULES: usize = 32;

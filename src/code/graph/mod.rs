@@ -237,10 +237,12 @@ impl CodeGraph {
         let mut defs_by_name: HashMap<String, Vec<SymbolRef>> = HashMap::new();
         let mut uses_by_name: HashMap<String, Vec<(u32, u32)>> = HashMap::new();
         for (f, code) in codes.iter().enumerate() {
+            // (Asked only of a file that defines macros: the question scans the file.)
+            let has_macros = code.language == "rust" && code.symbols.iter().any(|m| m.kind == SymbolKind::Macro);
             for (s, symbol) in code.symbols.iter().enumerate() {
                 // A function written in a macro's body is called where the macro's calls
                 // define it (`macro_instances`), never by its name in the macro.
-                if macro_template_of(code, symbol).is_some() {
+                if has_macros && macro_template_of(code, symbol).is_some() {
                     continue;
                 }
                 defs_by_name.entry(symbol.name.clone()).or_default().push((f as u32, s as u32));

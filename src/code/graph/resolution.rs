@@ -204,11 +204,8 @@ impl CodeGraph {
         // A Rust trait's method stands for its implementations among the candidates: which
         // one runs is the trait's dispatch, which the walk follows from each implementation
         // to its trait's method (else every `impl Buf for …` would split the guess).
-        let declarations: Vec<SymbolRef> = members.iter().filter_map(|&r| self.trait_method(r)).collect();
-        if !declarations.is_empty() {
-            let all = members.clone();
-            members.retain(|&r| self.trait_method(r).is_none_or(|d| !all.contains(&d)));
-        }
+        let all = members.clone();
+        members.retain(|&r| self.trait_method(r).is_none_or(|d| !all.contains(&d)));
         let confidence = 0.4 / members.len() as f32;
         members.into_iter().map(|r| cand(r, Resolution::NameOnly, confidence)).collect()
     }
