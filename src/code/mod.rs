@@ -7,6 +7,7 @@
 //! whole repo (name resolution, import targets, callers) is done when the graph is loaded.
 
 mod builtins;
+pub mod cfg;
 pub mod dependents;
 pub mod extract;
 pub mod graph;
@@ -225,6 +226,19 @@ pub struct FileCode {
     pub package: String,
     /// The names and qualifiers the uses refer to, each once; `strings[0]` is "".
     pub strings: Vec<String>,
+    /// Rust's `#[cfg(…)]` on definitions and `#![cfg(…)]` on the file: what a build may leave
+    /// out (`cfg::Builds` says whether `cargo test` builds it).
+    pub gates: Vec<Gate>,
+}
+
+/// A build condition written on a definition (Rust `#[cfg(feature = "serde")]` on an item,
+/// `#![cfg(…)]` at the top of a file).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Gate {
+    /// The definition, by index in the file's symbols; `None`: the whole file.
+    pub symbol: Option<u32>,
+    /// The predicate as written inside `cfg(…)`: `feature = "serde"`, `all(test, not(loom))`.
+    pub cfg: String,
 }
 
 impl FileCode {
@@ -281,7 +295,7 @@ pub fn grammar_fingerprint() -> String {
 
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode` or what the extractor emits changes.
-    const FORMAT: u32 = 33;
+    const FORMAT: u32 = 34;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

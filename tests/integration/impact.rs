@@ -197,6 +197,45 @@ fn a_change_lists_the_tests_that_reach_it_in_four_languages() {
     }
 }
 
+/// Tests the default `cargo test` does not build call the changed function too, but run
+/// nothing: one under `#[cfg(all(test, feature = "extra"))]`, one in a module declared under
+/// `#[cfg(feature = "extra")]`, a file that opens with `#![cfg(feature = "quickcheck")]` and
+/// a test target whose `required-features` are off (the fixture's `Cargo.toml`).
+#[test]
+fn a_test_cargo_does_not_build_is_not_listed() {
+    let home = Home::new();
+    let repo = fixture_repo("rust");
+    home.index(repo.path());
+    edit(repo.path(), "src/pricing.rs", "total / 10", "total / 20");
+    let r = impact(&home, repo.path(), &["--limit", "1000"]);
+    let tests = names(&r["tests"]);
+    assert!(tests.iter().any(|t| t == "tests::discount_applies_over_100"), "{tests:?}");
+    for gated in [
+        "tests::discount_under_100_is_none",
+        "tests::extra_discount_of_nothing",
+        "quick_discount_never_exceeds_the_total",
+        "slow_discount_of_a_large_total",
+    ] {
+        assert!(!tests.iter().any(|t| t == gated), "{gated} is not built: {tests:?}");
+    }
+    let files: Vec<&str> = r["test_files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    for gated in ["src/extra.rs", "tests/quick.rs", "tests/slow.rs"] {
+        assert!(!files.contains(&gated), "{gated}: {files:?}");
+    }
+    // With the feature on by default, its tests are built and listed.
+    let manifest = repo.path().join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, text.replace("default = []", "default = [\"extra\"]")).unwrap();
+    let r = impact(&home, repo.path(), &["--limit", "1000"]);
+    let tests = names(&r["tests"]);
+    for built in
+        ["tests::discount_under_100_is_none", "tests::extra_discount_of_nothing", "slow_discount_of_a_large_total"]
+    {
+        assert!(tests.iter().any(|t| t == built), "{built} is built now: {tests:?}");
+    }
+    assert!(!tests.iter().any(|t| t == "quick_discount_never_exceeds_the_total"), "{tests:?}");
+}
+
 #[test]
 fn renames_deletions_staged_changes_and_bad_input() {
     let home = Home::new();

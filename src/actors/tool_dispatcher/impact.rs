@@ -143,7 +143,11 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
         max_work: MAX_WALK_WORK,
         member_guess: MEMBER_GUESS_CONFIDENCE,
     };
-    let walk = dependents::walk(graph, &seeds, limits);
+    let mut walk = dependents::walk(graph, &seeds, limits);
+    // A test the default `cargo test` does not build (`#[cfg(feature = "serde")]`, a
+    // `#![cfg(…)]` file) runs nothing.
+    let mut builds = crate::code::cfg::Builds::new(&index.root);
+    walk.tests.retain(|r| builds.built(graph, r.file, r.symbol_opt));
     let dependents_total = walk.dependents.len();
     let tests_total = walk.tests.len();
     let dependents = walk.dependents.iter().take(msg.limit).map(|r| dependent_info(graph, r)).collect();

@@ -9,7 +9,7 @@ use crate::ingest::code::{elixir_defined, last_row};
 use crate::ingest::Language;
 use std::collections::HashSet;
 
-use crate::code::{Symbol, SymbolKind, Visibility};
+use crate::code::{Gate, Symbol, SymbolKind, Visibility};
 
 impl<'a> Walker<'a> {
     /// A definition node: records the symbol and opens its frame.
@@ -113,6 +113,11 @@ impl<'a> Walker<'a> {
         }
         let index = self.symbol_base + self.out.symbols.len() as u32;
         self.out.symbols.push(symbol);
+        if self.language == Language::Rust {
+            for cfg in attributes(node, self.src).filter_map(cfg_predicate) {
+                self.out.gates.push(Gate { symbol: Some(index), cfg: cfg.to_string() });
+            }
+        }
         if node.kind() == "assignment_expression" && node.parent().is_some_and(|p| p.kind() == "assignment_expression")
         {
             // A name inside a chain (`equals` in `T.prototype.equal = T.prototype.equals =
@@ -934,20 +939,24 @@ fn split_top_level(text: &str) -> Vec<String> {
 /// `#[test]`, `#[tokio::test]`, `#[test_case(…)]`, `#[rstest]`, `#[quickcheck]` (`#[cfg(test)]`
 /// is not one: it only compiles the item for tests).
 fn has_test_attribute(node: Node, src: &[u8]) -> bool {
-    let mut sibling = node.prev_sibling();
-    while let Some(s) = sibling {
-        match s.kind() {
-            "attribute_item" => {
-                if super::is_test_attribute(s.utf8_text(src).unwrap_or("").trim_start_matches('#')) {
-                    return true;
-                }
-            }
-            "line_comment" | "block_comment" => {}
-            _ => return false,
-        }
-        sibling = s.prev_sibling();
-    }
-    false
+    attributes(node, src).any(|a| super::is_test_attribute(a.trim_start_matches('#')))
+}
+
+/// The attributes written above an item (`#[test]`, `#[cfg(unix)]`), nearest first, comments
+/// between them skipped.
+fn attributes<'t, 's: 't>(node: Node<'t>, src: &'s [u8]) -> impl Iterator<Item = &'s str> + 't {
+    std::iter::successors(node.prev_sibling(), |s| s.prev_sibling())
+        .take_while(|s| matches!(s.kind(), "attribute_item" | "line_comment" | "block_comment"))
+        .filter(|s| s.kind() == "attribute_item")
+        .map(move |s| s.utf8_text(src).unwrap_or(""))
+}
+
+/// The predicate of a `#[cfg(…)]` or `#![cfg(…)]` attribute (not `cfg_attr`).
+pub(super) fn cfg_predicate(attribute: &str) -> Option<&str> {
+    let inner = attribute.trim_start_matches('#').trim_start_matches('!').trim();
+    let inner = inner.strip_prefix('[')?.strip_suffix(']')?.trim();
+    let rest = inner.strip_prefix("cfg")?.trim_start();
+    Some(rest.strip_prefix('(')?.strip_suffix(')')?.trim())
 }
 
 /// One item a macro call defines: its name, line and column, kind, whether a test marker is

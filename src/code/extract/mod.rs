@@ -86,6 +86,16 @@ pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileC
     let mut walker = Walker::new(language, spec, text.as_bytes(), Vec::new(), 0, 0);
     walker.walk_resyncing(tree, text, 0);
     walker.expand_prefixed_attributes();
+    if language == Language::Rust {
+        // `#![cfg(feature = "serde")]` atop a file (an integration test's, a module's).
+        let root = tree.root_node();
+        let mut cursor = root.walk();
+        for child in root.children(&mut cursor).filter(|c| c.kind() == "inner_attribute_item") {
+            if let Some(cfg) = child.utf8_text(text.as_bytes()).ok().and_then(definitions::cfg_predicate) {
+                walker.out.gates.push(crate::code::Gate { symbol: None, cfg: cfg.to_string() });
+            }
+        }
+    }
     Some(walker.out)
 }
 
@@ -299,6 +309,8 @@ impl<'a> Walker<'a> {
                 self.out.occurrences.push(occurrence);
             }
         }
+        // Their symbols' indices already count from this walk's (`symbol_base`).
+        self.out.gates.append(&mut out.gates);
         for mut import in std::mem::take(&mut out.imports) {
             let mut column = 0;
             shift(&mut import.line, &mut column);

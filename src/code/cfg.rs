@@ -1,0 +1,368 @@
+//! Which Rust code `cargo test` builds: a test under `#[cfg(feature = "serde")]`, in a module
+//! declared so, in a file that opens with `#![cfg(feature = "quickcheck")]` or in a test
+//! target whose `required-features` are off by default is not built, so it runs nothing and
+//! covers nothing. The crate's `Cargo.toml` says which features are on by default.
+//!
+//! A condition is true, false or unknown; only a condition known false leaves code out, so an
+//! unknown platform (`unix`, `target_os`) or a cfg a build script may set keeps it.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use super::graph::CodeGraph;
+use super::SymbolKind;
+
+/// Largest manifest read.
+const MAX_MANIFEST_BYTES: u64 = 1 << 20;
+/// Module declarations followed up from a file towards its crate's root.
+const MAX_MODULE_DEPTH: usize = 32;
+
+/// Conditions the compiler knows; their values depend on the target or the invocation, so a
+/// predicate on one is unknown (except those `cargo test` fixes: `test`, `debug_assertions`
+/// on; `doc`, `doctest`, `miri` off).
+const WELL_KNOWN: &[&str] = &[
+    "unix",
+    "windows",
+    "panic",
+    "proc_macro",
+    "overflow_checks",
+    "ub_checks",
+    "relocation_model",
+    "sanitize",
+    "fmt_debug",
+    "contract_checks",
+    "emscripten_wasm_eh",
+];
+
+/// One crate's build settings as `cargo test` takes them without flags.
+struct Crate {
+    /// Its directory, relative to the repo root ("" at the root).
+    dir: String,
+    /// The features on by default (the `default` list, and the features those name).
+    features: HashSet<String>,
+    /// A build script or a cargo config may set cfgs of its own (`cargo:rustc-cfg=…`,
+    /// `--cfg loom`): an unknown name is then unknown, not off.
+    custom_cfgs: bool,
+    /// Test targets (paths relative to the crate) whose `required-features` are not all on.
+    targets_off: HashSet<String>,
+}
+
+/// Answers "does `cargo test` build this?" for the code of one repo; reads each crate's
+/// manifest once.
+pub struct Builds {
+    root: PathBuf,
+    crates: HashMap<String, Option<std::rc::Rc<Crate>>>,
+}
+
+impl Builds {
+    pub fn new(root: &Path) -> Builds {
+        Builds { root: root.to_path_buf(), crates: HashMap::new() }
+    }
+
+    /// Whether a definition (or a file's top level, `None`) is built by the default test
+    /// build. Code of other languages, or outside any crate, is always built.
+    pub fn built(&mut self, graph: &CodeGraph, file: u32, symbol: Option<u32>) -> bool {
+        if graph.code(file).language != "rust" {
+            return true;
+        }
+        let path = graph.path(file).to_string();
+        let Some(krate) = self.crate_of(&path) else { return true };
+        let in_crate = path.strip_prefix(&krate.dir).unwrap_or(&path).trim_start_matches('/');
+        if krate.targets_off.contains(in_crate) {
+            return false;
+        }
+        if let Some(i) = symbol {
+            if !definition_built(graph, &krate, file, i) {
+                return false;
+            }
+        }
+        let mut file = file;
+        for _ in 0..MAX_MODULE_DEPTH {
+            if gates_off(graph, &krate, file, None) {
+                return false;
+            }
+            // The `mod name;` that brings the file in, in its parent module's file.
+            let Some((parent, name)) = parent_module(graph, graph.path(file)) else { return true };
+            let code = graph.code(parent);
+            let declaration = code
+                .symbols
+                .iter()
+                .position(|s| s.kind == SymbolKind::Module && s.name == name && s.container.is_empty());
+            if declaration.is_some_and(|d| gates_off(graph, &krate, parent, Some(d as u32))) {
+                return false;
+            }
+            file = parent;
+        }
+        true
+    }
+
+    /// The crate whose manifest is nearest above `path`.
+    fn crate_of(&mut self, path: &str) -> Option<std::rc::Rc<Crate>> {
+        let mut dir = path.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
+        loop {
+            if !self.crates.contains_key(dir) {
+                let krate = read_crate(&self.root, dir).map(std::rc::Rc::new);
+                self.crates.insert(dir.to_string(), krate);
+            }
+            if let Some(Some(krate)) = self.crates.get(dir) {
+                return Some(krate.clone());
+            }
+            if dir.is_empty() {
+                return None;
+            }
+            dir = dir.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
+        }
+    }
+}
+
+/// Whether a definition and the definitions around it (`mod tests`) are built.
+fn definition_built(graph: &CodeGraph, krate: &Crate, file: u32, symbol: u32) -> bool {
+    let code = graph.code(file);
+    let mut at = Some(symbol);
+    for _ in 0..MAX_MODULE_DEPTH {
+        let Some(i) = at else { break };
+        if gates_off(graph, krate, file, Some(i)) {
+            return false;
+        }
+        let container = &code.symbols[i as usize].container;
+        at = (!container.is_empty())
+            .then(|| code.symbols.iter().position(|s| &s.qualified_name == container && s.kind.is_container()))
+            .flatten()
+            .map(|p| p as u32);
+    }
+    true
+}
+
+/// Whether one of the gates on a definition (or on the file) is known false.
+fn gates_off(graph: &CodeGraph, krate: &Crate, file: u32, symbol: Option<u32>) -> bool {
+    graph.code(file).gates.iter().filter(|g| g.symbol == symbol).any(|g| evaluate(&g.cfg, krate) == Some(false))
+}
+
+/// The file of the module that declares the one at `path`, and the declared name:
+/// `src/a/b.rs` and `src/a/b/mod.rs` are `b` in `src/a.rs`, `src/a/mod.rs` or, at the top,
+/// `src/lib.rs` / `src/main.rs`.
+fn parent_module(graph: &CodeGraph, path: &str) -> Option<(u32, String)> {
+    let (dir, file) = path.rsplit_once('/').unwrap_or(("", path));
+    let stem = file.strip_suffix(".rs")?;
+    let (dir, name) = match stem {
+        "lib" | "main" => return None,
+        "mod" => {
+            let (up, name) = dir.rsplit_once('/').unwrap_or(("", dir));
+            (up, name)
+        }
+        _ => (dir, stem),
+    };
+    let join = |f: &str| if dir.is_empty() { f.to_string() } else { format!("{dir}/{f}") };
+    let own = dir.rsplit_once('/').map(|(_, d)| d).unwrap_or(dir);
+    let outer = dir.rsplit_once('/').map(|(up, _)| format!("{up}/{own}.rs")).unwrap_or_else(|| format!("{own}.rs"));
+    [join("mod.rs"), outer, join("lib.rs"), join("main.rs")]
+        .iter()
+        .filter(|p| p.as_str() != path)
+        .find_map(|p| graph.file_index(p))
+        .map(|f| (f, name.to_string()))
+}
+
+/// A crate's manifest at `dir`, if there is one with a `[package]`.
+fn read_crate(root: &Path, dir: &str) -> Option<Crate> {
+    let join = |f: &str| if dir.is_empty() { f.to_string() } else { format!("{dir}/{f}") };
+    let bytes = crate::ingest::open::read_inside(root, &join("Cargo.toml"), MAX_MANIFEST_BYTES).ok()?;
+    let manifest: toml::Table = std::str::from_utf8(&bytes).ok()?.parse().ok()?;
+    let package = manifest.get("package")?.as_table()?;
+    let declared = manifest.get("features").and_then(|f| f.as_table());
+    let mut features = HashSet::new();
+    let mut pending = vec!["default".to_string()];
+    while let Some(feature) = pending.pop() {
+        let Some(list) = declared.and_then(|d| d.get(&feature)).and_then(|v| v.as_array()) else { continue };
+        for entry in list.iter().filter_map(|v| v.as_str()) {
+            // `dep:x` names a dependency, `x/y` another crate's feature (or x's, when x is
+            // an optional dependency, which it then turns on).
+            let own = entry.split('/').next().unwrap_or(entry).trim_end_matches('?');
+            if !own.starts_with("dep:") && features.insert(own.to_string()) {
+                pending.push(own.to_string());
+            }
+        }
+    }
+    let mut targets_off = HashSet::new();
+    for target in manifest.get("test").and_then(|t| t.as_array()).into_iter().flatten() {
+        let Some(required) = target.get("required-features").and_then(|r| r.as_array()) else { continue };
+        if required.iter().filter_map(|r| r.as_str()).all(|r| features.contains(r)) {
+            continue;
+        }
+        let name = target.get("name").and_then(|n| n.as_str());
+        if let Some(path) =
+            target.get("path").and_then(|p| p.as_str()).map(str::to_string).or(name.map(|n| format!("tests/{n}.rs")))
+        {
+            targets_off.insert(path.trim_start_matches("./").to_string());
+        }
+    }
+    let build_script = match package.get("build") {
+        Some(toml::Value::String(_)) => true,
+        Some(toml::Value::Boolean(b)) => *b,
+        _ => root.join(join("build.rs")).is_file(),
+    };
+    let cargo_config = |d: &str| {
+        [".cargo/config.toml", ".cargo/config"].iter().any(|c| {
+            let p = if d.is_empty() { c.to_string() } else { format!("{d}/{c}") };
+            crate::ingest::open::read_inside(root, &p, MAX_MANIFEST_BYTES)
+                .is_ok_and(|b| String::from_utf8_lossy(&b).contains("--cfg"))
+        })
+    };
+    let custom_cfgs = build_script || cargo_config("") || (!dir.is_empty() && cargo_config(dir));
+    features.insert("default".to_string());
+    Some(Crate { dir: dir.to_string(), features, custom_cfgs, targets_off })
+}
+
+/// A `cfg` predicate's value in the default test build: `Some(true)`, `Some(false)`, or
+/// `None` when it depends on what is not known here (the target, an unreadable predicate).
+fn evaluate(cfg: &str, krate: &Crate) -> Option<bool> {
+    let tokens = tokenize(cfg)?;
+    let mut at = 0;
+    let value = predicate(&tokens, &mut at, krate)?;
+    (at == tokens.len()).then_some(value).flatten()
+}
+
+#[derive(Debug, PartialEq)]
+enum Token {
+    Ident(String),
+    Str(String),
+    Eq,
+    Open,
+    Close,
+    Comma,
+}
+
+fn tokenize(text: &str) -> Option<Vec<Token>> {
+    let mut tokens = Vec::new();
+    let mut chars = text.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        match c {
+            c if c.is_whitespace() => {
+                chars.next();
+            }
+            '=' => {
+                chars.next();
+                tokens.push(Token::Eq);
+            }
+            '(' => {
+                chars.next();
+                tokens.push(Token::Open);
+            }
+            ')' => {
+                chars.next();
+                tokens.push(Token::Close);
+            }
+            ',' => {
+                chars.next();
+                tokens.push(Token::Comma);
+            }
+            '"' => {
+                chars.next();
+                let mut s = String::new();
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '\\' => s.push(chars.next()?),
+                        c => s.push(c),
+                    }
+                }
+                tokens.push(Token::Str(s));
+            }
+            c if c.is_alphanumeric() || c == '_' => {
+                let mut s = String::new();
+                while let Some(&c) = chars.peek().filter(|c| c.is_alphanumeric() || **c == '_') {
+                    s.push(c);
+                    chars.next();
+                }
+                tokens.push(Token::Ident(s));
+            }
+            _ => return None,
+        }
+    }
+    Some(tokens)
+}
+
+/// One predicate at `tokens[*at]`: the outer `Option` is a parse, the inner the value.
+fn predicate(tokens: &[Token], at: &mut usize, krate: &Crate) -> Option<Option<bool>> {
+    let Some(Token::Ident(name)) = tokens.get(*at) else { return None };
+    *at += 1;
+    match tokens.get(*at) {
+        Some(Token::Eq) => {
+            let Some(Token::Str(value)) = tokens.get(*at + 1) else { return None };
+            *at += 2;
+            Some((name == "feature").then(|| krate.features.contains(value)))
+        }
+        Some(Token::Open) if matches!(name.as_str(), "all" | "any" | "not") => {
+            *at += 1;
+            let mut values = Vec::new();
+            while tokens.get(*at) != Some(&Token::Close) {
+                values.push(predicate(tokens, at, krate)?);
+                match tokens.get(*at) {
+                    Some(Token::Comma) => *at += 1,
+                    Some(Token::Close) => {}
+                    _ => return None,
+                }
+            }
+            *at += 1;
+            Some(match name.as_str() {
+                "not" if values.len() == 1 => values[0].map(|v| !v),
+                "not" => return None,
+                // Three-valued: one known false (all) or true (any) decides.
+                "all" if values.contains(&Some(false)) => Some(false),
+                "all" => values.iter().all(|v| v.is_some()).then_some(true),
+                _ if values.contains(&Some(true)) => Some(true),
+                _ => values.iter().all(|v| v.is_some()).then_some(false),
+            })
+        }
+        _ => Some(match name.as_str() {
+            "test" | "debug_assertions" => Some(true),
+            "doc" | "doctest" | "miri" => Some(false),
+            n if n.starts_with("target_") || WELL_KNOWN.contains(&n) => None,
+            // A cfg of the crate's own (`loom`, `tokio_unstable`, `docsrs`) is off unless
+            // something sets it.
+            _ if krate.custom_cfgs => None,
+            _ => Some(false),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn krate(features: &[&str], custom_cfgs: bool) -> Crate {
+        Crate {
+            dir: String::new(),
+            features: features.iter().map(|f| f.to_string()).collect(),
+            custom_cfgs,
+            targets_off: HashSet::new(),
+        }
+    }
+
+    #[test]
+    fn a_predicate_is_true_false_or_unknown_in_the_default_test_build() {
+        let k = krate(&["default", "std"], false);
+        let cases = [
+            ("feature = \"std\"", Some(true)),
+            ("feature = \"serde\"", Some(false)),
+            ("test", Some(true)),
+            ("all(test, feature = \"serde\")", Some(false)),
+            ("any(test, feature = \"serde\")", Some(true)),
+            ("not(feature = \"serde\")", Some(true)),
+            ("unix", None),
+            ("all(unix, feature = \"serde\")", Some(false)),
+            ("any(unix, feature = \"serde\")", None),
+            ("target_os = \"linux\"", None),
+            ("loom", Some(false)),
+            ("not(loom)", Some(true)),
+            ("doc", Some(false)),
+            ("all(", None),
+            ("feature = ", None),
+            ("not(a, b)", None),
+        ];
+        for (cfg, want) in cases {
+            assert_eq!(evaluate(cfg, &k), want, "{cfg}");
+        }
+        // A build script may set a cfg of its own.
+        assert_eq!(evaluate("loom", &krate(&[], true)), None);
+    }
+}
