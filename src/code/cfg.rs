@@ -38,13 +38,16 @@ const WELL_KNOWN: &[&str] = &[
 struct Crate {
     /// Its directory, relative to the repo root ("" at the root).
     dir: String,
-    /// The features on by default (the `default` list, and the features those name).
+    /// Its `[features]` table.
+    declared: Option<toml::Table>,
+    /// The features on by default (the `default` list, and the features those name), and
+    /// those its test suite needs (`suite_features`).
     features: HashSet<String>,
     /// A build script or a cargo config may set cfgs of its own (`cargo:rustc-cfg=…`,
     /// `--cfg loom`): an unknown name is then unknown, not off.
     custom_cfgs: bool,
-    /// Test targets (paths relative to the crate) whose `required-features` are not all on.
-    targets_off: HashSet<String>,
+    /// Test targets' `required-features`, by path relative to the crate.
+    required_features: HashMap<String, Vec<String>>,
 }
 
 /// Answers "does `cargo test` build this?" for the code of one repo; reads each crate's
@@ -66,9 +69,9 @@ impl Builds {
             return true;
         }
         let path = graph.path(file).to_string();
-        let Some(krate) = self.crate_of(&path) else { return true };
+        let Some(krate) = self.crate_of(graph, &path) else { return true };
         let in_crate = path.strip_prefix(&krate.dir).unwrap_or(&path).trim_start_matches('/');
-        if krate.targets_off.contains(in_crate) {
+        if krate.required_features.get(in_crate).is_some_and(|r| !r.iter().all(|f| krate.features.contains(f))) {
             return false;
         }
         if let Some(i) = symbol {
@@ -97,11 +100,14 @@ impl Builds {
     }
 
     /// The crate whose manifest is nearest above `path`.
-    fn crate_of(&mut self, path: &str) -> Option<std::rc::Rc<Crate>> {
+    fn crate_of(&mut self, graph: &CodeGraph, path: &str) -> Option<std::rc::Rc<Crate>> {
         let mut dir = path.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
         loop {
             if !self.crates.contains_key(dir) {
-                let krate = read_crate(&self.root, dir).map(std::rc::Rc::new);
+                let krate = read_crate(&self.root, dir).map(|mut krate| {
+                    suite_features(graph, &mut krate);
+                    std::rc::Rc::new(krate)
+                });
                 self.crates.insert(dir.to_string(), krate);
             }
             if let Some(Some(krate)) = self.crates.get(dir) {
@@ -113,6 +119,71 @@ impl Builds {
             dir = dir.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
         }
     }
+}
+
+/// A suite whose test files mostly need a feature off by default is run with it: tokio's
+/// `tests/*.rs` open with `#![cfg(feature = "full")]` (its CI passes `--features full`), while
+/// petgraph's one `#![cfg(feature = "quickcheck")]` file among twenty is an extra. The features
+/// more than half of the crate's test files name are turned on, with what they turn on.
+fn suite_features(graph: &CodeGraph, krate: &mut Crate) {
+    let tests_dir = if krate.dir.is_empty() { "tests/".to_string() } else { format!("{}/tests/", krate.dir) };
+    let files: Vec<u32> = (0..graph.file_count() as u32)
+        .filter(|&f| {
+            let path = graph.path(f);
+            path.strip_prefix(&tests_dir).is_some_and(|rest| rest.ends_with(".rs") && !rest.contains('/'))
+        })
+        .collect();
+    let mut named: HashMap<String, usize> = HashMap::new();
+    let mut off = 0;
+    for &file in &files {
+        let gates: Vec<&str> =
+            graph.code(file).gates.iter().filter(|g| g.symbol.is_none()).map(|g| g.cfg.as_str()).collect();
+        if !gates.iter().any(|g| evaluate(g, krate) == Some(false)) {
+            continue;
+        }
+        off += 1;
+        let mut seen = HashSet::new();
+        for name in gates.iter().flat_map(|g| features_named(g)) {
+            if seen.insert(name.clone()) {
+                *named.entry(name).or_default() += 1;
+            }
+        }
+    }
+    if off * 2 <= files.len() {
+        return;
+    }
+    let wanted: Vec<String> = named.into_iter().filter(|(_, n)| n * 2 > files.len()).map(|(f, _)| f).collect();
+    krate.features.extend(closure(krate.declared.as_ref(), wanted));
+}
+
+/// The features `feature = "…"` names in a predicate.
+fn features_named(cfg: &str) -> Vec<String> {
+    let tokens = tokenize(cfg).unwrap_or_default();
+    tokens
+        .windows(3)
+        .filter_map(|w| match w {
+            [Token::Ident(k), Token::Eq, Token::Str(v)] if k == "feature" => Some(v.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `features` and every feature they turn on through the `[features]` table (`dep:x`
+/// names a dependency, `x/y` another crate's feature, or x's when x is an optional
+/// dependency, which it then turns on).
+fn closure(declared: Option<&toml::Table>, features: Vec<String>) -> HashSet<String> {
+    let mut on: HashSet<String> = features.iter().cloned().collect();
+    let mut pending = features;
+    while let Some(feature) = pending.pop() {
+        let Some(list) = declared.and_then(|d| d.get(&feature)).and_then(|v| v.as_array()) else { continue };
+        for entry in list.iter().filter_map(|v| v.as_str()) {
+            let own = entry.split('/').next().unwrap_or(entry).trim_end_matches('?');
+            if !own.starts_with("dep:") && on.insert(own.to_string()) {
+                pending.push(own.to_string());
+            }
+        }
+    }
+    on
 }
 
 /// Whether a definition and the definitions around it (`mod tests`) are built.
@@ -168,31 +239,17 @@ fn read_crate(root: &Path, dir: &str) -> Option<Crate> {
     let bytes = crate::ingest::open::read_inside(root, &join("Cargo.toml"), MAX_MANIFEST_BYTES).ok()?;
     let manifest: toml::Table = std::str::from_utf8(&bytes).ok()?.parse().ok()?;
     let package = manifest.get("package")?.as_table()?;
-    let declared = manifest.get("features").and_then(|f| f.as_table());
-    let mut features = HashSet::new();
-    let mut pending = vec!["default".to_string()];
-    while let Some(feature) = pending.pop() {
-        let Some(list) = declared.and_then(|d| d.get(&feature)).and_then(|v| v.as_array()) else { continue };
-        for entry in list.iter().filter_map(|v| v.as_str()) {
-            // `dep:x` names a dependency, `x/y` another crate's feature (or x's, when x is
-            // an optional dependency, which it then turns on).
-            let own = entry.split('/').next().unwrap_or(entry).trim_end_matches('?');
-            if !own.starts_with("dep:") && features.insert(own.to_string()) {
-                pending.push(own.to_string());
-            }
-        }
-    }
-    let mut targets_off = HashSet::new();
+    let declared = manifest.get("features").and_then(|f| f.as_table()).cloned();
+    let features = closure(declared.as_ref(), vec!["default".to_string()]);
+    let mut required_features = HashMap::new();
     for target in manifest.get("test").and_then(|t| t.as_array()).into_iter().flatten() {
         let Some(required) = target.get("required-features").and_then(|r| r.as_array()) else { continue };
-        if required.iter().filter_map(|r| r.as_str()).all(|r| features.contains(r)) {
-            continue;
-        }
         let name = target.get("name").and_then(|n| n.as_str());
-        if let Some(path) =
-            target.get("path").and_then(|p| p.as_str()).map(str::to_string).or(name.map(|n| format!("tests/{n}.rs")))
-        {
-            targets_off.insert(path.trim_start_matches("./").to_string());
+        let path =
+            target.get("path").and_then(|p| p.as_str()).map(str::to_string).or(name.map(|n| format!("tests/{n}.rs")));
+        if let Some(path) = path {
+            let required = required.iter().filter_map(|r| r.as_str()).map(str::to_string).collect();
+            required_features.insert(path.trim_start_matches("./").to_string(), required);
         }
     }
     let build_script = match package.get("build") {
@@ -208,8 +265,7 @@ fn read_crate(root: &Path, dir: &str) -> Option<Crate> {
         })
     };
     let custom_cfgs = build_script || cargo_config("") || (!dir.is_empty() && cargo_config(dir));
-    features.insert("default".to_string());
-    Some(Crate { dir: dir.to_string(), features, custom_cfgs, targets_off })
+    Some(Crate { dir: dir.to_string(), declared, features, custom_cfgs, required_features })
 }
 
 /// A `cfg` predicate's value in the default test build: `Some(true)`, `Some(false)`, or
@@ -328,13 +384,71 @@ fn predicate(tokens: &[Token], at: &mut usize, krate: &Crate) -> Option<Option<b
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::code::extract;
+    use crate::ingest::Language;
+
+    /// A crate on disk (its manifest is read from there) and its graph.
+    fn crate_on_disk(manifest: &str, files: &[(&str, &str)]) -> (tempfile::TempDir, CodeGraph) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("Cargo.toml"), manifest).unwrap();
+        let files = files.iter().map(|(p, t)| (p.to_string(), extract(Language::Rust, t).unwrap())).collect();
+        let configs = HashMap::from([("Cargo.toml".to_string(), manifest.to_string())]);
+        (dir, CodeGraph::build(files, &configs))
+    }
+
+    fn built(builds: &mut Builds, graph: &CodeGraph, path: &str) -> bool {
+        builds.built(graph, graph.file_index(path).unwrap(), None)
+    }
+
+    #[test]
+    fn a_feature_most_test_files_need_is_on_and_an_extras_is_off() {
+        let manifest =
+            "[package]\nname = \"rt\"\n[features]\ndefault = []\nfull = [\"sync\"]\nsync = []\nquickcheck = []\n";
+        let full = "#![cfg(feature = \"full\")]\n#[test]\nfn t() {}\n";
+        let (dir, graph) = crate_on_disk(
+            manifest,
+            &[
+                ("src/lib.rs", "#[cfg(feature = \"quickcheck\")]\nmod arbitrary;\nmod inner;\n"),
+                ("src/arbitrary.rs", "#[test]\nfn a() {}\n"),
+                ("src/inner/mod.rs", "#[cfg(feature = \"sync\")]\nmod deep;\n"),
+                ("src/inner/deep.rs", "#[test]\nfn d() {}\n"),
+                ("tests/a.rs", full),
+                ("tests/b.rs", full),
+                ("tests/c.rs", "#![cfg(feature = \"sync\")]\n#[test]\nfn t() {}\n"),
+                ("tests/d.rs", "#![cfg(feature = \"quickcheck\")]\n#[test]\nfn t() {}\n"),
+                ("tests/e.rs", "#![cfg(all(feature = \"full\", loom))]\n#[test]\nfn t() {}\n"),
+            ],
+        );
+        let mut builds = Builds::new(dir.path());
+        // Four of five test files need `full` (tokio's suite): it is on, and `sync` with it.
+        for on in ["tests/a.rs", "tests/b.rs", "tests/c.rs", "src/inner/deep.rs"] {
+            assert!(built(&mut builds, &graph, on), "{on}");
+        }
+        // `quickcheck` stays an extra; `loom` is off without a build script.
+        for off in ["tests/d.rs", "tests/e.rs", "src/arbitrary.rs"] {
+            assert!(!built(&mut builds, &graph, off), "{off}");
+        }
+    }
+
+    #[test]
+    fn a_test_target_with_required_features_off_is_not_built() {
+        let manifest = "[package]\nname = \"x\"\n[features]\ndefault = [\"std\"]\nstd = []\nslow = []\n\n[[test]]\nname = \"big\"\nrequired-features = [\"slow\"]\n\n[[test]]\nname = \"io\"\npath = \"tests/io_tests.rs\"\nrequired-features = [\"std\"]\n";
+        let test = "#[test]\nfn t() {}\n";
+        let (dir, graph) =
+            crate_on_disk(manifest, &[("tests/big.rs", test), ("tests/io_tests.rs", test), ("tests/plain.rs", test)]);
+        let mut builds = Builds::new(dir.path());
+        assert!(!built(&mut builds, &graph, "tests/big.rs"));
+        assert!(built(&mut builds, &graph, "tests/io_tests.rs"));
+        assert!(built(&mut builds, &graph, "tests/plain.rs"));
+    }
 
     fn krate(features: &[&str], custom_cfgs: bool) -> Crate {
         Crate {
             dir: String::new(),
+            declared: None,
             features: features.iter().map(|f| f.to_string()).collect(),
             custom_cfgs,
-            targets_off: HashSet::new(),
+            required_features: HashMap::new(),
         }
     }
 
