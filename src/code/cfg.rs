@@ -43,6 +43,8 @@ struct Crate {
     /// The features on by default (the `default` list, and the features those name), and
     /// those its test suite needs (`suite_features`).
     features: HashSet<String>,
+    /// Of those, the ones only the test suite's need turned on (`suite_features`).
+    suite: Vec<String>,
     /// A build script or a cargo config may set cfgs of its own (`cargo:rustc-cfg=…`,
     /// `--cfg loom`): an unknown name is then unknown, not off.
     custom_cfgs: bool,
@@ -99,6 +101,14 @@ impl Builds {
         true
     }
 
+    /// The features the repo's root crate's test suite needs that are off by default (see
+    /// `suite_features`), sorted: what `cargo test` at the root is given.
+    pub fn suite_features(&mut self, graph: &CodeGraph) -> Vec<String> {
+        let mut features = self.crate_of(graph, "Cargo.toml").map(|k| k.suite.clone()).unwrap_or_default();
+        features.sort();
+        features
+    }
+
     /// The crate whose manifest is nearest above `path`.
     fn crate_of(&mut self, graph: &CodeGraph, path: &str) -> Option<std::rc::Rc<Crate>> {
         let mut dir = path.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
@@ -152,8 +162,10 @@ fn suite_features(graph: &CodeGraph, krate: &mut Crate) {
     if off * 2 <= files.len() {
         return;
     }
-    let wanted: Vec<String> = named.into_iter().filter(|(_, n)| n * 2 > files.len()).map(|(f, _)| f).collect();
-    krate.features.extend(closure(krate.declared.as_ref(), wanted));
+    let wanted: Vec<String> =
+        named.into_iter().filter(|(f, n)| n * 2 > files.len() && !krate.features.contains(f)).map(|(f, _)| f).collect();
+    krate.features.extend(closure(krate.declared.as_ref(), wanted.clone()));
+    krate.suite = wanted;
 }
 
 /// The features `feature = "…"` names in a predicate.
@@ -265,7 +277,7 @@ fn read_crate(root: &Path, dir: &str) -> Option<Crate> {
         })
     };
     let custom_cfgs = build_script || cargo_config("") || (!dir.is_empty() && cargo_config(dir));
-    Some(Crate { dir: dir.to_string(), declared, features, custom_cfgs, required_features })
+    Some(Crate { dir: dir.to_string(), declared, features, suite: Vec::new(), custom_cfgs, required_features })
 }
 
 /// A `cfg` predicate's value in the default test build: `Some(true)`, `Some(false)`, or
@@ -420,6 +432,7 @@ mod tests {
             ],
         );
         let mut builds = Builds::new(dir.path());
+        assert_eq!(builds.suite_features(&graph), vec!["full".to_string()]);
         // Four of five test files need `full` (tokio's suite): it is on, and `sync` with it.
         for on in ["tests/a.rs", "tests/b.rs", "tests/c.rs", "src/inner/deep.rs"] {
             assert!(built(&mut builds, &graph, on), "{on}");
@@ -446,6 +459,7 @@ mod tests {
         Crate {
             dir: String::new(),
             declared: None,
+            suite: Vec::new(),
             features: features.iter().map(|f| f.to_string()).collect(),
             custom_cfgs,
             required_features: HashMap::new(),

@@ -228,6 +228,15 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// `cargo test --features …`: features a crate's suite needs that are off by default
+    /// (`code::cfg::Builds::suite_features`). Nothing for another runner, or none.
+    pub fn with_cargo_features(mut self, features: &[String]) -> Plan {
+        if self.program == "cargo" && !features.is_empty() && self.args.first().is_some_and(|a| a == "test") {
+            self.args.splice(1..1, [String::from("--features"), features.join(",")]);
+        }
+        self
+    }
+
     /// The command as a shell would show it.
     pub fn display(&self) -> String {
         let quote = |a: &str| {
@@ -581,6 +590,13 @@ mod tests {
         assert_eq!(cargo.display(), "cargo test --no-fail-fast --lib --test cart -- discount_applies total_subtracts");
         let file = plan(&Runner::Cargo, &Selection::Target("tests/cart.rs".into()), dir).unwrap();
         assert_eq!(file.display(), "cargo test --no-fail-fast --test cart");
+        // A suite that needs features off by default gets them; another runner never.
+        let featured = plan(&Runner::Cargo, &Selection::Target("tests/cart.rs".into()), dir).unwrap();
+        let features = vec!["full".to_string(), "test-util".to_string()];
+        assert_eq!(
+            featured.with_cargo_features(&features).display(),
+            "cargo test --features full,test-util --no-fail-fast --test cart"
+        );
         let module = plan(&Runner::Cargo, &Selection::Target("src/shop/cart.rs".into()), dir).unwrap();
         assert_eq!(module.display(), "cargo test --no-fail-fast --lib -- shop::cart::");
         let py = Selection::Tests(vec![

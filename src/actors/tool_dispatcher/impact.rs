@@ -361,7 +361,16 @@ impl Handler<RunTests> for ToolDispatcher {
                     other => other,
                 };
                 let reports = tempfile::tempdir()?;
-                let plan = runner::plan(&runner, &selection, reports.path())?;
+                // A suite whose files need a feature (tokio's `full`) runs with it, as the
+                // impact walk counted its tests.
+                let features = match runner {
+                    runner::Runner::Cargo => index
+                        .code_graph()
+                        .map(|graph| crate::code::cfg::Builds::new(&root).suite_features(&graph))
+                        .unwrap_or_default(),
+                    _ => Vec::new(),
+                };
+                let plan = runner::plan(&runner, &selection, reports.path())?.with_cargo_features(&features);
                 let max_output = tests_config.max_output_bytes as usize;
                 let mut response = runner::run(&runner, &plan, &root, Duration::from_secs(timeout), max_output)?;
                 if !left_out.is_empty() {
