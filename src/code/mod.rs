@@ -7,7 +7,7 @@
 //! whole repo (name resolution, import targets, callers) is done when the graph is loaded.
 
 mod builtins;
-pub mod cfg;
+pub mod default_run;
 pub mod dependents;
 pub mod extract;
 pub mod graph;
@@ -227,7 +227,7 @@ pub struct FileCode {
     /// The names and qualifiers the uses refer to, each once; `strings[0]` is "".
     pub strings: Vec<String>,
     /// Rust's `#[cfg(…)]` on definitions and `#![cfg(…)]` on the file: what a build may leave
-    /// out (`cfg::Builds` says whether `cargo test` builds it).
+    /// out (`default_run::DefaultRun` says whether `cargo test` builds it).
     pub gates: Vec<Gate>,
 }
 

@@ -229,7 +229,7 @@ pub struct Plan {
 
 impl Plan {
     /// `cargo test --features …`: features a crate's suite needs that are off by default
-    /// (`code::cfg::Builds::suite_features`). Nothing for another runner, or none.
+    /// (`code::default_run::DefaultRun::suite_features`). Nothing for another runner, or none.
     pub fn with_cargo_features(mut self, features: &[String]) -> Plan {
         if self.program == "cargo" && !features.is_empty() && self.args.first().is_some_and(|a| a == "test") {
             self.args.splice(1..1, [String::from("--features"), features.join(",")]);

@@ -144,10 +144,10 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
         member_guess: MEMBER_GUESS_CONFIDENCE,
     };
     let mut walk = dependents::walk(graph, &seeds, limits);
-    // A test the default `cargo test` does not build (`#[cfg(feature = "serde")]`, a
-    // `#![cfg(…)]` file) runs nothing.
-    let mut builds = crate::code::cfg::Builds::new(&index.root);
-    walk.tests.retain(|r| builds.built(graph, r.file, r.symbol_opt));
+    // A test the repo's default run leaves out runs nothing: one `cargo test` does not build
+    // (`#[cfg(feature = "serde")]`), one outside pytest's `testpaths`.
+    let mut default_run = crate::code::default_run::DefaultRun::new(&index.root);
+    walk.tests.retain(|r| default_run.runs(graph, r.file, r.symbol_opt));
     let dependents_total = walk.dependents.len();
     let tests_total = walk.tests.len();
     let dependents = walk.dependents.iter().take(msg.limit).map(|r| dependent_info(graph, r)).collect();
@@ -366,7 +366,7 @@ impl Handler<RunTests> for ToolDispatcher {
                 let features = match runner {
                     runner::Runner::Cargo => index
                         .code_graph()
-                        .map(|graph| crate::code::cfg::Builds::new(&root).suite_features(&graph))
+                        .map(|graph| crate::code::default_run::DefaultRun::new(&root).suite_features(&graph))
                         .unwrap_or_default(),
                     _ => Vec::new(),
                 };

@@ -1,10 +1,18 @@
-//! Which Rust code `cargo test` builds: a test under `#[cfg(feature = "serde")]`, in a module
+//! Which tests the repo's default test run runs: a test `cargo test` does not build, or one
+//! `pytest` does not collect, covers nothing, whatever calls it.
+//!
+//! Rust: a test under `#[cfg(feature = "serde")]`, in a module
 //! declared so, in a file that opens with `#![cfg(feature = "quickcheck")]` or in a test
 //! target whose `required-features` are off by default is not built, so it runs nothing and
 //! covers nothing. The crate's `Cargo.toml` says which features are on by default.
 //!
 //! A condition is true, false or unknown; only a condition known false leaves code out, so an
 //! unknown platform (`unix`, `target_os`) or a cfg a build script may set keeps it.
+//!
+//! Python: `pytest` run at the repo's root collects only under its `testpaths` and skips what
+//! `--ignore` in its `addopts` names (from `pytest.ini`, `pyproject.toml`'s
+//! `[tool.pytest.ini_options]`, `tox.ini` or `setup.cfg`, the first that configures pytest):
+//! attrs' `bench/test_benchmarks.py` beside `testpaths = "tests"` is not run.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -52,24 +60,35 @@ struct Crate {
     required_features: HashMap<String, Vec<String>>,
 }
 
-/// Answers "does `cargo test` build this?" for the code of one repo; reads each crate's
-/// manifest once.
-pub struct Builds {
+/// Answers "does the default test run run this?" for the code of one repo; reads each
+/// crate's manifest and pytest's configuration once.
+pub struct DefaultRun {
     root: PathBuf,
     crates: HashMap<String, Option<std::rc::Rc<Crate>>>,
+    pytest: Option<Option<Collection>>,
 }
 
-impl Builds {
-    pub fn new(root: &Path) -> Builds {
-        Builds { root: root.to_path_buf(), crates: HashMap::new() }
+impl DefaultRun {
+    pub fn new(root: &Path) -> DefaultRun {
+        DefaultRun { root: root.to_path_buf(), crates: HashMap::new(), pytest: None }
     }
 
-    /// Whether a definition (or a file's top level, `None`) is built by the default test
-    /// build. Code of other languages, or outside any crate, is always built.
-    pub fn built(&mut self, graph: &CodeGraph, file: u32, symbol: Option<u32>) -> bool {
-        if graph.code(file).language != "rust" {
-            return true;
+    /// Whether a test (a definition, or a file's top level with `None`) runs in the repo's
+    /// default test run. Code of other languages, or outside any crate, always does.
+    pub fn runs(&mut self, graph: &CodeGraph, file: u32, symbol: Option<u32>) -> bool {
+        match graph.code(file).language.as_str() {
+            "rust" => self.built(graph, file, symbol),
+            "python" => {
+                let root = &self.root;
+                let collection = self.pytest.get_or_insert_with(|| Collection::read(root));
+                collection.as_ref().is_none_or(|c| c.collects(graph.path(file)))
+            }
+            _ => true,
         }
+    }
+
+    /// Whether `cargo test` builds a Rust definition (or file).
+    fn built(&mut self, graph: &CodeGraph, file: u32, symbol: Option<u32>) -> bool {
         let path = graph.path(file).to_string();
         let Some(krate) = self.crate_of(graph, &path) else { return true };
         let in_crate = path.strip_prefix(&krate.dir).unwrap_or(&path).trim_start_matches('/');
@@ -128,6 +147,113 @@ impl Builds {
             }
             dir = dir.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
         }
+    }
+}
+
+/// What `pytest` run at the repo's root collects, by its configuration.
+struct Collection {
+    /// `testpaths`: where collection starts (globs allowed); empty: the whole root.
+    testpaths: Vec<globset::GlobMatcher>,
+    /// `--ignore` / `--ignore-glob` in `addopts`.
+    ignored: Vec<globset::GlobMatcher>,
+}
+
+impl Collection {
+    /// The configuration pytest itself would take at the root, the first file that has one;
+    /// `None` without one, or when it says nothing that limits collection.
+    fn read(root: &Path) -> Option<Collection> {
+        let read = |name: &str| {
+            crate::ingest::open::read_inside(root, name, MAX_MANIFEST_BYTES)
+                .ok()
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+        };
+        let mut settings: Option<(Vec<String>, Vec<String>)> = None;
+        for name in ["pytest.ini", ".pytest.ini"] {
+            if let Some(text) = read(name) {
+                settings = Some(ini_settings(&text, "pytest"));
+                break;
+            }
+        }
+        if settings.is_none() {
+            let table = read("pyproject.toml").and_then(|t| t.parse::<toml::Table>().ok());
+            let tool = table.as_ref().and_then(|t| t.get("tool")).and_then(|t| t.as_table());
+            let pytest = tool.and_then(|t| t.get("pytest")).and_then(|t| t.as_table());
+            let options = pytest.and_then(|p| p.get("ini_options")).and_then(|t| t.as_table()).or(pytest);
+            settings = options.map(|o| (toml_words(o.get("testpaths")), toml_words(o.get("addopts"))));
+        }
+        for (name, section) in [("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")] {
+            if settings.is_some() {
+                break;
+            }
+            settings = read(name).filter(|t| t.contains(&format!("[{section}]"))).map(|t| ini_settings(&t, section));
+        }
+        let (testpaths, addopts) = settings?;
+        let glob = |p: &str| {
+            let p = p.trim_start_matches("./").trim_end_matches('/');
+            globset::GlobBuilder::new(p).literal_separator(true).build().ok().map(|g| g.compile_matcher())
+        };
+        let mut ignored = Vec::new();
+        let mut words = addopts.iter();
+        while let Some(word) = words.next() {
+            let value = match word.split_once('=') {
+                Some(("--ignore" | "--ignore-glob", v)) => Some(v.to_string()),
+                None if word == "--ignore" || word == "--ignore-glob" => words.next().cloned(),
+                _ => None,
+            };
+            ignored.extend(value.as_deref().and_then(glob));
+        }
+        let testpaths: Vec<_> = testpaths.iter().filter_map(|p| glob(p)).collect();
+        (!testpaths.is_empty() || !ignored.is_empty()).then_some(Collection { testpaths, ignored })
+    }
+
+    /// Whether a file at `path` (relative to the root) is collected: it or a folder above it
+    /// is one of `testpaths`, and none is ignored.
+    fn collects(&self, path: &str) -> bool {
+        let mut prefixes = path.match_indices('/').map(|(i, _)| &path[..i]).chain(std::iter::once(path));
+        let mut under_testpath = self.testpaths.is_empty();
+        for prefix in prefixes.by_ref() {
+            if self.ignored.iter().any(|g| g.is_match(prefix)) {
+                return false;
+            }
+            under_testpath |= self.testpaths.iter().any(|g| g.is_match(prefix));
+        }
+        under_testpath
+    }
+}
+
+/// `testpaths` and `addopts` of an INI file's `[section]`, as words (values may go on over
+/// indented lines).
+fn ini_settings(text: &str, section: &str) -> (Vec<String>, Vec<String>) {
+    let (mut current, mut key) = (String::new(), String::new());
+    let mut values: HashMap<String, String> = HashMap::new();
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with(';') {
+            continue;
+        }
+        if let Some(name) = trimmed.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
+            (current, key) = (name.trim().to_string(), String::new());
+        } else if current != section {
+            continue;
+        } else if line.starts_with(char::is_whitespace) && !key.is_empty() {
+            values.entry(key.clone()).or_default().push_str(&format!(" {trimmed}"));
+        } else if let Some((k, v)) = trimmed.split_once(['=', ':']) {
+            key = k.trim().to_string();
+            values.insert(key.clone(), v.trim().to_string());
+        }
+    }
+    let words = |k: &str| values.get(k).map(|v| v.split_whitespace().map(str::to_string).collect()).unwrap_or_default();
+    (words("testpaths"), words("addopts"))
+}
+
+/// A TOML setting that is a string of words or a list of them.
+fn toml_words(value: Option<&toml::Value>) -> Vec<String> {
+    match value {
+        Some(toml::Value::String(s)) => s.split_whitespace().map(str::to_string).collect(),
+        Some(toml::Value::Array(a)) => {
+            a.iter().filter_map(|v| v.as_str()).flat_map(|s| s.split_whitespace()).map(str::to_string).collect()
+        }
+        _ => Vec::new(),
     }
 }
 
@@ -408,8 +534,8 @@ mod tests {
         (dir, CodeGraph::build(files, &configs))
     }
 
-    fn built(builds: &mut Builds, graph: &CodeGraph, path: &str) -> bool {
-        builds.built(graph, graph.file_index(path).unwrap(), None)
+    fn built(builds: &mut DefaultRun, graph: &CodeGraph, path: &str) -> bool {
+        builds.runs(graph, graph.file_index(path).unwrap(), None)
     }
 
     #[test]
@@ -431,7 +557,7 @@ mod tests {
                 ("tests/e.rs", "#![cfg(all(feature = \"full\", loom))]\n#[test]\nfn t() {}\n"),
             ],
         );
-        let mut builds = Builds::new(dir.path());
+        let mut builds = DefaultRun::new(dir.path());
         assert_eq!(builds.suite_features(&graph), vec!["full".to_string()]);
         // Four of five test files need `full` (tokio's suite): it is on, and `sync` with it.
         for on in ["tests/a.rs", "tests/b.rs", "tests/c.rs", "src/inner/deep.rs"] {
@@ -444,12 +570,48 @@ mod tests {
     }
 
     #[test]
+    fn pytest_collects_under_its_testpaths_and_not_what_it_ignores() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        // No configuration: everything.
+        assert!(Collection::read(root).is_none());
+        std::fs::write(
+            root.join("pyproject.toml"),
+            "[tool.pytest.ini_options]\ntestpaths = \"tests\"\naddopts = [\"--ignore=tests/slow\", \"-q\"]\n",
+        )
+        .unwrap();
+        let c = Collection::read(root).unwrap();
+        assert!(c.collects("tests/test_a.py"));
+        assert!(c.collects("tests/unit/test_b.py"));
+        assert!(!c.collects("bench/test_benchmarks.py"));
+        assert!(!c.collects("tests/slow/test_c.py"));
+        assert!(!c.collects("testsuite/test_d.py"));
+        // pytest.ini comes first, words over indented lines, globs.
+        std::fs::write(
+            root.join("pytest.ini"),
+            "[pytest]\ntestpaths =\n    src/*/tests\n    docs\naddopts = --ignore docs/old -ra\n",
+        )
+        .unwrap();
+        let c = Collection::read(root).unwrap();
+        assert!(c.collects("src/pkg/tests/test_x.py"));
+        assert!(c.collects("docs/test_doc.py"));
+        assert!(!c.collects("docs/old/test_doc.py"));
+        assert!(!c.collects("tests/test_a.py"));
+        // setup.cfg's section only when it is there.
+        let other = tempfile::tempdir().unwrap();
+        std::fs::write(other.path().join("setup.cfg"), "[metadata]\nname = x\n").unwrap();
+        assert!(Collection::read(other.path()).is_none());
+        std::fs::write(other.path().join("setup.cfg"), "[tool:pytest]\ntestpaths = t\n").unwrap();
+        assert!(!Collection::read(other.path()).unwrap().collects("tests/test_a.py"));
+    }
+
+    #[test]
     fn a_test_target_with_required_features_off_is_not_built() {
         let manifest = "[package]\nname = \"x\"\n[features]\ndefault = [\"std\"]\nstd = []\nslow = []\n\n[[test]]\nname = \"big\"\nrequired-features = [\"slow\"]\n\n[[test]]\nname = \"io\"\npath = \"tests/io_tests.rs\"\nrequired-features = [\"std\"]\n";
         let test = "#[test]\nfn t() {}\n";
         let (dir, graph) =
             crate_on_disk(manifest, &[("tests/big.rs", test), ("tests/io_tests.rs", test), ("tests/plain.rs", test)]);
-        let mut builds = Builds::new(dir.path());
+        let mut builds = DefaultRun::new(dir.path());
         assert!(!built(&mut builds, &graph, "tests/big.rs"));
         assert!(built(&mut builds, &graph, "tests/io_tests.rs"));
         assert!(built(&mut builds, &graph, "tests/plain.rs"));
