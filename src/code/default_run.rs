@@ -9,6 +9,9 @@
 //! A condition is true, false or unknown; only a condition known false leaves code out, so an
 //! unknown platform (`unix`, `target_os`) or a cfg a build script may set keeps it.
 //!
+//! Go: a file whose `//go:build` needs a tag of the code's own (`integration`) is not built by
+//! `go test` without `-tags`.
+//!
 //! Python: `pytest` run at the repo's root collects only under its `testpaths` and skips what
 //! `--ignore` in its `addopts` names (from `pytest.ini`, `pyproject.toml`'s
 //! `[tool.pytest.ini_options]`, `tox.ini` or `setup.cfg`, the first that configures pytest):
@@ -83,6 +86,8 @@ impl DefaultRun {
                 let collection = self.pytest.get_or_insert_with(|| Collection::read(root));
                 collection.as_ref().is_none_or(|c| c.collects(graph.path(file)))
             }
+            // `go test` builds a file whose `//go:build` holds without `-tags`.
+            "go" => !graph.code(file).gates.iter().any(|g| g.symbol.is_none() && go_constraint(&g.cfg) == Some(false)),
             _ => true,
         }
     }
@@ -255,6 +260,129 @@ fn toml_words(value: Option<&toml::Value>) -> Vec<String> {
         }
         _ => Vec::new(),
     }
+}
+
+/// Go's operating systems and architectures (and `unix`, `cgo`, the toolchain's names):
+/// the machine decides them, so a constraint on one is unknown.
+const GO_PLATFORM: &[&str] = &[
+    "aix",
+    "android",
+    "darwin",
+    "dragonfly",
+    "freebsd",
+    "hurd",
+    "illumos",
+    "ios",
+    "js",
+    "linux",
+    "nacl",
+    "netbsd",
+    "openbsd",
+    "plan9",
+    "solaris",
+    "wasip1",
+    "windows",
+    "zos",
+    "386",
+    "amd64",
+    "arm",
+    "arm64",
+    "loong64",
+    "mips",
+    "mipsle",
+    "mips64",
+    "mips64le",
+    "ppc64",
+    "ppc64le",
+    "riscv64",
+    "s390x",
+    "sparc64",
+    "wasm",
+    "unix",
+    "cgo",
+    "gc",
+    "gccgo",
+];
+
+/// A `//go:build` constraint's value for `go test` without `-tags`: a tag of the code's own
+/// (`integration`, `e2e`, `ignore`) is off; a platform's or a Go version's unknown.
+fn go_constraint(expr: &str) -> Option<bool> {
+    let tokens: Vec<String> = {
+        let mut out = Vec::new();
+        let mut chars = expr.chars().peekable();
+        while let Some(&c) = chars.peek() {
+            match c {
+                c if c.is_whitespace() => {
+                    chars.next();
+                }
+                '(' | ')' | '!' => {
+                    out.push(c.to_string());
+                    chars.next();
+                }
+                '&' | '|' => {
+                    chars.next();
+                    if chars.next() != Some(c) {
+                        return None;
+                    }
+                    out.push(format!("{c}{c}"));
+                }
+                c if c.is_alphanumeric() || c == '_' || c == '.' => {
+                    let mut word = String::new();
+                    while let Some(&c) = chars.peek().filter(|c| c.is_alphanumeric() || **c == '_' || **c == '.') {
+                        word.push(c);
+                        chars.next();
+                    }
+                    out.push(word);
+                }
+                _ => return None,
+            }
+        }
+        out
+    };
+    fn or(t: &[String], at: &mut usize) -> Option<Option<bool>> {
+        let mut value = and(t, at)?;
+        while t.get(*at).is_some_and(|w| w == "||") {
+            *at += 1;
+            let right = and(t, at)?;
+            value = match (value, right) {
+                (Some(true), _) | (_, Some(true)) => Some(true),
+                (Some(false), Some(false)) => Some(false),
+                _ => None,
+            };
+        }
+        Some(value)
+    }
+    fn and(t: &[String], at: &mut usize) -> Option<Option<bool>> {
+        let mut value = unary(t, at)?;
+        while t.get(*at).is_some_and(|w| w == "&&") {
+            *at += 1;
+            let right = unary(t, at)?;
+            value = match (value, right) {
+                (Some(false), _) | (_, Some(false)) => Some(false),
+                (Some(true), Some(true)) => Some(true),
+                _ => None,
+            };
+        }
+        Some(value)
+    }
+    fn unary(t: &[String], at: &mut usize) -> Option<Option<bool>> {
+        let word = t.get(*at)?;
+        *at += 1;
+        match word.as_str() {
+            "!" => Some(unary(t, at)?.map(|v| !v)),
+            "(" => {
+                let value = or(t, at)?;
+                (t.get(*at)? == ")").then(|| *at += 1)?;
+                Some(value)
+            }
+            ")" | "&&" | "||" => None,
+            w if GO_PLATFORM.contains(&w) || w.starts_with("go1.") => Some(None),
+            _ => Some(Some(false)),
+        }
+    }
+    let mut at = 0;
+    let value = or(&tokens, &mut at)?;
+    (at == tokens.len()).then_some(value).flatten()
 }
 
 /// A suite whose test files mostly need a feature off by default is run with it: tokio's
@@ -603,6 +731,25 @@ mod tests {
         assert!(Collection::read(other.path()).is_none());
         std::fs::write(other.path().join("setup.cfg"), "[tool:pytest]\ntestpaths = t\n").unwrap();
         assert!(!Collection::read(other.path()).unwrap().collects("tests/test_a.py"));
+    }
+
+    #[test]
+    fn a_go_build_constraint_is_off_for_a_tag_of_the_codes_own() {
+        let cases = [
+            ("integration", Some(false)),
+            ("!integration", Some(true)),
+            ("linux", None),
+            ("linux && integration", Some(false)),
+            ("linux || integration", None),
+            ("(e2e || integration) && !windows", Some(false)),
+            ("go1.21", None),
+            ("ignore", Some(false)),
+            ("a &", None),
+            ("(a", None),
+        ];
+        for (expr, want) in cases {
+            assert_eq!(go_constraint(expr), want, "{expr}");
+        }
     }
 
     #[test]

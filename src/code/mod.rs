@@ -226,8 +226,9 @@ pub struct FileCode {
     pub package: String,
     /// The names and qualifiers the uses refer to, each once; `strings[0]` is "".
     pub strings: Vec<String>,
-    /// Rust's `#[cfg(…)]` on definitions and `#![cfg(…)]` on the file: what a build may leave
-    /// out (`default_run::DefaultRun` says whether `cargo test` builds it).
+    /// Rust's `#[cfg(…)]` on definitions and `#![cfg(…)]` on the file, Go's `//go:build`:
+    /// what a build may leave out (`default_run::DefaultRun` says whether the default test run
+    /// builds it).
     pub gates: Vec<Gate>,
 }
 
@@ -237,7 +238,8 @@ pub struct FileCode {
 pub struct Gate {
     /// The definition, by index in the file's symbols; `None`: the whole file.
     pub symbol: Option<u32>,
-    /// The predicate as written inside `cfg(…)`: `feature = "serde"`, `all(test, not(loom))`.
+    /// The predicate as written: inside Rust's `cfg(…)` (`feature = "serde"`, `all(test,
+    /// not(loom))`), after Go's `//go:build` (`integration && !windows`).
     pub cfg: String,
 }
 

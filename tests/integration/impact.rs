@@ -236,6 +236,20 @@ fn a_test_cargo_does_not_build_is_not_listed() {
     assert!(!tests.iter().any(|t| t == "quick_discount_never_exceeds_the_total"), "{tests:?}");
 }
 
+/// A Go test file under `//go:build integration` is built by `go test -tags integration`
+/// only: `go test` does not run it.
+#[test]
+fn a_go_test_file_behind_a_build_tag_is_not_listed() {
+    let home = Home::new();
+    let repo = fixture_repo("go");
+    home.index(repo.path());
+    edit(repo.path(), "pricing/pricing.go", "total / 10", "total / 20");
+    let r = impact(&home, repo.path(), &["--limit", "1000"]);
+    let tests = names(&r["tests"]);
+    assert!(tests.iter().any(|t| t == "TestDiscountAppliesOver100"), "{tests:?}");
+    assert!(!tests.iter().any(|t| t == "TestDiscountOfALargeTotal"), "{tests:?}");
+}
+
 #[test]
 fn renames_deletions_staged_changes_and_bad_input() {
     let home = Home::new();

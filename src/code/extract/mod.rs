@@ -86,14 +86,26 @@ pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileC
     let mut walker = Walker::new(language, spec, text.as_bytes(), Vec::new(), 0, 0);
     walker.walk_resyncing(tree, text, 0);
     walker.expand_prefixed_attributes();
-    if language == Language::Rust {
-        // `#![cfg(feature = "serde")]` atop a file (an integration test's, a module's).
-        let root = tree.root_node();
-        let mut cursor = root.walk();
-        for child in root.children(&mut cursor).filter(|c| c.kind() == "inner_attribute_item") {
-            if let Some(cfg) = child.utf8_text(text.as_bytes()).ok().and_then(definitions::cfg_predicate) {
-                walker.out.gates.push(crate::code::Gate { symbol: None, cfg: cfg.to_string() });
+    let root = tree.root_node();
+    let mut cursor = root.walk();
+    let file_gate = |node: Node| -> Option<String> {
+        let text = node.utf8_text(text.as_bytes()).ok()?;
+        match language {
+            // `#![cfg(feature = "serde")]` atop a file (an integration test's, a module's).
+            Language::Rust if node.kind() == "inner_attribute_item" => {
+                definitions::cfg_predicate(text).map(str::to_string)
             }
+            // `//go:build integration` above the package clause.
+            Language::Go if node.kind() == "comment" => text.strip_prefix("//go:build ").map(|c| c.trim().to_string()),
+            _ => None,
+        }
+    };
+    for child in root.children(&mut cursor) {
+        if language == Language::Go && child.kind() == "package_clause" {
+            break;
+        }
+        if let Some(cfg) = file_gate(child) {
+            walker.out.gates.push(crate::code::Gate { symbol: None, cfg });
         }
     }
     Some(walker.out)
