@@ -339,31 +339,25 @@ fn go_constraint(expr: &str) -> Option<bool> {
         }
         out
     };
-    fn or(t: &[String], at: &mut usize) -> Option<Option<bool>> {
-        let mut value = and(t, at)?;
-        while t.get(*at).is_some_and(|w| w == "||") {
+    /// Operands joined by `op`, each read by `operand`.
+    fn joined(
+        t: &[String],
+        at: &mut usize,
+        op: &str,
+        operand: fn(&[String], &mut usize) -> Option<Option<bool>>,
+    ) -> Option<Vec<Option<bool>>> {
+        let mut values = vec![operand(t, at)?];
+        while t.get(*at).is_some_and(|w| w == op) {
             *at += 1;
-            let right = and(t, at)?;
-            value = match (value, right) {
-                (Some(true), _) | (_, Some(true)) => Some(true),
-                (Some(false), Some(false)) => Some(false),
-                _ => None,
-            };
+            values.push(operand(t, at)?);
         }
-        Some(value)
+        Some(values)
+    }
+    fn or(t: &[String], at: &mut usize) -> Option<Option<bool>> {
+        joined(t, at, "||", and).map(any_of)
     }
     fn and(t: &[String], at: &mut usize) -> Option<Option<bool>> {
-        let mut value = unary(t, at)?;
-        while t.get(*at).is_some_and(|w| w == "&&") {
-            *at += 1;
-            let right = unary(t, at)?;
-            value = match (value, right) {
-                (Some(false), _) | (_, Some(false)) => Some(false),
-                (Some(true), Some(true)) => Some(true),
-                _ => None,
-            };
-        }
-        Some(value)
+        joined(t, at, "&&", unary).map(all_of)
     }
     fn unary(t: &[String], at: &mut usize) -> Option<Option<bool>> {
         let word = t.get(*at)?;
@@ -543,6 +537,19 @@ fn evaluate(cfg: &str, krate: &Crate) -> Option<bool> {
     (at == tokens.len()).then_some(value).flatten()
 }
 
+/// Three-valued `and`: one known false decides; all known true is true; else unknown.
+fn all_of(values: Vec<Option<bool>>) -> Option<bool> {
+    if values.contains(&Some(false)) {
+        return Some(false);
+    }
+    values.iter().all(|v| v.is_some()).then_some(true)
+}
+
+/// Three-valued `or`: one known true decides; all known false is false; else unknown.
+fn any_of(values: Vec<Option<bool>>) -> Option<bool> {
+    all_of(values.into_iter().map(|v| v.map(|b| !b)).collect()).map(|b| !b)
+}
+
 #[derive(Debug, PartialEq)]
 enum Token {
     Ident(String),
@@ -628,11 +635,8 @@ fn predicate(tokens: &[Token], at: &mut usize, krate: &Crate) -> Option<Option<b
             Some(match name.as_str() {
                 "not" if values.len() == 1 => values[0].map(|v| !v),
                 "not" => return None,
-                // Three-valued: one known false (all) or true (any) decides.
-                "all" if values.contains(&Some(false)) => Some(false),
-                "all" => values.iter().all(|v| v.is_some()).then_some(true),
-                _ if values.contains(&Some(true)) => Some(true),
-                _ => values.iter().all(|v| v.is_some()).then_some(false),
+                "all" => all_of(values),
+                _ => any_of(values),
             })
         }
         _ => Some(match name.as_str() {
