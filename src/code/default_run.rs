@@ -61,6 +61,8 @@ struct Crate {
     custom_cfgs: bool,
     /// Test targets' `required-features`, by path relative to the crate.
     required_features: HashMap<String, Vec<String>>,
+    /// Benchmarks and examples whose tests `cargo test` runs (`test = true`), by path.
+    tested_extras: Vec<String>,
 }
 
 /// Answers "does the default test run run this?" for the code of one repo; reads each
@@ -98,6 +100,13 @@ impl DefaultRun {
         let Some(krate) = self.crate_of(graph, &path) else { return true };
         let in_crate = path.strip_prefix(&krate.dir).unwrap_or(&path).trim_start_matches('/');
         if krate.required_features.get(in_crate).is_some_and(|r| !r.iter().all(|f| krate.features.contains(f))) {
+            return false;
+        }
+        // Benchmarks and examples are built by `cargo test` but their tests run only where
+        // the target says `test = true`.
+        if ["benches/", "examples/"].iter().any(|d| in_crate.starts_with(d))
+            && !krate.tested_extras.iter().any(|t| in_crate == t || in_crate.starts_with(&format!("{t}/")))
+        {
             return false;
         }
         if let Some(i) = symbol {
@@ -512,6 +521,22 @@ fn read_crate(root: &Path, dir: &str) -> Option<Crate> {
             required_features.insert(path.trim_start_matches("./").to_string(), required);
         }
     }
+    // `[[bench]]` / `[[example]]` targets with `test = true`: their file (`benches/x.rs`) or
+    // folder (`examples/x/`).
+    let mut tested_extras = Vec::new();
+    for (kind, folder) in [("bench", "benches"), ("example", "examples")] {
+        for target in manifest.get(kind).and_then(|t| t.as_array()).into_iter().flatten() {
+            if target.get("test").and_then(|t| t.as_bool()) != Some(true) {
+                continue;
+            }
+            if let Some(path) = target.get("path").and_then(|p| p.as_str()) {
+                tested_extras.push(path.trim_start_matches("./").to_string());
+            } else if let Some(name) = target.get("name").and_then(|n| n.as_str()) {
+                tested_extras.push(format!("{folder}/{name}.rs"));
+                tested_extras.push(format!("{folder}/{name}"));
+            }
+        }
+    }
     let build_script = match package.get("build") {
         Some(toml::Value::String(_)) => true,
         Some(toml::Value::Boolean(b)) => *b,
@@ -525,7 +550,15 @@ fn read_crate(root: &Path, dir: &str) -> Option<Crate> {
         })
     };
     let custom_cfgs = build_script || cargo_config("") || (!dir.is_empty() && cargo_config(dir));
-    Some(Crate { dir: dir.to_string(), declared, features, suite: Vec::new(), custom_cfgs, required_features })
+    Some(Crate {
+        dir: dir.to_string(),
+        declared,
+        features,
+        suite: Vec::new(),
+        custom_cfgs,
+        required_features,
+        tested_extras,
+    })
 }
 
 /// A `cfg` predicate's value in the default test build: `Some(true)`, `Some(false)`, or
@@ -757,12 +790,26 @@ mod tests {
     }
 
     #[test]
-    fn a_test_target_with_required_features_off_is_not_built() {
+    fn a_test_target_with_required_features_off_or_a_benchmarks_is_not_run() {
         let manifest = "[package]\nname = \"x\"\n[features]\ndefault = [\"std\"]\nstd = []\nslow = []\n\n[[test]]\nname = \"big\"\nrequired-features = [\"slow\"]\n\n[[test]]\nname = \"io\"\npath = \"tests/io_tests.rs\"\nrequired-features = [\"std\"]\n";
         let test = "#[test]\nfn t() {}\n";
-        let (dir, graph) =
-            crate_on_disk(manifest, &[("tests/big.rs", test), ("tests/io_tests.rs", test), ("tests/plain.rs", test)]);
+        let manifest = format!("{manifest}\n[[bench]]\nname = \"tested\"\ntest = true\n");
+        let (dir, graph) = crate_on_disk(
+            &manifest,
+            &[
+                ("tests/big.rs", test),
+                ("tests/io_tests.rs", test),
+                ("tests/plain.rs", test),
+                ("benches/speed.rs", test),
+                ("benches/tested.rs", test),
+                ("examples/demo.rs", test),
+            ],
+        );
         let mut builds = DefaultRun::new(dir.path());
+        // A benchmark's or an example's tests run only with `test = true`.
+        assert!(!built(&mut builds, &graph, "benches/speed.rs"));
+        assert!(!built(&mut builds, &graph, "examples/demo.rs"));
+        assert!(built(&mut builds, &graph, "benches/tested.rs"));
         assert!(!built(&mut builds, &graph, "tests/big.rs"));
         assert!(built(&mut builds, &graph, "tests/io_tests.rs"));
         assert!(built(&mut builds, &graph, "tests/plain.rs"));
@@ -776,6 +823,7 @@ mod tests {
             features: features.iter().map(|f| f.to_string()).collect(),
             custom_cfgs,
             required_features: HashMap::new(),
+            tested_extras: Vec::new(),
         }
     }
 
