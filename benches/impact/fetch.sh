@@ -37,6 +37,8 @@ TOOLS=(
   pycodestyle==2.15.0                                    # transitions' test_codestyle (imported
                                                          # unconditionally; its graphviz/mermaid
                                                          # diagram tests skip without graphviz)
+  termcolor==3.3.0                                       # fire (its run-time dependency)
+  # pyasn1: no test dependencies beyond pytest
 )
 
 PROJECTS=$(python3 -c '
@@ -50,7 +52,7 @@ for p in json.load(open("benches/impact/split.json"))["projects"]:
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${TOOLS[@]}"
 
 # Editable install (no dependencies: the projects here have none at run time but jinja2's
-# MarkupSafe and transitions' six, pinned in TOOLS), before `git init`
+# MarkupSafe, transitions' six and fire's termcolor, pinned in TOOLS), before `git init`
 # so that whatever the build backend writes into the tree is part of the initial commit. A
 # VCS-derived version (hatch-vcs, setuptools-git-versioning) is pretended to be the release.
 install_editable() {
