@@ -71,11 +71,13 @@ pub struct DefaultRun {
     root: PathBuf,
     crates: HashMap<String, Option<std::rc::Rc<Crate>>>,
     pytest: Option<Option<Collection>>,
+    /// Rust files answered already.
+    files_built: HashMap<u32, bool>,
 }
 
 impl DefaultRun {
     pub fn new(root: &Path) -> DefaultRun {
-        DefaultRun { root: root.to_path_buf(), crates: HashMap::new(), pytest: None }
+        DefaultRun { root: root.to_path_buf(), crates: HashMap::new(), pytest: None, files_built: HashMap::new() }
     }
 
     /// Whether a test (a definition, or a file's top level with `None`) runs in the repo's
@@ -98,42 +100,19 @@ impl DefaultRun {
     fn built(&mut self, graph: &CodeGraph, file: u32, symbol: Option<u32>) -> bool {
         let path = graph.path(file).to_string();
         let Some(krate) = self.crate_of(graph, &path) else { return true };
-        let in_crate = path.strip_prefix(&krate.dir).unwrap_or(&path).trim_start_matches('/');
-        if krate.required_features.get(in_crate).is_some_and(|r| !r.iter().all(|f| krate.features.contains(f))) {
-            return false;
-        }
-        // Benchmarks and examples are built by `cargo test` but their tests run only where
-        // the target says `test = true`.
-        if ["benches/", "examples/"].iter().any(|d| in_crate.starts_with(d))
-            && !krate.tested_extras.iter().any(|t| in_crate == t || in_crate.starts_with(&format!("{t}/")))
-        {
-            return false;
-        }
         if let Some(i) = symbol {
             if !definition_built(graph, &krate, file, i) {
                 return false;
             }
         }
-        let mut file = file;
-        for _ in 0..MAX_MODULE_DEPTH {
-            if gates_off(graph, &krate, file, None) {
-                return false;
-            }
-            // The `mod name;` that brings the file in, in its parent module's file.
-            let Some((parent, name)) = parent_module(graph, graph.path(file)) else { return true };
-            let code = graph.code(parent);
-            let declaration = code
-                .symbols
-                .iter()
-                .position(|s| s.kind == SymbolKind::Module && s.name == name && s.container.is_empty());
-            if declaration.is_some_and(|d| gates_off(graph, &krate, parent, Some(d as u32))) {
-                return false;
-            }
-            file = parent;
+        // A file's answer holds for all its tests.
+        if let Some(&built) = self.files_built.get(&file) {
+            return built;
         }
-        true
+        let built = file_built(graph, &krate, file, &path);
+        self.files_built.insert(file, built);
+        built
     }
-
     /// The features the repo's root crate's test suite needs that are off by default (see
     /// `suite_features`), sorted: what `cargo test` at the root is given.
     pub fn suite_features(&mut self, graph: &CodeGraph) -> Vec<String> {
@@ -453,6 +432,38 @@ fn closure(declared: Option<&toml::Table>, features: Vec<String>) -> HashSet<Str
         }
     }
     on
+}
+
+/// Whether `cargo test` builds a file of `krate` (at `path`): its test target, its folder,
+/// the gates on it and on the `mod` declarations that bring it in.
+fn file_built(graph: &CodeGraph, krate: &Crate, file: u32, path: &str) -> bool {
+    let in_crate = path.strip_prefix(&krate.dir).unwrap_or(path).trim_start_matches('/');
+    if krate.required_features.get(in_crate).is_some_and(|r| !r.iter().all(|f| krate.features.contains(f))) {
+        return false;
+    }
+    // Benchmarks and examples are built by `cargo test` but their tests run only where
+    // the target says `test = true`.
+    if ["benches/", "examples/"].iter().any(|d| in_crate.starts_with(d))
+        && !krate.tested_extras.iter().any(|t| in_crate == t || in_crate.starts_with(&format!("{t}/")))
+    {
+        return false;
+    }
+    let mut file = file;
+    for _ in 0..MAX_MODULE_DEPTH {
+        if gates_off(graph, krate, file, None) {
+            return false;
+        }
+        // The `mod name;` that brings the file in, in its parent module's file.
+        let Some((parent, name)) = parent_module(graph, graph.path(file)) else { return true };
+        let code = graph.code(parent);
+        let declaration =
+            code.symbols.iter().position(|s| s.kind == SymbolKind::Module && s.name == name && s.container.is_empty());
+        if declaration.is_some_and(|d| gates_off(graph, krate, parent, Some(d as u32))) {
+            return false;
+        }
+        file = parent;
+    }
+    true
 }
 
 /// Whether a definition and the definitions around it (`mod tests`) are built.
