@@ -12,6 +12,10 @@
 //! Go: a file whose `//go:build` needs a tag of the code's own (`integration`) is not built by
 //! `go test` without `-tags`.
 //!
+//! A test the harness skips unless asked is not run either: Rust's `#[ignore]`, Python's
+//! `@pytest.mark.skip` and `@unittest.skip(…)` (the extractor stores them as a gate that is
+//! always false).
+//!
 //! Python: `pytest` run at the repo's root collects only under its `testpaths` and skips what
 //! `--ignore` in its `addopts` names (from `pytest.ini`, `pyproject.toml`'s
 //! `[tool.pytest.ini_options]`, `tox.ini` or `setup.cfg`, the first that configures pytest):
@@ -89,6 +93,7 @@ impl DefaultRun {
                 let root = &self.root;
                 let collection = self.pytest.get_or_insert_with(|| Collection::read(root));
                 collection.as_ref().is_none_or(|c| c.collects(graph.path(file)))
+                    && symbol.is_none_or(|i| !enclosing(graph, file, i).any(|d| skipped(graph, file, d)))
             }
             // `go test` builds a file whose `//go:build` holds without `-tags`.
             "go" => !graph.code(file).gates.iter().any(|g| g.symbol.is_none() && go_constraint(&g.cfg) == Some(false)),
@@ -468,20 +473,25 @@ fn file_built(graph: &CodeGraph, krate: &Crate, file: u32, path: &str) -> bool {
 
 /// Whether a definition and the definitions around it (`mod tests`) are built.
 fn definition_built(graph: &CodeGraph, krate: &Crate, file: u32, symbol: u32) -> bool {
+    !enclosing(graph, file, symbol).any(|d| gates_off(graph, krate, file, Some(d)))
+}
+
+/// A definition and the definitions around it, innermost first (`Case.test_x`, `Case`).
+fn enclosing(graph: &CodeGraph, file: u32, symbol: u32) -> impl Iterator<Item = u32> + '_ {
     let code = graph.code(file);
-    let mut at = Some(symbol);
-    for _ in 0..MAX_MODULE_DEPTH {
-        let Some(i) = at else { break };
-        if gates_off(graph, krate, file, Some(i)) {
-            return false;
-        }
+    std::iter::successors(Some(symbol), move |&i| {
         let container = &code.symbols[i as usize].container;
-        at = (!container.is_empty())
+        (!container.is_empty())
             .then(|| code.symbols.iter().position(|s| &s.qualified_name == container && s.kind.is_container()))
             .flatten()
-            .map(|p| p as u32);
-    }
-    true
+            .map(|p| p as u32)
+    })
+    .take(MAX_MODULE_DEPTH)
+}
+
+/// Whether a skip marker is on a definition (a gate that is always false).
+fn skipped(graph: &CodeGraph, file: u32, symbol: u32) -> bool {
+    graph.code(file).gates.iter().any(|g| g.symbol == Some(symbol) && g.cfg == "false")
 }
 
 /// Whether one of the gates on a definition (or on the file) is known false.
@@ -684,6 +694,9 @@ fn predicate(tokens: &[Token], at: &mut usize, krate: &Crate) -> Option<Option<b
             })
         }
         _ => Some(match name.as_str() {
+            // `cfg(true)`, `cfg(false)`, and the gate of a skip marker (`#[ignore]`).
+            "true" => Some(true),
+            "false" => Some(false),
             "test" | "debug_assertions" => Some(true),
             "doc" | "doctest" | "miri" => Some(false),
             n if n.starts_with("target_") || WELL_KNOWN.contains(&n) => None,
@@ -779,6 +792,33 @@ mod tests {
         assert!(Collection::read(other.path()).is_none());
         std::fs::write(other.path().join("setup.cfg"), "[tool:pytest]\ntestpaths = t\n").unwrap();
         assert!(!Collection::read(other.path()).unwrap().collects("tests/test_a.py"));
+    }
+
+    /// Whether the test named `qualified` (in the file at `path`) runs.
+    fn test_runs(run: &mut DefaultRun, graph: &CodeGraph, path: &str, qualified: &str) -> bool {
+        let file = graph.file_index(path).unwrap();
+        let i = graph.code(file).symbols.iter().position(|s| s.qualified_name == qualified).unwrap();
+        run.runs(graph, file, Some(i as u32))
+    }
+
+    #[test]
+    fn a_test_the_harness_skips_unless_asked_does_not_run() {
+        let manifest = "[package]\nname = \"x\"\n";
+        let rust = "#[test]\n#[ignore = \"slow\"]\nfn slow() {}\n\n#[test]\nfn quick() {}\n";
+        let (dir, graph) = crate_on_disk(manifest, &[("tests/a.rs", rust)]);
+        let mut run = DefaultRun::new(dir.path());
+        assert!(!test_runs(&mut run, &graph, "tests/a.rs", "slow"));
+        assert!(test_runs(&mut run, &graph, "tests/a.rs", "quick"));
+
+        let python = "import pytest, unittest\n\n@pytest.mark.skip(reason=\"x\")\ndef test_skipped():\n    pass\n\n@pytest.mark.skipif(True, reason=\"x\")\ndef test_maybe():\n    pass\n\ndef test_plain():\n    pass\n\n@unittest.skip(\"old\")\nclass TestOld(unittest.TestCase):\n    def test_m(self):\n        pass\n";
+        let files = HashMap::from([("tests/test_a.py".to_string(), extract(Language::Python, python).unwrap())]);
+        let graph = CodeGraph::build(files, &HashMap::new());
+        let mut run = DefaultRun::new(dir.path());
+        for (name, runs) in
+            [("test_skipped", false), ("test_maybe", true), ("test_plain", true), ("TestOld.test_m", false)]
+        {
+            assert_eq!(test_runs(&mut run, &graph, "tests/test_a.py", name), runs, "{name}");
+        }
     }
 
     #[test]

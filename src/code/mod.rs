@@ -239,7 +239,8 @@ pub struct Gate {
     /// The definition, by index in the file's symbols; `None`: the whole file.
     pub symbol: Option<u32>,
     /// The predicate as written: inside Rust's `cfg(…)` (`feature = "serde"`, `all(test,
-    /// not(loom))`), after Go's `//go:build` (`integration && !windows`).
+    /// not(loom))`), after Go's `//go:build` (`integration && !windows`); `false` for a skip
+    /// marker (`#[ignore]`, `@pytest.mark.skip`): the harness never runs it unasked.
     pub cfg: String,
 }
 

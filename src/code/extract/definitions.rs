@@ -118,6 +118,24 @@ impl<'a> Walker<'a> {
                 self.out.gates.push(Gate { symbol: Some(index), cfg: cfg.to_string() });
             }
         }
+        // A test the harness skips unless asked (`#[ignore]`, `@pytest.mark.skip`,
+        // `@unittest.skip(…)`): never in the default run, a gate that is always false.
+        if kind.is_callable() || kind.is_container() {
+            let skipped = match self.language {
+                Language::Rust => attributes(node, self.src).any(|a| attribute_path(a) == "ignore"),
+                Language::Python => node.parent().filter(|p| p.kind() == "decorated_definition").is_some_and(|p| {
+                    let mut cursor = p.walk();
+                    let skipped = p
+                        .named_children(&mut cursor)
+                        .any(|c| c.kind() == "decorator" && is_skip_decorator(c.utf8_text(self.src).unwrap_or("")));
+                    skipped
+                }),
+                _ => false,
+            };
+            if skipped {
+                self.out.gates.push(Gate { symbol: Some(index), cfg: "false".to_string() });
+            }
+        }
         if node.kind() == "assignment_expression" && node.parent().is_some_and(|p| p.kind() == "assignment_expression")
         {
             // A name inside a chain (`equals` in `T.prototype.equal = T.prototype.equals =
@@ -949,6 +967,21 @@ fn attributes<'t, 's: 't>(node: Node<'t>, src: &'s [u8]) -> impl Iterator<Item =
         .take_while(|s| matches!(s.kind(), "attribute_item" | "line_comment" | "block_comment"))
         .filter(|s| s.kind() == "attribute_item")
         .map(move |s| s.utf8_text(src).unwrap_or(""))
+}
+
+/// An attribute's path: `ignore` for `#[ignore = "slow"]`, `tokio::test` for
+/// `#[tokio::test(flavor = "multi_thread")]`.
+fn attribute_path(attribute: &str) -> &str {
+    let inner = attribute.trim_start_matches('#').trim_start_matches('!').trim_start_matches('[');
+    inner.split(['(', ']', '=', ' ']).next().unwrap_or("").trim()
+}
+
+/// Whether a Python decorator skips its test whatever happens: `@pytest.mark.skip`,
+/// `@pytest.mark.skip(reason=…)`, `@unittest.skip("…")` (not `skipif`, which asks).
+fn is_skip_decorator(decorator: &str) -> bool {
+    let path = decorator.trim_start_matches('@').split(['(', ' ', '\n']).next().unwrap_or("");
+    path.rsplit('.').next() == Some("skip")
+        && (path == "skip" || path.contains("mark.") || path.starts_with("unittest."))
 }
 
 /// The predicate of a `#[cfg(…)]` or `#![cfg(…)]` attribute (not `cfg_attr`).
