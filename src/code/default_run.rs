@@ -1,25 +1,23 @@
 //! Which tests the repo's default test run runs: a test `cargo test` does not build, or one
-//! `pytest` does not collect, covers nothing, whatever calls it.
+//! `pytest` or `go test` does not collect, covers nothing, whatever calls it.
 //!
-//! Rust: a test under `#[cfg(feature = "serde")]`, in a module
-//! declared so, in a file that opens with `#![cfg(feature = "quickcheck")]` or in a test
-//! target whose `required-features` are off by default is not built, so it runs nothing and
-//! covers nothing. The crate's `Cargo.toml` says which features are on by default.
-//!
-//! A condition is true, false or unknown; only a condition known false leaves code out, so an
+//! Rust: a test under `#[cfg(feature = "serde")]`, in a module declared so, in a file that
+//! opens with `#![cfg(feature = "quickcheck")]` or in a test target whose `required-features`
+//! are off by default is not built. The crate's `Cargo.toml` says which features are on. A
+//! condition is true, false or unknown; only a condition known false leaves code out, so an
 //! unknown platform (`unix`, `target_os`) or a cfg a build script may set keeps it.
-//!
-//! Go: a file whose `//go:build` needs a tag of the code's own (`integration`) is not built by
-//! `go test` without `-tags`.
-//!
-//! A test the harness skips unless asked is not run either: Rust's `#[ignore]`, Python's
-//! `@pytest.mark.skip` and `@unittest.skip(…)` (the extractor stores them as a gate that is
-//! always false).
 //!
 //! Python: `pytest` run at the repo's root collects only under its `testpaths` and skips what
 //! `--ignore` in its `addopts` names (from `pytest.ini`, `pyproject.toml`'s
 //! `[tool.pytest.ini_options]`, `tox.ini` or `setup.cfg`, the first that configures pytest):
 //! attrs' `bench/test_benchmarks.py` beside `testpaths = "tests"` is not run.
+//!
+//! Go: a file whose `//go:build` needs a tag of the code's own (`integration`) is not built by
+//! `go test` without `-tags`.
+//!
+//! And a test the harness skips unless asked is not run either: Rust's
+//! `#[ignore]`, Python's `@pytest.mark.skip` and `@unittest.skip(…)` (the extractor stores them
+//! as a gate that is always false).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -118,6 +116,7 @@ impl DefaultRun {
         self.files_built.insert(file, built);
         built
     }
+
     /// The features the repo's root crate's test suite needs that are off by default (see
     /// `suite_features`), sorted: what `cargo test` at the root is given.
     pub fn suite_features(&mut self, graph: &CodeGraph) -> Vec<String> {
