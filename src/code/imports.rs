@@ -88,24 +88,35 @@ pub(super) fn import_specs(language: Language, node: Node, src: &[u8]) -> Option
             }
             "import_from_statement" => {
                 let module = text(node.child_by_field_name("module_name")?, src).to_string();
-                let mut names = Vec::new();
+                // Each name as the module defines it and as this file binds it (`a as b`).
+                let mut names: Vec<(String, String)> = Vec::new();
                 let mut cursor = node.walk();
                 for child in node.children_by_field_name("name", &mut cursor) {
-                    let name = match child.kind() {
+                    let original = match child.kind() {
                         "aliased_import" => child.child_by_field_name("name").map(|n| text(n, src)),
                         _ => Some(text(child, src)),
                     };
-                    if let Some(name) = name {
-                        names.push(name.to_string());
+                    let bound = child.child_by_field_name("alias").map(|n| text(n, src)).or(original);
+                    if let (Some(original), Some(bound)) = (original, bound) {
+                        names.push((original.to_string(), bound.to_string()));
                     }
                 }
+                // Both names are bound: a use of the alias is read as one of the original
+                // (`renames`), and the original is what the target module is searched for.
+                let bound = |(original, bound): (String, String)| {
+                    if original == bound {
+                        vec![original]
+                    } else {
+                        vec![original, bound]
+                    }
+                };
                 // `from . import a, b` names modules: each is an import of its own.
                 if module.chars().all(|c| c == '.') {
                     return Some(
-                        names.into_iter().map(|n| spec(format!("{module}{n}"), node, vec![n], false)).collect(),
+                        names.into_iter().map(|n| spec(format!("{module}{}", n.0), node, bound(n), false)).collect(),
                     );
                 }
-                Some(vec![spec(module, node, names, false)])
+                Some(vec![spec(module, node, names.into_iter().flat_map(bound).collect(), false)])
             }
             "future_import_statement" => Some(Vec::new()),
             _ => None,
@@ -357,6 +368,67 @@ pub(super) fn import_specs(language: Language, node: Node, src: &[u8]) -> Option
     }
 }
 
+/// The names an import statement binds under another name than the one its target defines
+/// them by, as (bound, original): `import { a as b }`, `export { a as b } from`, `from m
+/// import a as b`, `use m::a as b`, `const { a: b } = require(…)`. Uses of `b` in the file are
+/// uses of `a` (`extract::apply_renames`). A module bound under an alias (`import m as n`,
+/// `import * as n`) is not a rename: its uses go through the binding.
+pub(super) fn renames(language: Language, node: Node, src: &[u8]) -> Vec<(String, String)> {
+    let (pair_kinds, original_field, bound_field): (&[&str], &str, &str) = match language {
+        Language::TypeScript | Language::Tsx | Language::JavaScript => {
+            (&["import_specifier", "export_specifier", "pair_pattern"], "name", "alias")
+        }
+        Language::Python if node.kind() == "import_from_statement" => (&["aliased_import"], "name", "alias"),
+        Language::Rust => (&["use_as_clause"], "path", "alias"),
+        _ => return Vec::new(),
+    };
+    // `const { a: b } = require(…)`: the pattern is the declaration's, around the call.
+    let mut top = node;
+    if node.kind() == "call_expression" {
+        let mut up = node.parent();
+        while let Some(parent) = up.filter(|p| matches!(p.kind(), "await_expression" | "parenthesized_expression")) {
+            up = parent.parent();
+        }
+        match up.filter(|p| p.kind() == "variable_declarator").and_then(|d| d.child_by_field_name("name")) {
+            Some(pattern) => top = pattern,
+            None => return Vec::new(),
+        }
+    }
+    let mut out = Vec::new();
+    let mut stack = vec![top];
+    while let Some(n) = stack.pop() {
+        if pair_kinds.contains(&n.kind()) {
+            // A destructuring pair is `key: value`.
+            let (original, bound) = if n.kind() == "pair_pattern" {
+                (n.child_by_field_name("key"), n.child_by_field_name("value"))
+            } else {
+                (n.child_by_field_name(original_field), n.child_by_field_name(bound_field))
+            };
+            if let (Some(original), Some(bound)) = (original, bound) {
+                let original = text(original, src).rsplit("::").next().unwrap_or("").trim_matches(['"', '\'']);
+                let bound = text(bound, src);
+                let identifier = |s: &str| {
+                    s.starts_with(|c: char| c.is_alphabetic() || c == '_' || c == '$')
+                        && s.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+                };
+                let reserved = |s: &str| matches!(s, "default" | "self" | "super" | "crate");
+                if identifier(original)
+                    && identifier(bound)
+                    && original != bound
+                    && !reserved(original)
+                    && !reserved(bound)
+                {
+                    out.push((bound.to_string(), original.to_string()));
+                }
+            }
+            continue;
+        }
+        let mut cursor = n.walk();
+        stack.extend(n.named_children(&mut cursor));
+    }
+    out
+}
+
 /// Flattens a Rust use tree: `a::{b, c::d as e}` → `a::b` (b), `a::c::d` (e).
 fn rust_use_tree(node: Node, prefix: &str, src: &[u8], stmt: Node, out: &mut Vec<ImportSpec>) {
     let join = |a: &str, b: &str| if a.is_empty() { b.to_string() } else { format!("{a}::{b}") };
@@ -377,7 +449,15 @@ fn rust_use_tree(node: Node, prefix: &str, src: &[u8], stmt: Node, out: &mut Vec
         "use_as_clause" => {
             let path = node.child_by_field_name("path").map(|p| text(p, src)).unwrap_or("");
             let alias = node.child_by_field_name("alias").map(|a| text(a, src)).unwrap_or("");
-            out.push(spec(join(prefix, path), stmt, vec![alias.to_string()], false));
+            let full = join(prefix, path);
+            // The original name is bound too: a use of the alias is read as one of it
+            // (`renames`).
+            let original = full.rsplit("::").next().unwrap_or("");
+            let mut names = vec![alias.to_string()];
+            if !original.is_empty() && original != alias && original != "self" && alias != "_" {
+                names.push(original.to_string());
+            }
+            out.push(spec(full, stmt, names, false));
         }
         "use_wildcard" => {
             let path = text(node, src).trim_end_matches('*').trim_end_matches("::");

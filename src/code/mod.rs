@@ -17,6 +17,8 @@ pub mod query;
 pub mod resolve;
 mod spec;
 
+use std::collections::HashMap;
+
 use crate::ingest::{Chunk, ChunkParams, Language};
 use serde::{Deserialize, Serialize};
 
@@ -230,6 +232,12 @@ pub struct FileCode {
     /// what a build may leave out (`default_run::DefaultRun` says whether the default test run
     /// builds it).
     pub gates: Vec<Gate>,
+    /// Names the file binds or exports under an alias, as (bound, original): `from .a import
+    /// foo as baz`, `export { foo as baz } from "./a"`, `export { fooCreate as foo }`, `pub
+    /// use a::foo as baz`. The file's own uses are rewritten where that is unambiguous
+    /// (`extract::apply_renames`); the graph follows these for the files that import `baz`
+    /// from this one (`CodeGraph::link_aliases`).
+    pub renames: Vec<(String, String)>,
 }
 
 /// A build condition written on a definition (Rust `#[cfg(feature = "serde")]` on an item,
@@ -257,6 +265,36 @@ impl FileCode {
     /// What a use was reached through ("" when bare).
     pub fn qualifier_of(&self, occurrence: &Occurrence) -> &str {
         self.strings.get(occurrence.qualifier as usize).map(String::as_str).unwrap_or("")
+    }
+
+    /// Reads uses of names bound under an alias as uses of the names their definitions have:
+    /// a bare use of a key of `bare`, or a qualifier headed by one (`Bar.create()`, `bar::x`).
+    pub fn rename_uses(&mut self, bare: &HashMap<&str, &str>) {
+        // What each string becomes as a bare name and as a qualifier (occurrences share them).
+        let as_name: Vec<Option<String>> =
+            self.strings.iter().map(|s| bare.get(s.as_str()).map(|original| original.to_string())).collect();
+        let as_qualifier: Vec<Option<String>> = self
+            .strings
+            .iter()
+            .map(|s| {
+                let head_len = s.find(['.', ':', '(', '[', '<']).unwrap_or(s.len());
+                bare.get(&s[..head_len]).map(|original| format!("{original}{}", &s[head_len..]))
+            })
+            .collect();
+        let mut index: HashMap<String, u32> =
+            self.strings.iter().enumerate().map(|(i, s)| (s.clone(), i as u32)).collect();
+        for occurrence in &mut self.occurrences {
+            let (slot, table) = if occurrence.qualifier == 0 {
+                (&mut occurrence.name, &as_name)
+            } else {
+                (&mut occurrence.qualifier, &as_qualifier)
+            };
+            let Some(text) = table.get(*slot as usize).cloned().flatten() else { continue };
+            *slot = *index.entry(text.clone()).or_insert_with(|| {
+                self.strings.push(text);
+                self.strings.len() as u32 - 1
+            });
+        }
     }
 
     /// Variable-length integers: uses are mostly small numbers, and the facts of a large repo
@@ -298,7 +336,7 @@ pub fn grammar_fingerprint() -> String {
 
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode` or what the extractor emits changes.
-    const FORMAT: u32 = 34;
+    const FORMAT: u32 = 35;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

@@ -868,6 +868,13 @@ impl<'a> Walker<'a> {
                     }
                 }
             }
+            // A class's `constructor` runs where the class is built (`new Cart(…)`), never by
+            // its name: a constructor as other languages' are.
+            (Language::TypeScript | Language::Tsx | Language::JavaScript, "method_definition")
+                if node.child_by_field_name("name").is_some_and(|n| self.text(n) == "constructor") =>
+            {
+                SymbolKind::Constructor
+            }
             (Language::JavaScript, "assignment_expression") => match self.assigned_function_member(node) {
                 Some(member) if member.value.kind() == "class" => SymbolKind::Class,
                 _ => kind,

@@ -86,6 +86,8 @@ pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileC
     let mut walker = Walker::new(language, spec, text.as_bytes(), Vec::new(), 0, 0);
     walker.walk_resyncing(tree, text, 0);
     walker.expand_prefixed_attributes();
+    apply_renames(&mut walker.out, &walker.renames);
+    walker.out.renames = std::mem::take(&mut walker.renames);
     let root = tree.root_node();
     let mut cursor = root.walk();
     let file_gate = |node: Node| -> Option<String> {
@@ -109,6 +111,26 @@ pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileC
         }
     }
     Some(walker.out)
+}
+
+/// Reads a use of a name the file imports under an alias as a use of the name the import's
+/// target defines (`import { foo as bar }`; `bar(3)` calls `foo`): the graph finds a
+/// definition's uses by its name, and `bar` is not it. A file that defines the original name
+/// itself (a wrapper around the import, `def foo(): return _foo()`) keeps its uses as
+/// written: the rewritten name would resolve to its own definition.
+fn apply_renames(code: &mut FileCode, renames: &[(String, String)]) {
+    // Two names for two modules' `create` (`create as stringCreate`, `create as numberCreate`)
+    // would both become `create`, which then means either: the graph links those
+    // (`CodeGraph::link_aliases`).
+    let twice = |original: &str| renames.iter().filter(|(_, o)| o == original).count() > 1;
+    let bare: HashMap<&str, &str> = renames
+        .iter()
+        .filter(|(_, original)| !code.symbols.iter().any(|s| s.name == *original) && !twice(original))
+        .map(|(bound, original)| (bound.as_str(), original.as_str()))
+        .collect();
+    if !bare.is_empty() {
+        code.rename_uses(&bare);
+    }
 }
 
 /// Fresh parses of the rest of a file after a syntax error, at most: each one starts at the
@@ -203,6 +225,8 @@ struct Walker<'a> {
     qualifiers: HashMap<usize, String>,
     /// The walk is inside an import statement until this byte.
     import_end: usize,
+    /// Names the file's imports bind under an alias, as (bound, original) (`imports::renames`).
+    renames: Vec<(String, String)>,
     /// Uses already recorded (line, column): a name read in an expanded macro body is not
     /// recorded again as a bare token of that body.
     seen: HashSet<(u32, u32)>,
@@ -274,6 +298,7 @@ impl<'a> Walker<'a> {
             call_names: HashSet::new(),
             qualifiers: HashMap::new(),
             import_end: 0,
+            renames: Vec::new(),
             seen: HashSet::new(),
             macro_depth,
             symbol_base,
@@ -299,6 +324,7 @@ impl<'a> Walker<'a> {
         let mut sub = Walker::new(self.language, self.spec, rest.as_bytes(), Vec::new(), 0, self.symbol_base + base);
         sub.macro_rules = self.macro_rules.clone();
         sub.walk_resyncing(&rest_tree, rest, resyncs + 1);
+        self.renames.append(&mut sub.renames);
         let row_offset = text[..at].matches('\n').count() as u32;
         self.absorb(sub.out, |line, _| *line += row_offset);
     }
@@ -414,6 +440,13 @@ impl<'a> Walker<'a> {
             if let Some(specs) = imports::import_specs(self.language, node, self.src) {
                 self.import_end = node.end_byte();
                 self.out.imports.extend(specs);
+                self.renames.extend(imports::renames(self.language, node, self.src));
+            } else if kind == "export_statement"
+                && node.child_by_field_name("source").is_none()
+                && node.named_children(&mut node.walk()).any(|c| c.kind() == "export_clause")
+            {
+                // `export { stringCreate as string }`: what importers call `string`.
+                self.renames.extend(imports::renames(self.language, node, self.src));
             }
         }
         self.read_package(node);

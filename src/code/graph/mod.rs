@@ -109,6 +109,11 @@ pub struct CodeGraph {
     /// Per file: a name an import binds → the files it names (empty: names something outside
     /// the repo).
     bindings: Vec<HashMap<String, Vec<u32>>>,
+    /// Per file: the definitions a use resolves to through names bound under an alias on the
+    /// way (`link_aliases`), by the use's (qualifier, name) string indices.
+    aliases: Vec<HashMap<(u32, u32), Vec<SymbolRef>>>,
+    /// The bare ones of `aliases`, by name (a call's callee is text, `string().min(5)`).
+    aliased_names: Vec<HashMap<String, Vec<SymbolRef>>>,
     /// Per file: files whose every top-level name is visible (whole-module and wildcard
     /// imports, includes and their source twins).
     open_imports: Vec<Vec<u32>>,
@@ -307,6 +312,8 @@ impl CodeGraph {
             imported_by: vec![Vec::new(); n],
             unresolved: vec![Vec::new(); n],
             bindings: vec![HashMap::new(); n],
+            aliases: vec![HashMap::new(); n],
+            aliased_names: vec![HashMap::new(); n],
             open_imports: vec![Vec::new(); n],
             package_mates: vec![Vec::new(); n],
             resolver,
@@ -316,7 +323,128 @@ impl CodeGraph {
             content_hashes: vec![String::new(); n],
         };
         graph.link();
+        graph.link_aliases();
         graph
+    }
+
+    /// A name imported from a file that binds or exports it under an alias (`from .a import
+    /// foo as baz` in a package's `__init__.py`, `export { foo as baz } from "./a"`, `export {
+    /// fooCreate as foo }`, `pub use a::foo as baz`), directly or along re-exports, and a name
+    /// the file itself imports under an alias of an original it cannot take (two modules'
+    /// `create`): each use of it in the importing file, bare or as a member of the module
+    /// imported (`d.baz()`), resolves to the definitions at the end of the chain
+    /// (`resolve_use`), and is listed under their name for the walk back from them.
+    fn link_aliases(&mut self) {
+        if self.codes.iter().all(|c| c.renames.is_empty()) {
+            return;
+        }
+        for f in 0..self.codes.len() {
+            let code = &self.codes[f];
+            let mut found: HashMap<(u32, u32), Vec<SymbolRef>> = HashMap::new();
+            let mut asked: HashSet<(u32, u32)> = HashSet::new();
+            for occurrence in &code.occurrences {
+                let key = (occurrence.qualifier, occurrence.name);
+                if !asked.insert(key) {
+                    continue;
+                }
+                let (qualifier, name) = (code.qualifier_of(occurrence), code.name_of(occurrence));
+                let (bound, own_rename) = if occurrence.qualifier == 0 {
+                    (name, code.renames.iter().find(|(b, _)| b == name).map(|(_, o)| o.as_str()))
+                } else {
+                    (qualifier, None)
+                };
+                let Some(targets) = self.bindings[f].get(bound) else { continue };
+                let (start, renamed) = match own_rename {
+                    Some(original) => (original, true),
+                    None => (name, false),
+                };
+                let definitions = self.aliased_definitions(targets, start, renamed);
+                if !definitions.is_empty() {
+                    found.insert(key, definitions);
+                }
+            }
+            if found.is_empty() {
+                continue;
+            }
+            // Listed under the definition's name too, where the walk back looks.
+            let mut listed: Vec<(String, u32)> = Vec::new();
+            for (o, occurrence) in self.codes[f].occurrences.iter().enumerate() {
+                let Some(definitions) = found.get(&(occurrence.qualifier, occurrence.name)) else { continue };
+                let own = self.codes[f].name_of(occurrence);
+                let mut names: Vec<&str> = definitions.iter().map(|&r| self.symbol(r).name.as_str()).collect();
+                names.sort_unstable();
+                names.dedup();
+                listed.extend(names.into_iter().filter(|n| *n != own).map(|n| (n.to_string(), o as u32)));
+            }
+            for (defined, o) in listed {
+                self.uses_by_name.entry(defined).or_default().push((f as u32, o));
+            }
+            self.aliased_names[f] = found
+                .iter()
+                .filter(|((qualifier, _), _)| *qualifier == 0)
+                .map(|(&(_, name), definitions)| (self.codes[f].strings[name as usize].clone(), definitions.clone()))
+                .collect();
+            self.aliases[f] = found;
+        }
+    }
+
+    /// The top-level definitions `name` reaches from `targets` once it has been renamed on
+    /// the way (`renamed`: by the importing file itself): each file either defines it, binds
+    /// it under another name (followed within the file), or imports it from the next files,
+    /// up to `MAX_REEXPORT_HOPS` files on. Empty when no rename lies on the way (resolution
+    /// by name finds those) or nothing is defined at its end.
+    fn aliased_definitions(&self, targets: &[u32], name: &str, renamed: bool) -> Vec<SymbolRef> {
+        let mut out: Vec<SymbolRef> = Vec::new();
+        let mut seen: HashSet<(u32, String)> = HashSet::new();
+        let mut frontier: Vec<(u32, String, bool)> = targets.iter().map(|&t| (t, name.to_string(), renamed)).collect();
+        for _ in 0..MAX_REEXPORT_HOPS + 2 {
+            let mut next = Vec::new();
+            for (t, name, renamed) in frontier {
+                if !seen.insert((t, name.clone())) {
+                    continue;
+                }
+                let code = &self.codes[t as usize];
+                let defined: Vec<SymbolRef> = code
+                    .symbols
+                    .iter()
+                    .enumerate()
+                    .map(|(i, _)| (t, i as u32))
+                    .filter(|&r| {
+                        let s = self.symbol(r);
+                        s.name == name && (self.is_top_level(r) || s.kind.is_container())
+                    })
+                    .collect();
+                if !defined.is_empty() {
+                    if renamed {
+                        out.extend(defined);
+                    }
+                    continue;
+                }
+                if let Some((_, original)) = code.renames.iter().find(|(bound, _)| *bound == name) {
+                    // Imported under this name (`import { create as stringCreate } from
+                    // "./string"`): on to that import's files, whose name is the original;
+                    // exported under it (`export { stringCreate as string }`): the file's own.
+                    match self.bindings[t as usize].get(&name) {
+                        Some(files) => next.extend(files.iter().map(|&onward| (onward, original.clone(), true))),
+                        None => next.push((t, original.clone(), true)),
+                    }
+                    continue;
+                }
+                for &onward in self.bindings[t as usize].get(&name).into_iter().flatten() {
+                    next.push((onward, name.clone(), renamed));
+                }
+                for &onward in &self.open_imports[t as usize] {
+                    next.push((onward, name.clone(), renamed));
+                }
+            }
+            if next.is_empty() {
+                break;
+            }
+            frontier = next;
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     fn link(&mut self) {
@@ -512,6 +640,17 @@ impl CodeGraph {
     pub fn resolve_use(&self, f: u32, o: u32) -> Vec<Candidate> {
         let code = &self.codes[f as usize];
         let occ = &code.occurrences[o as usize];
+        if let Some(definitions) = self.aliases[f as usize].get(&(occ.qualifier, occ.name)) {
+            let confidence = if definitions.len() == 1 { 0.9 } else { 0.8 };
+            let mut out: Vec<Candidate> = definitions
+                .iter()
+                .map(|&symbol| Candidate { symbol, resolution: Resolution::Import, confidence })
+                .collect();
+            if occ.kind == UseKind::Call {
+                self.keep_callables(&mut out);
+            }
+            return out;
+        }
         let Some(all) = self.defs_by_name.get(code.name_of(occ)) else {
             return Vec::new();
         };

@@ -551,6 +551,9 @@ impl CodeGraph {
     pub(super) fn may_mean(&self, f: u32, occ: &Occurrence, target: SymbolRef, counts: NameCounts) -> bool {
         let target_file = target.0;
         let code = &self.codes[f as usize];
+        if let Some(definitions) = self.aliases[f as usize].get(&(occ.qualifier, occ.name)) {
+            return definitions.contains(&target);
+        }
         if code.language == "rust" && self.symbol(target).kind == SymbolKind::Macro {
             return true;
         }

@@ -249,9 +249,16 @@ impl CodeGraph {
             Some(i) => (callee[..i].trim_end_matches(':'), &callee[i + 1..]),
             None => ("", callee),
         };
-        let defs = self.defs_by_name.get(name)?;
+        // `string().min(5)` where `string` is `create` imported under another name.
+        let aliased = receiver.is_empty().then(|| self.aliased_names[f as usize].get(name)).flatten();
+        let defs = match aliased {
+            Some(definitions) => definitions,
+            None => self.defs_by_name.get(name)?,
+        };
         let receiver_last = split_qualifier(receiver).last().copied().unwrap_or("");
-        let candidates: Vec<SymbolRef> = if receiver.is_empty() {
+        let candidates: Vec<SymbolRef> = if aliased.is_some() {
+            defs.clone()
+        } else if receiver.is_empty() {
             let visible = self.visible_files(f, name);
             defs.iter().copied().filter(|&r| (r.0 == f || visible.contains(&r.0)) && self.is_top_level(r)).collect()
         } else if matches!(receiver, "self" | "cls" | "this" | "Self") {
@@ -276,9 +283,16 @@ impl CodeGraph {
         let called: Vec<SymbolRef> =
             candidates.into_iter().filter(|&r| self.symbol(r).kind != SymbolKind::Field).collect();
         let mut found: Option<String> = None;
-        for r in called {
+        for &r in &called {
             let s = self.symbol(r);
             let language = &self.code(r.0).language;
+            // An overload set (TypeScript's signatures, then a body that states no type): the
+            // signatures say what it returns.
+            let overloaded =
+                || called.iter().any(|&o| o != r && o.0 == r.0 && self.symbol(o).qualified_name == s.qualified_name);
+            if !element && !s.kind.is_container() && return_type(&s.signature, language).is_none() && overloaded() {
+                continue;
+            }
             let ty = if element {
                 let elements = return_text(&s.signature, language)?;
                 crate::code::extract::element_type(elements, language == "go")?

@@ -131,6 +131,11 @@ impl CodeGraph {
                 let counts = self.name_counts(name);
                 for &(f, o) in occurrences {
                     let occ = &self.codes[f as usize].occurrences[o as usize];
+                    // Also listed under an aliased definition's name (`link_aliases`):
+                    // resolved once, under its own.
+                    if self.codes[f as usize].name_of(occ) != name {
+                        continue;
+                    }
                     let candidates = self.resolve_use(f, o);
                     unresolved[f as usize][o as usize] = candidates.is_empty();
                     let mut seen: Vec<SymbolRef> = Vec::new();

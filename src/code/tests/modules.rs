@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::super::{extract, CodeGraph};
+use super::super::{extract, CodeGraph, SymbolKind};
 use super::resolution::{python_graph, sure_uses};
 use crate::ingest::Language;
 
@@ -99,4 +99,146 @@ fn a_files_importers_come_in_pages() {
     let mut all: Vec<String> = first.imported_by.iter().chain(&second.imported_by).map(|e| e.path.clone()).collect();
     all.sort();
     assert_eq!(all, ["a.py", "b.py", "c.py"]);
+}
+
+/// The lines of the sure uses of `name` in `path` outside the import statements (those name
+/// the definition whatever the file calls it).
+fn sure_use_lines(graph: &CodeGraph, name: &str, path: &str) -> Vec<(String, u32)> {
+    let target = graph.lookup(name).into_iter().find(|&r| graph.path(r.0) == path).expect(name);
+    let mut found: Vec<(String, u32)> =
+        graph.references(target, 0.5).into_iter().filter(|r| r.kind != "import").map(|r| (r.path, r.line)).collect();
+    found.sort();
+    found
+}
+
+/// A name imported under an alias (`import { foo as bar }`, `from m import foo as bar`,
+/// `use m::foo as bar`) is the definition it names, and so is a name imported from a file that
+/// re-exports it under another (`export { foo as baz } from`, a package's `from .a import foo
+/// as baz`, `pub use a::foo as baz`), bare or as a member of the module (`d.baz()`); so is a
+/// wrapper's call of the function it wraps under another name.
+#[test]
+fn a_name_imported_under_an_alias_is_the_definition_it_names() {
+    let ts = |text: &str| extract(Language::TypeScript, text).unwrap();
+    let graph = CodeGraph::build(
+        HashMap::from([
+            ("a.ts".to_string(), ts("export function foo(x: number): number {\n  return x + 1;\n}\n")),
+            ("b.ts".to_string(), ts("import { foo as bar } from \"./a\";\nexport function use(): number {\n  return bar(3);\n}\n")),
+            ("d.ts".to_string(), ts("export { foo as baz } from \"./a\";\n")),
+            ("e.test.ts".to_string(), ts("import { baz } from \"./d\";\ntest(\"baz\", () => {\n  baz(1);\n});\n")),
+            ("h.test.ts".to_string(), ts("import * as d from \"./d\";\ntest(\"h\", () => {\n  d.baz(2);\n});\n")),
+            (
+                "w.ts".to_string(),
+                ts("import { foo as inner } from \"./a\";\nexport function foo(x: number): number {\n  return inner(x) * 2;\n}\n"),
+            ),
+        ]),
+        &HashMap::new(),
+    );
+    // The wrapper's `inner(x)` calls the `foo` it wraps, not itself.
+    assert_eq!(
+        sure_use_lines(&graph, "foo", "a.ts"),
+        [("b.ts".to_string(), 3), ("e.test.ts".to_string(), 3), ("h.test.ts".to_string(), 3), ("w.ts".to_string(), 3)]
+    );
+    assert!(sure_use_lines(&graph, "foo", "w.ts").is_empty());
+
+    // Two modules' `create`, exported by an index as `string` and `number`: each name is its
+    // own module's.
+    let graph = CodeGraph::build(
+        HashMap::from([
+            ("string.ts".to_string(), ts("export function create() {\n  return 1;\n}\n")),
+            ("number.ts".to_string(), ts("export function create() {\n  return 2;\n}\n")),
+            (
+                "index.ts".to_string(),
+                ts("import { create as stringCreate } from \"./string\";\nimport { create as numberCreate } from \"./number\";\nexport { stringCreate as string, numberCreate as number };\n"),
+            ),
+            ("s.test.ts".to_string(), ts("import { string } from \"./index\";\ntest(\"s\", () => {\n  string();\n});\n")),
+        ]),
+        &HashMap::new(),
+    );
+    let calls = |path: &str| -> Vec<(String, u32)> {
+        sure_use_lines(&graph, "create", path).into_iter().filter(|(p, _)| p != "index.ts").collect()
+    };
+    assert_eq!(calls("string.ts"), [("s.test.ts".to_string(), 3)]);
+    assert!(calls("number.ts").is_empty());
+
+    let graph = python_graph(&[
+        ("pkg/__init__.py", "from pkg.a import foo as baz\n"),
+        ("pkg/a.py", "def foo(x):\n    return x + 1\n"),
+        ("pkg/b.py", "from pkg.a import foo as bar\n\n\ndef use():\n    return bar(3)\n"),
+        ("tests/test_d.py", "from pkg import baz\n\n\ndef test_baz():\n    assert baz(1) == 2\n"),
+    ]);
+    assert_eq!(
+        sure_use_lines(&graph, "foo", "pkg/a.py"),
+        [("pkg/b.py".to_string(), 5), ("tests/test_d.py".to_string(), 5)]
+    );
+
+    let rust = |text: &str| extract(Language::Rust, text).unwrap();
+    let configs =
+        HashMap::from([("Cargo.toml".to_string(), "[package]\nname = \"shop\"\nversion = \"0.1.0\"\n".to_string())]);
+    let graph = CodeGraph::build(
+        HashMap::from([
+            ("src/lib.rs".to_string(), rust("pub mod a;\npub mod b;\npub use a::foo as baz;\n")),
+            ("src/a.rs".to_string(), rust("pub fn foo(x: u32) -> u32 {\n    x + 1\n}\n")),
+            ("src/b.rs".to_string(), rust("use crate::a::foo as bar;\n\npub fn use_it() -> u32 {\n    bar(3)\n}\n")),
+            (
+                "tests/baz.rs".to_string(),
+                rust("use shop::baz;\n\n#[test]\nfn bazzes() {\n    assert_eq!(baz(1), 2);\n}\n"),
+            ),
+        ]),
+        &configs,
+    );
+    assert_eq!(
+        sure_use_lines(&graph, "foo", "src/a.rs"),
+        [("src/b.rs".to_string(), 4), ("tests/baz.rs".to_string(), 5)]
+    );
+}
+
+/// A TypeScript class's `constructor` is a constructor: it runs where the class is built
+/// (`new StringSchema()`, directly or in a factory), and a call of what an aliased factory
+/// returns (`string().min(1)`, `create` exported as `string`, its overload signature stating
+/// the type) is a call of that type's method.
+#[test]
+fn a_typescript_constructor_runs_where_its_class_is_built_and_a_factory_types_its_result() {
+    use crate::code::dependents::{type_seeds, walk, Seed};
+    let ts = |text: &str| extract(Language::TypeScript, text).unwrap();
+    let graph = CodeGraph::build(
+        HashMap::from([
+            (
+                "string.ts".to_string(),
+                ts("export class StringSchema {\n  constructor() {\n    this.x = 1;\n  }\n  min(n: number): StringSchema {\n    return this;\n  }\n}\nexport function create(): StringSchema;\nexport function create() {\n  return new StringSchema();\n}\n"),
+            ),
+            (
+                "index.ts".to_string(),
+                ts("import { create as stringCreate } from \"./string\";\nexport { stringCreate as string };\n"),
+            ),
+            ("min.test.ts".to_string(), ts("import { string } from \"./index\";\ntest(\"min\", () => {\n  string().min(1);\n});\n")),
+            (
+                "new.test.ts".to_string(),
+                ts("import { StringSchema } from \"./string\";\ntest(\"new\", () => {\n  new StringSchema();\n});\n"),
+            ),
+            ("other.test.ts".to_string(), ts("test(\"other\", () => {\n  expect(1).toBe(1);\n});\n")),
+        ]),
+        &HashMap::new(),
+    );
+    let constructor = graph.lookup("StringSchema.constructor")[0];
+    assert_eq!(graph.symbol(constructor).kind, SymbolKind::Constructor);
+    let tests_of = |name: &str| -> Vec<String> {
+        let changed = graph.lookup(name)[0];
+        let mut seeds = vec![Seed {
+            symbol_opt: Some(changed),
+            name: String::new(),
+            label: name.into(),
+            instances_only: false,
+            declared_only: false,
+        }];
+        let more = type_seeds(&graph, &seeds);
+        seeds.extend(more);
+        let limits = super::resolution::daemon_walk_limits();
+        let mut found: Vec<String> =
+            walk(&graph, &seeds, limits).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
+        found.sort();
+        found.dedup();
+        found
+    };
+    assert_eq!(tests_of("StringSchema.constructor"), ["min.test.ts", "new.test.ts"]);
+    assert_eq!(tests_of("StringSchema.min"), ["min.test.ts"]);
 }
