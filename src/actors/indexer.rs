@@ -66,7 +66,7 @@ enum RecordUpdate {
     Put {
         path: String,
         record: FileRecord,
-        code: Option<FileCode>,
+        code: Option<Box<FileCode>>,
     },
     /// Same content, new mtime: the old record's chunks stay.
     Touch {

@@ -63,7 +63,7 @@ pub struct ChunkFiles {
 pub enum IngestedFile {
     /// New or changed content: its chunks (and code facts, for a language with a grammar)
     /// replace the old ones.
-    Changed { path: String, record: FileRecord, chunks: Vec<Chunk>, code: Option<FileCode> },
+    Changed { path: String, record: FileRecord, chunks: Vec<Chunk>, code: Option<Box<FileCode>> },
     /// Same content, new mtime: only the record is refreshed.
     Unchanged { path: String, record: FileRecord },
     /// Binary or a document that cannot be converted (recorded, so it is not re-read every
@@ -155,7 +155,7 @@ fn ingest_file(
         record: record(hash, chunks.len() as u32, language.name()),
         path: file.rel_path,
         chunks,
-        code,
+        code: code.map(Box::new),
     }
 }
 

@@ -238,6 +238,10 @@ pub struct FileCode {
     /// (`extract::apply_renames`); the graph follows these for the files that import `baz`
     /// from this one (`CodeGraph::link_aliases`).
     pub renames: Vec<(String, String)>,
+    /// The class a function without a stated return type builds and returns on every path
+    /// (`function create() { return new ArraySchema(); }`), by index in `symbols`: a call's
+    /// result is typed by it as by an annotation (`array().min(5)`).
+    pub returns: Vec<(u32, String)>,
 }
 
 /// A build condition written on a definition (Rust `#[cfg(feature = "serde")]` on an item,

@@ -112,6 +112,14 @@ impl<'a> Walker<'a> {
             self.def_names.insert(name_node.id());
         }
         let index = self.symbol_base + self.out.symbols.len() as u32;
+        if kind.is_callable()
+            && matches!(self.language, Language::TypeScript | Language::Tsx | Language::JavaScript)
+            && crate::code::graph::stated_return(&symbol.signature, self.language.name()).is_none()
+        {
+            if let Some(built) = self.built_and_returned(node) {
+                self.out.returns.push((index, built));
+            }
+        }
         self.out.symbols.push(symbol);
         if self.language == Language::Rust {
             for cfg in attributes(node, self.src).filter_map(cfg_predicate) {
@@ -845,6 +853,59 @@ impl<'a> Walker<'a> {
     }
 
     /// Kinds a node type alone does not tell.
+    /// The class a JavaScript or TypeScript function returns a new instance of on every
+    /// `return` of its own (not those of functions nested in it), or an arrow function's
+    /// body is (`() => new Lazy(builder)`); `None` when any return gives something else.
+    fn built_and_returned(&self, node: Node) -> Option<String> {
+        let function = match node.kind() {
+            "variable_declarator" | "pair" | "public_field_definition" => node.child_by_field_name("value")?,
+            "assignment_expression" => node.child_by_field_name("right")?,
+            _ => node,
+        };
+        let body = function.child_by_field_name("body")?;
+        let built = |expression: Node| -> Option<String> {
+            let expression = match expression.kind() {
+                "parenthesized_expression" => expression.named_child(0)?,
+                _ => expression,
+            };
+            if expression.kind() != "new_expression" {
+                return None;
+            }
+            let class = self.text(expression.child_by_field_name("constructor")?);
+            let class = class.rsplit('.').next().unwrap_or(class);
+            class.starts_with(char::is_uppercase).then(|| class.to_string())
+        };
+        if body.kind() != "statement_block" {
+            return built(body);
+        }
+        let mut found: Option<String> = None;
+        let mut stack = vec![body];
+        while let Some(n) = stack.pop() {
+            match n.kind() {
+                "function_declaration"
+                | "function_expression"
+                | "function"
+                | "arrow_function"
+                | "generator_function_declaration"
+                | "method_definition"
+                | "class_declaration"
+                | "class" => continue,
+                "return_statement" => {
+                    let class = built(n.named_child(0)?)?;
+                    if found.as_ref().is_some_and(|f| *f != class) {
+                        return None;
+                    }
+                    found = Some(class);
+                    continue;
+                }
+                _ => {}
+            }
+            let mut cursor = n.walk();
+            stack.extend(n.named_children(&mut cursor));
+        }
+        found
+    }
+
     pub(super) fn refine_kind(&self, node: Node, kind: SymbolKind) -> SymbolKind {
         match (self.language, node.kind()) {
             (Language::Go, "type_spec") => match node.child_by_field_name("type").map(|t| t.kind()) {

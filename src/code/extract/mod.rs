@@ -349,6 +349,7 @@ impl<'a> Walker<'a> {
         }
         // Their symbols' indices already count from this walk's (`symbol_base`).
         self.out.gates.append(&mut out.gates);
+        self.out.returns.append(&mut out.returns);
         for mut import in std::mem::take(&mut out.imports) {
             let mut column = 0;
             shift(&mut import.line, &mut column);

@@ -7,6 +7,8 @@
 
 mod resolution;
 mod types;
+
+pub(crate) use types::stated_return;
 mod uses;
 
 use std::collections::{HashMap, HashSet};

@@ -290,8 +290,19 @@ impl CodeGraph {
             // signatures say what it returns.
             let overloaded =
                 || called.iter().any(|&o| o != r && o.0 == r.0 && self.symbol(o).qualified_name == s.qualified_name);
-            if !element && !s.kind.is_container() && return_type(&s.signature, language).is_none() && overloaded() {
-                continue;
+            // A body that builds and returns one class (`return new ArraySchema(…)`): that class.
+            let built = || self.code(r.0).returns.iter().find(|(i, _)| *i == r.1).map(|(_, class)| class.clone());
+            if !element && !s.kind.is_container() && return_type(&s.signature, language).is_none() {
+                if let Some(class) = built() {
+                    if found.as_ref().is_some_and(|t| *t != class) {
+                        return None;
+                    }
+                    found = Some(class);
+                    continue;
+                }
+                if overloaded() {
+                    continue;
+                }
             }
             let ty = if element {
                 let elements = return_text(&s.signature, language)?;
@@ -367,6 +378,11 @@ fn return_text<'s>(signature: &'s str, language: &str) -> Option<&'s str> {
 
 /// The type a function returns (`return_text`), as the type whose members its result has;
 /// `Self` (also `&mut Self`) for the implementing type.
+/// The type a signature states its function returns, if it states one.
+pub(crate) fn stated_return(signature: &str, language: &str) -> Option<String> {
+    return_type(signature, language)
+}
+
 fn return_type(signature: &str, language: &str) -> Option<String> {
     let text = return_text(signature, language)?;
     if language == "go" {

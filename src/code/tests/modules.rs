@@ -195,7 +195,7 @@ fn a_name_imported_under_an_alias_is_the_definition_it_names() {
 /// A TypeScript class's `constructor` is a constructor: it runs where the class is built
 /// (`new StringSchema()`, directly or in a factory), and a call of what an aliased factory
 /// returns (`string().min(1)`, `create` exported as `string`, its overload signature stating
-/// the type) is a call of that type's method.
+/// the type; or no type, but every `return` builds one class) is a call of that type's method.
 #[test]
 fn a_typescript_constructor_runs_where_its_class_is_built_and_a_factory_types_its_result() {
     use crate::code::dependents::{type_seeds, walk, Seed};
@@ -216,6 +216,11 @@ fn a_typescript_constructor_runs_where_its_class_is_built_and_a_factory_types_it
                 ts("import { StringSchema } from \"./string\";\ntest(\"new\", () => {\n  new StringSchema();\n});\n"),
             ),
             ("other.test.ts".to_string(), ts("test(\"other\", () => {\n  expect(1).toBe(1);\n});\n")),
+            (
+                "array.ts".to_string(),
+                ts("export class ArraySchema {\n  min(n: number) {\n    return this;\n  }\n}\nexport const create = () => {\n  if (Math.random() > 2) {\n    return new ArraySchema();\n  }\n  return new ArraySchema();\n};\n"),
+            ),
+            ("array.test.ts".to_string(), ts("import { create } from \"./array\";\ntest(\"min\", () => {\n  create().min(1);\n});\n")),
         ]),
         &HashMap::new(),
     );
@@ -241,4 +246,6 @@ fn a_typescript_constructor_runs_where_its_class_is_built_and_a_factory_types_it
     };
     assert_eq!(tests_of("StringSchema.constructor"), ["min.test.ts", "new.test.ts"]);
     assert_eq!(tests_of("StringSchema.min"), ["min.test.ts"]);
+    // A factory that states no type but returns `new ArraySchema()` on every path.
+    assert_eq!(tests_of("ArraySchema.min"), ["array.test.ts"]);
 }
