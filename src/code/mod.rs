@@ -17,8 +17,6 @@ pub mod query;
 pub mod resolve;
 mod spec;
 
-use std::collections::HashMap;
-
 use crate::ingest::{Chunk, ChunkParams, Language};
 use serde::{Deserialize, Serialize};
 
@@ -269,36 +267,6 @@ impl FileCode {
     /// What a use was reached through ("" when bare).
     pub fn qualifier_of(&self, occurrence: &Occurrence) -> &str {
         self.strings.get(occurrence.qualifier as usize).map(String::as_str).unwrap_or("")
-    }
-
-    /// Reads uses of names bound under an alias as uses of the names their definitions have:
-    /// a bare use of a key of `bare`, or a qualifier headed by one (`Bar.create()`, `bar::x`).
-    pub fn rename_uses(&mut self, bare: &HashMap<&str, &str>) {
-        // What each string becomes as a bare name and as a qualifier (occurrences share them).
-        let as_name: Vec<Option<String>> =
-            self.strings.iter().map(|s| bare.get(s.as_str()).map(|original| original.to_string())).collect();
-        let as_qualifier: Vec<Option<String>> = self
-            .strings
-            .iter()
-            .map(|s| {
-                let head_len = s.find(['.', ':', '(', '[', '<']).unwrap_or(s.len());
-                bare.get(&s[..head_len]).map(|original| format!("{original}{}", &s[head_len..]))
-            })
-            .collect();
-        let mut index: HashMap<String, u32> =
-            self.strings.iter().enumerate().map(|(i, s)| (s.clone(), i as u32)).collect();
-        for occurrence in &mut self.occurrences {
-            let (slot, table) = if occurrence.qualifier == 0 {
-                (&mut occurrence.name, &as_name)
-            } else {
-                (&mut occurrence.qualifier, &as_qualifier)
-            };
-            let Some(text) = table.get(*slot as usize).cloned().flatten() else { continue };
-            *slot = *index.entry(text.clone()).or_insert_with(|| {
-                self.strings.push(text);
-                self.strings.len() as u32 - 1
-            });
-        }
     }
 
     /// Variable-length integers: uses are mostly small numbers, and the facts of a large repo

@@ -114,7 +114,7 @@ impl<'a> Walker<'a> {
         let index = self.symbol_base + self.out.symbols.len() as u32;
         if kind.is_callable()
             && matches!(self.language, Language::TypeScript | Language::Tsx | Language::JavaScript)
-            && crate::code::graph::stated_return(&symbol.signature, self.language.name()).is_none()
+            && crate::code::graph::return_type(&symbol.signature, self.language.name()).is_none()
         {
             if let Some(built) = self.built_and_returned(node) {
                 self.out.returns.push((index, built));

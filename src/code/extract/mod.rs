@@ -128,8 +128,33 @@ fn apply_renames(code: &mut FileCode, renames: &[(String, String)]) {
         .filter(|(_, original)| !code.symbols.iter().any(|s| s.name == *original) && !twice(original))
         .map(|(bound, original)| (bound.as_str(), original.as_str()))
         .collect();
-    if !bare.is_empty() {
-        code.rename_uses(&bare);
+    if bare.is_empty() {
+        return;
+    }
+    // What each string becomes as a bare name and as a qualifier's head (`Bar.create()`,
+    // `bar::x`); occurrences share them.
+    let as_name: Vec<Option<String>> =
+        code.strings.iter().map(|s| bare.get(s.as_str()).map(|original| original.to_string())).collect();
+    let as_qualifier: Vec<Option<String>> = code
+        .strings
+        .iter()
+        .map(|s| {
+            let head_len = s.find(['.', ':', '(', '[', '<']).unwrap_or(s.len());
+            bare.get(&s[..head_len]).map(|original| format!("{original}{}", &s[head_len..]))
+        })
+        .collect();
+    let mut index: HashMap<String, u32> = code.strings.iter().enumerate().map(|(i, s)| (s.clone(), i as u32)).collect();
+    for occurrence in &mut code.occurrences {
+        let (slot, table) = if occurrence.qualifier == 0 {
+            (&mut occurrence.name, &as_name)
+        } else {
+            (&mut occurrence.qualifier, &as_qualifier)
+        };
+        let Some(text) = table.get(*slot as usize).cloned().flatten() else { continue };
+        *slot = *index.entry(text.clone()).or_insert_with(|| {
+            code.strings.push(text);
+            code.strings.len() as u32 - 1
+        });
     }
 }
 

@@ -7,9 +7,9 @@
 
 mod resolution;
 mod types;
-
-pub(crate) use types::stated_return;
 mod uses;
+
+pub(crate) use types::return_type;
 
 use std::collections::{HashMap, HashSet};
 

@@ -378,12 +378,7 @@ fn return_text<'s>(signature: &'s str, language: &str) -> Option<&'s str> {
 
 /// The type a function returns (`return_text`), as the type whose members its result has;
 /// `Self` (also `&mut Self`) for the implementing type.
-/// The type a signature states its function returns, if it states one.
-pub(crate) fn stated_return(signature: &str, language: &str) -> Option<String> {
-    return_type(signature, language)
-}
-
-fn return_type(signature: &str, language: &str) -> Option<String> {
+pub(crate) fn return_type(signature: &str, language: &str) -> Option<String> {
     let text = return_text(signature, language)?;
     if language == "go" {
         return crate::code::extract::go_type(text);
