@@ -26,6 +26,9 @@ node_modules):
    written next to the first collected test file as `__impact_load_only__.test.ts` (excluded
    from git by fetch.sh, deleted after the run), that only imports every measured source file
    and has one empty test, run the same way (same config, setup files and vitest projects).
+   A project whose vitest config would not collect that name there names the file in
+   split.json's "load_only" (css-select: `__impact_load_only__.spec.ts`, its config collecting
+   `test/*.ts` and `**/*.spec.ts`).
 
 2. Functions: every measured source file (the .ts/.mts/.cts/.tsx files, not .d.ts, in the
    project's `source` dirs, minus its `omit` globs) is parsed with the TypeScript compiler's
@@ -302,10 +305,11 @@ def judge_project(p, args):
     if not os.path.isdir(os.path.join(proj_dir, "node_modules", "vitest")):
         sys.exit("%s (or its node_modules) missing: run benches/impact/ts/fetch.sh" % proj_dir)
     stray = os.path.join(proj_dir, LOAD_ONLY)
-    all_files = [f for f in walk_files(proj_dir) if not f.endswith(LOAD_ONLY)]
+    load_name = p.get("load_only", LOAD_ONLY)
+    all_files = [f for f in walk_files(proj_dir) if not f.endswith(load_name)]
     files = source_files(all_files, p["source"], p.get("omit", []))
     tests = collected_tests(proj_dir)
-    tests = [t for t in tests if not t.endswith(LOAD_ONLY)]
+    tests = [t for t in tests if not t.endswith(load_name)]
     outside = [t for t in tests if not any(glob_match(t, g) for g in p["tests"])]
     if outside:
         sys.exit("%s: vitest collects test files outside split.json's tests globs: %s"
@@ -340,7 +344,7 @@ def judge_project(p, args):
 
     # the load-only baseline, next to the first collected test file
     load_dir = os.path.dirname(tests[0])
-    load_rel = (load_dir + "/" if load_dir else "") + LOAD_ONLY
+    load_rel = (load_dir + "/" if load_dir else "") + load_name
     load_abs = os.path.join(proj_dir, load_rel)
     if not (args.reuse and os.path.exists(os.path.join(cov_dir, "_load-only.json"))):
         with open(load_abs, "w") as f:
