@@ -254,6 +254,16 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                 Some(target) => graph.uses(*target, floor),
                 None => std::sync::Arc::new(graph.dangling_uses(name)),
             };
+            // A definition local to a function runs once the function has: a proxy's traps,
+            // a callback handed to a library, a closure returned.
+            let uses = match node.and_then(|t| graph.holder_use(t)) {
+                Some(held) => {
+                    let mut all = uses.as_ref().clone();
+                    all.push(held);
+                    std::sync::Arc::new(all)
+                }
+                None => uses,
+            };
             // A constructor runs where its type is built (`Option(…)` names the class, not
             // `__init__`): the type's uses lead on from it.
             // (The seeds' types are seeds of their own.)

@@ -164,6 +164,11 @@ const MAX_RESOLVED_OCCURRENCES: usize = 4_000_000;
 /// is one of its references (`partner_declarations`).
 const PARTNER_CONFIDENCE: f32 = 0.95;
 
+/// How sure a definition local to a function is to run when the function does
+/// (`CodeGraph::holder_use`): most are called there or by what it hands them to, some only on
+/// a branch.
+const HELD_CONFIDENCE: f32 = 0.8;
+
 /// Most a use's confidence grows to when declarations of one symbol pool theirs.
 const MAX_MERGED_CONFIDENCE: f32 = 0.95;
 
@@ -703,6 +708,29 @@ impl CodeGraph {
                 && self.redeclarable((definition.0, o as u32))
         })?;
         Some((definition.0, first as u32))
+    }
+
+    /// The function whose body holds a definition local to it (a closure, a nested function,
+    /// a method of an object literal built there: `createProxy`'s `{ get(…) {…} }` handed to
+    /// `new Proxy`), as a use of the definition inside that function: such a definition runs
+    /// only once its holder has, often through no name at all (a proxy's traps, a callback
+    /// handed to a library). `None` for a member of a class declared inside the function,
+    /// whose class's uses say where it runs.
+    pub fn holder_use(&self, definition: SymbolRef) -> Option<Use> {
+        let holder = self.local_to[definition.0 as usize][definition.1 as usize]?;
+        let code = &self.codes[definition.0 as usize];
+        let s = &code.symbols[definition.1 as usize];
+        let in_type = !s.container.is_empty()
+            && code.symbols.iter().any(|o| o.qualified_name == s.container && o.kind.is_container());
+        (!in_type).then(|| Use {
+            file: definition.0,
+            occurrence: u32::MAX,
+            enclosing: Some(holder),
+            line: s.line,
+            kind: crate::code::UseKind::Read,
+            confidence: HELD_CONFIDENCE,
+            resolution: Resolution::LocalScope,
+        })
     }
 
     /// The declaration in the repo's trait of a method an `impl Trait for Type` block defines

@@ -198,7 +198,6 @@ fn a_name_imported_under_an_alias_is_the_definition_it_names() {
 /// the type; or no type, but every `return` builds one class) is a call of that type's method.
 #[test]
 fn a_typescript_constructor_runs_where_its_class_is_built_and_a_factory_types_its_result() {
-    use crate::code::dependents::{type_seeds, walk, Seed};
     let ts = |text: &str| extract(Language::TypeScript, text).unwrap();
     let graph = CodeGraph::build(
         HashMap::from([
@@ -226,26 +225,53 @@ fn a_typescript_constructor_runs_where_its_class_is_built_and_a_factory_types_it
     );
     let constructor = graph.lookup("StringSchema.constructor")[0];
     assert_eq!(graph.symbol(constructor).kind, SymbolKind::Constructor);
-    let tests_of = |name: &str| -> Vec<String> {
-        let changed = graph.lookup(name)[0];
-        let mut seeds = vec![Seed {
-            symbol_opt: Some(changed),
-            name: String::new(),
-            label: name.into(),
-            instances_only: false,
-            declared_only: false,
-        }];
-        let more = type_seeds(&graph, &seeds);
-        seeds.extend(more);
-        let limits = super::resolution::daemon_walk_limits();
-        let mut found: Vec<String> =
-            walk(&graph, &seeds, limits).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
-        found.sort();
-        found.dedup();
-        found
-    };
+    let tests_of = |name: &str| tests_reaching(&graph, name);
     assert_eq!(tests_of("StringSchema.constructor"), ["min.test.ts", "new.test.ts"]);
     assert_eq!(tests_of("StringSchema.min"), ["min.test.ts"]);
     // A factory that states no type but returns `new ArraySchema()` on every path.
     assert_eq!(tests_of("ArraySchema.min"), ["array.test.ts"]);
+}
+
+/// The test files a change to definition `name` (its first by that qualified name) reaches,
+/// as the daemon's walk finds them (with the seeds of its type).
+fn tests_reaching(graph: &CodeGraph, name: &str) -> Vec<String> {
+    use crate::code::dependents::{type_seeds, walk, Seed};
+    let changed = graph.lookup(name)[0];
+    let mut seeds = vec![Seed {
+        symbol_opt: Some(changed),
+        name: String::new(),
+        label: name.into(),
+        instances_only: false,
+        declared_only: false,
+    }];
+    let more = type_seeds(graph, &seeds);
+    seeds.extend(more);
+    let limits = super::resolution::daemon_walk_limits();
+    let mut found: Vec<String> =
+        walk(graph, &seeds, limits).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// A definition local to a function runs once the function has, though nothing may name it:
+/// a proxy's trap (`get` of the handler `wrap` hands to `new Proxy`) and what it calls are
+/// covered by the tests that call `wrap`, not by the others.
+#[test]
+fn a_method_of_an_object_a_function_builds_runs_where_the_function_does() {
+    let ts = |text: &str| extract(Language::TypeScript, text).unwrap();
+    let graph = CodeGraph::build(
+        HashMap::from([
+            (
+                "proxy.ts".to_string(),
+                ts("export function keyOf(key: string) {\n  return key.trim();\n}\nexport function wrap(target: object) {\n  return new Proxy(target, {\n    get(t: any, key: string) {\n      return keyOf(key);\n    },\n  });\n}\nexport function other() {\n  return 1;\n}\n"),
+            ),
+            ("wrap.test.ts".to_string(), ts("import { wrap } from \"./proxy\";\ntest(\"wrap\", () => {\n  wrap({}).x;\n});\n")),
+            ("other.test.ts".to_string(), ts("import { other } from \"./proxy\";\ntest(\"other\", () => {\n  other();\n});\n")),
+        ]),
+        &HashMap::new(),
+    );
+    assert_eq!(tests_reaching(&graph, "get"), ["wrap.test.ts"]);
+    assert_eq!(tests_reaching(&graph, "keyOf"), ["wrap.test.ts"]);
+    assert_eq!(tests_reaching(&graph, "other"), ["other.test.ts"]);
 }
