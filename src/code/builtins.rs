@@ -129,6 +129,183 @@ const PYTHON: &[&str] = &[
     "zfill",
 ];
 
+/// JavaScript's built-in types' prototype members (`Array`, `Map`, `Set`, `WeakMap`,
+/// `WeakSet`, `String`, `Object`, `Function`, `Promise`, `RegExp`, `Number`, `Date`, `Error`,
+/// `Symbol`, `ArrayBuffer` and the typed arrays), as Node 20 gives them
+/// (`Object.getOwnPropertyNames` of each prototype, less `constructor` and `__…__`), sorted.
+/// TypeScript's are the same.
+const JAVASCRIPT: &[&str] = &[
+    "add",
+    "anchor",
+    "apply",
+    "arguments",
+    "at",
+    "big",
+    "bind",
+    "blink",
+    "bold",
+    "buffer",
+    "byteLength",
+    "byteOffset",
+    "call",
+    "caller",
+    "catch",
+    "charAt",
+    "charCodeAt",
+    "clear",
+    "codePointAt",
+    "compile",
+    "concat",
+    "copyWithin",
+    "delete",
+    "description",
+    "dotAll",
+    "endsWith",
+    "entries",
+    "every",
+    "exec",
+    "fill",
+    "filter",
+    "finally",
+    "find",
+    "findIndex",
+    "findLast",
+    "findLastIndex",
+    "fixed",
+    "flags",
+    "flat",
+    "flatMap",
+    "fontcolor",
+    "fontsize",
+    "forEach",
+    "get",
+    "getDate",
+    "getDay",
+    "getFullYear",
+    "getHours",
+    "getMilliseconds",
+    "getMinutes",
+    "getMonth",
+    "getSeconds",
+    "getTime",
+    "getTimezoneOffset",
+    "getUTCDate",
+    "getUTCDay",
+    "getUTCFullYear",
+    "getUTCHours",
+    "getUTCMilliseconds",
+    "getUTCMinutes",
+    "getUTCMonth",
+    "getUTCSeconds",
+    "getYear",
+    "global",
+    "has",
+    "hasIndices",
+    "hasOwnProperty",
+    "ignoreCase",
+    "includes",
+    "indexOf",
+    "isPrototypeOf",
+    "isWellFormed",
+    "italics",
+    "join",
+    "keys",
+    "lastIndexOf",
+    "length",
+    "link",
+    "localeCompare",
+    "map",
+    "match",
+    "matchAll",
+    "maxByteLength",
+    "message",
+    "multiline",
+    "name",
+    "normalize",
+    "padEnd",
+    "padStart",
+    "pop",
+    "propertyIsEnumerable",
+    "push",
+    "reduce",
+    "reduceRight",
+    "repeat",
+    "replace",
+    "replaceAll",
+    "resizable",
+    "resize",
+    "reverse",
+    "search",
+    "set",
+    "setDate",
+    "setFullYear",
+    "setHours",
+    "setMilliseconds",
+    "setMinutes",
+    "setMonth",
+    "setSeconds",
+    "setTime",
+    "setUTCDate",
+    "setUTCFullYear",
+    "setUTCHours",
+    "setUTCMilliseconds",
+    "setUTCMinutes",
+    "setUTCMonth",
+    "setUTCSeconds",
+    "setYear",
+    "shift",
+    "size",
+    "slice",
+    "small",
+    "some",
+    "sort",
+    "source",
+    "splice",
+    "split",
+    "startsWith",
+    "sticky",
+    "strike",
+    "sub",
+    "subarray",
+    "substr",
+    "substring",
+    "sup",
+    "test",
+    "then",
+    "toDateString",
+    "toExponential",
+    "toFixed",
+    "toGMTString",
+    "toISOString",
+    "toJSON",
+    "toLocaleDateString",
+    "toLocaleLowerCase",
+    "toLocaleString",
+    "toLocaleTimeString",
+    "toLocaleUpperCase",
+    "toLowerCase",
+    "toPrecision",
+    "toReversed",
+    "toSorted",
+    "toSpliced",
+    "toString",
+    "toTimeString",
+    "toUTCString",
+    "toUpperCase",
+    "toWellFormed",
+    "trim",
+    "trimEnd",
+    "trimLeft",
+    "trimRight",
+    "trimStart",
+    "unicode",
+    "unicodeSets",
+    "unshift",
+    "valueOf",
+    "values",
+    "with",
+];
+
 /// Python's built-in and standard-library types a class derives from to be one of them (a
 /// mapping, a sequence, a set, a file): its members are the built-ins' own names, and a call
 /// on a value of unknown type may well be its. Sorted.
@@ -186,12 +363,22 @@ pub fn is_builtin_base(language: &str, base: &str) -> bool {
 }
 
 /// Whether `name` is a method or attribute of one of `language`'s built-in types (only Python's
-/// are listed: where types are declared, a receiver is seldom unknown).
+/// are listed: where types are declared, a receiver is seldom unknown; JavaScript's methods
+/// share their names with too many of a library's own, `test`, `concat`, `filter`, for a call
+/// of one not to be matched by its name).
 pub fn is_builtin_member(language: &str, name: &str) -> bool {
     match language {
         "python" => PYTHON.binary_search(&name).is_ok(),
         _ => false,
     }
+}
+
+/// Whether `name` is a member of one of JavaScript's built-in types (TypeScript's are the same):
+/// a call `x.push(…)` on an object of unknown type is an array's before it is a function a
+/// function of the repo builds under that name (`push` of the object `makeProxyUtils` is
+/// handed).
+pub fn is_javascript_builtin_member(name: &str) -> bool {
+    JAVASCRIPT.binary_search(&name).is_ok()
 }
 
 #[cfg(test)]
@@ -201,6 +388,8 @@ mod tests {
     #[test]
     fn the_list_is_sorted_and_answers_by_language() {
         assert!(PYTHON.windows(2).all(|w| w[0] < w[1]));
+        assert!(JAVASCRIPT.windows(2).all(|w| w[0] < w[1]));
+        assert!(is_javascript_builtin_member("push") && !is_javascript_builtin_member("removeImport"));
         assert!(PYTHON_BASES.windows(2).all(|w| w[0] < w[1]));
         assert!(is_builtin_base("python", "collections.abc.MutableMapping") && !is_builtin_base("python", "Cache"));
         assert!(is_builtin_member("python", "update") && is_builtin_member("python", "append"));

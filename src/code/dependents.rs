@@ -113,6 +113,31 @@ fn guesses_receivers(graph: &CodeGraph, target: SymbolRef) -> bool {
     member && !graph.shares_builtin_name(target) && matches!(language, "python" | "javascript" | "ruby" | "php" | "lua")
 }
 
+/// How a definition local to a function is reached beyond its name's resolved uses: where
+/// tests call its name on an object of unknown type (`test.onFinish(cb)` on what
+/// `createHarness` returns), those calls, at `guess`, since whoever holds the object runs it by
+/// name; otherwise the function that holds it, which runs it or hands it to what does (a
+/// proxy's `get` trap). `None` for a definition not local to a function.
+fn held_uses(graph: &CodeGraph, definition: SymbolRef, guess: f32) -> Option<Vec<super::graph::Use>> {
+    let held = graph.holder_use(definition)?;
+    let language = graph.code(definition.0).language.as_str();
+    // `x.push(…)` on an unknown object is an array's, not this `push`.
+    let name = &graph.symbol(definition).name;
+    let builtin = match language {
+        "javascript" | "typescript" => crate::code::builtins::is_javascript_builtin_member(name),
+        _ => crate::code::builtins::is_builtin_member(language, name),
+    };
+    let guess = if builtin { 0.0 } else { guess };
+    let by_name: Vec<super::graph::Use> = graph
+        .unresolved_member_uses(name, language, guess)
+        .into_iter()
+        .filter(|u| u.kind == UseKind::Call && is_test_module(graph.path(u.file), &graph.code(u.file).language))
+        .collect();
+    let mut all = if guess > 0.0 { by_name } else { Vec::new() };
+    all.push(held);
+    Some(all)
+}
+
 /// The type that holds a member, in the member's file.
 pub fn owning_type(graph: &CodeGraph, member: SymbolRef) -> Option<SymbolRef> {
     let s = graph.symbol(member);
@@ -256,10 +281,10 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
             };
             // A definition local to a function runs once the function has: a proxy's traps,
             // a callback handed to a library, a closure returned.
-            let uses = match node.and_then(|t| graph.holder_use(t)) {
+            let uses = match node.and_then(|t| held_uses(graph, t, limits.member_guess)) {
                 Some(held) => {
                     let mut all = uses.as_ref().clone();
-                    all.push(held);
+                    all.extend(held);
                     std::sync::Arc::new(all)
                 }
                 None => uses,
