@@ -722,7 +722,7 @@ impl CodeGraph {
         let s = &code.symbols[definition.1 as usize];
         let in_type = !s.container.is_empty()
             && code.symbols.iter().any(|o| o.qualified_name == s.container && o.kind.is_container());
-        (!in_type).then(|| Use {
+        (!in_type).then_some(Use {
             file: definition.0,
             occurrence: u32::MAX,
             enclosing: Some(holder),
