@@ -118,24 +118,64 @@ fn guesses_receivers(graph: &CodeGraph, target: SymbolRef) -> bool {
 /// `createHarness` returns), those calls, at `guess`, since whoever holds the object runs it by
 /// name; otherwise the function that holds it, which runs it or hands it to what does (a
 /// proxy's `get` trap). `None` for a definition not local to a function.
-fn held_uses(graph: &CodeGraph, definition: SymbolRef, guess: f32) -> Option<Vec<super::graph::Use>> {
-    let held = graph.holder_use(definition)?;
+fn held_uses(graph: &CodeGraph, definition: SymbolRef, guess: f32, floor: f32) -> Option<Vec<super::graph::Use>> {
+    let Some(held) = graph.holder_use(definition) else {
+        // A method of an object a module-level variable holds: where the variable is used.
+        let value = graph.holding_value(definition)?;
+        let uses: Vec<super::graph::Use> = graph
+            .uses(value, floor)
+            .iter()
+            .map(|u| super::graph::Use { confidence: u.confidence * super::graph::HELD_CONFIDENCE, ..*u })
+            .collect();
+        return Some(uses);
+    };
+    let mut all = member_calls(graph, definition, guess, true);
+    all.push(held);
+    Some(all)
+}
+
+/// The calls that name a definition through an object of unknown type (`$('li').attr(…)`),
+/// at `guess`, in test files only or everywhere; none where the name is also a built-in type's
+/// member (`x.push(…)` on an unknown object is an array's, not this `push`) or `guess` is 0.
+fn member_calls(graph: &CodeGraph, definition: SymbolRef, guess: f32, tests_only: bool) -> Vec<super::graph::Use> {
     let language = graph.code(definition.0).language.as_str();
-    // `x.push(…)` on an unknown object is an array's, not this `push`.
     let name = &graph.symbol(definition).name;
     let builtin = match language {
         "javascript" | "typescript" => crate::code::builtins::is_javascript_builtin_member(name),
         _ => crate::code::builtins::is_builtin_member(language, name),
     };
-    let guess = if builtin { 0.0 } else { guess };
-    let by_name: Vec<super::graph::Use> = graph
+    if builtin || guess <= 0.0 {
+        return Vec::new();
+    }
+    graph
         .unresolved_member_uses(name, language, guess)
         .into_iter()
-        .filter(|u| u.kind == UseKind::Call && is_test_module(graph.path(u.file), &graph.code(u.file).language))
-        .collect();
-    let mut all = if guess > 0.0 { by_name } else { Vec::new() };
-    all.push(held);
-    Some(all)
+        .filter(|u| u.kind == UseKind::Call)
+        .filter(|u| !tests_only || is_test_module(graph.path(u.file), &graph.code(u.file).language))
+        .collect()
+}
+
+/// A JavaScript or TypeScript function at a module's top level that nothing calls by its name
+/// is often installed as a method: mixed into a class's prototype (`Object.assign(
+/// Cheerio.prototype, Attributes)` over `import * as Attributes`), set on one
+/// (`Foo.prototype.attr = attr`), or typed as one (`function attr(this: Cheerio)`); the calls
+/// that name it through an object of unknown type are its callers then, at `guess`.
+fn installed_uses(
+    graph: &CodeGraph,
+    definition: SymbolRef,
+    uses: &[super::graph::Use],
+    guess: f32,
+) -> Option<Vec<super::graph::Use>> {
+    let s = graph.symbol(definition);
+    let script = matches!(graph.code(definition.0).language.as_str(), "javascript" | "typescript");
+    if !script
+        || s.kind != SymbolKind::Function
+        || !s.container.is_empty()
+        || uses.iter().any(|u| u.kind == UseKind::Call)
+    {
+        return None;
+    }
+    Some(member_calls(graph, definition, guess, false)).filter(|calls| !calls.is_empty())
 }
 
 /// The type that holds a member, in the member's file.
@@ -280,8 +320,12 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                 None => std::sync::Arc::new(graph.dangling_uses(name)),
             };
             // A definition local to a function runs once the function has: a proxy's traps,
-            // a callback handed to a library, a closure returned.
-            let uses = match node.and_then(|t| held_uses(graph, t, limits.member_guess)) {
+            // a callback handed to a library, a closure returned. A JavaScript function
+            // nothing calls by name may run as a method (mixed into a class's prototype).
+            let held = node.and_then(|t| held_uses(graph, t, limits.member_guess, floor));
+            let installed =
+                node.filter(|_| held.is_none()).and_then(|t| installed_uses(graph, t, &uses, limits.member_guess));
+            let uses = match held.or(installed) {
                 Some(held) => {
                     let mut all = uses.as_ref().clone();
                     all.extend(held);

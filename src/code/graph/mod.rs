@@ -165,9 +165,9 @@ const MAX_RESOLVED_OCCURRENCES: usize = 4_000_000;
 const PARTNER_CONFIDENCE: f32 = 0.95;
 
 /// How sure a definition local to a function is to run when the function does
-/// (`CodeGraph::holder_use`): most are called there or by what it hands them to, some only on
-/// a branch.
-const HELD_CONFIDENCE: f32 = 0.8;
+/// (`CodeGraph::holder_use`), or a method of an object a variable holds where the variable is
+/// used: most are called there or by what it is handed to, some only on a branch.
+pub(crate) const HELD_CONFIDENCE: f32 = 0.8;
 
 /// Most a use's confidence grows to when declarations of one symbol pool theirs.
 const MAX_MERGED_CONFIDENCE: f32 = 0.95;
@@ -731,6 +731,28 @@ impl CodeGraph {
             confidence: HELD_CONFIDENCE,
             resolution: Resolution::LocalScope,
         })
+    }
+
+    /// The variable or constant at a module's level whose value holds a definition (a method
+    /// of the object literal `attributeRules = { exists(…) {…} }`), for a definition local to
+    /// no function: such a method runs where the object is used (`attributeRules[action](…)`),
+    /// by no name of its own.
+    pub fn holding_value(&self, definition: SymbolRef) -> Option<SymbolRef> {
+        if self.local_to[definition.0 as usize][definition.1 as usize].is_some() {
+            return None;
+        }
+        let code = &self.codes[definition.0 as usize];
+        let s = &code.symbols[definition.1 as usize];
+        if !s.container.is_empty() || !s.kind.is_callable() {
+            return None;
+        }
+        code.symbols
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| matches!(o.kind, SymbolKind::Variable | SymbolKind::Constant))
+            .filter(|(_, o)| o.line < s.line && o.end_line >= s.end_line)
+            .max_by_key(|(_, o)| o.line)
+            .map(|(i, _)| (definition.0, i as u32))
     }
 
     /// The declaration in the repo's trait of a method an `impl Trait for Type` block defines

@@ -275,3 +275,36 @@ fn a_method_of_an_object_a_function_builds_runs_where_the_function_does() {
     assert_eq!(tests_reaching(&graph, "keyOf"), ["wrap.test.ts"]);
     assert_eq!(tests_reaching(&graph, "other"), ["other.test.ts"]);
 }
+
+/// A method of an object a module-level variable holds runs where the variable is used (a
+/// registry indexed by data: `rules[action](…)`); a function nothing calls by its name, mixed
+/// into a class (`Object.assign(Wrapper.prototype, api)`), runs where its name is called on
+/// an object of unknown type (`wrap(x).attr()`); one that shares a built-in's name (`push`)
+/// is not guessed so.
+#[test]
+fn a_registry_method_and_a_mixed_in_function_run_where_they_are_reached() {
+    let ts = |text: &str| extract(Language::TypeScript, text).unwrap();
+    let graph = CodeGraph::build(
+        HashMap::from([
+            (
+                "rules.ts".to_string(),
+                ts("export const rules: Record<string, Function> = {\n  exists(next: any) {\n    return next;\n  },\n};\nexport function apply(action: string, next: any) {\n  return rules[action](next);\n}\n"),
+            ),
+            (
+                "api.ts".to_string(),
+                ts("export function attr(this: any, name: string) {\n  return name;\n}\nexport function push(this: any, x: any) {\n  return x;\n}\n"),
+            ),
+            (
+                "wrapper.ts".to_string(),
+                ts("import * as api from \"./api\";\nexport class Wrapper {}\nObject.assign(Wrapper.prototype, api);\nexport function wrap(x: any): any {\n  return new Wrapper();\n}\n"),
+            ),
+            ("apply.test.ts".to_string(), ts("import { apply } from \"./rules\";\ntest(\"apply\", () => {\n  apply(\"exists\", 1);\n});\n")),
+            ("attr.test.ts".to_string(), ts("import { wrap } from \"./wrapper\";\ntest(\"attr\", () => {\n  wrap(1).attr(\"a\");\n});\n")),
+            ("push.test.ts".to_string(), ts("test(\"push\", () => {\n  const a: any = [];\n  a.push(1);\n});\n")),
+        ]),
+        &HashMap::new(),
+    );
+    assert_eq!(tests_reaching(&graph, "exists"), ["apply.test.ts"]);
+    assert_eq!(tests_reaching(&graph, "attr"), ["attr.test.ts"]);
+    assert!(tests_reaching(&graph, "push").is_empty());
+}
