@@ -743,7 +743,9 @@ impl CodeGraph {
         }
         let code = &self.codes[definition.0 as usize];
         let s = &code.symbols[definition.1 as usize];
-        if !s.container.is_empty() || !s.kind.is_callable() {
+        // Only an object literal holds definitions so.
+        let script = matches!(code.language.as_str(), "javascript" | "typescript");
+        if !script || !s.container.is_empty() || !s.kind.is_callable() {
             return None;
         }
         code.symbols
