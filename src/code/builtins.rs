@@ -373,12 +373,15 @@ pub fn is_builtin_member(language: &str, name: &str) -> bool {
     }
 }
 
-/// Whether `name` is a member of one of JavaScript's built-in types (TypeScript's are the same):
-/// a call `x.push(…)` on an object of unknown type is an array's before it is a function a
-/// function of the repo builds under that name (`push` of the object `makeProxyUtils` is
-/// handed).
-pub fn is_javascript_builtin_member(name: &str) -> bool {
-    JAVASCRIPT.binary_search(&name).is_ok()
+/// Whether `name` is a member of one of `language`'s built-in types, JavaScript's (and so
+/// TypeScript's) too: a call `x.push(…)` on an object of unknown type is an array's before it
+/// is a function of the repo that no name reaches otherwise (`push` of the object
+/// `makeProxyUtils` is handed).
+pub fn is_builtin_name(language: &str, name: &str) -> bool {
+    match language {
+        "javascript" | "typescript" => JAVASCRIPT.binary_search(&name).is_ok(),
+        _ => is_builtin_member(language, name),
+    }
 }
 
 #[cfg(test)]
@@ -389,7 +392,7 @@ mod tests {
     fn the_list_is_sorted_and_answers_by_language() {
         assert!(PYTHON.windows(2).all(|w| w[0] < w[1]));
         assert!(JAVASCRIPT.windows(2).all(|w| w[0] < w[1]));
-        assert!(is_javascript_builtin_member("push") && !is_javascript_builtin_member("removeImport"));
+        assert!(is_builtin_name("typescript", "push") && !is_builtin_name("javascript", "removeImport"));
         assert!(PYTHON_BASES.windows(2).all(|w| w[0] < w[1]));
         assert!(is_builtin_base("python", "collections.abc.MutableMapping") && !is_builtin_base("python", "Cache"));
         assert!(is_builtin_member("python", "update") && is_builtin_member("python", "append"));

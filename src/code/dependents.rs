@@ -140,11 +140,7 @@ fn held_uses(graph: &CodeGraph, definition: SymbolRef, guess: f32, floor: f32) -
 fn member_calls(graph: &CodeGraph, definition: SymbolRef, guess: f32, tests_only: bool) -> Vec<super::graph::Use> {
     let language = graph.code(definition.0).language.as_str();
     let name = &graph.symbol(definition).name;
-    let builtin = match language {
-        "javascript" | "typescript" => crate::code::builtins::is_javascript_builtin_member(name),
-        _ => crate::code::builtins::is_builtin_member(language, name),
-    };
-    if builtin || guess <= 0.0 {
+    if crate::code::builtins::is_builtin_name(language, name) || guess <= 0.0 {
         return Vec::new();
     }
     graph
@@ -325,14 +321,7 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
             let held = node.and_then(|t| held_uses(graph, t, limits.member_guess, floor));
             let installed =
                 node.filter(|_| held.is_none()).and_then(|t| installed_uses(graph, t, &uses, limits.member_guess));
-            let uses = match held.or(installed) {
-                Some(held) => {
-                    let mut all = uses.as_ref().clone();
-                    all.extend(held);
-                    std::sync::Arc::new(all)
-                }
-                None => uses,
-            };
+            let held = held.or(installed).unwrap_or_default();
             // A constructor runs where its type is built (`Option(…)` names the class, not
             // `__init__`): the type's uses lead on from it.
             // (The seeds' types are seeds of their own.)
@@ -353,15 +342,16 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
             // So does a Rust method of a trait the repo does not declare (`PartialEq::eq`,
             // `Drop::drop`, `Clone::clone`): the language runs it where its type is used.
             let language_runs = node.filter(|_| depth > 1).and_then(|t| language_trait_type(graph, t));
-            let uses = match built.into_iter().chain(same_attribute).chain(language_runs).collect::<Vec<_>>() {
-                more if more.is_empty() => uses,
-                more => {
-                    let mut all = uses.as_ref().clone();
-                    for r in more {
-                        all.extend(graph.uses(r, floor).iter().copied());
-                    }
-                    std::sync::Arc::new(all)
+            let more: Vec<SymbolRef> = built.into_iter().chain(same_attribute).chain(language_runs).collect();
+            let uses = if held.is_empty() && more.is_empty() {
+                uses
+            } else {
+                let mut all = uses.as_ref().clone();
+                all.extend(held);
+                for r in more {
+                    all.extend(graph.uses(r, floor).iter().copied());
                 }
+                std::sync::Arc::new(all)
             };
             // Surest first: when the work runs out, what is left is the least sure.
             if work + uses.len() + trait_uses.len() > limits.max_work {
