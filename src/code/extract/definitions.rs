@@ -788,6 +788,13 @@ impl<'a> Walker<'a> {
         if self.language == Language::Php {
             text = text.trim_start_matches('$');
         }
+        // A JavaScript/TypeScript member named by a string (`"first-child"(next) {…}`,
+        // `'Content-Type': …`) is called by the string's contents (`pseudos["first-child"]`).
+        if matches!(self.language, Language::JavaScript | Language::TypeScript | Language::Tsx)
+            && name_node.kind() == "string"
+        {
+            text = text.get(1..text.len().saturating_sub(1)).unwrap_or_default();
+        }
         if text.is_empty() || text.len() > MAX_NAME || text.contains('\n') {
             return None;
         }

@@ -228,3 +228,22 @@ fn chunks_name_what_they_reexport() {
     // Other languages' imports bring names in; they do not publish them.
     assert!(exported(Language::Python, "from .main import FastAPI\n").is_empty());
 }
+
+#[test]
+fn a_javascript_member_named_by_a_string_is_named_by_its_contents() {
+    let text = "export const pseudos = {\n\
+                \x20 \"first-child\"(next) { return next; },\n\
+                \x20 'last-child': function (next) { return next; },\n\
+                \x20 plain(next) { return next; },\n\
+                };\n\
+                class Rules {\n\
+                \x20 \"only-child\"() { return 1; }\n\
+                }\n";
+    for language in [Language::JavaScript, Language::TypeScript] {
+        let found = definitions(language, text);
+        for want in ["first-child", "only-child", "plain"] {
+            assert!(found.iter().any(|f| f.ends_with(want)), "{want}: {found:?}");
+        }
+        assert!(!found.iter().any(|f| f.contains('"') || f.contains('\'')), "{found:?}");
+    }
+}
