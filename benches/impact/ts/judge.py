@@ -28,7 +28,9 @@ node_modules):
    and has one empty test, run the same way (same config, setup files and vitest projects).
    A project whose vitest config would not collect that name there names the file in
    split.json's "load_only" (css-select: `__impact_load_only__.spec.ts`, its config collecting
-   `test/*.ts` and `**/*.spec.ts`).
+   `test/*.ts` and `**/*.spec.ts`). A project's "vitest_args" in split.json are appended to
+   every such run (true-myth: `--coverage.thresholds.*=0`, since its config's 100% coverage
+   thresholds would fail every single-file run, the load-only one included, which must exit 0).
 
 2. Functions: every measured source file (the .ts/.mts/.cts/.tsx files, not .d.ts, in the
    project's `source` dirs, minus its `omit` globs) is parsed with the TypeScript compiler's
@@ -185,9 +187,9 @@ def collected_tests(proj_dir):
     return sorted(rels)
 
 
-def run_vitest(proj_dir, test_rel, sources, cov_dir, key, timeout):
-    """Runs one test file under coverage; returns (rc, seconds, coverage-final.json data or
-    None, test counts)."""
+def run_vitest(proj_dir, test_rel, sources, cov_dir, key, timeout, extra=()):
+    """Runs one test file under coverage (extra: split.json's "vitest_args"); returns (rc,
+    seconds, coverage-final.json data or None, test counts)."""
     raw = os.path.join(cov_dir, key + ".raw")
     if os.path.isdir(raw):
         shutil.rmtree(raw)
@@ -203,6 +205,7 @@ def run_vitest(proj_dir, test_rel, sources, cov_dir, key, timeout):
                                             else s))
     if vitest_major(proj_dir) < 4:
         cmd += ["--coverage.all=false", "--coverage.experimentalAstAwareRemapping=true"]
+    cmd += list(extra)
     log = os.path.join(cov_dir, key + ".log")
     t0 = time.monotonic()
     with open(log, "w") as lf:
@@ -333,7 +336,7 @@ def judge_project(p, args):
             with open(data_path) as f, open(meta_path) as g:
                 return json.load(f), json.load(g)
         rc, secs, data, counts = run_vitest(proj_dir, test_rel, p["source"], cov_dir, key,
-                                            args.timeout)
+                                            args.timeout, p.get("vitest_args", []))
         cov = reduce_coverage(data, proj_dir, files)
         meta = dict(counts, rc=rc, seconds=round(secs, 2), coverage=data is not None)
         with open(data_path, "w") as f:
