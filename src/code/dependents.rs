@@ -7,7 +7,8 @@
 use std::collections::HashMap;
 
 use super::graph::{CodeGraph, SymbolRef};
-use super::{FileCode, Symbol, SymbolKind, UseKind};
+use super::test_files::is_test_module;
+use super::{Symbol, SymbolKind, UseKind};
 
 /// Where a walk starts: a changed definition still in the graph, or a name whose definition
 /// is gone (its uses now resolve to nothing).
@@ -147,7 +148,7 @@ fn member_calls(graph: &CodeGraph, definition: SymbolRef, guess: f32, tests_only
         .unresolved_member_uses(name, language, guess)
         .into_iter()
         .filter(|u| u.kind == UseKind::Call)
-        .filter(|u| !tests_only || is_test_module(graph.path(u.file), &graph.code(u.file).language))
+        .filter(|u| !tests_only || graph.is_test_module(u.file))
         .collect()
 }
 
@@ -386,9 +387,9 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                 let weakest = weakest.min(u.confidence);
                 let code = graph.code(u.file);
                 let (line, test) = match u.enclosing {
-                    Some(e) => (code.symbols[e as usize].line, is_test(graph.path(u.file), code, e as usize)),
+                    Some(e) => (code.symbols[e as usize].line, graph.is_test(u.file, e as usize)),
                     // Rust runs nothing at file level: an import is not a test.
-                    None => (u.line, code.language != "rust" && is_test_module(graph.path(u.file), &code.language)),
+                    None => (u.line, code.language != "rust" && graph.is_test_module(u.file)),
                 };
                 match next.get_mut(&key) {
                     Some(r) => {
@@ -519,7 +520,7 @@ fn declares(graph: &CodeGraph, u: &super::graph::Use) -> bool {
     let code = graph.code(u.file);
     match u.enclosing {
         None => true,
-        Some(e) => !code.symbols[e as usize].kind.is_callable() || is_test(graph.path(u.file), code, e as usize),
+        Some(e) => !code.symbols[e as usize].kind.is_callable() || graph.is_test(u.file, e as usize),
     }
 }
 
@@ -554,145 +555,4 @@ fn inherited_tests(graph: &CodeGraph, r: &Reached) -> Vec<Reached> {
             }
         })
         .collect()
-}
-
-/// Whether a file holds tests by its language's conventions: Rust `tests/`, pytest
-/// `test_*.py`/`*_test.py`/`tests/`, JS/TS `*.test.*`/`*.spec.*`/`__tests__/`, Go `_test.go`,
-/// JVM `src/test/` and `*Test`/`*Spec`/`*Suite` classes, and the like elsewhere.
-pub fn is_test_file(path: &str, language: &str) -> bool {
-    let lower = path.to_ascii_lowercase();
-    let name = lower.rsplit('/').next().unwrap_or("");
-    let stem = name.split('.').next().unwrap_or("");
-    let dirs: Vec<&str> = lower.split('/').rev().skip(1).collect();
-    let in_dir = |names: &[&str]| dirs.iter().any(|d| names.contains(d));
-    match language {
-        "rust" => {
-            in_dir(&["tests"])
-                || matches!(stem, "tests" | "test")
-                || stem.ends_with("_tests")
-                || stem.ends_with("_test")
-        }
-        "python" => {
-            (stem.starts_with("test_") || stem.ends_with("_test") || stem == "tests" || stem == "conftest")
-                || (in_dir(&["tests", "test", "testing"]) && name.ends_with(".py"))
-        }
-        "javascript" | "typescript" | "tsx" => {
-            name.contains(".test.") || name.contains(".spec.") || in_dir(&["__tests__", "test", "tests", "spec"])
-        }
-        "go" => name.ends_with("_test.go"),
-        "java" | "kotlin" | "scala" | "csharp" | "swift" | "php" => {
-            lower.contains("src/test/")
-                || in_dir(&["test", "tests", "spec"])
-                || dirs.iter().any(|d| d.ends_with(".tests") || d.ends_with("tests"))
-                || ["test", "tests", "spec", "suite"].iter().any(|s| stem.ends_with(s))
-                || stem.starts_with("test")
-        }
-        "ruby" => stem.ends_with("_spec") || stem.ends_with("_test") || in_dir(&["spec", "test"]),
-        "elixir" => name.ends_with("_test.exs") || in_dir(&["test"]),
-        "lua" => stem.ends_with("_spec") || stem.ends_with("_test") || in_dir(&["spec", "test", "tests"]),
-        _ => {
-            stem.starts_with("test_")
-                || stem.ends_with("_test")
-                || stem.ends_with("_tests")
-                || in_dir(&["test", "tests"])
-        }
-    }
-}
-
-/// Whether the runner collects tests from the file at `path`: pytest only from `test_*.py` and
-/// `*_test.py` (a `tests/utils.py` or `conftest.py` holds helpers, credited to the tests that
-/// use them); elsewhere every test file.
-pub fn is_test_module(path: &str, language: &str) -> bool {
-    if language != "python" {
-        return is_test_file(path, language);
-    }
-    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
-    let stem = name.strip_suffix(".py").unwrap_or(&name);
-    stem.starts_with("test_") || stem.ends_with("_test")
-}
-
-/// Whether definition `index` of the file at `path` is a test.
-pub fn is_test(path: &str, code: &FileCode, index: usize) -> bool {
-    let s: &Symbol = &code.symbols[index];
-    if !s.kind.is_callable() {
-        return false;
-    }
-    let file = is_test_file(path, &code.language);
-    match code.language.as_str() {
-        // `#[test]` functions live in `mod tests` or in `tests/`.
-        // `#[test]` functions (and `#[tokio::test]`, `#[rstest]`…), and the helpers of a test
-        // module or file that holds such tests (`mod tests`' `fn roundtrip`): their callers
-        // are tests of the same file. A helper in a file without tests (`tests/util/mod.rs`,
-        // which each test file includes as `mod util;`) leads on to the tests that call it.
-        "rust" => {
-            s.test_marked
-                || ((file || s.qualified_name.split("::").any(|seg| matches!(seg, "tests" | "test")))
-                    && code.symbols.iter().any(|o| o.test_marked))
-        }
-        // pytest collects `test*` functions and `test*` methods of `Test*` classes.
-        "python" => is_test_module(path, "python") && s.name.starts_with("test"),
-        "go" => file && ["Test", "Benchmark", "Example", "Fuzz"].iter().any(|p| s.name.starts_with(p)),
-        // Elsewhere a test file's functions are its tests (JS/TS tests are callbacks, found
-        // at file level; JVM/.NET test classes hold tests and their helpers alike).
-        _ => file && !matches!(s.kind, SymbolKind::Constructor),
-    }
-}
-
-/// The name of the JS/TS test (`it("…")`/`test("…")`) whose callback holds `line`, from the
-/// file's text: the nearest such call at or above the line.
-pub fn enclosing_test_name(text: &str, line: u32) -> Option<String> {
-    let lines: Vec<&str> = text.lines().collect();
-    let upto = (line as usize).min(lines.len());
-    for l in lines[..upto].iter().rev() {
-        let t = l.trim_start();
-        for prefix in ["it(", "test(", "it.only(", "test.only(", "it.each(", "describe("] {
-            if let Some(rest) = t.strip_prefix(prefix) {
-                let rest = rest.trim_start();
-                let quote = rest.chars().next()?;
-                if matches!(quote, '\'' | '"' | '`') {
-                    let inner = &rest[1..];
-                    if let Some(end) = inner.find(quote) {
-                        return Some(inner[..end].to_string());
-                    }
-                }
-            }
-        }
-    }
-    None
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn test_files_by_convention() {
-        assert!(is_test_file("tests/api.rs", "rust"));
-        assert!(is_test_file("src/parser/tests.rs", "rust"));
-        assert!(!is_test_file("src/parser/mod.rs", "rust"));
-        assert!(is_test_file("tests/unit/test_api.py", "python"));
-        assert!(is_test_file("pkg/api_test.py", "python"));
-        assert!(!is_test_file("pkg/api.py", "python"));
-        assert!(is_test_file("src/a.test.ts", "typescript"));
-        assert!(is_test_file("src/__tests__/a.js", "javascript"));
-        assert!(!is_test_file("src/a.ts", "typescript"));
-        assert!(is_test_file("pkg/a_test.go", "go"));
-        assert!(!is_test_file("pkg/a.go", "go"));
-        assert!(is_test_file("src/test/java/com/x/CartTest.java", "java"));
-        assert!(!is_test_file("src/main/java/com/x/Cart.java", "java"));
-        assert!(is_test_file("spec/cart_spec.rb", "ruby"));
-        // Each language by the name the rest of docdex gives it (C# is `csharp`).
-        assert!(is_test_file("Shop.Tests/CartTests.cs", "csharp"));
-        assert!(!is_test_file("Shop/Cart.cs", "csharp"));
-        assert!(is_test_file("app/src/test/kotlin/CartTest.kt", "kotlin"));
-        assert!(is_test_file("tests/CartTest.php", "php"));
-    }
-
-    #[test]
-    fn the_enclosing_js_test_is_named() {
-        let text = "describe('cart', () => {\n  it('adds', () => {\n    add(1);\n  });\n  test(\"clears\", () => {\n    clear();\n  });\n});\n";
-        assert_eq!(enclosing_test_name(text, 3).as_deref(), Some("adds"));
-        assert_eq!(enclosing_test_name(text, 6).as_deref(), Some("clears"));
-        assert_eq!(enclosing_test_name(text, 1).as_deref(), Some("cart"));
-    }
 }

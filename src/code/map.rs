@@ -6,8 +6,8 @@
 
 use std::collections::HashMap;
 
-use super::dependents::is_test_file;
 use super::graph::CodeGraph;
+use super::test_files::is_test_file;
 use super::SymbolKind;
 use crate::protocol::impact::{MapFile, MapSymbol, RepoMapResponse};
 

@@ -16,6 +16,7 @@ pub mod map;
 pub mod query;
 pub mod resolve;
 mod spec;
+pub mod test_files;
 
 use crate::ingest::{Chunk, ChunkParams, Language};
 use serde::{Deserialize, Serialize};
@@ -341,12 +342,13 @@ fn grammar_identity(grammar: &tree_sitter::Language) -> String {
     )
 }
 
-/// Files the import resolution reads besides code: Go's, Cargo's, TypeScript's and npm's
-/// manifests.
-pub fn is_resolution_config(rel_path: &str) -> bool {
+/// Files the code graph reads besides code: Go's, Cargo's, TypeScript's and npm's manifests
+/// for import resolution, and JavaScript test runners' configs for which files are tests.
+pub fn is_graph_config(rel_path: &str) -> bool {
     let name = rel_path.rsplit('/').next().unwrap_or(rel_path);
     matches!(name, "go.mod" | "Cargo.toml" | "package.json")
         || (name.starts_with("tsconfig") && name.ends_with(".json"))
+        || test_files::is_runner_config(rel_path)
 }
 
 /// A JavaScript member set to what is defined elsewhere (`exports.application = proto`): the

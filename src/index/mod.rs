@@ -473,7 +473,7 @@ impl RepoIndex {
         }
         let records = self.store.all_files(&rtxn)?;
         let mut configs = HashMap::new();
-        for path in records.keys().filter(|p| crate::code::is_resolution_config(p)) {
+        for path in records.keys().filter(|p| crate::code::is_graph_config(p)) {
             // A manifest that went missing or grew huge just resolves less.
             if let Ok(bytes) = crate::ingest::open::read_inside(&self.root, path, MAX_CONFIG_BYTES) {
                 configs.insert(path.clone(), String::from_utf8_lossy(&bytes).into_owned());

@@ -243,7 +243,7 @@ fn affected_test(index: &RepoIndex, graph: &CodeGraph, r: &Reached) -> AffectedT
         Some(i) => graph.code(r.file).symbols[i as usize].qualified_name.clone(),
         // A test framework's callback (`it("adds", () => …)`): its title, read from the file.
         None => read_test_file(&index.root, &path)
-            .and_then(|text| dependents::enclosing_test_name(&text, r.line))
+            .and_then(|text| crate::code::test_files::enclosing_test_name(&text, r.line))
             .unwrap_or_default(),
     };
     AffectedTest { path, name, line: r.line, depth: r.depth, via: r.via.clone(), confidence: round(r.confidence) }

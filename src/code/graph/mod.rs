@@ -14,6 +14,7 @@ pub(crate) use types::return_type;
 use std::collections::{HashMap, HashSet};
 
 use super::resolve::Resolver;
+use super::test_files;
 use super::{FileCode, Occurrence, Symbol, SymbolKind, UseKind};
 use crate::protocol::code::SymbolInfo;
 
@@ -140,6 +141,9 @@ pub struct CodeGraph {
     /// Per file: the SHA-256 of the text its facts were extracted from ("" unknown), so a
     /// diff whose side has that text reads the facts instead of parsing again.
     content_hashes: Vec<String>,
+    /// Per file: whether the JavaScript/TypeScript test runner its package configures runs it
+    /// as a test file (`None`: no runner known, or another language).
+    runner_tests: Vec<Option<bool>>,
 }
 
 /// Every occurrence resolved: per definition its uses (in `uses_by_name` order, as
@@ -301,7 +305,18 @@ impl CodeGraph {
                     .unwrap_or(u32::MAX)
             })
             .collect();
+        let js_tests = crate::code::test_files::JsTests::read(configs);
+        let runner_tests = paths
+            .iter()
+            .zip(&codes)
+            .map(|(path, code)| {
+                matches!(code.language.as_str(), "javascript" | "typescript" | "tsx")
+                    .then(|| js_tests.runs(path))
+                    .flatten()
+            })
+            .collect();
         let mut graph = CodeGraph {
+            runner_tests,
             namespace_level,
             local_to,
             crate_of,
@@ -519,6 +534,28 @@ impl CodeGraph {
 
     pub fn path(&self, file: u32) -> &str {
         &self.paths[file as usize]
+    }
+
+    /// Whether `file` holds tests: as its test runner's configuration says where the graph
+    /// knows one (vitest's or jest's), else by its language's conventions.
+    pub fn is_test_file(&self, file: u32) -> bool {
+        self.runner_tests[file as usize]
+            .unwrap_or_else(|| test_files::is_test_file(self.path(file), &self.code(file).language))
+    }
+
+    /// Whether the runner collects tests from `file` (`test_files::is_test_module`), by its
+    /// configuration where known.
+    pub fn is_test_module(&self, file: u32) -> bool {
+        match self.runner_tests[file as usize] {
+            Some(runs) => runs,
+            None => test_files::is_test_module(self.path(file), &self.code(file).language),
+        }
+    }
+
+    /// Whether definition `index` of `file` is a test (`test_files::is_test`), its file judged
+    /// as `is_test_file` does.
+    pub fn is_test(&self, file: u32, index: usize) -> bool {
+        test_files::defines_test(self.path(file), self.code(file), index, self.is_test_file(file))
     }
 
     pub fn symbol(&self, r: SymbolRef) -> &Symbol {

@@ -136,7 +136,7 @@ impl CodeGraph {
         // A class a test file defines runs in that test, which uses it directly; its methods
         // reached through the library's dispatch would lead on to every user of the library.
         let (path, language) = (&self.paths[target.0 as usize], &self.codes[target.0 as usize].language);
-        if crate::code::dependents::is_test_file(path, language) {
+        if crate::code::test_files::is_test_file(path, language) {
             return Vec::new();
         }
         // `*` (any name) and `*visit_` (a name with that prefix: `getattr(self, f"visit_{kind}")`).

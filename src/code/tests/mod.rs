@@ -31,7 +31,7 @@ fn load_dir(root: &Path) -> CodeGraph {
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
         };
-        if super::is_resolution_config(&rel) {
+        if super::is_graph_config(&rel) {
             configs.insert(rel.clone(), text.clone());
         }
         if let Some(code) = extract(Language::detect(&path).with_text(&path, &text), &text) {

@@ -308,3 +308,34 @@ fn a_registry_method_and_a_mixed_in_function_run_where_they_are_reached() {
     assert_eq!(tests_reaching(&graph, "attr"), ["attr.test.ts"]);
     assert!(tests_reaching(&graph, "push").is_empty());
 }
+
+/// A file beside the tests that the runner does not run is a helper, not a test: yup's
+/// `test/helpers.ts` (its vitest config excludes it) leads on to the test files that call it,
+/// and a fixture module under `test/` that vitest's default pattern does not take (loaded by
+/// a test at run time, by no name) is no test of its own.
+#[test]
+fn a_file_the_test_runner_does_not_run_is_a_helper_not_a_test() {
+    let ts = |text: &str| extract(Language::TypeScript, text).unwrap();
+    let files = HashMap::from([
+        ("src/parse.ts".to_string(), ts("export function parse(s: string) {\n  return s;\n}\n")),
+        (
+            "test/helpers.ts".to_string(),
+            ts("import { parse } from '../src/parse';\nexport function check(s: string) {\n  return parse(s);\n}\n"),
+        ),
+        (
+            "test/string.test.ts".to_string(),
+            ts("import { check } from './helpers';\ntest('parses', () => {\n  check('a');\n});\n"),
+        ),
+        (
+            "test/fixtures/valid.ts".to_string(),
+            ts("import { parse } from '../../src/parse';\nexport const output = parse('b');\n"),
+        ),
+    ]);
+    let vitest = r#"{"devDependencies": {"vitest": "^3.2.0"}}"#;
+    let graph = CodeGraph::build(files.clone(), &HashMap::from([("package.json".to_string(), vitest.to_string())]));
+    assert_eq!(tests_reaching(&graph, "parse"), ["test/string.test.ts"]);
+
+    // A package with no runner the graph knows: every file under `test/` is a test.
+    let graph = CodeGraph::build(files, &HashMap::from([("package.json".to_string(), "{}".to_string())]));
+    assert_eq!(tests_reaching(&graph, "parse"), ["test/fixtures/valid.ts", "test/helpers.ts"]);
+}
