@@ -334,12 +334,18 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
             // `V: Visitor`'s `visitor.visit_post()` runs `TranslatorI::visit_post`).
             // Only along paths that build the implementing type somewhere (`translate` makes a
             // `TranslatorI`; the printer's `visit` call runs another visitor).
-            let through_trait = node.and_then(|t| graph.trait_method(t));
-            let trait_uses = match through_trait {
-                Some(m) => graph.uses(m, floor),
-                None => std::sync::Arc::new(Vec::new()),
+            // A Go method likewise where a method of an interface its type satisfies is called.
+            let through: Vec<SymbolRef> = node.map(|t| graph.dispatched_through(t)).unwrap_or_default();
+            let trait_uses = match through.as_slice() {
+                [] => std::sync::Arc::new(Vec::new()),
+                [m] => graph.uses(*m, floor),
+                many => std::sync::Arc::new(many.iter().flat_map(|&m| graph.uses(m, floor).as_ref().clone()).collect()),
             };
-            let implementer = through_trait.and_then(|_| node.and_then(|t| graph.member_type(t)));
+            // (Not for Go, whose types are built by constructors that return the interface:
+            // `goldmark.New()` makes the `markdown` its caller's `Convert` runs.)
+            let implementer = node
+                .filter(|&t| !through.is_empty() && graph.code(t.0).language != "go")
+                .and_then(|t| graph.member_type(t));
             // So does a Rust method of a trait the repo does not declare (`PartialEq::eq`,
             // `Drop::drop`, `Clone::clone`): the language runs it where its type is used.
             let language_runs = node.filter(|_| depth > 1).and_then(|t| language_trait_type(graph, t));

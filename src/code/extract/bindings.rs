@@ -26,9 +26,19 @@ impl<'a> Walker<'a> {
             _ => Some(target),
         };
         let Some(target) = target.filter(|t| t.kind() == "identifier") else { return };
+        // A Go variable keeps the type it was declared with: after `var bps []BlockParser`,
+        // `bps = p.blockParsers[c]` holds `BlockParser`s still.
+        if self.language == Language::Go
+            && binding.kind() == "assignment_statement"
+            && self.local_types.contains_key(self.text(target))
+        {
+            return;
+        }
         // `let p: Parser = …`, `x: Parser = …`, `const p: Parser = …`: the stated type wins.
-        let stated = binding.child_by_field_name("type").and_then(|t| stated_type(self.text(t), self.language));
-        if let Some(ty) = stated {
+        let stated_text = binding.child_by_field_name("type").map(|t| self.text(t));
+        if let Some(ty) =
+            stated_text.and_then(|t| self.note_go_slice(target, t).or_else(|| stated_type(t, self.language)))
+        {
             return self.note_type(target, ty);
         }
         let value = ["value", "right", "init"].iter().find_map(|f| binding.child_by_field_name(f));
@@ -92,6 +102,11 @@ impl<'a> Walker<'a> {
             _ => return,
         };
         let Some(target) = target.filter(|t| t.kind() == "identifier") else { return };
+        // `for _, bp := range bps` over a Go local declared `[]BlockParser`.
+        let slice = walked.filter(|w| self.go_slices.contains(self.text(*w)));
+        if let Some((ty, _)) = slice.and_then(|w| self.local_types.get(self.text(w))).cloned() {
+            return self.note_type(target, ty);
+        }
         let walked = walked.and_then(|w| chain_text(self.text(w)).map(|t| (t, w.start_byte())));
         // A call's result, or a field of the value itself (`&self.items`, `this.items`).
         let walks = |t: &str| t.ends_with(')') || own_field_path(t).is_some();
@@ -234,6 +249,20 @@ impl<'a> Walker<'a> {
             named.filter(|n| self.text(*n) == name).and_then(|_| p.child_by_field_name("type"))
         });
         stated_type(self.text(found?), self.language)
+    }
+
+    /// Go: notes whether `name` is declared (`stated`) as a slice or an array, whose elements
+    /// a `range` walks; for one, the elements' type (`[]*ast.Node`, `[4]Segment`).
+    fn note_go_slice(&mut self, name: Node, stated: &str) -> Option<String> {
+        if self.language != Language::Go {
+            return None;
+        }
+        let element = stated.trim_start().strip_prefix('[').and_then(|rest| Some(rest.split_once(']')?.1));
+        match element {
+            Some(_) => self.go_slices.insert(self.text(name).to_string()),
+            None => self.go_slices.remove(self.text(name)),
+        };
+        go_type(element?)
     }
 
     /// `name` (an identifier) holds a value of type `ty` until its function's body ends.
@@ -389,7 +418,10 @@ impl<'a> Walker<'a> {
     /// Records the type a parameter's annotation names (`cli: Command`, `p: &mut Parser`,
     /// `(c: Cart)`), so `cli.main()` is a member of `Command`, as a type checker reads it.
     fn note_param_type(&mut self, param: Node, target: Node) {
-        let Some(ty) = param.child_by_field_name("type").and_then(|t| stated_type(self.text(t), self.language)) else {
+        let stated = param.child_by_field_name("type").map(|t| self.text(t));
+        let slice =
+            stated.filter(|_| self.spec.idents.contains(&target.kind())).and_then(|t| self.note_go_slice(target, t));
+        let Some(ty) = slice.or_else(|| stated.and_then(|t| stated_type(t, self.language))) else {
             return;
         };
         // `visitor: V` where `V: Visitor`: a value used through the trait.

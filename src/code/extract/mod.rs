@@ -270,6 +270,9 @@ struct Walker<'a> {
     /// Locals bound to a value of a known type (`cart = Cart(…)`, `let c = Cart::new()`,
     /// `c := Cart{}`, `const c = new Cart()`): name → (type, end of the function's body).
     local_types: HashMap<String, (String, usize)>,
+    /// Go: the locals declared as a slice or an array (`var bps []BlockParser`, a parameter
+    /// `items []Segment`), whose type in `local_types` is their elements'.
+    go_slices: HashSet<String>,
     /// Python: what a module-level name, a class attribute or a `self.x` set in a method holds
     /// when its value says (`md = create_markdown()`, `markdown = Markdown()` in a class body:
     /// `Class.markdown`), for the instance calls through them (`instance_call`).
@@ -317,6 +320,7 @@ impl<'a> Walker<'a> {
             template_end: 0,
             expanded: (0, 0),
             local_types: HashMap::new(),
+            go_slices: HashSet::new(),
             held_types: HashMap::new(),
             frames,
             def_names: HashSet::new(),

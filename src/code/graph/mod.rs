@@ -5,6 +5,7 @@
 //! `resolution`; the queries over resolved uses (references, callers, impact) in `uses`; this file
 //! holds the graph and its lookups.
 
+mod interfaces;
 mod resolution;
 mod types;
 mod uses;
@@ -144,6 +145,8 @@ pub struct CodeGraph {
     /// Per file: whether the JavaScript/TypeScript test runner its package configures runs it
     /// as a test file (`None`: no runner known, or another language).
     runner_tests: Vec<Option<bool>>,
+    /// Per Go method, the methods of the repo's interfaces it implements (`go_implementations`).
+    interface_methods: HashMap<SymbolRef, Vec<SymbolRef>>,
 }
 
 /// Every occurrence resolved: per definition its uses (in `uses_by_name` order, as
@@ -317,6 +320,7 @@ impl CodeGraph {
             .collect();
         let mut graph = CodeGraph {
             runner_tests,
+            interface_methods: HashMap::new(),
             namespace_level,
             local_to,
             crate_of,
@@ -346,6 +350,7 @@ impl CodeGraph {
         };
         graph.link();
         graph.link_aliases();
+        graph.interface_methods = graph.go_implementations();
         graph
     }
 
@@ -813,6 +818,16 @@ impl CodeGraph {
                         .is_some_and(|traits| traits.iter().any(|&tr| self.symbol(tr).kind == SymbolKind::Trait))
             }
         })
+    }
+
+    /// The methods a call runs `member` through by dispatch: its Rust trait's declaration
+    /// (`trait_method`), or the methods of the Go interfaces its type satisfies (`Markdown.Convert`
+    /// for `markdown.Convert`).
+    pub fn dispatched_through(&self, member: SymbolRef) -> Vec<SymbolRef> {
+        match self.trait_method(member) {
+            Some(m) => vec![m],
+            None => self.interface_methods.get(&member).cloned().unwrap_or_default(),
+        }
     }
 
     /// For a function written in a `macro_rules!` body (`fn get_u8` in `deref_forward_buf`),

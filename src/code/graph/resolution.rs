@@ -201,11 +201,12 @@ impl CodeGraph {
         if members.is_empty() {
             return Vec::new();
         }
-        // A Rust trait's method stands for its implementations among the candidates: which
-        // one runs is the trait's dispatch, which the walk follows from each implementation
-        // to its trait's method (else every `impl Buf for …` would split the guess).
+        // A Rust trait's method (a Go interface's) stands for its implementations among the
+        // candidates: which one runs is the dispatch, which the walk follows from each
+        // implementation to the trait's method (else every `impl Buf for …` would split the
+        // guess).
         let all = members.clone();
-        members.retain(|&r| self.trait_method(r).is_none_or(|d| !all.contains(&d)));
+        members.retain(|&r| !self.dispatched_through(r).iter().any(|d| all.contains(d)));
         let confidence = 0.4 / members.len() as f32;
         members.into_iter().map(|r| cand(r, Resolution::NameOnly, confidence)).collect()
     }

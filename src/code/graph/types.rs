@@ -47,7 +47,7 @@ impl CodeGraph {
 
     /// The types a Go struct embeds (`struct { ast.BaseInline; … }`): their members are the
     /// struct's own, as a base class's are.
-    fn embedded_types(&self, r: SymbolRef) -> Vec<String> {
+    pub(super) fn embedded_types(&self, r: SymbolRef) -> Vec<String> {
         let code = self.code(r.0);
         if code.language != "go" {
             return Vec::new();

@@ -339,3 +339,64 @@ fn a_file_the_test_runner_does_not_run_is_a_helper_not_a_test() {
     let graph = CodeGraph::build(files, &HashMap::from([("package.json".to_string(), "{}".to_string())]));
     assert_eq!(tests_reaching(&graph, "parse"), ["test/fixtures/valid.ts", "test/helpers.ts"]);
 }
+
+/// A Go type implements an interface by having its methods, not by saying so: a call through
+/// the interface (`bp.Open(…)` over a `[]BlockParser`, `m.Convert(…)` on what a constructor
+/// returns as the interface) runs the type's method, so a change in it reaches the tests that
+/// make those calls, and not a test that calls neither.
+#[test]
+fn a_go_method_runs_where_an_interface_its_type_satisfies_is_called() {
+    let go = |text: &str| extract(Language::Go, text).unwrap();
+    let files = HashMap::from([
+        (
+            "parser/parser.go".to_string(),
+            go("package parser\n\n\
+                type BlockParser interface {\n\tOpen(s string) string\n\tClose()\n}\n\n\
+                type Parser struct {\n\tparsers []BlockParser\n\tbyChar [256][]BlockParser\n}\n\n\
+                func NewParser() *Parser {\n\treturn &Parser{parsers: []BlockParser{NewQuote()}}\n}\n\n\
+                func (p *Parser) Parse(s string) string {\n\tvar bps []BlockParser\n\tbps = p.parsers\n\tout := \"\"\n\
+                \tif len(s) > 1 {\n\t\tbps = p.byChar[s[0]]\n\t}\n\
+                \tfor _, bp := range bps {\n\t\tout += bp.Open(s)\n\t}\n\treturn out\n}\n"),
+        ),
+        (
+            "parser/quote.go".to_string(),
+            go("package parser\n\n\
+                type quoteParser struct{}\n\n\
+                func NewQuote() BlockParser {\n\treturn &quoteParser{}\n}\n\n\
+                func (q *quoteParser) Open(s string) string {\n\treturn quoted(s)\n}\n\n\
+                func (q *quoteParser) Close() {}\n\n\
+                func quoted(s string) string {\n\treturn s\n}\n"),
+        ),
+        (
+            "markdown.go".to_string(),
+            go("package markdown\n\nimport \"example.com/md/parser\"\n\n\
+                type Markdown interface {\n\tConvert(s string) string\n}\n\n\
+                type markdown struct {\n\tp *parser.Parser\n}\n\n\
+                func New() Markdown {\n\treturn &markdown{p: parser.NewParser()}\n}\n\n\
+                func (m *markdown) Convert(s string) string {\n\treturn m.p.Parse(s)\n}\n"),
+        ),
+        (
+            "markdown_test.go".to_string(),
+            go("package markdown\n\nimport \"testing\"\n\n\
+                func TestConvert(t *testing.T) {\n\tm := New()\n\tm.Convert(\"x\")\n}\n"),
+        ),
+        (
+            "parser/parser_test.go".to_string(),
+            go("package parser\n\nimport \"testing\"\n\n\
+                func TestParse(t *testing.T) {\n\tp := NewParser()\n\tp.Parse(\"x\")\n}\n"),
+        ),
+        (
+            "parser/other_test.go".to_string(),
+            go("package parser\n\nimport \"testing\"\n\nfunc TestOther(t *testing.T) {}\n"),
+        ),
+    ]);
+    let configs = HashMap::from([("go.mod".to_string(), "module example.com/md\n\ngo 1.19\n".to_string())]);
+    let graph = CodeGraph::build(files, &configs);
+    assert_eq!(tests_reaching(&graph, "quoted"), ["markdown_test.go", "parser/parser_test.go"]);
+    // `bps` is a `[]BlockParser` for all of its life, whatever it is set to.
+    let open: Vec<String> = sure_uses(&graph, "Open", "parser/parser.go")
+        .into_iter()
+        .map(|(path, line, how)| format!("{path}:{line} {how}"))
+        .collect();
+    assert_eq!(open, ["parser/parser.go:25 qualified_path"]);
+}
