@@ -341,11 +341,7 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                 [m] => graph.uses(*m, floor),
                 many => std::sync::Arc::new(many.iter().flat_map(|&m| graph.uses(m, floor).as_ref().clone()).collect()),
             };
-            // (Not for Go, whose types are built by constructors that return the interface:
-            // `goldmark.New()` makes the `markdown` its caller's `Convert` runs.)
-            let implementer = node
-                .filter(|&t| !through.is_empty() && graph.code(t.0).language != "go")
-                .and_then(|t| graph.member_type(t));
+            let implementer = node.filter(|_| !through.is_empty()).and_then(|t| graph.member_type(t));
             // So does a Rust method of a trait the repo does not declare (`PartialEq::eq`,
             // `Drop::drop`, `Clone::clone`): the language runs it where its type is used.
             let language_runs = node.filter(|_| depth > 1).and_then(|t| language_trait_type(graph, t));
@@ -499,14 +495,41 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
 /// type that derives from it, named in its header (`class Basket(Cart):`).
 /// Whether the definition a use sits in names type `ty` (builds it, calls its functions,
 /// states it), from the type's resolved uses, gathered once per type.
+/// How many calls away from a Go type's constructor a place still builds the type.
+const MAX_MAKER_HOPS: usize = 3;
+/// The surest a use must be to count as calling a constructor.
+const MAKER_FLOOR: f32 = 0.5;
+/// At most this many places are taken to build one type.
+const MAX_MAKER_PLACES: usize = 5_000;
+
 fn names_type(
     graph: &CodeGraph,
     named_by: &mut HashMap<SymbolRef, std::collections::HashSet<(u32, Option<u32>)>>,
     ty: SymbolRef,
     u: &super::graph::Use,
 ) -> bool {
-    let places =
-        named_by.entry(ty).or_insert_with(|| graph.uses(ty, 0.0).iter().map(|n| (n.file, n.enclosing)).collect());
+    let places = named_by.entry(ty).or_insert_with(|| {
+        let mut places: std::collections::HashSet<(u32, Option<u32>)> =
+            graph.uses(ty, 0.0).iter().map(|n| (n.file, n.enclosing)).collect();
+        // Go builds a type in a constructor that returns it as an interface (`newIntValue`
+        // makes the `*intValue` behind `IntVar`'s `Value`): a place that calls what builds it,
+        // up to `MAX_MAKER_HOPS` calls away, builds it too.
+        if graph.code(ty.0).language == "go" {
+            let mut frontier: Vec<SymbolRef> = places.iter().filter_map(|&(f, e)| Some((f, e?))).collect();
+            for _ in 0..MAX_MAKER_HOPS {
+                let mut next = Vec::new();
+                for maker in frontier.into_iter().filter(|&m| graph.symbol(m).kind.is_callable()) {
+                    for n in graph.uses(maker, MAKER_FLOOR).iter() {
+                        if places.len() < MAX_MAKER_PLACES && places.insert((n.file, n.enclosing)) {
+                            next.extend(n.enclosing.map(|e| (n.file, e)));
+                        }
+                    }
+                }
+                frontier = next;
+            }
+        }
+        places
+    });
     places.contains(&(u.file, u.enclosing))
 }
 

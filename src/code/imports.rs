@@ -147,7 +147,7 @@ pub(super) fn import_specs(language: Language, node: Node, src: &[u8]) -> Option
                 let name = node
                     .child_by_field_name("name")
                     .map(|n| text(n, src).to_string())
-                    .unwrap_or_else(|| path.rsplit('/').next().unwrap_or("").to_string());
+                    .unwrap_or_else(|| go_assumed_name(&path));
                 Some(vec![spec(path, node, vec![name], false)])
             }
             _ => None,
@@ -527,5 +527,44 @@ fn collect_idents(node: Node, src: &[u8], out: &mut Vec<String>, skip: usize) {
         let mut cursor = n.walk();
         let children: Vec<Node> = n.named_children(&mut cursor).collect();
         stack.extend(children.into_iter().rev());
+    }
+}
+
+/// The name a Go import binds when it gives none, as `goimports` assumes it from the path
+/// (the package clause has the last word, but it is in another file): the last element,
+/// or the one before a major version (`github.com/go-chi/chi/v5` → `chi`), without a
+/// `gopkg.in` version (`yaml.v3` → `yaml`) or a `go-` prefix (`go-runewidth` → `runewidth`),
+/// up to its first character that cannot be in a name (`go-toml` → `toml`).
+fn go_assumed_name(path: &str) -> String {
+    let mut parts = path.rsplit('/');
+    let mut base = parts.next().unwrap_or("");
+    let major = |s: &str| s.strip_prefix('v').is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    if major(base) {
+        base = parts.next().unwrap_or(base);
+    }
+    if path.starts_with("gopkg.in/") {
+        base = base.split(".v").next().unwrap_or(base);
+    }
+    let base = base.strip_prefix("go-").unwrap_or(base);
+    let end = base.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(base.len());
+    base[..end].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_go_import_binds_the_name_goimports_assumes() {
+        for (path, name) in [
+            ("net/http", "http"),
+            ("github.com/go-chi/chi/v5", "chi"),
+            ("gopkg.in/yaml.v3", "yaml"),
+            ("github.com/mattn/go-runewidth", "runewidth"),
+            ("github.com/pelletier/go-toml/v2", "toml"),
+            ("example.com/v2", "example"),
+        ] {
+            assert_eq!(go_assumed_name(path), name, "{path}");
+        }
     }
 }
