@@ -491,10 +491,6 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
     Walk { dependents, tests, truncated }
 }
 
-/// Whether a use of a type makes an instance of it: a call (`Cart(…)`, `new Cart()`), or a
-/// type that derives from it, named in its header (`class Basket(Cart):`).
-/// Whether the definition a use sits in names type `ty` (builds it, calls its functions,
-/// states it), from the type's resolved uses, gathered once per type.
 /// How many calls away from a Go type's constructor a place still builds the type.
 const MAX_MAKER_HOPS: usize = 3;
 /// The surest a use must be to count as calling a constructor.
@@ -502,6 +498,8 @@ const MAKER_FLOOR: f32 = 0.5;
 /// At most this many places are taken to build one type.
 const MAX_MAKER_PLACES: usize = 5_000;
 
+/// Whether the definition a use sits in names type `ty` (builds it, calls its functions,
+/// states it), from the type's resolved uses, gathered once per type.
 fn names_type(
     graph: &CodeGraph,
     named_by: &mut HashMap<SymbolRef, std::collections::HashSet<(u32, Option<u32>)>>,
@@ -533,6 +531,8 @@ fn names_type(
     places.contains(&(u.file, u.enclosing))
 }
 
+/// Whether a use of a type makes an instance of it: a call (`Cart(…)`, `new Cart()`), or a
+/// type that derives from it, named in its header (`class Basket(Cart):`).
 fn makes_instance(graph: &CodeGraph, u: &super::graph::Use) -> bool {
     if u.kind == UseKind::Call {
         return true;
