@@ -308,7 +308,7 @@ impl CodeGraph {
                     .unwrap_or(u32::MAX)
             })
             .collect();
-        let js_tests = crate::code::test_files::JsTests::read(configs);
+        let js_tests = test_files::JsTests::read(configs);
         let runner_tests = paths
             .iter()
             .zip(&codes)
