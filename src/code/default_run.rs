@@ -13,7 +13,8 @@
 //! attrs' `bench/test_benchmarks.py` beside `testpaths = "tests"` is not run.
 //!
 //! Go: a file whose `//go:build` needs a tag of the code's own (`integration`) is not built by
-//! `go test` without `-tags`.
+//! `go test` without `-tags`, nor one for another platform or a later Go than this machine's
+//! (`mapper_windows_test.go`, `//go:build !go1.19` under Go 1.19).
 //!
 //! And a test the harness skips unless asked is not run either: Rust's
 //! `#[ignore]`, Python's `@pytest.mark.skip` and `@unittest.skip(…)` (the extractor stores them
@@ -93,8 +94,17 @@ impl DefaultRun {
                 collection.as_ref().is_none_or(|c| c.collects(graph.path(file)))
                     && symbol.is_none_or(|i| !enclosing(graph, file, i).any(|d| skipped(graph, file, d)))
             }
-            // `go test` builds a file whose `//go:build` holds without `-tags`.
-            "go" => !graph.code(file).gates.iter().any(|g| g.symbol.is_none() && go_constraint(&g.cfg) == Some(false)),
+            // `go test` builds a file whose name's platform is this one's and whose
+            // `//go:build` holds here without `-tags`.
+            "go" => {
+                let target = GoTarget::host();
+                target.builds_named(graph.path(file)) != Some(false)
+                    && !graph
+                        .code(file)
+                        .gates
+                        .iter()
+                        .any(|g| g.symbol.is_none() && go_constraint(&g.cfg, target) == Some(false))
+            }
             _ => true,
         }
     }
@@ -254,9 +264,8 @@ fn toml_words(value: Option<&toml::Value>) -> Vec<String> {
     }
 }
 
-/// Go's operating systems and architectures (and `unix`, `cgo`, the toolchain's names):
-/// the machine decides them, so a constraint on one is unknown.
-const GO_PLATFORM: &[&str] = &[
+/// Go's operating systems (`unix` is those but `js`, `plan9`, `wasip1`, `windows`, `zos`).
+const GO_OSES: &[&str] = &[
     "aix",
     "android",
     "darwin",
@@ -275,30 +284,134 @@ const GO_PLATFORM: &[&str] = &[
     "wasip1",
     "windows",
     "zos",
+];
+/// Go's architectures.
+const GO_ARCHES: &[&str] = &[
     "386",
     "amd64",
+    "amd64p32",
     "arm",
+    "armbe",
     "arm64",
+    "arm64be",
     "loong64",
     "mips",
     "mipsle",
     "mips64",
     "mips64le",
+    "mips64p32",
+    "mips64p32le",
+    "ppc",
     "ppc64",
     "ppc64le",
+    "riscv",
     "riscv64",
+    "s390",
     "s390x",
+    "sparc",
     "sparc64",
     "wasm",
-    "unix",
-    "cgo",
-    "gc",
-    "gccgo",
 ];
+/// The toolchain's own tags: which one builds, and whether cgo is on, is the invocation's.
+const GO_TOOLCHAIN: &[&str] = &["cgo", "gc", "gccgo"];
 
-/// A `//go:build` constraint's value for `go test` without `-tags`: a tag of the code's own
-/// (`integration`, `e2e`, `ignore`) is off; a platform's or a Go version's unknown.
-fn go_constraint(expr: &str) -> Option<bool> {
+/// The machine `go test` runs on: the daemon's own (the agent runs the tests where the daemon
+/// serves the repo), so `mapper_windows_test.go` or `//go:build !go1.19` is not built on a
+/// Linux machine whose Go is 1.19. What is not known stays unknown, which keeps the code.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct GoTarget {
+    os: Option<&'static str>,
+    arch: Option<&'static str>,
+    /// The toolchain's minor version (`go1.19.8` → 19).
+    minor: Option<u32>,
+}
+
+impl GoTarget {
+    /// This machine, the toolchain's version asked of `go env GOVERSION` once per process.
+    pub(crate) fn host() -> &'static GoTarget {
+        static HOST: std::sync::OnceLock<GoTarget> = std::sync::OnceLock::new();
+        HOST.get_or_init(|| {
+            let os = match std::env::consts::OS {
+                "macos" => Some("darwin"),
+                os => GO_OSES.iter().copied().find(|o| *o == os),
+            };
+            let arch = match std::env::consts::ARCH {
+                "x86_64" => Some("amd64"),
+                "x86" => Some("386"),
+                "aarch64" => Some("arm64"),
+                "loongarch64" => Some("loong64"),
+                "powerpc64" if cfg!(target_endian = "little") => Some("ppc64le"),
+                "powerpc64" => Some("ppc64"),
+                arch => GO_ARCHES.iter().copied().find(|a| *a == arch),
+            };
+            let minor = std::process::Command::new("go")
+                .args(["env", "GOVERSION"])
+                .env("GOTOOLCHAIN", "local")
+                .stdin(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .output()
+                .ok()
+                .filter(|o| o.status.success())
+                .and_then(|o| go_minor(&String::from_utf8_lossy(&o.stdout)));
+            GoTarget { os, arch, minor }
+        })
+    }
+
+    /// A build tag's value here: the machine's OS (Android builds `linux` code, iOS `darwin`,
+    /// illumos `solaris`), architecture, `unix`, and the releases up to the toolchain's are
+    /// on; a tag of the code's own (`integration`, `ignore`) is off without `-tags`.
+    fn tag(&self, word: &str) -> Option<bool> {
+        if GO_OSES.contains(&word) {
+            let os = self.os?;
+            return Some(
+                word == os || matches!((os, word), ("android", "linux") | ("ios", "darwin") | ("illumos", "solaris")),
+            );
+        }
+        if word == "unix" {
+            return self.os.map(|os| !matches!(os, "js" | "plan9" | "wasip1" | "windows" | "zos"));
+        }
+        if GO_ARCHES.contains(&word) {
+            return self.arch.map(|arch| arch == word);
+        }
+        if let Some(release) = word.strip_prefix("go1.") {
+            let release: u32 = release.parse().ok()?;
+            return self.minor.map(|minor| release <= minor);
+        }
+        if GO_TOOLCHAIN.contains(&word) {
+            return None;
+        }
+        Some(false)
+    }
+
+    /// Whether `go` builds a file by its name's `_GOOS`, `_GOARCH` or `_GOOS_GOARCH` suffix
+    /// (before `.go` and a `_test`): `mapper_windows_test.go` only on Windows.
+    fn builds_named(&self, path: &str) -> Option<bool> {
+        let name = path.rsplit('/').next()?.strip_suffix(".go")?;
+        let name = name.strip_suffix("_test").unwrap_or(name);
+        let parts: Vec<&str> = name.split('_').collect();
+        let n = parts.len();
+        let last = *parts.last()?;
+        if n >= 3 && GO_OSES.contains(&parts[n - 2]) && GO_ARCHES.contains(&last) {
+            return Some(self.tag(parts[n - 2])? && self.tag(last)?);
+        }
+        // `unix` is not a file name suffix.
+        if n >= 2 && (GO_OSES.contains(&last) || GO_ARCHES.contains(&last)) {
+            return self.tag(last);
+        }
+        Some(true)
+    }
+}
+
+/// The minor version in `go version`'s or `go env GOVERSION`'s answer (`go1.19.8` → 19).
+fn go_minor(version: &str) -> Option<u32> {
+    let rest = version.trim().strip_prefix("go1.")?;
+    rest.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+}
+
+/// A `//go:build` constraint's value for `go test` without `-tags` on `target`: a tag of the
+/// code's own (`integration`, `e2e`, `ignore`) is off; the platform's and the Go release's as
+/// `target` has them (unknown where it does not know).
+fn go_constraint(expr: &str, target: &GoTarget) -> Option<bool> {
     let tokens: Vec<String> = {
         let mut out = Vec::new();
         let mut chars = expr.chars().peekable();
@@ -332,42 +445,37 @@ fn go_constraint(expr: &str) -> Option<bool> {
         out
     };
     /// Operands joined by `op`, each read by `operand`.
-    fn joined(
-        t: &[String],
-        at: &mut usize,
-        op: &str,
-        operand: fn(&[String], &mut usize) -> Option<Option<bool>>,
-    ) -> Option<Vec<Option<bool>>> {
-        let mut values = vec![operand(t, at)?];
+    type Operand = fn(&[String], &mut usize, &GoTarget) -> Option<Option<bool>>;
+    fn joined(t: &[String], at: &mut usize, op: &str, operand: Operand, g: &GoTarget) -> Option<Vec<Option<bool>>> {
+        let mut values = vec![operand(t, at, g)?];
         while t.get(*at).is_some_and(|w| w == op) {
             *at += 1;
-            values.push(operand(t, at)?);
+            values.push(operand(t, at, g)?);
         }
         Some(values)
     }
-    fn or(t: &[String], at: &mut usize) -> Option<Option<bool>> {
-        joined(t, at, "||", and).map(any_of)
+    fn or(t: &[String], at: &mut usize, g: &GoTarget) -> Option<Option<bool>> {
+        joined(t, at, "||", and, g).map(any_of)
     }
-    fn and(t: &[String], at: &mut usize) -> Option<Option<bool>> {
-        joined(t, at, "&&", unary).map(all_of)
+    fn and(t: &[String], at: &mut usize, g: &GoTarget) -> Option<Option<bool>> {
+        joined(t, at, "&&", unary, g).map(all_of)
     }
-    fn unary(t: &[String], at: &mut usize) -> Option<Option<bool>> {
+    fn unary(t: &[String], at: &mut usize, g: &GoTarget) -> Option<Option<bool>> {
         let word = t.get(*at)?;
         *at += 1;
         match word.as_str() {
-            "!" => Some(unary(t, at)?.map(|v| !v)),
+            "!" => Some(unary(t, at, g)?.map(|v| !v)),
             "(" => {
-                let value = or(t, at)?;
+                let value = or(t, at, g)?;
                 (t.get(*at)? == ")").then(|| *at += 1)?;
                 Some(value)
             }
             ")" | "&&" | "||" => None,
-            w if GO_PLATFORM.contains(&w) || w.starts_with("go1.") => Some(None),
-            _ => Some(Some(false)),
+            w => Some(g.tag(w)),
         }
     }
     let mut at = 0;
-    let value = or(&tokens, &mut at)?;
+    let value = or(&tokens, &mut at, target)?;
     (at == tokens.len()).then_some(value).flatten()
 }
 
@@ -822,6 +930,7 @@ mod tests {
 
     #[test]
     fn a_go_build_constraint_is_off_for_a_tag_of_the_codes_own() {
+        let unknown = GoTarget::default();
         let cases = [
             ("integration", Some(false)),
             ("!integration", Some(true)),
@@ -835,8 +944,48 @@ mod tests {
             ("(a", None),
         ];
         for (expr, want) in cases {
-            assert_eq!(go_constraint(expr), want, "{expr}");
+            assert_eq!(go_constraint(expr, &unknown), want, "{expr}");
         }
+    }
+
+    #[test]
+    fn a_go_file_for_another_platform_or_release_is_not_built_here() {
+        let here = GoTarget { os: Some("linux"), arch: Some("amd64"), minor: Some(19) };
+        let cases = [
+            ("linux", Some(true)),
+            ("windows", Some(false)),
+            ("unix && !windows", Some(true)),
+            ("darwin || freebsd", Some(false)),
+            ("arm64", Some(false)),
+            ("go1.18", Some(true)),
+            ("!go1.19", Some(false)),
+            ("go1.21", Some(false)),
+            ("cgo", None),
+            ("linux && cgo", None),
+        ];
+        for (expr, want) in cases {
+            assert_eq!(go_constraint(expr, &here), want, "{expr}");
+        }
+        let android = GoTarget { os: Some("android"), arch: Some("arm64"), minor: None };
+        assert_eq!(go_constraint("linux && arm64", &android), Some(true));
+        assert_eq!(go_constraint("go1.18", &android), None);
+        for (path, want) in [
+            ("mapper_windows_test.go", Some(false)),
+            ("pkg/mapper_linux_test.go", Some(true)),
+            ("sys_linux_arm64.go", Some(false)),
+            ("sys_linux_amd64.go", Some(true)),
+            ("cpu_386.go", Some(false)),
+            ("linux.go", Some(true)),
+            ("windows_test.go", Some(true)),
+            ("mapper_test.go", Some(true)),
+            ("read_unix.go", Some(true)),
+        ] {
+            assert_eq!(here.builds_named(path), want, "{path}");
+        }
+        assert_eq!(GoTarget::default().builds_named("mapper_windows_test.go"), None);
+        assert_eq!(go_minor("go1.19.8\n"), Some(19));
+        assert_eq!(go_minor("go1.22rc1"), Some(22));
+        assert_eq!(go_minor("devel +abc"), None);
     }
 
     #[test]

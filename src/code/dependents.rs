@@ -99,6 +99,12 @@ struct Step<'a> {
     requires: Option<SymbolRef>,
 }
 
+/// Whether the walk goes on from a use: from a definition that is not a test (a test, and a
+/// file's top level, end a path).
+fn leads_on(graph: &CodeGraph, u: &super::graph::Use) -> bool {
+    u.enclosing.is_some_and(|e| !graph.is_test(u.file, e as usize))
+}
+
 /// Whether calls through objects of unknown type may mean `target`: a method or field in a
 /// language whose code seldom states a receiver's type (Python, JavaScript, Ruby, PHP, Lua).
 /// Where types are declared, an unresolved receiver is rarer and the guess measured on none.
@@ -208,6 +214,11 @@ fn language_trait_type(graph: &CodeGraph, member: SymbolRef) -> Option<SymbolRef
         return None;
     }
     graph.member_type(member)
+}
+
+/// Whether a definition is a method of an implementation of `Debug`.
+fn is_debug_impl(graph: &CodeGraph, member: SymbolRef) -> bool {
+    graph.symbol(member).implements.rsplit("::").next() == Some("Debug")
 }
 
 /// The seeds a diff's definitions add for definitions the language runs where their type is
@@ -344,8 +355,16 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
             let implementer = node.filter(|_| !through.is_empty()).and_then(|t| graph.member_type(t));
             // So does a Rust method of a trait the repo does not declare (`PartialEq::eq`,
             // `Drop::drop`, `Clone::clone`): the language runs it where its type is used.
-            let language_runs = node.filter(|_| depth > 1).and_then(|t| language_trait_type(graph, t));
-            let more: Vec<SymbolRef> = built.into_iter().chain(same_attribute).chain(language_runs).collect();
+            // Not `Debug::fmt` on the way: what it calls (`Request::fmt` → `self.method()`)
+            // runs where a value is printed with `{:?}` or an assertion fails, not wherever the
+            // type is named.
+            let language_runs =
+                node.filter(|&t| depth > 1 && !is_debug_impl(graph, t)).and_then(|t| language_trait_type(graph, t));
+            // A Go `init` runs at load, called by no one: what it stores in package variables
+            // runs where they are used.
+            let stored = node.map(|t| graph.init_variables(t)).unwrap_or_default();
+            let more: Vec<SymbolRef> =
+                built.into_iter().chain(same_attribute).chain(language_runs).chain(stored).collect();
             let uses = if held.is_empty() && more.is_empty() {
                 uses
             } else {
@@ -356,8 +375,12 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                 }
                 std::sync::Arc::new(all)
             };
-            // Surest first: when the work runs out, what is left is the least sure.
-            if work + uses.len() + trait_uses.len() > limits.max_work {
+            // Surest first: when the work runs out, what is left is the least sure. A use in a
+            // test, or at a file's top level, ends its path: it costs nothing to follow, so a
+            // helper that a thousand tests call (pulldown-cmark's `test_markdown_html`) is not
+            // cut for their number.
+            let cost = uses.iter().chain(trait_uses.iter()).filter(|u| leads_on(graph, u)).count();
+            if work + cost > limits.max_work {
                 truncated = true;
                 continue;
             }

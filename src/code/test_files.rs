@@ -355,11 +355,20 @@ pub(crate) fn defines_test(path: &str, code: &FileCode, index: usize, file: bool
         }
         // pytest collects `test*` functions and `test*` methods of `Test*` classes.
         "python" => is_test_module(path, "python") && s.name.starts_with("test"),
-        "go" => file && ["Test", "Benchmark", "Example", "Fuzz"].iter().any(|p| s.name.starts_with(p)),
+        "go" => file && is_go_test_name(&s.name),
         // Elsewhere a test file's functions are its tests (JS/TS tests are callbacks, found
         // at file level; JVM/.NET test classes hold tests and their helpers alike).
         _ => file && !matches!(s.kind, SymbolKind::Constructor),
     }
+}
+
+/// What `go test` runs of a `_test.go` file's functions: `TestX`, `FuzzX` (its seed corpus)
+/// and `ExampleX`, where what follows the prefix does not start in lower case (`Testify` is a
+/// helper). Benchmarks run only under `-bench`, so a `BenchmarkX` is not a test to run.
+fn is_go_test_name(name: &str) -> bool {
+    ["Test", "Fuzz", "Example"]
+        .iter()
+        .any(|p| name.strip_prefix(p).is_some_and(|rest| !rest.chars().next().is_some_and(|c| c.is_lowercase())))
 }
 
 /// The name of the JS/TS test (`it("…")`/`test("…")`) whose callback holds `line`, from the
@@ -388,6 +397,22 @@ pub fn enclosing_test_name(text: &str, line: u32) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn go_test_runs_tests_fuzz_seeds_and_examples_not_benchmarks() {
+        for (name, runs) in [
+            ("TestParse", true),
+            ("Test", true),
+            ("Test_parse", true),
+            ("FuzzParse", true),
+            ("ExampleNew", true),
+            ("Testify", false),
+            ("BenchmarkParse", false),
+            ("helper", false),
+        ] {
+            assert_eq!(is_go_test_name(name), runs, "{name}");
+        }
+    }
 
     fn repo(files: &[(&str, &str)]) -> JsTests {
         JsTests::read(&files.iter().map(|(p, t)| (p.to_string(), t.to_string())).collect())

@@ -799,6 +799,31 @@ impl CodeGraph {
             .map(|(i, _)| (definition.0, i as u32))
     }
 
+    /// The package-level variables a Go `init` function sets or reads (`planTop =
+    /// makePlanner(leaf)`): nothing calls `init`, but what it stores in a variable runs where
+    /// the variable is used, so the variables' uses are where the functions `init` names
+    /// run. Empty for any other definition.
+    pub fn init_variables(&self, definition: SymbolRef) -> Vec<SymbolRef> {
+        let code = &self.codes[definition.0 as usize];
+        let s = &code.symbols[definition.1 as usize];
+        if code.language != "go" || s.name != "init" || !s.container.is_empty() || !s.kind.is_callable() {
+            return Vec::new();
+        }
+        let mut out: Vec<SymbolRef> = Vec::new();
+        for (o, occ) in code.occurrences.iter().enumerate() {
+            if occ.enclosing != Some(definition.1) || occ.kind != UseKind::Read {
+                continue;
+            }
+            let Some(c) = self.resolve_use(definition.0, o as u32).into_iter().next() else { continue };
+            let v = self.symbol(c.symbol);
+            let package_level = self.local_to[c.symbol.0 as usize][c.symbol.1 as usize].is_none();
+            if v.kind == SymbolKind::Variable && v.container.is_empty() && package_level && !out.contains(&c.symbol) {
+                out.push(c.symbol);
+            }
+        }
+        out
+    }
+
     /// The declaration in the repo's trait of a method an `impl Trait for Type` block defines
     /// (`TranslatorI::visit_post` → `Visitor::visit_post`): code that holds a `Visitor` calls
     /// the implementation through it. `None` for a trait the repo does not declare

@@ -340,6 +340,46 @@ fn a_file_the_test_runner_does_not_run_is_a_helper_not_a_test() {
     assert_eq!(tests_reaching(&graph, "parse"), ["test/fixtures/valid.ts", "test/helpers.ts"]);
 }
 
+/// A Go `init` stores a function built from others in a package variable, which code called
+/// later runs: a change in one of those functions reaches the tests that call that code. A
+/// benchmark is not a test `go test` runs, and a file for another platform is not built.
+#[test]
+fn what_a_go_init_stores_runs_where_the_variable_is_used() {
+    let go = |text: &str| extract(Language::Go, text).unwrap();
+    let files = HashMap::from([
+        (
+            "plan.go".to_string(),
+            go("package calc\n\nvar planTop func(s string) int\n\n\
+                func init() {\n\tplanTop = makePlanner(leaf)\n}\n\n\
+                func makePlanner(next func(string) int) func(string) int {\n\
+                \treturn func(s string) int { return next(s) }\n}\n\n\
+                func leaf(s string) int {\n\treturn len(s)\n}\n\n\
+                func Eval(s string) int {\n\treturn planTop(s)\n}\n"),
+        ),
+        (
+            "calc_test.go".to_string(),
+            go("package calc\n\nimport \"testing\"\n\nfunc TestEval(t *testing.T) {\n\tEval(\"x\")\n}\n"),
+        ),
+        (
+            "bench_test.go".to_string(),
+            go("package calc\n\nimport \"testing\"\n\nfunc BenchmarkEval(b *testing.B) {\n\tEval(\"y\")\n}\n"),
+        ),
+        (
+            "calc_windows_test.go".to_string(),
+            go("package calc\n\nimport \"testing\"\n\nfunc TestEvalWindows(t *testing.T) {\n\tEval(\"z\")\n}\n"),
+        ),
+    ]);
+    let configs = HashMap::from([("go.mod".to_string(), "module example.com/calc\n\ngo 1.19\n".to_string())]);
+    let graph = CodeGraph::build(files, &configs);
+    assert_eq!(tests_reaching(&graph, "leaf"), ["calc_test.go", "calc_windows_test.go"]);
+    assert_eq!(tests_reaching(&graph, "makePlanner"), ["calc_test.go", "calc_windows_test.go"]);
+    // The Windows file's test is reached, and left out where `go test` does not build it.
+    let mut run = crate::code::default_run::DefaultRun::new(std::path::Path::new("."));
+    let windows = graph.file_index("calc_windows_test.go").unwrap();
+    assert_eq!(run.runs(&graph, windows, None), cfg!(target_os = "windows"));
+    assert!(run.runs(&graph, graph.file_index("calc_test.go").unwrap(), None));
+}
+
 /// A Go type implements an interface by having its methods, not by saying so: a call through
 /// the interface (`bp.Open(…)` over a `[]BlockParser`, `m.Convert(…)` on what a constructor
 /// returns as the interface) runs the type's method, so a change in it reaches the tests that
