@@ -221,6 +221,18 @@ fn is_debug_impl(graph: &CodeGraph, member: SymbolRef) -> bool {
     graph.symbol(member).implements.rsplit("::").next() == Some("Debug")
 }
 
+/// Whether a definition is a method of a conversion trait, which code calls by its name
+/// (`Request::default()`, `m.as_ref()`, `T::from(x)`, `v.clone()`), not the language on every
+/// value of the type.
+fn called_by_name(graph: &CodeGraph, member: SymbolRef) -> bool {
+    let t = graph.symbol(member).implements.rsplit("::").next().unwrap_or("");
+    let t = t.split('<').next().unwrap_or(t);
+    matches!(
+        t,
+        "Default" | "AsRef" | "AsMut" | "Borrow" | "BorrowMut" | "From" | "Into" | "TryFrom" | "TryInto" | "Clone"
+    )
+}
+
 /// The seeds a diff's definitions add for definitions the language runs where their type is
 /// built or used, not where their name is written: constructors and Python special methods
 /// (`__init__`, `__getitem__`, `__eq__`), overrides of a base's method, a Rust method of a
@@ -358,8 +370,9 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
             // Not `Debug::fmt` on the way: what it calls (`Request::fmt` → `self.method()`)
             // runs where a value is printed with `{:?}` or an assertion fails, not wherever the
             // type is named.
-            let language_runs =
-                node.filter(|&t| depth > 1 && !is_debug_impl(graph, t)).and_then(|t| language_trait_type(graph, t));
+            let language_runs = node
+                .filter(|&t| depth > 1 && !is_debug_impl(graph, t) && !called_by_name(graph, t))
+                .and_then(|t| language_trait_type(graph, t));
             // A Go `init` runs at load, called by no one: what it stores in package variables
             // runs where they are used.
             let stored = node.map(|t| graph.init_variables(t)).unwrap_or_default();
