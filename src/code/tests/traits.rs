@@ -168,3 +168,39 @@ fn a_function_a_macro_body_spells_out_is_changed_where_its_lines_are_and_runs_wh
     let tests = tests_from(&graph, template);
     assert_eq!(tests, vec!["tests/get.rs::reads_first"]);
 }
+
+/// A language trait's method met on the way leads on wherever its type is used only when the
+/// language calls it on values: `PartialEq::eq` does; `Debug::fmt` runs where a value is printed
+/// with `{:?}`, and a conversion (`Default::default`, `AsRef::as_ref`) where it is called by
+/// name. A test that only names the type (`assert_send::<Request>()`) runs none of them.
+#[test]
+fn debug_and_conversions_on_the_way_run_where_called_not_where_the_type_is_named() {
+    let graph = rust_graph(&[
+        (
+            "src/lib.rs",
+            "pub struct Method(u8);\n\nimpl Method {\n    pub fn code(&self) -> u8 {\n        self.0\n    }\n\n    pub fn label(&self) -> u8 {\n        self.0 + 1\n    }\n}\n\n\
+             pub struct Request {\n    method: Method,\n}\n\n\
+             impl Default for Request {\n    fn default() -> Request {\n        Request { method: Method(0) }.checked()\n    }\n}\n\n\
+             impl std::fmt::Debug for Request {\n    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {\n        write!(f, \"{}\", self.method.label())\n    }\n}\n\n\
+             impl PartialEq for Request {\n    fn eq(&self, other: &Request) -> bool {\n        self.method.code() == other.method.code()\n    }\n}\n\n\
+             impl Request {\n    fn checked(self) -> Request {\n        self\n    }\n}\n",
+        ),
+        (
+            "tests/send.rs",
+            "use semver::Request;\n\nfn assert_send<T: Send>() {}\n\n#[test]\nfn request_is_send() {\n    assert_send::<Request>();\n}\n",
+        ),
+        (
+            "tests/made.rs",
+            "use semver::Request;\n\n#[test]\nfn made_by_default() {\n    let r = Request::default();\n    drop(r);\n}\n",
+        ),
+    ]);
+    // `code` runs under `eq` (wherever a `Request` is used: both tests); `label` only under
+    // `fmt`, which neither test prints.
+    assert_eq!(
+        tests_reached(&graph, "Method", "code"),
+        ["tests/made.rs::made_by_default", "tests/send.rs::request_is_send"]
+    );
+    assert!(tests_reached(&graph, "Method", "label").is_empty());
+    // `checked` runs under `default`, which only `Request::default()` calls.
+    assert_eq!(tests_reached(&graph, "Request", "checked"), ["tests/made.rs::made_by_default"]);
+}
