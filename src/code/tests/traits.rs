@@ -201,6 +201,8 @@ fn debug_and_conversions_on_the_way_run_where_called_not_where_the_type_is_named
         ["tests/made.rs::made_by_default", "tests/send.rs::request_is_send"]
     );
     assert!(tests_reached(&graph, "Method", "label").is_empty());
-    // `checked` runs under `default`, which only `Request::default()` calls.
+    // `checked` runs under `default`, which only `Request::default()` calls; so does a change
+    // to `default` itself.
     assert_eq!(tests_reached(&graph, "Request", "checked"), ["tests/made.rs::made_by_default"]);
+    assert_eq!(tests_reached(&graph, "Request", "default"), ["tests/made.rs::made_by_default"]);
 }
