@@ -432,6 +432,18 @@ fn declared_text<'s>(signature: &'s str, name: &str) -> Option<&'s str> {
 /// The bases a class's signature names: `class Group(Command, metaclass=M)`, `class A extends
 /// B implements C`, `class A : B, C`.
 fn base_names(signature: &str) -> Vec<String> {
+    // A Rust trait's supertraits (`pub trait AsHeaderName: Sealed`): a type parameter bound by
+    // the trait has their methods too (`key.find(map)` for `K: AsHeaderName`).
+    let declared = signature.find("trait ").filter(|&i| i == 0 || signature[..i].ends_with(' '));
+    if let Some((_, bounds)) = declared.and_then(|i| signature[i..].split_once(':')) {
+        let bounds = bounds.split(" where ").next().unwrap_or(bounds);
+        return bounds
+            .split('+')
+            .map(|b| b.split('<').next().unwrap_or(b).trim())
+            .filter(|b| !b.is_empty() && !b.starts_with('\'') && !b.starts_with('?'))
+            .map(|b| b.rsplit("::").next().unwrap_or(b).to_string())
+            .collect();
+    }
     let list = if let Some(i) = signature.find(" extends ") {
         signature[i + 9..].replace(" implements ", ",")
     } else if let Some(open) = signature.find('(') {

@@ -206,3 +206,25 @@ fn debug_and_conversions_on_the_way_run_where_called_not_where_the_type_is_named
     assert_eq!(tests_reached(&graph, "Request", "checked"), ["tests/made.rs::made_by_default"]);
     assert_eq!(tests_reached(&graph, "Request", "default"), ["tests/made.rs::made_by_default"]);
 }
+
+/// A type parameter bound by a trait has its supertraits' methods: `key.find(map)` for
+/// `K: AsHeaderName` where `trait AsHeaderName: Sealed` runs an implementation of
+/// `Sealed::find`, so a change to one reaches the tests that call through the bound.
+#[test]
+fn a_bounds_supertrait_method_runs_its_implementations() {
+    let graph = rust_graph(&[
+        (
+            "src/lib.rs",
+            "pub trait Sealed {\n    fn find(&self, map: &Map) -> usize;\n}\n\n\
+             pub trait AsName: Sealed {}\n\n\
+             pub struct Map;\n\n\
+             pub struct Name;\n\n\
+             impl Sealed for Name {\n    fn find(&self, _map: &Map) -> usize {\n        1\n    }\n}\n\n\
+             impl AsName for Name {}\n\n\
+             impl Map {\n    pub fn get<K: AsName>(&self, key: K) -> usize {\n        key.find(self)\n    }\n}\n",
+        ),
+        ("tests/get.rs", "use semver::{Map, Name};\n\n#[test]\nfn gets() {\n    Map.get(Name);\n}\n"),
+        ("tests/other.rs", "#[test]\nfn unrelated() {\n    assert_eq!(1, 1);\n}\n"),
+    ]);
+    assert_eq!(tests_reached(&graph, "Name", "find"), ["tests/get.rs::gets"]);
+}
