@@ -216,19 +216,18 @@ fn language_trait_type(graph: &CodeGraph, member: SymbolRef) -> Option<SymbolRef
     graph.member_type(member)
 }
 
-/// Whether a definition is a method of an implementation of `Debug`.
+/// Whether a definition is a method of an implementation of `Debug` (`implements` holds the
+/// trait's name without its path or generics).
 fn is_debug_impl(graph: &CodeGraph, member: SymbolRef) -> bool {
-    graph.symbol(member).implements.rsplit("::").next() == Some("Debug")
+    graph.symbol(member).implements == "Debug"
 }
 
 /// Whether a definition is a method of a conversion trait, which code calls by its name
 /// (`Request::default()`, `m.as_ref()`, `T::from(x)`, `v.clone()`), not the language on every
 /// value of the type.
 fn called_by_name(graph: &CodeGraph, member: SymbolRef) -> bool {
-    let t = graph.symbol(member).implements.rsplit("::").next().unwrap_or("");
-    let t = t.split('<').next().unwrap_or(t);
     matches!(
-        t,
+        graph.symbol(member).implements.as_str(),
         "Default" | "AsRef" | "AsMut" | "Borrow" | "BorrowMut" | "From" | "Into" | "TryFrom" | "TryInto" | "Clone"
     )
 }

@@ -437,11 +437,12 @@ fn base_names(signature: &str) -> Vec<String> {
     let declared = signature.find("trait ").filter(|&i| i == 0 || signature[..i].ends_with(' '));
     if let Some((_, bounds)) = declared.and_then(|i| signature[i..].split_once(':')) {
         let bounds = bounds.split(" where ").next().unwrap_or(bounds);
+        // Each bound's name as an `impl` block's trait is read (a lifetime reads as none).
         return bounds
             .split('+')
-            .map(|b| b.split('<').next().unwrap_or(b).trim())
-            .filter(|b| !b.is_empty() && !b.starts_with('\'') && !b.starts_with('?'))
-            .map(|b| b.rsplit("::").next().unwrap_or(b).to_string())
+            .map(crate::code::extract::base_type_name)
+            .filter(|b| !b.is_empty() && !b.starts_with('?'))
+            .map(|b| b.rsplit("::").next().unwrap_or(&b).to_string())
             .collect();
     }
     let list = if let Some(i) = signature.find(" extends ") {
