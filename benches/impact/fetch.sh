@@ -39,6 +39,11 @@ TOOLS=(
                                                          # diagram tests skip without graphviz)
   termcolor==3.3.0                                       # fire (its run-time dependency)
   # pyasn1: no test dependencies beyond pytest
+  Babel==2.17.0                                          # wtforms' test_locale_babel (2.19's
+                                                         # CLDR data fails two of its tests)
+  email-validator==2.4.0 dnspython==2.9.2                # wtforms' validators/test_email (its
+                                                         # run-time MarkupSafe is jinja2's pin)
+  # mock: no test dependencies beyond pytest
 )
 
 PROJECTS=$(python3 -c '
