@@ -7,7 +7,6 @@
 use std::collections::HashMap;
 
 use super::graph::{CodeGraph, SymbolRef};
-use super::test_files::is_test_module;
 use super::{Symbol, SymbolKind, UseKind};
 
 /// Where a walk starts: a changed definition still in the graph, or a name whose definition
@@ -605,7 +604,7 @@ fn inherited_tests(graph: &CodeGraph, r: &Reached) -> Vec<Reached> {
     graph
         .subclasses(&s.container)
         .into_iter()
-        .filter(|&(f, _)| is_test_module(graph.path(f), "python") && seen.insert(f))
+        .filter(|&(f, _)| graph.is_test_module(f) && seen.insert(f))
         .map(|(f, j)| {
             let class = graph.symbol((f, j));
             let mut via = vec![class.qualified_name.clone(), s.qualified_name.clone()];

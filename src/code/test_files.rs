@@ -1,6 +1,7 @@
 //! Which files and definitions are tests: each language's conventions (Rust `tests/` and
 //! `#[test]`, pytest's `test_*.py`, JS/TS `*.test.*`, Go `_test.go`, …), and for JavaScript
-//! and TypeScript the files the repo's test runner is configured to run.
+//! and TypeScript the files the repo's test runner is configured to run, for Python the files
+//! pytest's `python_files` names (mock's `test*.py`: `testmock.py` holds tests).
 //!
 //! vitest runs the files its config's `test.include` matches (by default
 //! `**/*.{test,spec}.?(c|m)[jt]s?(x)`) less those `test.exclude` names; jest those its
@@ -27,11 +28,115 @@ const VITEST_CONFIGS: &[&str] = &["vitest.config", "vite.config"];
 const JEST_CONFIGS: &[&str] = &["jest.config"];
 const CONFIG_EXTENSIONS: &[&str] = &["ts", "mts", "cts", "js", "mjs", "cjs", "json"];
 
+/// pytest's configuration files with the section that configures it (pyproject.toml's is a
+/// table), in the order pytest takes the first of them at the root.
+const PYTEST_CONFIGS: &[(&str, &str)] = &[
+    ("pytest.ini", "pytest"),
+    (".pytest.ini", "pytest"),
+    ("pyproject.toml", ""),
+    ("tox.ini", "pytest"),
+    ("setup.cfg", "tool:pytest"),
+];
+/// pytest's default `python_files`.
+const PYTEST_FILES: &[&str] = &["test_*.py", "*_test.py"];
+
 /// Whether `rel_path` is a test runner's config this module reads.
 pub fn is_runner_config(rel_path: &str) -> bool {
+    if PYTEST_CONFIGS.iter().any(|(name, _)| *name == rel_path) {
+        return true;
+    }
     let name = rel_path.rsplit('/').next().unwrap_or(rel_path);
     let Some((stem, ext)) = name.rsplit_once('.') else { return false };
     CONFIG_EXTENSIONS.contains(&ext) && (VITEST_CONFIGS.contains(&stem) || JEST_CONFIGS.contains(&stem))
+}
+
+/// The settings of pytest's configuration at the root, each as words (`testpaths`,
+/// `addopts`, `python_files`, …), from the first file that configures pytest as pytest itself
+/// picks it (`pytest.ini` even without settings); `read` gives a root file's text. `None`
+/// without one.
+pub(crate) fn pytest_settings(read: impl Fn(&str) -> Option<String>) -> Option<HashMap<String, Vec<String>>> {
+    for &(name, section) in PYTEST_CONFIGS {
+        let Some(text) = read(name) else { continue };
+        if name == "pyproject.toml" {
+            let Ok(table) = text.parse::<toml::Table>() else { continue };
+            let pytest = table.get("tool").and_then(|t| t.get("pytest")).and_then(|t| t.as_table());
+            let Some(options) = pytest.and_then(|p| p.get("ini_options")).and_then(|t| t.as_table()).or(pytest) else {
+                continue;
+            };
+            return Some(options.iter().map(|(k, v)| (k.clone(), toml_words(v))).collect());
+        }
+        if name.ends_with("pytest.ini") || text.contains(&format!("[{section}]")) {
+            return Some(ini_settings(&text, section));
+        }
+    }
+    None
+}
+
+/// An INI file's `[section]`, each setting as words (values may go on over indented lines).
+fn ini_settings(text: &str, section: &str) -> HashMap<String, Vec<String>> {
+    let (mut current, mut key) = (String::new(), String::new());
+    let mut values: HashMap<String, String> = HashMap::new();
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with(';') {
+            continue;
+        }
+        if let Some(name) = trimmed.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
+            (current, key) = (name.trim().to_string(), String::new());
+        } else if current != section {
+            continue;
+        } else if line.starts_with(char::is_whitespace) && !key.is_empty() {
+            values.entry(key.clone()).or_default().push_str(&format!(" {trimmed}"));
+        } else if let Some((k, v)) = trimmed.split_once(['=', ':']) {
+            key = k.trim().to_string();
+            values.insert(key.clone(), v.trim().to_string());
+        }
+    }
+    values.into_iter().map(|(k, v)| (k, v.split_whitespace().map(str::to_string).collect())).collect()
+}
+
+/// A TOML setting that is a string of words or a list of them.
+fn toml_words(value: &toml::Value) -> Vec<String> {
+    match value {
+        toml::Value::String(s) => s.split_whitespace().map(str::to_string).collect(),
+        toml::Value::Array(a) => {
+            a.iter().filter_map(|v| v.as_str()).flat_map(|s| s.split_whitespace()).map(str::to_string).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The Python files pytest collects tests from where its configuration names them
+/// (`python_files`: fnmatch patterns over a file's name, or its path when they hold a `/`).
+#[derive(Default)]
+pub struct PyTests {
+    /// Each pattern, and whether it is matched against the whole path.
+    files: Option<Vec<(GlobMatcher, bool)>>,
+}
+
+impl PyTests {
+    /// Reads `python_files` from the root's pytest configuration among `configs` (texts by
+    /// path relative to the repo root).
+    pub fn read(configs: &HashMap<String, String>) -> PyTests {
+        let settings = pytest_settings(|name| configs.get(name).cloned());
+        let files = settings.and_then(|s| s.get("python_files").cloned()).filter(|p| !p.is_empty()).and_then(|p| {
+            p.iter()
+                .map(|p| Some((GlobBuilder::new(p).build().ok()?.compile_matcher(), p.contains('/'))))
+                .collect::<Option<Vec<_>>>()
+        });
+        PyTests { files }
+    }
+
+    /// Whether pytest collects tests from `path` where its configuration says which files it
+    /// does; `None` where the conventions (pytest's defaults) decide.
+    pub fn collects(&self, path: &str) -> Option<bool> {
+        let files = self.files.as_ref()?;
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let collects = files.iter().any(|(g, whole)| g.is_match(if *whole { path } else { name }));
+        // A file outside the patterns is one of the tests' helpers, as the conventions' own
+        // non-test modules are; one the conventions would not collect either is theirs to judge.
+        (collects || is_test_module(path, "python")).then_some(collects)
+    }
 }
 
 /// One package's runner: the files it takes, relative to the package's folder.
@@ -319,25 +424,29 @@ pub fn is_test_file(path: &str, language: &str) -> bool {
     }
 }
 
-/// Whether the runner collects tests from the file at `path`: pytest only from `test_*.py` and
-/// `*_test.py` (a `tests/utils.py` or `conftest.py` holds helpers, credited to the tests that
-/// use them); elsewhere every test file.
+/// Whether the runner collects tests from the file at `path` by default: pytest only from
+/// `test_*.py` and `*_test.py` (a `tests/utils.py` or `conftest.py` holds helpers, credited to
+/// the tests that use them); elsewhere every test file.
 pub fn is_test_module(path: &str, language: &str) -> bool {
     if language != "python" {
         return is_test_file(path, language);
     }
     let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
     let stem = name.strip_suffix(".py").unwrap_or(&name);
-    stem.starts_with("test_") || stem.ends_with("_test")
+    PYTEST_FILES.iter().any(|p| match p.split_once('*') {
+        Some((before, after)) => stem.starts_with(before) && stem.ends_with(after.trim_end_matches(".py")),
+        None => stem == *p,
+    })
 }
 
-/// Whether definition `index` of the file at `path` is a test.
+/// Whether definition `index` of the file at `path` is a test, by the conventions.
 pub fn is_test(path: &str, code: &FileCode, index: usize) -> bool {
-    defines_test(path, code, index, is_test_file(path, &code.language))
+    defines_test(code, index, is_test_file(path, &code.language), is_test_module(path, &code.language))
 }
 
-/// `is_test`, with whether the file holds tests already known (`file`).
-pub(crate) fn defines_test(path: &str, code: &FileCode, index: usize, file: bool) -> bool {
+/// `is_test`, with whether the file holds tests (`file`) and whether the runner collects
+/// tests from it (`module`) already known.
+pub(crate) fn defines_test(code: &FileCode, index: usize, file: bool, module: bool) -> bool {
     let s: &Symbol = &code.symbols[index];
     if !s.kind.is_callable() {
         return false;
@@ -354,7 +463,7 @@ pub(crate) fn defines_test(path: &str, code: &FileCode, index: usize, file: bool
                     && code.symbols.iter().any(|o| o.test_marked))
         }
         // pytest collects `test*` functions and `test*` methods of `Test*` classes.
-        "python" => is_test_module(path, "python") && s.name.starts_with("test"),
+        "python" => module && s.name.starts_with("test"),
         "go" => file && is_go_test_name(&s.name),
         // Elsewhere a test file's functions are its tests (JS/TS tests are callbacks, found
         // at file level; JVM/.NET test classes hold tests and their helpers alike).
@@ -412,6 +521,35 @@ mod tests {
         ] {
             assert_eq!(is_go_test_name(name), runs, "{name}");
         }
+    }
+
+    #[test]
+    fn pytest_python_files_names_the_files_it_collects() {
+        let configs = |files: &[(&str, &str)]| -> HashMap<String, String> {
+            files.iter().map(|(p, t)| (p.to_string(), t.to_string())).collect()
+        };
+        let setup = configs(&[(
+            "setup.cfg",
+            "[metadata]\nname = mock\n\n[tool:pytest]\npython_files = test*.py\nfilterwarnings =\n    error\n",
+        )]);
+        let py = PyTests::read(&setup);
+        assert_eq!(py.collects("mock/tests/testmock.py"), Some(true));
+        assert_eq!(py.collects("tests/test_api.py"), Some(true));
+        assert_eq!(py.collects("mock/tests/support.py"), None);
+        // pytest.ini comes first, even without settings; a pattern with a `/` is a path.
+        let both = configs(&[("pytest.ini", "[pytest]\n"), ("setup.cfg", "[tool:pytest]\npython_files = test*.py\n")]);
+        assert_eq!(PyTests::read(&both).collects("tests/testmock.py"), None);
+        let pyproject = configs(&[(
+            "pyproject.toml",
+            "[tool.pytest.ini_options]\npython_files = [\"check_*.py\", \"suite/*.py\"]\n",
+        )]);
+        let py = PyTests::read(&pyproject);
+        assert_eq!(py.collects("tests/check_io.py"), Some(true));
+        assert_eq!(py.collects("suite/io.py"), Some(true));
+        assert_eq!(py.collects("tests/test_io.py"), Some(false));
+        assert_eq!(PyTests::read(&HashMap::new()).collects("tests/testmock.py"), None);
+        assert!(is_test_module("tests/test_io.py", "python") && is_test_module("io_test.py", "python"));
+        assert!(!is_test_module("tests/testmock.py", "python") && !is_test_module("tests/conftest.py", "python"));
     }
 
     fn repo(files: &[(&str, &str)]) -> JsTests {

@@ -177,27 +177,9 @@ impl Collection {
                 .ok()
                 .map(|b| String::from_utf8_lossy(&b).into_owned())
         };
-        let mut settings: Option<(Vec<String>, Vec<String>)> = None;
-        for name in ["pytest.ini", ".pytest.ini"] {
-            if let Some(text) = read(name) {
-                settings = Some(ini_settings(&text, "pytest"));
-                break;
-            }
-        }
-        if settings.is_none() {
-            let table = read("pyproject.toml").and_then(|t| t.parse::<toml::Table>().ok());
-            let tool = table.as_ref().and_then(|t| t.get("tool")).and_then(|t| t.as_table());
-            let pytest = tool.and_then(|t| t.get("pytest")).and_then(|t| t.as_table());
-            let options = pytest.and_then(|p| p.get("ini_options")).and_then(|t| t.as_table()).or(pytest);
-            settings = options.map(|o| (toml_words(o.get("testpaths")), toml_words(o.get("addopts"))));
-        }
-        for (name, section) in [("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")] {
-            if settings.is_some() {
-                break;
-            }
-            settings = read(name).filter(|t| t.contains(&format!("[{section}]"))).map(|t| ini_settings(&t, section));
-        }
-        let (testpaths, addopts) = settings?;
+        let settings = crate::code::test_files::pytest_settings(read)?;
+        let words = |key: &str| settings.get(key).cloned().unwrap_or_default();
+        let (testpaths, addopts) = (words("testpaths"), words("addopts"));
         let glob = |p: &str| {
             let p = p.trim_start_matches("./").trim_end_matches('/');
             globset::GlobBuilder::new(p).literal_separator(true).build().ok().map(|g| g.compile_matcher())
@@ -228,42 +210,6 @@ impl Collection {
             under_testpath |= self.testpaths.iter().any(|g| g.is_match(prefix));
         }
         under_testpath
-    }
-}
-
-/// `testpaths` and `addopts` of an INI file's `[section]`, as words (values may go on over
-/// indented lines).
-fn ini_settings(text: &str, section: &str) -> (Vec<String>, Vec<String>) {
-    let (mut current, mut key) = (String::new(), String::new());
-    let mut values: HashMap<String, String> = HashMap::new();
-    for line in text.lines() {
-        let trimmed = line.trim();
-        if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with(';') {
-            continue;
-        }
-        if let Some(name) = trimmed.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
-            (current, key) = (name.trim().to_string(), String::new());
-        } else if current != section {
-            continue;
-        } else if line.starts_with(char::is_whitespace) && !key.is_empty() {
-            values.entry(key.clone()).or_default().push_str(&format!(" {trimmed}"));
-        } else if let Some((k, v)) = trimmed.split_once(['=', ':']) {
-            key = k.trim().to_string();
-            values.insert(key.clone(), v.trim().to_string());
-        }
-    }
-    let words = |k: &str| values.get(k).map(|v| v.split_whitespace().map(str::to_string).collect()).unwrap_or_default();
-    (words("testpaths"), words("addopts"))
-}
-
-/// A TOML setting that is a string of words or a list of them.
-fn toml_words(value: Option<&toml::Value>) -> Vec<String> {
-    match value {
-        Some(toml::Value::String(s)) => s.split_whitespace().map(str::to_string).collect(),
-        Some(toml::Value::Array(a)) => {
-            a.iter().filter_map(|v| v.as_str()).flat_map(|s| s.split_whitespace()).map(str::to_string).collect()
-        }
-        _ => Vec::new(),
     }
 }
 

@@ -310,13 +310,14 @@ impl CodeGraph {
             })
             .collect();
         let js_tests = test_files::JsTests::read(configs);
+        let py_tests = test_files::PyTests::read(configs);
         let runner_tests = paths
             .iter()
             .zip(&codes)
-            .map(|(path, code)| {
-                matches!(code.language.as_str(), "javascript" | "typescript" | "tsx")
-                    .then(|| js_tests.runs(path))
-                    .flatten()
+            .map(|(path, code)| match code.language.as_str() {
+                "javascript" | "typescript" | "tsx" => js_tests.runs(path),
+                "python" => py_tests.collects(path),
+                _ => None,
             })
             .collect();
         let mut graph = CodeGraph {
@@ -368,7 +369,7 @@ impl CodeGraph {
     }
 
     /// Whether `file` holds tests: as its test runner's configuration says where the graph
-    /// knows one (vitest's or jest's), else by its language's conventions.
+    /// knows one (vitest's, jest's, pytest's `python_files`), else by its language's conventions.
     pub fn is_test_file(&self, file: u32) -> bool {
         self.runner_tests[file as usize]
             .unwrap_or_else(|| test_files::is_test_file(self.path(file), &self.code(file).language))
@@ -386,7 +387,7 @@ impl CodeGraph {
     /// Whether definition `index` of `file` is a test (`test_files::is_test`), its file judged
     /// as `is_test_file` does.
     pub fn is_test(&self, file: u32, index: usize) -> bool {
-        test_files::defines_test(self.path(file), self.code(file), index, self.is_test_file(file))
+        test_files::defines_test(self.code(file), index, self.is_test_file(file), self.is_test_module(file))
     }
 
     pub fn symbol(&self, r: SymbolRef) -> &Symbol {

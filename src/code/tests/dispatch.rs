@@ -1,9 +1,13 @@
 //! How a use that names no definition directly still reaches one: a method named by a
 //! constant or a prefix `getattr` may run, calling an instance (its `__call__`), a base
-//! class's dispatch by name, a class body's aliases.
+//! class's dispatch by name, a class body's aliases; and the tests a walk ends at, in the
+//! files pytest is configured to collect.
 
-use super::super::CodeGraph;
+use std::collections::HashMap;
+
+use super::super::{extract, CodeGraph, FileCode};
 use super::resolution::{daemon_walk_limits, python_graph, sure_lines};
+use crate::ingest::Language;
 
 /// A method named at run time from a constant prefix (`getattr(self, "parse_" + name)`, the
 /// dispatch of parsers and visitors) is used where it is named: each method of the class
@@ -176,6 +180,28 @@ fn test_files_reached(graph: &CodeGraph, changed: (u32, u32)) -> Vec<String> {
     found.sort();
     found.dedup();
     found
+}
+
+/// pytest's `python_files` says which files hold tests: mock's `test*.py` makes
+/// `tests/testmock.py` a test module, whose `test*` methods are the tests a change reaches.
+#[test]
+fn the_files_pytest_is_configured_to_collect_hold_the_tests() {
+    let files = [
+        ("mock.py", "def create(spec):\n    return spec\n"),
+        (
+            "tests/testmock.py",
+            "import unittest\nfrom mock import create\n\nclass MockTest(unittest.TestCase):\n    def test_create(self):\n        create(1)\n",
+        ),
+    ];
+    let code = |files: &[(&str, &str)]| -> HashMap<String, FileCode> {
+        files.iter().map(|(p, t)| (p.to_string(), extract(Language::Python, t).unwrap())).collect()
+    };
+    let plain = CodeGraph::build(code(&files), &HashMap::new());
+    let create = |graph: &CodeGraph| graph.lookup("create")[0];
+    assert!(test_files_reached(&plain, create(&plain)).is_empty());
+    let configs = HashMap::from([("setup.cfg".to_string(), "[tool:pytest]\npython_files = test*.py\n".to_string())]);
+    let configured = CodeGraph::build(code(&files), &configs);
+    assert_eq!(test_files_reached(&configured, create(&configured)), ["tests/testmock.py"]);
 }
 
 /// A base class that calls a method of `self` named at run time (`getattr(self, name)`, a
