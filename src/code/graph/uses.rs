@@ -99,6 +99,9 @@ impl CodeGraph {
                     })
             });
             found.extend(self.dispatch_uses(target, DISPATCH_CONFIDENCE, named));
+            if found.is_empty() {
+                found.extend(self.unnamed_method_uses(target, min_confidence));
+            }
         }
         let found = std::sync::Arc::new(found);
         if let Ok(mut cache) = self.uses_cache.lock() {

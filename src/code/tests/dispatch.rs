@@ -204,6 +204,51 @@ fn the_files_pytest_is_configured_to_collect_hold_the_tests() {
     assert_eq!(test_files_reached(&configured, create(&configured)), ["tests/testmock.py"]);
 }
 
+/// A TypeScript class's method that nothing in the repo calls runs where its class is used:
+/// a framework's visitor finds `expr` by a node's name (`this.visit(cst)`, inherited from a
+/// base outside the repo), so a change to what `expr` calls reaches the tests of `evaluate`,
+/// which makes the visitor. A method called by name keeps its callers only.
+#[test]
+fn a_typescript_method_nothing_calls_runs_where_its_class_is_used() {
+    let ts = |t: &str| extract(Language::TypeScript, t).unwrap();
+    let files = HashMap::from([
+        ("src/helper.ts".to_string(), ts("export function getResult(a: number) {\n  return a\n}\n")),
+        (
+            "src/visitor.ts".to_string(),
+            ts("import { getResult } from './helper'\n\
+                const Base = parser.getBaseCstVisitorConstructor()\n\
+                export class Visitor extends Base {\n\
+                \x20 expr(ctx: any) {\n\
+                \x20   return getResult(this.visit(ctx.lhs))\n\
+                \x20 }\n\
+                \x20 named(x: number) {\n\
+                \x20   return x\n\
+                \x20 }\n\
+                }\n"),
+        ),
+        (
+            "src/lib.ts".to_string(),
+            ts("import { Visitor } from './visitor'\n\
+                export function evaluate(cst: any) {\n\
+                \x20 const v = new Visitor()\n\
+                \x20 return v.visit(cst)\n\
+                }\n\
+                export function twice(x: number) {\n\
+                \x20 return new Visitor().named(x)\n\
+                }\n"),
+        ),
+        (
+            "src/spec/eval.spec.ts".to_string(),
+            ts("import { evaluate } from '../lib'\nit('adds', () => { evaluate('1 + 1') })\n"),
+        ),
+        ("src/spec/twice.spec.ts".to_string(), ts("import { twice } from '../lib'\nit('twice', () => { twice(2) })\n")),
+    ]);
+    let graph = CodeGraph::build(files, &HashMap::new());
+    let find = |name: &str| graph.lookup(name)[0];
+    assert_eq!(test_files_reached(&graph, find("getResult")), ["src/spec/eval.spec.ts", "src/spec/twice.spec.ts"]);
+    assert_eq!(test_files_reached(&graph, find("named")), ["src/spec/twice.spec.ts"]);
+}
+
 /// A base class that calls a method of `self` named at run time (`getattr(self, name)`, a
 /// renderer's dispatch by token type) may run any method a subclass adds: a change to one
 /// reaches the tests that go through the base's dispatch. Not the methods of a class whose
