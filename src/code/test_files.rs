@@ -37,8 +37,6 @@ const PYTEST_CONFIGS: &[(&str, &str)] = &[
     ("tox.ini", "pytest"),
     ("setup.cfg", "tool:pytest"),
 ];
-/// pytest's default `python_files`.
-const PYTEST_FILES: &[&str] = &["test_*.py", "*_test.py"];
 
 /// Whether `rel_path` is a test runner's config this module reads.
 pub fn is_runner_config(rel_path: &str) -> bool {
@@ -433,10 +431,8 @@ pub fn is_test_module(path: &str, language: &str) -> bool {
     }
     let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
     let stem = name.strip_suffix(".py").unwrap_or(&name);
-    PYTEST_FILES.iter().any(|p| match p.split_once('*') {
-        Some((before, after)) => stem.starts_with(before) && stem.ends_with(after.trim_end_matches(".py")),
-        None => stem == *p,
-    })
+    // pytest's default `python_files`: `test_*.py`, `*_test.py`.
+    stem.starts_with("test_") || stem.ends_with("_test")
 }
 
 /// Whether definition `index` of the file at `path` is a test, by the conventions.
