@@ -44,6 +44,11 @@ TOOLS=(
   email-validator==2.4.0 dnspython==2.9.2                # wtforms' validators/test_email (its
                                                          # run-time MarkupSafe is jinja2's pin)
   # mock: no test dependencies beyond pytest
+  hpack==4.2.0 hyperframe==6.1.0                         # h2 (its run-time dependencies; its
+                                                         # tests' hypothesis is attrs' pin)
+  boltons==26.2.0 face==26.0.1                           # glom (its run-time dependencies, with
+                                                         # the attrs project's own attrs; its
+                                                         # YAML tests run on tomlkit's PyYAML)
 )
 
 PROJECTS=$(python3 -c '
