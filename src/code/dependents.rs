@@ -435,6 +435,9 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                 if *declared_only && !declares(graph, &u) {
                     continue;
                 }
+                if node.is_some_and(|t| redecorates(graph, t, &u)) {
+                    continue;
+                }
                 let key = (u.file, u.enclosing);
                 if let Some(earlier) = reached.get_mut(&key) {
                     // Reached before through another implementation's dispatch; this path
@@ -612,6 +615,26 @@ fn makes_instance(graph: &CodeGraph, u: &super::graph::Use) -> bool {
         let s = &graph.code(u.file).symbols[e as usize];
         s.kind.is_container() && s.line == u.line
     })
+}
+
+/// Whether a use is a Python class body's `@name.setter` (or `.deleter`, `.getter`) over the
+/// property `target` it redefines: the decorator makes a new property of the old one when the
+/// class is built, at import; no instance of the class reads the property by it. (h2's
+/// `Settings.header_table_size` getter was credited to every test that makes a `Settings`.)
+fn redecorates(graph: &CodeGraph, target: SymbolRef, u: &super::graph::Use) -> bool {
+    let Some(e) = u.enclosing else { return false };
+    let code = graph.code(u.file);
+    let class = &code.symbols[e as usize];
+    if code.language != "python" || u.kind != UseKind::Read || !class.kind.is_container() || u.file != target.0 {
+        return false;
+    }
+    let name = &graph.symbol(target).name;
+    // The next definition of the class after the use is the property redefined under its name.
+    code.symbols
+        .iter()
+        .filter(|s| s.container == class.qualified_name && s.line > u.line)
+        .min_by_key(|s| s.line)
+        .is_some_and(|s| &s.name == name && s.kind.is_callable())
 }
 
 /// Whether a use sits in a declaration (at file level, in a class body, a field's or a

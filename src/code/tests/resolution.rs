@@ -895,6 +895,38 @@ fn a_type_seeded_for_its_instances_leads_only_to_where_instances_are_made() {
     assert_eq!(tests_of(false), vec!["tests/test_euro.py", "tests/test_make.py", "tests/test_named.py"]);
 }
 
+/// A property's `@size.setter` in the class body redefines the property when the class is
+/// built; an instance does not read the getter by it: a test that only makes a `Box` does not
+/// run the getter, one that reads `box.size` does.
+#[test]
+fn a_property_setter_decorator_is_no_read_of_the_getter() {
+    use crate::code::dependents::{walk, Seed};
+    let graph = python_graph(&[
+        (
+            "pkg/box.py",
+            "class Box:\n    def __init__(self):\n        self._size = 1\n\n    @property\n    def size(self):\n        \
+             return self._size\n\n    @size.setter\n    def size(self, value):\n        self._size = value\n",
+        ),
+        ("tests/test_make.py", "from pkg.box import Box\n\ndef test_make():\n    assert Box()\n"),
+        ("tests/test_read.py", "from pkg.box import Box\n\ndef test_read():\n    assert Box().size == 1\n"),
+    ]);
+    let getter = graph.defined_in("pkg/box.py", "Box.size", crate::code::SymbolKind::Method);
+    assert!(!getter.is_empty(), "the getter is a method");
+    let seeds = [Seed {
+        symbol_opt: Some(getter[0]),
+        name: "size".into(),
+        label: "Box.size".into(),
+        instances_only: false,
+        declared_only: false,
+        run_by: None,
+    }];
+    let mut found: Vec<String> =
+        walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
+    found.sort();
+    found.dedup();
+    assert_eq!(found, vec!["tests/test_read.py"]);
+}
+
 /// In a repo of two languages a name means a definition only in code that can call it: a Go
 /// test's `r.pick()` is not the Python method `pick`'s use, nor guessed as one; a
 /// TypeScript file's call of a JavaScript function is.
