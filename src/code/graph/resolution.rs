@@ -52,6 +52,22 @@ impl CodeGraph {
                 if !found.is_empty() {
                     return found;
                 }
+                // One its bases define (`self.process()` in `class Form(BaseForm)`): was a
+                // name-only guess among every `process` of the repo. Coverage-judged set (micro
+                // R / P): Python blind11 0.817 / 0.403 → 0.869 / 0.397, blind3 0.798 / 0.433 →
+                // 0.785 / 0.440 (a wrong guess among `add_model`s had led to tests), the other
+                // splits of every language unchanged.
+                let inherited = self.inherited_candidates(f, occ, all, false);
+                if !inherited.is_empty() {
+                    return inherited;
+                }
+            }
+        }
+        // `super().x` (Python), `super.x` (JavaScript, TypeScript, Java): a base's member.
+        if names_super(lang, qualifier) {
+            let inherited = self.inherited_candidates(f, occ, all, true);
+            if !inherited.is_empty() {
+                return inherited;
             }
         }
         // The result of a call (`self.make_parser(ctx).parse_args()`, or a local bound to
@@ -593,6 +609,7 @@ impl CodeGraph {
         let container = self.symbol(target).container.as_str();
         split_qualifier(container).last() == Some(&last)
             || matches!(last, "self" | "this" | "Self" | "static" | "parent" | "cls")
+            || names_super(&code.language, qualifier)
             || qualifier == "@"
             || qualifier.contains("::")
             // A call's result of a type that has the member.
@@ -616,5 +633,16 @@ impl CodeGraph {
                     t.contains(&target_file) || self.reexports(&t, code.name_of(occ)).contains(&target_file)
                 }))
             || self.declaration_in_file(f, last).is_some()
+    }
+}
+
+/// Whether a member access's qualifier is the base class's: Python's `super()` (or
+/// `super(Form, self)`), `super` in JavaScript, TypeScript and Java (not Rust's `super::`, a
+/// module).
+fn names_super(language: &str, qualifier: &str) -> bool {
+    match language {
+        "python" => qualifier.starts_with("super(") && qualifier.ends_with(')'),
+        "javascript" | "typescript" | "java" => qualifier == "super",
+        _ => false,
     }
 }

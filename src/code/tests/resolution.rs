@@ -895,6 +895,43 @@ fn a_type_seeded_for_its_instances_leads_only_to_where_instances_are_made() {
     assert_eq!(tests_of(false), vec!["tests/test_euro.py", "tests/test_make.py", "tests/test_named.py"]);
 }
 
+/// `self.process()` in a subclass that does not define `process` is its base's, as a reader
+/// (and Python) finds it; `super().__init__()` is the base's constructor, not a name-only guess
+/// among every `__init__` of the repo. So is TypeScript's `this.x()` and `super.x()`.
+#[test]
+fn a_member_reached_through_self_or_super_is_the_base_classs() {
+    let graph = python_graph(&[
+        (
+            "pkg/form.py",
+            "class BaseForm:\n    def __init__(self, fields):\n        self.fields = fields\n\n    \
+             def process(self, data=None):\n        return data\n\n\n\
+             class Form(BaseForm):\n    def __init__(self, data=None):\n        super().__init__([])\n        \
+             self.process(data)\n",
+        ),
+        ("pkg/field.py", "class Field:\n    def __init__(self):\n        pass\n\n    def process(self, data):\n        return data\n"),
+    ]);
+    let uses = |name: &str| -> Vec<(String, u32, String)> {
+        let target = graph.defined_in("pkg/form.py", name, crate::code::SymbolKind::Method)[0];
+        graph.references(target, 0.5).into_iter().map(|r| (r.path, r.line, r.resolution)).collect()
+    };
+    assert_eq!(uses("BaseForm.process"), vec![("pkg/form.py".to_string(), 12, "qualified_path".to_string())]);
+    assert_eq!(uses("BaseForm.__init__"), vec![("pkg/form.py".to_string(), 11, "qualified_path".to_string())]);
+    let field = graph.defined_in("pkg/field.py", "Field.process", crate::code::SymbolKind::Method)[0];
+    assert!(graph.references(field, 0.5).is_empty());
+
+    let ts = one_file_graph(
+        Language::TypeScript,
+        "src/schema.ts",
+        "class Base {\n  check(v: number) { return v > 0; }\n}\n\n\
+         class Num extends Base {\n  check(v: number) { return super.check(v); }\n  run(v: number) { return this.check(v); }\n}\n\n\
+         class Str extends Base {\n  run(v: number) { return this.check(v); }\n}\n",
+    );
+    let base_check = ts.defined_in("src/schema.ts", "Base.check", crate::code::SymbolKind::Method)[0];
+    let mut lines: Vec<u32> = ts.references(base_check, 0.5).into_iter().map(|r| r.line).collect();
+    lines.sort();
+    assert_eq!(lines, vec![6, 11]);
+}
+
 /// A property's `@size.setter` in the class body redefines the property when the class is
 /// built; an instance does not read the getter by it: a test that only makes a `Box` does not
 /// run the getter, one that reads `box.size` does.
