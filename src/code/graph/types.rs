@@ -304,7 +304,7 @@ impl CodeGraph {
 
     /// The field `name` of the type whose member holds `occ` (`self.name`), when that type
     /// declares exactly one.
-    fn own_field(&self, f: u32, occ: &Occurrence, name: &str) -> Option<SymbolRef> {
+    pub(super) fn own_field(&self, f: u32, occ: &Occurrence, name: &str) -> Option<SymbolRef> {
         let container = self.enclosing_container(f, occ)?;
         let named = self.defs_by_name.get(name)?;
         let fields: Vec<SymbolRef> = self
@@ -510,6 +510,21 @@ fn declared_text<'s>(signature: &'s str, name: &str) -> Option<&'s str> {
     let at = signature.find(name)? + name.len();
     let rest = signature[at..].trim_start_matches(['!', '?']).trim_start().strip_prefix(':')?;
     Some(rest.split('=').next()?.trim().trim_end_matches([',', ';']))
+}
+
+/// The class a field's declaration builds its value from (`self.decoder = Decoder()`, `this.
+/// parser = new Parser(opts)`): the value's type, though the code states none.
+pub(super) fn constructed_type(signature: &str) -> Option<&str> {
+    let (_, value) = signature.split_once('=')?;
+    let value = value.trim_start();
+    if value.starts_with('=') {
+        return None;
+    }
+    let value = value.strip_prefix("new ").unwrap_or(value);
+    let (callee, _) = value.split_once('(')?;
+    let last = callee.rsplit('.').next()?;
+    let plain = callee.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+    (plain && names_a_type(last)).then_some(last)
 }
 
 /// The bases a class's signature names: `class Group(Command, metaclass=M)`, `class A extends

@@ -261,6 +261,15 @@ impl CodeGraph {
                 if occ.qualifier == 0 || typed || matches!(through, "self" | "this" | "cls" | "super") {
                     return None;
                 }
+                // Nor a field the class builds from a class (`self.decoder = Decoder()` in
+                // `__init__`): a value of that class, here one outside the repo (h2's
+                // `self.decoder.header_table_size` is hpack's, not `Settings`' property).
+                let built = crate::code::extract::own_field_path(through)
+                    .and_then(|field| self.own_field(f, occ, field))
+                    .is_some_and(|d| super::types::constructed_type(&self.symbol(d).signature).is_some());
+                if built {
+                    return None;
+                }
                 if !self.resolves_to_nothing(f, o) {
                     return None;
                 }

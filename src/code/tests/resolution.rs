@@ -932,6 +932,24 @@ fn a_member_reached_through_self_or_super_is_the_base_classs() {
     assert_eq!(lines, vec![6, 11]);
 }
 
+/// A member of a field the class builds from a class (`self.decoder = Decoder()`) is that
+/// class's, even one from outside the repo: no guess that it is the repo's `size`; a field
+/// assigned from a parameter (`self.meta = meta`) is of unknown type, and guessed.
+#[test]
+fn a_field_built_from_a_class_is_no_object_of_unknown_type() {
+    let graph = python_graph(&[
+        (
+            "pkg/conn.py",
+            "from hpack import Decoder\n\n\nclass Conn:\n    def __init__(self, meta):\n        \
+             self.decoder = Decoder()\n        self.meta = meta\n\n    def ack(self):\n        \
+             self.decoder.size = 1\n        return self.meta.size\n",
+        ),
+        ("pkg/settings.py", "class Settings:\n    @property\n    def size(self):\n        return 1\n"),
+    ]);
+    let lines: Vec<u32> = graph.unresolved_member_uses("size", "python", 0.2).iter().map(|u| u.line).collect();
+    assert_eq!(lines, vec![11]);
+}
+
 /// A property's `@size.setter` in the class body redefines the property when the class is
 /// built; an instance does not read the getter by it: a test that only makes a `Box` does not
 /// run the getter, one that reads `box.size` does.
