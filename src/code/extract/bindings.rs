@@ -350,7 +350,17 @@ impl<'a> Walker<'a> {
             if ASSIGNED_THROUGH.contains(&kind) {
                 continue;
             }
-            if self.spec.idents.contains(&kind) || kind == "identifier" || kind == "simple_identifier" {
+            // `{ key: local }` binds the local; the key is a property's name, not a use of one.
+            if kind == "pair_pattern" {
+                if let Some(key) = n.child_by_field_name("key") {
+                    self.def_names.insert(key.id());
+                }
+                stack.extend(n.child_by_field_name("value"));
+                continue;
+            }
+            if self.spec.idents.contains(&kind)
+                || matches!(kind, "identifier" | "simple_identifier" | "shorthand_property_identifier_pattern")
+            {
                 names.push(self.text(n).to_string());
                 self.def_names.insert(n.id());
                 continue;

@@ -20,6 +20,13 @@ impl<'a> Walker<'a> {
             // A nameless definition (anonymous class, destructuring) still scopes its body.
             if kind.is_callable() {
                 self.open_function(node, None, None);
+            } else if matches!(kind, SymbolKind::Variable | SymbolKind::Constant) && self.in_function() {
+                // A destructured local (`let [, host = "", path = ""] = …`, `const { a, b:
+                // c } = opts`) binds its names as a plain local does: ufo's `parseURL` read
+                // its `path` as a test file's constant of that name.
+                if let Some(pattern) = node.child_by_field_name("name").filter(|p| p.kind().ends_with("pattern")) {
+                    self.bind_pattern(pattern);
+                }
             }
             return;
         };

@@ -950,6 +950,27 @@ fn a_field_built_from_a_class_is_no_object_of_unknown_type() {
     assert_eq!(lines, vec![11]);
 }
 
+/// A destructured local (`let [, host = "", path = ""] = …`, `const { a, b: c } = opts`, a
+/// parameter `{ d }`) is bound in its function: no use of it is a definition elsewhere of that
+/// name (ufo's `parseURL` read its `path` as a test file's constant).
+#[test]
+fn destructured_locals_are_bound() {
+    let graph = one_file_graph(
+        Language::TypeScript,
+        "src/parse.ts",
+        "export const path = 1;\nexport const c = 2;\nexport const d = 3;\nexport const key = 4;\n\n\
+         export function parse(input: string, { d }: { d: number }) {\n  let [, host = \"\", path = \"\"] = input.split(\"/\");\n  \
+         const { a, key: c } = JSON.parse(input);\n  return host + path + a + c + d;\n}\n\n\
+         export function other() {\n  return key;\n}\n",
+    );
+    for (name, used_at) in [("path", vec![]), ("c", vec![]), ("d", vec![]), ("key", vec![13])] {
+        let target = graph.defined_in("src/parse.ts", name, crate::code::SymbolKind::Constant);
+        assert_eq!(target.len(), 1, "{name}");
+        let lines: Vec<u32> = graph.references(target[0], 0.0).into_iter().map(|r| r.line).collect();
+        assert_eq!(lines, used_at, "{name}");
+    }
+}
+
 /// A property's `@size.setter` in the class body redefines the property when the class is
 /// built; an instance does not read the getter by it: a test that only makes a `Box` does not
 /// run the getter, one that reads `box.size` does.
