@@ -384,70 +384,6 @@ pub fn is_builtin_name(language: &str, name: &str) -> bool {
     }
 }
 
-/// What a test writes to make Python call `str()` on a value: the built-ins and formats that
-/// print one (`pytest.raises(…, match=)` prints the exception it caught).
-const PYTHON_STR_SYNTAX: &[&str] = &["str(", "print(", "format(", "f\"", "f'", "%s", "%(", "match="];
-/// … and `repr()`.
-const PYTHON_REPR_SYNTAX: &[&str] = &["repr(", "!r", "%r", "pformat", "pprint"];
-/// Either: a class without a `__str__` of its own prints by its `__repr__`.
-const PYTHON_REPR_OR_STR_SYNTAX: &[&str] =
-    &["repr(", "!r", "%r", "pformat", "pprint", "str(", "print(", "format(", "f\"", "f'", "%s", "%(", "match="];
-
-/// The text a Python test must write for the language to call special method `name` on a
-/// value it holds: the built-in or operator that runs it (`repr(x)`, `a & b`, `len(x)`, `del
-/// x[k]`, `with x:`); `None` for a method that runs without one its reader could point at
-/// (`__eq__`, `__hash__`, `__iter__`, `__getitem__`, `__getattr__`: comparisons in
-/// containers, iteration, indexing and attribute access are everywhere) or that the library's
-/// own code calls as often as a test (`__setitem__`: a mapping's `update`). A test that builds
-/// the value but writes none of these does not run it (h2's events' `__repr__`s were credited
-/// to every test that receives an event). `has_str`: the class defines `__str__` too.
-pub fn python_special_method_syntax(name: &str, has_str: bool) -> Option<&'static [&'static str]> {
-    Some(match name {
-        "__repr__" if has_str => PYTHON_REPR_SYNTAX,
-        "__repr__" => PYTHON_REPR_OR_STR_SYNTAX,
-        "__str__" => PYTHON_STR_SYNTAX,
-        "__format__" => &["format(", "f\"", "f'"],
-        "__len__" => &["len("],
-        "__contains__" => &[" in "],
-        "__delitem__" => &["del ", "pop(", "popitem(", "clear("],
-        "__and__" | "__rand__" | "__iand__" => &["&"],
-        "__or__" | "__ror__" | "__ior__" => &["|"],
-        "__xor__" | "__rxor__" | "__ixor__" => &["^"],
-        "__invert__" => &["~"],
-        "__lshift__" | "__rlshift__" | "__ilshift__" => &["<<"],
-        "__rshift__" | "__rrshift__" | "__irshift__" => &[">>"],
-        "__add__" | "__radd__" | "__iadd__" | "__pos__" => &["+", "sum("],
-        "__sub__" | "__rsub__" | "__isub__" | "__neg__" => &["-"],
-        "__mul__" | "__rmul__" | "__imul__" => &["*"],
-        "__matmul__" | "__rmatmul__" | "__imatmul__" => &["@"],
-        "__truediv__" | "__rtruediv__" | "__itruediv__" | "__floordiv__" | "__rfloordiv__" | "__ifloordiv__" => &["/"],
-        "__mod__" | "__rmod__" | "__imod__" => &["%"],
-        "__pow__" | "__rpow__" | "__ipow__" => &["**", "pow("],
-        "__divmod__" | "__rdivmod__" => &["divmod("],
-        "__abs__" => &["abs("],
-        "__round__" => &["round("],
-        "__int__" => &["int("],
-        "__float__" => &["float("],
-        "__complex__" => &["complex("],
-        "__bytes__" => &["bytes("],
-        "__lt__" | "__le__" | "__gt__" | "__ge__" => &["<", ">", "sort", "min(", "max("],
-        "__copy__" => &["copy"],
-        "__deepcopy__" => &["deepcopy"],
-        "__reduce__" | "__reduce_ex__" | "__getstate__" | "__setstate__" | "__getnewargs__" | "__getnewargs_ex__" => {
-            &["pickle", "copy"]
-        }
-        "__enter__" | "__exit__" => &["with "],
-        "__aenter__" | "__aexit__" => &["async with"],
-        "__aiter__" | "__anext__" => &["async for"],
-        "__await__" => &["await"],
-        "__instancecheck__" => &["isinstance("],
-        "__subclasscheck__" => &["issubclass("],
-        "__dir__" => &["dir("],
-        "__sizeof__" => &["getsizeof"],
-        _ => return None,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -461,17 +397,5 @@ mod tests {
         assert!(is_builtin_base("python", "collections.abc.MutableMapping") && !is_builtin_base("python", "Cache"));
         assert!(is_builtin_member("python", "update") && is_builtin_member("python", "append"));
         assert!(!is_builtin_member("python", "invoke") && !is_builtin_member("rust", "update"));
-    }
-
-    #[test]
-    fn a_special_method_is_run_by_its_syntax() {
-        assert!(python_special_method_syntax("__repr__", true).unwrap().contains(&"repr("));
-        assert!(!python_special_method_syntax("__repr__", true).unwrap().contains(&"print("));
-        // Without a `__str__`, printing runs `__repr__`.
-        assert!(python_special_method_syntax("__repr__", false).unwrap().contains(&"print("));
-        assert_eq!(python_special_method_syntax("__len__", false), Some(&["len("][..]));
-        assert!(python_special_method_syntax("__eq__", false).is_none());
-        assert!(python_special_method_syntax("__setitem__", false).is_none());
-        assert!(python_special_method_syntax("__init__", false).is_none());
     }
 }

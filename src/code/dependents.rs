@@ -26,9 +26,6 @@ pub struct Seed {
     /// `String()` in a test), not one a function makes as it goes (`convert_type`'s
     /// `Tuple(…)`): what binds an override to the base code that calls it.
     pub declared_only: bool,
-    /// For a Python special method's type: the text a test writes for the language to call
-    /// the method on an instance (`repr(`, `len(`, `&`; `builtins::python_special_method_syntax`).
-    pub run_by: Option<&'static [&'static str]>,
 }
 
 /// A definition (or a file, for uses outside any definition) the walk reached.
@@ -53,9 +50,6 @@ pub struct Reached {
     /// Reached through a trait's method from one implementation of it, and nothing on the
     /// path since names the implementing type: the dispatch may run another implementation.
     pub requires: Option<SymbolRef>,
-    /// Reached only from a special method's type (`Seed::run_by`): a test counts only where
-    /// its file writes one of these (the caller, which reads files, checks).
-    pub run_by: Option<&'static [&'static str]>,
 }
 
 /// How far and how sure a walk goes.
@@ -102,8 +96,6 @@ struct Step<'a> {
     via: Vec<String>,
     /// See `Reached::requires`.
     requires: Option<SymbolRef>,
-    /// See `Reached::run_by`.
-    run_by: Option<&'static [&'static str]>,
 }
 
 /// Whether the walk goes on from a use: from a definition that is not a test (a test, and a
@@ -257,7 +249,6 @@ pub fn type_seeds(graph: &CodeGraph, seeds: &[Seed]) -> Vec<Seed> {
                 label: format!("{} ({} of {})", s.container, s.name, s.implements),
                 instances_only: false,
                 declared_only: false,
-                run_by: None,
             });
             continue;
         }
@@ -274,25 +265,12 @@ pub fn type_seeds(graph: &CodeGraph, seeds: &[Seed]) -> Vec<Seed> {
             // Sentinel.UNSET`) it does not run. Measured on the coverage-judged set (tune,
             // micro R / P): 0.813 / 0.596 with every use of the type, 0.807 / 0.617 so.
             let instances_only = !is_constructor(s);
-            // And of those, one the language calls from an operator or a built-in (`repr(x)`,
-            // `len(x)`, `a & b`) runs only where one is written. Measured on the
-            // coverage-judged set (micro R / P): tune 0.910 / 0.570 → 0.909 / 0.579, test
-            // 0.890 / 0.669 → 0.887 / 0.687, blind12 (h2's events' `__repr__`s) 0.925 / 0.419
-            // → 0.925 / 0.457.
-            let run_by = (graph.code(f).language == "python")
-                .then(|| {
-                    let has_str =
-                        !graph.defined_in(graph.path(f), &format!("{}.__str__", s.container), s.kind).is_empty();
-                    super::builtins::python_special_method_syntax(&s.name, has_str)
-                })
-                .flatten();
             type_seeds.push(Seed {
                 symbol_opt: Some(owner),
                 name: String::new(),
                 label,
                 instances_only,
                 declared_only,
-                run_by,
             });
         }
     }
@@ -313,7 +291,6 @@ pub fn macro_seeds(graph: &CodeGraph, seeds: &[Seed]) -> Vec<Seed> {
                 label: format!("{} ({})", s.qualified_name, seed.label),
                 instances_only: false,
                 declared_only: false,
-                run_by: seed.run_by,
             });
         }
     }
@@ -336,7 +313,6 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
             node: s.symbol_opt,
             instances_only: s.instances_only,
             declared_only: s.declared_only,
-            run_by: s.run_by,
             name: s.name.as_str(),
             confidence: 1.0,
             weakest: 1.0,
@@ -350,8 +326,7 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
     let mut named_by: HashMap<SymbolRef, std::collections::HashSet<(u32, Option<u32>)>> = HashMap::new();
     for depth in 1..=levels {
         let mut next: HashMap<(u32, Option<u32>), Reached> = HashMap::new();
-        for Step { node, instances_only, declared_only, name, confidence, weakest, via, requires, run_by } in &frontier
-        {
+        for Step { node, instances_only, declared_only, name, confidence, weakest, via, requires } in &frontier {
             let uses = match node {
                 Some(target) if limits.member_guess > 0.0 && guesses_receivers(graph, *target) => {
                     let mut uses = graph.uses(*target, floor).as_ref().clone();
@@ -445,10 +420,6 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                     if requires_now.is_none() {
                         earlier.requires = None;
                     }
-                    // … and by a path that needs no operator to run the change.
-                    if run_by.is_none() {
-                        earlier.run_by = None;
-                    }
                     continue;
                 }
                 if seed_keys.contains(&key) || node.is_some_and(|t| key == (t.0, Some(t.1))) {
@@ -475,9 +446,6 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                         if requires_now.is_none() {
                             r.requires = None;
                         }
-                        if run_by.is_none() {
-                            r.run_by = None;
-                        }
                     }
                     None => {
                         let by_import = u.kind == UseKind::Import;
@@ -492,7 +460,6 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                             test,
                             by_import,
                             requires: requires_now,
-                            run_by: *run_by,
                         };
                         next.insert(key, reached);
                     }
@@ -522,7 +489,6 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                         weakest: r.weakest,
                         via,
                         requires: r.requires,
-                        run_by: r.run_by,
                     });
                 }
             }

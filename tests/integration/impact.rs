@@ -250,58 +250,6 @@ fn a_go_test_file_behind_a_build_tag_is_not_listed() {
     assert!(!tests.iter().any(|t| t == "TestDiscountOfALargeTotal"), "{tests:?}");
 }
 
-/// A Python special method runs where the language is asked to: a change to `__repr__` is
-/// covered by the test that calls `repr()` on an instance (or prints one, when the class has
-/// no `__str__`), not by every test that builds one; `__len__` by the test that calls `len()`.
-#[test]
-fn a_special_method_is_covered_where_its_operator_is_written() {
-    let home = Home::new();
-    let repo = crate::common::repo_with(&[
-        (
-            "shop/events.py",
-            "class Paid:\n    def __init__(self, amount):\n        self.amount = amount\n\n    \
-             def __repr__(self):\n        return f'Paid({self.amount})'\n\n    \
-             def __str__(self):\n        return 'paid'\n\n    \
-             def __len__(self):\n        return 1\n\n\n\
-             class Refunded:\n    def __repr__(self):\n        return 'Refunded()'\n\n\n\
-             def pay(amount):\n    return Paid(amount)\n\n\ndef refund():\n    return Refunded()\n",
-        ),
-        (
-            "tests/test_shown.py",
-            "from shop.events import pay\n\n\ndef test_repr():\n    assert repr(pay(3)) == 'Paid(3)'\n",
-        ),
-        ("tests/test_built.py", "from shop.events import pay\n\n\ndef test_pay():\n    assert pay(3).amount == 3\n"),
-        ("tests/test_len.py", "from shop.events import pay\n\n\ndef test_len():\n    assert len(pay(3)) == 1\n"),
-        (
-            "tests/test_refund.py",
-            "from shop.events import refund\n\n\ndef test_printed():\n    assert f'{refund()}' == 'Refunded()'\n\n\n\
-             def test_made():\n    assert refund() is not None\n",
-        ),
-    ]);
-    git(repo.path(), &["init", "-q"]);
-    git(repo.path(), &["add", "-A"]);
-    git(repo.path(), &["commit", "-qm", "init"]);
-    home.index(repo.path());
-    let files_for = |from: &str, to: &str| -> Vec<String> {
-        edit(repo.path(), "shop/events.py", from, to);
-        let r = impact(&home, repo.path(), &[]);
-        git(repo.path(), &["checkout", "--", "shop/events.py"]);
-        let mut files: Vec<String> =
-            r["test_files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap().to_string()).collect();
-        files.sort();
-        files
-    };
-    assert_eq!(files_for("f'Paid({self.amount})'", "f'Paid[{self.amount}]'"), vec!["tests/test_shown.py"]);
-    assert_eq!(files_for("        return 1\n", "        return 2\n"), vec!["tests/test_len.py"]);
-    // Without a `__str__`, an f-string prints by `__repr__`.
-    assert_eq!(files_for("return 'Refunded()'", "return 'Refunded[]'"), vec!["tests/test_refund.py"]);
-    // A constructor runs wherever an instance is made.
-    assert_eq!(
-        files_for("self.amount = amount", "self.amount = amount + 0"),
-        vec!["tests/test_built.py", "tests/test_len.py", "tests/test_shown.py"]
-    );
-}
-
 #[test]
 fn renames_deletions_staged_changes_and_bad_input() {
     let home = Home::new();

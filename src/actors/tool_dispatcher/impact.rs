@@ -112,7 +112,6 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
                     label: s.qualified_name.clone(),
                     instances_only: false,
                     declared_only: false,
-                    run_by: None,
                 });
             }
             SymbolChange::Deleted | SymbolChange::Renamed => {
@@ -129,7 +128,6 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
                     label: old_qualified,
                     instances_only: false,
                     declared_only: false,
-                    run_by: None,
                 });
                 if c.change == SymbolChange::Renamed {
                     if let Some(&now) = graph.defined_in(&c.path, &s.qualified_name, s.kind).first() {
@@ -139,7 +137,6 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
                             label: s.qualified_name.clone(),
                             instances_only: false,
                             declared_only: false,
-                            run_by: None,
                         });
                     }
                 }
@@ -164,15 +161,6 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
     // (`#[cfg(feature = "serde")]`), one outside pytest's `testpaths`.
     let mut default_run = crate::code::default_run::DefaultRun::new(&index.root);
     walk.tests.retain(|r| default_run.runs(graph, r.file, r.symbol_opt));
-    // A test reached only through a Python special method's type runs the method only where
-    // its file writes the operator or built-in that calls it (`repr(`, `len(`, `&`).
-    let mut writes: HashMap<(u32, usize), bool> = HashMap::new();
-    walk.tests.retain(|r| {
-        let Some(syntax) = r.run_by else { return true };
-        *writes.entry((r.file, syntax.as_ptr() as usize)).or_insert_with(|| {
-            read_test_file(&index.root, graph.path(r.file)).is_none_or(|text| syntax.iter().any(|s| text.contains(s)))
-        })
-    });
     let dependents_total = walk.dependents.len();
     let tests_total = walk.tests.len();
     let dependents = walk.dependents.iter().take(msg.limit).map(|r| dependent_info(graph, r)).collect();

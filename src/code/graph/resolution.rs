@@ -53,10 +53,8 @@ impl CodeGraph {
                     return found;
                 }
                 // One its bases define (`self.process()` in `class Form(BaseForm)`): was a
-                // name-only guess among every `process` of the repo. Coverage-judged set (micro
-                // R / P): Python blind11 0.817 / 0.403 → 0.869 / 0.397, blind3 0.798 / 0.433 →
-                // 0.785 / 0.440 (a wrong guess among `add_model`s had led to tests), the other
-                // splits of every language unchanged.
+                // name-only guess among every `process` of the repo (measured in
+                // docs/impact.md, "A twelfth held-out split").
                 let inherited = self.inherited_candidates(f, occ, all, false);
                 if !inherited.is_empty() {
                     return inherited;

@@ -174,7 +174,6 @@ fn test_files_reached(graph: &CodeGraph, changed: (u32, u32)) -> Vec<String> {
         label: String::new(),
         instances_only: false,
         declared_only: false,
-        run_by: None,
     }];
     let walk = crate::code::dependents::walk(graph, &seeds, daemon_walk_limits());
     let mut found: Vec<String> = walk.tests.iter().map(|t| graph.path(t.file).to_string()).collect();

@@ -672,7 +672,6 @@ fn a_changed_method_reaches_the_tests_that_call_it_through_an_object_of_unknown_
         label: "Item3.render".into(),
         instances_only: false,
         declared_only: false,
-        run_by: None,
     }];
     let limits = |member_guess| WalkLimits {
         depth: 2,

@@ -243,7 +243,6 @@ fn tests_reaching(graph: &CodeGraph, name: &str) -> Vec<String> {
         label: name.into(),
         instances_only: false,
         declared_only: false,
-        run_by: None,
     }];
     let more = type_seeds(graph, &seeds);
     seeds.extend(more);

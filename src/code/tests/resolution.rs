@@ -236,7 +236,6 @@ class Option:
             label: name.into(),
             instances_only: false,
             declared_only: false,
-            run_by: None,
         }];
         let mut found: Vec<String> =
             walk(&graph, &seeds, limits).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
@@ -341,7 +340,6 @@ def render(text: Text):
         label: "Text.plain".into(),
         instances_only: false,
         declared_only: false,
-        run_by: None,
     }];
     let mut tests: Vec<String> =
         walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
@@ -380,7 +378,6 @@ def prompt(text):
             label: name.into(),
             instances_only: false,
             declared_only: false,
-            run_by: None,
         }];
         let walked = walk(&graph, &seeds, daemon_walk_limits());
         let mut tests: Vec<&str> = walked.tests.iter().map(|t| graph.path(t.file)).collect();
@@ -440,7 +437,6 @@ def fill(headers):
         label: "update".into(),
         instances_only: false,
         declared_only: false,
-        run_by: None,
     }];
     let mut tests: Vec<&str> =
         walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file)).collect();
@@ -478,7 +474,6 @@ fn a_mixins_test_method_is_a_test_of_the_classes_that_derive_from_it() {
         label: "evict".into(),
         instances_only: false,
         declared_only: false,
-        run_by: None,
     }];
     let limits = daemon_walk_limits();
     let found = walk(&graph, &seeds, limits);
@@ -883,7 +878,6 @@ fn a_type_seeded_for_its_instances_leads_only_to_where_instances_are_made() {
             label: "Money (__repr__)".into(),
             instances_only,
             declared_only: false,
-            run_by: None,
         }];
         let mut found: Vec<String> =
             walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
@@ -994,7 +988,6 @@ fn a_property_setter_decorator_is_no_read_of_the_getter() {
         label: "Box.size".into(),
         instances_only: false,
         declared_only: false,
-        run_by: None,
     }];
     let mut found: Vec<String> =
         walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
@@ -1072,7 +1065,6 @@ fn an_override_leads_on_from_the_instances_declarations_and_tests_make() {
         label: "String (_serialize)".into(),
         instances_only: true,
         declared_only: true,
-        run_by: None,
     }];
     let mut found: Vec<String> =
         walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file).to_string()).collect();

@@ -39,7 +39,6 @@ fn tests_from(graph: &CodeGraph, target: SymbolRef) -> Vec<String> {
         label: name,
         instances_only: false,
         declared_only: false,
-        run_by: None,
     }];
     let more = macro_seeds(graph, &seeds);
     seeds.extend(more);
