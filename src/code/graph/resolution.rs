@@ -55,7 +55,7 @@ impl CodeGraph {
                 // One its bases define (`self.process()` in `class Form(BaseForm)`): was a
                 // name-only guess among every `process` of the repo (measured in
                 // docs/impact.md, "A twelfth held-out split").
-                let inherited = self.inherited_candidates(f, occ, all, false);
+                let inherited = self.typed_candidates(container_last, all);
                 if !inherited.is_empty() {
                     return inherited;
                 }
@@ -63,7 +63,7 @@ impl CodeGraph {
         }
         // `super().x` (Python), `super.x` (JavaScript, TypeScript, Java): a base's member.
         if names_super(lang, qualifier) {
-            let inherited = self.inherited_candidates(f, occ, all, true);
+            let inherited = self.base_candidates(f, occ, all);
             if !inherited.is_empty() {
                 return inherited;
             }

@@ -60,57 +60,33 @@ impl CodeGraph {
             .collect()
     }
 
-    /// The members named so of the class around occurrence `occ` or of its nearest bases
-    /// (`self.process()` in `class Form(BaseForm)`), or with `bases_only` of its bases alone
-    /// (`super().__init__()`), as candidates: the code says the type.
-    pub(super) fn inherited_candidates(
-        &self,
-        f: u32,
-        occ: &Occurrence,
-        all: &[SymbolRef],
-        bases_only: bool,
-    ) -> Vec<Candidate> {
+    /// The members named so of the bases of the class around occurrence `occ`
+    /// (`super().__init__()`), nearest first, as `typed_candidates`.
+    pub(super) fn base_candidates(&self, f: u32, occ: &Occurrence, all: &[SymbolRef]) -> Vec<Candidate> {
         let Some(container) = self.enclosing_container(f, occ).filter(|c| !c.is_empty()) else {
             return Vec::new();
         };
-        let found: Vec<SymbolRef> = if bases_only {
-            let bases: Vec<String> = self.codes[f as usize]
-                .symbols
-                .iter()
-                .filter(|s| s.kind.is_container() && s.qualified_name == container)
-                .flat_map(|s| base_names(&s.signature))
-                .collect();
-            let mut found: Vec<SymbolRef> = Vec::new();
-            for base in bases {
-                for r in self.typed_members(&base, all) {
-                    if !found.contains(&r) {
-                        found.push(r);
-                    }
+        let bases: Vec<String> = self.codes[f as usize]
+            .symbols
+            .iter()
+            .filter(|s| s.kind.is_container() && s.qualified_name == container)
+            .flat_map(|s| base_names(&s.signature))
+            .collect();
+        let mut found: Vec<SymbolRef> = Vec::new();
+        for base in bases {
+            for r in self.typed_members(&base, all) {
+                if !found.contains(&r) {
+                    found.push(r);
                 }
             }
-            found
-        } else {
-            match split_qualifier(container).last() {
-                Some(class) => self.typed_members(class, all),
-                None => Vec::new(),
-            }
-        };
-        let confidence = 0.85 / found.len().max(1) as f32;
-        found
-            .into_iter()
-            .map(|symbol| Candidate { symbol, resolution: Resolution::QualifiedPath, confidence })
-            .collect()
+        }
+        sure_candidates(found)
     }
 
     /// `typed_members` as candidates: the code says the type, so they are sure, shared
     /// among them.
     pub(super) fn typed_candidates(&self, ty: &str, all: &[SymbolRef]) -> Vec<Candidate> {
-        let found = self.typed_members(ty, all);
-        let confidence = 0.85 / found.len().max(1) as f32;
-        found
-            .into_iter()
-            .map(|symbol| Candidate { symbol, resolution: Resolution::QualifiedPath, confidence })
-            .collect()
+        sure_candidates(self.typed_members(ty, all))
     }
 
     /// The classes that name `class` (a qualified name; matched by its last part) among
@@ -510,6 +486,12 @@ fn declared_text<'s>(signature: &'s str, name: &str) -> Option<&'s str> {
     let at = signature.find(name)? + name.len();
     let rest = signature[at..].trim_start_matches(['!', '?']).trim_start().strip_prefix(':')?;
     Some(rest.split('=').next()?.trim().trim_end_matches([',', ';']))
+}
+
+/// Members the code says the type of, as candidates: sure, shared among them.
+fn sure_candidates(found: Vec<SymbolRef>) -> Vec<Candidate> {
+    let confidence = 0.85 / found.len().max(1) as f32;
+    found.into_iter().map(|symbol| Candidate { symbol, resolution: Resolution::QualifiedPath, confidence }).collect()
 }
 
 /// The class a field's declaration builds its value from (`self.decoder = Decoder()`, `this.
