@@ -50,6 +50,13 @@ pub struct Reached {
     /// Reached through a trait's method from one implementation of it, and nothing on the
     /// path since names the implementing type: the dispatch may run another implementation.
     pub requires: Option<SymbolRef>,
+    /// The path runs through a call made as a Python module or class body runs, at import
+    /// (`PATTERN = compile(…)`, a class attribute's `attr.ib(…)`): what reads the value does not
+    /// run the call, and no test does.
+    pub at_import: bool,
+    /// Every hop of the path is a call of the hop before (the changed code runs whenever the
+    /// definition reached runs), not a reference stored to run later (`property(fget, fset)`).
+    pub calls_only: bool,
 }
 
 /// How far and how sure a walk goes.
@@ -96,6 +103,10 @@ struct Step<'a> {
     via: Vec<String>,
     /// See `Reached::requires`.
     requires: Option<SymbolRef>,
+    /// See `Reached::at_import`.
+    at_import: bool,
+    /// See `Reached::calls_only`.
+    calls_only: bool,
 }
 
 /// Whether the walk goes on from a use: from a definition that is not a test (a test, and a
@@ -318,6 +329,8 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
             weakest: 1.0,
             via: vec![s.label.clone()],
             requires: None,
+            at_import: false,
+            calls_only: true,
         })
         .collect();
     let mut truncated = false;
@@ -326,7 +339,19 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
     let mut named_by: HashMap<SymbolRef, std::collections::HashSet<(u32, Option<u32>)>> = HashMap::new();
     for depth in 1..=levels {
         let mut next: HashMap<(u32, Option<u32>), Reached> = HashMap::new();
-        for Step { node, instances_only, declared_only, name, confidence, weakest, via, requires } in &frontier {
+        for Step {
+            node,
+            instances_only,
+            declared_only,
+            name,
+            confidence,
+            weakest,
+            via,
+            requires,
+            at_import,
+            calls_only,
+        } in &frontier
+        {
             let uses = match node {
                 Some(target) if limits.member_guess > 0.0 && guesses_receivers(graph, *target) => {
                     let mut uses = graph.uses(*target, floor).as_ref().clone();
@@ -340,6 +365,10 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
             // A definition local to a function runs once the function has: a proxy's traps,
             // a callback handed to a library, a closure returned. A JavaScript function
             // nothing calls by name may run as a method (mixed into a class's prototype).
+            // The uses that run this definition itself (not its function's, type's or trait's).
+            let direct = uses.len();
+            // A function called as a module or class body runs, at import, runs in no test.
+            let callable = node.is_some_and(|t| graph.symbol(t).kind.is_callable());
             let held = node.and_then(|t| held_uses(graph, t, limits.member_guess, floor));
             let installed =
                 node.filter(|_| held.is_none()).and_then(|t| installed_uses(graph, t, &uses, limits.member_guess));
@@ -414,11 +443,16 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                     continue;
                 }
                 let key = (u.file, u.enclosing);
+                let calls_now = *calls_only && callable && k < direct && u.kind == UseKind::Call;
+                let at_import_now = *at_import || (calls_now && runs_at_import(graph, &u));
                 if let Some(earlier) = reached.get_mut(&key) {
                     // Reached before through another implementation's dispatch; this path
                     // builds the type (the test runs this implementation too).
                     if requires_now.is_none() {
                         earlier.requires = None;
+                    }
+                    if !at_import_now {
+                        earlier.at_import = false;
                     }
                     continue;
                 }
@@ -446,6 +480,10 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                         if requires_now.is_none() {
                             r.requires = None;
                         }
+                        if !at_import_now {
+                            r.at_import = false;
+                        }
+                        r.calls_only &= calls_now;
                     }
                     None => {
                         let by_import = u.kind == UseKind::Import;
@@ -460,6 +498,8 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                             test,
                             by_import,
                             requires: requires_now,
+                            at_import: at_import_now,
+                            calls_only: calls_now,
                         };
                         next.insert(key, reached);
                     }
@@ -475,7 +515,10 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                 break;
             }
             // Tests end a path; so do file-level uses (nothing names a file's top level).
-            if !r.test && depth < levels {
+            // A value computed at import leads to no test: its path goes on only as far as
+            // dependents are listed.
+            let ends = r.at_import && depth >= limits.depth;
+            if !r.test && depth < levels && !ends {
                 if let Some(i) = r.symbol_opt {
                     let s = &graph.code(r.file).symbols[i as usize];
                     let mut via = vec![s.qualified_name.clone()];
@@ -489,6 +532,8 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                         weakest: r.weakest,
                         via,
                         requires: r.requires,
+                        at_import: r.at_import,
+                        calls_only: r.calls_only,
                     });
                 }
             }
@@ -502,8 +547,8 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
     let mut tests: Vec<Reached> = Vec::new();
     let inherited: Vec<Reached> = reached.values().flat_map(|r| inherited_tests(graph, r)).collect();
     for r in reached.into_values().chain(inherited) {
-        if r.test && r.requires.is_some() {
-            // A test of another implementation of the trait.
+        if r.test && (r.requires.is_some() || r.at_import) {
+            // A test of another implementation of the trait, or of a value computed at import.
             continue;
         }
         if r.test {
@@ -610,6 +655,30 @@ fn declares(graph: &CodeGraph, u: &super::graph::Use) -> bool {
     match u.enclosing {
         None => true,
         Some(e) => !code.symbols[e as usize].kind.is_callable() || graph.is_test(u.file, e as usize),
+    }
+}
+
+/// Whether use `u` is a call Python makes as a module or class body runs, at import, before
+/// any test: at file level, or in the value of a module's or class's variable (not one local
+/// to a function). Not in a test module, whose import-time calls (a class built at module
+/// level, an app made for its tests) fail its tests when they break, though per-test coverage
+/// credits them to none; but there too a script's `if __name__ == "__main__":` block, which
+/// no test run runs.
+fn runs_at_import(graph: &CodeGraph, u: &super::graph::Use) -> bool {
+    let code = graph.code(u.file);
+    if code.language != "python" || u.kind != UseKind::Call {
+        return false;
+    }
+    let in_main_block = code.main_block.is_some_and(|(first, last)| (first..=last).contains(&u.line));
+    if graph.is_test_module(u.file) {
+        return u.enclosing.is_none() && in_main_block;
+    }
+    match u.enclosing {
+        None => true,
+        Some(e) => {
+            let s = &code.symbols[e as usize];
+            !s.kind.is_callable() && !graph.is_local(u.file, e)
+        }
     }
 }
 

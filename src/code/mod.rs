@@ -241,6 +241,9 @@ pub struct FileCode {
     /// (`function create() { return new ArraySchema(); }`), by index in `symbols`: a call's
     /// result is typed by it as by an annotation (`array().min(5)`).
     pub returns: Vec<(u32, String)>,
+    /// Python's `if __name__ == "__main__":` block at file level, as its first and last line:
+    /// what runs when the file is a script, never when it is imported (by a test run).
+    pub main_block: Option<(u32, u32)>,
 }
 
 /// A build condition written on a definition (Rust `#[cfg(feature = "serde")]` on an item,
@@ -309,7 +312,7 @@ pub fn grammar_fingerprint() -> String {
 
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode` or what the extractor emits changes.
-    const FORMAT: u32 = 38;
+    const FORMAT: u32 = 39;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

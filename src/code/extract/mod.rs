@@ -108,11 +108,28 @@ pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileC
         if language == Language::Go && child.kind() == "package_clause" {
             break;
         }
+        if language == Language::Python && child.kind() == "if_statement" && names_main(child, text) {
+            walker.out.main_block = Some((child.start_position().row as u32 + 1, child.end_position().row as u32 + 1));
+        }
         if let Some(cfg) = file_gate(child) {
             walker.out.gates.push(crate::code::Gate { symbol: None, cfg });
         }
     }
     Some(walker.out)
+}
+
+/// Whether a Python `if` is the script guard, `if __name__ == "__main__":` (either way round,
+/// either quotes).
+fn names_main(node: Node, text: &str) -> bool {
+    let Some(condition) = node.child_by_field_name("condition") else { return false };
+    let written: String = condition
+        .utf8_text(text.as_bytes())
+        .unwrap_or("")
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .map(|c| if c == '\'' { '"' } else { c })
+        .collect();
+    written == "__name__==\"__main__\"" || written == "\"__main__\"==__name__"
 }
 
 /// Reads a use of a name the file imports under an alias as a use of the name the import's

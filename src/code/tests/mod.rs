@@ -9,6 +9,7 @@ use crate::ingest::Language;
 
 mod definitions;
 mod dispatch;
+mod import_time;
 mod modules;
 mod resolution;
 mod traits;
