@@ -49,6 +49,12 @@ TOOLS=(
   boltons==26.2.0 face==26.0.1                           # glom (its run-time dependencies, with
                                                          # the attrs project's own attrs; its
                                                          # YAML tests run on tomlkit's PyYAML)
+  ruamel.yaml==0.19.1 msgpack==1.2.4 tomli-w==1.2.0      # python-box's tests (its converters'
+  toon-format==1.2.0                                     # optional formats; no run-time deps;
+                                                         # its PyYAML tests use tomlkit's pin)
+  soupsieve==4.1.3 typing-extensions==4.16.0             # beautifulsoup4 (its run-time
+                                                         # dependencies; lxml and html5lib are
+                                                         # left out: their builder tests skip)
 )
 
 PROJECTS=$(python3 -c '
@@ -75,8 +81,12 @@ while read -r name ver <&3; do
   if [[ ! -d "$dir" ]]; then
     python3 -m pip download -q --disable-pip-version-check --no-deps --no-binary :all: \
       "$name==$ver" -d "$BASE/dl"
-    # sdist file names normalise '-' to '_' (more_itertools-...), older ones keep the name
-    sdist=$(ls "$BASE/dl/$name-$ver.tar.gz" "$BASE/dl/${name//-/_}-$ver.tar.gz" 2>/dev/null | head -1)
+    # sdist file names normalise '-' to '_' (more_itertools-...), older ones keep the name; the
+    # spelling not there is no error (an `ls` of both failed the script under pipefail).
+    sdist=""
+    for candidate in "$BASE/dl/$name-$ver.tar.gz" "$BASE/dl/${name//-/_}-$ver.tar.gz"; do
+      if [ -f "$candidate" ]; then sdist=$candidate; break; fi
+    done
     tmp=$(mktemp -d "$BASE/unpack.XXXXXX")
     tar xzf "$sdist" -C "$tmp" --no-same-owner
     mv "$tmp"/* "$dir"
