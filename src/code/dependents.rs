@@ -391,7 +391,9 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                 [m] => graph.uses(*m, floor),
                 many => std::sync::Arc::new(many.iter().flat_map(|&m| graph.uses(m, floor).as_ref().clone()).collect()),
             };
-            let implementer = node.filter(|_| !through.is_empty()).and_then(|t| graph.member_type(t));
+            // (Not when the trait method has one implementation in the repo: no other can run.)
+            let alone = matches!(through.as_slice(), [m] if graph.implementation_count(*m) == 1);
+            let implementer = node.filter(|_| !through.is_empty() && !alone).and_then(|t| graph.member_type(t));
             // So does a Rust method of a trait the repo does not declare (`PartialEq::eq`,
             // `Drop::drop`, `Clone::clone`): the language runs it where its type is used.
             // Not `Debug::fmt` on the way: what it calls (`Request::fmt` → `self.method()`)

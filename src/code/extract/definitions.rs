@@ -341,7 +341,12 @@ impl<'a> Walker<'a> {
         let Some(ty) = node.child_by_field_name(field) else {
             return;
         };
-        let name = base_type_name(self.text(ty));
+        let mut name = base_type_name(self.text(ty));
+        if name.is_empty() && self.language == Language::Rust {
+            // `impl<S, const N: usize> Point for [S; N]`, `impl Trait for (A, B)`: a type of no
+            // name is named as written, so its methods are still the trait's implementations.
+            name = self.text(ty).split_whitespace().collect::<Vec<_>>().join(" ");
+        }
         if name.is_empty() {
             return;
         }

@@ -672,6 +672,16 @@ impl CodeGraph {
         })
     }
 
+    /// How many definitions implement the trait method `method` (the trait's own declaration
+    /// not counted): `impl Trait for …` blocks that define it.
+    pub fn implementation_count(&self, method: SymbolRef) -> usize {
+        let m = self.symbol(method);
+        let Some(&trait_name) = split_qualifier(&m.container).last() else { return 0 };
+        self.defs_by_name
+            .get(&m.name)
+            .map_or(0, |defs| defs.iter().filter(|&&d| d != method && self.symbol(d).implements == trait_name).count())
+    }
+
     /// The methods a call runs `member` through by dispatch: its Rust trait's declaration
     /// (`trait_method`), or the methods of the Go interfaces its type satisfies (`Markdown.Convert`
     /// for `markdown.Convert`).

@@ -142,6 +142,26 @@ impl CodeGraph {
             if !found.is_empty() {
                 return found;
             }
+            // A Rust trait's extension (`trait PointExt: Point` with `impl<T: Point> PointExt
+            // for T`): `P::new()` where `P: Point` is the extension's `new`.
+            if lang == "rust" && self.is_trait(Some(&last)) {
+                let extensions: HashSet<String> = self
+                    .subclasses(last)
+                    .into_iter()
+                    .filter(|&t| self.symbol(t).kind == SymbolKind::Trait)
+                    .map(|t| self.symbol(t).name.clone())
+                    .collect();
+                let found: Vec<Candidate> = all
+                    .iter()
+                    .filter(|&&r| {
+                        split_qualifier(&self.symbol(r).container).last().is_some_and(|c| extensions.contains(*c))
+                    })
+                    .map(|&r| cand(r, Resolution::QualifiedPath, 0.85))
+                    .collect();
+                if !found.is_empty() {
+                    return found;
+                }
+            }
         }
         // `alias.fn` where the alias is an imported module (Python, Go, JS namespaces, Lua).
         if let Some(bound) = self.bindings[f as usize].get(first).filter(|_| !qualifier.ends_with(')')) {
@@ -169,6 +189,27 @@ impl CodeGraph {
             }
             // The alias names something outside the repo.
             return Vec::new();
+        }
+        // `Params::Strategy::insert(self, t)`: a Rust path through an associated type of a
+        // generic type parameter (a head no name the repo defines or the file imports, nor the
+        // prelude's) calls a method of a trait bounding it: the repo's traits' declarations of
+        // that name (their implementations are reached through the dispatch). (A parameter
+        // alone, `P::new()`, is its bound's, `P: Point`, as the extraction writes it; a head
+        // alone may also be a local's type written as a path, `socket2::SockAddr`.)
+        if lang == "rust" && occ.kind == UseKind::Call && parts.len() > 1 && self.names_type_parameter(f, first) {
+            let name = self.codes[f as usize].name_of(occ);
+            let declared: Vec<SymbolRef> = all
+                .iter()
+                .copied()
+                .filter(|&r| {
+                    let s = self.symbol(r);
+                    s.name == name && s.implements.is_empty() && self.is_trait(split_qualifier(&s.container).last())
+                })
+                .collect();
+            if !declared.is_empty() && declared.len() <= MAX_TRAIT_CANDIDATES {
+                let confidence = 0.8 / declared.len() as f32;
+                return declared.into_iter().map(|r| cand(r, Resolution::QualifiedPath, confidence)).collect();
+            }
         }
         // A path (`Vec::new`) or a type (`List.of`) outside the repo means nothing here.
         if qualifier.contains("::") || last.starts_with(char::is_uppercase) {
@@ -223,6 +264,23 @@ impl CodeGraph {
         members.retain(|&r| !self.dispatched_through(r).iter().any(|d| all.contains(d)));
         let confidence = 0.4 / members.len() as f32;
         members.into_iter().map(|r| cand(r, Resolution::NameOnly, confidence)).collect()
+    }
+
+    /// Whether `name`, the head of a Rust path in file `f`, is a generic type parameter as
+    /// far as the repo can tell: a type's name that nothing in the repo defines, the file does
+    /// not import, and the prelude does not hold.
+    fn names_type_parameter(&self, f: u32, name: &str) -> bool {
+        names_a_type(name)
+            && name != "Self"
+            && !RUST_PRELUDE_TYPES.contains(&name)
+            && !self.bindings[f as usize].contains_key(name)
+            && !self.defs_by_name.contains_key(name)
+    }
+
+    /// Whether `name` is a trait the repo declares.
+    fn is_trait(&self, name: Option<&&str>) -> bool {
+        name.and_then(|n| self.defs_by_name.get(*n))
+            .is_some_and(|defs| defs.iter().any(|&d| self.symbol(d).kind == SymbolKind::Trait))
     }
 
     /// Whether a definition is reachable by its bare name from another file: top level, or
@@ -619,6 +677,8 @@ impl CodeGraph {
             || (parts.len() == 1
                 && names_a_type(last)
                 && !self.typed_members(last, &[target]).is_empty())
+            // A Rust trait whose extension defines it (`P::new()`, `P: Point`, `PointExt::new`).
+            || (code.language == "rust" && parts.len() == 1 && self.is_trait(Some(&last)))
             // A Rust path from the crate's root, a parent, or a crate: `crate::io`.
             || (code.language == "rust" && (matches!(first, "crate" | "super") || self.resolver.is_crate_name(first)))
             || self.bindings[f as usize].get(first).is_some_and(|t| {
@@ -637,6 +697,52 @@ impl CodeGraph {
 /// Whether a member access's qualifier is the base class's: Python's `super()` (or
 /// `super(Form, self)`), `super` in JavaScript, TypeScript and Java (not Rust's `super::`, a
 /// module).
+/// Most trait declarations one generic call may mean (`P::new()` where several traits declare
+/// `new`); more, and it means none of them surely enough to follow.
+const MAX_TRAIT_CANDIDATES: usize = 4;
+
+/// Types and traits Rust's prelude names without an import: a path through them is std's.
+const RUST_PRELUDE_TYPES: &[&str] = &[
+    "Box",
+    "Vec",
+    "String",
+    "Option",
+    "Some",
+    "None",
+    "Result",
+    "Ok",
+    "Err",
+    "Default",
+    "Clone",
+    "Copy",
+    "Send",
+    "Sync",
+    "Sized",
+    "Drop",
+    "Fn",
+    "FnMut",
+    "FnOnce",
+    "Iterator",
+    "IntoIterator",
+    "DoubleEndedIterator",
+    "ExactSizeIterator",
+    "Extend",
+    "From",
+    "Into",
+    "TryFrom",
+    "TryInto",
+    "AsRef",
+    "AsMut",
+    "ToOwned",
+    "ToString",
+    "PartialEq",
+    "Eq",
+    "PartialOrd",
+    "Ord",
+    "Unpin",
+    "FromIterator",
+];
+
 fn names_super(language: &str, qualifier: &str) -> bool {
     match language {
         "python" => qualifier.starts_with("super(") && qualifier.ends_with(')'),

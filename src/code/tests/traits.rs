@@ -228,3 +228,22 @@ fn a_bounds_supertrait_method_runs_its_implementations() {
     ]);
     assert_eq!(tests_reached(&graph, "Name", "find"), ["tests/get.rs::gets"]);
 }
+
+const POINT: &str = "pub trait Point: Copy {\n    fn generate(f: impl FnMut(usize) -> f64) -> Self;\n    fn nth(&self, i: usize) -> f64;\n}\n\npub trait PointExt: Point {\n    fn new() -> Self {\n        Self::generate(|_| 0.0)\n    }\n}\n\nimpl<T> PointExt for T where T: Point {}\n\nimpl<const N: usize> Point for [f64; N] {\n    fn generate(mut f: impl FnMut(usize) -> f64) -> Self {\n        core::array::from_fn(|i| f(i))\n    }\n    fn nth(&self, i: usize) -> f64 {\n        self[i]\n    }\n}\n";
+
+const TREE: &str = "use crate::point::{Point, PointExt};\n\npub trait Params {\n    type Strategy: InsertionStrategy;\n}\n\npub trait InsertionStrategy {\n    fn insert<P: Point>(tree: &mut Tree<P>, p: P);\n}\n\npub struct Plain;\n\nimpl InsertionStrategy for Plain {\n    fn insert<P: Point>(tree: &mut Tree<P>, p: P) {\n        place(tree, p);\n    }\n}\n\nfn place<P: Point>(tree: &mut Tree<P>, p: P) {\n    tree.points.push(p);\n}\n\npub struct Defaults;\n\nimpl Params for Defaults {\n    type Strategy = Plain;\n}\n\npub struct Tree<P> {\n    points: Vec<P>,\n}\n\nimpl<P: Point> Tree<P> {\n    pub fn origin() -> P {\n        P::new()\n    }\n\n    pub fn add<Q: Params>(&mut self, p: P) {\n        Q::Strategy::insert(self, p);\n    }\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn origin_is_zero() {\n        let origin: [f64; 2] = Tree::origin();\n        assert_eq!(origin.nth(0), 0.0);\n    }\n\n    #[test]\n    fn adds() {\n        let mut tree = Tree { points: Vec::new() };\n        tree.add::<Defaults>([1.0, 2.0]);\n    }\n}\n";
+
+/// Generic code calls through type parameters: `P::new()` where `P: Point` is the extension
+/// trait's `new` (`trait PointExt: Point`, implemented for every `Point`); `Q::Strategy::insert`
+/// is `InsertionStrategy`'s, whose one implementation in the repo runs there with no type on the
+/// path naming it; an `impl Point for [f64; N]` (a type of no name) is still `Point`'s.
+#[test]
+fn calls_through_a_type_parameter_reach_the_traits_and_their_implementations() {
+    let graph =
+        rust_graph(&[("src/lib.rs", "mod point;\nmod tree;\n"), ("src/point.rs", POINT), ("src/tree.rs", TREE)]);
+    let generate = graph.lookup("generate").into_iter().find(|&r| graph.symbol(r).container == "[f64; N]").unwrap();
+    assert_eq!(graph.symbol(generate).implements, "Point");
+    assert_eq!(tests_reached(&graph, "[f64; N]", "generate"), vec!["src/tree.rs::origin_is_zero"]);
+    assert_eq!(tests_reached(&graph, "PointExt", "new"), vec!["src/tree.rs::origin_is_zero"]);
+    assert_eq!(tests_reached(&graph, "", "place"), vec!["src/tree.rs::adds"]);
+}
