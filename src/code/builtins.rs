@@ -352,6 +352,49 @@ const PYTHON_BASES: &[&str] = &[
     "tuple",
 ];
 
+/// The types, variants and traits Rust's prelude names without an import (`Vec`, `Some`,
+/// `Default`): a path through one is std's. Sorted.
+const RUST_PRELUDE: &[&str] = &[
+    "AsMut",
+    "AsRef",
+    "Box",
+    "Clone",
+    "Copy",
+    "Default",
+    "DoubleEndedIterator",
+    "Drop",
+    "Eq",
+    "Err",
+    "ExactSizeIterator",
+    "Extend",
+    "Fn",
+    "FnMut",
+    "FnOnce",
+    "From",
+    "FromIterator",
+    "Into",
+    "IntoIterator",
+    "Iterator",
+    "None",
+    "Ok",
+    "Option",
+    "Ord",
+    "PartialEq",
+    "PartialOrd",
+    "Result",
+    "Send",
+    "Sized",
+    "Some",
+    "String",
+    "Sync",
+    "ToOwned",
+    "ToString",
+    "TryFrom",
+    "TryInto",
+    "Unpin",
+    "Vec",
+];
+
 /// Whether a class deriving from `base` (its last segment: `collections.abc.MutableMapping`)
 /// is one of `language`'s built-in kinds of value.
 pub fn is_builtin_base(language: &str, base: &str) -> bool {
@@ -384,6 +427,14 @@ pub fn is_builtin_name(language: &str, name: &str) -> bool {
     }
 }
 
+/// Whether `name` is a type, variant or trait `language` names without an import.
+pub fn is_prelude_type(language: &str, name: &str) -> bool {
+    match language {
+        "rust" => RUST_PRELUDE.binary_search(&name).is_ok(),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -394,6 +445,7 @@ mod tests {
         assert!(JAVASCRIPT.windows(2).all(|w| w[0] < w[1]));
         assert!(is_builtin_name("typescript", "push") && !is_builtin_name("javascript", "removeImport"));
         assert!(PYTHON_BASES.windows(2).all(|w| w[0] < w[1]));
+        assert!(RUST_PRELUDE.windows(2).all(|w| w[0] < w[1]));
         assert!(is_builtin_base("python", "collections.abc.MutableMapping") && !is_builtin_base("python", "Cache"));
         assert!(is_builtin_member("python", "update") && is_builtin_member("python", "append"));
         assert!(!is_builtin_member("python", "invoke") && !is_builtin_member("rust", "update"));

@@ -362,13 +362,13 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                 Some(target) => graph.uses(*target, floor),
                 None => std::sync::Arc::new(graph.dangling_uses(name)),
             };
+            // The uses that run this definition itself (not its function's, type's or trait's):
+            // where one is a call made at import, the definition runs in no test.
+            let direct = uses.len();
+            let callable = node.is_some_and(|t| graph.symbol(t).kind.is_callable());
             // A definition local to a function runs once the function has: a proxy's traps,
             // a callback handed to a library, a closure returned. A JavaScript function
             // nothing calls by name may run as a method (mixed into a class's prototype).
-            // The uses that run this definition itself (not its function's, type's or trait's).
-            let direct = uses.len();
-            // A function called as a module or class body runs, at import, runs in no test.
-            let callable = node.is_some_and(|t| graph.symbol(t).kind.is_callable());
             let held = node.and_then(|t| held_uses(graph, t, limits.member_guess, floor));
             let installed =
                 node.filter(|_| held.is_none()).and_then(|t| installed_uses(graph, t, &uses, limits.member_guess));

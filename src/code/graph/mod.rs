@@ -798,12 +798,12 @@ impl CodeGraph {
             .collect()
     }
 
-    /// A file's facts.
     /// Whether definition `i` of file `f` is local to a function (a nested `def`, a local).
     pub fn is_local(&self, f: u32, i: u32) -> bool {
         self.local_to[f as usize][i as usize].is_some()
     }
 
+    /// A file's facts.
     pub fn code(&self, file: u32) -> &FileCode {
         &self.codes[file as usize]
     }

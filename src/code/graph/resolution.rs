@@ -10,7 +10,7 @@ use super::{
     implicit_members, names_a_type, split_qualifier, Candidate, CodeGraph, NameCounts, Resolution, SymbolRef,
     MAX_NAME_ONLY_CANDIDATES, MAX_REEXPORT_HOPS,
 };
-use crate::code::{ImportSpec, Occurrence, Symbol, SymbolKind, UseKind};
+use crate::code::{builtins, ImportSpec, Occurrence, Symbol, SymbolKind, UseKind};
 
 /// Calls of a chain followed from return type to return type (`Arg::new().short().long()`).
 const MAX_CHAIN_CALLS: u32 = 6;
@@ -144,7 +144,7 @@ impl CodeGraph {
             }
             // A Rust trait's extension (`trait PointExt: Point` with `impl<T: Point> PointExt
             // for T`): `P::new()` where `P: Point` is the extension's `new`.
-            if lang == "rust" && self.is_trait(Some(&last)) {
+            if lang == "rust" && self.is_trait(last) {
                 let extensions: HashSet<String> = self
                     .subclasses(last)
                     .into_iter()
@@ -203,7 +203,9 @@ impl CodeGraph {
                 .copied()
                 .filter(|&r| {
                     let s = self.symbol(r);
-                    s.name == name && s.implements.is_empty() && self.is_trait(split_qualifier(&s.container).last())
+                    s.name == name
+                        && s.implements.is_empty()
+                        && split_qualifier(&s.container).last().is_some_and(|c| self.is_trait(c))
                 })
                 .collect();
             if !declared.is_empty() && declared.len() <= MAX_TRAIT_CANDIDATES {
@@ -272,15 +274,14 @@ impl CodeGraph {
     fn names_type_parameter(&self, f: u32, name: &str) -> bool {
         names_a_type(name)
             && name != "Self"
-            && !RUST_PRELUDE_TYPES.contains(&name)
+            && !builtins::is_prelude_type("rust", name)
             && !self.bindings[f as usize].contains_key(name)
             && !self.defs_by_name.contains_key(name)
     }
 
     /// Whether `name` is a trait the repo declares.
-    fn is_trait(&self, name: Option<&&str>) -> bool {
-        name.and_then(|n| self.defs_by_name.get(*n))
-            .is_some_and(|defs| defs.iter().any(|&d| self.symbol(d).kind == SymbolKind::Trait))
+    fn is_trait(&self, name: &str) -> bool {
+        self.defs_by_name.get(name).is_some_and(|defs| defs.iter().any(|&d| self.symbol(d).kind == SymbolKind::Trait))
     }
 
     /// Whether a definition is reachable by its bare name from another file: top level, or
@@ -678,7 +679,7 @@ impl CodeGraph {
                 && names_a_type(last)
                 && !self.typed_members(last, &[target]).is_empty())
             // A Rust trait whose extension defines it (`P::new()`, `P: Point`, `PointExt::new`).
-            || (code.language == "rust" && parts.len() == 1 && self.is_trait(Some(&last)))
+            || (code.language == "rust" && parts.len() == 1 && self.is_trait(last))
             // A Rust path from the crate's root, a parent, or a crate: `crate::io`.
             || (code.language == "rust" && (matches!(first, "crate" | "super") || self.resolver.is_crate_name(first)))
             || self.bindings[f as usize].get(first).is_some_and(|t| {
@@ -694,55 +695,13 @@ impl CodeGraph {
     }
 }
 
+/// Most trait declarations one generic call may mean (`Q::Strategy::insert` where several
+/// traits declare `insert`); more, and it means none of them surely enough to follow.
+const MAX_TRAIT_CANDIDATES: usize = 4;
+
 /// Whether a member access's qualifier is the base class's: Python's `super()` (or
 /// `super(Form, self)`), `super` in JavaScript, TypeScript and Java (not Rust's `super::`, a
 /// module).
-/// Most trait declarations one generic call may mean (`P::new()` where several traits declare
-/// `new`); more, and it means none of them surely enough to follow.
-const MAX_TRAIT_CANDIDATES: usize = 4;
-
-/// Types and traits Rust's prelude names without an import: a path through them is std's.
-const RUST_PRELUDE_TYPES: &[&str] = &[
-    "Box",
-    "Vec",
-    "String",
-    "Option",
-    "Some",
-    "None",
-    "Result",
-    "Ok",
-    "Err",
-    "Default",
-    "Clone",
-    "Copy",
-    "Send",
-    "Sync",
-    "Sized",
-    "Drop",
-    "Fn",
-    "FnMut",
-    "FnOnce",
-    "Iterator",
-    "IntoIterator",
-    "DoubleEndedIterator",
-    "ExactSizeIterator",
-    "Extend",
-    "From",
-    "Into",
-    "TryFrom",
-    "TryInto",
-    "AsRef",
-    "AsMut",
-    "ToOwned",
-    "ToString",
-    "PartialEq",
-    "Eq",
-    "PartialOrd",
-    "Ord",
-    "Unpin",
-    "FromIterator",
-];
-
 fn names_super(language: &str, qualifier: &str) -> bool {
     match language {
         "python" => qualifier.starts_with("super(") && qualifier.ends_with(')'),
