@@ -43,8 +43,10 @@ pub(crate) fn annotated_type(text: &str) -> Option<String> {
         let head = base_type_name(text);
         let open = text.find(['[', '<']);
         let name = head.rsplit(['.', ':']).next().unwrap_or(&head);
-        if TRANSPARENT.contains(&name) {
-            let inner = &text[open? + 1..];
+        // A wrapper stands for its argument; without one it is a name of the repo's own
+        // (python-box's `class ConfigBox(Box)`).
+        if let Some(open) = open.filter(|_| TRANSPARENT.contains(&name)) {
+            let inner = &text[open + 1..];
             let inner = inner.strip_suffix([']', '>']).unwrap_or(inner);
             text = top_level_split(inner, ',').first().copied()?;
             continue;

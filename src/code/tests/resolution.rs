@@ -1031,6 +1031,34 @@ fn a_name_in_another_language_is_no_use_unless_that_language_can_call_it() {
     assert_eq!(graph.unresolved_member_uses("pick", "go", 0.2).len(), 1);
 }
 
+/// A class of the repo's named like a wrapper type (`Box`, `Type`, `Final`) is a base like
+/// any other: python-box's `class ConfigBox(Box)` overrides `Box._flush_pending_parent`,
+/// which `Box.__setitem__` calls on `self`.
+#[test]
+fn a_base_named_like_a_wrapper_type_is_a_base() {
+    use crate::code::dependents::{type_seeds, walk, Seed};
+    let graph = python_graph(&[
+        ("pkg/box.py", "class Box(dict):\n    def put(self, k, v):\n        self._flush()\n\n    def _flush(self):\n        return 1\n"),
+        ("pkg/config_box.py", "from pkg.box import Box\n\n\nclass ConfigBox(Box):\n    def _flush(self):\n        return 2\n"),
+        ("tests/test_config.py", "from pkg.config_box import ConfigBox\n\ndef test_put():\n    ConfigBox().put('a', 1)\n"),
+        ("tests/test_box.py", "from pkg.box import Box\n\ndef test_box():\n    Box().put('a', 1)\n"),
+    ]);
+    let flush = graph.lookup("_flush").into_iter().find(|&r| graph.symbol(r).container == "ConfigBox").unwrap();
+    assert!(graph.overrides_a_base_method(flush));
+    let mut seeds = vec![Seed {
+        symbol_opt: Some(flush),
+        name: "_flush".into(),
+        label: "ConfigBox._flush".into(),
+        instances_only: false,
+        declared_only: false,
+    }];
+    let more = type_seeds(&graph, &seeds);
+    seeds.extend(more);
+    let found: Vec<&str> =
+        walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file)).collect();
+    assert_eq!(found, vec!["tests/test_config.py"]);
+}
+
 /// An override of a base's method runs where the base's code calls it on an instance of the
 /// subclass: its type leads on from the instances a declaration or a test makes (a test's
 /// `String()`), not from one a function of the library makes as it goes, nor from the base's
