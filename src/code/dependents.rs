@@ -50,10 +50,12 @@ pub struct Reached {
     /// Reached through a trait's method from one implementation of it, and nothing on the
     /// path since names the implementing type: the dispatch may run another implementation.
     pub requires: Option<SymbolRef>,
-    /// The path runs through a call made as a Python module or class body runs, at import
-    /// (`PATTERN = compile(…)`, a class attribute's `attr.ib(…)`): what reads the value does not
-    /// run the call, and no test does.
-    pub at_import: bool,
+    /// The path runs in no test: through a call made as a Python module or class body runs, at
+    /// import (`PATTERN = compile(…)`, a class attribute's `attr.ib(…)`: what reads the value
+    /// does not run the call), or through code the default test run does not build (heapless'
+    /// `#[cfg(feature = "serde")] mod de;`, a feature off by default). It still leads to
+    /// dependents.
+    pub runs_in_no_test: bool,
     /// Every hop of the path is a call of the hop before (the changed code runs whenever the
     /// definition reached runs), not a reference stored to run later (`property(fget, fset)`).
     pub calls_only: bool,
@@ -103,8 +105,8 @@ struct Step<'a> {
     via: Vec<String>,
     /// See `Reached::requires`.
     requires: Option<SymbolRef>,
-    /// See `Reached::at_import`.
-    at_import: bool,
+    /// See `Reached::runs_in_no_test`.
+    runs_in_no_test: bool,
     /// See `Reached::calls_only`.
     calls_only: bool,
 }
@@ -308,8 +310,20 @@ pub fn macro_seeds(graph: &CodeGraph, seeds: &[Seed]) -> Vec<Seed> {
     out
 }
 
-/// Walks backwards from `seeds`.
+/// Walks backwards from `seeds`, as if the default test run built all the code.
 pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
+    walk_built(graph, seeds, limits, &mut |_, _| true)
+}
+
+/// Walks backwards from `seeds`; `builds` says whether the default test run builds a
+/// definition (or a file's top level): a path through code it leaves out leads to
+/// dependents, not tests.
+pub fn walk_built(
+    graph: &CodeGraph,
+    seeds: &[Seed],
+    limits: WalkLimits,
+    builds: &mut dyn FnMut(u32, Option<u32>) -> bool,
+) -> Walk {
     // The work bound counts uses followed: cheap to count once every use is resolved.
     graph.resolve_all();
     let floor = limits.min_confidence.min(limits.test_min_confidence);
@@ -329,7 +343,7 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
             weakest: 1.0,
             via: vec![s.label.clone()],
             requires: None,
-            at_import: false,
+            runs_in_no_test: s.symbol_opt.is_some_and(|(f, i)| !builds(f, Some(i))),
             calls_only: true,
         })
         .collect();
@@ -348,7 +362,7 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
             weakest,
             via,
             requires,
-            at_import,
+            runs_in_no_test,
             calls_only,
         } in &frontier
         {
@@ -380,6 +394,8 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
             // getter, the first definition).
             let built = node.and_then(|t| owner_if_constructor(graph, t)).filter(|_| depth > 1);
             let same_attribute = node.and_then(|t| graph.first_definition(t));
+            // And a JavaScript definition where its `.d.ts` declaration is used.
+            let declaration = node.and_then(|t| graph.declaration_of(t));
             // And a Rust trait's implementation where the trait's method is called (a
             // `V: Visitor`'s `visitor.visit_post()` runs `TranslatorI::visit_post`).
             // Only along paths that build the implementing type somewhere (`translate` makes a
@@ -406,7 +422,7 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
             // runs where they are used.
             let stored = node.map(|t| graph.init_variables(t)).unwrap_or_default();
             let more: Vec<SymbolRef> =
-                built.into_iter().chain(same_attribute).chain(language_runs).chain(stored).collect();
+                built.into_iter().chain(same_attribute).chain(declaration).chain(language_runs).chain(stored).collect();
             let uses = if held.is_empty() && more.is_empty() {
                 uses
             } else {
@@ -446,15 +462,16 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                 }
                 let key = (u.file, u.enclosing);
                 let calls_now = *calls_only && callable && k < direct && u.kind == UseKind::Call;
-                let at_import_now = *at_import || (calls_now && runs_at_import(graph, &u));
+                let no_test_now =
+                    *runs_in_no_test || (calls_now && runs_at_import(graph, &u)) || !builds(u.file, u.enclosing);
                 if let Some(earlier) = reached.get_mut(&key) {
                     // Reached before through another implementation's dispatch; this path
                     // builds the type (the test runs this implementation too).
                     if requires_now.is_none() {
                         earlier.requires = None;
                     }
-                    if !at_import_now {
-                        earlier.at_import = false;
+                    if !no_test_now {
+                        earlier.runs_in_no_test = false;
                     }
                     continue;
                 }
@@ -482,8 +499,8 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                         if requires_now.is_none() {
                             r.requires = None;
                         }
-                        if !at_import_now {
-                            r.at_import = false;
+                        if !no_test_now {
+                            r.runs_in_no_test = false;
                         }
                         r.calls_only &= calls_now;
                     }
@@ -500,7 +517,7 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                             test,
                             by_import,
                             requires: requires_now,
-                            at_import: at_import_now,
+                            runs_in_no_test: no_test_now,
                             calls_only: calls_now,
                         };
                         next.insert(key, reached);
@@ -519,7 +536,7 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
             // Tests end a path; so do file-level uses (nothing names a file's top level).
             // A value computed at import leads to no test: its path goes on only as far as
             // dependents are listed.
-            let ends = r.at_import && depth >= limits.depth;
+            let ends = r.runs_in_no_test && depth >= limits.depth;
             if !r.test && depth < levels && !ends {
                 if let Some(i) = r.symbol_opt {
                     let s = &graph.code(r.file).symbols[i as usize];
@@ -534,7 +551,7 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
                         weakest: r.weakest,
                         via,
                         requires: r.requires,
-                        at_import: r.at_import,
+                        runs_in_no_test: r.runs_in_no_test,
                         calls_only: r.calls_only,
                     });
                 }
@@ -549,7 +566,7 @@ pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
     let mut tests: Vec<Reached> = Vec::new();
     let inherited: Vec<Reached> = reached.values().flat_map(|r| inherited_tests(graph, r)).collect();
     for r in reached.into_values().chain(inherited) {
-        if r.test && (r.requires.is_some() || r.at_import) {
+        if r.test && (r.requires.is_some() || r.runs_in_no_test) {
             // A test of another implementation of the trait, or of a value computed at import.
             continue;
         }

@@ -105,9 +105,12 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
         match c.change {
             SymbolChange::Added => {}
             SymbolChange::Modified => {
+                // Of several definitions of one name (regex-syntax's three `fn imp()`, each
+                // under its own `#[cfg(…)]`), the one at the changed lines.
                 let found = graph.defined_in(&c.path, &s.qualified_name, s.kind);
+                let nearest = found.iter().min_by_key(|&&r| graph.symbol(r).line.abs_diff(s.line));
                 seeds.push(Seed {
-                    symbol_opt: found.first().copied(),
+                    symbol_opt: nearest.copied(),
                     name: s.name.clone(),
                     label: s.qualified_name.clone(),
                     instances_only: false,
@@ -156,10 +159,13 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
         max_work: MAX_WALK_WORK,
         member_guess: MEMBER_GUESS_CONFIDENCE,
     };
-    let mut walk = dependents::walk(graph, &seeds, limits);
-    // A test the repo's default run leaves out runs nothing: one `cargo test` does not build
-    // (`#[cfg(feature = "serde")]`), one outside pytest's `testpaths`.
+    // Code the repo's default test run does not build (`#[cfg(feature = "serde")]`) runs in
+    // no test, and neither does a test it leaves out: one outside pytest's `testpaths`.
     let mut default_run = crate::code::default_run::DefaultRun::new(&index.root);
+    let mut built: HashMap<(u32, Option<u32>), bool> = HashMap::new();
+    let mut walk = dependents::walk_built(graph, &seeds, limits, &mut |file, symbol| {
+        *built.entry((file, symbol)).or_insert_with(|| default_run.builds(graph, file, symbol))
+    });
     walk.tests.retain(|r| default_run.runs(graph, r.file, r.symbol_opt));
     let dependents_total = walk.dependents.len();
     let tests_total = walk.tests.len();

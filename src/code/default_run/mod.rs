@@ -97,6 +97,16 @@ impl DefaultRun {
                 collection.as_ref().is_none_or(|c| c.collects(graph.path(file)))
                     && symbol.is_none_or(|i| !enclosing(graph, file, i).any(|d| skipped(graph, file, d)))
             }
+            _ => self.builds(graph, file, symbol),
+        }
+    }
+
+    /// Whether the default test run builds a definition (or a file's top level), so that it
+    /// can run in some test: Rust's `#[cfg(…)]` and Go's build constraints; code of other
+    /// languages always.
+    pub fn builds(&mut self, graph: &CodeGraph, file: u32, symbol: Option<u32>) -> bool {
+        match graph.code(file).language.as_str() {
+            "rust" => self.built(graph, file, symbol),
             // `go test` builds a file whose name's platform is this one's and whose
             // `//go:build` holds here without `-tags`.
             "go" => {
@@ -317,13 +327,26 @@ fn definition_built(graph: &CodeGraph, krate: &Crate, file: u32, symbol: u32) ->
     !enclosing(graph, file, symbol).any(|d| gates_off(graph, krate, file, Some(d)))
 }
 
-/// A definition and the definitions around it, innermost first (`Case.test_x`, `Case`).
+/// A definition and the definitions around it, innermost first (`Case.test_x`, `Case`): of
+/// several blocks of one name (`impl BigUint` under `#[cfg(feature = "std")]` and another
+/// without), the one whose lines hold it.
 fn enclosing(graph: &CodeGraph, file: u32, symbol: u32) -> impl Iterator<Item = u32> + '_ {
     let code = graph.code(file);
     std::iter::successors(Some(symbol), move |&i| {
-        let container = &code.symbols[i as usize].container;
+        let inner = &code.symbols[i as usize];
+        let container = &inner.container;
+        let holds = |s: &super::Symbol| {
+            &s.qualified_name == container
+                && s.kind.is_container()
+                && s.line <= inner.line
+                && inner.end_line <= s.end_line
+        };
         (!container.is_empty())
-            .then(|| code.symbols.iter().position(|s| &s.qualified_name == container && s.kind.is_container()))
+            .then(|| {
+                code.symbols.iter().position(holds).or_else(|| {
+                    code.symbols.iter().position(|s| &s.qualified_name == container && s.kind.is_container())
+                })
+            })
             .flatten()
             .map(|p| p as u32)
     })
@@ -660,6 +683,55 @@ mod tests {
         {
             assert_eq!(test_runs(&mut run, &graph, "tests/test_a.py", name), runs, "{name}");
         }
+    }
+
+    /// Code a feature off by default gates (heapless' `#[cfg(feature = "serde")] mod de;`) runs
+    /// in no test: the walk lists it as a dependent, and no test is reached through it.
+    #[test]
+    fn a_path_through_code_the_default_run_does_not_build_reaches_no_test() {
+        use crate::code::dependents::{walk_built, Seed};
+        let manifest = "[package]\nname = \"heap\"\n[features]\nserde = []\n";
+        let (dir, graph) = crate_on_disk(
+            manifest,
+            &[
+                ("src/lib.rs", "mod heap;\nmod vec;\n#[cfg(feature = \"serde\")]\nmod de;\n"),
+                (
+                    "src/heap.rs",
+                    "pub fn make_heap() -> u8 {\n    1\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn made() {\n        super::make_heap();\n    }\n}\n",
+                ),
+                ("src/de.rs", "pub fn visit_heap() -> u8 {\n    crate::heap::make_heap()\n}\n"),
+                (
+                    "src/vec.rs",
+                    "#[cfg(test)]\nmod tests {\n    #[test]\n    fn visits() {\n        crate::de::visit_heap();\n    }\n}\n",
+                ),
+            ],
+        );
+        let make_heap = graph.lookup("make_heap")[0];
+        let seeds = [Seed {
+            symbol_opt: Some(make_heap),
+            name: "make_heap".into(),
+            label: "make_heap".into(),
+            instances_only: false,
+            declared_only: false,
+        }];
+        let limits = crate::code::dependents::WalkLimits {
+            depth: 2,
+            test_depth: 8,
+            min_confidence: 0.5,
+            test_min_confidence: 0.15,
+            max_visited: 1000,
+            max_work: 2000,
+            member_guess: 0.2,
+        };
+        let mut run = DefaultRun::new(dir.path());
+        let walk = walk_built(&graph, &seeds, limits, &mut |file, symbol| run.builds(&graph, file, symbol));
+        let tests: Vec<&str> = walk.tests.iter().map(|t| graph.path(t.file)).collect();
+        assert_eq!(tests, ["src/heap.rs"]);
+        let dependents: Vec<&str> = walk.dependents.iter().map(|d| graph.path(d.file)).collect();
+        assert_eq!(dependents, ["src/de.rs"]);
+        // Built as if every feature were on, the walk goes on to the test through it.
+        let all = crate::code::dependents::walk(&graph, &seeds, limits);
+        assert_eq!(all.tests.len(), 2);
     }
 
     #[test]

@@ -579,6 +579,25 @@ impl CodeGraph {
         Some((definition.0, first as u32))
     }
 
+    /// A JavaScript definition's declaration in the type declaration file beside its file
+    /// (`Results.close` in `lib/results.js` → `close` of `declare class Results` in
+    /// `lib/results.d.ts`): a TypeScript-aware resolution may take the declaration for the
+    /// definition (tape's `results.close()`), but what runs is the JavaScript.
+    pub fn declaration_of(&self, definition: SymbolRef) -> Option<SymbolRef> {
+        let code = &self.codes[definition.0 as usize];
+        if code.language != "javascript" {
+            return None;
+        }
+        let path = &self.paths[definition.0 as usize];
+        let declared = [(".js", ".d.ts"), (".mjs", ".d.mts"), (".cjs", ".d.cts")]
+            .iter()
+            .find_map(|(ext, dts)| path.strip_suffix(ext).map(|stem| format!("{stem}{dts}")))?;
+        let f = self.file_index(&declared)?;
+        let name = &self.symbol(definition).qualified_name;
+        let i = self.codes[f as usize].symbols.iter().position(|d| &d.qualified_name == name)?;
+        Some((f, i as u32))
+    }
+
     /// The function whose body holds a definition local to it (a closure, a nested function,
     /// a method of an object literal built there: `createProxy`'s `{ get(…) {…} }` handed to
     /// `new Proxy`), as a use of the definition inside that function: such a definition runs

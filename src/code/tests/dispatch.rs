@@ -405,3 +405,40 @@ fn a_class_body_names_its_own_methods_and_an_alias_is_not_a_caller() {
     assert_eq!(test_files_reached(&graph, find("Response._get_status")), ["tests/test_response.py"]);
     assert_eq!(test_files_reached(&graph, find("Checker.handle_children")), ["tests/test_checker.py"]);
 }
+
+/// A JavaScript package that ships its own type declarations (`lib/results.d.ts` beside
+/// `lib/results.js`): a call the declaration's class types (`results.close()` on `new
+/// Results()`) resolves to the declaration, and runs the JavaScript beside it.
+#[test]
+fn a_javascript_method_runs_where_its_type_declaration_is_used() {
+    let js = |t: &str| extract(Language::JavaScript, t).unwrap();
+    let ts = |t: &str| extract(Language::TypeScript, t).unwrap();
+    let files = HashMap::from([
+        (
+            "lib/results.js".to_string(),
+            js("function Results(options) {\n  this.count = 0;\n}\n\nResults.prototype.close = function () {\n  this.count += 1;\n};\n\nmodule.exports = Results;\n"),
+        ),
+        (
+            "lib/results.d.ts".to_string(),
+            ts("declare class Results {\n    count: number;\n    close(this: Results): void;\n}\n\nexport = Results;\n"),
+        ),
+        (
+            "index.js".to_string(),
+            js("var Results = require('./lib/results');\n\nfunction createHarness() {\n  var results = new Results();\n  return function () { results.close(); };\n}\n\nmodule.exports = createHarness;\n"),
+        ),
+        (
+            "test/close.test.js".to_string(),
+            js("var createHarness = require('../index');\ntest('closes', function () {\n  createHarness()();\n});\n"),
+        ),
+    ]);
+    let package = HashMap::from([("package.json".to_string(), "{\"name\": \"harness\"}".to_string())]);
+    let graph = CodeGraph::build(files, &package);
+    let close = graph
+        .lookup("close")
+        .into_iter()
+        .find(|&r| graph.path(r.0) == "lib/results.js")
+        .expect("Results.close in lib/results.js");
+    let declared = graph.declaration_of(close).expect("its declaration");
+    assert_eq!(graph.path(declared.0), "lib/results.d.ts");
+    assert_eq!(test_files_reached(&graph, close), ["test/close.test.js"]);
+}
