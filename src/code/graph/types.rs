@@ -39,6 +39,7 @@ impl CodeGraph {
                 if s.kind.is_container() {
                     types.extend(base_names(&s.signature));
                     types.extend(self.embedded_types(r));
+                    types.extend(alias_target(s));
                 }
             }
         }
@@ -507,6 +508,18 @@ pub(super) fn constructed_type(signature: &str) -> Option<&str> {
     let last = callee.rsplit('.').next()?;
     let plain = callee.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.');
     (plain && names_a_type(last)).then_some(last)
+}
+
+/// The type an alias names (`pub type Deque<T, const N: usize> = DequeInner<T, Owned<T, N>>`
+/// → `DequeInner`, TypeScript's `type Schema = ZodObject<…>`): a value of the alias has the
+/// target's members (heapless writes each container once, over a storage parameter, and
+/// names the owned one by an alias).
+fn alias_target(s: &crate::code::Symbol) -> Option<String> {
+    if s.kind != SymbolKind::Type {
+        return None;
+    }
+    let (_, target) = s.signature.split_once(" = ")?;
+    crate::code::extract::annotated_type(target.trim_end_matches(';')).filter(|t| *t != s.name)
 }
 
 /// The bases a class's signature names: `class Group(Command, metaclass=M)`, `class A extends

@@ -247,3 +247,18 @@ fn calls_through_a_type_parameter_reach_the_traits_and_their_implementations() {
     assert_eq!(tests_reached(&graph, "PointExt", "new"), vec!["src/tree.rs::origin_is_zero"]);
     assert_eq!(tests_reached(&graph, "", "place"), vec!["src/tree.rs::adds"]);
 }
+
+/// A value of a type alias has the target's methods: heapless writes `DequeInner<T, S>` once,
+/// over a storage parameter, and its tests hold a `Deque<i32, 4>` (`pub type Deque<T, const
+/// N: usize> = DequeInner<T, OwnedStorage<T, N>>`) whose `pop_front` is `DequeInner`'s.
+#[test]
+fn a_method_called_on_a_type_aliass_value_is_the_targets() {
+    let deque = "pub struct DequeInner<T, S> {\n    buffer: S,\n    len: usize,\n    item: Option<T>,\n}\n\n\
+                 pub struct OwnedStorage<T, const N: usize>([Option<T>; N]);\n\n\
+                 pub type Deque<T, const N: usize> = DequeInner<T, OwnedStorage<T, N>>;\n\n\
+                 impl<T, const N: usize> Deque<T, N> {\n    pub fn new() -> Self {\n        todo!()\n    }\n}\n\n\
+                 impl<T, S> DequeInner<T, S> {\n    pub fn pop_front(&mut self) -> Option<T> {\n        self.len -= 1;\n        self.item.take()\n    }\n}\n\n\
+                 #[cfg(test)]\nmod tests {\n    use super::Deque;\n\n    #[test]\n    fn pops() {\n        let mut v: Deque<i32, 4> = Deque::new();\n        v.pop_front();\n    }\n}\n";
+    let graph = rust_graph(&[("src/lib.rs", "pub mod deque;\n"), ("src/deque.rs", deque)]);
+    assert_eq!(tests_reached(&graph, "DequeInner", "pop_front"), ["src/deque.rs::pops"]);
+}
