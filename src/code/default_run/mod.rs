@@ -714,15 +714,7 @@ mod tests {
             instances_only: false,
             declared_only: false,
         }];
-        let limits = crate::code::dependents::WalkLimits {
-            depth: 2,
-            test_depth: 8,
-            min_confidence: 0.5,
-            test_min_confidence: 0.15,
-            max_visited: 1000,
-            max_work: 2000,
-            member_guess: 0.2,
-        };
+        let limits = crate::code::tests::daemon_walk_limits();
         let mut run = DefaultRun::new(dir.path());
         let walk = walk_built(&graph, &seeds, limits, &mut |file, symbol| run.builds(&graph, file, symbol));
         let tests: Vec<&str> = walk.tests.iter().map(|t| graph.path(t.file)).collect();

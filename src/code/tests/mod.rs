@@ -14,6 +14,9 @@ mod modules;
 mod resolution;
 mod traits;
 
+/// The walk's bounds as the daemon sets them, for the code module's other tests too.
+pub(in crate::code) use resolution::daemon_walk_limits;
+
 fn fixture_root(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/code").join(name)
 }

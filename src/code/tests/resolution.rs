@@ -8,7 +8,7 @@ use super::super::{extract, CodeGraph, SymbolKind};
 use crate::ingest::Language;
 
 /// The walk's bounds as the daemon sets them for a diff (dependents 2 hops, tests 8).
-pub(super) fn daemon_walk_limits() -> crate::code::dependents::WalkLimits {
+pub(in crate::code) fn daemon_walk_limits() -> crate::code::dependents::WalkLimits {
     crate::code::dependents::WalkLimits {
         depth: 2,
         test_depth: 8,
