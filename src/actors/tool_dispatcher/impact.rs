@@ -162,10 +162,8 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
     // Code the repo's default test run does not build (`#[cfg(feature = "serde")]`) runs in
     // no test, and neither does a test it leaves out: one outside pytest's `testpaths`.
     let mut default_run = crate::code::default_run::DefaultRun::new(&index.root);
-    let mut built: HashMap<(u32, Option<u32>), bool> = HashMap::new();
-    let mut walk = dependents::walk_built(graph, &seeds, limits, &mut |file, symbol| {
-        *built.entry((file, symbol)).or_insert_with(|| default_run.builds(graph, file, symbol))
-    });
+    let mut walk =
+        dependents::walk_built(graph, &seeds, limits, &mut |file, symbol| default_run.builds(graph, file, symbol));
     walk.tests.retain(|r| default_run.runs(graph, r.file, r.symbol_opt));
     let dependents_total = walk.dependents.len();
     let tests_total = walk.tests.len();

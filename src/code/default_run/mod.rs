@@ -79,11 +79,20 @@ pub struct DefaultRun {
     pytest: Option<Option<Collection>>,
     /// Rust files answered already.
     files_built: HashMap<u32, bool>,
+    /// Definitions (and files' top levels) `builds` answered already: a walk asks of each
+    /// use it follows.
+    answered: HashMap<(u32, Option<u32>), bool>,
 }
 
 impl DefaultRun {
     pub fn new(root: &Path) -> DefaultRun {
-        DefaultRun { root: root.to_path_buf(), crates: HashMap::new(), pytest: None, files_built: HashMap::new() }
+        DefaultRun {
+            root: root.to_path_buf(),
+            crates: HashMap::new(),
+            pytest: None,
+            files_built: HashMap::new(),
+            answered: HashMap::new(),
+        }
     }
 
     /// Whether a test (a definition, or a file's top level with `None`) runs in the repo's
@@ -105,7 +114,10 @@ impl DefaultRun {
     /// can run in some test: Rust's `#[cfg(…)]` and Go's build constraints; code of other
     /// languages always.
     pub fn builds(&mut self, graph: &CodeGraph, file: u32, symbol: Option<u32>) -> bool {
-        match graph.code(file).language.as_str() {
+        if let Some(&built) = self.answered.get(&(file, symbol)) {
+            return built;
+        }
+        let built = match graph.code(file).language.as_str() {
             "rust" => self.built(graph, file, symbol),
             // `go test` builds a file whose name's platform is this one's and whose
             // `//go:build` holds here without `-tags`.
@@ -119,7 +131,9 @@ impl DefaultRun {
                         .any(|g| g.symbol.is_none() && go_constraint(&g.cfg, target) == Some(false))
             }
             _ => true,
-        }
+        };
+        self.answered.insert((file, symbol), built);
+        built
     }
 
     /// Whether `cargo test` builds a Rust definition (or file).
@@ -335,18 +349,10 @@ fn enclosing(graph: &CodeGraph, file: u32, symbol: u32) -> impl Iterator<Item = 
     std::iter::successors(Some(symbol), move |&i| {
         let inner = &code.symbols[i as usize];
         let container = &inner.container;
-        let holds = |s: &super::Symbol| {
-            &s.qualified_name == container
-                && s.kind.is_container()
-                && s.line <= inner.line
-                && inner.end_line <= s.end_line
-        };
+        let named = |s: &super::Symbol| &s.qualified_name == container && s.kind.is_container();
+        let holds = |s: &super::Symbol| named(s) && s.line <= inner.line && inner.end_line <= s.end_line;
         (!container.is_empty())
-            .then(|| {
-                code.symbols.iter().position(holds).or_else(|| {
-                    code.symbols.iter().position(|s| &s.qualified_name == container && s.kind.is_container())
-                })
-            })
+            .then(|| code.symbols.iter().position(holds).or_else(|| code.symbols.iter().position(named)))
             .flatten()
             .map(|p| p as u32)
     })
