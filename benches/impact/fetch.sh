@@ -55,6 +55,11 @@ TOOLS=(
   soupsieve==4.1.3 typing-extensions==4.16.0             # beautifulsoup4 (its run-time
                                                          # dependencies; lxml and html5lib are
                                                          # left out: their builder tests skip)
+  # tinydb, pycparser: no test dependencies beyond pytest
+  pylatexenc==2.10                                       # bibtexparser (its run-time dependency:
+                                                         # the latex encoding middlewares)
+  # cloup: its run-time dependencies are click (the click project's own copy) and
+  # typing-extensions (beautifulsoup4's pin above)
 )
 
 PROJECTS=$(python3 -c '
