@@ -7,10 +7,11 @@ use crate::code::dependents::{walk, Seed};
 use crate::code::{CodeGraph, SymbolKind};
 use crate::ingest::Language;
 
-/// The test files the walk lists for the function `name` of `path`.
-fn tests_of(graph: &CodeGraph, path: &str, name: &str) -> Vec<String> {
-    let target = graph.defined_in(path, name, SymbolKind::Function);
-    assert!(!target.is_empty(), "{name} is a function of {path}");
+/// The test files the walk lists for the function or method `name` (qualified) of `path`.
+pub(super) fn tests_of(graph: &CodeGraph, path: &str, name: &str) -> Vec<String> {
+    let mut target = graph.defined_in(path, name, SymbolKind::Function);
+    target.extend(graph.defined_in(path, name, SymbolKind::Method));
+    assert!(!target.is_empty(), "{name} is a function or method of {path}");
     let seeds = [Seed {
         symbol_opt: Some(target[0]),
         name: name.into(),

@@ -8,6 +8,7 @@ use super::{extract, CodeGraph, FileCode, SymbolKind};
 use crate::ingest::Language;
 
 mod definitions;
+mod depth;
 mod dispatch;
 mod import_time;
 mod modules;
