@@ -101,13 +101,33 @@ impl<'a> Walker<'a> {
             }
             _ => return,
         };
+        // `for (i, t) in items.iter().enumerate()`, `for i, t in enumerate(items):`: the
+        // second name is the element of what `enumerate` numbers.
+        let pair =
+            target.filter(|t| matches!(t.kind(), "tuple_pattern" | "pattern_list") && t.named_child_count() == 2);
+        let (target, walked, numbered) = match pair {
+            Some(pair) => match walked.and_then(|w| self.enumerated(w)) {
+                Some((walked, text)) => (pair.named_child(1), Some(walked), text),
+                None => {
+                    // Names bound again to what cannot be typed lose the types they had.
+                    for name in (0..2).filter_map(|i| pair.named_child(i)) {
+                        self.local_types.remove(self.text(name));
+                    }
+                    return;
+                }
+            },
+            None => (target, walked, None),
+        };
         let Some(target) = target.filter(|t| t.kind() == "identifier") else { return };
         // `for _, bp := range bps` over a Go local declared `[]BlockParser`.
         let slice = walked.filter(|w| self.go_slices.contains(self.text(*w)));
         if let Some((ty, _)) = slice.and_then(|w| self.local_types.get(self.text(w))).cloned() {
             return self.note_type(target, ty);
         }
-        let walked = walked.and_then(|w| chain_text(self.text(w)).map(|t| (t, w.start_byte())));
+        let walked = walked.and_then(|w| {
+            let text = numbered.clone().or_else(|| chain_text(self.text(w)));
+            text.map(|t| (t, w.start_byte()))
+        });
         // A call's result, or a field of the value itself (`&self.items`, `this.items`).
         let walks = |t: &str| t.ends_with(')') || own_field_path(t).is_some();
         let walked = walked.map(|(t, at)| {
@@ -124,6 +144,16 @@ impl<'a> Walker<'a> {
                 None => (t.to_string(), at),
             }
         });
+        // A local bound to what is walked: `let iter = self.elements.iter(); for t in iter`.
+        let plain = |t: &str| !t.is_empty() && t.chars().all(|c| c.is_alphanumeric() || c == '_');
+        let walked = walked.map(|(t, at)| {
+            let typed = self.typed_qualifier(t.clone(), at);
+            if typed != t && plain(&t) {
+                (without_adapters(&typed).to_string(), at)
+            } else {
+                (t, at)
+            }
+        });
         let Some((text, at)) = walked.filter(|(t, _)| walks(t)) else {
             // A name bound again to what cannot be typed loses the type it had.
             self.local_types.remove(self.text(target));
@@ -131,6 +161,27 @@ impl<'a> Walker<'a> {
         };
         let text = self.typed_qualifier(text, at);
         self.note_type(target, format!("{text}[]"));
+    }
+
+    /// What `walked` numbers when it is an `enumerate`: the chain before Rust's
+    /// `.enumerate()` (its node and text), or Python's `enumerate(…)`'s first argument.
+    fn enumerated(&self, walked: Node<'a>) -> Option<(Node<'a>, Option<String>)> {
+        match self.language {
+            Language::Rust => {
+                let text = chain_text(self.text(walked))?;
+                let before = text.strip_suffix(".enumerate()")?;
+                Some((walked, Some(before.to_string())))
+            }
+            Language::Python => {
+                let function = walked.child_by_field_name("function").filter(|_| walked.kind() == "call")?;
+                if self.text(function) != "enumerate" {
+                    return None;
+                }
+                let first = walked.child_by_field_name("arguments")?.named_child(0)?;
+                (first.kind() != "keyword_argument").then_some((first, None))
+            }
+            _ => None,
+        }
     }
 
     /// A Python comprehension's `for` clauses bind before its element expression, which the

@@ -22,6 +22,13 @@ pub(crate) fn annotated_type(text: &str) -> Option<String> {
         "Mutex",
         "RwLock",
         "Pin",
+        "Cow",
+        "Ref",
+        "RefMut",
+        "MutexGuard",
+        "RwLockReadGuard",
+        "RwLockWriteGuard",
+        "ManuallyDrop",
         "Final",
         "ClassVar",
         "Annotated",
@@ -48,7 +55,8 @@ pub(crate) fn annotated_type(text: &str) -> Option<String> {
         if let Some(open) = open.filter(|_| TRANSPARENT.contains(&name)) {
             let inner = &text[open + 1..];
             let inner = inner.strip_suffix([']', '>']).unwrap_or(inner);
-            text = top_level_split(inner, ',').first().copied()?;
+            // `Cow<'_, Template>`: a lifetime is no argument of the value's.
+            text = top_level_split(inner, ',').into_iter().find(|a| !a.trim_start().starts_with('\''))?;
             continue;
         }
         // `_OptionParser` is a class too.

@@ -64,6 +64,17 @@ impl CodeGraph {
                 .filter(|((qualifier, _), _)| *qualifier == 0)
                 .map(|(&(_, name), definitions)| (self.codes[f].strings[name as usize].clone(), definitions.clone()))
                 .collect();
+            self.type_aliases[f] = self.aliased_names[f]
+                .iter()
+                .filter_map(|(bound, definitions)| {
+                    let own = &self.symbol(*definitions.first()?).name;
+                    let one_type = definitions.iter().all(|&r| {
+                        let s = self.symbol(r);
+                        s.kind.is_container() && &s.name == own
+                    });
+                    (one_type && own != bound).then(|| (bound.clone(), own.clone()))
+                })
+                .collect();
             self.aliases[f] = found;
         }
     }

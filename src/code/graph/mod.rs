@@ -119,6 +119,10 @@ pub struct CodeGraph {
     aliases: Vec<HashMap<(u32, u32), Vec<SymbolRef>>>,
     /// The bare ones of `aliases`, by name (a call's callee is text, `string().min(5)`).
     aliased_names: Vec<HashMap<String, Vec<SymbolRef>>>,
+    /// Per file: a type known here by another name → its own (`Handlebars` in a test that
+    /// imports it from a `lib.rs` with `pub use registry::Registry as Handlebars`), so that
+    /// `Handlebars::new()` and a value of it have `Registry`'s members.
+    type_aliases: Vec<HashMap<String, String>>,
     /// Per file: files whose every top-level name is visible (whole-module and wildcard
     /// imports, includes and their source twins).
     open_imports: Vec<Vec<u32>>,
@@ -342,6 +346,7 @@ impl CodeGraph {
             bindings: vec![HashMap::new(); n],
             aliases: vec![HashMap::new(); n],
             aliased_names: vec![HashMap::new(); n],
+            type_aliases: vec![HashMap::new(); n],
             open_imports: vec![Vec::new(); n],
             package_mates: vec![Vec::new(); n],
             resolver,

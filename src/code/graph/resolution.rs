@@ -16,6 +16,11 @@ use crate::code::{builtins, ImportSpec, Occurrence, Symbol, SymbolKind, UseKind}
 const MAX_CHAIN_CALLS: u32 = 6;
 
 impl CodeGraph {
+    /// The name a type defines itself with, for the name file `f` knows it by.
+    pub(super) fn own_type_name<'n>(&'n self, f: u32, name: &'n str) -> &'n str {
+        self.type_aliases[f as usize].get(name).map_or(name, String::as_str)
+    }
+
     pub(super) fn enclosing_container(&self, f: u32, occ: &Occurrence) -> Option<&str> {
         let s = &self.codes[f as usize].symbols[occ.enclosing? as usize];
         if s.kind.is_container() {
@@ -28,7 +33,9 @@ impl CodeGraph {
     pub(super) fn resolve_qualified(&self, f: u32, occ: &Occurrence, all: &[SymbolRef]) -> Vec<Candidate> {
         let qualifier = self.codes[f as usize].qualifier_of(occ);
         let parts = split_qualifier(qualifier);
-        let last = parts.last().copied().unwrap_or("");
+        let written = parts.last().copied().unwrap_or("");
+        // A type imported under another name has its own name's members.
+        let last = if parts.len() == 1 { self.own_type_name(f, written) } else { written };
         let first = parts.first().copied().unwrap_or("");
         let lang = self.codes[f as usize].language.as_str();
         let cand = |symbol, resolution, confidence| Candidate { symbol, resolution, confidence };
@@ -124,7 +131,9 @@ impl CodeGraph {
             })
             .collect();
         if !by_container.is_empty() {
-            let visible = self.visible_files(f, last);
+            let mut visible = self.visible_files(f, written);
+            // The files that define the type an alias names (the impls beside it there).
+            visible.extend(self.aliased_names[f as usize].get(written).into_iter().flatten().map(|r| r.0));
             let narrowed: Vec<SymbolRef> =
                 by_container.iter().copied().filter(|r| r.0 == f || visible.contains(&r.0)).collect();
             let (set, confidence) = if !narrowed.is_empty() {

@@ -315,7 +315,10 @@ impl CodeGraph {
             Some(definitions) => definitions,
             None => self.defs_by_name.get(name)?,
         };
-        let receiver_last = split_qualifier(receiver).last().copied().unwrap_or("");
+        let receiver_parts = split_qualifier(receiver);
+        let receiver_last = receiver_parts.last().copied().unwrap_or("");
+        let receiver_last =
+            if receiver_parts.len() == 1 { self.own_type_name(f, receiver_last) } else { receiver_last };
         let candidates: Vec<SymbolRef> = if aliased.is_some() {
             defs.clone()
         } else if receiver.is_empty() {

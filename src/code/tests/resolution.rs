@@ -747,11 +747,25 @@ impl ArgMap {
             arg.get_help();
         }
     }
+
+    pub fn numbered(&self) {
+        for (i, arg) in self.args.iter().enumerate() {
+            arg.get_help();
+        }
+        let walked = self.args.iter();
+        for (i, arg) in walked.enumerate() {
+            arg.get_help();
+        }
+        self.args.iter().enumerate().for_each(|(i, arg)| arg.get_help());
+        for (i, arg) in self.args.iter().zip(0..) {
+            arg.get_help();
+        }
+    }
 }
 ";
     let graph = one_file_graph(Language::Rust, "src/lib.rs", rust);
     let sure = |name: &str| sure_lines(&graph, name);
-    assert_eq!(sure("Arg::get_help"), vec![33, 35, 46]);
+    assert_eq!(sure("Arg::get_help"), vec![33, 35, 46, 52, 56, 58]);
     assert!(sure("Other::get_help").is_empty());
 
     let python = "\
@@ -780,10 +794,22 @@ class Basket:
 
     def total(self):
         return [c.total() for c in self.items]
+
+    def numbered(self, shop: Shop):
+        for i, c in enumerate(self.items):
+            c.total()
+        carts = shop.carts()
+        for c in carts:
+            c.total()
+        for i, c in zip(range(3), self.items):
+            c.total()
 ";
     let graph = python_graph(&[("shop.py", python)]);
     let qualified = |line| ("shop.py".to_string(), line, "qualified_path".to_string());
-    assert_eq!(sure_uses(&graph, "Cart.total", "shop.py"), vec![qualified(14), qualified(18), qualified(25)]);
+    assert_eq!(
+        sure_uses(&graph, "Cart.total", "shop.py"),
+        vec![qualified(14), qualified(18), qualified(25), qualified(29), qualified(32)]
+    );
     assert!(sure_uses(&graph, "Order.total", "shop.py").is_empty());
 
     let typescript = "\
@@ -850,6 +876,32 @@ func (s *Shop) Sum() {
     let sure = |name: &str| sure_lines(&graph, name);
     assert_eq!(sure("Cart.Total"), vec![19, 22]);
     assert!(sure("Order.Total").is_empty());
+}
+
+/// A smart pointer stands for what it points to, past a lifetime argument: `Cow<'_, Template>`.
+#[test]
+fn a_value_behind_a_smart_pointer_has_its_pointees_methods() {
+    let rust = "\
+pub struct Template;
+
+impl Template {
+    pub fn render(&self) {}
+}
+
+pub struct Other;
+
+impl Other {
+    pub fn render(&self) {}
+}
+
+pub fn run(template: Cow<'_, Template>, shared: Ref<'_, Template>) {
+    template.render();
+    shared.render();
+}
+";
+    let graph = one_file_graph(Language::Rust, "src/lib.rs", rust);
+    assert_eq!(sure_lines(&graph, "Template::render"), vec![14, 15]);
+    assert!(sure_lines(&graph, "Other::render").is_empty());
 }
 
 /// A special method's type leads on only where an instance is made: a call of the class, or

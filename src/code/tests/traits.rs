@@ -262,3 +262,23 @@ fn a_method_called_on_a_type_aliass_value_is_the_targets() {
     let graph = rust_graph(&[("src/lib.rs", "pub mod deque;\n"), ("src/deque.rs", deque)]);
     assert_eq!(tests_reached(&graph, "DequeInner", "pop_front"), ["src/deque.rs::pops"]);
 }
+
+/// A type the crate re-exports under another name (`pub use registry::Registry as
+/// Handlebars`) has its own name's members where a test uses the other: `Handlebars::new()`
+/// and a value made by it lead to `Registry`'s methods.
+#[test]
+fn a_type_reexported_under_another_name_has_its_own_members() {
+    let graph = rust_graph(&[
+        ("src/lib.rs", "mod registry;\n\npub use self::registry::Registry as Handlebars;\n"),
+        (
+            "src/registry.rs",
+            "pub struct Registry;\n\nimpl Registry {\n    pub fn new() -> Registry {\n        Registry\n    }\n\n    pub fn render(&self) -> String {\n        String::new()\n    }\n}\n",
+        ),
+        (
+            "tests/render.rs",
+            "use semver::Handlebars;\n\n#[test]\nfn renders() {\n    let hbs = Handlebars::new();\n    hbs.render();\n}\n\n#[test]\nfn other() {\n    assert!(true);\n}\n",
+        ),
+    ]);
+    assert_eq!(tests_reached(&graph, "Registry", "new"), vec!["tests/render.rs::renders"]);
+    assert_eq!(tests_reached(&graph, "Registry", "render"), vec!["tests/render.rs::renders"]);
+}
