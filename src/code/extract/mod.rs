@@ -707,8 +707,22 @@ impl<'a> Walker<'a> {
         }
         let head_len = qualifier.find(['.', '(']).unwrap_or(qualifier.len());
         let typed_head = head_len == qualifier.len() || qualifier.ends_with(')');
+        let plain = |t: &str| !t.is_empty() && t.chars().all(|c| c.is_alphanumeric() || c == '_');
+        // `ht.name` where `ht: &HelperTemplate`: `HelperTemplate.name`, a field of a type
+        // (in languages whose fields state their types).
+        let field_of = |ty: &str| {
+            // A tuple's `.0` is no named field.
+            let field =
+                qualifier[head_len..].strip_prefix('.').filter(|f| !f.starts_with(|c: char| c.is_ascii_digit()));
+            matches!(self.language, Language::Rust | Language::Go)
+                && field.is_some_and(plain)
+                && plain(ty)
+                && ty != "self"
+        };
         match self.local_types.get(&qualifier[..head_len]) {
-            Some((ty, end)) if typed_head && at < *end => format!("{ty}{}", &qualifier[head_len..]),
+            Some((ty, end)) if (typed_head || field_of(ty)) && at < *end => {
+                format!("{ty}{}", &qualifier[head_len..])
+            }
             _ => qualifier,
         }
     }

@@ -84,6 +84,18 @@ impl CodeGraph {
                 return found;
             }
         }
+        // `ht.name.expand_as_name()` where `ht: &HelperTemplate` (the extractor writes the
+        // local's type in its place): a member of the type the field's declaration states.
+        if let [ty, field] = parts.as_slice() {
+            if names_a_type(ty) {
+                if let Some(stated) = self.field_type(self.own_type_name(f, ty), field) {
+                    let found = self.typed_candidates(&stated, all);
+                    if !found.is_empty() {
+                        return found;
+                    }
+                }
+            }
+        }
         // A Rust path through modules: `crate::io::read`, `super::x`, `tokio::sync::Mutex`.
         // A path that ends in a type (`Version::parse`, after `use semver::Version`) names the
         // type's member, not an item of the file the type comes from (semver's `lib.rs` has

@@ -90,6 +90,26 @@ impl CodeGraph {
         sure_candidates(self.typed_members(ty, all))
     }
 
+    /// The type the field `field` of type `ty` (or of a base) states, when every such
+    /// declaration states the same one: `name: Parameter` in `struct HelperTemplate`.
+    pub(super) fn field_type(&self, ty: &str, field: &str) -> Option<String> {
+        let fields: Vec<SymbolRef> = self
+            .typed_members(ty, self.defs_by_name.get(field)?)
+            .into_iter()
+            .filter(|&r| self.symbol(r).kind == SymbolKind::Field)
+            .collect();
+        let mut stated = fields.iter().map(|&r| {
+            let signature = &self.symbol(r).signature;
+            // A Go field states its type after its name, without a `:`.
+            match self.code(r.0).language.as_str() {
+                "go" => crate::code::extract::go_type(signature.strip_prefix(field)?.trim()),
+                _ => declared_type(signature, field),
+            }
+        });
+        let first = stated.next()??;
+        stated.all(|other| other.as_deref() == Some(first.as_str())).then_some(first)
+    }
+
     /// The classes that name `class` (a qualified name; matched by its last part) among
     /// their bases, directly or through others, at most `MAX_BASES` levels down.
     pub fn subclasses(&self, class: &str) -> Vec<SymbolRef> {

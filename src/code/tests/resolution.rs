@@ -904,6 +904,42 @@ pub fn run(template: Cow<'_, Template>, shared: Ref<'_, Template>) {
     assert!(sure_lines(&graph, "Other::render").is_empty());
 }
 
+/// A field of a value whose type the code states has the type the field's declaration
+/// states: `ht.name.expand()` with `ht: &HelperTemplate` and `name: Parameter`, beside
+/// another type's `name` field of another type.
+#[test]
+fn a_field_of_a_typed_value_has_its_declared_type() {
+    let rust = "\
+pub struct Parameter;
+
+impl Parameter {
+    pub fn expand(&self) {}
+}
+
+pub struct Other;
+
+impl Other {
+    pub fn expand(&self) {}
+}
+
+pub struct HelperTemplate {
+    pub name: Parameter,
+}
+
+pub struct Helper {
+    pub name: Other,
+}
+
+pub fn run(ht: &HelperTemplate, h: Helper) {
+    ht.name.expand();
+    h.name.expand();
+}
+";
+    let graph = one_file_graph(Language::Rust, "src/lib.rs", rust);
+    assert_eq!(sure_lines(&graph, "Parameter::expand"), vec![22]);
+    assert_eq!(sure_lines(&graph, "Other::expand"), vec![23]);
+}
+
 /// A special method's type leads on only where an instance is made: a call of the class, or
 /// a subclass's header and then its calls; a test that only names the class (`isinstance`,
 /// a class attribute) does not run `__repr__`.
