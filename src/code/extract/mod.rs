@@ -629,7 +629,10 @@ impl<'a> Walker<'a> {
     }
 
     fn name_use(&mut self, node: Node) {
-        if self.def_names.contains(&node.id()) || node.start_byte() < self.template_end {
+        if node.start_byte() < self.template_end && !self.def_names.contains(&node.id()) {
+            return self.template_path_use(node);
+        }
+        if self.def_names.contains(&node.id()) {
             return;
         }
         if (self.expanded.0..self.expanded.1).contains(&node.start_byte()) {
@@ -650,6 +653,31 @@ impl<'a> Walker<'a> {
             return;
         }
         self.record_use(node, name, qualifier);
+    }
+
+    /// A `macro_rules!` body is a template whose names mean nothing until it is expanded,
+    /// except a path from `$crate` (`$crate::__private::format_err(…)`), which names the
+    /// macro's own crate's item wherever it is expanded: a use of it by the macro, so that a
+    /// change to it reaches the macro's calls.
+    fn template_path_use(&mut self, node: Node) {
+        let mut parts: Vec<&str> = Vec::new();
+        let mut at = node;
+        loop {
+            let Some(separator) = at.prev_sibling().filter(|p| p.kind() == "::") else { return };
+            let Some(before) = separator.prev_sibling() else { return };
+            match self.text(before) {
+                "$crate" => break,
+                part if before.kind() == "identifier" => parts.push(part),
+                _ => return,
+            }
+            at = before;
+        }
+        parts.push("crate");
+        parts.reverse();
+        let called = node.next_sibling().is_some_and(|n| n.kind() == "token_tree" && self.text(n).starts_with('('));
+        let kind = if called { UseKind::Call } else { UseKind::Read };
+        let name = self.text(node);
+        self.push_use(node, name, &parts.join("::"), kind);
     }
 
     /// `md(text)` where `md = create_markdown()` or `md = Markdown()`: calling an instance runs

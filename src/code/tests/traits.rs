@@ -282,3 +282,26 @@ fn a_type_reexported_under_another_name_has_its_own_members() {
     assert_eq!(tests_reached(&graph, "Registry", "new"), vec!["tests/render.rs::renders"]);
     assert_eq!(tests_reached(&graph, "Registry", "render"), vec!["tests/render.rs::renders"]);
 }
+
+/// A `macro_rules!` body's path from `$crate` names the crate's own item wherever the macro
+/// is expanded: a change to it reaches the tests that call the macro, and nothing else in the
+/// template is read as a use.
+#[test]
+fn a_macro_reaches_what_its_crate_paths_name() {
+    let graph = rust_graph(&[
+        (
+            "src/lib.rs",
+            "#[macro_use]\nmod macros;\n\npub mod __private {\n    pub fn format_err() {}\n\n    pub fn other() {}\n}\n",
+        ),
+        (
+            "src/macros.rs",
+            "#[macro_export]\nmacro_rules! anyhow {\n    ($msg:literal) => {\n        $crate::__private::format_err($msg)\n    };\n    ($e:expr) => {\n        other($e)\n    };\n}\n",
+        ),
+        (
+            "tests/test_macros.rs",
+            "use semver::anyhow;\n\n#[test]\nfn makes() {\n    let _ = anyhow!(\"x\");\n}\n\n#[test]\nfn unrelated() {\n    assert!(true);\n}\n",
+        ),
+    ]);
+    assert_eq!(tests_reached(&graph, "__private", "format_err"), vec!["tests/test_macros.rs::makes"]);
+    assert!(tests_reached(&graph, "__private", "other").is_empty());
+}
