@@ -138,7 +138,9 @@ static RUST: Spec = Spec {
     impls: &[("impl_item", "type")],
     idents: &["identifier", "type_identifier", "field_identifier"],
     type_idents: &["type_identifier"],
-    calls: &[("call_expression", "function"), ("macro_invocation", "macro")],
+    // `load::<_, P>` names a function with its generic arguments (a type would be a
+    // `generic_type`): a value that is called, where it is called or handed on.
+    calls: &[("call_expression", "function"), ("macro_invocation", "macro"), ("generic_function", "function")],
     members: &[
         ("field_expression", "value", "field"),
         ("scoped_identifier", "path", "name"),

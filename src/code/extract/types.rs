@@ -223,7 +223,12 @@ pub(super) fn without_adapters(chain: &str) -> &str {
 /// (`Arg::new("x")\n    .short('f')` → `Arg::new().short()`, which the graph follows from
 /// return type to return type), at most 80 characters.
 pub(super) fn qualifier_text(text: &str) -> String {
-    let text = if text.contains('(') { chain_text(text).unwrap_or_else(|| text.to_string()) } else { text.to_string() };
+    // `a.b(x)` and `Tree::<[f64; 2]>` alike: without arguments of either kind.
+    let text = if text.contains('(') || text.contains("::<") {
+        chain_text(text).unwrap_or_else(|| text.to_string())
+    } else {
+        text.to_string()
+    };
     text.chars().take(80).collect()
 }
 

@@ -16,6 +16,13 @@ use crate::code::{builtins, ImportSpec, Occurrence, Symbol, SymbolKind, UseKind}
 const MAX_CHAIN_CALLS: u32 = 6;
 
 impl CodeGraph {
+    /// Whether a call found only modules: `mod load;` beside `pub use self::load::load;`,
+    /// where a call of `bulk_load::load` means the function the module file re-exports (a
+    /// path's other segments may well be the module).
+    fn only_modules(&self, occ: &Occurrence, found: &[Candidate]) -> bool {
+        occ.kind == UseKind::Call && found.iter().all(|c| self.symbol(c.symbol).kind == SymbolKind::Module)
+    }
+
     /// The name a type defines itself with, for the name file `f` knows it by.
     pub(super) fn own_type_name<'n>(&'n self, f: u32, name: &'n str) -> &'n str {
         self.type_aliases[f as usize].get(name).map_or(name, String::as_str)
@@ -118,16 +125,19 @@ impl CodeGraph {
                 .filter(|r| files.contains(&r.0) && self.symbol(**r).container.is_empty())
                 .map(|&r| cand(r, Resolution::QualifiedPath, 0.95))
                 .collect();
-            if !found.is_empty() {
+            if !found.is_empty() && !self.only_modules(occ, &found) {
                 return found;
             }
             // Re-exported by that module (`pub use blocking::spawn_blocking;`).
             let onward = self.reexports(&files, self.codes[f as usize].name_of(occ));
-            let found: Vec<Candidate> = all
+            let reexported: Vec<Candidate> = all
                 .iter()
                 .filter(|r| onward.contains(&r.0) && self.symbol(**r).container.is_empty())
                 .map(|&r| cand(r, Resolution::QualifiedPath, 0.85))
                 .collect();
+            if !reexported.is_empty() {
+                return reexported;
+            }
             if !found.is_empty() {
                 return found;
             }
@@ -195,18 +205,19 @@ impl CodeGraph {
                 .filter(|r| targets.contains(&r.0) && self.is_top_level(**r))
                 .map(|&r| cand(r, Resolution::Import, 0.9))
                 .collect();
-            if !found.is_empty() {
+            if !found.is_empty() && !self.only_modules(occ, &found) {
                 return found;
             }
             // A package that re-exports the name (`from .client import Client` in
             // `__init__.py`, `export * from "./a"`).
             let onward = self.reexports(&targets, self.codes[f as usize].name_of(occ));
             if !targets.is_empty() {
-                return all
+                let reexported: Vec<Candidate> = all
                     .iter()
                     .filter(|r| onward.contains(&r.0) && self.is_top_level(**r))
                     .map(|&r| cand(r, Resolution::Import, 0.85))
                     .collect();
+                return if reexported.is_empty() { found } else { reexported };
             }
             // The alias names something outside the repo.
             return Vec::new();

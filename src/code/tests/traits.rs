@@ -305,3 +305,21 @@ fn a_macro_reaches_what_its_crate_paths_name() {
     assert_eq!(tests_reached(&graph, "__private", "format_err"), vec!["tests/test_macros.rs::makes"]);
     assert!(tests_reached(&graph, "__private", "other").is_empty());
 }
+
+/// A function named through a path with generic arguments (`bulk_load::load::<_, P>` handed
+/// on as a value, `Tree::<u8>::origin()`) is a use of it.
+#[test]
+fn a_path_with_generic_arguments_names_its_item() {
+    let graph = rust_graph(&[
+        ("src/lib.rs", "mod algorithm;\nmod tree;\n"),
+        ("src/algorithm/mod.rs", "pub mod bulk_load;\n"),
+        ("src/algorithm/bulk_load/mod.rs", "mod load;\n\npub use self::load::load;\n"),
+        ("src/algorithm/bulk_load/load.rs", "pub fn load<T, P>(elements: Vec<T>) -> usize {\n    elements.len()\n}\n"),
+        (
+            "src/tree.rs",
+            "use crate::algorithm::bulk_load;\n\npub struct Tree<T>(T);\n\nimpl<T> Tree<T> {\n    pub fn origin() -> usize {\n        0\n    }\n\n    pub fn bulk(elements: Vec<T>) -> usize {\n        Self::with(elements, bulk_load::load::<_, u8>)\n    }\n\n    fn with(elements: Vec<T>, f: fn(Vec<T>) -> usize) -> usize {\n        f(elements)\n    }\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn bulk() {\n        Tree::<u8>::bulk(vec![1]);\n    }\n\n    #[test]\n    fn origin() {\n        Tree::<[f64; 2]>::origin();\n    }\n}\n",
+        ),
+    ]);
+    assert_eq!(tests_reached(&graph, "", "load"), vec!["src/tree.rs::bulk"]);
+    assert_eq!(tests_reached(&graph, "Tree", "origin"), vec!["src/tree.rs::origin"]);
+}
