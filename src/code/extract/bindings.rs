@@ -3,7 +3,7 @@
 
 use tree_sitter::Node;
 
-use super::types::{chain_text, without_adapters};
+use super::types::{chain_text, is_word, without_adapters};
 use super::{go_type, is_keyword_like, own_field_path, stated_type, Walker};
 use crate::ingest::Language;
 
@@ -145,10 +145,9 @@ impl<'a> Walker<'a> {
             }
         });
         // A local bound to what is walked: `let iter = self.elements.iter(); for t in iter`.
-        let plain = |t: &str| !t.is_empty() && t.chars().all(|c| c.is_alphanumeric() || c == '_');
         let walked = walked.map(|(t, at)| {
             let typed = self.typed_qualifier(t.clone(), at);
-            if typed != t && plain(&t) {
+            if typed != t && is_word(&t) {
                 (without_adapters(&typed).to_string(), at)
             } else {
                 (t, at)

@@ -735,7 +735,6 @@ impl<'a> Walker<'a> {
         }
         let head_len = qualifier.find(['.', '(']).unwrap_or(qualifier.len());
         let typed_head = head_len == qualifier.len() || qualifier.ends_with(')');
-        let plain = |t: &str| !t.is_empty() && t.chars().all(|c| c.is_alphanumeric() || c == '_');
         // `ht.name` where `ht: &HelperTemplate`: `HelperTemplate.name`, a field of a type
         // (in languages whose fields state their types).
         let field_of = |ty: &str| {
@@ -743,8 +742,8 @@ impl<'a> Walker<'a> {
             let field =
                 qualifier[head_len..].strip_prefix('.').filter(|f| !f.starts_with(|c: char| c.is_ascii_digit()));
             matches!(self.language, Language::Rust | Language::Go)
-                && field.is_some_and(plain)
-                && plain(ty)
+                && field.is_some_and(types::is_word)
+                && types::is_word(ty)
                 && ty != "self"
         };
         match self.local_types.get(&qualifier[..head_len]) {

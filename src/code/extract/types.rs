@@ -182,7 +182,12 @@ pub(crate) fn go_type(text: &str) -> Option<String> {
 /// The field named in `self.items` / `this.items` (one plain name after the receiver).
 pub(crate) fn own_field_path(text: &str) -> Option<&str> {
     let field = text.strip_prefix("self.").or_else(|| text.strip_prefix("this."))?;
-    (!field.is_empty() && field.chars().all(|c| c.is_alphanumeric() || c == '_')).then_some(field)
+    is_word(field).then_some(field)
+}
+
+/// One name, no path or call: letters, digits and `_`.
+pub(super) fn is_word(text: &str) -> bool {
+    !text.is_empty() && text.chars().all(|c| c.is_alphanumeric() || c == '_')
 }
 
 /// A call chain without the adapters that pass its elements on unchanged:
