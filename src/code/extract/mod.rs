@@ -629,11 +629,11 @@ impl<'a> Walker<'a> {
     }
 
     fn name_use(&mut self, node: Node) {
-        if node.start_byte() < self.template_end && !self.def_names.contains(&node.id()) {
-            return self.template_path_use(node);
-        }
         if self.def_names.contains(&node.id()) {
             return;
+        }
+        if node.start_byte() < self.template_end {
+            return self.template_path_use(node);
         }
         if (self.expanded.0..self.expanded.1).contains(&node.start_byte()) {
             return;

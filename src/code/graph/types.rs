@@ -99,15 +99,24 @@ impl CodeGraph {
             .filter(|&r| self.symbol(r).kind == SymbolKind::Field)
             .collect();
         let mut stated = fields.iter().map(|&r| {
-            let signature = &self.symbol(r).signature;
-            // A Go field states its type after its name, without a `:`.
+            let text = self.field_text(r, field)?;
             match self.code(r.0).language.as_str() {
-                "go" => crate::code::extract::go_type(signature.strip_prefix(field)?.trim()),
-                _ => declared_type(signature, field),
+                "go" => crate::code::extract::go_type(text),
+                _ => crate::code::extract::annotated_type(text),
             }
         });
         let first = stated.next()??;
         stated.all(|other| other.as_deref() == Some(first.as_str())).then_some(first)
+    }
+
+    /// The type the declaration of field `r` (named `field`) states, as written.
+    fn field_text(&self, r: SymbolRef, field: &str) -> Option<&str> {
+        let signature = &self.symbol(r).signature;
+        // A Go field states its type after its name, without a `:`.
+        match self.code(r.0).language.as_str() {
+            "go" => signature.strip_prefix(field).map(str::trim),
+            _ => declared_text(signature, field),
+        }
     }
 
     /// The classes that name `class` (a qualified name; matched by its last part) among
@@ -290,11 +299,7 @@ impl CodeGraph {
         if let Some(field) = crate::code::extract::own_field_path(walked) {
             let def = self.own_field(f, occ, field)?;
             let go = self.code(def.0).language == "go";
-            let signature = &self.symbol(def).signature;
-            // A Go field states its type after its name, without a `:`.
-            let declared =
-                if go { signature.strip_prefix(field).map(str::trim) } else { declared_text(signature, field) };
-            return crate::code::extract::element_type(declared?, go);
+            return crate::code::extract::element_type(self.field_text(def, field)?, go);
         }
         self.call_type(f, occ, walked, depth, true)
     }
