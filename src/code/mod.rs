@@ -244,6 +244,20 @@ pub struct FileCode {
     /// Python's `if __name__ == "__main__":` block at file level, as its first and last line:
     /// what runs when the file is a script, never when it is imported (by a test run).
     pub main_block: Option<(u32, u32)>,
+    /// Rust's type parameters and the trait each is bound by, with the lines of the item that
+    /// declares them (`impl<P: Point> AABB<P>`, `where P: Point`): there a value of type `P`
+    /// (a field `lower: P`, a method returning `P`) has the trait's members.
+    pub bounds: Vec<Bound>,
+}
+
+/// A type parameter's bound over the lines of the item that declares it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Bound {
+    pub param: String,
+    /// The trait's name, its path left out (`Point` for `crate::point::Point`).
+    pub bound: String,
+    pub line: u32,
+    pub end_line: u32,
 }
 
 /// A build condition written on a definition (Rust `#[cfg(feature = "serde")]` on an item,
@@ -312,7 +326,7 @@ pub fn grammar_fingerprint() -> String {
 
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode` or what the extractor emits changes.
-    const FORMAT: u32 = 46;
+    const FORMAT: u32 = 47;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

@@ -315,6 +315,18 @@ impl<'a> Walker<'a> {
         go_type(element?)
     }
 
+    /// Rust: a `static` or `const` holds a value of the type it states, in the function that
+    /// declares it or, at a module's level, in the rest of the file: `static TYPE_ID:
+    /// OnceBox<TypeId>` makes `TYPE_ID.get_or_init(…)` a member of `OnceBox`.
+    pub(super) fn note_item_type(&mut self, item: Node) {
+        let (Some(name), Some(stated)) = (item.child_by_field_name("name"), item.child_by_field_name("type")) else {
+            return;
+        };
+        if let Some(ty) = stated_type(self.text(stated), self.language) {
+            self.note_type(name, ty);
+        }
+    }
+
     /// `name` (an identifier) holds a value of type `ty` until its function's body ends.
     pub(super) fn note_type(&mut self, name: Node, ty: String) {
         let end = self.frames.iter().rev().find(|f| f.locals.is_some()).map_or(usize::MAX, |f| f.end);

@@ -8,7 +8,7 @@ use super::{base_type_name, is_ident_like, Frame, Walker, MAX_NAME, MAX_SIGNATUR
 use crate::ingest::code::last_row;
 use crate::ingest::Language;
 
-use crate::code::{Gate, Symbol, SymbolKind, Visibility};
+use crate::code::{Bound, Gate, Symbol, SymbolKind, Visibility};
 
 impl<'a> Walker<'a> {
     /// A definition node: records the symbol and opens its frame.
@@ -396,6 +396,8 @@ impl<'a> Walker<'a> {
             let bound = bounds.split('+').map(str::trim).find(|b| !b.starts_with('\'') && !b.starts_with('?'));
             let Some(bound) = bound.map(base_type_name).filter(|b| !b.is_empty()) else { continue };
             let bound = bound.rsplit("::").next().unwrap_or(&bound).to_string();
+            let (line, end_line) = (node.start_position().row as u32 + 1, node.end_position().row as u32 + 1);
+            self.out.bounds.push(Bound { param: param.to_string(), bound: bound.clone(), line, end_line });
             self.generic_bounds.push((end, param.to_string(), bound));
         }
     }

@@ -398,6 +398,12 @@ impl<'a> Walker<'a> {
         // Their symbols' indices already count from this walk's (`symbol_base`).
         self.out.gates.append(&mut out.gates);
         self.out.returns.append(&mut out.returns);
+        for mut bound in std::mem::take(&mut out.bounds) {
+            let mut column = 0;
+            shift(&mut bound.line, &mut column);
+            shift(&mut bound.end_line, &mut column);
+            self.out.bounds.push(bound);
+        }
         for mut import in std::mem::take(&mut out.imports) {
             let mut column = 0;
             shift(&mut import.line, &mut column);
@@ -520,6 +526,9 @@ impl<'a> Walker<'a> {
             self.elixir_definition(node);
         } else if let Some(&(_, symbol_kind)) = self.spec.defs.iter().find(|(k, _)| *k == kind) {
             self.definition(node, symbol_kind);
+            if self.language == Language::Rust && matches!(kind, "static_item" | "const_item") {
+                self.note_item_type(node);
+            }
         } else if let Some(&(_, field)) = self.spec.impls.iter().find(|(k, _)| *k == kind) {
             self.impl_block(node, field);
         } else if self.language == Language::Python && kind == "assignment" && !self.in_function() {

@@ -85,8 +85,9 @@ impl CodeGraph {
         // The result of a call (`self.make_parser(ctx).parse_args()`, or a local bound to
         // one): of the type the callee's return annotation names.
         if qualifier.ends_with(')') || qualifier.ends_with("[]") {
-            let found =
-                self.qualifier_type(f, occ, qualifier, MAX_CHAIN_CALLS).map(|ty| self.typed_candidates(&ty, all));
+            let found = self
+                .qualifier_type(f, occ, qualifier, MAX_CHAIN_CALLS)
+                .map(|ty| self.value_candidates(f, occ, &ty, all));
             if let Some(found) = found.filter(|found| !found.is_empty()) {
                 return found;
             }
@@ -96,7 +97,7 @@ impl CodeGraph {
         if let [ty, field] = parts.as_slice() {
             if names_a_type(ty) {
                 if let Some(stated) = self.field_type(self.own_type_name(f, ty), field) {
-                    let found = self.typed_candidates(&stated, all);
+                    let found = self.value_candidates(f, occ, &stated, all);
                     if !found.is_empty() {
                         return found;
                     }
@@ -176,18 +177,10 @@ impl CodeGraph {
             // A Rust trait's extension (`trait PointExt: Point` with `impl<T: Point> PointExt
             // for T`): `P::new()` where `P: Point` is the extension's `new`.
             if lang == "rust" && self.is_trait(last) {
-                let extensions: HashSet<String> = self
-                    .subclasses(last)
+                let found: Vec<Candidate> = self
+                    .extension_members(last, all)
                     .into_iter()
-                    .filter(|&t| self.symbol(t).kind == SymbolKind::Trait)
-                    .map(|t| self.symbol(t).name.clone())
-                    .collect();
-                let found: Vec<Candidate> = all
-                    .iter()
-                    .filter(|&&r| {
-                        split_qualifier(&self.symbol(r).container).last().is_some_and(|c| extensions.contains(*c))
-                    })
-                    .map(|&r| cand(r, Resolution::QualifiedPath, 0.85))
+                    .map(|r| cand(r, Resolution::QualifiedPath, 0.85))
                     .collect();
                 if !found.is_empty() {
                     return found;
@@ -266,6 +259,10 @@ impl CodeGraph {
             // The type it states, when it states one (`data_: Map<K, Value<V>>` is a `Map`:
             // its `set` is not `Value.set`); else any type its declaration names.
             let stated = declared_type(&declared.signature, last);
+            // `lower: P` in `struct AABB<P> where P: Point`: the bound's members.
+            if let Some(ty) = stated.as_deref().filter(|ty| self.bounded(f, occ, ty) != *ty) {
+                return self.value_candidates(f, occ, ty, all);
+            }
             let words: HashSet<&str> = declared.signature.split(|c: char| !c.is_alphanumeric() && c != '_').collect();
             members.retain(|&r| {
                 let container = &self.symbol(r).container;
@@ -312,7 +309,7 @@ impl CodeGraph {
     }
 
     /// Whether `name` is a trait the repo declares.
-    fn is_trait(&self, name: &str) -> bool {
+    pub(super) fn is_trait(&self, name: &str) -> bool {
         self.defs_by_name.get(name).is_some_and(|defs| defs.iter().any(|&d| self.symbol(d).kind == SymbolKind::Trait))
     }
 
@@ -705,7 +702,7 @@ impl CodeGraph {
             || ((qualifier.ends_with(')') || qualifier.ends_with("[]"))
                 && self
                     .qualifier_type(f, occ, qualifier, MAX_CHAIN_CALLS)
-                    .is_some_and(|ty| !self.typed_members(&ty, &[target]).is_empty()))
+                    .is_some_and(|ty| !self.value_members(f, occ, &ty, &[target]).is_empty()))
             // A value of a type whose base defines the member.
             || (parts.len() == 1
                 && names_a_type(last)

@@ -90,6 +90,50 @@ impl CodeGraph {
         sure_candidates(self.typed_members(ty, all))
     }
 
+    /// `value_members` as candidates, sure as `typed_candidates`.
+    pub(super) fn value_candidates(&self, f: u32, occ: &Occurrence, ty: &str, all: &[SymbolRef]) -> Vec<Candidate> {
+        sure_candidates(self.value_members(f, occ, ty, all))
+    }
+
+    /// `ty` as the type of a value at `occ` in file `f`: a Rust type parameter in scope there
+    /// (`P` in `impl<P> AABB<P> where P: Point`) stands for the trait bounding it, the same
+    /// parameter as in the item that declared the field or the method returning it.
+    pub(super) fn bounded<'s>(&'s self, f: u32, occ: &Occurrence, ty: &'s str) -> &'s str {
+        self.codes[f as usize]
+            .bounds
+            .iter()
+            .filter(|b| b.param == ty && b.line <= occ.line && occ.line <= b.end_line)
+            .max_by_key(|b| b.line)
+            .map_or(ty, |b| b.bound.as_str())
+    }
+
+    /// Of `all`, the members a value of type `ty` has at `occ`: `typed_members` of the type
+    /// or of its bound (`bounded`); for a Rust trait without such a member, its extensions'
+    /// (`trait PointExt: Point` with `impl<T: Point> PointExt for T`).
+    pub(super) fn value_members(&self, f: u32, occ: &Occurrence, ty: &str, all: &[SymbolRef]) -> Vec<SymbolRef> {
+        let ty = self.bounded(f, occ, ty);
+        let found = self.typed_members(ty, all);
+        if !found.is_empty() || self.codes[f as usize].language != "rust" || !self.is_trait(ty) {
+            return found;
+        }
+        self.extension_members(ty, all)
+    }
+
+    /// Of `all`, the members of the traits that extend trait `name` (its subtraits: `trait
+    /// PointExt: Point`, whose blanket `impl` gives every `Point` its methods).
+    pub(super) fn extension_members(&self, name: &str, all: &[SymbolRef]) -> Vec<SymbolRef> {
+        let extensions: HashSet<String> = self
+            .subclasses(name)
+            .into_iter()
+            .filter(|&t| self.symbol(t).kind == SymbolKind::Trait)
+            .map(|t| self.symbol(t).name.clone())
+            .collect();
+        all.iter()
+            .copied()
+            .filter(|&r| split_qualifier(&self.symbol(r).container).last().is_some_and(|c| extensions.contains(*c)))
+            .collect()
+    }
+
     /// The type the field `field` of type `ty` (or of a base) states, when every such
     /// declaration states the same one: `name: Parameter` in `struct HelperTemplate`.
     pub(super) fn field_type(&self, ty: &str, field: &str) -> Option<String> {
@@ -353,13 +397,13 @@ impl CodeGraph {
             let container = self.enclosing_container(f, occ)?;
             self.typed_members(split_qualifier(container).last()?, defs)
         } else if (receiver.ends_with(')') || receiver.ends_with("[]")) && depth > 0 {
-            self.typed_members(&self.qualifier_type(f, occ, receiver, depth - 1)?, defs)
+            self.value_members(f, occ, &self.qualifier_type(f, occ, receiver, depth - 1)?, defs)
         } else if names_a_type(receiver_last) {
-            self.typed_members(receiver_last, defs)
+            self.value_members(f, occ, receiver_last, defs)
         } else if let Some(field) = crate::code::extract::own_field_path(receiver) {
             // `self.args.args()`: a method of the type the field's declaration states.
             let ty = declared_type(&self.symbol(self.own_field(f, occ, field)?).signature, field)?;
-            self.typed_members(&ty, defs)
+            self.value_members(f, occ, &ty, defs)
         } else if let Some(files) = self.bindings[f as usize].get(receiver) {
             // `gast.NewString(…)`, `core.make()`: a function of an imported module.
             defs.iter().copied().filter(|&r| files.contains(&r.0) && self.is_top_level(r)).collect()

@@ -323,3 +323,34 @@ fn a_path_with_generic_arguments_names_its_item() {
     assert_eq!(tests_reached(&graph, "", "load"), vec!["src/tree.rs::bulk"]);
     assert_eq!(tests_reached(&graph, "Tree", "origin"), vec!["src/tree.rs::origin"]);
 }
+
+/// A value whose type is a type parameter has its bound's members, the extension trait's
+/// too: a field `lower: P` and a method's `P` result in `impl<P> Aabb<P> where P: Point`
+/// (rstar's `self.lower.all_component_wise(…)`, `self.min_point(p).length_2()`); a `static`
+/// has the type it states (`TYPE_ID.get_or_init(…)`, ron's `static TYPE_ID: OnceBox<TypeId>`).
+#[test]
+fn a_value_of_a_bounded_type_parameter_or_a_typed_static_has_its_types_members() {
+    let point = "pub trait Point: Copy {\n    fn nth(&self, i: usize) -> f64;\n}\n\n\
+                 pub trait PointExt: Point {\n    fn all_component_wise(&self, other: &Self) -> bool {\n        self.nth(0) <= other.nth(0)\n    }\n\n    fn length_2(&self) -> f64 {\n        self.nth(0) * self.nth(0)\n    }\n}\n\n\
+                 impl<T> PointExt for T where T: Point {}\n";
+    let aabb = "use crate::point::{Point, PointExt};\n\n\
+                pub struct Aabb<P>\nwhere\n    P: Point,\n{\n    lower: P,\n}\n\n\
+                impl<P> Aabb<P>\nwhere\n    P: Point,\n{\n    pub fn contains(&self, p: &P) -> bool {\n        self.lower.all_component_wise(p)\n    }\n\n    fn min_point(&self) -> P {\n        self.lower\n    }\n\n    pub fn distance_2(&self) -> f64 {\n        self.min_point().length_2()\n    }\n}\n";
+    let cell = "pub struct OnceBox<T>(Option<T>);\n\n\
+                impl<T> OnceBox<T> {\n    pub const fn new() -> Self {\n        OnceBox(None)\n    }\n\n    pub fn get_or_init(&self, f: impl FnOnce() -> T) -> T {\n        f()\n    }\n}\n\n\
+                pub fn type_id() -> u8 {\n    static TYPE_ID: OnceBox<u8> = OnceBox::new();\n    TYPE_ID.get_or_init(|| 1)\n}\n";
+    let tests = "use semver::{type_id, Aabb};\n\n\
+                 #[test]\nfn contains() {\n    let b: Aabb<[f64; 2]> = todo!();\n    b.contains(&[0.0, 0.0]);\n}\n\n\
+                 #[test]\nfn distance() {\n    let b: Aabb<[f64; 2]> = todo!();\n    b.distance_2();\n}\n\n\
+                 #[test]\nfn types() {\n    type_id();\n}\n";
+    let graph = rust_graph(&[
+        ("src/lib.rs", "mod aabb;\nmod cell;\nmod point;\n\npub use aabb::Aabb;\npub use cell::type_id;\n"),
+        ("src/point.rs", point),
+        ("src/aabb.rs", aabb),
+        ("src/cell.rs", cell),
+        ("tests/aabb.rs", tests),
+    ]);
+    assert_eq!(tests_reached(&graph, "PointExt", "all_component_wise"), vec!["tests/aabb.rs::contains"]);
+    assert_eq!(tests_reached(&graph, "PointExt", "length_2"), vec!["tests/aabb.rs::distance"]);
+    assert_eq!(tests_reached(&graph, "OnceBox", "get_or_init"), vec!["tests/aabb.rs::types"]);
+}
