@@ -3,7 +3,7 @@
 
 use tree_sitter::Node;
 
-use super::types::{chain_text, is_word, without_adapters};
+use super::types::{accessed_type, chain_text, is_word, without_adapters, without_unwraps};
 use super::{go_type, is_keyword_like, own_field_path, stated_type, Walker};
 use crate::ingest::Language;
 
@@ -36,10 +36,10 @@ impl<'a> Walker<'a> {
         }
         // `let p: Parser = …`, `x: Parser = …`, `const p: Parser = …`: the stated type wins.
         let stated_text = binding.child_by_field_name("type").map(|t| self.text(t));
-        if let Some(ty) =
-            stated_text.and_then(|t| self.note_go_slice(target, t).or_else(|| stated_type(t, self.language)))
-        {
-            return self.note_type(target, ty);
+        if let Some(stated) = stated_text {
+            if let Some(ty) = self.note_go_slice(target, stated).or_else(|| stated_type(stated, self.language)) {
+                return self.note_stated_type(target, ty, stated);
+            }
         }
         let value = ["value", "right", "init"].iter().find_map(|f| binding.child_by_field_name(f));
         let value = match value {
@@ -47,7 +47,12 @@ impl<'a> Walker<'a> {
             other => other,
         };
         // `lines := node.Lines()` where `node` is a `*Paragraph`: what `Paragraph.Lines` returns.
-        let called = |v: Node| self.called(v).map(|c| self.typed_qualifier(c, v.start_byte()));
+        let called = |v: Node| {
+            let c = self.called(v)?;
+            let typed = self.typed_qualifier(c.clone(), v.start_byte());
+            // `x.clone()` of an untyped `x` says nothing.
+            (!is_word(&typed) || typed != c).then_some(typed)
+        };
         let Some(ty) = value.and_then(|v| self.constructed_type(v).or_else(|| called(v))) else {
             self.local_types.remove(self.text(target));
             return;
@@ -67,7 +72,19 @@ impl<'a> Walker<'a> {
             (Language::Python, "for_statement" | "for_in_clause") => {
                 (binding.child_by_field_name("left"), binding.child_by_field_name("right"))
             }
-            (Language::Rust, "closure_parameters") => (binding.named_child(0), self.callback_receiver(binding)),
+            (Language::Rust, "closure_parameters") => {
+                let (target, receiver) = (binding.named_child(0), self.callback_receiver(binding));
+                // `blk.and_then(|blk| …)` on an `Option<BlockContext>` local: the value itself.
+                let local = receiver.map(|r| self.text(r)).and_then(|r| self.local_types.get(r));
+                let value = local.filter(|(ty, end)| is_word(ty) && ty != "self" && binding.start_byte() < *end);
+                if let (Some(target), Some((ty, _)), true) = (target, value, self.calls_with_value(binding)) {
+                    let ty = ty.clone();
+                    if target.kind() == "identifier" {
+                        return self.note_type(target, ty);
+                    }
+                }
+                (target, receiver)
+            }
             // `for _, item := range p.items`: the second name is the element.
             (Language::Go, "range_clause") => {
                 let left = binding.child_by_field_name("left").filter(|l| l.named_child_count() == 2);
@@ -144,6 +161,11 @@ impl<'a> Walker<'a> {
                 None => (t.to_string(), at),
             }
         });
+        // `for b in &blocks`, `blocks.iter().map(|b| …)` over a local `Vec<Block>`: its element.
+        let element = walked.as_ref().filter(|(t, at)| self.local_types.get(t).is_some_and(|(_, end)| at < end));
+        if let Some(element) = element.and_then(|(t, _)| self.local_elements.get(t)).cloned() {
+            return self.note_type(target, element);
+        }
         // A local bound to what is walked: `let iter = self.elements.iter(); for t in iter`.
         let walked = walked.map(|(t, at)| {
             let typed = self.typed_qualifier(t.clone(), at);
@@ -159,7 +181,24 @@ impl<'a> Walker<'a> {
             return;
         };
         let text = self.typed_qualifier(text, at);
+        // `deque.front().and_then(|blk| …)`: what an element access hands out is the value.
+        if is_word(&text) {
+            return self.note_type(target, text);
+        }
         self.note_type(target, format!("{text}[]"));
+    }
+
+    /// Whether a Rust closure is passed to a method an `Option` or a `Result` calls with its
+    /// value (`and_then`, `is_some_and`, `map_or`), not one an iterator calls per element.
+    fn calls_with_value(&self, callback: Node) -> bool {
+        const WITH_VALUE: &[&str] = &["and_then", "is_some_and", "is_ok_and", "is_none_or", "map_or", "map_or_else"];
+        let call =
+            callback.parent().and_then(|c| c.parent()).filter(|a| a.kind() == "arguments").and_then(|a| a.parent());
+        let method = call
+            .and_then(|c| c.child_by_field_name("function"))
+            .filter(|f| f.kind() == "field_expression")
+            .and_then(|f| f.child_by_field_name("field"));
+        method.is_some_and(|m| WITH_VALUE.contains(&self.text(m)))
     }
 
     /// What `walked` numbers when it is an `enumerate`: the chain before Rust's
@@ -323,14 +362,24 @@ impl<'a> Walker<'a> {
             return;
         };
         if let Some(ty) = stated_type(self.text(stated), self.language) {
-            self.note_type(name, ty);
+            self.note_stated_type(name, ty, self.text(stated));
         }
     }
 
     /// `name` (an identifier) holds a value of type `ty` until its function's body ends.
     pub(super) fn note_type(&mut self, name: Node, ty: String) {
         let end = self.frames.iter().rev().find(|f| f.locals.is_some()).map_or(usize::MAX, |f| f.end);
+        self.local_elements.remove(self.text(name));
         self.local_types.insert(self.text(name).to_string(), (ty, end));
+    }
+
+    /// `note_type` for a type as the code states it (`stated`, its text), with what a std
+    /// collection of that type hands out (`accessed_type`) in Rust.
+    fn note_stated_type(&mut self, name: Node, ty: String, stated: &str) {
+        self.note_type(name, ty);
+        if let Some(element) = accessed_type(stated).filter(|_| self.language == Language::Rust) {
+            self.local_elements.insert(self.text(name).to_string(), element);
+        }
     }
 
     /// The type a value expression builds, when it says so: `Cart(…)`, `Cart::new(…)`,
@@ -389,13 +438,28 @@ impl<'a> Walker<'a> {
     /// bound to it is of the type the callee's return annotation names, which only the graph
     /// can look up (the callee may be in another file).
     fn called(&self, value: Node) -> Option<String> {
+        // `Template::compile(s)?`: the value the call's `Result` holds.
+        let value = match value.kind() {
+            "try_expression" => value.named_child(0)?,
+            _ => value,
+        };
         if !matches!(value.kind(), "call" | "call_expression") {
             return None;
         }
         let callee = chain_text(self.text(value.child_by_field_name("function")?))?;
         let plain = callee.len() <= 80
             && callee.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | ':' | '(' | ')'));
-        plain.then(|| format!("{callee}()"))
+        if !plain {
+            return None;
+        }
+        let called = format!("{callee}()");
+        if self.language != Language::Rust {
+            return Some(called);
+        }
+        // `Parser::new(s).unwrap()`: `Parser::new()`; `x.clone()` leaves a name, typed by the
+        // caller or of no use.
+        let handed = without_unwraps(&called);
+        (handed.ends_with(')') || is_word(&handed)).then_some(handed)
     }
 
     /// Binds every identifier under `node` (a pattern), except in type positions.
@@ -505,7 +569,10 @@ impl<'a> Walker<'a> {
             target.named_child(0).filter(|n| self.spec.idents.contains(&n.kind()))
         };
         let Some(ident) = ident.filter(|i| !is_keyword_like(self.text(*i))) else { return };
-        self.note_type(ident, ty);
+        match stated {
+            Some(stated) => self.note_stated_type(ident, ty, stated),
+            None => self.note_type(ident, ty),
+        }
     }
 }
 

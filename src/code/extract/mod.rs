@@ -16,8 +16,11 @@ use tree_sitter::{Node, Parser, Tree};
 use super::spec::{doc_roles, roles, spec, Spec, IDENT_ONLY, SKIP, VISIT};
 use super::{imports, FileCode, Occurrence, UseKind};
 use crate::ingest::Language;
-use types::qualifier_text;
-pub(crate) use types::{annotated_type, base_type_name, element_type, go_type, own_field_path, stated_type};
+pub(crate) use types::{
+    accessed_type, annotated_type, base_type_name, element_type, go_type, is_element_accessor, own_field_path,
+    rust_type, rust_value_text, stated_type,
+};
+use types::{qualifier_text, without_unwraps};
 
 /// Longest name kept: longer "names" are generated code or parse debris.
 const MAX_NAME: usize = 160;
@@ -289,6 +292,9 @@ struct Walker<'a> {
     /// Locals bound to a value of a known type (`cart = Cart(…)`, `let c = Cart::new()`,
     /// `c := Cart{}`, `const c = new Cart()`): name → (type, end of the function's body).
     local_types: HashMap<String, (String, usize)>,
+    /// Rust: what a local's std collection (its stated type) hands out by `get`, `front`, `pop`
+    /// (`accessed_type`), while `local_types` holds the type it was noted with.
+    local_elements: HashMap<String, String>,
     /// Go: the locals declared as a slice or an array (`var bps []BlockParser`, a parameter
     /// `items []Segment`), whose type in `local_types` is their elements'.
     go_slices: HashSet<String>,
@@ -339,6 +345,7 @@ impl<'a> Walker<'a> {
             template_end: 0,
             expanded: (0, 0),
             local_types: HashMap::new(),
+            local_elements: HashMap::new(),
             go_slices: HashSet::new(),
             held_types: HashMap::new(),
             frames,
@@ -587,7 +594,10 @@ impl<'a> Walker<'a> {
             if let (Some(object), Some(member)) = (object, member) {
                 let member = self.member_ident(member);
                 if object.id() != member.id() {
-                    let qualifier = qualifier_text(self.text(object));
+                    let mut qualifier = qualifier_text(self.text(object));
+                    if self.language == Language::Rust {
+                        qualifier = without_unwraps(&qualifier);
+                    }
                     self.qualifiers.insert(member.id(), qualifier);
                 }
             }
@@ -743,6 +753,10 @@ impl<'a> Walker<'a> {
             return bound.to_string();
         }
         let head_len = qualifier.find(['.', '(']).unwrap_or(qualifier.len());
+        // `block_contexts.front()` where `block_contexts: &VecDeque<BlockContext>`: the element.
+        if let Some(element) = self.accessed_element(&qualifier, head_len, at) {
+            return element;
+        }
         let typed_head = head_len == qualifier.len() || qualifier.ends_with(')');
         // `ht.name` where `ht: &HelperTemplate`: `HelperTemplate.name`, a field of a type
         // (in languages whose fields state their types).
@@ -761,6 +775,20 @@ impl<'a> Walker<'a> {
             }
             _ => qualifier,
         }
+    }
+
+    /// `qualifier` with its head's element access (`v.get()`, `deque.front()`) replaced by the
+    /// element's type, where the head is a local whose stated type is a std collection.
+    fn accessed_element(&self, qualifier: &str, head_len: usize, at: usize) -> Option<String> {
+        let head = &qualifier[..head_len];
+        let element = self.local_elements.get(head)?;
+        let (_, end) = self.local_types.get(head)?;
+        let rest = qualifier[head_len..].strip_prefix('.')?;
+        let (method, after) = rest.split_once("()")?;
+        if at >= *end || !types::is_element_accessor(method) {
+            return None;
+        }
+        Some(format!("{element}{after}"))
     }
 
     /// The index of `text` in the file's strings, added on first use.

@@ -70,12 +70,29 @@ pub(crate) fn annotated_type(text: &str) -> Option<String> {
     None
 }
 
-/// The type a declaration in `language` states (`annotated_type`; in Go `go_type`).
+/// The type a declaration in `language` states (`annotated_type`; in Go `go_type`; in Rust
+/// `rust_type`).
 pub(crate) fn stated_type(text: &str, language: Language) -> Option<String> {
-    if language == Language::Go {
-        go_type(text)
-    } else {
-        annotated_type(text)
+    match language {
+        Language::Go => go_type(text),
+        Language::Rust => rust_type(text),
+        _ => annotated_type(text),
+    }
+}
+
+/// `annotated_type` as Rust code uses a value: a `Result<Template, Error>` stands for the
+/// `Template` a `?` or an `unwrap()` takes out of it (a TypeScript `Result` may be a class of
+/// the repo's own, with its own members).
+pub(crate) fn rust_type(text: &str) -> Option<String> {
+    annotated_type(rust_value_text(text))
+}
+
+/// The type a Rust `Result` holds as written (`Self` in `Result<Self, Error>`), or `text`.
+pub(crate) fn rust_value_text(text: &str) -> &str {
+    let head = base_type_name(text);
+    match text.find('<') {
+        Some(open) if head.rsplit(':').next() == Some("Result") => bracketed(&text[open + 1..], true).trim(),
+        _ => text,
     }
 }
 
@@ -123,6 +140,106 @@ pub(crate) fn element_type(text: &str, go: bool) -> Option<String> {
         return None;
     }
     annotated_type(element)
+}
+
+/// Std collections whose elements `ELEMENT_ACCESSORS` hand out (a map's values).
+const COLLECTIONS: &[&str] = &[
+    "Vec",
+    "VecDeque",
+    "LinkedList",
+    "BinaryHeap",
+    "SmallVec",
+    "ArrayVec",
+    "BTreeSet",
+    "HashSet",
+    "IndexSet",
+    "HashMap",
+    "BTreeMap",
+    "IndexMap",
+];
+
+/// A collection's methods that hand out one of its elements (a map's value), by position,
+/// key or end: `deque.front()`, `v.get(i)`, `helpers.get(name)`, `stack.pop()`.
+const ELEMENT_ACCESSORS: &[&str] = &[
+    "get",
+    "get_mut",
+    "first",
+    "last",
+    "first_mut",
+    "last_mut",
+    "front",
+    "back",
+    "front_mut",
+    "back_mut",
+    "pop",
+    "pop_front",
+    "pop_back",
+    "remove",
+    "swap_remove",
+    "peek",
+    "peek_mut",
+];
+
+pub(crate) fn is_element_accessor(method: &str) -> bool {
+    ELEMENT_ACCESSORS.contains(&method)
+}
+
+/// The type of the element an `ELEMENT_ACCESSORS` method hands out of a Rust value of type
+/// `text`, when `text` is a std collection, a slice or an array: `&VecDeque<BlockContext<'rc>>`
+/// → `BlockContext`, `HashMap<String, Arc<dyn HelperDef>>` → `HelperDef` (a map's value).
+pub(crate) fn accessed_type(text: &str) -> Option<String> {
+    let head = base_type_name(text);
+    let head = head.rsplit(':').next().unwrap_or(&head);
+    let trimmed = text.trim().trim_start_matches(['&', '*']).trim_start_matches("mut ").trim_start();
+    if trimmed.starts_with('[') {
+        return element_type(trimmed, false);
+    }
+    if !COLLECTIONS.contains(&head) {
+        return None;
+    }
+    if !head.ends_with("Map") {
+        return element_type(text, false);
+    }
+    let open = text.find('<')?;
+    let arguments = top_level_split(bracketed(&text[open + 1..], false), ',');
+    annotated_type(arguments.last()?)
+}
+
+/// A Rust call chain (`chain_text`'s) without the calls that hand on the value they are called
+/// on, unwrapped or as it is: `get_template()?.render()`, `parse().unwrap().name()`,
+/// `blocks.get().or_else().cloned()` are `get_template().render()`, `parse().name()`,
+/// `blocks.get()` (an `Option` or a `Result` stands for its value).
+pub(super) fn without_unwraps(chain: &str) -> String {
+    const HANDED_ON: &[&str] = &[
+        ".unwrap()",
+        ".expect()",
+        ".unwrap_or_default()",
+        ".unwrap_or()",
+        ".unwrap_or_else()",
+        ".unwrap_unchecked()",
+        ".or()",
+        ".or_else()",
+        ".ok()",
+        ".cloned()",
+        ".copied()",
+        ".clone()",
+        ".to_owned()",
+        ".as_ref()",
+        ".as_mut()",
+        ".as_deref()",
+        ".as_deref_mut()",
+        ".borrow()",
+        ".borrow_mut()",
+    ];
+    // Arguments are emptied already, so each call matches whole (`.or()` is no part of
+    // `.or_insert()`).
+    let mut out = chain.replace("?.", ".");
+    for call in HANDED_ON {
+        while let Some(at) = out.find(call) {
+            out.replace_range(at..at + call.len(), "");
+        }
+    }
+    out.trim_end_matches('?').to_string()
 }
 
 /// The start of `text` (just inside an opening bracket) up to the bracket that closes it, or

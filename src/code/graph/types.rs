@@ -146,6 +146,7 @@ impl CodeGraph {
             let text = self.field_text(r, field)?;
             match self.code(r.0).language.as_str() {
                 "go" => crate::code::extract::go_type(text),
+                "rust" => crate::code::extract::rust_type(text),
                 _ => crate::code::extract::annotated_type(text),
             }
         });
@@ -378,6 +379,17 @@ impl CodeGraph {
             Some(i) => (callee[..i].trim_end_matches(':'), &callee[i + 1..]),
             None => ("", callee),
         };
+        // `self.blocks.front()` where `blocks: VecDeque<BlockContext>`: the element it hands
+        // out (an `Option`'s value, so also what a callback on it is given).
+        if self.codes[f as usize].language == "rust" && crate::code::extract::is_element_accessor(name) {
+            let field = crate::code::extract::own_field_path(receiver);
+            let accessed = field.and_then(|field| {
+                crate::code::extract::accessed_type(self.field_text(self.own_field(f, occ, field)?, field)?)
+            });
+            if accessed.is_some() {
+                return accessed;
+            }
+        }
         // `string().min(5)` where `string` is `create` imported under another name.
         let aliased = receiver.is_empty().then(|| self.aliased_names[f as usize].get(name)).flatten();
         let defs = match aliased {
@@ -515,6 +527,7 @@ pub(crate) fn return_type(signature: &str, language: &str) -> Option<String> {
     if language == "go" {
         return crate::code::extract::go_type(text);
     }
+    let text = if language == "rust" { crate::code::extract::rust_value_text(text) } else { text };
     if crate::code::extract::base_type_name(text) == "Self" {
         return Some("Self".to_string());
     }

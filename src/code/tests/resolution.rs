@@ -940,6 +940,67 @@ pub fn run(ht: &HelperTemplate, h: Helper) {
     assert_eq!(sure_lines(&graph, "Other::expand"), vec![23]);
 }
 
+/// A std collection hands out its elements (`front()`, `get()`, `pop()`; a map its values)
+/// and a `Result` or an `Option` its value (`?`, `unwrap()`, `and_then(|b| …)`): a local,
+/// a parameter or a field of such a type, and a call returning `Result<Self, _>`, type what
+/// comes out of them, and another type's method of the same name is not meant.
+#[test]
+fn elements_of_collections_and_values_of_results_have_their_types() {
+    let rust = "\
+pub struct Block;
+
+impl Block {
+    pub fn base_value(&self) -> Option<u8> {
+        None
+    }
+
+    pub fn parse(s: &str) -> Result<Self, String> {
+        Ok(Block)
+    }
+}
+
+pub struct Other;
+
+impl Other {
+    pub fn base_value(&self) -> Option<u8> {
+        None
+    }
+}
+
+pub struct Stack {
+    blocks: VecDeque<Block>,
+    named: HashMap<String, Arc<Block>>,
+}
+
+impl Stack {
+    pub fn top(&self) -> Option<u8> {
+        self.blocks.front().and_then(|b| b.base_value())
+    }
+
+    pub fn named(&self, name: &str) -> Option<u8> {
+        self.named.get(name).unwrap().base_value()
+    }
+}
+
+pub fn run(blocks: &VecDeque<Block<'_>>, others: Vec<Other>) -> Result<(), String> {
+    let blk = blocks.get(1).or_else(|| blocks.front());
+    blk.and_then(|b| b.base_value());
+    for b in &others {
+        b.base_value();
+    }
+    let parsed = Block::parse(\"x\")?;
+    parsed.base_value();
+    Block::parse(\"y\").unwrap().base_value();
+    Ok(())
+}
+";
+    let graph = one_file_graph(Language::Rust, "src/lib.rs", rust);
+    let mut lines = sure_lines(&graph, "Block::base_value");
+    lines.sort();
+    assert_eq!(lines, vec![28, 32, 38, 43, 44]);
+    assert_eq!(sure_lines(&graph, "Other::base_value"), vec![40]);
+}
+
 /// A special method's type leads on only where an instance is made: a call of the class, or
 /// a subclass's header and then its calls; a test that only names the class (`isinstance`,
 /// a class attribute) does not run `__repr__`.
