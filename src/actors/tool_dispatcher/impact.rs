@@ -3,7 +3,7 @@
 //! file (so they are right however fresh the index is); dependents and tests come from the
 //! repo's code graph.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -168,7 +168,7 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
     let dependents_total = walk.dependents.len();
     let tests_total = walk.tests.len();
     let dependents = walk.dependents.iter().take(msg.limit).map(|r| dependent_info(graph, r)).collect();
-    let tests = walk.tests.iter().take(msg.limit).map(|r| affected_test(index, graph, r)).collect();
+    let tests = listed_tests(&walk.tests, msg.limit).into_iter().map(|r| affected_test(index, graph, r)).collect();
     let test_files = test_files(graph, &walk.tests, msg.limit);
     DiffImpactResponse {
         base: msg.base.name(),
@@ -233,6 +233,23 @@ fn dependent_info(graph: &CodeGraph, r: &Reached) -> DependentInfo {
         via: r.via.clone(),
         confidence: round(r.confidence),
     }
+}
+
+/// The tests to list of `tests` (surest first), at most `limit`, still surest first: when
+/// they are more, each file's surest test before any file's second, so a cut list names as
+/// many test files as it can (a runner takes files; the first 100 of 900 tests at one
+/// confidence would all be the first few files').
+fn listed_tests(tests: &[Reached], limit: usize) -> Vec<&Reached> {
+    if tests.len() <= limit {
+        return tests.iter().collect();
+    }
+    let mut files: HashSet<u32> = HashSet::new();
+    let (firsts, rest): (Vec<usize>, Vec<usize>) = (0..tests.len()).partition(|&i| files.insert(tests[i].file));
+    let mut listed = vec![false; tests.len()];
+    for i in firsts.into_iter().chain(rest).take(limit) {
+        listed[i] = true;
+    }
+    tests.iter().zip(listed).filter(|(_, l)| *l).map(|(r, _)| r).collect()
 }
 
 /// The files of `tests` (surest first), each with its surest test's confidence and how many
@@ -776,5 +793,41 @@ fn default_test_depth(graph: &CodeGraph, seeds: &[Seed]) -> u32 {
         DEEP_TEST_DEPTH
     } else {
         DEFAULT_TEST_DEPTH
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reached(file: u32, line: u32, confidence: f32) -> Reached {
+        Reached {
+            file,
+            symbol_opt: Some(line),
+            line,
+            depth: 1,
+            hops: 1,
+            confidence,
+            weakest: confidence,
+            via: Vec::new(),
+            test: true,
+            by_import: false,
+            requires: None,
+            runs_in_no_test: false,
+            calls_only: true,
+        }
+    }
+
+    /// A cut list takes each file's surest test before a second of any file's, and still
+    /// lists them surest first; a list under the limit is as it was.
+    #[test]
+    fn a_cut_test_list_names_every_file_it_can_surest_first() {
+        let tests =
+            vec![reached(1, 1, 0.9), reached(1, 2, 0.9), reached(1, 3, 0.8), reached(2, 1, 0.8), reached(3, 1, 0.5)];
+        let listed: Vec<(u32, u32)> = listed_tests(&tests, 4).iter().map(|r| (r.file, r.line)).collect();
+        assert_eq!(listed, vec![(1, 1), (1, 2), (2, 1), (3, 1)]);
+        let listed: Vec<(u32, u32)> = listed_tests(&tests, 2).iter().map(|r| (r.file, r.line)).collect();
+        assert_eq!(listed, vec![(1, 1), (2, 1)]);
+        assert_eq!(listed_tests(&tests, 5).len(), 5);
     }
 }
