@@ -354,3 +354,35 @@ fn a_value_of_a_bounded_type_parameter_or_a_typed_static_has_its_types_members()
     assert_eq!(tests_reached(&graph, "PointExt", "length_2"), vec!["tests/aabb.rs::distance"]);
     assert_eq!(tests_reached(&graph, "OnceBox", "get_or_init"), vec!["tests/aabb.rs::types"]);
 }
+
+/// Two modules that each define a type of one name hold two types: `self.identifier()` in
+/// one's `impl` is its own method, not the other's (ron's `de::Deserializer` beside
+/// `de::id::Deserializer`), so a change to the other reaches only the tests that reach it.
+#[test]
+fn self_in_a_type_is_not_another_modules_type_of_the_same_name() {
+    let graph = rust_graph(&[
+        ("src/lib.rs", "pub mod de;\npub mod id;\n"),
+        (
+            "src/de.rs",
+            "pub struct Deserializer;\n\nimpl Deserializer {\n    pub fn any(&self) -> u8 {\n        self.identifier()\n    }\n\n    fn identifier(&self) -> u8 {\n        1\n    }\n}\n",
+        ),
+        (
+            "src/id.rs",
+            "pub struct Deserializer;\n\nimpl Deserializer {\n    pub fn key(&self) -> u8 {\n        self.identifier()\n    }\n\n    fn identifier(&self) -> u8 {\n        2\n    }\n}\n",
+        ),
+        (
+            "tests/de.rs",
+            "#[test]\nfn any() {\n    semver::de::Deserializer.any();\n}\n\n#[test]\nfn key() {\n    semver::id::Deserializer.key();\n}\n",
+        ),
+    ]);
+    let in_file = |path: &str| {
+        let r = graph
+            .lookup("identifier")
+            .into_iter()
+            .find(|&r| graph.path(r.0) == path)
+            .unwrap_or_else(|| panic!("{path}"));
+        tests_from(&graph, r)
+    };
+    assert_eq!(in_file("src/de.rs"), vec!["tests/de.rs::any"]);
+    assert_eq!(in_file("src/id.rs"), vec!["tests/de.rs::key"]);
+}
