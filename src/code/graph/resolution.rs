@@ -174,7 +174,7 @@ impl CodeGraph {
         // A value of a type the code states (`cli: Group`, `cli.main()`) whose member its
         // base type defines (`class Group(Command)`).
         if names_a_type(last) && parts.len() == 1 {
-            let found = self.typed_candidates(last, all);
+            let found = self.value_candidates(f, occ, last, all);
             if !found.is_empty() {
                 return found;
             }
@@ -313,7 +313,7 @@ impl CodeGraph {
     }
 
     /// Whether file `f` defines a type (not a module) named `name`.
-    fn defines_type(&self, f: u32, name: &str) -> bool {
+    pub(super) fn defines_type(&self, f: u32, name: &str) -> bool {
         self.defs_by_name.get(name).is_some_and(|defs| {
             defs.iter().any(|&d| {
                 d.0 == f && {

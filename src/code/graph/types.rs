@@ -112,7 +112,11 @@ impl CodeGraph {
     /// (`trait PointExt: Point` with `impl<T: Point> PointExt for T`).
     pub(super) fn value_members(&self, f: u32, occ: &Occurrence, ty: &str, all: &[SymbolRef]) -> Vec<SymbolRef> {
         let ty = self.bounded(f, occ, ty);
-        let found = self.typed_members(ty, all);
+        let mut found = self.typed_members(ty, all);
+        // Where this file defines the type, another file's type of that name is another type.
+        if self.defines_type(f, ty) {
+            found.retain(|&r| r.0 == f || !self.defines_type(r.0, ty));
+        }
         if !found.is_empty() || self.codes[f as usize].language != "rust" || !self.is_trait(ty) {
             return found;
         }

@@ -357,7 +357,8 @@ fn a_value_of_a_bounded_type_parameter_or_a_typed_static_has_its_types_members()
 
 /// Two modules that each define a type of one name hold two types: `self.identifier()` in
 /// one's `impl` is its own method, not the other's (ron's `de::Deserializer` beside
-/// `de::id::Deserializer`), so a change to the other reaches only the tests that reach it.
+/// `de::id::Deserializer`), and so is `d.identifier()` on a value of the file's own type; a
+/// change to the other reaches only the tests that reach it.
 #[test]
 fn self_in_a_type_is_not_another_modules_type_of_the_same_name() {
     let graph = rust_graph(&[
@@ -368,11 +369,11 @@ fn self_in_a_type_is_not_another_modules_type_of_the_same_name() {
         ),
         (
             "src/id.rs",
-            "pub struct Deserializer;\n\nimpl Deserializer {\n    pub fn key(&self) -> u8 {\n        self.identifier()\n    }\n\n    fn identifier(&self) -> u8 {\n        2\n    }\n}\n",
+            "pub struct Deserializer;\n\nimpl Deserializer {\n    pub fn key(&self) -> u8 {\n        self.identifier()\n    }\n\n    fn identifier(&self) -> u8 {\n        2\n    }\n}\n\npub fn peek(d: &Deserializer) -> u8 {\n    d.identifier()\n}\n",
         ),
         (
             "tests/de.rs",
-            "#[test]\nfn any() {\n    semver::de::Deserializer.any();\n}\n\n#[test]\nfn key() {\n    semver::id::Deserializer.key();\n}\n",
+            "#[test]\nfn any() {\n    semver::de::Deserializer.any();\n}\n\n#[test]\nfn key() {\n    semver::id::Deserializer.key();\n}\n\n#[test]\nfn peek() {\n    semver::id::peek(&semver::id::Deserializer);\n}\n",
         ),
     ]);
     let in_file = |path: &str| {
@@ -384,5 +385,5 @@ fn self_in_a_type_is_not_another_modules_type_of_the_same_name() {
         tests_from(&graph, r)
     };
     assert_eq!(in_file("src/de.rs"), vec!["tests/de.rs::any"]);
-    assert_eq!(in_file("src/id.rs"), vec!["tests/de.rs::key"]);
+    assert_eq!(in_file("src/id.rs"), vec!["tests/de.rs::key", "tests/de.rs::peek"]);
 }
