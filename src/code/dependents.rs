@@ -645,10 +645,20 @@ fn names_type(
     let places = named_by.entry(ty).or_insert_with(|| {
         let mut places: std::collections::HashSet<(u32, Option<u32>)> =
             graph.uses(ty, 0.0).iter().map(|n| (n.file, n.enclosing)).collect();
+        let language = graph.code(ty.0).language.as_str();
+        // A Rust value of the type held in a static or a constant of its file (`pub static
+        // EACH_HELPER: EachHelper = EachHelper;`, registered by the registry's constructor):
+        // where the static is named, the type is.
+        if language == "rust" {
+            for holder in statics_of_type(graph, ty) {
+                places.extend(graph.uses(holder, 0.0).iter().map(|n| (n.file, n.enclosing)));
+            }
+        }
         // Go builds a type in a constructor that returns it as an interface (`newIntValue`
-        // makes the `*intValue` behind `IntVar`'s `Value`): a place that calls what builds it,
-        // up to `MAX_MAKER_HOPS` calls away, builds it too.
-        if graph.code(ty.0).language == "go" {
+        // makes the `*intValue` behind `IntVar`'s `Value`), Rust registers one in a
+        // constructor (`Registry::new` → `setup_builtins` → `EACH_HELPER`): a place that calls
+        // what builds it, up to `MAX_MAKER_HOPS` calls away, builds it too.
+        if matches!(language, "go" | "rust") {
             let mut frontier: Vec<SymbolRef> = places.iter().filter_map(|&(f, e)| Some((f, e?))).collect();
             for _ in 0..MAX_MAKER_HOPS {
                 let mut next = Vec::new();
@@ -665,6 +675,22 @@ fn names_type(
         places
     });
     places.contains(&(u.file, u.enclosing))
+}
+
+/// The module-level statics and constants of type `ty`'s file that state `ty` as their type.
+fn statics_of_type(graph: &CodeGraph, ty: SymbolRef) -> Vec<SymbolRef> {
+    let name = &graph.symbol(ty).name;
+    let code = graph.code(ty.0);
+    (0..code.symbols.len() as u32)
+        .map(|i| (ty.0, i))
+        .filter(|&r| {
+            let s = graph.symbol(r);
+            let stated = s.signature.split_once(&format!("{}:", s.name)).map(|(_, t)| t.split(['=', ';']).next());
+            s.kind == SymbolKind::Constant
+                && s.container.is_empty()
+                && stated.flatten().and_then(crate::code::extract::rust_type).as_ref() == Some(name)
+        })
+        .collect()
 }
 
 /// Whether a use of a type makes an instance of it: a call (`Cart(…)`, `new Cart()`), or a

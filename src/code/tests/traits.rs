@@ -387,3 +387,27 @@ fn self_in_a_type_is_not_another_modules_type_of_the_same_name() {
     assert_eq!(in_file("src/de.rs"), vec!["tests/de.rs::any"]);
     assert_eq!(in_file("src/id.rs"), vec!["tests/de.rs::key", "tests/de.rs::peek"]);
 }
+
+/// A trait's implementation registered by a constructor (handlebars' `Registry::new` →
+/// `setup_builtins` → `register_helper("each", Box::new(EACH_HELPER))`, a static of the
+/// implementing type) runs through the trait wherever a test made that registry: the test
+/// names the type through the constructor, two calls away.
+#[test]
+fn an_implementation_a_constructor_registers_runs_where_the_registry_is_made() {
+    let lib = "pub trait HelperDef {\n    fn call(&self) -> u8;\n}\n\n\
+               pub struct EachHelper;\n\n\
+               impl HelperDef for EachHelper {\n    fn call(&self) -> u8 {\n        update()\n    }\n}\n\n\
+               fn update() -> u8 {\n    1\n}\n\n\
+               pub struct IfHelper;\n\n\
+               impl HelperDef for IfHelper {\n    fn call(&self) -> u8 {\n        2\n    }\n}\n\n\
+               pub static EACH_HELPER: EachHelper = EachHelper;\n\n\
+               pub struct Registry {\n    helpers: Vec<Box<dyn HelperDef>>,\n}\n\n\
+               impl Registry {\n    pub fn new() -> Registry {\n        let mut r = Registry { helpers: Vec::new() };\n        r.setup();\n        r\n    }\n\n    \
+               fn setup(&mut self) {\n        self.helpers.push(Box::new(EACH_HELPER));\n    }\n\n    \
+               pub fn render(&self) -> u8 {\n        self.helpers.first().unwrap().call()\n    }\n}\n";
+    let tests = "use semver::{HelperDef, IfHelper, Registry};\n\n\
+                 #[test]\nfn renders() {\n    let r = Registry::new();\n    r.render();\n}\n\n\
+                 #[test]\nfn other() {\n    IfHelper.call();\n}\n";
+    let graph = rust_graph(&[("src/lib.rs", lib), ("tests/render.rs", tests)]);
+    assert_eq!(tests_reached(&graph, "", "update"), vec!["tests/render.rs::renders"]);
+}
