@@ -262,7 +262,10 @@ pub fn type_seeds(graph: &CodeGraph, seeds: &[Seed]) -> Vec<Seed> {
         let s = graph.symbol((f, i));
         let special = s.kind == SymbolKind::Constructor || (s.name.starts_with("__") && s.name.ends_with("__"));
         // A language trait's method: wherever the type is used.
-        if let Some(owner) = language_trait_type(graph, (f, i)).filter(|_| !called_by_name(graph, (f, i))) {
+        // Not `Debug::fmt`: it runs where a value is printed with `{:?}` (or an assertion
+        // fails), not wherever its type is used.
+        let by_the_language = !called_by_name(graph, (f, i)) && !is_debug_impl(graph, (f, i));
+        if let Some(owner) = language_trait_type(graph, (f, i)).filter(|_| by_the_language) {
             type_seeds.push(Seed {
                 symbol_opt: Some(owner),
                 name: String::new(),

@@ -205,6 +205,13 @@ fn debug_and_conversions_on_the_way_run_where_called_not_where_the_type_is_named
     // to `default` itself.
     assert_eq!(tests_reached(&graph, "Request", "checked"), ["tests/made.rs::made_by_default"]);
     assert_eq!(tests_reached(&graph, "Request", "default"), ["tests/made.rs::made_by_default"]);
+    // A change to `Debug::fmt` itself runs where a value is printed, which neither test does;
+    // a change to `eq` runs wherever the type is used.
+    assert!(tests_reached(&graph, "Request", "fmt").is_empty());
+    assert_eq!(
+        tests_reached(&graph, "Request", "eq"),
+        ["tests/made.rs::made_by_default", "tests/send.rs::request_is_send"]
+    );
 }
 
 /// A type parameter bound by a trait has its supertraits' methods: `key.find(map)` for
