@@ -4,7 +4,7 @@
 use tree_sitter::Node;
 
 use super::types::{accessed_type, chain_text, is_word, without_adapters, without_unwraps};
-use super::{go_type, is_keyword_like, own_field_path, stated_type, Walker};
+use super::{base_type_name, go_type, is_keyword_like, own_field_path, stated_type, Walker};
 use crate::ingest::Language;
 
 impl<'a> Walker<'a> {
@@ -163,7 +163,8 @@ impl<'a> Walker<'a> {
         });
         // `for b in &blocks`, `blocks.iter().map(|b| …)` over a local `Vec<Block>`: its element.
         let element = walked.as_ref().filter(|(t, at)| self.local_types.get(t).is_some_and(|(_, end)| at < end));
-        if let Some(element) = element.and_then(|(t, _)| self.local_elements.get(t)).cloned() {
+        let element = element.and_then(|(t, _)| self.local_elements.get(t)).filter(|(_, map)| !map);
+        if let Some((element, _)) = element.cloned() {
             return self.note_type(target, element);
         }
         // A local bound to what is walked: `let iter = self.elements.iter(); for t in iter`.
@@ -378,7 +379,8 @@ impl<'a> Walker<'a> {
     fn note_stated_type(&mut self, name: Node, ty: String, stated: &str) {
         self.note_type(name, ty);
         if let Some(element) = accessed_type(stated).filter(|_| self.language == Language::Rust) {
-            self.local_elements.insert(self.text(name).to_string(), element);
+            let map = base_type_name(stated).ends_with("Map");
+            self.local_elements.insert(self.text(name).to_string(), (element, map));
         }
     }
 

@@ -293,8 +293,9 @@ struct Walker<'a> {
     /// `c := Cart{}`, `const c = new Cart()`): name → (type, end of the function's body).
     local_types: HashMap<String, (String, usize)>,
     /// Rust: what a local's std collection (its stated type) hands out by `get`, `front`, `pop`
-    /// (`accessed_type`), while `local_types` holds the type it was noted with.
-    local_elements: HashMap<String, String>,
+    /// (`accessed_type`), while `local_types` holds the type it was noted with; and whether it
+    /// is a map (walked, it yields pairs, not that value).
+    local_elements: HashMap<String, (String, bool)>,
     /// Go: the locals declared as a slice or an array (`var bps []BlockParser`, a parameter
     /// `items []Segment`), whose type in `local_types` is their elements'.
     go_slices: HashSet<String>,
@@ -781,7 +782,7 @@ impl<'a> Walker<'a> {
     /// element's type, where the head is a local whose stated type is a std collection.
     fn accessed_element(&self, qualifier: &str, head_len: usize, at: usize) -> Option<String> {
         let head = &qualifier[..head_len];
-        let element = self.local_elements.get(head)?;
+        let (element, _) = self.local_elements.get(head)?;
         let (_, end) = self.local_types.get(head)?;
         let rest = qualifier[head_len..].strip_prefix('.')?;
         let (method, after) = rest.split_once("()")?;

@@ -993,6 +993,12 @@ pub fn run(blocks: &VecDeque<Block<'_>>, others: Vec<Other>) -> Result<(), Strin
     Block::parse(\"y\").unwrap().base_value();
     Ok(())
 }
+
+pub fn walk(named: &HashMap<String, Block>) {
+    for entry in named {
+        entry.base_value();
+    }
+}
 ";
     let graph = one_file_graph(Language::Rust, "src/lib.rs", rust);
     let mut lines = sure_lines(&graph, "Block::base_value");
