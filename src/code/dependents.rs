@@ -688,10 +688,9 @@ fn statics_of_type(graph: &CodeGraph, ty: SymbolRef) -> Vec<SymbolRef> {
         .map(|i| (ty.0, i))
         .filter(|&r| {
             let s = graph.symbol(r);
-            let stated = s.signature.split_once(&format!("{}:", s.name)).map(|(_, t)| t.split(['=', ';']).next());
             s.kind == SymbolKind::Constant
                 && s.container.is_empty()
-                && stated.flatten().and_then(crate::code::extract::rust_type).as_ref() == Some(name)
+                && super::graph::declared_type(&s.signature, &s.name).as_ref() == Some(name)
         })
         .collect()
 }

@@ -77,11 +77,9 @@ impl<'a> Walker<'a> {
                 // `blk.and_then(|blk| …)` on an `Option<BlockContext>` local: the value itself.
                 let local = receiver.map(|r| self.text(r)).and_then(|r| self.local_types.get(r));
                 let value = local.filter(|(ty, end)| is_word(ty) && ty != "self" && binding.start_byte() < *end);
-                if let (Some(target), Some((ty, _)), true) = (target, value, self.calls_with_value(binding)) {
-                    let ty = ty.clone();
-                    if target.kind() == "identifier" {
-                        return self.note_type(target, ty);
-                    }
+                let named = target.filter(|t| t.kind() == "identifier");
+                if let (Some(target), Some((ty, _)), true) = (named, value, self.calls_with_value(binding)) {
+                    return self.note_type(target, ty.clone());
                 }
                 (target, receiver)
             }

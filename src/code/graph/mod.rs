@@ -11,7 +11,7 @@ mod resolution;
 mod types;
 mod uses;
 
-pub(crate) use types::return_type;
+pub(crate) use types::{declared_type, return_type};
 
 use std::collections::{HashMap, HashSet};
 

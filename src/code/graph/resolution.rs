@@ -50,16 +50,13 @@ impl CodeGraph {
         if matches!(last, "self" | "this" | "Self" | "static" | "parent" | "cls") || qualifier == "@" {
             if let Some(container) = self.enclosing_container(f, occ).filter(|c| !c.is_empty()) {
                 let container_last = split_qualifier(container).last().copied().unwrap_or("");
-                // Another file that defines a type of that name, where this one does too, holds
-                // another type (ron's `de::id::Deserializer` beside `de::Deserializer`).
-                let own_type = self.defines_type(f, container_last);
                 let found: Vec<Candidate> = all
                     .iter()
                     .filter(|&&r| {
                         let s = self.symbol(r);
                         s.container == container || split_qualifier(&s.container).last() == Some(&container_last)
                     })
-                    .filter(|&&r| r.0 == f || !own_type || !self.defines_type(r.0, container_last))
+                    .filter(|&&r| !self.of_another_type(f, r, container_last))
                     // In Rust `self.x` is a field and `self.x()` a method, even when both exist.
                     .filter(|&&r| lang != "rust" || self.symbol(r).kind.is_callable() == (occ.kind == UseKind::Call))
                     .map(|&r| {
@@ -312,8 +309,15 @@ impl CodeGraph {
             && !self.defs_by_name.contains_key(name)
     }
 
+    /// Whether member `r`, of a type named `ty`, belongs to another type than the `ty` file `f`
+    /// means: both files define a type of that name (ron's `de::id::Deserializer` beside
+    /// `de::Deserializer`). A file that only `impl`s a type defined elsewhere shares it.
+    pub(super) fn of_another_type(&self, f: u32, r: SymbolRef, ty: &str) -> bool {
+        r.0 != f && self.defines_type(r.0, ty) && self.defines_type(f, ty)
+    }
+
     /// Whether file `f` defines a type (not a module) named `name`.
-    pub(super) fn defines_type(&self, f: u32, name: &str) -> bool {
+    fn defines_type(&self, f: u32, name: &str) -> bool {
         self.defs_by_name.get(name).is_some_and(|defs| {
             defs.iter().any(|&d| {
                 d.0 == f && {

@@ -113,10 +113,7 @@ impl CodeGraph {
     pub(super) fn value_members(&self, f: u32, occ: &Occurrence, ty: &str, all: &[SymbolRef]) -> Vec<SymbolRef> {
         let ty = self.bounded(f, occ, ty);
         let mut found = self.typed_members(ty, all);
-        // Where this file defines the type, another file's type of that name is another type.
-        if self.defines_type(f, ty) {
-            found.retain(|&r| r.0 == f || !self.defines_type(r.0, ty));
-        }
+        found.retain(|&r| !self.of_another_type(f, r, ty));
         if !found.is_empty() || self.codes[f as usize].language != "rust" || !self.is_trait(ty) {
             return found;
         }
@@ -566,7 +563,7 @@ fn closing_paren(text: &str, open: usize) -> Option<usize> {
 /// The type a field's or variable's declaration states after its name and a `:`
 /// (`data_!: Map<K, V>`, `items: Vec<Item>`, `self.parser: Parser = …`), through optionals
 /// and pointers (`annotated_type`); `None` when it states none this way.
-pub(super) fn declared_type(signature: &str, name: &str) -> Option<String> {
+pub(crate) fn declared_type(signature: &str, name: &str) -> Option<String> {
     crate::code::extract::annotated_type(declared_text(signature, name)?)
 }
 
