@@ -124,7 +124,7 @@ impl BrowserProcess {
             .tempdir_in(profiles_dir)?
             .keep();
         let cannot_start = |err: std::io::Error| {
-            let _ = std::fs::remove_dir_all(&profile);
+            remove_profile(&profile);
             DocdexError::new(ErrorCode::WebUnavailable, format!("cannot start {}: {err}", binary.display()))
                 .with_hint("check `docdexd check`; set `[web] chrome_binary_path` or install chromium")
         };
@@ -198,7 +198,7 @@ impl BrowserProcess {
         let _ = self.child.kill();
         let _ = self.child.wait();
         reap_group(self.lock.pgid, Duration::from_secs(2));
-        let _ = std::fs::remove_dir_all(&self.lock.profile_dir);
+        remove_profile(&self.lock.profile_dir);
         let _ = std::fs::remove_file(&self.lock_path);
     }
 }
@@ -207,6 +207,21 @@ impl Drop for BrowserProcess {
     fn drop(&mut self) {
         self.terminate();
     }
+}
+
+/// Removes a browser's profile and the folder Chromium keeps its singleton socket in. A
+/// socket's path must be short, so Chromium puts it in a fresh `org.chromium.Chromium.*`
+/// folder of the temp dir and links it from the profile (`SingletonSocket`); it removes that
+/// folder only when it exits cleanly, and every killed browser would leave one behind.
+fn remove_profile(profile: &Path) {
+    if let Ok(socket) = std::fs::read_link(profile.join("SingletonSocket")) {
+        let chromiums =
+            |dir: &&Path| dir.file_name().is_some_and(|n| n.to_string_lossy().starts_with("org.chromium.Chromium."));
+        if let Some(dir) = socket.parent().filter(chromiums) {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+    let _ = std::fs::remove_dir_all(profile);
 }
 
 /// Own process group (so the whole browser can be signalled at once) and, on Linux, death
@@ -416,7 +431,7 @@ pub fn sweep_stale_locks(locks_dir: &Path) -> LockSweep {
             format!("{name}: owner {} and chromium {} gone", lock.owner_pid, lock.pid)
         };
         if lock.profile_dir.file_name().is_some_and(|n| n.to_string_lossy().starts_with("chromium-")) {
-            let _ = std::fs::remove_dir_all(&lock.profile_dir);
+            remove_profile(&lock.profile_dir);
         }
         let _ = std::fs::remove_file(&path);
         sweep.cleaned.push(what);

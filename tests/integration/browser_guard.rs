@@ -118,6 +118,10 @@ fn a_hundred_fetch_timeout_and_crash_cycles_leave_nothing_behind() {
     let client = server.blocking_client();
     let mut outcomes = std::collections::BTreeMap::<&str, usize>::new();
     let mut seconds = std::collections::BTreeMap::<&str, f64>::new();
+    let profiles = home.dir.path().join("state/browser");
+    // The folders Chromium keeps its singleton socket in, outside the profile (in the temp
+    // dir): each profile links to its own.
+    let mut socket_dirs = std::collections::BTreeSet::new();
     for cycle in 0..100usize {
         let cycle_started = Instant::now();
         let host = web.base(cycle % 10);
@@ -180,6 +184,11 @@ fn a_hundred_fetch_timeout_and_crash_cycles_leave_nothing_behind() {
             }
         }
         *seconds.entry(kind).or_default() += cycle_started.elapsed().as_secs_f64();
+        for profile in std::fs::read_dir(&profiles).into_iter().flatten().flatten() {
+            if let Ok(socket) = std::fs::read_link(profile.path().join("SingletonSocket")) {
+                socket_dirs.extend(socket.parent().map(std::path::Path::to_path_buf));
+            }
+        }
         // The daemon keeps answering.
         let health = client.get(server.url("/healthz")).send().expect("healthz");
         assert_eq!(health.status().as_u16(), 200, "cycle {cycle}");
@@ -207,9 +216,11 @@ fn a_hundred_fetch_timeout_and_crash_cycles_leave_nothing_behind() {
     let locks = home.dir.path().join("state/locks");
     let left: Vec<_> = std::fs::read_dir(&locks).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
     assert!(left.is_empty(), "locks left: {left:?}");
-    let profiles = home.dir.path().join("state/browser");
     let left: Vec<_> =
         std::fs::read_dir(&profiles).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
     assert!(left.is_empty(), "profiles left: {left:?}");
+    assert!(!socket_dirs.is_empty(), "no profile linked to a singleton socket: nothing above checks that folder");
+    let left: Vec<_> = socket_dirs.iter().filter(|dir| dir.exists()).collect();
+    assert!(left.is_empty(), "singleton socket folders left in the temp dir: {left:?}");
     eprintln!("cycles: {outcomes:?}; seconds per kind: {seconds:?}");
 }
