@@ -238,17 +238,38 @@ fn language_trait_type(graph: &CodeGraph, member: SymbolRef) -> Option<SymbolRef
 /// Whether a definition is a method of an implementation of `Debug` (`implements` holds the
 /// trait's name without its path or generics).
 fn is_debug_impl(graph: &CodeGraph, member: SymbolRef) -> bool {
-    graph.symbol(member).implements == "Debug"
+    implemented_trait(graph, member) == "Debug"
+}
+
+/// The name of the trait a method's `impl` implements, as the trait's module defines it: a
+/// file that imports it under another name (`use std::error::Error as StdError`) writes
+/// `impl StdError for …`.
+fn implemented_trait(graph: &CodeGraph, (f, i): SymbolRef) -> &str {
+    let written = graph.symbol((f, i)).implements.as_str();
+    let code = graph.code(f);
+    if code.language != "rust" {
+        return written;
+    }
+    // `use a::B as C` binds C to the path `a::B`.
+    let renamed = code.imports.iter().find(|import| import.names.first().is_some_and(|bound| bound == written));
+    renamed
+        .and_then(|import| import.spec.rsplit("::").next())
+        .filter(|original| !original.is_empty())
+        .unwrap_or(written)
 }
 
 /// Whether a definition is a method of a conversion trait, which code calls by its name
 /// (`Request::default()`, `m.as_ref()`, `T::from(x)`, `v.clone()`), not the language on every
-/// value of the type.
+/// value of the type; or `std::error::Error`'s `source`, `description` and `cause`, which run
+/// where an error's chain is read (`e.source()`), not wherever the error is made or passed
+/// on. (The methods tell it from serde's `de::Error`, whose `custom` serde's code calls on
+/// every failure: both are written `impl … Error for`.)
 fn called_by_name(graph: &CodeGraph, member: SymbolRef) -> bool {
+    let reads_the_chain = matches!(graph.symbol(member).name.as_str(), "source" | "description" | "cause");
     matches!(
-        graph.symbol(member).implements.as_str(),
+        implemented_trait(graph, member),
         "Default" | "AsRef" | "AsMut" | "Borrow" | "BorrowMut" | "From" | "Into" | "TryFrom" | "TryInto" | "Clone"
-    )
+    ) || (reads_the_chain && implemented_trait(graph, member) == "Error")
 }
 
 /// The seeds a diff's definitions add for definitions the language runs where their type is

@@ -418,3 +418,29 @@ fn an_implementation_a_constructor_registers_runs_where_the_registry_is_made() {
     let graph = rust_graph(&[("src/lib.rs", lib), ("tests/render.rs", tests)]);
     assert_eq!(tests_reached(&graph, "", "update"), vec!["tests/render.rs::renders"]);
 }
+
+/// `std::error::Error`'s `source` runs where an error's chain is read, not wherever the error
+/// is made, also under a `use … as …` alias; serde's `de::Error::custom`, written
+/// `impl … Error for` too, runs in serde's code on every failure, so wherever its type is used.
+#[test]
+fn an_errors_source_runs_where_the_chain_is_read() {
+    let graph = rust_graph(&[
+        (
+            "src/lib.rs",
+            "use std::error::Error as StdError;\n\n\
+             pub struct Failure {\n    inner: std::io::Error,\n}\n\n\
+             impl Failure {\n    pub fn new() -> Failure {\n        Failure { inner: std::io::Error::other(\"x\") }\n    }\n\n    fn inner_error(&self) -> &std::io::Error {\n        &self.inner\n    }\n\n    fn made_up(text: &str) -> Failure {\n        Failure::new()\n    }\n}\n\n\
+             impl StdError for Failure {\n    fn source(&self) -> Option<&(dyn StdError + 'static)> {\n        Some(self.inner_error())\n    }\n}\n\n\
+             impl serde::de::Error for Failure {\n    fn custom<T: std::fmt::Display>(message: T) -> Failure {\n        Failure::made_up(\"custom\")\n    }\n}\n",
+        ),
+        ("tests/made.rs", "use semver::Failure;\n\n#[test]\nfn made() {\n    drop(Failure::new());\n}\n"),
+        (
+            "tests/chain.rs",
+            "use std::error::Error;\nuse semver::Failure;\n\n#[test]\nfn reads_the_chain() {\n    assert!(Failure::new().source().is_some());\n}\n",
+        ),
+    ]);
+    let source = graph.lookup("source").into_iter().find(|&r| graph.symbol(r).container == "Failure").unwrap();
+    assert_eq!(graph.symbol(source).implements, "StdError");
+    assert_eq!(tests_reached(&graph, "Failure", "inner_error"), ["tests/chain.rs::reads_the_chain"]);
+    assert_eq!(tests_reached(&graph, "Failure", "made_up"), ["tests/chain.rs::reads_the_chain", "tests/made.rs::made"]);
+}
