@@ -4,7 +4,7 @@
 //! confidences along it. Tests are found by each language's conventions, at the end of such
 //! paths.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::graph::{CodeGraph, SymbolRef};
 use super::{Symbol, SymbolKind, UseKind};
@@ -64,6 +64,10 @@ pub struct Reached {
     /// Every hop of the path is a call of the hop before (the changed code runs whenever the
     /// definition reached runs), not a reference stored to run later (`property(fget, fset)`).
     pub calls_only: bool,
+    /// Every path here goes through code that runs only when something fails
+    /// (`FileCode::failure_spans`: `Err(…)`'s argument, a `map_err` closure): a test runs it
+    /// only when it makes something fail (`FileCode::expects_failure`).
+    pub failing: bool,
 }
 
 /// How far and how sure a walk goes.
@@ -116,6 +120,8 @@ struct Step<'a> {
     runs_in_no_test: bool,
     /// See `Reached::calls_only`.
     calls_only: bool,
+    /// See `Reached::failing`.
+    failing: bool,
 }
 
 /// Whether the walk goes on from a use: from a definition that is not a test (a test, and a
@@ -341,6 +347,44 @@ pub fn macro_seeds(graph: &CodeGraph, seeds: &[Seed]) -> Vec<Seed> {
     out
 }
 
+/// Whether a use sits in code that runs only when something fails (`FileCode::failure_spans`).
+fn on_failure(graph: &CodeGraph, u: &crate::code::graph::Use) -> bool {
+    let code = graph.code(u.file);
+    let Some(o) = code.occurrences.get(u.occurrence as usize).filter(|_| !code.failure_spans.is_empty()) else {
+        return false;
+    };
+    let at = (o.line, o.column);
+    code.failure_spans
+        .iter()
+        .any(|&[line, column, end_line, end_column]| (line, column) <= at && at < (end_line, end_column))
+}
+
+/// Whether a test makes something fail (`FileCode::expects_failure`): it asks for an error
+/// itself, or calls a helper of the tests that does (`helpers`, by name).
+fn expects_failure(graph: &CodeGraph, test: &Reached, helpers: &HashSet<&str>) -> bool {
+    let Some(i) = test.symbol_opt else { return false };
+    let code = graph.code(test.file);
+    code.expects_failure.contains(&i)
+        || code.occurrences.iter().any(|o| {
+            o.enclosing == Some(i)
+                && o.kind == UseKind::Call
+                && helpers.contains(code.strings[o.name as usize].as_str())
+        })
+}
+
+/// The names of the tests' helpers that ask for an error (`version_err` in a `tests/util`
+/// module): functions of test files or modules, not tests themselves, in `expects_failure`.
+fn failure_helpers(graph: &CodeGraph) -> HashSet<&str> {
+    (0..graph.file_count() as u32)
+        .filter(|&f| graph.is_test_file(f) || graph.is_test_module(f))
+        .flat_map(|f| {
+            let code = graph.code(f);
+            code.expects_failure.iter().map(move |&i| &code.symbols[i as usize]).filter(|s| !s.test_marked)
+        })
+        .map(|s| s.name.as_str())
+        .collect()
+}
+
 /// Walks backwards from `seeds`, as if the default test run built all the code.
 pub fn walk(graph: &CodeGraph, seeds: &[Seed], limits: WalkLimits) -> Walk {
     walk_built(graph, seeds, limits, &mut |_, _| true)
@@ -379,6 +423,7 @@ pub fn walk_built(
             requires: None,
             runs_in_no_test: s.symbol_opt.is_some_and(|(f, i)| !builds(f, Some(i))),
             calls_only: true,
+            failing: false,
         })
         .collect();
     let mut truncated = false;
@@ -387,6 +432,9 @@ pub fn walk_built(
     let mut named_by: HashMap<SymbolRef, std::collections::HashSet<(u32, Option<u32>)>> = HashMap::new();
     for depth in 1..=max_levels {
         let mut next: HashMap<(u32, Option<u32>), Reached> = HashMap::new();
+        // Definitions reached before only where something fails, now by a path that does not
+        // fail: walked again, so what they lead to is cleared too (once each).
+        let mut cleared: Vec<(u32, Option<u32>)> = Vec::new();
         for Step {
             node,
             instances_only,
@@ -399,6 +447,7 @@ pub fn walk_built(
             requires,
             runs_in_no_test,
             calls_only,
+            failing,
         } in &frontier
         {
             let uses = match node {
@@ -499,6 +548,7 @@ pub fn walk_built(
                 let calls_now = *calls_only && callable && k < direct && u.kind == UseKind::Call;
                 let no_test_now =
                     *runs_in_no_test || (calls_now && runs_at_import(graph, &u)) || !builds(u.file, u.enclosing);
+                let failing_now = *failing || on_failure(graph, &u);
                 if let Some(earlier) = reached.get_mut(&key) {
                     // Reached before through another implementation's dispatch; this path
                     // builds the type (the test runs this implementation too).
@@ -507,6 +557,10 @@ pub fn walk_built(
                     }
                     if !no_test_now {
                         earlier.runs_in_no_test = false;
+                    }
+                    if earlier.failing && !failing_now {
+                        earlier.failing = false;
+                        cleared.push(key);
                     }
                     continue;
                 }
@@ -539,6 +593,7 @@ pub fn walk_built(
                             r.runs_in_no_test = false;
                         }
                         r.calls_only &= calls_now;
+                        r.failing &= failing_now;
                         r.hops = r.hops.min(hops);
                     }
                     None => {
@@ -557,6 +612,7 @@ pub fn walk_built(
                             requires: requires_now,
                             runs_in_no_test: no_test_now,
                             calls_only: calls_now,
+                            failing: failing_now,
                         };
                         next.insert(key, reached);
                     }
@@ -564,6 +620,7 @@ pub fn walk_built(
             }
         }
         let mut level: Vec<Reached> = next.into_values().collect();
+        level.extend(cleared.iter().filter_map(|key| reached.get(key).cloned()));
         level.sort_by(|a, b| b.confidence.total_cmp(&a.confidence).then(a.file.cmp(&b.file)).then(a.line.cmp(&b.line)));
         frontier = Vec::new();
         for r in level {
@@ -592,6 +649,7 @@ pub fn walk_built(
                         requires: r.requires,
                         runs_in_no_test: r.runs_in_no_test,
                         calls_only: r.calls_only,
+                        failing: r.failing,
                     });
                 }
             }
@@ -604,9 +662,12 @@ pub fn walk_built(
     let mut dependents: Vec<Reached> = Vec::new();
     let mut tests: Vec<Reached> = Vec::new();
     let inherited: Vec<Reached> = reached.values().flat_map(|r| inherited_tests(graph, r)).collect();
+    let helpers = if reached.values().any(|r| r.test && r.failing) { failure_helpers(graph) } else { HashSet::new() };
     for r in reached.into_values().chain(inherited) {
-        if r.test && (r.requires.is_some() || r.runs_in_no_test) {
-            // A test of another implementation of the trait, or of a value computed at import.
+        if r.test && (r.requires.is_some() || r.runs_in_no_test || (r.failing && !expects_failure(graph, &r, &helpers)))
+        {
+            // A test of another implementation of the trait, or of a value computed at import,
+            // or one that reaches the change only where something fails and fails nothing.
             continue;
         }
         if r.test {

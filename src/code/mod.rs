@@ -248,6 +248,13 @@ pub struct FileCode {
     /// declares them (`impl<P: Point> AABB<P>`, `where P: Point`): there a value of type `P`
     /// (a field `lower: P`, a method returning `P`) has the trait's members.
     pub bounds: Vec<Bound>,
+    /// Code that runs only when something fails, as 1-based (line, column, end line, end
+    /// column): the argument of Rust's `Err(…)`, the closure given to `map_err` or
+    /// `ok_or_else`. A test runs it only when it makes something fail.
+    pub failure_spans: Vec<[u32; 4]>,
+    /// The tests (by index in `symbols`) that make something fail: Rust's `#[should_panic]`,
+    /// or a body that asks for the error (`is_err()`, `unwrap_err()`, `Err(…)`).
+    pub expects_failure: Vec<u32>,
 }
 
 /// A type parameter's bound over the lines of the item that declares it.
@@ -326,7 +333,7 @@ pub fn grammar_fingerprint() -> String {
 
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode` or what the extractor emits changes.
-    const FORMAT: u32 = 50;
+    const FORMAT: u32 = 52;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

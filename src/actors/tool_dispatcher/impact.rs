@@ -815,6 +815,7 @@ mod tests {
             requires: None,
             runs_in_no_test: false,
             calls_only: true,
+            failing: false,
         }
     }
 

@@ -118,6 +118,9 @@ impl<'a> Walker<'a> {
             self.def_names.insert(name_node.id());
         }
         let index = self.symbol_base + self.out.symbols.len() as u32;
+        if symbol.test_marked && attributes(node, self.src).any(|a| attribute_path(a) == "should_panic") {
+            self.out.expects_failure.push(index);
+        }
         if kind.is_callable()
             && matches!(self.language, Language::TypeScript | Language::Tsx | Language::JavaScript)
             && crate::code::graph::return_type(&symbol.signature, self.language.name()).is_none()

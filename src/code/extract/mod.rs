@@ -93,6 +93,7 @@ pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileC
     walker.expand_prefixed_attributes();
     apply_renames(&mut walker.out, &walker.renames);
     walker.out.renames = std::mem::take(&mut walker.renames);
+    note_tests_expecting_failure(&mut walker.out);
     let root = tree.root_node();
     let mut cursor = root.walk();
     let file_gate = |node: Node| -> Option<String> {
@@ -119,6 +120,31 @@ pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileC
         }
     }
     Some(walker.out)
+}
+
+/// Adds to `expects_failure` the Rust definitions that ask for an error: a function whose body
+/// calls `is_err()`, `unwrap_err()` or `expect_err(…)` (a test, or a test's helper such as
+/// `fn version_err(t) -> Error { Version::parse(t).unwrap_err() }`), and a test that reads
+/// `r.err()` or matches `Err(_)` (those marked `#[should_panic]` are noted where they are
+/// defined).
+fn note_tests_expecting_failure(code: &mut FileCode) {
+    if code.language != "rust" {
+        return;
+    }
+    let asks = |name: &str, test: bool| {
+        matches!(name, "is_err" | "unwrap_err" | "expect_err") || (test && matches!(name, "err" | "Err"))
+    };
+    for occurrence in &code.occurrences {
+        let Some(e) = occurrence.enclosing else { continue };
+        let definition = &code.symbols[e as usize];
+        if definition.kind.is_callable()
+            && asks(&code.strings[occurrence.name as usize], definition.test_marked)
+            && !code.expects_failure.contains(&e)
+        {
+            code.expects_failure.push(e);
+        }
+    }
+    code.expects_failure.sort_unstable();
 }
 
 /// Whether a Python `if` is the script guard, `if __name__ == "__main__":` (either way round,
@@ -417,6 +443,12 @@ impl<'a> Walker<'a> {
             shift(&mut import.line, &mut column);
             self.out.imports.push(import);
         }
+        for [mut line, mut column, mut end_line, mut end_column] in std::mem::take(&mut out.failure_spans) {
+            shift(&mut line, &mut column);
+            shift(&mut end_line, &mut end_column);
+            self.out.failure_spans.push([line, column, end_line, end_column]);
+        }
+        self.out.expects_failure.append(&mut out.expects_failure);
         if self.out.package.is_empty() {
             self.out.package = out.package;
         }
@@ -517,6 +549,9 @@ impl<'a> Walker<'a> {
             let uses_before = self.out.occurrences.len();
             self.expand_macro(node);
             self.macro_call_definitions(node, uses_before);
+        }
+        if self.language == Language::Rust && kind == "call_expression" {
+            self.note_failure_branch(node);
         }
         if self.language == Language::Rust && kind == "macro_definition" {
             self.template_end = node.end_byte();
@@ -715,6 +750,25 @@ impl<'a> Walker<'a> {
         let call = node.parent().and_then(|p| if p.kind() == "attribute" { p.parent() } else { Some(p) });
         let Some(arguments) = call.and_then(|call| call.child_by_field_name("arguments")) else { return };
         self.push_use(arguments, "__call__", &ty, UseKind::Call);
+    }
+
+    /// Notes the code of a Rust call that runs only on failure: `Err(…)`'s argument, the
+    /// closure of `r.map_err(…)` and `o.ok_or_else(…)`.
+    fn note_failure_branch(&mut self, call: Node) {
+        let Some(function) = call.child_by_field_name("function") else { return };
+        let failing = match function.kind() {
+            "identifier" => self.text(function) == "Err",
+            "field_expression" => function
+                .child_by_field_name("field")
+                .is_some_and(|field| matches!(self.text(field), "map_err" | "ok_or_else")),
+            _ => false,
+        };
+        if let Some(arguments) = call.child_by_field_name("arguments").filter(|_| failing) {
+            let (start, end) = (arguments.start_position(), arguments.end_position());
+            let at = |p: tree_sitter::Point| [p.row as u32 + 1, p.column as u32 + 1];
+            let ([line, column], [end_line, end_column]) = (at(start), at(end));
+            self.out.failure_spans.push([line, column, end_line, end_column]);
+        }
     }
 
     /// Records a use of `name` through `qualifier` (empty: a bare name) at `node`'s start.

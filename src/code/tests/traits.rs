@@ -444,3 +444,40 @@ fn an_errors_source_runs_where_the_chain_is_read() {
     assert_eq!(tests_reached(&graph, "Failure", "inner_error"), ["tests/chain.rs::reads_the_chain"]);
     assert_eq!(tests_reached(&graph, "Failure", "made_up"), ["tests/chain.rs::reads_the_chain", "tests/made.rs::made"]);
 }
+
+/// Code that runs only when something fails (the argument of `Err(…)`, a `map_err` closure)
+/// leads only to the tests that make something fail: those that ask for the error
+/// (`is_err()`), call a helper of the tests that does (`unwrap_err()`), or are marked
+/// `#[should_panic]`; code on the way to success leads to every test.
+#[test]
+fn code_that_runs_on_failure_leads_to_the_tests_that_fail() {
+    let graph = rust_graph(&[
+        (
+            "src/lib.rs",
+            "pub struct Version {\n    pub major: u64,\n}\n\n\
+             #[derive(Debug)]\npub struct Error {\n    at: usize,\n}\n\n\
+             impl Error {\n    fn located(at: usize) -> Error {\n        Error { at }\n    }\n}\n\n\
+             fn build(major: u64) -> Version {\n    Version { major }\n}\n\n\
+             pub fn parse(text: &str) -> Result<Version, Error> {\n    if text.is_empty() {\n        return Err(Error::located(0));\n    }\n    let major = text.parse::<u64>().map_err(|_| Error::located(1))?;\n    Ok(build(major))\n}\n",
+        ),
+        ("tests/parses.rs", "#[test]\nfn parses() {\n    assert_eq!(semver::parse(\"1\").unwrap().major, 1);\n}\n"),
+        ("tests/errors.rs", "#[test]\nfn rejects_empty() {\n    assert!(semver::parse(\"\").is_err());\n}\n"),
+        ("tests/util/mod.rs", "pub fn version_err(text: &str) -> semver::Error {\n    semver::parse(text).unwrap_err()\n}\n"),
+        (
+            "tests/helper.rs",
+            "mod util;\nuse crate::util::*;\n\n#[test]\nfn rejects_letters() {\n    drop(version_err(\"x\"));\n}\n",
+        ),
+        ("tests/panics.rs", "#[test]\n#[should_panic]\nfn panics() {\n    semver::parse(\"\").unwrap();\n}\n"),
+    ]);
+    let failing = ["tests/errors.rs::rejects_empty", "tests/helper.rs::rejects_letters", "tests/panics.rs::panics"];
+    assert_eq!(tests_reached(&graph, "Error", "located"), failing);
+    assert_eq!(
+        tests_reached(&graph, "", "build"),
+        [
+            "tests/errors.rs::rejects_empty",
+            "tests/helper.rs::rejects_letters",
+            "tests/panics.rs::panics",
+            "tests/parses.rs::parses"
+        ]
+    );
+}
