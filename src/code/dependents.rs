@@ -272,10 +272,11 @@ fn implemented_trait(graph: &CodeGraph, (f, i): SymbolRef) -> &str {
 /// every failure: both are written `impl … Error for`.)
 fn called_by_name(graph: &CodeGraph, member: SymbolRef) -> bool {
     let reads_the_chain = matches!(graph.symbol(member).name.as_str(), "source" | "description" | "cause");
+    let name = implemented_trait(graph, member);
     matches!(
-        implemented_trait(graph, member),
+        name,
         "Default" | "AsRef" | "AsMut" | "Borrow" | "BorrowMut" | "From" | "Into" | "TryFrom" | "TryInto" | "Clone"
-    ) || (reads_the_chain && implemented_trait(graph, member) == "Error")
+    ) || (reads_the_chain && name == "Error")
 }
 
 /// The seeds a diff's definitions add for definitions the language runs where their type is

@@ -252,8 +252,9 @@ pub struct FileCode {
     /// column): the argument of Rust's `Err(…)`, the closure given to `map_err` or
     /// `ok_or_else`. A test runs it only when it makes something fail.
     pub failure_spans: Vec<[u32; 4]>,
-    /// The tests (by index in `symbols`) that make something fail: Rust's `#[should_panic]`,
-    /// or a body that asks for the error (`is_err()`, `unwrap_err()`, `Err(…)`).
+    /// The definitions (by index in `symbols`) that make something fail: Rust tests marked
+    /// `#[should_panic]` or asking for the error (`is_err()`, `unwrap_err()`, `Err(…)`), and
+    /// functions asking for it (a test's helper, `parse(t).unwrap_err()`).
     pub expects_failure: Vec<u32>,
 }
 

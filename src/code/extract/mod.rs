@@ -93,7 +93,7 @@ pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileC
     walker.expand_prefixed_attributes();
     apply_renames(&mut walker.out, &walker.renames);
     walker.out.renames = std::mem::take(&mut walker.renames);
-    note_tests_expecting_failure(&mut walker.out);
+    note_definitions_expecting_failure(&mut walker.out);
     let root = tree.root_node();
     let mut cursor = root.walk();
     let file_gate = |node: Node| -> Option<String> {
@@ -127,7 +127,7 @@ pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileC
 /// `fn version_err(t) -> Error { Version::parse(t).unwrap_err() }`), and a test that reads
 /// `r.err()` or matches `Err(_)` (those marked `#[should_panic]` are noted where they are
 /// defined).
-fn note_tests_expecting_failure(code: &mut FileCode) {
+fn note_definitions_expecting_failure(code: &mut FileCode) {
     if code.language != "rust" {
         return;
     }
