@@ -17,6 +17,7 @@ pub mod query;
 pub mod resolve;
 mod spec;
 pub mod test_files;
+mod test_scripts;
 
 use crate::ingest::{Chunk, ChunkParams, Language};
 use serde::{Deserialize, Serialize};

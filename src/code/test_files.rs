@@ -6,11 +6,12 @@
 //! vitest runs the files its config's `test.include` matches (by default
 //! `**/*.{test,spec}.?(c|m)[jt]s?(x)`) less those `test.exclude` names; jest those its
 //! `testMatch` matches (by default `**/__tests__/**/*.[jt]s?(x)` and
-//! `**/?(*.)+(spec|test).[jt]s?(x)`). A file beside the tests that the runner does not take
+//! `**/?(*.)+(spec|test).[jt]s?(x)`); tape, tap, mocha and `node --test` the files their
+//! `test` script names (`test_scripts`). A file beside the tests that the runner does not take
 //! (yup's excluded `test/helpers.ts`, a folder of fixture modules a test loads) is a helper:
-//! its callers are the tests, it is not one. Where a package names no runner these know
-//! (tape, mocha, ava, `node --test`), or its config is more than string patterns (a
-//! `testRegex`, an include computed at run time), the conventions decide.
+//! its callers are the tests, it is not one. Where a package names no runner these know (ava,
+//! a runner given no files), or its config is more than string patterns (a `testRegex`, an
+//! include computed at run time), the conventions decide.
 
 use std::collections::HashMap;
 
@@ -183,8 +184,9 @@ impl JsTests {
     }
 }
 
-/// The runner of the package in `dir`: its vitest config's patterns, its jest config's, or the
-/// defaults of the runner it depends on.
+/// The runner of the package in `dir`: its vitest config's patterns, its jest config's, the
+/// defaults of the runner it depends on, or the files its `test` script gives tape, tap,
+/// mocha or `node --test`.
 fn runner_of(dir: &str, configs: &HashMap<String, String>) -> Option<Runner> {
     let at = |name: &str| if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") };
     let config = |stems: &[&str]| {
@@ -212,6 +214,8 @@ fn runner_of(dir: &str, configs: &HashMap<String, String>) -> Option<Runner> {
         (owned(VITEST_INCLUDE), Vec::new())
     } else if depends_on("jest") {
         (owned(JEST_TEST_MATCH), Vec::new())
+    } else if let Some(patterns) = manifest.as_ref().and_then(super::test_scripts::script_patterns) {
+        (patterns, Vec::new())
     } else {
         return None;
     };
@@ -597,7 +601,7 @@ mod tests {
         assert_eq!(tests.runs("packages/c/src/__tests__/util.js"), Some(true));
         assert_eq!(tests.runs("packages/c/src/util.test.tsx"), Some(true));
         assert_eq!(tests.runs("packages/c/test/util.js"), Some(false));
-        // tape, a regular expression, a pattern computed at run time: the conventions decide.
+        // tape with no script naming its files, a regular expression, a pattern computed at run time: the conventions decide.
         assert_eq!(tests.runs("packages/d/test/util.js"), None);
         assert_eq!(tests.runs("packages/e/src/a.test.js"), None);
         assert_eq!(tests.runs("packages/f/x/a.ts"), None);
