@@ -608,6 +608,19 @@ mod tests {
     }
 
     #[test]
+    fn a_test_scripts_files_are_the_tests_where_no_config_says() {
+        let tests = repo(&[
+            ("package.json", r#"{"scripts": {"test": "npm run unit", "unit": "nyc tape 'test/*.js'"}}"#),
+            ("packages/m/package.json", r#"{"scripts": {"test": "mocha --recursive spec"}}"#),
+        ]);
+        assert_eq!(tests.runs("test/parse.js"), Some(true));
+        // A fixture another test spawns is not a test.
+        assert_eq!(tests.runs("test/ignore/stub.js"), Some(false));
+        assert_eq!(tests.runs("packages/m/spec/deep/a.spec.js"), Some(true));
+        assert_eq!(tests.runs("packages/m/test/a.test.js"), Some(false));
+    }
+
+    #[test]
     fn extended_globs_read_as_alternatives() {
         assert_eq!(extended_glob("**/*.[jt]s?(x)").unwrap(), ["**/*.[jt]s", "**/*.[jt]sx"]);
         assert_eq!(extended_glob("?(*.)+(spec|test).ts").unwrap(), ["spec.ts", "test.ts", "*.spec.ts", "*.test.ts"]);

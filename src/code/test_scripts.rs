@@ -215,7 +215,8 @@ mod tests {
         assert_eq!(patterns(qs).unwrap(), ["test/**/*.js"]);
         let mocha = r#"{"test": "npm run lint && c8 -r text mocha --recursive -t 5000 test/unit ./test/e2e.js"}"#;
         assert_eq!(patterns(mocha).unwrap(), ["test/unit/**/*.{js,cjs,mjs}", "test/e2e.js"]);
-        let node = r#"{"test": "yarn unit", "unit": "NODE_ENV=test node --test --test-reporter spec 'test/**/*.test.mjs'"}"#;
+        let node =
+            r#"{"test": "yarn unit", "unit": "NODE_ENV=test node --test --test-reporter spec 'test/**/*.test.mjs'"}"#;
         assert_eq!(patterns(node).unwrap(), ["test/**/*.test.mjs"]);
     }
 
