@@ -257,6 +257,10 @@ pub struct FileCode {
     /// `#[should_panic]` or asking for the error (`is_err()`, `unwrap_err()`, `Err(…)`), and
     /// functions asking for it (a test's helper, `parse(t).unwrap_err()`).
     pub expects_failure: Vec<u32>,
+    /// Rust modules declared with a `#[path = "…"]` attribute (by index in `symbols`), and
+    /// the path as written, relative to the declaring file's folder: chrono's `#[cfg(windows)]
+    /// #[path = "windows.rs"] mod inner;`.
+    pub module_paths: Vec<(u32, String)>,
 }
 
 /// A type parameter's bound over the lines of the item that declares it.
@@ -335,7 +339,7 @@ pub fn grammar_fingerprint() -> String {
 
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode` or what the extractor emits changes.
-    const FORMAT: u32 = 52;
+    const FORMAT: u32 = 53;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

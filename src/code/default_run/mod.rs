@@ -3,9 +3,11 @@
 //!
 //! Rust: a test under `#[cfg(feature = "serde")]`, in a module declared so, in a file that
 //! opens with `#![cfg(feature = "quickcheck")]` or in a test target whose `required-features`
-//! are off by default is not built. The crate's `Cargo.toml` says which features are on. A
-//! condition is true, false or unknown; only a condition known false leaves code out, so an
-//! unknown platform (`unix`, `target_os`) or a cfg a build script may set keeps it.
+//! are off by default is not built, nor one for another platform than this machine's
+//! (`#[cfg(windows)]`, `target_os = "macos"`). The crate's `Cargo.toml` says which features
+//! are on. A condition is true, false or unknown; only a condition known false leaves code
+//! out, so what a build may change (`target_env`, `target_feature`) or a cfg a build script
+//! may set keeps it.
 //!
 //! Python: `pytest` run at the repo's root collects only under its `testpaths` and skips what
 //! `--ignore` in its `addopts` names (from `pytest.ini`, `pyproject.toml`'s
@@ -34,12 +36,10 @@ const MAX_MANIFEST_BYTES: u64 = 1 << 20;
 /// Module declarations followed up from a file towards its crate's root.
 const MAX_MODULE_DEPTH: usize = 32;
 
-/// Conditions the compiler knows; their values depend on the target or the invocation, so a
-/// predicate on one is unknown (except those `cargo test` fixes: `test`, `debug_assertions`
-/// on; `doc`, `doctest`, `miri` off).
+/// Conditions the compiler knows whose values depend on the build's settings, so a predicate
+/// on one is unknown (the platform's are this machine's, `host_value`; `cargo test` fixes
+/// `test`, `debug_assertions` on and `doc`, `doctest`, `miri` off).
 const WELL_KNOWN: &[&str] = &[
-    "unix",
-    "windows",
     "panic",
     "proc_macro",
     "overflow_checks",
@@ -323,11 +323,20 @@ fn file_built(graph: &CodeGraph, krate: &Crate, file: u32, path: &str) -> bool {
         if gates_off(graph, krate, file, None) {
             return false;
         }
-        // The `mod name;` that brings the file in, in its parent module's file.
-        let Some((parent, name)) = parent_module(graph, graph.path(file)) else { return true };
-        let code = graph.code(parent);
-        let declaration =
-            code.symbols.iter().position(|s| s.kind == SymbolKind::Module && s.name == name && s.container.is_empty());
+        // The `mod name;` that brings the file in: one whose `#[path]` names it, or the one
+        // its place names in its parent module's file.
+        let (parent, declaration) = match declared_by_path(graph, graph.path(file)) {
+            Some((parent, module)) => (parent, Some(module as usize)),
+            None => {
+                let Some((parent, name)) = parent_module(graph, graph.path(file)) else { return true };
+                let code = graph.code(parent);
+                let declaration = code
+                    .symbols
+                    .iter()
+                    .position(|s| s.kind == SymbolKind::Module && s.name == name && s.container.is_empty());
+                (parent, declaration)
+            }
+        };
         if declaration.is_some_and(|d| gates_off(graph, krate, parent, Some(d as u32))) {
             return false;
         }
@@ -367,6 +376,35 @@ fn skipped(graph: &CodeGraph, file: u32, symbol: u32) -> bool {
 /// Whether one of the gates on a definition (or on the file) is known false.
 fn gates_off(graph: &CodeGraph, krate: &Crate, file: u32, symbol: Option<u32>) -> bool {
     graph.code(file).gates.iter().filter(|g| g.symbol == symbol).any(|g| evaluate(&g.cfg, krate) == Some(false))
+}
+
+/// The file and the module (its index) whose `#[path = "…"]` (relative to the declaring
+/// file's folder) names the file at `path`.
+fn declared_by_path(graph: &CodeGraph, path: &str) -> Option<(u32, u32)> {
+    (0..graph.file_count() as u32).filter(|&f| graph.path(f) != path).find_map(|f| {
+        let declaring = graph.path(f);
+        let dir = declaring.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
+        let code = graph.code(f);
+        code.module_paths
+            .iter()
+            .find(|(_, written)| normalize(dir, written).as_deref() == Some(path))
+            .map(|&(module, _)| (f, module))
+    })
+}
+
+/// `written` relative to `dir`, with `.` and `..` folded; `None` if it climbs out of the repo.
+fn normalize(dir: &str, written: &str) -> Option<String> {
+    let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
+    for part in written.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    Some(parts.join("/"))
 }
 
 /// The file of the module that declares the one at `path`, and the declared name:
@@ -542,7 +580,10 @@ fn predicate(tokens: &[Token], at: &mut usize, krate: &Crate) -> Option<Option<b
         Some(Token::Eq) => {
             let Some(Token::Str(value)) = tokens.get(*at + 1) else { return None };
             *at += 2;
-            Some((name == "feature").then(|| krate.features.contains(value)))
+            Some(match name.as_str() {
+                "feature" => Some(krate.features.contains(value)),
+                _ => host_value(name, value),
+            })
         }
         Some(Token::Open) if matches!(name.as_str(), "all" | "any" | "not") => {
             *at += 1;
@@ -569,12 +610,30 @@ fn predicate(tokens: &[Token], at: &mut usize, krate: &Crate) -> Option<Option<b
             "false" => Some(false),
             "test" | "debug_assertions" => Some(true),
             "doc" | "doctest" | "miri" => Some(false),
+            // The tests run here: this machine's platform decides (as `go test`'s build
+            // constraints do), a file behind `#[cfg(windows)]` is not built on Linux.
+            "unix" => Some(cfg!(unix)),
+            "windows" => Some(cfg!(windows)),
             n if n.starts_with("target_") || WELL_KNOWN.contains(&n) => None,
             // A cfg of the crate's own (`loom`, `tokio_unstable`, `docsrs`) is off unless
             // something sets it.
             _ if krate.custom_cfgs => None,
             _ => Some(false),
         }),
+    }
+}
+
+/// A `target_*` key's value on this machine, where the standard library says it: the os, its
+/// family, the architecture, the pointer width and the byte order (not the environment, the
+/// vendor or the CPU's features, which a build may change).
+fn host_value(key: &str, value: &str) -> Option<bool> {
+    match key {
+        "target_os" => Some(std::env::consts::OS == value),
+        "target_family" => Some(std::env::consts::FAMILY == value),
+        "target_arch" => Some(std::env::consts::ARCH == value),
+        "target_pointer_width" => Some(usize::BITS.to_string() == value),
+        "target_endian" => Some(value == if cfg!(target_endian = "little") { "little" } else { "big" }),
+        _ => None,
     }
 }
 
@@ -595,6 +654,30 @@ mod tests {
 
     fn built(builds: &mut DefaultRun, graph: &CodeGraph, path: &str) -> bool {
         builds.runs(graph, graph.file_index(path).unwrap(), None)
+    }
+
+    #[test]
+    fn a_module_another_platform_builds_is_not_built_here_also_by_its_path() {
+        let manifest = "[package]\nname = \"tz\"\n";
+        let (dir, graph) = crate_on_disk(
+            manifest,
+            &[
+                ("src/lib.rs", "mod local;\n#[cfg(target_os = \"macos\")]\nmod mac;\n"),
+                (
+                    "src/local/mod.rs",
+                    "#[cfg(unix)]\n#[path = \"unix.rs\"]\nmod inner;\n#[cfg(windows)]\n#[path = \"windows.rs\"]\nmod inner;\n",
+                ),
+                ("src/local/unix.rs", "#[test]\nfn u() {}\n"),
+                ("src/local/windows.rs", "#[test]\nfn w() {}\n"),
+                ("src/mac.rs", "#[test]\nfn m() {}\n"),
+            ],
+        );
+        let mut builds = DefaultRun::new(dir.path());
+        assert_eq!(built(&mut builds, &graph, "src/local/unix.rs"), cfg!(unix));
+        assert_eq!(built(&mut builds, &graph, "src/local/windows.rs"), cfg!(windows));
+        assert_eq!(built(&mut builds, &graph, "src/mac.rs"), cfg!(target_os = "macos"));
+        assert_eq!(normalize("src/a", "../b/c.rs").as_deref(), Some("src/b/c.rs"));
+        assert_eq!(normalize("", "../c.rs"), None);
     }
 
     #[test]
@@ -780,10 +863,15 @@ mod tests {
             ("all(test, feature = \"serde\")", Some(false)),
             ("any(test, feature = \"serde\")", Some(true)),
             ("not(feature = \"serde\")", Some(true)),
-            ("unix", None),
+            ("unix", Some(cfg!(unix))),
+            ("windows", Some(cfg!(windows))),
             ("all(unix, feature = \"serde\")", Some(false)),
-            ("any(unix, feature = \"serde\")", None),
-            ("target_os = \"linux\"", None),
+            ("any(unix, feature = \"serde\")", Some(cfg!(unix))),
+            ("target_os = \"linux\"", Some(cfg!(target_os = "linux"))),
+            ("target_os = \"windows\"", Some(cfg!(target_os = "windows"))),
+            ("target_pointer_width = \"64\"", Some(cfg!(target_pointer_width = "64"))),
+            ("target_env = \"gnu\"", None),
+            ("panic = \"unwind\"", None),
             ("loom", Some(false)),
             ("not(loom)", Some(true)),
             ("doc", Some(false)),

@@ -134,6 +134,11 @@ impl<'a> Walker<'a> {
             for cfg in attributes(node, self.src).filter_map(cfg_predicate) {
                 self.out.gates.push(Gate { symbol: Some(index), cfg: cfg.to_string() });
             }
+            if kind == SymbolKind::Module {
+                if let Some(path) = attributes(node, self.src).find_map(path_attribute) {
+                    self.out.module_paths.push((index, path.to_string()));
+                }
+            }
         }
         // A test the harness skips unless asked (`#[ignore]`, `@pytest.mark.skip`,
         // `@unittest.skip(…)`): never in the default run, a gate that is always false.
@@ -886,6 +891,14 @@ fn is_skip_decorator(decorator: &str) -> bool {
     let path = decorator.trim_start_matches('@').split(['(', ' ', '\n']).next().unwrap_or("");
     path.rsplit('.').next() == Some("skip")
         && (path == "skip" || path.contains("mark.") || path.starts_with("unittest."))
+}
+
+/// The file a `#[path = "…"]` attribute names.
+fn path_attribute(attribute: &str) -> Option<&str> {
+    let inner = attribute.trim_start_matches('#').trim();
+    let inner = inner.strip_prefix('[')?.strip_suffix(']')?.trim();
+    let value = inner.strip_prefix("path")?.trim_start().strip_prefix('=')?.trim();
+    value.strip_prefix('"')?.strip_suffix('"')
 }
 
 /// The predicate of a `#[cfg(…)]` or `#![cfg(…)]` attribute (not `cfg_attr`).

@@ -449,6 +449,7 @@ impl<'a> Walker<'a> {
             self.out.failure_spans.push([line, column, end_line, end_column]);
         }
         self.out.expects_failure.append(&mut out.expects_failure);
+        self.out.module_paths.append(&mut out.module_paths);
         if self.out.package.is_empty() {
             self.out.package = out.package;
         }
