@@ -7,7 +7,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::graph::{CodeGraph, SymbolRef};
-use super::{Symbol, SymbolKind, UseKind};
+use super::{FileCode, Symbol, SymbolKind, UseKind};
 
 /// Where a walk starts: a changed definition still in the graph, or a name whose definition
 /// is gone (its uses now resolve to nothing).
@@ -350,14 +350,23 @@ pub fn macro_seeds(graph: &CodeGraph, seeds: &[Seed]) -> Vec<Seed> {
 
 /// Whether a use sits in code that runs only when something fails (`FileCode::failure_spans`).
 fn on_failure(graph: &CodeGraph, u: &crate::code::graph::Use) -> bool {
+    within(graph, u, |code| &code.failure_spans)
+}
+
+/// Whether a use names a type where no value is made (`FileCode::type_only_spans`).
+fn makes_no_value(graph: &CodeGraph, u: &crate::code::graph::Use) -> bool {
+    within(graph, u, |code| &code.type_only_spans)
+}
+
+/// Whether a use lies in one of its file's `spans`.
+fn within(graph: &CodeGraph, u: &crate::code::graph::Use, spans: fn(&FileCode) -> &Vec<[u32; 4]>) -> bool {
     let code = graph.code(u.file);
-    let Some(o) = code.occurrences.get(u.occurrence as usize).filter(|_| !code.failure_spans.is_empty()) else {
+    let spans = spans(code);
+    let Some(o) = code.occurrences.get(u.occurrence as usize).filter(|_| !spans.is_empty()) else {
         return false;
     };
     let at = (o.line, o.column);
-    code.failure_spans
-        .iter()
-        .any(|&[line, column, end_line, end_column]| (line, column) <= at && at < (end_line, end_column))
+    spans.iter().any(|&[line, column, end_line, end_column]| (line, column) <= at && at < (end_line, end_column))
 }
 
 /// Whether a test makes something fail (`FileCode::expects_failure`): it asks for an error
@@ -537,6 +546,9 @@ pub fn walk_built(
                 let wanted = if k < own { *requires } else { implementer.or(*requires) };
                 let requires_now = wanted.filter(|&ty| !names_type(graph, &mut named_by, ty, &u));
                 if *instances_only && !makes_instance(graph, &u) {
+                    continue;
+                }
+                if makes_no_value(graph, &u) {
                     continue;
                 }
                 if *declared_only && !declares(graph, &u) {

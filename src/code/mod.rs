@@ -261,6 +261,10 @@ pub struct FileCode {
     /// the path as written, relative to the declaring file's folder: chrono's `#[cfg(windows)]
     /// #[path = "windows.rs"] mod inner;`.
     pub module_paths: Vec<(u32, String)>,
+    /// Code that makes no value, as 1-based (line, column, end line, end column): the type
+    /// arguments of a Rust call that only checks them (`size_of::<T>()`, `assert_send::<T>()`
+    /// of the file's `fn assert_send<T: Send>() {}`). No method of a type named there runs.
+    pub type_only_spans: Vec<[u32; 4]>,
 }
 
 /// A type parameter's bound over the lines of the item that declares it.
@@ -339,7 +343,7 @@ pub fn grammar_fingerprint() -> String {
 
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode` or what the extractor emits changes.
-    const FORMAT: u32 = 53;
+    const FORMAT: u32 = 54;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

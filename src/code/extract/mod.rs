@@ -90,6 +90,7 @@ pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileC
     let spec = spec(language)?;
     let mut walker = Walker::new(language, spec, text.as_bytes(), Vec::new(), 0, 0);
     walker.walk_resyncing(tree, text, 0);
+    walker.keep_type_only_calls();
     walker.expand_prefixed_attributes();
     apply_renames(&mut walker.out, &walker.renames);
     walker.out.renames = std::mem::take(&mut walker.renames);
@@ -348,6 +349,12 @@ struct Walker<'a> {
     /// `where I: Interval`): (end byte of the item, parameter, trait). A value of type `V`
     /// is used through the trait's methods, as a type checker reads `visitor.visit_post()`.
     generic_bounds: Vec<(usize, String, String)>,
+    /// Rust calls given only type arguments (`assert_send::<T>()`): the callee's name and the
+    /// span of its type arguments, kept in `type_only_spans` once the walk knows the file's
+    /// functions that do nothing (`empty_functions`).
+    type_argument_calls: Vec<(String, [u32; 4])>,
+    /// Rust functions of this file without parameters whose body is empty.
+    empty_functions: HashSet<String>,
 }
 
 impl<'a> Walker<'a> {
@@ -390,6 +397,8 @@ impl<'a> Walker<'a> {
             prefixed_attributes: Vec::new(),
             impl_traits: Vec::new(),
             generic_bounds: Vec::new(),
+            type_argument_calls: Vec::new(),
+            empty_functions: HashSet::new(),
         }
     }
 
@@ -450,10 +459,22 @@ impl<'a> Walker<'a> {
         }
         self.out.expects_failure.append(&mut out.expects_failure);
         self.out.module_paths.append(&mut out.module_paths);
+        for [mut line, mut column, mut end_line, mut end_column] in std::mem::take(&mut out.type_only_spans) {
+            shift(&mut line, &mut column);
+            shift(&mut end_line, &mut end_column);
+            self.out.type_only_spans.push([line, column, end_line, end_column]);
+        }
         if self.out.package.is_empty() {
             self.out.package = out.package;
         }
     }
+}
+
+/// Whether a Rust function takes nothing and does nothing: `fn assert_send<T: Send>() {}`,
+/// a check the compiler makes of its type arguments.
+fn does_nothing(function: Node) -> bool {
+    let empty = |field: &str| function.child_by_field_name(field).is_some_and(|n| n.named_child_count() == 0);
+    empty("parameters") && empty("body")
 }
 
 fn is_ident_like(kind: &str) -> bool {
@@ -553,6 +574,12 @@ impl<'a> Walker<'a> {
         }
         if self.language == Language::Rust && kind == "call_expression" {
             self.note_failure_branch(node);
+            self.note_type_argument_call(node);
+        }
+        if self.language == Language::Rust && kind == "function_item" && does_nothing(node) {
+            if let Some(name) = node.child_by_field_name("name") {
+                self.empty_functions.insert(self.text(name).to_string());
+            }
         }
         if self.language == Language::Rust && kind == "macro_definition" {
             self.template_end = node.end_byte();
@@ -769,6 +796,45 @@ impl<'a> Walker<'a> {
             let at = |p: tree_sitter::Point| [p.row as u32 + 1, p.column as u32 + 1];
             let ([line, column], [end_line, end_column]) = (at(start), at(end));
             self.out.failure_spans.push([line, column, end_line, end_column]);
+        }
+    }
+
+    /// Notes a Rust call given type arguments and no values (`size_of::<T>()`,
+    /// `assert_send::<T>()`): whether its type arguments make nothing is known once the
+    /// file's functions are (`keep_type_only_calls`).
+    fn note_type_argument_call(&mut self, call: Node) {
+        let Some(function) = call.child_by_field_name("function").filter(|f| f.kind() == "generic_function") else {
+            return;
+        };
+        let no_values = call.child_by_field_name("arguments").is_some_and(|a| a.named_child_count() == 0);
+        let (Some(callee), Some(types)) =
+            (function.child_by_field_name("function"), function.child_by_field_name("type_arguments"))
+        else {
+            return;
+        };
+        if !no_values {
+            return;
+        }
+        let name = self.text(callee).rsplit("::").next().unwrap_or("").trim().to_string();
+        let at = |p: tree_sitter::Point| [p.row as u32 + 1, p.column as u32 + 1];
+        let ([line, column], [end_line, end_column]) = (at(types.start_position()), at(types.end_position()));
+        // The standard library's functions of a type alone, which run none of its code.
+        let path = self.text(callee);
+        let std_type_only = matches!(name.as_str(), "size_of" | "align_of" | "type_name" | "needs_drop")
+            || path.ends_with("TypeId::of");
+        if std_type_only {
+            self.out.type_only_spans.push([line, column, end_line, end_column]);
+        } else {
+            self.type_argument_calls.push((name, [line, column, end_line, end_column]));
+        }
+    }
+
+    /// Keeps the type arguments of the calls to the file's functions that do nothing.
+    fn keep_type_only_calls(&mut self) {
+        for (name, span) in std::mem::take(&mut self.type_argument_calls) {
+            if self.empty_functions.contains(&name) {
+                self.out.type_only_spans.push(span);
+            }
         }
     }
 

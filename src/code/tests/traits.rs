@@ -194,24 +194,18 @@ fn debug_and_conversions_on_the_way_run_where_called_not_where_the_type_is_named
             "use semver::Request;\n\n#[test]\nfn made_by_default() {\n    let r = Request::default();\n    drop(r);\n}\n",
         ),
     ]);
-    // `code` runs under `eq` (wherever a `Request` is used: both tests); `label` only under
-    // `fmt`, which neither test prints.
-    assert_eq!(
-        tests_reached(&graph, "Method", "code"),
-        ["tests/made.rs::made_by_default", "tests/send.rs::request_is_send"]
-    );
+    // `code` runs under `eq` (wherever a `Request` value is: not in `assert_send::<Request>()`,
+    // which makes none); `label` only under `fmt`, which neither test prints.
+    assert_eq!(tests_reached(&graph, "Method", "code"), ["tests/made.rs::made_by_default"]);
     assert!(tests_reached(&graph, "Method", "label").is_empty());
     // `checked` runs under `default`, which only `Request::default()` calls; so does a change
     // to `default` itself.
     assert_eq!(tests_reached(&graph, "Request", "checked"), ["tests/made.rs::made_by_default"]);
     assert_eq!(tests_reached(&graph, "Request", "default"), ["tests/made.rs::made_by_default"]);
     // A change to `Debug::fmt` itself runs where a value is printed, which neither test does;
-    // a change to `eq` runs wherever the type is used.
+    // a change to `eq` runs wherever a value of the type is.
     assert!(tests_reached(&graph, "Request", "fmt").is_empty());
-    assert_eq!(
-        tests_reached(&graph, "Request", "eq"),
-        ["tests/made.rs::made_by_default", "tests/send.rs::request_is_send"]
-    );
+    assert_eq!(tests_reached(&graph, "Request", "eq"), ["tests/made.rs::made_by_default"]);
 }
 
 /// A type parameter bound by a trait has its supertraits' methods: `key.find(map)` for
@@ -480,4 +474,30 @@ fn code_that_runs_on_failure_leads_to_the_tests_that_fail() {
             "tests/parses.rs::parses"
         ]
     );
+}
+
+/// A type named only as a type argument of a call that runs nothing (`assert_send::<T>()`
+/// of an empty function, `size_of::<T>()`) makes no value: a method the language runs on its
+/// values (`Ord::cmp`) does not run there; named in a call that makes one (`parse::<T>()`),
+/// it does.
+#[test]
+fn a_type_named_only_to_be_checked_runs_none_of_its_methods() {
+    let graph = rust_graph(&[
+        (
+            "src/lib.rs",
+            "#[derive(PartialEq, Eq)]\npub struct Version {\n    pub major: u64,\n}\n\n\
+             impl Ord for Version {\n    fn cmp(&self, other: &Self) -> std::cmp::Ordering {\n        self.major.cmp(&other.major)\n    }\n}\n\n\
+             impl PartialOrd for Version {\n    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {\n        Some(self.cmp(other))\n    }\n}\n\n\
+             impl std::str::FromStr for Version {\n    type Err = ();\n    fn from_str(text: &str) -> Result<Version, ()> {\n        Ok(Version { major: text.len() as u64 })\n    }\n}\n",
+        ),
+        (
+            "tests/test_autotrait.rs",
+            "fn assert_send_sync<T: Send + Sync>() {}\n\n#[test]\nfn test() {\n    assert_send_sync::<semver::Version>();\n    assert_eq!(std::mem::size_of::<semver::Version>(), 8);\n}\n",
+        ),
+        (
+            "tests/test_order.rs",
+            "#[test]\nfn orders() {\n    let a = \"1\".parse::<semver::Version>().unwrap();\n    let b = \"22\".parse::<semver::Version>().unwrap();\n    assert!(a < b);\n}\n",
+        ),
+    ]);
+    assert_eq!(tests_reached(&graph, "Version", "cmp"), ["tests/test_order.rs::orders"]);
 }
