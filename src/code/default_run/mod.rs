@@ -82,6 +82,8 @@ pub struct DefaultRun {
     /// Definitions (and files' top levels) `builds` answered already: a walk asks of each
     /// use it follows.
     answered: HashMap<(u32, Option<u32>), bool>,
+    /// The files Rust modules bring in by `#[path = "…"]`: path → (declaring file, module).
+    path_modules: Option<HashMap<String, (u32, u32)>>,
 }
 
 impl DefaultRun {
@@ -92,6 +94,7 @@ impl DefaultRun {
             pytest: None,
             files_built: HashMap::new(),
             answered: HashMap::new(),
+            path_modules: None,
         }
     }
 
@@ -149,7 +152,8 @@ impl DefaultRun {
         if let Some(&built) = self.files_built.get(&file) {
             return built;
         }
-        let built = file_built(graph, &krate, file, &path);
+        let path_modules = self.path_modules.get_or_insert_with(|| path_modules(graph));
+        let built = file_built(graph, &krate, path_modules, file, &path);
         self.files_built.insert(file, built);
         built
     }
@@ -306,7 +310,13 @@ fn closure(declared: Option<&toml::Table>, features: Vec<String>) -> HashSet<Str
 
 /// Whether `cargo test` builds a file of `krate` (at `path`): its test target, its folder,
 /// the gates on it and on the `mod` declarations that bring it in.
-fn file_built(graph: &CodeGraph, krate: &Crate, file: u32, path: &str) -> bool {
+fn file_built(
+    graph: &CodeGraph,
+    krate: &Crate,
+    path_modules: &HashMap<String, (u32, u32)>,
+    file: u32,
+    path: &str,
+) -> bool {
     let in_crate = path.strip_prefix(&krate.dir).unwrap_or(path).trim_start_matches('/');
     if krate.required_features.get(in_crate).is_some_and(|r| !r.iter().all(|f| krate.features.contains(f))) {
         return false;
@@ -325,8 +335,8 @@ fn file_built(graph: &CodeGraph, krate: &Crate, file: u32, path: &str) -> bool {
         }
         // The `mod name;` that brings the file in: one whose `#[path]` names it, or the one
         // its place names in its parent module's file.
-        let (parent, declaration) = match declared_by_path(graph, graph.path(file)) {
-            Some((parent, module)) => (parent, Some(module as usize)),
+        let (parent, declaration) = match path_modules.get(graph.path(file)) {
+            Some(&(parent, module)) => (parent, Some(module as usize)),
             None => {
                 let Some((parent, name)) = parent_module(graph, graph.path(file)) else { return true };
                 let code = graph.code(parent);
@@ -378,18 +388,20 @@ fn gates_off(graph: &CodeGraph, krate: &Crate, file: u32, symbol: Option<u32>) -
     graph.code(file).gates.iter().filter(|g| g.symbol == symbol).any(|g| evaluate(&g.cfg, krate) == Some(false))
 }
 
-/// The file and the module (its index) whose `#[path = "…"]` (relative to the declaring
-/// file's folder) names the file at `path`.
-fn declared_by_path(graph: &CodeGraph, path: &str) -> Option<(u32, u32)> {
-    (0..graph.file_count() as u32).filter(|&f| graph.path(f) != path).find_map(|f| {
+/// The files Rust modules bring in by `#[path = "…"]` (relative to the declaring file's
+/// folder), each with the declaring file and the module (its index).
+fn path_modules(graph: &CodeGraph) -> HashMap<String, (u32, u32)> {
+    let mut out = HashMap::new();
+    for f in 0..graph.file_count() as u32 {
         let declaring = graph.path(f);
         let dir = declaring.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
-        let code = graph.code(f);
-        code.module_paths
-            .iter()
-            .find(|(_, written)| normalize(dir, written).as_deref() == Some(path))
-            .map(|&(module, _)| (f, module))
-    })
+        for (module, written) in &graph.code(f).module_paths {
+            if let Some(path) = normalize(dir, written).filter(|p| p != declaring) {
+                out.entry(path).or_insert((f, *module));
+            }
+        }
+    }
+    out
 }
 
 /// `written` relative to `dir`, with `.` and `..` folded; `None` if it climbs out of the repo.
