@@ -47,7 +47,7 @@ fn join(dir: &str, rel: &str) -> String {
 }
 
 /// `a/./b/../c` → `a/c`; `None` when it climbs above the root.
-fn normalize(path: &str) -> Option<String> {
+pub(crate) fn normalize(path: &str) -> Option<String> {
     let mut parts: Vec<&str> = Vec::new();
     for part in path.split('/') {
         match part {

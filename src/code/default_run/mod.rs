@@ -406,17 +406,7 @@ fn path_modules(graph: &CodeGraph) -> HashMap<String, (u32, u32)> {
 
 /// `written` relative to `dir`, with `.` and `..` folded; `None` if it climbs out of the repo.
 fn normalize(dir: &str, written: &str) -> Option<String> {
-    let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
-    for part in written.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            p => parts.push(p),
-        }
-    }
-    Some(parts.join("/"))
+    crate::code::resolve::normalize(&format!("{dir}/{written}"))
 }
 
 /// The file of the module that declares the one at `path`, and the declared name:
