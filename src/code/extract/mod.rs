@@ -452,22 +452,25 @@ impl<'a> Walker<'a> {
             shift(&mut import.line, &mut column);
             self.out.imports.push(import);
         }
-        for [mut line, mut column, mut end_line, mut end_column] in std::mem::take(&mut out.failure_spans) {
+        let shift_span = |[mut line, mut column, mut end_line, mut end_column]: [u32; 4]| {
             shift(&mut line, &mut column);
             shift(&mut end_line, &mut end_column);
-            self.out.failure_spans.push([line, column, end_line, end_column]);
-        }
+            [line, column, end_line, end_column]
+        };
+        self.out.failure_spans.extend(out.failure_spans.drain(..).map(shift_span));
+        self.out.type_only_spans.extend(out.type_only_spans.drain(..).map(shift_span));
         self.out.expects_failure.append(&mut out.expects_failure);
         self.out.module_paths.append(&mut out.module_paths);
-        for [mut line, mut column, mut end_line, mut end_column] in std::mem::take(&mut out.type_only_spans) {
-            shift(&mut line, &mut column);
-            shift(&mut end_line, &mut end_column);
-            self.out.type_only_spans.push([line, column, end_line, end_column]);
-        }
         if self.out.package.is_empty() {
             self.out.package = out.package;
         }
     }
+}
+
+/// A node's 1-based (line, column, end line, end column).
+fn span_of(node: Node) -> [u32; 4] {
+    let (start, end) = (node.start_position(), node.end_position());
+    [start.row as u32 + 1, start.column as u32 + 1, end.row as u32 + 1, end.column as u32 + 1]
 }
 
 /// Whether a Rust function takes nothing and does nothing: `fn assert_send<T: Send>() {}`,
@@ -792,10 +795,7 @@ impl<'a> Walker<'a> {
             _ => false,
         };
         if let Some(arguments) = call.child_by_field_name("arguments").filter(|_| failing) {
-            let (start, end) = (arguments.start_position(), arguments.end_position());
-            let at = |p: tree_sitter::Point| [p.row as u32 + 1, p.column as u32 + 1];
-            let ([line, column], [end_line, end_column]) = (at(start), at(end));
-            self.out.failure_spans.push([line, column, end_line, end_column]);
+            self.out.failure_spans.push(span_of(arguments));
         }
     }
 
@@ -815,17 +815,15 @@ impl<'a> Walker<'a> {
         if !no_values {
             return;
         }
-        let name = self.text(callee).rsplit("::").next().unwrap_or("").trim().to_string();
-        let at = |p: tree_sitter::Point| [p.row as u32 + 1, p.column as u32 + 1];
-        let ([line, column], [end_line, end_column]) = (at(types.start_position()), at(types.end_position()));
-        // The standard library's functions of a type alone, which run none of its code.
         let path = self.text(callee);
-        let std_type_only = matches!(name.as_str(), "size_of" | "align_of" | "type_name" | "needs_drop")
-            || path.ends_with("TypeId::of");
+        let name = path.rsplit("::").next().unwrap_or("").trim();
+        // The standard library's functions of a type alone, which run none of its code.
+        let std_type_only =
+            matches!(name, "size_of" | "align_of" | "type_name" | "needs_drop") || path.ends_with("TypeId::of");
         if std_type_only {
-            self.out.type_only_spans.push([line, column, end_line, end_column]);
+            self.out.type_only_spans.push(span_of(types));
         } else {
-            self.type_argument_calls.push((name, [line, column, end_line, end_column]));
+            self.type_argument_calls.push((name.to_string(), span_of(types)));
         }
     }
 
