@@ -69,6 +69,9 @@ struct Crate {
     required_features: HashMap<String, Vec<String>>,
     /// Benchmarks and examples whose tests `cargo test` runs (`test = true`), by path.
     tested_extras: Vec<String>,
+    /// The toolchain's channel (`stable`, `beta`, `nightly`) its `rust-toolchain` file pins,
+    /// stable without one: rustversion's gates ask it.
+    channel: &'static str,
 }
 
 /// Answers "does the default test run run this?" for the code of one repo; reads each
@@ -481,6 +484,15 @@ fn read_crate(root: &Path, dir: &str) -> Option<Crate> {
         })
     };
     let custom_cfgs = build_script || cargo_config("") || (!dir.is_empty() && cargo_config(dir));
+    // rustup reads the nearest `rust-toolchain.toml` or `rust-toolchain` (a channel alone, or
+    // TOML) from the folder it runs in up.
+    let pinned =
+        [join("rust-toolchain.toml"), join("rust-toolchain"), "rust-toolchain.toml".into(), "rust-toolchain".into()]
+            .iter()
+            .find_map(|p| crate::ingest::open::read_inside(root, p, MAX_MANIFEST_BYTES).ok())
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+    let channel = ["nightly", "beta"].into_iter().find(|c| pinned.contains(c)).unwrap_or("stable");
     Some(Crate {
         dir: dir.to_string(),
         declared,
@@ -489,6 +501,7 @@ fn read_crate(root: &Path, dir: &str) -> Option<Crate> {
         custom_cfgs,
         required_features,
         tested_extras,
+        channel,
     })
 }
 
@@ -584,6 +597,10 @@ fn predicate(tokens: &[Token], at: &mut usize, krate: &Crate) -> Option<Option<b
             *at += 2;
             Some(match name.as_str() {
                 "feature" => Some(krate.features.contains(value)),
+                // rustversion's channel (`attributes::gate`); a pinned release is unknown.
+                "rust_channel" => {
+                    ["stable", "beta", "nightly"].contains(&value.as_str()).then(|| krate.channel == value)
+                }
                 _ => host_value(name, value),
             })
         }
@@ -852,7 +869,34 @@ mod tests {
             custom_cfgs,
             required_features: HashMap::new(),
             tested_extras: Vec::new(),
+            channel: "stable",
         }
+    }
+
+    #[test]
+    fn a_test_for_another_toolchain_does_not_run_unless_the_repo_pins_it() {
+        let manifest = "[package]\nname = \"x\"\n";
+        let rust = "#[rustversion::nightly]\n#[test]\nfn nightly() {}\n\n\
+                    #[rustversion::not(nightly)]\n#[test]\nfn stable() {}\n\n\
+                    #[rustversion::attr(not(nightly), ignore = \"requires nightly\")]\n#[test]\nfn ui() {}\n\n\
+                    #[rustversion::since(1.60)]\n#[test]\nfn recent() {}\n\n\
+                    #[cfg_attr(miri, ignore)]\n#[test]\nfn not_under_miri() {}\n";
+        let (dir, graph) = crate_on_disk(manifest, &[("tests/a.rs", rust)]);
+        let expect = |run: &mut DefaultRun, nightly: bool| {
+            for (name, runs) in [
+                ("nightly", nightly),
+                ("stable", !nightly),
+                ("ui", nightly),
+                ("recent", true),
+                ("not_under_miri", true),
+            ] {
+                assert_eq!(test_runs(run, &graph, "tests/a.rs", name), runs, "{name}, nightly {nightly}");
+            }
+        };
+        expect(&mut DefaultRun::new(dir.path()), false);
+        std::fs::write(dir.path().join("rust-toolchain.toml"), "[toolchain]\nchannel = \"nightly-2025-06-01\"\n")
+            .unwrap();
+        expect(&mut DefaultRun::new(dir.path()), true);
     }
 
     #[test]
@@ -880,6 +924,9 @@ mod tests {
             ("all(", None),
             ("feature = ", None),
             ("not(a, b)", None),
+            ("rust_channel = \"stable\"", Some(true)),
+            ("not(rust_channel = \"nightly\")", Some(true)),
+            ("rust_channel = \"unknown\"", None),
         ];
         for (cfg, want) in cases {
             assert_eq!(evaluate(cfg, &k), want, "{cfg}");

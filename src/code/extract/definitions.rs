@@ -4,6 +4,7 @@
 
 use tree_sitter::Node;
 
+use super::attributes::{attribute_path, attributes, gate, has_test_attribute, path_attribute};
 use super::{base_type_name, is_ident_like, Frame, Walker, MAX_NAME, MAX_SIGNATURE};
 use crate::ingest::code::last_row;
 use crate::ingest::Language;
@@ -131,8 +132,8 @@ impl<'a> Walker<'a> {
         }
         self.out.symbols.push(symbol);
         if self.language == Language::Rust {
-            for cfg in attributes(node, self.src).filter_map(cfg_predicate) {
-                self.out.gates.push(Gate { symbol: Some(index), cfg: cfg.to_string() });
+            for cfg in attributes(node, self.src).filter_map(gate) {
+                self.out.gates.push(Gate { symbol: Some(index), cfg });
             }
             if kind == SymbolKind::Module {
                 if let Some(path) = attributes(node, self.src).find_map(path_attribute) {
@@ -862,51 +863,12 @@ fn split_top_level(text: &str) -> Vec<String> {
     out
 }
 
-/// Whether a Rust function carries a test marker among the attributes right before it:
-/// `#[test]`, `#[tokio::test]`, `#[test_case(…)]`, `#[rstest]`, `#[quickcheck]` (`#[cfg(test)]`
-/// is not one: it only compiles the item for tests).
-fn has_test_attribute(node: Node, src: &[u8]) -> bool {
-    attributes(node, src).any(|a| super::is_test_attribute(a.trim_start_matches('#')))
-}
-
-/// The attributes written above an item (`#[test]`, `#[cfg(unix)]`), nearest first, comments
-/// between them skipped.
-fn attributes<'t, 's: 't>(node: Node<'t>, src: &'s [u8]) -> impl Iterator<Item = &'s str> + 't {
-    std::iter::successors(node.prev_sibling(), |s| s.prev_sibling())
-        .take_while(|s| matches!(s.kind(), "attribute_item" | "line_comment" | "block_comment"))
-        .filter(|s| s.kind() == "attribute_item")
-        .map(move |s| s.utf8_text(src).unwrap_or(""))
-}
-
-/// An attribute's path: `ignore` for `#[ignore = "slow"]`, `tokio::test` for
-/// `#[tokio::test(flavor = "multi_thread")]`.
-fn attribute_path(attribute: &str) -> &str {
-    let inner = attribute.trim_start_matches('#').trim_start_matches('!').trim_start_matches('[');
-    inner.split(['(', ']', '=', ' ']).next().unwrap_or("").trim()
-}
-
 /// Whether a Python decorator skips its test whatever happens: `@pytest.mark.skip`,
 /// `@pytest.mark.skip(reason=…)`, `@unittest.skip("…")` (not `skipif`, which asks).
 fn is_skip_decorator(decorator: &str) -> bool {
     let path = decorator.trim_start_matches('@').split(['(', ' ', '\n']).next().unwrap_or("");
     path.rsplit('.').next() == Some("skip")
         && (path == "skip" || path.contains("mark.") || path.starts_with("unittest."))
-}
-
-/// The file a `#[path = "…"]` attribute names.
-fn path_attribute(attribute: &str) -> Option<&str> {
-    let inner = attribute.trim_start_matches('#').trim();
-    let inner = inner.strip_prefix('[')?.strip_suffix(']')?.trim();
-    let value = inner.strip_prefix("path")?.trim_start().strip_prefix('=')?.trim();
-    value.strip_prefix('"')?.strip_suffix('"')
-}
-
-/// The predicate of a `#[cfg(…)]` or `#![cfg(…)]` attribute (not `cfg_attr`).
-pub(super) fn cfg_predicate(attribute: &str) -> Option<&str> {
-    let inner = attribute.trim_start_matches('#').trim_start_matches('!').trim();
-    let inner = inner.strip_prefix('[')?.strip_suffix(']')?.trim();
-    let rest = inner.strip_prefix("cfg")?.trim_start();
-    Some(rest.strip_prefix('(')?.strip_suffix(')')?.trim())
 }
 
 /// One item a macro call defines: its name, line and column, kind, whether a test marker is

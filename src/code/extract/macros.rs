@@ -307,7 +307,7 @@ fn marked_as_test(before: &[Node], src: &[u8]) -> bool {
         if matches!(token, "pub" | "async" | "unsafe" | "const" | "extern") || token.starts_with('(') {
             j -= 1;
         } else if token.starts_with('[') && j >= 2 && text(before[j - 2], src) == "#" {
-            if super::is_test_attribute(token) {
+            if super::attributes::is_test_attribute(token) {
                 return true;
             }
             j -= 2;

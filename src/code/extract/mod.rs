@@ -1,11 +1,14 @@
 //! One pass over a file's syntax tree: definitions with their containers, uses of names that
 //! are not bound locally, and import statements.
 
+mod attributes;
 mod bindings;
 mod definitions;
 mod describe;
 mod dispatch;
 mod macros;
+mod outcomes;
+mod resync;
 mod shapes;
 mod types;
 
@@ -16,6 +19,7 @@ use tree_sitter::{Node, Parser, Tree};
 use super::spec::{doc_roles, roles, spec, Spec, IDENT_ONLY, SKIP, VISIT};
 use super::{imports, FileCode, Occurrence, UseKind};
 use crate::ingest::Language;
+use outcomes::{does_nothing, note_definitions_expecting_failure};
 pub(crate) use types::{
     accessed_type, annotated_type, base_type_name, element_type, go_type, is_element_accessor, own_field_path,
     rust_type, rust_value_text, stated_type,
@@ -102,7 +106,7 @@ pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileC
         match language {
             // `#![cfg(feature = "serde")]` atop a file (an integration test's, a module's).
             Language::Rust if node.kind() == "inner_attribute_item" => {
-                definitions::cfg_predicate(text).map(str::to_string)
+                attributes::cfg_predicate(text).map(str::to_string)
             }
             // `//go:build integration` above the package clause.
             Language::Go if node.kind() == "comment" => text.strip_prefix("//go:build ").map(|c| c.trim().to_string()),
@@ -121,31 +125,6 @@ pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileC
         }
     }
     Some(walker.out)
-}
-
-/// Adds to `expects_failure` the Rust definitions that ask for an error: a function whose body
-/// calls `is_err()`, `unwrap_err()` or `expect_err(…)` (a test, or a test's helper such as
-/// `fn version_err(t) -> Error { Version::parse(t).unwrap_err() }`), and a test that reads
-/// `r.err()` or matches `Err(_)` (those marked `#[should_panic]` are noted where they are
-/// defined).
-fn note_definitions_expecting_failure(code: &mut FileCode) {
-    if code.language != "rust" {
-        return;
-    }
-    let asks = |name: &str, test: bool| {
-        matches!(name, "is_err" | "unwrap_err" | "expect_err") || (test && matches!(name, "err" | "Err"))
-    };
-    for occurrence in &code.occurrences {
-        let Some(e) = occurrence.enclosing else { continue };
-        let definition = &code.symbols[e as usize];
-        if definition.kind.is_callable()
-            && asks(&code.strings[occurrence.name as usize], definition.test_marked)
-            && !code.expects_failure.contains(&e)
-        {
-            code.expects_failure.push(e);
-        }
-    }
-    code.expects_failure.sort_unstable();
 }
 
 /// Whether a Python `if` is the script guard, `if __name__ == "__main__":` (either way round,
@@ -207,68 +186,8 @@ fn apply_renames(code: &mut FileCode, renames: &[(String, String)]) {
     }
 }
 
-/// Fresh parses of the rest of a file after a syntax error, at most: each one starts at the
-/// next line that opens a top-level statement.
-const MAX_RESYNCS: usize = 16;
-
-/// Where to parse again after a syntax error swallowed top-level items: the first line inside
-/// a top-level node with an error, after its first line, that opens a top-level item
-/// (`top_level_line`: inside an item such lines are indented). A grammar that cannot read one construct (tree-sitter-typescript
-/// and generic call signatures followed by a plain one) otherwise leaves the rest of the
-/// file as loose tokens, and every definition after it is lost; an error that stays inside
-/// one item (indented) needs no second parse.
-fn resync_point(tree: &Tree, text: &str) -> Option<usize> {
-    let root = tree.root_node();
-    if !root.has_error() {
-        return None;
-    }
-    let mut cursor = root.walk();
-    if root.is_error() {
-        // Nothing of the file parsed as a whole (tree-sitter-bash and an extglob such as
-        // `*.@(sig|asc)`): its pieces are the root's children; parse again from the first
-        // top-level line after the first piece that went wrong.
-        let bad = root.children(&mut cursor).find(|c| c.has_error())?;
-        let from = bad.start_byte().min(text.len());
-        let at = from + text[from..].find('\n')? + 1;
-        return top_level_line(text, at, text.len());
-    }
-    for node in root.children(&mut cursor).filter(|c| c.has_error()) {
-        let (start, end) = (node.start_byte(), node.end_byte().min(text.len()));
-        let Some(first_end) = text.get(start..end).and_then(|t| t.find('\n')) else { continue };
-        if let Some(at) = top_level_line(text, start + first_end + 1, end) {
-            return Some(at);
-        }
-    }
-    None
-}
-
-/// The first line in `text[at..end]` (`at` at a line's start) that begins at column 0 with
-/// a letter, `_`, `@`, or `#` and a letter or `[`: `#` opens a preprocessor line (`#define`)
-/// or a Rust attribute (`#[test]`), not a comment (`# …`, `#!`), from which a parse would
-/// fail where the last one did.
-fn top_level_line(text: &str, mut at: usize, end: usize) -> Option<usize> {
-    for line in text.get(at..end)?.split_inclusive('\n') {
-        let directive =
-            line.strip_prefix('#').is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_alphabetic() || c == '['));
-        if line.starts_with(|c: char| c.is_ascii_alphabetic() || matches!(c, '_' | '@')) || directive {
-            return Some(at);
-        }
-        at += line.len();
-    }
-    None
-}
-
 /// Item macros expanded inside one another, at most.
 const MAX_MACRO_DEPTH: usize = 3;
-
-/// Whether a Rust attribute (`[test]`, `[tokio::test(flavor = "multi_thread")]`,
-/// `[rstest]`, without its `#`) is a test marker: the test harness runs the function. `cfg(test)`
-/// is not one (it only compiles the item for tests).
-fn is_test_attribute(attribute: &str) -> bool {
-    let path = attribute.trim_start_matches('[').split(['(', ']', ' ']).next().unwrap_or("");
-    let last = path.rsplit("::").next().unwrap_or(path);
-    last == "test" || last.starts_with("test_") || matches!(last, "rstest" | "quickcheck")
-}
 
 /// A definition or scope the walk is inside, until `end` (a byte offset).
 struct Frame {
@@ -402,24 +321,6 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// Walks `tree` of `text` (this walker's source), and after a syntax error that loses the
-    /// rest of the file, parses the rest again from the next top-level line (`resync_point`).
-    fn walk_resyncing(&mut self, tree: &Tree, text: &str, resyncs: usize) {
-        let resync = if resyncs < MAX_RESYNCS { resync_point(tree, text) } else { None };
-        self.stop_at = resync.unwrap_or(usize::MAX);
-        self.walk(tree.root_node());
-        let Some(at) = resync else { return };
-        let rest = &text[at..];
-        let Some(rest_tree) = parse(self.language, rest) else { return };
-        let base = self.out.symbols.len() as u32;
-        let mut sub = Walker::new(self.language, self.spec, rest.as_bytes(), Vec::new(), 0, self.symbol_base + base);
-        sub.macro_rules = self.macro_rules.clone();
-        sub.walk_resyncing(&rest_tree, rest, resyncs + 1);
-        self.renames.append(&mut sub.renames);
-        let row_offset = text[..at].matches('\n').count() as u32;
-        self.absorb(sub.out, |line, _| *line += row_offset);
-    }
-
     /// Appends a walk of part of this file (`out`), its positions moved by `shift` (line,
     /// column); what this walk already recorded at a position wins.
     fn absorb(&mut self, mut out: FileCode, shift: impl Fn(&mut u32, &mut u32)) {
@@ -471,13 +372,6 @@ impl<'a> Walker<'a> {
 fn span_of(node: Node) -> [u32; 4] {
     let (start, end) = (node.start_position(), node.end_position());
     [start.row as u32 + 1, start.column as u32 + 1, end.row as u32 + 1, end.column as u32 + 1]
-}
-
-/// Whether a Rust function takes nothing and does nothing: `fn assert_send<T: Send>() {}`,
-/// a check the compiler makes of its type arguments.
-fn does_nothing(function: Node) -> bool {
-    let empty = |field: &str| function.child_by_field_name(field).is_some_and(|n| n.named_child_count() == 0);
-    empty("parameters") && empty("body")
 }
 
 fn is_ident_like(kind: &str) -> bool {
@@ -781,59 +675,6 @@ impl<'a> Walker<'a> {
         let call = node.parent().and_then(|p| if p.kind() == "attribute" { p.parent() } else { Some(p) });
         let Some(arguments) = call.and_then(|call| call.child_by_field_name("arguments")) else { return };
         self.push_use(arguments, "__call__", &ty, UseKind::Call);
-    }
-
-    /// Notes the code of a Rust call that runs only on failure: `Err(…)`'s argument, the
-    /// closure of `r.map_err(…)` and `o.ok_or_else(…)`.
-    fn note_failure_branch(&mut self, call: Node) {
-        let Some(function) = call.child_by_field_name("function") else { return };
-        let failing = match function.kind() {
-            "identifier" => self.text(function) == "Err",
-            "field_expression" => function
-                .child_by_field_name("field")
-                .is_some_and(|field| matches!(self.text(field), "map_err" | "ok_or_else")),
-            _ => false,
-        };
-        if let Some(arguments) = call.child_by_field_name("arguments").filter(|_| failing) {
-            self.out.failure_spans.push(span_of(arguments));
-        }
-    }
-
-    /// Notes a Rust call given type arguments and no values (`size_of::<T>()`,
-    /// `assert_send::<T>()`): whether its type arguments make nothing is known once the
-    /// file's functions are (`keep_type_only_calls`).
-    fn note_type_argument_call(&mut self, call: Node) {
-        let Some(function) = call.child_by_field_name("function").filter(|f| f.kind() == "generic_function") else {
-            return;
-        };
-        let no_values = call.child_by_field_name("arguments").is_some_and(|a| a.named_child_count() == 0);
-        let (Some(callee), Some(types)) =
-            (function.child_by_field_name("function"), function.child_by_field_name("type_arguments"))
-        else {
-            return;
-        };
-        if !no_values {
-            return;
-        }
-        let path = self.text(callee);
-        let name = path.rsplit("::").next().unwrap_or("").trim();
-        // The standard library's functions of a type alone, which run none of its code.
-        let std_type_only =
-            matches!(name, "size_of" | "align_of" | "type_name" | "needs_drop") || path.ends_with("TypeId::of");
-        if std_type_only {
-            self.out.type_only_spans.push(span_of(types));
-        } else {
-            self.type_argument_calls.push((name.to_string(), span_of(types)));
-        }
-    }
-
-    /// Keeps the type arguments of the calls to the file's functions that do nothing.
-    fn keep_type_only_calls(&mut self) {
-        for (name, span) in std::mem::take(&mut self.type_argument_calls) {
-            if self.empty_functions.contains(&name) {
-                self.out.type_only_spans.push(span);
-            }
-        }
     }
 
     /// Records a use of `name` through `qualifier` (empty: a bare name) at `node`'s start.

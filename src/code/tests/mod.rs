@@ -14,6 +14,7 @@ mod import_time;
 mod modules;
 mod resolution;
 mod traits;
+mod types;
 
 /// The walk's bounds as the daemon sets them, for the code module's other tests too.
 pub(in crate::code) use resolution::daemon_walk_limits;

@@ -1,0 +1,94 @@
+//! Code whose running tells the walk little: what runs only on failure (`Err(…)`'s argument,
+//! a test that asks for an error) and type arguments that make no value (`size_of::<T>()`).
+
+use tree_sitter::Node;
+
+use super::{span_of, Walker};
+use crate::code::FileCode;
+
+/// Adds to `expects_failure` the Rust definitions that ask for an error: a function whose body
+/// calls `is_err()`, `unwrap_err()` or `expect_err(…)` (a test, or a test's helper such as
+/// `fn version_err(t) -> Error { Version::parse(t).unwrap_err() }`), and a test that reads
+/// `r.err()` or matches `Err(_)` (those marked `#[should_panic]` are noted where they are
+/// defined).
+pub(super) fn note_definitions_expecting_failure(code: &mut FileCode) {
+    if code.language != "rust" {
+        return;
+    }
+    let asks = |name: &str, test: bool| {
+        matches!(name, "is_err" | "unwrap_err" | "expect_err") || (test && matches!(name, "err" | "Err"))
+    };
+    for occurrence in &code.occurrences {
+        let Some(e) = occurrence.enclosing else { continue };
+        let definition = &code.symbols[e as usize];
+        if definition.kind.is_callable()
+            && asks(&code.strings[occurrence.name as usize], definition.test_marked)
+            && !code.expects_failure.contains(&e)
+        {
+            code.expects_failure.push(e);
+        }
+    }
+    code.expects_failure.sort_unstable();
+}
+
+/// Whether a Rust function takes nothing and does nothing: `fn assert_send<T: Send>() {}`,
+/// a check the compiler makes of its type arguments.
+pub(super) fn does_nothing(function: Node) -> bool {
+    let empty = |field: &str| function.child_by_field_name(field).is_some_and(|n| n.named_child_count() == 0);
+    empty("parameters") && empty("body")
+}
+
+impl<'a> Walker<'a> {
+    /// Notes the code of a Rust call that runs only on failure: `Err(…)`'s argument, the
+    /// closure of `r.map_err(…)` and `o.ok_or_else(…)`.
+    pub(super) fn note_failure_branch(&mut self, call: Node) {
+        let Some(function) = call.child_by_field_name("function") else { return };
+        let failing = match function.kind() {
+            "identifier" => self.text(function) == "Err",
+            "field_expression" => function
+                .child_by_field_name("field")
+                .is_some_and(|field| matches!(self.text(field), "map_err" | "ok_or_else")),
+            _ => false,
+        };
+        if let Some(arguments) = call.child_by_field_name("arguments").filter(|_| failing) {
+            self.out.failure_spans.push(span_of(arguments));
+        }
+    }
+
+    /// Notes a Rust call given type arguments and no values (`size_of::<T>()`,
+    /// `assert_send::<T>()`): whether its type arguments make nothing is known once the
+    /// file's functions are (`keep_type_only_calls`).
+    pub(super) fn note_type_argument_call(&mut self, call: Node) {
+        let Some(function) = call.child_by_field_name("function").filter(|f| f.kind() == "generic_function") else {
+            return;
+        };
+        let no_values = call.child_by_field_name("arguments").is_some_and(|a| a.named_child_count() == 0);
+        let (Some(callee), Some(types)) =
+            (function.child_by_field_name("function"), function.child_by_field_name("type_arguments"))
+        else {
+            return;
+        };
+        if !no_values {
+            return;
+        }
+        let path = self.text(callee);
+        let name = path.rsplit("::").next().unwrap_or("").trim();
+        // The standard library's functions of a type alone, which run none of its code.
+        let std_type_only =
+            matches!(name, "size_of" | "align_of" | "type_name" | "needs_drop") || path.ends_with("TypeId::of");
+        if std_type_only {
+            self.out.type_only_spans.push(span_of(types));
+        } else {
+            self.type_argument_calls.push((name.to_string(), span_of(types)));
+        }
+    }
+
+    /// Keeps the type arguments of the calls to the file's functions that do nothing.
+    pub(super) fn keep_type_only_calls(&mut self) {
+        for (name, span) in std::mem::take(&mut self.type_argument_calls) {
+            if self.empty_functions.contains(&name) {
+                self.out.type_only_spans.push(span);
+            }
+        }
+    }
+}

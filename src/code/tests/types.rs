@@ -1,0 +1,531 @@
+//! The types the code states and the graph follows: builder chains, Go receivers and
+//! literals, fields' declared types, loop variables and callbacks' parameters, smart
+//! pointers, collections' elements; on small repos written out in each test.
+
+use std::collections::HashMap;
+
+use super::super::{extract, CodeGraph, SymbolKind};
+use super::resolution::{one_file_graph, python_graph, sure_lines, sure_uses};
+use crate::ingest::Language;
+
+/// A builder chain's type is followed from return type to return type, whatever its
+/// arguments and line breaks: `Arg::new("x")\n.long("flag")` is an `Arg` (its methods return
+/// `Self`), and so is a `let mut` bound to one; a call means the method, not the field of
+/// the same name.
+#[test]
+fn a_builder_chain_and_a_local_bound_to_one_have_the_builders_type() {
+    let text = "\
+pub struct Arg {
+    index: usize,
+}
+
+impl Arg {
+    pub fn new(id: &str) -> Self {
+        Arg { index: 0 }
+    }
+    pub fn long(mut self, l: &str) -> Self {
+        self
+    }
+    pub fn index(mut self, i: usize) -> Self {
+        self.index = i;
+        self
+    }
+    pub fn build(&mut self) {}
+}
+
+pub struct Other;
+
+impl Other {
+    pub fn index(&self) {}
+    pub fn build(&mut self) {}
+}
+
+fn flag_display_long() {
+    let mut f = Arg::new(\"flg\")
+        .long(\"flag\");
+    f.build();
+    let p = Arg::new(\"pos\").index(1);
+}
+";
+    let code = crate::code::extract::extract(Language::Rust, text).unwrap();
+    let graph = CodeGraph::build(HashMap::from([("src/arg.rs".to_string(), code)]), &HashMap::new());
+    let sure = |name: &str| -> Vec<u32> {
+        let target = graph.lookup(name).into_iter().find(|&r| graph.symbol(r).kind == SymbolKind::Method).unwrap();
+        let mut lines: Vec<u32> = graph.references(target, 0.5).into_iter().map(|r| r.line).collect();
+        lines.sort();
+        lines
+    };
+    assert_eq!(sure("Arg::build"), vec![29]);
+    assert_eq!(sure("Arg::index"), vec![30]);
+    assert_eq!(sure("Arg::long"), vec![28]);
+    assert!(sure("Other::build").is_empty());
+}
+
+/// A Go method's receiver is its `self`: `p.close()` in a method of the unexported `parser`
+/// is `parser.close`, not the other type's method of that name.
+#[test]
+fn a_go_receiver_names_the_methods_own_type() {
+    let text = "\
+package parser
+
+type parser struct{}
+
+func (p *parser) parse() {
+\tp.close()
+}
+
+func (p *parser) close() {}
+
+type lexer struct{}
+
+func (l *lexer) close() {}
+";
+    let code = extract(Language::Go, text).unwrap();
+    let graph = CodeGraph::build(HashMap::from([("parser/parser.go".to_string(), code)]), &HashMap::new());
+    let lines = |name: &str| -> Vec<u32> {
+        let target = graph.lookup(name)[0];
+        graph.references(target, 0.5).into_iter().map(|r| r.line).collect()
+    };
+    assert_eq!(lines("parser.close"), vec![6]);
+    assert!(lines("lexer.close").is_empty());
+}
+
+/// A field's stated type decides what its members are: `data_: Map<string, Value>` is a
+/// `Map`, so `this.data_.set(…)` is `Map.set`, not `Value.set`; `current_: Value` is a
+/// `Value`.
+#[test]
+fn a_fields_stated_type_is_its_outer_type() {
+    let text = "\
+export class Value {
+    set(v: number) {}
+}
+
+export class Other {
+    set(v: number) {}
+}
+
+export class Store {
+    data_: Map<string, Value>
+    current_: Value
+
+    put(v: number) {
+        this.data_.set(\"k\", new Value())
+        this.current_.set(v)
+    }
+}
+";
+    let code = extract(Language::TypeScript, text).unwrap();
+    let graph = CodeGraph::build(HashMap::from([("src/store.ts".to_string(), code)]), &HashMap::new());
+    let target = graph.lookup("Value.set")[0];
+    let lines: Vec<u32> = graph.references(target, 0.0).into_iter().map(|r| r.line).collect();
+    assert_eq!(lines, vec![15]);
+}
+
+/// Go values are typed as the Go compiler types them: by a composite literal or a type
+/// assertion whatever the case of the type's name, by the first result of a function or
+/// method (`NewString() *String`, a method's through its receiver's type, one of an imported
+/// package through its alias, the value beside `ok` or an error), and a struct has the
+/// methods of the types it embeds.
+#[test]
+fn go_values_are_typed_by_literals_assertions_results_and_embedding() {
+    let ast = "\
+package ast
+
+type Segments struct{ items []int }
+
+func (s *Segments) Len() int { return len(s.items) }
+
+type Node interface {
+	Lines() *Segments
+}
+
+type BaseNode struct{ next Node }
+
+func (b *BaseNode) NextSibling() Node { return b.next }
+
+type BaseBlock struct {
+	BaseNode
+	lines *Segments
+}
+
+func (b *BaseBlock) Lines() *Segments { return b.lines }
+
+type Paragraph struct {
+	BaseBlock
+}
+
+type String struct{ code bool }
+
+func NewString() *String { return &String{} }
+
+func (s *String) SetCode(v bool) { s.code = v }
+";
+    let run = "\
+package parser
+
+import gast \"example.com/md/ast\"
+
+type parser struct{ depth int }
+
+func (p *parser) close() {}
+
+func run(node gast.Node, para *gast.Paragraph) {
+	p := &parser{}
+	p.close()
+	s := gast.NewString()
+	s.SetCode(true)
+	lines := para.Lines()
+	_ = lines.Len()
+	list, ok := node.(*gast.Paragraph)
+	_ = ok
+	list.NextSibling()
+}
+
+type lexer struct{}
+
+func (l *lexer) close() {}
+
+func (l *lexer) SetCode(v bool) {}
+
+func (l *lexer) Len() int { return 0 }
+
+func (l *lexer) NextSibling() {}
+";
+    let files = HashMap::from([
+        ("ast/ast.go".to_string(), extract(Language::Go, ast).unwrap()),
+        ("parser/parser.go".to_string(), extract(Language::Go, run).unwrap()),
+    ]);
+    let configs = HashMap::from([("go.mod".to_string(), "module example.com/md\n\ngo 1.21\n".to_string())]);
+    let graph = CodeGraph::build(files, &configs);
+    let sure = |name: &str| -> Vec<(String, u32)> {
+        let target = graph.lookup(name)[0];
+        graph.references(target, 0.5).into_iter().map(|r| (r.path, r.line)).collect()
+    };
+    let at = |line| vec![("parser/parser.go".to_string(), line)];
+    assert_eq!(sure("parser.close"), at(11));
+    assert_eq!(sure("String.SetCode"), at(13));
+    assert_eq!(sure("Segments.Len"), at(15));
+    assert_eq!(sure("BaseNode.NextSibling"), at(18));
+    for other in ["lexer.close", "lexer.SetCode", "lexer.Len", "lexer.NextSibling"] {
+        assert!(sure(other).is_empty(), "{other}: {:?}", sure(other));
+    }
+    // The embedded field is a field named by its type, and still a use of the type.
+    let embedded = graph.lookup("Paragraph.BaseBlock");
+    assert_eq!(embedded.len(), 1);
+    assert!(sure("BaseBlock").contains(&("ast/ast.go".to_string(), 23)), "{:?}", sure("BaseBlock"));
+}
+
+/// A loop variable and a callback's parameter hold an element of what is walked: the element
+/// type of the walked call's result (`impl Iterator<Item = &Arg>`, `Vec<Arg>`, `list[Cart]`),
+/// through adapters that keep the elements (`.iter()`, `.filter(…)`), from a method of the
+/// type a `self` field states, and behind a `pub(crate)` visibility.
+#[test]
+fn a_loop_variable_and_a_callbacks_parameter_are_elements_of_what_is_walked() {
+    let rust = "\
+pub struct Arg;
+
+impl Arg {
+    pub fn get_help(&self) -> bool { true }
+}
+
+pub struct Other;
+
+impl Other {
+    pub fn get_help(&self) -> bool { false }
+}
+
+pub struct ArgMap {
+    args: Vec<Arg>,
+}
+
+impl ArgMap {
+    pub(crate) fn args(&self) -> impl Iterator<Item = &Arg> {
+        self.args.iter()
+    }
+}
+
+pub struct Command {
+    args: ArgMap,
+}
+
+impl Command {
+    pub fn all(&self) -> Vec<Arg> {
+        Vec::new()
+    }
+
+    pub fn check(&self) {
+        let _ = self.args.args().filter(|arg| arg.get_help()).count();
+        for arg in self.all().iter().rev() {
+            arg.get_help();
+        }
+        for arg in self.unknown() {
+            arg.get_help();
+        }
+    }
+}
+
+impl ArgMap {
+    pub fn each(&self) {
+        for arg in &self.args {
+            arg.get_help();
+        }
+    }
+
+    pub fn numbered(&self) {
+        for (i, arg) in self.args.iter().enumerate() {
+            arg.get_help();
+        }
+        let walked = self.args.iter();
+        for (i, arg) in walked.enumerate() {
+            arg.get_help();
+        }
+        self.args.iter().enumerate().for_each(|(i, arg)| arg.get_help());
+        for (i, arg) in self.args.iter().zip(0..) {
+            arg.get_help();
+        }
+    }
+}
+";
+    let graph = one_file_graph(Language::Rust, "src/lib.rs", rust);
+    let sure = |name: &str| sure_lines(&graph, name);
+    assert_eq!(sure("Arg::get_help"), vec![33, 35, 46, 52, 56, 58]);
+    assert!(sure("Other::get_help").is_empty());
+
+    let python = "\
+class Cart:
+    def total(self):
+        return 0
+
+class Order:
+    def total(self):
+        return 1
+
+class Shop:
+    def carts(self) -> \"list[Cart]\":
+        return []
+
+    def sum(self):
+        return sum(c.total() for c in self.carts())
+
+    def each(self):
+        for cart in self.carts():
+            cart.total()
+
+class Basket:
+    def __init__(self):
+        self.items: list[Cart] = []
+
+    def total(self):
+        return [c.total() for c in self.items]
+
+    def numbered(self, shop: Shop):
+        for i, c in enumerate(self.items):
+            c.total()
+        carts = shop.carts()
+        for c in carts:
+            c.total()
+        for i, c in zip(range(3), self.items):
+            c.total()
+";
+    let graph = python_graph(&[("shop.py", python)]);
+    let qualified = |line| ("shop.py".to_string(), line, "qualified_path".to_string());
+    assert_eq!(
+        sure_uses(&graph, "Cart.total", "shop.py"),
+        vec![qualified(14), qualified(18), qualified(25), qualified(29), qualified(32)]
+    );
+    assert!(sure_uses(&graph, "Order.total", "shop.py").is_empty());
+
+    let typescript = "\
+export class Cart {
+    total(): number { return 0 }
+}
+
+export class Order {
+    total(): number { return 1 }
+}
+
+export class Shop {
+    items: Cart[] = []
+
+    carts(): Cart[] { return this.items }
+
+    sum() {
+        this.carts().forEach(c => c.total())
+        this.items.map((c) => c.total())
+        for (const cart of this.carts()) {
+            cart.total()
+        }
+        for (const key in this.carts()) {
+            key.total()
+        }
+    }
+}
+";
+    let graph = one_file_graph(Language::TypeScript, "src/shop.ts", typescript);
+    let sure = |name: &str| sure_lines(&graph, name);
+    assert_eq!(sure("Cart.total"), vec![15, 16, 18]);
+    assert!(sure("Order.total").is_empty());
+
+    let go = "\
+package shop
+
+type Cart struct{}
+
+func (c *Cart) Total() int { return 0 }
+
+type Order struct{}
+
+func (o *Order) Total() int { return 1 }
+
+type Shop struct {
+	items []*Cart
+}
+
+func (s *Shop) Carts() []*Cart { return s.items }
+
+func (s *Shop) Sum() {
+	for _, c := range s.items {
+		c.Total()
+	}
+	for _, c := range s.Carts() {
+		c.Total()
+	}
+	for i := range s.items {
+		_ = i
+	}
+}
+";
+    let graph = one_file_graph(Language::Go, "shop/shop.go", go);
+    let sure = |name: &str| sure_lines(&graph, name);
+    assert_eq!(sure("Cart.Total"), vec![19, 22]);
+    assert!(sure("Order.Total").is_empty());
+}
+
+/// A smart pointer stands for what it points to, past a lifetime argument: `Cow<'_, Template>`.
+#[test]
+fn a_value_behind_a_smart_pointer_has_its_pointees_methods() {
+    let rust = "\
+pub struct Template;
+
+impl Template {
+    pub fn render(&self) {}
+}
+
+pub struct Other;
+
+impl Other {
+    pub fn render(&self) {}
+}
+
+pub fn run(template: Cow<'_, Template>, shared: Ref<'_, Template>) {
+    template.render();
+    shared.render();
+}
+";
+    let graph = one_file_graph(Language::Rust, "src/lib.rs", rust);
+    assert_eq!(sure_lines(&graph, "Template::render"), vec![14, 15]);
+    assert!(sure_lines(&graph, "Other::render").is_empty());
+}
+
+/// A field of a value whose type the code states has the type the field's declaration
+/// states: `ht.name.expand()` with `ht: &HelperTemplate` and `name: Parameter`, beside
+/// another type's `name` field of another type.
+#[test]
+fn a_field_of_a_typed_value_has_its_declared_type() {
+    let rust = "\
+pub struct Parameter;
+
+impl Parameter {
+    pub fn expand(&self) {}
+}
+
+pub struct Other;
+
+impl Other {
+    pub fn expand(&self) {}
+}
+
+pub struct HelperTemplate {
+    pub name: Parameter,
+}
+
+pub struct Helper {
+    pub name: Other,
+}
+
+pub fn run(ht: &HelperTemplate, h: Helper) {
+    ht.name.expand();
+    h.name.expand();
+}
+";
+    let graph = one_file_graph(Language::Rust, "src/lib.rs", rust);
+    assert_eq!(sure_lines(&graph, "Parameter::expand"), vec![22]);
+    assert_eq!(sure_lines(&graph, "Other::expand"), vec![23]);
+}
+
+/// A std collection hands out its elements (`front()`, `get()`, `pop()`; a map its values)
+/// and a `Result` or an `Option` its value (`?`, `unwrap()`, `and_then(|b| …)`): a local,
+/// a parameter or a field of such a type, and a call returning `Result<Self, _>`, type what
+/// comes out of them, and another type's method of the same name is not meant.
+#[test]
+fn elements_of_collections_and_values_of_results_have_their_types() {
+    let rust = "\
+pub struct Block;
+
+impl Block {
+    pub fn base_value(&self) -> Option<u8> {
+        None
+    }
+
+    pub fn parse(s: &str) -> Result<Self, String> {
+        Ok(Block)
+    }
+}
+
+pub struct Other;
+
+impl Other {
+    pub fn base_value(&self) -> Option<u8> {
+        None
+    }
+}
+
+pub struct Stack {
+    blocks: VecDeque<Block>,
+    named: HashMap<String, Arc<Block>>,
+}
+
+impl Stack {
+    pub fn top(&self) -> Option<u8> {
+        self.blocks.front().and_then(|b| b.base_value())
+    }
+
+    pub fn named(&self, name: &str) -> Option<u8> {
+        self.named.get(name).unwrap().base_value()
+    }
+}
+
+pub fn run(blocks: &VecDeque<Block<'_>>, others: Vec<Other>) -> Result<(), String> {
+    let blk = blocks.get(1).or_else(|| blocks.front());
+    blk.and_then(|b| b.base_value());
+    for b in &others {
+        b.base_value();
+    }
+    let parsed = Block::parse(\"x\")?;
+    parsed.base_value();
+    Block::parse(\"y\").unwrap().base_value();
+    Ok(())
+}
+
+pub fn walk(named: &HashMap<String, Block>) {
+    for entry in named {
+        entry.base_value();
+    }
+}
+";
+    let graph = one_file_graph(Language::Rust, "src/lib.rs", rust);
+    let mut lines = sure_lines(&graph, "Block::base_value");
+    lines.sort();
+    assert_eq!(lines, vec![28, 32, 38, 43, 44]);
+    assert_eq!(sure_lines(&graph, "Other::base_value"), vec![40]);
+}
