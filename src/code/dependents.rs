@@ -233,9 +233,15 @@ fn owner_if_constructor(graph: &CodeGraph, target: SymbolRef) -> Option<SymbolRe
 /// fmt::Display for Version`'s `fmt`, `PartialEq::eq`, `Drop::drop`, `FromStr::from_str`):
 /// the language or the library holding the trait calls it on a value of the type (`format!`,
 /// `==`, the end of a scope, `str::parse`), never by its name.
+///
+/// So does a Python method marked `@override` that no base in the repo defines: a library's
+/// base calls it (click's `Command.get_help` runs cloup's `format_help`).
 fn language_trait_type(graph: &CodeGraph, member: SymbolRef) -> Option<SymbolRef> {
     let s = graph.symbol(member);
     if s.implements.is_empty() || graph.trait_method(member).is_some() {
+        return None;
+    }
+    if s.implements == crate::code::OVERRIDE && graph.overrides_a_base_method(member) {
         return None;
     }
     graph.member_type(member)
@@ -298,7 +304,8 @@ pub fn type_seeds(graph: &CodeGraph, seeds: &[Seed]) -> Vec<Seed> {
                 symbol_opt: Some(owner),
                 name: String::new(),
                 label: format!("{} ({} of {})", s.container, s.name, s.implements),
-                instances_only: false,
+                // A Python base calls an `@override` method on an instance.
+                instances_only: s.implements == crate::code::OVERRIDE,
                 declared_only: false,
             });
             continue;
@@ -512,18 +519,24 @@ pub fn walk_built(
             let language_runs = node
                 .filter(|&t| depth > 1 && !is_debug_impl(graph, t) && !called_by_name(graph, t))
                 .and_then(|t| language_trait_type(graph, t));
+            // A Python base calls an `@override` method on an instance: where one is made.
+            let overrides = node.is_some_and(|t| graph.symbol(t).implements == crate::code::OVERRIDE);
+            let (language_runs, instances_run) = if overrides { (None, language_runs) } else { (language_runs, None) };
             // A Go `init` runs at load, called by no one: what it stores in package variables
             // runs where they are used.
             let stored = node.map(|t| graph.init_variables(t)).unwrap_or_default();
             let more: Vec<SymbolRef> =
                 built.into_iter().chain(same_attribute).chain(declaration).chain(language_runs).chain(stored).collect();
-            let uses = if held.is_empty() && more.is_empty() {
+            let uses = if held.is_empty() && more.is_empty() && instances_run.is_none() {
                 uses
             } else {
                 let mut all = uses.as_ref().clone();
                 all.extend(held);
                 for r in more {
                     all.extend(graph.uses(r, floor).iter().copied());
+                }
+                if let Some(r) = instances_run {
+                    all.extend(graph.uses(r, floor).iter().filter(|u| makes_instance(graph, u)).copied());
                 }
                 std::sync::Arc::new(all)
             };

@@ -153,7 +153,8 @@ pub struct Symbol {
     pub container: String,
     pub visibility: Visibility,
     /// The trait a member's `impl` block implements (Rust `impl fmt::Display for Version`:
-    /// `Display`), or "": code that holds the trait, or the language, calls it, not its name.
+    /// `Display`), `OVERRIDE` for a Python method marked `@override`, or "": code that holds
+    /// the trait or the base, or the language, calls it, not its name.
     pub implements: String,
     /// The language's test marker is on it (Rust `#[test]`, `#[tokio::test]`, `#[rstest]`):
     /// the test harness runs it; an unmarked function beside it is a helper.
@@ -333,6 +334,11 @@ pub fn can_name(from: &str, to: &str) -> bool {
     from == to || family(from) == family(to)
 }
 
+/// What `Symbol::implements` holds for a Python method marked `@override` (PEP 698): it
+/// overrides a base's method, which the base's code calls (a library's, where no base in the
+/// repo defines it: cloup's `Command.format_help`, which click's `get_help` runs).
+pub const OVERRIDE: &str = "override";
+
 /// Identifies the grammars and the extraction that built a repo's symbols: stored with them,
 /// so a binary with other grammars (or another extraction format) knows they are stale.
 pub fn grammar_fingerprint() -> String {
@@ -343,7 +349,7 @@ pub fn grammar_fingerprint() -> String {
 
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode` or what the extractor emits changes.
-    const FORMAT: u32 = 55;
+    const FORMAT: u32 = 56;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

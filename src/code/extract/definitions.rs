@@ -109,7 +109,15 @@ impl<'a> Walker<'a> {
             doc: self.doc(node),
             container,
             visibility: self.visibility(node, kind, &qualified_name),
-            implements: if kind.is_callable() { self.implemented_trait().unwrap_or_default() } else { String::new() },
+            implements: match self.language {
+                _ if !kind.is_callable() => String::new(),
+                Language::Python
+                    if kind == SymbolKind::Method && python_decorators(node, self.src).any(is_override) =>
+                {
+                    crate::code::OVERRIDE.to_string()
+                }
+                _ => self.implemented_trait().unwrap_or_default(),
+            },
             test_marked: self.language == Language::Rust && kind.is_callable() && has_test_attribute(node, self.src),
         };
         // An embedded Go field's name is its type's, which stays a use of the type.
@@ -146,13 +154,7 @@ impl<'a> Walker<'a> {
         if kind.is_callable() || kind.is_container() {
             let skipped = match self.language {
                 Language::Rust => attributes(node, self.src).any(|a| attribute_path(a) == "ignore"),
-                Language::Python => node.parent().filter(|p| p.kind() == "decorated_definition").is_some_and(|p| {
-                    let mut cursor = p.walk();
-                    let skipped = p
-                        .named_children(&mut cursor)
-                        .any(|c| c.kind() == "decorator" && is_skip_decorator(c.utf8_text(self.src).unwrap_or("")));
-                    skipped
-                }),
+                Language::Python => python_decorators(node, self.src).any(is_skip_decorator),
                 _ => false,
             };
             if skipped {
@@ -861,6 +863,23 @@ fn split_top_level(text: &str) -> Vec<String> {
     }
     out.push(current);
     out
+}
+
+/// The decorators written above a Python definition (`@override`, `@pytest.mark.skip`).
+fn python_decorators<'t, 's: 't>(node: Node<'t>, src: &'s [u8]) -> impl Iterator<Item = &'s str> + 't {
+    let decorated = node.parent().filter(|p| p.kind() == "decorated_definition");
+    let mut children = Vec::new();
+    if let Some(p) = decorated {
+        let mut cursor = p.walk();
+        children.extend(p.named_children(&mut cursor).filter(|c| c.kind() == "decorator"));
+    }
+    children.into_iter().map(move |c| c.utf8_text(src).unwrap_or(""))
+}
+
+/// `@override`, `@typing.override`, `@typing_extensions.override`.
+fn is_override(decorator: &str) -> bool {
+    let path = decorator.trim_start_matches('@').trim();
+    path.rsplit('.').next() == Some("override")
 }
 
 /// Whether a Python decorator skips its test whatever happens: `@pytest.mark.skip`,

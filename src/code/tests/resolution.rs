@@ -522,6 +522,49 @@ fn a_type_seeded_for_its_instances_leads_only_to_where_instances_are_made() {
     assert_eq!(tests_of(false), vec!["tests/test_euro.py", "tests/test_make.py", "tests/test_named.py"]);
 }
 
+/// A Python method marked `@override` of a class whose base the repo does not define runs
+/// where the library's base calls it, on an instance: cloup's `Command.format_help` under
+/// click's `--help`. A change to what it calls reaches the tests that make a `Command`, not
+/// those that only name the class; without the mark, nothing in the repo calls it.
+#[test]
+fn an_override_of_a_librarys_method_runs_where_its_class_is_instantiated() {
+    use crate::code::dependents::{type_seeds, walk, Seed};
+    let commands = "import click\nfrom typing import override\n\n\
+                    class Command(click.Command):\n    @override\n    def format_help(self, ctx, formatter):\n        \
+                    self.format_aliases(formatter)\n\n    def format_aliases(self, formatter):\n        pass\n\n\
+                    class Plain(click.Command):\n    def format_help(self, ctx, formatter):\n        \
+                    self.format_usage_line(formatter)\n\n    def format_usage_line(self, formatter):\n        pass\n";
+    let graph = python_graph(&[
+        ("pkg/commands.py", commands),
+        (
+            "tests/test_help.py",
+            "from click.testing import CliRunner\nfrom pkg.commands import Command, Plain\n\n\
+             def test_help():\n    assert CliRunner().invoke(Command('x'), ['--help'])\n\n\
+             def test_plain():\n    assert CliRunner().invoke(Plain('x'), ['--help'])\n",
+        ),
+        ("tests/test_named.py", "from pkg.commands import Command\n\ndef test_named():\n    assert Command\n"),
+    ]);
+    let tests_of = |name: &str| -> Vec<String> {
+        let changed = graph.lookup(name)[0];
+        let seeds = vec![Seed {
+            symbol_opt: Some(changed),
+            name: String::new(),
+            label: name.into(),
+            instances_only: false,
+            declared_only: false,
+        }];
+        let all: Vec<Seed> = seeds.iter().cloned().chain(type_seeds(&graph, &seeds)).collect();
+        let walked = walk(&graph, &all, daemon_walk_limits());
+        let name = |t: &crate::code::dependents::Reached| {
+            t.symbol_opt.map(|i| graph.symbol((t.file, i)).qualified_name.clone())
+        };
+        walked.tests.iter().filter_map(name).collect()
+    };
+    assert_eq!(tests_of("Command.format_aliases"), vec!["test_help"]);
+    assert_eq!(tests_of("Command.format_help"), vec!["test_help"]);
+    assert_eq!(tests_of("Plain.format_usage_line"), Vec::<String>::new());
+}
+
 /// `self.process()` in a subclass that does not define `process` is its base's, as a reader
 /// (and Python) finds it; `super().__init__()` is the base's constructor, not a name-only guess
 /// among every `__init__` of the repo. So is TypeScript's `this.x()` and `super.x()`.
