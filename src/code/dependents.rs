@@ -556,7 +556,15 @@ pub fn walk_built(
             let own = uses.len();
             for (k, &u) in uses.iter().chain(trait_uses.iter()).enumerate() {
                 // What the path still waits for: the implementing type, named by a definition.
-                let wanted = if k < own { *requires } else { implementer.or(*requires) };
+                // A dispatch met while the path still waits for an earlier one's type keeps
+                // waiting for that (goldmark's `strikethroughDelimiterProcessor.OnMatch` under
+                // `Markdown.Convert`: a test that builds a `markdown` need not add the
+                // strikethrough extension); once it is named, the new dispatch's type is waited for.
+                let wanted = match (*requires, implementer) {
+                    _ if k < own => *requires,
+                    (Some(earlier), Some(new)) if names_type(graph, &mut named_by, earlier, &u) => Some(new),
+                    (earlier, new) => earlier.or(new),
+                };
                 let requires_now = wanted.filter(|&ty| !names_type(graph, &mut named_by, ty, &u));
                 if *instances_only && !makes_instance(graph, &u) {
                     continue;
@@ -740,6 +748,11 @@ fn internal_step(graph: &CodeGraph, target: SymbolRef, u: &super::graph::Use) ->
 
 /// How many calls away from a Go type's constructor a place still builds the type.
 const MAX_MAKER_HOPS: usize = 3;
+
+/// The same in Go, where a value is more often made through package variables and the types
+/// whose methods hold them (an extension's `Extend` → its parser's constructor → the variable
+/// holding its delimiter processor).
+const MAX_GO_MAKER_HOPS: usize = 8;
 /// The surest a use must be to count as calling a constructor.
 const MAKER_FLOOR: f32 = 0.5;
 /// At most this many places are taken to build one type.
@@ -770,13 +783,47 @@ fn names_type(
         // constructor (`Registry::new` → `setup_builtins` → `EACH_HELPER`): a place that calls
         // what builds it, up to `MAX_MAKER_HOPS` calls away, builds it too.
         if matches!(language, "go" | "rust") {
-            let mut frontier: Vec<SymbolRef> = places.iter().filter_map(|&(f, e)| Some((f, e?))).collect();
-            for _ in 0..MAX_MAKER_HOPS {
+            let go = language == "go";
+            // A Go method names its type in its receiver (`func (p *strikethroughProcessor)
+            // OnMatch`) without building one: its callers are not makers (they hold a value
+            // already, and every caller of an interface's method would build each type).
+            let receiver = |m: SymbolRef, of: SymbolRef| go && graph.member_type(m) == Some(of);
+            let mut frontier: Vec<SymbolRef> =
+                places.iter().filter_map(|&(f, e)| Some((f, e?))).filter(|&m| !receiver(m, ty)).collect();
+            let mut types_seen = std::collections::HashSet::from([ty]);
+            for _ in 0..if go { MAX_GO_MAKER_HOPS } else { MAX_MAKER_HOPS } {
                 let mut next = Vec::new();
-                for maker in frontier.into_iter().filter(|&m| graph.symbol(m).kind.is_callable()) {
-                    for n in graph.uses(maker, MAKER_FLOOR).iter() {
+                for maker in frontier {
+                    let s = graph.symbol(maker);
+                    // A Go package variable that holds one (`var defaultListParser =
+                    // &listParser{}`) makes it where the variable is used.
+                    // A Go type that embeds it (`BaseBlock`'s field `BaseNode`) makes one
+                    // wherever it is made.
+                    let embedded = go && s.kind == crate::code::SymbolKind::Field;
+                    if !(s.kind.is_callable() || (go && s.kind == crate::code::SymbolKind::Variable) || embedded) {
+                        continue;
+                    }
+                    let mut add = |n: &super::graph::Use, next: &mut Vec<SymbolRef>| {
                         if places.len() < MAX_MAKER_PLACES && places.insert((n.file, n.enclosing)) {
                             next.extend(n.enclosing.map(|e| (n.file, e)));
+                        }
+                    };
+                    for n in graph.uses(maker, MAKER_FLOOR).iter() {
+                        add(n, &mut next);
+                    }
+                    // A Go method that makes one runs where its own type's value is at work,
+                    // which code reaches by an interface more often than by the method's name
+                    // (`emphasisParser.Parse` makes the emphasis delimiter processor): where
+                    // that type is made, this one is.
+                    // Only an unexported type's: an exported one's uses are everywhere its
+                    // package is used (chi's `Mux`), and name no value made.
+                    let unexported = |t: SymbolRef| graph.symbol(t).name.starts_with(|c: char| c.is_lowercase());
+                    let owner =
+                        graph.member_type(maker).filter(|&t| go && (embedded || unexported(t)) && types_seen.insert(t));
+                    for n in owner.iter().flat_map(|&t| graph.uses(t, MAKER_FLOOR).iter().copied().collect::<Vec<_>>())
+                    {
+                        if !n.enclosing.is_some_and(|e| owner.is_some_and(|t| receiver((n.file, e), t))) {
+                            add(&n, &mut next);
                         }
                     }
                 }

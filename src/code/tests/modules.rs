@@ -440,3 +440,55 @@ fn a_go_method_runs_where_an_interface_its_type_satisfies_is_called() {
         .collect();
     assert_eq!(open, ["parser/parser.go:25 qualified_path"]);
 }
+
+/// A path through two dispatches waits for the first one's type until it is made: a block
+/// parser only an extension adds (held in package variables, made by the extension's method)
+/// runs in the test that adds the extension, not in one that converts through the interface
+/// without it (the second dispatch, `Markdown.Convert`, needs only a `markdown`).
+#[test]
+fn a_path_through_two_dispatches_waits_for_the_first_ones_type() {
+    let go = |text: &str| extract(Language::Go, text).unwrap();
+    let files = HashMap::from([
+        (
+            "parser/parser.go".to_string(),
+            go("package parser\n\n\
+                type BlockParser interface {\n\tOpen(s string) string\n}\n\n\
+                type Parser struct {\n\tParsers []BlockParser\n}\n\n\
+                func NewParser() *Parser {\n\treturn &Parser{}\n}\n\n\
+                func (p *Parser) Parse(s string) string {\n\tout := \"\"\n\
+                \tfor _, bp := range p.Parsers {\n\t\tout += bp.Open(s)\n\t}\n\treturn out\n}\n"),
+        ),
+        (
+            "parser/fence.go".to_string(),
+            go("package parser\n\n\
+                type fenceParser struct{}\n\n\
+                var defaultFence = &fenceParser{}\n\n\
+                func (f *fenceParser) Open(s string) string {\n\treturn fenced(s)\n}\n\n\
+                func fenced(s string) string {\n\treturn s\n}\n\n\
+                type fenceExtension struct{}\n\n\
+                func (e *fenceExtension) Extend(p *Parser) {\n\tp.Parsers = append(p.Parsers, defaultFence)\n}\n\n\
+                var Fence = &fenceExtension{}\n"),
+        ),
+        (
+            "markdown.go".to_string(),
+            go("package markdown\n\nimport \"example.com/md/parser\"\n\n\
+                type Markdown interface {\n\tConvert(s string) string\n}\n\n\
+                type markdown struct {\n\tp *parser.Parser\n}\n\n\
+                func New(p *parser.Parser) Markdown {\n\treturn &markdown{p: p}\n}\n\n\
+                func (m *markdown) Convert(s string) string {\n\treturn m.p.Parse(s)\n}\n"),
+        ),
+        (
+            "markdown_test.go".to_string(),
+            go("package markdown\n\nimport (\n\t\"testing\"\n\t\"example.com/md/parser\"\n)\n\n\
+                func TestConvert(t *testing.T) {\n\tm := New(parser.NewParser())\n\tm.Convert(\"x\")\n}\n"),
+        ),
+        (
+            "fence_test.go".to_string(),
+            go("package markdown\n\nimport (\n\t\"testing\"\n\t\"example.com/md/parser\"\n)\n\n\
+                func TestFence(t *testing.T) {\n\tp := parser.NewParser()\n\tparser.Fence.Extend(p)\n\tNew(p).Convert(\"x\")\n}\n"),
+        ),
+    ]);
+    let configs = HashMap::from([("go.mod".to_string(), "module example.com/md\n\ngo 1.19\n".to_string())]);
+    let graph = CodeGraph::build(files, &configs);
+    assert_eq!(tests_reaching(&graph, "fenced"), ["fence_test.go"]);
+}
