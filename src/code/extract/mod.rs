@@ -10,6 +10,7 @@ mod macros;
 mod outcomes;
 mod resync;
 mod shapes;
+mod spawns;
 mod types;
 
 use std::collections::{HashMap, HashSet};
@@ -362,6 +363,10 @@ impl<'a> Walker<'a> {
         self.out.type_only_spans.extend(out.type_only_spans.drain(..).map(shift_span));
         self.out.expects_failure.append(&mut out.expects_failure);
         self.out.module_paths.append(&mut out.module_paths);
+        for mut spawn in std::mem::take(&mut out.spawned) {
+            shift(&mut spawn.line, &mut 0);
+            self.out.spawned.push(spawn);
+        }
         if self.out.package.is_empty() {
             self.out.package = out.package;
         }
@@ -472,6 +477,11 @@ impl<'a> Walker<'a> {
         if self.language == Language::Rust && kind == "call_expression" {
             self.note_failure_branch(node);
             self.note_type_argument_call(node);
+        }
+        if matches!(self.language, Language::JavaScript | Language::TypeScript | Language::Tsx)
+            && kind == "call_expression"
+        {
+            self.note_spawn(node);
         }
         if self.language == Language::Rust && kind == "function_item" && does_nothing(node) {
             if let Some(name) = node.child_by_field_name("name") {

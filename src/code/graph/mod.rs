@@ -152,6 +152,9 @@ pub struct CodeGraph {
     runner_tests: Vec<Option<bool>>,
     /// Per Go method, the methods of the repo's interfaces it implements (`go_implementations`).
     interface_methods: HashMap<SymbolRef, Vec<SymbolRef>>,
+    /// Per script another file runs in a child process (`FileCode::spawned`), the calls that
+    /// run it: what the script does at its top level is theirs.
+    spawners: HashMap<u32, Vec<Use>>,
 }
 
 /// Every occurrence resolved: per definition its uses (in `uses_by_name` order, as
@@ -324,9 +327,11 @@ impl CodeGraph {
                 _ => None,
             })
             .collect();
+        let spawners = spawn_sites(&paths, &codes, &path_index);
         let mut graph = CodeGraph {
             runner_tests,
             interface_methods: HashMap::new(),
+            spawners,
             namespace_level,
             local_to,
             crate_of,
@@ -359,6 +364,12 @@ impl CodeGraph {
         graph.link_aliases();
         graph.interface_methods = graph.go_implementations();
         graph
+    }
+
+    /// The calls that run file `f` in a child process (`FileCode::spawned`), as uses: at
+    /// the call, in its enclosing definition, its occurrence the callee's name.
+    pub fn spawners(&self, f: u32) -> &[Use] {
+        self.spawners.get(&f).map(Vec::as_slice).unwrap_or(&[])
     }
 
     pub fn file_count(&self) -> usize {
@@ -879,4 +890,35 @@ fn macro_template_of(code: &FileCode, s: &Symbol) -> Option<usize> {
     code.symbols.iter().position(|m| {
         m.kind == SymbolKind::Macro && m.qualified_name == s.container && m.line <= s.line && s.end_line <= m.end_line
     })
+}
+
+/// Per file another file runs in a child process, the calls that run it (`CodeGraph::spawners`):
+/// a spawned path is the spawning file's folder joined with the parts, as a file of the repo.
+fn spawn_sites(paths: &[String], codes: &[FileCode], path_index: &HashMap<String, u32>) -> HashMap<u32, Vec<Use>> {
+    let mut out: HashMap<u32, Vec<Use>> = HashMap::new();
+    for (f, (path, code)) in paths.iter().zip(codes).enumerate() {
+        let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+        for spawn in &code.spawned {
+            let joined = format!("{dir}/{}", spawn.parts.join("/"));
+            let Some(target) = crate::code::resolve::normalize(&joined).and_then(|p| path_index.get(&p).copied())
+            else {
+                continue;
+            };
+            // The callee's own occurrence stands for the call.
+            let Some(o) = code.occurrences.iter().position(|o| o.line == spawn.line && code.name_of(o) == spawn.callee)
+            else {
+                continue;
+            };
+            out.entry(target).or_default().push(Use {
+                file: f as u32,
+                occurrence: o as u32,
+                enclosing: spawn.enclosing,
+                line: spawn.line,
+                kind: UseKind::Call,
+                confidence: 1.0,
+                resolution: Resolution::QualifiedPath,
+            });
+        }
+    }
+    out
 }

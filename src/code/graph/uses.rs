@@ -10,6 +10,10 @@ use super::{
 use crate::code::UseKind;
 use crate::protocol::code::{CallEdge, FileEdge, ImpactResponse, Reference, UnresolvedImport};
 
+/// How sure a use is made by a script's top level for the call that runs the script in a
+/// child process, against the use itself: the script runs whole, but the path is a string.
+const SPAWN_CONFIDENCE: f32 = 0.9;
+
 impl CodeGraph {
     /// Uses of a definition, highest confidence first, at or above `min_confidence`.
     pub fn references(&self, target: SymbolRef, min_confidence: f32) -> Vec<Reference> {
@@ -103,6 +107,17 @@ impl CodeGraph {
                 found.extend(self.unnamed_method_uses(target, min_confidence));
             }
         }
+        // What a script run in a child process does at its top level (not its imports) the
+        // call that runs it does.
+        let spawned: Vec<Use> = found
+            .iter()
+            .filter(|u| u.enclosing.is_none() && u.kind != UseKind::Import)
+            .flat_map(|u| {
+                self.spawners(u.file).iter().map(|s| Use { confidence: u.confidence * SPAWN_CONFIDENCE, ..*s })
+            })
+            .filter(|s| s.confidence >= min_confidence)
+            .collect();
+        found.extend(spawned);
         let found = std::sync::Arc::new(found);
         if let Ok(mut cache) = self.uses_cache.lock() {
             if cache.len() >= MAX_CACHED_USES {

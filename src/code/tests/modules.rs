@@ -492,3 +492,27 @@ fn a_path_through_two_dispatches_waits_for_the_first_ones_type() {
     let graph = CodeGraph::build(files, &configs);
     assert_eq!(tests_reaching(&graph, "fenced"), ["fence_test.go"]);
 }
+
+/// A test that runs a script in a child process (`spawn(process.execPath, [path.join(__dirname,
+/// 'fixtures', 'run.js')])`) runs what the script does at its top level: a change to a function
+/// the script calls reaches the spawning test, not the script's own file alone.
+#[test]
+fn a_script_a_test_spawns_runs_for_that_test() {
+    let js = |text: &str| extract(Language::JavaScript, text).unwrap();
+    let files = HashMap::from([
+        ("lib/index.js".to_string(), js("function greet() {\n  return 1;\n}\nmodule.exports = greet;\n")),
+        ("test/fixtures/run.js".to_string(), js("var greet = require('../../lib');\ngreet();\n")),
+        (
+            "test/spawn.js".to_string(),
+            js("var test = require('tape');\nvar path = require('path');\nvar spawn = require('child_process').spawn;\n\n\
+                test('runs', function (t) {\n  spawn(process.execPath, [path.join(__dirname, 'fixtures', 'run.js')]);\n  t.end();\n});\n"),
+        ),
+        ("test/other.js".to_string(), js("var test = require('tape');\n\ntest('other', function (t) {\n  t.end();\n});\n")),
+    ]);
+    let configs = HashMap::from([(
+        "package.json".to_string(),
+        "{\"name\": \"x\", \"scripts\": {\"test\": \"tape test/*.js\"}}".to_string(),
+    )]);
+    let graph = CodeGraph::build(files, &configs);
+    assert_eq!(tests_reaching(&graph, "greet"), ["test/spawn.js"]);
+}
