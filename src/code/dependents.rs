@@ -241,10 +241,15 @@ fn language_trait_type(graph: &CodeGraph, member: SymbolRef) -> Option<SymbolRef
     if s.implements.is_empty() || graph.trait_method(member).is_some() {
         return None;
     }
-    if s.implements == crate::code::OVERRIDE && graph.overrides_a_base_method(member) {
+    if marked_override(graph, member) && graph.overrides_a_base_method(member) {
         return None;
     }
     graph.member_type(member)
+}
+
+/// Whether a definition is a Python method marked `@override` (`crate::code::OVERRIDE`).
+fn marked_override(graph: &CodeGraph, member: SymbolRef) -> bool {
+    graph.symbol(member).implements == crate::code::OVERRIDE
 }
 
 /// Whether a definition is a method of an implementation of `Debug` (`implements` holds the
@@ -305,7 +310,7 @@ pub fn type_seeds(graph: &CodeGraph, seeds: &[Seed]) -> Vec<Seed> {
                 name: String::new(),
                 label: format!("{} ({} of {})", s.container, s.name, s.implements),
                 // A Python base calls an `@override` method on an instance.
-                instances_only: s.implements == crate::code::OVERRIDE,
+                instances_only: marked_override(graph, (f, i)),
                 declared_only: false,
             });
             continue;
@@ -520,8 +525,9 @@ pub fn walk_built(
                 .filter(|&t| depth > 1 && !is_debug_impl(graph, t) && !called_by_name(graph, t))
                 .and_then(|t| language_trait_type(graph, t));
             // A Python base calls an `@override` method on an instance: where one is made.
-            let overrides = node.is_some_and(|t| graph.symbol(t).implements == crate::code::OVERRIDE);
-            let (language_runs, instances_run) = if overrides { (None, language_runs) } else { (language_runs, None) };
+            let overrides = node.is_some_and(|t| marked_override(graph, t));
+            let instances_run = language_runs.filter(|_| overrides);
+            let language_runs = language_runs.filter(|_| !overrides);
             // A Go `init` runs at load, called by no one: what it stores in package variables
             // runs where they are used.
             let stored = node.map(|t| graph.init_variables(t)).unwrap_or_default();
@@ -820,10 +826,11 @@ fn names_type(
                     let unexported = |t: SymbolRef| graph.symbol(t).name.starts_with(|c: char| c.is_lowercase());
                     let owner =
                         graph.member_type(maker).filter(|&t| go && (embedded || unexported(t)) && types_seen.insert(t));
-                    for n in owner.iter().flat_map(|&t| graph.uses(t, MAKER_FLOOR).iter().copied().collect::<Vec<_>>())
-                    {
-                        if !n.enclosing.is_some_and(|e| owner.is_some_and(|t| receiver((n.file, e), t))) {
-                            add(&n, &mut next);
+                    if let Some(t) = owner {
+                        for n in graph.uses(t, MAKER_FLOOR).iter() {
+                            if !n.enclosing.is_some_and(|e| receiver((n.file, e), t)) {
+                                add(n, &mut next);
+                            }
                         }
                     }
                 }
