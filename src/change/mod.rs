@@ -67,7 +67,9 @@ pub fn read(root: &Path, base: &DiffBase, indexed_opt: Option<&CodeGraph>) -> Re
         .iter()
         .filter(|f| !f.binary)
         .map(|f| (f, Language::detect(Path::new(&f.path))))
-        .filter(|(_, language)| crate::ingest::lang::CODE_LANGUAGES.contains(language))
+        .filter(|(f, language)| {
+            crate::ingest::lang::CODE_LANGUAGES.contains(language) || language.may_be_script(Path::new(&f.path))
+        })
         .collect();
     // The working tree's new sides first: a changed file's old side is then rebuilt from its
     // new side and the diff's removed lines (checked against git's blob id), sparing git the
@@ -115,7 +117,9 @@ pub fn read(root: &Path, base: &DiffBase, indexed_opt: Option<&CodeGraph>) -> Re
             // Read as the index reads it (a C++ header is C++ by its text).
             let text = if new_text.is_empty() { &old_text } else { &new_text };
             let language = language.with_text(Path::new(&file.path), text);
-            jobs.push((file, language, old_text, new_text));
+            if crate::ingest::lang::CODE_LANGUAGES.contains(&language) {
+                jobs.push((file, language, old_text, new_text));
+            }
         }
     }
     // Both sides of every file are parsed unless the index has them: spread over the cores

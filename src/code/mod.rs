@@ -266,16 +266,18 @@ pub struct FileCode {
     /// arguments of a Rust call that only checks them (`size_of::<T>()`, `assert_send::<T>()`
     /// of the file's `fn assert_send<T: Send>() {}`). No method of a type named there runs.
     pub type_only_spans: Vec<[u32; 4]>,
-    /// Scripts the file runs in a child process, under its own folder (JavaScript's
-    /// `spawn(process.execPath, [path.join(__dirname, 'exit', 'ok.js')])`).
+    /// Scripts the file runs in a child process (JavaScript's `spawn(process.execPath,
+    /// [path.join(__dirname, 'exit', 'ok.js')])`).
     pub spawned: Vec<Spawn>,
 }
 
 /// A script a file runs in a child process: the path's parts after the file's folder
-/// (`["exit", "ok.js"]`), and the call (its line, callee name, enclosing definition).
+/// (`["exit", "ok.js"]`) or after the working directory (`from_cwd`: `process.cwd()`), and
+/// the call (its line, callee name, enclosing definition).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Spawn {
     pub parts: Vec<String>,
+    pub from_cwd: bool,
     pub line: u32,
     pub callee: String,
     pub enclosing: Option<u32>,
@@ -362,7 +364,7 @@ pub fn grammar_fingerprint() -> String {
 
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode` or what the extractor emits changes.
-    const FORMAT: u32 = 57;
+    const FORMAT: u32 = 58;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

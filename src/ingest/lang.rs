@@ -114,14 +114,24 @@ impl Language {
 
     /// The language of `path` once its text is known: a `.h` that declares a class, a
     /// namespace or a template, has access labels or names `std::` is C++ (the C grammar
-    /// would lose its classes and their members); every other file is what its name says.
+    /// would lose its classes and their members); a file without an extension is the
+    /// language its `#!` line runs (a package's `bin/` scripts: `#!/usr/bin/env node`); every
+    /// other file is what its name says.
     pub fn with_text(self, path: &Path, text: &str) -> Language {
         let header = path.extension().is_some_and(|ext| ext.eq_ignore_ascii_case("h"));
         if self == Language::C && header && says_cpp(text) {
             Language::Cpp
+        } else if self == Language::Text && path.extension().is_none() {
+            shebang_language(text).unwrap_or(self)
         } else {
             self
         }
+    }
+
+    /// Whether a file named so may be code that only its text tells (`with_text`): a name
+    /// without an extension.
+    pub fn may_be_script(self, path: &Path) -> bool {
+        self == Language::Text && path.extension().is_none()
     }
 
     pub fn name(self) -> &'static str {
@@ -205,6 +215,31 @@ impl Language {
     }
 }
 
+/// The language a script's `#!` line names as its interpreter (`#!/usr/bin/env node`,
+/// `#!/usr/bin/python3 -u`, `#!/usr/bin/env -S deno run`), when it is one read here.
+fn shebang_language(text: &str) -> Option<Language> {
+    let line = text.strip_prefix("#!")?.lines().next()?;
+    let mut words = line.split_whitespace();
+    let mut program = words.next()?.rsplit('/').next()?;
+    if program == "env" {
+        // `env`'s options (`-S`, `-i`, `VAR=value`) come before the program it runs.
+        program = words.find(|w| !w.starts_with('-') && !w.contains('='))?.rsplit('/').next()?;
+    }
+    let family = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    Some(match family {
+        "node" | "nodejs" => Language::JavaScript,
+        "deno" | "bun" | "ts-node" | "tsx" => Language::TypeScript,
+        "python" | "pypy" => Language::Python,
+        "sh" | "bash" | "dash" | "ksh" => Language::Bash,
+        "ruby" => Language::Ruby,
+        "php" => Language::Php,
+        "lua" | "luajit" => Language::Lua,
+        "elixir" => Language::Elixir,
+        "runghc" | "runhaskell" => Language::Haskell,
+        _ => return None,
+    })
+}
+
 /// Whether a header's text is C++: a line that opens a class, namespace or template, an
 /// access label, `using namespace`, a standard header without `.h`, or `std::` anywhere.
 fn says_cpp(text: &str) -> bool {
@@ -242,6 +277,23 @@ mod tests {
         // Only a header's language depends on its text.
         assert_eq!(c.with_text(Path::new("src/cart.c"), "namespace shop {}\n"), Language::C);
         assert_eq!(Language::Rust.with_text(Path::new("a.rs"), "namespace x {}"), Language::Rust);
+    }
+
+    #[test]
+    fn a_script_without_an_extension_is_the_language_its_shebang_runs() {
+        let bin = Path::new("bin/tape");
+        let text = Language::detect(bin);
+        assert_eq!(text, Language::Text);
+        assert_eq!(text.with_text(bin, "#!/usr/bin/env node\n'use strict';\n"), Language::JavaScript);
+        assert_eq!(text.with_text(bin, "#!/usr/bin/python3.12 -u\nimport sys\n"), Language::Python);
+        assert_eq!(text.with_text(bin, "#!/usr/bin/env -S deno run --allow-read\n"), Language::TypeScript);
+        assert_eq!(text.with_text(bin, "#! /bin/sh\nexec foo\n"), Language::Bash);
+        // Not a shebang, an interpreter not read here, or a name with an extension: as named.
+        assert_eq!(text.with_text(bin, "node is a runtime\n"), Language::Text);
+        assert_eq!(text.with_text(bin, "#!/usr/bin/perl\n"), Language::Text);
+        let notes = Path::new("notes.txt");
+        assert_eq!(Language::detect(notes).with_text(notes, "#!/usr/bin/env node\n"), Language::Text);
+        assert!(text.may_be_script(bin) && !Language::Text.may_be_script(notes));
     }
 
     #[test]

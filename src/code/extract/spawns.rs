@@ -1,6 +1,8 @@
 //! Scripts a JavaScript or TypeScript file runs in a child process: `spawn(process.execPath,
-//! [path.join(__dirname, 'exit', 'ok.js')])`. What the script runs is the spawning code's work
-//! (tape's tests run their fixtures so, and V8's coverage follows the child).
+//! [path.join(__dirname, 'exit', 'ok.js')])`, `exec('node ' + path.join(__dirname,
+//! '../bin/tape') + ' --strict')`. What the script runs is the spawning code's work (tape's
+//! tests run their fixtures and the package's own command so, and V8's coverage follows the
+//! child).
 
 use tree_sitter::Node;
 
@@ -13,9 +15,23 @@ const SPAWNERS: &[&str] = &["spawn", "spawnSync", "fork", "execFile", "execFileS
 /// Nodes looked at inside one call's arguments, at most.
 const MAX_ARGUMENT_NODES: usize = 200;
 
+/// Variables followed from a use to the path they hold, at most (`var bin = __dirname +
+/// '/../bin/tape'`, then `spawn(node, [bin])`).
+const MAX_VARIABLE_STEPS: usize = 3;
+
+/// A script's path as the code writes it: from the file's own folder or from the working
+/// directory, then the written parts.
+struct ScriptPath {
+    from_cwd: bool,
+    parts: Vec<String>,
+}
+
 impl<'a> Walker<'a> {
-    /// Notes a call of a `child_process` function given a script under the file's own folder
-    /// (`path.join(__dirname, 'exit', 'ok.js')` or `path.resolve(…)`), in its arguments.
+    /// Notes a call of a `child_process` function given a script's path in its arguments:
+    /// built from `__dirname` or `process.cwd()` by `path.join`/`path.resolve` or `+`, written
+    /// there or in a variable, alone or inside a command line (`'node ' + bin + ' --strict'`).
+    /// A path that is not a file of the repo (a `cwd` option's folder) is dropped when the
+    /// graph is built.
     pub(super) fn note_spawn(&mut self, call: Node) {
         let Some(function) = call.child_by_field_name("function") else { return };
         let callee = match function.kind() {
@@ -37,43 +53,105 @@ impl<'a> Walker<'a> {
             if seen > MAX_ARGUMENT_NODES {
                 return;
             }
-            if let Some(parts) = self.dirname_join(node) {
+            if let Some(path) = self.script_path(node, 0) {
                 self.out.spawned.push(Spawn {
-                    parts,
+                    parts: path.parts,
+                    from_cwd: path.from_cwd,
                     line: call.start_position().row as u32 + 1,
                     callee: self.text(callee).to_string(),
                     enclosing: self.enclosing_symbol(),
                 });
-                return;
+                continue;
             }
             let mut cursor = node.walk();
             stack.extend(node.named_children(&mut cursor));
         }
     }
 
-    /// `path.join(__dirname, 'exit', 'ok.js')` (or `resolve`, `join` alone): the parts after
-    /// `__dirname`, each a plain string.
-    fn dirname_join(&self, node: Node) -> Option<Vec<String>> {
-        if node.kind() != "call_expression" {
-            return None;
+    /// The script path `node` holds: `path.join(__dirname, 'exit', 'ok.js')` (or `resolve`,
+    /// or `process.cwd()` first), `__dirname + '/../bin/tape'`, a command line around one
+    /// (`'node ' + …`, `… + ' --strict'`), or a variable set to one of these.
+    fn script_path(&self, node: Node, steps: usize) -> Option<ScriptPath> {
+        match node.kind() {
+            "call_expression" => self.joined_path(node),
+            "binary_expression" => {
+                let (left, right) = (node.child_by_field_name("left")?, node.child_by_field_name("right")?);
+                if node.child_by_field_name("operator").map(|o| self.text(o)) != Some("+") {
+                    return None;
+                }
+                if let Some(from_cwd) = self.path_base(left) {
+                    let part = self.plain_string(right)?;
+                    // `__dirname + '/../bin/tape'`; `process.cwd() + ' --flag'` is no path.
+                    return (!part.starts_with(' ')).then(|| ScriptPath { from_cwd, parts: vec![part] });
+                }
+                // A command line: the program before the path, the arguments after it.
+                if self.plain_string(left).is_some_and(|s| s.ends_with(' ')) {
+                    return self.script_path(right, steps);
+                }
+                if self.plain_string(right).is_some_and(|s| s.starts_with(' ')) {
+                    return self.script_path(left, steps);
+                }
+                None
+            }
+            "identifier" if steps < MAX_VARIABLE_STEPS => {
+                let value = self.variable_value(node)?;
+                self.script_path(value, steps + 1)
+            }
+            _ => None,
         }
-        let function = self.text(node.child_by_field_name("function")?);
+    }
+
+    /// `path.join(BASE, 'a', 'b.js')` or `path.resolve(…)` with `__dirname` or
+    /// `process.cwd()` as BASE and plain strings after it.
+    fn joined_path(&self, call: Node) -> Option<ScriptPath> {
+        let function = self.text(call.child_by_field_name("function")?);
         let name = function.rsplit('.').next().unwrap_or("");
         if !matches!(name, "join" | "resolve") {
             return None;
         }
-        let arguments = node.child_by_field_name("arguments")?;
+        let arguments = call.child_by_field_name("arguments")?;
         let mut cursor = arguments.walk();
         let mut args = arguments.named_children(&mut cursor);
-        if args.next().map(|a| self.text(a)) != Some("__dirname") {
-            return None;
+        let from_cwd = self.path_base(args.next()?)?;
+        let parts: Option<Vec<String>> = args.map(|a| self.plain_string(a)).collect();
+        parts.filter(|p| !p.is_empty()).map(|parts| ScriptPath { from_cwd, parts })
+    }
+
+    /// Whether `node` is `process.cwd()` (`Some(true)`) or `__dirname` (`Some(false)`).
+    fn path_base(&self, node: Node) -> Option<bool> {
+        match self.text(node) {
+            "__dirname" => Some(false),
+            "process.cwd()" => Some(true),
+            _ => None,
         }
-        let parts: Option<Vec<String>> = args
-            .map(|a| {
-                let text = self.text(a);
-                (a.kind() == "string").then(|| text.trim_matches(|c| c == '\'' || c == '"').to_string())
-            })
-            .collect();
-        parts.filter(|p| !p.is_empty())
+    }
+
+    /// A string literal's text, without its quotes.
+    fn plain_string(&self, node: Node) -> Option<String> {
+        (node.kind() == "string").then(|| self.text(node).trim_matches(|c| c == '\'' || c == '"').to_string())
+    }
+
+    /// The value the nearest declaration of the variable `identifier` names gives it, in
+    /// the blocks around the use (`var`, `let` or `const`; a later assignment is not seen).
+    fn variable_value<'t>(&self, identifier: Node<'t>) -> Option<Node<'t>> {
+        let name = self.text(identifier);
+        let mut scope = identifier.parent();
+        while let Some(block) = scope {
+            let mut cursor = block.walk();
+            for statement in block.named_children(&mut cursor) {
+                if !matches!(statement.kind(), "variable_declaration" | "lexical_declaration") {
+                    continue;
+                }
+                let mut inner = statement.walk();
+                for declarator in statement.named_children(&mut inner) {
+                    let named = declarator.child_by_field_name("name").is_some_and(|n| self.text(n) == name);
+                    if named && declarator.kind() == "variable_declarator" {
+                        return declarator.child_by_field_name("value");
+                    }
+                }
+            }
+            scope = block.parent();
+        }
+        None
     }
 }

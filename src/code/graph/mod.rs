@@ -893,15 +893,27 @@ fn macro_template_of(code: &FileCode, s: &Symbol) -> Option<usize> {
 }
 
 /// Per file another file runs in a child process, the calls that run it (`CodeGraph::spawners`):
-/// a spawned path is the spawning file's folder joined with the parts, as a file of the repo.
+/// a spawned path is the spawning file's folder joined with the parts, as a file of the repo;
+/// one from the working directory is taken from the nearest folder above the spawning file
+/// where it is a file (a package's tests run from the package's root, wherever it is).
 fn spawn_sites(paths: &[String], codes: &[FileCode], path_index: &HashMap<String, u32>) -> HashMap<u32, Vec<Use>> {
     let mut out: HashMap<u32, Vec<Use>> = HashMap::new();
     for (f, (path, code)) in paths.iter().zip(codes).enumerate() {
         let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
         for spawn in &code.spawned {
-            let joined = format!("{dir}/{}", spawn.parts.join("/"));
-            let Some(target) = crate::code::resolve::normalize(&joined).and_then(|p| path_index.get(&p).copied())
-            else {
+            let written = spawn.parts.join("/");
+            let at = |base: &str| {
+                crate::code::resolve::normalize(&format!("{base}/{written}")).and_then(|p| path_index.get(&p).copied())
+            };
+            let found = if spawn.from_cwd {
+                std::iter::successors(Some(dir), |d| {
+                    (!d.is_empty()).then(|| d.rsplit_once('/').map_or("", |(up, _)| up))
+                })
+                .find_map(at)
+            } else {
+                at(dir)
+            };
+            let Some(target) = found else {
                 continue;
             };
             // The callee's own occurrence stands for the call.

@@ -108,16 +108,19 @@ impl CodeGraph {
             }
         }
         // What a script run in a child process does at its top level (not its imports) the
-        // call that runs it does.
-        let spawned: Vec<Use> = found
-            .iter()
-            .filter(|u| u.enclosing.is_none() && u.kind != UseKind::Import)
-            .flat_map(|u| {
-                self.spawners(u.file).iter().map(|s| Use { confidence: u.confidence * SPAWN_CONFIDENCE, ..*s })
-            })
-            .filter(|s| s.confidence >= min_confidence)
-            .collect();
-        found.extend(spawned);
+        // call that runs it does: each call once, as sure as the surest use it stands for (a
+        // script's variable used on twelve lines is run by each call once, not twelve times).
+        let mut spawned: Vec<Use> = Vec::new();
+        for u in found.iter().filter(|u| u.enclosing.is_none() && u.kind != UseKind::Import) {
+            for s in self.spawners(u.file) {
+                let confidence = u.confidence * SPAWN_CONFIDENCE;
+                match spawned.iter_mut().find(|t| t.file == s.file && t.occurrence == s.occurrence) {
+                    Some(t) => t.confidence = t.confidence.max(confidence),
+                    None => spawned.push(Use { confidence, ..*s }),
+                }
+            }
+        }
+        found.extend(spawned.into_iter().filter(|s| s.confidence >= min_confidence));
         let found = std::sync::Arc::new(found);
         if let Ok(mut cache) = self.uses_cache.lock() {
             if cache.len() >= MAX_CACHED_USES {

@@ -516,3 +516,44 @@ fn a_script_a_test_spawns_runs_for_that_test() {
     let graph = CodeGraph::build(files, &configs);
     assert_eq!(tests_reaching(&graph, "greet"), ["test/spawn.js"]);
 }
+
+#[test]
+fn a_command_a_test_runs_by_a_path_it_builds_runs_for_that_test() {
+    let js = |text: &str| extract(Language::JavaScript, text).unwrap();
+    let head = "var test = require('tape');\nvar path = require('path');\nvar cp = require('child_process');\n";
+    let files = HashMap::from([
+        ("lib/index.js".to_string(), js("function greet() {\n  return 1;\n}\nmodule.exports = greet;\n")),
+        // The package's command: a script without an extension, read as its `#!` line says.
+        ("bin/cli".to_string(), js("#!/usr/bin/env node\nvar greet = require('../lib');\ngreet();\n")),
+        (
+            // A command line in a variable, the working folder an option.
+            "test/line.js".to_string(),
+            js(&format!("{head}var bin = 'node ' + path.join(__dirname, '../bin/cli');\n\
+                test('a', function (t) {{\n  cp.exec(bin + ' --flag', {{ cwd: path.join(__dirname, 'fixtures') }}, t.end);\n}});\n")),
+        ),
+        (
+            // A path by `+`, in a helper's variable.
+            "test/helper.js".to_string(),
+            js(&format!("{head}function run(args) {{\n  var bin = __dirname + '/../bin/cli';\n  \
+                return cp.spawn(process.execPath, [bin].concat(args));\n}}\ntest('b', function (t) {{\n  run([]);\n  t.end();\n}});\n")),
+        ),
+        (
+            // From the working folder: the package's root.
+            "test/cwd.js".to_string(),
+            js(&format!("{head}var cli = path.join(process.cwd(), 'bin/cli');\n\
+                test('c', function (t) {{\n  cp.execFile(process.execPath, [cli]);\n  t.end();\n}});\n")),
+        ),
+        (
+            // A folder and a script that is not there run nothing of the repo's.
+            "test/none.js".to_string(),
+            js(&format!("{head}test('d', function (t) {{\n  cp.exec('node ' + path.join(__dirname, 'missing.js'), \
+                {{ cwd: path.join(__dirname, '../bin') }});\n  t.end();\n}});\n")),
+        ),
+    ]);
+    let configs = HashMap::from([(
+        "package.json".to_string(),
+        "{\"name\": \"x\", \"bin\": \"bin/cli\", \"scripts\": {\"test\": \"tape test/*.js\"}}".to_string(),
+    )]);
+    let graph = CodeGraph::build(files, &configs);
+    assert_eq!(tests_reaching(&graph, "greet"), ["test/cwd.js", "test/helper.js", "test/line.js"]);
+}
