@@ -635,6 +635,13 @@ impl<'a> Walker<'a> {
         if name.is_empty() || name.len() > MAX_NAME || is_keyword_like(name) {
             return;
         }
+        // An object literal's key (`{ files: [...] }`) names a property of the object being
+        // made, not a variable: read as a bare name it would be anything named so anywhere.
+        if node.kind() == "property_identifier"
+            && node.parent().is_some_and(|p| p.kind() == "pair" && p.child_by_field_name("key") == Some(node))
+        {
+            return;
+        }
         let qualifier = self.qualifiers.remove(&node.id()).unwrap_or_default();
         if self.language == Language::Python && self.call_names.contains(&node.id()) {
             self.instance_call(node, name, &qualifier);

@@ -483,6 +483,25 @@ fn a_name_only_match_is_never_certain_and_common_names_do_not_match_by_name() {
 }
 
 #[test]
+fn an_object_literals_key_is_no_use_of_a_variable_named_so() {
+    // `files: [...]` names a property of the object made; `{ files }` and `x.files` read.
+    let js = |text: &str| extract(Language::JavaScript, text).unwrap();
+    let code = js(
+        "var files = [];\nmodule.exports = { files: ['a.js'], other: files };\nvar x = { files };\nx.files.push(1);\n",
+    );
+    let lines: Vec<u32> = code.occurrences.iter().filter(|o| code.name_of(o) == "files").map(|o| o.line).collect();
+    assert_eq!(lines, [2, 3, 4], "{:?}", code.occurrences);
+    let files = HashMap::from([
+        ("bin/cli.js".to_string(), js("var files = [];\nfiles.push(1);\n")),
+        ("eslint.config.js".to_string(), js("module.exports = [{ files: ['bin/*'] }];\n")),
+    ]);
+    let graph = CodeGraph::build(files, &HashMap::new());
+    let variable = graph.all_symbols().find(|&r| graph.symbol(r).name == "files").unwrap();
+    let users: Vec<String> = graph.references(variable, 0.0).iter().map(|r| r.path.clone()).collect();
+    assert_eq!(users, ["bin/cli.js"]);
+}
+
+#[test]
 fn a_mixed_language_repo_is_one_graph() {
     let graph = load_dir(&fixture_root(""));
     let languages: Vec<String> = graph.languages().into_iter().map(|(l, _)| l).collect();
