@@ -717,6 +717,16 @@ impl CodeGraph {
             .map_or(0, |defs| defs.iter().filter(|&&d| d != method && self.symbol(d).implements == trait_name).count())
     }
 
+    /// Whether a method of another type has `member`'s name: a call of the name on an object
+    /// of unknown type may be either.
+    pub fn has_namesakes(&self, member: SymbolRef) -> bool {
+        let s = self.symbol(member);
+        self.defs_by_name.get(&s.name).is_some_and(|defs| {
+            defs.iter()
+                .any(|&d| d != member && self.symbol(d).kind.is_callable() && self.symbol(d).container != s.container)
+        })
+    }
+
     /// The methods a call runs `member` through by dispatch: its Rust trait's declaration
     /// (`trait_method`), or the methods of the Go interfaces its type satisfies (`Markdown.Convert`
     /// for `markdown.Convert`).

@@ -442,3 +442,50 @@ fn a_javascript_method_runs_where_its_type_declaration_is_used() {
     assert_eq!(graph.path(declared.0), "lib/results.d.ts");
     assert_eq!(test_files_reached(&graph, close), ["test/close.test.js"]);
 }
+
+/// A method reached only by a guess at an object's type (`dest.enter(…)`, nothing says what
+/// `dest` is), where other classes define the name too, runs in the tests whose path names its
+/// class: transitions' `Timeout.enter` runs where a test asks for timeout states, not wherever
+/// a machine changes state. The class is named where it is made, or held (a class attribute,
+/// `state_cls = State`), or by a caller of that, a few calls away.
+#[test]
+fn a_method_guessed_by_its_name_runs_where_its_class_is_named() {
+    // More states than a name is matched among: `dest.enter(…)` is a guess.
+    let mut states = "class State:\n    def enter(self, data):\n        return 1\n".to_string();
+    for kind in ["Timeout", "Tags", "Error", "Volatile", "Retry"] {
+        states.push_str(&format!("\nclass {kind}(State):\n    def enter(self, data):\n        return 2\n"));
+    }
+    let graph = python_graph(&[
+        ("fsm/states.py", &states),
+        (
+            "fsm/core.py",
+            "from fsm.states import State\n\n\
+             class Machine:\n    state_cls = State\n\n    def go(self, dest):\n        return dest.enter(None)\n",
+        ),
+        ("tests/test_core.py", "from fsm.core import Machine\n\ndef test_go():\n    Machine().go(object())\n"),
+        (
+            "tests/test_timeout.py",
+            "from fsm.core import Machine\nfrom fsm.states import Timeout\n\n\
+             def test_timeout():\n    class Timed(Machine):\n        state_cls = Timeout\n    Timed().go(object())\n",
+        ),
+    ]);
+    let tests_of = |name: &str| -> Vec<String> {
+        use crate::code::dependents::{walk, Seed};
+        let changed = graph.lookup(name)[0];
+        let seed = Seed {
+            symbol_opt: Some(changed),
+            name: String::new(),
+            label: name.into(),
+            instances_only: false,
+            declared_only: false,
+        };
+        let mut files: Vec<String> =
+            walk(&graph, &[seed], daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
+        files.sort();
+        files.dedup();
+        files
+    };
+    assert_eq!(tests_of("Timeout.enter"), ["tests/test_timeout.py"]);
+    // The base's method: its class is held by `Machine`, which both tests use.
+    assert_eq!(tests_of("State.enter"), ["tests/test_core.py", "tests/test_timeout.py"]);
+}
