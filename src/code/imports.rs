@@ -429,6 +429,26 @@ pub(super) fn renames(language: Language, node: Node, src: &[u8]) -> Vec<(String
     out
 }
 
+/// The name `var x = require('./lib/x')` binds to a whole module of the repo (a relative
+/// path, a plain name declared): JavaScript and TypeScript.
+pub(super) fn whole_module_binding(language: Language, node: Node, src: &[u8]) -> Option<String> {
+    if !matches!(language, Language::JavaScript | Language::TypeScript | Language::Tsx)
+        || node.kind() != "call_expression"
+    {
+        return None;
+    }
+    if text(node.child_by_field_name("function")?, src) != "require" {
+        return None;
+    }
+    let target = string_value(node.child_by_field_name("arguments")?.named_child(0)?, src)?;
+    if !target.starts_with('.') {
+        return None;
+    }
+    let declarator = node.parent().filter(|p| p.kind() == "variable_declarator")?;
+    let name = declarator.child_by_field_name("name").filter(|n| n.kind() == "identifier")?;
+    Some(text(name, src).to_string())
+}
+
 /// Flattens a Rust use tree: `a::{b, c::d as e}` → `a::b` (b), `a::c::d` (e).
 fn rust_use_tree(node: Node, prefix: &str, src: &[u8], stmt: Node, out: &mut Vec<ImportSpec>) {
     let join = |a: &str, b: &str| if a.is_empty() { b.to_string() } else { format!("{a}::{b}") };

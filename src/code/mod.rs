@@ -269,6 +269,10 @@ pub struct FileCode {
     /// Scripts the file runs in a child process (JavaScript's `spawn(process.execPath,
     /// [path.join(__dirname, 'exit', 'ok.js')])`).
     pub spawned: Vec<Spawn>,
+    /// Names bound to a whole module of the repo (JavaScript's `var createDefaultStream =
+    /// require('./lib/default_stream')`): a call of the name calls that module's `module.exports
+    /// = function …`, whatever name the graph gives it (`CodeGraph::link_aliases`).
+    pub whole_modules: Vec<String>,
 }
 
 /// A script a file runs in a child process: the path's parts after the file's folder
@@ -364,7 +368,7 @@ pub fn grammar_fingerprint() -> String {
 
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode` or what the extractor emits changes.
-    const FORMAT: u32 = 59;
+    const FORMAT: u32 = 60;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

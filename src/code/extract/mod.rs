@@ -367,6 +367,7 @@ impl<'a> Walker<'a> {
             shift(&mut spawn.line, &mut 0);
             self.out.spawned.push(spawn);
         }
+        self.out.whole_modules.append(&mut out.whole_modules);
         if self.out.package.is_empty() {
             self.out.package = out.package;
         }
@@ -460,6 +461,7 @@ impl<'a> Walker<'a> {
                 self.import_end = node.end_byte();
                 self.out.imports.extend(specs);
                 self.renames.extend(imports::renames(self.language, node, self.src));
+                self.out.whole_modules.extend(imports::whole_module_binding(self.language, node, self.src));
             } else if kind == "export_statement"
                 && node.child_by_field_name("source").is_none()
                 && node.named_children(&mut node.walk()).any(|c| c.kind() == "export_clause")

@@ -14,8 +14,12 @@ impl CodeGraph {
     /// `create`): each use of it in the importing file, bare or as a member of the module
     /// imported (`d.baz()`), resolves to the definitions at the end of the chain
     /// (`resolve_use`), and is listed under their name for the walk back from them.
+    ///
+    /// So does a name bound to a whole JavaScript module (`var createDefaultStream =
+    /// require('./lib/default_stream')`) that the module does not define: called bare, it is
+    /// the module's `module.exports = function …` (named for its file, `default_stream`).
     pub(super) fn link_aliases(&mut self) {
-        if self.codes.iter().all(|c| c.renames.is_empty()) {
+        if self.codes.iter().all(|c| c.renames.is_empty() && c.whole_modules.is_empty()) {
             return;
         }
         for f in 0..self.codes.len() {
@@ -38,7 +42,10 @@ impl CodeGraph {
                     Some(original) => (original, true),
                     None => (name, false),
                 };
-                let definitions = self.aliased_definitions(targets, start, renamed);
+                let mut definitions = self.aliased_definitions(targets, start, renamed);
+                if definitions.is_empty() && occurrence.qualifier == 0 && code.whole_modules.iter().any(|m| m == name) {
+                    definitions = self.default_exports(targets, name);
+                }
                 if !definitions.is_empty() {
                     found.insert(key, definitions);
                 }
@@ -77,6 +84,36 @@ impl CodeGraph {
                 .collect();
             self.aliases[f] = found;
         }
+    }
+
+    /// The `module.exports = function …` (or class) of each of `targets` that does not
+    /// define `name` itself; for a `.d.ts` (what a `require` resolves to first where a
+    /// package ships its types beside its code), the script beside it.
+    fn default_exports(&self, targets: &[u32], name: &str) -> Vec<SymbolRef> {
+        let mut out = Vec::new();
+        let scripts = targets.iter().filter_map(|&t| {
+            let stem = self.paths[t as usize].strip_suffix(".d.ts")?;
+            ["js", "cjs", "mjs"].iter().find_map(|ext| self.path_index.get(&format!("{stem}.{ext}")).copied())
+        });
+        let targets: Vec<u32> = targets.iter().copied().chain(scripts).collect();
+        for t in targets {
+            let symbols = &self.codes[t as usize].symbols;
+            if symbols.iter().any(|s| s.name == name && s.container.is_empty()) {
+                continue;
+            }
+            out.extend(
+                symbols
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| {
+                        s.container.is_empty()
+                            && (s.kind.is_callable() || s.kind.is_container())
+                            && s.signature.starts_with("module.exports")
+                    })
+                    .map(|(i, _)| (t, i as u32)),
+            );
+        }
+        out
     }
 
     /// The top-level definitions `name` reaches from `targets` once it has been renamed on

@@ -30,6 +30,30 @@ fn a_module_exports_function_is_named_for_its_file_and_its_importers_calls_reach
     paths.sort();
     paths.dedup();
     assert_eq!(paths, ["lib/index.js", "test/parse.js"]);
+
+    // Required under another name than its file's: the call is still the module's function.
+    let ts = |text: &str| extract(Language::TypeScript, text).unwrap();
+    let files = HashMap::from([
+        ("lib/default_stream.js".to_string(), js("module.exports = function () {\n  return 1;\n};\n")),
+        // Its types beside it, which the `require` resolves to first.
+        (
+            "lib/default_stream.d.ts".to_string(),
+            ts("declare function defaultStream(): number;\n\nexport = defaultStream;\n"),
+        ),
+        ("lib/helpers.js".to_string(), js("function helper() {\n  return 2;\n}\nmodule.exports = { helper: helper };\n")),
+        (
+            "index.js".to_string(),
+            js("var createDefaultStream = require('./lib/default_stream');\nvar tools = require('./lib/helpers');\n\
+                function harness() {\n  tools.helper();\n  return createDefaultStream();\n}\nmodule.exports = harness;\n"),
+        ),
+    ]);
+    let graph = CodeGraph::build(files, &HashMap::new());
+    let target = graph.lookup("default_stream")[0];
+    let lines: Vec<(String, u32)> = graph.references(target, 0.5).into_iter().map(|r| (r.path, r.line)).collect();
+    assert_eq!(lines, [("index.js".to_string(), 1), ("index.js".to_string(), 5)]);
+    // A module that exports no function: its members are what the name reaches.
+    let helper = graph.lookup("helper")[0];
+    assert!(graph.references(helper, 0.5).iter().any(|r| r.path == "index.js" && r.line == 4));
 }
 
 /// A package's own tests require it by its folder (`require('../')`): its `package.json`'s
