@@ -531,8 +531,9 @@ pub fn walk_built(
             // reached by a guess.)
             // (Not for a class nothing in the repo names outside its own methods: what makes
             // it is out of sight, a library's factory, and the guess is all there is.)
+            // (Asked only where there are guesses: the class's uses are read to answer it.)
             let guess_type = node
-                .filter(|&t| graph.code(t.0).language == "python" && graph.has_namesakes(t))
+                .filter(|&t| !guessed.is_empty() && graph.code(t.0).language == "python" && graph.has_namesakes(t))
                 .and_then(|t| graph.member_type(t))
                 .filter(|&ty| named_outside(graph, ty));
             // So does a Rust method of a trait the repo does not declare (`PartialEq::eq`,
