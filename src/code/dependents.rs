@@ -881,7 +881,11 @@ fn names_type(
         }
         places
     });
-    places.contains(&(u.file, u.enclosing))
+    if places.contains(&(u.file, u.enclosing)) {
+        return true;
+    }
+    // A unittest method has what its class's `setUp` built.
+    u.enclosing.is_some_and(|e| graph.set_ups((u.file, e)).iter().any(|&(f, i)| places.contains(&(f, Some(i)))))
 }
 
 /// Whether code other than `ty`'s own members names the type `ty`.

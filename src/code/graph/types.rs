@@ -218,6 +218,29 @@ impl CodeGraph {
         in_a_base.is_some()
     }
 
+    /// The set-up methods that run before a Python test method (`setUp`, `setup_method`, …),
+    /// its class's own and its bases': what they build, the test has (transitions'
+    /// `self.machine_cls = Machine` in `setUp`, then `self.machine_cls(…)` in each test).
+    pub fn set_ups(&self, method: SymbolRef) -> Vec<SymbolRef> {
+        const SET_UPS: &[&str] = &["setUp", "asyncSetUp", "setUpClass", "setup_method", "setup_class", "setup"];
+        let s = self.symbol(method);
+        let Some(&class) = split_qualifier(&s.container).last() else { return Vec::new() };
+        if self.code(method.0).language != "python" || !s.kind.is_callable() || SET_UPS.contains(&s.name.as_str()) {
+            return Vec::new();
+        }
+        let named: Vec<SymbolRef> =
+            SET_UPS.iter().flat_map(|n| self.defs_by_name.get(*n).into_iter().flatten().copied()).collect();
+        if named.is_empty() {
+            return Vec::new();
+        }
+        let mut found = Vec::new();
+        self.find_in_type_and_bases(class, |t| {
+            found.extend(named.iter().copied().filter(|&r| self.is_member_of(r, t)));
+            None::<()>
+        });
+        found
+    }
+
     /// Places where `target`'s class or one of its bases calls a member of `self` named only
     /// at run time (`getattr(self, name)` in `BaseRenderer._get_method`): the template a
     /// subclass fills in with its own methods (`HTMLRenderer.text`), any of which such a place

@@ -489,3 +489,37 @@ fn a_method_guessed_by_its_name_runs_where_its_class_is_named() {
     // The base's method: its class is held by `Machine`, which both tests use.
     assert_eq!(tests_of("State.enter"), ["tests/test_core.py", "tests/test_timeout.py"]);
 }
+
+/// A unittest method has what its class's `setUp` built, or its base class's: a guessed
+/// method's class named there is named for every test of the class (transitions' tests keep
+/// `self.machine_cls = Machine` from `setUp`).
+#[test]
+fn a_class_named_in_set_up_is_named_for_each_test_of_the_class() {
+    let mut states = "class State:\n    def enter(self, data):\n        return 1\n".to_string();
+    for kind in ["Timeout", "Tags", "Error", "Volatile", "Retry"] {
+        states.push_str(&format!("\nclass {kind}(State):\n    def enter(self, data):\n        return 2\n"));
+    }
+    let graph = python_graph(&[
+        ("fsm/states.py", &states),
+        ("fsm/core.py", "class Machine:\n    def go(self, dest):\n        return dest.enter(None)\n"),
+        (
+            "tests/test_timed.py",
+            "import unittest\nfrom fsm.core import Machine\nfrom fsm.states import Timeout\n\n\
+             class TimedCase(unittest.TestCase):\n    def setUp(self):\n        self.state_cls = Timeout\n\n    \
+             def test_go(self):\n        Machine().go(self.state_cls())\n",
+        ),
+        (
+            "tests/test_more.py",
+            "from fsm.core import Machine\nfrom tests.test_timed import TimedCase\n\n\
+             class MoreCase(TimedCase):\n    def test_again(self):\n        Machine().go(self.state_cls())\n",
+        ),
+        (
+            "tests/test_plain.py",
+            "import unittest\nfrom fsm.core import Machine\n\n\
+             class PlainCase(unittest.TestCase):\n    def setUp(self):\n        self.value = 1\n\n    \
+             def test_go(self):\n        Machine().go(object())\n",
+        ),
+    ]);
+    let changed = graph.lookup("Timeout.enter")[0];
+    assert_eq!(test_files_reached(&graph, changed), ["tests/test_more.py", "tests/test_timed.py"]);
+}
