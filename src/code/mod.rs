@@ -273,6 +273,28 @@ pub struct FileCode {
     /// require('./lib/default_stream')`): a call of the name calls that module's `module.exports
     /// = function …`, whatever name the graph gives it (`CodeGraph::link_aliases`).
     pub whole_modules: Vec<String>,
+    /// Python definitions that format a value (by index in `symbols`, `TOP_LEVEL` for the
+    /// file's own code), with what they call on it: `FORMATS_REPR` (`repr(x)`, `'%r' % x`,
+    /// `f'{x!r}'`), `FORMATS_STR` (`str(x)`, `print(x)`, `f'{x}'`, `'%s' % x`, `.format(x)`,
+    /// `pytest.raises(…, match=…)`). A class's `__repr__` or `__str__` runs only where a value
+    /// is formatted so. Sorted by index, one entry each.
+    pub formats: Vec<(u32, u8)>,
+}
+
+/// `FileCode::formats`: `__repr__` runs.
+pub const FORMATS_REPR: u8 = 1;
+/// `FileCode::formats`: `__str__` runs.
+pub const FORMATS_STR: u8 = 2;
+/// `FileCode::formats`: the index of a file's own code, outside any definition.
+pub const TOP_LEVEL: u32 = u32::MAX;
+
+impl FileCode {
+    /// What a definition (`None`: the file's own code) formats values with
+    /// (`FORMATS_REPR`, `FORMATS_STR`).
+    pub fn formats_in(&self, definition: Option<u32>) -> u8 {
+        let index = definition.unwrap_or(TOP_LEVEL);
+        self.formats.binary_search_by_key(&index, |&(i, _)| i).map_or(0, |k| self.formats[k].1)
+    }
 }
 
 /// A script a file runs in a child process: the path's parts after the file's folder
@@ -368,7 +390,7 @@ pub fn grammar_fingerprint() -> String {
 
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode` or what the extractor emits changes.
-    const FORMAT: u32 = 60;
+    const FORMAT: u32 = 61;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

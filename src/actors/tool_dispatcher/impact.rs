@@ -115,6 +115,7 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
                     label: s.qualified_name.clone(),
                     instances_only: false,
                     declared_only: false,
+                    needs_format: 0,
                 });
             }
             SymbolChange::Deleted | SymbolChange::Renamed => {
@@ -131,6 +132,7 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
                     label: old_qualified,
                     instances_only: false,
                     declared_only: false,
+                    needs_format: 0,
                 });
                 if c.change == SymbolChange::Renamed {
                     if let Some(&now) = graph.defined_in(&c.path, &s.qualified_name, s.kind).first() {
@@ -140,6 +142,7 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
                             label: s.qualified_name.clone(),
                             instances_only: false,
                             declared_only: false,
+                            needs_format: 0,
                         });
                     }
                 }
@@ -813,6 +816,7 @@ mod tests {
             test: true,
             by_import: false,
             requires: None,
+            needs_format: 0,
             runs_in_no_test: false,
             calls_only: true,
             failing: false,

@@ -821,6 +821,7 @@ mod tests {
             label: "make_heap".into(),
             instances_only: false,
             declared_only: false,
+            needs_format: 0,
         }];
         let limits = crate::code::tests::daemon_walk_limits();
         let mut run = DefaultRun::new(dir.path());

@@ -20,7 +20,7 @@ use tree_sitter::{Node, Parser, Tree};
 use super::spec::{doc_roles, roles, spec, Spec, IDENT_ONLY, SKIP, VISIT};
 use super::{imports, FileCode, Occurrence, UseKind};
 use crate::ingest::Language;
-use outcomes::{does_nothing, note_definitions_expecting_failure};
+use outcomes::{does_nothing, merge_formats, note_definitions_expecting_failure};
 pub(crate) use types::{
     accessed_type, annotated_type, base_type_name, element_type, go_type, is_element_accessor, own_field_path,
     rust_type, rust_value_text, stated_type,
@@ -100,6 +100,7 @@ pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileC
     apply_renames(&mut walker.out, &walker.renames);
     walker.out.renames = std::mem::take(&mut walker.renames);
     note_definitions_expecting_failure(&mut walker.out);
+    merge_formats(&mut walker.out);
     let root = tree.root_node();
     let mut cursor = root.walk();
     let file_gate = |node: Node| -> Option<String> {
@@ -368,6 +369,7 @@ impl<'a> Walker<'a> {
             self.out.spawned.push(spawn);
         }
         self.out.whole_modules.append(&mut out.whole_modules);
+        self.out.formats.append(&mut out.formats);
         if self.out.package.is_empty() {
             self.out.package = out.package;
         }
@@ -446,6 +448,9 @@ impl<'a> Walker<'a> {
     fn visit(&mut self, node: Node) {
         if !node.is_named() {
             return;
+        }
+        if self.language == Language::Python && matches!(node.kind(), "call" | "string") {
+            self.note_formatting(node);
         }
         match self.roles.get(node.kind_id() as usize).copied().unwrap_or(VISIT) {
             SKIP => return,

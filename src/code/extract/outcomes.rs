@@ -4,7 +4,7 @@
 use tree_sitter::Node;
 
 use super::{span_of, Walker};
-use crate::code::FileCode;
+use crate::code::{FileCode, FORMATS_REPR, FORMATS_STR, TOP_LEVEL};
 
 /// Adds to `expects_failure` the Rust definitions that ask for an error: a function whose body
 /// calls `is_err()`, `unwrap_err()` or `expect_err(…)` (a test, or a test's helper such as
@@ -38,7 +38,67 @@ pub(super) fn does_nothing(function: Node) -> bool {
     empty("parameters") && empty("body")
 }
 
+/// Sorts `formats` by definition and merges each definition's entries into one.
+pub(super) fn merge_formats(code: &mut FileCode) {
+    code.formats.sort_unstable();
+    let mut merged: Vec<(u32, u8)> = Vec::with_capacity(code.formats.len());
+    for (index, bits) in code.formats.drain(..) {
+        match merged.last_mut() {
+            Some((last, all)) if *last == index => *all |= bits,
+            _ => merged.push((index, bits)),
+        }
+    }
+    code.formats = merged;
+}
+
 impl<'a> Walker<'a> {
+    /// Notes what a Python call or string formats a value with (`FileCode::formats`): a
+    /// call of `repr`, `ascii`, `pformat`, `pprint` or `saferepr`, a `%r` or a `!r`
+    /// conversion run `__repr__`; a call of `str`, `print`, `format` or a string's `.format`,
+    /// an f-string's value, a `%s`, and `match=` (pytest matches the error's text) run
+    /// `__str__`.
+    pub(super) fn note_formatting(&mut self, node: Node) {
+        let mut bits = 0u8;
+        match node.kind() {
+            "call" => {
+                let name = node.child_by_field_name("function").and_then(|f| match f.kind() {
+                    "identifier" => Some(self.text(f)),
+                    "attribute" => f.child_by_field_name("attribute").map(|a| self.text(a)),
+                    _ => None,
+                });
+                bits |= match name {
+                    Some("repr" | "ascii" | "pformat" | "pprint" | "saferepr") => FORMATS_REPR,
+                    Some("str" | "print" | "format") => FORMATS_STR,
+                    _ => 0,
+                };
+                let matches_text = node.child_by_field_name("arguments").is_some_and(|arguments| {
+                    arguments.named_children(&mut arguments.walk()).any(|a| {
+                        a.kind() == "keyword_argument"
+                            && a.child_by_field_name("name").is_some_and(|n| self.text(n) == "match")
+                    })
+                });
+                if matches_text {
+                    bits |= FORMATS_STR;
+                }
+            }
+            "string" => {
+                let text = self.text(node);
+                if text.contains("%r") || text.contains("!r") {
+                    bits |= FORMATS_REPR;
+                }
+                let interpolated = node.named_children(&mut node.walk()).any(|c| c.kind() == "interpolation");
+                if text.contains("%s") || interpolated {
+                    bits |= FORMATS_STR;
+                }
+            }
+            _ => {}
+        }
+        if bits != 0 {
+            let index = self.enclosing_symbol().unwrap_or(TOP_LEVEL);
+            self.out.formats.push((index, bits));
+        }
+    }
+
     /// Notes the code of a Rust call that runs only on failure: `Err(…)`'s argument, the
     /// closure of `r.map_err(…)` and `o.ok_or_else(…)`.
     pub(super) fn note_failure_branch(&mut self, call: Node) {

@@ -218,6 +218,17 @@ impl CodeGraph {
         in_a_base.is_some()
     }
 
+    /// Whether `str()` of a Python class's value runs its `__repr__`: neither it nor a base
+    /// defines `__str__`, and it is no exception (`BaseException.__str__` shows the arguments).
+    pub fn str_falls_back_to_repr(&self, class: SymbolRef) -> bool {
+        let strs = self.defs_by_name.get("__str__").map(Vec::as_slice).unwrap_or(&[]);
+        let own_str = self.find_in_type_and_bases(&self.symbol(class).name, |t| {
+            let exception = ["Error", "Exception", "Warning"].iter().any(|end| t.ends_with(end));
+            (exception || strs.iter().any(|&r| self.is_member_of(r, t))).then_some(())
+        });
+        own_str.is_none()
+    }
+
     /// The set-up methods that run before a Python test method (`setUp`, `setup_method`, …),
     /// its class's own and its bases': what they build, the test has (transitions'
     /// `self.machine_cls = Machine` in `setUp`, then `self.machine_cls(…)` in each test).

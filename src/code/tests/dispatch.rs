@@ -174,6 +174,7 @@ fn test_files_reached(graph: &CodeGraph, changed: (u32, u32)) -> Vec<String> {
         label: String::new(),
         instances_only: false,
         declared_only: false,
+        needs_format: 0,
     }];
     let walk = crate::code::dependents::walk(graph, &seeds, daemon_walk_limits());
     let mut found: Vec<String> = walk.tests.iter().map(|t| graph.path(t.file).to_string()).collect();
@@ -478,6 +479,7 @@ fn a_method_guessed_by_its_name_runs_where_its_class_is_named() {
             label: name.into(),
             instances_only: false,
             declared_only: false,
+            needs_format: 0,
         };
         let mut files: Vec<String> =
             walk(&graph, &[seed], daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
@@ -522,4 +524,39 @@ fn a_class_named_in_set_up_is_named_for_each_test_of_the_class() {
     ]);
     let changed = graph.lookup("Timeout.enter")[0];
     assert_eq!(test_files_reached(&graph, changed), ["tests/test_more.py", "tests/test_timed.py"]);
+}
+
+/// A class's `__repr__` runs where a value is formatted with it (`repr(x)`, `%r`, `!r`), and,
+/// where `str()` falls back to it (no `__str__`, no exception), where one is printed
+/// (`f'{x}'`, `str(x)`, `%s`): not in every test that makes one. An exception's `str()` shows
+/// its arguments, not its `__repr__`.
+#[test]
+fn a_repr_runs_in_the_tests_that_format_the_value() {
+    let graph = python_graph(&[
+        (
+            "fsm/event.py",
+            "class Event:\n    def __repr__(self):\n        return 'Event'\n\n\
+             class Failure(Exception):\n    def __repr__(self):\n        return 'Failure'\n\n\
+             def make():\n    return Event()\n\n\
+             def fail():\n    return Failure()\n",
+        ),
+        ("tests/test_repr.py", "from fsm.event import make\n\ndef test_repr():\n    assert repr(make()) == 'Event'\n"),
+        ("tests/test_print.py", "from fsm.event import make\n\ndef test_print():\n    assert f'{make()}'\n"),
+        ("tests/test_log.py", "from fsm.event import make\n\ndef test_log():\n    assert 'got %r' % (make(),)\n"),
+        ("tests/test_make.py", "from fsm.event import make\n\ndef test_make():\n    assert make() is not None\n"),
+        ("tests/test_fail.py", "from fsm.event import fail\n\ndef test_fail():\n    assert f'{fail()}' == ''\n"),
+        (
+            "tests/test_fail_repr.py",
+            "from fsm.event import fail\n\ndef test_fail_repr():\n    assert '{!r}'.format(fail())\n",
+        ),
+    ]);
+    let formats_of = |path: &str| graph.code(graph.file_index(path).unwrap()).formats_in(Some(0));
+    assert_eq!(formats_of("tests/test_fail.py"), crate::code::FORMATS_STR);
+    assert_eq!(formats_of("tests/test_fail_repr.py"), crate::code::FORMATS_REPR | crate::code::FORMATS_STR);
+    assert_eq!(formats_of("tests/test_make.py"), 0);
+    assert_eq!(
+        super::modules::tests_reaching(&graph, "Event.__repr__"),
+        ["tests/test_log.py", "tests/test_print.py", "tests/test_repr.py"]
+    );
+    assert_eq!(super::modules::tests_reaching(&graph, "Failure.__repr__"), ["tests/test_fail_repr.py"]);
 }

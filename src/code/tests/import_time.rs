@@ -18,6 +18,7 @@ pub(super) fn tests_of(graph: &CodeGraph, path: &str, name: &str) -> Vec<String>
         label: name.into(),
         instances_only: false,
         declared_only: false,
+        needs_format: 0,
     }];
     let mut found: Vec<String> =
         walk(graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
@@ -68,6 +69,7 @@ fn a_value_computed_at_import_runs_in_no_test() {
         label: "make_handler.handle".into(),
         instances_only: false,
         declared_only: false,
+        needs_format: 0,
     }];
     let tests: Vec<String> =
         walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file).to_string()).collect();

@@ -258,7 +258,7 @@ fn a_typescript_constructor_runs_where_its_class_is_built_and_a_factory_types_it
 
 /// The test files a change to definition `name` (its first by that qualified name) reaches,
 /// as the daemon's walk finds them (with the seeds of its type).
-fn tests_reaching(graph: &CodeGraph, name: &str) -> Vec<String> {
+pub(super) fn tests_reaching(graph: &CodeGraph, name: &str) -> Vec<String> {
     use crate::code::dependents::{type_seeds, walk, Seed};
     let changed = graph.lookup(name)[0];
     let mut seeds = vec![Seed {
@@ -267,6 +267,7 @@ fn tests_reaching(graph: &CodeGraph, name: &str) -> Vec<String> {
         label: name.into(),
         instances_only: false,
         declared_only: false,
+        needs_format: 0,
     }];
     let more = type_seeds(graph, &seeds);
     seeds.extend(more);

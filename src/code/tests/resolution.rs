@@ -236,6 +236,7 @@ class Option:
             label: name.into(),
             instances_only: false,
             declared_only: false,
+            needs_format: 0,
         }];
         let mut found: Vec<String> =
             walk(&graph, &seeds, limits).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
@@ -340,6 +341,7 @@ def render(text: Text):
         label: "Text.plain".into(),
         instances_only: false,
         declared_only: false,
+        needs_format: 0,
     }];
     let mut tests: Vec<String> =
         walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
@@ -378,6 +380,7 @@ def prompt(text):
             label: name.into(),
             instances_only: false,
             declared_only: false,
+            needs_format: 0,
         }];
         let walked = walk(&graph, &seeds, daemon_walk_limits());
         let mut tests: Vec<&str> = walked.tests.iter().map(|t| graph.path(t.file)).collect();
@@ -437,6 +440,7 @@ def fill(headers):
         label: "update".into(),
         instances_only: false,
         declared_only: false,
+        needs_format: 0,
     }];
     let mut tests: Vec<&str> =
         walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file)).collect();
@@ -474,6 +478,7 @@ fn a_mixins_test_method_is_a_test_of_the_classes_that_derive_from_it() {
         label: "evict".into(),
         instances_only: false,
         declared_only: false,
+        needs_format: 0,
     }];
     let limits = daemon_walk_limits();
     let found = walk(&graph, &seeds, limits);
@@ -511,6 +516,7 @@ fn a_type_seeded_for_its_instances_leads_only_to_where_instances_are_made() {
             label: "Money (__repr__)".into(),
             instances_only,
             declared_only: false,
+            needs_format: 0,
         }];
         let mut found: Vec<String> =
             walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
@@ -552,6 +558,7 @@ fn an_override_of_a_librarys_method_runs_where_its_class_is_instantiated() {
             label: name.into(),
             instances_only: false,
             declared_only: false,
+            needs_format: 0,
         }];
         let all: Vec<Seed> = seeds.iter().cloned().chain(type_seeds(&graph, &seeds)).collect();
         let walked = walk(&graph, &all, daemon_walk_limits());
@@ -664,6 +671,7 @@ fn a_property_setter_decorator_is_no_read_of_the_getter() {
         label: "Box.size".into(),
         instances_only: false,
         declared_only: false,
+        needs_format: 0,
     }];
     let mut found: Vec<String> =
         walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
@@ -727,6 +735,7 @@ fn a_base_named_like_a_wrapper_type_is_a_base() {
         label: "ConfigBox._flush".into(),
         instances_only: false,
         declared_only: false,
+        needs_format: 0,
     }];
     let more = type_seeds(&graph, &seeds);
     seeds.extend(more);
@@ -769,6 +778,7 @@ fn an_override_leads_on_from_the_instances_declarations_and_tests_make() {
         label: "String (_serialize)".into(),
         instances_only: true,
         declared_only: true,
+        needs_format: 0,
     }];
     let mut found: Vec<String> =
         walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file).to_string()).collect();

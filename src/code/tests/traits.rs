@@ -39,6 +39,7 @@ fn tests_from(graph: &CodeGraph, target: SymbolRef) -> Vec<String> {
         label: name,
         instances_only: false,
         declared_only: false,
+        needs_format: 0,
     }];
     let more = macro_seeds(graph, &seeds);
     seeds.extend(more);
