@@ -383,10 +383,12 @@ impl<'a> Walker<'a> {
     }
 
     /// The type a value expression builds, when it says so: `Cart(…)`, `Cart::new(…)`,
-    /// `Cart.of(…)`, `Cart { … }`, `&Cart{…}`, `new Cart(…)`.
+    /// `Cart.of(…)`, `Cart { … }`, `&Cart{…}`, `new Cart(…)`; in Rust an enum's variant
+    /// (`ast::RepetitionRange::Bounded(…)`, `Kind::Empty`), and the first branch's value of an
+    /// `if`, a `match` or a block (`let range = if … { Range::Bounded(…) } else { … }`).
     fn constructed_type(&self, value: Node) -> Option<String> {
         let mut value = value;
-        for _ in 0..3 {
+        for _ in 0..4 {
             match value.kind() {
                 "reference_expression"
                 | "unary_expression"
@@ -394,6 +396,15 @@ impl<'a> Walker<'a> {
                 | "parenthesized_expression"
                 | "try_expression" => {
                     value = value.named_child(u32::try_from(value.named_child_count().checked_sub(1)?).ok()?)?;
+                }
+                "if_expression" if self.language == Language::Rust => {
+                    value = block_value(value.child_by_field_name("consequence")?)?;
+                }
+                "block" if self.language == Language::Rust => value = block_value(value)?,
+                "match_expression" if self.language == Language::Rust => {
+                    let body = value.child_by_field_name("body")?;
+                    let arm = body.named_children(&mut body.walk()).find(|c| c.kind() == "match_arm")?;
+                    value = arm.child_by_field_name("value")?;
                 }
                 _ => break,
             }
@@ -409,6 +420,26 @@ impl<'a> Walker<'a> {
                 _ => return None,
             };
             return go_type(self.text(ty));
+        }
+        // `Kind::Empty`, `ast::Kind::Tuple(…)`, `Kind::Struct { … }`: a variant (or an
+        // associated constant) under its type, both capitalised; a module's path is not.
+        let variant_of = |path: &'a str| -> Option<&'a str> {
+            let parts: Vec<&str> = path.split("::").map(str::trim).collect();
+            match parts.as_slice() {
+                [.., ty, variant] if capitalised(ty) && capitalised(variant) => Some(*ty),
+                _ => None,
+            }
+        };
+        if self.language == Language::Rust {
+            let path = match kind {
+                "struct_expression" => value.child_by_field_name("name"),
+                "call_expression" => value.child_by_field_name("function"),
+                "scoped_identifier" => Some(value),
+                _ => None,
+            };
+            if let Some(ty) = path.and_then(|p| variant_of(self.text(p))) {
+                return Some(ty.to_string());
+            }
         }
         let text = if kind == "struct_expression" || kind == "composite_literal" {
             let name = value.child_by_field_name("name").or_else(|| value.child_by_field_name("type"))?;
@@ -591,3 +622,17 @@ const ASSIGNED_THROUGH: &[&str] = &[
     // Ruby's `obj.name = …`.
     "call",
 ];
+
+/// A Rust block's value: its last expression, when no `;` ends it.
+fn block_value(block: Node) -> Option<Node> {
+    let mut cursor = block.walk();
+    let last = block.named_children(&mut cursor).filter(|c| !c.kind().ends_with("comment")).last()?;
+    // A block-like expression last in a block (`if … { … } else { … }`) is read as a statement
+    // without its `;`, which still gives the block's value.
+    if last.kind() == "expression_statement" {
+        let expression = last.named_child(0)?;
+        return (expression.end_byte() == last.end_byte()).then_some(expression);
+    }
+    let statement = last.kind().ends_with("_statement") || last.kind().ends_with("_declaration");
+    (!statement && !last.kind().ends_with("_item")).then_some(last)
+}

@@ -529,3 +529,32 @@ pub fn walk(named: &HashMap<String, Block>) {
     assert_eq!(lines, vec![28, 32, 38, 43, 44]);
     assert_eq!(sure_lines(&graph, "Other::base_value"), vec![40]);
 }
+
+/// A Rust local made by an enum's variant (`ast::Range::Bounded(…)`, `Range::Unbounded`,
+/// `Range::Named { … }`) is of the enum's type, also where an `if`, a `match` or a block
+/// gives it: `range.is_valid()` is `Range::is_valid` (regex-syntax's parser).
+#[test]
+fn a_rust_value_made_by_an_enum_variant_is_of_the_enum() {
+    let text = "mod ast {\n\
+        pub enum Range { Bounded(u32, u32), Unbounded, Named { n: u32 } }\n\
+        impl Range {\n    pub fn is_valid(&self) -> bool { true }\n}\n\
+        }\n\
+        pub struct Other;\n\
+        impl Other {\n    pub fn is_valid(&self) -> bool { false }\n}\n\
+        fn parse(a: bool, b: u8) -> bool {\n\
+            let range = if a {\n        let n = 1;\n        if b > 0 { ast::Range::Bounded(n, 2) } else { ast::Range::Unbounded }\n    } else {\n        ast::Range::Bounded(0, 1)\n    };\n\
+            let other = match b {\n        0 => ast::Range::Unbounded,\n        _ => ast::Range::Named { n: 3 },\n    };\n\
+            let named = ast::Range::Named { n: 1 };\n\
+            range.is_valid()\n        && other.is_valid()\n        && named.is_valid()\n\
+        }\n\
+        struct P;\n\
+        impl P {\n    fn parse_counted(&self, a: bool) -> Result<u32, ()> {\n\
+            let range = if a {\n            if !a {\n                return Err(());\n            }\n            \
+            let c = match a {\n                true => 1,\n                _ => return Err(()),\n            };\n            \
+            if a { ast::Range::Bounded(c, 2) } else { ast::Range::Unbounded }\n        } else {\n            \
+            ast::Range::Unbounded\n        };\n        if !range.is_valid() {\n            return Err(());\n        }\n        Ok(1)\n    }\n\
+        }\n";
+    let graph = one_file_graph(Language::Rust, "src/lib.rs", text);
+    assert_eq!(sure_lines(&graph, "Range::is_valid"), [23, 24, 25, 42]);
+    assert!(sure_lines(&graph, "Other::is_valid").is_empty());
+}
