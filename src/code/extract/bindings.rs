@@ -53,11 +53,40 @@ impl<'a> Walker<'a> {
             // `x.clone()` of an untyped `x` says nothing.
             (!is_word(&typed) || typed != c).then_some(typed)
         };
+        if let Some(ty) = value.and_then(|v| self.indexed_element(v)) {
+            return self.note_type(target, ty);
+        }
         let Some(ty) = value.and_then(|v| self.constructed_type(v).or_else(|| called(v))) else {
             self.local_types.remove(self.text(target));
             return;
         };
         self.note_type(target, ty);
+    }
+
+    /// What a Rust index expression hands out: `self.ranges[a]` an element of the field
+    /// (`ranges: Vec<I>`), `self.items()[0]` of the call's result, `blocks[i]` of a local
+    /// stated `Vec<Block>`. Written as `for` loops note what they walk (`self.ranges[]`).
+    fn indexed_element(&self, value: Node) -> Option<String> {
+        let value = match value.kind() {
+            "reference_expression" => {
+                value.named_child(u32::try_from(value.named_child_count().checked_sub(1)?).ok()?)?
+            }
+            _ => value,
+        };
+        if self.language != Language::Rust || value.kind() != "index_expression" {
+            return None;
+        }
+        let object = value.named_child(0)?;
+        let text = self.text(object);
+        if is_word(text) {
+            let (element, _) = self.local_elements.get(text)?;
+            return Some(element.clone());
+        }
+        if own_field_path(text).is_none() && !text.ends_with(')') {
+            return None;
+        }
+        let typed = self.typed_qualifier(text.to_string(), object.start_byte());
+        Some(if is_word(&typed) { typed } else { format!("{typed}[]") })
     }
 
     /// A loop variable or a callback's first parameter holds an element of what is walked:

@@ -558,3 +558,27 @@ fn a_rust_value_made_by_an_enum_variant_is_of_the_enum() {
     assert_eq!(sure_lines(&graph, "Range::is_valid"), [23, 24, 25, 42]);
     assert!(sure_lines(&graph, "Other::is_valid").is_empty());
 }
+
+/// A Rust local bound to an element of a field (`let range = self.ranges[a]` with `ranges:
+/// Vec<I>`, `I: Interval`) has the element's members: `range.difference(…)` is the trait's
+/// method, not the set's own `difference` (regex-syntax's `IntervalSet::difference`).
+#[test]
+fn a_rust_local_indexed_from_a_field_is_of_its_element_type() {
+    let text = "pub trait Interval: Copy {\n\
+        fn difference(&self, other: &Self) -> Option<Self> {\n        None\n    }\n}\n\
+        pub struct Block;\n\
+        impl Block {\n    pub fn difference(&self) {}\n}\n\
+        pub struct IntervalSet<I> {\n    ranges: Vec<I>,\n}\n\
+        impl<I: Interval> IntervalSet<I> {\n\
+            pub fn difference(&mut self, other: &IntervalSet<I>) {\n\
+                let range = self.ranges[0];\n\
+                range.difference(&other.ranges[0]);\n\
+                let blocks: Vec<Block> = Vec::new();\n\
+                let block = &blocks[0];\n\
+                block.difference();\n\
+            }\n\
+        }\n";
+    let graph = one_file_graph(Language::Rust, "src/lib.rs", text);
+    assert_eq!(sure_lines(&graph, "Interval::difference"), [16]);
+    assert_eq!(sure_lines(&graph, "Block::difference"), [19]);
+}
