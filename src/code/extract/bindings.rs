@@ -63,6 +63,56 @@ impl<'a> Walker<'a> {
         self.note_type(target, ty);
     }
 
+    /// The names a Rust pattern binds to an enum variant's fields (`Ast::Group(ref g)`,
+    /// `&Kind::Pair(a, b)`) are of those fields' types: noted as `Ast::Group(#0)`, which the
+    /// graph reads as the variant's first field (`Group(Box<Group>)`: a `Group`).
+    pub(super) fn note_variant_fields(&mut self, pattern: Node) {
+        if self.language != Language::Rust {
+            return;
+        }
+        let mut stack = vec![(pattern, 0)];
+        while let Some((node, depth)) = stack.pop() {
+            match node.kind() {
+                "match_pattern" | "reference_pattern" | "ref_pattern" | "tuple_pattern" | "mut_pattern"
+                    if depth < 4 =>
+                {
+                    stack.extend(node.named_children(&mut node.walk()).map(|c| (c, depth + 1)));
+                }
+                "tuple_struct_pattern" => {
+                    let Some(path) = node.child_by_field_name("type").filter(|t| t.kind() == "scoped_identifier")
+                    else {
+                        continue;
+                    };
+                    let path_text = self.text(path);
+                    let parts: Vec<&str> = path_text.split("::").collect();
+                    let capitalised = |s: &&str| s.chars().next().is_some_and(char::is_uppercase);
+                    if parts.len() < 2 || !parts[parts.len() - 2..].iter().all(capitalised) {
+                        continue;
+                    }
+                    let mut cursor = node.walk();
+                    let fields: Vec<Node> = node.named_children(&mut cursor).filter(|c| c.id() != path.id()).collect();
+                    for (i, field) in fields.into_iter().enumerate() {
+                        // Past `..` the places are not known.
+                        if field.kind() == "remaining_field_pattern" {
+                            break;
+                        }
+                        let name = match field.kind() {
+                            "identifier" => Some(field),
+                            "ref_pattern" | "mut_pattern" => {
+                                field.named_children(&mut field.walk()).find(|c| c.kind() == "identifier")
+                            }
+                            _ => None,
+                        };
+                        if let Some(name) = name {
+                            self.note_type(name, format!("{path_text}(#{i})"));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// What a Rust index expression hands out: `self.ranges[a]` an element of the field
     /// (`ranges: Vec<I>`), `self.items()[0]` of the call's result, `blocks[i]` of a local
     /// stated `Vec<Block>`. Written as `for` loops note what they walk (`self.ranges[]`).

@@ -30,7 +30,15 @@ impl<'a> Walker<'a> {
                 found
             })
             .filter(|b| b.start_byte() > node.start_byte());
-        let end = body.map(|b| b.start_byte()).unwrap_or(node.end_byte());
+        // A Rust tuple variant's fields are its signature (`Group(Box<Group>)`): what a
+        // pattern binds from it has their types.
+        let fields_are_signature = self.language == Language::Rust
+            && node.kind() == "enum_variant"
+            && body.is_some_and(|b| b.kind() == "ordered_field_declaration_list");
+        let end = match body {
+            Some(b) if !fields_are_signature => b.start_byte(),
+            _ => node.end_byte(),
+        };
         let text = std::str::from_utf8(&self.src[node.start_byte()..end]).unwrap_or("");
         // Ruby and Elixir bodies start after the comments under the header.
         let first_line_only = body.is_none() || matches!(self.language, Language::Ruby | Language::Elixir);

@@ -23,7 +23,7 @@ use crate::ingest::Language;
 use outcomes::{does_nothing, merge_formats, note_definitions_expecting_failure};
 pub(crate) use types::{
     accessed_type, annotated_type, base_type_name, element_type, go_type, is_element_accessor, own_field_path,
-    rust_type, rust_value_text, stated_type,
+    rust_type, rust_value_text, stated_type, top_level_split,
 };
 use types::{qualifier_text, without_unwraps};
 
@@ -541,6 +541,7 @@ impl<'a> Walker<'a> {
                     self.bind_pattern(target);
                     self.note_local_type(node, target);
                     self.note_element_type(node);
+                    self.note_variant_fields(target);
                 }
             }
             if self.language == Language::Python && kind == "assignment" {

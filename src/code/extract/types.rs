@@ -409,7 +409,7 @@ fn skip_group(chars: &mut std::iter::Peekable<std::str::Chars>, open: char, clos
 }
 
 /// `text` split at `sep` outside brackets.
-fn top_level_split(text: &str, sep: char) -> Vec<&str> {
+pub(crate) fn top_level_split(text: &str, sep: char) -> Vec<&str> {
     let (mut depth, mut start, mut out) = (0i32, 0, Vec::new());
     for (i, c) in text.char_indices() {
         match c {

@@ -457,6 +457,13 @@ impl CodeGraph {
         } else {
             return None;
         };
+        // `Ast::Group(#0)`: what a pattern bound to the variant's first field (the extractor's
+        // `note_variant_fields`), of the type its declaration states (`Group(Box<Group>)`).
+        if let Some(field) = qualifier[callee.len()..].strip_prefix("(#").and_then(|r| r.strip_suffix(')')) {
+            let index: usize = field.parse().ok()?;
+            let variant = candidates.iter().find(|&&r| self.symbol(r).kind == SymbolKind::EnumMember)?;
+            return variant_field_type(&self.symbol(*variant).signature, index);
+        }
         // A call means a method or a type, not a field of the same name (`long` beside
         // `fn long(self, …) -> Self`).
         let called: Vec<SymbolRef> =
@@ -503,6 +510,15 @@ impl CodeGraph {
         }
         found
     }
+}
+
+/// The type of field `index` of a Rust tuple variant, from its signature (`Group(Box<Group>)`:
+/// `Group`).
+fn variant_field_type(signature: &str, index: usize) -> Option<String> {
+    let open = signature.find('(')?;
+    let fields = signature[open + 1..].strip_suffix(')')?;
+    let field = crate::code::extract::top_level_split(fields, ',').into_iter().nth(index)?;
+    crate::code::extract::rust_type(field.trim())
 }
 
 /// Base types followed from a typed receiver to the type that defines a member, at most.

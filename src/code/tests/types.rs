@@ -582,3 +582,29 @@ fn a_rust_local_indexed_from_a_field_is_of_its_element_type() {
     assert_eq!(sure_lines(&graph, "Interval::difference"), [16]);
     assert_eq!(sure_lines(&graph, "Block::difference"), [19]);
 }
+
+/// A name a Rust pattern binds to an enum variant's field (`Ast::Group(ref g)` in a `match`,
+/// `if let Ast::Group(g) = …`) is of the type the variant declares for it (`Group(Box<Group>)`):
+/// `g.flags()` is `Group::flags`, not `Literal::flags`.
+#[test]
+fn a_name_bound_to_a_variants_field_is_of_the_fields_type() {
+    let text = "pub enum Ast {\n    Group(Box<Group>),\n    Lit(Literal),\n}\n\
+        pub struct Group;\n\
+        impl Group {\n    pub fn flags(&self) -> u32 { 1 }\n}\n\
+        pub struct Literal;\n\
+        impl Literal {\n    pub fn flags(&self) -> u32 { 2 }\n}\n\
+        fn visit(ast: &Ast) -> u32 {\n\
+            match *ast {\n\
+                Ast::Group(ref g) => g.flags(),\n\
+                Ast::Lit(ref l) => l.flags(),\n\
+            }\n\
+        }\n\
+        fn visit2(ast: &Ast) -> u32 {\n\
+            if let Ast::Group(g) = ast {\n        return g.flags();\n    }\n    0\n\
+        }\n";
+    let graph = one_file_graph(Language::Rust, "src/lib.rs", text);
+    assert_eq!(sure_lines(&graph, "Group::flags"), [15, 21]);
+    assert_eq!(sure_lines(&graph, "Literal::flags"), [16]);
+    let variant = graph.lookup("Ast::Group")[0];
+    assert_eq!(graph.symbol(variant).signature, "Group(Box<Group>)");
+}
