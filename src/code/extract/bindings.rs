@@ -79,10 +79,14 @@ impl<'a> Walker<'a> {
                     stack.extend(node.named_children(&mut node.walk()).map(|c| (c, depth + 1)));
                 }
                 "tuple_struct_pattern" => {
-                    let Some(path) = node.child_by_field_name("type").filter(|t| t.kind() == "scoped_identifier")
-                    else {
+                    let Some(path) = node.child_by_field_name("type") else { continue };
+                    if path.kind() == "identifier" && matches!(self.text(path), "Some" | "Ok") {
+                        self.note_held_value(node, pattern);
                         continue;
-                    };
+                    }
+                    if path.kind() != "scoped_identifier" {
+                        continue;
+                    }
                     let path_text = self.text(path);
                     let parts: Vec<&str> = path_text.split("::").collect();
                     let capitalised = |s: &&str| s.chars().next().is_some_and(char::is_uppercase);
@@ -110,6 +114,50 @@ impl<'a> Walker<'a> {
                 }
                 _ => {}
             }
+        }
+    }
+
+    /// The name `Some(x)` or `Ok(x)` binds (in an `if let`, a `let … else`, a `match` arm's
+    /// top-level pattern) is of what the matched value holds: `if let Some(g) = self.find()`
+    /// gives `g` the type `find` returns (the graph reads through the `Option`), `Some(ref g)`
+    /// over `self.group` the field's.
+    fn note_held_value(&mut self, variant: Node, pattern: Node) {
+        let mut cursor = variant.walk();
+        let fields: Vec<Node> = variant
+            .named_children(&mut cursor)
+            .filter(|c| Some(c.id()) != variant.child_by_field_name("type").map(|t| t.id()))
+            .collect();
+        let [field] = fields.as_slice() else { return };
+        let name = match field.kind() {
+            "identifier" => Some(*field),
+            "ref_pattern" | "mut_pattern" => field.named_children(&mut field.walk()).find(|c| c.kind() == "identifier"),
+            _ => None,
+        };
+        let Some(name) = name else { return };
+        // The matched value: a `let`'s, or the `match`'s around the arm.
+        let holder = pattern.parent();
+        let value = match holder.map(|h| h.kind()) {
+            Some("let_condition" | "let_declaration") => holder.and_then(|h| h.child_by_field_name("value")),
+            Some("match_arm") => holder
+                .and_then(|arm| arm.parent())
+                .and_then(|block| block.parent())
+                .filter(|m| m.kind() == "match_expression")
+                .and_then(|m| m.child_by_field_name("value")),
+            _ => None,
+        };
+        let Some(value) = value else { return };
+        let value = match value.kind() {
+            "reference_expression" | "unary_expression" => value.named_child(0).unwrap_or(value),
+            _ => value,
+        };
+        let text = self.text(value);
+        let held = if own_field_path(text).is_some() {
+            Some(text.to_string())
+        } else {
+            self.called(value).map(|c| self.typed_qualifier(c, value.start_byte()))
+        };
+        if let Some(held) = held.filter(|h| h.ends_with(')') || own_field_path(h).is_some()) {
+            self.note_type(name, held);
         }
     }
 

@@ -110,6 +110,18 @@ pub(crate) fn element_type(text: &str, go: bool) -> Option<String> {
     if go {
         return go_type(text.strip_prefix("[]")?);
     }
+    // An `Option` of a collection, walked, is the collection taken out of it first (`if let
+    // Some(lits) = self.literals() { lits.iter() … }` over an `Option<&[Literal]>`): an
+    // `Option` stands for its value, as `annotated_type` reads it.
+    if let Some(open) = text.find('<').filter(|&open| base_type_name(&text[..open]).ends_with("Option")) {
+        let inner = bracketed(&text[open + 1..], false).trim();
+        let bare = inner.trim_start_matches(['&', ' ']).trim_start_matches("mut ");
+        let collection = bare.starts_with('[')
+            || bare.find('<').is_some_and(|o| COLLECTIONS.contains(&base_type_name(&bare[..o]).as_str()));
+        if collection {
+            return element_type(inner, go);
+        }
+    }
     let item = text.find("Item =").or_else(|| text.find("Item="));
     let element = if let Some(at) = item {
         // `impl Iterator<Item = &Arg> + '_`, `Box<dyn Iterator<Item = X>>`.

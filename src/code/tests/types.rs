@@ -608,3 +608,32 @@ fn a_name_bound_to_a_variants_field_is_of_the_fields_type() {
     let variant = graph.lookup("Ast::Group")[0];
     assert_eq!(graph.symbol(variant).signature, "Group(Box<Group>)");
 }
+
+/// The name `Some(x)` or `Ok(x)` binds is of what the matched value holds: `if let Some(g) =
+/// self.find()` (what `find` returns, read through its `Option`), `if let Some(ref g) =
+/// self.group` (the field's type), a `match` arm's `Some(g)`; `Some(lits)` out of an
+/// `Option<&[Literal]>`, walked, yields `Literal`s.
+#[test]
+fn a_name_some_binds_is_of_the_value_the_option_holds() {
+    let text = "pub struct Group;\n\
+        impl Group {\n    pub fn flags(&self) -> u32 { 1 }\n}\n\
+        pub struct Literal;\n\
+        impl Literal {\n    pub fn flags(&self) -> u32 { 2 }\n}\n\
+        pub struct Holder { group: Option<Group>, lits: Vec<Literal> }\n\
+        impl Holder {\n\
+            fn find(&self) -> Option<Group> { None }\n\
+            fn visit(&self) -> u32 {\n\
+                if let Some(g) = self.find() {\n            g.flags();\n        }\n\
+                if let Some(ref g) = self.group {\n            g.flags();\n        }\n\
+                if let Some(lits) = self.all() {\n            lits.iter().any(|l| l.flags() > 0);\n        }\n\
+                match self.find() {\n            Some(g) => g.flags(),\n            None => 0,\n        }\n\
+            }\n\
+            fn all(&self) -> Option<&[Literal]> { None }\n\
+        }\n";
+    let graph = one_file_graph(Language::Rust, "src/lib.rs", text);
+    let mut lines = sure_lines(&graph, "Group::flags");
+    lines.sort();
+    assert_eq!(lines, [14, 17, 23]);
+    // An `Option` of a slice, taken out and walked: the slice's elements.
+    assert_eq!(sure_lines(&graph, "Literal::flags"), [20]);
+}
