@@ -100,14 +100,7 @@ impl<'a> Walker<'a> {
                         if field.kind() == "remaining_field_pattern" {
                             break;
                         }
-                        let name = match field.kind() {
-                            "identifier" => Some(field),
-                            "ref_pattern" | "mut_pattern" => {
-                                field.named_children(&mut field.walk()).find(|c| c.kind() == "identifier")
-                            }
-                            _ => None,
-                        };
-                        if let Some(name) = name {
+                        if let Some(name) = bound_name(field) {
                             self.note_type(name, format!("{path_text}(#{i})"));
                         }
                     }
@@ -128,12 +121,7 @@ impl<'a> Walker<'a> {
             .filter(|c| Some(c.id()) != variant.child_by_field_name("type").map(|t| t.id()))
             .collect();
         let [field] = fields.as_slice() else { return };
-        let name = match field.kind() {
-            "identifier" => Some(*field),
-            "ref_pattern" | "mut_pattern" => field.named_children(&mut field.walk()).find(|c| c.kind() == "identifier"),
-            _ => None,
-        };
-        let Some(name) = name else { return };
+        let Some(name) = bound_name(*field) else { return };
         // The matched value: a `let`'s, or the `match`'s around the arm.
         let holder = pattern.parent();
         let value = match holder.map(|h| h.kind()) {
@@ -762,4 +750,13 @@ fn block_value(block: Node) -> Option<Node> {
     }
     let statement = last.kind().ends_with("_statement") || last.kind().ends_with("_declaration");
     (!statement && !last.kind().ends_with("_item")).then_some(last)
+}
+
+/// The name a Rust pattern's field binds: `x`, `ref x`, `mut x`.
+fn bound_name(field: Node) -> Option<Node> {
+    match field.kind() {
+        "identifier" => Some(field),
+        "ref_pattern" | "mut_pattern" => field.named_children(&mut field.walk()).find(|c| c.kind() == "identifier"),
+        _ => None,
+    }
 }
