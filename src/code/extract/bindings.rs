@@ -81,7 +81,7 @@ impl<'a> Walker<'a> {
                 "tuple_struct_pattern" => {
                     let Some(path) = node.child_by_field_name("type") else { continue };
                     if path.kind() == "identifier" && matches!(self.text(path), "Some" | "Ok") {
-                        self.note_held_value(node, pattern);
+                        self.note_held_value(&variant_fields(node, path), pattern);
                         continue;
                     }
                     if path.kind() != "scoped_identifier" {
@@ -93,9 +93,7 @@ impl<'a> Walker<'a> {
                     if parts.len() < 2 || !parts[parts.len() - 2..].iter().all(capitalised) {
                         continue;
                     }
-                    let mut cursor = node.walk();
-                    let fields: Vec<Node> = node.named_children(&mut cursor).filter(|c| c.id() != path.id()).collect();
-                    for (i, field) in fields.into_iter().enumerate() {
+                    for (i, field) in variant_fields(node, path).into_iter().enumerate() {
                         // Past `..` the places are not known.
                         if field.kind() == "remaining_field_pattern" {
                             break;
@@ -114,13 +112,8 @@ impl<'a> Walker<'a> {
     /// top-level pattern) is of what the matched value holds: `if let Some(g) = self.find()`
     /// gives `g` the type `find` returns (the graph reads through the `Option`), `Some(ref g)`
     /// over `self.group` the field's.
-    fn note_held_value(&mut self, variant: Node, pattern: Node) {
-        let mut cursor = variant.walk();
-        let fields: Vec<Node> = variant
-            .named_children(&mut cursor)
-            .filter(|c| Some(c.id()) != variant.child_by_field_name("type").map(|t| t.id()))
-            .collect();
-        let [field] = fields.as_slice() else { return };
+    fn note_held_value(&mut self, fields: &[Node], pattern: Node) {
+        let [field] = fields else { return };
         let Some(name) = bound_name(*field) else { return };
         // The matched value: a `let`'s, or the `match`'s around the arm.
         let holder = pattern.parent();
@@ -759,4 +752,10 @@ fn bound_name(field: Node) -> Option<Node> {
         "ref_pattern" | "mut_pattern" => field.named_children(&mut field.walk()).find(|c| c.kind() == "identifier"),
         _ => None,
     }
+}
+
+/// The field patterns of a Rust tuple-struct pattern, in order, without its path (`path`).
+fn variant_fields<'t>(variant: Node<'t>, path: Node) -> Vec<Node<'t>> {
+    let mut cursor = variant.walk();
+    variant.named_children(&mut cursor).filter(|c| c.id() != path.id()).collect()
 }
