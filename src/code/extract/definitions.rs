@@ -211,14 +211,16 @@ impl<'a> Walker<'a> {
                 kind: b.kind,
                 test: b.test,
                 at_token: true,
+                implementation: None,
             })
             .collect();
-        items.extend(literals.into_iter().map(|l| MacroItem {
+        items.extend(literals.into_iter().map(|(l, ty)| MacroItem {
             name: l.name.clone(),
             at: call_at,
             kind: SymbolKind::Function,
             test: l.test,
             at_token: false,
+            implementation: l.implementation.as_ref().map(|(t, _)| (t.clone(), ty.unwrap_or_default())),
         }));
         let container = self.container().unwrap_or("").to_string();
         let in_type = self.container_is_type();
@@ -228,10 +230,19 @@ impl<'a> Walker<'a> {
         let signature: String = first_line.trim().chars().take(MAX_SIGNATURE).collect();
         let doc = self.doc(node);
         let end_line = last_row(node) as u32 + 1;
-        for MacroItem { name, at: (line, column), mut kind, test, at_token } in items {
+        for MacroItem { name, at: (line, column), mut kind, test, at_token, implementation } in items {
             if kind == SymbolKind::Function && !container.is_empty() && in_type {
                 kind = SymbolKind::Method;
             }
+            // A method of the body's own `impl` block is its type's, of its trait, wherever
+            // the call is (`impl_num! { i8 i16 }` at a module's top level).
+            let (container, implements) = match implementation {
+                Some((t, ty)) => {
+                    kind = SymbolKind::Method;
+                    (ty, t)
+                }
+                None => (container.clone(), implements.clone()),
+            };
             let qualified_name =
                 if container.is_empty() { name.clone() } else { format!("{container}{}{name}", self.spec.separator) };
             if at_token {
@@ -261,9 +272,9 @@ impl<'a> Walker<'a> {
                 column,
                 signature: signature.clone(),
                 doc: doc.clone(),
-                container: container.clone(),
+                container,
                 visibility: Visibility::Private,
-                implements: if kind == SymbolKind::Method { implements.clone() } else { String::new() },
+                implements: if kind == SymbolKind::Method { implements } else { String::new() },
                 test_marked: test,
             });
         }
@@ -898,4 +909,7 @@ struct MacroItem {
     kind: SymbolKind,
     test: bool,
     at_token: bool,
+    /// A method the rule's body writes in an `impl` block: its trait (empty for an inherent
+    /// `impl`) and its type (empty when the call passes none the body's metavariable names).
+    implementation: Option<(String, String)>,
 }

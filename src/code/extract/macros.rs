@@ -47,6 +47,11 @@ pub(super) struct Literal {
     pub(super) end_row: usize,
     /// A test marker is on it (`#[test] fn parses()`): what each call defines is a test.
     pub(super) test: bool,
+    /// For a function inside an `impl` block of the body (`impl Num for $ty { fn
+    /// checked_add_ext … }`): the trait it implements (its name, without path or generics;
+    /// empty for an inherent `impl`) and the type, as written (a metavariable such as `$ty`
+    /// is resolved at each call).
+    pub(super) implementation: Option<(String, String)>,
 }
 
 /// One element of a rule's matcher.
@@ -120,26 +125,38 @@ impl MacroRules {
         self.rules.is_empty()
     }
 
-    /// The functions the rules' bodies spell out by name, each once (the first rule's where
-    /// several rules write one).
-    pub(super) fn literals(&self) -> Vec<&Literal> {
-        let mut out: Vec<&Literal> = Vec::new();
-        for literal in self.rules.iter().flat_map(|r| &r.literals) {
-            if !out.iter().any(|l| l.name == literal.name) {
-                out.push(literal);
-            }
-        }
-        out
+    /// The functions the rules' bodies spell out by name, each where it is written (a macro
+    /// that implements `Pow` for a type four ways writes `fn pow` four times: a change to any
+    /// is a change to what its calls define).
+    pub(super) fn literals(&self) -> impl Iterator<Item = &Literal> {
+        self.rules.iter().flat_map(|r| &r.literals)
     }
 
     /// The items a call (the `token_tree` of a `macro_invocation`) defines through the first
-    /// rule it matches: those it names, and the functions the rule's body names.
-    pub(super) fn definitions<'s>(&self, call: Node, src: &'s [u8]) -> (Vec<Bound<'s>>, Vec<&Literal>) {
+    /// rule it matches: those it names, and the functions the rule's body names, each with
+    /// the type its `impl` block is for where the body writes one (a metavariable replaced
+    /// by the first name the call passes for it: `u8` for `$ty` in `impl_num!(u8)`).
+    pub(super) fn definitions<'s>(
+        &self,
+        call: Node,
+        src: &'s [u8],
+    ) -> (Vec<Bound<'s>>, Vec<(&Literal, Option<String>)>) {
         let mut budget = MAX_CALL_TOKENS;
         let Some(input) = group_input(call, src, &mut budget) else { return (Vec::new(), Vec::new()) };
         for rule in self.rules.iter().take(MAX_RULES) {
             let mut binds = Vec::new();
             if match_all(&rule.matcher, &input, &mut binds) {
+                let literals = rule
+                    .literals
+                    .iter()
+                    .map(|l| {
+                        let ty = l.implementation.as_ref().map(|(_, ty)| match ty.strip_prefix('$') {
+                            Some(var) => binds.iter().find(|(v, _, _)| *v == var).map_or("", |b| b.1).to_string(),
+                            None => ty.clone(),
+                        });
+                        (l, ty)
+                    })
+                    .collect();
                 let bound = binds
                     .into_iter()
                     .filter_map(|(var, name, position)| {
@@ -147,39 +164,115 @@ impl MacroRules {
                         Some(Bound { name, position, kind: *kind, test: *test })
                     })
                     .collect();
-                return (bound, rule.literals.iter().collect());
+                return (bound, literals);
             }
         }
         (Vec::new(), Vec::new())
     }
 }
 
-/// The functions a rule's body (its `token_tree`) defines at its top level by a name it
-/// spells out: `fn` and an identifier, up to the end of the braces that follow.
+/// The functions a rule's body (its `token_tree`) defines by a name it spells out: `fn` and an
+/// identifier, up to the end of the braces that follow, at its top level or in an `impl`
+/// block there (also inside a repetition: `$( impl Shr<$rhs> for BigUint { fn shr … } )*`).
 fn body_literals(body: Node, src: &[u8]) -> Vec<Literal> {
-    let (_, children) = inside(body);
     let mut out = Vec::new();
-    for (i, child) in children.iter().enumerate() {
-        if text(*child, src) != "fn" || child.kind() == "token_tree" {
-            continue;
-        }
-        let Some(name) = children.get(i + 1).filter(|n| n.kind() == "identifier") else { continue };
-        // The body: the first `{…}` group after the name, unless a `;` ends the item first.
-        let end = children[i + 2..]
-            .iter()
-            .take_while(|n| text(**n, src) != ";")
-            .find(|n| n.kind() == "token_tree" && inside(**n).0 == b'{');
-        let Some(end) = end else { continue };
-        let start = child.start_position();
-        out.push(Literal {
-            name: text(*name, src).to_string(),
-            start_byte: child.start_byte(),
-            start: (start.row, start.column),
-            end_row: last_row(*end),
-            test: marked_as_test(&children[..i], src),
-        });
-    }
+    group_literals(&inside(body).1, src, None, &mut out);
     out
+}
+
+/// The literal functions among a group's `children`; `implementation` is the `impl` block's
+/// trait and type when the group is one's body.
+fn group_literals(children: &[Node], src: &[u8], implementation: Option<&(String, String)>, out: &mut Vec<Literal>) {
+    // Where the last `impl` keyword at this level is, while its header is being read.
+    let mut impl_at: Option<usize> = None;
+    for (i, child) in children.iter().enumerate() {
+        match child.kind() {
+            "token_repetition" if implementation.is_none() => {
+                let mut cursor = child.walk();
+                let all: Vec<Node> = child.children(&mut cursor).collect();
+                let close = all.iter().rposition(|c| c.kind() == ")").unwrap_or(all.len());
+                group_literals(all.get(2..close).unwrap_or_default(), src, None, out);
+                impl_at = None;
+                continue;
+            }
+            "token_tree" => {
+                if let Some(at) = impl_at.take().filter(|_| inside(*child).0 == b'{' && implementation.is_none()) {
+                    let header = impl_header(&children[at + 1..i], src);
+                    group_literals(&inside(*child).1, src, Some(&header), out);
+                }
+                continue;
+            }
+            _ => {}
+        }
+        match text(*child, src) {
+            "impl" if implementation.is_none() => impl_at = Some(i),
+            ";" => impl_at = None,
+            "fn" => {
+                let Some(name) = children.get(i + 1).filter(|n| n.kind() == "identifier") else { continue };
+                // The body: the first `{…}` group after the name, unless a `;` ends the item first.
+                let end = children[i + 2..]
+                    .iter()
+                    .take_while(|n| text(**n, src) != ";")
+                    .find(|n| n.kind() == "token_tree" && inside(**n).0 == b'{');
+                let Some(end) = end else { continue };
+                let start = child.start_position();
+                out.push(Literal {
+                    name: text(*name, src).to_string(),
+                    start_byte: child.start_byte(),
+                    start: (start.row, start.column),
+                    end_row: last_row(*end),
+                    test: marked_as_test(&children[..i], src),
+                    implementation: implementation.cloned(),
+                });
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The trait and the type of an `impl` header's tokens (after `impl`, up to its body):
+/// `Shr<$rhs> for &BigUint` → (`Shr`, `BigUint`); `<T> Product<T> for $res where …` →
+/// (`Product`, `$res`); `Parser` → (``, `Parser`).
+fn impl_header(tokens: &[Node], src: &[u8]) -> (String, String) {
+    let mut words: Vec<&str> = tokens.iter().map(|t| text(*t, src)).collect();
+    // The impl's own generics: `impl<T> …`.
+    if words.first() == Some(&"<") {
+        let mut depth = 0;
+        let close = words.iter().position(|w| {
+            depth += w.matches('<').count() as i32 - w.matches('>').count() as i32;
+            depth <= 0
+        });
+        words.drain(..close.map_or(words.len(), |c| c + 1));
+    }
+    if let Some(w) = words.iter().position(|w| *w == "where") {
+        words.truncate(w);
+    }
+    let mut depth = 0;
+    let for_at = words.iter().position(|w| {
+        depth += w.matches('<').count() as i32 - w.matches('>').count() as i32;
+        depth == 0 && *w == "for"
+    });
+    let name = |ws: &[&str]| {
+        let mut joined = String::new();
+        for (k, w) in ws.iter().enumerate() {
+            // A space only between two words (`mut BigUint`, `dyn Trait`), as written.
+            if k > 0 && is_word(ws[k - 1]) && is_word(w) {
+                joined.push(' ');
+            }
+            joined.push_str(w);
+        }
+        let base = super::types::base_type_name(&joined);
+        base.rsplit("::").next().unwrap_or_default().to_string()
+    };
+    match for_at {
+        Some(f) => (name(&words[..f]), name(&words[f + 1..])),
+        None => (String::new(), name(&words)),
+    }
+}
+
+/// A name, keyword or metavariable (`$ty`), or a lifetime.
+fn is_word(token: &str) -> bool {
+    token.starts_with(|c: char| c.is_alphanumeric() || c == '_' || c == '$' || c == '\'')
 }
 
 fn text<'s>(node: Node, src: &'s [u8]) -> &'s str {
@@ -440,6 +533,17 @@ fn match_prefix<'p, 's>(
                         }
                         if at == start {
                             return None;
+                        }
+                        // Its first name stands for it where a rule's body names a type with
+                        // it (`impl Num for $ty`): `BigUint` of `&BigUint`, `u8`.
+                        let first = input[start..at].iter().find_map(|item| match item {
+                            Input::Token(t, position) if is_ident(t) && !matches!(*t, "mut" | "dyn" | "const") => {
+                                Some((*t, *position))
+                            }
+                            _ => None,
+                        });
+                        if let Some((t, position)) = first {
+                            binds.push((name, t, position));
                         }
                     }
                 }

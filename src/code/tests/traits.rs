@@ -170,6 +170,37 @@ fn a_function_a_macro_body_spells_out_is_changed_where_its_lines_are_and_runs_wh
     assert_eq!(tests, vec!["tests/get.rs::reads_first"]);
 }
 
+const IMPLS: &str = "pub trait Num {\n    fn checked_add_ext(&mut self, x: u8) -> bool;\n}\n\nmacro_rules! impl_num {\n    ($ty:ty) => {\n        impl Num for $ty {\n            fn checked_add_ext(&mut self, x: u8) -> bool {\n                self.checked_add(x as $ty).is_none()\n            }\n        }\n    };\n}\n\nimpl_num! { u8 u16 }\n\npub fn parse<T: Num>(mut n: T) -> bool {\n    n.checked_add_ext(1)\n}\n\npub struct Big;\n\nmacro_rules! shifts {\n    ($($rhs:ty),+) => {$(\n        impl Shr<$rhs> for &Big {\n            type Output = Big;\n\n            fn shr(self, rhs: $rhs) -> Big {\n                Big\n            }\n        }\n    )*};\n}\n\nshifts! { u8, u16 }\n\npub fn other() -> u8 {\n    0\n}\n";
+
+/// A function a `macro_rules!` body writes in an `impl` block of its own (`impl Num for $ty {
+/// fn checked_add_ext … }`, ron's and num-bigint's way of implementing a trait for many types)
+/// is a method of that trait for the type each call passes in, wherever the call is: a change
+/// to its lines reaches the callers of the trait's method, or, for a trait the language calls
+/// (`Shr` for `>>`), wherever the type is used.
+#[test]
+fn a_method_a_macro_body_implements_a_trait_with_runs_through_the_trait() {
+    let graph = rust_graph(&[
+        ("src/lib.rs", "pub mod num;\n"),
+        ("src/num.rs", IMPLS),
+        ("tests/parse.rs", "use semver::num::parse;\n\n#[test]\nfn parses() {\n    parse(0u8);\n}\n"),
+        ("tests/shift.rs", "use semver::num::Big;\n\n#[test]\nfn shifts() {\n    let _ = &Big >> 1u8;\n}\n"),
+        ("tests/other.rs", "use semver::num::other;\n\n#[test]\nfn others() {\n    other();\n}\n"),
+    ]);
+    let add = graph.defined_in("src/num.rs", "impl_num::checked_add_ext", crate::code::SymbolKind::Function)[0];
+    let instances = graph.macro_instances(add);
+    assert_eq!(instances.len(), 1);
+    let instance = graph.symbol(instances[0]);
+    assert_eq!((instance.container.as_str(), instance.implements.as_str()), ("u8", "Num"));
+    let declared = graph.trait_method(instances[0]).unwrap();
+    assert_eq!(graph.symbol(declared).container, "Num");
+    assert_eq!(tests_from(&graph, add), vec!["tests/parse.rs::parses"]);
+
+    let shr = graph.defined_in("src/num.rs", "shifts::shr", crate::code::SymbolKind::Function)[0];
+    let instance = graph.symbol(graph.macro_instances(shr)[0]);
+    assert_eq!((instance.container.as_str(), instance.implements.as_str()), ("Big", "Shr"));
+    assert_eq!(tests_from(&graph, shr), vec!["tests/shift.rs::shifts"]);
+}
+
 /// A language trait's method met on the way leads on wherever its type is used only when the
 /// language calls it on values: `PartialEq::eq` does; `Debug::fmt` runs where a value is printed
 /// with `{:?}`, and a conversion (`Default::default`, `AsRef::as_ref`) where it is called by
