@@ -888,16 +888,30 @@ fn names_type(
                     // A Go type that embeds it (`BaseBlock`'s field `BaseNode`) makes one
                     // wherever it is made.
                     let embedded = go && s.kind == crate::code::SymbolKind::Field;
-                    use crate::code::SymbolKind::{Class, Constant, Field, Variable};
+                    use crate::code::SymbolKind::{Class, Constant, Field, Type, Variable};
                     let python_holder = python && matches!(s.kind, Class | Variable | Field | Constant);
-                    if !(s.kind.is_callable() || (go && s.kind == Variable) || embedded || python_holder) {
-                        continue;
-                    }
+                    // A Rust `impl` block's associated type (`type EdgeRef = EdgeReference<'a,
+                    // E, Ix>` in `impl IntoEdgeReferences for &Graph`, `type Item = …` of an
+                    // iterator): the trait's methods hand out one wherever the implementing
+                    // type is at work, so a place that names that type makes this one.
+                    let associated = (language == "rust" && s.kind == Type && !s.container.is_empty())
+                        .then(|| graph.member_type(maker))
+                        .flatten()
+                        .filter(|&t| types_seen.insert(t));
                     let mut add = |n: &super::graph::Use, next: &mut Vec<SymbolRef>| {
                         if places.len() < MAX_MAKER_PLACES && places.insert((n.file, n.enclosing)) {
                             next.extend(n.enclosing.map(|e| (n.file, e)));
                         }
                     };
+                    if let Some(t) = associated {
+                        for n in graph.uses(t, MAKER_FLOOR).iter() {
+                            add(n, &mut next);
+                        }
+                        continue;
+                    }
+                    if !(s.kind.is_callable() || (go && s.kind == Variable) || embedded || python_holder) {
+                        continue;
+                    }
                     for n in graph.uses(maker, MAKER_FLOOR).iter() {
                         add(n, &mut next);
                     }

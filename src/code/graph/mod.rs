@@ -26,6 +26,9 @@ pub type SymbolRef = (u32, u32);
 /// Names defined in more places than this are not matched by name alone: `new`, `get`,
 /// `parse` would drown every answer.
 const MAX_NAME_ONLY_CANDIDATES: usize = 5;
+/// Definitions of a member's name looked at for a guess by name before its trait's or
+/// interface's implementations are counted as one (beyond it, a name like `new` is left).
+const MAX_DISPATCHED_CANDIDATES: usize = 32;
 /// Re-exports followed from an import to the definition, at most.
 const MAX_REEXPORT_HOPS: usize = 4;
 /// How sure a base class's dispatch by a name known only at run time (`getattr(self, name)`)
@@ -898,7 +901,9 @@ fn macro_template_of(code: &FileCode, s: &Symbol) -> Option<usize> {
         return None;
     }
     code.symbols.iter().position(|m| {
-        m.kind == SymbolKind::Macro && m.qualified_name == s.container && m.line <= s.line && s.end_line <= m.end_line
+        // (The template is named by the macro's bare name, also where the macro is written
+        // inside a module block: `mod windows { macro_rules! impl_traits … }`.)
+        m.kind == SymbolKind::Macro && m.name == s.container && m.line <= s.line && s.end_line <= m.end_line
     })
 }
 

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use super::types::declared_type;
 use super::{
     implicit_members, names_a_type, split_qualifier, Candidate, CodeGraph, NameCounts, Resolution, SymbolRef,
-    MAX_NAME_ONLY_CANDIDATES, MAX_REEXPORT_HOPS,
+    MAX_DISPATCHED_CANDIDATES, MAX_NAME_ONLY_CANDIDATES, MAX_REEXPORT_HOPS,
 };
 use crate::code::{builtins, ImportSpec, Occurrence, Symbol, SymbolKind, UseKind};
 
@@ -224,16 +224,8 @@ impl CodeGraph {
         // alone may also be a local's type written as a path, `socket2::SockAddr`.)
         if lang == "rust" && occ.kind == UseKind::Call && parts.len() > 1 && self.names_type_parameter(f, first) {
             let name = self.codes[f as usize].name_of(occ);
-            let declared: Vec<SymbolRef> = all
-                .iter()
-                .copied()
-                .filter(|&r| {
-                    let s = self.symbol(r);
-                    s.name == name
-                        && s.implements.is_empty()
-                        && split_qualifier(&s.container).last().is_some_and(|c| self.is_trait(c))
-                })
-                .collect();
+            let declared: Vec<SymbolRef> =
+                all.iter().copied().filter(|&r| self.symbol(r).name == name && self.declared_in_trait(r)).collect();
             if !declared.is_empty() && declared.len() <= MAX_TRAIT_CANDIDATES {
                 let confidence = 0.8 / declared.len() as f32;
                 return declared.into_iter().map(|r| cand(r, Resolution::QualifiedPath, confidence)).collect();
@@ -278,22 +270,28 @@ impl CodeGraph {
         // A value called (`f(x)`, recorded as its `__call__`) may be any function: its class's
         // `__call__` is meant only where the value's type is known.
         if members.is_empty()
-            || members.len() > MAX_NAME_ONLY_CANDIDATES
+            || members.len() > MAX_DISPATCHED_CANDIDATES
             || self.codes[f as usize].name_of(occ) == "__call__"
         {
             return Vec::new();
         }
         // `env.update(…)` is most likely a dict's, not the repo's one `update`.
         members.retain(|&r| !self.shares_builtin_name(r));
-        if members.is_empty() {
-            return Vec::new();
+        // A Rust method call (`edge.source()`) is never a field's.
+        if lang == "rust" && occ.kind == UseKind::Call {
+            members.retain(|&r| self.symbol(r).kind.is_callable());
         }
         // A Rust trait's method (a Go interface's) stands for its implementations among the
         // candidates: which one runs is the dispatch, which the walk follows from each
         // implementation to the trait's method (else every `impl Buf for …` would split the
-        // guess).
+        // guess). Counted after: petgraph's eight `impl EdgeRef for …` blocks are one
+        // candidate, `EdgeRef::source`, for an `edge.source()` on an edge of a type
+        // parameter's associated type (beside the one inherent `Edge::source`).
         let all = members.clone();
         members.retain(|&r| !self.dispatched_through(r).iter().any(|d| all.contains(d)));
+        if members.is_empty() || members.len() > MAX_NAME_ONLY_CANDIDATES {
+            return Vec::new();
+        }
         let confidence = 0.4 / members.len() as f32;
         members.into_iter().map(|r| cand(r, Resolution::NameOnly, confidence)).collect()
     }
@@ -331,6 +329,13 @@ impl CodeGraph {
     /// Whether `name` is a trait the repo declares.
     pub(super) fn is_trait(&self, name: &str) -> bool {
         self.defs_by_name.get(name).is_some_and(|defs| defs.iter().any(|&d| self.symbol(d).kind == SymbolKind::Trait))
+    }
+
+    /// Whether a definition is a method its trait declares (`fn source(&self)` in `trait
+    /// EdgeRef`), not an implementation of one.
+    pub(super) fn declared_in_trait(&self, r: SymbolRef) -> bool {
+        let s = self.symbol(r);
+        s.implements.is_empty() && split_qualifier(&s.container).last().is_some_and(|c| self.is_trait(c))
     }
 
     /// Whether a definition is reachable by its bare name from another file: top level, or
@@ -689,7 +694,9 @@ impl CodeGraph {
             let reachable = if implicit_members(&code.language) { counts.all } else { counts.top_level };
             reachable <= MAX_NAME_ONLY_CANDIDATES
         } else {
-            counts.members <= MAX_NAME_ONLY_CANDIDATES
+            // A trait's method stands for its implementations in a guess by name (see
+            // `candidates`): more definitions than a guess takes may still leave few.
+            counts.members <= MAX_DISPATCHED_CANDIDATES
         };
         if f == target_file || name_only_possible {
             return true;

@@ -201,6 +201,35 @@ fn a_method_a_macro_body_implements_a_trait_with_runs_through_the_trait() {
     assert_eq!(tests_from(&graph, shr), vec!["tests/shift.rs::shifts"]);
 }
 
+const EDGES: &str = "pub trait EdgeRef {\n    fn source(&self) -> usize;\n}\n\npub trait IntoEdges {\n    type Edges: Iterator<Item = Self::EdgeRef>;\n    type EdgeRef: EdgeRef;\n    fn edges(self) -> Self::Edges;\n}\n\npub struct Graph;\npub struct EdgeReference;\npub struct Edges;\n\nimpl Iterator for Edges {\n    type Item = EdgeReference;\n    fn next(&mut self) -> Option<EdgeReference> {\n        Some(EdgeReference)\n    }\n}\n\nimpl EdgeRef for EdgeReference {\n    fn source(&self) -> usize {\n        0\n    }\n}\n\nimpl IntoEdges for &Graph {\n    type Edges = Edges;\n    type EdgeRef = EdgeReference;\n    fn edges(self) -> Edges {\n        Edges\n    }\n}\n\npub struct Other;\npub struct OtherRef;\n\nimpl EdgeRef for OtherRef {\n    fn source(&self) -> usize {\n        1\n    }\n}\n\nimpl IntoEdges for &Other {\n    type Edges = std::vec::IntoIter<OtherRef>;\n    type EdgeRef = OtherRef;\n    fn edges(self) -> Self::Edges {\n        vec![OtherRef].into_iter()\n    }\n}\n\npub struct A;\npub struct B;\npub struct C;\npub struct D;\nimpl EdgeRef for A {\n    fn source(&self) -> usize {\n        2\n    }\n}\nimpl EdgeRef for B {\n    fn source(&self) -> usize {\n        3\n    }\n}\nimpl EdgeRef for C {\n    fn source(&self) -> usize {\n        4\n    }\n}\nimpl EdgeRef for D {\n    fn source(&self) -> usize {\n        5\n    }\n}\n\npub enum Element {\n    Edge { source: usize },\n}\n\npub fn sources<G: IntoEdges>(g: G) -> usize {\n    let mut n = 0;\n    for e in g.edges() {\n        n += e.source();\n    }\n    n\n}\n";
+
+/// `e.source()` on an edge of a type parameter's associated type (`G::EdgeRef` through `for e
+/// in g.edges()`, petgraph's algorithms) names a method six `impl EdgeRef for …` blocks define:
+/// the trait's declaration stands for them all in the guess by name, one candidate rather
+/// than seven (and never a field). From an implementation, the walk waits for its type to be
+/// named, and a type an `impl` block states as an associated type (`type EdgeRef =
+/// EdgeReference` in `impl IntoEdges for &Graph`) is made wherever the implementing type is:
+/// the test that builds a `Graph` runs `EdgeReference::source`, the one that builds an `Other`
+/// does not.
+#[test]
+fn a_guess_by_name_means_a_trait_method_and_an_associated_type_is_made_where_its_impl_type_is() {
+    let graph = rust_graph(&[
+        ("src/lib.rs", "pub mod edges;\n"),
+        ("src/edges.rs", EDGES),
+        ("tests/graph.rs", "use semver::edges::{sources, Graph};\n\n#[test]\nfn counts() {\n    sources(&Graph);\n}\n"),
+        (
+            "tests/other.rs",
+            "use semver::edges::{sources, Other};\n\n#[test]\nfn counts_other() {\n    sources(&Other);\n}\n",
+        ),
+    ]);
+    let declared = graph.defined_in("src/edges.rs", "EdgeRef::source", crate::code::SymbolKind::Method)[0];
+    let guessed: Vec<u32> =
+        graph.references(declared, 0.0).into_iter().filter(|r| r.resolution == "name_only").map(|r| r.line).collect();
+    assert_eq!(guessed, vec![EDGES.lines().position(|l| l.contains("e.source()")).unwrap() as u32 + 1]);
+    assert_eq!(tests_reached(&graph, "EdgeReference", "source"), vec!["tests/graph.rs::counts"]);
+    assert_eq!(tests_reached(&graph, "OtherRef", "source"), vec!["tests/other.rs::counts_other"]);
+}
+
 /// A language trait's method met on the way leads on wherever its type is used only when the
 /// language calls it on values: `PartialEq::eq` does; `Debug::fmt` runs where a value is printed
 /// with `{:?}`, and a conversion (`Default::default`, `AsRef::as_ref`) where it is called by
