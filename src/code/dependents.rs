@@ -308,10 +308,16 @@ pub fn type_seeds(graph: &CodeGraph, seeds: &[Seed]) -> Vec<Seed> {
         let Some((f, i)) = seed.symbol_opt else { continue };
         let s = graph.symbol((f, i));
         let special = s.kind == SymbolKind::Constructor || (s.name.starts_with("__") && s.name.ends_with("__"));
-        // A language trait's method: wherever the type is used.
-        // Not `Debug::fmt`: it runs where a value is printed with `{:?}` (or an assertion
-        // fails), not wherever its type is used.
-        let by_the_language = !called_by_name(graph, (f, i)) && !is_debug_impl(graph, (f, i));
+        // A language trait's method: wherever the type is used; `Display::fmt` and
+        // `Debug::fmt` where a value of it is formatted so (`{}` or `.to_string()`, `{:?}`),
+        // as a Python `__str__` and `__repr__` are (`Reached::needs_format`).
+        let needs_format = match implemented_trait(graph, (f, i)) {
+            _ if graph.code(f).language != "rust" => 0,
+            "Display" => FORMATS_STR,
+            "Debug" => FORMATS_REPR,
+            _ => 0,
+        };
+        let by_the_language = !called_by_name(graph, (f, i));
         if let Some(owner) = language_trait_type(graph, (f, i)).filter(|_| by_the_language) {
             type_seeds.push(Seed {
                 symbol_opt: Some(owner),
@@ -320,7 +326,7 @@ pub fn type_seeds(graph: &CodeGraph, seeds: &[Seed]) -> Vec<Seed> {
                 // A Python base calls an `@override` method on an instance.
                 instances_only: marked_override(graph, (f, i)),
                 declared_only: false,
-                needs_format: 0,
+                needs_format,
             });
             continue;
         }

@@ -273,17 +273,18 @@ pub struct FileCode {
     /// require('./lib/default_stream')`): a call of the name calls that module's `module.exports
     /// = function …`, whatever name the graph gives it (`CodeGraph::link_aliases`).
     pub whole_modules: Vec<String>,
-    /// Python definitions that format a value (by index in `symbols`, `TOP_LEVEL` for the
-    /// file's own code), with what they call on it: `FORMATS_REPR` (`repr(x)`, `'%r' % x`,
-    /// `f'{x!r}'`), `FORMATS_STR` (`str(x)`, `print(x)`, `f'{x}'`, `'%s' % x`, `.format(x)`,
-    /// `pytest.raises(…, match=…)`). A class's `__repr__` or `__str__` runs only where a value
-    /// is formatted so. Sorted by index, one entry each.
+    /// Python and Rust definitions that format a value (by index in `symbols`, `TOP_LEVEL` for
+    /// the file's own code), with what they call on it: `FORMATS_REPR` (`repr(x)`, `'%r' % x`,
+    /// `f'{x!r}'`; Rust's `{:?}`, `dbg!`), `FORMATS_STR` (`str(x)`, `print(x)`, `f'{x}'`, `'%s'
+    /// % x`, `.format(x)`, `pytest.raises(…, match=…)`; Rust's `{}`, `.to_string()`). A
+    /// class's `__repr__` or `__str__` (a Rust type's `Debug::fmt` or `Display::fmt`) runs only
+    /// where a value is formatted so. Sorted by index, one entry each.
     pub formats: Vec<(u32, u8)>,
 }
 
-/// `FileCode::formats`: `__repr__` runs.
+/// `FileCode::formats`: `__repr__` runs (Rust: `Debug::fmt`).
 pub const FORMATS_REPR: u8 = 1;
-/// `FileCode::formats`: `__str__` runs.
+/// `FileCode::formats`: `__str__` runs (Rust: `Display::fmt`).
 pub const FORMATS_STR: u8 = 2;
 /// `FileCode::formats`: the index of a file's own code, outside any definition.
 pub const TOP_LEVEL: u32 = u32::MAX;
@@ -390,7 +391,7 @@ pub fn grammar_fingerprint() -> String {
 
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode` or what the extractor emits changes.
-    const FORMAT: u32 = 69;
+    const FORMAT: u32 = 70;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

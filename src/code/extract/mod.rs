@@ -449,7 +449,9 @@ impl<'a> Walker<'a> {
         if !node.is_named() {
             return;
         }
-        if self.language == Language::Python && matches!(node.kind(), "call" | "string") {
+        if (self.language == Language::Python && matches!(node.kind(), "call" | "string"))
+            || (self.language == Language::Rust && matches!(node.kind(), "macro_invocation" | "call_expression"))
+        {
             self.note_formatting(node);
         }
         match self.roles.get(node.kind_id() as usize).copied().unwrap_or(VISIT) {

@@ -51,6 +51,30 @@ pub(super) fn merge_formats(code: &mut FileCode) {
     code.formats = merged;
 }
 
+/// What a Rust format string's placeholders run: `{}`, `{name}`, `{:>8}` a value's `Display`
+/// (`FORMATS_STR`); `{:?}`, `{:#?}` its `Debug` (`FORMATS_REPR`); `{:x}` and the other
+/// traits neither (`{{` is a brace).
+fn placeholder_bits(template: &str) -> u8 {
+    let mut bits = 0;
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        rest = &rest[open + 1..];
+        if let Some(escaped) = rest.strip_prefix('{') {
+            rest = escaped;
+            continue;
+        }
+        let Some(close) = rest.find('}') else { break };
+        let spec = rest[..close].split_once(':').map_or("", |(_, spec)| spec);
+        bits |= match spec.chars().last() {
+            Some('?') => FORMATS_REPR,
+            Some('x' | 'X' | 'o' | 'b' | 'e' | 'E' | 'p') => 0,
+            _ => FORMATS_STR,
+        };
+        rest = &rest[close + 1..];
+    }
+    bits
+}
+
 impl<'a> Walker<'a> {
     /// Notes what a Python call or string formats a value with (`FileCode::formats`): a
     /// call of `repr`, `ascii`, `pformat`, `pprint` or `saferepr`, a `%r` or a `!r`
@@ -78,6 +102,35 @@ impl<'a> Walker<'a> {
                     })
                 });
                 if matches_text {
+                    bits |= FORMATS_STR;
+                }
+            }
+            // Rust: a format macro's string (`{}` runs `Display::fmt`, `{:?}` `Debug::fmt`),
+            // `dbg!`, and `.to_string()` (`ToString` for every `Display`). Not `assert!`'s or
+            // `panic!`'s: they format only on failure.
+            "macro_invocation" => {
+                let name = node.child_by_field_name("macro").map_or("", |m| self.text(m));
+                match name.rsplit("::").next().unwrap_or(name) {
+                    "dbg" => bits |= FORMATS_REPR,
+                    "format" | "format_args" | "write" | "writeln" | "print" | "println" | "eprint" | "eprintln" => {
+                        let mut cursor = node.walk();
+                        let arguments = node.named_children(&mut cursor).find(|c| c.kind() == "token_tree");
+                        let template = arguments.and_then(|a| {
+                            let mut cursor = a.walk();
+                            let first = a.named_children(&mut cursor).find(|c| c.kind() == "string_literal");
+                            first
+                        });
+                        bits |= template.map_or(0, |t| placeholder_bits(self.text(t)));
+                    }
+                    _ => {}
+                }
+            }
+            "call_expression" => {
+                let method = node
+                    .child_by_field_name("function")
+                    .filter(|f| f.kind() == "field_expression")
+                    .and_then(|f| f.child_by_field_name("field"));
+                if method.is_some_and(|m| self.text(m) == "to_string") {
                     bits |= FORMATS_STR;
                 }
             }

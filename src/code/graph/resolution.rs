@@ -231,8 +231,10 @@ impl CodeGraph {
                 return declared.into_iter().map(|r| cand(r, Resolution::QualifiedPath, confidence)).collect();
             }
         }
-        // A path (`Vec::new`) or a type (`List.of`) outside the repo means nothing here.
-        if qualifier.contains("::") || last.starts_with(char::is_uppercase) {
+        // A path (`Vec::new`) or a type (`List.of`) outside the repo means nothing here; nor
+        // does a module of Rust's standard library (`fmt` in `std::fmt::Result`).
+        let standard = lang == "rust" && matches!(qualifier, "std" | "core" | "alloc");
+        if qualifier.contains("::") || last.starts_with(char::is_uppercase) || standard {
             return Vec::new();
         }
         // `value.method()` on a value of unknown type: members by name only.

@@ -92,7 +92,7 @@ fn a_trait_implementation_is_reached_where_its_trait_is_called_on_a_value_the_pa
 /// `Version::parse` after the type is imported is the type's member, even where the type's
 /// file also declares `mod parse`; a helper in a file without tests (an integration test's
 /// `mod util;`) leads on to the tests that call it, and a `Display` implementation (a trait
-/// the repo does not declare) runs wherever its type is used.
+/// the repo does not declare) runs wherever a value of its type is formatted (`.to_string()`).
 #[test]
 fn a_types_member_a_test_helper_and_a_language_trait_lead_to_the_tests() {
     let graph = rust_graph(&[
@@ -107,7 +107,7 @@ fn a_types_member_a_test_helper_and_a_language_trait_lead_to_the_tests() {
         ),
         (
             "tests/test_version.rs",
-            "mod util;\nuse crate::util::*;\n\n#[test]\nfn parses() {\n    assert_eq!(version(\"1\").major, 1);\n}\n",
+            "mod util;\nuse crate::util::*;\n\n#[test]\nfn parses() {\n    assert_eq!(version(\"1\").to_string(), \"1\");\n}\n",
         ),
         ("tests/test_other.rs", "#[test]\nfn unrelated() {\n    assert_eq!(1, 1);\n}\n"),
     ]);
@@ -267,6 +267,33 @@ fn debug_and_conversions_on_the_way_run_where_called_not_where_the_type_is_named
     // a change to `eq` runs wherever a value of the type is.
     assert!(tests_reached(&graph, "Request", "fmt").is_empty());
     assert_eq!(tests_reached(&graph, "Request", "eq"), ["tests/made.rs::made_by_default"]);
+}
+
+/// `Display::fmt` runs where a value is formatted with `{}` or `.to_string()`, `Debug::fmt`
+/// where one is with `{:?}` (not wherever the type is used, nor in `assert_eq!`, which prints
+/// only on failure).
+#[test]
+fn display_and_debug_run_where_a_value_is_formatted_so() {
+    let graph = rust_graph(&[
+        (
+            "src/lib.rs",
+            "pub struct Version {\n    pub major: u64,\n}\n\nimpl std::fmt::Display for Version {\n    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {\n        write!(f, \"{}\", self.major)\n    }\n}\n\npub struct Request(pub u8);\n\nimpl std::fmt::Debug for Request {\n    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {\n        write!(f, \"Request\")\n    }\n}\n",
+        ),
+        (
+            "tests/shown.rs",
+            "use semver::Version;\n\n#[test]\nfn shown() {\n    assert_eq!(Version { major: 1 }.to_string(), \"1\");\n}\n",
+        ),
+        (
+            "tests/made.rs",
+            "use semver::{Request, Version};\n\n#[test]\nfn made() {\n    let v = Version { major: 1 };\n    let r = Request(0);\n    assert_eq!(v.major, u64::from(r.0) + 1);\n}\n",
+        ),
+        (
+            "tests/printed.rs",
+            "use semver::Request;\n\n#[test]\nfn printed() {\n    println!(\"{:?}\", Request(1));\n}\n",
+        ),
+    ]);
+    assert_eq!(tests_reached(&graph, "Version", "fmt"), ["tests/shown.rs::shown"]);
+    assert_eq!(tests_reached(&graph, "Request", "fmt"), ["tests/printed.rs::printed"]);
 }
 
 /// A type parameter bound by a trait has its supertraits' methods: `key.find(map)` for
