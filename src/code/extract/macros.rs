@@ -188,10 +188,7 @@ fn group_literals(children: &[Node], src: &[u8], implementation: Option<&(String
     for (i, child) in children.iter().enumerate() {
         match child.kind() {
             "token_repetition" if implementation.is_none() => {
-                let mut cursor = child.walk();
-                let all: Vec<Node> = child.children(&mut cursor).collect();
-                let close = all.iter().rposition(|c| c.kind() == ")").unwrap_or(all.len());
-                group_literals(all.get(2..close).unwrap_or_default(), src, None, out);
+                group_literals(&repeated(*child), src, None, out);
                 impl_at = None;
                 continue;
             }
@@ -236,10 +233,12 @@ fn group_literals(children: &[Node], src: &[u8], implementation: Option<&(String
 fn impl_header(tokens: &[Node], src: &[u8]) -> (String, String) {
     let mut words: Vec<&str> = tokens.iter().map(|t| text(*t, src)).collect();
     // The impl's own generics: `impl<T> …`.
+    // How a token moves the depth of angle brackets (`>>` closes two).
+    let angles = |w: &str| w.matches('<').count() as i32 - w.matches('>').count() as i32;
     if words.first() == Some(&"<") {
         let mut depth = 0;
         let close = words.iter().position(|w| {
-            depth += w.matches('<').count() as i32 - w.matches('>').count() as i32;
+            depth += angles(w);
             depth <= 0
         });
         words.drain(..close.map_or(words.len(), |c| c + 1));
@@ -249,14 +248,14 @@ fn impl_header(tokens: &[Node], src: &[u8]) -> (String, String) {
     }
     let mut depth = 0;
     let for_at = words.iter().position(|w| {
-        depth += w.matches('<').count() as i32 - w.matches('>').count() as i32;
+        depth += angles(w);
         depth == 0 && *w == "for"
     });
     let name = |ws: &[&str]| {
         let mut joined = String::new();
         for (k, w) in ws.iter().enumerate() {
             // A space only between two words (`mut BigUint`, `dyn Trait`), as written.
-            if k > 0 && is_word(ws[k - 1]) && is_word(w) {
+            if k > 0 && spaced(ws[k - 1]) && spaced(w) {
                 joined.push(' ');
             }
             joined.push_str(w);
@@ -270,8 +269,9 @@ fn impl_header(tokens: &[Node], src: &[u8]) -> (String, String) {
     }
 }
 
-/// A name, keyword or metavariable (`$ty`), or a lifetime.
-fn is_word(token: &str) -> bool {
+/// Whether a token is written apart from a neighbour of its kind: a name, keyword or
+/// metavariable (`$ty`), or a lifetime.
+fn spaced(token: &str) -> bool {
     token.starts_with(|c: char| c.is_alphanumeric() || c == '_' || c == '$' || c == '\'')
 }
 
@@ -286,6 +286,15 @@ fn inside(group: Node) -> (u8, Vec<Node>) {
     let delimiter = children.first().and_then(|c| c.kind().bytes().next()).unwrap_or(b'(');
     let inner = if children.len() >= 2 { children[1..children.len() - 1].to_vec() } else { Vec::new() };
     (delimiter, inner)
+}
+
+/// What a repetition in a rule's body repeats: the tokens of `$( … ) sep op` between its
+/// parentheses.
+fn repeated(repetition: Node) -> Vec<Node> {
+    let mut cursor = repetition.walk();
+    let all: Vec<Node> = repetition.children(&mut cursor).collect();
+    let close = all.iter().rposition(|c| c.kind() == ")").unwrap_or(all.len());
+    all.get(2..close).map(<[Node]>::to_vec).unwrap_or_default()
 }
 
 fn group_patterns(group: Node, src: &[u8]) -> Vec<Pattern> {
@@ -343,13 +352,7 @@ fn binds_ident(patterns: &[Pattern], var: &str) -> bool {
 fn body_definitions(group: Node, src: &[u8], in_impl: bool, out: &mut Vec<(String, SymbolKind, bool)>) {
     let children = match group.kind() {
         "token_tree" => inside(group).1,
-        _ => {
-            // A repetition: `$` `(` … `)` sep op.
-            let mut cursor = group.walk();
-            let all: Vec<Node> = group.children(&mut cursor).collect();
-            let close = all.iter().rposition(|c| c.kind() == ")").unwrap_or(all.len());
-            all.get(2..close).map(<[Node]>::to_vec).unwrap_or_default()
-        }
+        _ => repeated(group),
     };
     let mut impl_seen = false;
     for (i, child) in children.iter().enumerate() {
