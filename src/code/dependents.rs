@@ -7,7 +7,11 @@
 use std::collections::{HashMap, HashSet};
 
 use super::graph::{CodeGraph, SymbolRef};
-use super::{FileCode, Symbol, SymbolKind, UseKind, FORMATS_REPR, FORMATS_STR};
+use super::{
+    FileCode, Symbol, SymbolKind, UseKind, FORMATS_REPR, FORMATS_STR, SERDE_ENUM, SERDE_NEWTYPE_STRUCT,
+    SERDE_NEWTYPE_VARIANT, SERDE_SHAPES, SERDE_STRUCT, SERDE_STRUCT_VARIANT, SERDE_TUPLE_STRUCT, SERDE_TUPLE_VARIANT,
+    SERDE_UNIT_STRUCT, SERDE_UNIT_VARIANT,
+};
 
 /// Where a walk starts: a changed definition still in the graph, or a name whose definition
 /// is gone (its uses now resolve to nothing).
@@ -27,7 +31,7 @@ pub struct Seed {
     /// `Tuple(…)`): what binds an override to the base code that calls it.
     pub declared_only: bool,
     /// See `Reached::needs_format`: a `__repr__`'s or `__str__`'s class as a seed.
-    pub needs_format: u8,
+    pub needs_format: u16,
 }
 
 /// A definition (or a file, for uses outside any definition) the walk reached.
@@ -60,7 +64,7 @@ pub struct Reached {
     /// Reached from a Python `__repr__` or `__str__` through its class, and nothing on the
     /// path since formats a value so (`FileCode::formats`: `FORMATS_REPR`, `FORMATS_STR`):
     /// a test here makes the value but never prints it, and runs no `__repr__`.
-    pub needs_format: u8,
+    pub needs_format: u16,
     /// The path runs in no test: through a call made as a Python module or class body runs, at
     /// import (`PATTERN = compile(…)`, a class attribute's `attr.ib(…)`: what reads the value
     /// does not run the call), or through code the default test run does not build (heapless'
@@ -123,7 +127,7 @@ struct Step<'a> {
     /// See `Reached::requires`.
     requires: Option<SymbolRef>,
     /// See `Reached::needs_format`.
-    needs_format: u8,
+    needs_format: u16,
     /// See `Reached::runs_in_no_test`.
     runs_in_no_test: bool,
     /// See `Reached::calls_only`.
@@ -283,6 +287,31 @@ fn implemented_trait(graph: &CodeGraph, (f, i): SymbolRef) -> &str {
         .unwrap_or(written)
 }
 
+/// The shapes of value (`SERDE_SHAPES`) for which a serde data format's method runs, by its
+/// trait and name: `Serializer::serialize_struct_variant` for an enum's variant of named
+/// fields, any method of `SerializeStruct` for a struct's, `VariantAccess::unit_variant` for a
+/// unit variant. 0 where the method runs for values of any shape (`serialize_str`,
+/// `deserialize_any`, `SerializeSeq`) or is no serde method at all.
+fn serde_shapes_run(implemented: &str, method: &str) -> u16 {
+    match (implemented, method) {
+        ("SerializeStruct", _) | (_, "serialize_struct" | "deserialize_struct") => SERDE_STRUCT,
+        ("SerializeTupleStruct", _) | (_, "serialize_tuple_struct" | "deserialize_tuple_struct") => SERDE_TUPLE_STRUCT,
+        ("SerializeTupleVariant", _) | (_, "serialize_tuple_variant") => SERDE_TUPLE_VARIANT,
+        ("SerializeStructVariant", _) | (_, "serialize_struct_variant") => SERDE_STRUCT_VARIANT,
+        ("EnumAccess", _) | ("Deserializer", "deserialize_enum") => SERDE_ENUM,
+        ("Deserializer", "deserialize_identifier") => SERDE_STRUCT | SERDE_STRUCT_VARIANT | SERDE_ENUM,
+        (_, "serialize_newtype_struct" | "deserialize_newtype_struct") => SERDE_NEWTYPE_STRUCT,
+        (_, "serialize_unit_struct" | "deserialize_unit_struct") => SERDE_UNIT_STRUCT,
+        ("Serializer", "serialize_unit_variant") | ("VariantAccess", "unit_variant") => SERDE_UNIT_VARIANT,
+        ("Serializer", "serialize_newtype_variant") | ("VariantAccess", "newtype_variant_seed" | "newtype_variant") => {
+            SERDE_NEWTYPE_VARIANT
+        }
+        ("VariantAccess", "tuple_variant") => SERDE_TUPLE_VARIANT,
+        ("VariantAccess", "struct_variant") => SERDE_STRUCT_VARIANT,
+        _ => 0,
+    }
+}
+
 /// Whether a definition is a method of a conversion trait, which code calls by its name
 /// (`Request::default()`, `m.as_ref()`, `T::from(x)`, `v.clone()`), not the language on every
 /// value of the type; or `std::error::Error`'s `source`, `description` and `cause`, which run
@@ -315,7 +344,7 @@ pub fn type_seeds(graph: &CodeGraph, seeds: &[Seed]) -> Vec<Seed> {
             _ if graph.code(f).language != "rust" => 0,
             "Display" => FORMATS_STR,
             "Debug" => FORMATS_REPR,
-            _ => 0,
+            implemented => serde_shapes_run(implemented, &s.name),
         };
         let by_the_language = !called_by_name(graph, (f, i));
         if let Some(owner) = language_trait_type(graph, (f, i)).filter(|_| by_the_language) {
@@ -651,7 +680,9 @@ pub fn walk_built(
                 let formats = if *needs_format == 0 || !graph.is_test_file(u.file) {
                     0
                 } else {
-                    graph.code(u.file).formats_in(u.enclosing)
+                    // A serde shape is the file's: its tests (de)serialize the types it declares.
+                    let code = graph.code(u.file);
+                    code.formats_in(u.enclosing) | (code.formats_in(None) & SERDE_SHAPES)
                 };
                 let needs_now = if formats & *needs_format != 0 { 0 } else { *needs_format };
                 if let Some(earlier) = reached.get_mut(&key) {

@@ -278,21 +278,46 @@ pub struct FileCode {
     /// `f'{x!r}'`; Rust's `{:?}`, `dbg!`), `FORMATS_STR` (`str(x)`, `print(x)`, `f'{x}'`, `'%s'
     /// % x`, `.format(x)`, `pytest.raises(…, match=…)`; Rust's `{}`, `.to_string()`). A
     /// class's `__repr__` or `__str__` (a Rust type's `Debug::fmt` or `Display::fmt`) runs only
-    /// where a value is formatted so. Sorted by index, one entry each.
-    pub formats: Vec<(u32, u8)>,
+    /// where a value is formatted so. Sorted by index, one entry each. The file's own entry
+    /// (`TOP_LEVEL`) also holds the `SERDE_SHAPES` of the Rust types it derives serde's traits
+    /// for.
+    pub formats: Vec<(u32, u16)>,
 }
 
 /// `FileCode::formats`: `__repr__` runs (Rust: `Debug::fmt`).
-pub const FORMATS_REPR: u8 = 1;
+pub const FORMATS_REPR: u16 = 1;
 /// `FileCode::formats`: `__str__` runs (Rust: `Display::fmt`).
-pub const FORMATS_STR: u8 = 2;
+pub const FORMATS_STR: u16 = 2;
+/// `FileCode::formats` of a file's own code: it derives `Serialize` or `Deserialize` for a
+/// struct with named fields. A serde data format's `serialize_struct` (`deserialize_struct`,
+/// `SerializeStruct`'s methods) runs only for values of such a shape; ron's or serde_json's
+/// tests each (de)serialize a few shapes, not all.
+pub const SERDE_STRUCT: u16 = 1 << 2;
+/// … for a tuple struct of one field (`newtype_struct`).
+pub const SERDE_NEWTYPE_STRUCT: u16 = 1 << 3;
+/// … for a tuple struct of several fields (`tuple_struct`).
+pub const SERDE_TUPLE_STRUCT: u16 = 1 << 4;
+/// … for a unit struct (`unit_struct`).
+pub const SERDE_UNIT_STRUCT: u16 = 1 << 5;
+/// … for an enum with a unit variant (`unit_variant`).
+pub const SERDE_UNIT_VARIANT: u16 = 1 << 6;
+/// … for an enum with a variant of one unnamed field (`newtype_variant`).
+pub const SERDE_NEWTYPE_VARIANT: u16 = 1 << 7;
+/// … for an enum with a variant of several unnamed fields (`tuple_variant`).
+pub const SERDE_TUPLE_VARIANT: u16 = 1 << 8;
+/// … for an enum with a variant of named fields (`struct_variant`).
+pub const SERDE_STRUCT_VARIANT: u16 = 1 << 9;
+/// Any enum (`deserialize_enum`, `EnumAccess`).
+pub const SERDE_ENUM: u16 = SERDE_UNIT_VARIANT | SERDE_NEWTYPE_VARIANT | SERDE_TUPLE_VARIANT | SERDE_STRUCT_VARIANT;
+/// Every shape serde's derive gives a type.
+pub const SERDE_SHAPES: u16 = SERDE_STRUCT | SERDE_NEWTYPE_STRUCT | SERDE_TUPLE_STRUCT | SERDE_UNIT_STRUCT | SERDE_ENUM;
 /// `FileCode::formats`: the index of a file's own code, outside any definition.
 pub const TOP_LEVEL: u32 = u32::MAX;
 
 impl FileCode {
     /// What a definition (`None`: the file's own code) formats values with
     /// (`FORMATS_REPR`, `FORMATS_STR`).
-    pub fn formats_in(&self, definition: Option<u32>) -> u8 {
+    pub fn formats_in(&self, definition: Option<u32>) -> u16 {
         let index = definition.unwrap_or(TOP_LEVEL);
         self.formats.binary_search_by_key(&index, |&(i, _)| i).map_or(0, |k| self.formats[k].1)
     }
@@ -391,7 +416,7 @@ pub fn grammar_fingerprint() -> String {
 
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode` or what the extractor emits changes.
-    const FORMAT: u32 = 70;
+    const FORMAT: u32 = 71;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

@@ -483,6 +483,9 @@ impl<'a> Walker<'a> {
             self.expand_macro(node);
             self.macro_call_definitions(node, uses_before);
         }
+        if self.language == Language::Rust && matches!(kind, "struct_item" | "enum_item") {
+            self.note_serde_shape(node);
+        }
         if self.language == Language::Rust && kind == "call_expression" {
             self.note_failure_branch(node);
             self.note_type_argument_call(node);

@@ -3,8 +3,12 @@
 
 use tree_sitter::Node;
 
+use super::attributes::attributes;
 use super::{span_of, Walker};
-use crate::code::{FileCode, FORMATS_REPR, FORMATS_STR, TOP_LEVEL};
+use crate::code::{
+    FileCode, FORMATS_REPR, FORMATS_STR, SERDE_NEWTYPE_STRUCT, SERDE_NEWTYPE_VARIANT, SERDE_STRUCT,
+    SERDE_STRUCT_VARIANT, SERDE_TUPLE_STRUCT, SERDE_TUPLE_VARIANT, SERDE_UNIT_STRUCT, SERDE_UNIT_VARIANT, TOP_LEVEL,
+};
 
 /// Adds to `expects_failure` the Rust definitions that ask for an error: a function whose body
 /// calls `is_err()`, `unwrap_err()` or `expect_err(…)` (a test, or a test's helper such as
@@ -41,7 +45,7 @@ pub(super) fn does_nothing(function: Node) -> bool {
 /// Sorts `formats` by definition and merges each definition's entries into one.
 pub(super) fn merge_formats(code: &mut FileCode) {
     code.formats.sort_unstable();
-    let mut merged: Vec<(u32, u8)> = Vec::with_capacity(code.formats.len());
+    let mut merged: Vec<(u32, u16)> = Vec::with_capacity(code.formats.len());
     for (index, bits) in code.formats.drain(..) {
         match merged.last_mut() {
             Some((last, all)) if *last == index => *all |= bits,
@@ -54,7 +58,7 @@ pub(super) fn merge_formats(code: &mut FileCode) {
 /// What a Rust format string's placeholders run: `{}`, `{name}`, `{:>8}` a value's `Display`
 /// (`FORMATS_STR`); `{:?}`, `{:#?}` its `Debug` (`FORMATS_REPR`); `{:x}` and the other
 /// traits neither (`{{` is a brace).
-fn placeholder_bits(template: &str) -> u8 {
+fn placeholder_bits(template: &str) -> u16 {
     let mut bits = 0;
     let mut rest = template;
     while let Some(open) = rest.find('{') {
@@ -82,7 +86,7 @@ impl<'a> Walker<'a> {
     /// an f-string's value, a `%s`, and `match=` (pytest matches the error's text) run
     /// `__str__`.
     pub(super) fn note_formatting(&mut self, node: Node) {
-        let mut bits = 0u8;
+        let mut bits = 0u16;
         match node.kind() {
             "call" => {
                 let name = node.child_by_field_name("function").and_then(|f| match f.kind() {
@@ -149,6 +153,56 @@ impl<'a> Walker<'a> {
         if bits != 0 {
             let index = self.enclosing_symbol().unwrap_or(TOP_LEVEL);
             self.out.formats.push((index, bits));
+        }
+    }
+
+    /// Notes the shapes of a Rust struct or enum that derives serde's `Serialize` or
+    /// `Deserialize` (also under `cfg_attr`) in the file's own entry of `formats`
+    /// (`SERDE_SHAPES`): a data format's `serialize_struct_variant` runs where a value of an
+    /// enum with a struct variant is serialized, and the tests that do so declare the enum.
+    pub(super) fn note_serde_shape(&mut self, item: Node) {
+        let derives = attributes(item, self.src)
+            .any(|a| a.contains("derive") && (a.contains("Serialize") || a.contains("Deserialize")));
+        if !derives {
+            return;
+        }
+        // A body of named fields, of unnamed ones (one: a newtype), or none.
+        let shape = |body: Option<Node>, named: u16, newtype: u16, tuple: u16, unit: u16| match body {
+            Some(b) if b.kind() == "field_declaration_list" => named,
+            Some(b) if b.kind() == "ordered_field_declaration_list" => {
+                if b.children_by_field_name("type", &mut b.walk()).count() == 1 {
+                    newtype
+                } else {
+                    tuple
+                }
+            }
+            _ => unit,
+        };
+        let bits = match item.kind() {
+            "struct_item" => shape(
+                item.child_by_field_name("body"),
+                SERDE_STRUCT,
+                SERDE_NEWTYPE_STRUCT,
+                SERDE_TUPLE_STRUCT,
+                SERDE_UNIT_STRUCT,
+            ),
+            _ => item.child_by_field_name("body").map_or(0, |variants| {
+                let mut cursor = variants.walk();
+                let each = variants.named_children(&mut cursor).filter(|v| v.kind() == "enum_variant");
+                each.map(|v| {
+                    shape(
+                        v.child_by_field_name("body"),
+                        SERDE_STRUCT_VARIANT,
+                        SERDE_NEWTYPE_VARIANT,
+                        SERDE_TUPLE_VARIANT,
+                        SERDE_UNIT_VARIANT,
+                    )
+                })
+                .fold(0, |all, bits| all | bits)
+            }),
+        };
+        if bits != 0 {
+            self.out.formats.push((TOP_LEVEL, bits));
         }
     }
 

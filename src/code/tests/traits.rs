@@ -296,6 +296,42 @@ fn display_and_debug_run_where_a_value_is_formatted_so() {
     assert_eq!(tests_reached(&graph, "Request", "fmt"), ["tests/printed.rs::printed"]);
 }
 
+/// A serde data format's method for one shape of value runs where a value of that shape is
+/// (de)serialized: `Serializer::serialize_struct_variant` in a test file that derives
+/// `Serialize` for an enum with a variant of named fields, not in one that serializes only a
+/// struct; `serialize_str` (any shape) wherever the format's type is used.
+#[test]
+fn a_serde_formats_shape_method_runs_where_a_value_of_that_shape_is_serialized() {
+    let graph = rust_graph(&[
+        (
+            "src/lib.rs",
+            "pub struct Writer {\n    pub out: String,\n}\n\n\
+             impl serde::Serializer for &mut Writer {\n    \
+             fn serialize_str(self, v: &str) -> Result<(), Error> {\n        self.out.push_str(v);\n        Ok(())\n    }\n    \
+             fn serialize_struct_variant(self, name: &str) -> Result<(), Error> {\n        self.out.push_str(name);\n        Ok(())\n    }\n}\n\n\
+             pub fn to_string<T: serde::Serialize>(value: &T) -> String {\n    let mut w = Writer { out: String::new() };\n    value.serialize(&mut w);\n    w.out\n}\n",
+        ),
+        (
+            "tests/variants.rs",
+            "use serde::Serialize;\n\n#[derive(Serialize)]\nenum Shape {\n    Circle { r: f64 },\n    Dot,\n}\n\n\
+             #[test]\nfn variant() {\n    semver::to_string(&Shape::Circle { r: 1.0 });\n}\n",
+        ),
+        (
+            "tests/structs.rs",
+            "use serde::Serialize;\n\n#[derive(Serialize)]\nstruct Point {\n    x: i32,\n}\n\n\
+             #[test]\nfn point() {\n    semver::to_string(&Point { x: 1 });\n}\n",
+        ),
+    ]);
+    assert_eq!(tests_reached(&graph, "Writer", "serialize_struct_variant"), ["tests/variants.rs::variant"]);
+    assert_eq!(
+        tests_reached(&graph, "Writer", "serialize_str"),
+        ["tests/structs.rs::point", "tests/variants.rs::variant"]
+    );
+    let shapes = |path: &str| graph.code(graph.file_index(path).unwrap()).formats_in(None);
+    assert_eq!(shapes("tests/variants.rs"), crate::code::SERDE_STRUCT_VARIANT | crate::code::SERDE_UNIT_VARIANT);
+    assert_eq!(shapes("tests/structs.rs"), crate::code::SERDE_STRUCT);
+}
+
 /// A type parameter bound by a trait has its supertraits' methods: `key.find(map)` for
 /// `K: AsHeaderName` where `trait AsHeaderName: Sealed` runs an implementation of
 /// `Sealed::find`, so a change to one reaches the tests that call through the bound.
