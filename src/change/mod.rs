@@ -56,6 +56,28 @@ impl SymbolChange {
 pub struct ChangeSet {
     pub files: Vec<FileDiff>,
     pub symbols: Vec<ChangedSymbol>,
+    /// Changed files the graph `read` was given holds at neither side's text: the index has
+    /// another version of them (an earlier edit, or a file caught mid-write), whose
+    /// definitions may not be the diff's (`ChangeSet::behind`).
+    pub unheld: Vec<String>,
+}
+
+impl ChangeSet {
+    /// The changed files whose modified definitions `graph` does not have at their path,
+    /// because it holds another version of the file (`unheld`): a walk from them would start
+    /// nowhere. The index must catch up with these files before it can answer.
+    pub fn behind(&self, graph: &CodeGraph) -> Vec<String> {
+        let mut paths: Vec<String> = self
+            .symbols
+            .iter()
+            .filter(|c| c.change == SymbolChange::Modified && self.unheld.contains(&c.path))
+            .filter(|c| graph.defined_in(&c.path, &c.symbol.qualified_name, c.symbol.kind).is_empty())
+            .map(|c| c.path.clone())
+            .collect();
+        paths.sort();
+        paths.dedup();
+        paths
+    }
 }
 
 /// Reads the diff `base` names in the work tree at `root` and the definitions it touches.
@@ -130,7 +152,7 @@ pub fn read(root: &Path, base: &DiffBase, indexed_opt: Option<&CodeGraph>) -> Re
     let mut order: Vec<usize> = (0..jobs.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(jobs[i].2.len() + jobs[i].3.len()));
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut done: Vec<(usize, Vec<ChangedSymbol>)> = std::thread::scope(|scope| {
+    let mut done: Vec<(usize, Vec<ChangedSymbol>, bool)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 scope.spawn(|| {
@@ -139,16 +161,17 @@ pub fn read(root: &Path, base: &DiffBase, indexed_opt: Option<&CodeGraph>) -> Re
                         let taken = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let Some(&i) = order.get(taken) else { break };
                         let (file, language, old_text, new_text) = &jobs[i];
-                        let facts = |path: &str, text: &str| -> Cow<'_, FileCode> {
+                        let facts = |path: &str, text: &str| -> (Cow<'_, FileCode>, bool) {
                             let known = indexed_opt.and_then(|g| g.indexed_code(path, language.name(), text));
                             match known {
-                                Some(code) => Cow::Borrowed(code),
-                                None => Cow::Owned(extract(*language, path, text)),
+                                Some(code) => (Cow::Borrowed(code), true),
+                                None => (Cow::Owned(extract(*language, path, text)), false),
                             }
                         };
-                        let old = facts(&file.old_path, old_text);
-                        let new = facts(&file.path, new_text);
-                        out.push((i, compare(*language, file, (old_text, &old), (new_text, &new))));
+                        let (old, old_held) = facts(&file.old_path, old_text);
+                        let (new, new_held) = facts(&file.path, new_text);
+                        let unheld = indexed_opt.is_some() && !old_held && !new_held;
+                        out.push((i, compare(*language, file, (old_text, &old), (new_text, &new)), unheld));
                     }
                     out
                 })
@@ -157,9 +180,10 @@ pub fn read(root: &Path, base: &DiffBase, indexed_opt: Option<&CodeGraph>) -> Re
         handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
     });
     // In the diff's order of files, as one thread would give them.
-    done.sort_by_key(|(i, _)| *i);
-    let symbols: Vec<ChangedSymbol> = done.into_iter().flat_map(|(_, symbols)| symbols).collect();
-    Ok(ChangeSet { files, symbols })
+    done.sort_by_key(|(i, _, _)| *i);
+    let unheld = done.iter().filter(|(_, _, unheld)| *unheld).map(|(i, _, _)| jobs[*i].0.path.clone()).collect();
+    let symbols: Vec<ChangedSymbol> = done.into_iter().flat_map(|(_, symbols, _)| symbols).collect();
+    Ok(ChangeSet { files, symbols, unheld })
 }
 
 /// A side's definitions (none for a side that does not exist), named as the graph names

@@ -197,6 +197,29 @@ fn a_change_lists_the_tests_that_reach_it_in_four_languages() {
     }
 }
 
+/// The index read a changed file while something wrote it (empty: `git checkout` and many
+/// editors write a file in place), and the watcher has not read it again: the answer still
+/// starts from the diff's definitions, because the index catches up with that file first.
+#[test]
+fn a_changed_file_the_index_caught_mid_write_is_read_again() {
+    let home = Home::new();
+    let repo = fixture_repo("rust");
+    let path = repo.path().join("src/pricing.rs");
+    let pricing = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, "").unwrap();
+    home.index(repo.path());
+    std::fs::write(&path, pricing).unwrap();
+    edit(repo.path(), "src/pricing.rs", "total / 10", "total / 20");
+    let r = impact(&home, repo.path(), &[]);
+    assert_eq!(r["changed_symbols"][0]["name"], "discount", "{r}");
+    let tests = names(&r["tests"]);
+    assert!(tests.iter().any(|t| t == "tests::discount_applies_over_100"), "{tests:?}");
+    assert!(tests.iter().any(|t| t == "total_subtracts_the_discount"), "{tests:?}");
+    // The index now holds the file as it is: a search finds its code.
+    let found = home.search(repo.path(), "discount");
+    assert!(found.to_string().contains("src/pricing.rs"), "{found}");
+}
+
 /// Tests the default `cargo test` does not build call the changed function too, but run
 /// nothing: one under `#[cfg(all(test, feature = "extra"))]`, one in a module declared under
 /// `#[cfg(feature = "extra")]`, a file that opens with `#![cfg(feature = "quickcheck")]` and

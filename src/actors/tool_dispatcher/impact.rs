@@ -16,6 +16,7 @@ use super::params::{self, Caller, Tool};
 use super::search::DiffSearch;
 use super::{code, open_indexed, tracked, ToolDispatcher};
 use crate::actors::chat::ReadDiff;
+use crate::actors::repo_supervisor::RunIndex;
 use crate::change::git::DiffBase;
 use crate::change::{ChangeSet, SymbolChange};
 use crate::code::dependents::{self, Reached, Seed, WalkLimits};
@@ -72,7 +73,7 @@ const MAX_WALK_WORK: usize = 2_000;
 const MAX_TEST_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// What a diff changed and what it reaches.
-#[derive(Message)]
+#[derive(Message, Clone)]
 #[rtype(result = "Result<DiffImpactResponse>")]
 pub struct DiffImpact {
     pub repo_opt: Option<PathBuf>,
@@ -82,18 +83,54 @@ pub struct DiffImpact {
     pub limit: usize,
 }
 
+/// A diff's answer from the graph at hand, or the files the index must re-read first
+/// (`ChangeSet::behind`) in the repo at that root.
+enum FirstPass {
+    Answered(Box<DiffImpactResponse>),
+    Behind(PathBuf, Vec<String>),
+}
+
 impl Handler<DiffImpact> for ToolDispatcher {
     type Result = ResponseFuture<Result<DiffImpactResponse>>;
 
-    fn handle(&mut self, msg: DiffImpact, _: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, msg: DiffImpact, ctx: &mut Context<Self>) -> Self::Result {
         if msg.depth == 0 || msg.depth > super::code::MAX_IMPACT_DEPTH {
             let max = super::code::MAX_IMPACT_DEPTH;
             return Box::pin(async move { Err(DocdexError::invalid(format!("depth must be 1 to {max}"))) });
         }
-        let repo_opt = msg.repo_opt.clone();
-        self.with_graph(repo_opt, move |index, graph| {
+        let retry = msg.clone();
+        let first = self.with_graph(msg.repo_opt.clone(), move |index, graph| {
             let changes = crate::change::read(&index.root, &msg.base, Some(graph))?;
-            Ok(diff_impact(index, graph, &changes, &msg))
+            let behind = changes.behind(graph);
+            if behind.is_empty() {
+                return Ok(FirstPass::Answered(Box::new(diff_impact(index, graph, &changes, &msg))));
+            }
+            Ok(FirstPass::Behind(index.root.clone(), behind))
+        });
+        // Built now, run only when the index had to catch up (a future does nothing until
+        // awaited).
+        let second = self.with_graph(retry.repo_opt.clone(), move |index, graph| {
+            let changes = crate::change::read(&index.root, &retry.base, Some(graph))?;
+            Ok(diff_impact(index, graph, &changes, &retry))
+        });
+        let me = ctx.address();
+        Box::pin(async move {
+            let (root, paths) = match first.await? {
+                FirstPass::Answered(answer) => return Ok(*answer),
+                FirstPass::Behind(root, paths) => (root, paths),
+            };
+            // The index holds another version of a changed file, without the definitions the
+            // diff modified (it read the file while an editor or `git checkout` was writing
+            // it; the watcher re-reads it only once edits pause): the walk would start from
+            // nothing. Re-read those files now, as the watcher would, and answer from them.
+            tracing::info!(repo = %root.display(), files = ?paths, "the index re-reads changed files it holds at another version");
+            let (progress, _) = tokio::sync::mpsc::unbounded_channel();
+            let caught_up = me.send(RunIndex { repo: root, progress, changed_opt: Some(paths) }).await;
+            if let Ok(Err(err)) | Err(err) = caught_up.map_err(DocdexError::from) {
+                // Another writer holds the index: the answer is the one the graph can give.
+                tracing::warn!(error = %err.message, "could not re-read the changed files");
+            }
+            second.await
         })
     }
 }
