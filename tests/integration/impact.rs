@@ -218,6 +218,13 @@ fn a_changed_file_the_index_caught_mid_write_is_read_again() {
     // The index now holds the file as it is: a search finds its code.
     let found = home.search(repo.path(), "discount");
     assert!(found.to_string().contains("src/pricing.rs"), "{found}");
+    // So does a run of the affected tests: none picked would be a run that passes.
+    let edited = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, "").unwrap();
+    home.index(repo.path());
+    std::fs::write(&path, edited).unwrap();
+    let (_, run) = run_tests(&home, repo.path(), &["--affected"]);
+    assert_eq!((run["runner"].as_str(), run["failed"].as_u64()), (Some("cargo"), Some(2)), "{run}");
 }
 
 /// Tests the default `cargo test` does not build call the changed function too, but run

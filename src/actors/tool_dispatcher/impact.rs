@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix::{AsyncContext, Context, Handler, Message, ResponseFuture};
+use actix::{Addr, AsyncContext, Context, Handler, Message, ResponseFuture};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -119,19 +119,23 @@ impl Handler<DiffImpact> for ToolDispatcher {
                 FirstPass::Answered(answer) => return Ok(*answer),
                 FirstPass::Behind(root, paths) => (root, paths),
             };
-            // The index holds another version of a changed file, without the definitions the
-            // diff modified (it read the file while an editor or `git checkout` was writing
-            // it; the watcher re-reads it only once edits pause): the walk would start from
-            // nothing. Re-read those files now, as the watcher would, and answer from them.
-            tracing::info!(repo = %root.display(), files = ?paths, "the index re-reads changed files it holds at another version");
-            let (progress, _) = tokio::sync::mpsc::unbounded_channel();
-            let caught_up = me.send(RunIndex { repo: root, progress, changed_opt: Some(paths) }).await;
-            if let Ok(Err(err)) | Err(err) = caught_up.map_err(DocdexError::from) {
-                // Another writer holds the index: the answer is the one the graph can give.
-                tracing::warn!(error = %err.message, "could not re-read the changed files");
-            }
+            reread(&me, root, paths).await;
             second.await
         })
+    }
+}
+
+/// Re-reads files of a diff that the index holds at another version, without the definitions
+/// the diff modified (`ChangeSet::behind`: it read them while an editor or `git checkout` was
+/// writing them, and the watcher reads them again only once edits pause), as the watcher
+/// would: a walk from the diff would otherwise start from nothing.
+async fn reread(me: &Addr<ToolDispatcher>, root: PathBuf, paths: Vec<String>) {
+    tracing::info!(repo = %root.display(), files = ?paths, "the index re-reads changed files it holds at another version");
+    let (progress, _) = tokio::sync::mpsc::unbounded_channel();
+    let caught_up = me.send(RunIndex { repo: root, progress, changed_opt: Some(paths) }).await;
+    if let Ok(Err(err)) | Err(err) = caught_up.map_err(DocdexError::from) {
+        // Another writer holds the index: the answer is the one the graph can give.
+        tracing::warn!(error = %err.message, "could not re-read the changed files");
     }
 }
 
@@ -369,10 +373,11 @@ pub struct RunTests {
 impl Handler<RunTests> for ToolDispatcher {
     type Result = ResponseFuture<Result<RunTestsResponse>>;
 
-    fn handle(&mut self, msg: RunTests, _: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, msg: RunTests, ctx: &mut Context<Self>) -> Self::Result {
         let repo = self.resolve_repo(msg.repo_opt.clone());
         let repo_manager = self.repo_manager.clone();
         let tests_config = self.config.tests.clone();
+        let me = ctx.address();
         tracked(&self.metrics, "run_tests", async move {
             let max = tests_config.timeout_secs;
             let timeout = match msg.timeout_secs_opt {
@@ -385,6 +390,19 @@ impl Handler<RunTests> for ToolDispatcher {
             };
             let handle = open_indexed(&repo_manager, repo.await?).await?;
             let index = Arc::clone(&handle.index);
+            if let TestScope::Affected(base) = &msg.scope {
+                // Tests picked from a graph that lacks the diff's definitions would be none,
+                // and a run of none passes.
+                let (index, base) = (Arc::clone(&index), base.clone());
+                let behind = tokio::task::spawn_blocking(move || -> Result<Vec<String>> {
+                    let graph = index.code_graph()?;
+                    Ok(crate::change::read(&index.root, &base, Some(&graph))?.behind(&graph))
+                })
+                .await??;
+                if !behind.is_empty() {
+                    reread(&me, handle.index.root.clone(), behind).await;
+                }
+            }
             tokio::task::spawn_blocking(move || {
                 let root = index.root.clone();
                 let custom = tests_config.commands.get(&root.display().to_string()).map(String::as_str);
