@@ -65,6 +65,12 @@ pub struct Reached {
     /// path since formats a value so (`FileCode::formats`: `FORMATS_REPR`, `FORMATS_STR`):
     /// a test here makes the value but never prints it, and runs no `__repr__`.
     pub needs_format: u16,
+    /// Reached through a Python dict entry of a string key (`"wordcount": do_wordcount`,
+    /// `FileCode::keyed`), as (file, occurrence) of the entry's value: what the table holds
+    /// runs where the key is looked up, so a test runs it where its file names the key
+    /// (`names_key`; the caller reads the test files). `None` once another path, without the
+    /// key or with another, reaches the same place.
+    pub key: Option<(u32, u32)>,
     /// The path runs in no test: through a call made as a Python module or class body runs, at
     /// import (`PATTERN = compile(…)`, a class attribute's `attr.ib(…)`: what reads the value
     /// does not run the call), or through code the default test run does not build (heapless'
@@ -128,12 +134,40 @@ struct Step<'a> {
     requires: Option<SymbolRef>,
     /// See `Reached::needs_format`.
     needs_format: u16,
+    /// See `Reached::key`.
+    key: Option<(u32, u32)>,
     /// See `Reached::runs_in_no_test`.
     runs_in_no_test: bool,
     /// See `Reached::calls_only`.
     calls_only: bool,
     /// See `Reached::failing`.
     failing: bool,
+}
+
+/// Whether two paths wait for the same dict key (`Reached::key`), by its text.
+fn same_key(graph: &CodeGraph, a: Option<(u32, u32)>, b: Option<(u32, u32)>) -> bool {
+    let text = |k: Option<(u32, u32)>| k.and_then(|(f, o)| graph.code(f).key_of(o));
+    match (a, b) {
+        (None, None) => true,
+        (Some(_), Some(_)) => text(a) == text(b),
+        _ => false,
+    }
+}
+
+/// The key a test reached through a dict entry must name (`Reached::key`), if any.
+pub fn key_of(graph: &CodeGraph, r: &Reached) -> Option<String> {
+    r.key.and_then(|(f, o)| graph.code(f).key_of(o)).map(str::to_string)
+}
+
+/// Whether a test file's text names `key` as a whole word (`{{ x|wordcount }}`,
+/// `env.filters["wordcount"]`).
+pub fn names_key(text: &str, key: &str) -> bool {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(key).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + key.len()..].chars().next();
+        !before.is_some_and(word) && !after.is_some_and(word)
+    })
 }
 
 /// Whether the walk goes on from a use: from a definition that is not a test (a test, and a
@@ -499,6 +533,7 @@ pub fn walk_built(
             via: vec![s.label.clone()],
             requires: None,
             needs_format: s.needs_format,
+            key: None,
             runs_in_no_test: s.symbol_opt.is_some_and(|(f, i)| !builds(f, Some(i))),
             calls_only: true,
             failing: false,
@@ -524,6 +559,7 @@ pub fn walk_built(
             via,
             requires,
             needs_format,
+            key: table_key,
             runs_in_no_test,
             calls_only,
             failing,
@@ -685,6 +721,15 @@ pub fn walk_built(
                     code.formats_in(u.enclosing) | (code.formats_in(None) & SERDE_SHAPES)
                 };
                 let needs_now = if formats & *needs_format != 0 { 0 } else { *needs_format };
+                // The first table's key on the path is the one a test must name. Not a key the
+                // code names too: the table is then a namespace its code reads by that name
+                // (attrs' `{"_is_comparable_to": _is_comparable_to}` made into a class's
+                // methods, click's `{"func_name": self.func_name}` for a template).
+                let key_now = table_key.or_else(|| {
+                    let code = graph.code(u.file);
+                    let key = if code.keyed.is_empty() { None } else { code.key_of(u.occurrence) };
+                    key.filter(|key| !graph.names(key)).map(|_| (u.file, u.occurrence))
+                });
                 if let Some(earlier) = reached.get_mut(&key) {
                     // Reached before through another implementation's dispatch; this path
                     // builds the type (the test runs this implementation too).
@@ -697,13 +742,17 @@ pub fn walk_built(
                     // Either cleared, it is walked again, so what it leads to is cleared too.
                     let formatted_now = earlier.needs_format != 0 && needs_now == 0;
                     let succeeds_now = earlier.failing && !failing_now;
+                    let unkeyed_now = earlier.key.is_some() && !same_key(graph, earlier.key, key_now);
                     if formatted_now {
                         earlier.needs_format = 0;
                     }
                     if succeeds_now {
                         earlier.failing = false;
                     }
-                    if (formatted_now || succeeds_now) && !cleared.contains(&key) {
+                    if unkeyed_now {
+                        earlier.key = None;
+                    }
+                    if (formatted_now || succeeds_now || unkeyed_now) && !cleared.contains(&key) {
                         cleared.push(key);
                     }
                     continue;
@@ -736,6 +785,9 @@ pub fn walk_built(
                         if needs_now == 0 {
                             r.needs_format = 0;
                         }
+                        if !same_key(graph, r.key, key_now) {
+                            r.key = None;
+                        }
                         if !no_test_now {
                             r.runs_in_no_test = false;
                         }
@@ -758,6 +810,7 @@ pub fn walk_built(
                             by_import,
                             requires: requires_now,
                             needs_format: needs_now,
+                            key: key_now,
                             runs_in_no_test: no_test_now,
                             calls_only: calls_now,
                             failing: failing_now,
@@ -796,6 +849,7 @@ pub fn walk_built(
                         via,
                         requires: r.requires,
                         needs_format: r.needs_format,
+                        key: r.key,
                         runs_in_no_test: r.runs_in_no_test,
                         calls_only: r.calls_only,
                         failing: r.failing,

@@ -282,6 +282,11 @@ pub struct FileCode {
     /// (`TOP_LEVEL`) also holds the `SERDE_SHAPES` of the Rust types it derives serde's traits
     /// for.
     pub formats: Vec<(u32, u16)>,
+    /// Python dict entries of a plain string key and a name (`"wordcount": do_wordcount` in
+    /// jinja2's filter table): the value's span as 1-based (line, column, end line, end
+    /// column), and the key. What such a table holds runs where its key is looked up, so a
+    /// test runs it only where the test names the key (`Reached::key`).
+    pub keyed: Vec<([u32; 4], String)>,
 }
 
 /// `FileCode::formats`: `__repr__` runs (Rust: `Debug::fmt`).
@@ -315,6 +320,13 @@ pub const SERDE_SHAPES: u16 = SERDE_STRUCT | SERDE_NEWTYPE_STRUCT | SERDE_TUPLE_
 pub const TOP_LEVEL: u32 = u32::MAX;
 
 impl FileCode {
+    /// The key of the dict entry whose value holds the occurrence `o` (`keyed`).
+    pub fn key_of(&self, o: u32) -> Option<&str> {
+        let occ = self.occurrences.get(o as usize)?;
+        let at = (occ.line, occ.column);
+        self.keyed.iter().find(|([l, c, el, ec], _)| (*l, *c) <= at && at <= (*el, *ec)).map(|(_, key)| key.as_str())
+    }
+
     /// What a definition (`None`: the file's own code) formats values with
     /// (`FORMATS_REPR`, `FORMATS_STR`).
     pub fn formats_in(&self, definition: Option<u32>) -> u16 {
@@ -416,7 +428,7 @@ pub fn grammar_fingerprint() -> String {
 
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode` or what the extractor emits changes.
-    const FORMAT: u32 = 71;
+    const FORMAT: u32 = 73;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

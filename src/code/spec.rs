@@ -187,6 +187,8 @@ static PYTHON: Spec = Spec {
         "set_comprehension",
         "dictionary_comprehension",
         "generator_expression",
+        // A dict entry `"key": function` (`FileCode::keyed`).
+        "pair",
     ],
 };
 

@@ -209,6 +209,14 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
     let mut walk =
         dependents::walk_built(graph, &seeds, limits, &mut |file, symbol| default_run.builds(graph, file, symbol));
     walk.tests.retain(|r| default_run.runs(graph, r.file, r.symbol_opt));
+    // A test reached through a dict entry (`"wordcount": do_wordcount`) runs it where its
+    // file names the key; a file that cannot be read keeps its tests.
+    let mut texts: HashMap<u32, Option<String>> = HashMap::new();
+    walk.tests.retain(|r| {
+        let Some(key) = dependents::key_of(graph, r) else { return true };
+        let text = texts.entry(r.file).or_insert_with(|| read_test_file(&index.root, graph.path(r.file)));
+        text.as_deref().is_none_or(|text| dependents::names_key(text, &key))
+    });
     let dependents_total = walk.dependents.len();
     let tests_total = walk.tests.len();
     let dependents = walk.dependents.iter().take(msg.limit).map(|r| dependent_info(graph, r)).collect();
@@ -872,6 +880,7 @@ mod tests {
             by_import: false,
             requires: None,
             needs_format: 0,
+            key: None,
             runs_in_no_test: false,
             calls_only: true,
             failing: false,

@@ -370,6 +370,9 @@ impl<'a> Walker<'a> {
         }
         self.out.whole_modules.append(&mut out.whole_modules);
         self.out.formats.append(&mut out.formats);
+        for (span, key) in std::mem::take(&mut out.keyed) {
+            self.out.keyed.push((shift_span(span), key));
+        }
         if self.out.package.is_empty() {
             self.out.package = out.package;
         }
@@ -482,6 +485,9 @@ impl<'a> Walker<'a> {
             let uses_before = self.out.occurrences.len();
             self.expand_macro(node);
             self.macro_call_definitions(node, uses_before);
+        }
+        if self.language == Language::Python && kind == "pair" {
+            self.note_keyed_value(node);
         }
         if self.language == Language::Rust && matches!(kind, "struct_item" | "enum_item") {
             self.note_serde_shape(node);

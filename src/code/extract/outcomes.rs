@@ -79,6 +79,10 @@ fn placeholder_bits(template: &str) -> u16 {
     bits
 }
 
+/// Characters a dict key has at least to count as one a test names (`note_keyed_value`): `"a"`
+/// or `"id"` turn up in any test's text.
+const MIN_KEY_LEN: usize = 3;
+
 impl<'a> Walker<'a> {
     /// Notes what a Python call or string formats a value with (`FileCode::formats`): a
     /// call of `repr`, `ascii`, `pformat`, `pprint` or `saferepr`, a `%r` or a `!r`
@@ -153,6 +157,34 @@ impl<'a> Walker<'a> {
         if bits != 0 {
             let index = self.enclosing_symbol().unwrap_or(TOP_LEVEL);
             self.out.formats.push((index, bits));
+        }
+    }
+
+    /// Notes a Python dict entry of a plain string key and a name as its value
+    /// (`"wordcount": do_wordcount`, `"json": codecs.JsonCodec`) in `FileCode::keyed`. Only a
+    /// key that reads as a word, long enough to be told apart where a test names it.
+    pub(super) fn note_keyed_value(&mut self, pair: Node) {
+        let (Some(key), Some(value)) = (pair.child_by_field_name("key"), pair.child_by_field_name("value")) else {
+            return;
+        };
+        if key.kind() != "string" || !matches!(value.kind(), "identifier" | "attribute") {
+            return;
+        }
+        // `"name"`, not an f-string with a value in it nor a concatenation.
+        let parts: Vec<Node> = key
+            .named_children(&mut key.walk())
+            .filter(|c| !matches!(c.kind(), "string_start" | "string_end"))
+            .collect();
+        let [part] = parts.as_slice() else { return };
+        if part.kind() != "string_content" {
+            return;
+        }
+        let content = self.text(*part);
+        let word = content.len() >= MIN_KEY_LEN
+            && content.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+            && content.chars().any(char::is_alphabetic);
+        if word {
+            self.out.keyed.push((span_of(value), content.to_string()));
         }
     }
 

@@ -442,6 +442,11 @@ impl CodeGraph {
 
     /// Definitions named `name`: a plain name, or qualified (`Router::route`, `Flask.route`,
     /// `httpx.Client.send`) matched against the end of the qualified name and container.
+    /// Whether code names `name` as a definition or a use anywhere in the repo.
+    pub fn names(&self, name: &str) -> bool {
+        self.uses_by_name.contains_key(name) || !self.lookup(name).is_empty()
+    }
+
     pub fn lookup(&self, name: &str) -> Vec<SymbolRef> {
         let parts = split_qualifier(name);
         let Some(&last) = parts.last() else {

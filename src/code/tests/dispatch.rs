@@ -560,3 +560,56 @@ fn a_repr_runs_in_the_tests_that_format_the_value() {
     );
     assert_eq!(super::modules::tests_reaching(&graph, "Failure.__repr__"), ["tests/test_fail_repr.py"]);
 }
+
+/// A function a dict holds under a string key (jinja2's `FILTERS = {"wordcount":
+/// do_wordcount}`) runs where the key is looked up: a test reached through the table waits
+/// for the key, and only a test file that names it runs the function.
+#[test]
+fn a_function_a_table_holds_under_a_key_runs_where_a_test_names_the_key() {
+    use crate::code::dependents::{key_of, names_key, walk, Seed};
+    let environment = "from .filters import do_wordcount, do_upper\n\n\
+                       FILTERS = {\n    \"wordcount\": do_wordcount,\n    \"upper\": do_upper,\n    \"x\": do_upper,\n}\n\n\n\
+                       class Environment:\n    def __init__(self):\n        self.filters = dict(FILTERS)\n\n    \
+                       def render(self, source):\n        text, name = source.split(\"|\")\n        return self.filters[name](text)\n";
+    let filters = "def do_wordcount(s):\n    return len(s.split())\n\n\ndef do_upper(s):\n    return s.upper()\n";
+    let counted = "from pkg.environment import Environment\n\n\n\
+                   def test_wordcount():\n    assert Environment().render(\"a b|wordcount\") == 2\n";
+    let upper = "from pkg.environment import Environment\n\n\n\
+                 def test_upper():\n    assert Environment().render(\"a|upper\") == \"A\"\n";
+    let graph = python_graph(&[
+        ("pkg/environment.py", environment),
+        ("pkg/filters.py", filters),
+        ("tests/test_wordcount.py", counted),
+        ("tests/test_upper.py", upper),
+    ]);
+    // A key too short to tell apart in a test's text is not noted.
+    let code = graph.code(graph.file_index("pkg/environment.py").unwrap());
+    assert_eq!(code.keyed.iter().map(|(_, k)| k.as_str()).collect::<Vec<_>>(), ["wordcount", "upper"]);
+    let texts = HashMap::from([("tests/test_wordcount.py", counted), ("tests/test_upper.py", upper)]);
+    let run = |name: &str| -> Vec<String> {
+        let target = graph.lookup(name)[0];
+        let seed = Seed {
+            symbol_opt: Some(target),
+            name: name.to_string(),
+            label: name.to_string(),
+            instances_only: false,
+            declared_only: false,
+            needs_format: 0,
+        };
+        let mut files: Vec<String> = walk(&graph, &[seed], daemon_walk_limits())
+            .tests
+            .iter()
+            .filter(|r| key_of(&graph, r).is_none_or(|key| names_key(texts[graph.path(r.file)], &key)))
+            .map(|r| graph.path(r.file).to_string())
+            .collect();
+        files.sort();
+        files.dedup();
+        files
+    };
+    assert_eq!(run("do_wordcount"), ["tests/test_wordcount.py"]);
+    // `do_upper`'s key is a name the code uses too (`s.upper()`: the table may be a namespace
+    // read by that name), and "x" is too short to tell apart: every test.
+    assert_eq!(run("do_upper"), ["tests/test_upper.py", "tests/test_wordcount.py"]);
+    assert!(names_key("{{ x|wordcount }}", "wordcount"));
+    assert!(!names_key("wordcounter", "wordcount"));
+}
