@@ -155,7 +155,7 @@ fn same_key(graph: &CodeGraph, a: Option<(u32, u32)>, b: Option<(u32, u32)>) -> 
 }
 
 /// The key a test reached through a dict entry must name (`Reached::key`), if any.
-pub fn key_of(graph: &CodeGraph, r: &Reached) -> Option<String> {
+pub fn required_key(graph: &CodeGraph, r: &Reached) -> Option<String> {
     r.key.and_then(|(f, o)| graph.code(f).key_of(o)).map(str::to_string)
 }
 
@@ -726,8 +726,7 @@ pub fn walk_built(
                 // (attrs' `{"_is_comparable_to": _is_comparable_to}` made into a class's
                 // methods, click's `{"func_name": self.func_name}` for a template).
                 let key_now = table_key.or_else(|| {
-                    let code = graph.code(u.file);
-                    let key = if code.keyed.is_empty() { None } else { code.key_of(u.occurrence) };
+                    let key = graph.code(u.file).key_of(u.occurrence);
                     key.filter(|key| !graph.names(key)).map(|_| (u.file, u.occurrence))
                 });
                 if let Some(earlier) = reached.get_mut(&key) {

@@ -213,7 +213,7 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
     // file names the key; a file that cannot be read keeps its tests.
     let mut texts: HashMap<u32, Option<String>> = HashMap::new();
     walk.tests.retain(|r| {
-        let Some(key) = dependents::key_of(graph, r) else { return true };
+        let Some(key) = dependents::required_key(graph, r) else { return true };
         let text = texts.entry(r.file).or_insert_with(|| read_test_file(&index.root, graph.path(r.file)));
         text.as_deref().is_none_or(|text| dependents::names_key(text, &key))
     });

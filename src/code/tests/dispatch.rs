@@ -566,7 +566,7 @@ fn a_repr_runs_in_the_tests_that_format_the_value() {
 /// for the key, and only a test file that names it runs the function.
 #[test]
 fn a_function_a_table_holds_under_a_key_runs_where_a_test_names_the_key() {
-    use crate::code::dependents::{key_of, names_key, walk, Seed};
+    use crate::code::dependents::{names_key, required_key, walk, Seed};
     let environment = "from .filters import do_wordcount, do_upper\n\n\
                        FILTERS = {\n    \"wordcount\": do_wordcount,\n    \"upper\": do_upper,\n    \"x\": do_upper,\n}\n\n\n\
                        class Environment:\n    def __init__(self):\n        self.filters = dict(FILTERS)\n\n    \
@@ -599,7 +599,7 @@ fn a_function_a_table_holds_under_a_key_runs_where_a_test_names_the_key() {
         let mut files: Vec<String> = walk(&graph, &[seed], daemon_walk_limits())
             .tests
             .iter()
-            .filter(|r| key_of(&graph, r).is_none_or(|key| names_key(texts[graph.path(r.file)], &key)))
+            .filter(|r| required_key(&graph, r).is_none_or(|key| names_key(texts[graph.path(r.file)], &key)))
             .map(|r| graph.path(r.file).to_string())
             .collect();
         files.sort();
