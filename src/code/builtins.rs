@@ -395,6 +395,104 @@ const RUST_PRELUDE: &[&str] = &[
     "Vec",
 ];
 
+/// The traits whose methods Rust, its standard library or serde call on their own: operators
+/// (`a + b` runs `Add::add`), comparisons and hashing (`==`, a map's lookup), iteration (`for`,
+/// `collect`), formatting (`{}`, `write!`), `Drop`, `Deref`, `.await`, `str::parse` (`FromStr`),
+/// I/O that std's helpers drive (`io::copy` calls `Read::read`), and serde's traits (a derived
+/// `Deserialize` calls the format's `deserialize_struct`). A method of any other trait runs
+/// where code calls it by name. Sorted.
+const RUST_RUN_BY_THE_LANGUAGE: &[&str] = &[
+    "Add",
+    "AddAssign",
+    "AsyncBufRead",
+    "AsyncRead",
+    "AsyncSeek",
+    "AsyncWrite",
+    "Binary",
+    "BitAnd",
+    "BitAndAssign",
+    "BitOr",
+    "BitOrAssign",
+    "BitXor",
+    "BitXorAssign",
+    "BufRead",
+    "Debug",
+    "Deref",
+    "DerefMut",
+    "Deserialize",
+    "DeserializeSeed",
+    "Deserializer",
+    "Display",
+    "Div",
+    "DivAssign",
+    "DoubleEndedIterator",
+    "Drop",
+    "EnumAccess",
+    "Eq",
+    "Error",
+    "ExactSizeIterator",
+    "Expected",
+    "Extend",
+    "Fn",
+    "FnMut",
+    "FnOnce",
+    "FromIterator",
+    "FromStr",
+    "FusedIterator",
+    "Future",
+    "Hash",
+    "Hasher",
+    "Index",
+    "IndexMut",
+    "IntoDeserializer",
+    "IntoFuture",
+    "IntoIterator",
+    "Iterator",
+    "LowerExp",
+    "LowerHex",
+    "MapAccess",
+    "Mul",
+    "MulAssign",
+    "Neg",
+    "Not",
+    "Octal",
+    "Ord",
+    "PartialEq",
+    "PartialOrd",
+    "Pointer",
+    "Product",
+    "RangeBounds",
+    "Read",
+    "Rem",
+    "RemAssign",
+    "Seek",
+    "SeqAccess",
+    "Serialize",
+    "SerializeMap",
+    "SerializeSeq",
+    "SerializeStruct",
+    "SerializeStructVariant",
+    "SerializeTuple",
+    "SerializeTupleStruct",
+    "SerializeTupleVariant",
+    "Serializer",
+    "Shl",
+    "ShlAssign",
+    "Shr",
+    "ShrAssign",
+    "Sink",
+    "Stream",
+    "Sub",
+    "SubAssign",
+    "Sum",
+    "Termination",
+    "UpperExp",
+    "UpperHex",
+    "VariantAccess",
+    "Visitor",
+    "Write",
+];
+
 /// Whether a class deriving from `base` (its last segment: `collections.abc.MutableMapping`)
 /// is one of `language`'s built-in kinds of value.
 pub fn is_builtin_base(language: &str, base: &str) -> bool {
@@ -435,6 +533,16 @@ pub fn is_prelude_type(language: &str, name: &str) -> bool {
     }
 }
 
+/// Whether `language` itself (its operators, loops, formatting, standard library, or serde)
+/// calls the methods of the trait named `name` (its last segment), rather than only code that
+/// writes their names. Only Rust's are listed.
+pub fn run_by_the_language(language: &str, name: &str) -> bool {
+    match language {
+        "rust" => RUST_RUN_BY_THE_LANGUAGE.binary_search(&name).is_ok(),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -446,6 +554,8 @@ mod tests {
         assert!(is_builtin_name("typescript", "push") && !is_builtin_name("javascript", "removeImport"));
         assert!(PYTHON_BASES.windows(2).all(|w| w[0] < w[1]));
         assert!(RUST_PRELUDE.windows(2).all(|w| w[0] < w[1]));
+        assert!(RUST_RUN_BY_THE_LANGUAGE.windows(2).all(|w| w[0] < w[1]));
+        assert!(run_by_the_language("rust", "PartialEq") && !run_by_the_language("rust", "Roots"));
         assert!(is_builtin_base("python", "collections.abc.MutableMapping") && !is_builtin_base("python", "Cache"));
         assert!(is_builtin_member("python", "update") && is_builtin_member("python", "append"));
         assert!(!is_builtin_member("python", "invoke") && !is_builtin_member("rust", "update"));

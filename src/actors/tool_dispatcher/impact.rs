@@ -157,6 +157,7 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
                     instances_only: false,
                     declared_only: false,
                     needs_format: 0,
+                    key: None,
                 });
             }
             SymbolChange::Deleted | SymbolChange::Renamed => {
@@ -174,6 +175,7 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
                     instances_only: false,
                     declared_only: false,
                     needs_format: 0,
+                    key: None,
                 });
                 if c.change == SymbolChange::Renamed {
                     if let Some(&now) = graph.defined_in(&c.path, &s.qualified_name, s.kind).first() {
@@ -184,6 +186,7 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
                             instances_only: false,
                             declared_only: false,
                             needs_format: 0,
+                            key: None,
                         });
                     }
                 }

@@ -822,6 +822,7 @@ mod tests {
             instances_only: false,
             declared_only: false,
             needs_format: 0,
+            key: None,
         }];
         let limits = crate::code::tests::daemon_walk_limits();
         let mut run = DefaultRun::new(dir.path());

@@ -175,6 +175,7 @@ fn test_files_reached(graph: &CodeGraph, changed: (u32, u32)) -> Vec<String> {
         instances_only: false,
         declared_only: false,
         needs_format: 0,
+        key: None,
     }];
     let walk = crate::code::dependents::walk(graph, &seeds, daemon_walk_limits());
     let mut found: Vec<String> = walk.tests.iter().map(|t| graph.path(t.file).to_string()).collect();
@@ -480,6 +481,7 @@ fn a_method_guessed_by_its_name_runs_where_its_class_is_named() {
             instances_only: false,
             declared_only: false,
             needs_format: 0,
+            key: None,
         };
         let mut files: Vec<String> =
             walk(&graph, &[seed], daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
@@ -595,6 +597,7 @@ fn a_function_a_table_holds_under_a_key_runs_where_a_test_names_the_key() {
             instances_only: false,
             declared_only: false,
             needs_format: 0,
+            key: None,
         };
         let mut files: Vec<String> = walk(&graph, &[seed], daemon_walk_limits())
             .tests

@@ -19,6 +19,7 @@ pub(super) fn tests_of(graph: &CodeGraph, path: &str, name: &str) -> Vec<String>
         instances_only: false,
         declared_only: false,
         needs_format: 0,
+        key: None,
     }];
     let mut found: Vec<String> =
         walk(graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
@@ -70,6 +71,7 @@ fn a_value_computed_at_import_runs_in_no_test() {
         instances_only: false,
         declared_only: false,
         needs_format: 0,
+        key: None,
     }];
     let tests: Vec<String> =
         walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file).to_string()).collect();

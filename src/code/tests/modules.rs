@@ -268,6 +268,7 @@ pub(super) fn tests_reaching(graph: &CodeGraph, name: &str) -> Vec<String> {
         instances_only: false,
         declared_only: false,
         needs_format: 0,
+        key: None,
     }];
     let more = type_seeds(graph, &seeds);
     seeds.extend(more);

@@ -237,6 +237,7 @@ class Option:
             instances_only: false,
             declared_only: false,
             needs_format: 0,
+            key: None,
         }];
         let mut found: Vec<String> =
             walk(&graph, &seeds, limits).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
@@ -342,6 +343,7 @@ def render(text: Text):
         instances_only: false,
         declared_only: false,
         needs_format: 0,
+        key: None,
     }];
     let mut tests: Vec<String> =
         walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
@@ -381,6 +383,7 @@ def prompt(text):
             instances_only: false,
             declared_only: false,
             needs_format: 0,
+            key: None,
         }];
         let walked = walk(&graph, &seeds, daemon_walk_limits());
         let mut tests: Vec<&str> = walked.tests.iter().map(|t| graph.path(t.file)).collect();
@@ -441,6 +444,7 @@ def fill(headers):
         instances_only: false,
         declared_only: false,
         needs_format: 0,
+        key: None,
     }];
     let mut tests: Vec<&str> =
         walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file)).collect();
@@ -479,6 +483,7 @@ fn a_mixins_test_method_is_a_test_of_the_classes_that_derive_from_it() {
         instances_only: false,
         declared_only: false,
         needs_format: 0,
+        key: None,
     }];
     let limits = daemon_walk_limits();
     let found = walk(&graph, &seeds, limits);
@@ -517,6 +522,7 @@ fn a_type_seeded_for_its_instances_leads_only_to_where_instances_are_made() {
             instances_only,
             declared_only: false,
             needs_format: 0,
+            key: None,
         }];
         let mut found: Vec<String> =
             walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
@@ -559,6 +565,7 @@ fn an_override_of_a_librarys_method_runs_where_its_class_is_instantiated() {
             instances_only: false,
             declared_only: false,
             needs_format: 0,
+            key: None,
         }];
         let all: Vec<Seed> = seeds.iter().cloned().chain(type_seeds(&graph, &seeds)).collect();
         let walked = walk(&graph, &all, daemon_walk_limits());
@@ -672,6 +679,7 @@ fn a_property_setter_decorator_is_no_read_of_the_getter() {
         instances_only: false,
         declared_only: false,
         needs_format: 0,
+        key: None,
     }];
     let mut found: Vec<String> =
         walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
@@ -736,6 +744,7 @@ fn a_base_named_like_a_wrapper_type_is_a_base() {
         instances_only: false,
         declared_only: false,
         needs_format: 0,
+        key: None,
     }];
     let more = type_seeds(&graph, &seeds);
     seeds.extend(more);
@@ -779,6 +788,7 @@ fn an_override_leads_on_from_the_instances_declarations_and_tests_make() {
         instances_only: true,
         declared_only: true,
         needs_format: 0,
+        key: None,
     }];
     let mut found: Vec<String> =
         walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file).to_string()).collect();

@@ -40,6 +40,7 @@ fn tests_from(graph: &CodeGraph, target: SymbolRef) -> Vec<String> {
         instances_only: false,
         declared_only: false,
         needs_format: 0,
+        key: None,
     }];
     let more = macro_seeds(graph, &seeds);
     seeds.extend(more);
@@ -624,4 +625,50 @@ fn a_type_named_only_to_be_checked_runs_none_of_its_methods() {
         ),
     ]);
     assert_eq!(tests_reached(&graph, "Version", "cmp"), ["tests/test_order.rs::orders"]);
+}
+
+/// A method of another crate's trait that the repo calls by name (num-integer's `Roots::cbrt`)
+/// runs where a value of its type meets a call of that name, not wherever a value of the type
+/// is made (as `PartialEq::eq`, which the language runs, does): a test file that builds the
+/// type but never writes `cbrt` runs neither `cbrt` nor what only `cbrt` calls.
+#[test]
+fn another_crates_trait_method_called_by_name_runs_where_a_test_names_it() {
+    use crate::code::dependents::{names_key, required_key};
+    let lib = "use num_integer::Roots;\n\npub struct Big(pub u64);\n\n\
+               impl Big {\n    fn root(&self) -> u64 {\n        self.0\n    }\n}\n\n\
+               impl Roots for Big {\n    fn cbrt(&self) -> Big {\n        Big(self.root())\n    }\n}\n\n\
+               impl PartialEq for Big {\n    fn eq(&self, other: &Big) -> bool {\n        self.0 == other.0\n    }\n}\n";
+    let roots =
+        "use num_integer::Roots;\nuse semver::Big;\n\n#[test]\nfn cube() {\n    let b: Big = Big(8);\n    assert!(b.cbrt() == Big(2));\n}\n";
+    let made = "use semver::Big;\n\n#[test]\nfn made() {\n    assert!(Big(1) == Big(1));\n}\n";
+    let graph = rust_graph(&[("src/lib.rs", lib), ("tests/roots.rs", roots), ("tests/made.rs", made)]);
+    let texts = HashMap::from([("tests/roots.rs", roots), ("tests/made.rs", made)]);
+    let run = |name: &str| -> Vec<String> {
+        let target = graph.lookup(name).into_iter().find(|&r| graph.symbol(r).container == "Big").unwrap();
+        let mut seeds = vec![Seed {
+            symbol_opt: Some(target),
+            name: name.to_string(),
+            label: name.to_string(),
+            instances_only: false,
+            declared_only: false,
+            needs_format: 0,
+            key: None,
+        }];
+        let more = type_seeds(&graph, &seeds);
+        seeds.extend(more);
+        let mut files: Vec<String> = walk(&graph, &seeds, daemon_walk_limits())
+            .tests
+            .iter()
+            .filter(|r| required_key(&graph, r).is_none_or(|key| names_key(texts[graph.path(r.file)], &key)))
+            .map(|r| graph.path(r.file).to_string())
+            .collect();
+        files.sort();
+        files.dedup();
+        files
+    };
+    let cbrt = graph.lookup("cbrt")[0];
+    assert!(graph.trait_method(cbrt).is_none(), "`Roots` is another crate's");
+    assert_eq!(run("cbrt"), ["tests/roots.rs"]);
+    assert_eq!(run("root"), ["tests/roots.rs"]);
+    assert_eq!(run("eq"), ["tests/made.rs", "tests/roots.rs"]);
 }

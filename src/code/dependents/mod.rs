@@ -4,14 +4,18 @@
 //! confidences along it. Tests are found by each language's conventions, at the end of such
 //! paths.
 
+mod makers;
+mod seeds;
+
 use std::collections::{HashMap, HashSet};
 
 use super::graph::{CodeGraph, SymbolRef};
-use super::{
-    FileCode, Symbol, SymbolKind, UseKind, FORMATS_REPR, FORMATS_STR, SERDE_ENUM, SERDE_NEWTYPE_STRUCT,
-    SERDE_NEWTYPE_VARIANT, SERDE_SHAPES, SERDE_STRUCT, SERDE_STRUCT_VARIANT, SERDE_TUPLE_STRUCT, SERDE_TUPLE_VARIANT,
-    SERDE_UNIT_STRUCT, SERDE_UNIT_VARIANT,
+use super::{FileCode, SymbolKind, UseKind, SERDE_SHAPES};
+use makers::{makes_instance, named_outside, names_type};
+use seeds::{
+    called_by_name, is_debug_impl, language_trait_type, marked_override, named_where_it_runs, owner_if_constructor,
 };
+pub use seeds::{is_constructor, macro_seeds, owning_type, type_seeds};
 
 /// Where a walk starts: a changed definition still in the graph, or a name whose definition
 /// is gone (its uses now resolve to nothing).
@@ -32,6 +36,30 @@ pub struct Seed {
     pub declared_only: bool,
     /// See `Reached::needs_format`: a `__repr__`'s or `__str__`'s class as a seed.
     pub needs_format: u16,
+    /// See `Reached::key`: another crate's trait method's type as a seed (`MustName::Method`).
+    pub key: Option<MustName>,
+}
+
+/// A word a test file must name for a path to run there (`Reached::key`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MustName {
+    /// A Python dict entry of a string key (`"wordcount": do_wordcount`, `FileCode::keyed`), as
+    /// (file, occurrence) of the entry's value: what the table holds runs where the key is
+    /// looked up.
+    TableKey(u32, u32),
+    /// A method of another crate's trait (`Roots::cbrt`), reached through its type: it runs
+    /// where code calls it by name, on a value of that type.
+    Method(SymbolRef),
+}
+
+impl MustName {
+    /// The word itself.
+    pub fn text(self, graph: &CodeGraph) -> Option<&str> {
+        match self {
+            MustName::TableKey(f, o) => graph.code(f).key_of(o),
+            MustName::Method(m) => Some(graph.symbol(m).name.as_str()),
+        }
+    }
 }
 
 /// A definition (or a file, for uses outside any definition) the walk reached.
@@ -65,12 +93,11 @@ pub struct Reached {
     /// path since formats a value so (`FileCode::formats`: `FORMATS_REPR`, `FORMATS_STR`):
     /// a test here makes the value but never prints it, and runs no `__repr__`.
     pub needs_format: u16,
-    /// Reached through a Python dict entry of a string key (`"wordcount": do_wordcount`,
-    /// `FileCode::keyed`), as (file, occurrence) of the entry's value: what the table holds
-    /// runs where the key is looked up, so a test runs it where its file names the key
-    /// (`names_key`; the caller reads the test files). `None` once another path, without the
-    /// key or with another, reaches the same place.
-    pub key: Option<(u32, u32)>,
+    /// Reached through a Python dict entry of a string key, or through the type of another
+    /// crate's trait method (`MustName`): a test runs it only where its file names the word
+    /// (`names_key`; the caller reads the test files). `None` once another path, without a
+    /// word or with another, reaches the same place.
+    pub key: Option<MustName>,
     /// The path runs in no test: through a call made as a Python module or class body runs, at
     /// import (`PATTERN = compile(…)`, a class attribute's `attr.ib(…)`: what reads the value
     /// does not run the call), or through code the default test run does not build (heapless'
@@ -135,7 +162,7 @@ struct Step<'a> {
     /// See `Reached::needs_format`.
     needs_format: u16,
     /// See `Reached::key`.
-    key: Option<(u32, u32)>,
+    key: Option<MustName>,
     /// See `Reached::runs_in_no_test`.
     runs_in_no_test: bool,
     /// See `Reached::calls_only`.
@@ -145,8 +172,8 @@ struct Step<'a> {
 }
 
 /// Whether two paths wait for the same dict key (`Reached::key`), by its text.
-fn same_key(graph: &CodeGraph, a: Option<(u32, u32)>, b: Option<(u32, u32)>) -> bool {
-    let text = |k: Option<(u32, u32)>| k.and_then(|(f, o)| graph.code(f).key_of(o));
+fn same_key(graph: &CodeGraph, a: Option<MustName>, b: Option<MustName>) -> bool {
+    let text = |k: Option<MustName>| k.and_then(|k| k.text(graph));
     match (a, b) {
         (None, None) => true,
         (Some(_), Some(_)) => text(a) == text(b),
@@ -156,7 +183,7 @@ fn same_key(graph: &CodeGraph, a: Option<(u32, u32)>, b: Option<(u32, u32)>) -> 
 
 /// The key a test reached through a dict entry must name (`Reached::key`), if any.
 pub fn required_key(graph: &CodeGraph, r: &Reached) -> Option<String> {
-    r.key.and_then(|(f, o)| graph.code(f).key_of(o)).map(str::to_string)
+    r.key.and_then(|k| k.text(graph)).map(str::to_string)
 }
 
 /// Whether a test file's text names `key` as a whole word (`{{ x|wordcount }}`,
@@ -252,203 +279,6 @@ fn installed_uses(
     Some(member_calls(graph, definition, guess, false)).filter(|calls| !calls.is_empty())
 }
 
-/// The type that holds a member, in the member's file.
-pub fn owning_type(graph: &CodeGraph, member: SymbolRef) -> Option<SymbolRef> {
-    let s = graph.symbol(member);
-    if s.container.is_empty() {
-        return None;
-    }
-    let code = graph.code(member.0);
-    let owner = code.symbols.iter().position(|o| o.qualified_name == s.container && o.kind.is_container())?;
-    Some((member.0, owner as u32))
-}
-
-/// Whether a definition runs when its type builds an instance: a constructor, or Python's
-/// `__init__`, `__new__` and the post-init hooks of dataclasses and attrs.
-pub fn is_constructor(s: &Symbol) -> bool {
-    s.kind == SymbolKind::Constructor
-        || matches!(s.name.as_str(), "__init__" | "__new__" | "__post_init__" | "__attrs_post_init__")
-}
-
-/// The type a constructor (`__init__`, `constructor`, `new`-like) builds.
-fn owner_if_constructor(graph: &CodeGraph, target: SymbolRef) -> Option<SymbolRef> {
-    is_constructor(graph.symbol(target)).then(|| owning_type(graph, target)).flatten()
-}
-
-/// The type whose uses run a Rust method of a trait the repo does not declare (`impl
-/// fmt::Display for Version`'s `fmt`, `PartialEq::eq`, `Drop::drop`, `FromStr::from_str`):
-/// the language or the library holding the trait calls it on a value of the type (`format!`,
-/// `==`, the end of a scope, `str::parse`), never by its name.
-///
-/// So does a Python method marked `@override` that no base in the repo defines: a library's
-/// base calls it (click's `Command.get_help` runs cloup's `format_help`).
-fn language_trait_type(graph: &CodeGraph, member: SymbolRef) -> Option<SymbolRef> {
-    let s = graph.symbol(member);
-    if s.implements.is_empty() || graph.trait_method(member).is_some() {
-        return None;
-    }
-    if marked_override(graph, member) && graph.overrides_a_base_method(member) {
-        return None;
-    }
-    graph.member_type(member)
-}
-
-/// Whether a definition is a Python method marked `@override` (`crate::code::OVERRIDE`).
-fn marked_override(graph: &CodeGraph, member: SymbolRef) -> bool {
-    graph.symbol(member).implements == crate::code::OVERRIDE
-}
-
-/// Whether a definition is a method of an implementation of `Debug` (`implements` holds the
-/// trait's name without its path or generics).
-fn is_debug_impl(graph: &CodeGraph, member: SymbolRef) -> bool {
-    implemented_trait(graph, member) == "Debug"
-}
-
-/// The name of the trait a method's `impl` implements, as the trait's module defines it: a
-/// file that imports it under another name (`use std::error::Error as StdError`) writes
-/// `impl StdError for …`.
-fn implemented_trait(graph: &CodeGraph, (f, i): SymbolRef) -> &str {
-    let written = graph.symbol((f, i)).implements.as_str();
-    let code = graph.code(f);
-    if code.language != "rust" {
-        return written;
-    }
-    // `use a::B as C` binds C to the path `a::B`.
-    let renamed = code.imports.iter().find(|import| import.names.first().is_some_and(|bound| bound == written));
-    renamed
-        .and_then(|import| import.spec.rsplit("::").next())
-        .filter(|original| !original.is_empty())
-        .unwrap_or(written)
-}
-
-/// The shapes of value (`SERDE_SHAPES`) for which a serde data format's method runs, by its
-/// trait and name: `Serializer::serialize_struct_variant` for an enum's variant of named
-/// fields, any method of `SerializeStruct` for a struct's, `VariantAccess::unit_variant` for a
-/// unit variant. 0 where the method runs for values of any shape (`serialize_str`,
-/// `deserialize_any`, `SerializeSeq`) or is no serde method at all.
-fn serde_shapes_run(implemented: &str, method: &str) -> u16 {
-    match (implemented, method) {
-        ("SerializeStruct", _) | (_, "serialize_struct" | "deserialize_struct") => SERDE_STRUCT,
-        ("SerializeTupleStruct", _) | (_, "serialize_tuple_struct" | "deserialize_tuple_struct") => SERDE_TUPLE_STRUCT,
-        ("SerializeTupleVariant", _) | (_, "serialize_tuple_variant") => SERDE_TUPLE_VARIANT,
-        ("SerializeStructVariant", _) | (_, "serialize_struct_variant") => SERDE_STRUCT_VARIANT,
-        ("EnumAccess", _) | ("Deserializer", "deserialize_enum") => SERDE_ENUM,
-        ("Deserializer", "deserialize_identifier") => SERDE_STRUCT | SERDE_STRUCT_VARIANT | SERDE_ENUM,
-        (_, "serialize_newtype_struct" | "deserialize_newtype_struct") => SERDE_NEWTYPE_STRUCT,
-        (_, "serialize_unit_struct" | "deserialize_unit_struct") => SERDE_UNIT_STRUCT,
-        ("Serializer", "serialize_unit_variant") | ("VariantAccess", "unit_variant") => SERDE_UNIT_VARIANT,
-        ("Serializer", "serialize_newtype_variant") | ("VariantAccess", "newtype_variant_seed" | "newtype_variant") => {
-            SERDE_NEWTYPE_VARIANT
-        }
-        ("VariantAccess", "tuple_variant") => SERDE_TUPLE_VARIANT,
-        ("VariantAccess", "struct_variant") => SERDE_STRUCT_VARIANT,
-        _ => 0,
-    }
-}
-
-/// Whether a definition is a method of a conversion trait, which code calls by its name
-/// (`Request::default()`, `m.as_ref()`, `T::from(x)`, `v.clone()`), not the language on every
-/// value of the type; or `std::error::Error`'s `source`, `description` and `cause`, which run
-/// where an error's chain is read (`e.source()`), not wherever the error is made or passed
-/// on. (The methods tell it from serde's `de::Error`, whose `custom` serde's code calls on
-/// every failure: both are written `impl … Error for`.)
-fn called_by_name(graph: &CodeGraph, member: SymbolRef) -> bool {
-    let reads_the_chain = matches!(graph.symbol(member).name.as_str(), "source" | "description" | "cause");
-    let name = implemented_trait(graph, member);
-    matches!(
-        name,
-        "Default" | "AsRef" | "AsMut" | "Borrow" | "BorrowMut" | "From" | "Into" | "TryFrom" | "TryInto" | "Clone"
-    ) || (reads_the_chain && name == "Error")
-}
-
-/// The seeds a diff's definitions add for definitions the language runs where their type is
-/// built or used, not where their name is written: constructors and Python special methods
-/// (`__init__`, `__getitem__`, `__eq__`), overrides of a base's method, a Rust method of a
-/// trait the repo does not declare. Their types' uses lead to them too.
-pub fn type_seeds(graph: &CodeGraph, seeds: &[Seed]) -> Vec<Seed> {
-    let mut type_seeds: Vec<Seed> = Vec::new();
-    for seed in seeds {
-        let Some((f, i)) = seed.symbol_opt else { continue };
-        let s = graph.symbol((f, i));
-        let special = s.kind == SymbolKind::Constructor || (s.name.starts_with("__") && s.name.ends_with("__"));
-        // A language trait's method: wherever the type is used; `Display::fmt` and
-        // `Debug::fmt` where a value of it is formatted so (`{}` or `.to_string()`, `{:?}`),
-        // as a Python `__str__` and `__repr__` are (`Reached::needs_format`).
-        let needs_format = match implemented_trait(graph, (f, i)) {
-            _ if graph.code(f).language != "rust" => 0,
-            "Display" => FORMATS_STR,
-            "Debug" => FORMATS_REPR,
-            implemented => serde_shapes_run(implemented, &s.name),
-        };
-        let by_the_language = !called_by_name(graph, (f, i));
-        if let Some(owner) = language_trait_type(graph, (f, i)).filter(|_| by_the_language) {
-            type_seeds.push(Seed {
-                symbol_opt: Some(owner),
-                name: String::new(),
-                label: format!("{} ({} of {})", s.container, s.name, s.implements),
-                // A Python base calls an `@override` method on an instance.
-                instances_only: marked_override(graph, (f, i)),
-                declared_only: false,
-                needs_format,
-            });
-            continue;
-        }
-        // So does an override of a base's method, which the base's code calls on `self`
-        // (marshmallow's `Field.serialize` runs `String._serialize` on a String).
-        let declared_only = !special && graph.overrides_a_base_method((f, i));
-        if !special && !declared_only {
-            continue;
-        }
-        if let Some(owner) = owning_type(graph, (f, i)) {
-            let label = format!("{} ({})", s.container, s.name);
-            // Any other special method (`__repr__`, `__eq__`, `__deepcopy__`) runs on an
-            // instance: where the type is only named (`isinstance`, an annotation, `UNSET =
-            // Sentinel.UNSET`) it does not run. Measured on the coverage-judged set (tune,
-            // micro R / P): 0.813 / 0.596 with every use of the type, 0.807 / 0.617 so.
-            let instances_only = !is_constructor(s);
-            // `__repr__` and `__str__` run where the value is formatted (and `__repr__` where
-            // `str()` falls back to it), not wherever one is made.
-            let needs_format = match s.name.as_str() {
-                _ if graph.code(f).language != "python" => 0,
-                "__repr__" if graph.str_falls_back_to_repr(owner) => FORMATS_REPR | FORMATS_STR,
-                "__repr__" => FORMATS_REPR,
-                "__str__" => FORMATS_STR,
-                _ => 0,
-            };
-            type_seeds.push(Seed {
-                symbol_opt: Some(owner),
-                name: String::new(),
-                label,
-                instances_only,
-                declared_only,
-                needs_format,
-            });
-        }
-    }
-    type_seeds
-}
-
-/// The seeds a change to a function written in a macro's body adds: the functions the
-/// macro's calls define with it, whose callers are what the change reaches.
-pub fn macro_seeds(graph: &CodeGraph, seeds: &[Seed]) -> Vec<Seed> {
-    let mut out = Vec::new();
-    for seed in seeds {
-        let Some(template) = seed.symbol_opt else { continue };
-        for instance in graph.macro_instances(template) {
-            let s = graph.symbol(instance);
-            out.push(Seed {
-                symbol_opt: Some(instance),
-                name: s.name.clone(),
-                label: format!("{} ({})", s.qualified_name, seed.label),
-                instances_only: false,
-                declared_only: false,
-                needs_format: 0,
-            });
-        }
-    }
-    out
-}
-
 /// Whether a use sits in code that runs only when something fails (`FileCode::failure_spans`).
 fn on_failure(graph: &CodeGraph, u: &crate::code::graph::Use) -> bool {
     within(graph, u, |code| &code.failure_spans)
@@ -533,7 +363,7 @@ pub fn walk_built(
             via: vec![s.label.clone()],
             requires: None,
             needs_format: s.needs_format,
-            key: None,
+            key: s.key,
             runs_in_no_test: s.symbol_opt.is_some_and(|(f, i)| !builds(f, Some(i))),
             calls_only: true,
             failing: false,
@@ -644,14 +474,33 @@ pub fn walk_built(
             // A Go `init` runs at load, called by no one: what it stores in package variables
             // runs where they are used.
             let stored = node.map(|t| graph.init_variables(t)).unwrap_or_default();
-            let more: Vec<SymbolRef> =
-                built.into_iter().chain(same_attribute).chain(declaration).chain(language_runs).chain(stored).collect();
-            let uses = if held.is_empty() && more.is_empty() && instances_run.is_none() {
+            // Another crate's trait method that the repo calls by name (`Roots::cbrt`) runs
+            // where its type meets a call of its name: the type's uses lead on waiting for the
+            // name (`MustName::Method`), as a seed of that type does.
+            let named = node.filter(|&t| language_runs.is_some() && named_where_it_runs(graph, t));
+            let mut named_only = 0..0;
+            let before: Vec<SymbolRef> = built.into_iter().chain(same_attribute).chain(declaration).collect();
+            let uses = if held.is_empty()
+                && before.is_empty()
+                && language_runs.is_none()
+                && stored.is_empty()
+                && instances_run.is_none()
+            {
                 uses
             } else {
                 let mut all = uses.as_ref().clone();
                 all.extend(held);
-                for r in more {
+                for r in before {
+                    all.extend(graph.uses(r, floor).iter().copied());
+                }
+                if let Some(r) = language_runs {
+                    let start = all.len();
+                    all.extend(graph.uses(r, floor).iter().copied());
+                    if named.is_some() {
+                        named_only = start..all.len();
+                    }
+                }
+                for r in stored {
                     all.extend(graph.uses(r, floor).iter().copied());
                 }
                 if let Some(r) = instances_run {
@@ -725,10 +574,11 @@ pub fn walk_built(
                 // code names too: the table is then a namespace its code reads by that name
                 // (attrs' `{"_is_comparable_to": _is_comparable_to}` made into a class's
                 // methods, click's `{"func_name": self.func_name}` for a template).
-                let key_now = table_key.or_else(|| {
-                    let key = graph.code(u.file).key_of(u.occurrence);
-                    key.filter(|key| !graph.names(key)).map(|_| (u.file, u.occurrence))
-                });
+                let key_now =
+                    table_key.or(named.filter(|_| named_only.contains(&k)).map(MustName::Method)).or_else(|| {
+                        let key = graph.code(u.file).key_of(u.occurrence);
+                        key.filter(|key| !graph.names(key)).map(|_| MustName::TableKey(u.file, u.occurrence))
+                    });
                 if let Some(earlier) = reached.get_mut(&key) {
                     // Reached before through another implementation's dispatch; this path
                     // builds the type (the test runs this implementation too).
@@ -919,161 +769,6 @@ fn internal_step(graph: &CodeGraph, target: SymbolRef, u: &super::graph::Use) ->
     let (callee, caller) = (graph.symbol(target), &graph.code(u.file).symbols[e as usize]);
     let private = |s: &super::Symbol| s.kind.is_callable() && s.visibility == super::Visibility::Private;
     private(callee) && private(caller) && !callee.container.is_empty() && callee.container == caller.container
-}
-
-/// How many calls away from a Go type's constructor a place still builds the type.
-const MAX_MAKER_HOPS: usize = 3;
-
-/// The same in Go, where a value is more often made through package variables and the types
-/// whose methods hold them (an extension's `Extend` → its parser's constructor → the variable
-/// holding its delimiter processor).
-const MAX_GO_MAKER_HOPS: usize = 8;
-/// The surest a use must be to count as calling a constructor.
-const MAKER_FLOOR: f32 = 0.5;
-/// At most this many places are taken to build one type.
-const MAX_MAKER_PLACES: usize = 5_000;
-
-/// Whether the definition a use sits in names type `ty` (builds it, calls its functions,
-/// states it), from the type's resolved uses, gathered once per type.
-fn names_type(
-    graph: &CodeGraph,
-    named_by: &mut HashMap<SymbolRef, std::collections::HashSet<(u32, Option<u32>)>>,
-    ty: SymbolRef,
-    u: &super::graph::Use,
-) -> bool {
-    let places = named_by.entry(ty).or_insert_with(|| {
-        let mut places: std::collections::HashSet<(u32, Option<u32>)> =
-            graph.uses(ty, 0.0).iter().map(|n| (n.file, n.enclosing)).collect();
-        let language = graph.code(ty.0).language.as_str();
-        // A Rust value of the type held in a static or a constant of its file (`pub static
-        // EACH_HELPER: EachHelper = EachHelper;`, registered by the registry's constructor):
-        // where the static is named, the type is.
-        if language == "rust" {
-            for holder in statics_of_type(graph, ty) {
-                places.extend(graph.uses(holder, 0.0).iter().map(|n| (n.file, n.enclosing)));
-            }
-        }
-        // Go builds a type in a constructor that returns it as an interface (`newIntValue`
-        // makes the `*intValue` behind `IntVar`'s `Value`), Rust registers one in a
-        // constructor (`Registry::new` → `setup_builtins` → `EACH_HELPER`): a place that calls
-        // what builds it, up to `MAX_MAKER_HOPS` calls away, builds it too.
-        // A Python class or function that names it (`state_cls = State` in `Machine`'s body)
-        // makes one where it is used, too.
-        if matches!(language, "go" | "rust" | "python") {
-            let go = language == "go";
-            let python = language == "python";
-            // A Go method names its type in its receiver (`func (p *strikethroughProcessor)
-            // OnMatch`) without building one: its callers are not makers (they hold a value
-            // already, and every caller of an interface's method would build each type).
-            let receiver = |m: SymbolRef, of: SymbolRef| go && graph.member_type(m) == Some(of);
-            let mut frontier: Vec<SymbolRef> =
-                places.iter().filter_map(|&(f, e)| Some((f, e?))).filter(|&m| !receiver(m, ty)).collect();
-            let mut types_seen = std::collections::HashSet::from([ty]);
-            for _ in 0..if go { MAX_GO_MAKER_HOPS } else { MAX_MAKER_HOPS } {
-                let mut next = Vec::new();
-                for maker in frontier {
-                    let s = graph.symbol(maker);
-                    // A Go package variable that holds one (`var defaultListParser =
-                    // &listParser{}`) makes it where the variable is used.
-                    // A Go type that embeds it (`BaseBlock`'s field `BaseNode`) makes one
-                    // wherever it is made.
-                    let embedded = go && s.kind == crate::code::SymbolKind::Field;
-                    use crate::code::SymbolKind::{Class, Constant, Field, Type, Variable};
-                    let python_holder = python && matches!(s.kind, Class | Variable | Field | Constant);
-                    // A Rust `impl` block's associated type (`type EdgeRef = EdgeReference<'a,
-                    // E, Ix>` in `impl IntoEdgeReferences for &Graph`, `type Item = …` of an
-                    // iterator): the trait's methods hand out one wherever the implementing
-                    // type is at work, so a place that names that type makes this one.
-                    let associated = (language == "rust" && s.kind == Type && !s.container.is_empty())
-                        .then(|| graph.member_type(maker))
-                        .flatten()
-                        .filter(|&t| types_seen.insert(t));
-                    let mut add = |n: &super::graph::Use, next: &mut Vec<SymbolRef>| {
-                        if places.len() < MAX_MAKER_PLACES && places.insert((n.file, n.enclosing)) {
-                            next.extend(n.enclosing.map(|e| (n.file, e)));
-                        }
-                    };
-                    if let Some(t) = associated {
-                        for n in graph.uses(t, MAKER_FLOOR).iter() {
-                            add(n, &mut next);
-                        }
-                        continue;
-                    }
-                    if !(s.kind.is_callable() || (go && s.kind == Variable) || embedded || python_holder) {
-                        continue;
-                    }
-                    for n in graph.uses(maker, MAKER_FLOOR).iter() {
-                        add(n, &mut next);
-                    }
-                    // A Python `__init__` runs where its class is called; a class attribute
-                    // (`Meta = DefaultMeta` in `Form`) is there where its class is used.
-                    let python_owner = graph
-                        .member_type(maker)
-                        .filter(|_| python && (is_constructor(s) || matches!(s.kind, Variable | Field | Constant)));
-                    if let Some(class) = python_owner.filter(|&t| types_seen.insert(t)) {
-                        for n in graph.uses(class, MAKER_FLOOR).iter() {
-                            add(n, &mut next);
-                        }
-                    }
-                    // A Go method that makes one runs where its own type's value is at work,
-                    // which code reaches by an interface more often than by the method's name
-                    // (`emphasisParser.Parse` makes the emphasis delimiter processor): where
-                    // that type is made, this one is.
-                    // Only an unexported type's: an exported one's uses are everywhere its
-                    // package is used (chi's `Mux`), and name no value made.
-                    let unexported = |t: SymbolRef| graph.symbol(t).name.starts_with(|c: char| c.is_lowercase());
-                    let owner =
-                        graph.member_type(maker).filter(|&t| go && (embedded || unexported(t)) && types_seen.insert(t));
-                    if let Some(t) = owner {
-                        for n in graph.uses(t, MAKER_FLOOR).iter() {
-                            if !n.enclosing.is_some_and(|e| receiver((n.file, e), t)) {
-                                add(n, &mut next);
-                            }
-                        }
-                    }
-                }
-                frontier = next;
-            }
-        }
-        places
-    });
-    if places.contains(&(u.file, u.enclosing)) {
-        return true;
-    }
-    // A unittest method has what its class's `setUp` built.
-    u.enclosing.is_some_and(|e| graph.set_ups((u.file, e)).iter().any(|&(f, i)| places.contains(&(f, Some(i)))))
-}
-
-/// Whether code other than `ty`'s own members names the type `ty`.
-fn named_outside(graph: &CodeGraph, ty: SymbolRef) -> bool {
-    graph.uses(ty, 0.0).iter().any(|u| u.enclosing.is_none_or(|e| graph.member_type((u.file, e)) != Some(ty)))
-}
-
-/// The module-level statics and constants of type `ty`'s file that state `ty` as their type.
-fn statics_of_type(graph: &CodeGraph, ty: SymbolRef) -> Vec<SymbolRef> {
-    let name = &graph.symbol(ty).name;
-    let code = graph.code(ty.0);
-    (0..code.symbols.len() as u32)
-        .map(|i| (ty.0, i))
-        .filter(|&r| {
-            let s = graph.symbol(r);
-            s.kind == SymbolKind::Constant
-                && s.container.is_empty()
-                && super::graph::declared_type(&s.signature, &s.name).as_ref() == Some(name)
-        })
-        .collect()
-}
-
-/// Whether a use of a type makes an instance of it: a call (`Cart(…)`, `new Cart()`), or a
-/// type that derives from it, named in its header (`class Basket(Cart):`).
-fn makes_instance(graph: &CodeGraph, u: &super::graph::Use) -> bool {
-    if u.kind == UseKind::Call {
-        return true;
-    }
-    u.enclosing.is_some_and(|e| {
-        let s = &graph.code(u.file).symbols[e as usize];
-        s.kind.is_container() && s.line == u.line
-    })
 }
 
 /// Whether a use is a Python class body's `@name.setter` (or `.deleter`, `.getter`) over the

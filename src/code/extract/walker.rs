@@ -1,0 +1,865 @@
+//! The walk over one file's syntax tree that `extract_tree` runs: the frames it is inside
+//! and what it notes at each node (the other modules here add to `Walker` what each kind of
+//! node needs).
+
+use std::collections::{HashMap, HashSet};
+
+use tree_sitter::Node;
+
+use super::outcomes::does_nothing;
+use super::types::{qualifier_text, without_unwraps};
+use super::{describe, macros, parse, types, MAX_NAME};
+use crate::code::spec::{doc_roles, roles, Spec, IDENT_ONLY, SKIP, VISIT};
+use crate::code::{imports, FileCode, Occurrence, UseKind};
+use crate::ingest::Language;
+
+/// Item macros expanded inside one another, at most.
+const MAX_MACRO_DEPTH: usize = 3;
+
+/// A definition or scope the walk is inside, until `end` (a byte offset).
+pub(super) struct Frame {
+    pub(super) end: usize,
+    /// The definition, by index in `out.symbols`.
+    pub(super) symbol: Option<u32>,
+    /// Members inside are named through this (qualified name).
+    pub(super) container: Option<String>,
+    /// A function body: names bound in it.
+    pub(super) locals: Option<HashSet<String>>,
+}
+
+pub(super) struct Walker<'a> {
+    pub(super) language: Language,
+    pub(super) spec: &'static Spec,
+    /// What each node kind is to the walk (see `spec::roles`).
+    pub(super) roles: &'static [u8],
+    /// What each node kind is to a doc lookup (see `spec::doc_roles`).
+    pub(super) doc_roles: &'static [u8],
+    pub(super) src: &'a [u8],
+    pub(super) out: FileCode,
+    pub(super) frames: Vec<Frame>,
+    /// Identifier nodes that name a definition (not uses).
+    pub(super) def_names: HashSet<usize>,
+    /// Identifier nodes that name a callee.
+    pub(super) call_names: HashSet<usize>,
+    /// Member identifiers and what they were reached through.
+    pub(super) qualifiers: HashMap<usize, String>,
+    /// The walk is inside an import statement until this byte.
+    pub(super) import_end: usize,
+    /// Names the file's imports bind under an alias, as (bound, original) (`imports::renames`).
+    pub(super) renames: Vec<(String, String)>,
+    /// Uses already recorded (line, column): a name read in an expanded macro body is not
+    /// recorded again as a bare token of that body.
+    pub(super) seen: HashSet<(u32, u32)>,
+    /// How deep inside expanded macro bodies this walk is.
+    pub(super) macro_depth: usize,
+    /// Index in the file's symbols of this walk's first symbol (non-zero in a macro body,
+    /// whose symbols are appended to the file's).
+    pub(super) symbol_base: u32,
+    /// `out.strings` by text.
+    pub(super) interned: HashMap<String, u32>,
+    /// Inside a `macro_rules!` body until this byte: its tokens are a template, not uses.
+    pub(super) template_end: usize,
+    /// The byte range of the last expression macro's arguments read as an expression: the
+    /// token tree's own names are not read again.
+    pub(super) expanded: (usize, usize),
+    /// Locals bound to a value of a known type (`cart = Cart(…)`, `let c = Cart::new()`,
+    /// `c := Cart{}`, `const c = new Cart()`): name → (type, end of the function's body).
+    pub(super) local_types: HashMap<String, (String, usize)>,
+    /// Rust: what a local's std collection (its stated type) hands out by `get`, `front`, `pop`
+    /// (`accessed_type`), while `local_types` holds the type it was noted with; and whether it
+    /// is a map (walked, it yields pairs, not that value).
+    pub(super) local_elements: HashMap<String, (String, bool)>,
+    /// Go: the locals declared as a slice or an array (`var bps []BlockParser`, a parameter
+    /// `items []Segment`), whose type in `local_types` is their elements'.
+    pub(super) go_slices: HashSet<String>,
+    /// Python: what a module-level name, a class attribute or a `self.x` set in a method holds
+    /// when its value says (`md = create_markdown()`, `markdown = Markdown()` in a class body:
+    /// `Class.markdown`), for the instance calls through them (`instance_call`).
+    pub(super) held_types: HashMap<String, String>,
+    /// Per depth of the walk: the node there now, and the comments and attributes right
+    /// before it among its siblings (what a doc lookup needs, kept as the walk goes).
+    pub(super) levels: Vec<describe::Level>,
+    /// The file's `macro_rules!` macros so far that define items under names their calls
+    /// pass in, by name.
+    pub(super) macro_rules: HashMap<String, macros::MacroRules>,
+    /// Nodes from this byte on are not walked (the rest of a file parsed again after an
+    /// error, see `walk_resyncing`).
+    pub(super) stop_at: usize,
+    /// `getattr(self, "parse_" + name)`: the prefix, where, and the enclosing definition; each
+    /// becomes a use of the enclosing class's members with that prefix once the file's
+    /// definitions are all known (`expand_prefixed_attributes`).
+    pub(super) prefixed_attributes: Vec<(String, u32, u32, Option<u32>)>,
+    /// Rust `impl Trait for Type` blocks open now: (end byte, the trait's name).
+    pub(super) impl_traits: Vec<(usize, String)>,
+    /// Rust type parameters in scope with the trait they are bound by (`<V: Visitor>`,
+    /// `where I: Interval`): (end byte of the item, parameter, trait). A value of type `V`
+    /// is used through the trait's methods, as a type checker reads `visitor.visit_post()`.
+    pub(super) generic_bounds: Vec<(usize, String, String)>,
+    /// Rust calls given only type arguments (`assert_send::<T>()`): the callee's name and the
+    /// span of its type arguments, kept in `type_only_spans` once the walk knows the file's
+    /// functions that do nothing (`empty_functions`).
+    pub(super) type_argument_calls: Vec<(String, [u32; 4])>,
+    /// Rust functions of this file without parameters whose body is empty.
+    pub(super) empty_functions: HashSet<String>,
+}
+
+impl<'a> Walker<'a> {
+    /// A walker over `src`, inside `frames`; `symbol_base`: the index in the file's symbols of
+    /// its first one (a walk of part of a file appends to the file's).
+    pub(super) fn new(
+        language: Language,
+        spec: &'static Spec,
+        src: &'a [u8],
+        frames: Vec<Frame>,
+        macro_depth: usize,
+        symbol_base: u32,
+    ) -> Walker<'a> {
+        Walker {
+            language,
+            spec,
+            roles: roles(language),
+            doc_roles: doc_roles(language),
+            src,
+            out: FileCode::new(language.name()),
+            interned: HashMap::new(),
+            template_end: 0,
+            expanded: (0, 0),
+            local_types: HashMap::new(),
+            local_elements: HashMap::new(),
+            go_slices: HashSet::new(),
+            held_types: HashMap::new(),
+            frames,
+            def_names: HashSet::new(),
+            call_names: HashSet::new(),
+            qualifiers: HashMap::new(),
+            import_end: 0,
+            renames: Vec::new(),
+            seen: HashSet::new(),
+            macro_depth,
+            symbol_base,
+            levels: Vec::new(),
+            macro_rules: HashMap::new(),
+            stop_at: usize::MAX,
+            prefixed_attributes: Vec::new(),
+            impl_traits: Vec::new(),
+            generic_bounds: Vec::new(),
+            type_argument_calls: Vec::new(),
+            empty_functions: HashSet::new(),
+        }
+    }
+
+    /// Appends a walk of part of this file (`out`), its positions moved by `shift` (line,
+    /// column); what this walk already recorded at a position wins.
+    pub(super) fn absorb(&mut self, mut out: FileCode, shift: impl Fn(&mut u32, &mut u32)) {
+        for mut symbol in std::mem::take(&mut out.symbols) {
+            let mut end_column = 0;
+            shift(&mut symbol.line, &mut symbol.column);
+            shift(&mut symbol.end_line, &mut end_column);
+            self.seen.insert((symbol.line, symbol.column));
+            self.out.symbols.push(symbol);
+        }
+        for mut occurrence in std::mem::take(&mut out.occurrences) {
+            shift(&mut occurrence.line, &mut occurrence.column);
+            if self.seen.insert((occurrence.line, occurrence.column)) {
+                occurrence.name = self.intern(out.name_of(&occurrence));
+                occurrence.qualifier = self.intern(out.qualifier_of(&occurrence));
+                self.out.occurrences.push(occurrence);
+            }
+        }
+        // Their symbols' indices already count from this walk's (`symbol_base`).
+        self.out.gates.append(&mut out.gates);
+        self.out.returns.append(&mut out.returns);
+        for mut bound in std::mem::take(&mut out.bounds) {
+            let mut column = 0;
+            shift(&mut bound.line, &mut column);
+            shift(&mut bound.end_line, &mut column);
+            self.out.bounds.push(bound);
+        }
+        for mut import in std::mem::take(&mut out.imports) {
+            let mut column = 0;
+            shift(&mut import.line, &mut column);
+            self.out.imports.push(import);
+        }
+        let shift_span = |[mut line, mut column, mut end_line, mut end_column]: [u32; 4]| {
+            shift(&mut line, &mut column);
+            shift(&mut end_line, &mut end_column);
+            [line, column, end_line, end_column]
+        };
+        self.out.failure_spans.extend(out.failure_spans.drain(..).map(shift_span));
+        self.out.type_only_spans.extend(out.type_only_spans.drain(..).map(shift_span));
+        self.out.expects_failure.append(&mut out.expects_failure);
+        self.out.module_paths.append(&mut out.module_paths);
+        for mut spawn in std::mem::take(&mut out.spawned) {
+            shift(&mut spawn.line, &mut 0);
+            self.out.spawned.push(spawn);
+        }
+        self.out.whole_modules.append(&mut out.whole_modules);
+        self.out.formats.append(&mut out.formats);
+        for (span, key) in std::mem::take(&mut out.keyed) {
+            self.out.keyed.push((shift_span(span), key));
+        }
+        if self.out.package.is_empty() {
+            self.out.package = out.package;
+        }
+    }
+}
+
+/// A node's 1-based (line, column, end line, end column).
+pub(super) fn span_of(node: Node) -> [u32; 4] {
+    let (start, end) = (node.start_position(), node.end_position());
+    [start.row as u32 + 1, start.column as u32 + 1, end.row as u32 + 1, end.column as u32 + 1]
+}
+
+pub(super) fn is_ident_like(kind: &str) -> bool {
+    kind.contains("identifier") || matches!(kind, "name" | "constant" | "word" | "variable" | "alias" | "constructor")
+}
+
+impl<'a> Walker<'a> {
+    pub(super) fn text(&self, node: Node) -> &'a str {
+        node.utf8_text(self.src).unwrap_or("")
+    }
+
+    pub(super) fn walk(&mut self, root: Node) {
+        let mut cursor = root.walk();
+        // The cursor's own depth is counted over its stack at each call: kept here instead.
+        let mut depth = 0usize;
+        loop {
+            let node = cursor.node();
+            self.levels.truncate(depth + 1);
+            if self.levels.len() <= depth {
+                self.levels.resize_with(depth + 1, Default::default);
+            }
+            self.levels[depth].id = node.id();
+            while self.frames.last().is_some_and(|f| node.start_byte() >= f.end) {
+                self.frames.pop();
+            }
+            // Past `stop_at` the rest is read from another parse: not visited, not entered.
+            let past = node.start_byte() >= self.stop_at;
+            if !past {
+                self.visit(node);
+            }
+            if !past && cursor.goto_first_child() {
+                depth += 1;
+                continue;
+            }
+            let mut left = node;
+            loop {
+                self.levels[depth].passed(left, self.doc_roles);
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return;
+                }
+                depth -= 1;
+                left = cursor.node();
+            }
+        }
+    }
+
+    pub(super) fn in_function(&self) -> bool {
+        self.frames.iter().any(|f| f.locals.is_some())
+    }
+
+    pub(super) fn is_local(&self, name: &str) -> bool {
+        self.frames.iter().rev().filter_map(|f| f.locals.as_ref()).any(|l| l.contains(name))
+    }
+
+    pub(super) fn container(&self) -> Option<&str> {
+        self.frames.iter().rev().find_map(|f| f.container.as_deref())
+    }
+
+    pub(super) fn enclosing_symbol(&self) -> Option<u32> {
+        self.frames.iter().rev().find_map(|f| f.symbol)
+    }
+
+    pub(super) fn visit(&mut self, node: Node) {
+        if !node.is_named() {
+            return;
+        }
+        if (self.language == Language::Python && matches!(node.kind(), "call" | "string"))
+            || (self.language == Language::Rust && matches!(node.kind(), "macro_invocation" | "call_expression"))
+        {
+            self.note_formatting(node);
+        }
+        match self.roles.get(node.kind_id() as usize).copied().unwrap_or(VISIT) {
+            SKIP => return,
+            IDENT_ONLY => return self.name_use(node),
+            _ => {}
+        }
+        let kind = node.kind();
+        if self.language == Language::Python && (kind.ends_with("comprehension") || kind == "generator_expression") {
+            self.bind_comprehension(node);
+        }
+        if node.start_byte() >= self.import_end {
+            if let Some(specs) = imports::import_specs(self.language, node, self.src) {
+                self.import_end = node.end_byte();
+                self.out.imports.extend(specs);
+                self.renames.extend(imports::renames(self.language, node, self.src));
+                self.out.whole_modules.extend(imports::whole_module_binding(self.language, node, self.src));
+            } else if kind == "export_statement"
+                && node.child_by_field_name("source").is_none()
+                && node.named_children(&mut node.walk()).any(|c| c.kind() == "export_clause")
+            {
+                // `export { stringCreate as string }`: what importers call `string`.
+                self.renames.extend(imports::renames(self.language, node, self.src));
+            }
+        }
+        self.read_package(node);
+        if self.language == Language::Rust && kind == "macro_invocation" {
+            let uses_before = self.out.occurrences.len();
+            self.expand_macro(node);
+            self.macro_call_definitions(node, uses_before);
+        }
+        if self.language == Language::Python && kind == "pair" {
+            self.note_keyed_value(node);
+        }
+        if self.language == Language::Rust && matches!(kind, "struct_item" | "enum_item") {
+            self.note_serde_shape(node);
+        }
+        if self.language == Language::Rust && kind == "call_expression" {
+            self.note_failure_branch(node);
+            self.note_type_argument_call(node);
+        }
+        if matches!(self.language, Language::JavaScript | Language::TypeScript | Language::Tsx)
+            && kind == "call_expression"
+        {
+            self.note_spawn(node);
+        }
+        if self.language == Language::Rust && kind == "function_item" && does_nothing(node) {
+            if let Some(name) = node.child_by_field_name("name") {
+                self.empty_functions.insert(self.text(name).to_string());
+            }
+        }
+        if self.language == Language::Rust && kind == "macro_definition" {
+            self.template_end = node.end_byte();
+            let rules = macros::MacroRules::read(node, self.src);
+            if let Some(name) = node.child_by_field_name("name").map(|n| self.text(n)) {
+                self.macro_template_definitions(name, &rules);
+                if rules.is_empty() {
+                    self.macro_rules.remove(name);
+                } else {
+                    self.macro_rules.insert(name.to_string(), rules);
+                }
+            }
+        }
+        if self.language == Language::Elixir && kind == "call" {
+            self.elixir_definition(node);
+        } else if let Some(&(_, symbol_kind)) = self.spec.defs.iter().find(|(k, _)| *k == kind) {
+            self.definition(node, symbol_kind);
+            if self.language == Language::Rust && matches!(kind, "static_item" | "const_item") {
+                self.note_item_type(node);
+            }
+        } else if let Some(&(_, field)) = self.spec.impls.iter().find(|(k, _)| *k == kind) {
+            self.impl_block(node, field);
+        } else if self.language == Language::Python && kind == "assignment" && !self.in_function() {
+            self.python_assignment(node);
+        } else if self.language == Language::Python && kind == "assignment" {
+            self.python_self_attribute(node);
+        } else if self.language == Language::Ruby && kind == "assignment" && !self.in_function() {
+            self.ruby_constant(node);
+        } else if self.language == Language::Ruby && kind == "call" && !self.in_function() {
+            self.ruby_accessors(node);
+        } else if self.language == Language::Php && kind == "namespace_definition" {
+            self.php_namespace(node);
+        } else if self.language == Language::Kotlin && kind == "companion_object" {
+            self.kotlin_companion(node);
+        } else if self.language == Language::Zig && kind == "test_declaration" {
+            self.open_function(node, None, None);
+        }
+        if kind == "arrow_function" && self.in_function() && node.child_by_field_name("parameter").is_none() {
+            self.note_element_type(node);
+        }
+        if let Some(&(_, field)) = self.spec.bindings.iter().find(|(k, _)| *k == kind) {
+            if self.in_function() {
+                let target = if field.is_empty() { Some(node) } else { node.child_by_field_name(field) };
+                if let Some(target) = target {
+                    self.bind_pattern(target);
+                    self.note_local_type(node, target);
+                    self.note_element_type(node);
+                    self.note_variant_fields(target);
+                }
+            }
+            if self.language == Language::Python && kind == "assignment" {
+                self.note_held_type(node);
+            }
+        } else if matches!(kind, "variable_declarator" | "short_var_declaration") && self.in_function() {
+            if let Some(target) = node.child_by_field_name("name").or_else(|| node.child_by_field_name("left")) {
+                self.note_local_type(node, target);
+            }
+        }
+        if let Some(&(_, field)) = self.spec.calls.iter().find(|(k, _)| *k == kind) {
+            let callee = if field.is_empty() { node.named_child(0) } else { node.child_by_field_name(field) };
+            if let Some(name) = callee.and_then(|c| self.callee_name(c)) {
+                self.call_names.insert(name.id());
+            }
+        }
+        for &(member_kind, object_field, member_field) in self.spec.members {
+            if member_kind != kind {
+                continue;
+            }
+            let count = node.named_child_count();
+            let object =
+                if object_field.is_empty() { node.named_child(0) } else { node.child_by_field_name(object_field) };
+            let member = if member_field.is_empty() {
+                (count >= 2).then(|| node.named_child(count as u32 - 1)).flatten()
+            } else {
+                node.child_by_field_name(member_field)
+            };
+            if let (Some(object), Some(member)) = (object, member) {
+                let member = self.member_ident(member);
+                if object.id() != member.id() {
+                    let mut qualifier = qualifier_text(self.text(object));
+                    if self.language == Language::Rust {
+                        qualifier = without_unwraps(&qualifier);
+                    }
+                    self.qualifiers.insert(member.id(), qualifier);
+                }
+            }
+        }
+        if self.language == Language::Python && kind == "call" {
+            self.python_attribute_by_string(node);
+        }
+        if self.spec.idents.contains(&kind) {
+            self.name_use(node);
+        }
+    }
+
+    /// The identifier a member slot holds (Swift wraps it in `navigation_suffix`).
+    pub(super) fn member_ident<'t>(&self, member: Node<'t>) -> Node<'t> {
+        if self.spec.idents.contains(&member.kind()) {
+            return member;
+        }
+        let mut cursor = member.walk();
+        let found = member.named_children(&mut cursor).filter(|c| self.spec.idents.contains(&c.kind())).last();
+        found.unwrap_or(member)
+    }
+
+    /// The identifier a callee expression names: `f`, the `f` of `a.f` or `A::f`, the type of
+    /// `new A<T>()`.
+    pub(super) fn callee_name<'t>(&self, mut node: Node<'t>) -> Option<Node<'t>> {
+        for _ in 0..6 {
+            let kind = node.kind();
+            if self.spec.idents.contains(&kind) {
+                return Some(node);
+            }
+            if let Some(&(_, _, member_field)) = self.spec.members.iter().find(|(k, _, _)| *k == kind) {
+                let count = node.named_child_count();
+                let member = if member_field.is_empty() {
+                    node.named_child((count as u32).checked_sub(1)?)
+                } else {
+                    node.child_by_field_name(member_field)
+                }?;
+                node = self.member_ident(member);
+                continue;
+            }
+            node = node
+                .child_by_field_name("function")
+                .or_else(|| node.child_by_field_name("name"))
+                .or_else(|| node.child_by_field_name("type"))
+                .or_else(|| node.named_child(0))?;
+        }
+        None
+    }
+
+    pub(super) fn name_use(&mut self, node: Node) {
+        if self.def_names.contains(&node.id()) {
+            return;
+        }
+        if node.start_byte() < self.template_end {
+            return self.template_path_use(node);
+        }
+        if (self.expanded.0..self.expanded.1).contains(&node.start_byte()) {
+            return;
+        }
+        let mut name = self.text(node);
+        if self.language == Language::Php {
+            name = name.trim_start_matches('$');
+        }
+        if name.is_empty() || name.len() > MAX_NAME || is_keyword_like(name) {
+            return;
+        }
+        // An object literal's key (`{ files: [...] }`) names a property of the object being
+        // made, not a variable: read as a bare name it would be anything named so anywhere.
+        if node.kind() == "property_identifier"
+            && node.parent().is_some_and(|p| p.kind() == "pair" && p.child_by_field_name("key") == Some(node))
+        {
+            return;
+        }
+        let qualifier = self.qualifiers.remove(&node.id()).unwrap_or_default();
+        if self.language == Language::Python && self.call_names.contains(&node.id()) {
+            self.instance_call(node, name, &qualifier);
+        }
+        if qualifier.is_empty() && self.is_local(name) {
+            return;
+        }
+        self.record_use(node, name, qualifier);
+    }
+
+    /// A `macro_rules!` body is a template whose names mean nothing until it is expanded,
+    /// except a path from `$crate` (`$crate::__private::format_err(…)`), which names the
+    /// macro's own crate's item wherever it is expanded: a use of it by the macro, so that a
+    /// change to it reaches the macro's calls.
+    pub(super) fn template_path_use(&mut self, node: Node) {
+        let mut parts: Vec<&str> = Vec::new();
+        let mut at = node;
+        loop {
+            let Some(separator) = at.prev_sibling().filter(|p| p.kind() == "::") else { return };
+            let Some(before) = separator.prev_sibling() else { return };
+            match self.text(before) {
+                "$crate" => break,
+                part if before.kind() == "identifier" => parts.push(part),
+                _ => return,
+            }
+            at = before;
+        }
+        parts.push("crate");
+        parts.reverse();
+        let called = node.next_sibling().is_some_and(|n| n.kind() == "token_tree" && self.text(n).starts_with('('));
+        let kind = if called { UseKind::Call } else { UseKind::Read };
+        let name = self.text(node);
+        self.push_use(node, name, &parts.join("::"), kind);
+    }
+
+    /// `md(text)` where `md = create_markdown()` or `md = Markdown()`: calling an instance runs
+    /// its class's `__call__`, recorded as a use of it through the local's type, at the
+    /// call's arguments (the name's own place holds the use of the name).
+    pub(super) fn instance_call(&mut self, node: Node, name: &str, qualifier: &str) {
+        let local = self.local_types.get(name).filter(|(_, end)| node.start_byte() < *end).map(|(ty, _)| ty);
+        let ty = match qualifier {
+            "" => local.or_else(|| self.held_types.get(name).filter(|_| !self.is_local(name))),
+            "self" => self.container().and_then(|c| self.held_types.get(&format!("{c}.{name}"))),
+            _ => None,
+        };
+        let Some(ty) = ty.filter(|ty| *ty != "self").cloned() else { return };
+        // The call holds the callee: `md(…)` directly, `self.md(…)` through its attribute.
+        let call = node.parent().and_then(|p| if p.kind() == "attribute" { p.parent() } else { Some(p) });
+        let Some(arguments) = call.and_then(|call| call.child_by_field_name("arguments")) else { return };
+        self.push_use(arguments, "__call__", &ty, UseKind::Call);
+    }
+
+    /// Records a use of `name` through `qualifier` (empty: a bare name) at `node`'s start.
+    pub(super) fn record_use(&mut self, node: Node, name: &str, qualifier: String) {
+        let qualifier = self.typed_qualifier(qualifier, node.start_byte());
+        let kind = if node.start_byte() < self.import_end {
+            UseKind::Import
+        } else if self.call_names.contains(&node.id()) {
+            UseKind::Call
+        } else if self.spec.type_idents.contains(&node.kind()) {
+            UseKind::Type
+        } else {
+            UseKind::Read
+        };
+        self.push_use(node, name, &qualifier, kind);
+    }
+
+    /// One occurrence at `at`'s start, unless one is recorded there already.
+    pub(super) fn push_use(&mut self, at: Node, name: &str, qualifier: &str, kind: UseKind) {
+        let pos = at.start_position();
+        let (line, column) = (pos.row as u32 + 1, pos.column as u32 + 1);
+        if !self.seen.insert((line, column)) {
+            return;
+        }
+        let (name, qualifier) = (self.intern(name), self.intern(qualifier));
+        let enclosing = self.enclosing_symbol();
+        self.out.occurrences.push(Occurrence { name, line, column, kind, qualifier, enclosing });
+    }
+
+    /// `qualifier` with its head replaced by the type of the local it names, where that is
+    /// known at byte `at`: `cart.total()` where `cart = Cart(…)` is a member of `Cart`;
+    /// `cart.items().len()` of what `Cart.items` returns. (Only a call's result:
+    /// `adm.values_` is a field the graph cannot type.)
+    pub(super) fn typed_qualifier(&self, qualifier: String, at: usize) -> String {
+        // `I::create(…)` where `I: Interval`: the trait's associated function.
+        if let Some(bound) = self.bound_of(&qualifier, at) {
+            return bound.to_string();
+        }
+        let head_len = qualifier.find(['.', '(']).unwrap_or(qualifier.len());
+        // `block_contexts.front()` where `block_contexts: &VecDeque<BlockContext>`: the element.
+        if let Some(element) = self.accessed_element(&qualifier, head_len, at) {
+            return element;
+        }
+        let typed_head = head_len == qualifier.len() || qualifier.ends_with(')');
+        // `ht.name` where `ht: &HelperTemplate`: `HelperTemplate.name`, a field of a type
+        // (in languages whose fields state their types).
+        let field_of = |ty: &str| {
+            // A tuple's `.0` is no named field.
+            let field =
+                qualifier[head_len..].strip_prefix('.').filter(|f| !f.starts_with(|c: char| c.is_ascii_digit()));
+            matches!(self.language, Language::Rust | Language::Go)
+                && field.is_some_and(types::is_word)
+                && types::is_word(ty)
+                && ty != "self"
+        };
+        match self.local_types.get(&qualifier[..head_len]) {
+            Some((ty, end)) if (typed_head || field_of(ty)) && at < *end => {
+                format!("{ty}{}", &qualifier[head_len..])
+            }
+            _ => qualifier,
+        }
+    }
+
+    /// `qualifier` with its head's element access (`v.get()`, `deque.front()`) replaced by the
+    /// element's type, where the head is a local whose stated type is a std collection.
+    pub(super) fn accessed_element(&self, qualifier: &str, head_len: usize, at: usize) -> Option<String> {
+        let head = &qualifier[..head_len];
+        let (element, _) = self.local_elements.get(head)?;
+        let (_, end) = self.local_types.get(head)?;
+        let rest = qualifier[head_len..].strip_prefix('.')?;
+        let (method, after) = rest.split_once("()")?;
+        if at >= *end || !types::is_element_accessor(method) {
+            return None;
+        }
+        Some(format!("{element}{after}"))
+    }
+
+    /// The index of `text` in the file's strings, added on first use.
+    pub(super) fn intern(&mut self, text: &str) -> u32 {
+        if text.is_empty() {
+            return 0;
+        }
+        if let Some(&index) = self.interned.get(text) {
+            return index;
+        }
+        let index = self.out.strings.len() as u32;
+        self.out.strings.push(text.to_string());
+        self.interned.insert(text.to_string(), index);
+        index
+    }
+
+    pub(super) fn read_package(&mut self, node: Node) {
+        if !self.out.package.is_empty() {
+            return;
+        }
+        let package = match (self.language, node.kind()) {
+            (Language::Java, "package_declaration") => node.named_child(0).map(|n| self.text(n)),
+            (Language::Kotlin, "package_header") => node.named_child(0).map(|n| self.text(n)),
+            (Language::Scala, "package_clause") => node.child_by_field_name("name").map(|n| self.text(n)),
+            (Language::CSharp, "namespace_declaration" | "file_scoped_namespace_declaration") => {
+                node.child_by_field_name("name").map(|n| self.text(n))
+            }
+            (Language::Php, "namespace_definition") => node.child_by_field_name("name").map(|n| self.text(n)),
+            (Language::Go, "package_clause") => node.named_child(0).map(|n| self.text(n)),
+            (Language::Haskell, "header") => node.child_by_field_name("module").map(|n| self.text(n)),
+            _ => None,
+        };
+        if let Some(package) = package {
+            self.out.package = package.split_whitespace().collect::<Vec<_>>().join("");
+        }
+    }
+
+    /// Rust item macros (`cfg_rt! { pub struct JoinHandle … }`) hide definitions in a token
+    /// tree tree-sitter leaves unparsed: a `{ … }` body that parses cleanly as Rust is read
+    /// like the file around it.
+    pub(super) fn expand_macro(&mut self, node: Node) {
+        if self.macro_depth >= MAX_MACRO_DEPTH {
+            return;
+        }
+        let mut cursor = node.walk();
+        let Some(tree_node) = node.named_children(&mut cursor).find(|c| c.kind() == "token_tree") else {
+            return;
+        };
+        let (from, to) = (tree_node.start_byte() + 1, tree_node.end_byte().saturating_sub(1));
+        if to < from {
+            return;
+        }
+        let Ok(body) = std::str::from_utf8(&self.src[from..to]) else {
+            return;
+        };
+        // `assert_eq!(cart.total(), 180)`, `vec![a.len()]`: an expression macro's arguments,
+        // read as a parenthesised expression (the `(` shifts the first line by one column);
+        // what does not parse as one (`vec![0; n]`, a DSL) keeps the token reading.
+        let (inner, prefix) = match self.src.get(from - 1) {
+            Some(b'{') if to > from => (body.to_string(), 0u32),
+            Some(b'(' | b'[') => (format!("({body});"), 1u32),
+            _ => return,
+        };
+        let expression = prefix > 0;
+        // An argument list that cannot be an expression (`f(&str): Send & Sync`, `x => y`,
+        // `0; n`) is not parsed: the parser's recovery from the error costs more than the rest
+        // of the file (tokio's `tests/async_send_sync.rs`, 300 such calls: 32 ms of 35).
+        if expression && !may_be_expression(body) {
+            return;
+        }
+        // The file's own parser (thread-local): its tree is already built, and a parser made
+        // per macro cost more than parsing a short argument list.
+        let Some(tree) = parse(self.language, &inner) else {
+            return;
+        };
+        if tree.root_node().has_error() {
+            return;
+        }
+        let outer_frame = Frame {
+            end: usize::MAX,
+            symbol: self.enclosing_symbol(),
+            container: self.container().map(str::to_string),
+            locals: self.frames.iter().rev().find_map(|f| f.locals.clone()),
+        };
+        let base = self.out.symbols.len() as u32;
+        let mut sub = Walker::new(
+            self.language,
+            self.spec,
+            inner.as_bytes(),
+            vec![outer_frame],
+            self.macro_depth + 1,
+            self.symbol_base + base,
+        );
+        sub.local_types = self.local_types.clone();
+        sub.macro_rules = self.macro_rules.clone();
+        sub.generic_bounds = self.generic_bounds.iter().map(|(_, p, t)| (usize::MAX, p.clone(), t.clone())).collect();
+        sub.walk(tree.root_node());
+        // Positions inside the body are relative to its first byte, just after `{`.
+        let start = tree_node.start_position();
+        let (row_offset, column_offset) = (start.row as u32, start.column as u32 + 1);
+        let shift = |line: &mut u32, column: &mut u32| {
+            if *line == 1 {
+                *column = (*column + column_offset).saturating_sub(prefix);
+            }
+            *line += row_offset;
+        };
+        if expression {
+            // Its names are read here; the token tree's walk must not read them again as
+            // bare names (`cart.total()` is a call on `cart`, not a read of `total`).
+            sub.out.symbols.clear();
+            self.expanded = (tree_node.start_byte(), tree_node.end_byte());
+        }
+        self.absorb(sub.out, shift);
+    }
+
+    /// Opens a function's frame and binds its parameters.
+    pub(super) fn open_function(&mut self, node: Node, symbol: Option<u32>, container: Option<String>) {
+        self.frames.push(Frame { end: node.end_byte(), symbol, container, locals: Some(HashSet::new()) });
+        if self.language == Language::Rust {
+            self.note_generic_bounds(node);
+        }
+        if self.language == Language::Python && self.is_pytest_function(node, symbol) {
+            self.fixture_uses(node);
+        }
+        for field in self.spec.params {
+            if let Some(params) = node.child_by_field_name(field) {
+                self.bind_params(params);
+            }
+        }
+        // A Go method's receiver (`func (p *parser) f()`) is its `self`: `p.g()` is a member
+        // of the method's own type, whatever case the type's name has.
+        if self.language == Language::Go {
+            let receiver = node.child_by_field_name("receiver").and_then(|r| r.named_child(0));
+            if let Some(name) = receiver.and_then(|d| d.child_by_field_name("name")) {
+                self.note_type(name, "self".to_string());
+            }
+        }
+        if self.spec.params.is_empty() || matches!(self.language, Language::Kotlin | Language::Swift) {
+            // Grammars without a parameters field: parameter nodes are direct children.
+            let mut cursor = node.walk();
+            let params: Vec<Node> = node
+                .named_children(&mut cursor)
+                .filter(|c| c.kind().contains("parameter") || c.kind() == "function_value_parameters")
+                .collect();
+            for p in params {
+                self.bind_params(p);
+            }
+        }
+    }
+
+    /// A pytest test (`test*`) or fixture (`@pytest.fixture`, `@fixture`): its parameters name
+    /// fixtures, which pytest passes in by name.
+    pub(super) fn is_pytest_function(&self, node: Node, symbol: Option<u32>) -> bool {
+        let named_test = symbol.and_then(|i| self.own_symbol(i)).is_some_and(|s| s.name.starts_with("test"));
+        let fixture = node.parent().filter(|p| p.kind() == "decorated_definition").is_some_and(|p| {
+            let mut cursor = p.walk();
+            let decorated =
+                p.named_children(&mut cursor).any(|c| c.kind() == "decorator" && self.text(c).contains("fixture"));
+            decorated
+        });
+        named_test || fixture
+    }
+
+    /// A pytest function's parameters as uses of the fixtures they name (`self`, `cls` and
+    /// parameters with defaults are not fixtures).
+    pub(super) fn fixture_uses(&mut self, node: Node) {
+        let Some(params) = node.child_by_field_name("parameters") else { return };
+        let mut cursor = params.walk();
+        let names: Vec<Node> = params
+            .named_children(&mut cursor)
+            .filter(|c| c.kind() == "identifier" || c.kind() == "typed_parameter")
+            .collect();
+        for param in names {
+            let ident = if param.kind() == "identifier" {
+                Some(param)
+            } else {
+                param.named_child(0).filter(|c| c.kind() == "identifier")
+            };
+            if let Some(ident) = ident.filter(|i| !matches!(self.text(*i), "self" | "cls")) {
+                self.name_use(ident);
+            }
+        }
+    }
+}
+
+/// Whether a macro's argument list may parse as a Rust expression (in parentheses): no `:`,
+/// `=>` or `;` outside brackets, strings and characters (a path's `::` is fine).
+pub(super) fn may_be_expression(body: &str) -> bool {
+    let bytes = body.as_bytes();
+    let mut depth = 0i32;
+    // Between a closure's pipes, where its parameters' types are (`|x: u8| x + 1`).
+    let mut closure_head = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'|' if bytes.get(i + 1) == Some(&b'|') => i += 1,
+            b'|' if depth == 0 => closure_head = !closure_head,
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            b'"' => {
+                // To the closing quote, past escapes (a raw string's `#`s end it early: a
+                // guess either way only decides whether to parse).
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            // A character (`':'`, `'\''`), not a lifetime.
+            b'\'' if bytes.get(i + 2) == Some(&b'\'') => i += 2,
+            b'\'' if bytes.get(i + 1) == Some(&b'\\') => {
+                i += 2;
+                while i < bytes.len() && bytes[i] != b'\'' {
+                    i += 1;
+                }
+            }
+            b':' if depth == 0 && !closure_head => {
+                if bytes.get(i + 1) == Some(&b':') {
+                    i += 1;
+                } else {
+                    return false;
+                }
+            }
+            b';' if depth == 0 => return false,
+            b'=' if depth == 0 && bytes.get(i + 1) == Some(&b'>') => return false,
+            _ => {}
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Names that are never a definition's: receivers, literals.
+pub(super) fn is_keyword_like(name: &str) -> bool {
+    matches!(
+        name,
+        "self"
+            | "Self"
+            | "this"
+            | "super"
+            | "crate"
+            | "true"
+            | "false"
+            | "null"
+            | "nil"
+            | "None"
+            | "True"
+            | "False"
+            | "undefined"
+            | "cls"
+            | "_"
+    )
+}
