@@ -34,6 +34,9 @@ struct Rule {
     defines: Vec<(String, SymbolKind, bool)>,
     /// The functions the body defines under a name it spells out, at its top level.
     literals: Vec<Literal>,
+    /// Each metavariable the body calls as a method (`buf.$method()`): the name a call passes
+    /// for it is called wherever the call is expanded.
+    calls: Vec<String>,
 }
 
 /// A function a rule's body defines by a name it spells out (`fn remaining(&self) … { … }`),
@@ -111,11 +114,14 @@ impl MacroRules {
             // Only a name the call passes in (`$t:ident`) is placed at the call.
             defines.retain(|(var, _, _)| binds_ident(&matcher, var));
             let literals = body_literals(right, src);
-            rules.push(Rule { matcher, defines, literals });
+            let mut calls = Vec::new();
+            body_calls(right, src, &mut calls);
+            calls.retain(|var| binds_ident(&matcher, var));
+            rules.push(Rule { matcher, defines, literals, calls });
         }
         // A call is matched against every rule in order (the first that matches is the one
-        // expanded), so the rules that define nothing stay: they can match first.
-        if rules.iter().all(|r| r.defines.is_empty() && r.literals.is_empty()) {
+        // expanded), so the rules that define or call nothing stay: they can match first.
+        if rules.iter().all(|r| r.defines.is_empty() && r.literals.is_empty() && r.calls.is_empty()) {
             rules.clear();
         }
         MacroRules { rules }
@@ -141,33 +147,55 @@ impl MacroRules {
         call: Node,
         src: &'s [u8],
     ) -> (Vec<Bound<'s>>, Vec<(&Literal, Option<String>)>) {
+        if let Some((rule, binds)) = self.matched(call, src) {
+            let literals = rule
+                .literals
+                .iter()
+                .map(|l| {
+                    let ty = l.implementation.as_ref().map(|(_, ty)| match ty.strip_prefix('$') {
+                        Some(var) => binds.iter().find(|(v, _, _)| *v == var).map_or("", |b| b.1).to_string(),
+                        None => ty.clone(),
+                    });
+                    (l, ty)
+                })
+                .collect();
+            let bound = binds
+                .into_iter()
+                .filter(|(_, name, _)| is_ident(name))
+                .filter_map(|(var, name, position)| {
+                    let (_, kind, test) = rule.defines.iter().find(|(v, _, _)| v == var)?;
+                    Some(Bound { name, position, kind: *kind, test: *test })
+                })
+                .collect();
+            return (bound, literals);
+        }
+        (Vec::new(), Vec::new())
+    }
+
+    /// The methods a call (a `token_tree`, also one inside another macro's body, where a
+    /// metavariable of that body stands for a name) makes its expansion call: the names it
+    /// passes for the metavariables the matched rule's body calls as methods, each where the
+    /// call spells it (0-based row and column).
+    pub(super) fn called<'s>(&self, call: Node, src: &'s [u8]) -> Vec<(&'s str, (usize, usize))> {
+        let Some((rule, binds)) = self.matched(call, src) else { return Vec::new() };
+        binds
+            .into_iter()
+            .filter(|(var, name, _)| is_ident(name) && rule.calls.iter().any(|c| c == var))
+            .map(|(_, name, position)| (name, position))
+            .collect()
+    }
+
+    /// The first rule a call matches (the one expanded), with what it binds.
+    fn matched<'s>(&self, call: Node, src: &'s [u8]) -> Option<(&Rule, Binds<'_, 's>)> {
         let mut budget = MAX_CALL_TOKENS;
-        let Some(input) = group_input(call, src, &mut budget) else { return (Vec::new(), Vec::new()) };
+        let input = group_input(call, src, &mut budget)?;
         for rule in self.rules.iter().take(MAX_RULES) {
             let mut binds = Vec::new();
             if match_all(&rule.matcher, &input, &mut binds) {
-                let literals = rule
-                    .literals
-                    .iter()
-                    .map(|l| {
-                        let ty = l.implementation.as_ref().map(|(_, ty)| match ty.strip_prefix('$') {
-                            Some(var) => binds.iter().find(|(v, _, _)| *v == var).map_or("", |b| b.1).to_string(),
-                            None => ty.clone(),
-                        });
-                        (l, ty)
-                    })
-                    .collect();
-                let bound = binds
-                    .into_iter()
-                    .filter_map(|(var, name, position)| {
-                        let (_, kind, test) = rule.defines.iter().find(|(v, _, _)| v == var)?;
-                        Some(Bound { name, position, kind: *kind, test: *test })
-                    })
-                    .collect();
-                return (bound, literals);
+                return Some((rule, binds));
             }
         }
-        (Vec::new(), Vec::new())
+        None
     }
 }
 
@@ -394,6 +422,27 @@ fn body_definitions(group: Node, src: &[u8], in_impl: bool, out: &mut Vec<(Strin
     }
 }
 
+/// The metavariables a rule's body calls as methods: `.`, `$method`, then `(…)`.
+fn body_calls(group: Node, src: &[u8], out: &mut Vec<String>) {
+    let children = match group.kind() {
+        "token_tree" => inside(group).1,
+        _ => repeated(group),
+    };
+    for (i, child) in children.iter().enumerate() {
+        match child.kind() {
+            "token_tree" | "token_repetition" => body_calls(*child, src, out),
+            "metavariable" if i > 0 && text(children[i - 1], src) == "." => {
+                let arguments = children.get(i + 1).filter(|n| n.kind() == "token_tree" && inside(**n).0 == b'(');
+                let var = text(*child, src).trim_start_matches('$');
+                if arguments.is_some() && !out.iter().any(|v| v == var) {
+                    out.push(var.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Whether the tokens before an item's keyword end in its attributes and qualifiers, one of
 /// them a test marker: `#[test]`, `#[tokio::test]`, `#[rstest] pub async`.
 fn marked_as_test(before: &[Node], src: &[u8]) -> bool {
@@ -474,7 +523,9 @@ fn match_prefix<'p, 's>(
                 let next = input.get(at);
                 match fragment {
                     Fragment::Ident => match next {
-                        Some(Input::Token(t, position)) if is_ident(t) => {
+                        // In another macro's body, its metavariable (`$make_input`) stands
+                        // for the name it will be.
+                        Some(Input::Token(t, position)) if is_ident(t.strip_prefix('$').unwrap_or(t)) => {
                             binds.push((name, t, *position));
                             at += 1;
                         }

@@ -13,6 +13,11 @@ use crate::code::spec::{doc_roles, roles, Spec, IDENT_ONLY, SKIP, VISIT};
 use crate::code::{imports, FileCode, Occurrence, UseKind};
 use crate::ingest::Language;
 
+/// The qualifier of a method call on a value a `macro_rules!` body makes (`$make_input(…)`)
+/// or is given: a value of a type the extraction cannot know. Not `_`, which a file declares
+/// (`let _ = …`), nor anything else a file can name.
+const UNTYPED_VALUE: &str = "$value";
+
 /// Item macros expanded inside one another, at most.
 const MAX_MACRO_DEPTH: usize = 3;
 
@@ -282,6 +287,11 @@ impl<'a> Walker<'a> {
         {
             self.note_formatting(node);
         }
+        // A token tree is no item of its own (skipped below), but one inside a `macro_rules!`
+        // body may be a macro call's arguments.
+        if self.language == Language::Rust && node.start_byte() < self.template_end && node.kind() == "token_tree" {
+            self.template_macro_call(node);
+        }
         match self.roles.get(node.kind_id() as usize).copied().unwrap_or(VISIT) {
             SKIP => return,
             IDENT_ONLY => return self.name_use(node),
@@ -308,6 +318,13 @@ impl<'a> Walker<'a> {
         self.read_package(node);
         if self.language == Language::Rust && kind == "macro_invocation" {
             let uses_before = self.out.occurrences.len();
+            // Before the arguments are read as an expression: `get_i128` in
+            // `buf_tests!(number …, get_i128, …)` is a method call, not a read of a name.
+            let name = node.child_by_field_name("macro").map(|m| self.text(m));
+            let arguments = node.named_children(&mut node.walk()).find(|c| c.kind() == "token_tree");
+            if let (Some(name), Some(arguments)) = (name, arguments) {
+                self.macro_call_uses(name.rsplit("::").next().unwrap_or(name), arguments);
+            }
             self.expand_macro(node);
             self.macro_call_definitions(node, uses_before);
         }
@@ -499,8 +516,17 @@ impl<'a> Walker<'a> {
     /// A `macro_rules!` body is a template whose names mean nothing until it is expanded,
     /// except a path from `$crate` (`$crate::__private::format_err(…)`), which names the
     /// macro's own crate's item wherever it is expanded: a use of it by the macro, so that a
-    /// change to it reaches the macro's calls.
+    /// change to it reaches the macro's calls. And a method call (`buf.remaining()`): a name
+    /// after `.` and before `(…)` is a method wherever the body lands, called on a value the
+    /// graph cannot type (as `x.remaining()` on an untyped `x` outside a macro).
     pub(super) fn template_path_use(&mut self, node: Node) {
+        let receiver = node.prev_sibling().filter(|p| self.text(*p) == ".").and_then(|dot| dot.prev_sibling());
+        let called = node.next_sibling().is_some_and(|n| n.kind() == "token_tree" && self.text(n).starts_with('('));
+        if let Some(receiver) = receiver.filter(|_| called && node.kind() == "identifier") {
+            let qualifier = if receiver.kind() == "identifier" { self.text(receiver) } else { UNTYPED_VALUE };
+            let name = self.text(node);
+            return self.push_use(node, name, qualifier, UseKind::Call);
+        }
         let mut parts: Vec<&str> = Vec::new();
         let mut at = node;
         loop {
@@ -538,6 +564,26 @@ impl<'a> Walker<'a> {
         self.push_use(arguments, "__call__", &ty, UseKind::Call);
     }
 
+    /// A call of a macro inside another's body (`buf_tests!(number $make_input, …, get_i128,
+    /// …)` in `buf_tests`' own): tokens `name`, `!`, then the arguments' tree.
+    fn template_macro_call(&mut self, arguments: Node) {
+        let Some(bang) = arguments.prev_sibling().filter(|b| self.text(*b) == "!") else { return };
+        let Some(name) = bang.prev_sibling().filter(|n| n.kind() == "identifier") else { return };
+        self.macro_call_uses(self.text(name), arguments);
+    }
+
+    /// The methods a call of a `macro_rules!` macro of this file passes in for its body to
+    /// call (`MacroRules::called`): calls of them where the call spells them, on a value the
+    /// graph cannot type.
+    pub(super) fn macro_call_uses(&mut self, macro_name: &str, arguments: Node) {
+        let Some(rules) = self.macro_rules.get(macro_name) else { return };
+        let called: Vec<(String, (usize, usize))> =
+            rules.called(arguments, self.src).into_iter().map(|(n, at)| (n.to_string(), at)).collect();
+        for (name, (row, column)) in called {
+            self.push_use_at(row as u32 + 1, column as u32 + 1, &name, UNTYPED_VALUE, UseKind::Call);
+        }
+    }
+
     /// Records a use of `name` through `qualifier` (empty: a bare name) at `node`'s start.
     pub(super) fn record_use(&mut self, node: Node, name: &str, qualifier: String) {
         let qualifier = self.typed_qualifier(qualifier, node.start_byte());
@@ -556,7 +602,11 @@ impl<'a> Walker<'a> {
     /// One occurrence at `at`'s start, unless one is recorded there already.
     pub(super) fn push_use(&mut self, at: Node, name: &str, qualifier: &str, kind: UseKind) {
         let pos = at.start_position();
-        let (line, column) = (pos.row as u32 + 1, pos.column as u32 + 1);
+        self.push_use_at(pos.row as u32 + 1, pos.column as u32 + 1, name, qualifier, kind);
+    }
+
+    /// One occurrence at (`line`, `column`), 1-based, unless one is recorded there already.
+    fn push_use_at(&mut self, line: u32, column: u32, name: &str, qualifier: &str, kind: UseKind) {
         if !self.seen.insert((line, column)) {
             return;
         }

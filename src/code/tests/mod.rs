@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::{extract, CodeGraph, FileCode, SymbolKind};
+use super::{extract, CodeGraph, FileCode, SymbolKind, UseKind};
 use crate::ingest::Language;
 
 mod definitions;
@@ -859,4 +859,55 @@ export class Later {
     // A file without errors is read as before.
     let clean = crate::code::extract::extract(Language::TypeScript, "function a() {}\nfunction b() { a() }\n").unwrap();
     assert_eq!(clean.symbols.iter().map(|s| s.line).collect::<Vec<_>>(), vec![1, 2]);
+}
+
+/// A `macro_rules!` body that calls a method (`buf.remaining()`), or calls one a call passes
+/// in (`buf.$method()`), calls it wherever it is expanded: the literal name is a call in the
+/// body, the passed name a call where the call spells it, also a call inside another macro's
+/// body (where `$make_input` stands for a name). A name the body only reads is no call.
+#[test]
+fn a_macro_body_calls_the_methods_it_names_and_is_passed() {
+    let text = r#"macro_rules! buf_tests {
+    ($make_input:ident) => {
+        #[test]
+        fn empty() {
+            let buf = $make_input(&[]);
+            assert_eq!(buf.remaining(), 0);
+        }
+        buf_tests!(number $make_input, get_u8_ok, u8, get_u8);
+    };
+    (number $make_input:ident, $ok_name:ident, $number:ty, $method:ident) => {
+        #[test]
+        fn $ok_name() {
+            let mut buf = $make_input(INPUT);
+            let _ = buf.$method();
+        }
+    };
+}
+
+macro_rules! reads {
+    ($x:ident) => { let _ = $x; };
+}
+
+mod on_slice {
+    buf_tests!(make_slice);
+}
+buf_tests!(number make_vec, get_i16_ok, i16, get_i16);
+reads!(not_called);
+"#;
+    let code = crate::code::extract::extract(Language::Rust, text).unwrap();
+    let calls = |name: &str| {
+        code.occurrences
+            .iter()
+            .filter(|o| code.name_of(o) == name && o.kind == UseKind::Call)
+            .map(|o| (o.line, o.column))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(calls("remaining"), [(6, 28)], "{:?}", code.occurrences);
+    assert_eq!(calls("get_u8"), [(8, 55)], "{:?}", code.occurrences);
+    assert_eq!(calls("get_i16"), [(26, 46)], "{:?}", code.occurrences);
+    assert_eq!(calls("not_called"), [], "{:?}", code.occurrences);
+    // In the body, a use of the macro: what reaches it reaches the macro's calls.
+    let in_body = code.occurrences.iter().find(|o| code.name_of(o) == "get_u8").and_then(|o| o.enclosing);
+    assert_eq!(in_body.map(|i| code.symbols[i as usize].name.as_str()), Some("buf_tests"));
 }

@@ -165,7 +165,9 @@ fn a_function_a_macro_body_spells_out_is_changed_where_its_lines_are_and_runs_wh
         .filter(|r| r.resolution == "name_only")
         .map(|r| (r.line, r.path))
         .collect();
-    assert_eq!(guessed, vec![(32, "src/buf.rs".to_string())]);
+    // Line 13 is the template's own `(**self).get_u8()`: the forwarder calls the inner
+    // value's, a value of a type the template cannot know.
+    assert_eq!(guessed, vec![(13, "src/buf.rs".to_string()), (32, "src/buf.rs".to_string())]);
     assert!(graph.references(instances[0], 0.0).is_empty());
     let tests = tests_from(&graph, template);
     assert_eq!(tests, vec!["tests/get.rs::reads_first"]);
