@@ -191,11 +191,8 @@ impl<'a> Walker<'a> {
     /// spells out, at the call. `uses_before`: the uses recorded before the call's arguments
     /// were read.
     pub(super) fn macro_call_definitions(&mut self, node: Node, uses_before: usize) {
-        let Some(macro_name) = node.child_by_field_name("macro").map(|m| self.text(m)) else { return };
-        let macro_name = macro_name.rsplit("::").next().unwrap_or(macro_name);
+        let Some((macro_name, call)) = self.macro_call(node) else { return };
         let Some(rules) = self.macro_rules.get(macro_name) else { return };
-        let mut cursor = node.walk();
-        let Some(call) = node.named_children(&mut cursor).find(|c| c.kind() == "token_tree") else { return };
         let (bound, literals) = rules.definitions(call, self.src);
         if bound.is_empty() && literals.is_empty() {
             return;

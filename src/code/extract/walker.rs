@@ -320,10 +320,8 @@ impl<'a> Walker<'a> {
             let uses_before = self.out.occurrences.len();
             // Before the arguments are read as an expression: `get_i128` in
             // `buf_tests!(number …, get_i128, …)` is a method call, not a read of a name.
-            let name = node.child_by_field_name("macro").map(|m| self.text(m));
-            let arguments = node.named_children(&mut node.walk()).find(|c| c.kind() == "token_tree");
-            if let (Some(name), Some(arguments)) = (name, arguments) {
-                self.macro_call_uses(name.rsplit("::").next().unwrap_or(name), arguments);
+            if let Some((name, arguments)) = self.macro_call(node) {
+                self.macro_call_uses(name, arguments);
             }
             self.expand_macro(node);
             self.macro_call_definitions(node, uses_before);
@@ -562,6 +560,14 @@ impl<'a> Walker<'a> {
         let call = node.parent().and_then(|p| if p.kind() == "attribute" { p.parent() } else { Some(p) });
         let Some(arguments) = call.and_then(|call| call.child_by_field_name("arguments")) else { return };
         self.push_use(arguments, "__call__", &ty, UseKind::Call);
+    }
+
+    /// A `macro_invocation`'s macro, by its last name (`buf_tests` of `crate::buf_tests!`), and
+    /// its arguments' token tree.
+    pub(super) fn macro_call(&self, node: Node<'a>) -> Option<(&'a str, Node<'a>)> {
+        let name = self.text(node.child_by_field_name("macro")?);
+        let arguments = node.named_children(&mut node.walk()).find(|c| c.kind() == "token_tree")?;
+        Some((name.rsplit("::").next().unwrap_or(name), arguments))
     }
 
     /// A call of a macro inside another's body (`buf_tests!(number $make_input, …, get_i128,
