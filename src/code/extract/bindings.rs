@@ -427,6 +427,12 @@ impl<'a> Walker<'a> {
     /// Python: the type the enclosing function's signature states for the parameter that
     /// `value` names (`renderer: Optional[BaseRenderer] = None`: `BaseRenderer`).
     fn parameter_type(&self, value: Node) -> Option<String> {
+        stated_type(self.parameter_annotation(value)?, self.language)
+    }
+
+    /// Python: the annotation, as written, of the enclosing function's parameter that `value`
+    /// names (`Optional[BaseRenderer]`), if it has one.
+    pub(super) fn parameter_annotation(&self, value: Node) -> Option<&'a str> {
         if value.kind() != "identifier" {
             return None;
         }
@@ -444,7 +450,7 @@ impl<'a> Walker<'a> {
             };
             named.filter(|n| self.text(*n) == name).and_then(|_| p.child_by_field_name("type"))
         });
-        stated_type(self.text(found?), self.language)
+        Some(self.text(found?))
     }
 
     /// Go: notes whether `name` is declared (`stated`) as a slice or an array, whose elements

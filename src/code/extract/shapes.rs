@@ -57,6 +57,17 @@ impl<'a> Walker<'a> {
         }
         // The use of `self.console` on the left is this definition's name, not a use.
         self.simple_symbol(node, attribute, name, SymbolKind::Field);
+        // `self.soup = soup` where the method's parameter says `soup: BeautifulSoup`: the
+        // field holds what the parameter does, so its signature states the parameter's type
+        // as an annotated assignment would (`self.soup: BeautifulSoup = soup`), and
+        // `self.soup.handle_data(…)` narrows to `BeautifulSoup`'s members as it would then.
+        let value = node.child_by_field_name("right").filter(|_| node.child_by_field_name("type").is_none());
+        if let Some((value, annotation)) = value.and_then(|v| Some((v, self.parameter_annotation(v)?))) {
+            let declared = format!("{}: {annotation} = {}", self.text(left), self.text(value));
+            if let Some(field) = self.out.symbols.last_mut() {
+                field.signature = declared;
+            }
+        }
     }
 
     /// `MAX = 10` in a Ruby class or module body.

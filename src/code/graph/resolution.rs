@@ -244,10 +244,17 @@ impl CodeGraph {
         // declaration names its type, and a member of another type is not meant.
         // (`self.hir.translate()` in `impl Parser`: `Parser`'s own `hir` field, not another
         // type's field of that name in the same file.)
+        // Of a class's declarations of one field (`soup: BeautifulSoup` in the body beside
+        // `self.soup = soup` in a method), the one that states its type.
         let own_field = match parts.as_slice() {
-            [receiver, field] if matches!(*receiver, "self" | "this") => self
-                .enclosing_container(f, occ)
-                .and_then(|c| self.codes[f as usize].symbols.iter().find(|s| s.name == *field && s.container == c)),
+            [receiver, field] if matches!(*receiver, "self" | "this") => {
+                self.enclosing_container(f, occ).and_then(|c| {
+                    let mut declared =
+                        self.codes[f as usize].symbols.iter().filter(|s| s.name == *field && s.container == c);
+                    let first = declared.clone().next();
+                    declared.find(|s| declared_type(&s.signature, field).is_some()).or(first)
+                })
+            }
             _ => None,
         };
         if let Some(declared) = own_field.or_else(|| self.declaration_in_file(f, last)) {

@@ -396,7 +396,12 @@ impl CodeGraph {
             .collect();
         match fields.as_slice() {
             [one] => Some(*one),
-            _ => None,
+            // A field declared twice (in the class body and in `__init__`): the declaration
+            // that states its type, when only one does.
+            several => {
+                let mut typed = several.iter().filter(|&&r| declared_type(&self.symbol(r).signature, name).is_some());
+                typed.next().filter(|_| typed.next().is_none()).copied()
+            }
         }
     }
 

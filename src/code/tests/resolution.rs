@@ -634,6 +634,33 @@ fn a_field_built_from_a_class_is_no_object_of_unknown_type() {
     assert_eq!(lines, vec![11]);
 }
 
+/// A field assigned from a parameter whose annotation states its type (`self.soup = soup`
+/// for `soup: Soup`) holds that type, whether the class body declares the field too (after
+/// the method, as beautifulsoup's parser does) or not: `self.soup.handle_data(…)` is
+/// `Soup.handle_data`, not a guess among every `handle_data`.
+#[test]
+fn a_field_assigned_from_an_annotated_parameter_has_its_type() {
+    let graph = python_graph(&[
+        (
+            "pkg/soup.py",
+            "class Soup:\n    def handle_data(self, data):\n        return data\n\n\n\
+             class Other:\n    def handle_data(self, data):\n        return data\n",
+        ),
+        (
+            "pkg/parser.py",
+            "from pkg.soup import Soup\n\n\nclass Parser:\n    def __init__(self, soup: Soup):\n        \
+             self.soup = soup\n\n    soup: Soup\n\n    def feed(self, data):\n        \
+             self.soup.handle_data(data)\n\n\nclass Bare:\n    def __init__(self, soup: Soup):\n        \
+             self.soup = soup\n\n    def feed(self, data):\n        self.soup.handle_data(data)\n",
+        ),
+    ]);
+    let soup = graph.defined_in("pkg/soup.py", "Soup.handle_data", crate::code::SymbolKind::Method)[0];
+    let lines: Vec<u32> = graph.references(soup, 0.5).into_iter().map(|r| r.line).collect();
+    assert_eq!(lines, vec![11, 19]);
+    let other = graph.defined_in("pkg/soup.py", "Other.handle_data", crate::code::SymbolKind::Method)[0];
+    assert!(graph.references(other, 0.0).is_empty());
+}
+
 /// A destructured local (`let [, host = "", path = ""] = …`, `const { a, b: c } = opts`, a
 /// parameter `{ d }`) is bound in its function: no use of it is a definition elsewhere of that
 /// name (ufo's `parseURL` read its `path` as a test file's constant).
