@@ -211,6 +211,29 @@ def fetch_debian(name: str, version: str, work: Path) -> Path:
     return tree
 
 
+def fetch_debian_source(name: str, version: str, work: Path) -> Path:
+    """A Debian source package's upstream tarball (`apt-get source`: Java and other code no
+    binary package ships as source), from bookworm or trixie (the newer release where it is
+    closer to the benchmark's pin), through a sources list of its own so the system's apt
+    configuration is left as it is."""
+    apt = work / f"apt-{name}"
+    lists = apt / "lists"
+    (lists / "partial").mkdir(parents=True, exist_ok=True)
+    (apt / "sources.list").write_text(
+        "deb-src http://deb.debian.org/debian bookworm main\ndeb-src http://deb.debian.org/debian trixie main\n"
+    )
+    options = ["-o", f"Dir::Etc::sourcelist={apt / 'sources.list'}", "-o", "Dir::Etc::sourceparts=/dev/null",
+               "-o", f"Dir::State::Lists={lists}"]
+    run(["apt-get", *options, "update"])
+    dest = work / f"debsrc-{name}"
+    dest.mkdir(parents=True, exist_ok=True)
+    run(["apt-get", *options, "source", "--download-only", f"{name}={version}"], cwd=dest)
+    origs = sorted(p for p in dest.iterdir() if ".orig.tar." in p.name)
+    if not origs:
+        raise SystemExit(f"apt-get source downloaded no upstream tarball of {name} {version}")
+    return unpack(origs[0], work / f"unpacked-{name}")
+
+
 # Bumped when the way a repo's tree is laid out changes: checkouts made before are redone.
 LAYOUT_VERSION = 2
 
@@ -220,6 +243,7 @@ FETCHERS = {
     "npm": fetch_npm,
     "pypi-sdist": fetch_pypi_sdist,
     "debian": fetch_debian,
+    "debian-source": fetch_debian_source,
 }
 
 
