@@ -9,6 +9,7 @@ use tantivy::{DocAddress, TantivyDocument};
 
 use super::concepts::ExpandedConcept;
 use super::SearchParams;
+use crate::code::test_files::is_test_file;
 use crate::protocol::{HitExplain, RankedBy};
 
 /// Prose (Markdown, text, web pages): ranked by plain BM25, without the coverage factor.
@@ -149,7 +150,9 @@ pub(super) fn chunk_flags(path: &str, language: &str, internal: bool) -> u64 {
     if is_prose(language) {
         flags |= FLAG_PROSE;
     }
-    if path_prior(path) < 1.0 {
+    // A test file by its language's conventions (`FooTest.java`, `Foo.Tests/`, `foo_spec.rb`)
+    // is secondary as a `tests/` folder is: the same test files change impact names.
+    if path_prior(path) < 1.0 || is_test_file(path, language) {
         flags |= FLAG_SECONDARY;
     }
     flags | version_flags(path)
@@ -720,6 +723,18 @@ mod tests {
         assert_eq!(older_versions(&[flags], &[]), vec![false]);
         assert_eq!(older_versions(&[flags | FLAG_SUPERSEDED], &[]), vec![true]);
         assert_eq!(older_versions(&[flags | FLAG_SUPERSEDED], &named_versions("v1 validators")), vec![false]);
+    }
+
+    #[test]
+    fn test_files_by_their_language_s_conventions_are_secondary() {
+        let secondary = |path: &str, language: &str| chunk_flags(path, language, false) & FLAG_SECONDARY != 0;
+        assert!(secondary("Src/Newtonsoft.Json.Tests/JsonConvertTest.cs", "csharp"));
+        assert!(secondary("core/GsonTypesTest.java", "java"));
+        assert!(secondary("lib/rack/request_spec.rb", "ruby"));
+        assert!(secondary("lib/plug/conn_test.exs", "elixir"));
+        assert!(!secondary("src/main/java/com/google/gson/Gson.java", "java"));
+        assert!(!secondary("lib/rack/request.rb", "ruby"));
+        assert!(!secondary("src/Newtonsoft.Json/JsonConvert.cs", "csharp"));
     }
 
     #[test]
