@@ -60,12 +60,17 @@ pub struct ChangeSet {
     /// another version of them (an earlier edit, or a file caught mid-write), whose
     /// definitions may not be the diff's (`ChangeSet::behind`).
     pub unheld: Vec<String>,
+    /// Changed files whose working-tree text the graph does not hold (the index has not read
+    /// them since they were edited or added: a CLI without a daemon, a save the watcher has
+    /// not read yet): a walk over the graph would start from old lines or miss new code.
+    pub stale: Vec<String>,
 }
 
 impl ChangeSet {
     /// The changed files whose modified definitions `graph` does not have at their path,
     /// because it holds another version of the file (`unheld`): a walk from them would start
     /// nowhere. The index must catch up with these files before it can answer.
+    /// Also every file of the working tree the index has not read since it changed (`stale`).
     pub fn behind(&self, graph: &CodeGraph) -> Vec<String> {
         let mut paths: Vec<String> = self
             .symbols
@@ -73,6 +78,7 @@ impl ChangeSet {
             .filter(|c| c.change == SymbolChange::Modified && self.unheld.contains(&c.path))
             .filter(|c| graph.defined_in(&c.path, &c.symbol.qualified_name, c.symbol.kind).is_empty())
             .map(|c| c.path.clone())
+            .chain(self.stale.iter().cloned())
             .collect();
         paths.sort();
         paths.dedup();
@@ -152,7 +158,7 @@ pub fn read(root: &Path, base: &DiffBase, indexed_opt: Option<&CodeGraph>) -> Re
     let mut order: Vec<usize> = (0..jobs.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(jobs[i].2.len() + jobs[i].3.len()));
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut done: Vec<(usize, Vec<ChangedSymbol>, bool)> = std::thread::scope(|scope| {
+    let mut done: Vec<(usize, Vec<ChangedSymbol>, bool, bool)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 scope.spawn(|| {
@@ -171,7 +177,11 @@ pub fn read(root: &Path, base: &DiffBase, indexed_opt: Option<&CodeGraph>) -> Re
                         let (old, old_held) = facts(&file.old_path, old_text);
                         let (new, new_held) = facts(&file.path, new_text);
                         let unheld = indexed_opt.is_some() && !old_held && !new_held;
-                        out.push((i, compare(*language, file, (old_text, &old), (new_text, &new)), unheld));
+                        // The index reads the working tree: a staged side it may never hold.
+                        let working = matches!(base, DiffBase::Working { .. });
+                        let stale = indexed_opt.is_some() && working && file.change != FileChange::Deleted && !new_held;
+                        let symbols = compare(*language, file, (old_text, &old), (new_text, &new));
+                        out.push((i, symbols, unheld, stale));
                     }
                     out
                 })
@@ -180,10 +190,11 @@ pub fn read(root: &Path, base: &DiffBase, indexed_opt: Option<&CodeGraph>) -> Re
         handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
     });
     // In the diff's order of files, as one thread would give them.
-    done.sort_by_key(|(i, _, _)| *i);
-    let unheld = done.iter().filter(|(_, _, unheld)| *unheld).map(|(i, _, _)| jobs[*i].0.path.clone()).collect();
-    let symbols: Vec<ChangedSymbol> = done.into_iter().flat_map(|(_, symbols, _)| symbols).collect();
-    Ok(ChangeSet { files, symbols, unheld })
+    done.sort_by_key(|(i, ..)| *i);
+    let unheld = done.iter().filter(|(_, _, unheld, _)| *unheld).map(|(i, ..)| jobs[*i].0.path.clone()).collect();
+    let stale = done.iter().filter(|(.., stale)| *stale).map(|(i, ..)| jobs[*i].0.path.clone()).collect();
+    let symbols: Vec<ChangedSymbol> = done.into_iter().flat_map(|(_, symbols, ..)| symbols).collect();
+    Ok(ChangeSet { files, symbols, unheld, stale })
 }
 
 /// A side's definitions (none for a side that does not exist), named as the graph names

@@ -197,6 +197,67 @@ fn a_change_lists_the_tests_that_reach_it_in_four_languages() {
     }
 }
 
+/// A test the change edits, or a test file it adds, is affected itself, at depth 0 and
+/// confidence 1: an agent that edits a test runs that test (a JS `test(…)` callback named by
+/// its title). The index has not read the edits yet: the answer waits for it to.
+#[test]
+fn an_edited_or_added_test_is_affected_itself() {
+    let home = Home::new();
+    let cases = [
+        (
+            "rust",
+            "tests/tax.rs",
+            "tax(100), 20",
+            "tax(100), 20 + 0",
+            "tax_is_a_fifth",
+            "tests/added.rs",
+            "#[test]\nfn added() {}\n",
+        ),
+        (
+            "python",
+            "tests/test_tax.py",
+            "== 20",
+            "== 20 + 0",
+            "test_tax_is_a_fifth",
+            "tests/test_added.py",
+            "def test_added():\n    assert True\n",
+        ),
+        (
+            "ts",
+            "test/tax.test.ts",
+            "toBe(20)",
+            "toBe(20 + 0)",
+            "tax is a fifth",
+            "test/added.test.ts",
+            "import { test } from \"vitest\";\n\ntest(\"added\", () => {});\n",
+        ),
+        (
+            "go",
+            "pricing/pricing_test.go",
+            "Tax(100) != 20",
+            "Tax(100) != 20+0",
+            "TestTaxIsAFifth",
+            "pricing/added_test.go",
+            "package pricing\n\nimport \"testing\"\n\nfunc TestAdded(t *testing.T) {}\n",
+        ),
+    ];
+    for (lang, file, from, to, test, added, added_text) in cases {
+        let repo = fixture_repo(lang);
+        home.index(repo.path());
+        edit(repo.path(), file, from, to);
+        crate::common::write(repo.path(), added, added_text);
+        let r = impact(&home, repo.path(), &[]);
+        let edited = r["tests"].as_array().unwrap().iter().find(|t| t["path"] == file && t["name"] == test);
+        let edited = edited.unwrap_or_else(|| panic!("{lang}: the edited test is missing: {r}"));
+        assert_eq!((edited["depth"].as_u64(), edited["confidence"].as_f64()), (Some(0), Some(1.0)), "{lang}: {r}");
+        let paths: Vec<&str> = r["tests"].as_array().unwrap().iter().map(|t| t["path"].as_str().unwrap()).collect();
+        assert!(paths.contains(&added), "{lang}: the added test file is missing: {r}");
+        // Only once each.
+        let listed = names(&r["tests"]);
+        assert_eq!(listed.iter().filter(|n| *n == test).count(), 1, "{lang}: {listed:?}");
+    }
+}
+
 /// The index read a changed file while something wrote it (empty: `git checkout` and many
 /// editors write a file in place), and the watcher has not read it again: the answer still
 /// starts from the diff's definitions, because the index catches up with that file first.

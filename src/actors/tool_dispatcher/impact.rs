@@ -17,7 +17,7 @@ use super::search::DiffSearch;
 use super::{code, open_indexed, tracked, ToolDispatcher};
 use crate::actors::chat::ReadDiff;
 use crate::actors::repo_supervisor::RunIndex;
-use crate::change::git::DiffBase;
+use crate::change::git::{DiffBase, FileChange};
 use crate::change::{ChangeSet, SymbolChange};
 use crate::code::dependents::{self, Reached, Seed, WalkLimits};
 use crate::code::CodeGraph;
@@ -220,6 +220,12 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
         let text = texts.entry(r.file).or_insert_with(|| read_test_file(&index.root, graph.path(r.file)));
         text.as_deref().is_none_or(|text| dependents::names_key(text, &key))
     });
+    // A test the diff changes or adds is affected before anything it reaches: an agent that
+    // edits a test runs that test.
+    let mut changed = changed_tests(graph, changes);
+    changed.retain(|r| default_run.runs(graph, r.file, r.symbol_opt));
+    walk.tests.retain(|r| !changed.iter().any(|c| c.file == r.file && c.symbol_opt == r.symbol_opt));
+    walk.tests.splice(0..0, changed);
     let dependents_total = walk.dependents.len();
     let tests_total = walk.tests.len();
     let dependents = walk.dependents.iter().take(msg.limit).map(|r| dependent_info(graph, r)).collect();
@@ -263,6 +269,32 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
         test_files,
         truncated: walk.truncated || dependents_total > msg.limit || tests_total > msg.limit,
     }
+}
+
+/// The tests among the definitions the diff modifies, renames or adds, in the diff's order;
+/// and a changed test file where none of them is (a JS `it(…)` callback, a helper, an
+/// import): its code at the first changed line, named as its test framework's callback is.
+fn changed_tests(graph: &CodeGraph, changes: &ChangeSet) -> Vec<Reached> {
+    let mut tests: Vec<Reached> = Vec::new();
+    for c in changes.symbols.iter().filter(|c| c.change != SymbolChange::Deleted) {
+        let s = &c.symbol;
+        let found = graph.defined_in(&c.path, &s.qualified_name, s.kind);
+        let Some(&(file, index)) = found.iter().min_by_key(|&&r| graph.symbol(r).line.abs_diff(s.line)) else {
+            continue;
+        };
+        let seen = tests.iter().any(|t| t.file == file && t.symbol_opt == Some(index));
+        if !seen && graph.is_test(file, index as usize) {
+            tests.push(Reached::changed_test(file, Some(index), graph.symbol((file, index)).line));
+        }
+    }
+    for f in changes.files.iter().filter(|f| f.change != FileChange::Deleted) {
+        let Some(file) = graph.file_index(&f.path) else { continue };
+        let Some(hunk) = f.hunks.first() else { continue };
+        if graph.is_test_module(file) && !tests.iter().any(|t| t.file == file) {
+            tests.push(Reached::changed_test(file, None, hunk.new_start.max(1)));
+        }
+    }
+    tests
 }
 
 fn round(x: f32) -> f32 {

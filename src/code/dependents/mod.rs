@@ -113,6 +113,31 @@ pub struct Reached {
     pub failing: bool,
 }
 
+impl Reached {
+    /// A test the diff itself changes or adds (definition `index` of `file`, or the file's
+    /// code at `line`): it runs to prove the change as surely as anything it reaches.
+    pub fn changed_test(file: u32, symbol_opt: Option<u32>, line: u32) -> Self {
+        Reached {
+            file,
+            symbol_opt,
+            line,
+            depth: 0,
+            hops: 0,
+            confidence: 1.0,
+            weakest: 1.0,
+            via: Vec::new(),
+            test: true,
+            by_import: false,
+            requires: None,
+            needs_format: 0,
+            key: None,
+            runs_in_no_test: false,
+            calls_only: true,
+            failing: false,
+        }
+    }
+}
+
 /// How far and how sure a walk goes.
 #[derive(Debug, Clone, Copy)]
 pub struct WalkLimits {
