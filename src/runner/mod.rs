@@ -301,7 +301,9 @@ pub fn plan(runner: &Runner, selection: &Selection, report_dir: &Path) -> Result
         }
         Runner::Pytest { python } => {
             let mut args =
-                vec![s("-m"), s("pytest"), s("-rA"), s("-q"), s("-p"), s("no:cacheprovider"), s("--color=no")];
+                // `-v`: a line per test as it ends (and its id as it starts), so a run cut at
+                // the time limit still says what passed, what failed and what hung.
+                vec![s("-m"), s("pytest"), s("-rA"), s("-v"), s("-p"), s("no:cacheprovider"), s("--color=no")];
             match selection {
                 Selection::All => {}
                 Selection::Target(target) => args.push(target.clone()),
@@ -398,37 +400,106 @@ fn cargo_target(target: &str, args: &mut Vec<String>, filters: &mut Vec<String>)
     }
 }
 
-/// Output kept from a run: the head up to the cap, then only a rolling tail.
+/// Output kept from a run: the head up to the cap, then only a rolling tail; and of what
+/// falls out of the tail, the lines that carry results (`parse::carries_result`), so a flood
+/// of output between them does not lose the counts.
 struct Capture {
     head: Vec<u8>,
     tail: std::collections::VecDeque<u8>,
     cap: usize,
     total: u64,
+    /// The line being dropped from the tail's front, and the result lines kept of those.
+    dropping: Vec<u8>,
+    kept: Vec<u8>,
+    keep: fn(&str) -> bool,
 }
 
+/// At most this much of the result lines a run drops from its output is kept.
+const MAX_KEPT_BYTES: usize = 8 * 1024 * 1024;
+
 impl Capture {
+    fn new(cap: usize, keep: fn(&str) -> bool) -> Self {
+        Capture {
+            head: Vec::new(),
+            tail: Default::default(),
+            cap,
+            total: 0,
+            dropping: Vec::new(),
+            kept: Vec::new(),
+            keep,
+        }
+    }
+
     fn push(&mut self, bytes: &[u8]) {
         self.total += bytes.len() as u64;
         let room = self.cap.saturating_sub(self.head.len());
         let (head, rest) = bytes.split_at(room.min(bytes.len()));
         self.head.extend_from_slice(head);
+        if !rest.is_empty() && self.total == bytes.len() as u64 + self.head.len() as u64 - head.len() as u64 {
+            // The head just filled: its unfinished last line goes on with the bytes after it.
+            self.dropping.extend_from_slice(&self.head[self.head_lines()..]);
+        }
         for &b in rest {
             if self.tail.len() == TAIL_BYTES {
-                self.tail.pop_front();
+                if let Some(dropped) = self.tail.pop_front() {
+                    self.drop_byte(dropped);
+                }
             }
             self.tail.push_back(b);
         }
     }
 
+    fn drop_byte(&mut self, b: u8) {
+        self.dropping.push(b);
+        if b == b'\n' {
+            let line = String::from_utf8_lossy(&self.dropping);
+            if self.kept.len() + self.dropping.len() <= MAX_KEPT_BYTES && (self.keep)(&line) {
+                self.kept.extend_from_slice(&self.dropping);
+            }
+            self.dropping.clear();
+        }
+    }
+
+    /// The length of the head's whole lines.
+    fn head_lines(&self) -> usize {
+        self.head.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)
+    }
+
+    fn dropped(&self) -> u64 {
+        self.total - self.head.len() as u64 - self.tail.len() as u64
+    }
+
+    fn tail_text(&self) -> String {
+        String::from_utf8_lossy(&self.tail.iter().copied().collect::<Vec<u8>>()).into_owned()
+    }
+
+    /// What a reader sees: the head, a line saying how much was dropped, the tail.
     fn text(&self) -> String {
         let mut out = String::from_utf8_lossy(&self.head).into_owned();
         if !self.tail.is_empty() {
-            let dropped = self.total - self.head.len() as u64 - self.tail.len() as u64;
-            if dropped > 0 {
-                out.push_str(&format!("\n[… {dropped} bytes of output dropped …]\n"));
+            if self.dropped() > 0 {
+                out.push_str(&format!("\n[… {} bytes of output dropped …]\n", self.dropped()));
             }
-            out.push_str(&String::from_utf8_lossy(&self.tail.iter().copied().collect::<Vec<u8>>()));
+            out.push_str(&self.tail_text());
         }
+        out
+    }
+
+    /// What the results are read from: the head, the result lines dropped, the tail. Once the
+    /// head is full its unfinished last line is read as one with the bytes that went on.
+    fn results_text(&self) -> String {
+        if self.total == self.head.len() as u64 {
+            return String::from_utf8_lossy(&self.head).into_owned();
+        }
+        let mut out = String::from_utf8_lossy(&self.head[..self.head_lines()]).into_owned();
+        out.push_str(&String::from_utf8_lossy(&self.kept));
+        if self.dropped() == 0 {
+            // Nothing dropped: the unfinished line is still whole, head and tail.
+            out.push_str(&String::from_utf8_lossy(&self.head[self.head_lines()..]));
+        } else {
+            out.push('\n');
+        }
+        out.push_str(&self.tail_text());
         out
     }
 }
@@ -467,11 +538,8 @@ pub fn run(
     let pid = child.id() as i32;
     // Each stream apart: interleaved, a runner's stderr could land inside one of its stdout
     // lines (`test x ... errorFAILED`) and hide the result.
-    let captures: Vec<Arc<Mutex<Capture>>> = (0..2)
-        .map(|_| {
-            Arc::new(Mutex::new(Capture { head: Vec::new(), tail: Default::default(), cap: max_output, total: 0 }))
-        })
-        .collect();
+    let captures: Vec<Arc<Mutex<Capture>>> =
+        (0..2).map(|_| Arc::new(Mutex::new(Capture::new(max_output, parse::carries_result(runner))))).collect();
     let readers: Vec<_> = [
         child.stdout.take().map(|s| Box::new(s) as Box<dyn Read + Send>),
         child.stderr.take().map(|s| Box::new(s) as Box<dyn Read + Send>),
@@ -511,16 +579,17 @@ pub fn run(
         let _ = reader.join();
     }
     // What the runner printed, then what it said on stderr (cargo's build and summary).
-    let texts: Vec<String> = captures.iter().map(|c| c.lock().map(|c| c.text()).unwrap_or_default()).collect();
-    let output = match texts[1].trim().is_empty() {
+    let joined = |texts: Vec<String>| match texts[1].trim().is_empty() {
         true => texts[0].clone(),
         false if texts[0].is_empty() => texts[1].clone(),
         false => format!("{}\n{}", texts[0].trim_end_matches('\n'), texts[1]),
     };
+    let output = joined(captures.iter().map(|c| c.lock().map(|c| c.text()).unwrap_or_default()).collect());
+    let results = joined(captures.iter().map(|c| c.lock().map(|c| c.results_text()).unwrap_or_default()).collect());
     let truncated =
         captures.iter().any(|c| c.lock().is_ok_and(|c| c.total > c.head.len() as u64 + c.tail.len() as u64));
     let report = plan.report_opt.as_ref().and_then(|p| std::fs::read_to_string(p).ok());
-    let parsed = parse::results(runner, &output, report.as_deref());
+    let parsed = parse::results(runner, &results, report.as_deref());
     let tail_start = output.len().saturating_sub(TAIL_BYTES);
     let tail_start = (tail_start..output.len()).find(|&i| output.is_char_boundary(i)).unwrap_or(output.len());
     let exit_code = if timed_out { None } else { status.code() };
@@ -668,12 +737,29 @@ mod tests {
 
     #[test]
     fn a_capture_keeps_its_head_and_tail() {
-        let mut c = Capture { head: Vec::new(), tail: Default::default(), cap: 10, total: 0 };
+        let mut c = Capture::new(10, |_| false);
         c.push(b"0123456789abcdef");
         c.push(&vec![b'x'; TAIL_BYTES + 5]);
         let text = c.text();
         assert!(text.starts_with("0123456789"));
         assert!(text.contains("bytes of output dropped"));
         assert!(text.ends_with(&"x".repeat(100)));
+    }
+
+    #[test]
+    fn a_flood_of_output_keeps_the_result_lines_it_drops() {
+        let runner = Runner::Go;
+        let mut c = Capture::new(100, parse::carries_result(&runner));
+        let event =
+            |action: &str, test: &str| format!("{{\"Action\":\"{action}\",\"Package\":\"x\",\"Test\":\"{test}\"}}\n");
+        for i in 0..20 {
+            c.push(event("pass", &format!("TestEarly{i}")).as_bytes());
+        }
+        let noise = event("output", "TestNoisy").repeat(5_000);
+        c.push(noise.as_bytes());
+        c.push(event("pass", "TestLate").as_bytes());
+        assert!(c.dropped() > 0);
+        let parsed = parse::results(&runner, &c.results_text(), None);
+        assert_eq!(parsed.passed, 21, "each pass event counts once");
     }
 }

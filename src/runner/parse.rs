@@ -34,6 +34,38 @@ pub fn results(runner: &Runner, output: &str, report_opt: Option<&str>) -> Parse
     }
 }
 
+/// Which lines of a runner's output carry its results (kept when a flood of output around
+/// them is dropped, `Capture`): libtest's `test x ... ok`, pytest's per-test and summary lines,
+/// go's pass/fail/skip events and a failing test's own lines. vitest and jest write a report.
+pub fn carries_result(runner: &Runner) -> fn(&str) -> bool {
+    fn libtest(line: &str) -> bool {
+        line.starts_with("test ") && line.contains(" ... ")
+    }
+    fn pytest(line: &str) -> bool {
+        OUTCOMES.iter().any(|o| line.starts_with(o) || (line.contains("::") && line.contains(&format!(" {o}"))))
+    }
+    fn go(line: &str) -> bool {
+        ["\"Action\":\"pass\"", "\"Action\":\"fail\"", "\"Action\":\"skip\""].iter().any(|a| line.contains(a))
+            || (line.contains("\"Action\":\"output\"") && (line.contains("--- FAIL") || line.contains("_test.go:")))
+    }
+    fn either(line: &str) -> bool {
+        libtest(line) || pytest(line)
+    }
+    fn none(_: &str) -> bool {
+        false
+    }
+    match runner {
+        Runner::Cargo => libtest,
+        Runner::Pytest { .. } => pytest,
+        Runner::Go => go,
+        Runner::Custom(_) => either,
+        Runner::Vitest { .. } | Runner::Jest { .. } => none,
+    }
+}
+
+/// pytest's outcomes, as its `-v` lines and `-rA` summary write them.
+const OUTCOMES: [&str; 6] = ["PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL", "XPASS"];
+
 fn clip(message: &str) -> String {
     let message = strip_ansi(message.trim());
     match message.char_indices().nth(MAX_MESSAGE_CHARS) {
@@ -108,8 +140,9 @@ fn cargo(output: &str) -> Parsed {
     parsed
 }
 
-/// pytest `-rA`: the short summary's `PASSED`/`FAILED`/`ERROR`/`SKIPPED` lines and the
-/// final counts line.
+/// pytest `-rA -v`: the short summary's `PASSED`/`FAILED`/`ERROR`/`SKIPPED` lines and the
+/// final counts line; without those (a run cut at the time limit), the `-v` lines of the
+/// tests that ended, and the test that was running named as a failure.
 fn pytest(output: &str) -> Parsed {
     let mut parsed = Parsed::default();
     let mut counted = false;
@@ -139,6 +172,7 @@ fn pytest(output: &str) -> Parsed {
             }
         }
     }
+    let mut summarised = false;
     for line in output.lines() {
         let (outcome, rest) = match line.split_once(' ') {
             Some(split) => split,
@@ -146,18 +180,83 @@ fn pytest(output: &str) -> Parsed {
         };
         match outcome {
             "FAILED" | "ERROR" => {
+                summarised = true;
                 let (name, message) = rest.split_once(" - ").unwrap_or((rest, ""));
-                parsed.failures.push((name.trim().to_string(), clip(message)));
+                let name = name.trim();
+                // A collection error says no more on its line: its section's `E` lines do.
+                let message = if message.is_empty() { error_lines(output, name) } else { clip(message) };
+                parsed.failures.push((name.to_string(), message));
                 if !counted {
                     parsed.failed += 1;
                 }
             }
-            "PASSED" if !counted => parsed.passed += 1,
-            "SKIPPED" if !counted => parsed.skipped += 1,
+            "PASSED" | "SKIPPED" => {
+                summarised = true;
+                if !counted {
+                    if outcome == "PASSED" {
+                        parsed.passed += 1;
+                    } else {
+                        parsed.skipped += 1;
+                    }
+                }
+            }
             _ => {}
         }
     }
+    if !counted && !summarised {
+        verbose_lines(output, &mut parsed);
+    }
     parsed
+}
+
+/// The `-v` lines of a run that never printed its summary: `path::test PASSED [ 50%]` for each
+/// test that ended, and `path::test` alone for the one running when the output stopped.
+fn verbose_lines(output: &str, parsed: &mut Parsed) {
+    let mut running: Option<&str> = None;
+    for line in output.lines().map(str::trim_end) {
+        let Some((id, _)) = line.split_once("::") else { continue };
+        if id.contains(' ') || !id.ends_with(".py") {
+            continue;
+        }
+        let outcome = OUTCOMES.iter().find(|o| line.contains(&format!(" {o}")));
+        match outcome {
+            Some(&o) => {
+                running = None;
+                let name = line[..line.find(&format!(" {o}")).unwrap_or(line.len())].trim();
+                match o {
+                    "PASSED" | "XPASS" => parsed.passed += 1,
+                    "SKIPPED" | "XFAIL" => parsed.skipped += 1,
+                    _ => {
+                        parsed.failed += 1;
+                        parsed.failures.push((name.to_string(), String::new()));
+                    }
+                }
+            }
+            None if !line.contains(' ') => running = Some(line),
+            None => {}
+        }
+    }
+    if let Some(name) = running {
+        parsed.failed += 1;
+        parsed.failures.push((name.to_string(), "still running when the run was stopped".to_string()));
+    }
+}
+
+/// The `E` lines of the section pytest prints for `name`'s error or failure (`ERROR
+/// collecting tests/x.py`, `___ test_x ___`): the exception it ended with.
+fn error_lines(output: &str, name: &str) -> String {
+    let short = name.rsplit("::").next().unwrap_or(name);
+    let mut lines = output.lines();
+    let found = lines.by_ref().any(|l| l.starts_with('_') && (l.contains(name) || l.contains(&format!(" {short} "))));
+    if !found {
+        return String::new();
+    }
+    let message: Vec<&str> = lines
+        .take_while(|l| !l.starts_with("____") && !l.starts_with("===="))
+        .filter_map(|l| l.strip_prefix("E "))
+        .map(str::trim)
+        .collect();
+    clip(&message.join("\n"))
 }
 
 /// vitest's `--reporter=json` and jest's `--json`: one format.
@@ -167,17 +266,36 @@ fn jest_json(report: &str) -> Parsed {
         return parsed;
     };
     let count = |key: &str| value[key].as_u64().unwrap_or(0);
-    parsed.passed = count("numPassedTests");
-    parsed.failed = count("numFailedTests");
-    parsed.skipped = count("numPendingTests") + count("numTodoTests");
-    for suite in value["testResults"].as_array().into_iter().flatten() {
+    let suites = value["testResults"].as_array().cloned().unwrap_or_default();
+    let statuses: Vec<String> = suites
+        .iter()
+        .flat_map(|s| s["assertionResults"].as_array().cloned().unwrap_or_default())
+        .map(|a| a["status"].as_str().unwrap_or("").to_string())
+        .collect();
+    if statuses.is_empty() {
+        parsed.passed = count("numPassedTests");
+        parsed.failed = count("numFailedTests");
+        parsed.skipped = count("numPendingTests") + count("numTodoTests");
+    } else {
+        // Each test's own status: vitest 1's summary counts a skipped test as passed.
+        for status in &statuses {
+            match status.as_str() {
+                "passed" => parsed.passed += 1,
+                "failed" => parsed.failed += 1,
+                "skipped" | "pending" | "todo" | "disabled" => parsed.skipped += 1,
+                _ => {}
+            }
+        }
+    }
+    for suite in &suites {
         let file = suite["name"].as_str().unwrap_or("");
         let assertions = suite["assertionResults"].as_array().cloned().unwrap_or_default();
         for a in &assertions {
             if a["status"] == "failed" {
                 let message =
                     a["failureMessages"].as_array().and_then(|m| m.first()).and_then(|m| m.as_str()).unwrap_or("");
-                parsed.failures.push((a["fullName"].as_str().unwrap_or("").to_string(), clip(message)));
+                // A test outside any `describe` has a name with a leading space.
+                parsed.failures.push((a["fullName"].as_str().unwrap_or("").trim().to_string(), clip(message)));
             }
         }
         // A suite that failed as a whole (it did not load): its message, under the file.
@@ -206,8 +324,16 @@ fn go(output: &str) -> Parsed {
                 ("skip", false) => parsed.skipped += 1,
                 ("fail", false) => {
                     parsed.failed += 1;
-                    let message = outputs.get(&(package.clone(), test.clone())).map(|m| clip(m)).unwrap_or_default();
-                    parsed.failures.push((test, message));
+                    // Its own lines, then its subtests' (`TestX/case`: where a table test says
+                    // what failed).
+                    let prefix = format!("{test}/");
+                    let mut keys: Vec<&(String, String)> = outputs
+                        .keys()
+                        .filter(|(p, t)| *p == package && (*t == test || t.starts_with(&prefix)))
+                        .collect();
+                    keys.sort();
+                    let message: String = keys.into_iter().map(|k| outputs[k].as_str()).collect();
+                    parsed.failures.push((test, clip(&message)));
                 }
                 ("fail", true) if !parsed.failures.iter().any(|(n, _)| n.starts_with(&package)) => {
                     let message = outputs.get(&(package.clone(), String::new())).map(|m| clip(m)).unwrap_or_default();
@@ -242,6 +368,43 @@ mod tests {
         let p = pytest(out);
         assert_eq!((p.passed, p.failed, p.skipped), (2, 1, 1));
         assert_eq!(p.failures, vec![("tests/test_a.py::test_two".to_string(), "assert 1 == 2".to_string())]);
+    }
+
+    #[test]
+    fn a_pytest_run_stopped_at_the_limit_says_what_ended_and_what_hung() {
+        let out = "tests/test_q.py::test_ok PASSED                [ 25%]\ntests/test_q.py::test_bad FAILED               [ 50%]\ntests/test_q.py::test_skip SKIPPED (later)     [ 75%]\ntests/test_q.py::test_hang \n";
+        let p = pytest(out);
+        assert_eq!((p.passed, p.failed, p.skipped), (1, 2, 1));
+        assert_eq!(p.failures[0].0, "tests/test_q.py::test_bad");
+        assert_eq!(p.failures[1].0, "tests/test_q.py::test_hang");
+        assert!(p.failures[1].1.contains("still running"), "{:?}", p.failures);
+    }
+
+    #[test]
+    fn a_pytest_collection_error_says_its_exception() {
+        let out = "==================================== ERRORS ====================================\n__________________ ERROR collecting tests/test_broken.py __________________\nImportError while importing test module '/r/tests/test_broken.py'.\ntests/test_broken.py:1: in <module>\n    import nonexistent_mod\nE   ModuleNotFoundError: No module named 'nonexistent_mod'\n=========================== short test summary info ============================\nERROR tests/test_broken.py\n1 error in 0.05s\n";
+        let p = pytest(out);
+        assert_eq!(p.failed, 1);
+        assert_eq!(
+            p.failures,
+            vec![(
+                "tests/test_broken.py".to_string(),
+                "ModuleNotFoundError: No module named 'nonexistent_mod'".to_string()
+            )]
+        );
+    }
+
+    #[test]
+    fn a_skipped_vitest_test_is_skipped_and_a_failed_subtest_says_why() {
+        // vitest 1's summary counts the skipped test as passed; its status says skipped.
+        let report = r#"{"numPassedTests":2,"numFailedTests":1,"numPendingTests":0,"numTodoTests":0,"testResults":[{"name":"/r/test/a.test.ts","status":"failed","message":"","assertionResults":[{"fullName":" adds","status":"passed","failureMessages":[]},{"fullName":" later","status":"skipped","failureMessages":[]},{"fullName":" qa fails","status":"failed","failureMessages":["expected 1 to be 2"]}]}]}"#;
+        let p = jest_json(report);
+        assert_eq!((p.passed, p.failed, p.skipped), (1, 1, 1));
+        assert_eq!(p.failures[0].0, "qa fails");
+        let go_out = "{\"Action\":\"output\",\"Package\":\"x\",\"Test\":\"TestSub\",\"Output\":\"=== RUN   TestSub\\n\"}\n{\"Action\":\"output\",\"Package\":\"x\",\"Test\":\"TestSub/bad\",\"Output\":\"    sub_test.go:7: sub failed here\\n\"}\n{\"Action\":\"fail\",\"Package\":\"x\",\"Test\":\"TestSub/bad\"}\n{\"Action\":\"fail\",\"Package\":\"x\",\"Test\":\"TestSub\"}\n";
+        let p = go(go_out);
+        assert_eq!(p.failed, 1);
+        assert!(p.failures[0].1.contains("sub failed here"), "{:?}", p.failures);
     }
 
     #[test]
