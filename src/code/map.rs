@@ -1,8 +1,8 @@
 //! The repo map: the files and definitions that matter most, fitted to a token budget. A
 //! PageRank over the file graph whose edges are resolved uses (file A uses a definition of
 //! file B), personalised towards focus files when there are any; each definition then scores
-//! by the rank of the files that use it, and the best are taken, in that order, until the
-//! rendered map reaches the budget.
+//! by the rank of the files that use it (one nothing else uses, a share of its own file's
+//! rank), and the best are taken, in that order, until the rendered map reaches the budget.
 
 use std::collections::HashMap;
 
@@ -17,6 +17,9 @@ const DAMPING: f64 = 0.85;
 const ITERATIONS: usize = 30;
 /// A use must be at least this sure to be an edge.
 const MIN_EDGE_CONFIDENCE: f32 = 0.5;
+/// A definition no other file uses scores this share of its file's rank (weighted by what it
+/// is): below the definitions its file's users use, above nothing.
+const UNUSED_SHARE: f64 = 0.05;
 
 /// Whether a kind of definition belongs on a map: types and callables, not fields.
 fn mapped(kind: SymbolKind) -> bool {
@@ -87,6 +90,21 @@ pub fn repo_map(graph: &CodeGraph, budget_tokens: usize, focus: &[u32]) -> RepoM
             (r, score * boost * weight(graph, r))
         })
         .collect();
+    // A definition no other file uses (a library's public API, which its users call, not its
+    // own files) still belongs on the map when the budget has room: after the used ones of
+    // its file's rank, by its file's rank and what it is.
+    for f in 0..n as u32 {
+        let code = graph.code(f);
+        if focused(f) || is_test_file(graph.path(f), &code.language) {
+            continue;
+        }
+        for (i, s) in code.symbols.iter().enumerate() {
+            if mapped(s.kind) && !def_uses.contains_key(&(f, i as u32)) {
+                let r = (f, i as u32);
+                scored.push((r, rank[f as usize] * UNUSED_SHARE * weight(graph, r)));
+            }
+        }
+    }
     // Focus files' definitions are on the map even when nothing else uses them.
     for &f in focus {
         for (i, s) in graph.code(f).symbols.iter().enumerate() {
@@ -100,7 +118,10 @@ pub fn repo_map(graph: &CodeGraph, budget_tokens: usize, focus: &[u32]) -> RepoM
     let budget_chars = budget_tokens * CHARS_PER_TOKEN;
     let mut files: Vec<MapFile> = Vec::new();
     let mut used = 0usize;
-    for ((f, i), _) in scored {
+    // A file's rank on the map is its best definition's score against the map's best (1.0):
+    // files come in that order.
+    let best = scored.first().map_or(1.0, |s| s.1).max(f64::MIN_POSITIVE);
+    for ((f, i), score) in scored {
         let s = graph.symbol((f, i));
         let path = graph.path(f);
         let signature = one_line(&s.signature, &s.name);
@@ -115,11 +136,7 @@ pub fn repo_map(graph: &CodeGraph, budget_tokens: usize, focus: &[u32]) -> RepoM
         let symbol = MapSymbol { name: s.name.clone(), kind: s.kind.name().to_string(), line: s.line, signature };
         match position {
             Some(p) => files[p].symbols.push(symbol),
-            None => files.push(MapFile {
-                path: path.to_string(),
-                rank: round(rank[f as usize] * n as f64),
-                symbols: vec![symbol],
-            }),
+            None => files.push(MapFile { path: path.to_string(), rank: round(score / best), symbols: vec![symbol] }),
         }
     }
     for file in &mut files {

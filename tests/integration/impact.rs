@@ -594,6 +594,25 @@ fn impact_and_run_tests_over_http() {
     assert!(refused.text().unwrap().contains("runs without a token"));
 }
 
+/// With room in the budget the map holds the API no other file of the repo uses (a library's
+/// users call it, its tests do), and its files come most important first.
+#[test]
+fn the_repo_map_holds_the_unused_api_when_there_is_room_in_rank_order() {
+    let home = Home::new();
+    let repo = fixture_repo("rust");
+    home.index(repo.path());
+    let map = home.json(&["map", "--repo", repo.path().to_str().unwrap(), "--budget-tokens", "4000", "--json"]);
+    let names: Vec<&str> = map["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f["symbols"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()))
+        .collect();
+    assert!(names.contains(&"tax"), "`tax`, used by tests only, is not on the map: {map}");
+    let ranks: Vec<f64> = map["files"].as_array().unwrap().iter().map(|f| f["rank"].as_f64().unwrap()).collect();
+    assert!(ranks.windows(2).all(|w| w[0] >= w[1]), "{ranks:?}");
+}
+
 #[test]
 fn the_repo_map_fits_its_budget_and_puts_core_types_first() {
     let home = Home::new();
