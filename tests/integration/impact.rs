@@ -197,6 +197,34 @@ fn a_change_lists_the_tests_that_reach_it_in_four_languages() {
     }
 }
 
+/// Every JS test callback that calls the changed function is listed, not only the file's
+/// first: `it(…)` callbacks are no definitions, and the walk meets the file once.
+#[test]
+fn each_js_test_callback_that_calls_a_change_is_listed() {
+    let home = Home::new();
+    let repo = fixture_repo("ts");
+    crate::common::write(
+        repo.path(),
+        "test/more.test.ts",
+        "import { expect, it, test } from \"vitest\";\nimport { discount, tax } from \"../src/pricing\";\n\nit(\"has none under 100\", () => {\n  expect(discount(50)).toBe(0);\n});\n\nit(\"taxes\", () => {\n  expect(tax(100)).toBe(20);\n});\n\ntest(\"has one over 100\", () => {\n  expect(discount(300)).toBe(30);\n});\n",
+    );
+    git(repo.path(), &["add", "-A"]);
+    git(repo.path(), &["commit", "-qm", "more"]);
+    home.index(repo.path());
+    edit(repo.path(), "src/pricing.ts", "total / 10", "total / 20");
+    let r = impact(&home, repo.path(), &[]);
+    let listed: Vec<String> = r["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["path"] == "test/more.test.ts")
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(listed, vec!["has none under 100", "has one over 100"], "{r}");
+    let file = r["test_files"].as_array().unwrap().iter().find(|f| f["path"] == "test/more.test.ts");
+    assert_eq!(file.map(|f| f["tests"].as_u64()), Some(Some(2)), "{r}");
+}
+
 /// A test the change edits, or a test file it adds, is affected itself, at depth 0 and
 /// confidence 1: an agent that edits a test runs that test (a JS `test(…)` callback named by
 /// its title). The index has not read the edits yet: the answer waits for it to.

@@ -220,6 +220,8 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
         let text = texts.entry(r.file).or_insert_with(|| read_test_file(&index.root, graph.path(r.file)));
         text.as_deref().is_none_or(|text| dependents::names_key(text, &key))
     });
+    let callbacks = each_callback(&index.root, graph, &walk.tests, &mut texts);
+    walk.tests = callbacks;
     // A test the diff changes or adds is affected before anything it reaches: an agent that
     // edits a test runs that test.
     let mut changed = changed_tests(graph, changes);
@@ -269,6 +271,62 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
         test_files,
         truncated: walk.truncated || dependents_total > msg.limit || tests_total > msg.limit,
     }
+}
+
+/// `tests` with each JS/TS test file reached at file level (its `it(…)` callbacks are no
+/// definitions: the walk keeps one entry per file, at its first use) as one entry per test
+/// callback holding a use of the name it was reached by, in the order of the file; an import
+/// alone stays the file's entry.
+fn each_callback(
+    root: &Path,
+    graph: &CodeGraph,
+    tests: &[Reached],
+    texts: &mut HashMap<u32, Option<String>>,
+) -> Vec<Reached> {
+    let mut out: Vec<Reached> = Vec::new();
+    for r in tests {
+        let language = graph.code(r.file).language.as_str();
+        let js = matches!(language, "javascript" | "typescript" | "tsx");
+        let name = r.via.first().and_then(|v| v.rsplit([':', '.']).next()).filter(|n| !n.is_empty());
+        let (true, None, Some(name)) = (js, r.symbol_opt, name) else {
+            out.push(r.clone());
+            continue;
+        };
+        let text = texts.entry(r.file).or_insert_with(|| read_test_file(root, graph.path(r.file)));
+        let Some(text) = text.as_deref() else {
+            out.push(r.clone());
+            continue;
+        };
+        let mut titles: Vec<String> = Vec::new();
+        let mut found: Vec<Reached> = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let trimmed = line.trim_start();
+            if trimmed.starts_with("import ") || !names_word(line, name) {
+                continue;
+            }
+            let number = i as u32 + 1;
+            if let Some(title) = crate::code::test_files::enclosing_test_name(text, number) {
+                if !titles.contains(&title) {
+                    titles.push(title);
+                    found.push(Reached { line: number, by_import: false, ..r.clone() });
+                }
+            }
+        }
+        if found.is_empty() {
+            out.push(r.clone());
+        } else {
+            out.extend(found);
+        }
+    }
+    out
+}
+
+/// Whether `line` holds `name` as a whole word.
+fn names_word(line: &str, name: &str) -> bool {
+    let word = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    line.match_indices(name).any(|(i, _)| {
+        !line[..i].chars().next_back().is_some_and(word) && !line[i + name.len()..].chars().next().is_some_and(word)
+    })
 }
 
 /// The tests among the definitions the diff modifies, renames or adds, in the diff's order;
