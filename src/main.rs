@@ -1,5 +1,3 @@
-use clap::Parser;
-
 /// mimalloc for Rust allocations, and for tree-sitter's C allocations too (below): parsing
 /// and tokenizing allocate heavily, and glibc malloc was a sixth of indexing time.
 #[global_allocator]
@@ -9,8 +7,10 @@ fn main() {
     private_files();
     hide_token_from_process_list();
     docdex::cli::allocator::configure();
-    let cli = docdex::cli::args::Cli::parse();
-    std::process::exit(docdex::cli::run(cli));
+    match docdex::cli::parse_args() {
+        Ok(cli) => std::process::exit(docdex::cli::run(cli)),
+        Err(code) => std::process::exit(code),
+    }
 }
 
 /// Everything docdex creates is its user's alone: the home and its folders 0700, files (the

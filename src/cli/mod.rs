@@ -65,6 +65,29 @@ fn report_error_for(err: &DocdexError, json: bool) -> i32 {
     report_error(err)
 }
 
+/// The command line, parsed; a misnamed or bad argument is said as clap says it and, with
+/// `--json`, also as the API's error object on stdout (exit code 2 either way).
+pub fn parse_args() -> std::result::Result<Cli, i32> {
+    use clap::error::ErrorKind;
+    use clap::Parser;
+    match Cli::try_parse() {
+        Ok(cli) => Ok(cli),
+        Err(err) if matches!(err.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => err.exit(),
+        Err(err) => {
+            if json_asked() {
+                let text = err.render().to_string();
+                let message = text.lines().next().unwrap_or("").trim_start_matches("error: ").to_string();
+                let error = DocdexError::invalid(message).with_hint("`docdexd <command> --help` lists its arguments");
+                if let Ok(json) = to_json(&error.to_json()) {
+                    let _ = print_out(&json);
+                }
+            }
+            let _ = err.print();
+            Err(2)
+        }
+    }
+}
+
 /// Runs a command and returns the process exit code.
 pub fn run(cli: Cli) -> i32 {
     // Orphaned helpers of a browser we start come back to us to be reaped (web::browser).

@@ -63,6 +63,16 @@ fn unknown_and_unindexed_repos_are_clear_errors() {
     let bad_limit = home.run(&["search", "--repo", never.path().to_str().unwrap(), "--limit", "0", "x"]);
     assert_eq!(bad_limit.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad_limit.stderr).contains("limit must be between 1 and"));
+
+    // An argument the command line itself refuses: with --json, the error object on stdout.
+    let not_a_number = home.run(&["map", "--repo", never.path().to_str().unwrap(), "--budget-tokens", "abc", "--json"]);
+    assert_eq!(not_a_number.status.code(), Some(2));
+    let error: serde_json::Value = serde_json::from_slice(&not_a_number.stdout).unwrap();
+    assert_eq!(error["error"]["code"], "invalid_request", "{error}");
+    assert!(error["error"]["message"].as_str().unwrap().contains("--budget-tokens"), "{error}");
+    let plain = home.run(&["map", "--repo", never.path().to_str().unwrap(), "--budget-tokens", "abc"]);
+    assert_eq!(plain.status.code(), Some(2));
+    assert!(plain.stdout.is_empty() && String::from_utf8_lossy(&plain.stderr).contains("--budget-tokens"));
 }
 
 #[test]

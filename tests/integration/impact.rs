@@ -552,9 +552,15 @@ fn a_hanging_run_is_killed_whole_a_flood_is_capped_and_no_runner_is_said() {
     assert_eq!((code, r["runner"].as_str(), r["failed"].as_u64()), (1, Some("cargo"), Some(1)), "{r}");
     assert!(r["failures"][0]["message"].as_str().unwrap().contains("before reporting any test"), "{r}");
     // A target outside the repo, and a repo with no runner.
-    let out = home.run(&["run-tests", "--repo", repo.path().to_str().unwrap(), "--target", "../.."]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not a file or folder of this repo"));
+    for outside in ["../..", "/etc/passwd"] {
+        let out = home.run(&["run-tests", "--repo", repo.path().to_str().unwrap(), "--target", outside]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("not a file or folder of this repo"));
+    }
+    // An absolute path inside the repo is its path from the root.
+    let absolute = repo.path().canonicalize().unwrap().join("tests/cart.rs");
+    let (_, r) = run_tests(&home, repo.path(), &["--target", absolute.to_str().unwrap()]);
+    assert!(r["command"].as_str().unwrap().contains("--test cart"), "{r}");
     let plain = crate::common::repo_with(&[("notes.md", "# notes\n")]);
     home.index(plain.path());
     let out = home.run(&["run-tests", "--repo", plain.path().to_str().unwrap()]);

@@ -590,12 +590,15 @@ fn inside(root: &std::path::Path, target: &str) -> Result<String> {
         DocdexError::invalid(format!("`{target}` is not a file or folder of this repo"))
             .with_hint("give a path relative to the repo root, e.g. tests/ or src/cart.rs")
     };
-    if relative.is_empty() || std::path::Path::new(relative).is_absolute() {
+    if relative.is_empty() {
         return Err(refused());
     }
+    // An absolute path inside the repo is that path from its root (an editor gives them so).
     let resolved = std::fs::canonicalize(root.join(relative)).map_err(|_| refused())?;
-    if !resolved.starts_with(root) {
-        return Err(refused());
+    let Ok(inner) = resolved.strip_prefix(root) else { return Err(refused()) };
+    if std::path::Path::new(relative).is_absolute() {
+        let inner = inner.to_string_lossy().to_string();
+        return if inner.is_empty() { Err(refused()) } else { Ok(inner) };
     }
     Ok(relative.trim_end_matches('/').to_string())
 }
