@@ -963,24 +963,7 @@ mod tests {
     use super::*;
 
     fn reached(file: u32, line: u32, confidence: f32) -> Reached {
-        Reached {
-            file,
-            symbol_opt: Some(line),
-            line,
-            depth: 1,
-            hops: 1,
-            confidence,
-            weakest: confidence,
-            via: Vec::new(),
-            test: true,
-            by_import: false,
-            requires: None,
-            needs_format: 0,
-            key: None,
-            runs_in_no_test: false,
-            calls_only: true,
-            failing: false,
-        }
+        Reached { depth: 1, hops: 1, confidence, weakest: confidence, ..Reached::changed_test(file, Some(line), line) }
     }
 
     /// A cut list takes each file's surest test before a second of any file's, and still
