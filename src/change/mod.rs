@@ -60,9 +60,9 @@ pub struct ChangeSet {
     /// another version of them (an earlier edit, or a file caught mid-write), whose
     /// definitions may not be the diff's (`ChangeSet::behind`).
     pub unheld: Vec<String>,
-    /// Changed files whose working-tree text the graph does not hold (the index has not read
-    /// them since they were edited or added: a CLI without a daemon, a save the watcher has
-    /// not read yet): a walk over the graph would start from old lines or miss new code.
+    /// Test files of the working tree that add tests the graph does not hold (the index has
+    /// not read them since: a CLI without a daemon, a save the watcher has not read yet): the
+    /// tests a change adds are affected, and only the graph can name them.
     pub stale: Vec<String>,
 }
 
@@ -70,7 +70,7 @@ impl ChangeSet {
     /// The changed files whose modified definitions `graph` does not have at their path,
     /// because it holds another version of the file (`unheld`): a walk from them would start
     /// nowhere. The index must catch up with these files before it can answer.
-    /// Also every file of the working tree the index has not read since it changed (`stale`).
+    /// Also the test files that add tests the index has not read yet (`stale`).
     pub fn behind(&self, graph: &CodeGraph) -> Vec<String> {
         let mut paths: Vec<String> = self
             .symbols
@@ -177,10 +177,21 @@ pub fn read(root: &Path, base: &DiffBase, indexed_opt: Option<&CodeGraph>) -> Re
                         let (old, old_held) = facts(&file.old_path, old_text);
                         let (new, new_held) = facts(&file.path, new_text);
                         let unheld = indexed_opt.is_some() && !old_held && !new_held;
-                        // The index reads the working tree: a staged side it may never hold.
-                        let working = matches!(base, DiffBase::Working { .. });
-                        let stale = indexed_opt.is_some() && working && file.change != FileChange::Deleted && !new_held;
                         let symbols = compare(*language, file, (old_text, &old), (new_text, &new));
+                        // A test the working tree adds is listed only once the graph has it (a
+                        // modified one it has at its old side). The index reads the working
+                        // tree: a staged side it may never hold.
+                        let working = matches!(base, DiffBase::Working { .. });
+                        let adds_tests = crate::code::test_files::is_test_file(&file.path, language.name())
+                            && (file.change == FileChange::Added
+                                || symbols
+                                    .iter()
+                                    .any(|c| matches!(c.change, SymbolChange::Added | SymbolChange::Renamed)));
+                        let stale = indexed_opt.is_some()
+                            && working
+                            && file.change != FileChange::Deleted
+                            && !new_held
+                            && adds_tests;
                         out.push((i, symbols, unheld, stale));
                     }
                     out
