@@ -431,11 +431,12 @@ impl Capture {
     }
 
     fn push(&mut self, bytes: &[u8]) {
+        let all_in_head = self.total == self.head.len() as u64;
         self.total += bytes.len() as u64;
         let room = self.cap.saturating_sub(self.head.len());
         let (head, rest) = bytes.split_at(room.min(bytes.len()));
         self.head.extend_from_slice(head);
-        if !rest.is_empty() && self.total == bytes.len() as u64 + self.head.len() as u64 - head.len() as u64 {
+        if all_in_head && !rest.is_empty() {
             // The head just filled: its unfinished last line goes on with the bytes after it.
             self.dropping.extend_from_slice(&self.head[self.head_lines()..]);
         }

@@ -266,11 +266,11 @@ fn jest_json(report: &str) -> Parsed {
         return parsed;
     };
     let count = |key: &str| value[key].as_u64().unwrap_or(0);
-    let suites = value["testResults"].as_array().cloned().unwrap_or_default();
-    let statuses: Vec<String> = suites
+    let suites: &[serde_json::Value] = value["testResults"].as_array().map_or(&[], Vec::as_slice);
+    let statuses: Vec<&str> = suites
         .iter()
-        .flat_map(|s| s["assertionResults"].as_array().cloned().unwrap_or_default())
-        .map(|a| a["status"].as_str().unwrap_or("").to_string())
+        .flat_map(|s| s["assertionResults"].as_array().map_or(&[][..], Vec::as_slice))
+        .map(|a| a["status"].as_str().unwrap_or(""))
         .collect();
     if statuses.is_empty() {
         parsed.passed = count("numPassedTests");
@@ -278,8 +278,8 @@ fn jest_json(report: &str) -> Parsed {
         parsed.skipped = count("numPendingTests") + count("numTodoTests");
     } else {
         // Each test's own status: vitest 1's summary counts a skipped test as passed.
-        for status in &statuses {
-            match status.as_str() {
+        for status in statuses {
+            match status {
                 "passed" => parsed.passed += 1,
                 "failed" => parsed.failed += 1,
                 "skipped" | "pending" | "todo" | "disabled" => parsed.skipped += 1,
@@ -287,7 +287,7 @@ fn jest_json(report: &str) -> Parsed {
             }
         }
     }
-    for suite in &suites {
+    for suite in suites {
         let file = suite["name"].as_str().unwrap_or("");
         let assertions = suite["assertionResults"].as_array().cloned().unwrap_or_default();
         for a in &assertions {

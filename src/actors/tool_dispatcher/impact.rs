@@ -301,7 +301,7 @@ fn each_callback(
         let mut found: Vec<Reached> = Vec::new();
         for (i, line) in text.lines().enumerate() {
             let trimmed = line.trim_start();
-            if trimmed.starts_with("import ") || !names_word(line, name) {
+            if trimmed.starts_with("import ") || !dependents::names_key(line, name) {
                 continue;
             }
             let number = i as u32 + 1;
@@ -319,14 +319,6 @@ fn each_callback(
         }
     }
     out
-}
-
-/// Whether `line` holds `name` as a whole word.
-fn names_word(line: &str, name: &str) -> bool {
-    let word = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
-    line.match_indices(name).any(|(i, _)| {
-        !line[..i].chars().next_back().is_some_and(word) && !line[i + name.len()..].chars().next().is_some_and(word)
-    })
 }
 
 /// The tests among the definitions the diff modifies, renames or adds, in the diff's order;
