@@ -363,13 +363,35 @@ fn body_lines<'a>(lines: &[&'a str], s: &Symbol) -> Vec<&'a str> {
 
 /// Jaccard similarity of two bodies' trimmed lines, each definition's own name blanked.
 fn similarity(old: &[&str], new: &[&str], old_name: &str, new_name: &str) -> f32 {
-    let a: HashSet<String> = old.iter().map(|l| l.replace(old_name, "\u{0}")).collect();
-    let b: HashSet<String> = new.iter().map(|l| l.replace(new_name, "\u{0}")).collect();
+    let a: HashSet<String> = old.iter().map(|l| blank_word(l, old_name)).collect();
+    let b: HashSet<String> = new.iter().map(|l| blank_word(l, new_name)).collect();
     let union = a.union(&b).count();
     if union == 0 {
         return 0.0;
     }
     a.intersection(&b).count() as f32 / union as f32
+}
+
+/// `line` with each whole-word `name` blanked: `int_to_bytes` renamed leaves the
+/// `_int_to_bytes` its body calls as it was.
+fn blank_word(line: &str, name: &str) -> String {
+    if name.is_empty() {
+        return line.to_string();
+    }
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$');
+    let mut out = String::with_capacity(line.len());
+    let mut rest = 0;
+    for (at, _) in line.match_indices(name) {
+        let end = at + name.len();
+        if at < rest || word(line[..at].chars().next_back()) || word(line[end..].chars().next()) {
+            continue;
+        }
+        out.push_str(&line[rest..at]);
+        out.push('\u{0}');
+        rest = end;
+    }
+    out.push_str(&line[rest..]);
+    out
 }
 
 #[cfg(test)]
@@ -410,6 +432,19 @@ mod tests {
         assert!(got.contains(&("assist", "renamed", Some("helper"))), "{got:?}");
         assert!(got.contains(&("fresh", "added", None)), "{got:?}");
         assert!(!got.iter().any(|(n, _, _)| *n == "Cart"), "the class itself is not touched: {got:?}");
+    }
+
+    #[test]
+    fn a_short_function_renamed_is_a_rename_when_its_body_calls_a_longer_namesake() {
+        // itsdangerous' `int_to_bytes` calls `_int_to_bytes`: blanking the name inside the
+        // longer one made the bodies differ.
+        let old = "def int_to_bytes(num):\n    return _int_to_bytes(num).lstrip(b\"\\x00\")\n";
+        let new = "def int_as_bytes(num):\n    return _int_to_bytes(num).lstrip(b\"\\x00\")\n";
+        let hunks = vec![Hunk { old_start: 1, old_count: 1, new_start: 1, new_count: 1 }];
+        let changed = changed_symbols(Language::Python, &diff(hunks), old, new);
+        let got: Vec<(&str, &str)> = changed.iter().map(|c| (c.symbol.name.as_str(), c.change.name())).collect();
+        assert_eq!(got, vec![("int_as_bytes", "renamed")]);
+        assert_eq!(blank_word("x = _f(f) + f_ + f", "f"), "x = _f(\u{0}) + f_ + \u{0}");
     }
 }
 

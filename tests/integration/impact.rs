@@ -570,6 +570,56 @@ fn a_hanging_run_is_killed_whole_a_flood_is_capped_and_no_runner_is_said() {
 }
 
 #[test]
+fn a_moved_module_lists_its_importers_and_their_tests() {
+    let home = Home::new();
+    for (lang, from, to, importer, tests) in [
+        (
+            "python",
+            "shop/pricing.py",
+            "shop/prices.py",
+            "shop/cart.py",
+            ["test_discount_applies_over_100", "test_tax_is_a_fifth", "test_total_subtracts_the_discount"],
+        ),
+        (
+            "ts",
+            "src/pricing.ts",
+            "src/prices.ts",
+            "src/cart.ts",
+            ["applies the discount over 100", "tax is a fifth", "total subtracts the discount"],
+        ),
+    ] {
+        let repo = fixture_repo(lang);
+        home.index(repo.path());
+        git(repo.path(), &["mv", from, to]);
+        // Before the index reads the move (its graph holds the old path), and after.
+        for moment in ["before the index reads the move", "after"] {
+            if moment == "after" {
+                home.index(repo.path());
+            }
+            let r = impact(&home, repo.path(), &[]);
+            let moved = &r["file_changes"][0];
+            assert_eq!((moved["change"].as_str(), moved["old_path"].as_str()), (Some("renamed"), Some(from)), "{r}");
+            let paths: Vec<&str> =
+                r["dependents"].as_array().unwrap().iter().filter_map(|d| d["path"].as_str()).collect();
+            assert!(paths.contains(&importer), "{lang} {moment}: {paths:?}");
+            // The module's own code moved with it: not broken.
+            assert!(!paths.contains(&to) && !paths.contains(&from), "{lang} {moment}: {paths:?}");
+            let listed = names(&r["tests"]);
+            for test in tests {
+                assert!(listed.contains(&test.to_string()), "{lang} {moment}: {test} not in {listed:?}");
+            }
+        }
+    }
+    // A Go file moved within its package's folder keeps its importers' import path.
+    let repo = fixture_repo("go");
+    home.index(repo.path());
+    git(repo.path(), &["mv", "pricing/pricing.go", "pricing/rates.go"]);
+    let r = impact(&home, repo.path(), &[]);
+    assert_eq!(r["file_changes"][0]["change"], "renamed", "{r}");
+    assert_eq!(r["tests"], serde_json::json!([]), "{r}");
+}
+
+#[test]
 fn impact_and_run_tests_over_http() {
     let home = Home::new();
     let repo = fixture_repo("rust");

@@ -193,6 +193,10 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
             }
         }
     }
+    let moved = moved_modules(graph, changes);
+    for &(file, reread) in &moved {
+        seeds.extend(module_seeds(graph, file, reread));
+    }
     let macro_seeds = dependents::macro_seeds(graph, &seeds);
     seeds.extend(macro_seeds);
     let type_seeds = dependents::type_seeds(graph, &seeds);
@@ -228,6 +232,8 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
     changed.retain(|r| default_run.runs(graph, r.file, r.symbol_opt));
     walk.tests.retain(|r| !changed.iter().any(|c| c.file == r.file && c.symbol_opt == r.symbol_opt));
     walk.tests.splice(0..0, changed);
+    // A moved module's own code still names its definitions where they are: not broken.
+    walk.dependents.retain(|r| !moved.iter().any(|&(file, _)| file == r.file));
     let dependents_total = walk.dependents.len();
     let tests_total = walk.tests.len();
     let dependents = walk.dependents.iter().take(msg.limit).map(|r| dependent_info(graph, r)).collect();
@@ -271,6 +277,60 @@ fn diff_impact(index: &RepoIndex, graph: &CodeGraph, changes: &ChangeSet, msg: &
         test_files,
         truncated: walk.truncated || dependents_total > msg.limit || tests_total > msg.limit,
     }
+}
+
+/// The graph's files of the modules the diff moves (git reads a rename) whose path names
+/// them where they are imported (`renames_module`): at the old path while the graph still
+/// holds it, else at the new (then `true`: the index has read the move).
+fn moved_modules(graph: &CodeGraph, changes: &ChangeSet) -> Vec<(u32, bool)> {
+    let mut moved = Vec::new();
+    for f in changes.files.iter().filter(|f| f.change == FileChange::Renamed && f.old_path != f.path) {
+        let found = match graph.file_index(&f.old_path) {
+            Some(file) => Some((file, false)),
+            None => graph.file_index(&f.path).map(|file| (file, true)),
+        };
+        if let Some((file, reread)) = found {
+            if renames_module(&graph.code(file).language, &f.old_path, &f.path) {
+                moved.push((file, reread));
+            }
+        }
+    }
+    moved
+}
+
+/// Whether moving a file from `old` to `new` changes the name its importers give it: not a Go
+/// file within its package's folder, nor a Rust module between `x.rs` and `x/mod.rs`.
+fn renames_module(language: &str, old: &str, new: &str) -> bool {
+    let folder = |p: &str| p.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+    let rust_module = |p: &str| p.strip_suffix("/mod.rs").or_else(|| p.strip_suffix(".rs")).unwrap_or(p).to_string();
+    match language {
+        "go" => folder(old) != folder(new),
+        "rust" => rust_module(old) != rust_module(new),
+        _ => true,
+    }
+}
+
+/// Seeds for the top-level definitions of a moved module: each import of them names a path
+/// that is gone. Once the index has read the move (`reread`), those imports resolve to
+/// nothing, and are sought by the definitions' names too.
+fn module_seeds(graph: &CodeGraph, file: u32, reread: bool) -> Vec<Seed> {
+    let code = graph.code(file);
+    let mut seeds = Vec::new();
+    for (i, s) in code.symbols.iter().enumerate().filter(|(_, s)| s.container.is_empty()) {
+        let by_name = if reread { vec![None] } else { Vec::new() };
+        for symbol_opt in std::iter::once(Some((file, i as u32))).chain(by_name) {
+            seeds.push(Seed {
+                symbol_opt,
+                name: s.name.clone(),
+                label: s.qualified_name.clone(),
+                instances_only: false,
+                declared_only: false,
+                needs_format: 0,
+                key: None,
+            });
+        }
+    }
+    seeds
 }
 
 /// `tests` with each JS/TS test file reached at file level (its `it(…)` callbacks are no

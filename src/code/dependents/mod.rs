@@ -738,7 +738,8 @@ pub fn walk_built(
     }
     let mut dependents: Vec<Reached> = Vec::new();
     let mut tests: Vec<Reached> = Vec::new();
-    let inherited: Vec<Reached> = reached.values().flat_map(|r| inherited_tests(graph, r)).collect();
+    let mut subclasses: HashMap<String, Vec<SymbolRef>> = HashMap::new();
+    let inherited: Vec<Reached> = reached.values().flat_map(|r| inherited_tests(graph, r, &mut subclasses)).collect();
     let helpers = if reached.values().any(|r| r.test && r.failing) { failure_helpers(graph) } else { HashSet::new() };
     for r in reached.into_values().chain(inherited) {
         // A test whose file formats values so may format this one (in a helper, a fixture).
@@ -773,6 +774,10 @@ pub fn walk_built(
             .then(a.file.cmp(&b.file))
             .then(a.line.cmp(&b.line))
     });
+    // A test file's import of the change says no more than the tests of that file that use
+    // it: a nameless entry beside them.
+    let named: HashSet<u32> = tests.iter().filter(|r| r.symbol_opt.is_some()).map(|r| r.file).collect();
+    tests.retain(|r| !(r.symbol_opt.is_none() && r.by_import && named.contains(&r.file)));
     tests.sort_by(|a, b| {
         b.confidence
             .total_cmp(&a.confidence)
@@ -850,21 +855,49 @@ fn runs_at_import(graph: &CodeGraph, u: &super::graph::Use) -> bool {
     }
 }
 
+/// How sure a test class's test must be of reaching a change to be listed in the test modules
+/// of the classes that derive from it (`inherited_tests`).
+const INHERITED_TEST_MIN_CONFIDENCE: f32 = 0.3;
+
 /// A unittest-style test method written in a mixin or base class outside the test modules
 /// (`tests/__init__.py`'s `class CacheTestMixin: def test_size(self)`) runs as a test of every
-/// class in a test module that derives from it: those classes, one entry per file.
-fn inherited_tests(graph: &CodeGraph, r: &Reached) -> Vec<Reached> {
-    let Some(i) = r.symbol_opt.filter(|_| !r.test) else { return Vec::new() };
+/// class in a test module that derives from it: those classes, one entry per file. So does a
+/// test class's own test method in another test module's subclass (itsdangerous'
+/// `class TestTimestampSigner(FreezeMixin, TestSigner)` runs `TestSigner`'s tests again), unless
+/// the subclass writes its own (a subclass of this very class, `CodeGraph::subclasses_of`).
+/// `subclasses` caches each class's subclasses.
+fn inherited_tests(graph: &CodeGraph, r: &Reached, subclasses: &mut HashMap<String, Vec<SymbolRef>>) -> Vec<Reached> {
+    let Some(i) = r.symbol_opt else { return Vec::new() };
     let code = graph.code(r.file);
     let s = &code.symbols[i as usize];
     if code.language != "python" || !s.name.starts_with("test") || !s.kind.is_callable() || s.container.is_empty() {
         return Vec::new();
     }
+    // A subclass often sets its test up otherwise (another machine class, another fixture):
+    // only a test that surely reaches the change is taken to reach it in a subclass.
+    if r.test && r.confidence < INHERITED_TEST_MIN_CONFIDENCE {
+        return Vec::new();
+    }
+    let found = if r.test {
+        // A test class's subclasses: only those that derive from this very class.
+        let Some(&class) = graph.defined_in(graph.path(r.file), &s.container, SymbolKind::Class).first() else {
+            return Vec::new();
+        };
+        subclasses.entry(format!("{}\u{0}{}", r.file, s.container)).or_insert_with(|| graph.subclasses_of(class))
+    } else {
+        subclasses.entry(s.container.clone()).or_insert_with(|| graph.subclasses(&s.container))
+    };
     let mut seen = std::collections::HashSet::new();
-    graph
-        .subclasses(&s.container)
-        .into_iter()
-        .filter(|&(f, _)| graph.is_test_module(f) && seen.insert(f))
+    found
+        .iter()
+        .copied()
+        .filter(|&(f, _)| graph.is_test_module(f) && (!r.test || f != r.file))
+        .filter(|&(f, j)| {
+            // An override of the same name is a test of its own.
+            let class = &graph.symbol((f, j)).qualified_name;
+            !graph.code(f).symbols.iter().any(|m| m.name == s.name && &m.container == class)
+        })
+        .filter(|&(f, _)| seen.insert(f))
         .map(|(f, j)| {
             let class = graph.symbol((f, j));
             let mut via = vec![class.qualified_name.clone(), s.qualified_name.clone()];

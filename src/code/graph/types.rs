@@ -186,6 +186,34 @@ impl CodeGraph {
         found
     }
 
+    /// The classes that derive from the class `class`, directly or through others, at most
+    /// `MAX_BASES` levels down, where each base named is that class: defined in the same file,
+    /// or in a file that uses it (imports it). Two test modules' `class TestTransitions` are
+    /// two classes.
+    pub fn subclasses_of(&self, class: SymbolRef) -> Vec<SymbolRef> {
+        let classes: Vec<SymbolRef> = self.all_symbols().filter(|&r| self.symbol(r).kind.is_container()).collect();
+        let mut found: Vec<SymbolRef> = Vec::new();
+        let mut wanted: Vec<SymbolRef> = vec![class];
+        let mut i = 0;
+        while i < wanted.len() && i < MAX_BASES {
+            let base = wanted[i];
+            i += 1;
+            let name = &self.symbol(base).name;
+            let users: std::collections::HashSet<u32> = self.uses(base, 0.5).iter().map(|u| u.file).collect();
+            for &r in &classes {
+                if r != class
+                    && !found.contains(&r)
+                    && (r.0 == base.0 || users.contains(&r.0))
+                    && base_names(&self.symbol(r).signature).contains(name)
+                {
+                    found.push(r);
+                    wanted.push(r);
+                }
+            }
+        }
+        found
+    }
+
     /// Whether a member whose name a built-in type has too (`update`, `get`, `clear`) may be
     /// what a call on a value of unknown type means: only when its class derives, itself or
     /// through its bases, from a built-in kind of value (`class Cache(MutableMapping)`, whose

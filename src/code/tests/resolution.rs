@@ -495,6 +495,49 @@ fn a_mixins_test_method_is_a_test_of_the_classes_that_derive_from_it() {
     assert_eq!(tests, vec![("tests/test_lru.py", "LRUTest")]);
 }
 
+/// A test class's test method runs again in each test module's class that derives from that
+/// very class (itsdangerous' `TestTimestampSigner(TestSigner)`), unless the subclass writes its
+/// own; a namesake class in another module (two `class TestCore`) is another class.
+#[test]
+fn a_test_class_s_test_runs_in_the_test_modules_of_its_subclasses() {
+    use crate::code::dependents::{walk, Seed};
+    let graph = python_graph(&[
+        ("signer.py", "def sign(value):\n    return value + '.sig'\n"),
+        (
+            "tests/test_signer.py",
+            "from signer import sign\n\nclass TestCore:\n    def test_sign(self):\n        assert sign('a') == 'a.sig'\n",
+        ),
+        (
+            "tests/test_timed.py",
+            "from tests.test_signer import TestCore\n\nclass TestTimed(TestCore):\n    def test_age(self):\n        pass\n",
+        ),
+        (
+            "tests/test_override.py",
+            "from tests.test_signer import TestCore\n\nclass TestOwn(TestCore):\n    def test_sign(self):\n        pass\n",
+        ),
+        ("tests/test_core.py", "class TestCore:\n    def test_other(self):\n        pass\n"),
+        ("tests/test_namesake.py", "from tests.test_core import TestCore\n\nclass TestMore(TestCore):\n    pass\n"),
+    ]);
+    let changed = graph.lookup("sign")[0];
+    let seeds = [Seed {
+        symbol_opt: Some(changed),
+        name: String::new(),
+        label: "sign".into(),
+        instances_only: false,
+        declared_only: false,
+        needs_format: 0,
+        key: None,
+    }];
+    let found = walk(&graph, &seeds, daemon_walk_limits());
+    let mut tests: Vec<(&str, &str)> = found
+        .tests
+        .iter()
+        .map(|t| (graph.path(t.file), t.symbol_opt.map_or("", |i| graph.symbol((t.file, i)).qualified_name.as_str())))
+        .collect();
+    tests.sort();
+    assert_eq!(tests, vec![("tests/test_signer.py", "TestCore.test_sign"), ("tests/test_timed.py", "TestTimed")]);
+}
+
 /// A special method's type leads on only where an instance is made: a call of the class, or
 /// a subclass's header and then its calls; a test that only names the class (`isinstance`,
 /// a class attribute) does not run `__repr__`.
