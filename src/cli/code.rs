@@ -9,7 +9,8 @@ use crate::actors::tool_dispatcher::code::{
     AstQueryParams, AstSearchParams, CallList, CalleesParams, CallersParams, FileImpactParams, SymbolsParams,
     TargetParams,
 };
-use crate::actors::tool_dispatcher::impact::{DiffImpactParams, RepoMapParams, RunTestsParams};
+use crate::actors::tool_dispatcher::impact::{DiffImpactParams, RepoMapParams};
+use crate::actors::tool_dispatcher::run_tests::RunTestsParams;
 use crate::config::LoadedConfig;
 use crate::daemon::client;
 use crate::protocol::code::{CallEdge, SymbolInfo};

@@ -6,7 +6,8 @@
 use actix_web::web;
 
 use super::{tool_body, tool_query};
-use crate::actors::tool_dispatcher::impact::{DiffImpactParams, RepoMapParams, RunTestsParams};
+use crate::actors::tool_dispatcher::impact::{DiffImpactParams, RepoMapParams};
+use crate::actors::tool_dispatcher::run_tests::RunTestsParams;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/v1/impact/diff", web::get().to(tool_query::<DiffImpactParams>))

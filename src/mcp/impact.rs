@@ -9,7 +9,8 @@ use serde_json::Value;
 
 use super::budget::{respond_fitted, Fit, Page};
 use super::DocdexMcp;
-use crate::actors::tool_dispatcher::impact::{RepoMapParams, RunTestsParams};
+use crate::actors::tool_dispatcher::impact::RepoMapParams;
+use crate::actors::tool_dispatcher::run_tests::RunTestsParams;
 use crate::protocol::impact::{DiffImpactResponse, RepoMapResponse, RunTestsResponse};
 
 impl Fit for RepoMapResponse {

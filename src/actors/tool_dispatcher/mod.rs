@@ -44,6 +44,7 @@ pub(crate) mod metrics;
 pub mod pack;
 pub mod params;
 pub mod repos;
+pub mod run_tests;
 pub mod search;
 pub mod web;
 
