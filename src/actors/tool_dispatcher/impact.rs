@@ -153,15 +153,7 @@ pub(super) fn diff_impact(
                 // under its own `#[cfg(…)]`), the one at the changed lines.
                 let found = graph.defined_in(&c.path, &s.qualified_name, s.kind);
                 let nearest = found.iter().min_by_key(|&&r| graph.symbol(r).line.abs_diff(s.line));
-                seeds.push(Seed {
-                    symbol_opt: nearest.copied(),
-                    name: s.name.clone(),
-                    label: s.qualified_name.clone(),
-                    instances_only: false,
-                    declared_only: false,
-                    needs_format: 0,
-                    key: None,
-                });
+                seeds.push(Seed::plain(nearest.copied(), &s.name, &s.qualified_name));
             }
             SymbolChange::Deleted | SymbolChange::Renamed => {
                 // Its callers may still name it (by the old name); after a rename, those
@@ -171,26 +163,10 @@ pub(super) fn diff_impact(
                 let file = changes.files.iter().find(|f| f.path == c.path);
                 let old_path = file.map(|f| f.old_path.as_str()).unwrap_or(&c.path);
                 let stale = graph.defined_in(old_path, &old_qualified, s.kind);
-                seeds.push(Seed {
-                    symbol_opt: stale.first().copied(),
-                    name: old_name,
-                    label: old_qualified,
-                    instances_only: false,
-                    declared_only: false,
-                    needs_format: 0,
-                    key: None,
-                });
+                seeds.push(Seed::plain(stale.first().copied(), &old_name, &old_qualified));
                 if c.change == SymbolChange::Renamed {
                     if let Some(&now) = graph.defined_in(&c.path, &s.qualified_name, s.kind).first() {
-                        seeds.push(Seed {
-                            symbol_opt: Some(now),
-                            name: s.name.clone(),
-                            label: s.qualified_name.clone(),
-                            instances_only: false,
-                            declared_only: false,
-                            needs_format: 0,
-                            key: None,
-                        });
+                        seeds.push(Seed::plain(Some(now), &s.name, &s.qualified_name));
                     }
                 }
             }
@@ -322,15 +298,7 @@ fn module_seeds(graph: &CodeGraph, file: u32, reread: bool) -> Vec<Seed> {
     for (i, s) in code.symbols.iter().enumerate().filter(|(_, s)| s.container.is_empty()) {
         let by_name = if reread { vec![None] } else { Vec::new() };
         for symbol_opt in std::iter::once(Some((file, i as u32))).chain(by_name) {
-            seeds.push(Seed {
-                symbol_opt,
-                name: s.name.clone(),
-                label: s.qualified_name.clone(),
-                instances_only: false,
-                declared_only: false,
-                needs_format: 0,
-                key: None,
-            });
+            seeds.push(Seed::plain(symbol_opt, &s.name, &s.qualified_name));
         }
     }
     seeds

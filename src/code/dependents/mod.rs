@@ -40,6 +40,21 @@ pub struct Seed {
     pub key: Option<MustName>,
 }
 
+impl Seed {
+    /// A seed whose every use leads on (no instance, format or key to wait for).
+    pub fn plain(symbol_opt: Option<SymbolRef>, name: &str, label: &str) -> Self {
+        Seed {
+            symbol_opt,
+            name: name.to_string(),
+            label: label.to_string(),
+            instances_only: false,
+            declared_only: false,
+            needs_format: 0,
+            key: None,
+        }
+    }
+}
+
 /// A word a test file must name for a path to run there (`Reached::key`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum MustName {

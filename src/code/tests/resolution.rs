@@ -518,16 +518,7 @@ fn a_test_class_s_test_runs_in_the_test_modules_of_its_subclasses() {
         ("tests/test_core.py", "class TestCore:\n    def test_other(self):\n        pass\n"),
         ("tests/test_namesake.py", "from tests.test_core import TestCore\n\nclass TestMore(TestCore):\n    pass\n"),
     ]);
-    let changed = graph.lookup("sign")[0];
-    let seeds = [Seed {
-        symbol_opt: Some(changed),
-        name: String::new(),
-        label: "sign".into(),
-        instances_only: false,
-        declared_only: false,
-        needs_format: 0,
-        key: None,
-    }];
+    let seeds = [Seed::plain(Some(graph.lookup("sign")[0]), "", "sign")];
     let found = walk(&graph, &seeds, daemon_walk_limits());
     let mut tests: Vec<(&str, &str)> = found
         .tests
