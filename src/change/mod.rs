@@ -70,8 +70,16 @@ impl ChangeSet {
     /// The changed files whose modified definitions `graph` does not have at their path,
     /// because it holds another version of the file (`unheld`): a walk from them would start
     /// nowhere. The index must catch up with these files before it can answer.
-    /// Also the test files that add tests the index has not read yet (`stale`).
+    /// Also the test files that add tests the index has not read yet (`stale`), and both
+    /// paths of a moved file the graph holds at its old path only (its tests and dependents
+    /// would be named where the file no longer is).
     pub fn behind(&self, graph: &CodeGraph) -> Vec<String> {
+        let moved = self
+            .files
+            .iter()
+            .filter(|f| f.change == FileChange::Renamed && f.old_path != f.path)
+            .filter(|f| graph.file_index(&f.old_path).is_some() && graph.file_index(&f.path).is_none())
+            .flat_map(|f| [f.old_path.clone(), f.path.clone()]);
         let mut paths: Vec<String> = self
             .symbols
             .iter()
@@ -79,6 +87,7 @@ impl ChangeSet {
             .filter(|c| graph.defined_in(&c.path, &c.symbol.qualified_name, c.symbol.kind).is_empty())
             .map(|c| c.path.clone())
             .chain(self.stale.iter().cloned())
+            .chain(moved)
             .collect();
         paths.sort();
         paths.dedup();
@@ -182,11 +191,12 @@ pub fn read(root: &Path, base: &DiffBase, indexed_opt: Option<&CodeGraph>) -> Re
                         // modified one it has at its old side). The index reads the working
                         // tree: a staged side it may never hold.
                         let working = matches!(base, DiffBase::Working { .. });
-                        let adds_tests = crate::code::test_files::is_test_file(&file.path, language.name())
-                            && (file.change == FileChange::Added
-                                || symbols
-                                    .iter()
-                                    .any(|c| matches!(c.change, SymbolChange::Added | SymbolChange::Renamed)));
+                        let added = |c: &ChangedSymbol| matches!(c.change, SymbolChange::Added | SymbolChange::Renamed);
+                        // Also a test added beside the code it tests (a Rust `#[test]` in a
+                        // `mod tests` of a source file).
+                        let adds_tests = (crate::code::test_files::is_test_file(&file.path, language.name())
+                            && (file.change == FileChange::Added || symbols.iter().any(added)))
+                            || symbols.iter().any(|c| added(c) && c.symbol.test_marked);
                         let stale = indexed_opt.is_some()
                             && working
                             && file.change != FileChange::Deleted

@@ -106,7 +106,9 @@ fn diff_impact_text(r: &DiffImpactResponse) -> String {
     out.push_str("tests:\n");
     for t in &r.tests {
         let name = if t.name.is_empty() { "(the file)".to_string() } else { t.name.clone() };
-        out.push_str(&format!("  {}:{}  {name}  ({:.2}, via {})\n", t.path, t.line, t.confidence, t.via.join(" -> ")));
+        // A test the diff changes itself is reached through nothing.
+        let how = if t.via.is_empty() { "changed".to_string() } else { format!("via {}", t.via.join(" -> ")) };
+        out.push_str(&format!("  {}:{}  {name}  ({:.2}, {how})\n", t.path, t.line, t.confidence));
     }
     if r.tests_total > r.tests.len() {
         out.push_str(&format!("  … {} in all (raise --limit)\n", r.tests_total));

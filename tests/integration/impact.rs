@@ -284,6 +284,13 @@ fn an_edited_or_added_test_is_affected_itself() {
         let listed = names(&r["tests"]);
         assert_eq!(listed.iter().filter(|n| *n == test).count(), 1, "{lang}: {listed:?}");
     }
+    // A Rust test added beside the code it tests, in a source file's `mod tests`.
+    let repo = fixture_repo("rust");
+    home.index(repo.path());
+    edit(repo.path(), "src/pricing.rs", "mod tests {\n", "mod tests {\n    #[test]\n    fn beside() {}\n\n");
+    let r = impact(&home, repo.path(), &[]);
+    let listed = names(&r["tests"]);
+    assert!(listed.contains(&"tests::beside".to_string()), "{r}");
 }
 
 /// The index read a changed file while something wrote it (empty: `git checkout` and many
@@ -574,6 +581,13 @@ fn a_moved_module_lists_its_importers_and_their_tests() {
     let home = Home::new();
     for (lang, from, to, importer, tests) in [
         (
+            "rust",
+            "src/pricing.rs",
+            "src/prices.rs",
+            "src/cart.rs",
+            ["tests::discount_applies_over_100", "tax_is_a_fifth", "total_subtracts_the_discount"],
+        ),
+        (
             "python",
             "shop/pricing.py",
             "shop/prices.py",
@@ -591,13 +605,16 @@ fn a_moved_module_lists_its_importers_and_their_tests() {
         let repo = fixture_repo(lang);
         home.index(repo.path());
         git(repo.path(), &["mv", from, to]);
+        if lang == "rust" {
+            edit(repo.path(), "src/lib.rs", "pub mod pricing;", "pub mod prices;");
+        }
         // Before the index reads the move (its graph holds the old path), and after.
         for moment in ["before the index reads the move", "after"] {
             if moment == "after" {
                 home.index(repo.path());
             }
             let r = impact(&home, repo.path(), &[]);
-            let moved = &r["file_changes"][0];
+            let moved = r["file_changes"].as_array().unwrap().iter().find(|f| f["path"] == to).unwrap();
             assert_eq!((moved["change"].as_str(), moved["old_path"].as_str()), (Some("renamed"), Some(from)), "{r}");
             let paths: Vec<&str> =
                 r["dependents"].as_array().unwrap().iter().filter_map(|d| d["path"].as_str()).collect();
@@ -608,6 +625,10 @@ fn a_moved_module_lists_its_importers_and_their_tests() {
             for test in tests {
                 assert!(listed.contains(&test.to_string()), "{lang} {moment}: {test} not in {listed:?}");
             }
+            // Its own tests are named where the file now is.
+            let test_paths: Vec<&str> =
+                r["tests"].as_array().unwrap().iter().filter_map(|t| t["path"].as_str()).collect();
+            assert!(!test_paths.contains(&from), "{lang} {moment}: {test_paths:?}");
         }
     }
     // A Go file moved within its package's folder keeps its importers' import path.

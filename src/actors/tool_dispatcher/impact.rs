@@ -371,7 +371,10 @@ fn changed_tests(graph: &CodeGraph, changes: &ChangeSet) -> Vec<Reached> {
     for f in changes.files.iter().filter(|f| f.change != FileChange::Deleted) {
         let Some(file) = graph.file_index(&f.path) else { continue };
         let Some(hunk) = f.hunks.first() else { continue };
-        if graph.is_test_module(file) && !tests.iter().any(|t| t.file == file) {
+        // A helper the diff changes leads to the tests that call it (Go's `runTestCases` in
+        // `util_test.go`): the file is no test of its own then.
+        let helper_changed = changes.symbols.iter().any(|c| c.path == f.path);
+        if graph.is_test_module(file) && !helper_changed && !tests.iter().any(|t| t.file == file) {
             tests.push(Reached::changed_test(file, None, hunk.new_start.max(1)));
         }
     }
