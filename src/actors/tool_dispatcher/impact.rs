@@ -296,8 +296,7 @@ fn module_seeds(graph: &CodeGraph, file: u32, reread: bool) -> Vec<Seed> {
     let code = graph.code(file);
     let mut seeds = Vec::new();
     for (i, s) in code.symbols.iter().enumerate().filter(|(_, s)| s.container.is_empty()) {
-        let by_name = if reread { vec![None] } else { Vec::new() };
-        for symbol_opt in std::iter::once(Some((file, i as u32))).chain(by_name) {
+        for symbol_opt in std::iter::once(Some((file, i as u32))).chain(reread.then_some(None)) {
             seeds.push(Seed::plain(symbol_opt, &s.name, &s.qualified_name));
         }
     }

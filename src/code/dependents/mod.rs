@@ -753,7 +753,7 @@ pub fn walk_built(
     }
     let mut dependents: Vec<Reached> = Vec::new();
     let mut tests: Vec<Reached> = Vec::new();
-    let mut subclasses: HashMap<String, Vec<SymbolRef>> = HashMap::new();
+    let mut subclasses: HashMap<(Option<u32>, String), Vec<SymbolRef>> = HashMap::new();
     let inherited: Vec<Reached> = reached.values().flat_map(|r| inherited_tests(graph, r, &mut subclasses)).collect();
     let helpers = if reached.values().any(|r| r.test && r.failing) { failure_helpers(graph) } else { HashSet::new() };
     for r in reached.into_values().chain(inherited) {
@@ -880,8 +880,13 @@ const INHERITED_TEST_MIN_CONFIDENCE: f32 = 0.3;
 /// test class's own test method in another test module's subclass (itsdangerous'
 /// `class TestTimestampSigner(FreezeMixin, TestSigner)` runs `TestSigner`'s tests again), unless
 /// the subclass writes its own (a subclass of this very class, `CodeGraph::subclasses_of`).
-/// `subclasses` caches each class's subclasses.
-fn inherited_tests(graph: &CodeGraph, r: &Reached, subclasses: &mut HashMap<String, Vec<SymbolRef>>) -> Vec<Reached> {
+/// `subclasses` caches each class's subclasses (by file and name for a test class's, by name
+/// for a mixin's).
+fn inherited_tests(
+    graph: &CodeGraph,
+    r: &Reached,
+    subclasses: &mut HashMap<(Option<u32>, String), Vec<SymbolRef>>,
+) -> Vec<Reached> {
     let Some(i) = r.symbol_opt else { return Vec::new() };
     let code = graph.code(r.file);
     let s = &code.symbols[i as usize];
@@ -898,9 +903,9 @@ fn inherited_tests(graph: &CodeGraph, r: &Reached, subclasses: &mut HashMap<Stri
         let Some(&class) = graph.defined_in(graph.path(r.file), &s.container, SymbolKind::Class).first() else {
             return Vec::new();
         };
-        subclasses.entry(format!("{}\u{0}{}", r.file, s.container)).or_insert_with(|| graph.subclasses_of(class))
+        subclasses.entry((Some(r.file), s.container.clone())).or_insert_with(|| graph.subclasses_of(class))
     } else {
-        subclasses.entry(s.container.clone()).or_insert_with(|| graph.subclasses(&s.container))
+        subclasses.entry((None, s.container.clone())).or_insert_with(|| graph.subclasses(&s.container))
     };
     let mut seen = std::collections::HashSet::new();
     found

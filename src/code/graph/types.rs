@@ -168,22 +168,8 @@ impl CodeGraph {
     /// The classes that name `class` (a qualified name; matched by its last part) among
     /// their bases, directly or through others, at most `MAX_BASES` levels down.
     pub fn subclasses(&self, class: &str) -> Vec<SymbolRef> {
-        let mut wanted: Vec<String> = vec![split_qualifier(class).last().copied().unwrap_or(class).to_string()];
-        let mut found: Vec<SymbolRef> = Vec::new();
-        let classes: Vec<SymbolRef> = self.all_symbols().filter(|&r| self.symbol(r).kind.is_container()).collect();
-        let mut i = 0;
-        while i < wanted.len() && i < MAX_BASES {
-            let name = wanted[i].clone();
-            i += 1;
-            for &r in &classes {
-                let s = self.symbol(r);
-                if !found.contains(&r) && base_names(&s.signature).contains(&name) {
-                    found.push(r);
-                    wanted.push(s.name.clone());
-                }
-            }
-        }
-        found
+        let name = split_qualifier(class).last().copied().unwrap_or(class).to_string();
+        self.descendants(name, None)
     }
 
     /// The classes that derive from the class `class`, directly or through others, at most
@@ -191,23 +177,30 @@ impl CodeGraph {
     /// or in a file that uses it (imports it). Two test modules' `class TestTransitions` are
     /// two classes.
     pub fn subclasses_of(&self, class: SymbolRef) -> Vec<SymbolRef> {
+        self.descendants(self.symbol(class).name.clone(), Some(class))
+    }
+
+    /// The classes below the class named `name`: any class of that name, or only the class
+    /// `root_opt` and, level by level, only classes a subclass's file can see.
+    fn descendants(&self, name: String, root_opt: Option<SymbolRef>) -> Vec<SymbolRef> {
         let classes: Vec<SymbolRef> = self.all_symbols().filter(|&r| self.symbol(r).kind.is_container()).collect();
         let mut found: Vec<SymbolRef> = Vec::new();
-        let mut wanted: Vec<SymbolRef> = vec![class];
+        let mut wanted: Vec<(String, Option<SymbolRef>)> = vec![(name, root_opt)];
         let mut i = 0;
         while i < wanted.len() && i < MAX_BASES {
-            let base = wanted[i];
+            let (name, base_opt) = wanted[i].clone();
             i += 1;
-            let name = &self.symbol(base).name;
-            let users: std::collections::HashSet<u32> = self.uses(base, 0.5).iter().map(|u| u.file).collect();
+            let users: std::collections::HashSet<u32> =
+                base_opt.map(|base| self.uses(base, 0.5).iter().map(|u| u.file).collect()).unwrap_or_default();
             for &r in &classes {
-                if r != class
+                let sees = base_opt.is_none_or(|base| r.0 == base.0 || users.contains(&r.0));
+                if Some(r) != root_opt
                     && !found.contains(&r)
-                    && (r.0 == base.0 || users.contains(&r.0))
-                    && base_names(&self.symbol(r).signature).contains(name)
+                    && sees
+                    && base_names(&self.symbol(r).signature).contains(&name)
                 {
                     found.push(r);
-                    wanted.push(r);
+                    wanted.push((self.symbol(r).name.clone(), root_opt.map(|_| r)));
                 }
             }
         }
