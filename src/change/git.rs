@@ -96,6 +96,11 @@ fn blob_oid(bytes: &[u8]) -> String {
 /// Runs git in `root` and returns its standard output; a failure names the command and
 /// what git said.
 fn git(root: &Path, args: &[&str]) -> Result<Vec<u8>> {
+    run_git(root, args, &[0])
+}
+
+/// `git` where each exit code of `ok` is an answer.
+fn run_git(root: &Path, args: &[&str], ok: &[i32]) -> Result<Vec<u8>> {
     let output = Command::new("git")
         .arg("-C")
         .arg(root)
@@ -107,7 +112,7 @@ fn git(root: &Path, args: &[&str]) -> Result<Vec<u8>> {
             DocdexError::invalid(format!("cannot run git: {err}"))
                 .with_hint("install git; diffs and change impact read the repo through it")
         })?;
-    if !output.status.success() {
+    if !output.status.code().is_some_and(|code| ok.contains(&code)) {
         let said = String::from_utf8_lossy(&output.stderr);
         let said = said.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
         return Err(DocdexError::invalid(format!("git {} failed: {said}", args.first().unwrap_or(&""))));
@@ -185,8 +190,124 @@ fn diff_in_work_tree(root: &Path, base: &DiffBase) -> Result<Vec<FileDiff>> {
             });
         }
     }
+    if matches!(base, DiffBase::Working { .. }) {
+        pair_moves(root, base.old_rev(), &mut files)?;
+    }
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
+}
+
+/// The most deleted files and untracked new ones compared for moves: beyond it a change is a
+/// reorganisation whose pairs git itself finds once they are added.
+const MOVE_CANDIDATES: usize = 64;
+
+/// A file moved with a plain `mv` (not `git mv`) is to git a deletion and an untracked file,
+/// so its diff has no rename: every definition in it would read as deleted and added, and a
+/// deleted name's uses all over the repo as broken. Pairs each deleted file with the new
+/// untracked file most like it, when half its lines or more are kept (git's own default
+/// for `-M`), and diffs the two with git so the pair is one renamed file with its hunks.
+fn pair_moves(root: &Path, rev: &str, files: &mut Vec<FileDiff>) -> Result<()> {
+    let deleted: Vec<usize> = (0..files.len()).filter(|&i| files[i].change == FileChange::Deleted).collect();
+    let added: Vec<usize> =
+        (0..files.len()).filter(|&i| files[i].change == FileChange::Added && files[i].old_oid.is_empty()).collect();
+    if deleted.is_empty() || added.is_empty() || deleted.len() > MOVE_CANDIDATES || added.len() > MOVE_CANDIDATES {
+        return Ok(());
+    }
+    let requests: Vec<(&str, &str)> = deleted.iter().map(|&i| (rev, files[i].old_path.as_str())).collect();
+    let old_texts = show_many(root, &requests)?;
+    let new_texts: Vec<Option<String>> =
+        added.iter().map(|&i| std::fs::read_to_string(root.join(&files[i].path)).ok()).collect();
+    let mut scored: Vec<(f32, usize, usize)> = Vec::new();
+    for (d, old) in old_texts.iter().enumerate() {
+        let Some(old) = old else { continue };
+        for (a, new) in new_texts.iter().enumerate() {
+            let Some(new) = new else { continue };
+            let score = kept_lines(old, new);
+            if score >= 0.5 {
+                scored.push((score, d, a));
+            }
+        }
+    }
+    // The surest pairs first; each file in one pair at most.
+    scored.sort_by(|x, y| y.0.total_cmp(&x.0));
+    let (mut used_d, mut used_a) = (vec![false; deleted.len()], vec![false; added.len()]);
+    let mut moves = Vec::new();
+    for (_, d, a) in scored {
+        if used_d[d] || used_a[a] {
+            continue;
+        }
+        used_d[d] = true;
+        used_a[a] = true;
+        let old_text = old_texts[d].as_deref().unwrap_or("");
+        moves.push(moved(root, old_text, &files[deleted[d]].old_path, &files[added[a]].path)?);
+    }
+    let gone: Vec<usize> = (0..deleted.len())
+        .filter(|&d| used_d[d])
+        .map(|d| deleted[d])
+        .chain((0..added.len()).filter(|&a| used_a[a]).map(|a| added[a]))
+        .collect();
+    let mut index = 0;
+    files.retain(|_| {
+        index += 1;
+        !gone.contains(&(index - 1))
+    });
+    files.extend(moves);
+    Ok(())
+}
+
+/// The share of the longer side's non-blank lines the other side keeps (as a multiset,
+/// indentation aside).
+fn kept_lines(old: &str, new: &str) -> f32 {
+    use std::collections::HashMap;
+    let mut counts: HashMap<&str, i32> = HashMap::new();
+    let mut old_n = 0usize;
+    for line in old.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        *counts.entry(line).or_default() += 1;
+        old_n += 1;
+    }
+    let (mut new_n, mut kept) = (0usize, 0usize);
+    for line in new.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        new_n += 1;
+        if let Some(c) = counts.get_mut(line).filter(|c| **c > 0) {
+            *c -= 1;
+            kept += 1;
+        }
+    }
+    let longer = old_n.max(new_n);
+    if longer == 0 {
+        return 0.0;
+    }
+    kept as f32 / longer as f32
+}
+
+/// The diff of a moved file, its old text (at the diff's base) against its new file, as git
+/// reads it, with the repo's two paths.
+fn moved(root: &Path, old_text: &str, old_path: &str, path: &str) -> Result<FileDiff> {
+    let dir = tempfile::tempdir()?;
+    let old_file = dir.path().join("old");
+    std::fs::write(&old_file, old_text)?;
+    let old_arg = old_file.to_string_lossy().into_owned();
+    let new_arg = root.join(path).to_string_lossy().into_owned();
+    // `--no-index` exits with 1 when the files differ: that is its answer, not a failure.
+    let out = run_git(
+        root,
+        &["diff", "--no-index", "--no-color", "--no-ext-diff", "-U0", "--full-index", "--", &old_arg, &new_arg],
+        &[0, 1],
+    )?;
+    let mut diff = parse_diff(&String::from_utf8_lossy(&out)).into_iter().next().unwrap_or(FileDiff {
+        path: String::new(),
+        old_path: String::new(),
+        change: FileChange::Renamed,
+        hunks: Vec::new(),
+        removed: Vec::new(),
+        old_oid: String::new(),
+        binary: false,
+    });
+    diff.path = path.to_string();
+    diff.old_path = old_path.to_string();
+    diff.change = FileChange::Renamed;
+    diff.old_oid = blob_oid(old_text.as_bytes());
+    Ok(diff)
 }
 
 fn count_lines(bytes: &[u8]) -> u32 {
@@ -462,6 +583,44 @@ diff --git a/img.png b/img.png\nnew file mode 100644\nBinary files /dev/null and
         let (_dir, files) = real_diff(&[("e.rs", b"fn e() {}\n// \xff\n", b"fn e() {}\n")]);
         assert_eq!(files[0].old_side("fn e() {}\n"), None);
         assert_eq!(files[0].old_oid.len(), 40);
+    }
+
+    #[test]
+    fn a_file_moved_without_git_is_one_renamed_file_with_its_edits() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = |args: &[&str]| {
+            let out = Command::new("git").arg("-C").arg(dir.path()).args(args).output().unwrap();
+            assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        };
+        run(&["init", "-q"]);
+        let crate_dir = dir.path().join("lib");
+        std::fs::create_dir_all(crate_dir.join("src")).unwrap();
+        let body: String = (0..12).map(|i| format!("fn f{i}() {{\n    {i}\n}}\n")).collect();
+        std::fs::write(crate_dir.join("src/a.rs"), &body).unwrap();
+        std::fs::write(crate_dir.join("src/gone.rs"), "fn unrelated() {}\n").unwrap();
+        run(&["add", "-A"]);
+        run(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"]);
+        // `mv` and an edit of one line; another file deleted and an unrelated one created.
+        std::fs::remove_file(crate_dir.join("src/a.rs")).unwrap();
+        std::fs::write(crate_dir.join("src/b.rs"), body.replace("    3\n", "    33\n")).unwrap();
+        std::fs::remove_file(crate_dir.join("src/gone.rs")).unwrap();
+        std::fs::write(crate_dir.join("src/new.rs"), "struct New;\n").unwrap();
+        // The root is a folder inside the work tree: paths stay relative to it.
+        let files = diff(&crate_dir, &DiffBase::Working { rev: "HEAD".into() }).unwrap();
+        let summary: Vec<(&str, &str, FileChange)> =
+            files.iter().map(|f| (f.old_path.as_str(), f.path.as_str(), f.change)).collect();
+        assert_eq!(
+            summary,
+            vec![
+                ("src/a.rs", "src/b.rs", FileChange::Renamed),
+                ("src/gone.rs", "src/gone.rs", FileChange::Deleted),
+                ("src/new.rs", "src/new.rs", FileChange::Added),
+            ]
+        );
+        let moved = &files[0];
+        assert_eq!(moved.hunks, vec![Hunk { old_start: 11, old_count: 1, new_start: 11, new_count: 1 }]);
+        let new_text = std::fs::read_to_string(crate_dir.join("src/b.rs")).unwrap();
+        assert_eq!(moved.old_side(&new_text).as_deref(), Some(body.as_str()));
     }
 
     #[test]

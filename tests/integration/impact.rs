@@ -602,33 +602,44 @@ fn a_moved_module_lists_its_importers_and_their_tests() {
             ["applies the discount over 100", "tax is a fifth", "total subtracts the discount"],
         ),
     ] {
-        let repo = fixture_repo(lang);
-        home.index(repo.path());
-        git(repo.path(), &["mv", from, to]);
-        if lang == "rust" {
-            edit(repo.path(), "src/lib.rs", "pub mod pricing;", "pub mod prices;");
-        }
-        // Before the index reads the move (its graph holds the old path), and after.
-        for moment in ["before the index reads the move", "after"] {
-            if moment == "after" {
-                home.index(repo.path());
+        // `git mv`, and a plain `mv` whose new file git does not know yet.
+        for by_git in [true, false] {
+            let repo = fixture_repo(lang);
+            home.index(repo.path());
+            if by_git {
+                git(repo.path(), &["mv", from, to]);
+            } else {
+                std::fs::rename(repo.path().join(from), repo.path().join(to)).unwrap();
             }
-            let r = impact(&home, repo.path(), &[]);
-            let moved = r["file_changes"].as_array().unwrap().iter().find(|f| f["path"] == to).unwrap();
-            assert_eq!((moved["change"].as_str(), moved["old_path"].as_str()), (Some("renamed"), Some(from)), "{r}");
-            let paths: Vec<&str> =
-                r["dependents"].as_array().unwrap().iter().filter_map(|d| d["path"].as_str()).collect();
-            assert!(paths.contains(&importer), "{lang} {moment}: {paths:?}");
-            // The module's own code moved with it: not broken.
-            assert!(!paths.contains(&to) && !paths.contains(&from), "{lang} {moment}: {paths:?}");
-            let listed = names(&r["tests"]);
-            for test in tests {
-                assert!(listed.contains(&test.to_string()), "{lang} {moment}: {test} not in {listed:?}");
+            if lang == "rust" {
+                edit(repo.path(), "src/lib.rs", "pub mod pricing;", "pub mod prices;");
             }
-            // Its own tests are named where the file now is.
-            let test_paths: Vec<&str> =
-                r["tests"].as_array().unwrap().iter().filter_map(|t| t["path"].as_str()).collect();
-            assert!(!test_paths.contains(&from), "{lang} {moment}: {test_paths:?}");
+            // Before the index reads the move (its graph holds the old path), and after.
+            for moment in ["before the index reads the move", "after"] {
+                if moment == "after" {
+                    home.index(repo.path());
+                }
+                let r = impact(&home, repo.path(), &[]);
+                let moved = r["file_changes"].as_array().unwrap().iter().find(|f| f["path"] == to).unwrap();
+                assert_eq!(
+                    (moved["change"].as_str(), moved["old_path"].as_str()),
+                    (Some("renamed"), Some(from)),
+                    "{r}"
+                );
+                let paths: Vec<&str> =
+                    r["dependents"].as_array().unwrap().iter().filter_map(|d| d["path"].as_str()).collect();
+                assert!(paths.contains(&importer), "{lang} {moment} (by git: {by_git}): {paths:?}");
+                // The module's own code moved with it: not broken.
+                assert!(!paths.contains(&to) && !paths.contains(&from), "{lang} {moment}: {paths:?}");
+                let listed = names(&r["tests"]);
+                for test in tests {
+                    assert!(listed.contains(&test.to_string()), "{lang} {moment}: {test} not in {listed:?}");
+                }
+                // Its own tests are named where the file now is.
+                let test_paths: Vec<&str> =
+                    r["tests"].as_array().unwrap().iter().filter_map(|t| t["path"].as_str()).collect();
+                assert!(!test_paths.contains(&from), "{lang} {moment}: {test_paths:?}");
+            }
         }
     }
     // A Go file moved within its package's folder keeps its importers' import path.
