@@ -509,7 +509,12 @@ pub fn walk_built(
                 .and_then(|t| language_trait_type(graph, t));
             // A Python base calls an `@override` method on an instance: where one is made.
             let overrides = node.is_some_and(|t| marked_override(graph, t));
-            let instances_run = language_runs.filter(|_| overrides);
+            // So does a library's base class on a method of its subclass in the repo
+            // (html.parser's `feed` runs a parser's `handle_data`), as a seed of it does.
+            let outside_base = node
+                .filter(|&t| depth > 1 && language_runs.is_none() && graph.extends_an_outside_class(t))
+                .and_then(|t| graph.member_type(t));
+            let instances_run = language_runs.filter(|_| overrides).or(outside_base);
             let language_runs = language_runs.filter(|_| !overrides);
             // A Go `init` runs at load, called by no one: what it stores in package variables
             // runs where they are used.

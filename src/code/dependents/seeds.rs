@@ -169,7 +169,10 @@ pub fn type_seeds(graph: &CodeGraph, seeds: &[Seed]) -> Vec<Seed> {
         // So does an override of a base's method, which the base's code calls on `self`
         // (marshmallow's `Field.serialize` runs `String._serialize` on a String).
         let declared_only = !special && graph.overrides_a_base_method((f, i));
-        if !special && !declared_only {
+        // A method a library's base class may call on `self` runs wherever an instance is
+        // used, whoever made it (html.parser's `feed` runs a parser's `handle_starttag`).
+        let outside_base = !special && !declared_only && graph.extends_an_outside_class((f, i));
+        if !special && !declared_only && !outside_base {
             continue;
         }
         if let Some(owner) = owning_type(graph, (f, i)) {

@@ -718,16 +718,21 @@ impl CodeGraph {
     /// Whether Rust file `f` imports `name` by name from another crate (`use num_integer::Roots;`):
     /// a path that is not the crate's own (`crate::`, `self::`, `super::`, a workspace crate)
     /// and resolves to no file of the repo. False for a name imported from the repo, or not
-    /// imported by name at all (a glob, a path written at the use).
+    /// imported by name at all (a glob, a path written at the use). In Python, a name bound
+    /// by `from html.parser import HTMLParser` or `import click`, from no module of the repo.
     pub fn imported_from_outside(&self, f: u32, name: &str) -> bool {
         let from = &self.paths[f as usize];
-        self.codes[f as usize].imports.iter().filter(|import| import.names.iter().any(|bound| bound == name)).any(
-            |import| {
-                let first = import.spec.split("::").next().unwrap_or("");
-                !matches!(first, "" | "crate" | "self" | "super")
-                    && self.resolver.resolve(from, "rust", import).iter().all(|t| self.file_index(&t.file).is_none())
-            },
-        )
+        let language = self.codes[f as usize].language.as_str();
+        let binds = |import: &&crate::code::ImportSpec| {
+            import.names.iter().any(|bound| bound == name)
+                || (language == "python" && import.names.is_empty() && import.spec.split('.').next() == Some(name))
+        };
+        self.codes[f as usize].imports.iter().filter(binds).any(|import| {
+            let first = import.spec.split("::").next().unwrap_or("");
+            !matches!(first, "" | "crate" | "self" | "super")
+                && !import.spec.starts_with('.')
+                && self.resolver.resolve(from, language, import).iter().all(|t| self.file_index(&t.file).is_none())
+        })
     }
 
     /// How many definitions implement the trait method `method` (the trait's own declaration

@@ -239,6 +239,66 @@ impl CodeGraph {
         in_a_base.is_some()
     }
 
+    /// Whether a Python method's class, or a base of it the repo defines, derives from a class
+    /// the repo does not define and the language does not build in (`class
+    /// BeautifulSoupHTMLParser(HTMLParser)`, html.parser's): that base's code may call the
+    /// method on `self` (`handle_starttag` as it parses), which no name in the repo shows.
+    /// Not an exception's (its methods are called by name) nor one of the typing and
+    /// enumeration bases, which call no method of their subclasses' own.
+    pub fn extends_an_outside_class(&self, member: SymbolRef) -> bool {
+        const CALL_NOTHING: &[&str] = &[
+            "ABC",
+            "Enum",
+            "Flag",
+            "Generic",
+            "IntEnum",
+            "IntFlag",
+            "NamedTuple",
+            "Protocol",
+            "StrEnum",
+            "TestCase",
+            "TypedDict",
+            "object",
+            "type",
+        ];
+        let s = self.symbol(member);
+        if self.codes[member.0 as usize].language != "python" || !s.kind.is_callable() {
+            return false;
+        }
+        let Some(&class) = split_qualifier(&s.container).last() else { return false };
+        let calls_its_subclasses = |t: &str| {
+            let exception = ["Error", "Exception", "Warning"].iter().any(|end| t.ends_with(end));
+            !exception && !CALL_NOTHING.contains(&t) && !crate::code::builtins::is_builtin_base("python", t)
+        };
+        let outside = self.find_in_type_and_bases(class, |t| {
+            let classes: Vec<SymbolRef> = self
+                .defs_by_name
+                .get(t)
+                .map(|defs| defs.iter().copied().filter(|&r| self.symbol(r).kind.is_container()).collect())
+                .unwrap_or_default();
+            // A base no file of the repo defines (a name from a star import, a built-in).
+            if t != class && classes.is_empty() {
+                return calls_its_subclasses(t).then_some(());
+            }
+            // A base written as the library's (`click.Command`, `HTMLParser` imported from
+            // html.parser), though the repo has a class of that name too (cloup's `Command`).
+            classes
+                .iter()
+                .any(|&r| {
+                    let sig = &self.symbol(r).signature;
+                    let written =
+                        sig.split_once('(').and_then(|(_, rest)| rest.rsplit_once(')')).map_or("", |(b, _)| b);
+                    written.split(',').map(str::trim).filter(|b| !b.contains('=')).any(|b| {
+                        let head = b.split('.').next().unwrap_or(b);
+                        let last = b.split('[').next().unwrap_or(b).rsplit('.').next().unwrap_or(b);
+                        self.imported_from_outside(r.0, head) && calls_its_subclasses(last)
+                    })
+                })
+                .then_some(())
+        });
+        outside.is_some()
+    }
+
     /// Whether `str()` of a Python class's value runs its `__repr__`: neither it nor a base
     /// defines `__str__`, and it is no exception (`BaseException.__str__` shows the arguments).
     pub fn str_falls_back_to_repr(&self, class: SymbolRef) -> bool {

@@ -571,22 +571,26 @@ fn a_type_seeded_for_its_instances_leads_only_to_where_instances_are_made() {
 /// A Python method marked `@override` of a class whose base the repo does not define runs
 /// where the library's base calls it, on an instance: cloup's `Command.format_help` under
 /// click's `--help`. A change to what it calls reaches the tests that make a `Command`, not
-/// those that only name the class; without the mark, nothing in the repo calls it.
+/// those that only name the class. Without the mark, the library's base may still call it
+/// (html.parser's `feed` calls a parser's `handle_starttag`): so too, but not a method of an
+/// exception's, which code calls by name.
 #[test]
-fn an_override_of_a_librarys_method_runs_where_its_class_is_instantiated() {
+fn a_method_a_librarys_base_may_call_runs_where_its_class_is_instantiated() {
     use crate::code::dependents::{type_seeds, walk, Seed};
     let commands = "import click\nfrom typing import override\n\n\
                     class Command(click.Command):\n    @override\n    def format_help(self, ctx, formatter):\n        \
                     self.format_aliases(formatter)\n\n    def format_aliases(self, formatter):\n        pass\n\n\
                     class Plain(click.Command):\n    def format_help(self, ctx, formatter):\n        \
-                    self.format_usage_line(formatter)\n\n    def format_usage_line(self, formatter):\n        pass\n";
+                    self.format_usage_line(formatter)\n\n    def format_usage_line(self, formatter):\n        pass\n\n\
+                    class Failed(RuntimeError):\n    def describe(self):\n        return 'failed'\n";
     let graph = python_graph(&[
         ("pkg/commands.py", commands),
         (
             "tests/test_help.py",
             "from click.testing import CliRunner\nfrom pkg.commands import Command, Plain\n\n\
              def test_help():\n    assert CliRunner().invoke(Command('x'), ['--help'])\n\n\
-             def test_plain():\n    assert CliRunner().invoke(Plain('x'), ['--help'])\n",
+             def test_plain():\n    assert CliRunner().invoke(Plain('x'), ['--help'])\n\n\
+             def test_failed():\n    assert Failed()\n",
         ),
         ("tests/test_named.py", "from pkg.commands import Command\n\ndef test_named():\n    assert Command\n"),
     ]);
@@ -610,7 +614,9 @@ fn an_override_of_a_librarys_method_runs_where_its_class_is_instantiated() {
     };
     assert_eq!(tests_of("Command.format_aliases"), vec!["test_help"]);
     assert_eq!(tests_of("Command.format_help"), vec!["test_help"]);
-    assert_eq!(tests_of("Plain.format_usage_line"), Vec::<String>::new());
+    assert_eq!(tests_of("Plain.format_usage_line"), vec!["test_plain"]);
+    assert_eq!(tests_of("Plain.format_help"), vec!["test_plain"]);
+    assert_eq!(tests_of("Failed.describe"), Vec::<String>::new());
 }
 
 /// `self.process()` in a subclass that does not define `process` is its base's, as a reader
