@@ -513,15 +513,22 @@ impl CodeGraph {
             .collect();
         // Rust's `macro_rules!` macros are in scope across their crate (`#[macro_use]`).
         if lang == "rust" && occ.kind == UseKind::Call && same_file.is_empty() {
-            let macros: Vec<Candidate> = all
+            let mut macros: Vec<SymbolRef> = all
                 .iter()
-                .filter(|&&r| {
+                .copied()
+                .filter(|&r| {
                     self.symbol(r).kind == SymbolKind::Macro && self.crate_of[r.0 as usize] == self.crate_of[f as usize]
                 })
-                .map(|&r| cand(r, Resolution::SamePackage, 0.85))
                 .collect();
+            // A macro is in scope below the module that defines it: where an enclosing
+            // module defines the name, a namesake in another module (each test module's own
+            // `macro_rules! check`) is not the one meant.
+            let path = self.paths[f as usize].as_str();
+            if macros.iter().any(|r| encloses_module(&self.paths[r.0 as usize], path)) {
+                macros.retain(|r| encloses_module(&self.paths[r.0 as usize], path));
+            }
             if !macros.is_empty() {
-                return macros;
+                return macros.into_iter().map(|r| cand(r, Resolution::SamePackage, 0.85)).collect();
             }
         }
         // A definition local to a function is seen only inside it (`def decorator` in each of
@@ -773,4 +780,19 @@ fn names_super(language: &str, qualifier: &str) -> bool {
         "javascript" | "typescript" | "java" => qualifier == "super",
         _ => false,
     }
+}
+
+/// Whether Rust file `outer` is the module file of a module that holds file `inner`: the
+/// crate root (`lib.rs`, `main.rs`) or a `mod.rs` over its folder, `a.rs` over `a/`.
+fn encloses_module(outer: &str, inner: &str) -> bool {
+    let (dir, file) = outer.rsplit_once('/').unwrap_or(("", outer));
+    let folder = match file {
+        "lib.rs" | "main.rs" | "mod.rs" => dir.to_string(),
+        _ => match file.strip_suffix(".rs") {
+            Some(stem) if dir.is_empty() => stem.to_string(),
+            Some(stem) => format!("{dir}/{stem}"),
+            None => return false,
+        },
+    };
+    folder.is_empty() || inner.starts_with(&format!("{folder}/"))
 }

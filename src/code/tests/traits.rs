@@ -674,3 +674,26 @@ fn another_crates_trait_method_called_by_name_runs_where_a_test_names_it() {
     assert_eq!(run("root"), ["tests/roots.rs"]);
     assert_eq!(run("eq"), ["tests/made.rs", "tests/roots.rs"]);
 }
+
+/// A `macro_rules!` macro is in scope below the module that defines it: a call in a module
+/// whose enclosing module defines the name means that one, not another module's namesake;
+/// a call with no enclosing definition may mean any of the crate's (`#[macro_use]`).
+#[test]
+fn a_macro_call_means_the_enclosing_module_s_macro_of_that_name() {
+    let check = |body: &str| format!("macro_rules! check {{\n    () => {{ {body} }};\n}}\n");
+    let graph = rust_graph(&[
+        ("src/lib.rs", "mod a;\nmod b;\nmod c;\n"),
+        ("src/a.rs", &format!("{}\npub fn in_a() {{\n    check!();\n}}\n", check("1"))),
+        ("src/b/mod.rs", &format!("{}\nmod inner;\n", check("2"))),
+        ("src/b/inner.rs", "pub fn in_b() {\n    check!();\n}\n"),
+        ("src/c.rs", "pub fn in_c() {\n    check!();\n}\n"),
+    ]);
+    let callers = |path: &str| -> Vec<String> {
+        let m = graph.lookup("check").into_iter().find(|&r| graph.path(r.0) == path).unwrap();
+        let mut files: Vec<String> = graph.uses(m, 0.5).iter().map(|u| graph.path(u.file).to_string()).collect();
+        files.sort();
+        files
+    };
+    assert_eq!(callers("src/b/mod.rs"), vec!["src/b/inner.rs", "src/c.rs"]);
+    assert_eq!(callers("src/a.rs"), vec!["src/a.rs", "src/c.rs"]);
+}
