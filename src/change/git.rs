@@ -217,10 +217,12 @@ fn pair_moves(root: &Path, rev: &str, files: &mut Vec<FileDiff>) -> Result<()> {
     let old_texts = show_many(root, &requests)?;
     let new_texts: Vec<Option<String>> =
         added.iter().map(|&i| std::fs::read_to_string(root.join(&files[i].path)).ok()).collect();
+    let old_lines: Vec<Option<Vec<u64>>> = old_texts.iter().map(|t| t.as_deref().map(line_hashes)).collect();
+    let new_lines: Vec<Option<Vec<u64>>> = new_texts.iter().map(|t| t.as_deref().map(line_hashes)).collect();
     let mut scored: Vec<(f32, usize, usize)> = Vec::new();
-    for (d, old) in old_texts.iter().enumerate() {
+    for (d, old) in old_lines.iter().enumerate() {
         let Some(old) = old else { continue };
-        for (a, new) in new_texts.iter().enumerate() {
+        for (a, new) in new_lines.iter().enumerate() {
             let Some(new) = new else { continue };
             let score = kept_lines(old, new);
             if score >= 0.5 {
@@ -255,27 +257,42 @@ fn pair_moves(root: &Path, rev: &str, files: &mut Vec<FileDiff>) -> Result<()> {
     Ok(())
 }
 
-/// The share of the longer side's non-blank lines the other side keeps (as a multiset,
-/// indentation aside).
-fn kept_lines(old: &str, new: &str) -> f32 {
-    use std::collections::HashMap;
-    let mut counts: HashMap<&str, i32> = HashMap::new();
-    let mut old_n = 0usize;
-    for line in old.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        *counts.entry(line).or_default() += 1;
-        old_n += 1;
-    }
-    let (mut new_n, mut kept) = (0usize, 0usize);
-    for line in new.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        new_n += 1;
-        if let Some(c) = counts.get_mut(line).filter(|c| **c > 0) {
-            *c -= 1;
-            kept += 1;
-        }
-    }
-    let longer = old_n.max(new_n);
-    if longer == 0 {
+/// A text's non-blank lines (indentation aside) as sorted hashes: two files' kept lines are
+/// then counted in one pass over both.
+fn line_hashes(text: &str) -> Vec<u64> {
+    use std::hash::{Hash, Hasher};
+    let mut hashes: Vec<u64> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(|line| {
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            line.hash(&mut hasher);
+            hasher.finish()
+        })
+        .collect();
+    hashes.sort_unstable();
+    hashes
+}
+
+/// The share of the longer side's lines (`line_hashes`) the other side keeps, as a multiset.
+fn kept_lines(old: &[u64], new: &[u64]) -> f32 {
+    let longer = old.len().max(new.len());
+    // Fewer than half as many lines on one side: under half kept whatever they are.
+    if longer == 0 || old.len().min(new.len()) * 2 < longer {
         return 0.0;
+    }
+    let (mut i, mut j, mut kept) = (0, 0, 0usize);
+    while i < old.len() && j < new.len() {
+        match old[i].cmp(&new[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                kept += 1;
+                i += 1;
+                j += 1;
+            }
+        }
     }
     kept as f32 / longer as f32
 }
