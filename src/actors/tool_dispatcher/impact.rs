@@ -144,6 +144,8 @@ pub(super) fn diff_impact(
     msg: &DiffImpact,
 ) -> DiffImpactResponse {
     let mut seeds: Vec<Seed> = Vec::new();
+    // The old names the diff takes away: what imports them breaks where it is imported.
+    let mut gone: Vec<Seed> = Vec::new();
     for c in &changes.symbols {
         let s = &c.symbol;
         match c.change {
@@ -164,6 +166,7 @@ pub(super) fn diff_impact(
                 let old_path = file.map(|f| f.old_path.as_str()).unwrap_or(&c.path);
                 let stale = graph.defined_in(old_path, &old_qualified, s.kind);
                 seeds.push(Seed::plain(stale.first().copied(), &old_name, &old_qualified));
+                gone.push(Seed::plain(stale.first().copied(), &old_name, &old_qualified));
                 if c.change == SymbolChange::Renamed {
                     if let Some(&now) = graph.defined_in(&c.path, &s.qualified_name, s.kind).first() {
                         seeds.push(Seed::plain(Some(now), &s.name, &s.qualified_name));
@@ -205,6 +208,13 @@ pub(super) fn diff_impact(
     });
     let callbacks = each_callback(&index.root, graph, &walk.tests, &mut texts);
     walk.tests = callbacks;
+    // A Python test file that imports, however far up, a module whose top level names a name
+    // the diff takes away fails before any test in it runs.
+    for r in dependents::broken_imports(graph, &gone, limits) {
+        if !walk.tests.iter().any(|t| t.file == r.file) && default_run.runs(graph, r.file, None) {
+            walk.tests.push(r);
+        }
+    }
     // A test the diff changes or adds is affected before anything it reaches: an agent that
     // edits a test runs that test.
     let mut changed = changed_tests(graph, changes);

@@ -4,6 +4,7 @@
 //! confidences along it. Tests are found by each language's conventions, at the end of such
 //! paths.
 
+mod broken;
 mod makers;
 mod seeds;
 
@@ -11,6 +12,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::graph::{CodeGraph, SymbolRef};
 use super::{FileCode, SymbolKind, UseKind, SERDE_SHAPES};
+pub use broken::broken_imports;
 use makers::{makes_instance, named_outside, names_type};
 use seeds::{
     called_by_name, is_debug_impl, language_trait_type, marked_override, named_where_it_runs, owner_if_constructor,

@@ -378,6 +378,26 @@ impl CodeGraph {
         out
     }
 
+    /// The files that import file `f`, each with the line of its first import of it, at
+    /// least `min_confidence` sure.
+    pub fn importers(&self, f: u32, min_confidence: f32) -> Vec<(u32, u32)> {
+        let mut out: Vec<(u32, u32)> = Vec::new();
+        for &(importer, confidence) in &self.imported_by[f as usize] {
+            if confidence < min_confidence || out.iter().any(|&(i, _)| i == importer) {
+                continue;
+            }
+            let code = &self.codes[importer as usize];
+            let line = self.imports[importer as usize]
+                .iter()
+                .filter(|&&(target, _, _)| target == f)
+                .filter_map(|&(_, _, spec)| code.imports.get(spec as usize).map(|s| s.line))
+                .min()
+                .unwrap_or(1);
+            out.push((importer, line));
+        }
+        out
+    }
+
     /// A file's import edges both ways; `imported_by` follows importers up to `depth` hops.
     pub fn impact(&self, path: &str, depth: u32, offset: usize, limit: usize) -> Option<ImpactResponse> {
         let f = self.file_index(path)?;

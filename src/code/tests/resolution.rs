@@ -870,3 +870,34 @@ fn an_override_leads_on_from_the_instances_declarations_and_tests_make() {
     assert!(reached.contains(&"UserSchema.name".to_string()), "{reached:?}");
     assert!(!reached.contains(&"field_for".to_string()), "{reached:?}");
 }
+
+/// A name a diff takes away breaks every module that imports it at its top level, and every
+/// module importing those, up to the test files, which fail at collection: not a module that
+/// imports it inside a function (that import runs only when the function does).
+#[test]
+fn a_name_taken_away_breaks_the_tests_that_import_its_importers() {
+    use crate::code::dependents::{broken_imports, Seed};
+    let graph = python_graph(&[
+        ("pkg/__init__.py", ""),
+        ("pkg/util.py", "def foo():\n    return 1\n\ndef bar():\n    return 2\n"),
+        ("pkg/api.py", "from pkg.util import foo\n\ndef api():\n    return 3\n"),
+        ("pkg/wrap.py", "from pkg.api import api\n\ndef wrapped():\n    return api()\n"),
+        ("pkg/lazy.py", "def later():\n    from pkg.util import foo\n    return foo()\n"),
+        ("tests/test_api.py", "from pkg.api import api\n\ndef test_api():\n    assert api() == 3\n"),
+        ("tests/test_deep.py", "import os\nfrom pkg.wrap import wrapped\n\ndef test_deep():\n    assert wrapped()\n"),
+        ("tests/test_lazy.py", "from pkg.lazy import later\n\ndef test_later():\n    assert later()\n"),
+        ("tests/test_bar.py", "from pkg.util import bar\n\ndef test_bar():\n    assert bar() == 2\n"),
+    ]);
+    let foo = graph.lookup("foo").into_iter().find(|&r| graph.path(r.0) == "pkg/util.py").unwrap();
+    let broken = broken_imports(&graph, &[Seed::plain(Some(foo), "foo", "foo")], daemon_walk_limits());
+    let found: Vec<(&str, u32, Vec<String>)> =
+        broken.iter().map(|r| (graph.path(r.file), r.line, r.via.clone())).collect();
+    assert_eq!(
+        found,
+        vec![
+            ("tests/test_api.py", 1, vec!["pkg/api.py".to_string(), "foo".to_string()]),
+            ("tests/test_deep.py", 2, vec!["pkg/wrap.py".to_string(), "pkg/api.py".to_string(), "foo".to_string()]),
+        ]
+    );
+    assert!(broken_imports(&graph, &[], daemon_walk_limits()).is_empty());
+}
