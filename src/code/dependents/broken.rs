@@ -1,6 +1,7 @@
 //! Tests a deleted or renamed name breaks before they run: a Python module that imports the
 //! name (or uses it) at its top level fails to import, and so does every module that imports
-//! that one, up to the test files, which fail at collection whatever they call.
+//! that one (every module of a package whose `__init__.py` fails), up to the test files, which
+//! fail at collection whatever they call.
 
 use std::collections::{HashSet, VecDeque};
 
@@ -33,7 +34,14 @@ pub fn broken_imports(graph: &CodeGraph, gone: &[Seed], limits: WalkLimits) -> V
         }
         let mut via_here = vec![graph.path(file).to_string()];
         via_here.extend(via);
-        for (importer, line) in graph.importers(file, limits.min_confidence) {
+        let mut broken: Vec<(u32, u32)> = graph.importers(file, limits.min_confidence);
+        // Importing any module of a package runs its `__init__.py` first.
+        if let Some(package) = graph.path(file).strip_suffix("__init__.py").filter(|dir| !dir.is_empty()) {
+            let members = (0..graph.file_count() as u32)
+                .filter(|&g| g != file && graph.path(g).starts_with(package) && graph.code(g).language == "python");
+            broken.extend(members.map(|g| (g, 1)));
+        }
+        for (importer, line) in broken {
             if !seen.insert(importer) {
                 continue;
             }

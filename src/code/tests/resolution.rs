@@ -900,4 +900,20 @@ fn a_name_taken_away_breaks_the_tests_that_import_its_importers() {
         ]
     );
     assert!(broken_imports(&graph, &[], daemon_walk_limits()).is_empty());
+    // A package that re-exports it from its `__init__.py`: every module of the package fails
+    // to import, and the tests importing any of them.
+    let graph = python_graph(&[
+        ("pkg/__init__.py", "from .util import foo\n"),
+        ("pkg/util.py", "def foo():\n    return 1\n\ndef bar():\n    return 2\n"),
+        ("pkg/sub/more.py", "def more():\n    return 4\n"),
+        ("other/mod.py", "def other():\n    return 5\n"),
+        ("tests/test_bar.py", "from pkg.util import bar\n\ndef test_bar():\n    assert bar() == 2\n"),
+        ("tests/test_more.py", "from pkg.sub.more import more\n\ndef test_more():\n    assert more()\n"),
+        ("tests/test_other.py", "from other.mod import other\n\ndef test_other():\n    assert other()\n"),
+    ]);
+    let foo = graph.lookup("foo").into_iter().find(|&r| graph.path(r.0) == "pkg/util.py").unwrap();
+    let broken = broken_imports(&graph, &[Seed::plain(Some(foo), "foo", "foo")], daemon_walk_limits());
+    let mut files: Vec<&str> = broken.iter().map(|r| graph.path(r.file)).collect();
+    files.sort();
+    assert_eq!(files, vec!["tests/test_bar.py", "tests/test_more.py"]);
 }
