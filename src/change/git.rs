@@ -243,16 +243,15 @@ fn pair_moves(root: &Path, rev: &str, files: &mut Vec<FileDiff>) -> Result<()> {
         let old_text = old_texts[d].as_deref().unwrap_or("");
         moves.push(moved(root, old_text, &files[deleted[d]].old_path, &files[added[a]].path)?);
     }
-    let gone: Vec<usize> = (0..deleted.len())
-        .filter(|&d| used_d[d])
-        .map(|d| deleted[d])
-        .chain((0..added.len()).filter(|&a| used_a[a]).map(|a| added[a]))
-        .collect();
-    let mut index = 0;
-    files.retain(|_| {
-        index += 1;
-        !gone.contains(&(index - 1))
-    });
+    let mut paired = vec![false; files.len()];
+    for (d, _) in used_d.iter().enumerate().filter(|(_, used)| **used) {
+        paired[deleted[d]] = true;
+    }
+    for (a, _) in used_a.iter().enumerate().filter(|(_, used)| **used) {
+        paired[added[a]] = true;
+    }
+    let mut kept = paired.iter();
+    files.retain(|_| !kept.next().copied().unwrap_or(false));
     files.extend(moves);
     Ok(())
 }

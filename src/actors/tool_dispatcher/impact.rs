@@ -165,8 +165,9 @@ pub(super) fn diff_impact(
                 let file = changes.files.iter().find(|f| f.path == c.path);
                 let old_path = file.map(|f| f.old_path.as_str()).unwrap_or(&c.path);
                 let stale = graph.defined_in(old_path, &old_qualified, s.kind);
-                seeds.push(Seed::plain(stale.first().copied(), &old_name, &old_qualified));
-                gone.push(Seed::plain(stale.first().copied(), &old_name, &old_qualified));
+                let old = Seed::plain(stale.first().copied(), &old_name, &old_qualified);
+                gone.push(old.clone());
+                seeds.push(old);
                 if c.change == SymbolChange::Renamed {
                     if let Some(&now) = graph.defined_in(&c.path, &s.qualified_name, s.kind).first() {
                         seeds.push(Seed::plain(Some(now), &s.name, &s.qualified_name));

@@ -267,8 +267,7 @@ impl CodeGraph {
         }
         let Some(&class) = split_qualifier(&s.container).last() else { return false };
         let calls_its_subclasses = |t: &str| {
-            let exception = ["Error", "Exception", "Warning"].iter().any(|end| t.ends_with(end));
-            !exception && !CALL_NOTHING.contains(&t) && !crate::code::builtins::is_builtin_base("python", t)
+            !names_an_exception(t) && !CALL_NOTHING.contains(&t) && !crate::code::builtins::is_builtin_base("python", t)
         };
         let outside = self.find_in_type_and_bases(class, |t| {
             let classes: Vec<SymbolRef> = self
@@ -285,9 +284,7 @@ impl CodeGraph {
             classes
                 .iter()
                 .any(|&r| {
-                    let sig = &self.symbol(r).signature;
-                    let written =
-                        sig.split_once('(').and_then(|(_, rest)| rest.rsplit_once(')')).map_or("", |(b, _)| b);
+                    let written = parenthesized(&self.symbol(r).signature).unwrap_or("");
                     written.split(',').map(str::trim).filter(|b| !b.contains('=')).any(|b| {
                         let head = b.split('.').next().unwrap_or(b);
                         let last = b.split('[').next().unwrap_or(b).rsplit('.').next().unwrap_or(b);
@@ -304,8 +301,7 @@ impl CodeGraph {
     pub fn str_falls_back_to_repr(&self, class: SymbolRef) -> bool {
         let strs = self.defs_by_name.get("__str__").map(Vec::as_slice).unwrap_or(&[]);
         let own_str = self.find_in_type_and_bases(&self.symbol(class).name, |t| {
-            let exception = ["Error", "Exception", "Warning"].iter().any(|end| t.ends_with(end));
-            (exception || strs.iter().any(|&r| self.is_member_of(r, t))).then_some(())
+            (names_an_exception(t) || strs.iter().any(|&r| self.is_member_of(r, t))).then_some(())
         });
         own_str.is_none()
     }
@@ -762,8 +758,8 @@ fn base_names(signature: &str) -> Vec<String> {
     }
     let list = if let Some(i) = signature.find(" extends ") {
         signature[i + 9..].replace(" implements ", ",")
-    } else if let Some(open) = signature.find('(') {
-        signature[open + 1..].rsplit_once(')').map_or("", |(inside, _)| inside).to_string()
+    } else if let Some(inside) = parenthesized(signature) {
+        inside.to_string()
     } else if let Some((_, after)) = signature.split_once(" : ") {
         after.to_string()
     } else {
@@ -779,4 +775,17 @@ fn base_names(signature: &str) -> Vec<String> {
                 .or_else(|| crate::code::builtins::is_builtin_base("python", b).then(|| b.to_string()))
         })
         .collect()
+}
+
+/// What a declaration writes between its first `(` and last `)`: a Python class's bases
+/// (`class Parser(HTMLParser, Mixin)`), as written.
+fn parenthesized(signature: &str) -> Option<&str> {
+    let (_, rest) = signature.split_once('(')?;
+    Some(rest.rsplit_once(')').map_or("", |(inside, _)| inside))
+}
+
+/// Whether a Python class's name says it is an exception (`ValueError`, `ParseException`,
+/// `DeprecationWarning`): its methods are called by name, and `str()` shows its arguments.
+fn names_an_exception(name: &str) -> bool {
+    ["Error", "Exception", "Warning"].iter().any(|end| name.ends_with(end))
 }

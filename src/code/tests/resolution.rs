@@ -888,8 +888,12 @@ fn a_name_taken_away_breaks_the_tests_that_import_its_importers() {
         ("tests/test_lazy.py", "from pkg.lazy import later\n\ndef test_later():\n    assert later()\n"),
         ("tests/test_bar.py", "from pkg.util import bar\n\ndef test_bar():\n    assert bar() == 2\n"),
     ]);
-    let foo = graph.lookup("foo").into_iter().find(|&r| graph.path(r.0) == "pkg/util.py").unwrap();
-    let broken = broken_imports(&graph, &[Seed::plain(Some(foo), "foo", "foo")], daemon_walk_limits());
+    // What taking `pkg/util.py`'s `foo` away breaks.
+    let broken_by_foo = |graph: &CodeGraph| {
+        let foo = graph.lookup("foo").into_iter().find(|&r| graph.path(r.0) == "pkg/util.py").unwrap();
+        broken_imports(graph, &[Seed::plain(Some(foo), "foo", "foo")], daemon_walk_limits())
+    };
+    let broken = broken_by_foo(&graph);
     let found: Vec<(&str, u32, Vec<String>)> =
         broken.iter().map(|r| (graph.path(r.file), r.line, r.via.clone())).collect();
     assert_eq!(
@@ -911,8 +915,7 @@ fn a_name_taken_away_breaks_the_tests_that_import_its_importers() {
         ("tests/test_more.py", "from pkg.sub.more import more\n\ndef test_more():\n    assert more()\n"),
         ("tests/test_other.py", "from other.mod import other\n\ndef test_other():\n    assert other()\n"),
     ]);
-    let foo = graph.lookup("foo").into_iter().find(|&r| graph.path(r.0) == "pkg/util.py").unwrap();
-    let broken = broken_imports(&graph, &[Seed::plain(Some(foo), "foo", "foo")], daemon_walk_limits());
+    let broken = broken_by_foo(&graph);
     let mut files: Vec<&str> = broken.iter().map(|r| graph.path(r.file)).collect();
     files.sort();
     assert_eq!(files, vec!["tests/test_bar.py", "tests/test_more.py"]);
