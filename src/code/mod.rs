@@ -243,6 +243,11 @@ pub struct FileCode {
     /// (`function create() { return new ArraySchema(); }`), by index in `symbols`: a call's
     /// result is typed by it as by an annotation (`array().min(5)`).
     pub returns: Vec<(u32, String)>,
+    /// Python classes whose `__getattr__` hands unknown attributes on to a value of their
+    /// own (`return getattr(self.table(…), name)`): the `__getattr__`, by index in `symbols`,
+    /// and that value's text. A member the class lacks is that value's type's (tinydb's
+    /// `db.count(…)` is `Table.count`).
+    pub delegates: Vec<(u32, String)>,
     /// Python's `if __name__ == "__main__":` block at file level, as its first and last line:
     /// what runs when the file is a script, never when it is imported (by a test run).
     pub main_block: Option<(u32, u32)>,
@@ -428,7 +433,7 @@ pub fn grammar_fingerprint() -> String {
 
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode` or what the extractor emits changes.
-    const FORMAT: u32 = 76;
+    const FORMAT: u32 = 78;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

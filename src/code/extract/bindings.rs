@@ -481,9 +481,14 @@ impl<'a> Walker<'a> {
 
     /// `name` (an identifier) holds a value of type `ty` until its function's body ends.
     pub(super) fn note_type(&mut self, name: Node, ty: String) {
+        self.note_named_type(self.text(name).to_string(), ty);
+    }
+
+    /// `note_type` by the name's text.
+    pub(super) fn note_named_type(&mut self, name: String, ty: String) {
         let end = self.frames.iter().rev().find(|f| f.locals.is_some()).map_or(usize::MAX, |f| f.end);
-        self.local_elements.remove(self.text(name));
-        self.local_types.insert(self.text(name).to_string(), (ty, end));
+        self.local_elements.remove(&name);
+        self.local_types.insert(name, (ty, end));
     }
 
     /// `note_type` for a type as the code states it (`stated`, its text), with what a std
@@ -500,7 +505,7 @@ impl<'a> Walker<'a> {
     /// `Cart.of(…)`, `Cart { … }`, `&Cart{…}`, `new Cart(…)`; in Rust an enum's variant
     /// (`ast::RepetitionRange::Bounded(…)`, `Kind::Empty`), and the first branch's value of an
     /// `if`, a `match` or a block (`let range = if … { Range::Bounded(…) } else { … }`).
-    fn constructed_type(&self, value: Node) -> Option<String> {
+    pub(super) fn constructed_type(&self, value: Node) -> Option<String> {
         let mut value = value;
         for _ in 0..4 {
             match value.kind() {

@@ -2,6 +2,8 @@
 //! with the shapes that need more than the grammar's fields (impl blocks, macro calls,
 //! JavaScript members assigned on objects; other languages' own shapes are in `shapes`).
 
+use std::collections::HashMap;
+
 use tree_sitter::Node;
 
 use super::attributes::{attribute_path, attributes, gate, has_test_attribute, path_attribute};
@@ -130,12 +132,19 @@ impl<'a> Walker<'a> {
         if symbol.test_marked && attributes(node, self.src).any(|a| attribute_path(a) == "should_panic") {
             self.out.expects_failure.push(index);
         }
-        if kind.is_callable()
-            && matches!(self.language, Language::TypeScript | Language::Tsx | Language::JavaScript)
-            && crate::code::graph::return_type(&symbol.signature, self.language.name()).is_none()
-        {
-            if let Some(built) = self.built_and_returned(node) {
+        if kind.is_callable() && crate::code::graph::return_type(&symbol.signature, self.language.name()).is_none() {
+            let built = match self.language {
+                Language::TypeScript | Language::Tsx | Language::JavaScript => self.built_and_returned(node),
+                Language::Python => self.python_built_and_returned(node),
+                _ => None,
+            };
+            if let Some(built) = built {
                 self.out.returns.push((index, built));
+            }
+        }
+        if self.language == Language::Python && kind == SymbolKind::Method && symbol.name == "__getattr__" {
+            if let Some(delegate) = self.getattr_delegate(node) {
+                self.out.delegates.push((index, delegate));
             }
         }
         self.out.symbols.push(symbol);
@@ -708,6 +717,88 @@ impl<'a> Walker<'a> {
     /// The class a JavaScript or TypeScript function returns a new instance of on every
     /// `return` of its own (not those of functions nested in it), or an arrow function's
     /// body is (`() => new Lazy(builder)`); `None` when any return gives something else.
+    /// Python: what a class's `__getattr__` hands every unknown attribute on to, when each of
+    /// its `return`s says `getattr(self.…, name)` of one value of its own (`return
+    /// getattr(self.table(self.default_table_name), name)`): that value's text.
+    fn getattr_delegate(&self, node: Node) -> Option<String> {
+        let parameters = node.child_by_field_name("parameters")?;
+        let attribute = parameters
+            .named_children(&mut parameters.walk())
+            .filter(|p| p.kind() == "identifier")
+            .nth(1)
+            .map(|p| self.text(p))?;
+        let mut found: Option<&str> = None;
+        let mut stack = vec![node.child_by_field_name("body")?];
+        while let Some(n) = stack.pop() {
+            match n.kind() {
+                "function_definition" | "class_definition" | "lambda" => continue,
+                "return_statement" => {
+                    let call = n.named_child(0).filter(|c| c.kind() == "call")?;
+                    let callee = call.child_by_field_name("function")?;
+                    let arguments = call.child_by_field_name("arguments")?;
+                    let args: Vec<Node> = arguments.named_children(&mut arguments.walk()).collect();
+                    let [value, name] = args.as_slice() else { return None };
+                    let delegate = self.text(*value);
+                    if self.text(callee) != "getattr"
+                        || self.text(*name) != attribute
+                        || !delegate.starts_with("self.")
+                        || found.is_some_and(|f| f != delegate)
+                    {
+                        return None;
+                    }
+                    found = Some(delegate);
+                }
+                _ => stack.extend(n.named_children(&mut n.walk())),
+            }
+        }
+        found.map(str::to_string)
+    }
+
+    /// Python: the class a function without a stated return type builds and returns (or
+    /// yields: a pytest fixture's value) on every path that hands out a value: `return
+    /// Parser(…)`, or a local every assignment of which builds that class (`db_ = TinyDB(…)`
+    /// in each branch, then `yield db_`).
+    fn python_built_and_returned(&self, node: Node) -> Option<String> {
+        let mut handed: Vec<Node> = Vec::new();
+        let mut assigned: HashMap<&str, Option<String>> = HashMap::new();
+        let mut stack = vec![node.child_by_field_name("body")?];
+        while let Some(n) = stack.pop() {
+            match n.kind() {
+                "function_definition" | "class_definition" | "lambda" => continue,
+                "return_statement" | "yield" => {
+                    if let Some(value) = n.named_child(0) {
+                        handed.push(value);
+                    }
+                }
+                "assignment" => {
+                    if let (Some(target), Some(value)) = (n.child_by_field_name("left"), n.child_by_field_name("right")) {
+                        if target.kind() == "identifier" {
+                            let built = self.constructed_type(value);
+                            let entry = assigned.entry(self.text(target)).or_insert_with(|| built.clone());
+                            if *entry != built {
+                                *entry = None;
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+            stack.extend(n.named_children(&mut n.walk()));
+        }
+        let mut found: Option<String> = None;
+        for value in handed {
+            let class = match value.kind() {
+                "identifier" => assigned.get(self.text(value)).cloned().flatten(),
+                _ => self.constructed_type(value),
+            }?;
+            if found.as_ref().is_some_and(|f| *f != class) {
+                return None;
+            }
+            found = Some(class);
+        }
+        found
+    }
+
     fn built_and_returned(&self, node: Node) -> Option<String> {
         let function = match node.kind() {
             "variable_declarator" | "pair" | "public_field_definition" => node.child_by_field_name("value")?,

@@ -174,6 +174,7 @@ impl<'a> Walker<'a> {
         // Their symbols' indices already count from this walk's (`symbol_base`).
         self.out.gates.append(&mut out.gates);
         self.out.returns.append(&mut out.returns);
+        self.out.delegates.append(&mut out.delegates);
         for mut bound in std::mem::take(&mut out.bounds) {
             let mut column = 0;
             shift(&mut bound.line, &mut column);
@@ -788,13 +789,22 @@ impl<'a> Walker<'a> {
         if self.language == Language::Rust {
             self.note_generic_bounds(node);
         }
-        if self.language == Language::Python && self.is_pytest_function(node, symbol) {
-            self.fixture_uses(node);
-        }
+        let fixtures =
+            if self.language == Language::Python && self.is_pytest_function(node, symbol) {
+                self.fixture_uses(node)
+            } else {
+                Vec::new()
+            };
         for field in self.spec.params {
             if let Some(params) = node.child_by_field_name(field) {
                 self.bind_params(params);
             }
+        }
+        // `def test_count(db): db.count(…)`: `db` is what the fixture `db` gives, typed as a
+        // call of it is (`db()`, by what the fixture returns or yields).
+        for name in fixtures {
+            let called = format!("{name}()");
+            self.note_named_type(name, called);
         }
         // A Go method's receiver (`func (p *parser) f()`) is its `self`: `p.g()` is a member
         // of the method's own type, whatever case the type's name has.
@@ -831,9 +841,10 @@ impl<'a> Walker<'a> {
     }
 
     /// A pytest function's parameters as uses of the fixtures they name (`self`, `cls` and
-    /// parameters with defaults are not fixtures).
-    pub(super) fn fixture_uses(&mut self, node: Node) {
-        let Some(params) = node.child_by_field_name("parameters") else { return };
+    /// parameters with defaults are not fixtures); those that state no type.
+    pub(super) fn fixture_uses(&mut self, node: Node) -> Vec<String> {
+        let mut untyped = Vec::new();
+        let Some(params) = node.child_by_field_name("parameters") else { return untyped };
         let mut cursor = params.walk();
         let names: Vec<Node> = params
             .named_children(&mut cursor)
@@ -847,8 +858,12 @@ impl<'a> Walker<'a> {
             };
             if let Some(ident) = ident.filter(|i| !matches!(self.text(*i), "self" | "cls")) {
                 self.name_use(ident);
+                if param.kind() == "identifier" {
+                    untyped.push(self.text(ident).to_string());
+                }
             }
         }
+        untyped
     }
 }
 

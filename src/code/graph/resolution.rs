@@ -573,18 +573,10 @@ impl CodeGraph {
         }
         // pytest passes fixtures by name from the `conftest.py` files above the test.
         if lang == "python" {
-            let dir = self.paths[f as usize].rsplit_once('/').map_or("", |(d, _)| d);
             let fixtures: Vec<Candidate> = all
                 .iter()
                 .filter(|&&r| self.is_top_level(r) && self.symbol(r).kind.is_callable())
-                .filter(|&&r| {
-                    let path = &self.paths[r.0 as usize];
-                    let (conftest_dir, file) = path.rsplit_once('/').unwrap_or(("", path));
-                    file == "conftest.py"
-                        && (conftest_dir.is_empty()
-                            || dir == conftest_dir
-                            || dir.starts_with(&format!("{conftest_dir}/")))
-                })
+                .filter(|&&r| self.conftest_above(f, r.0))
                 .map(|&r| cand(r, Resolution::SamePackage, 0.85))
                 .collect();
             if !fixtures.is_empty() {
@@ -681,6 +673,16 @@ impl CodeGraph {
 
     /// How many definitions of `name` a bare use and a member use could match by name alone
     /// (an upper bound: implicit members counted as reachable).
+    /// Whether file `c` is a `conftest.py` whose fixtures pytest hands the tests of file `f`:
+    /// in `f`'s folder or one above it.
+    pub(super) fn conftest_above(&self, f: u32, c: u32) -> bool {
+        let dir = self.paths[f as usize].rsplit_once('/').map_or("", |(d, _)| d);
+        let path = &self.paths[c as usize];
+        let (conftest_dir, file) = path.rsplit_once('/').unwrap_or(("", path));
+        file == "conftest.py"
+            && (conftest_dir.is_empty() || dir == conftest_dir || dir.starts_with(&format!("{conftest_dir}/")))
+    }
+
     pub(super) fn name_counts(&self, name: &str) -> NameCounts {
         let all = self.defs_by_name.get(name).map(Vec::as_slice).unwrap_or(&[]);
         let members = all.iter().filter(|&&r| !self.symbol(r).container.is_empty()).count();

@@ -6,17 +6,65 @@
 use std::collections::HashSet;
 
 use super::{names_a_type, split_qualifier, Candidate, CodeGraph, Resolution, SymbolRef, Use, DISPATCH_CONFIDENCE};
-use crate::code::{Occurrence, SymbolKind};
+use crate::code::{Occurrence, SymbolKind, UseKind};
 
 impl CodeGraph {
     /// Of `all`, the members of type `ty`: its own, else those of its nearest bases that have
     /// any (`class Group(Command)`, `class A extends B`).
+    /// A Python class whose `__getattr__` hands what it lacks on to a value of its own
+    /// (`FileCode::delegates`) has that value's type's members too.
     pub(super) fn typed_members(&self, ty: &str, all: &[SymbolRef]) -> Vec<SymbolRef> {
-        self.find_in_type_and_bases(ty, |t| {
-            let found: Vec<SymbolRef> = all.iter().copied().filter(|&r| self.is_member_of(r, t)).collect();
-            (!found.is_empty()).then_some(found)
-        })
-        .unwrap_or_default()
+        let mut ty = ty.to_string();
+        for _ in 0..=MAX_DELEGATIONS {
+            let found = self.find_in_type_and_bases(&ty, |t| {
+                let found: Vec<SymbolRef> = all.iter().copied().filter(|&r| self.is_member_of(r, t)).collect();
+                (!found.is_empty()).then_some(found)
+            });
+            match found {
+                Some(found) => return found,
+                None => match self.delegate_type(&ty) {
+                    Some(delegate) => ty = delegate,
+                    None => break,
+                },
+            }
+        }
+        Vec::new()
+    }
+
+    /// The type of the value the `__getattr__` of type `ty` (or of its nearest base with one)
+    /// hands unknown attributes on to: a call's return type (`self.table(…)` where `def
+    /// table(self, name) -> Table`) or a field's type (`self._timer = _Timer(timer)`).
+    fn delegate_type(&self, ty: &str) -> Option<String> {
+        let getattrs = self.defs_by_name.get("__getattr__")?;
+        // Typing the value looks members up again (`table` of the class that lacks `count`):
+        // those lookups hand nothing on, or a class lacking the value's member would loop.
+        if DELEGATING.with(|d| d.replace(true)) {
+            return None;
+        }
+        let found = self.delegate_type_of(ty, getattrs);
+        DELEGATING.with(|d| d.set(false));
+        found
+    }
+
+    fn delegate_type_of(&self, ty: &str, getattrs: &[SymbolRef]) -> Option<String> {
+        let getattr = self.find_in_type_and_bases(ty, |t| getattrs.iter().copied().find(|&r| self.is_member_of(r, t)))?;
+        let code = self.code(getattr.0);
+        let (_, delegate) = code.delegates.iter().find(|(i, _)| *i == getattr.1)?;
+        let symbol = self.symbol(getattr);
+        let inside = Occurrence {
+            name: 0,
+            line: symbol.line,
+            column: symbol.column,
+            kind: UseKind::Read,
+            qualifier: 0,
+            enclosing: Some(getattr.1),
+        };
+        if delegate.ends_with(')') {
+            return self.qualifier_type(getattr.0, &inside, delegate, 1);
+        }
+        let field = crate::code::extract::own_field_path(delegate)?;
+        let signature = &self.symbol(self.own_field(getattr.0, &inside, field)?).signature;
+        declared_type(signature, field).or_else(|| constructed_type(signature).map(str::to_string))
     }
 
     /// The first answer `visit` gives for type `ty`, then for its bases (and a Go struct's
@@ -520,8 +568,15 @@ impl CodeGraph {
         let candidates: Vec<SymbolRef> = if aliased.is_some() {
             defs.clone()
         } else if receiver.is_empty() {
+            // A pytest fixture's value (`db()` for a test's `db` parameter) comes from a
+            // `conftest.py` above the test too.
             let visible = self.visible_files(f, name);
-            defs.iter().copied().filter(|&r| (r.0 == f || visible.contains(&r.0)) && self.is_top_level(r)).collect()
+            let python = self.codes[f as usize].language == "python";
+            defs.iter()
+                .copied()
+                .filter(|&r| r.0 == f || visible.contains(&r.0) || (python && self.conftest_above(f, r.0)))
+                .filter(|&r| self.is_top_level(r))
+                .collect()
         } else if matches!(receiver, "self" | "cls" | "this" | "Self") {
             let container = self.enclosing_container(f, occ)?;
             self.typed_members(split_qualifier(container).last()?, defs)
@@ -605,6 +660,13 @@ fn variant_field_type(signature: &str, index: usize) -> Option<String> {
 
 /// Base types followed from a typed receiver to the type that defines a member, at most.
 const MAX_BASES: usize = 16;
+/// Most `__getattr__` hand-ons followed from one type (`typed_members`).
+const MAX_DELEGATIONS: usize = 2;
+
+thread_local! {
+    /// Whether this thread is typing a `__getattr__`'s value (`CodeGraph::delegate_type`).
+    static DELEGATING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
 
 /// Where the arguments of the call `qualifier` ends with start: `self.f(a, g(b))` → the
 /// index of its last top-level `(`.

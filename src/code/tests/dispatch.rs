@@ -616,3 +616,58 @@ fn a_function_a_table_holds_under_a_key_runs_where_a_test_names_the_key() {
     assert!(names_key("{{ x|wordcount }}", "wordcount"));
     assert!(!names_key("wordcounter", "wordcount"));
 }
+
+/// A test's parameter is what its pytest fixture gives (`yield db_` after `db_ = TinyDB(…)`
+/// in `conftest.py`), so `db.truncate()` is `TinyDB`'s: a name Python's built-in types have
+/// too (a file's `truncate`), which no guess reaches. A class whose `__getattr__` hands what
+/// it lacks to a value of its own (`getattr(self.table(…), name)`) has that value's members:
+/// `db.count(…)` is `Table.count`.
+#[test]
+fn a_fixture_s_value_and_a_getattr_hand_on_type_a_test_s_calls() {
+    let graph = python_graph(&[
+        (
+            "tinydb/table.py",
+            "class Table:\n\
+             \x20   def count(self, cond):\n\
+             \x20       return 0\n\
+             \n\
+             \x20   def truncate(self):\n\
+             \x20       pass\n",
+        ),
+        (
+            "tinydb/database.py",
+            "from .table import Table\n\
+             \n\
+             class TinyDB:\n\
+             \x20   def table(self, name: str) -> Table:\n\
+             \x20       return Table()\n\
+             \n\
+             \x20   def __getattr__(self, name):\n\
+             \x20       \"\"\"Forward unknown attributes to the default table.\"\"\"\n\
+             \x20       return getattr(self.table('_default'), name)\n",
+        ),
+        (
+            "tests/conftest.py",
+            "import pytest\n\
+             from tinydb.database import TinyDB\n\
+             \n\
+             @pytest.fixture(params=['memory', 'json'])\n\
+             def db(request):\n\
+             \x20   if request.param == 'json':\n\
+             \x20       db_ = TinyDB()\n\
+             \x20   else:\n\
+             \x20       db_ = TinyDB()\n\
+             \x20   yield db_\n",
+        ),
+        ("tests/test_tables.py", "def test_next_id(db):\n    db.truncate()\n\ndef test_count(db):\n    assert db.count(1) == 0\n"),
+        ("tests/test_other.py", "def test_file(tmp_path):\n    f = open(tmp_path)\n    f.truncate()\n"),
+    ]);
+    let uses = |name: &str| {
+        let target = graph.lookup(&format!("Table.{name}"))[0];
+        let mut found: Vec<(String, u32)> = graph.references(target, 0.5).into_iter().map(|r| (r.path, r.line)).collect();
+        found.sort();
+        found
+    };
+    assert_eq!(uses("truncate"), [("tests/test_tables.py".to_string(), 2)]);
+    assert_eq!(uses("count"), [("tests/test_tables.py".to_string(), 5)]);
+}
