@@ -141,6 +141,10 @@ impl<'a> Walker<'a> {
             if let Some(built) = built {
                 self.out.returns.push((index, built));
             }
+        } else if self.language == Language::Python && python_decorators(node, self.src).any(|d| d.contains("fixture")) {
+            if let Some(yielded) = yielded_type(&symbol.signature) {
+                self.out.returns.push((index, yielded));
+            }
         }
         if self.language == Language::Python && kind == SymbolKind::Method && symbol.name == "__getattr__" {
             if let Some(delegate) = self.getattr_delegate(node) {
@@ -973,6 +977,19 @@ fn python_decorators<'t, 's: 't>(node: Node<'t>, src: &'s [u8]) -> impl Iterator
         children.extend(p.named_children(&mut cursor).filter(|c| c.kind() == "decorator"));
     }
     children.into_iter().map(move |c| c.utf8_text(src).unwrap_or(""))
+}
+
+/// What a generator's return annotation says it yields (`-> Iterator[Client]`,
+/// `-> Generator[Client, None, None]`): a yielding pytest fixture's value.
+fn yielded_type(signature: &str) -> Option<String> {
+    let stated = signature.rsplit_once("->")?.1.trim().trim_end_matches(':').trim();
+    let (head, arguments) = stated.split_once('[')?;
+    let generator = matches!(
+        head.rsplit('.').next()?,
+        "Iterator" | "Iterable" | "Generator" | "AsyncIterator" | "AsyncIterable" | "AsyncGenerator"
+    );
+    let first = arguments.strip_suffix(']')?.split(',').next()?;
+    generator.then(|| super::annotated_type(first.trim())).flatten()
 }
 
 /// `@override`, `@typing.override`, `@typing_extensions.override`.

@@ -615,7 +615,9 @@ impl CodeGraph {
                 || called.iter().any(|&o| o != r && o.0 == r.0 && self.symbol(o).qualified_name == s.qualified_name);
             // A body that builds and returns one class (`return new ArraySchema(…)`): that class.
             let built = || self.code(r.0).returns.iter().find(|(i, _)| *i == r.1).map(|(_, class)| class.clone());
-            if !element && !s.kind.is_container() && return_type(&s.signature, language).is_none() {
+            // A pytest fixture that yields (`-> Iterator[Client]`) gives what it yields.
+            let stated = return_type(&s.signature, language).filter(|_| language != "python" || built().is_none());
+            if !element && !s.kind.is_container() && stated.is_none() {
                 if let Some(class) = built() {
                     if found.as_ref().is_some_and(|t| *t != class) {
                         return None;

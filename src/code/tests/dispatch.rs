@@ -621,7 +621,8 @@ fn a_function_a_table_holds_under_a_key_runs_where_a_test_names_the_key() {
 /// in `conftest.py`), so `db.truncate()` is `TinyDB`'s: a name Python's built-in types have
 /// too (a file's `truncate`), which no guess reaches. A class whose `__getattr__` hands what
 /// it lacks to a value of its own (`getattr(self.table(…), name)`) has that value's members:
-/// `db.count(…)` is `Table.count`.
+/// `db.count(…)` is `Table.count`. A fixture that says what it yields (`-> Iterator[Table]`)
+/// gives that.
 #[test]
 fn a_fixture_s_value_and_a_getattr_hand_on_type_a_test_s_calls() {
     let graph = python_graph(&[
@@ -649,7 +650,9 @@ fn a_fixture_s_value_and_a_getattr_hand_on_type_a_test_s_calls() {
         (
             "tests/conftest.py",
             "import pytest\n\
+             from typing import Iterator\n\
              from tinydb.database import TinyDB\n\
+             from tinydb.table import Table\n\
              \n\
              @pytest.fixture(params=['memory', 'json'])\n\
              def db(request):\n\
@@ -657,9 +660,17 @@ fn a_fixture_s_value_and_a_getattr_hand_on_type_a_test_s_calls() {
              \x20       db_ = TinyDB()\n\
              \x20   else:\n\
              \x20       db_ = TinyDB()\n\
-             \x20   yield db_\n",
+             \x20   yield db_\n\
+             \n\
+             @pytest.fixture\n\
+             def table() -> Iterator[Table]:\n\
+             \x20   yield make_table()\n",
         ),
-        ("tests/test_tables.py", "def test_next_id(db):\n    db.truncate()\n\ndef test_count(db):\n    assert db.count(1) == 0\n"),
+        (
+            "tests/test_tables.py",
+            "def test_next_id(db):\n    db.truncate()\n\ndef test_count(db):\n    assert db.count(1) == 0\n\n\
+             def test_table(table):\n    table.truncate()\n",
+        ),
         ("tests/test_other.py", "def test_file(tmp_path):\n    f = open(tmp_path)\n    f.truncate()\n"),
     ]);
     let uses = |name: &str| {
@@ -668,6 +679,6 @@ fn a_fixture_s_value_and_a_getattr_hand_on_type_a_test_s_calls() {
         found.sort();
         found
     };
-    assert_eq!(uses("truncate"), [("tests/test_tables.py".to_string(), 2)]);
+    assert_eq!(uses("truncate"), [("tests/test_tables.py".to_string(), 2), ("tests/test_tables.py".to_string(), 8)]);
     assert_eq!(uses("count"), [("tests/test_tables.py".to_string(), 5)]);
 }
