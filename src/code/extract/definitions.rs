@@ -141,7 +141,8 @@ impl<'a> Walker<'a> {
             if let Some(built) = built {
                 self.out.returns.push((index, built));
             }
-        } else if self.language == Language::Python && python_decorators(node, self.src).any(|d| d.contains("fixture")) {
+        } else if self.language == Language::Python && python_decorators(node, self.src).any(|d| d.contains("fixture"))
+        {
             if let Some(yielded) = yielded_type(&symbol.signature) {
                 self.out.returns.push((index, yielded));
             }
@@ -775,7 +776,8 @@ impl<'a> Walker<'a> {
                     }
                 }
                 "assignment" => {
-                    if let (Some(target), Some(value)) = (n.child_by_field_name("left"), n.child_by_field_name("right")) {
+                    if let (Some(target), Some(value)) = (n.child_by_field_name("left"), n.child_by_field_name("right"))
+                    {
                         if target.kind() == "identifier" {
                             let built = self.constructed_type(value);
                             let entry = assigned.entry(self.text(target)).or_insert_with(|| built.clone());

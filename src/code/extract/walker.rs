@@ -789,12 +789,11 @@ impl<'a> Walker<'a> {
         if self.language == Language::Rust {
             self.note_generic_bounds(node);
         }
-        let fixtures =
-            if self.language == Language::Python && self.is_pytest_function(node, symbol) {
-                self.fixture_uses(node)
-            } else {
-                Vec::new()
-            };
+        let fixtures = if self.language == Language::Python && self.is_pytest_function(node, symbol) {
+            self.fixture_uses(node)
+        } else {
+            Vec::new()
+        };
         for field in self.spec.params {
             if let Some(params) = node.child_by_field_name(field) {
                 self.bind_params(params);

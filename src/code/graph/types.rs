@@ -47,7 +47,8 @@ impl CodeGraph {
     }
 
     fn delegate_type_of(&self, ty: &str, getattrs: &[SymbolRef]) -> Option<String> {
-        let getattr = self.find_in_type_and_bases(ty, |t| getattrs.iter().copied().find(|&r| self.is_member_of(r, t)))?;
+        let getattr =
+            self.find_in_type_and_bases(ty, |t| getattrs.iter().copied().find(|&r| self.is_member_of(r, t)))?;
         let code = self.code(getattr.0);
         let (_, delegate) = code.delegates.iter().find(|(i, _)| *i == getattr.1)?;
         let symbol = self.symbol(getattr);

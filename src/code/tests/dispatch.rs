@@ -675,7 +675,8 @@ fn a_fixture_s_value_and_a_getattr_hand_on_type_a_test_s_calls() {
     ]);
     let uses = |name: &str| {
         let target = graph.lookup(&format!("Table.{name}"))[0];
-        let mut found: Vec<(String, u32)> = graph.references(target, 0.5).into_iter().map(|r| (r.path, r.line)).collect();
+        let mut found: Vec<(String, u32)> =
+            graph.references(target, 0.5).into_iter().map(|r| (r.path, r.line)).collect();
         found.sort();
         found
     };
