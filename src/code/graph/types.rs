@@ -11,6 +11,7 @@ use crate::code::{Occurrence, SymbolKind, UseKind};
 impl CodeGraph {
     /// Of `all`, the members of type `ty`: its own, else those of its nearest bases that have
     /// any (`class Group(Command)`, `class A extends B`).
+    ///
     /// A Python class whose `__getattr__` hands what it lacks on to a value of its own
     /// (`FileCode::delegates`) has that value's type's members too.
     pub(super) fn typed_members(&self, ty: &str, all: &[SymbolRef]) -> Vec<SymbolRef> {
