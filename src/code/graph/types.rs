@@ -574,11 +574,21 @@ impl CodeGraph {
             // `conftest.py` above the test too.
             let visible = self.visible_files(f, name);
             let python = self.codes[f as usize].language == "python";
-            defs.iter()
+            let top_level: Vec<SymbolRef> = defs
+                .iter()
                 .copied()
                 .filter(|&r| r.0 == f || visible.contains(&r.0) || (python && self.conftest_above(f, r.0)))
                 .filter(|&r| self.is_top_level(r))
-                .collect()
+                .collect();
+            // A test class's own fixture (`@pytest.fixture def db(self)`) gives a test method's
+            // `db` parameter: a bare call in a method never means a method otherwise, so
+            // this is tried only when no function of the name is in scope.
+            match self.enclosing_container(f, occ) {
+                Some(container) if python && top_level.is_empty() => {
+                    self.typed_members(split_qualifier(container).last()?, defs)
+                }
+                _ => top_level,
+            }
         } else if matches!(receiver, "self" | "cls" | "this" | "Self") {
             let container = self.enclosing_container(f, occ)?;
             self.typed_members(split_qualifier(container).last()?, defs)

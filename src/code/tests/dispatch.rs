@@ -683,3 +683,32 @@ fn a_fixture_s_value_and_a_getattr_hand_on_type_a_test_s_calls() {
     assert_eq!(uses("truncate"), [("tests/test_tables.py".to_string(), 2), ("tests/test_tables.py".to_string(), 8)]);
     assert_eq!(uses("count"), [("tests/test_tables.py".to_string(), 5)]);
 }
+
+#[test]
+fn a_test_class_s_own_fixture_types_its_tests_parameters() {
+    let graph = python_graph(&[
+        (
+            "pkg/store.py",
+            "class Store:\n\
+             \x20   def flush(self):\n\
+             \x20       pass\n",
+        ),
+        (
+            "tests/test_store.py",
+            "import pytest\n\
+             from pkg.store import Store\n\
+             \n\
+             class TestStore:\n\
+             \x20   @pytest.fixture\n\
+             \x20   def store(self):\n\
+             \x20       return Store()\n\
+             \n\
+             \x20   def test_flush(self, store):\n\
+             \x20       store.flush()\n",
+        ),
+        ("tests/test_file.py", "def test_file(tmp_path):\n    f = open(tmp_path)\n    f.flush()\n"),
+    ]);
+    let target = graph.lookup("Store.flush")[0];
+    let found: Vec<(String, u32)> = graph.references(target, 0.5).into_iter().map(|r| (r.path, r.line)).collect();
+    assert_eq!(found, [("tests/test_store.py".to_string(), 10)]);
+}
