@@ -9,6 +9,7 @@ mod dispatch;
 mod macros;
 mod outcomes;
 mod resync;
+mod returns;
 mod shapes;
 mod spawns;
 mod types;
