@@ -69,7 +69,7 @@ impl CodeGraph {
                 }
                 // One its bases define (`self.process()` in `class Form(BaseForm)`): was a
                 // name-only guess among every `process` of the repo (measured in
-                // docs/impact.md, "A twelfth held-out split").
+                // docs/impact-log.md, "A twelfth held-out split").
                 let inherited = self.typed_candidates(container_last, all);
                 if !inherited.is_empty() {
                     return inherited;
