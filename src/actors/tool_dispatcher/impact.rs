@@ -455,7 +455,7 @@ fn test_files(graph: &CodeGraph, tests: &[Reached], limit: usize) -> Vec<Affecte
 fn affected_test(index: &RepoIndex, graph: &CodeGraph, r: &Reached) -> AffectedTest {
     let path = graph.path(r.file).to_string();
     let name = match r.symbol_opt {
-        Some(i) => graph.code(r.file).symbols[i as usize].qualified_name.clone(),
+        Some(i) => graph.test_name(r.file, i as usize),
         // A test framework's callback (`it("adds", () => …)`): its title, read from the file.
         None => read_test_file(&index.root, &path)
             .and_then(|text| crate::code::test_files::enclosing_test_name(&text, r.line))

@@ -406,7 +406,40 @@ impl CodeGraph {
     /// Whether definition `index` of `file` is a test (`test_files::is_test`), its file judged
     /// as `is_test_file` does.
     pub fn is_test(&self, file: u32, index: usize) -> bool {
-        test_files::defines_test(self.code(file), index, self.is_test_file(file), self.is_test_module(file))
+        let module = self.is_test_module(file);
+        test_files::defines_test(self.code(file), index, self.is_test_file(file), module)
+            || (module && self.runs_with_its_tests(file, index))
+    }
+
+    /// Whether a Python test module's function is run by the test runner though no code calls
+    /// or names it: `setUp`, `setup_module`, or a test class's `assert_case` that the tests the
+    /// module makes at import call (`TestSyntax.load_fixtures("…")` adding a `test_*` method
+    /// per case with `setattr`). It runs with the module's tests, so a path that reaches it
+    /// ends in a test of that module.
+    fn runs_with_its_tests(&self, file: u32, index: usize) -> bool {
+        let code = self.code(file);
+        let s = &code.symbols[index];
+        code.language == "python"
+            && s.kind.is_callable()
+            && self.local_to[file as usize][index].is_none()
+            && self.uses((file, index as u32), 0.0).is_empty()
+    }
+
+    /// What a runner is given to run test `index` of `file`: its qualified name; for a
+    /// function that runs with its module's tests (`runs_with_its_tests`), its class where
+    /// pytest collects the class by its name (`Test*`: the class's tests), else "" (the
+    /// file's), never a name the runner would not find.
+    pub fn test_name(&self, file: u32, index: usize) -> String {
+        let s = &self.code(file).symbols[index];
+        if test_files::defines_test(self.code(file), index, self.is_test_file(file), self.is_test_module(file)) {
+            return s.qualified_name.clone();
+        }
+        let class = s.container.rsplit('.').next().unwrap_or("");
+        if class.starts_with("Test") {
+            s.container.clone()
+        } else {
+            String::new()
+        }
     }
 
     pub fn symbol(&self, r: SymbolRef) -> &Symbol {

@@ -911,3 +911,81 @@ reads!(not_called);
     let in_body = code.occurrences.iter().find(|o| code.name_of(o) == "get_u8").and_then(|o| o.enclosing);
     assert_eq!(in_body.map(|i| code.symbols[i as usize].name.as_str()), Some("buf_tests"));
 }
+
+/// A Python test module's function that nothing calls or names runs with the module's tests:
+/// a test class's `assert_case`, called by the tests its `load_fixtures` adds at import, and
+/// `setUp`. A path that reaches one ends in a test of that module, named by its class (what
+/// pytest collects), not by the helper's own name, which no runner would find.
+#[test]
+fn a_test_module_s_uncalled_helper_runs_with_its_tests() {
+    use crate::code::dependents::{walk, Seed, WalkLimits};
+    let graph = resolution::python_graph(&[
+        ("pkg/render.py", "def render(text):\n    return text\n"),
+        (
+            "tests/__init__.py",
+            "class Base:\n\
+             \x20   @classmethod\n\
+             \x20   def load_fixtures(cls, name):\n\
+             \x20       for n in range(3):\n\
+             \x20           setattr(cls, 'test_%d' % n, lambda self: self.assert_case(n))\n\
+             \n\
+             \x20   def assert_case(self, n):\n\
+             \x20       raise NotImplementedError\n",
+        ),
+        (
+            "tests/test_syntax.py",
+            "from pkg.render import render\n\
+             from tests import Base\n\
+             \n\
+             class TestSyntax(Base):\n\
+             \x20   def assert_case(self, n):\n\
+             \x20       assert render(n)\n\
+             \n\
+             TestSyntax.load_fixtures('cases.txt')\n",
+        ),
+        (
+            "tests/test_setup.py",
+            "from pkg.render import render\n\
+             \n\
+             class Checks:\n\
+             \x20   def setUp(self):\n\
+             \x20       self.out = render('x')\n\
+             \n\
+             \x20   def test_out(self):\n\
+             \x20       assert self.out\n",
+        ),
+        ("tests/test_other.py", "def test_nothing():\n    assert True\n"),
+    ]);
+    let changed = graph.lookup("render")[0];
+    let seeds = [Seed {
+        symbol_opt: Some(changed),
+        name: String::new(),
+        label: "render".into(),
+        instances_only: false,
+        declared_only: false,
+        needs_format: 0,
+        key: None,
+    }];
+    let limits = WalkLimits {
+        depth: 2,
+        test_depth: 5,
+        min_confidence: 0.5,
+        test_min_confidence: 0.15,
+        max_visited: 1000,
+        max_work: 2000,
+        member_guess: 0.2,
+    };
+    let mut found: Vec<(String, String)> = walk(&graph, &seeds, limits)
+        .tests
+        .iter()
+        .filter_map(|t| Some((graph.path(t.file).to_string(), graph.test_name(t.file, t.symbol_opt? as usize))))
+        .collect();
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            ("tests/test_setup.py".to_string(), String::new()),
+            ("tests/test_syntax.py".to_string(), "TestSyntax".to_string())
+        ]
+    );
+}
