@@ -526,8 +526,17 @@ pub fn walk_built(
             // name (`MustName::Method`), as a seed of that type does.
             let named = node.filter(|&t| language_runs.is_some() && named_where_it_runs(graph, t));
             let mut named_only = 0..0;
+            // A Python class's `__call__` runs where a module-level variable holding an
+            // instance is called, from any module (`mistune.html(text)`; a call in the
+            // variable's own file is recorded as a use of `__call__` already).
+            let holders: Vec<SymbolRef> = node
+                .filter(|&t| graph.code(t.0).language == "python" && graph.symbol(t).name == "__call__")
+                .and_then(|t| graph.member_type(t))
+                .map(|class| graph.variables_holding(class))
+                .unwrap_or_default();
             let before: Vec<SymbolRef> = built.into_iter().chain(same_attribute).chain(declaration).collect();
             let uses = if held.is_empty()
+                && holders.is_empty()
                 && before.is_empty()
                 && language_runs.is_none()
                 && stored.is_empty()
@@ -539,6 +548,9 @@ pub fn walk_built(
                 all.extend(held);
                 for r in before {
                     all.extend(graph.uses(r, floor).iter().copied());
+                }
+                for r in holders {
+                    all.extend(graph.uses(r, floor).iter().filter(|u| u.kind == UseKind::Call).copied());
                 }
                 if let Some(r) = language_runs {
                     let start = all.len();

@@ -289,6 +289,27 @@ impl CodeGraph {
         in_a_base.is_some()
     }
 
+    /// Python module-level variables that hold an instance of `class` (`html: Markdown =
+    /// create_markdown(…)`, `app = Bottle()`): a call of one, from any module
+    /// (`mistune.html(text)`), runs the class's `__call__`.
+    pub fn variables_holding(&self, class: SymbolRef) -> Vec<SymbolRef> {
+        let name = self.symbol(class).name.as_str();
+        let mut found = Vec::new();
+        for (f, code) in self.codes.iter().enumerate().filter(|(_, c)| c.language == "python") {
+            for (i, s) in code.symbols.iter().enumerate() {
+                if !matches!(s.kind, SymbolKind::Variable | SymbolKind::Constant) || !s.container.is_empty() {
+                    continue;
+                }
+                let held =
+                    declared_type(&s.signature, &s.name).or_else(|| constructed_type(&s.signature).map(str::to_string));
+                if held.as_deref() == Some(name) {
+                    found.push((f as u32, i as u32));
+                }
+            }
+        }
+        found
+    }
+
     /// Whether a Python method's class, or a base of it the repo defines, derives from a class
     /// the repo does not define and the language does not build in (`class
     /// BeautifulSoupHTMLParser(HTMLParser)`, html.parser's): that base's code may call the

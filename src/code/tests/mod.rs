@@ -989,3 +989,59 @@ fn a_test_module_s_uncalled_helper_runs_with_its_tests() {
         ]
     );
 }
+
+/// A Python module-level variable that holds an instance (`html: Markdown = create(…)`,
+/// `app = App()`) runs its class's `__call__` where another module calls it
+/// (`pkg.html(text)`), as a call in its own module does.
+#[test]
+fn a_call_of_an_instance_another_module_holds_runs_its_call_method() {
+    use crate::code::dependents::{walk, Seed, WalkLimits};
+    let graph = resolution::python_graph(&[
+        (
+            "pkg/__init__.py",
+            "class Markdown:\n\
+             \x20   def __call__(self, text):\n\
+             \x20       return text\n\
+             \n\
+             class App:\n\
+             \x20   def __call__(self, environ):\n\
+             \x20       return environ\n\
+             \n\
+             def create():\n\
+             \x20   return Markdown()\n\
+             \n\
+             html: Markdown = create()\n\
+             app = App()\n",
+        ),
+        ("tests/test_html.py", "import pkg\n\ndef test_html():\n    assert pkg.html('a')\n"),
+        ("tests/test_app.py", "from pkg import app\n\ndef test_app():\n    assert app({})\n"),
+        ("tests/test_other.py", "import pkg\n\ndef test_create():\n    assert pkg.create()\n"),
+    ]);
+    let tests_of = |name: &str| -> Vec<String> {
+        let seeds = [Seed {
+            symbol_opt: Some(graph.lookup(name)[0]),
+            name: String::new(),
+            label: name.into(),
+            instances_only: false,
+            declared_only: false,
+            needs_format: 0,
+            key: None,
+        }];
+        let limits = WalkLimits {
+            depth: 2,
+            test_depth: 5,
+            min_confidence: 0.5,
+            test_min_confidence: 0.15,
+            max_visited: 1000,
+            max_work: 2000,
+            member_guess: 0.2,
+        };
+        let mut found: Vec<String> =
+            walk(&graph, &seeds, limits).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
+        found.sort();
+        found.dedup();
+        found
+    };
+    assert_eq!(tests_of("Markdown.__call__"), ["tests/test_html.py"]);
+    assert_eq!(tests_of("App.__call__"), ["tests/test_app.py"]);
+}
