@@ -918,7 +918,6 @@ reads!(not_called);
 /// pytest collects), not by the helper's own name, which no runner would find.
 #[test]
 fn a_test_module_s_uncalled_helper_runs_with_its_tests() {
-    use crate::code::dependents::{walk, Seed, WalkLimits};
     let graph = resolution::python_graph(&[
         ("pkg/render.py", "def render(text):\n    return text\n"),
         (
@@ -956,27 +955,7 @@ fn a_test_module_s_uncalled_helper_runs_with_its_tests() {
         ),
         ("tests/test_other.py", "def test_nothing():\n    assert True\n"),
     ]);
-    let changed = graph.lookup("render")[0];
-    let seeds = [Seed {
-        symbol_opt: Some(changed),
-        name: String::new(),
-        label: "render".into(),
-        instances_only: false,
-        declared_only: false,
-        needs_format: 0,
-        key: None,
-    }];
-    let limits = WalkLimits {
-        depth: 2,
-        test_depth: 5,
-        min_confidence: 0.5,
-        test_min_confidence: 0.15,
-        max_visited: 1000,
-        max_work: 2000,
-        member_guess: 0.2,
-    };
-    let mut found: Vec<(String, String)> = walk(&graph, &seeds, limits)
-        .tests
+    let mut found: Vec<(String, String)> = tests_reached(&graph, "render")
         .iter()
         .filter_map(|t| Some((graph.path(t.file).to_string(), graph.test_name(t.file, t.symbol_opt? as usize))))
         .collect();
@@ -995,7 +974,6 @@ fn a_test_module_s_uncalled_helper_runs_with_its_tests() {
 /// (`pkg.html(text)`), as a call in its own module does.
 #[test]
 fn a_call_of_an_instance_another_module_holds_runs_its_call_method() {
-    use crate::code::dependents::{walk, Seed, WalkLimits};
     let graph = resolution::python_graph(&[
         (
             "pkg/__init__.py",
@@ -1018,30 +996,37 @@ fn a_call_of_an_instance_another_module_holds_runs_its_call_method() {
         ("tests/test_other.py", "import pkg\n\ndef test_create():\n    assert pkg.create()\n"),
     ]);
     let tests_of = |name: &str| -> Vec<String> {
-        let seeds = [Seed {
-            symbol_opt: Some(graph.lookup(name)[0]),
-            name: String::new(),
-            label: name.into(),
-            instances_only: false,
-            declared_only: false,
-            needs_format: 0,
-            key: None,
-        }];
-        let limits = WalkLimits {
-            depth: 2,
-            test_depth: 5,
-            min_confidence: 0.5,
-            test_min_confidence: 0.15,
-            max_visited: 1000,
-            max_work: 2000,
-            member_guess: 0.2,
-        };
         let mut found: Vec<String> =
-            walk(&graph, &seeds, limits).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
+            tests_reached(&graph, name).iter().map(|t| graph.path(t.file).to_string()).collect();
         found.sort();
         found.dedup();
         found
     };
     assert_eq!(tests_of("Markdown.__call__"), ["tests/test_html.py"]);
     assert_eq!(tests_of("App.__call__"), ["tests/test_app.py"]);
+}
+
+/// The tests a walk from the definition named `name` reaches, with a change impact's default
+/// limits (2 levels of dependents, tests 5 hops away, guesses at 0.2).
+fn tests_reached(graph: &CodeGraph, name: &str) -> Vec<crate::code::dependents::Reached> {
+    use crate::code::dependents::{walk, Seed, WalkLimits};
+    let seeds = [Seed {
+        symbol_opt: Some(graph.lookup(name)[0]),
+        name: String::new(),
+        label: name.into(),
+        instances_only: false,
+        declared_only: false,
+        needs_format: 0,
+        key: None,
+    }];
+    let limits = WalkLimits {
+        depth: 2,
+        test_depth: 5,
+        min_confidence: 0.5,
+        test_min_confidence: 0.15,
+        max_visited: 1000,
+        max_work: 2000,
+        member_guess: 0.2,
+    };
+    walk(graph, &seeds, limits).tests
 }
