@@ -529,7 +529,7 @@ pub fn walk_built(
             // A Python class's `__call__` runs where a module-level variable holding an
             // instance is called, from any module (`mistune.html(text)`; a call in the
             // variable's own file is recorded as a use of `__call__` already).
-            let holders: Vec<SymbolRef> = node
+            let holders: &[SymbolRef] = node
                 .filter(|&t| graph.code(t.0).language == "python" && graph.symbol(t).name == "__call__")
                 .and_then(|t| graph.member_type(t))
                 .map(|class| graph.variables_holding(class))
@@ -549,7 +549,7 @@ pub fn walk_built(
                 for r in before {
                     all.extend(graph.uses(r, floor).iter().copied());
                 }
-                for r in holders {
+                for &r in holders {
                     all.extend(graph.uses(r, floor).iter().filter(|u| u.kind == UseKind::Call).copied());
                 }
                 if let Some(r) = language_runs {

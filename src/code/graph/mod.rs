@@ -147,6 +147,9 @@ pub struct CodeGraph {
     /// Every use resolved once (`resolve_all`, in the background after a build): answers the
     /// same as resolving on demand, without looking at every occurrence of a hub's name.
     resolved: std::sync::OnceLock<Resolved>,
+    /// Python module-level variables by the class of the instance they hold
+    /// (`variables_holding`), read once: a walk asks at each `__call__` it meets.
+    held_instances: std::sync::OnceLock<HashMap<String, Vec<SymbolRef>>>,
     /// Per file: the SHA-256 of the text its facts were extracted from ("" unknown), so a
     /// diff whose side has that text reads the facts instead of parsing again.
     content_hashes: Vec<String>,
@@ -361,6 +364,7 @@ impl CodeGraph {
             uses_cache: std::sync::Mutex::new(HashMap::new()),
             member_uses_cache: std::sync::Mutex::new(HashMap::new()),
             resolved: std::sync::OnceLock::new(),
+            held_instances: std::sync::OnceLock::new(),
             content_hashes: vec![String::new(); n],
         };
         graph.link();

@@ -3,7 +3,7 @@
 //! embedded types, its subclasses; and the uses a method's dispatch adds (a base's method
 //! called on a subclass, an override called through its base). Resolution asks these.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::{names_a_type, split_qualifier, Candidate, CodeGraph, Resolution, SymbolRef, Use, DISPATCH_CONFIDENCE};
 use crate::code::{Occurrence, SymbolKind, UseKind};
@@ -292,22 +292,24 @@ impl CodeGraph {
     /// Python module-level variables that hold an instance of `class` (`html: Markdown =
     /// create_markdown(…)`, `app = Bottle()`): a call of one, from any module
     /// (`mistune.html(text)`), runs the class's `__call__`.
-    pub fn variables_holding(&self, class: SymbolRef) -> Vec<SymbolRef> {
-        let name = self.symbol(class).name.as_str();
-        let mut found = Vec::new();
-        for (f, code) in self.codes.iter().enumerate().filter(|(_, c)| c.language == "python") {
-            for (i, s) in code.symbols.iter().enumerate() {
-                if !matches!(s.kind, SymbolKind::Variable | SymbolKind::Constant) || !s.container.is_empty() {
-                    continue;
-                }
-                let held =
-                    declared_type(&s.signature, &s.name).or_else(|| constructed_type(&s.signature).map(str::to_string));
-                if held.as_deref() == Some(name) {
-                    found.push((f as u32, i as u32));
+    pub fn variables_holding(&self, class: SymbolRef) -> &[SymbolRef] {
+        let by_class = self.held_instances.get_or_init(|| {
+            let mut by_class: HashMap<String, Vec<SymbolRef>> = HashMap::new();
+            for (f, code) in self.codes.iter().enumerate().filter(|(_, c)| c.language == "python") {
+                for (i, s) in code.symbols.iter().enumerate() {
+                    if !matches!(s.kind, SymbolKind::Variable | SymbolKind::Constant) || !s.container.is_empty() {
+                        continue;
+                    }
+                    let held = declared_type(&s.signature, &s.name)
+                        .or_else(|| constructed_type(&s.signature).map(str::to_string));
+                    if let Some(held) = held {
+                        by_class.entry(held).or_default().push((f as u32, i as u32));
+                    }
                 }
             }
-        }
-        found
+            by_class
+        });
+        by_class.get(&self.symbol(class).name).map(Vec::as_slice).unwrap_or_default()
     }
 
     /// Whether a Python method's class, or a base of it the repo defines, derives from a class

@@ -1010,15 +1010,7 @@ fn a_call_of_an_instance_another_module_holds_runs_its_call_method() {
 /// limits (2 levels of dependents, tests 5 hops away, guesses at 0.2).
 fn tests_reached(graph: &CodeGraph, name: &str) -> Vec<crate::code::dependents::Reached> {
     use crate::code::dependents::{walk, Seed, WalkLimits};
-    let seeds = [Seed {
-        symbol_opt: Some(graph.lookup(name)[0]),
-        name: String::new(),
-        label: name.into(),
-        instances_only: false,
-        declared_only: false,
-        needs_format: 0,
-        key: None,
-    }];
+    let seeds = [Seed::plain(Some(graph.lookup(name)[0]), "", name)];
     let limits = WalkLimits {
         depth: 2,
         test_depth: 5,
