@@ -278,15 +278,17 @@ pub struct FileCode {
     /// require('./lib/default_stream')`): a call of the name calls that module's `module.exports
     /// = function …`, whatever name the graph gives it (`CodeGraph::link_aliases`).
     pub whole_modules: Vec<String>,
-    /// Python and Rust definitions that format a value (by index in `symbols`, `TOP_LEVEL` for
-    /// the file's own code), with what they call on it: `FORMATS_REPR` (`repr(x)`, `'%r' % x`,
-    /// `f'{x!r}'`; Rust's `{:?}`, `dbg!`), `FORMATS_STR` (`str(x)`, `print(x)`, `f'{x}'`, `'%s'
-    /// % x`, `.format(x)`, `pytest.raises(…, match=…)`; Rust's `{}`, `.to_string()`). A
-    /// class's `__repr__` or `__str__` (a Rust type's `Debug::fmt` or `Display::fmt`) runs only
-    /// where a value is formatted so. Sorted by index, one entry each. The file's own entry
+    /// Python and Rust definitions that do to a value what runs one of its type's special
+    /// methods (by index in `symbols`, `TOP_LEVEL` for the file's own code), as bits: formats it
+    /// (`FORMATS_REPR`: `repr(x)`, `'%r' % x`, `f'{x!r}'`, Rust's `{:?}`, `dbg!`; `FORMATS_STR`:
+    /// `str(x)`, `print(x)`, `f'{x}'`, `'%s' % x`, `.format(x)`, `pytest.raises(…, match=…)`,
+    /// Rust's `{}`, `.to_string()`), applies an operator or comparison (`ADDS` … `NOT_EQUAL`),
+    /// deletes an item (`DELETES_ITEM`), copies or pickles it (`COPIES`). A class's `__repr__`,
+    /// `__sub__` or `__deepcopy__` (a Rust type's `Debug::fmt` or `Display::fmt`) runs only where
+    /// a value is so treated. Sorted by index, one entry each. The file's own entry
     /// (`TOP_LEVEL`) also holds the `SERDE_SHAPES` of the Rust types it derives serde's traits
     /// for.
-    pub formats: Vec<(u32, u16)>,
+    pub operations: Vec<(u32, u32)>,
     /// Python dict entries of a plain string key and a name (`"wordcount": do_wordcount` in
     /// jinja2's filter table): the value's span as 1-based (line, column, end line, end
     /// column), and the key. What such a table holds runs where its key is looked up, so a
@@ -294,34 +296,71 @@ pub struct FileCode {
     pub keyed: Vec<([u32; 4], String)>,
 }
 
-/// `FileCode::formats`: `__repr__` runs (Rust: `Debug::fmt`).
-pub const FORMATS_REPR: u16 = 1;
-/// `FileCode::formats`: `__str__` runs (Rust: `Display::fmt`).
-pub const FORMATS_STR: u16 = 2;
-/// `FileCode::formats` of a file's own code: it derives `Serialize` or `Deserialize` for a
+/// `FileCode::operations`: `__repr__` runs (Rust: `Debug::fmt`).
+pub const FORMATS_REPR: u32 = 1;
+/// `FileCode::operations`: `__str__` runs (Rust: `Display::fmt`).
+pub const FORMATS_STR: u32 = 2;
+/// `FileCode::operations` of a file's own code: it derives `Serialize` or `Deserialize` for a
 /// struct with named fields. A serde data format's `serialize_struct` (`deserialize_struct`,
 /// `SerializeStruct`'s methods) runs only for values of such a shape; ron's or serde_json's
 /// tests each (de)serialize a few shapes, not all.
-pub const SERDE_STRUCT: u16 = 1 << 2;
+pub const SERDE_STRUCT: u32 = 1 << 2;
 /// … for a tuple struct of one field (`newtype_struct`).
-pub const SERDE_NEWTYPE_STRUCT: u16 = 1 << 3;
+pub const SERDE_NEWTYPE_STRUCT: u32 = 1 << 3;
 /// … for a tuple struct of several fields (`tuple_struct`).
-pub const SERDE_TUPLE_STRUCT: u16 = 1 << 4;
+pub const SERDE_TUPLE_STRUCT: u32 = 1 << 4;
 /// … for a unit struct (`unit_struct`).
-pub const SERDE_UNIT_STRUCT: u16 = 1 << 5;
+pub const SERDE_UNIT_STRUCT: u32 = 1 << 5;
 /// … for an enum with a unit variant (`unit_variant`).
-pub const SERDE_UNIT_VARIANT: u16 = 1 << 6;
+pub const SERDE_UNIT_VARIANT: u32 = 1 << 6;
 /// … for an enum with a variant of one unnamed field (`newtype_variant`).
-pub const SERDE_NEWTYPE_VARIANT: u16 = 1 << 7;
+pub const SERDE_NEWTYPE_VARIANT: u32 = 1 << 7;
 /// … for an enum with a variant of several unnamed fields (`tuple_variant`).
-pub const SERDE_TUPLE_VARIANT: u16 = 1 << 8;
+pub const SERDE_TUPLE_VARIANT: u32 = 1 << 8;
 /// … for an enum with a variant of named fields (`struct_variant`).
-pub const SERDE_STRUCT_VARIANT: u16 = 1 << 9;
+pub const SERDE_STRUCT_VARIANT: u32 = 1 << 9;
 /// Any enum (`deserialize_enum`, `EnumAccess`).
-pub const SERDE_ENUM: u16 = SERDE_UNIT_VARIANT | SERDE_NEWTYPE_VARIANT | SERDE_TUPLE_VARIANT | SERDE_STRUCT_VARIANT;
+pub const SERDE_ENUM: u32 = SERDE_UNIT_VARIANT | SERDE_NEWTYPE_VARIANT | SERDE_TUPLE_VARIANT | SERDE_STRUCT_VARIANT;
 /// Every shape serde's derive gives a type.
-pub const SERDE_SHAPES: u16 = SERDE_STRUCT | SERDE_NEWTYPE_STRUCT | SERDE_TUPLE_STRUCT | SERDE_UNIT_STRUCT | SERDE_ENUM;
-/// `FileCode::formats`: the index of a file's own code, outside any definition.
+pub const SERDE_SHAPES: u32 = SERDE_STRUCT | SERDE_NEWTYPE_STRUCT | SERDE_TUPLE_STRUCT | SERDE_UNIT_STRUCT | SERDE_ENUM;
+/// `FileCode::operations`: `copy.copy`, `copy.deepcopy`, `pickle.dumps` / `loads` (`__copy__`,
+/// `__deepcopy__`, `__getstate__`, `__setstate__`, `__reduce__`, `__reduce_ex__`).
+pub const COPIES: u32 = 1 << 10;
+/// … `del x[k]`, or a mutable mapping's `pop`, `popitem`, `clear` (`__delitem__`).
+pub const DELETES_ITEM: u32 = 1 << 11;
+/// … `<`, `<=`, `>`, `>=`, `sorted`, `max`, `min`, `bisect`, `heapq` (`__lt__`, `__le__`,
+/// `__gt__`, `__ge__`).
+pub const ORDERS: u32 = 1 << 12;
+/// … `!=` (`__ne__`).
+pub const NOT_EQUAL: u32 = 1 << 13;
+/// … `+`, `+=`, `sum` (`__add__`, `__radd__`, `__iadd__`).
+pub const ADDS: u32 = 1 << 14;
+/// … `-`, `-=` (`__sub__`, `__rsub__`, `__isub__`).
+pub const SUBTRACTS: u32 = 1 << 15;
+/// … `*`, `@` (`__mul__`, `__matmul__` and their reflected and in-place forms).
+pub const MULTIPLIES: u32 = 1 << 16;
+/// … `/`, `//` (`__truediv__`, `__floordiv__`, …).
+pub const DIVIDES: u32 = 1 << 17;
+/// … `%` (`__mod__`, `__rmod__`, `__imod__`).
+pub const MODULO: u32 = 1 << 18;
+/// … `**`, `pow` (`__pow__`, `__rpow__`, `__ipow__`).
+pub const POWERS: u32 = 1 << 19;
+/// … `<<`, `>>` (`__lshift__`, `__rshift__`, …).
+pub const SHIFTS: u32 = 1 << 20;
+/// … `&` (`__and__`, `__rand__`, `__iand__`).
+pub const BIT_AND: u32 = 1 << 21;
+/// … `|` (`__or__`, `__ror__`, `__ior__`).
+pub const BIT_OR: u32 = 1 << 22;
+/// … `^` (`__xor__`, `__rxor__`, `__ixor__`).
+pub const BIT_XOR: u32 = 1 << 23;
+/// … unary `~` (`__invert__`).
+pub const INVERTS: u32 = 1 << 24;
+/// … unary `-`, `+` (`__neg__`, `__pos__`).
+pub const SIGNS: u32 = 1 << 25;
+/// … `abs`, `round`, `math.floor`, `ceil`, `trunc`, `divmod` (`__abs__`, `__round__`,
+/// `__floor__`, `__ceil__`, `__trunc__`, `__divmod__`).
+pub const ROUNDS: u32 = 1 << 26;
+/// `FileCode::operations`: the index of a file's own code, outside any definition.
 pub const TOP_LEVEL: u32 = u32::MAX;
 
 impl FileCode {
@@ -332,11 +371,11 @@ impl FileCode {
         self.keyed.iter().find(|([l, c, el, ec], _)| (*l, *c) <= at && at <= (*el, *ec)).map(|(_, key)| key.as_str())
     }
 
-    /// What a definition (`None`: the file's own code) formats values with
-    /// (`FORMATS_REPR`, `FORMATS_STR`).
-    pub fn formats_in(&self, definition: Option<u32>) -> u16 {
+    /// What a definition (`None`: the file's own code) does to values that runs a special
+    /// method (`operations`).
+    pub fn operations_in(&self, definition: Option<u32>) -> u32 {
         let index = definition.unwrap_or(TOP_LEVEL);
-        self.formats.binary_search_by_key(&index, |&(i, _)| i).map_or(0, |k| self.formats[k].1)
+        self.operations.binary_search_by_key(&index, |&(i, _)| i).map_or(0, |k| self.operations[k].1)
     }
 }
 
@@ -433,7 +472,7 @@ pub fn grammar_fingerprint() -> String {
 
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode` or what the extractor emits changes.
-    const FORMAT: u32 = 79;
+    const FORMAT: u32 = 81;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

@@ -821,7 +821,7 @@ mod tests {
             label: "make_heap".into(),
             instances_only: false,
             declared_only: false,
-            needs_format: 0,
+            needs_operation: 0,
             key: None,
         }];
         let limits = crate::code::tests::daemon_walk_limits();

@@ -36,8 +36,9 @@ pub struct Seed {
     /// `String()` in a test), not one a function makes as it goes (`convert_type`'s
     /// `Tuple(…)`): what binds an override to the base code that calls it.
     pub declared_only: bool,
-    /// See `Reached::needs_format`: a `__repr__`'s or `__str__`'s class as a seed.
-    pub needs_format: u16,
+    /// See `Reached::needs_operation`: the class of a special method an operation runs
+    /// (`__repr__`, `__sub__`) as a seed.
+    pub needs_operation: u32,
     /// See `Reached::key`: another crate's trait method's type as a seed (`MustName::Method`).
     pub key: Option<MustName>,
 }
@@ -51,7 +52,7 @@ impl Seed {
             label: label.to_string(),
             instances_only: false,
             declared_only: false,
-            needs_format: 0,
+            needs_operation: 0,
             key: None,
         }
     }
@@ -106,10 +107,11 @@ pub struct Reached {
     /// Reached through a trait's method from one implementation of it, and nothing on the
     /// path since names the implementing type: the dispatch may run another implementation.
     pub requires: Option<SymbolRef>,
-    /// Reached from a Python `__repr__` or `__str__` through its class, and nothing on the
-    /// path since formats a value so (`FileCode::formats`: `FORMATS_REPR`, `FORMATS_STR`):
-    /// a test here makes the value but never prints it, and runs no `__repr__`.
-    pub needs_format: u16,
+    /// Reached from a special method an operation runs (a Python `__repr__`, `__sub__`,
+    /// `__deepcopy__`; Rust's `Display::fmt`) through its type, and nothing on the path since
+    /// does so to a value (`FileCode::operations`): a test here makes the value but never
+    /// prints it (subtracts from it, copies it), and runs no such method.
+    pub needs_operation: u32,
     /// Reached through a Python dict entry of a string key, or through the type of another
     /// crate's trait method (`MustName`): a test runs it only where its file names the word
     /// (`names_key`; the caller reads the test files). `None` once another path, without a
@@ -146,7 +148,7 @@ impl Reached {
             test: true,
             by_import: false,
             requires: None,
-            needs_format: 0,
+            needs_operation: 0,
             key: None,
             runs_in_no_test: false,
             calls_only: true,
@@ -201,8 +203,8 @@ struct Step<'a> {
     via: Vec<String>,
     /// See `Reached::requires`.
     requires: Option<SymbolRef>,
-    /// See `Reached::needs_format`.
-    needs_format: u16,
+    /// See `Reached::needs_operation`.
+    needs_operation: u32,
     /// See `Reached::key`.
     key: Option<MustName>,
     /// See `Reached::runs_in_no_test`.
@@ -404,7 +406,7 @@ pub fn walk_built(
             hops: 0,
             via: vec![s.label.clone()],
             requires: None,
-            needs_format: s.needs_format,
+            needs_operation: s.needs_operation,
             key: s.key,
             runs_in_no_test: s.symbol_opt.is_some_and(|(f, i)| !builds(f, Some(i))),
             calls_only: true,
@@ -430,7 +432,7 @@ pub fn walk_built(
             hops,
             via,
             requires,
-            needs_format,
+            needs_operation,
             key: table_key,
             runs_in_no_test,
             calls_only,
@@ -621,14 +623,14 @@ pub fn walk_built(
                 // error's message, a debug log) more often than on the one that made this value
                 // (with a library's `%r`s and `repr`s too: Python blind12 precision 0.527 →
                 // 0.513, blind5 recall 0.818 → 0.822).
-                let formats = if *needs_format == 0 || !graph.is_test_file(u.file) {
+                let done = if *needs_operation == 0 || !graph.is_test_file(u.file) {
                     0
                 } else {
                     // A serde shape is the file's: its tests (de)serialize the types it declares.
                     let code = graph.code(u.file);
-                    code.formats_in(u.enclosing) | (code.formats_in(None) & SERDE_SHAPES)
+                    code.operations_in(u.enclosing) | (code.operations_in(None) & SERDE_SHAPES)
                 };
-                let needs_now = if formats & *needs_format != 0 { 0 } else { *needs_format };
+                let needs_now = if done & *needs_operation != 0 { 0 } else { *needs_operation };
                 // The first table's key on the path is the one a test must name. Not a key the
                 // code names too: the table is then a namespace its code reads by that name
                 // (attrs' `{"_is_comparable_to": _is_comparable_to}` made into a class's
@@ -648,11 +650,11 @@ pub fn walk_built(
                         earlier.runs_in_no_test = false;
                     }
                     // Either cleared, it is walked again, so what it leads to is cleared too.
-                    let formatted_now = earlier.needs_format != 0 && needs_now == 0;
+                    let done_now = earlier.needs_operation != 0 && needs_now == 0;
                     let succeeds_now = earlier.failing && !failing_now;
                     let unkeyed_now = earlier.key.is_some() && !same_key(graph, earlier.key, key_now);
-                    if formatted_now {
-                        earlier.needs_format = 0;
+                    if done_now {
+                        earlier.needs_operation = 0;
                     }
                     if succeeds_now {
                         earlier.failing = false;
@@ -660,7 +662,7 @@ pub fn walk_built(
                     if unkeyed_now {
                         earlier.key = None;
                     }
-                    if (formatted_now || succeeds_now || unkeyed_now) && !cleared.contains(&key) {
+                    if (done_now || succeeds_now || unkeyed_now) && !cleared.contains(&key) {
                         cleared.push(key);
                     }
                     continue;
@@ -691,7 +693,7 @@ pub fn walk_built(
                             r.requires = None;
                         }
                         if needs_now == 0 {
-                            r.needs_format = 0;
+                            r.needs_operation = 0;
                         }
                         if !same_key(graph, r.key, key_now) {
                             r.key = None;
@@ -717,7 +719,7 @@ pub fn walk_built(
                             test,
                             by_import,
                             requires: requires_now,
-                            needs_format: needs_now,
+                            needs_operation: needs_now,
                             key: key_now,
                             runs_in_no_test: no_test_now,
                             calls_only: calls_now,
@@ -756,7 +758,7 @@ pub fn walk_built(
                         hops: r.hops,
                         via,
                         requires: r.requires,
-                        needs_format: r.needs_format,
+                        needs_operation: r.needs_operation,
                         key: r.key,
                         runs_in_no_test: r.runs_in_no_test,
                         calls_only: r.calls_only,
@@ -776,11 +778,12 @@ pub fn walk_built(
     let inherited: Vec<Reached> = reached.values().flat_map(|r| inherited_tests(graph, r, &mut subclasses)).collect();
     let helpers = if reached.values().any(|r| r.test && r.failing) { failure_helpers(graph) } else { HashSet::new() };
     for r in reached.into_values().chain(inherited) {
-        // A test whose file formats values so may format this one (in a helper, a fixture).
-        let unformatted =
-            r.needs_format != 0 && !graph.code(r.file).formats.iter().any(|&(_, b)| b & r.needs_format != 0);
+        // A test whose file formats values so (subtracts, copies) may do so to this one (in a
+        // helper, a fixture).
+        let not_done =
+            r.needs_operation != 0 && !graph.code(r.file).operations.iter().any(|&(_, b)| b & r.needs_operation != 0);
         let excluded = r.requires.is_some()
-            || unformatted
+            || not_done
             || r.runs_in_no_test
             || (r.failing && !expects_failure(graph, &r, &helpers));
         if r.test && excluded {

@@ -7,6 +7,7 @@ mod definitions;
 mod describe;
 mod dispatch;
 mod macros;
+mod operations;
 mod outcomes;
 mod resync;
 mod returns;
@@ -22,7 +23,8 @@ use tree_sitter::{Node, Parser, Tree};
 use super::spec::spec;
 use super::{FileCode, Occurrence, UseKind};
 use crate::ingest::Language;
-use outcomes::{merge_formats, note_definitions_expecting_failure};
+use operations::merge_operations;
+use outcomes::note_definitions_expecting_failure;
 use types::qualifier_text;
 pub(crate) use types::{
     accessed_type, annotated_type, base_type_name, element_type, go_type, is_element_accessor, own_field_path,
@@ -103,7 +105,7 @@ pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileC
     apply_renames(&mut walker.out, &walker.renames);
     walker.out.renames = std::mem::take(&mut walker.renames);
     note_definitions_expecting_failure(&mut walker.out);
-    merge_formats(&mut walker.out);
+    merge_operations(&mut walker.out);
     let root = tree.root_node();
     let mut cursor = root.walk();
     let file_gate = |node: Node| -> Option<String> {

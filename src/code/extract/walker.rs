@@ -200,7 +200,7 @@ impl<'a> Walker<'a> {
             self.out.spawned.push(spawn);
         }
         self.out.whole_modules.append(&mut out.whole_modules);
-        self.out.formats.append(&mut out.formats);
+        self.out.operations.append(&mut out.operations);
         for (span, key) in std::mem::take(&mut out.keyed) {
             self.out.keyed.push((shift_span(span), key));
         }
@@ -283,10 +283,20 @@ impl<'a> Walker<'a> {
         if !node.is_named() {
             return;
         }
-        if (self.language == Language::Python && matches!(node.kind(), "call" | "string"))
+        let python_operation = matches!(
+            node.kind(),
+            "call"
+                | "string"
+                | "binary_operator"
+                | "augmented_assignment"
+                | "unary_operator"
+                | "comparison_operator"
+                | "delete_statement"
+        );
+        if (self.language == Language::Python && python_operation)
             || (self.language == Language::Rust && matches!(node.kind(), "macro_invocation" | "call_expression"))
         {
-            self.note_formatting(node);
+            self.note_operations(node);
         }
         // A token tree is no item of its own (skipped below), but one inside a `macro_rules!`
         // body may be a macro call's arguments.

@@ -174,7 +174,7 @@ fn test_files_reached(graph: &CodeGraph, changed: (u32, u32)) -> Vec<String> {
         label: String::new(),
         instances_only: false,
         declared_only: false,
-        needs_format: 0,
+        needs_operation: 0,
         key: None,
     }];
     let walk = crate::code::dependents::walk(graph, &seeds, daemon_walk_limits());
@@ -480,7 +480,7 @@ fn a_method_guessed_by_its_name_runs_where_its_class_is_named() {
             label: name.into(),
             instances_only: false,
             declared_only: false,
-            needs_format: 0,
+            needs_operation: 0,
             key: None,
         };
         let mut files: Vec<String> =
@@ -552,7 +552,7 @@ fn a_repr_runs_in_the_tests_that_format_the_value() {
             "from fsm.event import fail\n\ndef test_fail_repr():\n    assert '{!r}'.format(fail())\n",
         ),
     ]);
-    let formats_of = |path: &str| graph.code(graph.file_index(path).unwrap()).formats_in(Some(0));
+    let formats_of = |path: &str| graph.code(graph.file_index(path).unwrap()).operations_in(Some(0));
     assert_eq!(formats_of("tests/test_fail.py"), crate::code::FORMATS_STR);
     assert_eq!(formats_of("tests/test_fail_repr.py"), crate::code::FORMATS_REPR | crate::code::FORMATS_STR);
     assert_eq!(formats_of("tests/test_make.py"), 0);
@@ -561,6 +561,45 @@ fn a_repr_runs_in_the_tests_that_format_the_value() {
         ["tests/test_log.py", "tests/test_print.py", "tests/test_repr.py"]
     );
     assert_eq!(super::modules::tests_reaching(&graph, "Failure.__repr__"), ["tests/test_fail_repr.py"]);
+}
+
+/// An operator's special method (`__sub__`), a copy's (`__deepcopy__`) and an item deletion's
+/// (`__delitem__`) run where a test file applies the operator, copies or deletes (in the test
+/// or in a helper beside it), not in every test that makes a value; a unary minus is no
+/// subtraction.
+#[test]
+fn an_operator_s_method_runs_in_the_tests_that_apply_the_operator() {
+    let graph = python_graph(&[
+        (
+            "shop/money.py",
+            "class Money:\n    def __init__(self, cents):\n        self.cents = cents\n\n    \
+             def __sub__(self, other):\n        return Money(self.cents - other.cents)\n\n    \
+             def __deepcopy__(self, memo):\n        return Money(self.cents)\n\n    \
+             def __delitem__(self, key):\n        pass\n",
+        ),
+        (
+            "tests/test_sub.py",
+            "from shop.money import Money\n\ndef test_sub():\n    assert (Money(3) - Money(1)).cents\n",
+        ),
+        (
+            "tests/test_helper.py",
+            "from shop.money import Money\n\ndef diff(a, b):\n    return a - b\n\n\
+             def test_diff():\n    assert diff(Money(2), Money(1))\n",
+        ),
+        (
+            "tests/test_copy.py",
+            "import copy\nfrom shop.money import Money\n\ndef test_copy():\n    assert copy.deepcopy(Money(3))\n",
+        ),
+        ("tests/test_del.py", "from shop.money import Money\n\ndef test_del():\n    m = Money(1)\n    del m['x']\n"),
+        ("tests/test_make.py", "from shop.money import Money\n\ndef test_make():\n    assert Money(-3).cents\n"),
+    ]);
+    let operations_of = |path: &str| graph.code(graph.file_index(path).unwrap()).operations_in(Some(0));
+    assert_eq!(operations_of("tests/test_sub.py"), crate::code::SUBTRACTS);
+    assert_eq!(operations_of("tests/test_make.py"), crate::code::SIGNS);
+    assert_eq!(operations_of("tests/test_del.py"), crate::code::DELETES_ITEM);
+    assert_eq!(super::modules::tests_reaching(&graph, "Money.__sub__"), ["tests/test_helper.py", "tests/test_sub.py"]);
+    assert_eq!(super::modules::tests_reaching(&graph, "Money.__deepcopy__"), ["tests/test_copy.py"]);
+    assert_eq!(super::modules::tests_reaching(&graph, "Money.__delitem__"), ["tests/test_del.py"]);
 }
 
 /// A function a dict holds under a string key (jinja2's `FILTERS = {"wordcount":
@@ -596,7 +635,7 @@ fn a_function_a_table_holds_under_a_key_runs_where_a_test_names_the_key() {
             label: name.to_string(),
             instances_only: false,
             declared_only: false,
-            needs_format: 0,
+            needs_operation: 0,
             key: None,
         };
         let mut files: Vec<String> = walk(&graph, &[seed], daemon_walk_limits())

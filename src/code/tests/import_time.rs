@@ -18,7 +18,7 @@ pub(super) fn tests_of(graph: &CodeGraph, path: &str, name: &str) -> Vec<String>
         label: name.into(),
         instances_only: false,
         declared_only: false,
-        needs_format: 0,
+        needs_operation: 0,
         key: None,
     }];
     let mut found: Vec<String> =
@@ -70,7 +70,7 @@ fn a_value_computed_at_import_runs_in_no_test() {
         label: "make_handler.handle".into(),
         instances_only: false,
         declared_only: false,
-        needs_format: 0,
+        needs_operation: 0,
         key: None,
     }];
     let tests: Vec<String> =

@@ -697,7 +697,7 @@ fn a_changed_method_reaches_the_tests_that_call_it_through_an_object_of_unknown_
         label: "Item3.render".into(),
         instances_only: false,
         declared_only: false,
-        needs_format: 0,
+        needs_operation: 0,
         key: None,
     }];
     let limits = |member_guess| WalkLimits {

@@ -267,7 +267,7 @@ pub(super) fn tests_reaching(graph: &CodeGraph, name: &str) -> Vec<String> {
         label: name.into(),
         instances_only: false,
         declared_only: false,
-        needs_format: 0,
+        needs_operation: 0,
         key: None,
     }];
     let more = type_seeds(graph, &seeds);

@@ -236,7 +236,7 @@ class Option:
             label: name.into(),
             instances_only: false,
             declared_only: false,
-            needs_format: 0,
+            needs_operation: 0,
             key: None,
         }];
         let mut found: Vec<String> =
@@ -342,7 +342,7 @@ def render(text: Text):
         label: "Text.plain".into(),
         instances_only: false,
         declared_only: false,
-        needs_format: 0,
+        needs_operation: 0,
         key: None,
     }];
     let mut tests: Vec<String> =
@@ -382,7 +382,7 @@ def prompt(text):
             label: name.into(),
             instances_only: false,
             declared_only: false,
-            needs_format: 0,
+            needs_operation: 0,
             key: None,
         }];
         let walked = walk(&graph, &seeds, daemon_walk_limits());
@@ -443,7 +443,7 @@ def fill(headers):
         label: "update".into(),
         instances_only: false,
         declared_only: false,
-        needs_format: 0,
+        needs_operation: 0,
         key: None,
     }];
     let mut tests: Vec<&str> =
@@ -482,7 +482,7 @@ fn a_mixins_test_method_is_a_test_of_the_classes_that_derive_from_it() {
         label: "evict".into(),
         instances_only: false,
         declared_only: false,
-        needs_format: 0,
+        needs_operation: 0,
         key: None,
     }];
     let limits = daemon_walk_limits();
@@ -555,7 +555,7 @@ fn a_type_seeded_for_its_instances_leads_only_to_where_instances_are_made() {
             label: "Money (__repr__)".into(),
             instances_only,
             declared_only: false,
-            needs_format: 0,
+            needs_operation: 0,
             key: None,
         }];
         let mut found: Vec<String> =
@@ -602,7 +602,7 @@ fn a_method_a_librarys_base_may_call_runs_where_its_class_is_instantiated() {
             label: name.into(),
             instances_only: false,
             declared_only: false,
-            needs_format: 0,
+            needs_operation: 0,
             key: None,
         }];
         let all: Vec<Seed> = seeds.iter().cloned().chain(type_seeds(&graph, &seeds)).collect();
@@ -745,7 +745,7 @@ fn a_property_setter_decorator_is_no_read_of_the_getter() {
         label: "Box.size".into(),
         instances_only: false,
         declared_only: false,
-        needs_format: 0,
+        needs_operation: 0,
         key: None,
     }];
     let mut found: Vec<String> =
@@ -810,7 +810,7 @@ fn a_base_named_like_a_wrapper_type_is_a_base() {
         label: "ConfigBox._flush".into(),
         instances_only: false,
         declared_only: false,
-        needs_format: 0,
+        needs_operation: 0,
         key: None,
     }];
     let more = type_seeds(&graph, &seeds);
@@ -854,7 +854,7 @@ fn an_override_leads_on_from_the_instances_declarations_and_tests_make() {
         label: "String (_serialize)".into(),
         instances_only: true,
         declared_only: true,
-        needs_format: 0,
+        needs_operation: 0,
         key: None,
     }];
     let mut found: Vec<String> =

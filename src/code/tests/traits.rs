@@ -39,7 +39,7 @@ fn tests_from(graph: &CodeGraph, target: SymbolRef) -> Vec<String> {
         label: name,
         instances_only: false,
         declared_only: false,
-        needs_format: 0,
+        needs_operation: 0,
         key: None,
     }];
     let more = macro_seeds(graph, &seeds);
@@ -330,7 +330,7 @@ fn a_serde_formats_shape_method_runs_where_a_value_of_that_shape_is_serialized()
         tests_reached(&graph, "Writer", "serialize_str"),
         ["tests/structs.rs::point", "tests/variants.rs::variant"]
     );
-    let shapes = |path: &str| graph.code(graph.file_index(path).unwrap()).formats_in(None);
+    let shapes = |path: &str| graph.code(graph.file_index(path).unwrap()).operations_in(None);
     assert_eq!(shapes("tests/variants.rs"), crate::code::SERDE_STRUCT_VARIANT | crate::code::SERDE_UNIT_VARIANT);
     assert_eq!(shapes("tests/structs.rs"), crate::code::SERDE_STRUCT);
 }
@@ -653,7 +653,7 @@ fn another_crates_trait_method_called_by_name_runs_where_a_test_names_it() {
             label: name.to_string(),
             instances_only: false,
             declared_only: false,
-            needs_format: 0,
+            needs_operation: 0,
             key: None,
         }];
         let more = type_seeds(&graph, &seeds);
