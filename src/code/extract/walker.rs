@@ -293,6 +293,9 @@ impl<'a> Walker<'a> {
                 | "comparison_operator"
                 | "delete_statement"
         );
+        if self.language == Language::Python && node.kind() == "for_statement" {
+            self.iteration_use(node);
+        }
         if (self.language == Language::Python && python_operation)
             || (self.language == Language::Rust && matches!(node.kind(), "macro_invocation" | "call_expression"))
         {
@@ -560,17 +563,50 @@ impl<'a> Walker<'a> {
     /// its class's `__call__`, recorded as a use of it through the local's type, at the
     /// call's arguments (the name's own place holds the use of the name).
     pub(super) fn instance_call(&mut self, node: Node, name: &str, qualifier: &str) {
+        let Some(ty) = self.held_type(node, name, qualifier) else { return };
+        // The call holds the callee: `md(…)` directly, `self.md(…)` through its attribute.
+        let call = node.parent().and_then(|p| if p.kind() == "attribute" { p.parent() } else { Some(p) });
+        let Some(arguments) = call.and_then(|call| call.child_by_field_name("arguments")) else { return };
+        self.push_use(arguments, "__call__", &ty, UseKind::Call);
+    }
+
+    /// The class of the instance a Python name holds at `node` (a local's, a module-level
+    /// name's, or `self.name`'s: `local_types`, `held_types`).
+    fn held_type(&self, node: Node, name: &str, qualifier: &str) -> Option<String> {
         let local = self.local_types.get(name).filter(|(_, end)| node.start_byte() < *end).map(|(ty, _)| ty);
         let ty = match qualifier {
             "" => local.or_else(|| self.held_types.get(name).filter(|_| !self.is_local(name))),
             "self" => self.container().and_then(|c| self.held_types.get(&format!("{c}.{name}"))),
             _ => None,
         };
-        let Some(ty) = ty.filter(|ty| *ty != "self").cloned() else { return };
-        // The call holds the callee: `md(…)` directly, `self.md(…)` through its attribute.
-        let call = node.parent().and_then(|p| if p.kind() == "attribute" { p.parent() } else { Some(p) });
-        let Some(arguments) = call.and_then(|call| call.child_by_field_name("arguments")) else { return };
-        self.push_use(arguments, "__call__", &ty, UseKind::Call);
+        ty.filter(|ty| *ty != "self").cloned()
+    }
+
+    /// `for frame in self.incoming_buffer:` where `self.incoming_buffer = FrameBuffer()`: the
+    /// loop runs the instance's class's `__iter__` and `__next__` (`async for`: `__aiter__`,
+    /// `__anext__`), recorded as uses of them through its type at the statement's `for` and
+    /// `in` (the value's own place holds the use of its name).
+    pub(super) fn iteration_use(&mut self, statement: Node) {
+        let Some(value) = statement.child_by_field_name("right") else { return };
+        let (name, qualifier) = match value.kind() {
+            "identifier" => (self.text(value), ""),
+            "attribute" => {
+                let object = value.child_by_field_name("object").map(|o| self.text(o));
+                let Some(attribute) = value.child_by_field_name("attribute") else { return };
+                (self.text(attribute), object.unwrap_or_default())
+            }
+            _ => return,
+        };
+        let Some(ty) = self.held_type(value, name, qualifier) else { return };
+        let mut cursor = statement.walk();
+        let asynchronous = statement.children(&mut cursor).any(|c| c.kind() == "async");
+        let (iter, next) = if asynchronous { ("__aiter__", "__anext__") } else { ("__iter__", "__next__") };
+        self.push_use(statement, iter, &ty, UseKind::Call);
+        let mut cursor = statement.walk();
+        let keyword = statement.children(&mut cursor).find(|c| c.kind() == "in");
+        if let Some(keyword) = keyword {
+            self.push_use(keyword, next, &ty, UseKind::Call);
+        }
     }
 
     /// A `macro_invocation`'s macro, by its last name (`buf_tests` of `crate::buf_tests!`), and

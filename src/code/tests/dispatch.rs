@@ -602,6 +602,28 @@ fn an_operator_s_method_runs_in_the_tests_that_apply_the_operator() {
     assert_eq!(super::modules::tests_reaching(&graph, "Money.__delitem__"), ["tests/test_del.py"]);
 }
 
+/// A `for` loop over a value whose class the walker knows (`self.buffer = Buffer()`) runs the
+/// class's `__iter__` and `__next__`: what `__next__` calls is reached from the loop's
+/// function, and so from its tests.
+#[test]
+fn a_for_loop_over_an_instance_runs_its_class_s_next() {
+    let graph = python_graph(&[
+        (
+            "shop/buffer.py",
+            "class Buffer:\n    def __init__(self):\n        self.items = []\n\n    \
+             def _take(self):\n        return self.items.pop()\n\n    \
+             def __iter__(self):\n        return self\n\n    \
+             def __next__(self):\n        if not self.items:\n            raise StopIteration\n        \
+             return self._take()\n\n\
+             class Conn:\n    def __init__(self):\n        self.buffer = Buffer()\n\n    \
+             def receive(self):\n        for item in self.buffer:\n            print(item)\n",
+        ),
+        ("tests/test_conn.py", "from shop.buffer import Conn\n\ndef test_receive():\n    Conn().receive()\n"),
+        ("tests/test_other.py", "from shop.buffer import Conn\n\ndef test_make():\n    assert Conn()\n"),
+    ]);
+    assert_eq!(super::modules::tests_reaching(&graph, "Buffer._take"), ["tests/test_conn.py"]);
+}
+
 /// A function a dict holds under a string key (jinja2's `FILTERS = {"wordcount":
 /// do_wordcount}`) runs where the key is looked up: a test reached through the table waits
 /// for the key, and only a test file that names it runs the function.
