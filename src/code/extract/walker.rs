@@ -293,8 +293,8 @@ impl<'a> Walker<'a> {
                 | "comparison_operator"
                 | "delete_statement"
         );
-        if self.language == Language::Python && node.kind() == "for_statement" {
-            self.iteration_use(node);
+        if self.language == Language::Python && matches!(node.kind(), "for_statement" | "with_statement") {
+            self.protocol_uses(node);
         }
         if (self.language == Language::Python && python_operation)
             || (self.language == Language::Rust && matches!(node.kind(), "macro_invocation" | "call_expression"))
@@ -582,30 +582,57 @@ impl<'a> Walker<'a> {
         ty.filter(|ty| *ty != "self").cloned()
     }
 
-    /// `for frame in self.incoming_buffer:` where `self.incoming_buffer = FrameBuffer()`: the
-    /// loop runs the instance's class's `__iter__` and `__next__` (`async for`: `__aiter__`,
-    /// `__anext__`), recorded as uses of them through its type at the statement's `for` and
-    /// `in` (the value's own place holds the use of its name).
-    pub(super) fn iteration_use(&mut self, statement: Node) {
-        let Some(value) = statement.child_by_field_name("right") else { return };
+    /// The class of the instance a Python value holds where the walker knows it: a name
+    /// (`held_type`) or `self.name`.
+    fn value_class(&self, value: Node) -> Option<String> {
         let (name, qualifier) = match value.kind() {
             "identifier" => (self.text(value), ""),
             "attribute" => {
                 let object = value.child_by_field_name("object").map(|o| self.text(o));
-                let Some(attribute) = value.child_by_field_name("attribute") else { return };
-                (self.text(attribute), object.unwrap_or_default())
+                (self.text(value.child_by_field_name("attribute")?), object.unwrap_or_default())
+            }
+            _ => return None,
+        };
+        self.held_type(value, name, qualifier)
+    }
+
+    /// What the language runs on a Python value whose class the walker knows
+    /// (`value_class`), recorded as uses of those special methods through the class at the
+    /// statement's own tokens (the value's place holds the use of its name):
+    /// - `for frame in self.incoming_buffer:` where `self.incoming_buffer = FrameBuffer()`
+    ///   runs `__iter__` (at `for`) and `__next__` (at `in`); `async for` `__aiter__` and
+    ///   `__anext__`;
+    /// - `with self.lock:` runs `__enter__` (at `with`) and `__exit__` (at `:`), `async with`
+    ///   `__aenter__` and `__aexit__` (the first item's value).
+    ///
+    /// (Not a subscript's `__getitem__` on such a value: Python's judged splits gained 14
+    /// right test files and 80 wrong ones with it, a precision below what the answers' own
+    /// confidence gives up for as much recall.)
+    pub(super) fn protocol_uses(&mut self, node: Node) {
+        let mut cursor = node.walk();
+        let tokens: Vec<Node> = node.children(&mut cursor).filter(|c| !c.is_named()).collect();
+        let token = |kind: &str| tokens.iter().copied().find(|t| t.kind() == kind);
+        let asynchronous = token("async").is_some();
+        let (value, uses): (Option<Node>, Vec<(Option<Node>, &str)>) = match node.kind() {
+            "for_statement" => {
+                let (iter, next) = if asynchronous { ("__aiter__", "__anext__") } else { ("__iter__", "__next__") };
+                (node.child_by_field_name("right"), vec![(Some(node), iter), (token("in"), next)])
+            }
+            "with_statement" => {
+                let item = node.named_child(0).and_then(|clause| clause.named_child(0));
+                let value = item.and_then(|i| i.child_by_field_name("value"));
+                // `with open(p) as f:` holds the value in an `as` pattern.
+                let value = value.and_then(|v| if v.kind() == "as_pattern" { v.named_child(0) } else { Some(v) });
+                let (enter, exit) = if asynchronous { ("__aenter__", "__aexit__") } else { ("__enter__", "__exit__") };
+                (value, vec![(Some(node), enter), (token(":"), exit)])
             }
             _ => return,
         };
-        let Some(ty) = self.held_type(value, name, qualifier) else { return };
-        let mut cursor = statement.walk();
-        let asynchronous = statement.children(&mut cursor).any(|c| c.kind() == "async");
-        let (iter, next) = if asynchronous { ("__aiter__", "__anext__") } else { ("__iter__", "__next__") };
-        self.push_use(statement, iter, &ty, UseKind::Call);
-        let mut cursor = statement.walk();
-        let keyword = statement.children(&mut cursor).find(|c| c.kind() == "in");
-        if let Some(keyword) = keyword {
-            self.push_use(keyword, next, &ty, UseKind::Call);
+        let Some(class) = value.and_then(|v| self.value_class(v)) else { return };
+        for (at, name) in uses {
+            if let Some(at) = at {
+                self.push_use(at, name, &class, UseKind::Call);
+            }
         }
     }
 

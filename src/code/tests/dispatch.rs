@@ -603,10 +603,10 @@ fn an_operator_s_method_runs_in_the_tests_that_apply_the_operator() {
 }
 
 /// A `for` loop over a value whose class the walker knows (`self.buffer = Buffer()`) runs the
-/// class's `__iter__` and `__next__`: what `__next__` calls is reached from the loop's
-/// function, and so from its tests.
+/// class's `__iter__` and `__next__`, a `with` its `__enter__` and `__exit__`: what they call
+/// is reached from the statement's function, and so from its tests.
 #[test]
-fn a_for_loop_over_an_instance_runs_its_class_s_next() {
+fn a_for_loop_or_a_with_over_an_instance_runs_its_class_s_protocol() {
     let graph = python_graph(&[
         (
             "shop/buffer.py",
@@ -616,12 +616,18 @@ fn a_for_loop_over_an_instance_runs_its_class_s_next() {
              def __next__(self):\n        if not self.items:\n            raise StopIteration\n        \
              return self._take()\n\n\
              class Conn:\n    def __init__(self):\n        self.buffer = Buffer()\n\n    \
-             def receive(self):\n        for item in self.buffer:\n            print(item)\n",
+             def receive(self):\n        for item in self.buffer:\n            print(item)\n\n\
+             class Lock:\n    def _acquire(self):\n        pass\n\n    \
+             def __enter__(self):\n        self._acquire()\n\n    def __exit__(self, *exc):\n        pass\n\n\
+             guard = Lock()\n\n\
+             def locked(f):\n    with guard:\n        return f()\n",
         ),
         ("tests/test_conn.py", "from shop.buffer import Conn\n\ndef test_receive():\n    Conn().receive()\n"),
         ("tests/test_other.py", "from shop.buffer import Conn\n\ndef test_make():\n    assert Conn()\n"),
+        ("tests/test_lock.py", "from shop.buffer import locked\n\ndef test_locked():\n    assert locked(int) == 0\n"),
     ]);
     assert_eq!(super::modules::tests_reaching(&graph, "Buffer._take"), ["tests/test_conn.py"]);
+    assert_eq!(super::modules::tests_reaching(&graph, "Lock._acquire"), ["tests/test_lock.py"]);
 }
 
 /// A function a dict holds under a string key (jinja2's `FILTERS = {"wordcount":
