@@ -283,23 +283,22 @@ impl<'a> Walker<'a> {
         if !node.is_named() {
             return;
         }
-        let python_operation = matches!(
-            node.kind(),
-            "call"
+        match self.language {
+            Language::Python => match node.kind() {
+                "for_statement" | "with_statement" => self.protocol_uses(node),
+                "call"
                 | "string"
                 | "binary_operator"
                 | "augmented_assignment"
                 | "unary_operator"
                 | "comparison_operator"
-                | "delete_statement"
-        );
-        if self.language == Language::Python && matches!(node.kind(), "for_statement" | "with_statement") {
-            self.protocol_uses(node);
-        }
-        if (self.language == Language::Python && python_operation)
-            || (self.language == Language::Rust && matches!(node.kind(), "macro_invocation" | "call_expression"))
-        {
-            self.note_operations(node);
+                | "delete_statement" => self.note_operations(node),
+                _ => {}
+            },
+            Language::Rust if matches!(node.kind(), "macro_invocation" | "call_expression") => {
+                self.note_operations(node)
+            }
+            _ => {}
         }
         // A token tree is no item of its own (skipped below), but one inside a `macro_rules!`
         // body may be a macro call's arguments.

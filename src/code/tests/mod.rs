@@ -700,15 +700,7 @@ fn a_changed_method_reaches_the_tests_that_call_it_through_an_object_of_unknown_
         needs_operation: 0,
         key: None,
     }];
-    let limits = |member_guess| WalkLimits {
-        depth: 2,
-        test_depth: 5,
-        min_confidence: 0.5,
-        test_min_confidence: 0.15,
-        max_visited: 1000,
-        max_work: 2000,
-        member_guess,
-    };
+    let limits = |member_guess| WalkLimits { test_depth: 5, member_guess, ..resolution::daemon_walk_limits() };
     let tests = |guess| -> Vec<String> {
         walk(&graph, &seeds, limits(guess)).tests.iter().map(|t| graph.path(t.file).to_string()).collect()
     };
@@ -1011,14 +1003,6 @@ fn a_call_of_an_instance_another_module_holds_runs_its_call_method() {
 fn tests_reached(graph: &CodeGraph, name: &str) -> Vec<crate::code::dependents::Reached> {
     use crate::code::dependents::{walk, Seed, WalkLimits};
     let seeds = [Seed::plain(Some(graph.lookup(name)[0]), "", name)];
-    let limits = WalkLimits {
-        depth: 2,
-        test_depth: 5,
-        min_confidence: 0.5,
-        test_min_confidence: 0.15,
-        max_visited: 1000,
-        max_work: 2000,
-        member_guess: 0.2,
-    };
+    let limits = WalkLimits { test_depth: 5, ..resolution::daemon_walk_limits() };
     walk(graph, &seeds, limits).tests
 }
