@@ -6,6 +6,7 @@ mod bindings;
 mod definitions;
 mod describe;
 mod dispatch;
+mod macro_calls;
 mod macros;
 mod operations;
 mod outcomes;
@@ -195,7 +196,7 @@ fn apply_renames(code: &mut FileCode, renames: &[(String, String)]) {
 
 #[cfg(test)]
 mod tests {
-    use super::walker::may_be_expression;
+    use super::macro_calls::may_be_expression;
 
     #[test]
     fn an_argument_list_that_cannot_be_an_expression_is_not_parsed() {

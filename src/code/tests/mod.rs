@@ -4,13 +4,14 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::{extract, CodeGraph, FileCode, SymbolKind, UseKind};
+use super::{extract, CodeGraph, FileCode, SymbolKind};
 use crate::ingest::Language;
 
 mod definitions;
 mod depth;
 mod dispatch;
 mod import_time;
+mod macros;
 mod modules;
 mod resolution;
 mod traits;
@@ -712,103 +713,6 @@ fn a_changed_method_reaches_the_tests_that_call_it_through_an_object_of_unknown_
     assert!(found.dependents.is_empty(), "a guess does not make a dependent: {:?}", found.dependents);
 }
 
-/// A test written through a `macro_rules!` macro defines the names its calls pass in, as a
-/// language server's expansion would list them: at the call's token, each once, with the
-/// kind the rule's body gives (a function in an `impl` of the body, or called inside one, is
-/// a method); a call no rule matches, or a name the body does not define, defines nothing.
-#[test]
-fn a_macro_call_defines_the_items_named_in_it() {
-    let text = r#"macro_rules! t {
-    ($t:ident : $s1:expr => $s2:expr) => {
-        #[test]
-        fn $t() {
-            assert_eq!(convert($s1), $s2)
-        }
-    };
-}
-
-t!(keeps_empty: "" => "");
-t!(splits_words: "a b".to_string() => vec!["a", "b"]);
-t!("not an ident" => "");
-
-macro_rules! readers {
-    ($( fn $name:ident(&mut self) -> $ty:ty; )*) => {
-        $( fn $name(&mut self) -> $ty { todo!() } )*
-    };
-}
-
-macro_rules! uses_only {
-    ($x:ident) => { let _ = $x; };
-}
-
-struct Reader;
-impl Reader {
-    readers! {
-        fn read_u8(&mut self) -> Result<u8, Error>;
-        fn read_i16(&mut self) -> Result<i16, Error>;
-    }
-}
-
-uses_only!(nothing_defined);
-
-fn helper() {
-    const LIMIT: usize = 4;
-    let _ = LIMIT;
-}
-
-macro_rules! number {
-    ($name:ident, $value:expr) => { fn $name() { assert!($value > 0) } };
-}
-number!(reads_u8, 42u8);
-
-macro_rules! suite {
-    () => {
-        #[test]
-        fn round_trips() {
-            assert!(helper_ok())
-        }
-    };
-}
-
-mod on_vec {
-    suite!();
-}
-"#;
-    let code = crate::code::extract::extract(Language::Rust, text).unwrap();
-    let found = |name: &str| code.symbols.iter().filter(|s| s.name == name).collect::<Vec<_>>();
-    for (name, line, kind) in [
-        ("keeps_empty", 10, SymbolKind::Function),
-        ("splits_words", 11, SymbolKind::Function),
-        ("read_u8", 27, SymbolKind::Method),
-        ("read_i16", 28, SymbolKind::Method),
-        ("LIMIT", 35, SymbolKind::Constant),
-        ("reads_u8", 42, SymbolKind::Function),
-    ] {
-        let symbols = found(name);
-        assert_eq!(symbols.len(), 1, "{name}: {symbols:?}");
-        assert_eq!((symbols[0].line, symbols[0].kind), (line, kind), "{name}");
-    }
-    assert_eq!(found("read_u8")[0].container, "Reader");
-    assert_eq!(found("keeps_empty")[0].column, 4);
-    // `#[test] fn $t()` in the rule: the functions the calls define are tests; `number!`'s are not.
-    assert!(found("keeps_empty")[0].test_marked && found("splits_words")[0].test_marked);
-    assert!(!found("reads_u8")[0].test_marked);
-    // A function the body spells out is defined where its lines are (in the macro, not a
-    // test itself) and at each call, a test where the body marks it so.
-    let round_trips = found("round_trips");
-    let place = |s: &&crate::code::Symbol| (s.line, s.end_line, s.container.clone(), s.test_marked);
-    assert_eq!(
-        round_trips.iter().map(place).collect::<Vec<_>>(),
-        vec![(47, 49, "suite".to_string(), false), (54, 54, "on_vec".to_string(), true)]
-    );
-    assert!(found("nothing_defined").is_empty());
-    // The name at the call is a definition, not a use of itself.
-    // (Also when the call's arguments read as an expression: `(reads_u8, 42u8)`.)
-    assert!(!code.occurrences.iter().any(|o| ["keeps_empty", "reads_u8"].contains(&code.name_of(o))));
-    // The local constant's use in its function resolves to it (same file), not to nothing.
-    assert!(code.occurrences.iter().any(|o| code.name_of(o) == "LIMIT" && o.line == 36));
-}
-
 /// A construct the grammar cannot read (tree-sitter-typescript and generic call
 /// signatures followed by a plain one, without semicolons) no longer loses the rest of the file: it is parsed again
 /// from the next top-level line, its definitions at their own lines, its uses resolved.
@@ -851,57 +755,6 @@ export class Later {
     // A file without errors is read as before.
     let clean = crate::code::extract::extract(Language::TypeScript, "function a() {}\nfunction b() { a() }\n").unwrap();
     assert_eq!(clean.symbols.iter().map(|s| s.line).collect::<Vec<_>>(), vec![1, 2]);
-}
-
-/// A `macro_rules!` body that calls a method (`buf.remaining()`), or calls one a call passes
-/// in (`buf.$method()`), calls it wherever it is expanded: the literal name is a call in the
-/// body, the passed name a call where the call spells it, also a call inside another macro's
-/// body (where `$make_input` stands for a name). A name the body only reads is no call.
-#[test]
-fn a_macro_body_calls_the_methods_it_names_and_is_passed() {
-    let text = r#"macro_rules! buf_tests {
-    ($make_input:ident) => {
-        #[test]
-        fn empty() {
-            let buf = $make_input(&[]);
-            assert_eq!(buf.remaining(), 0);
-        }
-        buf_tests!(number $make_input, get_u8_ok, u8, get_u8);
-    };
-    (number $make_input:ident, $ok_name:ident, $number:ty, $method:ident) => {
-        #[test]
-        fn $ok_name() {
-            let mut buf = $make_input(INPUT);
-            let _ = buf.$method();
-        }
-    };
-}
-
-macro_rules! reads {
-    ($x:ident) => { let _ = $x; };
-}
-
-mod on_slice {
-    buf_tests!(make_slice);
-}
-buf_tests!(number make_vec, get_i16_ok, i16, get_i16);
-reads!(not_called);
-"#;
-    let code = crate::code::extract::extract(Language::Rust, text).unwrap();
-    let calls = |name: &str| {
-        code.occurrences
-            .iter()
-            .filter(|o| code.name_of(o) == name && o.kind == UseKind::Call)
-            .map(|o| (o.line, o.column))
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(calls("remaining"), [(6, 28)], "{:?}", code.occurrences);
-    assert_eq!(calls("get_u8"), [(8, 55)], "{:?}", code.occurrences);
-    assert_eq!(calls("get_i16"), [(26, 46)], "{:?}", code.occurrences);
-    assert_eq!(calls("not_called"), [], "{:?}", code.occurrences);
-    // In the body, a use of the macro: what reaches it reaches the macro's calls.
-    let in_body = code.occurrences.iter().find(|o| code.name_of(o) == "get_u8").and_then(|o| o.enclosing);
-    assert_eq!(in_body.map(|i| code.symbols[i as usize].name.as_str()), Some("buf_tests"));
 }
 
 /// A Python test module's function that nothing calls or names runs with the module's tests:
