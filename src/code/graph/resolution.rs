@@ -145,10 +145,13 @@ impl CodeGraph {
             }
         }
         // `Type::member`, `Class.member`, `Module.fn`: by the container's name; the type is
-        // looked for through the file's imports first.
+        // looked for through the file's imports first. A Rust name the file imports from
+        // another crate is that crate's (`value_members`): no member by container name.
+        let outside = lang == "rust" && parts.len() == 1 && self.foreign_name(f, written);
         let by_container: Vec<SymbolRef> = all
             .iter()
             .copied()
+            .filter(|_| !outside)
             .filter(|&r| {
                 let s = self.symbol(r);
                 !s.container.is_empty() && split_qualifier(&s.container).last() == Some(&last)
@@ -323,6 +326,14 @@ impl CodeGraph {
         r.0 != f && self.defines_type(r.0, ty) && self.defines_type(f, ty)
     }
 
+    /// Whether `name` in file `f` can only be another crate's: imported from outside the repo,
+    /// bound to none of the repo's files by another import, not defined in `f`.
+    pub(super) fn foreign_name(&self, f: u32, name: &str) -> bool {
+        self.imported_from_outside(f, name)
+            && self.bindings[f as usize].get(name).is_none_or(|files| files.is_empty())
+            && !self.defines_type(f, name)
+    }
+
     /// Whether file `f` defines a type (not a module) named `name`.
     fn defines_type(&self, f: u32, name: &str) -> bool {
         self.defs_by_name.get(name).is_some_and(|defs| {
@@ -399,17 +410,25 @@ impl CodeGraph {
 
     /// Files a name is re-exported from, following `files`' imports of it by name and their
     /// whole-module and glob imports, up to `MAX_REEXPORT_HOPS` on (`pub use` chains through
-    /// `lib.rs` and `mod.rs`, `__init__.py` that import from submodules).
+    /// `lib.rs` and `mod.rs`, `__init__.py` that import from submodules). A file that defines
+    /// the name itself ends its chain: its own definition is the one it exports (ron's
+    /// `pub use de::Deserializer` is `de`'s struct, not the private `de::id::Deserializer`
+    /// that `de`'s `mod id;` leads on to).
     pub(super) fn reexports(&self, files: &HashSet<u32>, name: &str) -> HashSet<u32> {
         let mut out: HashSet<u32> = HashSet::new();
         let mut frontier: Vec<u32> = files.iter().copied().collect();
+        let defines = |file: u32| {
+            self.defs_by_name
+                .get(name)
+                .is_some_and(|defs| defs.iter().any(|&r| r.0 == file && self.symbol(r).container.is_empty()))
+        };
         for _ in 0..MAX_REEXPORT_HOPS {
             let mut next = Vec::new();
             for t in frontier {
                 let onward =
                     self.bindings[t as usize].get(name).into_iter().flatten().chain(&self.open_imports[t as usize]);
                 for &file in onward {
-                    if out.insert(file) {
+                    if out.insert(file) && !defines(file) {
                         next.push(file);
                     }
                 }

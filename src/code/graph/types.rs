@@ -162,6 +162,14 @@ impl CodeGraph {
     /// (`trait PointExt: Point` with `impl<T: Point> PointExt for T`).
     pub(super) fn value_members(&self, f: u32, occ: &Occurrence, ty: &str, all: &[SymbolRef]) -> Vec<SymbolRef> {
         let ty = self.bounded(f, occ, ty);
+        // A Rust type or bound the file imports from another crate is that crate's, whatever
+        // the repo names its own types: `serializer.serialize_u8(v)` with `S: Serializer`
+        // after `use serde::Serializer` runs the serializer the caller passes, not ron's
+        // `struct Serializer` (what runs a language or serde trait's method is found from
+        // where its implementing type is made).
+        if self.codes[f as usize].language == "rust" && self.foreign_name(f, ty) {
+            return Vec::new();
+        }
         let mut found = self.typed_members(ty, all);
         found.retain(|&r| !self.of_another_type(f, r, ty));
         if !found.is_empty() || self.codes[f as usize].language != "rust" || !self.is_trait(ty) {

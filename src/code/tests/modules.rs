@@ -583,3 +583,48 @@ fn a_command_a_test_runs_by_a_path_it_builds_runs_for_that_test() {
     let graph = CodeGraph::build(files, &configs);
     assert_eq!(tests_reaching(&graph, "greet"), ["test/cwd.js", "test/helper.js", "test/line.js"]);
 }
+
+/// A Rust path through a re-export ends at the first module that defines the name: ron's
+/// `pub use de::Deserializer` is `de`'s struct, not the `Deserializer` of the private
+/// submodule that `de`'s `mod id;` declares. And a name a file imports from another crate is
+/// that crate's: `serializer.serialize_u8(v)` with `S: Serializer` after `use
+/// serde::Serializer` is no call of the repo's own `struct Serializer`'s method.
+#[test]
+fn a_reexport_ends_at_its_definition_and_another_crates_name_is_not_the_repos() {
+    let rust = |text: &str| extract(Language::Rust, text).unwrap();
+    let configs =
+        HashMap::from([("Cargo.toml".to_string(), "[package]\nname = \"ron\"\nversion = \"0.1.0\"\n".to_string())]);
+    let graph = CodeGraph::build(
+        HashMap::from([
+            ("src/lib.rs".to_string(), rust("pub mod de;\npub mod ser;\npub mod number;\npub use de::Deserializer;\n")),
+            (
+                "src/de/mod.rs".to_string(),
+                rust("mod id;\n\npub struct Deserializer {\n    pub depth: u32,\n}\n\nimpl Deserializer {\n    pub fn from_str(s: &str) -> Self {\n        Deserializer { depth: s.len() as u32 }\n    }\n}\n"),
+            ),
+            (
+                "src/de/id.rs".to_string(),
+                rust("pub struct Deserializer {\n    pub map_as_struct: bool,\n}\n\nimpl Deserializer {\n    pub fn from_str(s: &str) -> Self {\n        Deserializer { map_as_struct: s.is_empty() }\n    }\n}\n"),
+            ),
+            (
+                "src/ser.rs".to_string(),
+                rust("pub struct Serializer;\n\nimpl Serializer {\n    pub fn serialize_u8(self, v: u8) -> u8 {\n        v\n    }\n}\n"),
+            ),
+            (
+                "src/number.rs".to_string(),
+                rust("use serde::Serializer;\n\npub fn write<S: Serializer>(serializer: S, v: u8) {\n    serializer.serialize_u8(v);\n}\n"),
+            ),
+            (
+                "tests/de.rs".to_string(),
+                rust("#[test]\nfn reads() {\n    let de = ron::Deserializer::from_str(\"x\");\n    assert_eq!(de.depth, 1);\n}\n"),
+            ),
+        ]),
+        &configs,
+    );
+    let users = |name: &str, path: &str| -> Vec<String> {
+        let target = graph.lookup(name).into_iter().find(|&r| graph.path(r.0) == path).expect(name);
+        graph.references(target, 0.0).into_iter().map(|r| format!("{}:{}", r.path, r.line)).collect()
+    };
+    assert!(users("Deserializer", "src/de/mod.rs").contains(&"tests/de.rs:3".to_string()));
+    assert!(!users("Deserializer", "src/de/id.rs").contains(&"tests/de.rs:3".to_string()));
+    assert_eq!(users("serialize_u8", "src/ser.rs"), Vec::<String>::new());
+}
