@@ -147,16 +147,18 @@ impl CodeGraph {
         // `Type::member`, `Class.member`, `Module.fn`: by the container's name; the type is
         // looked for through the file's imports first. A Rust name the file imports from
         // another crate is that crate's (`value_members`): no member by container name.
-        let outside = lang == "rust" && parts.len() == 1 && self.foreign_name(f, written);
-        let by_container: Vec<SymbolRef> = all
-            .iter()
-            .copied()
-            .filter(|_| !outside)
-            .filter(|&r| {
-                let s = self.symbol(r);
-                !s.container.is_empty() && split_qualifier(&s.container).last() == Some(&last)
-            })
-            .collect();
+        let foreign = lang == "rust" && parts.len() == 1 && self.foreign_name(f, written);
+        let by_container: Vec<SymbolRef> = if foreign {
+            Vec::new()
+        } else {
+            all.iter()
+                .copied()
+                .filter(|&r| {
+                    let s = self.symbol(r);
+                    !s.container.is_empty() && split_qualifier(&s.container).last() == Some(&last)
+                })
+                .collect()
+        };
         if !by_container.is_empty() {
             let mut visible = self.visible_files(f, written);
             // The files that define the type an alias names (the impls beside it there).
