@@ -520,6 +520,8 @@ impl<'a> Walker<'a> {
                     value = block_value(value.child_by_field_name("consequence")?)?;
                 }
                 "block" if self.language == Language::Rust => value = block_value(value)?,
+                // `unsafe { Hole::new(…) }`: the value of its block.
+                "unsafe_block" => value = block_value(value.named_child(0)?)?,
                 "match_expression" if self.language == Language::Rust => {
                     let body = value.child_by_field_name("body")?;
                     let arm = body.named_children(&mut body.walk()).find(|c| c.kind() == "match_arm")?;
@@ -588,6 +590,11 @@ impl<'a> Walker<'a> {
     /// bound to it is of the type the callee's return annotation names, which only the graph
     /// can look up (the callee may be in another file).
     fn called(&self, value: Node) -> Option<String> {
+        // `unsafe { make(…) }`: the call its block ends with.
+        let value = match value.kind() {
+            "unsafe_block" => block_value(value.named_child(0)?)?,
+            _ => value,
+        };
         // `Template::compile(s)?`: the value the call's `Result` holds.
         let value = match value.kind() {
             "try_expression" => value.named_child(0)?,

@@ -22,28 +22,51 @@ impl CodeGraph {
         if self.codes.iter().all(|c| c.renames.is_empty() && c.whole_modules.is_empty()) {
             return;
         }
+        // Only a name some file renames can reach a definition under another name.
+        let renamed_anywhere: HashSet<String> =
+            self.codes.iter().flat_map(|c| c.renames.iter().map(|(bound, _)| bound.clone())).collect();
         for f in 0..self.codes.len() {
             let code = &self.codes[f];
+            let globs = matches!(code.language.as_str(), "rust" | "python") && !self.open_imports[f].is_empty();
             let mut found: HashMap<(u32, u32), Vec<SymbolRef>> = HashMap::new();
             let mut asked: HashSet<(u32, u32)> = HashSet::new();
-            for occurrence in &code.occurrences {
-                let key = (occurrence.qualifier, occurrence.name);
+            // Each use's (qualifier, name) and, after a glob, a one-word qualifier as a name
+            // of its own (`Handlebars` of `Handlebars::new()`: a type, the alias may be).
+            let keys = code.occurrences.iter().flat_map(|o| {
+                let head = (globs && o.qualifier != 0 && is_word(code.qualifier_of(o))).then_some((0, o.qualifier));
+                std::iter::once((o.qualifier, o.name)).chain(head)
+            });
+            for key in keys {
                 if !asked.insert(key) {
                     continue;
                 }
-                let (qualifier, name) = (code.qualifier_of(occurrence), code.name_of(occurrence));
-                let (bound, own_rename) = if occurrence.qualifier == 0 {
+                let text = |i: u32| code.strings.get(i as usize).map_or("", String::as_str);
+                let (qualifier, name) = (text(key.0), text(key.1));
+                let (bound, own_rename) = if key.0 == 0 {
                     (name, code.renames.iter().find(|(b, _)| b == name).map(|(_, o)| o.as_str()))
                 } else {
                     (qualifier, None)
                 };
-                let Some(targets) = self.bindings[f].get(bound) else { continue };
+                let targets: &[u32] = match self.bindings[f].get(bound) {
+                    Some(targets) => targets,
+                    // `Handlebars::new()` after `use handlebars::*`, whose `lib.rs` has `pub
+                    // use registry::Registry as Handlebars`: a name the file neither binds nor
+                    // defines may come in through a glob under an alias.
+                    None if globs
+                        && key.0 == 0
+                        && renamed_anywhere.contains(name)
+                        && !code.symbols.iter().any(|s| s.name == name) =>
+                    {
+                        &self.open_imports[f]
+                    }
+                    None => continue,
+                };
                 let (start, renamed) = match own_rename {
                     Some(original) => (original, true),
                     None => (name, false),
                 };
                 let mut definitions = self.aliased_definitions(targets, start, renamed);
-                if definitions.is_empty() && occurrence.qualifier == 0 && code.whole_modules.iter().any(|m| m == name) {
+                if definitions.is_empty() && key.0 == 0 && code.whole_modules.iter().any(|m| m == name) {
                     definitions = self.default_exports(targets, name);
                 }
                 if !definitions.is_empty() {
@@ -229,4 +252,9 @@ impl CodeGraph {
             self.package_mates[f] = mates;
         }
     }
+}
+
+/// Whether a qualifier is one plain name (`Handlebars`, not `a::b` nor `self.x`).
+fn is_word(text: &str) -> bool {
+    !text.is_empty() && text.chars().all(|c| c.is_alphanumeric() || c == '_')
 }

@@ -106,6 +106,9 @@ pub struct CodeGraph {
     codes: Vec<FileCode>,
     path_index: HashMap<String, u32>,
     defs_by_name: HashMap<String, Vec<SymbolRef>>,
+    /// Rust: the traits each type implements (by name), read from the `impl Trait for Type`
+    /// blocks' methods: a value of the type has the traits' provided methods too.
+    implemented_traits: HashMap<String, Vec<String>>,
     uses_by_name: HashMap<String, Vec<(u32, u32)>>,
     /// The names of `uses_by_name` that are dispatches by a name computed at run time
     /// (`DISPATCH_NAME`, alone or followed by the name's constant prefix).
@@ -270,7 +273,15 @@ impl CodeGraph {
         let path_index: HashMap<String, u32> = paths.iter().enumerate().map(|(i, p)| (p.clone(), i as u32)).collect();
         let mut defs_by_name: HashMap<String, Vec<SymbolRef>> = HashMap::new();
         let mut uses_by_name: HashMap<String, Vec<(u32, u32)>> = HashMap::new();
+        let mut implemented_traits: HashMap<String, Vec<String>> = HashMap::new();
         for (f, code) in codes.iter().enumerate() {
+            for symbol in code.symbols.iter().filter(|s| !s.implements.is_empty() && code.language == "rust") {
+                let Some(&ty) = split_qualifier(&symbol.container).last() else { continue };
+                let traits = implemented_traits.entry(ty.to_string()).or_default();
+                if !traits.contains(&symbol.implements) {
+                    traits.push(symbol.implements.clone());
+                }
+            }
             // (Asked only of a file that defines macros: the question scans the file.)
             let has_macros = code.language == "rust" && code.symbols.iter().any(|m| m.kind == SymbolKind::Macro);
             for (s, symbol) in code.symbols.iter().enumerate() {
@@ -346,6 +357,7 @@ impl CodeGraph {
             codes,
             path_index,
             defs_by_name,
+            implemented_traits,
             dispatch_names: uses_by_name
                 .keys()
                 .filter(|k| k.starts_with(crate::code::DISPATCH_NAME))

@@ -21,15 +21,40 @@ impl CodeGraph {
                 let found: Vec<SymbolRef> = all.iter().copied().filter(|&r| self.is_member_of(r, t)).collect();
                 (!found.is_empty()).then_some(found)
             });
-            match found {
-                Some(found) => return found,
-                None => match self.delegate_type(&ty) {
-                    Some(delegate) => ty = delegate,
-                    None => break,
-                },
+            if let Some(found) = found.or_else(|| self.provided_members(&ty, all)) {
+                return found;
+            }
+            match self.delegate_type(&ty) {
+                Some(delegate) => ty = delegate,
+                None => break,
             }
         }
         Vec::new()
+    }
+
+    /// Of `all`, the provided methods a Rust type has from the traits it implements (or its
+    /// alias's target does) and their supertraits: `offset.from_utc_datetime(…)` for a
+    /// `FixedOffset`, whose `impl TimeZone` leaves that method to the trait's default body.
+    fn provided_members(&self, ty: &str, all: &[SymbolRef]) -> Option<Vec<SymbolRef>> {
+        if self.implemented_traits.is_empty() {
+            return None;
+        }
+        let target = self.defs_by_name.get(ty).into_iter().flatten().find_map(|&r| alias_target(self.symbol(r)));
+        let traits = [Some(ty), target.as_deref()]
+            .into_iter()
+            .flatten()
+            .flat_map(|t| self.implemented_traits.get(t).into_iter().flatten());
+        let mut found: Vec<SymbolRef> = Vec::new();
+        for name in traits {
+            let members = self.find_in_type_and_bases(name, |t| {
+                let found: Vec<SymbolRef> = all.iter().copied().filter(|&r| self.is_member_of(r, t)).collect();
+                (!found.is_empty()).then_some(found)
+            });
+            found.extend(members.into_iter().flatten().filter(|&r| self.declared_in_trait(r)));
+        }
+        found.sort_unstable();
+        found.dedup();
+        (!found.is_empty()).then_some(found)
     }
 
     /// The type of the value the `__getattr__` of type `ty` (or of its nearest base with one)
@@ -843,8 +868,23 @@ fn alias_target(s: &crate::code::Symbol) -> Option<String> {
     if s.kind != SymbolKind::Type {
         return None;
     }
-    let (_, target) = s.signature.split_once(" = ")?;
+    let target = &s.signature[outside_generics(&s.signature, " = ")? + 3..];
     crate::code::extract::annotated_type(target.trim_end_matches(';')).filter(|t| *t != s.name)
+}
+
+/// Where `pattern` first occurs outside angle brackets: the ` = ` of `type Vec<T, LenT =
+/// usize> = VecInner<…>` that names the target, not a parameter's default.
+fn outside_generics(text: &str, pattern: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in text.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth = depth.saturating_sub(1),
+            _ if depth == 0 && text[i..].starts_with(pattern) => return Some(i),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The bases a class's signature names: `class Group(Command, metaclass=M)`, `class A extends

@@ -628,3 +628,40 @@ fn a_reexport_ends_at_its_definition_and_another_crates_name_is_not_the_repos() 
     assert!(!users("Deserializer", "src/de/id.rs").contains(&"tests/de.rs:3".to_string()));
     assert_eq!(users("serialize_u8", "src/ser.rs"), Vec::<String>::new());
 }
+
+/// Three ways a Rust value's type was lost, each found in a crate's tests that called the
+/// repo's methods: a name a glob brings in under an alias (`use handlebars::*` with `pub use
+/// registry::Registry as Handlebars`), a type alias whose parameter has a default (`type
+/// Vec<T, LenT = usize> = VecInner<T>`, read as an alias of `usize`), and a local built in an
+/// `unsafe` block (`let hole = unsafe { Hole::new(…) }`).
+#[test]
+fn a_glob_alias_a_defaulted_alias_and_an_unsafe_block_keep_the_type() {
+    let rust = |text: &str| extract(Language::Rust, text).unwrap();
+    let configs =
+        HashMap::from([("Cargo.toml".to_string(), "[package]\nname = \"hb\"\nversion = \"0.1.0\"\n".to_string())]);
+    let graph = CodeGraph::build(
+        HashMap::from([
+            ("src/lib.rs".to_string(), rust("pub mod registry;\npub mod vec;\npub use self::registry::Registry as Handlebars;\n")),
+            (
+                "src/registry.rs".to_string(),
+                rust("pub struct Registry;\n\nimpl Registry {\n    pub fn new() -> Self {\n        Registry\n    }\n\n    pub fn render(&self) -> u8 {\n        1\n    }\n}\n"),
+            ),
+            (
+                "src/vec.rs".to_string(),
+                rust("pub struct VecInner<T> {\n    items: Option<T>,\n}\n\npub type Vec<T, LenT = usize> = VecInner<T>;\n\nimpl<T> VecInner<T> {\n    pub fn new() -> Self {\n        VecInner { items: None }\n    }\n\n    pub fn pop(&mut self) -> Option<T> {\n        self.items.take()\n    }\n}\n\nstruct Hole;\n\nimpl Hole {\n    unsafe fn new() -> Self {\n        Hole\n    }\n\n    unsafe fn get(&self) -> u8 {\n        0\n    }\n}\n\n#[cfg(test)]\nmod tests {\n    use super::{Hole, Vec};\n\n    #[test]\n    fn pops() {\n        let mut v: Vec<u8> = Vec::new();\n        assert_eq!(v.pop(), None);\n        let hole = unsafe { Hole::new() };\n        assert_eq!(unsafe { hole.get() }, 0);\n    }\n}\n"),
+            ),
+            (
+                "tests/render.rs".to_string(),
+                rust("use hb::*;\n\n#[test]\nfn renders() {\n    let r = Handlebars::new();\n    assert_eq!(r.render(), 1);\n}\n"),
+            ),
+        ]),
+        &configs,
+    );
+    let users = |name: &str, path: &str| -> Vec<String> {
+        let target = graph.lookup(name).into_iter().find(|&r| graph.path(r.0) == path).expect(name);
+        graph.references(target, 0.5).into_iter().map(|r| format!("{}:{}", r.path, r.line)).collect()
+    };
+    assert!(users("render", "src/registry.rs").contains(&"tests/render.rs:6".to_string()));
+    assert!(users("pop", "src/vec.rs").contains(&"src/vec.rs:36".to_string()));
+    assert!(users("get", "src/vec.rs").contains(&"src/vec.rs:38".to_string()));
+}

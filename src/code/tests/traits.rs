@@ -697,3 +697,27 @@ fn a_macro_call_means_the_enclosing_module_s_macro_of_that_name() {
     assert_eq!(callers("src/b/mod.rs"), vec!["src/b/inner.rs", "src/c.rs"]);
     assert_eq!(callers("src/a.rs"), vec!["src/a.rs", "src/c.rs"]);
 }
+
+/// A trait's provided method is a method of every type that implements the trait: chrono's
+/// `offset.from_utc_datetime(…)` on a `FixedOffset`, whose `impl TimeZone` leaves that method
+/// to the trait's default body, whose result's methods (`with_ordinal`) a test then calls.
+#[test]
+fn a_traits_provided_method_is_a_member_of_the_types_implementing_it() {
+    let graph = rust_graph(&[
+        ("src/lib.rs", "pub mod offset;\npub mod datetime;\n"),
+        (
+            "src/offset.rs",
+            "use crate::datetime::DateTime;\n\npub trait TimeZone: Sized + Clone {\n    fn offset(&self) -> i32;\n\n    fn from_utc_datetime(&self, utc: i64) -> DateTime<Self> {\n        DateTime::from_parts(utc, self.clone())\n    }\n}\n\n#[derive(Clone)]\npub struct FixedOffset {\n    secs: i32,\n}\n\nimpl FixedOffset {\n    pub fn west_opt(secs: i32) -> Option<FixedOffset> {\n        Some(FixedOffset { secs: -secs })\n    }\n}\n\nimpl TimeZone for FixedOffset {\n    fn offset(&self) -> i32 {\n        self.secs\n    }\n}\n",
+        ),
+        (
+            "src/datetime.rs",
+            "use crate::offset::TimeZone;\n\npub struct DateTime<Tz> {\n    utc: i64,\n    tz: Tz,\n}\n\nimpl<Tz: TimeZone> DateTime<Tz> {\n    pub fn from_parts(utc: i64, tz: Tz) -> Self {\n        DateTime { utc, tz }\n    }\n\n    pub fn with_ordinal(&self, ordinal: u32) -> Option<i64> {\n        Some(self.utc + ordinal as i64)\n    }\n}\n",
+        ),
+        (
+            "tests/setters.rs",
+            "use semver::offset::{FixedOffset, TimeZone};\n\n#[test]\nfn setters() {\n    let offset = FixedOffset::west_opt(7200).unwrap();\n    let beyond = offset.from_utc_datetime(5);\n    assert_eq!(beyond.with_ordinal(3), Some(8));\n}\n",
+        ),
+    ]);
+    assert_eq!(tests_reached(&graph, "TimeZone", "from_utc_datetime"), ["tests/setters.rs::setters"]);
+    assert_eq!(tests_reached(&graph, "DateTime", "with_ordinal"), ["tests/setters.rs::setters"]);
+}
