@@ -509,6 +509,7 @@ impl CodeGraph {
         // A Python class body is a scope of its own: a name there may be a member defined in it
         // (`status = property(_get_status, _set_status)`, `__str__ = __repr__`, the getter
         // in `@plain.setter`), unlike a method's body, where members are reached through `self`.
+        let scope = occ.enclosing.map_or("", |e| code.symbols[e as usize].qualified_name.as_str());
         let class_body = lang == "python"
             && !container_last.is_empty()
             && occ.enclosing.is_some_and(|e| !code.symbols[e as usize].kind.is_callable());
@@ -527,6 +528,9 @@ impl CodeGraph {
                         && !container_last.is_empty()
                         && split_qualifier(&s.container).last() == Some(&container_last))
                     || (lang == "rust" && s.kind == SymbolKind::Field)
+                    // An item of the Rust module the use is in, or of one around it (a test
+                    // module's helper `fn check`, its `use super::*`).
+                    || (lang == "rust" && self.is_top_level(r) && within_module(scope, &s.container))
                     // Run top to bottom: only what the body has defined so far.
                     || (class_body && s.container == container && s.line < occ.line)
                     || matches!(lang, "elixir" | "haskell" | "lua" | "c")
@@ -818,4 +822,10 @@ fn encloses_module(outer: &str, inner: &str) -> bool {
         },
     };
     folder.is_empty() || inner.starts_with(&format!("{folder}/"))
+}
+
+/// Whether a use inside the item `scope` (a qualified name) lies in module `module` or in
+/// one of its submodules.
+fn within_module(scope: &str, module: &str) -> bool {
+    scope.strip_prefix(module).is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
 }

@@ -698,17 +698,19 @@ impl CodeGraph {
                 }
             }
             let ty = if element {
-                let elements = return_text(&s.signature, language)?;
-                crate::code::extract::element_type(elements, language == "go")?
+                // `impl Iterator<Item = Self>`: the type the method belongs to.
+                let own = split_qualifier(&s.container).last().copied().unwrap_or("Self");
+                let elements = self_as(return_text(&s.signature, language)?, own);
+                crate::code::extract::element_type(&elements, language == "go")?
             } else if s.kind.is_container() {
                 s.name.clone()
             } else {
-                let ty = return_type(&s.signature, language)?;
-                if ty == "Self" {
-                    split_qualifier(&s.container).last()?.to_string()
-                } else {
-                    ty
-                }
+                return_type(&s.signature, language)?
+            };
+            let ty = if ty == "Self" && !s.kind.is_container() {
+                split_qualifier(&s.container).last()?.to_string()
+            } else {
+                ty
             };
             if found.as_ref().is_some_and(|t| *t != ty) {
                 return None;
@@ -717,6 +719,22 @@ impl CodeGraph {
         }
         found
     }
+}
+
+/// A type's text with each `Self` in it written as `own`.
+fn self_as(text: &str, own: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("Self") {
+        let before = rest[..at].chars().next_back();
+        let after = rest[at + 4..].chars().next();
+        let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        out.push_str(&rest[..at]);
+        out.push_str(if word(before) || word(after) { "Self" } else { own });
+        rest = &rest[at + 4..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The type of field `index` of a Rust tuple variant, from its signature (`Group(Box<Group>)`:

@@ -637,3 +637,43 @@ fn a_name_some_binds_is_of_the_value_the_option_holds() {
     // An `Option` of a slice, taken out and walked: the slice's elements.
     assert_eq!(sure_lines(&graph, "Literal::flags"), [20]);
 }
+
+/// chrono's `WeekdaySet` tests: a loop over `WeekdaySet::iter_all()`, which returns `impl
+/// Iterator<Item = Self>`, walks `WeekdaySet`s; and a test module's own helper (`fn check`)
+/// is what its tests' bare calls mean, as surely as a function at the file's top level.
+#[test]
+fn an_iterator_of_self_and_a_test_modules_helper_are_known() {
+    let text = "\
+#[derive(Clone, Copy)]
+pub struct WeekdaySet(u8);
+
+impl WeekdaySet {
+    pub const fn symmetric_difference(self, other: Self) -> Self {
+        Self(self.0 ^ other.0)
+    }
+
+    fn iter_all() -> impl Iterator<Item = Self> {
+        (0..128).map(Self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::WeekdaySet;
+
+    fn check(days: WeekdaySet) {
+        assert!(days.0 < 128);
+    }
+
+    #[test]
+    fn ops() {
+        for set1 in WeekdaySet::iter_all() {
+            check(set1.symmetric_difference(set1));
+        }
+    }
+}
+";
+    let graph = one_file_graph(Language::Rust, "src/lib.rs", text);
+    assert_eq!(sure_lines(&graph, "symmetric_difference"), [25]);
+    assert_eq!(sure_lines(&graph, "check"), [25]);
+}
