@@ -282,7 +282,8 @@ pub struct FileCode {
     /// methods (by index in `symbols`, `TOP_LEVEL` for the file's own code), as bits: formats it
     /// (`FORMATS_REPR`: `repr(x)`, `'%r' % x`, `f'{x!r}'`, Rust's `{:?}`, `dbg!`; `FORMATS_STR`:
     /// `str(x)`, `print(x)`, `f'{x}'`, `'%s' % x`, `.format(x)`, `pytest.raises(…, match=…)`,
-    /// Rust's `{}`, `.to_string()`), applies an operator or comparison (`ADDS` … `NOT_EQUAL`),
+    /// Rust's `{}`, `.to_string()`), applies an operator or comparison (`ADDS` … `NOT_EQUAL`;
+    /// Rust's operators, `x[i]` and `.parse()`, which run its `ops` and `FromStr` traits),
     /// deletes an item (`DELETES_ITEM`), copies or pickles it (`COPIES`). A class's `__repr__`,
     /// `__sub__` or `__deepcopy__` (a Rust type's `Debug::fmt` or `Display::fmt`) runs only where
     /// a value is so treated. Sorted by index, one entry each. The file's own entry
@@ -360,6 +361,10 @@ pub const SIGNS: u32 = 1 << 25;
 /// … `abs`, `round`, `math.floor`, `ceil`, `trunc`, `divmod` (`__abs__`, `__round__`,
 /// `__floor__`, `__ceil__`, `__trunc__`, `__divmod__`).
 pub const ROUNDS: u32 = 1 << 26;
+/// … Rust: `x[i]` (`Index::index`, `IndexMut::index_mut`).
+pub const INDEXES: u32 = 1 << 27;
+/// … Rust: `s.parse()` (`FromStr::from_str`).
+pub const PARSES: u32 = 1 << 28;
 /// `FileCode::operations`: the index of a file's own code, outside any definition.
 pub const TOP_LEVEL: u32 = u32::MAX;
 
@@ -472,7 +477,7 @@ pub fn grammar_fingerprint() -> String {
 
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode` or what the extractor emits changes.
-    const FORMAT: u32 = 85;
+    const FORMAT: u32 = 86;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

@@ -7,7 +7,7 @@ use crate::code::builtins;
 use crate::code::graph::{CodeGraph, SymbolRef};
 use crate::code::{
     Symbol, SymbolKind, ADDS, BIT_AND, BIT_OR, BIT_XOR, COPIES, DELETES_ITEM, DIVIDES, FORMATS_REPR, FORMATS_STR,
-    INVERTS, MODULO, MULTIPLIES, NOT_EQUAL, ORDERS, POWERS, ROUNDS, SERDE_ENUM, SERDE_NEWTYPE_STRUCT,
+    INDEXES, INVERTS, MODULO, MULTIPLIES, NOT_EQUAL, ORDERS, PARSES, POWERS, ROUNDS, SERDE_ENUM, SERDE_NEWTYPE_STRUCT,
     SERDE_NEWTYPE_VARIANT, SERDE_STRUCT, SERDE_STRUCT_VARIANT, SERDE_TUPLE_STRUCT, SERDE_TUPLE_VARIANT,
     SERDE_UNIT_STRUCT, SERDE_UNIT_VARIANT, SHIFTS, SIGNS, SUBTRACTS,
 };
@@ -81,6 +81,30 @@ fn implemented_trait(graph: &CodeGraph, (f, i): SymbolRef) -> &str {
         .unwrap_or(written)
 }
 
+/// The operation (`FileCode::operations`) that runs a method of a Rust operator trait (`Rem`,
+/// `RemAssign`: `a % b`, `a %= b`), of `Index` (`a[i]`) or of `FromStr` (`s.parse()`); 0 for
+/// any other trait. A test that makes a `BigInt` and never applies `%` runs no `Rem` of it:
+/// on the Rust judged splits, 84 of the 87 test files this leaves out did not run the method
+/// (the other 3 run it in the library's own code: `similar`'s replace tests, num-bigint's `>>`).
+fn rust_operator_trait(implemented: &str) -> u32 {
+    match implemented {
+        "Add" | "AddAssign" => ADDS,
+        "Sub" | "SubAssign" => SUBTRACTS,
+        "Mul" | "MulAssign" => MULTIPLIES,
+        "Div" | "DivAssign" => DIVIDES,
+        "Rem" | "RemAssign" => MODULO,
+        "Shl" | "ShlAssign" | "Shr" | "ShrAssign" => SHIFTS,
+        "BitAnd" | "BitAndAssign" => BIT_AND,
+        "BitOr" | "BitOrAssign" => BIT_OR,
+        "BitXor" | "BitXorAssign" => BIT_XOR,
+        "Neg" => SIGNS,
+        "Not" => INVERTS,
+        "Index" | "IndexMut" => INDEXES,
+        "FromStr" => PARSES,
+        _ => 0,
+    }
+}
+
 /// The shapes of value (`SERDE_SHAPES`) for which a serde data format's method runs, by its
 /// trait and name: `Serializer::serialize_struct_variant` for an enum's variant of named
 /// fields, any method of `SerializeStruct` for a struct's, `VariantAccess::unit_variant` for a
@@ -152,7 +176,10 @@ pub fn type_seeds(graph: &CodeGraph, seeds: &[Seed]) -> Vec<Seed> {
             _ if graph.code(f).language != "rust" => 0,
             "Display" => FORMATS_STR,
             "Debug" => FORMATS_REPR,
-            implemented => serde_shapes_run(implemented, &s.name),
+            implemented => match rust_operator_trait(implemented) {
+                0 => serde_shapes_run(implemented, &s.name),
+                operation => operation,
+            },
         };
         let by_the_language = !called_by_name(graph, (f, i));
         if let Some(owner) = language_trait_type(graph, (f, i)).filter(|_| by_the_language) {

@@ -10,10 +10,10 @@ use tree_sitter::Node;
 use super::attributes::attributes;
 use super::Walker;
 use crate::code::{
-    FileCode, ADDS, BIT_AND, BIT_OR, BIT_XOR, COPIES, DELETES_ITEM, DIVIDES, FORMATS_REPR, FORMATS_STR, INVERTS,
-    MODULO, MULTIPLIES, NOT_EQUAL, ORDERS, POWERS, ROUNDS, SERDE_NEWTYPE_STRUCT, SERDE_NEWTYPE_VARIANT, SERDE_STRUCT,
-    SERDE_STRUCT_VARIANT, SERDE_TUPLE_STRUCT, SERDE_TUPLE_VARIANT, SERDE_UNIT_STRUCT, SERDE_UNIT_VARIANT, SHIFTS,
-    SIGNS, SUBTRACTS, TOP_LEVEL,
+    FileCode, ADDS, BIT_AND, BIT_OR, BIT_XOR, COPIES, DELETES_ITEM, DIVIDES, FORMATS_REPR, FORMATS_STR, INDEXES,
+    INVERTS, MODULO, MULTIPLIES, NOT_EQUAL, ORDERS, PARSES, POWERS, ROUNDS, SERDE_NEWTYPE_STRUCT,
+    SERDE_NEWTYPE_VARIANT, SERDE_STRUCT, SERDE_STRUCT_VARIANT, SERDE_TUPLE_STRUCT, SERDE_TUPLE_VARIANT,
+    SERDE_UNIT_STRUCT, SERDE_UNIT_VARIANT, SHIFTS, SIGNS, SUBTRACTS, TOP_LEVEL,
 };
 
 /// Sorts `operations` by definition and merges each definition's entries into one.
@@ -141,14 +141,34 @@ impl<'a> Walker<'a> {
                 }
             }
             "call_expression" => {
-                let method = node
-                    .child_by_field_name("function")
-                    .filter(|f| f.kind() == "field_expression")
-                    .and_then(|f| f.child_by_field_name("field"));
-                if method.is_some_and(|m| self.text(m) == "to_string") {
-                    bits |= FORMATS_STR;
+                // `s.parse::<Version>()`: the method under its turbofish.
+                let function = node.child_by_field_name("function").map(|f| match f.kind() {
+                    "generic_function" => f.child_by_field_name("function").unwrap_or(f),
+                    _ => f,
+                });
+                let method =
+                    function.filter(|f| f.kind() == "field_expression").and_then(|f| f.child_by_field_name("field"));
+                match method.map(|m| self.text(m)) {
+                    Some("to_string") => bits |= FORMATS_STR,
+                    Some("parse") => bits |= PARSES,
+                    _ => {}
                 }
             }
+            // Rust: an operator (`a % b`, `a %= b`; a comparison runs no `ops` trait), `-a`,
+            // `!a`, `a[i]`.
+            "binary_expression" | "compound_assignment_expr" => {
+                let operator = node.child_by_field_name("operator").map_or("", |o| o.kind());
+                let binary = if operator.len() > 1 { operator.strip_suffix('=').unwrap_or(operator) } else { operator };
+                bits |= python_operator_operations(binary, false);
+            }
+            "unary_expression" => {
+                bits |= match node.child(0).map_or("", |o| o.kind()) {
+                    "-" => SIGNS,
+                    "!" => INVERTS,
+                    _ => 0,
+                };
+            }
+            "index_expression" => bits |= INDEXES,
             "string" => {
                 let text = self.text(node);
                 if text.contains("%r") || text.contains("!r") {

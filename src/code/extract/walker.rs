@@ -295,7 +295,17 @@ impl<'a> Walker<'a> {
                 | "delete_statement" => self.note_operations(node),
                 _ => {}
             },
-            Language::Rust if matches!(node.kind(), "macro_invocation" | "call_expression") => {
+            Language::Rust
+                if matches!(
+                    node.kind(),
+                    "macro_invocation"
+                        | "call_expression"
+                        | "binary_expression"
+                        | "compound_assignment_expr"
+                        | "unary_expression"
+                        | "index_expression"
+                ) =>
+            {
                 self.note_operations(node)
             }
             _ => {}

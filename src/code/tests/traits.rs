@@ -721,3 +721,32 @@ fn a_traits_provided_method_is_a_member_of_the_types_implementing_it() {
     assert_eq!(tests_reached(&graph, "TimeZone", "from_utc_datetime"), ["tests/setters.rs::setters"]);
     assert_eq!(tests_reached(&graph, "DateTime", "with_ordinal"), ["tests/setters.rs::setters"]);
 }
+
+/// An operator trait's method runs where a test file applies the operator (`a % b`, also in
+/// `assert_eq!`'s arguments), `Index::index` where it indexes (`a[i]`), `FromStr::from_str`
+/// where it parses: not wherever a value of the type is made.
+#[test]
+fn an_operator_index_or_parse_trait_runs_where_a_test_applies_it() {
+    let graph = rust_graph(&[
+        (
+            "src/lib.rs",
+            "pub struct Big(pub u64);\n\nimpl std::ops::Rem for Big {\n    type Output = Big;\n    fn rem(self, other: Big) -> Big {\n        Big(self.0 % other.0)\n    }\n}\n\nimpl std::ops::Index<usize> for Big {\n    type Output = u64;\n    fn index(&self, _i: usize) -> &u64 {\n        &self.0\n    }\n}\n\nimpl std::str::FromStr for Big {\n    type Err = ();\n    fn from_str(s: &str) -> Result<Big, ()> {\n        Ok(Big(s.len() as u64))\n    }\n}\n",
+        ),
+        (
+            "tests/rem.rs",
+            "use semver::Big;\n\n#[test]\nfn rem() {\n    assert_eq!((Big(7) % Big(4)).0, 3);\n}\n",
+        ),
+        (
+            "tests/index.rs",
+            "use semver::Big;\n\n#[test]\nfn index() {\n    let b = Big(7);\n    assert_eq!(b[0], 7);\n}\n",
+        ),
+        (
+            "tests/parse.rs",
+            "use semver::Big;\n\n#[test]\nfn parse() {\n    let b: Big = \"abc\".parse::<Big>().unwrap();\n    assert_eq!(b.0, 3);\n}\n",
+        ),
+        ("tests/made.rs", "use semver::Big;\n\n#[test]\nfn made() {\n    assert_eq!(Big(1).0, 1);\n}\n"),
+    ]);
+    assert_eq!(tests_reached(&graph, "Big", "rem"), ["tests/rem.rs::rem"]);
+    assert_eq!(tests_reached(&graph, "Big", "index"), ["tests/index.rs::index"]);
+    assert_eq!(tests_reached(&graph, "Big", "from_str"), ["tests/parse.rs::parse"]);
+}
