@@ -43,14 +43,20 @@ pub(super) fn owner_if_constructor(graph: &CodeGraph, target: SymbolRef) -> Opti
 /// So does a Python method marked `@override` that no base in the repo defines: a library's
 /// base calls it (click's `Command.get_help` runs cloup's `format_help`).
 pub(super) fn language_trait_type(graph: &CodeGraph, member: SymbolRef) -> Option<SymbolRef> {
+    language_trait_types(graph, member).first().copied()
+}
+
+/// `language_trait_type`, with the type a Rust `impl`'s file imports under the same name
+/// (`CodeGraph::member_types`).
+pub(super) fn language_trait_types(graph: &CodeGraph, member: SymbolRef) -> Vec<SymbolRef> {
     let s = graph.symbol(member);
     if s.implements.is_empty() || graph.trait_method(member).is_some() {
-        return None;
+        return Vec::new();
     }
     if marked_override(graph, member) && graph.overrides_a_base_method(member) {
-        return None;
+        return Vec::new();
     }
-    graph.member_type(member)
+    graph.member_types(member)
 }
 
 /// Whether a definition is a Python method marked `@override` (`crate::code::OVERRIDE`).
@@ -182,17 +188,20 @@ pub fn type_seeds(graph: &CodeGraph, seeds: &[Seed]) -> Vec<Seed> {
             },
         };
         let by_the_language = !called_by_name(graph, (f, i));
-        if let Some(owner) = language_trait_type(graph, (f, i)).filter(|_| by_the_language) {
-            type_seeds.push(Seed {
-                symbol_opt: Some(owner),
-                name: String::new(),
-                label: format!("{} ({} of {})", s.container, s.name, s.implements),
-                // A Python base calls an `@override` method on an instance.
-                instances_only: marked_override(graph, (f, i)),
-                declared_only: false,
-                needs_operation,
-                key: named_where_it_runs(graph, (f, i)).then_some(MustName::Method((f, i))),
-            });
+        let owners = if by_the_language { language_trait_types(graph, (f, i)) } else { Vec::new() };
+        if !owners.is_empty() {
+            for owner in owners {
+                type_seeds.push(Seed {
+                    symbol_opt: Some(owner),
+                    name: String::new(),
+                    label: format!("{} ({} of {})", s.container, s.name, s.implements),
+                    // A Python base calls an `@override` method on an instance.
+                    instances_only: marked_override(graph, (f, i)),
+                    declared_only: false,
+                    needs_operation,
+                    key: named_where_it_runs(graph, (f, i)).then_some(MustName::Method((f, i))),
+                });
+            }
             continue;
         }
         // So does an override of a base's method, which the base's code calls on `self`

@@ -229,4 +229,27 @@ impl CodeGraph {
         };
         types.iter().filter(is_type).find(|r| r.0 == member.0).or_else(|| types.iter().find(is_type)).copied()
     }
+
+    /// `member_type`, and for a Rust `impl` whose file also imports a type of that name, the
+    /// imported one: anyhow's `chain.rs` has `pub(crate) use crate::Chain;` beside a `struct
+    /// Chain` for another `cfg`, and which of the two a build compiles is the `cfg`'s question
+    /// (the walk leaves out what the default test run does not build).
+    pub fn member_types(&self, member: SymbolRef) -> Vec<SymbolRef> {
+        let mut out: Vec<SymbolRef> = self.member_type(member).into_iter().collect();
+        let f = member.0 as usize;
+        let Some(&name) = split_qualifier(&self.symbol(member).container).last() else { return out };
+        let Some(bound) = self.bindings[f].get(name).filter(|_| self.codes[f].language == "rust") else {
+            return out;
+        };
+        let files: std::collections::HashSet<u32> = bound.iter().copied().collect();
+        let onward = self.reexports(&files, name);
+        for &r in self.defs_by_name.get(name).into_iter().flatten() {
+            let t = self.symbol(r);
+            let imported = files.contains(&r.0) || onward.contains(&r.0);
+            if imported && t.kind.is_container() && t.kind != SymbolKind::Module && !out.contains(&r) {
+                out.push(r);
+            }
+        }
+        out
+    }
 }

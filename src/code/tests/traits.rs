@@ -750,3 +750,22 @@ fn an_operator_index_or_parse_trait_runs_where_a_test_applies_it() {
     assert_eq!(tests_reached(&graph, "Big", "index"), ["tests/index.rs::index"]);
     assert_eq!(tests_reached(&graph, "Big", "from_str"), ["tests/parse.rs::parse"]);
 }
+
+/// anyhow's `chain.rs` implements `Iterator` for `Chain` beside `pub(crate) use
+/// crate::Chain;` and a `struct Chain` of its own for another `cfg`: the trait's method runs
+/// where the imported type is used (`e.chain()` in a test), not only where the local one is.
+#[test]
+fn a_trait_impl_beside_an_imported_type_of_its_name_runs_for_the_imported_one() {
+    let graph = rust_graph(&[
+        (
+            "src/lib.rs",
+            "mod chain;\n\npub struct Chain {\n    left: u32,\n}\n\npub struct Error;\n\nimpl Error {\n    pub fn chain(&self) -> Chain {\n        Chain { left: 3 }\n    }\n}\n",
+        ),
+        (
+            "src/chain.rs",
+            "#[cfg(feature = \"std\")]\npub(crate) use crate::Chain;\n\n#[cfg(not(feature = \"std\"))]\npub(crate) struct Chain {\n    left: u32,\n}\n\nimpl Iterator for Chain {\n    type Item = u32;\n\n    fn next(&mut self) -> Option<u32> {\n        self.left.checked_sub(1)\n    }\n}\n",
+        ),
+        ("tests/chain.rs", "#[test]\nfn counts() {\n    let e = semver::Error;\n    assert_eq!(e.chain().count(), 3);\n}\n"),
+    ]);
+    assert_eq!(tests_reached(&graph, "Chain", "next"), ["tests/chain.rs::counts"]);
+}
