@@ -555,6 +555,26 @@ impl CodeGraph {
             if !macros.is_empty() {
                 return macros.into_iter().map(|r| cand(r, Resolution::SamePackage, 0.85)).collect();
             }
+            // One of a crate the file imports from (`#[macro_use] extern crate pest;` or `use
+            // pest::…` in an integration test): its exported macros are in scope.
+            let own = self.crate_of[f as usize];
+            let imported: HashSet<u32> = self.imports[f as usize]
+                .iter()
+                .map(|&(t, _, _)| self.crate_of[t as usize])
+                .filter(|&c| c != own && c != u32::MAX)
+                .collect();
+            let exported: Vec<Candidate> = all
+                .iter()
+                .filter(|&&r| {
+                    self.symbol(r).kind == SymbolKind::Macro
+                        && imported.contains(&self.crate_of[r.0 as usize])
+                        && self.is_top_level(r)
+                })
+                .map(|&r| cand(r, Resolution::Import, 0.85))
+                .collect();
+            if !exported.is_empty() {
+                return exported;
+            }
         }
         // A definition local to a function is seen only inside it (`def decorator` in each of
         // a file's decorator factories), and the nearest one hides the others.

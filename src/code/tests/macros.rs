@@ -150,3 +150,29 @@ reads!(not_called);
     let in_body = code.occurrences.iter().find(|o| code.name_of(o) == "get_u8").and_then(|o| o.enclosing);
     assert_eq!(in_body.map(|i| code.symbols[i as usize].name.as_str()), Some("buf_tests"));
 }
+
+/// An integration test's call of a macro its package's library exports (`#[macro_use] extern
+/// crate pest;` … `parses_to! { … }`) means that macro, not a same-named function of a test
+/// module (a name-only guess between the two before).
+#[test]
+fn an_integration_tests_macro_call_means_the_librarys_exported_macro() {
+    use std::collections::HashMap;
+    let rust = |text: &str| crate::code::extract(Language::Rust, text).unwrap();
+    let configs =
+        HashMap::from([("Cargo.toml".to_string(), "[package]\nname = \"pest\"\nversion = \"0.1.0\"\n".to_string())]);
+    let graph = crate::code::CodeGraph::build(
+        HashMap::from([
+            ("src/lib.rs".to_string(), rust("#[macro_use]\nmod macros;\n\npub fn parse(s: &str) -> usize {\n    s.len()\n}\n")),
+            (
+                "src/macros.rs".to_string(),
+                rust("#[macro_export]\nmacro_rules! parses_to {\n    ($s:expr) => {\n        assert!($crate::parse($s) > 0)\n    };\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn parses_to() {\n        parses_to!(\"a\");\n    }\n}\n"),
+            ),
+            ("tests/calc.rs".to_string(), rust("#[macro_use]\nextern crate pest;\n\n#[test]\nfn number() {\n    parses_to!(\"12\");\n}\n")),
+        ]),
+        &configs,
+    );
+    let target = graph.lookup("parses_to").into_iter().find(|&r| graph.symbol(r).kind == SymbolKind::Macro).unwrap();
+    let users: Vec<String> =
+        graph.references(target, 0.5).into_iter().map(|r| format!("{}:{}", r.path, r.line)).collect();
+    assert!(users.contains(&"tests/calc.rs:6".to_string()), "{users:?}");
+}
