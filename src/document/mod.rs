@@ -186,4 +186,15 @@ mod tests {
         let document = convert(Language::Html, "page.html", page.as_bytes()).unwrap();
         assert!(!document.text.contains("<div") && document.text.contains("{{ user.name }}"), "{}", document.text);
     }
+
+    #[test]
+    fn a_page_nested_thousands_deep_is_indexed_as_plain_text() {
+        let page = format!(
+            "<!DOCTYPE html><html><body>{}<h1>Lost heading</h1><p>still searchable</p>{}</body></html>",
+            "<div>".repeat(20_000),
+            "</div>".repeat(20_000)
+        );
+        let document = convert(Language::Html, "deep.html", page.as_bytes()).unwrap();
+        assert!(document.text.contains("still searchable"), "{}", document.text);
+    }
 }

@@ -724,7 +724,8 @@ pub struct WebPage {
     pub engine: String,
     /// Served from the web cache, without a request.
     pub from_cache: bool,
-    /// `readability`, or `fallback` when readability found no article.
+    /// `readability`; `fallback` when readability found no article; `plain` for a page
+    /// nested too deep to walk (its words without structure) or one fetched as plain text.
     pub extractor: String,
 }
 

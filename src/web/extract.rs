@@ -5,8 +5,15 @@
 //! page's structure instead (`main`, `article`, `[role=main]`, else `body`), without
 //! navigation, sidebars, footers, scripts and cookie banners.
 
+use ego_tree::iter::Edge;
 use scraper::{ElementRef, Html, Node, Selector};
 use url::Url;
+
+/// Deeper element nesting than this and a page is read as plain text. Readability and the
+/// Markdown writer recurse once per level, and a page thousands of `<div>`s deep would
+/// overflow a thread's stack: an abort no `catch_unwind` stops, which through the watcher
+/// becomes a crash loop. Real pages, generated docs included, stay far below it.
+pub const MAX_NESTING: usize = 256;
 
 /// Readability output shorter than this (characters of text) is treated as "found nothing".
 const MIN_ARTICLE_CHARS: usize = 200;
@@ -23,7 +30,14 @@ pub struct Article {
 
 /// Extracts a page's article. Never fails: the worst case is a title and little text.
 pub fn extract(html: &str, url: &Url) -> Article {
-    let page_title = page_title(html);
+    let document = Html::parse_document(html);
+    let page_title = page_title(&document);
+    if nesting_depth(&document) > MAX_NESTING {
+        let text = plain_text(&document);
+        let title =
+            [page_title, first_line(&text)].into_iter().find(|t| !t.is_empty()).unwrap_or_else(|| url.to_string());
+        return Article { title, text, extractor: "plain" };
+    }
     let readable = readability::extractor::extract(&mut html.as_bytes(), url)
         .ok()
         .map(|product| (product.title, to_markdown(&Html::parse_fragment(&product.content), false)));
@@ -52,11 +66,77 @@ pub fn extract(html: &str, url: &Url) -> Article {
 /// A page's main content as Markdown-like text, every heading kept: the structure of a
 /// document whose article readability flattened.
 pub fn main_content(html: &str) -> String {
-    to_markdown(&Html::parse_document(html), true)
+    let document = Html::parse_document(html);
+    if nesting_depth(&document) > MAX_NESTING {
+        return plain_text(&document);
+    }
+    to_markdown(&document, true)
 }
 
-fn page_title(html: &str) -> String {
-    let document = Html::parse_document(html);
+/// The deepest element nesting in a parsed page, counted without recursion.
+pub fn nesting_depth(document: &Html) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    for edge in document.tree.root().traverse() {
+        match edge {
+            Edge::Open(_) => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            Edge::Close(_) => depth = depth.saturating_sub(1),
+        }
+    }
+    deepest
+}
+
+/// A page's words without its structure, one line per block element, walked without
+/// recursion: what a page too deep to walk (`MAX_NESTING`) still offers to search.
+fn plain_text(document: &Html) -> String {
+    const BLOCKS: [&str; 16] = [
+        "p", "div", "section", "article", "main", "li", "tr", "br", "pre", "table", "ul", "ol", "h1", "h2", "h3", "h4",
+    ];
+    let mut out = String::new();
+    // The depth at which a skipped element (a script, a style) opened, while inside it.
+    let (mut depth, mut skipped_at) = (0usize, None::<usize>);
+    for edge in document.tree.root().traverse() {
+        match edge {
+            Edge::Open(node) => {
+                depth += 1;
+                match node.value() {
+                    Node::Element(element) if skipped_at.is_none() => {
+                        if SKIPPED_TAGS.contains(&element.name()) {
+                            skipped_at = Some(depth);
+                        } else if BLOCKS.contains(&element.name()) && !out.ends_with('\n') && !out.is_empty() {
+                            out.push('\n');
+                        }
+                    }
+                    Node::Text(text) if skipped_at.is_none() => {
+                        let words = collapse(text);
+                        if !words.is_empty() {
+                            if !out.is_empty() && !out.ends_with(['\n', ' ']) {
+                                out.push(' ');
+                            }
+                            out.push_str(&words);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Edge::Close(_) => {
+                if skipped_at == Some(depth) {
+                    skipped_at = None;
+                }
+                depth = depth.saturating_sub(1);
+            }
+        }
+    }
+    out.trim().to_string()
+}
+
+fn first_line(text: &str) -> String {
+    text.lines().map(str::trim).find(|l| !l.is_empty()).map(|l| l.chars().take(120).collect()).unwrap_or_default()
+}
+
+fn page_title(document: &Html) -> String {
     let selector = Selector::parse("title").expect("static selector");
     document.select(&selector).next().map(|t| t.text().collect::<String>()).unwrap_or_default()
 }
@@ -340,5 +420,29 @@ set.abort_all();</code></pre>
         assert_eq!(article.extractor, "fallback");
         assert_eq!(article.text, "## Install\n\nRun the installer.");
         assert_eq!(article.title, "Short");
+    }
+
+    fn nested(levels: usize) -> String {
+        format!(
+            "<!DOCTYPE html><html><head><title>Deep</title><script>var hidden = 1;</script></head><body>{}<p>The bottom word</p>{}</body></html>",
+            "<div>".repeat(levels),
+            "</div>".repeat(levels)
+        )
+    }
+
+    #[test]
+    fn a_page_nested_past_the_limit_is_read_as_plain_text_without_recursion() {
+        let url = Url::parse("https://example.com/deep").unwrap();
+        // At the limit the page still goes through readability and the Markdown writer,
+        // on a test thread's ordinary stack.
+        let shallow = extract(&nested(MAX_NESTING - 10), &url);
+        assert_ne!(shallow.extractor, "plain");
+        assert!(shallow.text.contains("The bottom word"), "{}", shallow.text);
+        // Far past it (a hostile page), the words are kept and nothing recurses.
+        let deep = extract(&nested(20_000), &url);
+        assert_eq!((deep.extractor, deep.title.as_str()), ("plain", "Deep"));
+        assert_eq!(deep.text, "The bottom word");
+        assert_eq!(main_content(&nested(20_000)), "The bottom word");
+        assert!(nesting_depth(&Html::parse_document(&nested(20_000))) > 20_000);
     }
 }
