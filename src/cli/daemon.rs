@@ -91,12 +91,10 @@ pub(super) async fn serve(
     tokio::select! {
         result = server => result?,
         _ = tokio::signal::ctrl_c() => {
-            eprintln!("shutting down");
-            handle.stop(true).await;
+            shut_down(&handle).await;
         }
         _ = terminate.recv() => {
-            eprintln!("shutting down");
-            handle.stop(true).await;
+            shut_down(&handle).await;
         }
     }
     // Background embedding ends between batches, the browser goes before the process does
@@ -106,6 +104,18 @@ pub(super) async fn serve(
     actors.repo_manager.send(CloseAll).await?;
     drop(lock);
     Ok(0)
+}
+
+/// Stops serving. Test runs in flight are killed first: a graceful stop waits for their
+/// requests, and a run would otherwise hold it until the run's own time limit.
+async fn shut_down(handle: &actix_web::dev::ServerHandle) {
+    let killed = crate::runner::process::kill_tracked_groups();
+    if killed > 0 {
+        eprintln!("shutting down (stopped {killed} test run(s))");
+    } else {
+        eprintln!("shutting down");
+    }
+    handle.stop(true).await;
 }
 
 pub(super) fn render_daemon_status(status: &DaemonStatus, base_url: &str) -> String {

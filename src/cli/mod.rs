@@ -91,7 +91,7 @@ pub fn parse_args() -> std::result::Result<Cli, i32> {
 /// Runs a command and returns the process exit code.
 pub fn run(cli: Cli) -> i32 {
     // Orphaned helpers of a browser we start come back to us to be reaped (web::browser).
-    crate::web::browser::become_subreaper();
+    crate::runner::process::become_subreaper();
     let home = config::docdex_home();
     if let Command::Check { json } = cli.command {
         return run_check(&home, json);

@@ -5,6 +5,7 @@
 //! failures.
 
 mod parse;
+pub mod process;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -14,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use crate::protocol::impact::{RunTestsResponse, TestFailure};
 use crate::protocol::{DocdexError, Result};
+use process::{kill_group, reap_group};
 
 /// The tail of the output a result carries.
 const TAIL_BYTES: usize = 8 * 1024;
@@ -306,9 +308,10 @@ pub fn plan(runner: &Runner, selection: &Selection, report_dir: &Path) -> Result
                 vec![s("-m"), s("pytest"), s("-rA"), s("-v"), s("-p"), s("no:cacheprovider"), s("--color=no")];
             match selection {
                 Selection::All => {}
-                Selection::Target(target) => args.push(target.clone()),
+                Selection::Target(target) => args.push(operand(target)),
                 Selection::Tests(tests) => {
                     for (path, name) in tests {
+                        let path = &operand(path);
                         let id =
                             if name.is_empty() { path.clone() } else { format!("{path}::{}", name.replace('.', "::")) };
                         if !args.contains(&id) && !args.contains(path) {
@@ -329,11 +332,12 @@ pub fn plan(runner: &Runner, selection: &Selection, report_dir: &Path) -> Result
             };
             match selection {
                 Selection::All => {}
-                Selection::Target(target) => args.push(target.clone()),
+                Selection::Target(target) => args.push(operand(target)),
                 Selection::Tests(tests) => {
                     for (path, _) in tests {
-                        if !args.contains(path) {
-                            args.push(path.clone());
+                        let path = operand(path);
+                        if !args.contains(&path) {
+                            args.push(path);
                         }
                     }
                 }
@@ -381,14 +385,29 @@ pub fn plan(runner: &Runner, selection: &Selection, report_dir: &Path) -> Result
     Ok(plan)
 }
 
+/// A path as a runner's operand: one that starts with `-` (a file named `--co`) would be
+/// read as an option, so it is written `./--co`, the same file.
+fn operand(path: &str) -> String {
+    if path.starts_with('-') {
+        format!("./{path}")
+    } else {
+        path.to_string()
+    }
+}
+
 /// Cargo's selection for a file or folder: an integration test target for `tests/x.rs`,
 /// all of them for `tests/`, else the library's tests under that module's path.
 fn cargo_target(target: &str, args: &mut Vec<String>, filters: &mut Vec<String>) {
     let target = target.trim_start_matches("./").trim_end_matches('/');
     if let Some(rest) = target.strip_prefix("tests/") {
         let stem = rest.split('/').next().unwrap_or(rest).trim_end_matches(".rs");
-        args.push("--test".into());
-        args.push(stem.to_string());
+        if stem.starts_with('-') {
+            // One argument: a stem that starts with `-` stays the option's value.
+            args.push(format!("--test={stem}"));
+        } else {
+            args.push("--test".into());
+            args.push(stem.to_string());
+        }
     } else if target == "tests" {
         args.push("--tests".into());
     } else if let Some(rest) = target.strip_prefix("src/") {
@@ -536,7 +555,8 @@ pub fn run(
             runner.name()
         ))
     })?;
-    let pid = child.id() as i32;
+    // Shutdown kills the group too (`kill_tracked_groups`), and the run answers at once.
+    let _tracked = crate::runner::process::track_group(child.id());
     // Each stream apart: interleaved, a runner's stderr could land inside one of its stdout
     // lines (`test x ... errorFAILED`) and hide the result.
     let captures: Vec<Arc<Mutex<Capture>>> =
@@ -568,14 +588,16 @@ pub fn run(
             Some(status) => break status,
             None if started.elapsed() >= timeout => {
                 timed_out = true;
-                kill_group(pid);
+                kill_group(child.id());
                 break child.wait()?;
             }
             None => std::thread::sleep(Duration::from_millis(20)),
         }
     };
-    // Whatever the runner left running in its group goes too (a test's server, a worker).
-    kill_group(pid);
+    // Whatever the runner left running in its group goes too (a test's server, a worker),
+    // and is reaped: orphans come back to the daemon (a subreaper), not to init.
+    kill_group(child.id());
+    reap_group(child.id(), Duration::from_secs(2));
     for reader in readers {
         let _ = reader.join();
     }
@@ -637,14 +659,6 @@ fn last_lines(output: &str, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join(" | ")
 }
 
-fn kill_group(pid: i32) {
-    // SAFETY: kill(2) with a negative pid signals the process group the child leads; no
-    // memory is shared with it.
-    unsafe {
-        libc::kill(-pid, libc::SIGKILL);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -695,6 +709,18 @@ mod tests {
             plan(&Runner::Cargo, &same_file, dir).unwrap().display(),
             "cargo test --no-fail-fast --test cart -- total_subtracts total_adds"
         );
+        // A file named like an option is passed as a path, never read as one.
+        let odd = Selection::Target("--co".into());
+        let pytest = plan(&Runner::Pytest { python: "python3".into() }, &odd, dir).unwrap();
+        assert_eq!(pytest.args.last().unwrap(), "./--co");
+        let jest = plan(
+            &Runner::Jest { bin: "jest".into() },
+            &Selection::Tests(vec![("-x.test.js".into(), String::new())]),
+            dir,
+        );
+        assert_eq!(jest.unwrap().args.last().unwrap(), "./-x.test.js");
+        let cargo = plan(&Runner::Cargo, &Selection::Target("tests/--co.rs".into()), dir).unwrap();
+        assert!(cargo.args.contains(&"--test=--co".to_string()), "{:?}", cargo.args);
     }
 
     #[test]

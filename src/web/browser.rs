@@ -20,12 +20,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use super::cdp::Connection;
 use crate::protocol::{DocdexError, ErrorCode, Result};
+use crate::runner::process::{group_members, kill_group, proc_stat, process_start_ticks, reap_group};
 
 /// Where Debian/Ubuntu, Fedora, snap and macOS put Chromium or Chrome.
 const KNOWN_PATHS: [&str; 8] = [
@@ -311,72 +312,6 @@ fn spawn_on_launcher_thread(command: Command) -> std::io::Result<Child> {
         .send((command, reply_tx))
         .map_err(|_| std::io::Error::other("the browser launcher thread is gone"))?;
     reply_rx.recv().map_err(|_| std::io::Error::other("the browser launcher thread is gone"))?
-}
-
-/// Makes this process the reaper of its orphaned descendants (Linux), so the helpers of a
-/// browser we killed are reaped by us (`reap_group`) rather than left as zombies.
-pub fn become_subreaper() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: prctl with integer arguments only.
-    unsafe {
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
-    }
-}
-
-fn kill_group(pgid: u32) {
-    if pgid > 1 {
-        // SAFETY: plain syscall; a negative pid addresses the process group.
-        unsafe {
-            libc::kill(-(pgid as libc::pid_t), libc::SIGKILL);
-        }
-    }
-}
-
-/// Reaps members of a killed process group that were reparented to us, until none is left
-/// or the time is up.
-fn reap_group(pgid: u32, within: Duration) {
-    let deadline = Instant::now() + within;
-    loop {
-        // SAFETY: waitpid on a process group with WNOHANG; the status is discarded.
-        loop {
-            let reaped = unsafe { libc::waitpid(-(pgid as libc::pid_t), std::ptr::null_mut(), libc::WNOHANG) };
-            if reaped <= 0 {
-                break;
-            }
-        }
-        if group_members(pgid).is_empty() || Instant::now() > deadline {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-/// `/proc/<pid>/stat` fields after the command name: (state, ppid, pgrp, start ticks).
-fn proc_stat(pid: u32) -> Option<(char, u32, u32, u64)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &text[text.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // rest starts at field 3 (state); start time is field 22.
-    Some((
-        fields.first()?.chars().next()?,
-        fields.get(1)?.parse().ok()?,
-        fields.get(2)?.parse().ok()?,
-        fields.get(19)?.parse().ok()?,
-    ))
-}
-
-pub fn process_start_ticks(pid: u32) -> Option<u64> {
-    proc_stat(pid).map(|(_, _, _, ticks)| ticks)
-}
-
-/// Live (non-zombie) processes of a process group.
-fn group_members(pgid: u32) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
-    entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|&pid| matches!(proc_stat(pid), Some((state, _, pgrp, _)) if pgrp == pgid && state != 'Z'))
-        .collect()
 }
 
 fn cmdline_contains(pid: u32, needle: &str) -> bool {

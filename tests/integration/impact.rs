@@ -710,6 +710,67 @@ fn impact_and_run_tests_over_http() {
     assert!(refused.text().unwrap().contains("runs without a token"));
 }
 
+/// Through the daemon: a hanging run killed at its limit leaves no zombie behind (its
+/// orphans come back to the daemon, a subreaper), and a daemon stopped mid-run kills the run
+/// and exits at once instead of waiting out the run's limit.
+#[test]
+fn a_daemon_reaps_what_a_run_leaves_and_a_stop_ends_the_run() {
+    let home = Home::new();
+    let repo = fixture_repo("python");
+    link_tools(repo.path(), "python");
+    crate::common::write(
+        repo.path(),
+        "tests/test_hang.py",
+        "import subprocess, time\n\ndef test_hangs():\n    subprocess.Popen(['sleep', '301'])\n    time.sleep(301)\n",
+    );
+    let repo_arg = repo.path().to_str().unwrap();
+    home.index(repo.path());
+    let mut server = Server::start(&home, &["--repo", repo_arg]);
+    let daemon = server.child.id().to_string();
+    let client = server.blocking_client();
+    let body = serde_json::json!({ "repo": repo_arg, "target": "tests/test_hang.py", "timeout_secs": 2 });
+    let r: Value = client.post(server.url("/v1/run-tests")).json(&body).send().unwrap().json().unwrap();
+    assert_eq!(r["timed_out"], true, "{r}");
+    let children = Command::new("ps").args(["--ppid", &daemon, "-o", "stat=,args="]).output().unwrap();
+    let children = String::from_utf8_lossy(&children.stdout).to_string();
+    assert!(!children.lines().any(|l| l.trim_start().starts_with('Z')), "zombies left: {children}");
+    assert_eq!(sleepers(), Vec::<String>::new(), "nothing of the run is left");
+    // A run with a long limit, and the daemon told to stop while it hangs.
+    let body = serde_json::json!({ "repo": repo_arg, "target": "tests/test_hang.py", "timeout_secs": 600 });
+    let (url, token) = (server.url("/v1/run-tests"), server.token().map(str::to_string));
+    let request = std::thread::spawn(move || {
+        let mut post = reqwest::blocking::Client::new().post(url).json(&body);
+        if let Some(token) = token {
+            post = post.bearer_auth(token);
+        }
+        post.send().map(|r| r.status().as_u16())
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while sleepers().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the run did not start");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let stopped = std::time::Instant::now();
+    // SAFETY: SIGTERM to the daemon this test started.
+    unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) };
+    let status = server.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(stopped.elapsed().as_secs() < 20, "the stop waited for the run's limit");
+    let _ = request.join();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(sleepers(), Vec::<String>::new(), "nothing of the run outlives the daemon");
+}
+
+/// The hanging test's own child (`sleep 301`, a duration no other test uses), alive.
+fn sleepers() -> Vec<String> {
+    let out = Command::new("ps").args(["-eo", "stat=,args="]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.ends_with("sleep 301") && !l.trim_start().starts_with('Z'))
+        .map(str::to_string)
+        .collect()
+}
+
 /// With room in the budget the map holds the API no other file of the repo uses (a library's
 /// users call it, its tests do), and its files come most important first.
 #[test]
