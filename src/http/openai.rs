@@ -247,14 +247,21 @@ pub async fn chat_completions(state: web::Data<HttpState>, req: HttpRequest, pay
 async fn complete(started: ChatStart, extension: DocdexExtension) -> HttpResponse {
     let ChatStart { context, mut events } = started;
     let mut answer = String::new();
-    let mut finish = ("stop".to_string(), None);
+    let mut finish_opt = None;
     while let Some(event) = events.recv().await {
         match event {
             Ok(StreamEvent::Delta(text)) => answer.push_str(&text),
-            Ok(StreamEvent::Done { finish_reason, usage_opt }) => finish = (finish_reason, usage_opt),
+            Ok(StreamEvent::Done { finish_reason, usage_opt }) => finish_opt = Some((finish_reason, usage_opt)),
             Err(err) => return openai_error(&err),
         }
     }
+    // Events that end without `Done` are an answer cut short, not a whole one.
+    let Some(finish) = finish_opt else {
+        return openai_error(&DocdexError::new(
+            ErrorCode::LlmError,
+            "the answer ended before the LLM server finished it",
+        ));
+    };
     let usage = usage_or_estimate(finish.1, &context, &answer);
     HttpResponse::Ok().json(json!({
         "id": format!("chatcmpl-{}", context.session_id),
@@ -356,6 +363,10 @@ fn sse_stream(
                     state.done = true;
                 }
                 None => {
+                    // Ended without `Done`: the answer was cut short, and the client is told.
+                    let cut =
+                        DocdexError::new(ErrorCode::LlmError, "the answer ended before the LLM server finished it");
+                    state.queue.push_back(sse(&openai_error_body(&cut)));
                     state.queue.push_back(Bytes::from_static(b"data: [DONE]\n\n"));
                     state.done = true;
                 }

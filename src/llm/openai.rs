@@ -82,6 +82,9 @@ struct SseParser<'a> {
     tx: &'a mpsc::Sender<Result<StreamEvent>>,
     finish_opt: Option<String>,
     usage_opt: Option<Usage>,
+    /// Whether any answer text came: an answer that ends with none is the server's failure,
+    /// not an empty answer to show as one.
+    answered: bool,
 }
 
 impl AsyncLineHandler for SseParser<'_> {
@@ -89,7 +92,7 @@ impl AsyncLineHandler for SseParser<'_> {
         // Comments (`: ping`), event names and blank separators carry nothing we use.
         let Some(data) = line.strip_prefix("data:").map(str::trim) else { return Ok(LineOutcome::More) };
         if data == "[DONE]" {
-            return Ok(self.finish().await);
+            return self.finish().await;
         }
         let chunk: Value = serde_json::from_str(data).map_err(|err| {
             DocdexError::new(ErrorCode::LlmError, format!("unreadable stream chunk from the LLM server: {err}"))
@@ -105,6 +108,7 @@ impl AsyncLineHandler for SseParser<'_> {
         }
         let choice = &chunk["choices"][0];
         if let Some(text) = choice["delta"]["content"].as_str().filter(|t| !t.is_empty()) {
+            self.answered = true;
             if !emit(self.tx, StreamEvent::Delta(text.to_string())).await {
                 return Ok(LineOutcome::Cancelled);
             }
@@ -116,7 +120,15 @@ impl AsyncLineHandler for SseParser<'_> {
     }
 
     async fn end(&mut self) -> Result<Pumped> {
-        match self.finish().await {
+        // Without `[DONE]` a stream that said how it finished is whole (some servers stop
+        // there); one that said nothing was cut: its text is part of an answer, not one.
+        if self.finish_opt.is_none() {
+            return Err(DocdexError::new(
+                ErrorCode::LlmError,
+                "the LLM server closed the stream mid-answer (no finish reason, no [DONE])",
+            ));
+        }
+        match self.finish().await? {
             LineOutcome::Cancelled => Ok(Pumped::Cancelled),
             _ => Ok(Pumped::Finished),
         }
@@ -124,16 +136,19 @@ impl AsyncLineHandler for SseParser<'_> {
 }
 
 impl SseParser<'_> {
-    async fn finish(&mut self) -> LineOutcome {
+    async fn finish(&mut self) -> Result<LineOutcome> {
+        // `length` with no text is the server's answer to a budget spent (on reasoning, say):
+        // the client sees that reason. Finished with nothing to say is a failure.
+        if !self.answered && self.finish_opt.as_deref().is_none_or(|reason| reason == "stop") {
+            return Err(DocdexError::new(ErrorCode::LlmError, "the LLM server's answer was empty").with_hint(
+                "check the model: it finished without a word (a broken chat template or a model that failed to load)",
+            ));
+        }
         let event = StreamEvent::Done {
             finish_reason: self.finish_opt.take().unwrap_or_else(|| "stop".into()),
             usage_opt: self.usage_opt.take(),
         };
-        if emit(self.tx, event).await {
-            LineOutcome::Done
-        } else {
-            LineOutcome::Cancelled
-        }
+        Ok(if emit(self.tx, event).await { LineOutcome::Done } else { LineOutcome::Cancelled })
     }
 }
 
@@ -142,5 +157,57 @@ pub(super) async fn pump(
     response: reqwest::Response,
     tx: &mpsc::Sender<Result<StreamEvent>>,
 ) -> Result<Pumped> {
-    for_each_line(response, client, SseParser { tx, finish_opt: None, usage_opt: None }).await
+    for_each_line(response, client, SseParser { tx, finish_opt: None, usage_opt: None, answered: false }).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds `lines` to the stream parser; the outcome, and whether `Done` was sent.
+    async fn parse(lines: &[&str], closed: bool) -> (Result<()>, bool) {
+        let (tx, mut rx) = mpsc::channel(64);
+        let mut parser = SseParser { tx: &tx, finish_opt: None, usage_opt: None, answered: false };
+        let mut outcome = Ok(());
+        for line in lines {
+            match parser.line(line).await {
+                Ok(LineOutcome::More) => {}
+                Ok(_) => break,
+                Err(err) => {
+                    outcome = Err(err);
+                    break;
+                }
+            }
+        }
+        if closed && outcome.is_ok() {
+            outcome = parser.end().await.map(|_| ());
+        }
+        drop(tx);
+        let mut done = false;
+        while let Some(event) = rx.recv().await {
+            done |= matches!(event, Ok(StreamEvent::Done { .. }));
+        }
+        (outcome, done)
+    }
+
+    const HELLO: &str = r#"data: {"choices":[{"delta":{"content":"Hello"}}]}"#;
+    const STOP: &str = r#"data: {"choices":[{"delta":{},"finish_reason":"stop"}]}"#;
+
+    #[tokio::test]
+    async fn a_cut_or_empty_answer_is_the_servers_error_not_an_answer() {
+        // Whole: text, a finish reason, [DONE]; or a finish reason and the connection closed.
+        assert!(matches!(parse(&[HELLO, STOP, "data: [DONE]"], false).await, (Ok(()), true)));
+        assert!(matches!(parse(&[HELLO, STOP], true).await, (Ok(()), true)));
+        // Cut: text, then the connection closed with no finish reason.
+        let (outcome, done) = parse(&[HELLO], true).await;
+        let err = outcome.unwrap_err();
+        assert_eq!((err.code, done), (ErrorCode::LlmError, false));
+        assert!(err.message.contains("mid-answer"), "{}", err.message);
+        // Empty: finished, without a word.
+        let (outcome, done) = parse(&[STOP, "data: [DONE]"], false).await;
+        assert_eq!((outcome.unwrap_err().code, done), (ErrorCode::LlmError, false));
+        // A budget spent before any text says so as its finish reason, not as an error.
+        let length = r#"data: {"choices":[{"delta":{},"finish_reason":"length"}]}"#;
+        assert!(matches!(parse(&[length, "data: [DONE]"], false).await, (Ok(()), true)));
+    }
 }
