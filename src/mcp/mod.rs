@@ -521,6 +521,48 @@ fn tool_alias(name: &str) -> Option<&'static str> {
     TOOL_ALIASES.iter().find(|(old, _)| *old == name).map(|(_, new)| *new)
 }
 
+/// A call to a tool nobody serves: its name, the closest tool's, and the list (the SDK says
+/// only "tool not found").
+fn unknown_tool(name: &str) -> String {
+    let mut tools: Vec<&str> = DocdexMcp::router().map.keys().map(|k| k.as_ref()).collect();
+    tools.sort_unstable();
+    let guess = crate::protocol::error::closest_parameter(name, &tools)
+        .map(|t| format!("; did you mean \"{t}\"?"))
+        .unwrap_or_default();
+    format!("unknown tool \"{name}\"{guess} (tools: {})", tools.join(", "))
+}
+
+/// The arguments whose JSON type is not the one the tool's schema gives them, each named with
+/// what it should be: serde's message ("invalid type: integer `5`, expected a string") does not
+/// say which argument it means. None when every argument has its type.
+fn mistyped_arguments(
+    schema: &serde_json::Map<String, serde_json::Value>,
+    arguments_opt: Option<&serde_json::Map<String, serde_json::Value>>,
+) -> Option<String> {
+    use serde_json::Value;
+    let properties = schema.get("properties")?.as_object()?;
+    let wrong: Vec<String> = arguments_opt?
+        .iter()
+        .filter_map(|(name, value)| {
+            let expected = properties.get(name)?.get("type")?.as_str()?;
+            let fits = match (expected, value) {
+                (_, Value::Null) => true,
+                ("string", Value::String(_)) | ("boolean", Value::Bool(_)) | ("number", Value::Number(_)) => true,
+                ("integer", Value::Number(n)) => n.is_i64() || n.is_u64(),
+                ("array", Value::Array(_)) | ("object", Value::Object(_)) => true,
+                _ => false,
+            };
+            let article = if expected.starts_with(['a', 'i', 'o']) { "an" } else { "a" };
+            let mut shown = value.to_string();
+            if shown.chars().count() > 60 {
+                shown = format!("{}…", shown.chars().take(60).collect::<String>());
+            }
+            (!fits).then(|| format!("\"{name}\" must be {article} {expected}, not {shown}"))
+        })
+        .collect();
+    (!wrong.is_empty()).then(|| format!("invalid argument: {}", wrong.join("; ")))
+}
+
 #[tool_handler(router = Self::router())]
 impl ServerHandler for DocdexMcp {
     /// The router's call, with an unknown argument's error naming the closest one the tool
@@ -534,6 +576,11 @@ impl ServerHandler for DocdexMcp {
         if let Some(name) = tool_alias(&request.name) {
             request.name = name.into();
         }
+        let Some(route) = Self::router().map.get(request.name.as_ref()) else {
+            return Err(rmcp::ErrorData::invalid_params(unknown_tool(&request.name), None));
+        };
+        let schema = Arc::clone(&route.attr.input_schema);
+        let arguments = request.arguments.clone();
         let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
         let name_it = |message: &str| {
             DocdexError::unknown_parameter(message).map(|named| {
@@ -545,7 +592,14 @@ impl ServerHandler for DocdexMcp {
             // The SDK answers arguments that do not deserialize with a tool error.
             Ok(rmcp::model::CallToolResponse::Complete(mut result)) if result.is_error == Some(true) => {
                 for block in &mut result.content {
-                    if let Some(named) = block.as_text().and_then(|t| name_it(&t.text)) {
+                    let text = block.as_text().map(|t| t.text.clone()).unwrap_or_default();
+                    // The SDK's own detail kept after the names (the lenient values' words).
+                    let mistyped = || {
+                        let detail =
+                            text.strip_prefix("failed to deserialize parameters")?.trim_start_matches([':', ' ']);
+                        mistyped_arguments(&schema, arguments.as_ref()).map(|named| format!("{named} ({detail})"))
+                    };
+                    if let Some(named) = name_it(&text).or_else(mistyped) {
                         *block = ContentBlock::text(named);
                     }
                 }

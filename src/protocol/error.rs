@@ -133,7 +133,7 @@ const PARAMETER_SYNONYMS: &[(&str, &[&str])] = &[
 
 /// The parameter among `accepted` that `given` most likely meant: a synonym, one a typo away
 /// (two in a long name), else a name it begins or that begins it (`budget`, `budget_tokens`).
-fn closest_parameter<'a>(given: &str, accepted: &[&'a str]) -> Option<&'a str> {
+pub fn closest_parameter<'a>(given: &str, accepted: &[&'a str]) -> Option<&'a str> {
     let lower = given.to_ascii_lowercase();
     let synonym = PARAMETER_SYNONYMS
         .iter()

@@ -345,3 +345,63 @@ fn a_line_that_is_not_json_gets_a_parse_error_and_the_session_goes_on() {
     assert_eq!(answers[1]["id"], 1, "{answers:?}");
     assert_eq!(answers[1]["result"]["serverInfo"]["name"], "docdex", "{answers:?}");
 }
+
+/// Over stdio, what JSON-RPC or MCP does not take is answered, with the message's id, saying
+/// what is wrong: a message over the size limit, one without `"jsonrpc"`, a `tools/call`
+/// without a tool, an unknown tool (with the closest name), an unknown method, an argument of
+/// the wrong type (named), a call before `initialize`.
+#[test]
+fn malformed_messages_are_answered_with_their_id_and_what_is_wrong() {
+    use std::io::{BufRead, Write};
+    let repo = mcp_repo();
+    let home = Home::new();
+    let mut child = home
+        .cmd()
+        .args(["mcp", "--repo", repo.path().to_str().unwrap()])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let call =
+        |id: u32, params: &str| format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{params}}}"#);
+    let huge = format!(r#"{{"query":"{}"}}"#, "x".repeat(5 << 20));
+    let lines = [
+        call(1, r#"{"name":"docdex_search","arguments":{"query":"x"}}"#),
+        r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#.to_string(),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_string(),
+        call(3, r#"{"name":"docdex_serch","arguments":{}}"#),
+        call(4, "{}"),
+        r#"{"jsonrpc":"2.0","id":5,"method":"bogus/method"}"#.to_string(),
+        r#"{"id":6,"method":"ping"}"#.to_string(),
+        call(7, r#"{"name":"docdex_search","arguments":{"query":5}}"#),
+        call(8, &format!(r#"{{"name":"docdex_search","arguments":{huge}}}"#)),
+    ];
+    for line in &lines {
+        stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
+    }
+    let mut answers: std::collections::HashMap<u64, serde_json::Value> = Default::default();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    while answers.len() < 8 {
+        let mut line = String::new();
+        assert!(out.read_line(&mut line).unwrap() > 0, "the server stopped with {answers:?}");
+        let answer: serde_json::Value = serde_json::from_str(&line).unwrap();
+        answers.insert(answer["id"].as_u64().expect("every answer has its id"), answer);
+    }
+    drop(stdin);
+    let _ = child.wait();
+    let error =
+        |id: u64| (answers[&id]["error"]["code"].as_i64().unwrap_or(0), answers[&id]["error"]["message"].to_string());
+    let tool_text = |id: u64| answers[&id]["result"]["content"][0]["text"].as_str().unwrap_or_default().to_string();
+    assert!(error(1).1.contains("not initialized"), "{:?}", error(1));
+    assert_eq!(answers[&2]["result"]["serverInfo"]["name"], "docdex");
+    assert_eq!(error(3).0, -32602);
+    assert!(error(3).1.contains("did you mean \\\"docdex_search\\\""), "{:?}", error(3));
+    assert_eq!(error(4).0, -32602, "{:?}", error(4));
+    assert_eq!(error(5), (-32601, "\"Method not found: bogus/method\"".to_string()));
+    assert_eq!(error(6).0, -32600);
+    assert!(tool_text(7).contains("\"query\" must be a string"), "{}", tool_text(7));
+    assert_eq!(error(8).0, -32600);
+    assert!(error(8).1.contains("over the limit"), "{:?}", error(8));
+}
