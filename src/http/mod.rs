@@ -197,8 +197,15 @@ fn query_params<T: serde::de::DeserializeOwned>(request: &HttpRequest) -> Result
 
 fn parse_query<T: serde::de::DeserializeOwned>(query: &str) -> Result<T, DocdexError> {
     let pairs = form_urlencoded::parse(query.as_bytes());
-    serde_path_to_error::deserialize::<_, T>(serde_urlencoded::Deserializer::new(pairs))
-        .map_err(|err| malformed(err, "query string"))
+    let params = serde_path_to_error::deserialize::<_, T>(serde_urlencoded::Deserializer::new(pairs.clone()))
+        .map_err(|err| malformed(err, "query string"))?;
+    // `repos=` or `base=` read as "not given" would answer another question than the one
+    // asked (every repo, HEAD): a parameter given is given a value.
+    if let Some((name, _)) = pairs.into_iter().find(|(_, value)| value.trim().is_empty()) {
+        return Err(DocdexError::invalid(format!("`{name}` is empty"))
+            .with_hint(format!("give `{name}` a value, or leave it out for its default")));
+    }
+    Ok(params)
 }
 
 /// The query string plus one parameter the route's path holds (`/v1/memory/{id}`): given in

@@ -82,6 +82,15 @@ impl RepoPolicy {
         if canonical.parent().is_none() {
             return Err(refused(path, "the filesystem root is never a repo"));
         }
+        // Git's own files are never served, whatever the allowlist: `.git/config` can hold a
+        // remote's credentials, and the index of a repo skips `.git` for the same reason.
+        if canonical.components().any(|c| c.as_os_str() == ".git") {
+            return Err(DocdexError::new(
+                ErrorCode::PathRefused,
+                format!("refusing repo {}: it is inside a .git directory", path.display()),
+            )
+            .with_hint("name the work tree's root, the folder that holds .git"));
+        }
         if !self.enforce || self.roots.iter().any(|root| root.parent().is_some() && canonical.starts_with(root)) {
             return Ok(());
         }
@@ -134,6 +143,13 @@ mod tests {
         // CLI: anything but the root.
         assert!(RepoPolicy::unrestricted().check(Path::new("/etc")).is_ok());
         assert!(RepoPolicy::unrestricted().check(Path::new("/")).is_err());
+        // Git's own folder is never a repo, not even inside the roots or from the CLI.
+        std::fs::create_dir_all(project.join(".git/objects")).unwrap();
+        for policy in [&policy, &RepoPolicy::unrestricted()] {
+            for git in [project.join(".git"), project.join(".git/objects")] {
+                assert!(policy.check(&git).unwrap_err().message.contains(".git directory"), "{}", git.display());
+            }
+        }
         // A root of "/" in the config does not open the whole disk... except below it.
         let everything = RepoPolicy::daemon(&[PathBuf::from("/")], None);
         assert!(everything.check(Path::new("/")).is_err());

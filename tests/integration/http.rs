@@ -554,3 +554,38 @@ fn every_endpoint_refuses_unknown_parameters_and_names_the_right_one() {
     let (status, body) = post("/v1/memory/recall", serde_json::json!({"query": "note", "k": 2}));
     assert_eq!(status, 200, "{body}");
 }
+
+/// A parameter given without a value is refused by name, never read as "not given" (every
+/// repo, HEAD, the default limit); git's own folder is never served as a repo.
+#[test]
+fn an_empty_parameter_and_a_git_folder_are_refused() {
+    let repo = sample_repo();
+    let git = repo.path().join(".git");
+    std::fs::create_dir_all(git.join("objects")).unwrap();
+    std::fs::write(git.join("config"), "[remote \"origin\"]\n\turl = https://user:secret@example.com/x.git\n").unwrap();
+    let home = Home::with_config("[web]\nenabled = false\n");
+    let server = Server::start(&home, &["--repo", repo.path().to_str().unwrap()]);
+    let client = server.blocking_client();
+    let get = |path: &str| {
+        let response = client.get(server.url(path)).send().unwrap();
+        (response.status().as_u16(), response.text().unwrap())
+    };
+    for (query, name) in [
+        ("/v1/search?q=pool&repos=", "repos"),
+        ("/v1/search?q=pool&diff=", "diff"),
+        ("/v1/search?q=pool&limit=", "limit"),
+        ("/v1/search?q=pool&group=%20", "group"),
+        ("/v1/impact/diff?base=", "base"),
+    ] {
+        let (status, body) = get(query);
+        assert_eq!(status, 400, "{query}: {body}");
+        assert!(body.contains(&format!("`{name}` is empty")), "{query}: {body}");
+    }
+    assert_eq!(get("/v1/search?q=pool").0, 200);
+    let git_arg = git.to_str().unwrap().replace('/', "%2F");
+    for path in [format!("/v1/files?repo={git_arg}"), format!("/v1/search?q=secret&repo={git_arg}")] {
+        let (status, body) = get(&path);
+        assert_eq!(status, 403, "{path}: {body}");
+        assert!(body.contains(".git directory") && !body.contains("secret@"), "{path}: {body}");
+    }
+}
