@@ -197,7 +197,7 @@ fn query_params<T: serde::de::DeserializeOwned>(request: &HttpRequest) -> Result
 
 fn parse_query<T: serde::de::DeserializeOwned>(query: &str) -> Result<T, DocdexError> {
     let pairs = form_urlencoded::parse(query.as_bytes());
-    let params = serde_path_to_error::deserialize::<_, T>(serde_urlencoded::Deserializer::new(pairs.clone()))
+    let params = serde_path_to_error::deserialize::<_, T>(serde_urlencoded::Deserializer::new(pairs))
         .map_err(|err| malformed(err, "query string"))?;
     // `repos=` or `base=` read as "not given" would answer another question than the one
     // asked (every repo, HEAD): a parameter given is given a value.
