@@ -22,7 +22,13 @@ pub(super) async fn serve(
     expose: bool,
     auth_token_opt: Option<String>,
 ) -> Result<i32> {
-    let auth_token_opt = match auth_token_opt.filter(|t| !t.is_empty()) {
+    let auth_token_opt = match auth_token_opt {
+        // An empty token would be read as "none given" and the daemon's own used instead:
+        // not what was asked for.
+        Some(token) if token.trim().is_empty() => {
+            return Err(DocdexError::invalid("the auth token (--auth-token or DOCDEX_AUTH_TOKEN) is empty")
+                .with_hint("give a token, or leave both unset to use the daemon's own ($DOCDEX_HOME/token)"));
+        }
         Some(token) => Some(token),
         None => config::daemon_token(&loaded)?,
     };

@@ -213,6 +213,27 @@ pub fn check_ranges(config: &Config) -> std::result::Result<(), String> {
         ("server.max_requests_per_client", config.server.max_requests_per_client),
         ("tests.timeout_secs", config.tests.timeout_secs as usize),
         ("tests.max_output_bytes", config.tests.max_output_bytes as usize),
+        // Zero here would stall or starve the part it sizes: no page fetched, no file read,
+        // no answer token, an MCP result of nothing.
+        ("core.max_concurrent_fetches", config.core.max_concurrent_fetches),
+        ("core.max_open_bytes", config.core.max_open_bytes as usize),
+        ("core.max_mounted_repos", config.core.max_mounted_repos),
+        ("libs.max_concurrent", config.libs.max_concurrent),
+        ("libs.timeout_secs", config.libs.timeout_secs as usize),
+        ("libs.max_files_per_library", config.libs.max_files_per_library),
+        ("libs.max_bytes_per_library", config.libs.max_bytes_per_library as usize),
+        ("index.max_file_size_bytes", config.index.max_file_size_bytes as usize),
+        ("index.max_document_bytes", config.index.max_document_bytes as usize),
+        ("index.batch_max_bytes", config.index.batch_max_bytes),
+        ("index.writer_heap_bytes", config.index.writer_heap_bytes),
+        ("index.lmdb_map_bytes", config.index.lmdb_map_bytes),
+        ("embedding.max_tokens", config.embedding.max_tokens),
+        ("web.page_load_timeout_secs", config.web.page_load_timeout_secs as usize),
+        ("web.max_response_bytes", config.web.max_response_bytes),
+        ("web.max_pages", config.web.max_pages),
+        ("llm.max_answer_tokens", config.llm.max_answer_tokens),
+        ("llm.timeout_secs", config.llm.timeout_secs as usize),
+        ("server.mcp_max_result_tokens", config.server.mcp_max_result_tokens),
     ];
     for (key, value) in usize_at_least_1 {
         if value == 0 {

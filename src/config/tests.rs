@@ -12,6 +12,10 @@ fn values_out_of_range_are_refused_with_their_key_and_a_bad_log_level_is_named()
     let err = with("[search]\nweb_trigger_threshold = 7\n").unwrap_err();
     assert!(err.contains("search.web_trigger_threshold") && err.contains("between 0 and 1"), "{err}");
     assert!(with("[search]\nmax_repo_hits = 100000\n").unwrap_err().contains("at most"));
+    for (section, key) in [("web", "max_pages"), ("llm", "max_answer_tokens"), ("server", "mcp_max_result_tokens")] {
+        let err = with(&format!("[{section}]\n{key} = 0\n")).unwrap_err();
+        assert!(err.contains(&format!("{section}.{key} = 0")), "{err}");
+    }
     assert!(with("[search]\nfusion_k = -1\n").unwrap_err().contains("search.fusion_k"));
     let (config, _) = parse("[core]\nlog_level = \"loud\"\n").unwrap();
     let warnings = value_warnings(&config);

@@ -267,10 +267,13 @@ impl From<heed::Error> for DocdexError {
 
 impl From<tantivy::TantivyError> for DocdexError {
     fn from(err: tantivy::TantivyError) -> Self {
+        // Tantivy's own text for an i/o error is the error's debug dump (`Os { code: 28, … }`):
+        // the i/o error says it in words.
         if let tantivy::TantivyError::IoError(io) = &err {
             if io.kind() == std::io::ErrorKind::StorageFull || io.raw_os_error() == Some(28) {
-                return DocdexError::disk_full(&err);
+                return DocdexError::disk_full(&**io);
             }
+            return DocdexError::internal(format!("index error: {io}"));
         }
         DocdexError::internal(format!("index error: {err}"))
     }

@@ -197,7 +197,8 @@ fn runner_of(root: &Path, family: Option<Family>) -> Option<Runner> {
     let python_project = ["pyproject.toml", "setup.py", "setup.cfg", "pytest.ini", "tox.ini", "conftest.py"]
         .iter()
         .any(|f| root.join(f).is_file())
-        || ["tests", "test"].iter().any(|d| root.join(d).is_dir() && has_python_tests(&root.join(d)))
+        // Test files at the root (`test_app.py` beside `app.py`) or in a tests folder.
+        || [".", "tests", "test"].iter().any(|d| root.join(d).is_dir() && has_python_tests(&root.join(d)))
         // Asked to run Python test files: pytest runs them without a project file.
         || family == Some(Family::Python);
     if wants(Family::Python) && python_project {
@@ -729,6 +730,10 @@ mod tests {
         std::fs::write(repo.path().join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
         std::fs::create_dir(repo.path().join("tests")).unwrap();
         std::fs::write(repo.path().join("tests/test_x.py"), "def test_x():\n    pass\n").unwrap();
+        // Python test files at the root alone make a pytest project.
+        let flat = tempfile::tempdir().unwrap();
+        std::fs::write(flat.path().join("test_mod.py"), "def test_x():\n    pass\n").unwrap();
+        assert!(matches!(detect(flat.path(), None, &[]).unwrap(), Runner::Pytest { .. }));
         // The whole suite: the repo's first runner.
         assert_eq!(detect(repo.path(), None, &[]).unwrap(), Runner::Cargo);
         // A Python file beside a Cargo.toml is pytest's; a Rust one cargo's.
