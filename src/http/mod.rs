@@ -412,7 +412,18 @@ async fn dag_view(state: web::Data<HttpState>, session: web::Path<String>, reque
     }
 }
 
-async fn not_found() -> HttpResponse {
+/// No route took the request: a path some route serves was asked with another method (405,
+/// not a 404 that would say the endpoint is missing), or no route has the path.
+async fn not_found(request: HttpRequest) -> HttpResponse {
+    if request.resource_map().has_resource(request.path()) {
+        return error_response(
+            &DocdexError::new(
+                ErrorCode::MethodNotAllowed,
+                format!("{} does not take {}", request.path(), request.method()),
+            )
+            .with_hint("docs/http.md lists each route with its method"),
+        );
+    }
     error_response(
         &DocdexError::new(ErrorCode::NotFound, "no such endpoint").with_hint("see the README's HTTP API section"),
     )

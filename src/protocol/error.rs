@@ -67,6 +67,8 @@ error_codes! {
     Forbidden => "forbidden", 403, 2;
     /// The requested route or item does not exist.
     NotFound => "not_found", 404, 2;
+    /// The route exists but does not take the request's method.
+    MethodNotAllowed => "method_not_allowed", 405, 2;
     /// Configuration could not be read or is invalid.
     ConfigInvalid => "config_invalid", 500, 2;
     /// The state directory could not be created or written.

@@ -120,6 +120,10 @@ fn non_loopback_bind_requires_expose_and_a_token() {
     let out = tokenless.run(&["serve", "--bind", "0.0.0.0:0", "--expose"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("without an auth token"));
+    // An empty token is refused, not read as "none given".
+    let out = home.run(&["serve", "--auth-token", ""]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("auth token"), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 /// A raw request, so Host and Origin can be whatever an attacker's page would send.
@@ -556,7 +560,8 @@ fn every_endpoint_refuses_unknown_parameters_and_names_the_right_one() {
 }
 
 /// A parameter given without a value is refused by name, never read as "not given" (every
-/// repo, HEAD, the default limit); git's own folder is never served as a repo.
+/// repo, HEAD, the default limit); a route asked with the wrong method says so; git's own
+/// folder is never served as a repo.
 #[test]
 fn an_empty_parameter_and_a_git_folder_are_refused() {
     let repo = sample_repo();
@@ -582,6 +587,14 @@ fn an_empty_parameter_and_a_git_folder_are_refused() {
         assert!(body.contains(&format!("`{name}` is empty")), "{query}: {body}");
     }
     assert_eq!(get("/v1/search?q=pool").0, 200);
+    // A route asked with a method it does not take is a 405 that says so; a path no route
+    // has, a 404.
+    let (status, body) = get("/v1/run-tests");
+    assert_eq!(status, 405, "{body}");
+    assert!(body.contains("method_not_allowed") && body.contains("does not take GET"), "{body}");
+    let deleted = client.delete(server.url("/v1/search?q=pool")).send().unwrap().status().as_u16();
+    assert_eq!(deleted, 405);
+    assert_eq!(get("/v1/no-such-route").0, 404);
     let git_arg = git.to_str().unwrap().replace('/', "%2F");
     for path in [format!("/v1/files?repo={git_arg}"), format!("/v1/search?q=secret&repo={git_arg}")] {
         let (status, body) = get(&path);
