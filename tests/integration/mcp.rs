@@ -325,14 +325,7 @@ fn a_line_that_is_not_json_gets_a_parse_error_and_the_session_goes_on() {
     use std::io::Write;
     let repo = mcp_repo();
     let home = Home::new();
-    let mut child = home
-        .cmd()
-        .args(["mcp", "--repo", repo.path().to_str().unwrap()])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = raw_stdio(&home, repo.path());
     let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
     let input = format!("{{\"jsonrpc\": \"2.0\", \"id\": \n{initialize}\n");
     child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
@@ -355,14 +348,7 @@ fn malformed_messages_are_answered_with_their_id_and_what_is_wrong() {
     use std::io::{BufRead, Write};
     let repo = mcp_repo();
     let home = Home::new();
-    let mut child = home
-        .cmd()
-        .args(["mcp", "--repo", repo.path().to_str().unwrap()])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = raw_stdio(&home, repo.path());
     let mut stdin = child.stdin.take().unwrap();
     let call =
         |id: u32, params: &str| format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{params}}}"#);
@@ -404,4 +390,15 @@ fn malformed_messages_are_answered_with_their_id_and_what_is_wrong() {
     assert!(tool_text(7).contains("\"query\" must be a string"), "{}", tool_text(7));
     assert_eq!(error(8).0, -32600);
     assert!(error(8).1.contains("over the limit"), "{:?}", error(8));
+}
+
+/// `docdexd mcp` on `repo`, its stdin and stdout piped for raw JSON-RPC lines.
+fn raw_stdio(home: &Home, repo: &std::path::Path) -> std::process::Child {
+    home.cmd()
+        .args(["mcp", "--repo", repo.to_str().unwrap()])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
 }
