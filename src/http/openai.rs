@@ -243,6 +243,11 @@ pub async fn chat_completions(state: web::Data<HttpState>, req: HttpRequest, pay
     }
 }
 
+/// Events that ended without `Done`: the answer was cut short.
+fn cut_short() -> DocdexError {
+    DocdexError::new(ErrorCode::LlmError, "the answer ended before the LLM server finished it")
+}
+
 /// Collects the whole answer.
 async fn complete(started: ChatStart, extension: DocdexExtension) -> HttpResponse {
     let ChatStart { context, mut events } = started;
@@ -256,12 +261,7 @@ async fn complete(started: ChatStart, extension: DocdexExtension) -> HttpRespons
         }
     }
     // Events that end without `Done` are an answer cut short, not a whole one.
-    let Some(finish) = finish_opt else {
-        return openai_error(&DocdexError::new(
-            ErrorCode::LlmError,
-            "the answer ended before the LLM server finished it",
-        ));
-    };
+    let Some(finish) = finish_opt else { return openai_error(&cut_short()) };
     let usage = usage_or_estimate(finish.1, &context, &answer);
     HttpResponse::Ok().json(json!({
         "id": format!("chatcmpl-{}", context.session_id),
@@ -364,9 +364,7 @@ fn sse_stream(
                 }
                 None => {
                     // Ended without `Done`: the answer was cut short, and the client is told.
-                    let cut =
-                        DocdexError::new(ErrorCode::LlmError, "the answer ended before the LLM server finished it");
-                    state.queue.push_back(sse(&openai_error_body(&cut)));
+                    state.queue.push_back(sse(&openai_error_body(&cut_short())));
                     state.queue.push_back(Bytes::from_static(b"data: [DONE]\n\n"));
                     state.done = true;
                 }

@@ -25,12 +25,7 @@ pub struct Relay {
 
 /// The parse error for a line that is not JSON.
 pub fn parse_error(detail: &str) -> String {
-    serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": null,
-        "error": {"code": -32700, "message": format!("Parse error: {detail}")},
-    })
-    .to_string()
+    error_answer(&serde_json::Value::Null, -32700, &format!("Parse error: {detail}"))
 }
 
 /// The longest message taken, as the HTTP endpoint's body limit (rmcp's default there). rmcp's
@@ -94,15 +89,11 @@ async fn next_line<R: tokio::io::AsyncBufRead + Unpin>(input: &mut R) -> std::io
 fn too_large(bytes: usize, head: &[u8]) -> String {
     let head = String::from_utf8_lossy(head);
     let id = leading_id(&head).unwrap_or(serde_json::Value::Null);
-    serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "error": {
-            "code": -32600,
-            "message": format!("Invalid Request: the message is {bytes} bytes, over the limit of {MAX_MESSAGE_BYTES}"),
-        },
-    })
-    .to_string()
+    error_answer(
+        &id,
+        -32600,
+        &format!("Invalid Request: the message is {bytes} bytes, over the limit of {MAX_MESSAGE_BYTES}"),
+    )
 }
 
 /// The value of a top-level `"id"` met before the message's first nested value.
@@ -288,10 +279,26 @@ mod tests {
     use super::*;
     use tokio::io::AsyncReadExt;
 
+    /// rmcp's ends closed: what the client read, as text and as JSON lines.
+    async fn answers(
+        rmcp_in: DuplexStream,
+        rmcp_out: DuplexStream,
+        stdout_writer: JoinHandle<()>,
+        mut client_out: DuplexStream,
+    ) -> (String, Vec<serde_json::Value>) {
+        drop(rmcp_out);
+        drop(rmcp_in);
+        stdout_writer.await.unwrap();
+        let mut out = String::new();
+        client_out.read_to_string(&mut out).await.unwrap();
+        let lines = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        (out, lines)
+    }
+
     #[tokio::test]
     async fn a_line_that_is_not_json_is_answered_and_the_rest_pass_through() {
         let (mut client_in, server_in) = tokio::io::duplex(PIPE_BYTES);
-        let (server_out, mut client_out) = tokio::io::duplex(PIPE_BYTES);
+        let (server_out, client_out) = tokio::io::duplex(PIPE_BYTES);
         let relay = relay_between(server_in, server_out);
         client_in.write_all(b"not json\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n\n").await.unwrap();
         client_in.shutdown().await.unwrap();
@@ -302,12 +309,7 @@ mod tests {
         assert_eq!(passed, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n\n");
         // What rmcp writes goes out whole, after the parse error.
         rmcp_out.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n").await.unwrap();
-        drop(rmcp_out);
-        drop(rmcp_in);
-        stdout_writer.await.unwrap();
-        let mut out = String::new();
-        client_out.read_to_string(&mut out).await.unwrap();
-        let lines: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let (out, lines) = answers(rmcp_in, rmcp_out, stdout_writer, client_out).await;
         assert_eq!(lines.len(), 2, "{out}");
         assert_eq!(lines[0]["error"]["code"], -32700, "{out}");
         assert!(lines[0]["id"].is_null(), "{out}");
@@ -317,7 +319,7 @@ mod tests {
     #[tokio::test]
     async fn a_line_over_the_limit_is_answered_with_its_id_and_bad_utf8_is_a_parse_error() {
         let (mut client_in, server_in) = tokio::io::duplex(PIPE_BYTES);
-        let (server_out, mut client_out) = tokio::io::duplex(PIPE_BYTES);
+        let (server_out, client_out) = tokio::io::duplex(PIPE_BYTES);
         let Relay { mut rmcp_in, rmcp_out, stdout_writer, .. } = relay_between(server_in, server_out);
         let writer = tokio::spawn(async move {
             let huge = "x".repeat(MAX_MESSAGE_BYTES + 10);
@@ -333,12 +335,7 @@ mod tests {
         writer.await.unwrap();
         // Only the message within the limit reaches rmcp.
         assert_eq!(passed, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\"}\n");
-        drop(rmcp_out);
-        drop(rmcp_in);
-        stdout_writer.await.unwrap();
-        let mut out = String::new();
-        client_out.read_to_string(&mut out).await.unwrap();
-        let lines: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let (out, lines) = answers(rmcp_in, rmcp_out, stdout_writer, client_out).await;
         assert_eq!(lines.len(), 2, "{out}");
         assert_eq!((lines[0]["id"].as_u64(), lines[0]["error"]["code"].as_i64()), (Some(7), Some(-32600)), "{out}");
         assert!(lines[0]["error"]["message"].as_str().unwrap().contains("over the limit"), "{out}");
