@@ -60,11 +60,20 @@ def infer_category(query: str) -> str:
     return "architecture" if lowered.startswith("how ") else "semantic"
 
 
-def load_tasks(name: str) -> list[dict]:
+def load_tasks(name: str, checkout: Path | None = None) -> list[dict]:
+    """The repo's queries. With its checkout, a target that is a symlink in the repo's tree
+    (RxSwift's `Sources/RxSwift/*.swift` link to `RxSwift/…`) is the file it links to: the
+    walk, like git's, keeps one path per file and does not follow links."""
     raw = json.loads((HERE / "annotations" / f"{name}.json").read_text(encoding="utf-8"))
     tasks = []
+
+    def target(t: str | dict) -> str:
+        path = t if isinstance(t, str) else t["path"]
+        if checkout is not None and (checkout / path).is_symlink():
+            return str((checkout / path).resolve())
+        return path
+
     for item in raw:
-        target = lambda t: t if isinstance(t, str) else t["path"]  # noqa: E731
         tasks.append(
             {
                 "query": item["query"],
@@ -234,6 +243,37 @@ def fetch_debian_source(name: str, version: str, work: Path) -> Path:
     return unpack(origs[0], work / f"unpacked-{name}")
 
 
+# Where `git` packages find a clone of their repo (`--git-clones`): DIR/NAME, NAME the last
+# part of the repo's URL without `.git`. A repo with no clone there is cloned into it.
+GIT_CLONES: Path | None = None
+
+
+def fetch_git(url: str, revision: str, work: Path, paths: list[str] = ()) -> Path:
+    """The repo itself at the benchmark's pinned commit (`git archive`), for the repos no
+    registry carries: the pin, not a release near it, so the published scores compare.
+    `paths` limits it to the folders searched (a partial clone need not hold the rest)."""
+    assert GIT_CLONES is not None
+    clone = GIT_CLONES / url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
+    if not clone.exists():
+        GIT_CLONES.mkdir(parents=True, exist_ok=True)
+        run(["git", "clone", "--bare", "--filter=blob:none", url, str(clone)])
+    archive = work / f"git-{clone.name}.tar"
+    run(["git", "-C", str(clone), "archive", "--format=tar", "-o", str(archive), revision, "--", *paths])
+    tree = work / f"unpacked-{clone.name}"
+    tree.mkdir(parents=True)
+
+    def keep(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
+        # A link out of the tree (an absolute one, or `../..` past the root) is left out.
+        try:
+            return tarfile.data_filter(member, dest)
+        except tarfile.FilterError:
+            return None
+
+    with tarfile.open(archive) as tar:
+        tar.extractall(tree, filter=keep)
+    return tree
+
+
 # Bumped when the way a repo's tree is laid out changes: checkouts made before are redone.
 LAYOUT_VERSION = 2
 
@@ -244,6 +284,7 @@ FETCHERS = {
     "pypi-sdist": fetch_pypi_sdist,
     "debian": fetch_debian,
     "debian-source": fetch_debian_source,
+    "git": fetch_git,
 }
 
 
@@ -259,7 +300,8 @@ def fetch_repo(name: str, spec: dict, cache: Path) -> Path:
     with tempfile.TemporaryDirectory() as tmp:
         for package in spec["packages"]:
             log(f"  fetching {package['name']} {package['version']} from {package['registry']}")
-            top = FETCHERS[package["registry"]](package["name"], package["version"], Path(tmp))
+            extra = {"paths": package["paths"]} if "paths" in package else {}
+            top = FETCHERS[package["registry"]](package["name"], package["version"], Path(tmp), **extra)
             if package.get("from"):
                 # The part of the package that is the repo's (a vendored library, a package's
                 # folder in /usr/share).
@@ -401,9 +443,17 @@ def main() -> int:
         action="store_true",
         help="also ask every query of one search over all the selected repos (mode NAME@across)",
     )
+    parser.add_argument(
+        "--git-clones",
+        type=Path,
+        help="a folder of git clones (bare or not) named after each repo, for the repos fetched from git "
+        "(default CACHE/git; a missing one is cloned there)",
+    )
     parser.add_argument("--fetch-only", action="store_true", help="fetch the sources, check the annotations' files, stop")
     args = parser.parse_args()
 
+    global GIT_CLONES
+    GIT_CLONES = args.git_clones or args.cache / "git"
     sources = json.loads((HERE / "sources.json").read_text())["repos"]
     names = [n for n in sources if (not args.repos or n in args.repos.split(","))]
     names = [n for n in names if args.split == "all" or sources[n]["split"] == args.split]
@@ -413,9 +463,9 @@ def main() -> int:
         raise SystemExit(f"no docdexd at {args.docdexd}: cargo build --release, or --docdexd PATH")
 
     log(f"sources under {args.cache / 'sources'}")
-    roots = {}
+    roots, checkouts = {}, {}
     for name in names:
-        checkout = fetch_repo(name, sources[name], args.cache)
+        checkout = checkouts[name] = fetch_repo(name, sources[name], args.cache)
         roots[name] = (checkout / sources[name]["benchmark_root"]).resolve()
         tasks = load_tasks(name)
         targets = [t for task in tasks for t in task["targets"]]
@@ -433,7 +483,7 @@ def main() -> int:
             summary = daemon.index(roots[name], wait_embeddings=any(m != "lexical" for m in modes))
             log(f"{name}: indexed {summary.get('chunks_total')} chunks in {time.time() - started:.1f} s")
         for name in names:
-            for task in load_tasks(name):
+            for task in load_tasks(name, checkouts[name]):
                 for mode in asked:
                     plain, _, across = mode.partition("@")
                     among = list(roots.values()) if across else None
