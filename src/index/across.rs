@@ -24,7 +24,7 @@ use super::rank::{
 };
 use super::rank::{
     definitions_first, demote_older_versions, held_definitions, named_after, named_identifier, named_qualifier,
-    named_versions, older_versions, path_keywords, path_match, tag, untag, MAX_PROMOTED_DEFINITIONS,
+    named_versions, older_versions, path_keywords, path_match, tag, untag, FLAG_SECONDARY, MAX_PROMOTED_DEFINITIONS,
 };
 use super::search::{query_terms, render, SearchFilter};
 use super::{RepoIndex, SearchOutcome, SearchParams};
@@ -54,6 +54,8 @@ struct Named {
     held: Vec<DocAddress>,
     /// Those of `all` in a file named after the identifier (`rank::named_after`).
     titled: Vec<DocAddress>,
+    /// Those of `all` in tests, benches and examples (`FLAG_SECONDARY`).
+    secondary: Vec<DocAddress>,
 }
 
 type RepoCandidates = (Vec<(Candidate, u32)>, Vec<(f32, Candidate, u32)>, Named, HashMap<u32, f32>);
@@ -252,6 +254,7 @@ pub fn search_indexes(
             all: tagged(definitions_here.all),
             held: tagged(definitions_here.held),
             titled: tagged(definitions_here.titled),
+            secondary: tagged(definitions_here.secondary),
         };
         Ok((lexical, dense, definitions, path_matches))
     };
@@ -293,10 +296,11 @@ pub fn search_indexes(
         named.all.extend(named_here.all);
         named.held.extend(named_here.held);
         named.titled.extend(named_here.titled);
+        named.secondary.extend(named_here.secondary);
     }
     // A qualified name held by its qualifier in any repo searched means that one: `Rack::Builder`
     // is rack's, not every other repo's `Builder`.
-    let Named { all, held, titled } = named;
+    let Named { all, held, titled, secondary } = named;
     let definitions = if held.is_empty() { all } else { held };
     if indexes.len() > 1 {
         // One ranking of all repos' candidates; a stable sort keeps each repo's order on ties.
@@ -348,7 +352,7 @@ pub fn search_indexes(
         let addresses: Vec<DocAddress> = ranked.iter().map(|c| c.address).chain(definitions.iter().copied()).collect();
         let files = files_of_tagged(indexes, &searchers, &addresses)?;
         let (ranked_files, definition_files) = files.split_at(ranked.len());
-        definitions_first(ranked, ranked_files, &definitions, definition_files, &titled)
+        definitions_first(ranked, ranked_files, &definitions, definition_files, &titled, &secondary)
     };
     // The fusion already placed each file's later hits.
     let params = if mode == SearchMode::Hybrid { SearchParams { repeat_hit_delay: 0, ..params } } else { params };
@@ -465,11 +469,15 @@ fn named_definitions(
         .filter(|(_, &file)| named_after(&paths[file as usize], name))
         .map(|(&address, _)| address)
         .collect();
-    // The first `MAX_PROMOTED_DEFINITIONS` of the current versions', titled ones first, in
-    // document order.
+    // A test's or an example's re-declaration (a TypeScript test augmenting `interface
+    // ZodType`, a mock class) is not where the thing is defined: after the others.
+    let secondary: Vec<DocAddress> =
+        named.iter().zip(&flags).filter(|(_, &f)| f & FLAG_SECONDARY != 0).map(|(&a, _)| a).collect();
+    // The first `MAX_PROMOTED_DEFINITIONS` of the current versions', the code's before the
+    // tests', titled ones first, in document order.
     let promote = |chosen: Vec<DocAddress>| -> Vec<DocAddress> {
         let mut chosen: Vec<DocAddress> = chosen.into_iter().filter(|address| !older.contains(address)).collect();
-        chosen.sort_by_key(|address| !titled.contains(address));
+        chosen.sort_by_key(|address| (secondary.contains(address), !titled.contains(address)));
         chosen.truncate(MAX_PROMOTED_DEFINITIONS);
         chosen.sort();
         chosen
@@ -479,7 +487,7 @@ fn named_definitions(
         None => Vec::new(),
     };
     let all = promote(named);
-    Ok(Named { all, held, titled })
+    Ok(Named { all, held, titled, secondary })
 }
 
 #[cfg(test)]

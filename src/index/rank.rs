@@ -326,9 +326,10 @@ pub(super) fn named_after(path: &str, identifier: &str) -> bool {
 pub(super) const MAX_PROMOTED_DEFINITIONS: usize = 5;
 
 /// Puts the definitions of the identifier a query names first, at most
-/// `MAX_PROMOTED_DEFINITIONS`: those in a file named after it (`titled`) before the others,
-/// each group in the order their files have in the ranking (files it did not rank after
-/// those it did); the rest keep their order. A query that is one identifier asks where that
+/// `MAX_PROMOTED_DEFINITIONS`: the code's before those in tests and examples (`secondary`),
+/// and within each, those in a file named after it (`titled`) before the others, each group
+/// in the order their files have in the ranking (files it did not rank after those it did);
+/// the rest keep their order. A query that is one identifier asks where that
 /// thing is defined, and a file that uses it a hundred times outranks the definition on
 /// every other signal. `ranked_files` and `definition_files` give each candidate's and each
 /// definition's file.
@@ -338,17 +339,18 @@ pub(super) fn definitions_first(
     definitions: &[DocAddress],
     definition_files: &[u32],
     titled: &[DocAddress],
+    secondary: &[DocAddress],
 ) -> Vec<RankedCandidate> {
     if definitions.is_empty() {
         return ranked;
     }
     let file_place = |file: u32| ranked_files.iter().position(|&f| f == file).unwrap_or(usize::MAX);
-    let mut chosen: Vec<(bool, usize, usize, DocAddress)> = definitions
+    let mut chosen: Vec<(bool, bool, usize, usize, DocAddress)> = definitions
         .iter()
         .zip(definition_files)
         .map(|(&address, &file)| {
             let own_place = ranked.iter().position(|c| c.address == address).unwrap_or(usize::MAX);
-            (!titled.contains(&address), file_place(file), own_place, address)
+            (secondary.contains(&address), !titled.contains(&address), file_place(file), own_place, address)
         })
         .collect();
     chosen.sort();
@@ -357,7 +359,7 @@ pub(super) fn definitions_first(
     let mut by_address: HashMap<DocAddress, RankedCandidate> = HashMap::new();
     let mut rest = Vec::with_capacity(ranked.len());
     for candidate in ranked {
-        if chosen.iter().any(|(_, _, _, a)| *a == candidate.address) {
+        if chosen.iter().any(|(_, _, _, _, a)| *a == candidate.address) {
             by_address.insert(candidate.address, candidate);
         } else {
             // Past the cap, a definition keeps its place among the rest.
@@ -366,7 +368,7 @@ pub(super) fn definitions_first(
     }
     let mut first: Vec<RankedCandidate> = chosen
         .into_iter()
-        .map(|(_, _, _, address)| {
+        .map(|(_, _, _, _, address)| {
             by_address.remove(&address).unwrap_or(RankedCandidate {
                 address,
                 score: top_score,
@@ -659,6 +661,35 @@ pub fn path_prior(path: &str) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A test that re-declares a name (TypeScript's module augmentation of `interface ZodType`,
+    /// a mock class) does not answer where it is defined: of the definitions promoted, the
+    /// code's go first, each in its file's place, and the test's after them.
+    #[test]
+    fn a_test_s_definition_of_a_named_identifier_goes_after_the_code_s() {
+        let at = |n: u32| DocAddress::new(0, n);
+        let candidate = |n: u32| RankedCandidate {
+            address: at(n),
+            score: 1.0 / (n + 1) as f32,
+            doc_opt: None,
+            explain: HitExplain::default(),
+        };
+        // Ranked: a code definition, the test's, a second code definition, a use.
+        let ranked = || -> Vec<RankedCandidate> { (0..4).map(candidate).collect() };
+        let order = |secondary: &[DocAddress]| -> Vec<u32> {
+            definitions_first(ranked(), &[10, 11, 12, 13], &[at(0), at(1), at(2)], &[10, 11, 12], &[], secondary)
+                .iter()
+                .map(|c| c.address.doc_id)
+                .collect()
+        };
+        assert_eq!(order(&[at(1)]), [0, 2, 1, 3]);
+        // As the ranking has them when no definition is a test's.
+        assert_eq!(order(&[]), [0, 1, 2, 3]);
+        // A test's definition named after the identifier still goes after the code's.
+        let titled_test =
+            definitions_first(ranked(), &[10, 11, 12, 13], &[at(0), at(1)], &[10, 11], &[at(1)], &[at(1)]);
+        assert_eq!(titled_test.iter().map(|c| c.address.doc_id).collect::<Vec<_>>(), [0, 1, 2, 3]);
+    }
 
     #[test]
     fn a_query_names_an_identifier_when_it_is_one() {
