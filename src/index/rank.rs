@@ -329,9 +329,9 @@ pub(super) const MAX_PROMOTED_DEFINITIONS: usize = 5;
 /// `MAX_PROMOTED_DEFINITIONS`: the code's before those in tests and examples (`secondary`),
 /// and within each, those in a file named after it (`titled`) before the others, each group
 /// in the order their files have in the ranking (files it did not rank after those it did);
-/// the rest keep their order. A query that is one identifier asks where that
-/// thing is defined, and a file that uses it a hundred times outranks the definition on
-/// every other signal. `ranked_files` and `definition_files` give each candidate's and each
+/// the rest keep their order. A query that is one identifier asks where that thing is
+/// defined, and a file that uses it a hundred times outranks the definition on every other
+/// signal. `ranked_files` and `definition_files` give each candidate's and each
 /// definition's file.
 pub(super) fn definitions_first(
     ranked: Vec<RankedCandidate>,
