@@ -98,7 +98,7 @@ impl AstQuery {
                 out.truncated = true;
                 break;
             }
-            let Some(tree) = parser.parse(&text, None) else {
+            let Some(tree) = parser.parse(&*self.language.parse_input(text.as_bytes()), None) else {
                 continue;
             };
             out.files_searched += 1;

@@ -24,7 +24,8 @@ use super::rank::{
 };
 use super::rank::{
     definitions_first, demote_older_versions, held_definitions, named_after, named_identifier, named_qualifier,
-    named_versions, older_versions, path_keywords, path_match, tag, untag, FLAG_SECONDARY, MAX_PROMOTED_DEFINITIONS,
+    named_versions, older_versions, path_keywords, path_match, tag, title_rank, untag, Title, FLAG_SECONDARY,
+    MAX_PROMOTED_DEFINITIONS,
 };
 use super::search::{query_terms, render, SearchFilter};
 use super::{RepoIndex, SearchOutcome, SearchParams};
@@ -52,8 +53,8 @@ const QUALIFIED_DEFINITIONS: usize = 50;
 struct Named {
     all: Vec<DocAddress>,
     held: Vec<DocAddress>,
-    /// Those of `all` in a file named after the identifier (`rank::named_after`).
-    titled: Vec<DocAddress>,
+    /// Those of `all` in a file named after the identifier, and how (`rank::named_after`).
+    titled: Vec<(DocAddress, Title)>,
     /// Those of `all` in tests, benches and examples (`FLAG_SECONDARY`).
     secondary: Vec<DocAddress>,
 }
@@ -253,7 +254,7 @@ pub fn search_indexes(
         let definitions = Named {
             all: tagged(definitions_here.all),
             held: tagged(definitions_here.held),
-            titled: tagged(definitions_here.titled),
+            titled: definitions_here.titled.into_iter().map(|(address, title)| (tag(at, address), title)).collect(),
             secondary: tagged(definitions_here.secondary),
         };
         Ok((lexical, dense, definitions, path_matches))
@@ -463,11 +464,10 @@ fn named_definitions(
     index.mark_superseded(searcher, &named, &mut flags)?;
     let older: Vec<DocAddress> =
         named.iter().zip(older_versions(&flags, versions)).filter(|(_, older)| *older).map(|(&a, _)| a).collect();
-    let titled: Vec<DocAddress> = named
+    let titled: Vec<(DocAddress, Title)> = named
         .iter()
         .zip(named_files)
-        .filter(|(_, &file)| named_after(&paths[file as usize], name))
-        .map(|(&address, _)| address)
+        .filter_map(|(&address, &file)| Some((address, named_after(&paths[file as usize], name)?)))
         .collect();
     // A test's or an example's re-declaration (a TypeScript test augmenting `interface
     // ZodType`, a mock class) is not where the thing is defined: after the others.
@@ -477,7 +477,7 @@ fn named_definitions(
     // tests', titled ones first, in document order.
     let promote = |chosen: Vec<DocAddress>| -> Vec<DocAddress> {
         let mut chosen: Vec<DocAddress> = chosen.into_iter().filter(|address| !older.contains(address)).collect();
-        chosen.sort_by_key(|address| (secondary.contains(address), !titled.contains(address)));
+        chosen.sort_by_key(|&address| (secondary.contains(&address), title_rank(&titled, address)));
         chosen.truncate(MAX_PROMOTED_DEFINITIONS);
         chosen.sort();
         chosen

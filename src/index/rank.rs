@@ -309,16 +309,31 @@ pub(super) fn held_definitions(definitions: &[DocAddress], files: &[u32], qualif
     definitions.iter().zip(files).filter(|(_, f)| qualifier_files.contains(f)).map(|(&a, _)| a).collect()
 }
 
+/// How a file's name names an identifier (`named_after`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Title {
+    /// All of it but its extension: `Router.java`, `from_request.rs`.
+    Whole,
+    /// Its first part: `MessagePackReader.Integers.cs` (one file of a C# partial type),
+    /// `Router.jvm.kt` (Kotlin's platform half), `date-utils.d.ts` (declarations).
+    First,
+}
+
 /// Whether the file at `path` is named after `identifier`: its name before the first `.`,
 /// lower-cased without `_` and `-`, is the identifier so written (`application.rb` for
-/// `Application`, `from_request.rs` for `FromRequest`, `Router.java` for `Router`).
-pub(super) fn named_after(path: &str, identifier: &str) -> bool {
+/// `Application`, `from_request.rs` for `FromRequest`, `Router.java` for `Router`); `Whole`
+/// when that is all of its name but the extension.
+pub(super) fn named_after(path: &str, identifier: &str) -> Option<Title> {
     let name = path.rsplit('/').next().unwrap_or(path);
     let stem = name.split('.').next().unwrap_or(name);
     let folded = |text: &str| -> String {
         text.chars().filter(|c| !matches!(c, '_' | '-')).flat_map(char::to_lowercase).collect()
     };
-    !stem.is_empty() && folded(stem) == folded(identifier)
+    if stem.is_empty() || folded(stem) != folded(identifier) {
+        return None;
+    }
+    let without_extension = name.rsplit_once('.').map_or(name, |(before, _)| before);
+    Some(if without_extension == stem { Title::Whole } else { Title::First })
 }
 
 /// Most definitions of a named identifier put first: a name defined in many places (every
@@ -327,7 +342,9 @@ pub(super) const MAX_PROMOTED_DEFINITIONS: usize = 5;
 
 /// Puts the definitions of the identifier a query names first, at most
 /// `MAX_PROMOTED_DEFINITIONS`: the code's before those in tests and examples (`secondary`),
-/// and within each, those in a file named after it (`titled`) before the others, each group
+/// and within each, those in a file named after it (`titled`) before the others (all of
+/// the file's name before a first part of it: `MessagePackReader.cs` declares the type that
+/// `MessagePackReader.Integers.cs` continues), each group
 /// in the order their files have in the ranking (files it did not rank after those it did);
 /// the rest keep their order. A query that is one identifier asks where that thing is
 /// defined, and a file that uses it a hundred times outranks the definition on every other
@@ -338,19 +355,19 @@ pub(super) fn definitions_first(
     ranked_files: &[u32],
     definitions: &[DocAddress],
     definition_files: &[u32],
-    titled: &[DocAddress],
+    titled: &[(DocAddress, Title)],
     secondary: &[DocAddress],
 ) -> Vec<RankedCandidate> {
     if definitions.is_empty() {
         return ranked;
     }
     let file_place = |file: u32| ranked_files.iter().position(|&f| f == file).unwrap_or(usize::MAX);
-    let mut chosen: Vec<(bool, bool, usize, usize, DocAddress)> = definitions
+    let mut chosen: Vec<(bool, u8, usize, usize, DocAddress)> = definitions
         .iter()
         .zip(definition_files)
         .map(|(&address, &file)| {
             let own_place = ranked.iter().position(|c| c.address == address).unwrap_or(usize::MAX);
-            (secondary.contains(&address), !titled.contains(&address), file_place(file), own_place, address)
+            (secondary.contains(&address), title_rank(titled, address), file_place(file), own_place, address)
         })
         .collect();
     chosen.sort();
@@ -379,6 +396,16 @@ pub(super) fn definitions_first(
         .collect();
     first.extend(rest);
     first
+}
+
+/// Where a definition's file stands by its name: named after the identifier whole (0), by
+/// its first part (1), not at all (2).
+pub(super) fn title_rank(titled: &[(DocAddress, Title)], address: DocAddress) -> u8 {
+    match titled.iter().find(|(a, _)| *a == address).map(|(_, title)| *title) {
+        Some(Title::Whole) => 0,
+        Some(Title::First) => 1,
+        None => 2,
+    }
 }
 
 /// Reciprocal Rank Fusion parameters.
@@ -686,9 +713,39 @@ mod tests {
         // As the ranking has them when no definition is a test's.
         assert_eq!(order(&[]), [0, 1, 2, 3]);
         // A test's definition named after the identifier still goes after the code's.
-        let titled_test =
-            definitions_first(ranked(), &[10, 11, 12, 13], &[at(0), at(1)], &[10, 11], &[at(1)], &[at(1)]);
+        let titled_test = definitions_first(
+            ranked(),
+            &[10, 11, 12, 13],
+            &[at(0), at(1)],
+            &[10, 11],
+            &[(at(1), Title::Whole)],
+            &[at(1)],
+        );
         assert_eq!(titled_test.iter().map(|c| c.address.doc_id).collect::<Vec<_>>(), [0, 1, 2, 3]);
+    }
+
+    /// A C# partial type is defined in every file that continues it: of the definitions, the
+    /// one in the file named after it whole goes first, then the one in a file named by its
+    /// first part, then the rest, whatever places the ranking gave their files.
+    #[test]
+    fn a_definition_in_the_file_named_after_it_whole_goes_first() {
+        let at = |n: u32| DocAddress::new(0, n);
+        let ranked: Vec<RankedCandidate> = (0..4)
+            .map(|n| RankedCandidate {
+                address: at(n),
+                score: 1.0 / (n + 1) as f32,
+                doc_opt: None,
+                explain: HitExplain::default(),
+            })
+            .collect();
+        // Ranked: `Reader.Ints.cs`'s definition, an untitled one, `Reader.cs`'s, a use.
+        let titled = [(at(0), Title::First), (at(2), Title::Whole)];
+        let order: Vec<u32> =
+            definitions_first(ranked, &[10, 11, 12, 13], &[at(0), at(1), at(2)], &[10, 11, 12], &titled, &[])
+                .iter()
+                .map(|c| c.address.doc_id)
+                .collect();
+        assert_eq!(order, [2, 0, 1, 3]);
     }
 
     #[test]

@@ -357,10 +357,15 @@ fn a_qualified_query_names_its_qualifier() {
 
 #[test]
 fn a_file_is_named_after_an_identifier_in_any_case_and_with_separators() {
-    assert!(named_after("railties/lib/rails/application.rb", "Application"));
-    assert!(named_after("axum/src/extract/from_request.rs", "FromRequest"));
-    assert!(named_after("src/main/java/Router.java", "Router"));
-    assert!(named_after("lib/date-utils.d.ts", "dateUtils"));
-    assert!(!named_after("railties/lib/rails/application/finisher.rb", "Application"));
-    assert!(!named_after("test/application_test.rb", "Application"));
+    let whole = Some(Title::Whole);
+    assert_eq!(named_after("railties/lib/rails/application.rb", "Application"), whole);
+    assert_eq!(named_after("axum/src/extract/from_request.rs", "FromRequest"), whole);
+    assert_eq!(named_after("src/main/java/Router.java", "Router"), whole);
+    assert_eq!(named_after("lib/date-utils.d.ts", "dateUtils"), Some(Title::First));
+    // A C# partial type's other files, and Kotlin's platform halves, name it by their first part.
+    assert_eq!(named_after("src/MessagePackReader.Integers.cs", "MessagePackReader"), Some(Title::First));
+    assert_eq!(named_after("src/MessagePackReader.cs", "MessagePackReader"), whole);
+    assert_eq!(named_after("jvm/src/Dispatchers.jvm.kt", "Dispatchers"), Some(Title::First));
+    assert_eq!(named_after("railties/lib/rails/application/finisher.rb", "Application"), None);
+    assert_eq!(named_after("test/application_test.rb", "Application"), None);
 }

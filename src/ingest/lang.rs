@@ -1,5 +1,6 @@
 //! Language detection by file name.
 
+use std::borrow::Cow;
 use std::path::Path;
 
 /// How a file is chunked and read for symbols; the name is what search results report as
@@ -213,6 +214,47 @@ impl Language {
             _ => return None,
         })
     }
+
+    /// What the grammar is given to parse `text`: the text itself, except where a grammar is
+    /// known to fail on valid code and a rewrite of the same length avoids it, so every node's
+    /// byte range still points at the same words of `text`. tree-sitter-c-sharp reads `ref`
+    /// only right before `struct`, and the error at `ref partial struct Reader` swallows the
+    /// rest of the file, every member of the type with it (its issue 361): there `ref` is
+    /// parsed as blanks, a `partial struct` otherwise the same.
+    pub fn parse_input(self, text: &[u8]) -> Cow<'_, [u8]> {
+        match self {
+            Language::CSharp => blank_ref_of_partial_structs(text),
+            _ => Cow::Borrowed(text),
+        }
+    }
+}
+
+/// `text` with the `ref` of every `ref partial struct` made spaces.
+fn blank_ref_of_partial_structs(text: &[u8]) -> Cow<'_, [u8]> {
+    let is_word_byte = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
+    let word_at = |at: usize, word: &[u8]| {
+        text.get(at..).is_some_and(|rest| rest.starts_with(word))
+            && !text.get(at + word.len()).is_some_and(|&b| is_word_byte(b))
+    };
+    let after_space = |at: usize| {
+        let skipped = text.get(at..).map_or(0, |rest| rest.iter().take_while(|b| b.is_ascii_whitespace()).count());
+        (skipped > 0).then_some(at + skipped)
+    };
+    let mut rewritten: Option<Vec<u8>> = None;
+    let mut from = 0;
+    while let Some(offset) = text[from..].windows(3).position(|w| w == b"ref") {
+        let at = from + offset;
+        from = at + 3;
+        let starts_word = at == 0 || !is_word_byte(text[at - 1]);
+        let partial_struct = starts_word
+            && word_at(at, b"ref")
+            && after_space(at + 3)
+                .is_some_and(|p| word_at(p, b"partial") && after_space(p + 7).is_some_and(|s| word_at(s, b"struct")));
+        if partial_struct {
+            rewritten.get_or_insert_with(|| text.to_vec())[at..at + 3].copy_from_slice(b"   ");
+        }
+    }
+    rewritten.map_or(Cow::Borrowed(text), Cow::Owned)
 }
 
 /// The language a script's `#!` line names as its interpreter (`#!/usr/bin/env node`,
@@ -261,6 +303,17 @@ fn says_cpp(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_csharp_ref_partial_struct_is_parsed_otherwise() {
+        let text = b"ref partial struct A {}\nreadonly ref\tpartial\n  struct B {}\nref int x;\nM(ref partial);\nrefpartial struct C {}\nxref partial struct D {}\n";
+        let input = Language::CSharp.parse_input(text);
+        assert_eq!(input.len(), text.len(), "byte ranges must point at the same words");
+        let want = b"    partial struct A {}\nreadonly    \tpartial\n  struct B {}\nref int x;\nM(ref partial);\nrefpartial struct C {}\nxref partial struct D {}\n";
+        assert_eq!(String::from_utf8_lossy(&input), String::from_utf8_lossy(want));
+        assert!(matches!(Language::CSharp.parse_input(b"ref int x;"), Cow::Borrowed(_)));
+        assert!(matches!(Language::Rust.parse_input(b"ref partial struct A {}"), Cow::Borrowed(_)));
+    }
 
     #[test]
     fn a_header_is_cpp_when_its_text_says_so() {

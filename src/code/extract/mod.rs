@@ -92,7 +92,7 @@ pub fn parse(language: Language, text: &str) -> Option<Tree> {
     PARSER.with(|parser| {
         let mut parser = parser.try_borrow_mut().ok()?;
         parser.set_language(&grammar).ok()?;
-        parser.parse(text, None)
+        parser.parse(&*language.parse_input(text.as_bytes()), None)
     })
 }
 

@@ -112,6 +112,40 @@ fn bash_functions_after_one_the_grammar_cannot_read_are_kept() {
     }
 }
 
+/// tree-sitter-c-sharp cannot read `ref partial struct` (a span type split over files, as
+/// MessagePack's `MessagePackReader`): the type, its members and the chunks that name them
+/// were lost, and a search for the type's name found its callers instead.
+#[test]
+fn a_csharp_ref_partial_struct_and_its_members_are_definitions() {
+    let text = "namespace Pack\n\
+                {\n\
+                \x20   public ref partial struct Reader\n\
+                \x20   {\n\
+                \x20       public int ReadInt() { return 1; }\n\
+                \x20   }\n\
+                \n\
+                \x20   public readonly ref partial struct Span\n\
+                \x20   {\n\
+                \x20   }\n\
+                \n\
+                \x20   public ref struct Writer { }\n\
+                }\n";
+    let found = definitions(Language::CSharp, text);
+    for want in [
+        "3-6 struct Pack.Reader",
+        "5-5 method Pack.Reader.ReadInt",
+        "8-10 struct Pack.Span",
+        "12-12 struct Pack.Writer",
+    ] {
+        assert!(has(&found, want), "{want}: {found:?}");
+    }
+    let params = ChunkParams { max_lines: 40, target_lines: 1, max_chars: 12_000 };
+    let (chunks, _) = crate::code::chunks_and_code(Language::CSharp, text, params);
+    let reader = chunks.iter().find(|c| c.symbols.iter().chain(&c.defined).any(|s| s == "Reader"));
+    // The chunk is the file's own text: the parse's blanks are not shown.
+    assert!(reader.is_some_and(|c| c.text.contains("public ref partial struct Reader")), "{chunks:?}");
+}
+
 #[test]
 fn old_style_javascript_members_set_on_a_prototype_an_object_or_exports_are_definitions() {
     let text = "function Test(name) {\n\

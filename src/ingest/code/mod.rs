@@ -129,7 +129,7 @@ fn parse(language: Language, source: &[u8], mode: Parse) -> Option<Parsed> {
             }
         }
     }
-    Some(Parsed { tree: parser.parse(source, None)?, comments: Vec::new() })
+    Some(Parsed { tree: parser.parse(&*language.parse_input(source), None)?, comments: Vec::new() })
 }
 
 /// The text a tree was parsed from, with the comment lines the parse left out.
