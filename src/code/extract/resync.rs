@@ -24,9 +24,13 @@ fn resync_point(tree: &Tree, text: &str) -> Option<usize> {
     let mut cursor = root.walk();
     if root.is_error() {
         // Nothing of the file parsed as a whole (tree-sitter-bash and an extglob such as
-        // `*.@(sig|asc)`): its pieces are the root's children; parse again from the first
-        // top-level line after the first piece that went wrong.
-        let bad = root.children(&mut cursor).find(|c| c.has_error())?;
+        // `*.@(sig|asc)`; tree-sitter-kotlin-ng and a `when` branch's guard, `is A if ok ->`):
+        // its pieces are the root's children; parse again from the first top-level line
+        // after the first piece that went wrong. A piece went wrong when it holds an error
+        // or is a loose token (`class`, `(`, a name), where the grammar gave up on the rest:
+        // every whole item is a named node with children, and a comment a named leaf.
+        let loose = |c: &tree_sitter::Node| !c.is_named() || (c.child_count() == 0 && !c.kind().contains("comment"));
+        let bad = root.children(&mut cursor).find(|c| c.has_error() || loose(c))?;
         let from = bad.start_byte().min(text.len());
         let at = from + text[from..].find('\n')? + 1;
         return top_level_line(text, at, text.len());
