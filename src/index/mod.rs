@@ -52,7 +52,7 @@ pub use store::{
 /// What the code analyzer, the chunker and the schema produce, as a number: bump it when any
 /// of them changes what an index holds, so indexes built before are rebuilt (reported)
 /// instead of silently mismatching new queries.
-pub const INDEX_FORMAT_VERSION: u32 = 22;
+pub const INDEX_FORMAT_VERSION: u32 = 23;
 
 /// Where a repo's index and store live.
 #[derive(Clone)]

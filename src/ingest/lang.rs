@@ -220,13 +220,103 @@ impl Language {
     /// byte range still points at the same words of `text`. tree-sitter-c-sharp reads `ref`
     /// only right before `struct`, and the error at `ref partial struct Reader` swallows the
     /// rest of the file, every member of the type with it (its issue 361): there `ref` is
-    /// parsed as blanks, a `partial struct` otherwise the same.
+    /// parsed as blanks, a `partial struct` otherwise the same. Nor can it read a type's
+    /// modifiers chosen by the preprocessor (`#if INTERNAL` / `internal` / `#else` / `public`
+    /// / `#endif` before `enum Code`, MessagePack's way on every public type): such a group is
+    /// parsed as its first branch alone, the directives and the other branches blanked.
     pub fn parse_input(self, text: &[u8]) -> Cow<'_, [u8]> {
         match self {
-            Language::CSharp => blank_ref_of_partial_structs(text),
+            Language::CSharp => {
+                let text = blank_ref_of_partial_structs(text);
+                match blank_modifier_directives(&text) {
+                    Cow::Borrowed(_) => text,
+                    Cow::Owned(rewritten) => Cow::Owned(rewritten),
+                }
+            }
             _ => Cow::Borrowed(text),
         }
     }
+}
+
+/// `text` with every `#if` … `#endif` group whose branches hold only C# modifiers made its
+/// first branch: the directive lines and the other branches' lines become spaces (their line
+/// ends kept). A group with code in a branch, or another group inside it, is left alone.
+fn blank_modifier_directives(text: &[u8]) -> Cow<'_, [u8]> {
+    const MODIFIERS: &[&str] = &[
+        "public",
+        "internal",
+        "private",
+        "protected",
+        "static",
+        "sealed",
+        "abstract",
+        "partial",
+        "readonly",
+        "unsafe",
+        "new",
+        "virtual",
+        "override",
+        "extern",
+        "ref",
+    ];
+    let directive = |line: &[u8], name: &str| {
+        let line = line.trim_ascii_start();
+        line.strip_prefix(b"#").is_some_and(|rest| {
+            let rest = rest.trim_ascii_start();
+            rest.starts_with(name.as_bytes()) && !rest.get(name.len()).is_some_and(|b| b.is_ascii_alphanumeric())
+        })
+    };
+    let only_modifiers = |line: &[u8]| {
+        std::str::from_utf8(line).is_ok_and(|line| line.split_whitespace().all(|word| MODIFIERS.contains(&word)))
+    };
+    // Each line with its start; `split_inclusive` keeps the line ends in place.
+    let mut lines = Vec::new();
+    let mut start = 0;
+    for line in text.split_inclusive(|&b| b == b'\n') {
+        lines.push((start, line));
+        start += line.len();
+    }
+    let mut rewritten: Option<Vec<u8>> = None;
+    let mut i = 0;
+    while i < lines.len() {
+        if !directive(lines[i].1, "if") {
+            i += 1;
+            continue;
+        }
+        // The group's lines up to its `#endif`: directives and modifier lines only.
+        let mut end = None;
+        for (j, &(_, line)) in lines.iter().enumerate().skip(i + 1) {
+            if directive(line, "endif") {
+                end = Some(j);
+                break;
+            }
+            let branch = directive(line, "else") || directive(line, "elif");
+            if !branch && !only_modifiers(line) {
+                break;
+            }
+        }
+        let Some(end) = end else {
+            i += 1;
+            continue;
+        };
+        let out = rewritten.get_or_insert_with(|| text.to_vec());
+        let mut first_branch = true;
+        for &(at, line) in &lines[i..=end] {
+            let is_directive = line.trim_ascii_start().starts_with(b"#");
+            if is_directive && at != lines[i].0 {
+                first_branch = false;
+            }
+            if is_directive || !first_branch {
+                for byte in &mut out[at..at + line.len()] {
+                    if *byte != b'\n' && *byte != b'\r' {
+                        *byte = b' ';
+                    }
+                }
+            }
+        }
+        i = end + 1;
+    }
+    rewritten.map_or(Cow::Borrowed(text), Cow::Owned)
 }
 
 /// `text` with the `ref` of every `ref partial struct` made spaces.
@@ -313,6 +403,16 @@ mod tests {
         assert_eq!(String::from_utf8_lossy(&input), String::from_utf8_lossy(want));
         assert!(matches!(Language::CSharp.parse_input(b"ref int x;"), Cow::Borrowed(_)));
         assert!(matches!(Language::Rust.parse_input(b"ref partial struct A {}"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_csharp_type_s_modifiers_chosen_by_the_preprocessor_are_its_first_branch_s() {
+        let text = "#if INTERNAL\n    internal\n#else\n    public\n#endif\n    enum Code : byte { A = 1 }\n#if DEBUG\n    Log();\n#endif\n";
+        let input = Language::CSharp.parse_input(text.as_bytes());
+        let want = "            \n    internal\n     \n          \n      \n    enum Code : byte { A = 1 }\n#if DEBUG\n    Log();\n#endif\n";
+        assert_eq!(String::from_utf8_lossy(&input), want);
+        let tree = crate::code::extract::parse(Language::CSharp, text).unwrap();
+        assert!(!tree.root_node().has_error(), "{}", tree.root_node().to_sexp());
     }
 
     #[test]
