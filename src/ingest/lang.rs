@@ -266,6 +266,10 @@ fn blank_modifier_directives(text: &[u8]) -> Cow<'_, [u8]> {
             rest.starts_with(name.as_bytes()) && !rest.get(name.len()).is_some_and(|b| b.is_ascii_alphanumeric())
         })
     };
+    // Most files have no directive: no line list for them (every C# parse comes here).
+    if !text.contains(&b'#') {
+        return Cow::Borrowed(text);
+    }
     let only_modifiers = |line: &[u8]| {
         std::str::from_utf8(line).is_ok_and(|line| line.split_whitespace().all(|word| MODIFIERS.contains(&word)))
     };
