@@ -1,6 +1,8 @@
 //! How a definition is described: its header and signature, its first doc line and its
 //! visibility, read from the source around the node.
 
+use std::borrow::Cow;
+
 use tree_sitter::Node;
 
 use super::{Walker, MAX_SIGNATURE};
@@ -43,6 +45,7 @@ impl<'a> Walker<'a> {
         // Ruby and Elixir bodies start after the comments under the header.
         let first_line_only = body.is_none() || matches!(self.language, Language::Ruby | Language::Elixir);
         let text = if first_line_only { text.lines().next().unwrap_or("") } else { text };
+        let text = if self.language == Language::CSharp { first_branch(text) } else { Cow::Borrowed(text) };
         let mut out = String::new();
         for word in text.split_whitespace() {
             if !out.is_empty() {
@@ -312,4 +315,28 @@ impl Level {
             });
         }
     }
+}
+
+/// A C# declaration's text as the parse read it: a type's modifiers chosen by the preprocessor
+/// (`#if` / `internal` / `#else` / `public` / `#endif`, `Language::parse_input`) are their first
+/// branch's, so the lines from an `#else` or `#elif` to the `#endif` and every directive go.
+fn first_branch(text: &str) -> Cow<'_, str> {
+    if !text.contains('#') {
+        return Cow::Borrowed(text);
+    }
+    let directive = |line: &str, name: &str| {
+        line.trim_start().strip_prefix('#').is_some_and(|rest| rest.trim_start().starts_with(name))
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut other_branch = false;
+    for line in text.split_inclusive('\n') {
+        if directive(line, "else") || directive(line, "elif") {
+            other_branch = true;
+        } else if directive(line, "endif") {
+            other_branch = false;
+        } else if !other_branch && !line.trim_start().starts_with('#') {
+            out.push_str(line);
+        }
+    }
+    Cow::Owned(out)
 }

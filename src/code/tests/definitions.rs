@@ -146,6 +146,24 @@ fn a_csharp_ref_partial_struct_and_its_members_are_definitions() {
     assert!(reader.is_some_and(|c| c.text.contains("public ref partial struct Reader")), "{chunks:?}");
 }
 
+/// A type whose modifiers the preprocessor chooses is read as its first branch, and its
+/// signature says so: `internal enum Kind`, not `internal #else public #endif enum Kind`.
+#[test]
+fn a_csharp_signature_holds_the_first_branch_of_its_modifiers() {
+    let text = "namespace Pack\n\
+                {\n\
+                #if INTERNAL\n\
+                \x20   internal\n\
+                #else\n\
+                \x20   public\n\
+                #endif\n\
+                \x20   enum Kind { A, B }\n\
+                }\n";
+    let code = extract(Language::CSharp, text).expect("C# has code facts");
+    let kind = code.symbols.iter().find(|s| s.name == "Kind").expect("Kind is defined");
+    assert_eq!(kind.signature, "internal enum Kind", "{kind:?}");
+}
+
 /// tree-sitter-kotlin-ng cannot read a `when` branch's guard (`is Int if d > 0 ->`, Kotlin
 /// 2.1): in this class it gives up on the whole file, the root an error whose pieces are
 /// loose tokens from there on. What follows the item it cannot read is parsed again, so only
