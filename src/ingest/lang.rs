@@ -238,6 +238,14 @@ impl Language {
     }
 }
 
+/// Whether `line` is the preprocessor directive `#name` (`#if X`, `# endif`; not `#ifdef`).
+pub(crate) fn is_directive(line: &[u8], name: &str) -> bool {
+    line.trim_ascii_start().strip_prefix(b"#").is_some_and(|rest| {
+        let rest = rest.trim_ascii_start();
+        rest.starts_with(name.as_bytes()) && !rest.get(name.len()).is_some_and(|b| b.is_ascii_alphanumeric())
+    })
+}
+
 /// `text` with every `#if` … `#endif` group whose branches hold only C# modifiers made its
 /// first branch: the directive lines and the other branches' lines become spaces (their line
 /// ends kept). A group with code in a branch, or another group inside it, is left alone.
@@ -259,13 +267,6 @@ fn blank_modifier_directives(text: &[u8]) -> Cow<'_, [u8]> {
         "extern",
         "ref",
     ];
-    let directive = |line: &[u8], name: &str| {
-        let line = line.trim_ascii_start();
-        line.strip_prefix(b"#").is_some_and(|rest| {
-            let rest = rest.trim_ascii_start();
-            rest.starts_with(name.as_bytes()) && !rest.get(name.len()).is_some_and(|b| b.is_ascii_alphanumeric())
-        })
-    };
     // Most files have no directive: no line list for them (every C# parse comes here).
     if !text.contains(&b'#') {
         return Cow::Borrowed(text);
@@ -283,18 +284,18 @@ fn blank_modifier_directives(text: &[u8]) -> Cow<'_, [u8]> {
     let mut rewritten: Option<Vec<u8>> = None;
     let mut i = 0;
     while i < lines.len() {
-        if !directive(lines[i].1, "if") {
+        if !is_directive(lines[i].1, "if") {
             i += 1;
             continue;
         }
         // The group's lines up to its `#endif`: directives and modifier lines only.
         let mut end = None;
         for (j, &(_, line)) in lines.iter().enumerate().skip(i + 1) {
-            if directive(line, "endif") {
+            if is_directive(line, "endif") {
                 end = Some(j);
                 break;
             }
-            let branch = directive(line, "else") || directive(line, "elif");
+            let branch = is_directive(line, "else") || is_directive(line, "elif");
             if !branch && !only_modifiers(line) {
                 break;
             }
@@ -306,11 +307,11 @@ fn blank_modifier_directives(text: &[u8]) -> Cow<'_, [u8]> {
         let out = rewritten.get_or_insert_with(|| text.to_vec());
         let mut first_branch = true;
         for &(at, line) in &lines[i..=end] {
-            let is_directive = line.trim_ascii_start().starts_with(b"#");
-            if is_directive && at != lines[i].0 {
+            let directive_line = line.trim_ascii_start().starts_with(b"#");
+            if directive_line && at != lines[i].0 {
                 first_branch = false;
             }
-            if is_directive || !first_branch {
+            if directive_line || !first_branch {
                 for byte in &mut out[at..at + line.len()] {
                     if *byte != b'\n' && *byte != b'\r' {
                         *byte = b' ';

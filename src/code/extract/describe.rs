@@ -8,6 +8,7 @@ use tree_sitter::Node;
 use super::{Walker, MAX_SIGNATURE};
 use crate::code::spec::{DOC_COMMENT, DOC_OTHER};
 use crate::code::{SymbolKind, Visibility};
+use crate::ingest::lang::is_directive;
 use crate::ingest::Language;
 
 impl<'a> Walker<'a> {
@@ -324,9 +325,7 @@ fn first_branch(text: &str) -> Cow<'_, str> {
     if !text.contains('#') {
         return Cow::Borrowed(text);
     }
-    let directive = |line: &str, name: &str| {
-        line.trim_start().strip_prefix('#').is_some_and(|rest| rest.trim_start().starts_with(name))
-    };
+    let directive = |line: &str, name: &str| is_directive(line.as_bytes(), name);
     let mut out = String::with_capacity(text.len());
     let mut other_branch = false;
     for line in text.split_inclusive('\n') {
