@@ -149,7 +149,8 @@ fn queries_for(repo: &Path, max_file_size: u64, count: usize) -> Vec<String> {
     picked
 }
 
-/// Recall@10 of arroy's nearest-neighbour search against exact search over every vector.
+/// Recall@10 of the store's nearest-neighbour search against exact search over every vector
+/// (1 for a repo small enough to be searched exactly; arroy's trees above that size).
 async fn measure_dense_recall(actors: &docdex::actors::system::Actors, repo: &Path, queries: &[String]) -> Result<f64> {
     const K: usize = 10;
     let handle = actors
