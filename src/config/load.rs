@@ -313,6 +313,16 @@ pub fn value_warnings(config: &Config) -> Vec<String> {
             config.llm.provider
         ));
     }
+    // A root that is no folder serves nothing, silently: most often two roots written as one
+    // (`DOCDEX_ALLOWED_ROOTS=/a,/b`), every repo under them then refused as outside.
+    for root in &config.repos.allowed_roots {
+        if !root.is_dir() {
+            warnings.push(format!(
+                "repos.allowed_roots `{}` is not a directory: no repo under it is served (DOCDEX_ALLOWED_ROOTS separates roots with `:`)",
+                root.display()
+            ));
+        }
+    }
     warnings
 }
 

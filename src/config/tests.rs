@@ -70,6 +70,17 @@ fn an_old_first_run_default_is_pointed_out() {
 }
 
 #[test]
+fn an_allowed_root_that_is_no_directory_is_a_warning() {
+    let root = tempfile::tempdir().unwrap();
+    let mut config = Config::default();
+    let joined = format!("{},/srv/other", root.path().display());
+    config.repos.allowed_roots = vec![root.path().to_path_buf(), PathBuf::from(&joined)];
+    let warnings = value_warnings(&config);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains(&format!("`{joined}` is not a directory")), "{warnings:?}");
+}
+
+#[test]
 fn an_unknown_llm_provider_is_a_warning() {
     let (config, _) = parse("[llm]\nprovider = \"bard\"\n").unwrap();
     let warnings = value_warnings(&config);
