@@ -369,3 +369,38 @@ fn a_file_is_named_after_an_identifier_in_any_case_and_with_separators() {
     assert_eq!(named_after("railties/lib/rails/application/finisher.rb", "Application"), None);
     assert_eq!(named_after("test/application_test.rb", "Application"), None);
 }
+
+#[test]
+fn every_term_of_a_line_begins_with_letters_the_line_holds() {
+    // `best_snippet` analyzes only the lines that hold a query term's first letters (three, or
+    // all but the last of a shorter term); that is sound while every term the analyzer makes
+    // of a line starts with letters of the line.
+    let mut analyzer = super::analyzer::code_analyzer();
+    let texts = [
+        include_str!("search.rs"),
+        include_str!("analyzer.rs"),
+        include_str!("../../README.md"),
+        "renderedOutput = Renderer::new(); HTTPServerError größe Ärger naïve CamelCase_snake_case",
+    ];
+    for text in texts {
+        for line in text.lines() {
+            let lower: String = line.chars().flat_map(char::to_lowercase).collect();
+            for term in super::analyzer::analyze(&mut analyzer, line) {
+                let probe: String = term.chars().take(3.min(term.chars().count().saturating_sub(1)).max(1)).collect();
+                assert!(lower.contains(&probe), "line {line:?} makes the term {term:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_snippet_holds_the_lines_of_a_stemmed_identifier_part() {
+    let mut analyzer = super::analyzer::code_analyzer();
+    let mut body: Vec<String> = (0..12).map(|i| format!("filler line number {i}")).collect();
+    body.push("    let renderedOutput = Renderer::with_configuration(settings);".into());
+    body.extend((12..24).map(|i| format!("filler line number {i}")));
+    let terms = super::search::query_terms(&mut analyzer, "rendering configuration");
+    let terms: std::collections::HashSet<&str> = terms.iter().map(String::as_str).collect();
+    let snippet = super::search::best_snippet(&body.join("\n"), &terms, &mut analyzer);
+    assert!(snippet.contains("    let renderedOutput"), "{snippet}");
+}
