@@ -126,31 +126,27 @@ pub(super) fn query_terms(analyzer: &mut TextAnalyzer, query_text: &str) -> Vec<
 /// Most letters of a term a line must hold for the term to be among the line's (`best_snippet`).
 const SNIPPET_PROBE_CHARS: usize = 3;
 
+/// The letters a line must hold for `term` to be among its terms: a term is a lowercased part
+/// of one of the text's words, stemmed, and stemming changes only a word's end (`try` → `tri`),
+/// so its first three letters, or all but the last of a shorter term.
+pub(super) fn snippet_probe(term: &str) -> String {
+    term.chars().take(SNIPPET_PROBE_CHARS.min(term.chars().count().saturating_sub(1)).max(1)).collect()
+}
+
 /// The few consecutive lines of a chunk that hold the most distinct query terms.
 pub(super) fn best_snippet(body: &str, query_terms: &HashSet<&str>, analyzer: &mut TextAnalyzer) -> String {
     let lines: Vec<&str> = body.lines().collect();
-    // Analyzing every line of every hit was most of a lexical search's time. A term is a
-    // lowercased part of one of the text's words, stemmed, and stemming changes only a word's
-    // end (`try` → `tri`), so a line without the first letters of any term but its last holds
-    // none of the terms.
-    let probes: Vec<String> = query_terms
-        .iter()
-        .map(|term| term.chars().take(SNIPPET_PROBE_CHARS.min(term.chars().count().saturating_sub(1)).max(1)).collect())
-        .collect();
-    // Lowercased once for the whole chunk when it is ASCII (the same byte offsets), else per line.
-    let ascii_lower = body.is_ascii().then(|| body.to_ascii_lowercase());
+    // Analyzing every line of every hit was most of a lexical search's time: only the lines
+    // holding some term's probe are analyzed. Lowercasing never makes a line break, so the
+    // lowercased chunk's lines are the chunk's.
+    let probes: Vec<String> = query_terms.iter().map(|term| snippet_probe(term)).collect();
+    let lowered =
+        if body.is_ascii() { body.to_ascii_lowercase() } else { body.chars().flat_map(char::to_lowercase).collect() };
     let line_terms: Vec<HashSet<String>> = lines
         .iter()
-        .map(|line| {
-            let holds = |lower: &str| probes.iter().any(|probe| lower.contains(probe.as_str()));
-            let held = match &ascii_lower {
-                Some(lower) => {
-                    let from = line.as_ptr() as usize - body.as_ptr() as usize;
-                    holds(&lower[from..from + line.len()])
-                }
-                None => holds(&line.chars().flat_map(char::to_lowercase).collect::<String>()),
-            };
-            if !held {
+        .zip(lowered.lines())
+        .map(|(line, lower)| {
+            if !probes.iter().any(|probe| lower.contains(probe.as_str())) {
                 return HashSet::new();
             }
             analyze(analyzer, line).into_iter().filter(|t| query_terms.contains(t.as_str())).collect()

@@ -386,7 +386,7 @@ fn every_term_of_a_line_begins_with_letters_the_line_holds() {
         for line in text.lines() {
             let lower: String = line.chars().flat_map(char::to_lowercase).collect();
             for term in super::analyzer::analyze(&mut analyzer, line) {
-                let probe: String = term.chars().take(3.min(term.chars().count().saturating_sub(1)).max(1)).collect();
+                let probe = super::search::snippet_probe(&term);
                 assert!(lower.contains(&probe), "line {line:?} makes the term {term:?}");
             }
         }
