@@ -5,6 +5,7 @@
 
 use super::code::chunk_code;
 use super::lang::Language;
+use super::licence;
 use super::sha256_hex;
 use super::window::{window_spans, ChunkParams, Span};
 
@@ -122,7 +123,20 @@ pub fn chunk_file_parsed(
         _ => chunk_code(language, text, &lines, params, tree_opt)
             .unwrap_or_else(|| window_spans(&lines, 0, lines.len() - 1, params.target_lines, "", &[])),
     };
-    chunks_of(&lines, spans, params, |_| None)
+    chunks_of(&lines, after_licence(spans, licence::header_lines(language, &lines)), params, |_| None)
+}
+
+/// The spans without the file's first `header` lines (its licence notice, `licence.rs`): a
+/// span within them is dropped, one across their end starts after it.
+fn after_licence(spans: Vec<Span>, header: usize) -> Vec<Span> {
+    if header == 0 {
+        return spans;
+    }
+    spans
+        .into_iter()
+        .filter(|span| span.end >= header)
+        .map(|span| Span { start: span.start.max(header), ..span })
+        .collect()
 }
 
 /// The chunks of spans: each cut to the size limit, blank ones dropped.

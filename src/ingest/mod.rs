@@ -4,6 +4,7 @@
 pub mod chunk;
 pub mod code;
 pub mod lang;
+pub mod licence;
 pub mod open;
 pub mod repo_policy;
 pub mod skeleton;

@@ -323,3 +323,21 @@ fn a_long_class_inside_a_long_container_defines_its_name() {
     }
     assert!(missing.is_empty(), "no chunk defines Lint:\n{}", missing.join("\n"));
 }
+
+#[test]
+fn a_licence_notice_is_in_no_chunk_and_the_code_after_it_is() {
+    let java = "/*\n * Copyright 2008 Google Inc.\n *\n * Licensed under the Apache License, Version 2.0 (the \"License\");\n \
+                * you may not use this file except in compliance with the License.\n */\n\npackage com.google.gson;\n\n\
+                /**\n * Converts Java objects to and from JSON.\n */\npublic final class Gson {\n  public String toJson(Object src) {\n    \
+                return \"\";\n  }\n}\n";
+    let chunks = chunk_file(Language::Java, java, ChunkParams::default());
+    assert!(chunks.iter().all(|c| c.line_start >= 8 && !c.text.contains("Licensed")), "{chunks:#?}");
+    assert_eq!(chunks.first().map(|c| c.line_start), Some(8), "{chunks:#?}");
+    assert!(
+        chunks.iter().any(|c| c.text.contains("Converts Java objects") && c.text.contains("class Gson")),
+        "{chunks:#?}"
+    );
+    // A file that is its notice and nothing else has nothing to search.
+    assert!(chunk_file(Language::Go, "// Copyright 2020 The Authors. All rights reserved.\n", ChunkParams::default())
+        .is_empty());
+}
