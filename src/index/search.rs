@@ -123,7 +123,7 @@ pub(super) fn query_terms(analyzer: &mut TextAnalyzer, query_text: &str) -> Vec<
     terms
 }
 
-/// Most letters of a term a line must hold for the term to be among the line's (`best_snippet`).
+/// Most letters of a term a line must hold for the term to be among the line's (`Snippets`).
 const SNIPPET_PROBE_CHARS: usize = 3;
 
 /// The letters a line must hold for `term` to be among its terms: a term is a lowercased part
@@ -133,48 +133,101 @@ pub(super) fn snippet_probe(term: &str) -> String {
     term.chars().take(SNIPPET_PROBE_CHARS.min(term.chars().count().saturating_sub(1)).max(1)).collect()
 }
 
-/// The few consecutive lines of a chunk that hold the most distinct query terms.
-pub(super) fn best_snippet(body: &str, query_terms: &HashSet<&str>, analyzer: &mut TextAnalyzer) -> String {
-    let lines: Vec<&str> = body.lines().collect();
-    // Analyzing every line of every hit was most of a lexical search's time: only the lines
-    // holding some term's probe are analyzed. Lowercasing never makes a line break, so the
-    // lowercased chunk's lines are the chunk's.
-    let probes: Vec<String> = query_terms.iter().map(|term| snippet_probe(term)).collect();
-    let lowered =
-        if body.is_ascii() { body.to_ascii_lowercase() } else { body.chars().flat_map(char::to_lowercase).collect() };
-    let line_terms: Vec<HashSet<String>> = lines
-        .iter()
-        .zip(lowered.lines())
-        .map(|(line, lower)| {
-            if !probes.iter().any(|probe| lower.contains(probe.as_str())) {
-                return HashSet::new();
-            }
-            analyze(analyzer, line).into_iter().filter(|t| query_terms.contains(t.as_str())).collect()
-        })
-        .collect();
-    let mut best = (0usize, 0usize);
-    for start in 0..lines.len() {
-        let end = (start + SNIPPET_LINES).min(lines.len());
-        let distinct: HashSet<&String> = line_terms[start..end].iter().flatten().collect();
-        let weight = distinct.len() * 4 + line_terms[start..end].iter().map(HashSet::len).sum::<usize>();
-        if weight > best.1 {
-            best = (start, weight);
-        }
+/// Picks each hit's snippet: the few consecutive lines of its chunk that hold the most
+/// distinct query terms.
+pub(super) struct Snippets<'a> {
+    /// The query's terms (at most 64: a line's are a bit mask) and their probes.
+    terms: Vec<&'a str>,
+    probes: Vec<String>,
+    analyzer: &'a mut TextAnalyzer,
+    /// Which query terms each word met so far that holds a probe analyzes to: a page's chunks
+    /// share their words.
+    words: HashMap<String, u64>,
+}
+
+impl<'a> Snippets<'a> {
+    pub(super) fn new(query_terms: &'a HashSet<&'a str>, analyzer: &'a mut TextAnalyzer) -> Snippets<'a> {
+        let terms: Vec<&str> = query_terms.iter().copied().take(64).collect();
+        let probes = terms.iter().map(|term| snippet_probe(term)).collect();
+        Snippets { terms, probes, analyzer, words: HashMap::new() }
     }
-    let start = if best.1 == 0 { lines.iter().position(|l| !l.trim().is_empty()).unwrap_or(0) } else { best.0 };
-    lines[start..(start + SNIPPET_LINES).min(lines.len())]
-        .iter()
-        .map(|line| {
-            let line = line.trim_end();
-            if line.chars().count() > SNIPPET_LINE_CHARS {
-                let cut: String = line.chars().take(SNIPPET_LINE_CHARS).collect();
-                format!("{cut}…")
-            } else {
-                line.to_string()
+
+    /// The snippet of one chunk's text.
+    pub(super) fn best(&mut self, body: &str) -> String {
+        let lines: Vec<&str> = body.lines().collect();
+        // Analyzing every line of every hit was most of a lexical search's time. A term is made
+        // of one word of the text (a run of letters, digits and `_`: the analyzer never joins
+        // two) and holds its probe, so only the lines holding some probe are read, and in them
+        // only the words holding one are analyzed, each once per search. Lowercasing never makes
+        // a line break, so the lowercased chunk's lines are the chunk's.
+        let lowered = if body.is_ascii() {
+            body.to_ascii_lowercase()
+        } else {
+            body.chars().flat_map(char::to_lowercase).collect()
+        };
+        let line_terms: Vec<u64> = lines
+            .iter()
+            .zip(lowered.lines())
+            .map(|(line, lower)| {
+                if !self.probes.iter().any(|probe| lower.contains(probe.as_str())) {
+                    return 0;
+                }
+                if !line.is_ascii() {
+                    // Lowercasing may move bytes (`İ`): the words are found in the line itself.
+                    let words = line.split(|c: char| !(c.is_alphanumeric() || c == '_'));
+                    return words.fold(0, |mask, word| mask | self.word_terms(word, &word.to_lowercase()));
+                }
+                let mut mask = 0;
+                let mut at = 0;
+                for word in lower.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+                    if !word.is_empty() {
+                        mask |= self.word_terms(&line[at..at + word.len()], word);
+                    }
+                    at += word.len() + 1; // the one ASCII character `split` cut at
+                }
+                mask
+            })
+            .collect();
+        let mut best = (0usize, 0u32);
+        for start in 0..lines.len() {
+            let window = &line_terms[start..(start + SNIPPET_LINES).min(lines.len())];
+            let distinct = window.iter().fold(0u64, |all, mask| all | mask).count_ones();
+            let weight = distinct * 4 + window.iter().map(|mask| mask.count_ones()).sum::<u32>();
+            if weight > best.1 {
+                best = (start, weight);
             }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+        }
+        let start = if best.1 == 0 { lines.iter().position(|l| !l.trim().is_empty()).unwrap_or(0) } else { best.0 };
+        lines[start..(start + SNIPPET_LINES).min(lines.len())]
+            .iter()
+            .map(|line| {
+                let line = line.trim_end();
+                if line.chars().count() > SNIPPET_LINE_CHARS {
+                    let cut: String = line.chars().take(SNIPPET_LINE_CHARS).collect();
+                    format!("{cut}…")
+                } else {
+                    line.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The query terms `word` (lowercased: `lower`) analyzes to, as a mask over `terms`.
+    fn word_terms(&mut self, word: &str, lower: &str) -> u64 {
+        if word.is_empty() || !self.probes.iter().any(|probe| lower.contains(probe.as_str())) {
+            return 0;
+        }
+        if let Some(&mask) = self.words.get(word) {
+            return mask;
+        }
+        let mask = analyze(self.analyzer, word)
+            .iter()
+            .filter_map(|term| self.terms.iter().position(|t| t == term))
+            .fold(0, |mask, at| mask | 1 << at);
+        self.words.insert(word.to_string(), mask);
+        mask
+    }
 }
 
 impl RepoIndex {
@@ -619,6 +672,7 @@ pub(super) fn render(
     let f = indexes[0].fields;
     let many = indexes.len() > 1;
     let query_terms: HashSet<&str> = terms.iter().map(String::as_str).collect();
+    let mut snippets = Snippets::new(&query_terms, analyzer);
     let mut per_file: HashMap<(usize, String), usize> = HashMap::new();
     let mut seen_hashes: HashSet<String> = HashSet::new();
     // Repeat hits waiting for their place, sorted by place (ties in ranked order).
@@ -659,7 +713,7 @@ pub(super) fn render(
             line_start: doc.get_first(f.line_start).and_then(|v| v.as_u64()).unwrap_or(0),
             line_end: doc.get_first(f.line_end).and_then(|v| v.as_u64()).unwrap_or(0),
             score: candidate.score,
-            snippet: best_snippet(&body, &query_terms, analyzer),
+            snippet: snippets.best(&body),
             heading_path: is_prose(&language).then(|| heading.clone()),
             page: doc.get_first(f.page).and_then(|v| v.as_u64()).map(|page| page as u32),
             heading,

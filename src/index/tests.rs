@@ -371,10 +371,11 @@ fn a_file_is_named_after_an_identifier_in_any_case_and_with_separators() {
 }
 
 #[test]
-fn every_term_of_a_line_begins_with_letters_the_line_holds() {
-    // `best_snippet` analyzes only the lines that hold a query term's first letters (three, or
-    // all but the last of a shorter term); that is sound while every term the analyzer makes
-    // of a line starts with letters of the line.
+fn every_term_of_a_line_is_one_of_its_words_and_begins_with_letters_the_word_holds() {
+    // `Snippets` analyzes only the words that hold a query term's first letters (three, or
+    // all but the last of a shorter term), each alone; that is sound while every term the
+    // analyzer makes of a line is one it makes of one of the line's words, and starts with
+    // letters of that word.
     let mut analyzer = super::analyzer::code_analyzer();
     let texts = [
         include_str!("search.rs"),
@@ -384,11 +385,16 @@ fn every_term_of_a_line_begins_with_letters_the_line_holds() {
     ];
     for text in texts {
         for line in text.lines() {
-            let lower: String = line.chars().flat_map(char::to_lowercase).collect();
-            for term in super::analyzer::analyze(&mut analyzer, line) {
-                let probe = super::search::snippet_probe(&term);
-                assert!(lower.contains(&probe), "line {line:?} makes the term {term:?}");
+            let mut of_words = Vec::new();
+            for word in line.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()) {
+                let lower: String = word.chars().flat_map(char::to_lowercase).collect();
+                for term in super::analyzer::analyze(&mut analyzer, word) {
+                    let probe = super::search::snippet_probe(&term);
+                    assert!(lower.contains(&probe), "word {word:?} makes the term {term:?}");
+                    of_words.push(term);
+                }
             }
+            assert_eq!(super::analyzer::analyze(&mut analyzer, line), of_words, "line {line:?}");
         }
     }
 }
@@ -401,6 +407,12 @@ fn a_snippet_holds_the_lines_of_a_stemmed_identifier_part() {
     body.extend((12..24).map(|i| format!("filler line number {i}")));
     let terms = super::search::query_terms(&mut analyzer, "rendering configuration");
     let terms: std::collections::HashSet<&str> = terms.iter().map(String::as_str).collect();
-    let snippet = super::search::best_snippet(&body.join("\n"), &terms, &mut analyzer);
+    let mut snippets = super::search::Snippets::new(&terms, &mut analyzer);
+    let snippet = snippets.best(&body.join("\n"));
     assert!(snippet.contains("    let renderedOutput"), "{snippet}");
+    // A line whose lowercase moves its bytes (`İ` lowercases to two characters) is read as
+    // well, and a word met before is answered alike.
+    body[12] = "    let İstanbulRenderedOutput = Größe::with_configuration(settings);".into();
+    let snippet = snippets.best(&body.join("\n"));
+    assert!(snippet.contains("İstanbulRenderedOutput"), "{snippet}");
 }
