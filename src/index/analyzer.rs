@@ -268,7 +268,9 @@ impl TokenStream for CodeTokenStream<'_> {
     }
 }
 
-fn is_word_char(c: char) -> bool {
+/// A character of a word: the analyzer's terms are made of runs of them (`search::Snippets`
+/// relies on it).
+pub(super) fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 

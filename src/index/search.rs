@@ -9,7 +9,7 @@ use tantivy::schema::{Field, IndexRecordOption, Value};
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{DocAddress, Searcher, Term};
 
-use super::analyzer::analyze;
+use super::analyzer::{analyze, is_word_char};
 use super::concepts::{ExpandedConcept, Expansion};
 use super::rank::{
     candidate_depth, flags_prior, internal_prior_for, lexical_confidence, untag, with_ranks, Candidate,
@@ -174,12 +174,12 @@ impl<'a> Snippets<'a> {
                 }
                 if !line.is_ascii() {
                     // Lowercasing may move bytes (`İ`): the words are found in the line itself.
-                    let words = line.split(|c: char| !(c.is_alphanumeric() || c == '_'));
+                    let words = line.split(|c: char| !is_word_char(c));
                     return words.fold(0, |mask, word| mask | self.word_terms(word, &word.to_lowercase()));
                 }
                 let mut mask = 0;
                 let mut at = 0;
-                for word in lower.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+                for word in lower.split(|c: char| !is_word_char(c)) {
                     if !word.is_empty() {
                         mask |= self.word_terms(&line[at..at + word.len()], word);
                     }

@@ -386,7 +386,7 @@ fn every_term_of_a_line_is_one_of_its_words_and_begins_with_letters_the_word_hol
     for text in texts {
         for line in text.lines() {
             let mut of_words = Vec::new();
-            for word in line.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()) {
+            for word in line.split(|c: char| !super::analyzer::is_word_char(c)).filter(|w| !w.is_empty()) {
                 let lower: String = word.chars().flat_map(char::to_lowercase).collect();
                 for term in super::analyzer::analyze(&mut analyzer, word) {
                     let probe = super::search::snippet_probe(&term);
