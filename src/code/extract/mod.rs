@@ -19,7 +19,7 @@ mod walker;
 
 use std::collections::HashMap;
 
-use tree_sitter::{Node, Parser, Tree};
+use tree_sitter::{InputEdit, Node, Parser, Point, Tree};
 
 use super::spec::spec;
 use super::{FileCode, Occurrence, UseKind};
@@ -83,16 +83,61 @@ pub fn name_default_export(code: &mut FileCode, path: &str) {
     }
 }
 
-/// A full parse of `text` (one parser per thread, reused).
+thread_local! {
+    /// One parser per thread, reused.
+    static PARSER: std::cell::RefCell<Parser> = std::cell::RefCell::new(Parser::new());
+}
+
+/// A full parse of `text`.
 pub fn parse(language: Language, text: &str) -> Option<Tree> {
-    thread_local! {
-        static PARSER: std::cell::RefCell<Parser> = std::cell::RefCell::new(Parser::new());
+    parse_with(language, text.as_bytes(), None)
+}
+
+/// A parse of `text[at..end]` (both at a line's start, or `end` the text's), `tree` being
+/// `text`'s: the tree a full parse of the part gives, built incrementally from `tree` with
+/// the bytes around the part taken away, so the parser reuses what it can of `tree`'s nodes
+/// in it (a node an error's recovery built is not reused: tree-sitter marks it fragile).
+pub(crate) fn parse_part(language: Language, tree: &Tree, text: &str, at: usize, end: usize) -> Option<Tree> {
+    let part = text.get(at..end)?.as_bytes();
+    // A rewritten input (`Language::parse_input`) may differ from the whole text's within the
+    // part: the old nodes would not be the new input's.
+    if matches!(language.parse_input(part), std::borrow::Cow::Owned(_)) {
+        return parse_with(language, part, None);
     }
+    let point = |byte: usize| {
+        let before = &text[..byte];
+        let row = before.matches('\n').count();
+        Point::new(row, byte - before.rfind('\n').map_or(0, |i| i + 1))
+    };
+    let mut old = tree.clone();
+    if end < text.len() {
+        let (from, to) = (point(end), point(text.len()));
+        old.edit(&InputEdit {
+            start_byte: end,
+            old_end_byte: text.len(),
+            new_end_byte: end,
+            start_position: from,
+            old_end_position: to,
+            new_end_position: from,
+        });
+    }
+    old.edit(&InputEdit {
+        start_byte: 0,
+        old_end_byte: at,
+        new_end_byte: 0,
+        start_position: Point::new(0, 0),
+        old_end_position: point(at),
+        new_end_position: Point::new(0, 0),
+    });
+    parse_with(language, part, Some(&old))
+}
+
+fn parse_with(language: Language, input: &[u8], old: Option<&Tree>) -> Option<Tree> {
     let grammar = language.grammar()?;
     PARSER.with(|parser| {
         let mut parser = parser.try_borrow_mut().ok()?;
         parser.set_language(&grammar).ok()?;
-        parser.parse(&*language.parse_input(text.as_bytes()), None)
+        parser.parse(&*language.parse_input(input), old)
     })
 }
 
@@ -100,7 +145,7 @@ pub fn parse(language: Language, text: &str) -> Option<Tree> {
 pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileCode> {
     let spec = spec(language)?;
     let mut walker = Walker::new(language, spec, text.as_bytes(), Vec::new(), 0, 0);
-    walker.walk_resyncing(tree, text, 0);
+    walker.walk_file(tree, text);
     walker.keep_type_only_calls();
     walker.expand_prefixed_attributes();
     apply_renames(&mut walker.out, &walker.renames);

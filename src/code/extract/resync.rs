@@ -1,28 +1,34 @@
 //! A second parse after a syntax error: where a grammar cannot read one construct and the
-//! rest of the file would be lost as loose tokens, the rest is parsed again from the next
+//! rest of the top-level item that holds it would be lost as loose tokens, that rest (and
+//! what the error's recovery made of the lines after it) is parsed again from its next
 //! top-level line and its walk absorbed into the first.
 
 use tree_sitter::Tree;
 
-use super::{parse, Walker};
+use super::{parse_part, Walker};
 
-/// Fresh parses of the rest of a file after a syntax error, at most: each one starts at the
-/// next line that opens a top-level statement.
-const MAX_RESYNCS: usize = 16;
+/// How much of a file its parses after syntax errors may read again, in all, as a multiple of
+/// its length: each parse costs about its text's length, so this bounds the time a file's
+/// errors add, however many small ones it holds.
+const RESYNC_BUDGET: usize = 16;
 
-/// Where to parse again after a syntax error swallowed top-level items: the first line inside
-/// a top-level node with an error, after its first line, that opens a top-level item
-/// (`top_level_line`: inside an item such lines are indented). A grammar that cannot read one construct (tree-sitter-typescript
-/// and generic call signatures followed by a plain one) otherwise leaves the rest of the
-/// file as loose tokens, and every definition after it is lost; an error that stays inside
-/// one item (indented) needs no second parse.
-fn resync_point(tree: &Tree, text: &str) -> Option<usize> {
+/// Where to parse again after a syntax error swallowed top-level items, from byte `from` on:
+/// the first line inside a top-level node with an error, after its first line, that opens a
+/// top-level item (`top_level_line`: inside an item such lines are indented), and the end of
+/// that node, where the error's reach ends. A grammar that cannot read one construct
+/// (tree-sitter-typescript and generic call signatures followed by a plain one) otherwise
+/// leaves the rest of the item as loose tokens, and every definition in it is lost; an error
+/// that stays inside one item (indented) needs no second parse.
+fn resync_point(tree: &Tree, text: &str, from: usize) -> Option<(usize, usize)> {
     let root = tree.root_node();
     if !root.has_error() {
         return None;
     }
     let mut cursor = root.walk();
     if root.is_error() {
+        if from > 0 {
+            return None;
+        }
         // Nothing of the file parsed as a whole (tree-sitter-bash and an extglob such as
         // `*.@(sig|asc)`; tree-sitter-kotlin-ng and a `when` branch's guard, `is A if ok ->`):
         // its pieces are the root's children; parse again from the first top-level line
@@ -31,18 +37,50 @@ fn resync_point(tree: &Tree, text: &str) -> Option<usize> {
         // every whole item is a named node with children, and a comment a named leaf.
         let loose = |c: &tree_sitter::Node| !c.is_named() || (c.child_count() == 0 && !c.kind().contains("comment"));
         let bad = root.children(&mut cursor).find(|c| c.has_error() || loose(c))?;
-        let from = bad.start_byte().min(text.len());
-        let at = from + text[from..].find('\n')? + 1;
-        return top_level_line(text, at, text.len());
+        let start = bad.start_byte().min(text.len());
+        let at = start + text[start..].find('\n')? + 1;
+        return top_level_line(text, at, text.len()).map(|at| (at, text.len()));
     }
-    for node in root.children(&mut cursor).filter(|c| c.has_error()) {
+    for node in root.children(&mut cursor).filter(|c| c.has_error() && c.start_byte() >= from) {
         let (start, end) = (node.start_byte(), node.end_byte().min(text.len()));
         let Some(first_end) = text.get(start..end).and_then(|t| t.find('\n')) else { continue };
         if let Some(at) = top_level_line(text, start + first_end + 1, end) {
-            return Some(at);
+            return Some((at, damage_end(node, text)));
         }
     }
     None
+}
+
+/// Where what a syntax error in top-level `node` did ends: at the first top-level node after
+/// it that opens a top-level line (`top_level_line`) with as many `{` as `}` before it since
+/// the error's node began, which the parser began afresh. The nodes between, begun mid-line
+/// or as errors, are its recovery's pieces (fmt's `color.h`: `FMT_BEGIN_EXPORT` makes one
+/// error of the lines before `enum class color : uint32_t {` and a declaration of the enum's
+/// rest and the next 280 lines); a node at column 0 with a brace still open is inside a
+/// block the error hid (a C++ `namespace {`, whose items stand at column 0): its end is not
+/// the error's. The text's braces are counted as they stand, in comments and strings too:
+/// a miscount only moves the end later, to the file's end at worst, as every parse again
+/// used to reach.
+fn damage_end(node: tree_sitter::Node, text: &str) -> usize {
+    let mut next = node.next_sibling();
+    let (mut depth, mut counted) = (0i64, node.start_byte().min(text.len()));
+    while let Some(sibling) = next {
+        let start = sibling.start_byte().min(text.len()).max(counted);
+        depth +=
+            text.as_bytes()[counted..start].iter().map(|&b| i64::from(b == b'{') - i64::from(b == b'}')).sum::<i64>();
+        counted = start;
+        if depth != 0 {
+            next = sibling.next_sibling();
+            continue;
+        }
+        let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+        let at_line_start = start == 0 || text.as_bytes()[start - 1] == b'\n';
+        if !sibling.is_error() && at_line_start && top_level_line(text, start, line_end) == Some(start) {
+            return start;
+        }
+        next = sibling.next_sibling();
+    }
+    text.len()
 }
 
 /// The first line in `text[at..end]` (`at` at a line's start) that begins at column 0 with
@@ -62,21 +100,44 @@ fn top_level_line(text: &str, mut at: usize, end: usize) -> Option<usize> {
 }
 
 impl<'a> Walker<'a> {
-    /// Walks `tree` of `text` (this walker's source), and after a syntax error that loses the
-    /// rest of the file, parses the rest again from the next top-level line (`resync_point`).
-    pub(super) fn walk_resyncing(&mut self, tree: &Tree, text: &str, resyncs: usize) {
-        let resync = if resyncs < MAX_RESYNCS { resync_point(tree, text) } else { None };
-        self.stop_at = resync.unwrap_or(usize::MAX);
-        self.walk(tree.root_node());
-        let Some(at) = resync else { return };
-        let rest = &text[at..];
-        let Some(rest_tree) = parse(self.language, rest) else { return };
-        let base = self.out.symbols.len() as u32;
-        let mut sub = Walker::new(self.language, self.spec, rest.as_bytes(), Vec::new(), 0, self.symbol_base + base);
-        sub.macro_rules = self.macro_rules.clone();
-        sub.walk_resyncing(&rest_tree, rest, resyncs + 1);
-        self.renames.append(&mut sub.renames);
-        let row_offset = text[..at].matches('\n').count() as u32;
-        self.absorb(sub.out, |line, _| *line += row_offset);
+    /// Walks a whole file's `tree`, parsing again what syntax errors lost.
+    pub(super) fn walk_file(&mut self, tree: &Tree, text: &str) {
+        let mut budget = RESYNC_BUDGET * text.len();
+        self.walk_resyncing(tree, text, &mut budget);
+    }
+
+    /// Walks `tree` of `text` (this walker's source); the part of a top-level item that a
+    /// syntax error lost (`resync_point`) is parsed again on its own and walked in its place,
+    /// then the walk goes on after the error's reach (`damage_end`). Only what an error
+    /// swallowed is parsed again, and incrementally (`parse_part`): C and C++ headers hold
+    /// many errors (an unknown macro each), and a fresh parse of the whole rest of the file
+    /// after each one cost up to 16 parses of the file (abseil's `time.h`: 229 ms, and the
+    /// budget spent before its last 60 definitions). `budget`: the bytes left to parse
+    /// again, over every level (`RESYNC_BUDGET`).
+    pub(super) fn walk_resyncing(&mut self, tree: &Tree, text: &str, budget: &mut usize) {
+        let (mut from, mut rows_to_from) = (0, 0);
+        loop {
+            let resync = resync_point(tree, text, from).filter(|(at, end)| end - at <= *budget);
+            self.window = (from, resync.map_or(usize::MAX, |(at, _)| at));
+            self.walk(tree.root_node());
+            let Some((at, end)) = resync else { return };
+            *budget -= end - at;
+            let part = &text[at..end];
+            if let Some(part_tree) = parse_part(self.language, tree, text, at, end) {
+                let base = self.out.symbols.len() as u32;
+                let mut sub =
+                    Walker::new(self.language, self.spec, part.as_bytes(), Vec::new(), 0, self.symbol_base + base);
+                sub.macro_rules = self.macro_rules.clone();
+                sub.walk_resyncing(&part_tree, part, budget);
+                self.renames.append(&mut sub.renames);
+                let row_offset = rows_to_from + text[from..at].matches('\n').count() as u32;
+                self.absorb(sub.out, |line, _| *line += row_offset);
+            }
+            if end >= text.len() {
+                return;
+            }
+            rows_to_from += text[from..end].matches('\n').count() as u32;
+            from = end;
+        }
     }
 }

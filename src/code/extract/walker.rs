@@ -87,9 +87,9 @@ pub(super) struct Walker<'a> {
     /// The file's `macro_rules!` macros so far that define items under names their calls
     /// pass in, by name.
     pub(super) macro_rules: HashMap<String, macros::MacroRules>,
-    /// Nodes from this byte on are not walked (the rest of a file parsed again after an
-    /// error, see `walk_resyncing`).
-    pub(super) stop_at: usize,
+    /// The bytes whose nodes this walk visits, from and to: before them is an earlier walk's,
+    /// after them a part parsed again after an error (see `walk_resyncing`).
+    pub(super) window: (usize, usize),
     /// `getattr(self, "parse_" + name)`: the prefix, where, and the enclosing definition; each
     /// becomes a use of the enclosing class's members with that prefix once the file's
     /// definitions are all known (`expand_prefixed_attributes`).
@@ -144,7 +144,7 @@ impl<'a> Walker<'a> {
             symbol_base,
             levels: Vec::new(),
             macro_rules: HashMap::new(),
-            stop_at: usize::MAX,
+            window: (0, usize::MAX),
             prefixed_attributes: Vec::new(),
             impl_traits: Vec::new(),
             generic_bounds: Vec::new(),
@@ -239,12 +239,15 @@ impl<'a> Walker<'a> {
             while self.frames.last().is_some_and(|f| node.start_byte() >= f.end) {
                 self.frames.pop();
             }
-            // Past `stop_at` the rest is read from another parse: not visited, not entered.
-            let past = node.start_byte() >= self.stop_at;
-            if !past {
+            // Past the window the rest is read from another parse: not visited, not entered.
+            // A node that begins before it was an earlier walk's (or is an ancestor of this
+            // one's nodes, entered again to reach them).
+            let (from, to) = self.window;
+            let past = node.start_byte() >= to;
+            if !past && node.start_byte() >= from {
                 self.visit(node);
             }
-            if !past && cursor.goto_first_child() {
+            if !past && node.end_byte() > from && cursor.goto_first_child() {
                 depth += 1;
                 continue;
             }

@@ -331,3 +331,132 @@ fn a_javascript_member_named_by_a_string_is_named_by_its_contents() {
         assert!(!found.iter().any(|f| f.contains('"') || f.contains('\'')), "{found:?}");
     }
 }
+
+/// A Google-style header: an include guard, a namespace whose items stand at column 0, and a
+/// macro the grammar does not know before each function (abseil's `time.h`).
+fn header_with_unknown_macros(functions: usize) -> String {
+    let mut text =
+        String::from("#ifndef SHOP_CLOCK_H_\n#define SHOP_CLOCK_H_\n\nnamespace shop {\nSHOP_NAMESPACE_BEGIN\n\n");
+    for i in 0..functions {
+        text.push_str(&format!(
+            "SHOP_CONST_FUNCTION double Ratio{i}(Tick a, Tick b);\n\n// Multiplies.\ntemplate <typename T>\n\
+             SHOP_CONST_FUNCTION Tick Scale{i}(Tick lhs, T rhs) {{\n  return lhs *= rhs;\n}}\n"
+        ));
+    }
+    text.push_str(
+        "class Clock {\n public:\n  int Now() const;\n};\n\nSHOP_NAMESPACE_END\n}  // namespace shop\n\n#endif\n",
+    );
+    text
+}
+
+#[test]
+fn a_header_with_an_unknown_macro_before_every_function_keeps_them_all() {
+    // Each macro is a syntax error, and each error has what follows it parsed again.
+    let text = header_with_unknown_macros(40);
+    let found = definitions(Language::Cpp, &text);
+    for i in 0..40 {
+        let line = 11 + 7 * i;
+        assert!(has(&found, &format!("{line}-{} function Scale{i}", line + 2)), "Scale{i}: {found:?}");
+    }
+    assert!(found.iter().any(|f| f.contains(" class ") && f.ends_with("Clock")), "{found:?}");
+}
+
+#[test]
+fn a_class_in_a_namespace_after_an_unread_macro_keeps_its_members() {
+    // `SHOP_FLAG(…);` at file level reads as a function whose body runs into the namespace;
+    // the namespace's items stand at column 0, so a line there is not where the error ends:
+    // read as if it were, the class's members came out as free functions.
+    let text = [
+        "SHOP_FLAG(int, int_flag, 201, \"int_flag help\");\n",
+        "SHOP_FLAG(std::string, string_flag, \"dflt\",\n",
+        "          shop::StrCat(\"string_flag\", \" help\"));\n",
+        "SHOP_RETIRED_FLAG(bool, bool_retired_flag, false, \"bool_retired_flag help\");\n",
+        "\n",
+        "// Only for the defaults.\n",
+        "SHOP_FLAG(int, int_flag2, 201, \"\");\n",
+        "SHOP_FLAG(std::string, string_flag2, \"dflt\", \"\");\n",
+        "\n",
+        "namespace {\n",
+        "\n",
+        "namespace flags = shop::flags_internal;\n",
+        "\n",
+        "class CartTest : public testing::Test {\n",
+        " protected:\n",
+        "  static void SetUpTestSuite() {\n",
+        "    // Set up once.\n",
+        "    shop::Config config;\n",
+        "    config.normalize = &CartTest::Normalize;\n",
+        "  }\n",
+        "\n",
+        "  void SetUp() override {\n",
+        "#if SHOP_STRIP_NAMES\n",
+        "    GTEST_SKIP() << \"needs names\";\n",
+        "#endif\n",
+        "    saver_ = std::make_unique<shop::Saver>();\n",
+        "  }\n",
+        "\n",
+        "  void TearDown() override { saver_.reset(); }\n",
+        "\n",
+        " private:\n",
+        "  static std::string Normalize(std::string_view name) {\n",
+        "#ifdef _WIN32\n",
+        "    std::string sep(\"\\\\\");\n",
+        "#else\n",
+        "    std::string sep(\"/\");\n",
+        "#endif\n",
+        "    return std::string(name);\n",
+        "  }\n",
+        "\n",
+        "  std::unique_ptr<shop::Saver> saver_;\n",
+        "};\n",
+        "\n",
+        "TEST_F(CartTest, Adds) {\n",
+        "  auto* flag = shop::Find(\"int_flag\");\n",
+        "  EXPECT_TRUE(flag);\n",
+        "}\n",
+        "\n",
+        "}  // namespace\n",
+    ]
+    .concat();
+    let found = definitions(Language::Cpp, &text);
+    for want in ["class CartTest", "method CartTest::SetUp", "method CartTest::Normalize", "field CartTest::saver_"] {
+        assert!(found.iter().any(|f| f.ends_with(want)), "{want}: {found:?}");
+    }
+}
+
+/// Every node of `tree`, in order: its kind and bytes.
+fn nodes(tree: &tree_sitter::Tree) -> Vec<(String, usize, usize)> {
+    let mut out = Vec::new();
+    let mut cursor = tree.walk();
+    loop {
+        let node = cursor.node();
+        out.push((node.kind().to_string(), node.start_byte(), node.end_byte()));
+        if cursor.goto_first_child() || cursor.goto_next_sibling() {
+            continue;
+        }
+        loop {
+            if !cursor.goto_parent() {
+                return out;
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+}
+
+#[test]
+fn a_part_parsed_incrementally_is_the_tree_a_fresh_parse_of_it_gives() {
+    use crate::code::extract::{parse, parse_part};
+    let text = header_with_unknown_macros(12);
+    let tree = parse(Language::Cpp, &text).unwrap();
+    let starts: Vec<usize> =
+        std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).filter(|&i| i < text.len()).collect();
+    for (k, &at) in starts.iter().enumerate().step_by(5) {
+        for &end in starts[k + 1..].iter().step_by(7).chain([&text.len()]) {
+            let part = parse_part(Language::Cpp, &tree, &text, at, end).unwrap();
+            let fresh = parse(Language::Cpp, &text[at..end]).unwrap();
+            assert_eq!(nodes(&part), nodes(&fresh), "bytes {at}..{end}:\n{}", &text[at..end]);
+        }
+    }
+}
