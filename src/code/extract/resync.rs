@@ -73,7 +73,9 @@ fn damage_end(node: tree_sitter::Node, text: &str) -> usize {
             next = sibling.next_sibling();
             continue;
         }
-        let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+        // Bytes, not `str` slicing: a node may begin where a rewritten input
+        // (`Language::parse_input`) is not on a character's boundary in the text.
+        let line_end = text.as_bytes()[start..].iter().position(|&b| b == b'\n').map_or(text.len(), |i| start + i);
         let at_line_start = start == 0 || text.as_bytes()[start - 1] == b'\n';
         if !sibling.is_error() && at_line_start && top_level_line(text, start, line_end) == Some(start) {
             return start;
