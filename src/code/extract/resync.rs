@@ -114,9 +114,9 @@ impl<'a> Walker<'a> {
     /// swallowed is parsed again, and incrementally (`parse_part`): C and C++ headers hold
     /// many errors (an unknown macro each), and a fresh parse of the whole rest of the file
     /// after each one cost up to 16 parses of the file (abseil's `time.h`: 229 ms, and the
-    /// budget spent before its last 60 definitions). `budget`: the bytes left to parse
+    /// budget spent before its last 43 definitions). `budget`: the bytes left to parse
     /// again, over every level (`RESYNC_BUDGET`).
-    pub(super) fn walk_resyncing(&mut self, tree: &Tree, text: &str, budget: &mut usize) {
+    fn walk_resyncing(&mut self, tree: &Tree, text: &str, budget: &mut usize) {
         let (mut from, mut rows_to_from) = (0, 0);
         loop {
             let resync = resync_point(tree, text, from).filter(|(at, end)| end - at <= *budget);
