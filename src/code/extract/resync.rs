@@ -12,6 +12,10 @@ use super::{parse_part, Walker};
 /// errors add, however many small ones it holds.
 const RESYNC_BUDGET: usize = 16;
 
+/// Parts parsed again within parts, at most: each level is a call with a walker of its own on
+/// the stack, and garbage input can nest tiny parts without end.
+const MAX_RESYNC_DEPTH: usize = 16;
+
 /// Where to parse again after a syntax error swallowed top-level items, from byte `from` on:
 /// the first line inside a top-level node with an error, after its first line, that opens a
 /// top-level item (`top_level_line`: inside an item such lines are indented), and the end of
@@ -105,7 +109,7 @@ impl<'a> Walker<'a> {
     /// Walks a whole file's `tree`, parsing again what syntax errors lost.
     pub(super) fn walk_file(&mut self, tree: &Tree, text: &str) {
         let mut budget = RESYNC_BUDGET * text.len();
-        self.walk_resyncing(tree, text, &mut budget);
+        self.walk_resyncing(tree, text, &mut budget, 0);
     }
 
     /// Walks `tree` of `text` (this walker's source); the part of a top-level item that a
@@ -116,10 +120,11 @@ impl<'a> Walker<'a> {
     /// after each one cost up to 16 parses of the file (abseil's `time.h`: 229 ms, and the
     /// budget spent before its last 43 definitions). `budget`: the bytes left to parse
     /// again, over every level (`RESYNC_BUDGET`).
-    fn walk_resyncing(&mut self, tree: &Tree, text: &str, budget: &mut usize) {
+    fn walk_resyncing(&mut self, tree: &Tree, text: &str, budget: &mut usize, depth: usize) {
         let (mut from, mut rows_to_from) = (0, 0);
         loop {
-            let resync = resync_point(tree, text, from).filter(|(at, end)| end - at <= *budget);
+            let resync = if depth < MAX_RESYNC_DEPTH { resync_point(tree, text, from) } else { None }
+                .filter(|(at, end)| end - at <= *budget);
             self.window = (from, resync.map_or(usize::MAX, |(at, _)| at));
             self.walk(tree.root_node());
             let Some((at, end)) = resync else { return };
@@ -130,7 +135,7 @@ impl<'a> Walker<'a> {
                 let mut sub =
                     Walker::new(self.language, self.spec, part.as_bytes(), Vec::new(), 0, self.symbol_base + base);
                 sub.macro_rules = self.macro_rules.clone();
-                sub.walk_resyncing(&part_tree, part, budget);
+                sub.walk_resyncing(&part_tree, part, budget, depth + 1);
                 self.renames.append(&mut sub.renames);
                 let row_offset = rows_to_from + text[from..at].matches('\n').count() as u32;
                 self.absorb(sub.out, |line, _| *line += row_offset);
