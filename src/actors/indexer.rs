@@ -469,6 +469,7 @@ impl Handler<FinishIndexRun> for Indexer {
             if let Some(writer) = self.writer_opt.take() {
                 writer.wait_merging_threads()?;
             }
+            index.refresh_code_graph();
             Ok(state)
         })
     }

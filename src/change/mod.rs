@@ -6,15 +6,17 @@
 //! (`code::dependents`).
 
 pub mod git;
+pub mod sides;
 
-use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::code::{CodeGraph, FileCode, Symbol, SymbolKind};
 use crate::ingest::Language;
 use crate::protocol::Result;
 use git::{DiffBase, FileChange, FileDiff};
+use sides::SideFacts;
 
 /// Files larger than this are listed as changed but not parsed for definitions.
 const MAX_PARSED_BYTES: usize = 2 * 1024 * 1024;
@@ -64,6 +66,8 @@ pub struct ChangeSet {
     /// not read them since: a CLI without a daemon, a save the watcher has not read yet): the
     /// tests a change adds are affected, and only the graph can name them.
     pub stale: Vec<String>,
+    /// Sides parsed for this answer (neither the graph nor the kept sides had them).
+    pub parsed: usize,
 }
 
 impl ChangeSet {
@@ -96,9 +100,14 @@ impl ChangeSet {
 }
 
 /// Reads the diff `base` names in the work tree at `root` and the definitions it touches.
-/// A side whose text is what `indexed_opt`'s graph was built from is read from the graph;
-/// any other is parsed.
-pub fn read(root: &Path, base: &DiffBase, indexed_opt: Option<&CodeGraph>) -> Result<ChangeSet> {
+/// A side whose text is what `indexed_opt`'s graph was built from is read from the graph,
+/// one `sides_opt` holds from there; any other is parsed (and kept in `sides_opt`).
+pub fn read(
+    root: &Path,
+    base: &DiffBase,
+    indexed_opt: Option<&CodeGraph>,
+    sides_opt: Option<&SideFacts>,
+) -> Result<ChangeSet> {
     let files = git::diff(root, base)?;
     let code_files: Vec<(&FileDiff, Language)> = files
         .iter()
@@ -167,7 +176,7 @@ pub fn read(root: &Path, base: &DiffBase, indexed_opt: Option<&CodeGraph>) -> Re
     let mut order: Vec<usize> = (0..jobs.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(jobs[i].2.len() + jobs[i].3.len()));
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut done: Vec<(usize, Vec<ChangedSymbol>, bool, bool)> = std::thread::scope(|scope| {
+    let mut done: Vec<(usize, Vec<ChangedSymbol>, bool, bool, usize)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 scope.spawn(|| {
@@ -176,17 +185,31 @@ pub fn read(root: &Path, base: &DiffBase, indexed_opt: Option<&CodeGraph>) -> Re
                         let taken = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let Some(&i) = order.get(taken) else { break };
                         let (file, language, old_text, new_text) = &jobs[i];
-                        let facts = |path: &str, text: &str| -> (Cow<'_, FileCode>, bool) {
-                            let known = indexed_opt.and_then(|g| g.indexed_code(path, language.name(), text));
-                            match known {
-                                Some(code) => (Cow::Borrowed(code), true),
-                                None => (Cow::Owned(extract(*language, path, text)), false),
+                        let mut parsed = 0;
+                        let mut facts = |path: &str, text: &str| -> (Side<'_>, bool) {
+                            let hash = crate::ingest::sha256_hex(text.as_bytes());
+                            if let Some(code) =
+                                indexed_opt.and_then(|g| g.indexed_code_hashed(path, language.name(), &hash))
+                            {
+                                return (Side::Borrowed(code), true);
                             }
+                            if text.is_empty() {
+                                return (Side::Kept(Arc::default()), false);
+                            }
+                            if let Some(code) = sides_opt.and_then(|s| s.get(path, language.name(), &hash)) {
+                                return (Side::Kept(code), false);
+                            }
+                            parsed += 1;
+                            let code = Arc::new(extract(*language, path, text));
+                            if let Some(sides) = sides_opt {
+                                sides.put(path, &hash, Arc::clone(&code));
+                            }
+                            (Side::Kept(code), false)
                         };
                         let (old, old_held) = facts(&file.old_path, old_text);
                         let (new, new_held) = facts(&file.path, new_text);
                         let unheld = indexed_opt.is_some() && !old_held && !new_held;
-                        let symbols = compare(*language, file, (old_text, &old), (new_text, &new));
+                        let symbols = compare(*language, file, (old_text, old.code()), (new_text, new.code()));
                         // A test the working tree adds is listed only once the graph has it (a
                         // modified one it has at its old side). The index reads the working
                         // tree: a staged side it may never hold.
@@ -202,7 +225,7 @@ pub fn read(root: &Path, base: &DiffBase, indexed_opt: Option<&CodeGraph>) -> Re
                             && file.change != FileChange::Deleted
                             && !new_held
                             && adds_tests;
-                        out.push((i, symbols, unheld, stale));
+                        out.push((i, symbols, unheld, stale, parsed));
                     }
                     out
                 })
@@ -212,10 +235,26 @@ pub fn read(root: &Path, base: &DiffBase, indexed_opt: Option<&CodeGraph>) -> Re
     });
     // In the diff's order of files, as one thread would give them.
     done.sort_by_key(|(i, ..)| *i);
-    let unheld = done.iter().filter(|(_, _, unheld, _)| *unheld).map(|(i, ..)| jobs[*i].0.path.clone()).collect();
-    let stale = done.iter().filter(|(.., stale)| *stale).map(|(i, ..)| jobs[*i].0.path.clone()).collect();
+    let unheld = done.iter().filter(|(_, _, unheld, ..)| *unheld).map(|(i, ..)| jobs[*i].0.path.clone()).collect();
+    let stale = done.iter().filter(|(_, _, _, stale, _)| *stale).map(|(i, ..)| jobs[*i].0.path.clone()).collect();
+    let parsed = done.iter().map(|(.., parsed)| parsed).sum();
     let symbols: Vec<ChangedSymbol> = done.into_iter().flat_map(|(_, symbols, ..)| symbols).collect();
-    Ok(ChangeSet { files, symbols, unheld, stale })
+    Ok(ChangeSet { files, symbols, unheld, stale, parsed })
+}
+
+/// A side's facts: the graph's, or kept ones (empty for a side that does not exist).
+enum Side<'a> {
+    Borrowed(&'a FileCode),
+    Kept(Arc<FileCode>),
+}
+
+impl Side<'_> {
+    fn code(&self) -> &FileCode {
+        match self {
+            Side::Borrowed(code) => code,
+            Side::Kept(code) => code,
+        }
+    }
 }
 
 /// A side's definitions (none for a side that does not exist), named as the graph names
@@ -494,8 +533,8 @@ mod graph_tests {
 
         std::fs::write(root.join("a.py"), old.replace("x + 1", "x + 2")).unwrap();
         let base = DiffBase::Working { rev: "HEAD".into() };
-        let parsed = read(&root, &base, None).unwrap();
-        let from_graph = read(&root, &base, Some(&graph)).unwrap();
+        let parsed = read(&root, &base, None, None).unwrap();
+        let from_graph = read(&root, &base, Some(&graph), None).unwrap();
         assert_eq!(parsed.symbols, from_graph.symbols);
         let changed: Vec<(&str, &str)> =
             from_graph.symbols.iter().map(|c| (c.symbol.name.as_str(), c.change.name())).collect();
@@ -503,9 +542,71 @@ mod graph_tests {
     }
 
     #[test]
+    fn a_side_parsed_once_or_held_before_an_edit_is_not_parsed_again() {
+        let work_tree = tempfile::tempdir().unwrap();
+        let root = work_tree.path();
+        let old = "def helper(x):\n    return x + 1\n\n\ndef other():\n    return helper(2)\n";
+        let new = old.replace("x + 1", "x + 2");
+        std::fs::write(root.join("a.py"), old).unwrap();
+        git(root, &["init", "-q"]);
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-qm", "base"]);
+        std::fs::write(root.join("a.py"), &new).unwrap();
+        let base = DiffBase::Working { rev: "HEAD".into() };
+        let graph_of = |text: &str| {
+            let files = HashMap::from([("a.py".to_string(), extract(Language::Python, "a.py", text))]);
+            let mut graph = CodeGraph::build(files, &HashMap::new());
+            let hash = crate::ingest::sha256_hex(text.as_bytes());
+            graph.set_content_hashes(|path| (path == "a.py").then(|| hash.clone()));
+            graph
+        };
+        let parsed_alone = read(root, &base, None, None).unwrap();
+        assert_eq!(parsed_alone.parsed, 2, "both sides, without a graph");
+
+        // The index holds the base: the edit is parsed once, then kept.
+        let before = graph_of(old);
+        let sides = SideFacts::default();
+        let first = read(root, &base, Some(&before), Some(&sides)).unwrap();
+        let again = read(root, &base, Some(&before), Some(&sides)).unwrap();
+        assert_eq!((first.parsed, again.parsed), (1, 0));
+        assert_eq!(first.symbols, parsed_alone.symbols);
+        assert_eq!(again.symbols, parsed_alone.symbols);
+
+        // The index has read the edit: the base's facts, which the graph it held gave up,
+        // are kept, and nothing is parsed.
+        let after = graph_of(&new);
+        let sides = SideFacts::default();
+        sides.keep_replaced(&before, &after);
+        assert_eq!(sides.len(), 1);
+        let read_after = read(root, &base, Some(&after), Some(&sides)).unwrap();
+        assert_eq!(read_after.parsed, 0);
+        assert_eq!(read_after.symbols, parsed_alone.symbols);
+        // A graph that holds the same texts gives up nothing.
+        let same = SideFacts::default();
+        same.keep_replaced(&after, &graph_of(&new));
+        assert!(same.is_empty());
+    }
+
+    #[test]
+    fn kept_sides_are_bounded_and_the_least_recently_used_goes_first() {
+        let sides = SideFacts::default();
+        let code = |_: usize| Arc::new(FileCode::new("python"));
+        for i in 0..sides::MAX_SIDES {
+            sides.put(&format!("f{i}.py"), &format!("h{i}"), code(i));
+        }
+        assert!(sides.get("f0.py", "python", "h0").is_some(), "f0 used again: f1 is now the oldest");
+        sides.put("late.py", "h", code(0));
+        assert_eq!(sides.len(), sides::MAX_SIDES);
+        assert!(sides.get("f0.py", "python", "h0").is_some());
+        assert!(sides.get("f1.py", "python", "h1").is_none());
+        assert!(sides.get("late.py", "python", "h").is_some());
+        assert!(sides.get("late.py", "rust", "h").is_none(), "another language is another side");
+    }
+
+    #[test]
     fn a_folder_outside_git_is_a_clear_error() {
         let dir = tempfile::tempdir().unwrap();
-        let err = read(dir.path(), &DiffBase::Working { rev: "HEAD".into() }, None).unwrap_err();
+        let err = read(dir.path(), &DiffBase::Working { rev: "HEAD".into() }, None, None).unwrap_err();
         assert!(err.message.contains("is not inside a git work tree"), "{}", err.message);
     }
 }

@@ -490,6 +490,12 @@ pub fn enclosing_test_name(text: &str, line: u32) -> Option<String> {
         None => return None,
         Some(k) => text.match_indices('\n').nth(k).map_or(text, |(i, _)| &text[..=i]),
     };
+    test_name_above(up_to_line)
+}
+
+/// `enclosing_test_name` of the last line of `up_to_line` (a file's text up to the end of
+/// that line): for a caller that walks the file's lines itself.
+pub fn test_name_above(up_to_line: &str) -> Option<String> {
     for l in up_to_line.lines().rev() {
         let t = l.trim_start();
         for prefix in ["it(", "test(", "it.only(", "test.only(", "it.each(", "describe("] {

@@ -261,6 +261,8 @@ pub struct RepoIndex {
     pub store: RepoStore,
     /// The code graph of the stored code facts, and the code generation it was built at.
     code_cache: std::sync::Mutex<Option<(u64, Arc<CodeGraph>)>>,
+    /// Diff sides' facts the graph does not hold (`change::sides`).
+    pub side_facts: crate::change::sides::SideFacts,
     files: IndexFiles,
     /// On the team store: the fingerprint of the `meta.json` the reader has loaded.
     loaded_meta: std::sync::Mutex<Option<String>>,
@@ -401,6 +403,7 @@ impl RepoIndex {
             analyzer: code_analyzer(),
             store,
             code_cache: std::sync::Mutex::new(None),
+            side_facts: Default::default(),
             files,
             loaded_meta: std::sync::Mutex::new(loaded_meta),
         })
@@ -489,8 +492,29 @@ impl RepoIndex {
         // second on tokio, and most often done before anyone asks.
         let background = Arc::clone(&graph);
         let _ = std::thread::Builder::new().name("docdex-resolve".into()).spawn(move || background.resolve_all());
+        // The files just re-read are, most often, an edit in progress: their earlier facts
+        // are a diff's base side from now on.
+        if let Some((_, old)) = cache.as_ref() {
+            self.side_facts.keep_replaced(old, &graph);
+        }
         *cache = Some((generation, Arc::clone(&graph)));
         Ok(graph)
+    }
+
+    /// Builds the code graph again, every use resolved, when one is in use (an earlier
+    /// request built it): an index run calls this as it ends, so that the next question
+    /// about the code (a diff's impact, most often, right after an edit the watcher read)
+    /// finds it ready instead of waiting for it. A repo nobody asks about code gets none.
+    pub fn refresh_code_graph(&self) {
+        let in_use = self.code_cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).is_some();
+        if !in_use {
+            return;
+        }
+        match self.code_graph() {
+            Ok(graph) => graph.resolve_all(),
+            // Facts this docdex cannot read, or read in part: the next request says so.
+            Err(err) => tracing::debug!(error = %err.message, "the code graph was not rebuilt after the index run"),
+        }
     }
 
     /// The repo's single writer. Another process holding it is a user-facing error.

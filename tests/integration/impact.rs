@@ -684,6 +684,13 @@ fn impact_and_run_tests_over_http() {
         .collect();
     assert_eq!(sources.first(), Some(&("diff", "src/pricing.rs")), "{found}");
     assert!(sources.iter().skip_while(|(s, _)| *s == "diff").all(|(s, _)| *s != "diff"), "{sources:?}");
+    // Once the index has read the edit (as the watcher would), the graph holds the edit and
+    // the base is the facts it held before: the same answer.
+    let indexed: Value =
+        client.post(server.url("/v1/index")).json(&serde_json::json!({})).send().unwrap().json().unwrap();
+    assert_eq!(indexed["files_indexed"], 1, "{indexed}");
+    let again: Value = client.get(server.url("/v1/impact/diff?depth=2")).send().unwrap().json().unwrap();
+    assert_eq!((&again["changed_symbols"], &again["tests"]), (&r["changed_symbols"], &r["tests"]), "{again}");
     let bad = client.get(server.url("/v1/impact/diff?bse=HEAD")).send().unwrap();
     assert_eq!(bad.status().as_u16(), 400);
     assert!(bad.text().unwrap().contains("did you mean \\\"base\\\""));

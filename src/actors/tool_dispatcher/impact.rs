@@ -98,7 +98,7 @@ impl Handler<DiffImpact> for ToolDispatcher {
         }
         let retry = msg.clone();
         let first = self.with_graph(msg.repo_opt.clone(), move |index, graph| {
-            let changes = crate::change::read(&index.root, &msg.base, Some(graph))?;
+            let changes = crate::change::read(&index.root, &msg.base, Some(graph), Some(&index.side_facts))?;
             let behind = changes.behind(graph);
             if behind.is_empty() {
                 return Ok(FirstPass::Answered(Box::new(diff_impact(index, graph, &changes, &msg))));
@@ -108,7 +108,7 @@ impl Handler<DiffImpact> for ToolDispatcher {
         // Built now, run only when the index had to catch up (a future does nothing until
         // awaited).
         let second = self.with_graph(retry.repo_opt.clone(), move |index, graph| {
-            let changes = crate::change::read(&index.root, &retry.base, Some(graph))?;
+            let changes = crate::change::read(&index.root, &retry.base, Some(graph), Some(&index.side_facts))?;
             Ok(diff_impact(index, graph, &changes, &retry))
         });
         let me = ctx.address();
@@ -227,7 +227,8 @@ pub(super) fn diff_impact(
     let dependents_total = walk.dependents.len();
     let tests_total = walk.tests.len();
     let dependents = walk.dependents.iter().take(msg.limit).map(|r| dependent_info(graph, r)).collect();
-    let tests = listed_tests(&walk.tests, msg.limit).into_iter().map(|r| affected_test(index, graph, r)).collect();
+    let tests =
+        listed_tests(&walk.tests, msg.limit).into_iter().map(|r| affected_test(index, graph, r, &mut texts)).collect();
     let test_files = test_files(graph, &walk.tests, msg.limit);
     DiffImpactResponse {
         base: msg.base.name(),
@@ -340,13 +341,16 @@ fn each_callback(
         };
         let mut titles: Vec<String> = Vec::new();
         let mut found: Vec<Reached> = Vec::new();
-        for (i, line) in text.lines().enumerate() {
+        // Each line with the byte its successor starts at: the title is read back from there.
+        let mut end = 0;
+        for (i, line) in text.split_inclusive('\n').enumerate() {
+            end += line.len();
             let trimmed = line.trim_start();
             if trimmed.starts_with("import ") || !dependents::names_key(line, name) {
                 continue;
             }
             let number = i as u32 + 1;
-            if let Some(title) = crate::code::test_files::enclosing_test_name(text, number) {
+            if let Some(title) = crate::code::test_files::test_name_above(&text[..end]) {
                 if !titles.contains(&title) {
                     titles.push(title);
                     found.push(Reached { line: number, by_import: false, ..r.clone() });
@@ -452,13 +456,22 @@ fn test_files(graph: &CodeGraph, tests: &[Reached], limit: usize) -> Vec<Affecte
     files
 }
 
-fn affected_test(index: &RepoIndex, graph: &CodeGraph, r: &Reached) -> AffectedTest {
+/// `texts`: test files' texts by file, read once per answer.
+fn affected_test(
+    index: &RepoIndex,
+    graph: &CodeGraph,
+    r: &Reached,
+    texts: &mut HashMap<u32, Option<String>>,
+) -> AffectedTest {
     let path = graph.path(r.file).to_string();
     let name = match r.symbol_opt {
         Some(i) => graph.test_name(r.file, i as usize),
         // A test framework's callback (`it("adds", () => …)`): its title, read from the file.
-        None => read_test_file(&index.root, &path)
-            .and_then(|text| crate::code::test_files::enclosing_test_name(&text, r.line))
+        None => texts
+            .entry(r.file)
+            .or_insert_with(|| read_test_file(&index.root, &path))
+            .as_deref()
+            .and_then(|text| crate::code::test_files::enclosing_test_name(text, r.line))
             .unwrap_or_default(),
     };
     AffectedTest { path, name, line: r.line, depth: r.depth, via: r.via.clone(), confidence: round(r.confidence) }
@@ -630,7 +643,7 @@ impl Handler<ReadDiff> for ToolDispatcher {
 
     fn handle(&mut self, msg: ReadDiff, _: &mut Context<Self>) -> Self::Result {
         self.with_graph(Some(msg.repo.clone()), move |index, graph| {
-            let changes = crate::change::read(&index.root, &msg.base, Some(graph))?;
+            let changes = crate::change::read(&index.root, &msg.base, Some(graph), Some(&index.side_facts))?;
             Ok(diff_hits(index, graph, &changes, msg.limit))
         })
     }

@@ -79,7 +79,7 @@ impl Handler<RunTests> for ToolDispatcher {
                 let (index, base) = (Arc::clone(&index), base.clone());
                 let behind = tokio::task::spawn_blocking(move || -> Result<Vec<String>> {
                     let graph = index.code_graph()?;
-                    Ok(crate::change::read(&index.root, &base, Some(&graph))?.behind(&graph))
+                    Ok(crate::change::read(&index.root, &base, Some(&graph), Some(&index.side_facts))?.behind(&graph))
                 })
                 .await??;
                 if !behind.is_empty() {
@@ -95,7 +95,7 @@ impl Handler<RunTests> for ToolDispatcher {
                     TestScope::Target(target) => Selection::Target(inside(&root, target)?),
                     TestScope::Affected(base) => {
                         let graph = index.code_graph()?;
-                        let changes = crate::change::read(&root, base, Some(&graph))?;
+                        let changes = crate::change::read(&root, base, Some(&graph), Some(&index.side_facts))?;
                         let query = DiffImpact {
                             repo_opt: None,
                             base: base.clone(),

@@ -719,11 +719,20 @@ impl CodeGraph {
     /// a diff's side that is what the index holds (the base before an edit the watcher has
     /// not seen, the edit after it has) needs no parse.
     pub fn indexed_code(&self, path: &str, language: &str, text: &str) -> Option<&FileCode> {
+        self.indexed_code_hashed(path, language, &crate::ingest::sha256_hex(text.as_bytes()))
+    }
+
+    /// `indexed_code` for a text whose SHA-256 hex is `hash`.
+    pub fn indexed_code_hashed(&self, path: &str, language: &str, hash: &str) -> Option<&FileCode> {
         let f = self.file_index(path)? as usize;
-        let hash = &self.content_hashes[f];
+        let held = &self.content_hashes[f];
         let code = &self.codes[f];
-        (!hash.is_empty() && code.language == language && *hash == crate::ingest::sha256_hex(text.as_bytes()))
-            .then_some(code)
+        (!held.is_empty() && code.language == language && held == hash).then_some(code)
+    }
+
+    /// The SHA-256 hex of the text a file's facts came from (empty when not recorded).
+    pub fn content_hash(&self, file: u32) -> &str {
+        &self.content_hashes[file as usize]
     }
 
     /// Files per language, for `status`.

@@ -1,0 +1,89 @@
+//! The facts of diff sides the code graph does not hold, kept by their text's hash.
+//!
+//! A diff's side that is not what the index holds must be parsed, and parsing is most of a
+//! diff's answer time (a large file takes tens of milliseconds). Two moments make the same
+//! side come back: an agent asks again about the same working tree (impact, then
+//! `run-tests --affected`, which reads the diff twice itself), and the index reads an edit,
+//! after which the diff's *old* side is the text the index held just before. So the sides
+//! parsed are kept here, and so are the facts a rebuilt graph no longer holds
+//! (`keep_replaced`): then an edit the watcher has read answers without a parse.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::code::{CodeGraph, FileCode};
+
+/// Sides kept at most: a few diffs' worth of files. A side is a file's facts (a large file's
+/// are a few hundred kilobytes), so this bounds memory to some tens of megabytes at worst.
+pub const MAX_SIDES: usize = 64;
+
+/// (path, language, SHA-256 hex of the text).
+type Key = (String, String, String);
+
+/// Facts by the path, language and hash of the text they were read from, at most
+/// `MAX_SIDES`, the least recently used forgotten first.
+#[derive(Default)]
+pub struct SideFacts {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    facts: HashMap<Key, (Arc<FileCode>, u64)>,
+    clock: u64,
+}
+
+impl SideFacts {
+    pub fn get(&self, path: &str, language: &str, hash: &str) -> Option<Arc<FileCode>> {
+        let mut inner = self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        inner.clock += 1;
+        let now = inner.clock;
+        let key = (path.to_string(), language.to_string(), hash.to_string());
+        let (code, used) = inner.facts.get_mut(&key)?;
+        *used = now;
+        Some(Arc::clone(code))
+    }
+
+    pub fn put(&self, path: &str, hash: &str, code: Arc<FileCode>) {
+        if hash.is_empty() {
+            return;
+        }
+        let mut inner = self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        inner.clock += 1;
+        let now = inner.clock;
+        let key = (path.to_string(), code.language.clone(), hash.to_string());
+        if !inner.facts.contains_key(&key) && inner.facts.len() >= MAX_SIDES {
+            let oldest = inner.facts.iter().min_by_key(|(_, (_, used))| *used).map(|(k, _)| k.clone());
+            if let Some(oldest) = oldest {
+                inner.facts.remove(&oldest);
+            }
+        }
+        inner.facts.insert(key, (code, now));
+    }
+
+    pub fn len(&self) -> usize {
+        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).facts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Keeps the facts `old` holds for files whose text `new` holds at another version (or
+    /// not at all): the base side of the edits the index has just read. A change of more
+    /// files than `MAX_SIDES` (a branch switch) is no edit in progress: nothing is kept.
+    pub fn keep_replaced(&self, old: &CodeGraph, new: &CodeGraph) {
+        let replaced: Vec<u32> = (0..old.file_count() as u32)
+            .filter(|&f| {
+                let hash = old.content_hash(f);
+                !hash.is_empty() && new.file_index(old.path(f)).is_none_or(|n| new.content_hash(n) != hash)
+            })
+            .collect();
+        if replaced.len() > MAX_SIDES {
+            return;
+        }
+        for f in replaced {
+            self.put(old.path(f), old.content_hash(f), Arc::new(old.code(f).clone()));
+        }
+    }
+}
