@@ -601,6 +601,20 @@ mod graph_tests {
         assert!(sides.get("f1.py", "python", "h1").is_none());
         assert!(sides.get("late.py", "python", "h").is_some());
         assert!(sides.get("late.py", "rust", "h").is_none(), "another language is another side");
+        // Large sides push out the least recently used until they fit; one larger than the
+        // budget is not kept and pushes out nothing.
+        let large = |n: usize| {
+            let mut code = FileCode::new("python");
+            code.strings = vec!["x".repeat(1 << 20); n];
+            Arc::new(code)
+        };
+        sides.put("big.py", "b", large(20));
+        sides.put("big2.py", "b", large(20));
+        assert_eq!(sides.len(), 1);
+        assert!(sides.get("big2.py", "python", "b").is_some());
+        sides.put("huge.py", "h", large(40));
+        assert!(sides.get("huge.py", "python", "h").is_none());
+        assert!(sides.get("big2.py", "python", "b").is_some());
     }
 
     #[test]

@@ -13,9 +13,11 @@ use std::sync::{Arc, Mutex};
 
 use crate::code::{CodeGraph, FileCode};
 
-/// Sides kept at most: a few diffs' worth of files. A side is a file's facts (a large file's
-/// are a few hundred kilobytes), so this bounds memory to some tens of megabytes at worst.
+/// Sides kept at most: a few diffs' worth of files.
 pub const MAX_SIDES: usize = 64;
+/// And their facts' size at most, roughly (`approx_bytes`): a large file's facts take a few
+/// megabytes, and 64 of those would be a daemon's memory twice over.
+pub const MAX_BYTES: usize = 32 * 1024 * 1024;
 
 /// (path, language, SHA-256 hex of the text).
 type Key = (String, String, String);
@@ -29,8 +31,18 @@ pub struct SideFacts {
 
 #[derive(Default)]
 struct Inner {
-    facts: HashMap<Key, (Arc<FileCode>, u64)>,
+    /// Facts, when last used, their `approx_bytes`.
+    facts: HashMap<Key, (Arc<FileCode>, u64, usize)>,
     clock: u64,
+    bytes: usize,
+}
+
+/// What a file's facts take in memory, roughly: their vectors' items and strings.
+fn approx_bytes(code: &FileCode) -> usize {
+    use std::mem::size_of_val;
+    let strings: usize = code.strings.iter().map(|s| s.len() + 24).sum();
+    let symbols: usize = code.symbols.iter().map(|s| size_of_val(s) + s.name.len() + s.qualified_name.len()).sum();
+    size_of_val(code) + strings + symbols + size_of_val(code.occurrences.as_slice())
 }
 
 impl SideFacts {
@@ -39,7 +51,7 @@ impl SideFacts {
         inner.clock += 1;
         let now = inner.clock;
         let key = (path.to_string(), language.to_string(), hash.to_string());
-        let (code, used) = inner.facts.get_mut(&key)?;
+        let (code, used, _) = inner.facts.get_mut(&key)?;
         *used = now;
         Some(Arc::clone(code))
     }
@@ -52,13 +64,22 @@ impl SideFacts {
         inner.clock += 1;
         let now = inner.clock;
         let key = (path.to_string(), code.language.clone(), hash.to_string());
-        if !inner.facts.contains_key(&key) && inner.facts.len() >= MAX_SIDES {
-            let oldest = inner.facts.iter().min_by_key(|(_, (_, used))| *used).map(|(k, _)| k.clone());
-            if let Some(oldest) = oldest {
-                inner.facts.remove(&oldest);
+        let bytes = approx_bytes(&code);
+        // One side larger than the whole budget is not kept.
+        if bytes > MAX_BYTES {
+            return;
+        }
+        if let Some((_, _, was)) = inner.facts.remove(&key) {
+            inner.bytes -= was;
+        }
+        while !inner.facts.is_empty() && (inner.facts.len() >= MAX_SIDES || inner.bytes + bytes > MAX_BYTES) {
+            let oldest = inner.facts.iter().min_by_key(|(_, (_, used, _))| *used).map(|(k, _)| k.clone());
+            if let Some((_, _, was)) = oldest.and_then(|k| inner.facts.remove(&k)) {
+                inner.bytes -= was;
             }
         }
-        inner.facts.insert(key, (code, now));
+        inner.bytes += bytes;
+        inner.facts.insert(key, (code, now, bytes));
     }
 
     pub fn len(&self) -> usize {
