@@ -57,6 +57,9 @@ pub struct Indexer {
     abort_after_commits_opt: Option<u64>,
     /// `[embedding] cache_max_entries`: the embedding cache is pruned beyond it.
     cache_max_entries: u64,
+    /// Whether this run changed a file's code facts so far: a run that changed none (a
+    /// Markdown save) leaves the code graph as it is (`RepoIndex::refresh_code_graph`).
+    code_changed_in_run: bool,
 }
 
 /// A file record change that waits for the commit of the chunks it describes.
@@ -85,6 +88,7 @@ impl Indexer {
             index,
             writer_heap_bytes: settings.writer_heap_bytes,
             cache_max_entries: settings.cache_max_entries,
+            code_changed_in_run: false,
             writer_opt: None,
             pending_records: Vec::new(),
             needs_commit: false,
@@ -413,6 +417,7 @@ impl Handler<CommitBatch> for Indexer {
             if code_changed {
                 store.bump_code_generation(&mut wtxn)?;
             }
+            self.code_changed_in_run |= code_changed;
             let mut state = store.run_state(&wtxn)?;
             state.next_chunk_id = self.next_chunk_id;
             store.put_run_state(&mut wtxn, &state)?;
@@ -445,7 +450,7 @@ impl Handler<FinishIndexRun> for Indexer {
                     }
                 }
                 store.delete_file(&mut wtxn, path)?;
-                store.delete_code(&mut wtxn, path)?;
+                self.code_changed_in_run |= store.delete_code(&mut wtxn, path)?;
             }
             if msg.code_complete {
                 store.put_code_fingerprint(&mut wtxn, &crate::code::grammar_fingerprint())?;
@@ -469,7 +474,9 @@ impl Handler<FinishIndexRun> for Indexer {
             if let Some(writer) = self.writer_opt.take() {
                 writer.wait_merging_threads()?;
             }
-            index.refresh_code_graph();
+            if std::mem::take(&mut self.code_changed_in_run) {
+                index.refresh_code_graph();
+            }
             Ok(state)
         })
     }
@@ -480,6 +487,7 @@ impl Handler<AbortIndexRun> for Indexer {
 
     fn handle(&mut self, _: AbortIndexRun, _: &mut SyncContext<Self>) {
         self.pending_records.clear();
+        self.code_changed_in_run = false;
         if let Some(mut writer) = self.writer_opt.take() {
             if let Err(err) = writer.rollback() {
                 tracing::warn!(error = %err, "rollback after a failed index run");

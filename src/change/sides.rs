@@ -41,7 +41,11 @@ struct Inner {
 fn approx_bytes(code: &FileCode) -> usize {
     use std::mem::size_of_val;
     let strings: usize = code.strings.iter().map(|s| s.len() + 24).sum();
-    let symbols: usize = code.symbols.iter().map(|s| size_of_val(s) + s.name.len() + s.qualified_name.len()).sum();
+    let symbols: usize = code
+        .symbols
+        .iter()
+        .map(|s| size_of_val(s) + s.name.len() + s.qualified_name.len() + s.container.len() + s.signature.len())
+        .sum();
     size_of_val(code) + strings + symbols + size_of_val(code.occurrences.as_slice())
 }
 
@@ -57,7 +61,8 @@ impl SideFacts {
     }
 
     pub fn put(&self, path: &str, hash: &str, code: Arc<FileCode>) {
-        if hash.is_empty() {
+        // No language: a text its grammar could not read, which is not asked for by one.
+        if hash.is_empty() || code.language.is_empty() {
             return;
         }
         let mut inner = self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -103,7 +108,7 @@ impl SideFacts {
         if replaced.len() > MAX_SIDES {
             return;
         }
-        for f in replaced {
+        for f in replaced.into_iter().filter(|&f| approx_bytes(old.code(f)) <= MAX_BYTES) {
             self.put(old.path(f), old.content_hash(f), Arc::new(old.code(f).clone()));
         }
     }

@@ -54,6 +54,10 @@ pub use store::{
 /// instead of silently mismatching new queries.
 pub const INDEX_FORMAT_VERSION: u32 = 23;
 
+/// A code graph asked for this recently is rebuilt as each index run ends
+/// (`RepoIndex::refresh_code_graph`): an agent at work asks every few minutes.
+const CODE_GRAPH_IN_USE: std::time::Duration = std::time::Duration::from_secs(30 * 60);
+
 /// Where a repo's index and store live.
 #[derive(Clone)]
 pub enum StoreBackend {
@@ -261,6 +265,8 @@ pub struct RepoIndex {
     pub store: RepoStore,
     /// The code graph of the stored code facts, and the code generation it was built at.
     code_cache: std::sync::Mutex<Option<(u64, Arc<CodeGraph>)>>,
+    /// When a request last asked for the code graph (`refresh_code_graph`).
+    code_asked: std::sync::Mutex<Option<std::time::Instant>>,
     /// Diff sides' facts the graph does not hold (`change::sides`).
     pub side_facts: crate::change::sides::SideFacts,
     files: IndexFiles,
@@ -403,6 +409,7 @@ impl RepoIndex {
             analyzer: code_analyzer(),
             store,
             code_cache: std::sync::Mutex::new(None),
+            code_asked: std::sync::Mutex::new(None),
             side_facts: Default::default(),
             files,
             loaded_meta: std::sync::Mutex::new(loaded_meta),
@@ -436,6 +443,12 @@ impl RepoIndex {
     /// they change (by this process or another). A store whose facts come from other grammars
     /// is refused: its answers would be those of another parser.
     pub fn code_graph(&self) -> Result<Arc<CodeGraph>> {
+        *self.code_asked.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(std::time::Instant::now());
+        self.current_code_graph()
+    }
+
+    /// `code_graph`, not counted as a request's question.
+    fn current_code_graph(&self) -> Result<Arc<CodeGraph>> {
         let rtxn = self.store.read_txn()?;
         let current = crate::code::grammar_fingerprint();
         if self.store.code_fingerprint(&rtxn)?.as_deref() != Some(current.as_str()) {
@@ -454,7 +467,9 @@ impl RepoIndex {
         let generation = self.store.code_generation(&rtxn)?;
         let mut cache = self.code_cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some((built_at, graph)) = cache.as_ref() {
-            if *built_at == generation {
+            // Newer than this transaction's generation: built by a call that began later
+            // (an index run's refresh), and not to be replaced by an older one.
+            if *built_at >= generation {
                 return Ok(Arc::clone(graph));
             }
         }
@@ -501,19 +516,25 @@ impl RepoIndex {
         Ok(graph)
     }
 
-    /// Builds the code graph again, every use resolved, when one is in use (an earlier
-    /// request built it): an index run calls this as it ends, so that the next question
-    /// about the code (a diff's impact, most often, right after an edit the watcher read)
-    /// finds it ready instead of waiting for it. A repo nobody asks about code gets none.
+    /// Builds the code graph again, every use resolved, when one is in use (a request asked
+    /// for it in the last `CODE_GRAPH_IN_USE`): an index run calls this as it ends, so that
+    /// the next question about the code (a diff's impact, most often, right after an edit the
+    /// watcher read) finds it ready instead of waiting for it. A repo nobody asks about code
+    /// lately is not rebuilt at every save: its next question builds the graph.
     pub fn refresh_code_graph(&self) {
-        let in_use = self.code_cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).is_some();
-        if !in_use {
+        let asked = *self.code_asked.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let built = self.code_cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).is_some();
+        if !built || asked.is_none_or(|at| at.elapsed() > CODE_GRAPH_IN_USE) {
             return;
         }
-        match self.code_graph() {
-            Ok(graph) => graph.resolve_all(),
-            // Facts this docdex cannot read, or read in part: the next request says so.
-            Err(err) => tracing::debug!(error = %err.message, "the code graph was not rebuilt after the index run"),
+        // The run is committed: whatever goes wrong here is the next request's to report.
+        let rebuilt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.current_code_graph().map(|graph| graph.resolve_all())
+        }));
+        match rebuilt {
+            Ok(Ok(())) => {}
+            Ok(Err(err)) => tracing::debug!(error = %err.message, "the code graph was not rebuilt after the index run"),
+            Err(_) => tracing::warn!("building the code graph after the index run panicked"),
         }
     }
 

@@ -50,6 +50,34 @@ fn code_facts_this_binary_cannot_read_are_refused_and_rebuilt() {
 }
 
 #[test]
+fn a_code_graph_is_rebuilt_as_a_run_ends_only_when_a_request_asked_for_it_lately() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = RepoIndex::open(dir.path(), "code", dir.path()).unwrap();
+    // What an index run leaves: the file's facts, a new code generation.
+    let run = |text: &str| {
+        let store = &index.store;
+        let mut wtxn = store.write_txn().unwrap();
+        store.put_code_fingerprint(&mut wtxn, &crate::code::grammar_fingerprint()).unwrap();
+        let code = crate::code::extract(crate::ingest::Language::Rust, text).unwrap();
+        store.put_code(&mut wtxn, "a.rs", &code).unwrap();
+        store.bump_code_generation(&mut wtxn).unwrap();
+        wtxn.commit().unwrap();
+        index.refresh_code_graph();
+    };
+    let cached = || index.code_cache.lock().unwrap().as_ref().map(|(_, graph)| graph.symbol_count());
+    run("pub fn a() {}\n");
+    assert_eq!(cached(), None, "nobody asked: no graph built");
+    assert_eq!(index.code_graph().unwrap().symbol_count(), 1);
+    run("pub fn a() {}\npub fn b() {}\n");
+    assert_eq!(cached(), Some(2), "asked a moment ago: rebuilt as the run ended");
+    let Some(long_ago) = std::time::Instant::now().checked_sub(CODE_GRAPH_IN_USE * 2) else { return };
+    *index.code_asked.lock().unwrap() = Some(long_ago);
+    run("pub fn a() {}\npub fn b() {}\npub fn c() {}\n");
+    assert_eq!(cached(), Some(2), "asked long ago: left for the next question to build");
+    assert_eq!(index.code_graph().unwrap().symbol_count(), 3);
+}
+
+#[test]
 fn fusion_ranks_files_the_two_rankings_both_found_above_a_chunk_they_share() {
     // Files A = 0, B = 1, C = 2; chunks a1 = 10, a2 = 11, b1 = 20, c1 = 30, c2 = 31.
     // Chunk-level RRF would put b1 (found by both, 2nd and 3rd) first; as files, A
