@@ -188,9 +188,7 @@ pub fn read(
                         let mut parsed = 0;
                         let mut facts = |path: &str, text: &str| -> (Side<'_>, bool) {
                             let hash = crate::ingest::sha256_hex(text.as_bytes());
-                            if let Some(code) =
-                                indexed_opt.and_then(|g| g.indexed_code_hashed(path, language.name(), &hash))
-                            {
+                            if let Some(code) = indexed_opt.and_then(|g| g.indexed_code(path, language.name(), &hash)) {
                                 return (Side::Borrowed(code), true);
                             }
                             if text.is_empty() {
@@ -526,10 +524,11 @@ mod graph_tests {
         let files = HashMap::from([("a.py".to_string(), extract(Language::Python, "a.py", old))]);
         let mut graph = CodeGraph::build(files, &HashMap::new());
         graph.set_content_hashes(|path| (path == "a.py").then(|| crate::ingest::sha256_hex(old.as_bytes())));
-        assert!(graph.indexed_code("a.py", "python", old).is_some());
-        assert!(graph.indexed_code("a.py", "python", "def helper(x):\n    pass\n").is_none());
-        assert!(graph.indexed_code("a.py", "rust", old).is_none());
-        assert!(graph.indexed_code("b.py", "python", old).is_none());
+        let hash = |text: &str| crate::ingest::sha256_hex(text.as_bytes());
+        assert!(graph.indexed_code("a.py", "python", &hash(old)).is_some());
+        assert!(graph.indexed_code("a.py", "python", &hash("def helper(x):\n    pass\n")).is_none());
+        assert!(graph.indexed_code("a.py", "rust", &hash(old)).is_none());
+        assert!(graph.indexed_code("b.py", "python", &hash(old)).is_none());
 
         std::fs::write(root.join("a.py"), old.replace("x + 1", "x + 2")).unwrap();
         let base = DiffBase::Working { rev: "HEAD".into() };

@@ -715,15 +715,10 @@ impl CodeGraph {
         }
     }
 
-    /// The facts of `path` when they were extracted from exactly `text` read as `language`:
-    /// a diff's side that is what the index holds (the base before an edit the watcher has
-    /// not seen, the edit after it has) needs no parse.
-    pub fn indexed_code(&self, path: &str, language: &str, text: &str) -> Option<&FileCode> {
-        self.indexed_code_hashed(path, language, &crate::ingest::sha256_hex(text.as_bytes()))
-    }
-
-    /// `indexed_code` for a text whose SHA-256 hex is `hash`.
-    pub fn indexed_code_hashed(&self, path: &str, language: &str, hash: &str) -> Option<&FileCode> {
+    /// The facts of `path` when they were extracted from exactly the text whose SHA-256 hex is
+    /// `hash`, read as `language`: a diff's side that is what the index holds (the base before
+    /// an edit the watcher has not seen, the edit after it has) needs no parse.
+    pub fn indexed_code(&self, path: &str, language: &str, hash: &str) -> Option<&FileCode> {
         let f = self.file_index(path)? as usize;
         let held = &self.content_hashes[f];
         let code = &self.codes[f];
