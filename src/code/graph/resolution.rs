@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use super::types::declared_type;
+use super::types::{constructed_type, declared_type};
 use super::{
     implicit_members, names_a_type, split_qualifier, Candidate, CodeGraph, NameCounts, Resolution, SymbolRef,
     MAX_DISPATCHED_CANDIDATES, MAX_NAME_ONLY_CANDIDATES, MAX_REEXPORT_HOPS,
@@ -269,6 +269,15 @@ impl CodeGraph {
             // `lower: P` in `struct AABB<P> where P: Point`: the bound's members.
             if let Some(ty) = stated.as_deref().filter(|ty| self.bounded(f, occ, ty) != *ty) {
                 return self.value_candidates(f, occ, ty, all);
+            }
+            // `self.web = WebApplicationServer(…)` in a `setUp`: the class it builds, whose
+            // members include its bases' (`create_token_response` is `TokenEndpoint`'s), which
+            // the words of the declaration below do not reach.
+            if let Some(built) = stated.is_none().then(|| constructed_type(&declared.signature)).flatten() {
+                let found = self.value_candidates(f, occ, built, all);
+                if !found.is_empty() {
+                    return found;
+                }
             }
             let words: HashSet<&str> = declared.signature.split(|c: char| !c.is_alphanumeric() && c != '_').collect();
             members.retain(|&r| {

@@ -528,6 +528,38 @@ fn a_class_named_in_set_up_is_named_for_each_test_of_the_class() {
     assert_eq!(test_files_reached(&graph, changed), ["tests/test_more.py", "tests/test_timed.py"]);
 }
 
+/// A field built in `setUp` (`self.web = WebApplicationServer(…)`) has its class's members,
+/// and its bases' among them: `self.web.create_token_response(…)` in a test method calls the
+/// method the class inherits (oauthlib's pre-configured servers, each a mix of endpoints).
+#[test]
+fn a_field_built_in_set_up_has_the_members_its_class_inherits() {
+    let graph = python_graph(&[
+        (
+            "auth/endpoints.py",
+            "class AuthorizationEndpoint:\n    def create_authorization_response(self, uri):\n        return uri\n\n\
+             class TokenEndpoint:\n    def create_token_response(self, uri):\n        return uri\n\n\
+             class WebApplicationServer(AuthorizationEndpoint, TokenEndpoint):\n    def __init__(self, validator):\n        \
+             self.validator = validator\n",
+        ),
+        (
+            "tests/test_web.py",
+            "import unittest\nfrom auth.endpoints import WebApplicationServer\n\n\
+             class WebCase(unittest.TestCase):\n    def setUp(self):\n        self.web = WebApplicationServer(None,\n            \
+             )\n\n    def test_token(self):\n        self.web.create_token_response('uri')\n",
+        ),
+        (
+            "tests/test_auth.py",
+            "import unittest\nfrom auth.endpoints import WebApplicationServer\n\n\
+             class AuthCase(unittest.TestCase):\n    def setUp(self):\n        self.web = WebApplicationServer(None)\n\n    \
+             def test_auth(self):\n        self.web.create_authorization_response('uri')\n",
+        ),
+    ]);
+    let changed = graph.lookup("TokenEndpoint.create_token_response")[0];
+    assert_eq!(test_files_reached(&graph, changed), ["tests/test_web.py"]);
+    let changed = graph.lookup("AuthorizationEndpoint.create_authorization_response")[0];
+    assert_eq!(test_files_reached(&graph, changed), ["tests/test_auth.py"]);
+}
+
 /// A class's `__repr__` runs where a value is formatted with it (`repr(x)`, `%r`, `!r`), and,
 /// where `str()` falls back to it (no `__str__`, no exception), where one is printed
 /// (`f'{x}'`, `str(x)`, `%s`): not in every test that makes one. An exception's `str()` shows
