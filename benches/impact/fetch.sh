@@ -60,6 +60,12 @@ TOOLS=(
                                                          # the latex encoding middlewares)
   # cloup: its run-time dependencies are click (the click project's own copy) and
   # typing-extensions (beautifulsoup4's pin above)
+  PyJWT==2.15.1 cryptography==50.0.2 cffi==2.1.1         # oauthlib's tests (no run-time deps:
+  blinker==1.9.0                                         # two test files import jwt, RSA signing
+                                                         # needs cryptography, its signals tests
+                                                         # blinker; cffi's pycparser is the
+                                                         # pycparser project's own copy)
+  # doit: no run-time dependencies (its optional cloudpickle is attrs' pin above)
 )
 
 PROJECTS=$(python3 -c '
