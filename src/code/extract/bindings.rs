@@ -56,7 +56,11 @@ impl<'a> Walker<'a> {
         if let Some(ty) = value.and_then(|v| self.indexed_element(v)) {
             return self.note_type(target, ty);
         }
-        let Some(ty) = value.and_then(|v| self.constructed_type(v).or_else(|| called(v))) else {
+        // `cmd = CmdFactory(Clean, …)` may call a function that builds the class passed (a
+        // capitalised name is no proof of a class): kept as the call, which the graph types
+        // either way (a class's call is the class).
+        let passing = |v: Node| called(v).filter(|c| self.language == Language::Python && !c.ends_with("()"));
+        let Some(ty) = value.and_then(|v| passing(v).or_else(|| self.constructed_type(v)).or_else(|| called(v))) else {
             self.local_types.remove(self.text(target));
             return;
         };
@@ -609,6 +613,9 @@ impl<'a> Walker<'a> {
         if !plain {
             return None;
         }
+        if self.language == Language::Python {
+            return Some(format!("{callee}({})", self.passed_classes(value)));
+        }
         let called = format!("{callee}()");
         if self.language != Language::Rust {
             return Some(called);
@@ -617,6 +624,23 @@ impl<'a> Walker<'a> {
         // caller or of no use.
         let handed = without_unwraps(&called);
         (handed.ends_with(')') || is_word(&handed)).then_some(handed)
+    }
+
+    /// The leading positional arguments of a Python call when each is a plain name and one is
+    /// capitalised (`make(Clean, out=…)` → `Clean`), else nothing: a function that builds
+    /// the class passed to it (`returns::PASSED_CLASS`) returns an instance of that one.
+    fn passed_classes(&self, call: Node) -> String {
+        let Some(arguments) = call.child_by_field_name("arguments") else { return String::new() };
+        let names: Vec<&str> = arguments
+            .named_children(&mut arguments.walk())
+            .take(4)
+            .map_while(|a| (a.kind() == "identifier").then(|| self.text(a)))
+            .collect();
+        if names.iter().any(|n| n.starts_with(char::is_uppercase)) {
+            names.join(",")
+        } else {
+            String::new()
+        }
     }
 
     /// Binds every identifier under `node` (a pattern), except in type positions.

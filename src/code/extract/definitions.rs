@@ -133,7 +133,8 @@ impl<'a> Walker<'a> {
         if kind.is_callable() && crate::code::graph::return_type(&symbol.signature, self.language.name()).is_none() {
             let built = match self.language {
                 Language::TypeScript | Language::Tsx | Language::JavaScript => self.built_and_returned(node),
-                Language::Python => self.python_built_and_returned(node),
+                // A method's class a call of it does not pass: only a function's parameters.
+                Language::Python => self.python_built_and_returned(node, kind == SymbolKind::Function),
                 _ => None,
             };
             if let Some(built) = built {

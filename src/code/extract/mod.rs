@@ -12,6 +12,7 @@ mod operations;
 mod outcomes;
 mod resync;
 mod returns;
+pub use returns::PASSED_CLASS;
 mod shapes;
 mod spawns;
 mod types;

@@ -9,6 +9,10 @@ use tree_sitter::Node;
 
 use super::Walker;
 
+/// What a function's entry in `FileCode::returns` starts with when it returns an instance of
+/// the class its caller passes, followed by the parameter's place (`#0`).
+pub const PASSED_CLASS: char = '#';
+
 impl Walker<'_> {
     /// Python: what a class's `__getattr__` hands every unknown attribute on to, when each of
     /// its `return`s says `getattr(self.…, name)` of one value of its own (`return
@@ -50,8 +54,32 @@ impl Walker<'_> {
     /// Python: the class a function without a stated return type builds and returns (or
     /// yields: a pytest fixture's value) on every path that hands out a value: `return
     /// Parser(…)`, or a local every assignment of which builds that class (`db_ = TinyDB(…)`
-    /// in each branch, then `yield db_`).
-    pub(super) fn python_built_and_returned(&self, node: Node) -> Option<String> {
+    /// in each branch, then `yield db_`). A function (`plain`, not a method) that builds the
+    /// class its caller passes (`def make(cls, …): cmd = cls(…); return cmd`) hands out
+    /// `#N`, N its parameter's place (`returns::PASSED_CLASS`): what it returns is the class
+    /// each call passes there (`make(Clean)`).
+    pub(super) fn python_built_and_returned(&self, node: Node, plain: bool) -> Option<String> {
+        let parameters: Vec<&str> = match node.child_by_field_name("parameters") {
+            Some(list) if plain => list
+                .named_children(&mut list.walk())
+                .map_while(|p| match p.kind() {
+                    "identifier" => Some(self.text(p)),
+                    "default_parameter" | "typed_parameter" | "typed_default_parameter" => {
+                        let name = p.child_by_field_name("name").or_else(|| p.named_child(0))?;
+                        (name.kind() == "identifier").then(|| self.text(name))
+                    }
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        let built = |value: Node| -> Option<String> {
+            self.constructed_type(value).or_else(|| {
+                let callee = value.child_by_field_name("function").filter(|_| value.kind() == "call")?;
+                let at = parameters.iter().position(|p| *p == self.text(callee))?;
+                Some(format!("{PASSED_CLASS}{at}"))
+            })
+        };
         let mut handed: Vec<Node> = Vec::new();
         let mut assigned: HashMap<&str, Option<String>> = HashMap::new();
         let mut stack = vec![node.child_by_field_name("body")?];
@@ -67,7 +95,7 @@ impl Walker<'_> {
                     if let (Some(target), Some(value)) = (n.child_by_field_name("left"), n.child_by_field_name("right"))
                     {
                         if target.kind() == "identifier" {
-                            let built = self.constructed_type(value);
+                            let built = built(value);
                             let entry = assigned.entry(self.text(target)).or_insert_with(|| built.clone());
                             if *entry != built {
                                 *entry = None;
@@ -83,7 +111,7 @@ impl Walker<'_> {
         for value in handed {
             let class = match value.kind() {
                 "identifier" => assigned.get(self.text(value)).cloned().flatten(),
-                _ => self.constructed_type(value),
+                _ => built(value),
             }?;
             if found.as_ref().is_some_and(|f| *f != class) {
                 return None;

@@ -686,6 +686,14 @@ impl CodeGraph {
             // A pytest fixture that yields (`-> Iterator[Client]`) gives what it yields.
             let stated = return_type(&s.signature, language).filter(|_| language != "python" || built().is_none());
             if !element && !s.kind.is_container() && stated.is_none() {
+                // `make(Clean)` of a `make` that builds the class passed at that place.
+                let built = || {
+                    let class = built()?;
+                    match class.strip_prefix(crate::code::extract::PASSED_CLASS) {
+                        Some(at) => passed_class(qualifier, at.parse().ok()?).map(str::to_string),
+                        None => Some(class),
+                    }
+                };
                 if let Some(class) = built() {
                     if found.as_ref().is_some_and(|t| *t != class) {
                         return None;
@@ -719,6 +727,15 @@ impl CodeGraph {
         }
         found
     }
+}
+
+/// The class a call's text (`make(Clean,Other)`, as the extractor keeps a Python call's
+/// plain arguments) passes at place `at`, when it names one.
+fn passed_class(qualifier: &str, at: usize) -> Option<&str> {
+    let open = call_start(qualifier)?;
+    let arguments = qualifier[open + 1..].strip_suffix(')')?;
+    let class = arguments.split(',').nth(at)?.trim();
+    names_a_type(class).then_some(class)
 }
 
 /// A type's text with each `Self` in it written as `own`.

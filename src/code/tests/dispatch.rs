@@ -560,6 +560,41 @@ fn a_field_built_in_set_up_has_the_members_its_class_inherits() {
     assert_eq!(test_files_reached(&graph, changed), ["tests/test_auth.py"]);
 }
 
+/// A test helper that builds the class it is given (`def CmdFactory(cls, …): cmd = cls(…);
+/// return cmd`, doit's conftest) returns an instance of the class each call passes:
+/// `CmdFactory(Clean)._execute()` is `Clean`'s, not `List`'s; a capitalised name is no proof
+/// of a class.
+#[test]
+fn a_factory_of_the_class_passed_returns_an_instance_of_that_class() {
+    let graph = python_graph(&[
+        (
+            "tool/cmds.py",
+            "class Cmd:\n    def __init__(self, loader=None):\n        self.loader = loader\n\n\
+             class Clean(Cmd):\n    def _execute(self):\n        return 1\n\n\
+             class List(Cmd):\n    def _execute(self):\n        return 2\n",
+        ),
+        (
+            "tests/conftest.py",
+            "def CmdFactory(cls, outstream=None):\n    cmd = cls(loader=None)\n    if outstream:\n        \
+             cmd.outstream = outstream\n    return cmd\n",
+        ),
+        (
+            "tests/test_clean.py",
+            "from tool.cmds import Clean\nfrom .conftest import CmdFactory\n\n\
+             def test_clean():\n    cmd = CmdFactory(Clean, outstream=1)\n    cmd._execute()\n",
+        ),
+        (
+            "tests/test_list.py",
+            "from tool.cmds import List\nfrom .conftest import CmdFactory\n\n\
+             def test_list():\n    cmd = CmdFactory(List)\n    cmd._execute()\n",
+        ),
+    ]);
+    let changed = graph.lookup("Clean._execute")[0];
+    assert_eq!(test_files_reached(&graph, changed), ["tests/test_clean.py"]);
+    let changed = graph.lookup("List._execute")[0];
+    assert_eq!(test_files_reached(&graph, changed), ["tests/test_list.py"]);
+}
+
 /// A class's `__repr__` runs where a value is formatted with it (`repr(x)`, `%r`, `!r`), and,
 /// where `str()` falls back to it (no `__str__`, no exception), where one is printed
 /// (`f'{x}'`, `str(x)`, `%s`): not in every test that makes one. An exception's `str()` shows
