@@ -464,7 +464,12 @@ fn read_crate(root: &Path, dir: &str) -> Option<Crate> {
                 continue;
             }
             if let Some(path) = target.get("path").and_then(|p| p.as_str()) {
-                tested_extras.push(path.trim_start_matches("./").to_string());
+                // The target's modules: beside a `main.rs` (`examples/arithmetic/main.rs`
+                // declares `mod test_parser;`, winnow's), under its name otherwise.
+                let path = path.trim_start_matches("./");
+                let stem = path.strip_suffix(".rs").unwrap_or(path);
+                tested_extras.push(path.to_string());
+                tested_extras.push(stem.strip_suffix("/main").unwrap_or(stem).to_string());
             } else if let Some(name) = target.get("name").and_then(|n| n.as_str()) {
                 tested_extras.push(format!("{folder}/{name}.rs"));
                 tested_extras.push(format!("{folder}/{name}"));
@@ -840,7 +845,10 @@ mod tests {
     fn a_test_target_with_required_features_off_or_a_benchmarks_is_not_run() {
         let manifest = "[package]\nname = \"x\"\n[features]\ndefault = [\"std\"]\nstd = []\nslow = []\n\n[[test]]\nname = \"big\"\nrequired-features = [\"slow\"]\n\n[[test]]\nname = \"io\"\npath = \"tests/io_tests.rs\"\nrequired-features = [\"std\"]\n";
         let test = "#[test]\nfn t() {}\n";
-        let manifest = format!("{manifest}\n[[bench]]\nname = \"tested\"\ntest = true\n");
+        let manifest = format!(
+            "{manifest}\n[[bench]]\nname = \"tested\"\ntest = true\n\n[[example]]\nname = \"calc\"\n\
+             path = \"examples/calc/main.rs\"\ntest = true\n"
+        );
         let (dir, graph) = crate_on_disk(
             &manifest,
             &[
@@ -850,6 +858,8 @@ mod tests {
                 ("benches/speed.rs", test),
                 ("benches/tested.rs", test),
                 ("examples/demo.rs", test),
+                ("examples/calc/main.rs", "#[cfg(test)]\nmod test_parser;\nfn main() {}\n"),
+                ("examples/calc/test_parser.rs", test),
             ],
         );
         let mut builds = DefaultRun::new(dir.path());
@@ -857,6 +867,8 @@ mod tests {
         assert!(!built(&mut builds, &graph, "benches/speed.rs"));
         assert!(!built(&mut builds, &graph, "examples/demo.rs"));
         assert!(built(&mut builds, &graph, "benches/tested.rs"));
+        // An example marked so, and the modules its `main.rs` declares beside it.
+        assert!(built(&mut builds, &graph, "examples/calc/test_parser.rs"));
         assert!(!built(&mut builds, &graph, "tests/big.rs"));
         assert!(built(&mut builds, &graph, "tests/io_tests.rs"));
         assert!(built(&mut builds, &graph, "tests/plain.rs"));
