@@ -757,6 +757,21 @@ export class Later {
     assert_eq!(clean.symbols.iter().map(|s| s.line).collect::<Vec<_>>(), vec![1, 2]);
 }
 
+/// A syntax error in a Rust test (snapbox's `str![…]`: `str` is the primitive type to the
+/// grammar) before a raw string whose lines begin at column 0: the rest of the test is not
+/// parsed again from inside the string, so its uses stay the test's.
+#[test]
+fn a_raw_strings_lines_are_no_place_to_parse_again_from() {
+    let text = "#[test]\nfn factor_test() {\n    let expected = str![[r#\"\nOk(\n    3,\n)\n\"#]];\n    \
+                assert_data_eq!(factor(\"3\"), expected);\n}\n\nfn after() {}\n";
+    let code = crate::code::extract::extract(Language::Rust, text).unwrap();
+    let test = code.symbols.iter().position(|s| s.name == "factor_test").unwrap() as u32;
+    let uses: Vec<(u32, Option<u32>)> =
+        code.occurrences.iter().filter(|o| code.name_of(o) == "factor").map(|o| (o.line, o.enclosing)).collect();
+    assert_eq!(uses, vec![(8, Some(test))]);
+    assert!(code.symbols.iter().any(|s| s.name == "after" && s.line == 11));
+}
+
 /// A Python test module's function that nothing calls or names runs with the module's tests:
 /// a test class's `assert_case`, called by the tests its `load_fixtures` adds at import, and
 /// `setUp`. A path that reaches one ends in a test of that module, named by its class (what
