@@ -59,8 +59,9 @@ impl<'a> Walker<'a> {
         // `cmd = CmdFactory(Clean, …)` may call a function that builds the class passed (a
         // capitalised name is no proof of a class): kept as the call, which the graph types
         // either way (a class's call is the class).
-        let passing = |v: Node| called(v).filter(|c| self.language == Language::Python && !c.ends_with("()"));
-        let Some(ty) = value.and_then(|v| passing(v).or_else(|| self.constructed_type(v)).or_else(|| called(v))) else {
+        let call = value.and_then(called);
+        let passing = call.clone().filter(|c| self.language == Language::Python && !c.ends_with("()"));
+        let Some(ty) = passing.or_else(|| value.and_then(|v| self.constructed_type(v))).or(call) else {
             self.local_types.remove(self.text(target));
             return;
         };
