@@ -3,6 +3,7 @@
 
 use tree_sitter::Node;
 
+use super::extract::{attributes, path_attribute};
 use super::ImportSpec;
 use crate::ingest::Language;
 
@@ -57,7 +58,12 @@ pub(super) fn import_specs(language: Language, node: Node, src: &[u8]) -> Option
             }
             "mod_item" if node.child_by_field_name("body").is_none() => {
                 let name = text(node.child_by_field_name("name")?, src);
-                Some(vec![spec(format!("mod {name}"), node, vec![name.to_string()], true)])
+                // `#[path = "issues/issue_431.rs"] mod issue_431;` names its file itself.
+                let written = match attributes(node, src).find_map(path_attribute) {
+                    Some(path) => format!("#[path = \"{path}\"] mod {name}"),
+                    None => format!("mod {name}"),
+                };
+                Some(vec![spec(written, node, vec![name.to_string()], true)])
             }
             "extern_crate_declaration" => {
                 let name = text(node.child_by_field_name("name")?, src);

@@ -27,6 +27,8 @@ pub struct Resolver {
     go_modules: Vec<(String, String)>,
     /// Cargo package names (`-` as `_`) → crate root file.
     rust_crates: HashMap<String, String>,
+    /// The folders of the repo's Cargo packages (`""` for one at the root).
+    rust_packages: HashSet<String>,
     /// tsconfig `paths`: (directory of the tsconfig, pattern, replacements), and `baseUrl`s.
     ts_paths: Vec<(String, String, Vec<String>)>,
     ts_base_urls: Vec<String>,
@@ -90,6 +92,7 @@ impl Resolver {
             by_dir,
             go_modules: Vec::new(),
             rust_crates: HashMap::new(),
+            rust_packages: HashSet::new(),
             ts_paths: Vec::new(),
             ts_base_urls: Vec::new(),
             js_packages: HashMap::new(),
@@ -120,6 +123,7 @@ impl Resolver {
         let Some(name) = manifest.get("package").and_then(|p| p.get("name")).and_then(|n| n.as_str()) else {
             return;
         };
+        self.rust_packages.insert(dir.to_string());
         let lib_path = manifest.get("lib").and_then(|l| l.get("path")).and_then(|p| p.as_str());
         let root = lib_path
             .map(|p| join(dir, p))
@@ -248,8 +252,14 @@ impl Resolver {
     }
 
     fn rust(&self, from: &str, spec: &str) -> Option<String> {
+        if let Some(declared) = spec.strip_prefix("#[path = \"") {
+            // `#[path = "issues/issue_431.rs"] mod issue_431`: relative to the declaring
+            // file's folder.
+            let written = declared.split('"').next()?;
+            return normalize(&join(dir_of(from), written)).filter(|p| self.files.contains(p));
+        }
         if let Some(name) = spec.strip_prefix("mod ") {
-            let dir = rust_children_dir(from);
+            let dir = self.rust_children_dir(from);
             return [join(&dir, &format!("{name}.rs")), join(&dir, &format!("{name}/mod.rs"))]
                 .into_iter()
                 .find(|p| self.files.contains(p));
@@ -276,7 +286,7 @@ impl Resolver {
         };
         let mut moved = false;
         for segment in rest {
-            let dir = rust_children_dir(&file);
+            let dir = self.rust_children_dir(&file);
             match [join(&dir, &format!("{segment}.rs")), join(&dir, &format!("{segment}/mod.rs"))]
                 .into_iter()
                 .find(|p| self.files.contains(p))
@@ -325,6 +335,27 @@ impl Resolver {
         ]
         .into_iter()
         .find(|p| self.files.contains(p) && p != from)
+    }
+
+    /// [`rust_children_dir`], but a crate root's submodules live beside it: Cargo makes each
+    /// file directly in a package's `tests/`, `benches/`, `examples/` or `src/bin/` (and its
+    /// `build.rs`) a crate of its own, so `mod utils;` in `tests/basic_types.rs` is
+    /// `tests/utils.rs` (the Rust book's `tests/common/mod.rs`), not `tests/basic_types/utils.rs`.
+    fn rust_children_dir(&self, file: &str) -> String {
+        let dir = dir_of(file);
+        let (package, folder) = match dir.rsplit_once('/') {
+            Some((package, folder)) => (package, folder),
+            None => ("", dir),
+        };
+        let target_root = (matches!(folder, "tests" | "benches" | "examples") && self.rust_packages.contains(package))
+            || (folder == "bin"
+                && package.rsplit('/').next() == Some("src")
+                && self.rust_packages.contains(dir_of(package)))
+            || (file.rsplit('/').next() == Some("build.rs") && self.rust_packages.contains(dir));
+        if target_root {
+            return dir.to_string();
+        }
+        rust_children_dir(file)
     }
 
     fn python(&self, from: &str, spec: &str, names: &[String]) -> Vec<String> {

@@ -22,7 +22,7 @@ pub(super) fn has_test_attribute(node: Node, src: &[u8]) -> bool {
 
 /// The attributes written above an item (`#[test]`, `#[cfg(unix)]`), nearest first, comments
 /// between them skipped.
-pub(super) fn attributes<'t, 's: 't>(node: Node<'t>, src: &'s [u8]) -> impl Iterator<Item = &'s str> + 't {
+pub(crate) fn attributes<'t, 's: 't>(node: Node<'t>, src: &'s [u8]) -> impl Iterator<Item = &'s str> + 't {
     std::iter::successors(node.prev_sibling(), |s| s.prev_sibling())
         .take_while(|s| matches!(s.kind(), "attribute_item" | "line_comment" | "block_comment"))
         .filter(|s| s.kind() == "attribute_item")
@@ -37,7 +37,7 @@ pub(super) fn attribute_path(attribute: &str) -> &str {
 }
 
 /// The file a `#[path = "…"]` attribute names.
-pub(super) fn path_attribute(attribute: &str) -> Option<&str> {
+pub(crate) fn path_attribute(attribute: &str) -> Option<&str> {
     let value = inner(attribute)?.strip_prefix("path")?.trim_start().strip_prefix('=')?.trim();
     value.strip_prefix('"')?.strip_suffix('"')
 }

@@ -12,6 +12,7 @@ mod operations;
 mod outcomes;
 mod resync;
 mod returns;
+pub(super) use attributes::{attributes, path_attribute};
 pub use returns::PASSED_CLASS;
 mod shapes;
 mod spawns;

@@ -769,3 +769,112 @@ fn a_trait_impl_beside_an_imported_type_of_its_name_runs_for_the_imported_one() 
     ]);
     assert_eq!(tests_reached(&graph, "Chain", "next"), ["tests/chain.rs::counts"]);
 }
+
+/// bincode's shape: `impl Decode for u16` (a type the repo does not define) runs through the
+/// trait's dispatch in a generic `decode_from`, which every test calls through a helper in
+/// `tests/utils.rs` that each test file brings in with `mod utils;` (an integration test file
+/// is a crate root: its `mod` is the file beside it). A test runs `u16::decode` only where its
+/// file names `u16` (`2u16` too); a type the repo makes a default (`type Small = u8`) is run
+/// unnamed. `#[path = "…"] mod issue_1;` resolves to the file it names.
+#[test]
+fn a_traits_method_for_a_foreign_type_runs_where_a_test_names_that_type() {
+    use crate::code::dependents::{names_key, required_key};
+    let lib = "pub trait Decode: Sized {\n    fn decode(r: &mut Reader) -> Self;\n}\n\n\
+               pub struct Reader(pub Vec<u8>);\n\npub type Small = u8;\n\n\
+               impl Decode for u16 {\n    fn decode(r: &mut Reader) -> Self {\n        r.0.len() as u16\n    }\n}\n\n\
+               impl Decode for u8 {\n    fn decode(r: &mut Reader) -> Self {\n        r.0.len() as u8\n    }\n}\n\n\
+               impl Decode for bool {\n    fn decode(r: &mut Reader) -> Self {\n        r.0.is_empty()\n    }\n}\n\n\
+               pub fn decode_from<T: Decode>(bytes: Vec<u8>) -> T {\n    T::decode(&mut Reader(bytes))\n}\n";
+    let utils = "pub fn the_same<T: semver::Decode>(bytes: Vec<u8>) -> T {\n    semver::decode_from(bytes)\n}\n";
+    let numbers =
+        "mod utils;\n\nuse utils::the_same;\n\n#[test]\nfn numbers() {\n    assert_eq!(the_same(vec![1, 2]), 2u16);\n}\n";
+    let flags =
+        "mod utils;\n\nuse utils::the_same;\n\n#[test]\nfn flags() {\n    assert!(the_same::<bool>(vec![]));\n}\n";
+    let small = "mod utils;\n\n#[test]\nfn small() {\n    let s: semver::Small = utils::the_same(vec![1]);\n    assert_eq!(s, 1);\n}\n";
+    let issues = "#[path = \"issues/issue_1.rs\"]\nmod issue_1;\n";
+    let issue_1 = "#[test]\nfn issue_1() {\n    assert!(!semver::decode_from::<bool>(vec![0]));\n}\n";
+    let graph = rust_graph(&[
+        ("src/lib.rs", lib),
+        ("tests/utils.rs", utils),
+        ("tests/numbers.rs", numbers),
+        ("tests/flags.rs", flags),
+        ("tests/small.rs", small),
+        ("tests/issues.rs", issues),
+        ("tests/issues/issue_1.rs", issue_1),
+    ]);
+    let texts = HashMap::from([
+        ("tests/utils.rs", utils),
+        ("tests/numbers.rs", numbers),
+        ("tests/flags.rs", flags),
+        ("tests/small.rs", small),
+        ("tests/issues/issue_1.rs", issue_1),
+    ]);
+    let path_of = |f: u32| graph.path(f).to_string();
+    let utils_file = graph.lookup("the_same")[0].0;
+    let mut importers: Vec<String> = graph.importers(utils_file, 0.5).into_iter().map(|(f, _)| path_of(f)).collect();
+    importers.sort();
+    assert_eq!(importers, ["tests/flags.rs", "tests/numbers.rs", "tests/small.rs"]);
+    let issue_file = graph.lookup("issue_1").into_iter().find(|r| graph.symbol(*r).kind.is_callable()).unwrap().0;
+    let importers: Vec<String> = graph.importers(issue_file, 0.5).into_iter().map(|(f, _)| path_of(f)).collect();
+    assert_eq!(importers, ["tests/issues.rs"]);
+    let run = |container: &str| -> Vec<String> {
+        let target = graph.lookup("decode").into_iter().find(|&r| graph.symbol(r).container == container).unwrap();
+        let seeds = vec![Seed {
+            symbol_opt: Some(target),
+            name: "decode".to_string(),
+            label: "decode".to_string(),
+            instances_only: false,
+            declared_only: false,
+            needs_operation: 0,
+            key: None,
+        }];
+        let mut files: Vec<String> = walk(&graph, &seeds, daemon_walk_limits())
+            .tests
+            .iter()
+            .filter(|r| required_key(&graph, r).is_none_or(|key| names_key(texts[graph.path(r.file)], &key)))
+            .map(|r| path_of(r.file))
+            .collect();
+        files.sort();
+        files.dedup();
+        files
+    };
+    assert_eq!(run("u16"), ["tests/numbers.rs"]);
+    assert_eq!(run("bool"), ["tests/flags.rs", "tests/issues/issue_1.rs"]);
+    assert_eq!(run("u8"), ["tests/flags.rs", "tests/issues/issue_1.rs", "tests/numbers.rs", "tests/small.rs"]);
+}
+
+/// Every implementation of a trait's method that calls the method again (bincode's
+/// `Option<T>::decode` calling `T::decode`) dispatches through the same calls: a walk pays for
+/// them once, so a budget that holds one round of them still reaches the test behind the
+/// generic function called last.
+#[test]
+fn a_traits_dispatch_is_paid_for_once_in_a_walk() {
+    let mut lib = String::from(
+        "pub trait Decode: Sized {\n    fn decode(bytes: &[u8]) -> Self;\n}\n\n\
+         impl Decode for u16 {\n    fn decode(bytes: &[u8]) -> Self {\n        bytes.len() as u16\n    }\n}\n\n",
+    );
+    for i in 0..10 {
+        lib.push_str(&format!(
+            "pub struct Wrap{i}<T>(T);\n\nimpl<T: Decode> Decode for Wrap{i}<T> {{\n    fn decode(bytes: &[u8]) -> Self {{\n        Wrap{i}(T::decode(bytes))\n    }}\n}}\n\n"
+        ));
+    }
+    lib.push_str("pub fn decode_from<T: Decode>(bytes: &[u8]) -> T {\n    T::decode(bytes)\n}\n");
+    let test = "#[test]\nfn numbers() {\n    assert_eq!(semver::decode_from::<u16>(&[1, 2]), 2u16);\n}\n";
+    let graph = rust_graph(&[("src/lib.rs", &lib), ("tests/numbers.rs", test)]);
+    let target = graph.lookup("decode").into_iter().find(|&r| graph.symbol(r).container == "u16").unwrap();
+    let seeds = vec![Seed {
+        symbol_opt: Some(target),
+        name: "decode".to_string(),
+        label: "decode".to_string(),
+        instances_only: false,
+        declared_only: false,
+        needs_operation: 0,
+        key: None,
+    }];
+    // One round of `T::decode`'s eleven calls, and a little more; ten rounds do not fit.
+    let limits = crate::code::dependents::WalkLimits { max_work: 40, ..daemon_walk_limits() };
+    let walk = walk(&graph, &seeds, limits);
+    let files: Vec<&str> = walk.tests.iter().map(|r| graph.path(r.file)).collect();
+    assert_eq!(files, ["tests/numbers.rs"]);
+    assert!(!walk.truncated);
+}
