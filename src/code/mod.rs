@@ -263,6 +263,10 @@ pub struct FileCode {
     /// `#[should_panic]` or asking for the error (`is_err()`, `unwrap_err()`, `Err(…)`), and
     /// functions asking for it (a test's helper, `parse(t).unwrap_err()`).
     pub expects_failure: Vec<u32>,
+    /// The Python functions that can only fail (by index in `symbols`): a body that, docstring
+    /// aside, is one `raise` (an abstract base's `raise NotImplementedError`). A test that runs
+    /// one passes only if it asks for the error.
+    pub always_fails: Vec<u32>,
     /// Rust modules declared with a `#[path = "…"]` attribute (by index in `symbols`), and
     /// the path as written, relative to the declaring file's folder: chrono's `#[cfg(windows)]
     /// #[path = "windows.rs"] mod inner;`.
@@ -478,7 +482,7 @@ pub fn grammar_fingerprint() -> String {
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode`, what the extractor emits or how a file is chunked changes:
     // a run under another fingerprint reads every file again.
-    const FORMAT: u32 = 97;
+    const FORMAT: u32 = 98;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

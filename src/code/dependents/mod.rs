@@ -472,7 +472,8 @@ pub fn walk_built(
             key: s.key,
             runs_in_no_test: s.symbol_opt.is_some_and(|(f, i)| !builds(f, Some(i))),
             calls_only: true,
-            failing: false,
+            // A function that only raises (an abstract base's stub) fails wherever it runs.
+            failing: s.symbol_opt.is_some_and(|(f, i)| graph.code(f).always_fails.contains(&i)),
         })
         .collect();
     let mut truncated = false;

@@ -5,6 +5,7 @@
 use tree_sitter::Node;
 
 use super::attributes::{attribute_path, attributes, gate, has_test_attribute, path_attribute};
+use super::outcomes::only_raises;
 use super::{base_type_name, is_ident_like, Frame, Walker, MAX_NAME, MAX_SIGNATURE};
 use crate::ingest::code::last_row;
 use crate::ingest::Language;
@@ -129,6 +130,9 @@ impl<'a> Walker<'a> {
         let index = self.symbol_base + self.out.symbols.len() as u32;
         if symbol.test_marked && attributes(node, self.src).any(|a| attribute_path(a) == "should_panic") {
             self.out.expects_failure.push(index);
+        }
+        if self.language == Language::Python && kind.is_callable() && only_raises(node) {
+            self.out.always_fails.push(index);
         }
         if kind.is_callable() && crate::code::graph::return_type(&symbol.signature, self.language.name()).is_none() {
             let built = match self.language {

@@ -12,11 +12,15 @@ use crate::code::FileCode;
 /// `r.err()` or matches `Err(_)` (those marked `#[should_panic]` are noted where they are
 /// defined).
 pub(super) fn note_definitions_expecting_failure(code: &mut FileCode) {
-    if code.language != "rust" {
-        return;
-    }
-    let asks = |name: &str, test: bool| {
-        matches!(name, "is_err" | "unwrap_err" | "expect_err") || (test && matches!(name, "err" | "Err"))
+    let asks: fn(&str, bool) -> bool = match code.language.as_str() {
+        "rust" => |name, test| {
+            matches!(name, "is_err" | "unwrap_err" | "expect_err") || (test && matches!(name, "err" | "Err"))
+        },
+        // `pytest.raises(…)`, unittest's `self.assertRaises(…)` (as a call or a `with`).
+        "python" => |name, _| {
+            matches!(name, "raises" | "assertRaises" | "assertRaisesRegex" | "assertRaisesRegexp" | "failUnlessRaises")
+        },
+        _ => return,
     };
     for occurrence in &code.occurrences {
         let Some(e) = occurrence.enclosing else { continue };
@@ -29,6 +33,17 @@ pub(super) fn note_definitions_expecting_failure(code: &mut FileCode) {
         }
     }
     code.expects_failure.sort_unstable();
+}
+
+/// Whether a Python function's body, its docstring aside, is one `raise` statement.
+pub(super) fn only_raises(function: Node) -> bool {
+    let Some(body) = function.child_by_field_name("body") else { return false };
+    let mut cursor = body.walk();
+    let mut statements = body.named_children(&mut cursor).filter(|s| {
+        let docstring = s.kind() == "expression_statement" && s.named_child(0).is_some_and(|e| e.kind() == "string");
+        !docstring && s.kind() != "comment"
+    });
+    matches!((statements.next(), statements.next()), (Some(s), None) if s.kind() == "raise_statement")
 }
 
 /// Whether a Rust function takes nothing and does nothing: `fn assert_send<T: Send>() {}`,

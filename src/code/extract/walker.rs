@@ -194,6 +194,7 @@ impl<'a> Walker<'a> {
         self.out.failure_spans.extend(out.failure_spans.drain(..).map(shift_span));
         self.out.type_only_spans.extend(out.type_only_spans.drain(..).map(shift_span));
         self.out.expects_failure.append(&mut out.expects_failure);
+        self.out.always_fails.append(&mut out.always_fails);
         self.out.module_paths.append(&mut out.module_paths);
         for mut spawn in std::mem::take(&mut out.spawned) {
             shift(&mut spawn.line, &mut 0);

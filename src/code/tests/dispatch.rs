@@ -846,3 +846,61 @@ fn a_test_class_s_own_fixture_types_its_tests_parameters() {
     let found: Vec<(String, u32)> = graph.references(target, 0.5).into_iter().map(|r| (r.path, r.line)).collect();
     assert_eq!(found, [("tests/test_store.py".to_string(), 10)]);
 }
+
+/// A method whose body only raises (oauthlib's `RequestValidator.get_original_scopes`, `raise
+/// NotImplementedError`) fails wherever it runs: a test that reaches it passes only if it asks
+/// for the error (`pytest.raises`, `assertRaises`). The grant's test, which hands the grant a
+/// mock, and the server's, which builds a validator a library's base may call, do not run it.
+#[test]
+fn a_method_that_only_raises_runs_in_the_tests_that_ask_for_the_error() {
+    let graph = python_graph(&[
+        (
+            "auth/validator.py",
+            "from somelib import Base\n\n\
+             class RequestValidator(Base):\n    def get_scopes(self, token):\n        \"\"\"Subclasses say.\"\"\"\n        \
+             raise NotImplementedError('Subclasses must implement this method.')\n\n    \
+             def check(self, token):\n        return bool(token)\n",
+        ),
+        (
+            "auth/grant.py",
+            "from auth.validator import RequestValidator\n\n\
+             class RefreshGrant:\n    def __init__(self, request_validator: RequestValidator):\n        \
+             self.request_validator = request_validator\n\n    def validate(self, token):\n        \
+             self.request_validator.check(token)\n        return self.request_validator.get_scopes(token)\n",
+        ),
+        (
+            "tests/test_grant.py",
+            "import unittest\nfrom unittest import mock\nfrom auth.grant import RefreshGrant\n\n\
+             class GrantTest(unittest.TestCase):\n    def test_validate(self):\n        \
+             assert RefreshGrant(mock.MagicMock()).validate('t')\n",
+        ),
+        (
+            "tests/test_server.py",
+            "from auth.validator import RequestValidator\nfrom auth.grant import RefreshGrant\n\n\
+             def test_server_builds():\n    assert RefreshGrant(RequestValidator()).request_validator\n",
+        ),
+        (
+            "tests/test_validator.py",
+            "import unittest\nfrom auth.validator import RequestValidator\n\n\
+             class ContractTest(unittest.TestCase):\n    def test_contract(self):\n        \
+             self.assertRaises(NotImplementedError, RequestValidator().get_scopes, 't')\n",
+        ),
+    ]);
+    let reached = |name: &str| {
+        let changed = graph.lookup(name)[0];
+        let mut seeds = vec![crate::code::dependents::Seed::plain(Some(changed), "", "")];
+        let more = crate::code::dependents::type_seeds(&graph, &seeds);
+        seeds.extend(more);
+        let walk = crate::code::dependents::walk(&graph, &seeds, daemon_walk_limits());
+        let mut found: Vec<String> = walk.tests.iter().map(|t| graph.path(t.file).to_string()).collect();
+        found.sort();
+        found.dedup();
+        found
+    };
+    assert_eq!(reached("RequestValidator.get_scopes"), ["tests/test_validator.py"]);
+    // (A method that may succeed runs where the base may call it: every test that builds one.)
+    assert_eq!(
+        reached("RequestValidator.check"),
+        ["tests/test_grant.py", "tests/test_server.py", "tests/test_validator.py"]
+    );
+}
