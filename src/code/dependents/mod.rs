@@ -544,7 +544,17 @@ pub fn walk_built(
             // Only along paths that build the implementing type somewhere (`translate` makes a
             // `TranslatorI`; the printer's `visit` call runs another visitor).
             // A Go method likewise where a method of an interface its type satisfies is called.
-            let through: Vec<SymbolRef> = node.map(|t| graph.dispatched_through(t)).unwrap_or_default();
+            // And a Python method where its base's method is called (bs4's `self.builder.feed(…)`
+            // on a `TreeBuilder` runs `HTMLParserTreeBuilder.feed`), on the same condition.
+            let through: Vec<SymbolRef> = node
+                .map(|t| {
+                    let through = graph.dispatched_through(t);
+                    match graph.overridden_method(t) {
+                        Some(base) if through.is_empty() => vec![base],
+                        _ => through,
+                    }
+                })
+                .unwrap_or_default();
             let trait_uses = match through.as_slice() {
                 [] => std::sync::Arc::new(Vec::new()),
                 [m] => graph.uses(*m, floor),
@@ -727,7 +737,9 @@ pub fn walk_built(
                 if let Some(earlier) = reached.get_mut(&key) {
                     // Reached before through another implementation's dispatch; this path
                     // builds the type (the test runs this implementation too).
-                    if requires_now.is_none() {
+                    // (Cleared here, what it led to waits still: walked again, as below.)
+                    let built_now = earlier.requires.is_some() && requires_now.is_none();
+                    if built_now {
                         earlier.requires = None;
                     }
                     if !no_test_now {
@@ -746,7 +758,7 @@ pub fn walk_built(
                     if unkeyed_now {
                         earlier.key = None;
                     }
-                    if (done_now || succeeds_now || unkeyed_now) && !cleared.contains(&key) {
+                    if (done_now || succeeds_now || unkeyed_now || built_now) && !cleared.contains(&key) {
                         cleared.push(key);
                     }
                     continue;

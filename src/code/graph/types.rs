@@ -322,6 +322,23 @@ impl CodeGraph {
         in_a_base.is_some()
     }
 
+    /// The nearest base's method that a Python method overrides (the repo's), if any: a call
+    /// of it on a value the code types as the base may run the override.
+    pub fn overridden_method(&self, member: SymbolRef) -> Option<SymbolRef> {
+        let s = self.symbol(member);
+        if self.code(member.0).language != "python" || !s.kind.is_callable() || s.name.starts_with("__") {
+            return None;
+        }
+        let &class = split_qualifier(&s.container).last()?;
+        let same_name = self.defs_by_name.get(&s.name).map(Vec::as_slice).unwrap_or(&[]);
+        self.find_in_type_and_bases(class, |t| {
+            if t == class {
+                return None;
+            }
+            same_name.iter().copied().find(|&d| d != member && self.is_member_of(d, t))
+        })
+    }
+
     /// Python module-level variables that hold an instance of `class` (`html: Markdown =
     /// create_markdown(…)`, `app = Bottle()`): a call of one, from any module
     /// (`mistune.html(text)`), runs the class's `__call__`.

@@ -904,3 +904,39 @@ fn a_method_that_only_raises_runs_in_the_tests_that_ask_for_the_error() {
         ["tests/test_grant.py", "tests/test_server.py", "tests/test_validator.py"]
     );
 }
+
+/// A Python method that overrides its base's runs where the base's method is called on a value
+/// the code types as the base (bs4's `self.builder.feed(…)` on a `TreeBuilder`), along paths
+/// that name the subclass, as a Rust trait's implementation does: the HTML builder's test, not
+/// the XML builder's.
+#[test]
+fn an_override_runs_where_its_bases_method_is_called_on_a_path_that_names_its_class() {
+    let graph = python_graph(&[
+        (
+            "pkg/builder.py",
+            "class TreeBuilder:\n    def feed(self, markup):\n        return markup\n\n\
+             class HTMLTreeBuilder(TreeBuilder):\n    def feed(self, markup):\n        return markup.lower()\n\n\
+             class XMLTreeBuilder(TreeBuilder):\n    def feed(self, markup):\n        return markup.upper()\n",
+        ),
+        (
+            "pkg/soup.py",
+            "from pkg.builder import TreeBuilder\n\n\
+             class Soup:\n    def __init__(self, markup, builder: TreeBuilder):\n        self.builder = builder\n        \
+             self.out = self.builder.feed(markup)\n",
+        ),
+        (
+            "tests/test_html.py",
+            "from pkg.builder import HTMLTreeBuilder\nfrom pkg.soup import Soup\n\n\
+             def test_html():\n    assert Soup('<A>', HTMLTreeBuilder()).out == '<a>'\n",
+        ),
+        (
+            "tests/test_xml.py",
+            "from pkg.builder import XMLTreeBuilder\nfrom pkg.soup import Soup\n\n\
+             def test_xml():\n    assert Soup('<a>', XMLTreeBuilder()).out == '<A>'\n",
+        ),
+    ]);
+    let changed = graph.lookup("HTMLTreeBuilder.feed")[0];
+    assert_eq!(test_files_reached(&graph, changed), ["tests/test_html.py"]);
+    let changed = graph.lookup("XMLTreeBuilder.feed")[0];
+    assert_eq!(test_files_reached(&graph, changed), ["tests/test_xml.py"]);
+}
