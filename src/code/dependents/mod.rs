@@ -249,31 +249,6 @@ fn foreign_self_type(graph: &CodeGraph, member: SymbolRef) -> Option<&str> {
     (plain && !parameter).then_some(name)
 }
 
-/// The types a Rust type alias or a defaulted type parameter of the repo stands for (`u32` of
-/// `type DefaultIx = u32;`, `Ix = u32`): code uses them without naming them.
-fn defaulted_types(graph: &CodeGraph) -> HashSet<String> {
-    let mut out = HashSet::new();
-    for f in 0..graph.file_count() as u32 {
-        let code = graph.code(f);
-        if code.language != "rust" {
-            continue;
-        }
-        for s in &code.symbols {
-            if !(s.kind == SymbolKind::Type || s.kind.is_container()) {
-                continue;
-            }
-            for (at, _) in s.signature.match_indices('=') {
-                let after = s.signature[at + 1..].trim_start();
-                let name: String = after.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-                if !name.is_empty() {
-                    out.insert(name);
-                }
-            }
-        }
-    }
-    out
-}
-
 /// Whether a test file's text names `key` as a whole word (`{{ x|wordcount }}`,
 /// `env.filters["wordcount"]`).
 pub fn names_key(text: &str, key: &str) -> bool {
@@ -479,7 +454,6 @@ pub fn walk_built(
     let mut truncated = false;
     let mut work = 0usize;
     let mut dispatched: HashSet<SymbolRef> = HashSet::new();
-    let mut defaulted: Option<HashSet<String>> = None;
     // Per type, the definitions (and files, at file level) that name it.
     let mut named_by: HashMap<SymbolRef, std::collections::HashSet<(u32, Option<u32>)>> = HashMap::new();
     for depth in 1..=max_levels {
@@ -569,8 +543,7 @@ pub fn walk_built(
             let foreign_self = node
                 .filter(|_| !through.is_empty() && !alone && implementer.is_none())
                 .filter(|&t| {
-                    foreign_self_type(graph, t)
-                        .is_some_and(|name| !defaulted.get_or_insert_with(|| defaulted_types(graph)).contains(name))
+                    foreign_self_type(graph, t).is_some_and(|name| !graph.rust_defaulted_types().contains(name))
                 })
                 .map(MustName::ForeignSelf);
             // A Python method reached by a guess at the object's type (a call of its name on

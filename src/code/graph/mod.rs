@@ -154,6 +154,8 @@ pub struct CodeGraph {
     /// Python module-level variables by the class of the instance they hold
     /// (`variables_holding`), read once: a walk asks at each `__call__` it meets.
     held_instances: std::sync::OnceLock<HashMap<String, Vec<SymbolRef>>>,
+    /// `rust_defaulted_types`, read once: a walk asks at each foreign type's dispatch.
+    defaulted_types: std::sync::OnceLock<HashSet<String>>,
     /// Per file: the SHA-256 of the text its facts were extracted from ("" unknown), so a
     /// diff whose side has that text reads the facts instead of parsing again.
     content_hashes: Vec<String>,
@@ -378,6 +380,7 @@ impl CodeGraph {
             member_uses_cache: std::sync::Mutex::new(HashMap::new()),
             resolved: std::sync::OnceLock::new(),
             held_instances: std::sync::OnceLock::new(),
+            defaulted_types: std::sync::OnceLock::new(),
             content_hashes: vec![String::new(); n],
         };
         graph.link();

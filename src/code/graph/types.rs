@@ -339,6 +339,26 @@ impl CodeGraph {
         })
     }
 
+    /// The types a Rust type alias or a defaulted type parameter of the repo stands for (`u32`
+    /// of `type DefaultIx = u32;`, `Ix = u32`): code uses them without naming them.
+    pub fn rust_defaulted_types(&self) -> &HashSet<String> {
+        self.defaulted_types.get_or_init(|| {
+            let mut out = HashSet::new();
+            for code in self.codes.iter().filter(|c| c.language == "rust") {
+                for s in code.symbols.iter().filter(|s| s.kind == SymbolKind::Type || s.kind.is_container()) {
+                    for (at, _) in s.signature.match_indices('=') {
+                        let after = s.signature[at + 1..].trim_start();
+                        let name: String = after.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                        if !name.is_empty() {
+                            out.insert(name);
+                        }
+                    }
+                }
+            }
+            out
+        })
+    }
+
     /// Python module-level variables that hold an instance of `class` (`html: Markdown =
     /// create_markdown(…)`, `app = Bottle()`): a call of one, from any module
     /// (`mistune.html(text)`), runs the class's `__call__`.

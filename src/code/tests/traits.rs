@@ -819,15 +819,7 @@ fn a_traits_method_for_a_foreign_type_runs_where_a_test_names_that_type() {
     assert_eq!(importers, ["tests/issues.rs"]);
     let run = |container: &str| -> Vec<String> {
         let target = graph.lookup("decode").into_iter().find(|&r| graph.symbol(r).container == container).unwrap();
-        let seeds = vec![Seed {
-            symbol_opt: Some(target),
-            name: "decode".to_string(),
-            label: "decode".to_string(),
-            instances_only: false,
-            declared_only: false,
-            needs_operation: 0,
-            key: None,
-        }];
+        let seeds = vec![Seed::plain(Some(target), "decode", "decode")];
         let mut files: Vec<String> = walk(&graph, &seeds, daemon_walk_limits())
             .tests
             .iter()
@@ -862,15 +854,7 @@ fn a_traits_dispatch_is_paid_for_once_in_a_walk() {
     let test = "#[test]\nfn numbers() {\n    assert_eq!(semver::decode_from::<u16>(&[1, 2]), 2u16);\n}\n";
     let graph = rust_graph(&[("src/lib.rs", &lib), ("tests/numbers.rs", test)]);
     let target = graph.lookup("decode").into_iter().find(|&r| graph.symbol(r).container == "u16").unwrap();
-    let seeds = vec![Seed {
-        symbol_opt: Some(target),
-        name: "decode".to_string(),
-        label: "decode".to_string(),
-        instances_only: false,
-        declared_only: false,
-        needs_operation: 0,
-        key: None,
-    }];
+    let seeds = vec![Seed::plain(Some(target), "decode", "decode")];
     // One round of `T::decode`'s eleven calls, and a little more; ten rounds do not fit.
     let limits = crate::code::dependents::WalkLimits { max_work: 40, ..daemon_walk_limits() };
     let walk = walk(&graph, &seeds, limits);
