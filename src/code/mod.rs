@@ -299,6 +299,16 @@ pub struct FileCode {
     /// column), and the key. What such a table holds runs where its key is looked up, so a
     /// test runs it only where the test names the key (`Reached::key`).
     pub keyed: Vec<([u32; 4], String)>,
+    /// Python code that runs only when an attribute is set, as its 1-based (line, column,
+    /// end line, end column) and the attribute's name: the body of `if meta.csrf:` (`if
+    /// self.x is not None:`, an `elif` of one), and what follows `if locales is False:
+    /// return` in its block. Where the repo's classes leave that attribute off
+    /// (`CodeGraph::off_by_default`), a test runs the code only where the test names the
+    /// attribute (`class Meta: csrf = True`, `meta={"csrf": True}`).
+    pub guarded: Vec<([u32; 4], String)>,
+    /// The attributes a Python class body of the file assigns (`csrf = False`), each with
+    /// whether the value is `None` or `False` (the attribute is off until something sets it).
+    pub class_defaults: Vec<(String, bool)>,
 }
 
 /// `FileCode::operations`: `__repr__` runs (Rust: `Debug::fmt`).
@@ -378,6 +388,17 @@ impl FileCode {
         let occ = self.occurrences.get(o as usize)?;
         let at = (occ.line, occ.column);
         self.keyed.iter().find(|([l, c, el, ec], _)| (*l, *c) <= at && at <= (*el, *ec)).map(|(_, key)| key.as_str())
+    }
+
+    /// The attributes whose being set the occurrence `o` runs under (`guarded`), the innermost
+    /// condition's first.
+    pub fn guards_of(&self, o: u32) -> impl Iterator<Item = &str> {
+        let at = self.occurrences.get(o as usize).map(|occ| (occ.line, occ.column));
+        self.guarded
+            .iter()
+            .rev()
+            .filter(move |([l, c, el, ec], _)| at.is_some_and(|at| (*l, *c) <= at && at < (*el, *ec)))
+            .map(|(_, w)| w.as_str())
     }
 
     /// What a definition (`None`: the file's own code) does to values that runs a special
@@ -482,7 +503,7 @@ pub fn grammar_fingerprint() -> String {
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode`, what the extractor emits or how a file is chunked changes:
     // a run under another fingerprint reads every file again.
-    const FORMAT: u32 = 98;
+    const FORMAT: u32 = 99;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

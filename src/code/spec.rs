@@ -189,6 +189,9 @@ static PYTHON: Spec = Spec {
         "generator_expression",
         // A dict entry `"key": function` (`FileCode::keyed`).
         "pair",
+        // Code that runs only when an attribute is set (`FileCode::guarded`).
+        "if_statement",
+        "elif_clause",
     ],
 };
 

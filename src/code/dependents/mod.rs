@@ -72,6 +72,10 @@ pub enum MustName {
     /// Decode for u16`), reached through the trait's dispatch: a test runs it only where its
     /// file names the type (`5u16`, `Option<u16>`); the word is the type's name.
     ForeignSelf(SymbolRef),
+    /// A Python use, as (file, occurrence), under a condition that holds only when an
+    /// attribute the repo leaves off is set (`if meta.csrf:`, `FileCode::guarded`): a test runs
+    /// it only where the test names the attribute; the word is the attribute's name.
+    Guard(u32, u32),
 }
 
 impl MustName {
@@ -81,6 +85,7 @@ impl MustName {
             MustName::TableKey(f, o) => graph.code(f).key_of(o),
             MustName::Method(m) => Some(graph.symbol(m).name.as_str()),
             MustName::ForeignSelf(m) => foreign_self_type(graph, m),
+            MustName::Guard(f, o) => graph.code(f).guards_of(o).find(|word| graph.off_by_default(word)),
         }
     }
 }
@@ -363,6 +368,15 @@ fn installed_uses(
 /// Whether a use sits in code that runs only when something fails (`FileCode::failure_spans`).
 fn on_failure(graph: &CodeGraph, u: &crate::code::graph::Use) -> bool {
     within(graph, u, |code| &code.failure_spans)
+}
+
+/// Whether a use outside the tests runs only when an attribute the repo leaves off is set
+/// (`MustName::Guard`).
+fn guarded(graph: &CodeGraph, u: &crate::code::graph::Use) -> bool {
+    let code = graph.code(u.file);
+    !code.guarded.is_empty()
+        && !graph.is_test_file(u.file)
+        && code.guards_of(u.occurrence).any(|word| graph.off_by_default(word))
 }
 
 /// Whether a use names a type where no value is made (`FileCode::type_only_spans`).
@@ -706,7 +720,8 @@ pub fn walk_built(
                     .or_else(|| {
                         let key = graph.code(u.file).key_of(u.occurrence);
                         key.filter(|key| !graph.names(key)).map(|_| MustName::TableKey(u.file, u.occurrence))
-                    });
+                    })
+                    .or_else(|| guarded(graph, &u).then_some(MustName::Guard(u.file, u.occurrence)));
                 if let Some(earlier) = reached.get_mut(&key) {
                     // Reached before through another implementation's dispatch; this path
                     // builds the type (the test runs this implementation too).

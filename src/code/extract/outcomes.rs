@@ -86,6 +86,86 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// Notes the Python code an `if` (or `elif`) runs only when an attribute is set
+    /// (`FileCode::guarded`): its body when the condition tests the attribute (`meta.csrf`,
+    /// `x.y is not None`, one side of an `and`); the rest of its block when the `if` only
+    /// returns or raises (a guard clause) while the attribute is off (`not x.y`, `locales is
+    /// False`, `x is None`).
+    pub(super) fn note_guard(&mut self, statement: Node) {
+        let Some(condition) = statement.child_by_field_name("condition") else { return };
+        if let Some(word) = self.tested_attribute(condition, true) {
+            if let Some(body) = statement.child_by_field_name("consequence") {
+                self.out.guarded.push((span_of(body), word));
+            }
+            return;
+        }
+        // A guard clause: the whole `if` leaves, and nothing else branches off it.
+        let exits = statement.child_by_field_name("consequence").is_some_and(|body| {
+            let mut cursor = body.walk();
+            let statements: Vec<Node> = body.named_children(&mut cursor).filter(|c| c.kind() != "comment").collect();
+            matches!(statements.as_slice(), [only] if matches!(only.kind(), "return_statement" | "raise_statement" | "continue_statement"))
+        });
+        let alternative = statement.child_by_field_name("alternative").is_some();
+        if statement.kind() != "if_statement" || !exits || alternative {
+            return;
+        }
+        let (Some(word), Some(block)) = (self.tested_attribute(condition, false), statement.parent()) else {
+            return;
+        };
+        let (from, to) = (statement.end_position(), block.end_position());
+        let span = [from.row as u32 + 1, from.column as u32 + 1, to.row as u32 + 1, to.column as u32 + 1];
+        self.out.guarded.push((span, word));
+    }
+
+    /// The attribute (or name) a condition holds true when it is set (`set`: `x.y`, `x.y is
+    /// not None`, `x.y is True`, either side of an `and`) or when it is off (`!set`: `not
+    /// x.y`, `x.y is None`, `x.y is False`): its last part.
+    fn tested_attribute(&self, condition: Node, set: bool) -> Option<String> {
+        let name = |node: Node| -> Option<String> {
+            match node.kind() {
+                "identifier" => Some(self.text(node).to_string()),
+                "attribute" => node.child_by_field_name("attribute").map(|a| self.text(a).to_string()),
+                _ => None,
+            }
+        };
+        match condition.kind() {
+            "parenthesized_expression" => self.tested_attribute(condition.named_child(0)?, set),
+            "identifier" | "attribute" if set => name(condition),
+            "not_operator" if !set => name(condition.child_by_field_name("argument")?),
+            "boolean_operator" if set => {
+                let and = condition.child_by_field_name("operator").is_some_and(|o| o.kind() == "and");
+                if !and {
+                    return None;
+                }
+                let left = condition.child_by_field_name("left")?;
+                let right = condition.child_by_field_name("right")?;
+                self.tested_attribute(left, true).or_else(|| self.tested_attribute(right, true))
+            }
+            "comparison_operator" => {
+                // `x is not None`, `x is None`, `x is True`, `x is False`: two operands.
+                let mut cursor = condition.walk();
+                let operands: Vec<Node> = condition.named_children(&mut cursor).collect();
+                let [subject, value] = operands.as_slice() else { return None };
+                let operator: String = {
+                    let mut cursor = condition.walk();
+                    condition
+                        .children(&mut cursor)
+                        .filter(|c| !c.is_named())
+                        .map(|c| c.kind())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                };
+                let holds_when_set = match (operator.as_str(), value.kind()) {
+                    ("is not", "none") | ("is", "true") | ("is not", "false") => true,
+                    ("is", "none") | ("is", "false") | ("is not", "true") => false,
+                    _ => return None,
+                };
+                (holds_when_set == set).then(|| name(*subject)).flatten()
+            }
+            _ => None,
+        }
+    }
+
     /// Notes the code of a Rust call that runs only on failure: `Err(…)`'s argument, the
     /// closure of `r.map_err(…)` and `o.ok_or_else(…)`.
     pub(super) fn note_failure_branch(&mut self, call: Node) {

@@ -19,6 +19,10 @@ impl<'a> Walker<'a> {
         };
         let name = self.text(left).to_string();
         let in_class = self.container().is_some();
+        if in_class {
+            let off = node.child_by_field_name("right").is_some_and(|r| matches!(r.kind(), "none" | "false"));
+            self.out.class_defaults.push((name.clone(), off));
+        }
         let kind = if in_class {
             SymbolKind::Field
         } else if name.chars().all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit()) {

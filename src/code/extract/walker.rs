@@ -205,6 +205,10 @@ impl<'a> Walker<'a> {
         for (span, key) in std::mem::take(&mut out.keyed) {
             self.out.keyed.push((shift_span(span), key));
         }
+        for (span, word) in std::mem::take(&mut out.guarded) {
+            self.out.guarded.push((shift_span(span), word));
+        }
+        self.out.class_defaults.append(&mut out.class_defaults);
         if self.out.package.is_empty() {
             self.out.package = out.package;
         }
@@ -364,6 +368,9 @@ impl<'a> Walker<'a> {
         }
         if self.language == Language::Python && kind == "pair" {
             self.note_keyed_value(node);
+        }
+        if self.language == Language::Python && matches!(kind, "if_statement" | "elif_clause") {
+            self.note_guard(node);
         }
         if self.language == Language::Rust && matches!(kind, "struct_item" | "enum_item") {
             self.note_serde_shape(node);

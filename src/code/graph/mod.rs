@@ -156,6 +156,8 @@ pub struct CodeGraph {
     held_instances: std::sync::OnceLock<HashMap<String, Vec<SymbolRef>>>,
     /// `rust_defaulted_types`, read once: a walk asks at each foreign type's dispatch.
     defaulted_types: std::sync::OnceLock<HashSet<String>>,
+    /// `off_by_default`, read once.
+    off_attributes: std::sync::OnceLock<HashSet<String>>,
     /// Per file: the SHA-256 of the text its facts were extracted from ("" unknown), so a
     /// diff whose side has that text reads the facts instead of parsing again.
     content_hashes: Vec<String>,
@@ -381,6 +383,7 @@ impl CodeGraph {
             resolved: std::sync::OnceLock::new(),
             held_instances: std::sync::OnceLock::new(),
             defaulted_types: std::sync::OnceLock::new(),
+            off_attributes: std::sync::OnceLock::new(),
             content_hashes: vec![String::new(); n],
         };
         graph.link();

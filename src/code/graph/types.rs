@@ -359,6 +359,28 @@ impl CodeGraph {
         })
     }
 
+    /// Whether `attribute` is one the repo's Python classes leave off until something sets it:
+    /// a class body outside the tests assigns it `None` or `False` (wtforms' `csrf = False`),
+    /// and none assigns it anything else. Code under `if meta.csrf:` runs in the tests that
+    /// set it, and they name it (`FileCode::guarded`).
+    pub fn off_by_default(&self, attribute: &str) -> bool {
+        self.off_attributes
+            .get_or_init(|| {
+                let mut off = HashSet::new();
+                let mut on = HashSet::new();
+                for (f, code) in self.codes.iter().enumerate().filter(|(_, c)| c.language == "python") {
+                    if self.is_test_file(f as u32) {
+                        continue;
+                    }
+                    for (name, unset) in &code.class_defaults {
+                        if *unset { &mut off } else { &mut on }.insert(name.as_str());
+                    }
+                }
+                off.difference(&on).map(|s| s.to_string()).collect()
+            })
+            .contains(attribute)
+    }
+
     /// Python module-level variables that hold an instance of `class` (`html: Markdown =
     /// create_markdown(…)`, `app = Bottle()`): a call of one, from any module
     /// (`mistune.html(text)`), runs the class's `__call__`.

@@ -751,6 +751,66 @@ fn a_function_a_table_holds_under_a_key_runs_where_a_test_names_the_key() {
     assert!(!names_key("wordcounter", "wordcount"));
 }
 
+/// Code under a condition on an attribute the repo's classes leave off (wtforms' `csrf =
+/// False`, `locales = False`) runs only in the tests that set it, and they name it: the body
+/// of `if meta.csrf:`, and what follows the guard clause `if locales is False: return None`.
+#[test]
+fn code_under_an_attribute_left_off_runs_where_a_test_names_the_attribute() {
+    use crate::code::dependents::{names_key, required_key, walk, Seed};
+    // (`translate` also runs under `if self.cache:`, an attribute that is on.)
+    let meta = "class DefaultMeta:\n    csrf = False\n    locales = False\n    debug = None\n    cache = True\n\n    \
+                def build_csrf(self, form):\n        return object()\n\n    \
+                def get_translations(self, form):\n        locales = self.locales\n        if locales is False:\n            \
+                return None\n        if self.cache:\n            return translate(locales)\n        return None\n\n\n\
+                def translate(locales):\n    return list(locales)\n\n\n\
+                def bind(form):\n    return form\n\n\n\
+                def trace(form):\n    return form\n\n\n\
+                class Verbose(DefaultMeta):\n    debug = True\n";
+    let form = "from pkg.meta import DefaultMeta, bind, trace\n\n\n\
+                class Form:\n    def __init__(self, meta=None):\n        meta = meta or DefaultMeta()\n        \
+                self.translations = meta.get_translations(self)\n        bind(self)\n        \
+                if meta.csrf:\n            self.token = meta.build_csrf(self)\n        \
+                if meta.debug is not None:\n            trace(self)\n";
+    let plain = "from pkg.form import Form\n\n\ndef test_form():\n    assert Form()\n";
+    let csrf = "from pkg.form import Form\nfrom pkg.meta import DefaultMeta\n\n\n\
+                class Meta(DefaultMeta):\n    csrf = True\n\n\n\
+                def test_csrf():\n    assert Form(Meta()).token\n";
+    let i18n = "from pkg.form import Form\n\n\n\
+                def test_german():\n    assert Form(meta=make(locales=[\"de\"])).translations\n";
+    let graph = python_graph(&[
+        ("pkg/meta.py", meta),
+        ("pkg/form.py", form),
+        ("tests/test_form.py", plain),
+        ("tests/test_csrf.py", csrf),
+        ("tests/test_i18n.py", i18n),
+    ]);
+    let code = graph.code(graph.file_index("pkg/form.py").unwrap());
+    let words: Vec<&str> = code.guarded.iter().map(|(_, w)| w.as_str()).collect();
+    assert_eq!(words, ["csrf", "debug"]);
+    assert!(graph.off_by_default("csrf") && graph.off_by_default("locales"));
+    // A class of the code sets it: not left off.
+    assert!(!graph.off_by_default("debug"));
+    let texts =
+        HashMap::from([("tests/test_form.py", plain), ("tests/test_csrf.py", csrf), ("tests/test_i18n.py", i18n)]);
+    let run = |name: &str| -> Vec<String> {
+        let target = graph.lookup(name)[0];
+        let mut files: Vec<String> = walk(&graph, &[Seed::plain(Some(target), name, name)], daemon_walk_limits())
+            .tests
+            .iter()
+            .filter(|r| required_key(&graph, r).is_none_or(|key| names_key(texts[graph.path(r.file)], &key)))
+            .map(|r| graph.path(r.file).to_string())
+            .collect();
+        files.sort();
+        files.dedup();
+        files
+    };
+    assert_eq!(run("build_csrf"), ["tests/test_csrf.py"]);
+    assert_eq!(run("translate"), ["tests/test_i18n.py"]);
+    let every = ["tests/test_csrf.py", "tests/test_form.py", "tests/test_i18n.py"];
+    assert_eq!(run("bind"), every);
+    assert_eq!(run("trace"), every);
+}
+
 /// A test's parameter is what its pytest fixture gives (`yield db_` after `db_ = TinyDB(…)`
 /// in `conftest.py`), so `db.truncate()` is `TinyDB`'s: a name Python's built-in types have
 /// too (a file's `truncate`), which no guess reaches. A class whose `__getattr__` hands what
