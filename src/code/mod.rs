@@ -304,8 +304,11 @@ pub struct FileCode {
     /// self.x is not None:`, an `elif` of one), and what follows `if locales is False:
     /// return` in its block. Where the repo's classes leave that attribute off
     /// (`CodeGraph::off_by_default`), a test runs the code only where the test names the
-    /// attribute (`class Meta: csrf = True`, `meta={"csrf": True}`).
-    pub guarded: Vec<([u32; 4], String)>,
+    /// attribute (`class Meta: csrf = True`, `meta={"csrf": True}`). Also the body of `if
+    /// hasattr(formdata, "getall"):` (the flag: the name is asked of an object with
+    /// `hasattr`), which runs only for an object of a class that has the name: where the
+    /// repo's code defines no such name, a test's own object.
+    pub guarded: Vec<([u32; 4], String, bool)>,
     /// The attributes a Python class body of the file assigns (`csrf = False`), each with
     /// whether the value is `None` or `False` (the attribute is off until something sets it).
     pub class_defaults: Vec<(String, bool)>,
@@ -392,13 +395,14 @@ impl FileCode {
 
     /// The attributes whose being set the occurrence `o` runs under (`guarded`), the innermost
     /// condition's first.
-    pub fn guards_of(&self, o: u32) -> impl Iterator<Item = &str> {
+    /// Each with whether `hasattr` asks for it.
+    pub fn guards_of(&self, o: u32) -> impl Iterator<Item = (&str, bool)> {
         let at = self.occurrences.get(o as usize).map(|occ| (occ.line, occ.column));
         self.guarded
             .iter()
             .rev()
-            .filter(move |([l, c, el, ec], _)| at.is_some_and(|at| (*l, *c) <= at && at < (*el, *ec)))
-            .map(|(_, w)| w.as_str())
+            .filter(move |([l, c, el, ec], ..)| at.is_some_and(|at| (*l, *c) <= at && at < (*el, *ec)))
+            .map(|(_, w, asked)| (w.as_str(), *asked))
     }
 
     /// What a definition (`None`: the file's own code) does to values that runs a special
@@ -503,7 +507,7 @@ pub fn grammar_fingerprint() -> String {
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode`, what the extractor emits or how a file is chunked changes:
     // a run under another fingerprint reads every file again.
-    const FORMAT: u32 = 99;
+    const FORMAT: u32 = 100;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

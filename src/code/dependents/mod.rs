@@ -85,7 +85,7 @@ impl MustName {
             MustName::TableKey(f, o) => graph.code(f).key_of(o),
             MustName::Method(m) => Some(graph.symbol(m).name.as_str()),
             MustName::ForeignSelf(m) => foreign_self_type(graph, m),
-            MustName::Guard(f, o) => graph.code(f).guards_of(o).find(|word| graph.off_by_default(word)),
+            MustName::Guard(f, o) => graph.code(f).guards_of(o).find(|&(word, asked)| graph.off_by_default(word, asked)).map(|(word, _)| word),
         }
     }
 }
@@ -376,7 +376,7 @@ fn guarded(graph: &CodeGraph, u: &crate::code::graph::Use) -> bool {
     let code = graph.code(u.file);
     !code.guarded.is_empty()
         && !graph.is_test_file(u.file)
-        && code.guards_of(u.occurrence).any(|word| graph.off_by_default(word))
+        && code.guards_of(u.occurrence).any(|(word, asked)| graph.off_by_default(word, asked))
 }
 
 /// Whether a use names a type where no value is made (`FileCode::type_only_spans`).

@@ -93,9 +93,9 @@ impl<'a> Walker<'a> {
     /// False`, `x is None`).
     pub(super) fn note_guard(&mut self, statement: Node) {
         let Some(condition) = statement.child_by_field_name("condition") else { return };
-        if let Some(word) = self.tested_attribute(condition, true) {
+        if let Some((word, asked)) = self.tested_attribute(condition, true) {
             if let Some(body) = statement.child_by_field_name("consequence") {
-                self.out.guarded.push((span_of(body), word));
+                self.out.guarded.push((span_of(body), word, asked));
             }
             return;
         }
@@ -109,28 +109,30 @@ impl<'a> Walker<'a> {
         if statement.kind() != "if_statement" || !exits || alternative {
             return;
         }
-        let (Some(word), Some(block)) = (self.tested_attribute(condition, false), statement.parent()) else {
+        let (Some((word, asked)), Some(block)) = (self.tested_attribute(condition, false), statement.parent()) else {
             return;
         };
         let (from, to) = (statement.end_position(), block.end_position());
         let span = [from.row as u32 + 1, from.column as u32 + 1, to.row as u32 + 1, to.column as u32 + 1];
-        self.out.guarded.push((span, word));
+        self.out.guarded.push((span, word, asked));
     }
 
     /// The attribute (or name) a condition holds true when it is set (`set`: `x.y`, `x.y is
-    /// not None`, `x.y is True`, either side of an `and`) or when it is off (`!set`: `not
-    /// x.y`, `x.y is None`, `x.y is False`): its last part.
-    fn tested_attribute(&self, condition: Node, set: bool) -> Option<String> {
-        let name = |node: Node| -> Option<String> {
+    /// not None`, `x.y is True`, `hasattr(x, "y")`, either side of an `and`) or when it is off
+    /// (`!set`: `not x.y`, `x.y is None`, `x.y is False`, `not hasattr(x, "y")`): its last
+    /// part, and whether `hasattr` asks for it.
+    fn tested_attribute(&self, condition: Node, set: bool) -> Option<(String, bool)> {
+        let name = |node: Node| -> Option<(String, bool)> {
             match node.kind() {
-                "identifier" => Some(self.text(node).to_string()),
-                "attribute" => node.child_by_field_name("attribute").map(|a| self.text(a).to_string()),
+                "identifier" => Some((self.text(node).to_string(), false)),
+                "attribute" => node.child_by_field_name("attribute").map(|a| (self.text(a).to_string(), false)),
+                "call" => self.asked_attribute(node).map(|word| (word, true)),
                 _ => None,
             }
         };
         match condition.kind() {
             "parenthesized_expression" => self.tested_attribute(condition.named_child(0)?, set),
-            "identifier" | "attribute" if set => name(condition),
+            "identifier" | "attribute" | "call" if set => name(condition),
             "not_operator" if !set => name(condition.child_by_field_name("argument")?),
             "boolean_operator" if set => {
                 let and = condition.child_by_field_name("operator").is_some_and(|o| o.kind() == "and");
@@ -164,6 +166,26 @@ impl<'a> Walker<'a> {
             }
             _ => None,
         }
+    }
+
+    /// The name `hasattr(x, "name")` asks for.
+    fn asked_attribute(&self, call: Node) -> Option<String> {
+        let function = call.child_by_field_name("function")?;
+        if function.kind() != "identifier" || self.text(function) != "hasattr" {
+            return None;
+        }
+        let arguments = call.child_by_field_name("arguments")?;
+        let mut cursor = arguments.walk();
+        let arguments: Vec<Node> = arguments.named_children(&mut cursor).collect();
+        let [_, name] = arguments.as_slice() else { return None };
+        let mut cursor = name.walk();
+        let parts: Vec<Node> = name.named_children(&mut cursor).filter(|c| c.kind() == "string_content").collect();
+        let word = match (name.kind(), parts.as_slice()) {
+            ("string", [part]) => self.text(*part),
+            _ => return None,
+        };
+        let plain = !word.is_empty() && word.chars().all(|c| c.is_alphanumeric() || c == '_');
+        plain.then(|| word.to_string())
     }
 
     /// Notes the code of a Rust call that runs only on failure: `Err(…)`'s argument, the

@@ -205,8 +205,8 @@ impl<'a> Walker<'a> {
         for (span, key) in std::mem::take(&mut out.keyed) {
             self.out.keyed.push((shift_span(span), key));
         }
-        for (span, word) in std::mem::take(&mut out.guarded) {
-            self.out.guarded.push((shift_span(span), word));
+        for (span, word, asked) in std::mem::take(&mut out.guarded) {
+            self.out.guarded.push((shift_span(span), word, asked));
         }
         self.out.class_defaults.append(&mut out.class_defaults);
         if self.out.package.is_empty() {

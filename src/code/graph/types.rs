@@ -362,8 +362,16 @@ impl CodeGraph {
     /// Whether `attribute` is one the repo's Python classes leave off until something sets it:
     /// a class body outside the tests assigns it `None` or `False` (wtforms' `csrf = False`),
     /// and none assigns it anything else. Code under `if meta.csrf:` runs in the tests that
-    /// set it, and they name it (`FileCode::guarded`).
-    pub fn off_by_default(&self, attribute: &str) -> bool {
+    /// set it, and they name it (`FileCode::guarded`). A name `hasattr` asks for (`asked`) is
+    /// off when no Python definition outside the tests has it: only a test's own object (or a
+    /// library's) can.
+    pub fn off_by_default(&self, attribute: &str, asked: bool) -> bool {
+        if asked {
+            let defined = self.defs_by_name.get(attribute).is_some_and(|defs| {
+                defs.iter().any(|&(f, _)| self.codes[f as usize].language == "python" && !self.is_test_file(f))
+            });
+            return !defined;
+        }
         self.off_attributes
             .get_or_init(|| {
                 let mut off = HashSet::new();

@@ -764,34 +764,46 @@ fn code_under_an_attribute_left_off_runs_where_a_test_names_the_attribute() {
                 return None\n        if self.cache:\n            return translate(locales)\n        return None\n\n\n\
                 def translate(locales):\n    return list(locales)\n\n\n\
                 def bind(form):\n    return form\n\n\n\
+                def wrap(form):\n    return form\n\n\n\
                 def trace(form):\n    return form\n\n\n\
                 class Verbose(DefaultMeta):\n    debug = True\n";
-    let form = "from pkg.meta import DefaultMeta, bind, trace\n\n\n\
+    let form = "from pkg.meta import DefaultMeta, bind, trace, wrap\n\n\n\
                 class Form:\n    def __init__(self, meta=None):\n        meta = meta or DefaultMeta()\n        \
                 self.translations = meta.get_translations(self)\n        bind(self)\n        \
                 if meta.csrf:\n            self.token = meta.build_csrf(self)\n        \
-                if meta.debug is not None:\n            trace(self)\n";
+                if meta.debug is not None:\n            trace(self)\n        \
+                if hasattr(meta, \"getall\"):\n            wrap(self)\n";
     let plain = "from pkg.form import Form\n\n\ndef test_form():\n    assert Form()\n";
     let csrf = "from pkg.form import Form\nfrom pkg.meta import DefaultMeta\n\n\n\
                 class Meta(DefaultMeta):\n    csrf = True\n\n\n\
                 def test_csrf():\n    assert Form(Meta()).token\n";
     let i18n = "from pkg.form import Form\n\n\n\
                 def test_german():\n    assert Form(meta=make(locales=[\"de\"])).translations\n";
+    let webob = "from pkg.form import Form\nfrom pkg.meta import DefaultMeta\n\n\n\
+                 class Multi(DefaultMeta):\n    def getall(self):\n        return []\n\n\n\
+                 def test_webob():\n    assert Form(Multi())\n";
     let graph = python_graph(&[
         ("pkg/meta.py", meta),
         ("pkg/form.py", form),
         ("tests/test_form.py", plain),
         ("tests/test_csrf.py", csrf),
         ("tests/test_i18n.py", i18n),
+        ("tests/test_webob.py", webob),
     ]);
     let code = graph.code(graph.file_index("pkg/form.py").unwrap());
-    let words: Vec<&str> = code.guarded.iter().map(|(_, w)| w.as_str()).collect();
-    assert_eq!(words, ["csrf", "debug"]);
-    assert!(graph.off_by_default("csrf") && graph.off_by_default("locales"));
+    let words: Vec<&str> = code.guarded.iter().map(|(_, w, _)| w.as_str()).collect();
+    assert_eq!(words, ["csrf", "debug", "getall"]);
+    assert!(graph.off_by_default("csrf", false) && graph.off_by_default("locales", false));
     // A class of the code sets it: not left off.
-    assert!(!graph.off_by_default("debug"));
-    let texts =
-        HashMap::from([("tests/test_form.py", plain), ("tests/test_csrf.py", csrf), ("tests/test_i18n.py", i18n)]);
+    assert!(!graph.off_by_default("debug", false));
+    // `hasattr` asks for a name no class of the code defines: only a test's object has it.
+    assert!(graph.off_by_default("getall", true) && !graph.off_by_default("build_csrf", true));
+    let texts = HashMap::from([
+        ("tests/test_form.py", plain),
+        ("tests/test_csrf.py", csrf),
+        ("tests/test_i18n.py", i18n),
+        ("tests/test_webob.py", webob),
+    ]);
     let run = |name: &str| -> Vec<String> {
         let target = graph.lookup(name)[0];
         let mut files: Vec<String> = walk(&graph, &[Seed::plain(Some(target), name, name)], daemon_walk_limits())
@@ -806,7 +818,8 @@ fn code_under_an_attribute_left_off_runs_where_a_test_names_the_attribute() {
     };
     assert_eq!(run("build_csrf"), ["tests/test_csrf.py"]);
     assert_eq!(run("translate"), ["tests/test_i18n.py"]);
-    let every = ["tests/test_csrf.py", "tests/test_form.py", "tests/test_i18n.py"];
+    assert_eq!(run("wrap"), ["tests/test_webob.py"]);
+    let every = ["tests/test_csrf.py", "tests/test_form.py", "tests/test_i18n.py", "tests/test_webob.py"];
     assert_eq!(run("bind"), every);
     assert_eq!(run("trace"), every);
 }
