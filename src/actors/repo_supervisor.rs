@@ -507,6 +507,24 @@ impl Handler<UnmountRepo> for RepoSupervisor {
     }
 }
 
+/// The paths of a mounted repo (relative, `/`-separated) the watcher saw change since its
+/// last run started: files the index may hold at another text than the working tree's.
+#[derive(Message)]
+#[rtype(result = "Vec<String>")]
+pub struct PendingChanges {
+    pub repo: PathBuf,
+}
+
+impl Handler<PendingChanges> for RepoSupervisor {
+    type Result = actix::MessageResult<PendingChanges>;
+
+    fn handle(&mut self, msg: PendingChanges, _: &mut Context<Self>) -> Self::Result {
+        actix::MessageResult(
+            self.mounts.get(&msg.repo).map(|m| m.changed.iter().cloned().collect()).unwrap_or_default(),
+        )
+    }
+}
+
 impl Handler<ListMounts> for RepoSupervisor {
     type Result = actix::MessageResult<ListMounts>;
 

@@ -15,7 +15,7 @@ use super::params::{self, Caller, Tool};
 use super::search::DiffSearch;
 use super::{code, open_indexed, tracked, ToolDispatcher};
 use crate::actors::chat::ReadDiff;
-use crate::actors::repo_supervisor::RunIndex;
+use crate::actors::repo_supervisor::{PendingChanges, RunIndex};
 use crate::change::git::{DiffBase, FileChange};
 use crate::change::{ChangeSet, SymbolChange};
 use crate::code::dependents::{self, Reached, Seed, WalkLimits};
@@ -97,9 +97,17 @@ impl Handler<DiffImpact> for ToolDispatcher {
             return Box::pin(async move { Err(DocdexError::invalid(format!("depth must be 1 to {max}"))) });
         }
         let retry = msg.clone();
+        // Set before the first pass runs (a future does nothing until awaited).
+        let pending_cell: Arc<std::sync::OnceLock<Vec<String>>> = Arc::default();
+        let pending_opt = Arc::clone(&pending_cell);
+        let pending = self.pending_changes(msg.repo_opt.clone());
         let first = self.with_graph(msg.repo_opt.clone(), move |index, graph| {
             let changes = crate::change::read(&index.root, &msg.base, Some(graph), Some(&index.side_facts))?;
-            let behind = changes.behind(graph);
+            let mut behind = changes.behind(graph);
+            let pending = pending_opt.get().map(Vec::as_slice).unwrap_or_default();
+            behind.extend(held_at_another_text(&index.root, graph, &changes, pending));
+            behind.sort();
+            behind.dedup();
             if behind.is_empty() {
                 return Ok(FirstPass::Answered(Box::new(diff_impact(index, graph, &changes, &msg))));
             }
@@ -113,6 +121,7 @@ impl Handler<DiffImpact> for ToolDispatcher {
         });
         let me = ctx.address();
         Box::pin(async move {
+            let _ = pending_cell.set(pending.await);
             let (root, paths) = match first.await? {
                 FirstPass::Answered(answer) => return Ok(*answer),
                 FirstPass::Behind(root, paths) => (root, paths),
@@ -121,6 +130,49 @@ impl Handler<DiffImpact> for ToolDispatcher {
             second.await
         })
     }
+}
+
+impl ToolDispatcher {
+    /// The paths of the repo the watcher saw change and the index has not read since (none
+    /// without a watcher, or for a repo that cannot be resolved: the pass reports that).
+    fn pending_changes(&self, repo_opt: Option<PathBuf>) -> impl std::future::Future<Output = Vec<String>> + 'static {
+        let repo = self.resolve_repo(repo_opt);
+        let supervisor_opt = self.supervisor_opt.clone();
+        async move {
+            let (Ok(repo), Some(supervisor)) = (repo.await, supervisor_opt) else { return Vec::new() };
+            supervisor.send(PendingChanges { repo }).await.unwrap_or_default()
+        }
+    }
+}
+
+/// Files outside the diff that the watcher saw change (`pending`) and that the graph holds at
+/// another text than the working tree's: most often one an index run read while `git
+/// checkout` or an editor was writing it, half written or gone for a moment, whose next read
+/// waits for the watcher's pause. A walk through its facts would follow what was half there
+/// (a diff's answer then misses what that file leads to), so the index re-reads it first.
+/// A file the graph does not hold is left to the watcher: nothing leads through it yet.
+pub(super) fn held_at_another_text(
+    root: &Path,
+    graph: &CodeGraph,
+    changes: &ChangeSet,
+    pending: &[String],
+) -> Vec<String> {
+    pending
+        .iter()
+        .filter(|p| !changes.files.iter().any(|f| f.path == **p || f.old_path == **p))
+        .filter(|p| {
+            let Some(held) = graph.file_index(p).map(|f| graph.content_hash(f)).filter(|h| !h.is_empty()) else {
+                return false;
+            };
+            match crate::ingest::read_text_file(root, p, MAX_TEST_FILE_BYTES) {
+                crate::ingest::FileRead::Text(text) => crate::ingest::sha256_hex(text.as_bytes()) != held,
+                crate::ingest::FileRead::Binary => true,
+                // Gone since (its facts name what is not there), or not readable now.
+                crate::ingest::FileRead::Unreadable(_) => !root.join(p.as_str()).exists(),
+            }
+        })
+        .cloned()
+        .collect()
 }
 
 /// Re-reads files of a diff that the index holds at another version, without the definitions
@@ -754,6 +806,8 @@ fn default_test_depth(graph: &CodeGraph, seeds: &[Seed]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::change::git::FileDiff;
+    use crate::ingest::{sha256_hex, Language};
 
     fn reached(file: u32, line: u32, confidence: f32) -> Reached {
         Reached { depth: 1, hops: 1, confidence, weakest: confidence, ..Reached::changed_test(file, Some(line), line) }
@@ -770,5 +824,51 @@ mod tests {
         let listed: Vec<(u32, u32)> = listed_tests(&tests, 2).iter().map(|r| (r.file, r.line)).collect();
         assert_eq!(listed, vec![(1, 1), (2, 1)]);
         assert_eq!(listed_tests(&tests, 5).len(), 5);
+    }
+
+    /// A file the watcher saw change is re-read before a diff's walk when the graph holds it
+    /// at another text (an index run caught it half written by `git checkout`); one held as
+    /// it is, one in the diff itself (its sides are parsed), one the graph does not hold and
+    /// a folder are not.
+    #[test]
+    fn a_changed_file_held_at_another_text_is_read_again_before_the_walk() {
+        let dir = tempfile::tempdir().unwrap();
+        let whole = "def helper():\n    return 1\n\n\ndef other():\n    return helper()\n";
+        let files = [("pkg/a.py", whole), ("pkg/b.py", whole), ("pkg/c.py", whole), ("pkg/d.py", whole)];
+        for (path, text) in files {
+            std::fs::create_dir_all(dir.path().join("pkg")).unwrap();
+            std::fs::write(dir.path().join(path), text).unwrap();
+        }
+        let codes: HashMap<String, crate::code::FileCode> = files
+            .iter()
+            .map(|(p, t)| (p.to_string(), crate::code::extract::extract(Language::Python, t).unwrap()))
+            .collect();
+        let mut graph = CodeGraph::build(codes, &HashMap::new());
+        // b.py was read half written; d.py is gone since it was read.
+        let half = sha256_hex(b"def helper():\n");
+        graph.set_content_hashes(|path| {
+            Some(if path == "pkg/b.py" { half.clone() } else { sha256_hex(whole.as_bytes()) })
+        });
+        std::fs::remove_file(dir.path().join("pkg/d.py")).unwrap();
+        let diff = |path: &str| FileDiff {
+            path: path.to_string(),
+            old_path: path.to_string(),
+            change: FileChange::Modified,
+            hunks: Vec::new(),
+            removed: Vec::new(),
+            old_oid: String::new(),
+            binary: false,
+        };
+        let changes = ChangeSet {
+            files: vec![diff("pkg/c.py")],
+            symbols: Vec::new(),
+            unheld: Vec::new(),
+            stale: Vec::new(),
+            parsed: 0,
+        };
+        let pending: Vec<String> =
+            ["pkg", "pkg/a.py", "pkg/b.py", "pkg/c.py", "pkg/d.py", "pkg/new.py"].map(String::from).to_vec();
+        assert_eq!(held_at_another_text(dir.path(), &graph, &changes, &pending), ["pkg/b.py", "pkg/d.py"]);
+        assert!(held_at_another_text(dir.path(), &graph, &changes, &[]).is_empty());
     }
 }

@@ -85,7 +85,11 @@ impl MustName {
             MustName::TableKey(f, o) => graph.code(f).key_of(o),
             MustName::Method(m) => Some(graph.symbol(m).name.as_str()),
             MustName::ForeignSelf(m) => foreign_self_type(graph, m),
-            MustName::Guard(f, o) => graph.code(f).guards_of(o).find(|&(word, asked)| graph.off_by_default(word, asked)).map(|(word, _)| word),
+            MustName::Guard(f, o) => graph
+                .code(f)
+                .guards_of(o)
+                .find(|&(word, asked)| graph.off_by_default(word, asked))
+                .map(|(word, _)| word),
         }
     }
 }
