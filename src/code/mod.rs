@@ -309,8 +309,10 @@ pub struct FileCode {
     /// `hasattr`), which runs only for an object of a class that has the name: where the
     /// repo's code defines no such name, a test's own object.
     pub guarded: Vec<([u32; 4], String, bool)>,
-    /// The attributes a Python class body of the file assigns (`csrf = False`), each with
-    /// whether the value is `None` or `False` (the attribute is off until something sets it).
+    /// The attributes a Python class body of the file assigns (`csrf = False`), or a method
+    /// assigns on `self`, each with whether the value is `None`, `False` or a parameter
+    /// defaulting to one (`self.strict = strict` of `strict=False`): the attribute is off
+    /// until something sets it.
     pub class_defaults: Vec<(String, bool)>,
 }
 
@@ -507,7 +509,7 @@ pub fn grammar_fingerprint() -> String {
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode`, what the extractor emits or how a file is chunked changes:
     // a run under another fingerprint reads every file again.
-    const FORMAT: u32 = 100;
+    const FORMAT: u32 = 101;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

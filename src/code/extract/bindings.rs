@@ -437,6 +437,25 @@ impl<'a> Walker<'a> {
 
     /// Python: the annotation, as written, of the enclosing function's parameter that `value`
     /// names (`Optional[BaseRenderer]`), if it has one.
+    /// The default value of the enclosing function's parameter that `value` names (`strict`
+    /// of `def __init__(self, strict=False)`).
+    pub(super) fn parameter_default(&self, value: Node<'a>) -> Option<Node<'a>> {
+        if value.kind() != "identifier" {
+            return None;
+        }
+        let name = self.text(value);
+        let function = std::iter::successors(value.parent(), |n| n.parent())
+            .find(|n| matches!(n.kind(), "function_definition" | "class_definition"))
+            .filter(|n| n.kind() == "function_definition")?;
+        let parameters = function.child_by_field_name("parameters")?;
+        let mut cursor = parameters.walk();
+        let found = parameters.named_children(&mut cursor).find(|p| {
+            matches!(p.kind(), "default_parameter" | "typed_default_parameter")
+                && p.child_by_field_name("name").is_some_and(|n| self.text(n) == name)
+        });
+        found?.child_by_field_name("value")
+    }
+
     pub(super) fn parameter_annotation(&self, value: Node) -> Option<&'a str> {
         if value.kind() != "identifier" {
             return None;

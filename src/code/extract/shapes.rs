@@ -56,6 +56,13 @@ impl<'a> Walker<'a> {
             return;
         };
         let name = self.text(attribute).to_string();
+        // Off while it holds `None`, `False` or a parameter that defaults to one (`self.strict
+        // = strict` of `strict=False`); on once any method sets it to something else.
+        let off = node.child_by_field_name("right").is_some_and(|r| {
+            matches!(r.kind(), "none" | "false")
+                || self.parameter_default(r).is_some_and(|d| matches!(d.kind(), "none" | "false"))
+        });
+        self.out.class_defaults.push((name.clone(), off));
         if self.out.symbols.iter().any(|s| s.name == name && s.container == container) {
             return;
         }

@@ -759,6 +759,8 @@ fn code_under_an_attribute_left_off_runs_where_a_test_names_the_attribute() {
     use crate::code::dependents::{names_key, required_key, walk, Seed};
     // (`translate` also runs under `if self.cache:`, an attribute that is on.)
     let meta = "class DefaultMeta:\n    csrf = False\n    locales = False\n    debug = None\n    cache = True\n\n    \
+                def __init__(self, strict=False):\n        self.strict = strict\n        self.filled = None\n\n    \
+                def fill(self):\n        self.filled = {}\n\n    \
                 def build_csrf(self, form):\n        return object()\n\n    \
                 def get_translations(self, form):\n        locales = self.locales\n        if locales is False:\n            \
                 return None\n        if self.cache:\n            return translate(locales)\n        return None\n\n\n\
@@ -796,6 +798,9 @@ fn code_under_an_attribute_left_off_runs_where_a_test_names_the_attribute() {
     assert!(graph.off_by_default("csrf", false) && graph.off_by_default("locales", false));
     // A class of the code sets it: not left off.
     assert!(!graph.off_by_default("debug", false));
+    // An attribute a method sets from a parameter that defaults to `False` is off; one a
+    // method fills later (a cache) is on.
+    assert!(graph.off_by_default("strict", false) && !graph.off_by_default("filled", false));
     // `hasattr` asks for a name no class of the code defines: only a test's object has it.
     assert!(graph.off_by_default("getall", true) && !graph.off_by_default("build_csrf", true));
     let texts = HashMap::from([
