@@ -93,6 +93,12 @@ impl<'a> Walker<'a> {
     /// False`, `x is None`).
     pub(super) fn note_guard(&mut self, statement: Node) {
         let Some(condition) = statement.child_by_field_name("condition") else { return };
+        // `if isinstance(block, Entry):` — `block` is an `Entry` in the body.
+        if let (Some((name, class)), Some(body)) =
+            (self.instance_test(condition, true), statement.child_by_field_name("consequence"))
+        {
+            self.narrow(name, class, statement.start_byte(), body.end_byte());
+        }
         if let Some((word, asked)) = self.tested_attribute(condition, true) {
             if let Some(body) = statement.child_by_field_name("consequence") {
                 self.out.guarded.push((span_of(body), word, asked));
@@ -108,6 +114,10 @@ impl<'a> Walker<'a> {
         let alternative = statement.child_by_field_name("alternative").is_some();
         if statement.kind() != "if_statement" || !exits || alternative {
             return;
+        }
+        // `if not isinstance(node, Call): return` — `node` is a `Call` in the rest of the block.
+        if let (Some((name, class)), Some(block)) = (self.instance_test(condition, false), statement.parent()) {
+            self.narrow(name, class, statement.end_byte(), block.end_byte());
         }
         let (Some((word, asked)), Some(block)) = (self.tested_attribute(condition, false), statement.parent()) else {
             return;
@@ -166,6 +176,46 @@ impl<'a> Walker<'a> {
             }
             _ => None,
         }
+    }
+
+    /// The local name and the class of an `isinstance(name, Class)` test that holds when the
+    /// condition does (`holds`: the test, or one side of an `and`) or when it fails (`!holds`:
+    /// `not isinstance(…)`). A tuple of classes narrows to none.
+    fn instance_test(&self, condition: Node, holds: bool) -> Option<(String, String)> {
+        match condition.kind() {
+            "parenthesized_expression" => self.instance_test(condition.named_child(0)?, holds),
+            "not_operator" if !holds => self.instance_test(condition.child_by_field_name("argument")?, true),
+            "boolean_operator" if holds => {
+                if condition.child_by_field_name("operator").is_none_or(|o| o.kind() != "and") {
+                    return None;
+                }
+                let left = condition.child_by_field_name("left")?;
+                let right = condition.child_by_field_name("right")?;
+                self.instance_test(left, true).or_else(|| self.instance_test(right, true))
+            }
+            "call" if holds => {
+                let function = condition.child_by_field_name("function")?;
+                if self.text(function) != "isinstance" {
+                    return None;
+                }
+                let arguments = condition.child_by_field_name("arguments")?;
+                let mut cursor = arguments.walk();
+                let arguments: Vec<Node> = arguments.named_children(&mut cursor).collect();
+                let [name, class] = arguments.as_slice() else { return None };
+                let plain = name.kind() == "identifier" && matches!(class.kind(), "identifier" | "attribute");
+                plain.then(|| (self.text(*name).to_string(), self.text(*class).to_string()))
+            }
+            _ => None,
+        }
+    }
+
+    /// `name` holds a `class` from `from` to `end` (bytes), where nothing typed it before: a
+    /// name typed already keeps its type (the narrowing would end it at `end`).
+    fn narrow(&mut self, name: String, class: String, from: usize, end: usize) {
+        if self.local_types.get(&name).is_some_and(|(_, until)| from < *until) {
+            return;
+        }
+        self.local_types.insert(name, (class, end));
     }
 
     /// The name `hasattr(x, "name")` asks for.

@@ -920,3 +920,25 @@ fn a_name_taken_away_breaks_the_tests_that_import_its_importers() {
     files.sort();
     assert_eq!(files, vec!["tests/test_bar.py", "tests/test_more.py"]);
 }
+
+/// An `isinstance` test types a name as a type checker narrows it: in the body of `if
+/// isinstance(block, Entry):`, and after `if not isinstance(node, Duplicate): return`, so
+/// `block.key` is `Entry.key` and `node.key` is `Duplicate.key`, not either by name.
+#[test]
+fn an_isinstance_test_narrows_a_name_to_its_class() {
+    let model = "class Entry:\n    @property\n    def key(self):\n        return 1\n\n\n\
+                 class Duplicate:\n    @property\n    def key(self):\n        return 2\n";
+    let library = "from pkg.model import Entry, Duplicate\n\n\n\
+                   def add(block):\n    if isinstance(block, Entry):\n        return block.key\n    return None\n\n\n\
+                   def check(node):\n    if not isinstance(node, Duplicate):\n        return None\n    return node.key\n";
+    let graph = python_graph(&[("pkg/model.py", model), ("pkg/library.py", library)]);
+    let lines = |name: &str| -> Vec<u32> {
+        sure_uses(&graph, name, "pkg/model.py")
+            .into_iter()
+            .filter(|(p, ..)| p == "pkg/library.py")
+            .map(|(_, l, _)| l)
+            .collect()
+    };
+    assert_eq!(lines("Entry.key"), [6]);
+    assert_eq!(lines("Duplicate.key"), [13]);
+}
