@@ -435,19 +435,22 @@ impl<'a> Walker<'a> {
         stated_type(self.parameter_annotation(value)?, self.language)
     }
 
-    /// Python: the annotation, as written, of the enclosing function's parameter that `value`
-    /// names (`Optional[BaseRenderer]`), if it has one.
-    /// The default value of the enclosing function's parameter that `value` names (`strict`
-    /// of `def __init__(self, strict=False)`).
-    pub(super) fn parameter_default(&self, value: Node<'a>) -> Option<Node<'a>> {
+    /// Python: the parameters of the function a name (`value`) is written in, and the name;
+    /// none at a class's or a module's level.
+    fn enclosing_parameters<'t>(&self, value: Node<'t>) -> Option<(Node<'t>, &'a str)> {
         if value.kind() != "identifier" {
             return None;
         }
-        let name = self.text(value);
         let function = std::iter::successors(value.parent(), |n| n.parent())
             .find(|n| matches!(n.kind(), "function_definition" | "class_definition"))
             .filter(|n| n.kind() == "function_definition")?;
-        let parameters = function.child_by_field_name("parameters")?;
+        Some((function.child_by_field_name("parameters")?, self.text(value)))
+    }
+
+    /// Python: the default value of the enclosing function's parameter that `value` names
+    /// (`False` for `strict` of `def __init__(self, strict=False)`).
+    pub(super) fn parameter_default<'t>(&self, value: Node<'t>) -> Option<Node<'t>> {
+        let (parameters, name) = self.enclosing_parameters(value)?;
         let mut cursor = parameters.walk();
         let found = parameters.named_children(&mut cursor).find(|p| {
             matches!(p.kind(), "default_parameter" | "typed_default_parameter")
@@ -456,15 +459,10 @@ impl<'a> Walker<'a> {
         found?.child_by_field_name("value")
     }
 
+    /// Python: the annotation, as written, of the enclosing function's parameter that `value`
+    /// names (`Optional[BaseRenderer]`), if it has one.
     pub(super) fn parameter_annotation(&self, value: Node) -> Option<&'a str> {
-        if value.kind() != "identifier" {
-            return None;
-        }
-        let name = self.text(value);
-        let function = std::iter::successors(value.parent(), |n| n.parent())
-            .find(|n| matches!(n.kind(), "function_definition" | "class_definition"))
-            .filter(|n| n.kind() == "function_definition")?;
-        let parameters = function.child_by_field_name("parameters")?;
+        let (parameters, name) = self.enclosing_parameters(value)?;
         let mut cursor = parameters.walk();
         let found = parameters.named_children(&mut cursor).find_map(|p| {
             let named = match p.kind() {

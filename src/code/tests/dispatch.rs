@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use super::super::{extract, CodeGraph, FileCode};
-use super::resolution::{daemon_walk_limits, python_graph, sure_lines};
+use super::resolution::{daemon_walk_limits, keyed_test_files, python_graph, sure_lines};
 use crate::ingest::Language;
 
 /// A method named at run time from a constant prefix (`getattr(self, "parse_" + name)`, the
@@ -702,7 +702,7 @@ fn a_for_loop_or_a_with_over_an_instance_runs_its_class_s_protocol() {
 /// for the key, and only a test file that names it runs the function.
 #[test]
 fn a_function_a_table_holds_under_a_key_runs_where_a_test_names_the_key() {
-    use crate::code::dependents::{names_key, required_key, walk, Seed};
+    use crate::code::dependents::{names_key, Seed};
     let environment = "from .filters import do_wordcount, do_upper\n\n\
                        FILTERS = {\n    \"wordcount\": do_wordcount,\n    \"upper\": do_upper,\n    \"x\": do_upper,\n}\n\n\n\
                        class Environment:\n    def __init__(self):\n        self.filters = dict(FILTERS)\n\n    \
@@ -733,15 +733,7 @@ fn a_function_a_table_holds_under_a_key_runs_where_a_test_names_the_key() {
             needs_operation: 0,
             key: None,
         };
-        let mut files: Vec<String> = walk(&graph, &[seed], daemon_walk_limits())
-            .tests
-            .iter()
-            .filter(|r| required_key(&graph, r).is_none_or(|key| names_key(texts[graph.path(r.file)], &key)))
-            .map(|r| graph.path(r.file).to_string())
-            .collect();
-        files.sort();
-        files.dedup();
-        files
+        keyed_test_files(&graph, &[seed], &texts)
     };
     assert_eq!(run("do_wordcount"), ["tests/test_wordcount.py"]);
     // `do_upper`'s key is a name the code uses too (`s.upper()`: the table may be a namespace
@@ -756,7 +748,7 @@ fn a_function_a_table_holds_under_a_key_runs_where_a_test_names_the_key() {
 /// of `if meta.csrf:`, and what follows the guard clause `if locales is False: return None`.
 #[test]
 fn code_under_an_attribute_left_off_runs_where_a_test_names_the_attribute() {
-    use crate::code::dependents::{names_key, required_key, walk, Seed};
+    use crate::code::dependents::Seed;
     // (`translate` also runs under `if self.cache:`, an attribute that is on.)
     let meta = "class DefaultMeta:\n    csrf = False\n    locales = False\n    debug = None\n    cache = True\n\n    \
                 def __init__(self, strict=False):\n        self.strict = strict\n        self.filled = None\n\n    \
@@ -811,15 +803,7 @@ fn code_under_an_attribute_left_off_runs_where_a_test_names_the_attribute() {
     ]);
     let run = |name: &str| -> Vec<String> {
         let target = graph.lookup(name)[0];
-        let mut files: Vec<String> = walk(&graph, &[Seed::plain(Some(target), name, name)], daemon_walk_limits())
-            .tests
-            .iter()
-            .filter(|r| required_key(&graph, r).is_none_or(|key| names_key(texts[graph.path(r.file)], &key)))
-            .map(|r| graph.path(r.file).to_string())
-            .collect();
-        files.sort();
-        files.dedup();
-        files
+        keyed_test_files(&graph, &[Seed::plain(Some(target), name, name)], &texts)
     };
     assert_eq!(run("build_csrf"), ["tests/test_csrf.py"]);
     assert_eq!(run("translate"), ["tests/test_i18n.py"]);

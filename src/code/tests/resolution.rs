@@ -20,6 +20,26 @@ pub(in crate::code) fn daemon_walk_limits() -> crate::code::dependents::WalkLimi
     }
 }
 
+/// The test files a walk from `seeds` (`daemon_walk_limits`) reaches and keeps, as the daemon
+/// does, where each names the key its test waits for (`texts`: the test files' text by path);
+/// sorted, each once.
+pub(in crate::code) fn keyed_test_files(
+    graph: &CodeGraph,
+    seeds: &[crate::code::dependents::Seed],
+    texts: &HashMap<&str, &str>,
+) -> Vec<String> {
+    use crate::code::dependents::{names_key, required_key, walk};
+    let mut files: Vec<String> = walk(graph, seeds, daemon_walk_limits())
+        .tests
+        .iter()
+        .filter(|r| required_key(graph, r).is_none_or(|key| names_key(texts[graph.path(r.file)], &key)))
+        .map(|r| graph.path(r.file).to_string())
+        .collect();
+    files.sort();
+    files.dedup();
+    files
+}
+
 /// A Python repo's files by path, extracted, as one graph.
 pub(super) fn python_graph(files: &[(&str, &str)]) -> CodeGraph {
     let files = files.iter().map(|(path, text)| (path.to_string(), extract(Language::Python, text).unwrap())).collect();

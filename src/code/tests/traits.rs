@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use super::resolution::daemon_walk_limits;
+use super::resolution::{daemon_walk_limits, keyed_test_files};
 use crate::code::dependents::{macro_seeds, type_seeds, walk, Seed};
 use crate::code::graph::SymbolRef;
 use crate::code::{extract, CodeGraph};
@@ -635,7 +635,6 @@ fn a_type_named_only_to_be_checked_runs_none_of_its_methods() {
 /// type but never writes `cbrt` runs neither `cbrt` nor what only `cbrt` calls.
 #[test]
 fn another_crates_trait_method_called_by_name_runs_where_a_test_names_it() {
-    use crate::code::dependents::{names_key, required_key};
     let lib = "use num_integer::Roots;\n\npub struct Big(pub u64);\n\n\
                impl Big {\n    fn root(&self) -> u64 {\n        self.0\n    }\n}\n\n\
                impl Roots for Big {\n    fn cbrt(&self) -> Big {\n        Big(self.root())\n    }\n}\n\n\
@@ -658,15 +657,7 @@ fn another_crates_trait_method_called_by_name_runs_where_a_test_names_it() {
         }];
         let more = type_seeds(&graph, &seeds);
         seeds.extend(more);
-        let mut files: Vec<String> = walk(&graph, &seeds, daemon_walk_limits())
-            .tests
-            .iter()
-            .filter(|r| required_key(&graph, r).is_none_or(|key| names_key(texts[graph.path(r.file)], &key)))
-            .map(|r| graph.path(r.file).to_string())
-            .collect();
-        files.sort();
-        files.dedup();
-        files
+        keyed_test_files(&graph, &seeds, &texts)
     };
     let cbrt = graph.lookup("cbrt")[0];
     assert!(graph.trait_method(cbrt).is_none(), "`Roots` is another crate's");
@@ -778,7 +769,6 @@ fn a_trait_impl_beside_an_imported_type_of_its_name_runs_for_the_imported_one() 
 /// unnamed. `#[path = "…"] mod issue_1;` resolves to the file it names.
 #[test]
 fn a_traits_method_for_a_foreign_type_runs_where_a_test_names_that_type() {
-    use crate::code::dependents::{names_key, required_key};
     let lib = "pub trait Decode: Sized {\n    fn decode(r: &mut Reader) -> Self;\n}\n\n\
                pub struct Reader(pub Vec<u8>);\n\npub type Small = u8;\n\n\
                impl Decode for u16 {\n    fn decode(r: &mut Reader) -> Self {\n        r.0.len() as u16\n    }\n}\n\n\
@@ -820,15 +810,7 @@ fn a_traits_method_for_a_foreign_type_runs_where_a_test_names_that_type() {
     let run = |container: &str| -> Vec<String> {
         let target = graph.lookup("decode").into_iter().find(|&r| graph.symbol(r).container == container).unwrap();
         let seeds = vec![Seed::plain(Some(target), "decode", "decode")];
-        let mut files: Vec<String> = walk(&graph, &seeds, daemon_walk_limits())
-            .tests
-            .iter()
-            .filter(|r| required_key(&graph, r).is_none_or(|key| names_key(texts[graph.path(r.file)], &key)))
-            .map(|r| path_of(r.file))
-            .collect();
-        files.sort();
-        files.dedup();
-        files
+        keyed_test_files(&graph, &seeds, &texts)
     };
     assert_eq!(run("u16"), ["tests/numbers.rs"]);
     assert_eq!(run("bool"), ["tests/flags.rs", "tests/issues/issue_1.rs"]);
