@@ -19,7 +19,7 @@ use git::{DiffBase, FileChange, FileDiff};
 use sides::SideFacts;
 
 /// Files larger than this are listed as changed but not parsed for definitions.
-const MAX_PARSED_BYTES: usize = 2 * 1024 * 1024;
+pub(crate) const MAX_PARSED_BYTES: usize = 2 * 1024 * 1024;
 
 /// A definition the change touched.
 #[derive(Debug, Clone, PartialEq)]

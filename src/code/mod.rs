@@ -396,8 +396,7 @@ impl FileCode {
     }
 
     /// The attributes whose being set the occurrence `o` runs under (`guarded`), the innermost
-    /// condition's first.
-    /// Each with whether `hasattr` asks for it.
+    /// condition's first, each with whether `hasattr` asks for it.
     pub fn guards_of(&self, o: u32) -> impl Iterator<Item = (&str, bool)> {
         let at = self.occurrences.get(o as usize).map(|occ| (occ.line, occ.column));
         self.guarded

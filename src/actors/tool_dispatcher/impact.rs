@@ -164,7 +164,7 @@ pub(super) fn held_at_another_text(
             let Some(held) = graph.file_index(p).map(|f| graph.content_hash(f)).filter(|h| !h.is_empty()) else {
                 return false;
             };
-            match crate::ingest::read_text_file(root, p, MAX_TEST_FILE_BYTES) {
+            match crate::ingest::read_text_file(root, p, crate::change::MAX_PARSED_BYTES as u64) {
                 crate::ingest::FileRead::Text(text) => crate::ingest::sha256_hex(text.as_bytes()) != held,
                 crate::ingest::FileRead::Binary => true,
                 // Gone since (its facts name what is not there), or not readable now.

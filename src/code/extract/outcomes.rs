@@ -194,16 +194,9 @@ impl<'a> Walker<'a> {
                 self.instance_test(left, true).or_else(|| self.instance_test(right, true))
             }
             "call" if holds => {
-                let function = condition.child_by_field_name("function")?;
-                if self.text(function) != "isinstance" {
-                    return None;
-                }
-                let arguments = condition.child_by_field_name("arguments")?;
-                let mut cursor = arguments.walk();
-                let arguments: Vec<Node> = arguments.named_children(&mut cursor).collect();
-                let [name, class] = arguments.as_slice() else { return None };
+                let (name, class) = self.two_arguments(condition, "isinstance")?;
                 let plain = name.kind() == "identifier" && matches!(class.kind(), "identifier" | "attribute");
-                plain.then(|| (self.text(*name).to_string(), self.text(*class).to_string()))
+                plain.then(|| (self.text(name).to_string(), self.text(class).to_string()))
             }
             _ => None,
         }
@@ -218,16 +211,25 @@ impl<'a> Walker<'a> {
         self.local_types.insert(name, (class, end));
     }
 
-    /// The name `hasattr(x, "name")` asks for.
-    fn asked_attribute(&self, call: Node) -> Option<String> {
-        let function = call.child_by_field_name("function")?;
-        if function.kind() != "identifier" || self.text(function) != "hasattr" {
+    /// The two arguments of a call of the built-in `function` (`isinstance(x, C)`,
+    /// `hasattr(x, "name")`).
+    fn two_arguments<'t>(&self, call: Node<'t>, function: &str) -> Option<(Node<'t>, Node<'t>)> {
+        let called = call.child_by_field_name("function")?;
+        if called.kind() != "identifier" || self.text(called) != function {
             return None;
         }
         let arguments = call.child_by_field_name("arguments")?;
         let mut cursor = arguments.walk();
         let arguments: Vec<Node> = arguments.named_children(&mut cursor).collect();
-        let [_, name] = arguments.as_slice() else { return None };
+        match arguments.as_slice() {
+            [first, second] => Some((*first, *second)),
+            _ => None,
+        }
+    }
+
+    /// The name `hasattr(x, "name")` asks for.
+    fn asked_attribute(&self, call: Node) -> Option<String> {
+        let (_, name) = self.two_arguments(call, "hasattr")?;
         let mut cursor = name.walk();
         let parts: Vec<Node> = name.named_children(&mut cursor).filter(|c| c.kind() == "string_content").collect();
         let word = match (name.kind(), parts.as_slice()) {

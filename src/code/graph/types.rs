@@ -362,10 +362,10 @@ impl CodeGraph {
     /// Whether `attribute` is one the repo's Python classes leave off until something sets it:
     /// a class body (or a method, on `self`) outside the tests assigns it `None` or `False`
     /// (wtforms' `csrf = False`, `self.strict = strict` of `strict=False`), and none assigns it
-    /// anything else (a cache filled on first use is on). Code under `if meta.csrf:` runs in the tests that
-    /// set it, and they name it (`FileCode::guarded`). A name `hasattr` asks for (`asked`) is
-    /// off when no Python definition outside the tests has it: only a test's own object (or a
-    /// library's) can.
+    /// anything else (a cache filled on first use is on). Code under `if meta.csrf:` runs in
+    /// the tests that set it, and they name it (`FileCode::guarded`). A name `hasattr` asks
+    /// for (`asked`) is off when no Python definition outside the tests has it: only a test's
+    /// own object (or a library's) can.
     pub fn off_by_default(&self, attribute: &str, asked: bool) -> bool {
         if asked {
             let defined = self.defs_by_name.get(attribute).is_some_and(|defs| {
