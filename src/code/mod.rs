@@ -305,15 +305,40 @@ pub struct FileCode {
     /// return` in its block. Where the repo's classes leave that attribute off
     /// (`CodeGraph::off_by_default`), a test runs the code only where the test names the
     /// attribute (`class Meta: csrf = True`, `meta={"csrf": True}`). Also the body of `if
-    /// hasattr(formdata, "getall"):` (the flag: the name is asked of an object with
-    /// `hasattr`), which runs only for an object of a class that has the name: where the
-    /// repo's code defines no such name, a test's own object.
-    pub guarded: Vec<([u32; 4], String, bool)>,
+    /// hasattr(formdata, "getall"):` (`GuardTest::Asked`), which runs only for an object of a
+    /// class that has the name: where the repo's code defines no such name, a test's own
+    /// object. And code under a parameter that defaults to `None` or `False` (`if datalist is
+    /// not None:`, `GuardTest::Parameter`): it runs where a caller passes the parameter.
+    pub guarded: Vec<([u32; 4], String, GuardTest)>,
     /// The attributes a Python class body of the file assigns (`csrf = False`), or a method
     /// assigns on `self`, each with whether the value is `None`, `False` or a parameter
     /// defaulting to one (`self.strict = strict` of `strict=False`): the attribute is off
     /// until something sets it.
     pub class_defaults: Vec<(String, bool)>,
+    /// The keyword arguments the file's Python calls pass, as (the callee's name, the
+    /// keyword), sorted: `("Field", "datalist")` for `Field(…, datalist=…)`. Not one that hands
+    /// on the caller's own parameter (`datalist=datalist`). A parameter that no call outside
+    /// the tests passes is one only a test does (`GuardTest::Parameter`).
+    pub passed: Vec<(String, String)>,
+    /// How many arguments the file's Python calls pass by place, with the callee's name,
+    /// sorted: `("normalize_outbound_headers", 3)`. A parameter a call outside the tests
+    /// reaches by place is passed there too.
+    pub passed_by_place: Vec<(String, u32)>,
+}
+
+/// What the condition of a guarded span (`FileCode::guarded`) tests of its word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum GuardTest {
+    /// An attribute (`meta.csrf`, `self.x is not None`) is set.
+    Attribute,
+    /// An object has the name: `hasattr(x, "getall")`.
+    Asked,
+    /// The function's parameter of that name, which defaults to `None` or `False`, is not
+    /// assigned before the test and comes after the first (callers pass that one by place),
+    /// was passed: `if datalist is not None:` in `def __init__(self, label=None, …,
+    /// datalist=None)`. With its place among the parameters a caller gives (`self` and
+    /// `cls` not counted).
+    Parameter(u32),
 }
 
 /// `FileCode::operations`: `__repr__` runs (Rust: `Debug::fmt`).
@@ -396,14 +421,14 @@ impl FileCode {
     }
 
     /// The attributes whose being set the occurrence `o` runs under (`guarded`), the innermost
-    /// condition's first, each with whether `hasattr` asks for it.
-    pub fn guards_of(&self, o: u32) -> impl Iterator<Item = (&str, bool)> {
+    /// condition's first, each with what the condition tests of it and the guarded span.
+    pub fn guards_of(&self, o: u32) -> impl Iterator<Item = (&str, GuardTest, [u32; 4])> {
         let at = self.occurrences.get(o as usize).map(|occ| (occ.line, occ.column));
         self.guarded
             .iter()
             .rev()
             .filter(move |([l, c, el, ec], ..)| at.is_some_and(|at| (*l, *c) <= at && at < (*el, *ec)))
-            .map(|(_, w, asked)| (w.as_str(), *asked))
+            .map(|(span, w, test)| (w.as_str(), *test, *span))
     }
 
     /// What a definition (`None`: the file's own code) does to values that runs a special
@@ -508,7 +533,7 @@ pub fn grammar_fingerprint() -> String {
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode`, what the extractor emits or how a file is chunked changes:
     // a run under another fingerprint reads every file again.
-    const FORMAT: u32 = 102;
+    const FORMAT: u32 = 103;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

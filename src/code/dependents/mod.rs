@@ -85,11 +85,9 @@ impl MustName {
             MustName::TableKey(f, o) => graph.code(f).key_of(o),
             MustName::Method(m) => Some(graph.symbol(m).name.as_str()),
             MustName::ForeignSelf(m) => foreign_self_type(graph, m),
-            MustName::Guard(f, o) => graph
-                .code(f)
-                .guards_of(o)
-                .find(|&(word, asked)| graph.off_by_default(word, asked))
-                .map(|(word, _)| word),
+            MustName::Guard(f, o) => {
+                graph.code(f).guards_of(o).find(|&guard| graph.guard_off(f, guard)).map(|(word, ..)| word)
+            }
         }
     }
 }
@@ -380,7 +378,7 @@ fn guarded(graph: &CodeGraph, u: &crate::code::graph::Use) -> bool {
     let code = graph.code(u.file);
     !code.guarded.is_empty()
         && !graph.is_test_file(u.file)
-        && code.guards_of(u.occurrence).any(|(word, asked)| graph.off_by_default(word, asked))
+        && code.guards_of(u.occurrence).any(|guard| graph.guard_off(u.file, guard))
 }
 
 /// Whether a use names a type where no value is made (`FileCode::type_only_spans`).

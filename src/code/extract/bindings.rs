@@ -437,7 +437,7 @@ impl<'a> Walker<'a> {
 
     /// Python: the parameters of the function a name (`value`) is written in, and the name;
     /// none at a class's or a module's level.
-    fn enclosing_parameters<'t>(&self, value: Node<'t>) -> Option<(Node<'t>, &'a str)> {
+    pub(super) fn enclosing_parameters<'t>(&self, value: Node<'t>) -> Option<(Node<'t>, &'a str)> {
         if value.kind() != "identifier" {
             return None;
         }

@@ -154,6 +154,10 @@ pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileC
     walker.out.renames = std::mem::take(&mut walker.renames);
     note_definitions_expecting_failure(&mut walker.out);
     merge_operations(&mut walker.out);
+    walker.out.passed.sort_unstable();
+    walker.out.passed.dedup();
+    walker.out.passed_by_place.sort_unstable();
+    walker.out.passed_by_place.dedup();
     let root = tree.root_node();
     let mut cursor = root.walk();
     let file_gate = |node: Node| -> Option<String> {

@@ -4,7 +4,7 @@
 use tree_sitter::Node;
 
 use super::{span_of, Walker};
-use crate::code::FileCode;
+use crate::code::{FileCode, GuardTest};
 
 /// Adds to `expects_failure` the Rust definitions that ask for an error: a function whose body
 /// calls `is_err()`, `unwrap_err()` or `expect_err(…)` (a test, or a test's helper such as
@@ -99,9 +99,9 @@ impl<'a> Walker<'a> {
         {
             self.narrow(name, class, statement.start_byte(), body.end_byte());
         }
-        if let Some((word, asked)) = self.tested_attribute(condition, true) {
+        if let Some((word, test)) = self.tested_attribute(condition, true) {
             if let Some(body) = statement.child_by_field_name("consequence") {
-                self.out.guarded.push((span_of(body), word, asked));
+                self.out.guarded.push((span_of(body), word, test));
             }
             return;
         }
@@ -119,24 +119,29 @@ impl<'a> Walker<'a> {
         if let (Some((name, class)), Some(block)) = (self.instance_test(condition, false), statement.parent()) {
             self.narrow(name, class, statement.end_byte(), block.end_byte());
         }
-        let (Some((word, asked)), Some(block)) = (self.tested_attribute(condition, false), statement.parent()) else {
+        let (Some((word, test)), Some(block)) = (self.tested_attribute(condition, false), statement.parent()) else {
             return;
         };
         let (from, to) = (statement.end_position(), block.end_position());
         let span = [from.row as u32 + 1, from.column as u32 + 1, to.row as u32 + 1, to.column as u32 + 1];
-        self.out.guarded.push((span, word, asked));
+        self.out.guarded.push((span, word, test));
     }
 
     /// The attribute (or name) a condition holds true when it is set (`set`: `x.y`, `x.y is
     /// not None`, `x.y is True`, `hasattr(x, "y")`, either side of an `and`) or when it is off
     /// (`!set`: `not x.y`, `x.y is None`, `x.y is False`, `not hasattr(x, "y")`): its last
-    /// part, and whether `hasattr` asks for it.
-    fn tested_attribute(&self, condition: Node, set: bool) -> Option<(String, bool)> {
-        let name = |node: Node| -> Option<(String, bool)> {
+    /// part, and what the condition tests of it (`GuardTest`).
+    fn tested_attribute(&self, condition: Node, set: bool) -> Option<(String, GuardTest)> {
+        let name = |node: Node| -> Option<(String, GuardTest)> {
             match node.kind() {
-                "identifier" => Some((self.text(node).to_string(), false)),
-                "attribute" => node.child_by_field_name("attribute").map(|a| (self.text(a).to_string(), false)),
-                "call" => self.asked_attribute(node).map(|word| (word, true)),
+                "identifier" => {
+                    let test = self.passed_parameter(node).map_or(GuardTest::Attribute, GuardTest::Parameter);
+                    Some((self.text(node).to_string(), test))
+                }
+                "attribute" => {
+                    node.child_by_field_name("attribute").map(|a| (self.text(a).to_string(), GuardTest::Attribute))
+                }
+                "call" => self.asked_attribute(node).map(|word| (word, GuardTest::Asked)),
                 _ => None,
             }
         };
@@ -176,6 +181,134 @@ impl<'a> Walker<'a> {
             }
             _ => None,
         }
+    }
+
+    /// The place among its function's parameters (`self` and `cls` not counted) of a name in
+    /// a condition, when the name is a parameter that defaults to `None` or `False`, comes after
+    /// the first (callers pass that one by place) and that nothing assigns before the
+    /// condition: the condition holds as the caller passed it (`if datalist is not None:` in
+    /// `def __init__(self, label=None, …, datalist=None)`).
+    fn passed_parameter(&self, name: Node) -> Option<u32> {
+        if !self.parameter_default(name).is_some_and(|value| matches!(value.kind(), "none" | "false")) {
+            return None;
+        }
+        let function =
+            std::iter::successors(name.parent(), |n| n.parent()).find(|n| n.kind() == "function_definition")?;
+        let body = function.child_by_field_name("body")?;
+        if self.assigns_before(body, self.text(name), name.start_byte()) {
+            return None;
+        }
+        let parameters = function.child_by_field_name("parameters")?;
+        let word = self.text(name);
+        let mut cursor = parameters.walk();
+        let mut place = 0;
+        for (i, p) in parameters.named_children(&mut cursor).enumerate() {
+            let named = match p.kind() {
+                "identifier" => Some(p),
+                "typed_parameter" => p.named_child(0),
+                "default_parameter" | "typed_default_parameter" => p.child_by_field_name("name"),
+                // `*`, `*args`: what follows (the parameter, which the function has) is
+                // keyword-only, out of any call's places.
+                "keyword_separator" | "list_splat_pattern" => return Some(u32::MAX),
+                _ => None,
+            };
+            let Some(named) = named else { continue };
+            let text = self.text(named);
+            if i == 0 && matches!(text, "self" | "cls") {
+                continue;
+            }
+            if text == word {
+                return (place >= 1).then_some(place);
+            }
+            place += 1;
+        }
+        None
+    }
+
+    /// Whether code in `node` before `before` (a byte) binds `name`: an assignment (augmented
+    /// too), a `for` target, a `with … as`, a walrus.
+    fn assigns_before(&self, node: Node, name: &str, before: usize) -> bool {
+        if node.start_byte() >= before {
+            return false;
+        }
+        let target = match node.kind() {
+            "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" => {
+                node.child_by_field_name("left")
+            }
+            "as_pattern" => node.child_by_field_name("alias"),
+            "named_expression" => node.child_by_field_name("name"),
+            _ => None,
+        };
+        let binds = |t: Node| {
+            let mut stack = vec![t];
+            while let Some(n) = stack.pop() {
+                if n.kind() == "identifier" && self.text(n) == name {
+                    return true;
+                }
+                if matches!(n.kind(), "pattern_list" | "tuple_pattern" | "list_pattern" | "as_pattern_target") {
+                    let mut cursor = n.walk();
+                    stack.extend(n.named_children(&mut cursor));
+                }
+            }
+            false
+        };
+        if target.is_some_and(binds) {
+            return true;
+        }
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        children.into_iter().any(|child| self.assigns_before(child, name, before))
+    }
+
+    /// Notes the keyword arguments a Python call passes (`FileCode::passed`), with the
+    /// callee's name: `("Field", "datalist")` of `Field(…, datalist=…)`. Not where the value is
+    /// a parameter of the calling function, handed on (`super().__init__(…,
+    /// datalist=datalist)`): it is passed only where that function's own caller passes it.
+    pub(super) fn note_passed(&mut self, call: Node) {
+        let callee = match call.child_by_field_name("function") {
+            Some(f) if f.kind() == "identifier" => f,
+            Some(f) if f.kind() == "attribute" => match f.child_by_field_name("attribute") {
+                Some(a) => a,
+                None => return,
+            },
+            _ => return,
+        };
+        let Some(arguments) = call.child_by_field_name("arguments") else { return };
+        let mut cursor = arguments.walk();
+        let by_place = arguments
+            .named_children(&mut cursor)
+            .take_while(|a| !matches!(a.kind(), "keyword_argument" | "dictionary_splat"))
+            .filter(|a| a.kind() != "comment")
+            .count() as u32;
+        if by_place > 1 {
+            self.out.passed_by_place.push((self.text(callee).to_string(), by_place));
+        }
+        for argument in arguments.named_children(&mut cursor).filter(|a| a.kind() == "keyword_argument") {
+            let (Some(named), Some(value)) =
+                (argument.child_by_field_name("name"), argument.child_by_field_name("value"))
+            else {
+                continue;
+            };
+            if !self.names_a_parameter(value) {
+                self.out.passed.push((self.text(callee).to_string(), self.text(named).to_string()));
+            }
+        }
+    }
+
+    /// Whether `value` is a bare name of a parameter of the function it is written in.
+    fn names_a_parameter(&self, value: Node) -> bool {
+        let Some((parameters, name)) = self.enclosing_parameters(value) else { return false };
+        let mut cursor = parameters.walk();
+        let found = parameters.named_children(&mut cursor).any(|p| {
+            let named = match p.kind() {
+                "identifier" => Some(p),
+                "typed_parameter" | "list_splat_pattern" | "dictionary_splat_pattern" => p.named_child(0),
+                "default_parameter" | "typed_default_parameter" => p.child_by_field_name("name"),
+                _ => None,
+            };
+            named.is_some_and(|n| self.text(n) == name)
+        });
+        found
     }
 
     /// The local name and the class of an `isinstance(name, Class)` test that holds when the

@@ -205,10 +205,12 @@ impl<'a> Walker<'a> {
         for (span, key) in std::mem::take(&mut out.keyed) {
             self.out.keyed.push((shift_span(span), key));
         }
-        for (span, word, asked) in std::mem::take(&mut out.guarded) {
-            self.out.guarded.push((shift_span(span), word, asked));
+        for (span, word, test) in std::mem::take(&mut out.guarded) {
+            self.out.guarded.push((shift_span(span), word, test));
         }
         self.out.class_defaults.append(&mut out.class_defaults);
+        self.out.passed.append(&mut out.passed);
+        self.out.passed_by_place.append(&mut out.passed_by_place);
         if self.out.package.is_empty() {
             self.out.package = out.package;
         }
@@ -294,8 +296,11 @@ impl<'a> Walker<'a> {
         match self.language {
             Language::Python => match node.kind() {
                 "for_statement" | "with_statement" => self.protocol_uses(node),
-                "call"
-                | "string"
+                "call" => {
+                    self.note_operations(node);
+                    self.note_passed(node);
+                }
+                "string"
                 | "binary_operator"
                 | "augmented_assignment"
                 | "unary_operator"

@@ -158,6 +158,10 @@ pub struct CodeGraph {
     defaulted_types: std::sync::OnceLock<HashSet<String>>,
     /// `off_by_default`, read once.
     off_attributes: std::sync::OnceLock<HashSet<String>>,
+    /// The keywords Python calls outside the tests pass, by callee (`FileCode::passed`), and
+    /// the most arguments they pass by place to each (`FileCode::passed_by_place`), read once.
+    #[allow(clippy::type_complexity)]
+    passed_outside_tests: std::sync::OnceLock<(HashSet<(String, String)>, HashMap<String, u32>)>,
     /// Per file: the SHA-256 of the text its facts were extracted from ("" unknown), so a
     /// diff whose side has that text reads the facts instead of parsing again.
     content_hashes: Vec<String>,
@@ -384,6 +388,7 @@ impl CodeGraph {
             held_instances: std::sync::OnceLock::new(),
             defaulted_types: std::sync::OnceLock::new(),
             off_attributes: std::sync::OnceLock::new(),
+            passed_outside_tests: std::sync::OnceLock::new(),
             content_hashes: vec![String::new(); n],
         };
         graph.link();

@@ -746,9 +746,12 @@ fn a_function_a_table_holds_under_a_key_runs_where_a_test_names_the_key() {
 /// Code under a condition on an attribute the repo's classes leave off (wtforms' `csrf =
 /// False`, `locales = False`) runs only in the tests that set it, and they name it: the body
 /// of `if meta.csrf:`, and what follows the guard clause `if locales is False: return None`.
+/// So does code under a parameter that defaults to `None` which no call outside the tests
+/// passes, by keyword or by place.
 #[test]
 fn code_under_an_attribute_left_off_runs_where_a_test_names_the_attribute() {
     use crate::code::dependents::Seed;
+    use crate::code::GuardTest::{self, Asked, Attribute, Parameter};
     // (`translate` also runs under `if self.cache:`, an attribute that is on.)
     let meta = "class DefaultMeta:\n    csrf = False\n    locales = False\n    debug = None\n    cache = True\n\n    \
                 def __init__(self, strict=False):\n        self.strict = strict\n        self.filled = None\n\n    \
@@ -760,13 +763,30 @@ fn code_under_an_attribute_left_off_runs_where_a_test_names_the_attribute() {
                 def bind(form):\n    return form\n\n\n\
                 def wrap(form):\n    return form\n\n\n\
                 def trace(form):\n    return form\n\n\n\
+                def label(form):\n    return form\n\n\n\
+                def check(form):\n    return form\n\n\n\
+                def paint(form):\n    return form\n\n\n\
+                def stamp(form):\n    return form\n\n\n\
+                def show(form, style=None, mark=None):\n    if style is not None:\n        paint(form)\n    \
+                if mark is not None:\n        stamp(form)\n\n\n\
+                def show_bold(form):\n    show(form, \"bold\")\n\n\n\
+                def relay(form, mark=None):\n    show(form, mark=mark)\n\n\n\
                 class Verbose(DefaultMeta):\n    debug = True\n";
-    let form = "from pkg.meta import DefaultMeta, bind, trace, wrap\n\n\n\
-                class Form:\n    def __init__(self, meta=None):\n        meta = meta or DefaultMeta()\n        \
+    // A parameter that defaults to `None` guards like an attribute left off (`prefix`), unless
+    // the function assigns it first (`extra`).
+    let form = "from pkg.meta import DefaultMeta, bind, check, label, trace, wrap\n\n\n\
+                class Form:\n    def __init__(self, meta=None, prefix=None, extra=None):\n        \
+                meta = meta or DefaultMeta()\n        \
                 self.translations = meta.get_translations(self)\n        bind(self)\n        \
                 if meta.csrf:\n            self.token = meta.build_csrf(self)\n        \
                 if meta.debug is not None:\n            trace(self)\n        \
-                if hasattr(meta, \"getall\"):\n            wrap(self)\n";
+                if hasattr(meta, \"getall\"):\n            wrap(self)\n        \
+                if prefix is not None:\n            label(self)\n        \
+                extra = extra or dict(a=1)\n        if extra:\n            check(self)\n";
+    let prefixed = "from pkg.form import Form\n\n\ndef test_prefix():\n    assert Form(prefix=\"p\")\n";
+    // `show`'s `style` is passed by place outside the tests (`show_bold`); its `mark` only
+    // handed on (`relay`).
+    let shown = "from pkg.meta import show\n\n\ndef test_show():\n    assert show(1) is None\n";
     let plain = "from pkg.form import Form\n\n\ndef test_form():\n    assert Form()\n";
     let csrf = "from pkg.form import Form\nfrom pkg.meta import DefaultMeta\n\n\n\
                 class Meta(DefaultMeta):\n    csrf = True\n\n\n\
@@ -783,23 +803,30 @@ fn code_under_an_attribute_left_off_runs_where_a_test_names_the_attribute() {
         ("tests/test_csrf.py", csrf),
         ("tests/test_i18n.py", i18n),
         ("tests/test_webob.py", webob),
+        ("tests/test_prefix.py", prefixed),
+        ("tests/test_show.py", shown),
     ]);
     let code = graph.code(graph.file_index("pkg/form.py").unwrap());
-    let words: Vec<&str> = code.guarded.iter().map(|(_, w, _)| w.as_str()).collect();
-    assert_eq!(words, ["csrf", "debug", "getall"]);
-    assert!(graph.off_by_default("csrf", false) && graph.off_by_default("locales", false));
+    let words: Vec<(&str, GuardTest)> = code.guarded.iter().map(|(_, w, test)| (w.as_str(), *test)).collect();
+    assert_eq!(
+        words,
+        [("csrf", Attribute), ("debug", Attribute), ("getall", Asked), ("prefix", Parameter(1)), ("extra", Attribute)]
+    );
+    assert!(graph.off_by_default("csrf", Attribute) && graph.off_by_default("locales", Attribute));
     // A class of the code sets it: not left off.
-    assert!(!graph.off_by_default("debug", false));
+    assert!(!graph.off_by_default("debug", Attribute));
     // An attribute a method sets from a parameter that defaults to `False` is off; one a
     // method fills later (a cache) is on.
-    assert!(graph.off_by_default("strict", false) && !graph.off_by_default("filled", false));
+    assert!(graph.off_by_default("strict", Attribute) && !graph.off_by_default("filled", Attribute));
     // `hasattr` asks for a name no class of the code defines: only a test's object has it.
-    assert!(graph.off_by_default("getall", true) && !graph.off_by_default("build_csrf", true));
+    assert!(graph.off_by_default("getall", Asked) && !graph.off_by_default("build_csrf", Asked));
     let texts = HashMap::from([
         ("tests/test_form.py", plain),
         ("tests/test_csrf.py", csrf),
         ("tests/test_i18n.py", i18n),
         ("tests/test_webob.py", webob),
+        ("tests/test_prefix.py", prefixed),
+        ("tests/test_show.py", shown),
     ]);
     let run = |name: &str| -> Vec<String> {
         let target = graph.lookup(name)[0];
@@ -808,9 +835,19 @@ fn code_under_an_attribute_left_off_runs_where_a_test_names_the_attribute() {
     assert_eq!(run("build_csrf"), ["tests/test_csrf.py"]);
     assert_eq!(run("translate"), ["tests/test_i18n.py"]);
     assert_eq!(run("wrap"), ["tests/test_webob.py"]);
-    let every = ["tests/test_csrf.py", "tests/test_form.py", "tests/test_i18n.py", "tests/test_webob.py"];
+    assert_eq!(run("label"), ["tests/test_prefix.py"]);
+    let every = [
+        "tests/test_csrf.py",
+        "tests/test_form.py",
+        "tests/test_i18n.py",
+        "tests/test_prefix.py",
+        "tests/test_webob.py",
+    ];
     assert_eq!(run("bind"), every);
     assert_eq!(run("trace"), every);
+    assert_eq!(run("check"), every);
+    assert_eq!(run("paint"), ["tests/test_show.py"]);
+    assert!(run("stamp").is_empty());
 }
 
 /// A test's parameter is what its pytest fixture gives (`yield db_` after `db_ = TinyDB(…)`
