@@ -324,6 +324,10 @@ pub struct FileCode {
     /// sorted: `("normalize_outbound_headers", 3)`. A parameter a call outside the tests
     /// reaches by place is passed there too.
     pub passed_by_place: Vec<(String, u32)>,
+    /// The attribute names Python assignments write, as 1-based (line, column) and whether
+    /// the assignment is augmented (`n.count += 1`, which reads the attribute too), sorted:
+    /// `entry.key = k` runs `key`'s setter, not its getter.
+    pub written: Vec<(u32, u32, bool)>,
 }
 
 /// What the condition of a guarded span (`FileCode::guarded`) tests of its word.
@@ -431,6 +435,14 @@ impl FileCode {
             .map(|(span, w, test)| (w.as_str(), *test, *span))
     }
 
+    /// Whether occurrence `o` is an attribute an assignment writes (`written`): `Some(true)`
+    /// when the assignment is augmented.
+    pub fn written_at(&self, o: u32) -> Option<bool> {
+        let occ = self.occurrences.get(o as usize)?;
+        let k = self.written.partition_point(|&(l, c, _)| (l, c) < (occ.line, occ.column));
+        self.written.get(k).filter(|&&(l, c, _)| (l, c) == (occ.line, occ.column)).map(|&(.., augmented)| augmented)
+    }
+
     /// What a definition (`None`: the file's own code) does to values that runs a special
     /// method (`operations`).
     pub fn operations_in(&self, definition: Option<u32>) -> u32 {
@@ -533,7 +545,7 @@ pub fn grammar_fingerprint() -> String {
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode`, what the extractor emits or how a file is chunked changes:
     // a run under another fingerprint reads every file again.
-    const FORMAT: u32 = 103;
+    const FORMAT: u32 = 104;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

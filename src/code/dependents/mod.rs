@@ -527,6 +527,13 @@ pub fn walk_built(
             // getter, the first definition).
             let built = node.and_then(|t| owner_if_constructor(graph, t)).filter(|_| depth > 1);
             let same_attribute = node.and_then(|t| graph.first_definition(t));
+            let python_node = node.is_some_and(|t| graph.code(t.0).language == "python");
+            let setter = same_attribute.is_some() && node.is_some_and(|t| graph.is_property_setter(t));
+            // A setter runs where its class's methods assign the attribute on `self` (which
+            // the graph holds as the attribute's definitions, not uses): where `__init__`'s
+            // class is made, where another such method is called.
+            let self_writers: Vec<(SymbolRef, bool)> =
+                node.filter(|_| setter).map(|t| self_writers(graph, t)).unwrap_or_default();
             // And a JavaScript definition where its `.d.ts` declaration is used.
             let declaration = node.and_then(|t| graph.declaration_of(t));
             // And a Rust trait's implementation where the trait's method is called (a
@@ -611,7 +618,9 @@ pub fn walk_built(
                 .map(|class| graph.variables_holding(class))
                 .unwrap_or_default();
             let before: Vec<SymbolRef> = built.into_iter().chain(same_attribute).chain(declaration).collect();
+            let mut written_by = 0..0;
             let uses = if held.is_empty()
+                && self_writers.is_empty()
                 && holders.is_empty()
                 && before.is_empty()
                 && language_runs.is_none()
@@ -641,6 +650,11 @@ pub fn walk_built(
                 if let Some(r) = instances_run {
                     all.extend(graph.uses(r, floor).iter().filter(|u| makes_instance(graph, u)).copied());
                 }
+                let start = all.len();
+                for &(r, made) in &self_writers {
+                    all.extend(graph.uses(r, floor).iter().filter(|u| !made || makes_instance(graph, u)).copied());
+                }
+                written_by = start..all.len();
                 std::sync::Arc::new(all)
             };
             // Surest first: when the work runs out, what is left is the least sure. A use in a
@@ -693,6 +707,12 @@ pub fn walk_built(
                     continue;
                 }
                 if node.is_some_and(|t| redecorates(graph, t, &u)) {
+                    continue;
+                }
+                // A Python property's setter runs where the attribute is written, its getter
+                // (or a method) where it is read: `entry.key = k` runs no getter.
+                let written = if python_node { graph.code(u.file).written_at(u.occurrence) } else { None };
+                if if setter { written.is_none() && !written_by.contains(&k) } else { written == Some(false) } {
                     continue;
                 }
                 let key = (u.file, u.enclosing);
@@ -942,6 +962,31 @@ fn redecorates(graph: &CodeGraph, target: SymbolRef, u: &super::graph::Use) -> b
         .filter(|s| s.container == class.qualified_name && s.line > u.line)
         .min_by_key(|s| s.line)
         .is_some_and(|s| &s.name == name && s.kind.is_callable())
+}
+
+/// The methods of a Python setter's class that assign its attribute on `self` (`self.key =
+/// key`), as what runs them: the class where the method is `__init__` (its uses that make an
+/// instance: `true`), the method itself otherwise.
+fn self_writers(graph: &CodeGraph, setter: SymbolRef) -> Vec<(SymbolRef, bool)> {
+    let s = graph.symbol(setter);
+    let code = graph.code(setter.0);
+    let assigned =
+        code.symbols.iter().filter(|f| f.kind == super::SymbolKind::Field && f.qualified_name == s.qualified_name);
+    let mut out = Vec::new();
+    for field in assigned {
+        let method = code.symbols.iter().enumerate().find(|(_, m)| {
+            m.kind.is_callable() && m.container == s.container && m.line <= field.line && field.line <= m.end_line
+        });
+        let Some((i, method)) = method else { continue };
+        let runs = match method.name.as_str() {
+            "__init__" => graph.member_type((setter.0, i as u32)).map(|class| (class, true)),
+            _ => Some(((setter.0, i as u32), false)),
+        };
+        if let Some(runs) = runs.filter(|r| !out.contains(r)) {
+            out.push(runs);
+        }
+    }
+    out
 }
 
 /// Whether a use sits in a declaration (at file level, in a class body, a field's or a

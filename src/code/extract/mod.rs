@@ -158,6 +158,7 @@ pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileC
     walker.out.passed.dedup();
     walker.out.passed_by_place.sort_unstable();
     walker.out.passed_by_place.dedup();
+    walker.out.written.sort_unstable();
     let root = tree.root_node();
     let mut cursor = root.walk();
     let file_gate = |node: Node| -> Option<String> {

@@ -295,6 +295,29 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// Notes the attributes a Python assignment writes (`FileCode::written`): `entry.key = …`,
+    /// each of `a.x, b.y = …`, `n.count += 1` (augmented).
+    pub(super) fn note_written(&mut self, assignment: Node) {
+        let augmented = assignment.kind() == "augmented_assignment";
+        let Some(left) = assignment.child_by_field_name("left") else { return };
+        let mut stack = vec![left];
+        while let Some(target) = stack.pop() {
+            match target.kind() {
+                "attribute" => {
+                    if let Some(name) = target.child_by_field_name("attribute") {
+                        let at = name.start_position();
+                        self.out.written.push((at.row as u32 + 1, at.column as u32 + 1, augmented));
+                    }
+                }
+                "pattern_list" | "tuple_pattern" | "list_pattern" => {
+                    let mut cursor = target.walk();
+                    stack.extend(target.named_children(&mut cursor));
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// Whether `value` is a bare name of a parameter of the function it is written in.
     fn names_a_parameter(&self, value: Node) -> bool {
         let Some((parameters, name)) = self.enclosing_parameters(value) else { return false };

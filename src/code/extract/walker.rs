@@ -211,6 +211,10 @@ impl<'a> Walker<'a> {
         self.out.class_defaults.append(&mut out.class_defaults);
         self.out.passed.append(&mut out.passed);
         self.out.passed_by_place.append(&mut out.passed_by_place);
+        for (mut line, mut column, augmented) in std::mem::take(&mut out.written) {
+            shift(&mut line, &mut column);
+            self.out.written.push((line, column, augmented));
+        }
         if self.out.package.is_empty() {
             self.out.package = out.package;
         }
@@ -376,6 +380,9 @@ impl<'a> Walker<'a> {
         }
         if self.language == Language::Python && matches!(kind, "if_statement" | "elif_clause") {
             self.note_guard(node);
+        }
+        if self.language == Language::Python && matches!(kind, "assignment" | "augmented_assignment") {
+            self.note_written(node);
         }
         if self.language == Language::Rust && matches!(kind, "struct_item" | "enum_item") {
             self.note_serde_shape(node);

@@ -35,6 +35,20 @@ impl CodeGraph {
         Some((definition.0, first as u32))
     }
 
+    /// Whether a Python definition is a property's setter: `@name.setter` decorates it (a
+    /// use of `setter` on its name, in the lines above it).
+    pub fn is_property_setter(&self, definition: SymbolRef) -> bool {
+        let s = self.symbol(definition);
+        let code = &self.codes[definition.0 as usize];
+        code.language == "python"
+            && code.occurrences.iter().any(|o| {
+                o.line < s.line
+                    && o.line + 3 >= s.line
+                    && code.strings[o.name as usize] == "setter"
+                    && code.strings[o.qualifier as usize] == s.name
+            })
+    }
+
     /// A JavaScript definition's declaration in the type declaration file beside its file
     /// (`Results.close` in `lib/results.js` → `close` of `declare class Results` in
     /// `lib/results.d.ts`): a TypeScript-aware resolution may take the declaration for the

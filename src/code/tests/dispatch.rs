@@ -1039,3 +1039,42 @@ fn an_override_runs_where_its_bases_method_is_called_on_a_path_that_names_its_cl
     let changed = graph.lookup("XMLTreeBuilder.feed")[0];
     assert_eq!(test_files_reached(&graph, changed), ["tests/test_xml.py"]);
 }
+
+/// A Python property's setter runs where the attribute is written (`entry.key = key`, or
+/// `self.name = name` in `__init__`, wherever the class is made), its getter where it is read:
+/// a write runs no getter.
+#[test]
+fn a_property_s_setter_runs_where_it_is_written_and_its_getter_where_it_is_read() {
+    use crate::code::dependents::Seed;
+    let model = "class Entry:\n    def __init__(self, key):\n        self._key = key\n\n    \
+                 @property\n    def key(self):\n        return self._key\n\n    \
+                 @key.setter\n    def key(self, value):\n        self._key = value\n\n\n\
+                 class Block:\n    def __init__(self, name):\n        self.name = name\n\n    \
+                 @property\n    def name(self):\n        return self._name\n\n    \
+                 @name.setter\n    def name(self, value):\n        self._name = value\n\n\n\
+                 def rename(entry, key):\n    entry.key = key\n\n\n\
+                 def show(entry):\n    return entry.key\n";
+    let read = "from pkg.model import Entry, show\n\n\ndef test_read():\n    assert show(Entry(\"a\")) == \"a\"\n";
+    let renamed = "from pkg.model import Entry, rename\n\n\ndef test_rename():\n    rename(Entry(\"a\"), \"b\")\n";
+    let block = "from pkg.model import Block\n\n\ndef test_block():\n    assert Block(\"x\")\n";
+    let files = [
+        ("pkg/model.py", model),
+        ("tests/test_read.py", read),
+        ("tests/test_rename.py", renamed),
+        ("tests/test_block.py", block),
+    ];
+    let graph = python_graph(&files);
+    let texts: HashMap<&str, &str> = files.iter().copied().collect();
+    let f = graph.file_index("pkg/model.py").unwrap();
+    let nth = |name: &str, nth: usize| -> (u32, u32) {
+        let code = graph.code(f);
+        (f, code.symbols.iter().position(|s| s.name == name).unwrap() as u32 + nth as u32)
+    };
+    let run = |name: &str, k: usize| -> Vec<String> {
+        keyed_test_files(&graph, &[Seed::plain(Some(nth(name, k)), name, name)], &texts)
+    };
+    assert!(!graph.is_property_setter(nth("key", 0)) && graph.is_property_setter(nth("key", 1)));
+    assert_eq!(run("key", 1), ["tests/test_rename.py"]);
+    assert_eq!(run("key", 0), ["tests/test_read.py"]);
+    assert_eq!(run("name", 2), ["tests/test_block.py"]);
+}

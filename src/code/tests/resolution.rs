@@ -327,9 +327,9 @@ export function run(r: Reaction) {
 
 /// A Python property's getter and setter are one attribute: `text.plain` means the getter,
 /// the first definition (as a Python language server answers), not each accessor in turn;
-/// a change to the setter still reaches the tests that use the attribute.
+/// a change to the setter still reaches the tests that write the attribute through them.
 #[test]
-fn a_propertys_uses_mean_its_first_definition_and_its_setter_reaches_them() {
+fn a_propertys_uses_mean_its_first_definition_and_its_setter_reaches_the_writes() {
     use crate::code::dependents::{walk, Seed};
     let text = "\
 class Text:
@@ -343,10 +343,14 @@ class Text:
 
 def render(text: Text):
     return text.plain
+
+def reset(text: Text):
+    text.plain = None
 ";
     let graph = python_graph(&[
         ("pkg/text.py", text),
         ("tests/test_text.py", "from pkg.text import render\n\ndef test_render():\n    assert render(None)\n"),
+        ("tests/test_reset.py", "from pkg.text import reset\n\ndef test_reset():\n    assert reset(None)\n"),
     ]);
     let defs = graph.lookup("Text.plain");
     assert_eq!(defs.len(), 2);
@@ -354,7 +358,7 @@ def render(text: Text):
     let lines = |r| graph.references(r, 0.5).into_iter().map(|r| r.line).collect::<Vec<_>>();
     // Each accessor's references list the other's declaration; the uses are the getter's,
     // `@plain.setter` (line 6, the class body's `plain` so far) among them.
-    assert_eq!(lines(getter), vec![6, 7, 11]);
+    assert_eq!(lines(getter), vec![6, 7, 11, 14]);
     assert_eq!(lines(setter), vec![3]);
     let seeds = [Seed {
         symbol_opt: Some(setter),
@@ -368,7 +372,7 @@ def render(text: Text):
     let mut tests: Vec<String> =
         walk(&graph, &seeds, daemon_walk_limits()).tests.iter().map(|t| graph.path(t.file).to_string()).collect();
     tests.dedup();
-    assert_eq!(tests, vec!["tests/test_text.py"]);
+    assert_eq!(tests, vec!["tests/test_reset.py"]);
 }
 /// `@overload` signatures and then the body: a use means the first declaration (as for a
 /// property), so a change inside the body, or inside a function nested in it, still reaches
