@@ -330,6 +330,10 @@ pub struct FileCode {
     pub written: Vec<(u32, u32, bool)>,
 }
 
+/// A `Gate`'s condition on the Python version that runs a test: `python >=3.15` (its
+/// operator and version follow).
+pub const PYTHON_GATE: &str = "python ";
+
 /// What the condition of a guarded span (`FileCode::guarded`) tests of its word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum GuardTest {
@@ -545,7 +549,7 @@ pub fn grammar_fingerprint() -> String {
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode`, what the extractor emits or how a file is chunked changes:
     // a run under another fingerprint reads every file again.
-    const FORMAT: u32 = 104;
+    const FORMAT: u32 = 105;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

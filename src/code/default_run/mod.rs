@@ -20,13 +20,15 @@
 //!
 //! And a test the harness skips unless asked is not run either: Rust's
 //! `#[ignore]`, Python's `@pytest.mark.skip` and `@unittest.skip(…)` (the extractor stores them
-//! as a gate that is always false).
+//! as a gate that is always false). Nor a Python test skipped on the Python that runs the
+//! tests (`@skipIf(version_info < (3, 15), …)` under 3.11: pyflakes' lazy-import tests), the
+//! version read from the repo's virtual environment or `python3`.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use super::graph::CodeGraph;
-use super::SymbolKind;
+use super::{SymbolKind, PYTHON_GATE};
 
 mod go;
 use go::{go_constraint, GoTarget};
@@ -87,6 +89,8 @@ pub struct DefaultRun {
     answered: HashMap<(u32, Option<u32>), bool>,
     /// The files Rust modules bring in by `#[path = "…"]`: path → (declaring file, module).
     path_modules: Option<HashMap<String, (u32, u32)>>,
+    /// The (major, minor) version of the Python that runs the repo's tests, once asked.
+    python: Option<Option<(u32, u32)>>,
 }
 
 impl DefaultRun {
@@ -98,6 +102,7 @@ impl DefaultRun {
             files_built: HashMap::new(),
             answered: HashMap::new(),
             path_modules: None,
+            python: None,
         }
     }
 
@@ -109,8 +114,9 @@ impl DefaultRun {
             "python" => {
                 let root = &self.root;
                 let collection = self.pytest.get_or_insert_with(|| Collection::read(root));
+                let python = *self.python.get_or_insert_with(|| python_version(root));
                 collection.as_ref().is_none_or(|c| c.collects(graph.path(file)))
-                    && symbol.is_none_or(|i| !enclosing(graph, file, i).any(|d| skipped(graph, file, d)))
+                    && symbol.is_none_or(|i| !enclosing(graph, file, i).any(|d| skipped(graph, file, d, python)))
             }
             _ => self.builds(graph, file, symbol),
         }
@@ -381,9 +387,59 @@ fn enclosing(graph: &CodeGraph, file: u32, symbol: u32) -> impl Iterator<Item = 
     .take(MAX_MODULE_DEPTH)
 }
 
-/// Whether a skip marker is on a definition (a gate that is always false).
-fn skipped(graph: &CodeGraph, file: u32, symbol: u32) -> bool {
-    graph.code(file).gates.iter().any(|g| g.symbol == Some(symbol) && g.cfg == "false")
+/// Whether a skip marker is on a definition (a gate that is always false), or a skip on the
+/// Python version `python` (`PYTHON_GATE`; none read when the version is unknown).
+fn skipped(graph: &CodeGraph, file: u32, symbol: u32, python: Option<(u32, u32)>) -> bool {
+    graph.code(file).gates.iter().filter(|g| g.symbol == Some(symbol)).any(|g| {
+        g.cfg == "false" || python.zip(g.cfg.strip_prefix(PYTHON_GATE)).is_some_and(|(v, gate)| !version_holds(v, gate))
+    })
+}
+
+/// Whether a Python version meets a gate's comparison (`>=3.15`); an unreadable one holds.
+fn version_holds(version: (u32, u32), comparison: &str) -> bool {
+    let operator = ["<=", ">=", "<", ">"].into_iter().find(|o| comparison.starts_with(o));
+    let Some(operator) = operator else { return true };
+    let Some((major, minor)) = comparison[operator.len()..].split_once('.') else { return true };
+    let (Ok(major), Ok(minor)) = (major.parse::<u32>(), minor.parse::<u32>()) else { return true };
+    let wanted = (major, minor);
+    match operator {
+        "<" => version < wanted,
+        "<=" => version <= wanted,
+        ">" => version > wanted,
+        _ => version >= wanted,
+    }
+}
+
+/// The (major, minor) version of the Python that runs a repo's tests: its virtual
+/// environment's (`.venv/pyvenv.cfg`, `venv/pyvenv.cfg`: the one the test runner picks), else
+/// `python3`'s, asked once per process; `None` when neither tells.
+fn python_version(root: &Path) -> Option<(u32, u32)> {
+    for venv in [".venv", "venv"] {
+        let Ok(text) = std::fs::read_to_string(root.join(venv).join("pyvenv.cfg")) else { continue };
+        let version = text.lines().find_map(|line| {
+            let (key, value) = line.split_once('=')?;
+            matches!(key.trim(), "version" | "version_info").then(|| major_minor(value.trim())).flatten()
+        });
+        if version.is_some() {
+            return version;
+        }
+    }
+    static SYSTEM: std::sync::OnceLock<Option<(u32, u32)>> = std::sync::OnceLock::new();
+    *SYSTEM.get_or_init(|| {
+        let output = std::process::Command::new("python3")
+            .args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()?;
+        major_minor(String::from_utf8_lossy(&output.stdout).trim())
+    })
+}
+
+/// `3.11` of `3.11.7`.
+fn major_minor(version: &str) -> Option<(u32, u32)> {
+    let mut parts = version.split('.');
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
 }
 
 /// Whether one of the gates on a definition (or on the file) is known false.
@@ -796,6 +852,31 @@ mod tests {
         {
             assert_eq!(test_runs(&mut run, &graph, "tests/test_a.py", name), runs, "{name}");
         }
+    }
+
+    /// A test skipped on some Pythons runs where the repo's Python is not one of them: the
+    /// version comes from the virtual environment the test runner uses.
+    #[test]
+    fn a_test_skipped_on_the_repo_s_python_does_not_run() {
+        let python = "import sys, unittest\nfrom sys import version_info\nimport pytest\n\n\n\
+                      @unittest.skipIf(version_info < (3, 15), 'new in 3.15')\nclass TestLazy(unittest.TestCase):\n    \
+                      def test_lazy(self):\n        pass\n\n\n\
+                      @pytest.mark.skipif(sys.version_info >= (3, 14), reason=\"gone in 3.14\")\ndef test_old():\n    pass\n\n\n\
+                      @unittest.skipIf(sys.version_info[0] < 3, 'py2')\ndef test_py3():\n    pass\n\n\n\
+                      @unittest.skipUnless(sys.version_info >= (3, 12), 'needs 3.12')\ndef test_new():\n    pass\n";
+        let files = HashMap::from([("tests/test_v.py".to_string(), extract(Language::Python, python).unwrap())]);
+        let graph = CodeGraph::build(files, &HashMap::new());
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".venv")).unwrap();
+        let on = |version: &str| {
+            std::fs::write(dir.path().join(".venv/pyvenv.cfg"), format!("home = /usr/bin\nversion = {version}\n"))
+                .unwrap();
+            let mut run = DefaultRun::new(dir.path());
+            ["TestLazy.test_lazy", "test_old", "test_py3", "test_new"]
+                .map(|name| test_runs(&mut run, &graph, "tests/test_v.py", name))
+        };
+        assert_eq!(on("3.11.7"), [false, true, true, false]);
+        assert_eq!(on("3.15.0"), [true, false, true, true]);
     }
 
     /// Code a feature off by default gates (heapless' `#[cfg(feature = "serde")] mod de;`) runs

@@ -10,7 +10,7 @@ use super::{base_type_name, is_ident_like, Frame, Walker, MAX_NAME, MAX_SIGNATUR
 use crate::ingest::code::last_row;
 use crate::ingest::Language;
 
-use crate::code::{Bound, Gate, Symbol, SymbolKind, Visibility};
+use crate::code::{Bound, Gate, Symbol, SymbolKind, Visibility, PYTHON_GATE};
 
 impl<'a> Walker<'a> {
     /// A definition node: records the symbol and opens its frame.
@@ -176,6 +176,13 @@ impl<'a> Walker<'a> {
             };
             if skipped {
                 self.out.gates.push(Gate { symbol: Some(index), cfg: "false".to_string() });
+            }
+            // A test skipped on some Pythons (`@skipIf(sys.version_info < (3, 15), …)`): a gate
+            // on the version that runs it, which the default run reads off the interpreter.
+            if self.language == Language::Python {
+                for cfg in python_decorators(node, self.src).filter_map(python_version_gate) {
+                    self.out.gates.push(Gate { symbol: Some(index), cfg });
+                }
             }
         }
         if node.kind() == "assignment_expression" && node.parent().is_some_and(|p| p.kind() == "assignment_expression")
@@ -860,6 +867,47 @@ fn is_skip_decorator(decorator: &str) -> bool {
     let path = decorator.trim_start_matches('@').split(['(', ' ', '\n']).next().unwrap_or("");
     path.rsplit('.').next() == Some("skip")
         && (path == "skip" || path.contains("mark.") || path.starts_with("unittest."))
+}
+
+/// The Python versions a version-conditioned skip decorator lets its test run on, as a gate
+/// (`PYTHON_GATE` and a comparison): `python >=3.15` for `@skipIf(version_info < (3, 15), …)`,
+/// `python <3.14` for `@pytest.mark.skipif(sys.version_info >= (3, 14), reason=…)`,
+/// `python >=3.0` for `@skipUnless(sys.version_info[0] >= 3, …)`; `None` for any other
+/// decorator or condition.
+fn python_version_gate(decorator: &str) -> Option<String> {
+    let text: String = decorator.trim_start_matches('@').chars().filter(|c| !c.is_whitespace()).collect();
+    let (path, arguments) = text.split_once('(')?;
+    let runs_when_true = match path.rsplit('.').next()? {
+        "skipIf" | "skipif" => false,
+        "skipUnless" => true,
+        _ => return None,
+    };
+    let condition = arguments.strip_prefix("sys.").unwrap_or(arguments).strip_prefix("version_info")?;
+    let (major_only, condition) = match condition.strip_prefix("[0]") {
+        Some(rest) => (true, rest),
+        None => (false, condition),
+    };
+    let operator = ["<=", ">=", "<", ">"].into_iter().find(|o| condition.starts_with(o))?;
+    let value = &condition[operator.len()..];
+    let digits = |s: &str| -> Option<u32> { s.parse().ok() };
+    let version = if major_only {
+        let end = value.find(|c: char| !c.is_ascii_digit())?;
+        (digits(&value[..end])?, 0)
+    } else {
+        let inside = value.strip_prefix('(')?.split(')').next()?;
+        let mut parts = inside.split(',').filter(|p| !p.is_empty());
+        let major = digits(parts.next()?)?;
+        (major, parts.next().map_or(Some(0), digits)?)
+    };
+    // The condition that skips (or, for `skipUnless`, that runs), turned into the one that runs.
+    let operator = match (runs_when_true, operator) {
+        (true, o) => o,
+        (false, "<") => ">=",
+        (false, "<=") => ">",
+        (false, ">") => "<=",
+        (false, _) => "<",
+    };
+    Some(format!("{PYTHON_GATE}{operator}{}.{}", version.0, version.1))
 }
 
 /// One item a macro call defines: its name, line and column, kind, whether a test marker is
