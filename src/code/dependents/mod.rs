@@ -528,6 +528,11 @@ pub fn walk_built(
             let built = node.and_then(|t| owner_if_constructor(graph, t)).filter(|_| depth > 1);
             let same_attribute = node.and_then(|t| graph.first_definition(t));
             let python_node = node.is_some_and(|t| graph.code(t.0).language == "python");
+            let runs_by_name = python_node
+                && node.is_some_and(|t| {
+                    let kind = graph.symbol(t).kind;
+                    kind.is_callable() || kind.is_container()
+                });
             let setter = same_attribute.is_some() && node.is_some_and(|t| graph.is_property_setter(t));
             // A setter runs where its class's methods assign the attribute on `self` (which
             // the graph holds as the attribute's definitions, not uses): where `__init__`'s
@@ -707,6 +712,17 @@ pub fn walk_built(
                     continue;
                 }
                 if node.is_some_and(|t| redecorates(graph, t, &u)) {
+                    continue;
+                }
+                // A Python import inside a function runs the module's top level, not the
+                // function or class it names: a test that only imports a class (transitions'
+                // `test_imports`) runs none of its methods. (A variable's value is the module's
+                // top level: toolz's `test_tlz` makes the curried namespace's `curry`s by its
+                // first `import tlz.curried`.)
+                if runs_by_name
+                    && u.kind == UseKind::Import
+                    && u.enclosing.is_some_and(|e| graph.code(u.file).symbols[e as usize].kind.is_callable())
+                {
                     continue;
                 }
                 // A Python property's setter runs where the attribute is written, its getter

@@ -1078,3 +1078,22 @@ fn a_property_s_setter_runs_where_it_is_written_and_its_getter_where_it_is_read(
     assert_eq!(run("key", 0), ["tests/test_read.py"]);
     assert_eq!(run("name", 2), ["tests/test_block.py"]);
 }
+
+/// A Python import inside a test function runs the module's top level, not the class or
+/// function it names: a test that only imports `Machine` makes none, so runs nothing its
+/// `__init__` calls.
+#[test]
+fn an_import_inside_a_test_runs_no_method_of_what_it_names() {
+    use crate::code::dependents::Seed;
+    let machine = "def setup(m):\n    return m\n\n\nclass Machine:\n    def __init__(self):\n        setup(self)\n";
+    let imports = "def test_imports():\n    from pkg.machine import Machine  # noqa: F401\n";
+    let made = "def test_made():\n    from pkg.machine import Machine\n    assert Machine()\n";
+    let files = [("pkg/machine.py", machine), ("tests/test_imports.py", imports), ("tests/test_made.py", made)];
+    let graph = python_graph(&files);
+    let texts: HashMap<&str, &str> = files.iter().copied().collect();
+    let target = graph.lookup("setup")[0];
+    assert_eq!(
+        keyed_test_files(&graph, &[Seed::plain(Some(target), "setup", "setup")], &texts),
+        ["tests/test_made.py"]
+    );
+}
