@@ -617,10 +617,26 @@ pub fn walk_built(
             // A Python class's `__call__` runs where a module-level variable holding an
             // instance is called, from any module (`mistune.html(text)`; a call in the
             // variable's own file is recorded as a use of `__call__` already).
-            let holders: &[SymbolRef] = node
+            // So does a class attribute holding one, or an instance of a subclass that does
+            // not define its own (wtforms' `a = StringField()` in a form, called as
+            // `form.a()`, runs `Field.__call__`).
+            let holders: Vec<SymbolRef> = node
                 .filter(|&t| graph.code(t.0).language == "python" && graph.symbol(t).name == "__call__")
                 .and_then(|t| graph.member_type(t))
-                .map(|class| graph.variables_holding(class))
+                .map(|class| {
+                    let mut holders = graph.variables_holding(class).to_vec();
+                    for sub in graph.subclasses_of(class) {
+                        let own = graph
+                            .code(sub.0)
+                            .symbols
+                            .iter()
+                            .any(|m| m.name == "__call__" && m.container == graph.symbol(sub).qualified_name);
+                        if !own {
+                            holders.extend_from_slice(graph.variables_holding(sub));
+                        }
+                    }
+                    holders
+                })
                 .unwrap_or_default();
             let before: Vec<SymbolRef> = built.into_iter().chain(same_attribute).chain(declaration).collect();
             let mut written_by = 0..0;
@@ -639,7 +655,7 @@ pub fn walk_built(
                 for r in before {
                     all.extend(graph.uses(r, floor).iter().copied());
                 }
-                for &r in holders {
+                for &r in &holders {
                     all.extend(graph.uses(r, floor).iter().filter(|u| u.kind == UseKind::Call).copied());
                 }
                 if let Some(r) = language_runs {

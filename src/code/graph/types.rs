@@ -436,15 +436,21 @@ impl CodeGraph {
         !passed(callee) && !passed(&function.name)
     }
 
-    /// Python module-level variables that hold an instance of `class` (`html: Markdown =
-    /// create_markdown(…)`, `app = Bottle()`): a call of one, from any module
-    /// (`mistune.html(text)`), runs the class's `__call__`.
+    /// Python module-level variables and class attributes that hold an instance of `class`
+    /// (`html: Markdown = create_markdown(…)`, `app = Bottle()`, a form's `a = StringField()`):
+    /// a call of one, from any module (`mistune.html(text)`, `form.a()`), runs the class's
+    /// `__call__`.
     pub fn variables_holding(&self, class: SymbolRef) -> &[SymbolRef] {
         let by_class = self.held_instances.get_or_init(|| {
             let mut by_class: HashMap<String, Vec<SymbolRef>> = HashMap::new();
             for (f, code) in self.codes.iter().enumerate().filter(|(_, c)| c.language == "python") {
                 for (i, s) in code.symbols.iter().enumerate() {
-                    if !matches!(s.kind, SymbolKind::Variable | SymbolKind::Constant) || !s.container.is_empty() {
+                    // A module's variable, or a class body's attribute (`a = StringField()`).
+                    let held = match s.container.is_empty() {
+                        true => matches!(s.kind, SymbolKind::Variable | SymbolKind::Constant),
+                        false => matches!(s.kind, SymbolKind::Variable | SymbolKind::Field),
+                    };
+                    if !held {
                         continue;
                     }
                     let held = declared_type(&s.signature, &s.name)

@@ -1097,3 +1097,24 @@ fn an_import_inside_a_test_runs_no_method_of_what_it_names() {
         ["tests/test_made.py"]
     );
 }
+
+/// A Python class's `__call__` runs where a class attribute holding an instance of it, or of
+/// a subclass that keeps it, is called: wtforms' `a = StringField()` in a form, rendered as
+/// `form.a()`, runs `Field.__call__`.
+#[test]
+fn a_call_of_a_class_attribute_runs_the_held_instance_s_call() {
+    use crate::code::dependents::Seed;
+    let fields = "def render(field):\n    return field\n\n\nclass Field:\n    def __call__(self, **kw):\n        \
+                  return render(self)\n\n\nclass StringField(Field):\n    pass\n";
+    let called = "from pkg.fields import StringField\n\n\nclass F:\n    a = StringField()\n\n\n\
+                  def test_render():\n    form = F()\n    assert form.a()\n";
+    let made = "from pkg.fields import StringField\n\n\ndef test_make():\n    assert StringField()\n";
+    let files = [("pkg/fields.py", fields), ("tests/test_render.py", called), ("tests/test_make.py", made)];
+    let graph = python_graph(&files);
+    let texts: HashMap<&str, &str> = files.iter().copied().collect();
+    let target = graph.lookup("render")[0];
+    assert_eq!(
+        keyed_test_files(&graph, &[Seed::plain(Some(target), "render", "render")], &texts),
+        ["tests/test_render.py"]
+    );
+}
