@@ -1084,18 +1084,21 @@ fn a_property_s_setter_runs_where_it_is_written_and_its_getter_where_it_is_read(
 /// `__init__` calls.
 #[test]
 fn an_import_inside_a_test_runs_no_method_of_what_it_names() {
-    use crate::code::dependents::Seed;
     let machine = "def setup(m):\n    return m\n\n\nclass Machine:\n    def __init__(self):\n        setup(self)\n";
     let imports = "def test_imports():\n    from pkg.machine import Machine  # noqa: F401\n";
     let made = "def test_made():\n    from pkg.machine import Machine\n    assert Machine()\n";
     let files = [("pkg/machine.py", machine), ("tests/test_imports.py", imports), ("tests/test_made.py", made)];
-    let graph = python_graph(&files);
+    assert_eq!(python_test_files_of(&files, "setup"), ["tests/test_made.py"]);
+}
+
+/// The test files of a Python repo (`files`) that a change to the first definition named
+/// `name` reaches, those a key waits on kept only where their text names it.
+fn python_test_files_of(files: &[(&str, &str)], name: &str) -> Vec<String> {
+    use crate::code::dependents::Seed;
+    let graph = python_graph(files);
     let texts: HashMap<&str, &str> = files.iter().copied().collect();
-    let target = graph.lookup("setup")[0];
-    assert_eq!(
-        keyed_test_files(&graph, &[Seed::plain(Some(target), "setup", "setup")], &texts),
-        ["tests/test_made.py"]
-    );
+    let target = graph.lookup(name)[0];
+    keyed_test_files(&graph, &[Seed::plain(Some(target), name, name)], &texts)
 }
 
 /// A Python class's `__call__` runs where a class attribute holding an instance of it, or of
@@ -1103,18 +1106,11 @@ fn an_import_inside_a_test_runs_no_method_of_what_it_names() {
 /// `form.a()`, runs `Field.__call__`.
 #[test]
 fn a_call_of_a_class_attribute_runs_the_held_instance_s_call() {
-    use crate::code::dependents::Seed;
     let fields = "def render(field):\n    return field\n\n\nclass Field:\n    def __call__(self, **kw):\n        \
                   return render(self)\n\n\nclass StringField(Field):\n    pass\n";
     let called = "from pkg.fields import StringField\n\n\nclass F:\n    a = StringField()\n\n\n\
                   def test_render():\n    form = F()\n    assert form.a()\n";
     let made = "from pkg.fields import StringField\n\n\ndef test_make():\n    assert StringField()\n";
     let files = [("pkg/fields.py", fields), ("tests/test_render.py", called), ("tests/test_make.py", made)];
-    let graph = python_graph(&files);
-    let texts: HashMap<&str, &str> = files.iter().copied().collect();
-    let target = graph.lookup("render")[0];
-    assert_eq!(
-        keyed_test_files(&graph, &[Seed::plain(Some(target), "render", "render")], &texts),
-        ["tests/test_render.py"]
-    );
+    assert_eq!(python_test_files_of(&files, "render"), ["tests/test_render.py"]);
 }
