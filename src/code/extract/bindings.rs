@@ -447,6 +447,17 @@ impl<'a> Walker<'a> {
         Some((function.child_by_field_name("parameters")?, self.text(value)))
     }
 
+    /// Python: the name a parameter binds (`x`, `x: int`, `x=1`, `x: int = 1`, `*args`,
+    /// `**kwargs`); `None` for `*` and `/`.
+    pub(super) fn parameter_name<'t>(&self, parameter: Node<'t>) -> Option<Node<'t>> {
+        match parameter.kind() {
+            "identifier" => Some(parameter),
+            "typed_parameter" | "list_splat_pattern" | "dictionary_splat_pattern" => parameter.named_child(0),
+            "default_parameter" | "typed_default_parameter" => parameter.child_by_field_name("name"),
+            _ => None,
+        }
+    }
+
     /// Python: the default value of the enclosing function's parameter that `value` names
     /// (`False` for `strict` of `def __init__(self, strict=False)`).
     pub(super) fn parameter_default<'t>(&self, value: Node<'t>) -> Option<Node<'t>> {
@@ -465,11 +476,7 @@ impl<'a> Walker<'a> {
         let (parameters, name) = self.enclosing_parameters(value)?;
         let mut cursor = parameters.walk();
         let found = parameters.named_children(&mut cursor).find_map(|p| {
-            let named = match p.kind() {
-                "typed_parameter" => p.named_child(0),
-                "typed_default_parameter" => p.child_by_field_name("name"),
-                _ => None,
-            };
+            let named = self.parameter_name(p);
             named.filter(|n| self.text(*n) == name).and_then(|_| p.child_by_field_name("type"))
         });
         Some(self.text(found?))

@@ -192,27 +192,20 @@ impl<'a> Walker<'a> {
         if !self.parameter_default(name).is_some_and(|value| matches!(value.kind(), "none" | "false")) {
             return None;
         }
-        let function =
-            std::iter::successors(name.parent(), |n| n.parent()).find(|n| n.kind() == "function_definition")?;
-        let body = function.child_by_field_name("body")?;
-        if self.assigns_before(body, self.text(name), name.start_byte()) {
+        let (parameters, word) = self.enclosing_parameters(name)?;
+        let body = parameters.parent()?.child_by_field_name("body")?;
+        if self.assigns_before(body, word, name.start_byte()) {
             return None;
         }
-        let parameters = function.child_by_field_name("parameters")?;
-        let word = self.text(name);
         let mut cursor = parameters.walk();
         let mut place = 0;
         for (i, p) in parameters.named_children(&mut cursor).enumerate() {
-            let named = match p.kind() {
-                "identifier" => Some(p),
-                "typed_parameter" => p.named_child(0),
-                "default_parameter" | "typed_default_parameter" => p.child_by_field_name("name"),
-                // `*`, `*args`: what follows (the parameter, which the function has) is
-                // keyword-only, out of any call's places.
-                "keyword_separator" | "list_splat_pattern" => return Some(u32::MAX),
-                _ => None,
-            };
-            let Some(named) = named else { continue };
+            // `*`, `*args`: what follows (the parameter, which the function has) is
+            // keyword-only, out of any call's places.
+            if matches!(p.kind(), "keyword_separator" | "list_splat_pattern") {
+                return Some(u32::MAX);
+            }
+            let Some(named) = self.parameter_name(p) else { continue };
             let text = self.text(named);
             if i == 0 && matches!(text, "self" | "cls") {
                 continue;
@@ -322,15 +315,9 @@ impl<'a> Walker<'a> {
     fn names_a_parameter(&self, value: Node) -> bool {
         let Some((parameters, name)) = self.enclosing_parameters(value) else { return false };
         let mut cursor = parameters.walk();
-        let found = parameters.named_children(&mut cursor).any(|p| {
-            let named = match p.kind() {
-                "identifier" => Some(p),
-                "typed_parameter" | "list_splat_pattern" | "dictionary_splat_pattern" => p.named_child(0),
-                "default_parameter" | "typed_default_parameter" => p.child_by_field_name("name"),
-                _ => None,
-            };
-            named.is_some_and(|n| self.text(n) == name)
-        });
+        let found = parameters
+            .named_children(&mut cursor)
+            .any(|p| self.parameter_name(p).is_some_and(|n| self.text(n) == name));
         found
     }
 

@@ -366,8 +366,8 @@ impl CodeGraph {
     /// the tests that set it, and they name it (`FileCode::guarded`). A name `hasattr` asks
     /// for (`GuardTest::Asked`) is off when no Python definition outside the tests has it:
     /// only a test's own object (or a library's) can. A parameter's guard
-    /// (`GuardTest::Parameter`) is off unless a call outside the tests passes it
-    /// (`parameter_passed`).
+    /// (`GuardTest::Parameter`) is off here; whether a call outside the tests passes it is
+    /// `guard_off`'s question.
     pub fn off_by_default(&self, attribute: &str, test: GuardTest) -> bool {
         if matches!(test, GuardTest::Parameter(_)) {
             return true;

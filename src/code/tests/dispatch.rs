@@ -796,7 +796,7 @@ fn code_under_an_attribute_left_off_runs_where_a_test_names_the_attribute() {
     let webob = "from pkg.form import Form\nfrom pkg.meta import DefaultMeta\n\n\n\
                  class Multi(DefaultMeta):\n    def getall(self):\n        return []\n\n\n\
                  def test_webob():\n    assert Form(Multi())\n";
-    let graph = python_graph(&[
+    let files = [
         ("pkg/meta.py", meta),
         ("pkg/form.py", form),
         ("tests/test_form.py", plain),
@@ -805,7 +805,8 @@ fn code_under_an_attribute_left_off_runs_where_a_test_names_the_attribute() {
         ("tests/test_webob.py", webob),
         ("tests/test_prefix.py", prefixed),
         ("tests/test_show.py", shown),
-    ]);
+    ];
+    let graph = python_graph(&files);
     let code = graph.code(graph.file_index("pkg/form.py").unwrap());
     let words: Vec<(&str, GuardTest)> = code.guarded.iter().map(|(_, w, test)| (w.as_str(), *test)).collect();
     assert_eq!(
@@ -820,14 +821,7 @@ fn code_under_an_attribute_left_off_runs_where_a_test_names_the_attribute() {
     assert!(graph.off_by_default("strict", Attribute) && !graph.off_by_default("filled", Attribute));
     // `hasattr` asks for a name no class of the code defines: only a test's object has it.
     assert!(graph.off_by_default("getall", Asked) && !graph.off_by_default("build_csrf", Asked));
-    let texts = HashMap::from([
-        ("tests/test_form.py", plain),
-        ("tests/test_csrf.py", csrf),
-        ("tests/test_i18n.py", i18n),
-        ("tests/test_webob.py", webob),
-        ("tests/test_prefix.py", prefixed),
-        ("tests/test_show.py", shown),
-    ]);
+    let texts: HashMap<&str, &str> = files.iter().copied().collect();
     let run = |name: &str| -> Vec<String> {
         let target = graph.lookup(name)[0];
         keyed_test_files(&graph, &[Seed::plain(Some(target), name, name)], &texts)
