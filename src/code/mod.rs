@@ -328,6 +328,16 @@ pub struct FileCode {
     /// the assignment is augmented (`n.count += 1`, which reads the attribute too), sorted:
     /// `entry.key = k` runs `key`'s setter, not its getter.
     pub written: Vec<(u32, u32, bool)>,
+    /// The values Rust code gives a named field, as the field's name, whether the value is
+    /// `None` or `false`, and the definition that gives it (by index in `symbols`, `TOP_LEVEL`
+    /// outside any): a struct literal's `range: None` or `range` (shorthand), `self.dev_mode =
+    /// enable`, `self.cache.get_or_insert_with(…)`. A field some literal leaves off is on
+    /// only where one of the others ran (`GuardTest::Field`).
+    pub field_values: Vec<(String, bool, u32)>,
+    /// Where a Rust guard compares a value with a constant (`if name == RAW_VALUE_TOKEN`), as
+    /// the constant's 1-based (line, column), sorted: that use tests the value, the
+    /// constant's other uses hand it on (`GuardTest::Constant`).
+    pub compared: Vec<(u32, u32)>,
 }
 
 /// A `Gate`'s condition on the Python version that runs a test: `python >=3.15` (its
@@ -347,6 +357,13 @@ pub enum GuardTest {
     /// datalist=None)`. With its place among the parameters a caller gives (`self` and
     /// `cls` not counted).
     Parameter(u32),
+    /// A Rust field is on: `if let Some(r) = self.range`, `if self.dev_mode`, the rest of a
+    /// block after `if !self.dev_mode { return … }`. The code runs where something that
+    /// sets the field to another value than the `None` or `false` a literal gives it ran.
+    Field,
+    /// A Rust value is a constant: `if name == RAW_VALUE_TOKEN`. The code runs where another
+    /// use of the constant ran (`serialize_newtype_struct(RAW_VALUE_TOKEN, …)`).
+    Constant,
 }
 
 /// `FileCode::operations`: `__repr__` runs (Rust: `Debug::fmt`).
@@ -549,7 +566,7 @@ pub fn grammar_fingerprint() -> String {
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode`, what the extractor emits or how a file is chunked changes:
     // a run under another fingerprint reads every file again.
-    const FORMAT: u32 = 105;
+    const FORMAT: u32 = 106;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

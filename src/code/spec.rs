@@ -155,7 +155,17 @@ static RUST: Spec = Spec {
     ],
     params: &["parameters"],
     separator: "::",
-    special: &["use_declaration", "mod_item", "extern_crate_declaration", "macro_invocation"],
+    special: &[
+        "use_declaration",
+        "mod_item",
+        "extern_crate_declaration",
+        "macro_invocation",
+        // Guards and the field values that turn them on (`note_rust_guard`, `note_field_value`).
+        "if_expression",
+        "field_initializer",
+        "shorthand_field_initializer",
+        "assignment_expression",
+    ],
 };
 
 static PYTHON: Spec = Spec {

@@ -259,6 +259,9 @@ pub(super) fn diff_impact(
         let text = texts.entry(r.file).or_insert_with(|| read_test_file(&index.root, graph.path(r.file)));
         text.as_deref().is_none_or(|text| dependents::names_key(text, &key))
     });
+    // A test reached through Rust code a guard keeps off (`if let Some(r) = self.range`) runs
+    // it only if it also runs what turns the guard on (`Compound::new_range`).
+    dependents::drop_tests_a_guard_keeps_off(graph, &mut walk.tests, limits);
     let callbacks = each_callback(&index.root, graph, &walk.tests, &mut texts);
     walk.tests = callbacks;
     // A Python test file that imports, however far up, a module whose top level names a name

@@ -11,13 +11,13 @@ mod seeds;
 use std::collections::{HashMap, HashSet};
 
 use super::graph::{CodeGraph, SymbolRef};
-use super::{FileCode, SymbolKind, UseKind, SERDE_SHAPES};
+use super::{FileCode, GuardTest, SymbolKind, UseKind, SERDE_SHAPES};
 pub use broken::broken_imports;
 use makers::{makes_instance, named_outside, names_type};
 use seeds::{
     called_by_name, is_debug_impl, language_trait_type, marked_override, named_where_it_runs, owner_if_constructor,
 };
-pub use seeds::{is_constructor, macro_seeds, owning_type, type_seeds};
+pub use seeds::{drop_tests_a_guard_keeps_off, is_constructor, macro_seeds, owning_type, type_seeds};
 
 /// Where a walk starts: a changed definition still in the graph, or a name whose definition
 /// is gone (its uses now resolve to nothing).
@@ -85,10 +85,14 @@ impl MustName {
             MustName::TableKey(f, o) => graph.code(f).key_of(o),
             MustName::Method(m) => Some(graph.symbol(m).name.as_str()),
             MustName::ForeignSelf(m) => foreign_self_type(graph, m),
-            MustName::Guard(f, o) => {
-                graph.code(f).guards_of(o).find(|&guard| graph.guard_off(f, guard)).map(|(word, ..)| word)
-            }
+            MustName::Guard(..) => self.guard(graph).map(|(word, _)| word),
         }
+    }
+
+    /// A guard's word and what its condition tests of it (`MustName::Guard`).
+    fn guard(self, graph: &CodeGraph) -> Option<(&str, GuardTest)> {
+        let MustName::Guard(f, o) = self else { return None };
+        graph.code(f).guards_of(o).find(|&guard| graph.guard_off(f, guard)).map(|(word, test, _)| (word, test))
     }
 }
 
@@ -237,9 +241,22 @@ fn same_key(graph: &CodeGraph, a: Option<MustName>, b: Option<MustName>) -> bool
     }
 }
 
-/// The key a test reached through a dict entry must name (`Reached::key`), if any.
+/// The key a test reached through a dict entry must name (`Reached::key`), if any. Not a
+/// Rust guard's: a test runs its code where it runs what turns it on (`required_enablers`).
 pub fn required_key(graph: &CodeGraph, r: &Reached) -> Option<String> {
+    if required_enablers(graph, r).is_some() {
+        return None;
+    }
     r.key.and_then(|k| k.text(graph)).map(str::to_string)
+}
+
+/// For a test reached through code a Rust guard keeps off (`GuardTest::Field`,
+/// `GuardTest::Constant`): the guard's word and what turns it on
+/// (`CodeGraph::guard_enablers`). The test runs that code only if it runs one of those too
+/// (`tests_reaching`).
+pub fn required_enablers<'g>(graph: &'g CodeGraph, r: &Reached) -> Option<(&'g str, &'g [SymbolRef])> {
+    let (word, test) = r.key?.guard(graph)?;
+    graph.guard_enablers(word, test).map(|on| (word, on))
 }
 
 /// The name of the type a Rust trait method is implemented for, when the repo does not define

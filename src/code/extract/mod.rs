@@ -6,6 +6,7 @@ mod bindings;
 mod definitions;
 mod describe;
 mod dispatch;
+mod guards;
 mod macro_calls;
 mod macros;
 mod operations;
@@ -159,6 +160,7 @@ pub fn extract_tree(language: Language, tree: &Tree, text: &str) -> Option<FileC
     walker.out.passed_by_place.sort_unstable();
     walker.out.passed_by_place.dedup();
     walker.out.written.sort_unstable();
+    walker.out.compared.sort_unstable();
     let root = tree.root_node();
     let mut cursor = root.walk();
     let file_gate = |node: Node| -> Option<String> {

@@ -209,6 +209,11 @@ impl<'a> Walker<'a> {
             self.out.guarded.push((shift_span(span), word, test));
         }
         self.out.class_defaults.append(&mut out.class_defaults);
+        self.out.field_values.append(&mut out.field_values);
+        for (mut line, mut column) in std::mem::take(&mut out.compared) {
+            shift(&mut line, &mut column);
+            self.out.compared.push((line, column));
+        }
         self.out.passed.append(&mut out.passed);
         self.out.passed_by_place.append(&mut out.passed_by_place);
         for (mut line, mut column, augmented) in std::mem::take(&mut out.written) {
@@ -383,6 +388,17 @@ impl<'a> Walker<'a> {
         }
         if self.language == Language::Python && matches!(kind, "assignment" | "augmented_assignment") {
             self.note_written(node);
+        }
+        if self.language == Language::Rust && matches!(kind, "if_expression" | "let_declaration") {
+            self.note_rust_guard(node);
+        }
+        if self.language == Language::Rust
+            && matches!(
+                kind,
+                "field_initializer" | "shorthand_field_initializer" | "assignment_expression" | "call_expression"
+            )
+        {
+            self.note_field_value(node);
         }
         if self.language == Language::Rust && matches!(kind, "struct_item" | "enum_item") {
             self.note_serde_shape(node);

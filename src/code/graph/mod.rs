@@ -6,6 +6,7 @@
 //! holds the graph and its lookups.
 
 mod definitions;
+mod guards;
 mod interfaces;
 mod links;
 mod resolution;
@@ -162,6 +163,10 @@ pub struct CodeGraph {
     /// the most arguments they pass by place to each (`FileCode::passed_by_place`), read once.
     #[allow(clippy::type_complexity)]
     passed_outside_tests: std::sync::OnceLock<(HashSet<(String, String)>, HashMap<String, u32>)>,
+    /// What turns on a Rust field a literal leaves off, by the field's name (`guard_enablers`).
+    rust_fields: std::sync::OnceLock<HashMap<String, guards::Enablers>>,
+    /// What uses a Rust constant some guard compares with, otherwise (`guard_enablers`).
+    rust_constants: std::sync::OnceLock<HashMap<String, guards::Enablers>>,
     /// Per file: the SHA-256 of the text its facts were extracted from ("" unknown), so a
     /// diff whose side has that text reads the facts instead of parsing again.
     content_hashes: Vec<String>,
@@ -389,6 +394,8 @@ impl CodeGraph {
             defaulted_types: std::sync::OnceLock::new(),
             off_attributes: std::sync::OnceLock::new(),
             passed_outside_tests: std::sync::OnceLock::new(),
+            rust_fields: std::sync::OnceLock::new(),
+            rust_constants: std::sync::OnceLock::new(),
             content_hashes: vec![String::new(); n],
         };
         graph.link();

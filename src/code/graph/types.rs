@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::{names_a_type, split_qualifier, Candidate, CodeGraph, Resolution, SymbolRef, Use, DISPATCH_CONFIDENCE};
-use crate::code::{GuardTest, Occurrence, SymbolKind, UseKind};
+use crate::code::{Occurrence, SymbolKind, UseKind};
 
 impl CodeGraph {
     /// Of `all`, the members of type `ty`: its own, else those of its nearest bases that have
@@ -357,83 +357,6 @@ impl CodeGraph {
             }
             out
         })
-    }
-
-    /// Whether `attribute` is one the repo's Python classes leave off until something sets it:
-    /// a class body (or a method, on `self`) outside the tests assigns it `None` or `False`
-    /// (wtforms' `csrf = False`, `self.strict = strict` of `strict=False`), and none assigns it
-    /// anything else (a cache filled on first use is on). Code under `if meta.csrf:` runs in
-    /// the tests that set it, and they name it (`FileCode::guarded`). A name `hasattr` asks
-    /// for (`GuardTest::Asked`) is off when no Python definition outside the tests has it:
-    /// only a test's own object (or a library's) can. A parameter's guard
-    /// (`GuardTest::Parameter`) is off here; whether a call outside the tests passes it is
-    /// `guard_off`'s question.
-    pub fn off_by_default(&self, attribute: &str, test: GuardTest) -> bool {
-        if matches!(test, GuardTest::Parameter(_)) {
-            return true;
-        }
-        if test == GuardTest::Asked {
-            let defined = self.defs_by_name.get(attribute).is_some_and(|defs| {
-                defs.iter().any(|&(f, _)| self.codes[f as usize].language == "python" && !self.is_test_file(f))
-            });
-            return !defined;
-        }
-        self.off_attributes
-            .get_or_init(|| {
-                let mut off = HashSet::new();
-                let mut on = HashSet::new();
-                for (f, code) in self.codes.iter().enumerate().filter(|(_, c)| c.language == "python") {
-                    if self.is_test_file(f as u32) {
-                        continue;
-                    }
-                    for (name, unset) in &code.class_defaults {
-                        if *unset { &mut off } else { &mut on }.insert(name.as_str());
-                    }
-                }
-                off.difference(&on).map(|s| s.to_string()).collect()
-            })
-            .contains(attribute)
-    }
-
-    /// Whether the code of `file` under a guard (`FileCode::guards_of`) runs only where a test
-    /// names the guard's word: its attribute is off (`off_by_default`), or its parameter is
-    /// one no call outside the tests passes to the function (by its name; a class's for
-    /// `__init__`), by keyword or by place.
-    pub fn guard_off(&self, file: u32, (word, test, span): (&str, GuardTest, [u32; 4])) -> bool {
-        if !self.off_by_default(word, test) {
-            return false;
-        }
-        let GuardTest::Parameter(place) = test else { return true };
-        let code = &self.codes[file as usize];
-        let function = code
-            .symbols
-            .iter()
-            .filter(|s| s.kind.is_callable() && s.line <= span[0] && span[0] <= s.end_line)
-            .max_by_key(|s| s.line);
-        let Some(function) = function else { return false };
-        let callee = match function.name.as_str() {
-            "__init__" | "__new__" => function.container.rsplit('.').next().unwrap_or(""),
-            name => name,
-        };
-        let (by_keyword, by_place) = self.passed_outside_tests.get_or_init(|| {
-            let python =
-                self.codes.iter().enumerate().filter(|(f, c)| c.language == "python" && !self.is_test_file(*f as u32));
-            let mut by_keyword = HashSet::new();
-            let mut by_place: HashMap<String, u32> = HashMap::new();
-            for (_, code) in python {
-                by_keyword.extend(code.passed.iter().cloned());
-                for (callee, count) in &code.passed_by_place {
-                    let most = by_place.entry(callee.clone()).or_default();
-                    *most = (*most).max(*count);
-                }
-            }
-            (by_keyword, by_place)
-        });
-        let passed = |name: &str| {
-            by_keyword.contains(&(name.to_string(), word.to_string()))
-                || by_place.get(name).is_some_and(|&count| count > place)
-        };
-        !passed(callee) && !passed(&function.name)
     }
 
     /// Python module-level variables and class attributes that hold an instance of `class`

@@ -10,6 +10,7 @@ use crate::ingest::Language;
 mod definitions;
 mod depth;
 mod dispatch;
+mod guards;
 mod import_time;
 mod macros;
 mod modules;

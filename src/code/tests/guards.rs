@@ -1,0 +1,99 @@
+//! Rust code that runs only once something turned it on: a test reaches it only where it
+//! also runs what turns it on.
+
+use std::collections::HashMap;
+
+use super::resolution::daemon_walk_limits;
+use crate::code::dependents::{drop_tests_a_guard_keeps_off, macro_seeds, type_seeds, walk, Seed};
+use crate::code::graph::CodeGraph;
+use crate::code::{extract, Language};
+
+const LIB: &str = "pub const TOKEN: &str = \"$raw\";
+
+pub struct Writer {
+    range: Option<u8>,
+    pretty: bool,
+}
+
+impl Writer {
+    pub fn new() -> Writer {
+        Writer { range: None, pretty: false }
+    }
+
+    pub fn ranged() -> Writer {
+        Writer { range: Some(1), pretty: false }
+    }
+
+    pub fn set_pretty(&mut self, on: bool) {
+        self.pretty = on;
+    }
+
+    pub fn write(&self, name: &str) {
+        plain();
+        if let Some(r) = self.range {
+            emit_range(r);
+        }
+        if name == crate::TOKEN {
+            emit_raw();
+        }
+        if !self.pretty {
+            let _ = name;
+            return;
+        }
+        indent();
+    }
+}
+
+pub fn raw() {
+    Writer::new().write(TOKEN)
+}
+
+fn plain() {}
+
+fn emit_range(_r: u8) {}
+
+fn emit_raw() {}
+
+fn indent() {}
+";
+
+/// The test files a walk from the function named `name` reaches and keeps, with the seeds a
+/// diff adds, as the daemon answers.
+fn test_files_reaching(graph: &CodeGraph, name: &str) -> Vec<String> {
+    let target = graph.lookup(name)[0];
+    let mut seeds = vec![Seed::plain(Some(target), name, name)];
+    let more = macro_seeds(graph, &seeds);
+    seeds.extend(more);
+    let more = type_seeds(graph, &seeds);
+    seeds.extend(more);
+    let mut tests = walk(graph, &seeds, daemon_walk_limits()).tests;
+    drop_tests_a_guard_keeps_off(graph, &mut tests, daemon_walk_limits());
+    let mut files: Vec<String> = tests.iter().map(|t| graph.path(t.file).to_string()).collect();
+    files.sort();
+    files.dedup();
+    files
+}
+
+/// ron's `if let Some(ref mut range) = self.range` (a field only `Compound::new_range` fills),
+/// `if name == RAW_VALUE_TOKEN` (a constant only `RawValue`'s impls pass) and handlebars' `if
+/// !self.dev_mode { …; return … }` (a flag only `set_dev_mode` turns on): the code under each
+/// runs in the tests that run what turns it on, not in every test that reaches the function.
+#[test]
+fn code_a_rust_guard_keeps_off_runs_where_what_turns_it_on_runs() {
+    let test = |body: &str| format!("use semver::Writer;\n\n#[test]\nfn t() {{\n    {body}\n}}\n");
+    let files = [
+        ("src/lib.rs", LIB.to_string()),
+        ("tests/plain.rs", test("Writer::new().write(\"x\");")),
+        ("tests/ranged.rs", test("Writer::ranged().write(\"x\");")),
+        ("tests/raw.rs", test("semver::raw();")),
+        ("tests/pretty.rs", test("let mut w = Writer::new();\n    w.set_pretty(true);\n    w.write(\"x\");")),
+    ];
+    let files = files.iter().map(|(path, text)| (path.to_string(), extract(Language::Rust, text).unwrap())).collect();
+    let configs = HashMap::from([("Cargo.toml".to_string(), "[package]\nname = \"semver\"\n".to_string())]);
+    let graph = CodeGraph::build(files, &configs);
+    let all = ["tests/plain.rs", "tests/pretty.rs", "tests/ranged.rs", "tests/raw.rs"];
+    assert_eq!(test_files_reaching(&graph, "plain"), all);
+    assert_eq!(test_files_reaching(&graph, "emit_range"), ["tests/ranged.rs"]);
+    assert_eq!(test_files_reaching(&graph, "emit_raw"), ["tests/raw.rs"]);
+    assert_eq!(test_files_reaching(&graph, "indent"), ["tests/pretty.rs"]);
+}
