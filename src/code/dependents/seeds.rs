@@ -201,7 +201,7 @@ pub fn type_seeds(graph: &CodeGraph, seeds: &[Seed]) -> Vec<Seed> {
                     instances_only: marked_override(graph, (f, i)),
                     declared_only: false,
                     needs_operation,
-                    key: named_where_it_runs(graph, (f, i)).then_some(MustName::Method((f, i))),
+                    key: named_where_it_runs(graph, (f, i)).then_some(MustName::Method((f, i))).or(seed.key),
                 });
             }
             continue;
@@ -244,7 +244,8 @@ pub fn type_seeds(graph: &CodeGraph, seeds: &[Seed]) -> Vec<Seed> {
                 instances_only,
                 declared_only,
                 needs_operation,
-                key: None,
+                // What the changed lines wait for (`MustName::GuardedLines`), they wait for here too.
+                key: seed.key,
             });
         }
     }
@@ -300,7 +301,7 @@ pub fn macro_seeds(graph: &CodeGraph, seeds: &[Seed]) -> Vec<Seed> {
                 instances_only: false,
                 declared_only: false,
                 needs_operation: 0,
-                key: None,
+                key: seed.key,
             });
         }
     }

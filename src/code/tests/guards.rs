@@ -97,3 +97,37 @@ fn code_a_rust_guard_keeps_off_runs_where_what_turns_it_on_runs() {
     assert_eq!(test_files_reaching(&graph, "emit_raw"), ["tests/raw.rs"]);
     assert_eq!(test_files_reaching(&graph, "indent"), ["tests/pretty.rs"]);
 }
+
+/// An edit inside the guarded code of a function (`emit_range(r);` in `write`'s `if let
+/// Some(r) = self.range`) runs in the tests that turn the guard on; an edit of the function's
+/// other lines, in every test that calls it.
+#[test]
+fn an_edit_inside_a_rust_guard_runs_where_what_turns_it_on_runs() {
+    use crate::code::dependents::{rust_guard_over, MustName};
+    let test = |body: &str| format!("use semver::Writer;\n\n#[test]\nfn t() {{\n    {body}\n}}\n");
+    let files = [
+        ("src/lib.rs", LIB.to_string()),
+        ("tests/plain.rs", test("Writer::new().write(\"x\");")),
+        ("tests/ranged.rs", test("Writer::ranged().write(\"x\");")),
+    ];
+    let files = files.iter().map(|(path, text)| (path.to_string(), extract(Language::Rust, text).unwrap())).collect();
+    let configs = HashMap::from([("Cargo.toml".to_string(), "[package]\nname = \"semver\"\n".to_string())]);
+    let graph = CodeGraph::build(files, &configs);
+    let write = graph.lookup("write")[0];
+    let line = |text: &str| LIB.lines().position(|l| l.trim() == text).unwrap() as u32 + 1;
+    let (range_body, plain_call) = (line("emit_range(r);"), line("plain();"));
+    assert!(rust_guard_over(&graph, write.0, plain_call, plain_call).is_none());
+    let files_for = |key: Option<MustName>| {
+        let mut seed = Seed::plain(Some(write), "write", "Writer::write");
+        seed.key = key;
+        let mut tests = walk(&graph, &[seed], daemon_walk_limits()).tests;
+        drop_tests_a_guard_keeps_off(&graph, &mut tests, daemon_walk_limits());
+        let mut files: Vec<&str> = tests.iter().map(|t| graph.path(t.file)).collect();
+        files.sort();
+        files
+    };
+    assert_eq!(files_for(None), ["tests/plain.rs", "tests/ranged.rs"]);
+    let (word, ..) = rust_guard_over(&graph, write.0, range_body, range_body).unwrap();
+    assert_eq!(word, "range");
+    assert_eq!(files_for(Some(MustName::GuardedLines(write.0, range_body, range_body))), ["tests/ranged.rs"]);
+}
