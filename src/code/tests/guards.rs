@@ -57,6 +57,17 @@ fn emit_raw() {}
 fn indent() {}
 ";
 
+/// A crate of `LIB` and integration tests, each one `#[test]` whose body is given.
+fn writer_graph(tests: &[(&str, &str)]) -> CodeGraph {
+    let test = |body: &str| format!("use semver::Writer;\n\n#[test]\nfn t() {{\n    {body}\n}}\n");
+    let files = std::iter::once(("src/lib.rs".to_string(), LIB.to_string()))
+        .chain(tests.iter().map(|(path, body)| (path.to_string(), test(body))))
+        .map(|(path, text)| (path, extract(Language::Rust, &text).unwrap()))
+        .collect();
+    let configs = HashMap::from([("Cargo.toml".to_string(), "[package]\nname = \"semver\"\n".to_string())]);
+    CodeGraph::build(files, &configs)
+}
+
 /// The test files a walk from the function named `name` reaches and keeps, with the seeds a
 /// diff adds, as the daemon answers.
 fn test_files_reaching(graph: &CodeGraph, name: &str) -> Vec<String> {
@@ -80,17 +91,12 @@ fn test_files_reaching(graph: &CodeGraph, name: &str) -> Vec<String> {
 /// runs in the tests that run what turns it on, not in every test that reaches the function.
 #[test]
 fn code_a_rust_guard_keeps_off_runs_where_what_turns_it_on_runs() {
-    let test = |body: &str| format!("use semver::Writer;\n\n#[test]\nfn t() {{\n    {body}\n}}\n");
-    let files = [
-        ("src/lib.rs", LIB.to_string()),
-        ("tests/plain.rs", test("Writer::new().write(\"x\");")),
-        ("tests/ranged.rs", test("Writer::ranged().write(\"x\");")),
-        ("tests/raw.rs", test("semver::raw();")),
-        ("tests/pretty.rs", test("let mut w = Writer::new();\n    w.set_pretty(true);\n    w.write(\"x\");")),
-    ];
-    let files = files.iter().map(|(path, text)| (path.to_string(), extract(Language::Rust, text).unwrap())).collect();
-    let configs = HashMap::from([("Cargo.toml".to_string(), "[package]\nname = \"semver\"\n".to_string())]);
-    let graph = CodeGraph::build(files, &configs);
+    let graph = writer_graph(&[
+        ("tests/plain.rs", "Writer::new().write(\"x\");"),
+        ("tests/ranged.rs", "Writer::ranged().write(\"x\");"),
+        ("tests/raw.rs", "semver::raw();"),
+        ("tests/pretty.rs", "let mut w = Writer::new();\n    w.set_pretty(true);\n    w.write(\"x\");"),
+    ]);
     let all = ["tests/plain.rs", "tests/pretty.rs", "tests/ranged.rs", "tests/raw.rs"];
     assert_eq!(test_files_reaching(&graph, "plain"), all);
     assert_eq!(test_files_reaching(&graph, "emit_range"), ["tests/ranged.rs"]);
@@ -104,15 +110,10 @@ fn code_a_rust_guard_keeps_off_runs_where_what_turns_it_on_runs() {
 #[test]
 fn an_edit_inside_a_rust_guard_runs_where_what_turns_it_on_runs() {
     use crate::code::dependents::{rust_guard_over, MustName};
-    let test = |body: &str| format!("use semver::Writer;\n\n#[test]\nfn t() {{\n    {body}\n}}\n");
-    let files = [
-        ("src/lib.rs", LIB.to_string()),
-        ("tests/plain.rs", test("Writer::new().write(\"x\");")),
-        ("tests/ranged.rs", test("Writer::ranged().write(\"x\");")),
-    ];
-    let files = files.iter().map(|(path, text)| (path.to_string(), extract(Language::Rust, text).unwrap())).collect();
-    let configs = HashMap::from([("Cargo.toml".to_string(), "[package]\nname = \"semver\"\n".to_string())]);
-    let graph = CodeGraph::build(files, &configs);
+    let graph = writer_graph(&[
+        ("tests/plain.rs", "Writer::new().write(\"x\");"),
+        ("tests/ranged.rs", "Writer::ranged().write(\"x\");"),
+    ]);
     let write = graph.lookup("write")[0];
     let line = |text: &str| LIB.lines().position(|l| l.trim() == text).unwrap() as u32 + 1;
     let (range_body, plain_call) = (line("emit_range(r);"), line("plain();"));
