@@ -18,8 +18,8 @@ use crate::actors::chat::ReadDiff;
 use crate::actors::repo_supervisor::{PendingChanges, RunIndex};
 use crate::change::git::{DiffBase, FileChange};
 use crate::change::{ChangeSet, SymbolChange};
-use crate::code::dependents::{self, MustName, Reached, Seed, WalkLimits};
-use crate::code::{CodeGraph, Symbol};
+use crate::code::dependents::{self, Reached, Seed, WalkLimits};
+use crate::code::CodeGraph;
 use crate::index::RepoIndex;
 use crate::protocol::impact::{
     AffectedTest, AffectedTestFile, ChangedSymbolInfo, DependentInfo, DiffImpactResponse, FileChangeInfo,
@@ -189,31 +189,6 @@ pub(super) async fn reread(me: &Addr<ToolDispatcher>, root: PathBuf, paths: Vec<
     }
 }
 
-/// When every line the diff changes in definition `s` (of `path`, the graph's `file`) lies in
-/// code a Rust guard keeps off, on both sides of the diff (the graph may hold either), the
-/// key a test must meet to run them (`MustName::GuardedLines`).
-fn guarded_lines(graph: &CodeGraph, changes: &ChangeSet, path: &str, file: u32, s: &Symbol) -> Option<MustName> {
-    let diff = changes.files.iter().find(|f| f.path == path)?;
-    let mut sides = [(u32::MAX, 0u32), (u32::MAX, 0u32)];
-    for h in &diff.hunks {
-        let new = (h.new_start, h.new_start + h.new_count.max(1) - 1);
-        if new.1 < s.line || s.end_line < new.0 {
-            continue;
-        }
-        let old = (h.old_start, h.old_start + h.old_count.max(1) - 1);
-        for (side, (from, to)) in sides.iter_mut().zip([new, old]) {
-            *side = (side.0.min(from), side.1.max(to));
-        }
-    }
-    let [(first, last), (old_first, old_last)] = sides;
-    if first > last {
-        return None;
-    }
-    let (word, ..) = dependents::rust_guard_over(graph, file, first, last)?;
-    let (old_word, ..) = dependents::rust_guard_over(graph, file, old_first, old_last)?;
-    (word == old_word).then_some(MustName::GuardedLines(file, first, last))
-}
-
 pub(super) fn diff_impact(
     index: &RepoIndex,
     graph: &CodeGraph,
@@ -232,9 +207,7 @@ pub(super) fn diff_impact(
                 // under its own `#[cfg(…)]`), the one at the changed lines.
                 let found = graph.defined_in(&c.path, &s.qualified_name, s.kind);
                 let nearest = found.iter().min_by_key(|&&r| graph.symbol(r).line.abs_diff(s.line));
-                let mut seed = Seed::plain(nearest.copied(), &s.name, &s.qualified_name);
-                seed.key = nearest.and_then(|&(file, _)| guarded_lines(graph, changes, &c.path, file, s));
-                seeds.push(seed);
+                seeds.push(Seed::plain(nearest.copied(), &s.name, &s.qualified_name));
             }
             SymbolChange::Deleted | SymbolChange::Renamed => {
                 // Its callers may still name it (by the old name); after a rename, those

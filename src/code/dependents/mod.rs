@@ -76,10 +76,6 @@ pub enum MustName {
     /// attribute the repo leaves off is set (`if meta.csrf:`, `FileCode::guarded`): a test runs
     /// it only where the test names the attribute; the word is the attribute's name.
     Guard(u32, u32),
-    /// A changed definition's lines, as (file, first line, last line), all inside the code a
-    /// Rust guard keeps off (`GuardTest::Field`, `GuardTest::Constant`): a test runs them only
-    /// where it runs what turns the guard on, as for a use there (`MustName::Guard`).
-    GuardedLines(u32, u32, u32),
 }
 
 impl MustName {
@@ -89,18 +85,14 @@ impl MustName {
             MustName::TableKey(f, o) => graph.code(f).key_of(o),
             MustName::Method(m) => Some(graph.symbol(m).name.as_str()),
             MustName::ForeignSelf(m) => foreign_self_type(graph, m),
-            MustName::Guard(..) | MustName::GuardedLines(..) => self.guard(graph).map(|(word, _)| word),
+            MustName::Guard(..) => self.guard(graph).map(|(word, _)| word),
         }
     }
 
     /// A guard's word and what its condition tests of it (`MustName::Guard`).
     fn guard(self, graph: &CodeGraph) -> Option<(&str, GuardTest)> {
-        let found = match self {
-            MustName::Guard(f, o) => graph.code(f).guards_of(o).find(|&guard| graph.guard_off(f, guard)),
-            MustName::GuardedLines(f, first, last) => rust_guard_over(graph, f, first, last),
-            _ => None,
-        };
-        found.map(|(word, test, _)| (word, test))
+        let MustName::Guard(f, o) = self else { return None };
+        graph.code(f).guards_of(o).find(|&guard| graph.guard_off(f, guard)).map(|(word, test, _)| (word, test))
     }
 }
 
@@ -395,21 +387,6 @@ fn installed_uses(
 /// Whether a use sits in code that runs only when something fails (`FileCode::failure_spans`).
 fn on_failure(graph: &CodeGraph, u: &crate::code::graph::Use) -> bool {
     within(graph, u, |code| &code.failure_spans)
-}
-
-/// The innermost guard of Rust code a guard keeps off (`GuardTest::Field`,
-/// `GuardTest::Constant`) whose code holds the lines `first..=last` of `file` (not its first
-/// or last line: the condition and the closing brace run either way).
-pub fn rust_guard_over(graph: &CodeGraph, file: u32, first: u32, last: u32) -> Option<(&str, GuardTest, [u32; 4])> {
-    let code = graph.code(file);
-    code.guarded
-        .iter()
-        .rev()
-        .filter(|(span, _, test)| {
-            matches!(test, GuardTest::Field | GuardTest::Constant) && span[0] < first && last < span[2]
-        })
-        .map(|(span, word, test)| (word.as_str(), *test, *span))
-        .find(|&guard| graph.guard_off(file, guard))
 }
 
 /// Whether a use outside the tests runs only when an attribute the repo leaves off is set

@@ -201,7 +201,7 @@ pub fn type_seeds(graph: &CodeGraph, seeds: &[Seed]) -> Vec<Seed> {
                     instances_only: marked_override(graph, (f, i)),
                     declared_only: false,
                     needs_operation,
-                    key: named_where_it_runs(graph, (f, i)).then_some(MustName::Method((f, i))).or(seed.key),
+                    key: named_where_it_runs(graph, (f, i)).then_some(MustName::Method((f, i))),
                 });
             }
             continue;
@@ -244,8 +244,7 @@ pub fn type_seeds(graph: &CodeGraph, seeds: &[Seed]) -> Vec<Seed> {
                 instances_only,
                 declared_only,
                 needs_operation,
-                // What the changed lines wait for (`MustName::GuardedLines`), they wait for here too.
-                key: seed.key,
+                key: None,
             });
         }
     }
@@ -301,7 +300,7 @@ pub fn macro_seeds(graph: &CodeGraph, seeds: &[Seed]) -> Vec<Seed> {
                 instances_only: false,
                 declared_only: false,
                 needs_operation: 0,
-                key: seed.key,
+                key: None,
             });
         }
     }
@@ -314,14 +313,16 @@ const NAMED_CALL_CONFIDENCE: f32 = 0.3;
 
 /// The tests that run any of `definitions` (what a Rust guard's code needs to have run,
 /// `CodeGraph::guard_enablers`), as (file, definition): those a walk from them reaches, with
-/// the seeds a trait's method or a macro adds, and the definitions that are tests. A walk
-/// that stopped at its bound counts as it is: it went surest first, as the walk whose tests
-/// it filters did (every enabler walk on ron's and handlebars' guards stops there, and
-/// dropping them kept every covering file: rust/judge.py's set, 17 crates).
+/// the seeds a trait's method or a macro adds, and the definitions that are tests; a guard on
+/// the way is met as on the first walk, `nested` guards deep. A walk that stopped at its
+/// bound counts as it is: it went surest first, as the walk whose tests it filters did (every
+/// enabler walk on ron's and handlebars' guards stops there, and dropping them kept every
+/// covering file: rust/judge.py's set, 17 crates).
 fn tests_reaching(
     graph: &CodeGraph,
     definitions: &[SymbolRef],
     limits: super::WalkLimits,
+    nested: u32,
 ) -> HashSet<(u32, Option<u32>)> {
     let mut seeds: Vec<Seed> = definitions
         .iter()
@@ -334,20 +335,32 @@ fn tests_reaching(
     seeds.extend(more);
     let more = type_seeds(graph, &seeds);
     seeds.extend(more);
-    let walk = super::walk(graph, &seeds, limits);
-    let mut reached: HashSet<(u32, Option<u32>)> = walk.tests.iter().map(|t| (t.file, t.symbol_opt)).collect();
+    let mut tests = super::walk(graph, &seeds, limits).tests;
+    if nested > 0 {
+        drop_guarded(graph, &mut tests, limits, nested - 1);
+    }
+    let mut reached: HashSet<(u32, Option<u32>)> = tests.iter().map(|t| (t.file, t.symbol_opt)).collect();
     reached.extend(definitions.iter().filter(|&&(f, i)| graph.is_test(f, i as usize)).map(|&(f, i)| (f, Some(i))));
     reached
 }
+
+/// How many guards deep the walks for what turns a guard on meet guards of their own: ron's
+/// `self.range` is filled by `Compound::new_range`, which runs only under `if
+/// self.compact_ranges()`.
+const NESTED_GUARDS: u32 = 2;
 
 /// Drops the tests reached through Rust code a guard keeps off (`if let Some(r) =
 /// self.range`, `Reached::key`) that do not also run what turns the guard on
 /// (`Compound::new_range`): such a test never runs that code.
 pub fn drop_tests_a_guard_keeps_off(graph: &CodeGraph, tests: &mut Vec<super::Reached>, limits: super::WalkLimits) {
+    drop_guarded(graph, tests, limits, NESTED_GUARDS);
+}
+
+fn drop_guarded(graph: &CodeGraph, tests: &mut Vec<super::Reached>, limits: super::WalkLimits, nested: u32) {
     let mut turned_on: std::collections::HashMap<&str, HashSet<(u32, Option<u32>)>> = Default::default();
     tests.retain(|r| {
         let Some((word, enablers)) = super::required_enablers(graph, r) else { return true };
-        let reached = turned_on.entry(word).or_insert_with(|| tests_reaching(graph, enablers, limits));
+        let reached = turned_on.entry(word).or_insert_with(|| tests_reaching(graph, enablers, limits, nested));
         reached.contains(&(r.file, r.symbol_opt))
     });
 }

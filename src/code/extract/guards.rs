@@ -17,7 +17,8 @@ const FILLS: &[&str] = &["replace", "insert", "get_or_insert", "get_or_insert_wi
 impl<'a> Walker<'a> {
     /// Notes the code a Rust `if` (or a `let … else`) runs only when a field is on or a value
     /// is a constant (`FileCode::guarded`): the body of `if let Some(r) = self.range`, `if
-    /// self.dev_mode`, `if self.x.is_some()`, `if name == RAW_VALUE_TOKEN` (one side of an
+    /// self.dev_mode`, `if self.x.is_some()`, `if self.compact_ranges()` (a flag's reader),
+    /// `if name == RAW_VALUE_TOKEN` (one side of an
     /// `&&` is enough); the rest of the block after an `if` that ends by leaving (`if !self.dev_mode { …; return … }`), `if
     /// self.x.is_none() { return … }` or `let Some(r) = self.range else { return … };`.
     pub(super) fn note_rust_guard(&mut self, node: Node) {
@@ -79,10 +80,14 @@ impl<'a> Walker<'a> {
             "unary_expression" if !on => {
                 let negated = condition.child(0).is_some_and(|c| c.kind() == "!");
                 let operand = condition.named_child(0)?;
-                (negated && operand.kind() == "field_expression")
-                    .then(|| self.field_name(operand))
-                    .flatten()
-                    .map(|f| (f, GuardTest::Field))
+                if !negated {
+                    return None;
+                }
+                match operand.kind() {
+                    "field_expression" => self.field_name(operand).map(|f| (f, GuardTest::Field)),
+                    "call_expression" => self.flag_reader(operand).map(|f| (f, GuardTest::Field)),
+                    _ => None,
+                }
             }
             "call_expression" => {
                 let function = condition.child_by_field_name("function")?;
@@ -92,10 +97,10 @@ impl<'a> Walker<'a> {
                 let asked = self.text(function.child_by_field_name("field")?);
                 let wanted = if on { "is_some" } else { "is_none" };
                 let receiver = function.child_by_field_name("value")?;
-                (asked == wanted && receiver.kind() == "field_expression")
-                    .then(|| self.field_name(receiver))
-                    .flatten()
-                    .map(|f| (f, GuardTest::Field))
+                if asked == wanted && receiver.kind() == "field_expression" {
+                    return self.field_name(receiver).map(|f| (f, GuardTest::Field));
+                }
+                on.then(|| self.flag_reader(condition)).flatten().map(|f| (f, GuardTest::Field))
             }
             "binary_expression" if on => {
                 let operator = condition.child_by_field_name("operator").map(|o| self.text(o))?;
@@ -136,6 +141,19 @@ impl<'a> Walker<'a> {
             }
             _ => None,
         }
+    }
+
+    /// The flag a method call without arguments reads, by the method's name: ron's
+    /// `self.compact_ranges()` returns its config's `compact_ranges` (a bool accessor is
+    /// named after its field; the graph asks for a field of that name a literal leaves off).
+    fn flag_reader(&self, call: Node) -> Option<String> {
+        let function = call.child_by_field_name("function").filter(|f| f.kind() == "field_expression")?;
+        let arguments = call.child_by_field_name("arguments")?;
+        if arguments.named_child_count() != 0 {
+            return None;
+        }
+        let method = self.text(function.child_by_field_name("field")?);
+        (!matches!(method, "is_some" | "is_none")).then(|| method.to_string())
     }
 
     /// A named field's name (`self.range`; not a tuple's `.0`).

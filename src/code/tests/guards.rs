@@ -104,31 +104,72 @@ fn code_a_rust_guard_keeps_off_runs_where_what_turns_it_on_runs() {
     assert_eq!(test_files_reaching(&graph, "indent"), ["tests/pretty.rs"]);
 }
 
-/// An edit inside the guarded code of a function (`emit_range(r);` in `write`'s `if let
-/// Some(r) = self.range`) runs in the tests that turn the guard on; an edit of the function's
-/// other lines, in every test that calls it.
+const NESTED: &str = "pub struct Config {
+    compact: bool,
+}
+
+impl Config {
+    pub fn new() -> Config {
+        Config { compact: false }
+    }
+
+    pub fn compacted(mut self, on: bool) -> Config {
+        self.compact = on;
+        self
+    }
+}
+
+pub struct Out {
+    config: Config,
+    range: Option<u8>,
+}
+
+impl Out {
+    pub fn new(config: Config) -> Out {
+        Out { config, range: None }
+    }
+
+    fn compact(&self) -> bool {
+        self.config.compact
+    }
+
+    fn ranged(&mut self) {
+        self.range = Some(1);
+    }
+
+    pub fn start(&mut self) {
+        if self.compact() {
+            self.ranged();
+        }
+    }
+
+    pub fn field(&mut self) {
+        if let Some(r) = self.range {
+            number(r);
+        }
+    }
+}
+
+fn number(_r: u8) {}
+";
+
+/// ron's `self.range` is filled only by `Compound::new_range`, called under `if
+/// self.compact_ranges()`, a flag's reader (named after the flag) that a config's builder
+/// turns on: code under `if let Some(r) = self.range` runs in the tests that turn that flag
+/// on, the guard on the way to what turns the first one on met as well.
 #[test]
-fn an_edit_inside_a_rust_guard_runs_where_what_turns_it_on_runs() {
-    use crate::code::dependents::{rust_guard_over, MustName};
-    let graph = writer_graph(&[
-        ("tests/plain.rs", "Writer::new().write(\"x\");"),
-        ("tests/ranged.rs", "Writer::ranged().write(\"x\");"),
-    ]);
-    let write = graph.lookup("write")[0];
-    let line = |text: &str| LIB.lines().position(|l| l.trim() == text).unwrap() as u32 + 1;
-    let (range_body, plain_call) = (line("emit_range(r);"), line("plain();"));
-    assert!(rust_guard_over(&graph, write.0, plain_call, plain_call).is_none());
-    let files_for = |key: Option<MustName>| {
-        let mut seed = Seed::plain(Some(write), "write", "Writer::write");
-        seed.key = key;
-        let mut tests = walk(&graph, &[seed], daemon_walk_limits()).tests;
-        drop_tests_a_guard_keeps_off(&graph, &mut tests, daemon_walk_limits());
-        let mut files: Vec<&str> = tests.iter().map(|t| graph.path(t.file)).collect();
-        files.sort();
-        files
+fn a_guard_on_the_way_to_what_turns_a_guard_on_counts_too() {
+    let test = |body: &str| {
+        format!("use semver::{{Config, Out}};\n\n#[test]\nfn t() {{\n    {body}\n    o.start();\n    o.field();\n}}\n")
     };
-    assert_eq!(files_for(None), ["tests/plain.rs", "tests/ranged.rs"]);
-    let (word, ..) = rust_guard_over(&graph, write.0, range_body, range_body).unwrap();
-    assert_eq!(word, "range");
-    assert_eq!(files_for(Some(MustName::GuardedLines(write.0, range_body, range_body))), ["tests/ranged.rs"]);
+    let files = [
+        ("src/lib.rs".to_string(), NESTED.to_string()),
+        ("tests/plain.rs".to_string(), test("let mut o = Out::new(Config::new());")),
+        ("tests/compact.rs".to_string(), test("let mut o = Out::new(Config::new().compacted(true));")),
+    ];
+    let files = files.into_iter().map(|(path, text)| (path, extract(Language::Rust, &text).unwrap())).collect();
+    let configs = HashMap::from([("Cargo.toml".to_string(), "[package]\nname = \"semver\"\n".to_string())]);
+    let graph = CodeGraph::build(files, &configs);
+    assert_eq!(test_files_reaching(&graph, "field"), ["tests/compact.rs", "tests/plain.rs"]);
+    assert_eq!(test_files_reaching(&graph, "number"), ["tests/compact.rs"]);
 }
