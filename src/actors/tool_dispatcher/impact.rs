@@ -232,10 +232,7 @@ pub(super) fn diff_impact(
     for &(file, reread) in &moved {
         seeds.extend(module_seeds(graph, file, reread));
     }
-    let macro_seeds = dependents::macro_seeds(graph, &seeds);
-    seeds.extend(macro_seeds);
-    let type_seeds = dependents::type_seeds(graph, &seeds);
-    seeds.extend(type_seeds);
+    dependents::add_implied_seeds(graph, &mut seeds);
     let limits = WalkLimits {
         depth: msg.depth,
         test_depth: msg.depth.max(default_test_depth(graph, &seeds)),

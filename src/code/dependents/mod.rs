@@ -14,10 +14,12 @@ use super::graph::{CodeGraph, SymbolRef};
 use super::{FileCode, GuardTest, SymbolKind, UseKind, SERDE_SHAPES};
 pub use broken::broken_imports;
 use makers::{makes_instance, named_outside, names_type};
+pub use seeds::{
+    add_implied_seeds, drop_tests_a_guard_keeps_off, is_constructor, macro_seeds, owning_type, type_seeds,
+};
 use seeds::{
     called_by_name, is_debug_impl, language_trait_type, marked_override, named_where_it_runs, owner_if_constructor,
 };
-pub use seeds::{drop_tests_a_guard_keeps_off, is_constructor, macro_seeds, owning_type, type_seeds};
 
 /// Where a walk starts: a changed definition still in the graph, or a name whose definition
 /// is gone (its uses now resolve to nothing).
@@ -244,10 +246,11 @@ fn same_key(graph: &CodeGraph, a: Option<MustName>, b: Option<MustName>) -> bool
 /// The key a test reached through a dict entry must name (`Reached::key`), if any. Not a
 /// Rust guard's: a test runs its code where it runs what turns it on (`required_enablers`).
 pub fn required_key(graph: &CodeGraph, r: &Reached) -> Option<String> {
-    if required_enablers(graph, r).is_some() {
+    let key = r.key?;
+    if matches!(key.guard(graph), Some((_, GuardTest::Field | GuardTest::Constant))) {
         return None;
     }
-    r.key.and_then(|k| k.text(graph)).map(str::to_string)
+    key.text(graph).map(str::to_string)
 }
 
 /// For a test reached through code a Rust guard keeps off (`GuardTest::Field`,

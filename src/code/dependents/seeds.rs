@@ -307,6 +307,15 @@ pub fn macro_seeds(graph: &CodeGraph, seeds: &[Seed]) -> Vec<Seed> {
     out
 }
 
+/// Adds to `seeds` what their definitions imply: the definitions a macro's calls make
+/// (`macro_seeds`), then the types the language runs a method on (`type_seeds`).
+pub fn add_implied_seeds(graph: &CodeGraph, seeds: &mut Vec<Seed>) {
+    let more = macro_seeds(graph, seeds);
+    seeds.extend(more);
+    let more = type_seeds(graph, seeds);
+    seeds.extend(more);
+}
+
 /// How sure a use must be to count as a call of a trait's method by its name
 /// (`called_by_name`): above the name-only guesses (0.1), at a receiver's type inferred (0.35).
 const NAMED_CALL_CONFIDENCE: f32 = 0.3;
@@ -331,10 +340,7 @@ fn tests_reaching(
             Seed::plain(Some(r), &s.name, &s.qualified_name)
         })
         .collect();
-    let more = macro_seeds(graph, &seeds);
-    seeds.extend(more);
-    let more = type_seeds(graph, &seeds);
-    seeds.extend(more);
+    add_implied_seeds(graph, &mut seeds);
     let mut tests = super::walk(graph, &seeds, limits).tests;
     if nested > 0 {
         drop_guarded(graph, &mut tests, limits, nested - 1);

@@ -143,13 +143,15 @@ impl CodeGraph {
                 if code.compared.binary_search(&(o.line, o.column)).is_ok() {
                     continue;
                 }
-                let defined = self.defs_by_name.get(name).is_some_and(|defs| {
-                    defs.iter().any(|&r| {
-                        self.codes[r.0 as usize].language == "rust" && self.symbol(r).kind == SymbolKind::Constant
-                    })
+                // A constant of the repo's: asked once per name.
+                let entry = constants.entry(name.to_string()).or_insert_with(|| Enablers {
+                    off: self.defs_by_name.get(name).is_some_and(|defs| {
+                        defs.iter().any(|&r| {
+                            self.codes[r.0 as usize].language == "rust" && self.symbol(r).kind == SymbolKind::Constant
+                        })
+                    }),
+                    ..Enablers::default()
                 });
-                let entry = constants.entry(name.to_string()).or_default();
-                entry.off = defined;
                 match o.enclosing {
                     None => entry.at_top_level = true,
                     Some(e) if !entry.on.contains(&(f as u32, e)) => entry.on.push((f as u32, e)),

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::resolution::daemon_walk_limits;
-use crate::code::dependents::{drop_tests_a_guard_keeps_off, macro_seeds, type_seeds, walk, Seed};
+use crate::code::dependents::{add_implied_seeds, drop_tests_a_guard_keeps_off, walk, Seed};
 use crate::code::graph::CodeGraph;
 use crate::code::{extract, Language};
 
@@ -73,10 +73,7 @@ fn writer_graph(tests: &[(&str, &str)]) -> CodeGraph {
 fn test_files_reaching(graph: &CodeGraph, name: &str) -> Vec<String> {
     let target = graph.lookup(name)[0];
     let mut seeds = vec![Seed::plain(Some(target), name, name)];
-    let more = macro_seeds(graph, &seeds);
-    seeds.extend(more);
-    let more = type_seeds(graph, &seeds);
-    seeds.extend(more);
+    add_implied_seeds(graph, &mut seeds);
     let mut tests = walk(graph, &seeds, daemon_walk_limits()).tests;
     drop_tests_a_guard_keeps_off(graph, &mut tests, daemon_walk_limits());
     let mut files: Vec<String> = tests.iter().map(|t| graph.path(t.file).to_string()).collect();
