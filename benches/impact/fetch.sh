@@ -66,6 +66,11 @@ TOOLS=(
                                                          # blinker; cffi's pycparser is the
                                                          # pycparser project's own copy)
   # doit: no run-time dependencies (its optional cloudpickle is attrs' pin above)
+  platformdirs==4.14.9                                   # yapf (its run-time dependency: the
+                                                         # grammar pickle's cache folder; its
+                                                         # tomli is for Python < 3.11 only)
+  # petl: no run-time dependencies; its tests' optional formats (numpy, pandas, lxml, ...)
+  # are left out: those tests skip
 )
 
 PROJECTS=$(python3 -c '
