@@ -387,6 +387,25 @@ fn installed_uses(
     Some(member_calls(graph, definition, guess, false)).filter(|calls| !calls.is_empty())
 }
 
+/// Whether a Python class is a view made to be iterated: nothing in the repo extends it, and
+/// its own methods are special ones and private ones (petl's `StackView`: `__init__`,
+/// `__iter__`; `SortView`'s `_iterfrommemcache`). A class with public methods (click's
+/// `EchoingStdin.read`, bibtexparser's `Entry.items`) is used for those more often than it is
+/// iterated. Measured as a rule for every special method met on the way (impact-log):
+/// the base's instances are every subclass's, and most instances are not iterated.
+fn only_iterated(graph: &CodeGraph, class: SymbolRef) -> bool {
+    let name = &graph.symbol(class).qualified_name;
+    let mut own = graph.code(class.0).symbols.iter().filter(|m| &m.container == name && m.kind.is_callable());
+    graph.subclasses_of(class).is_empty() && own.all(|m| m.name.starts_with('_'))
+}
+
+/// Whether a definition is the iteration protocol's `__iter__` or `__next__` (async too), in
+/// Python.
+fn runs_on_instances(graph: &CodeGraph, t: SymbolRef) -> bool {
+    graph.code(t.0).language == "python"
+        && matches!(graph.symbol(t).name.as_str(), "__iter__" | "__next__" | "__aiter__" | "__anext__")
+}
+
 /// Whether a use sits in code that runs only when something fails (`FileCode::failure_spans`).
 fn on_failure(graph: &CodeGraph, u: &crate::code::graph::Use) -> bool {
     within(graph, u, |code| &code.failure_spans)
@@ -624,7 +643,16 @@ pub fn walk_built(
             let outside_base = node
                 .filter(|&t| depth > 1 && language_runs.is_none() && graph.extends_an_outside_class(t))
                 .and_then(|t| graph.member_type(t));
-            let instances_run = language_runs.filter(|_| overrides).or(outside_base);
+            // And a Python iterator's `__iter__` (`__next__`) met on the way, of a class that offers
+            // nothing but iteration: its instances are made to be read (petl's `StackView.__iter__`
+            // runs `iterstack` where a test builds the view with `stack()` and reads it).
+            let leaf_special = node
+                .filter(|&t| {
+                    depth > 1 && language_runs.is_none() && outside_base.is_none() && runs_on_instances(graph, t)
+                })
+                .and_then(|t| graph.member_type(t))
+                .filter(|&class| only_iterated(graph, class));
+            let instances_run = language_runs.filter(|_| overrides).or(outside_base).or(leaf_special);
             let language_runs = language_runs.filter(|_| !overrides);
             // A Go `init` runs at load, called by no one: what it stores in package variables
             // runs where they are used.

@@ -697,6 +697,38 @@ fn a_for_loop_or_a_with_over_an_instance_runs_its_class_s_protocol() {
     assert_eq!(super::modules::tests_reaching(&graph, "Lock._acquire"), ["tests/test_lock.py"]);
 }
 
+/// A view whose class offers nothing but iteration (petl's `StackView`: `__init__`,
+/// `__iter__`) is read where it is made: what its `__iter__` calls runs in the tests that
+/// build it through a factory and hand it to a helper that iterates, though no code names its
+/// class's protocol. Not a class with public methods of its own (a dict-like `Entry`), whose
+/// instances are used for those.
+#[test]
+fn a_view_made_to_be_iterated_runs_its_iteration_where_it_is_made() {
+    let graph = python_graph(&[
+        (
+            "etl/views.py",
+            "def iterstack(sources):\n    for s in sources:\n        yield from s\n\n\
+             class StackView:\n    def __init__(self, sources):\n        self.sources = sources\n\n    \
+             def __iter__(self):\n        return iterstack(self.sources)\n\n\
+             def stack(*sources):\n    return StackView(sources)\n\n\
+             def iterkeys(entry):\n    return iter(entry.fields)\n\n\
+             class Entry:\n    def __init__(self, fields):\n        self.fields = fields\n\n    \
+             def keys(self):\n        return list(self.fields)\n\n    \
+             def __iter__(self):\n        return iterkeys(self)\n\n\
+             def entry(*fields):\n    return Entry(fields)\n",
+        ),
+        ("etl/helpers.py", "def ieq(expect, actual):\n    assert list(expect) == list(actual)\n"),
+        (
+            "tests/test_stack.py",
+            "from etl.views import stack\nfrom etl.helpers import ieq\n\n\
+             def test_stack():\n    ieq([1, 2], stack([1], [2]))\n",
+        ),
+        ("tests/test_entry.py", "from etl.views import entry\n\ndef test_keys():\n    assert entry('a').keys()\n"),
+    ]);
+    assert_eq!(super::modules::tests_reaching(&graph, "iterstack"), ["tests/test_stack.py"]);
+    assert!(super::modules::tests_reaching(&graph, "iterkeys").is_empty());
+}
+
 /// A function a dict holds under a string key (jinja2's `FILTERS = {"wordcount":
 /// do_wordcount}`) runs where the key is looked up: a test reached through the table waits
 /// for the key, and only a test file that names it runs the function.
