@@ -499,6 +499,8 @@ impl RepoIndex {
         }
         drop(rtxn);
         let mut graph = CodeGraph::build(files, &configs);
+        let (files_not_built, not_built) = crate::code::default_run::not_built(&graph, &self.root);
+        graph.set_not_built(files_not_built, not_built);
         // Read in the same transaction as the facts: a file's facts are those of the text its
         // record hashes.
         graph.set_content_hashes(|path| records.get(path).map(|r| r.content_hash.clone()));

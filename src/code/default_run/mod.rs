@@ -93,6 +93,31 @@ pub struct DefaultRun {
     python: Option<Option<(u32, u32)>>,
 }
 
+/// What the repo's default build leaves out, for `CodeGraph::set_not_built`: the Rust and Go
+/// files it does not build, and the definitions of the files it builds that carry a gate of
+/// their own that is off (`#[cfg(feature = "zlib")] impl …`).
+pub fn not_built(graph: &CodeGraph, root: &Path) -> (HashSet<u32>, HashSet<(u32, u32)>) {
+    let mut run = DefaultRun::new(root);
+    let mut files = HashSet::new();
+    let mut definitions = HashSet::new();
+    for f in 0..graph.file_count() as u32 {
+        if !matches!(graph.code(f).language.as_str(), "rust" | "go") {
+            continue;
+        }
+        if !run.builds(graph, f, None) {
+            files.insert(f);
+            continue;
+        }
+        let gated: HashSet<u32> = graph.code(f).gates.iter().filter_map(|g| g.symbol).collect();
+        for i in 0..graph.code(f).symbols.len() as u32 {
+            if !gated.is_empty() && !run.builds(graph, f, Some(i)) {
+                definitions.insert((f, i));
+            }
+        }
+    }
+    (files, definitions)
+}
+
 impl DefaultRun {
     pub fn new(root: &Path) -> DefaultRun {
         DefaultRun {
@@ -301,15 +326,17 @@ fn features_named(cfg: &str) -> Vec<String> {
 
 /// `features` and every feature they turn on through the `[features]` table (`dep:x`
 /// names a dependency, `x/y` another crate's feature, or x's when x is an optional
-/// dependency, which it then turns on).
+/// dependency, which it then turns on; `x?/y` turns y on only where x is on already and turns
+/// on nothing itself: flate2's default `runtime_detection = ["zlib-rs?/std"]` leaves its
+/// zlib-rs backend off).
 fn closure(declared: Option<&toml::Table>, features: Vec<String>) -> HashSet<String> {
     let mut on: HashSet<String> = features.iter().cloned().collect();
     let mut pending = features;
     while let Some(feature) = pending.pop() {
         let Some(list) = declared.and_then(|d| d.get(&feature)).and_then(|v| v.as_array()) else { continue };
         for entry in list.iter().filter_map(|v| v.as_str()) {
-            let own = entry.split('/').next().unwrap_or(entry).trim_end_matches('?');
-            if !own.starts_with("dep:") && on.insert(own.to_string()) {
+            let own = entry.split('/').next().unwrap_or(entry);
+            if !own.starts_with("dep:") && !own.ends_with('?') && on.insert(own.to_string()) {
                 pending.push(own.to_string());
             }
         }
@@ -758,6 +785,40 @@ mod tests {
         assert_eq!(built(&mut builds, &graph, "src/mac.rs"), cfg!(target_os = "macos"));
         assert_eq!(normalize("src/a", "../b/c.rs").as_deref(), Some("src/b/c.rs"));
         assert_eq!(normalize("", "../c.rs"), None);
+    }
+
+    /// flate2's backends: the one its default features build is what a call means, not a
+    /// guess among three; a weak feature (`zlib?/std`) turns its crate on nowhere.
+    #[test]
+    fn a_name_built_code_uses_means_the_definition_the_build_has() {
+        let manifest = "[package]\nname = \"flate\"\n[features]\ndefault = [\"rt\"]\nrt = [\"zlib?/std\"]\n\
+                        [dependencies]\nzlib = { version = \"1\", optional = true }\n";
+        let backend =
+            "pub struct Deflate;\n\nimpl Deflate {\n    pub fn total_in(&self) -> u64 {\n        0\n    }\n}\n";
+        let (dir, mut graph) = crate_on_disk(
+            manifest,
+            &[
+                (
+                    "src/lib.rs",
+                    "#[cfg(feature = \"zlib\")]\nmod zlib;\n#[cfg(feature = \"zlib\")]\npub use zlib::*;\n\
+                     #[cfg(not(feature = \"zlib\"))]\nmod rust;\n#[cfg(not(feature = \"zlib\"))]\npub use rust::*;\n\n\
+                     pub struct Compress {\n    inner: Deflate,\n}\n\nimpl Compress {\n    \
+                     pub fn total_in(&self) -> u64 {\n        self.inner.total_in()\n    }\n}\n",
+                ),
+                ("src/zlib.rs", backend),
+                ("src/rust.rs", backend),
+            ],
+        );
+        let (files, definitions) = not_built(&graph, dir.path());
+        let zlib = graph.file_index("src/zlib.rs").unwrap();
+        assert_eq!(files, HashSet::from([zlib]));
+        graph.set_not_built(files, definitions);
+        let lib = graph.file_index("src/lib.rs").unwrap();
+        let code = graph.code(lib);
+        let call = code.occurrences.iter().position(|o| code.name_of(o) == "total_in" && o.line == 16).unwrap();
+        let meant: Vec<(&str, bool)> =
+            graph.resolve_use(lib, call as u32).iter().map(|c| (graph.path(c.symbol.0), c.confidence > 0.5)).collect();
+        assert_eq!(meant, [("src/rust.rs", true)]);
     }
 
     #[test]

@@ -170,6 +170,11 @@ pub struct CodeGraph {
     /// Per file: the SHA-256 of the text its facts were extracted from ("" unknown), so a
     /// diff whose side has that text reads the facts instead of parsing again.
     content_hashes: Vec<String>,
+    /// The definitions the repo's default build leaves out (a Rust module under a
+    /// `#[cfg(feature)]` that is off, a Go file for another platform), by file and one by one
+    /// (`set_not_built`): a name that also means a built definition means that one.
+    files_not_built: HashSet<u32>,
+    not_built: HashSet<SymbolRef>,
     /// Per file: whether the JavaScript/TypeScript test runner its package configures runs it
     /// as a test file (`None`: no runner known, or another language).
     runner_tests: Vec<Option<bool>>,
@@ -397,6 +402,8 @@ impl CodeGraph {
             rust_fields: std::sync::OnceLock::new(),
             rust_constants: std::sync::OnceLock::new(),
             content_hashes: vec![String::new(); n],
+            files_not_built: HashSet::new(),
+            not_built: HashSet::new(),
         };
         graph.link();
         graph.link_aliases();
@@ -632,6 +639,18 @@ impl CodeGraph {
         } else {
             all.as_slice()
         };
+        // Built code means the built one of a name's definitions (code the build leaves out
+        // still resolves among its own).
+        let built_only: Vec<SymbolRef>;
+        let all = if !self.files_not_built.contains(&f)
+            && all.iter().any(|&r| !self.built(r))
+            && all.iter().any(|&r| self.built(r))
+        {
+            built_only = all.iter().copied().filter(|&r| self.built(r)).collect();
+            built_only.as_slice()
+        } else {
+            all
+        };
         let mut out =
             if occ.qualifier == 0 { self.resolve_bare(f, occ, all) } else { self.resolve_qualified(f, occ, all) };
         self.merge_redeclarations(&mut out);
@@ -723,6 +742,19 @@ impl CodeGraph {
     /// A file's facts.
     pub fn code(&self, file: u32) -> &FileCode {
         &self.codes[file as usize]
+    }
+
+    /// Records what the repo's default build leaves out (`default_run::not_built`): flate2's
+    /// three `Deflate` backends, two of them behind features that are off, make
+    /// `self.inner.total_in()` the one that is built, not a three-way guess.
+    pub fn set_not_built(&mut self, files: HashSet<u32>, definitions: HashSet<SymbolRef>) {
+        self.files_not_built = files;
+        self.not_built = definitions;
+    }
+
+    /// Whether the default build has this definition (`set_not_built`).
+    fn built(&self, r: SymbolRef) -> bool {
+        !self.files_not_built.contains(&r.0) && !self.not_built.contains(&r)
     }
 
     /// Records the hash of the text each file's facts came from (`path` → SHA-256 hex, as the
