@@ -352,6 +352,137 @@ const PYTHON_BASES: &[&str] = &[
     "tuple",
 ];
 
+/// Methods of the standard library's values every Rust crate calls (`Iterator`, `Option`,
+/// `Result`, `Vec` and slices, `str`, `HashMap` and its `Entry`, the derivable traits): a call
+/// `x.map(…)` on a value whose type the code does not state is an iterator's or an option's
+/// before it is the one `map` a crate defines (pathfinding's `Matrix::map`, which every
+/// `successors(n).into_iter().map(…)` met as a guess by name). Sorted.
+const RUST: &[&str] = &[
+    "all",
+    "and_then",
+    "any",
+    "as_mut",
+    "as_ref",
+    "as_slice",
+    "as_str",
+    "borrow",
+    "borrow_mut",
+    "by_ref",
+    "bytes",
+    "chain",
+    "chars",
+    "chunks",
+    "clear",
+    "clone",
+    "cloned",
+    "cmp",
+    "collect",
+    "concat",
+    "contains",
+    "contains_key",
+    "copied",
+    "count",
+    "cycle",
+    "dedup",
+    "drain",
+    "ends_with",
+    "entry",
+    "enumerate",
+    "eq",
+    "err",
+    "expect",
+    "extend",
+    "filter",
+    "filter_map",
+    "find",
+    "find_map",
+    "first",
+    "flat_map",
+    "flatten",
+    "fold",
+    "for_each",
+    "fuse",
+    "get",
+    "get_mut",
+    "get_or_insert_with",
+    "hash",
+    "insert",
+    "inspect",
+    "into_iter",
+    "is_empty",
+    "is_err",
+    "is_none",
+    "is_ok",
+    "is_some",
+    "iter",
+    "iter_mut",
+    "join",
+    "keys",
+    "last",
+    "len",
+    "lines",
+    "map",
+    "map_err",
+    "max",
+    "max_by",
+    "max_by_key",
+    "min",
+    "min_by",
+    "min_by_key",
+    "ne",
+    "next",
+    "next_back",
+    "nth",
+    "ok",
+    "ok_or",
+    "ok_or_else",
+    "or_default",
+    "or_else",
+    "or_insert",
+    "or_insert_with",
+    "partial_cmp",
+    "partition",
+    "peek",
+    "peekable",
+    "pop",
+    "position",
+    "push",
+    "push_str",
+    "remove",
+    "replace",
+    "retain",
+    "rev",
+    "rposition",
+    "scan",
+    "skip",
+    "skip_while",
+    "sort",
+    "sort_by",
+    "sort_by_key",
+    "sort_unstable",
+    "split",
+    "split_at",
+    "starts_with",
+    "step_by",
+    "sum",
+    "take",
+    "take_while",
+    "to_owned",
+    "to_string",
+    "to_vec",
+    "trim",
+    "truncate",
+    "unwrap",
+    "unwrap_or",
+    "unwrap_or_default",
+    "unwrap_or_else",
+    "unzip",
+    "values",
+    "values_mut",
+    "windows",
+    "zip",
+];
+
 /// The types, variants and traits Rust's prelude names without an import (`Vec`, `Some`,
 /// `Default`): a path through one is std's. Sorted.
 const RUST_PRELUDE: &[&str] = &[
@@ -503,13 +634,15 @@ pub fn is_builtin_base(language: &str, base: &str) -> bool {
     }
 }
 
-/// Whether `name` is a method or attribute of one of `language`'s built-in types (only Python's
-/// are listed: where types are declared, a receiver is seldom unknown; JavaScript's methods
-/// share their names with too many of a library's own, `test`, `concat`, `filter`, for a call
-/// of one not to be matched by its name).
+/// Whether `name` is a method or attribute of one of `language`'s built-in types (Python's, and
+/// Rust's standard values', whose iterator chains and closures leave receivers untyped; not
+/// other languages': where types are declared, a receiver is seldom unknown, and JavaScript's
+/// methods share their names with too many of a library's own, `test`, `concat`, `filter`,
+/// for a call of one not to be matched by its name).
 pub fn is_builtin_member(language: &str, name: &str) -> bool {
     match language {
         "python" => PYTHON.binary_search(&name).is_ok(),
+        "rust" => RUST.binary_search(&name).is_ok(),
         _ => false,
     }
 }
@@ -554,6 +687,7 @@ mod tests {
         assert!(is_builtin_name("typescript", "push") && !is_builtin_name("javascript", "removeImport"));
         assert!(PYTHON_BASES.windows(2).all(|w| w[0] < w[1]));
         assert!(RUST_PRELUDE.windows(2).all(|w| w[0] < w[1]));
+        assert!(RUST.windows(2).all(|w| w[0] < w[1]));
         assert!(RUST_RUN_BY_THE_LANGUAGE.windows(2).all(|w| w[0] < w[1]));
         assert!(run_by_the_language("rust", "PartialEq") && !run_by_the_language("rust", "Roots"));
         assert!(is_builtin_base("python", "collections.abc.MutableMapping") && !is_builtin_base("python", "Cache"));

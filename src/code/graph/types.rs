@@ -300,6 +300,11 @@ impl CodeGraph {
         if !crate::code::builtins::is_builtin_member(language, &s.name) {
             return false;
         }
+        // A method a Rust trait of the repo declares is called on values of its implementors,
+        // often generic ones the code does not name (winnow's `Parser::take`, `and_then`).
+        if language == "rust" && self.declared_in_trait(member) {
+            return false;
+        }
         let Some(&class) = split_qualifier(&s.container).last() else { return true };
         // The class itself is the first type visited: only its bases say what it is.
         let builtin_kind = self.find_in_type_and_bases(class, |t| {

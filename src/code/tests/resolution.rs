@@ -482,6 +482,50 @@ def fill(headers):
     }
 }
 
+/// Rust too: `successors(n).into_iter().map(…)` on a value the code does not type is an
+/// iterator's `map`, not the one `Matrix::map` of the crate (pathfinding); a `matrix.map(…)`
+/// on a typed value still is, and so is a method the crate's own trait declares (winnow's
+/// `Parser::take`), called on generic values.
+#[test]
+fn a_std_method_name_on_an_untyped_rust_receiver_is_not_the_crates() {
+    let text = "\
+pub struct Matrix { rows: usize }
+
+impl Matrix {
+    pub fn map(self, f: fn(usize) -> usize) -> Matrix {
+        Matrix { rows: f(self.rows) }
+    }
+}
+
+pub trait Parser {
+    fn take(&mut self) -> usize {
+        0
+    }
+}
+
+pub fn successors(n: usize) -> Vec<usize> {
+    vec![n + 1]
+}
+
+pub fn step(n: usize) -> Vec<usize> {
+    successors(n).into_iter().map(|n| n * 2).collect()
+}
+
+pub fn grow(m: Matrix) -> Matrix {
+    m.map(|r| r + 1)
+}
+
+pub fn first<P: Parser>(mut p: P) -> usize {
+    p.take()
+}
+";
+    let graph = one_file_graph(Language::Rust, "src/lib.rs", text);
+    let lines =
+        |name: &str| -> Vec<u32> { graph.references(graph.lookup(name)[0], 0.0).into_iter().map(|r| r.line).collect() };
+    assert_eq!(lines("Matrix::map"), vec![24]);
+    assert_eq!(lines("Parser::take"), vec![28]);
+}
+
 /// A unittest mixin's test method, written in a helper module, runs in each test module's
 /// class that derives from the mixin: those are the tests a change to what it calls reaches.
 #[test]
