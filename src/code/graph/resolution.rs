@@ -693,6 +693,19 @@ impl CodeGraph {
         if !found.is_empty() {
             return found;
         }
+        // A name a glob's module re-exports through a glob of its own (`use pathfinding::prelude::*`,
+        // where `prelude` is `pub use crate::directed::dijkstra::*;`).
+        if !open.is_empty() {
+            let onward = self.reexports(&open, name);
+            let found: Vec<Candidate> = all
+                .iter()
+                .filter(|r| onward.contains(&r.0) && self.is_top_level(**r))
+                .map(|&r| cand(r, Resolution::Import, 0.75))
+                .collect();
+            if !found.is_empty() {
+                return found;
+            }
+        }
         // By name alone: never certain, and not at all for names defined in many places or
         // for members, which a bare name cannot reach.
         let top: Vec<SymbolRef> = all

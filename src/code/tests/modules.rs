@@ -665,3 +665,36 @@ fn a_glob_alias_a_defaulted_alias_and_an_unsafe_block_keep_the_type() {
     assert!(users("pop", "src/vec.rs").contains(&"src/vec.rs:36".to_string()));
     assert!(users("get", "src/vec.rs").contains(&"src/vec.rs:38".to_string()));
 }
+
+/// A glob of a module that re-exports through globs of its own: pathfinding's integration
+/// tests `use pathfinding::prelude::*;`, where `prelude` is an inline module of
+/// `pub use crate::directed::dijkstra::*;` lines; their `dijkstra(…)` is the function, imported.
+#[test]
+fn a_glob_of_a_module_of_globs_imports_what_they_bring() {
+    let rust = |text: &str| extract(Language::Rust, text).unwrap();
+    let configs =
+        HashMap::from([("Cargo.toml".to_string(), "[package]\nname = \"pf\"\nversion = \"0.1.0\"\n".to_string())]);
+    let graph = CodeGraph::build(
+        HashMap::from([
+            (
+                "src/lib.rs".to_string(),
+                rust("pub mod directed;\n\npub mod prelude {\n    pub use crate::directed::dijkstra::*;\n}\n"),
+            ),
+            ("src/directed/mod.rs".to_string(), rust("pub mod dijkstra;\n")),
+            ("src/directed/dijkstra.rs".to_string(), rust("pub fn dijkstra(n: u8) -> u8 {\n    n\n}\n")),
+            (
+                "tests/gps.rs".to_string(),
+                rust("use pf::prelude::*;\n\n#[test]\nfn gps() {\n    assert_eq!(dijkstra(1), 1);\n}\n"),
+            ),
+        ]),
+        &configs,
+    );
+    let function = graph
+        .lookup("dijkstra")
+        .into_iter()
+        .find(|&r| graph.symbol(r).kind == crate::code::SymbolKind::Function)
+        .unwrap();
+    let uses: Vec<(String, u32, String)> =
+        graph.references(function, 0.5).into_iter().map(|r| (r.path, r.line, r.resolution)).collect();
+    assert_eq!(uses, [("tests/gps.rs".to_string(), 5, "import".to_string())]);
+}
