@@ -369,7 +369,6 @@ const RUST: &[&str] = &[
     "borrow_mut",
     "by_ref",
     "bytes",
-    "chain",
     "chars",
     "chunks",
     "clear",

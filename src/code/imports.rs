@@ -54,6 +54,30 @@ pub(super) fn import_specs(language: Language, node: Node, src: &[u8]) -> Option
             "use_declaration" => {
                 let mut out = Vec::new();
                 rust_use_tree(node.child_by_field_name("argument")?, "", src, node, &mut out);
+                // Inside an inline module (`mod tests { use super::*; }`) `super` is the file's
+                // own module, not the one above the file: one `super` per module around the
+                // `use` stays in the file.
+                let inline = std::iter::successors(node.parent(), |n| n.parent())
+                    .filter(|n| n.kind() == "mod_item" && n.child_by_field_name("body").is_some())
+                    .count();
+                for import in out.iter_mut().filter(|_| inline > 0) {
+                    let mut rest = import.spec.as_str();
+                    let mut dropped = 0;
+                    while dropped < inline {
+                        match rest.strip_prefix("super") {
+                            Some(tail) if tail.is_empty() || tail.starts_with("::") => {
+                                rest = tail.trim_start_matches("::");
+                                dropped += 1;
+                            }
+                            _ => break,
+                        }
+                    }
+                    if dropped > 0 && !rest.starts_with("super") {
+                        import.spec = if rest.is_empty() { "self".to_string() } else { format!("self::{rest}") };
+                    } else if dropped > 0 {
+                        import.spec = rest.to_string();
+                    }
+                }
                 Some(out)
             }
             "mod_item" if node.child_by_field_name("body").is_none() => {

@@ -652,7 +652,7 @@ pub fn walk_built(
                 })
                 .and_then(|t| graph.member_type(t))
                 .filter(|&class| only_iterated(graph, class));
-            let instances_run = language_runs.filter(|_| overrides).or(outside_base).or(leaf_special);
+            let instances_run = language_runs.filter(|_| overrides).or(outside_base);
             let language_runs = language_runs.filter(|_| !overrides);
             // A Go `init` runs at load, called by no one: what it stores in package variables
             // runs where they are used.
@@ -695,6 +695,7 @@ pub fn walk_built(
                 && language_runs.is_none()
                 && stored.is_empty()
                 && instances_run.is_none()
+                && leaf_special.is_none()
             {
                 uses
             } else {
@@ -715,6 +716,20 @@ pub fn walk_built(
                 }
                 for r in stored {
                     all.extend(graph.uses(r, floor).iter().copied());
+                }
+                // A view is read where a test gets it: made in the test, or returned by a
+                // factory (`stack()` returns `StackView(…)`), not one another object keeps.
+                if let Some(r) = leaf_special {
+                    let class = graph.symbol(r).name.as_str();
+                    let handed_out = |u: &&super::graph::Use| {
+                        graph.is_test_file(u.file)
+                            || u.enclosing.is_some_and(|e| {
+                                graph.code(u.file).returns.iter().any(|(i, built)| *i == e && built == class)
+                            })
+                    };
+                    all.extend(
+                        graph.uses(r, floor).iter().filter(|u| makes_instance(graph, u)).filter(handed_out).copied(),
+                    );
                 }
                 if let Some(r) = instances_run {
                     all.extend(graph.uses(r, floor).iter().filter(|u| makes_instance(graph, u)).copied());

@@ -698,3 +698,14 @@ fn a_glob_of_a_module_of_globs_imports_what_they_bring() {
         graph.references(function, 0.5).into_iter().map(|r| (r.path, r.line, r.resolution)).collect();
     assert_eq!(uses, [("tests/gps.rs".to_string(), 5, "import".to_string())]);
 }
+
+/// Inside an inline module (`mod tests { use super::*; }`), `super` is the file's own module:
+/// the glob imports nothing from the module above the file (whose own globs would otherwise
+/// reach the test), and `super::super::x` is one level up from the file.
+#[test]
+fn super_inside_an_inline_module_stays_in_the_file() {
+    let text = "use super::Up;\n\npub fn parse() {}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n    use super::super::Sibling;\n\n    #[test]\n    fn parses() {\n        parse();\n    }\n}\n";
+    let code = extract(Language::Rust, text).unwrap();
+    let specs: Vec<&str> = code.imports.iter().map(|i| i.spec.as_str()).collect();
+    assert_eq!(specs, ["super::Up", "self", "super::Sibling"]);
+}
