@@ -148,9 +148,10 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, runs: usize, files: usize, 
         indexed.push(ms);
         for later in [&again_body, &indexed_body] {
             if later["changed_symbols"] != body["changed_symbols"] || later["tests_total"] != body["tests_total"] {
+                let which = if std::ptr::eq(later, &again_body) { "asked again" } else { "once indexed" };
                 return Err(DocdexError::internal(format!(
-                    "the same diff answered otherwise when asked again or once indexed: {} then {}",
-                    body["changed_symbols"], later["changed_symbols"]
+                    "the same diff answered otherwise {which}: {} tests then {}, {} then {}",
+                    body["tests_total"], later["tests_total"], body["changed_symbols"], later["changed_symbols"]
                 )));
             }
         }

@@ -312,8 +312,9 @@ fn inside(group: Node) -> (u8, Vec<Node>) {
     let mut cursor = group.walk();
     let children: Vec<Node> = group.children(&mut cursor).collect();
     let delimiter = children.first().and_then(|c| c.kind().bytes().next()).unwrap_or(b'(');
+    // A comment in a call (`set_tclass_v6(96) // why`) or a rule is no token of it.
     let inner = if children.len() >= 2 { children[1..children.len() - 1].to_vec() } else { Vec::new() };
-    (delimiter, inner)
+    (delimiter, inner.into_iter().filter(|c| !c.kind().contains("comment")).collect())
 }
 
 /// What a repetition in a rule's body repeats: the tokens of `$( … ) sep op` between its

@@ -799,7 +799,13 @@ impl CodeGraph {
                     targets.contains(&target_file)
                         || self.reexports(&targets.iter().copied().collect(), name).contains(&target_file)
                 }
-                None => sees(f),
+                // Or through a glob's module's own globs (`resolve_bare`).
+                None => {
+                    let open = &self.open_imports[f as usize];
+                    sees(f)
+                        || (!open.is_empty()
+                            && self.reexports(&open.iter().copied().collect(), name).contains(&target_file))
+                }
             };
         }
         let parts = split_qualifier(qualifier);

@@ -176,3 +176,12 @@ fn an_integration_tests_macro_call_means_the_librarys_exported_macro() {
         graph.references(target, 0.5).into_iter().map(|r| format!("{}:{}", r.path, r.line)).collect();
     assert!(users.contains(&"tests/calc.rs:6".to_string()), "{users:?}");
 }
+
+/// A comment inside a macro call (tokio's `test!(IPv6 tclass_v6, set_tclass_v6(96) // Miri…)`)
+/// is no token of it: the call still defines its test, so an edit that adds one is no deletion.
+#[test]
+fn a_comment_inside_a_macro_call_is_no_token() {
+    let text = "macro_rules! test {\n    ($name:ident, $set:ident ( $arg:expr )) => {\n        #[test]\n        fn $name() {\n            // the rule's own comment\n            $set($arg);\n        }\n    };\n}\n\ntest!(\n    tclass_v6,\n    set_tclass_v6(96) // why\n);\n";
+    let code = crate::code::extract::extract(Language::Rust, text).unwrap();
+    assert!(code.symbols.iter().any(|s| s.name == "tclass_v6" && s.kind == SymbolKind::Function), "{:?}", code.symbols);
+}
