@@ -108,11 +108,11 @@ pub fn not_built(graph: &CodeGraph, root: &Path) -> (HashSet<u32>, HashSet<(u32,
             files.insert(f);
             continue;
         }
-        let gated: HashSet<u32> = graph.code(f).gates.iter().filter_map(|g| g.symbol).collect();
-        for i in 0..graph.code(f).symbols.len() as u32 {
-            if !gated.is_empty() && !run.builds(graph, f, Some(i)) {
-                definitions.insert((f, i));
-            }
+        // Only a file with a gate on some definition has definitions its build leaves out.
+        if graph.code(f).gates.iter().any(|g| g.symbol.is_some()) {
+            definitions.extend(
+                (0..graph.code(f).symbols.len() as u32).filter(|&i| !run.builds(graph, f, Some(i))).map(|i| (f, i)),
+            );
         }
     }
     (files, definitions)

@@ -684,24 +684,22 @@ impl CodeGraph {
         if !found.is_empty() {
             return found;
         }
+        // The top-level definitions in files a glob opens.
+        let opened = |files: &HashSet<u32>, confidence: f32| -> Vec<Candidate> {
+            all.iter()
+                .filter(|r| files.contains(&r.0) && self.is_top_level(**r))
+                .map(|&r| cand(r, Resolution::Import, confidence))
+                .collect()
+        };
         let open: HashSet<u32> = self.open_imports[f as usize].iter().copied().collect();
-        let found: Vec<Candidate> = all
-            .iter()
-            .filter(|r| open.contains(&r.0) && self.is_top_level(**r))
-            .map(|&r| cand(r, Resolution::Import, 0.8))
-            .collect();
+        let found = opened(&open, 0.8);
         if !found.is_empty() {
             return found;
         }
         // A name a glob's module re-exports through a glob of its own (`use pathfinding::prelude::*`,
         // where `prelude` is `pub use crate::directed::dijkstra::*;`).
         if !open.is_empty() {
-            let onward = self.reexports(&open, name);
-            let found: Vec<Candidate> = all
-                .iter()
-                .filter(|r| onward.contains(&r.0) && self.is_top_level(**r))
-                .map(|&r| cand(r, Resolution::Import, 0.75))
-                .collect();
+            let found = opened(&self.reexports(&open, name), 0.75);
             if !found.is_empty() {
                 return found;
             }
