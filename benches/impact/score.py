@@ -3,7 +3,7 @@
 set built by judge.py from real per-test coverage.
 
 Usage:
-  python3 benches/impact/score.py --split tune|test|blind|blind2|blind3|blind4|blind5|blind6|blind7|blind8|blind9|blind10|blind11|blind12|blind13|blind14|blind15|blind16|blind17|all [--url URL]
+  python3 benches/impact/score.py --split tune|test|blind|blind2|blind3|blind4|blind5|blind6|blind7|blind8|blind9|blind10|blind11|blind12|blind13|blind14|blind15|blind16|blind17|blind18|all [--url URL]
                                   [--depth D] [--limit N] [--min-confidence C] [--project NAME]...
                                   [--max-functions N]
                                   [--judged FILE] [--src DIR] [--timeout S] [--json]
@@ -326,7 +326,7 @@ def fmt(summary):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--split", choices=("tune", "test", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "blind12", "blind13", "blind14", "blind15", "blind16", "blind17", "all"),
+    ap.add_argument("--split", choices=("tune", "test", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11", "blind12", "blind13", "blind14", "blind15", "blind16", "blind17", "blind18", "all"),
                     required=True)
     ap.add_argument("--url", default=os.environ.get("DOCDEX_URL", "http://127.0.0.1:3210"))
     ap.add_argument("--depth", type=int)
