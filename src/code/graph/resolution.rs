@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use super::types::{constructed_type, declared_type};
+use super::types::{constructed_type, declared_type, rust_takes_no_self};
 use super::{
     implicit_members, names_a_type, split_qualifier, Candidate, CodeGraph, NameCounts, Resolution, SymbolRef,
     MAX_DISPATCHED_CANDIDATES, MAX_NAME_ONLY_CANDIDATES, MAX_REEXPORT_HOPS,
@@ -300,9 +300,14 @@ impl CodeGraph {
         }
         // `env.update(…)` is most likely a dict's, not the repo's one `update`.
         members.retain(|&r| !self.shares_builtin_name(r));
-        // A Rust method call (`edge.source()`) is never a field's.
+        // A Rust method call (`edge.source()`) is never a field's, nor an associated
+        // function's without a `self` (handlebars' `p.value()` is not the constructor
+        // `BlockParamHolder::value(v)`).
         if lang == "rust" && occ.kind == UseKind::Call {
-            members.retain(|&r| self.symbol(r).kind.is_callable());
+            members.retain(|&r| {
+                let s = self.symbol(r);
+                s.kind.is_callable() && !rust_takes_no_self(&s.signature, &s.name)
+            });
         }
         // A Rust trait's method (a Go interface's) stands for its implementations among the
         // candidates: which one runs is the dispatch, which the walk follows from each

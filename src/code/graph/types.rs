@@ -882,6 +882,51 @@ pub(crate) fn return_type(signature: &str, language: &str) -> Option<String> {
     crate::code::extract::annotated_type(text)
 }
 
+/// Whether a Rust function's signature declares no `self` receiver (`pub fn value(v: Json) ->
+/// BlockParamHolder`, `fn new() -> Self`): an associated function, which a method call
+/// (`p.value()`) can never run. A signature that does not show its parameter list (a
+/// function a macro call defines, one cut short) counts as a method.
+pub(crate) fn rust_takes_no_self(signature: &str, name: &str) -> bool {
+    let Some(at) = signature.find(&format!("fn {name}")) else { return false };
+    let mut rest = &signature[at + 3 + name.len()..];
+    if rest.starts_with('<') {
+        // `fn get<'a, F: Fn(u8) -> u8>(`: past the generics, an arrow's `>` not closing them.
+        let mut depth = 0i32;
+        let mut prev = ' ';
+        let mut end = None;
+        for (i, c) in rest.char_indices() {
+            match c {
+                '<' => depth += 1,
+                '>' if prev != '-' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(i + 1);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            prev = c;
+        }
+        let Some(end) = end else { return false };
+        rest = &rest[end..];
+    }
+    let Some(params) = rest.trim_start().strip_prefix('(') else { return false };
+    let params = params.trim_start();
+    if params.starts_with(')') {
+        return true;
+    }
+    // `self`, `mut self`, `&self`, `&'a mut self`, `self: Box<Self>`.
+    let first = params.trim_start_matches('&').trim_start();
+    let first = match first.strip_prefix('\'') {
+        Some(lifetime) => lifetime.trim_start_matches(|c: char| c.is_alphanumeric() || c == '_').trim_start(),
+        None => first,
+    };
+    let first = first.strip_prefix("mut ").map_or(first, str::trim_start);
+    let Some(after) = first.strip_prefix("self") else { return !params.is_empty() };
+    after.starts_with(|c: char| c.is_alphanumeric() || c == '_')
+}
+
 /// Whether a Go field is an embedded one: its declaration is its type alone, named by it.
 pub(crate) fn is_embedded_field(field: &crate::code::Symbol) -> bool {
     let declared = field.signature.trim();

@@ -526,6 +526,47 @@ pub fn first<P: Parser>(mut p: P) -> usize {
     assert_eq!(lines("Parser::take"), vec![28]);
 }
 
+/// A method call on a value of unknown type (`p.value()`) runs a method, never an associated
+/// function without `self` of the same name (handlebars' `BlockParamHolder::value(v)`, a
+/// constructor), which only a path (`BlockParamHolder::value(…)`) calls.
+#[test]
+fn a_method_call_is_no_associated_function_without_self() {
+    let text = "\
+pub enum Holder { Value(u32) }
+
+impl Holder {
+    pub fn value(v: u32) -> Holder {
+        Holder::Value(v)
+    }
+}
+
+pub struct Param { v: u32 }
+
+impl Param {
+    pub fn pick<'a, F: Fn(u32) -> u32>(&'a self, f: F) -> u32 {
+        f(self.v)
+    }
+}
+
+pub fn truthy(params: &[Param]) -> bool {
+    params.iter().all(|p| p.value() > 0)
+}
+
+pub fn make() -> Holder {
+    Holder::value(1)
+}
+
+pub fn read(params: &[Param]) -> u32 {
+    params[0].v + params.iter().map(|p| p.pick(|x| x)).sum::<u32>()
+}
+";
+    let graph = one_file_graph(Language::Rust, "src/lib.rs", text);
+    let lines =
+        |name: &str| -> Vec<u32> { graph.references(graph.lookup(name)[0], 0.0).into_iter().map(|r| r.line).collect() };
+    assert_eq!(lines("Holder::value"), vec![22]);
+    assert_eq!(lines("Param::pick"), vec![26]);
+}
+
 /// A unittest mixin's test method, written in a helper module, runs in each test module's
 /// class that derives from the mixin: those are the tests a change to what it calls reaches.
 #[test]
