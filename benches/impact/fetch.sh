@@ -71,6 +71,12 @@ TOOLS=(
                                                          # tomli is for Python < 3.11 only)
   # petl: no run-time dependencies; its tests' optional formats (numpy, pandas, lxml, ...)
   # are left out: those tests skip
+  # parso: no run-time dependencies
+  flexcache==0.3 flexparser==0.4                         # pint (its run-time dependencies, with
+                                                         # yapf's platformdirs and beautifulsoup4's
+                                                         # typing-extensions; its test_babel runs
+                                                         # on wtforms' Babel; numpy and its other
+                                                         # extras are left out: those tests skip)
 )
 
 PROJECTS=$(python3 -c '
