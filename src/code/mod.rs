@@ -200,6 +200,11 @@ pub struct Occurrence {
     /// Index in the file's `symbols` of the innermost definition the use is inside, if any:
     /// the caller of a call.
     pub enclosing: Option<u32>,
+    /// How many arguments a Rust method call passes (`p.pick(x)`: 1), where the call is
+    /// written out (not a macro's template): a method takes exactly that many besides `self`,
+    /// which tells apart a builder's setter from its getter of the same name.
+    #[serde(default)]
+    pub arguments: Option<u8>,
 }
 
 /// One import statement's target as written.
@@ -566,7 +571,7 @@ pub fn grammar_fingerprint() -> String {
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode`, what the extractor emits or how a file is chunked changes:
     // a run under another fingerprint reads every file again.
-    const FORMAT: u32 = 109;
+    const FORMAT: u32 = 110;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

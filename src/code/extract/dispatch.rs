@@ -157,7 +157,15 @@ impl<'a> Walker<'a> {
             let qualifier = self.intern("self");
             for name in names {
                 let name = self.intern(&name);
-                self.out.occurrences.push(Occurrence { name, line, column, kind: UseKind::Read, qualifier, enclosing });
+                self.out.occurrences.push(Occurrence {
+                    name,
+                    line,
+                    column,
+                    kind: UseKind::Read,
+                    qualifier,
+                    enclosing,
+                    arguments: None,
+                });
             }
         }
     }

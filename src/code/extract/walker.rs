@@ -704,17 +704,44 @@ impl<'a> Walker<'a> {
     /// One occurrence at `at`'s start, unless one is recorded there already.
     pub(super) fn push_use(&mut self, at: Node, name: &str, qualifier: &str, kind: UseKind) {
         let pos = at.start_position();
-        self.push_use_at(pos.row as u32 + 1, pos.column as u32 + 1, name, qualifier, kind);
+        if self.push_use_at(pos.row as u32 + 1, pos.column as u32 + 1, name, qualifier, kind) {
+            let arguments = (kind == UseKind::Call).then(|| self.method_call_arguments(at)).flatten();
+            if let Some(occurrence) = self.out.occurrences.last_mut() {
+                occurrence.arguments = arguments;
+            }
+        }
     }
 
-    /// One occurrence at (`line`, `column`), 1-based, unless one is recorded there already.
-    pub(super) fn push_use_at(&mut self, line: u32, column: u32, name: &str, qualifier: &str, kind: UseKind) {
+    /// One occurrence at (`line`, `column`), 1-based, unless one is recorded there already
+    /// (then false).
+    pub(super) fn push_use_at(&mut self, line: u32, column: u32, name: &str, qualifier: &str, kind: UseKind) -> bool {
         if !self.seen.insert((line, column)) {
-            return;
+            return false;
         }
         let (name, qualifier) = (self.intern(name), self.intern(qualifier));
         let enclosing = self.enclosing_symbol();
-        self.out.occurrences.push(Occurrence { name, line, column, kind, qualifier, enclosing });
+        self.out.occurrences.push(Occurrence { name, line, column, kind, qualifier, enclosing, arguments: None });
+        true
+    }
+
+    /// The number of arguments of the Rust method call whose method's name is `name_node`
+    /// (`p.pick(x, y)`: 2), if it is one.
+    fn method_call_arguments(&self, name_node: Node) -> Option<u8> {
+        if self.language != Language::Rust {
+            return None;
+        }
+        let access = name_node.parent().filter(|p| p.kind() == "field_expression")?;
+        let call = access.parent().filter(|c| c.kind() == "call_expression")?;
+        if call.child_by_field_name("function")?.id() != access.id() {
+            return None;
+        }
+        let arguments = call.child_by_field_name("arguments")?;
+        let mut cursor = arguments.walk();
+        let count = arguments
+            .named_children(&mut cursor)
+            .filter(|a| !matches!(a.kind(), "line_comment" | "block_comment" | "attribute_item"))
+            .count();
+        u8::try_from(count).ok()
     }
 
     /// `qualifier` with its head replaced by the type of the local it names, where that is

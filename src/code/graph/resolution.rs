@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use super::types::{constructed_type, declared_type, rust_takes_no_self};
+use super::types::{constructed_type, declared_type, rust_parameters};
 use super::{
     implicit_members, names_a_type, split_qualifier, Candidate, CodeGraph, NameCounts, Resolution, SymbolRef,
     MAX_DISPATCHED_CANDIDATES, MAX_NAME_ONLY_CANDIDATES, MAX_REEXPORT_HOPS,
@@ -302,11 +302,18 @@ impl CodeGraph {
         members.retain(|&r| !self.shares_builtin_name(r));
         // A Rust method call (`edge.source()`) is never a field's, nor an associated
         // function's without a `self` (handlebars' `p.value()` is not the constructor
-        // `BlockParamHolder::value(v)`).
+        // `BlockParamHolder::value(v)`), nor a method's that takes another number of
+        // arguments (ron's `config.struct_names(true)` is the builder's setter, not the getter
+        // `struct_names(&self)`).
         if lang == "rust" && occ.kind == UseKind::Call {
             members.retain(|&r| {
                 let s = self.symbol(r);
-                s.kind.is_callable() && !rust_takes_no_self(&s.signature, &s.name)
+                s.kind.is_callable()
+                    && match rust_parameters(&s.signature, &s.name) {
+                        Some((false, _)) => false,
+                        Some((true, count)) => occ.arguments.is_none_or(|n| usize::from(n) == count),
+                        None => true,
+                    }
             });
         }
         // A Rust trait's method (a Go interface's) stands for its implementations among the

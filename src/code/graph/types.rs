@@ -85,6 +85,7 @@ impl CodeGraph {
             kind: UseKind::Read,
             qualifier: 0,
             enclosing: Some(getattr.1),
+            arguments: None,
         };
         if delegate.ends_with(')') {
             return self.qualifier_type(getattr.0, &inside, delegate, 1);
@@ -882,49 +883,66 @@ pub(crate) fn return_type(signature: &str, language: &str) -> Option<String> {
     crate::code::extract::annotated_type(text)
 }
 
-/// Whether a Rust function's signature declares no `self` receiver (`pub fn value(v: Json) ->
-/// BlockParamHolder`, `fn new() -> Self`): an associated function, which a method call
-/// (`p.value()`) can never run. A signature that does not show its parameter list (a
-/// function a macro call defines, one cut short) counts as a method.
-pub(crate) fn rust_takes_no_self(signature: &str, name: &str) -> bool {
-    let Some(at) = signature.find(&format!("fn {name}")) else { return false };
+/// What a Rust function's signature declares of its parameters: whether the first is a
+/// `self` receiver (`&self`, `&'a mut self`, `self: Box<Self>`), and how many follow it.
+/// `None` where the signature does not show the whole list (a function a macro call defines,
+/// a declaration cut short).
+pub(crate) fn rust_parameters(signature: &str, name: &str) -> Option<(bool, usize)> {
+    let at = signature.find(&format!("fn {name}"))?;
     let mut rest = &signature[at + 3 + name.len()..];
     if rest.starts_with('<') {
         // `fn get<'a, F: Fn(u8) -> u8>(`: past the generics, an arrow's `>` not closing them.
-        let mut depth = 0i32;
-        let mut prev = ' ';
-        let mut end = None;
-        for (i, c) in rest.char_indices() {
-            match c {
-                '<' => depth += 1,
-                '>' if prev != '-' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = Some(i + 1);
-                        break;
-                    }
-                }
-                _ => {}
+        rest = &rest[closing_angle(rest)? + 1..];
+    }
+    let rest = rest.trim_start();
+    let open = rest.strip_prefix('(').map(|_| 0)?;
+    let close = closing_paren(rest, open)?;
+    let mut params = Vec::new();
+    let (mut depth, mut from, mut prev) = (0i32, 1, ' ');
+    for (i, c) in rest[1..close].char_indices().map(|(i, c)| (i + 1, c)) {
+        match c {
+            '(' | '[' | '{' | '<' => depth += 1,
+            '>' if prev == '-' => {}
+            ')' | ']' | '}' | '>' => depth -= 1,
+            ',' if depth == 0 => {
+                params.push(rest[from..i].trim());
+                from = i + 1;
             }
-            prev = c;
+            _ => {}
         }
-        let Some(end) = end else { return false };
-        rest = &rest[end..];
+        prev = c;
     }
-    let Some(params) = rest.trim_start().strip_prefix('(') else { return false };
-    let params = params.trim_start();
-    if params.starts_with(')') {
-        return true;
+    params.push(rest[from..close].trim());
+    params.retain(|p| !p.is_empty());
+    let takes_self = params.first().is_some_and(|first| {
+        let first = first.trim_start_matches('&').trim_start();
+        let first = match first.strip_prefix('\'') {
+            Some(lifetime) => lifetime.trim_start_matches(|c: char| c.is_alphanumeric() || c == '_').trim_start(),
+            None => first,
+        };
+        let first = first.strip_prefix("mut ").map_or(first, str::trim_start);
+        first.strip_prefix("self").is_some_and(|after| !after.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+    });
+    Some((takes_self, params.len() - usize::from(takes_self)))
+}
+
+/// The index in `text` (which starts with `<`) of the `>` closing it, an arrow's `>` aside.
+fn closing_angle(text: &str) -> Option<usize> {
+    let (mut depth, mut prev) = (0i32, ' ');
+    for (i, c) in text.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' if prev != '-' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+        prev = c;
     }
-    // `self`, `mut self`, `&self`, `&'a mut self`, `self: Box<Self>`.
-    let first = params.trim_start_matches('&').trim_start();
-    let first = match first.strip_prefix('\'') {
-        Some(lifetime) => lifetime.trim_start_matches(|c: char| c.is_alphanumeric() || c == '_').trim_start(),
-        None => first,
-    };
-    let first = first.strip_prefix("mut ").map_or(first, str::trim_start);
-    let Some(after) = first.strip_prefix("self") else { return !params.is_empty() };
-    after.starts_with(|c: char| c.is_alphanumeric() || c == '_')
+    None
 }
 
 /// Whether a Go field is an embedded one: its declaration is its type alone, named by it.

@@ -559,12 +559,40 @@ pub fn make() -> Holder {
 pub fn read(params: &[Param]) -> u32 {
     params[0].v + params.iter().map(|p| p.pick(|x| x)).sum::<u32>()
 }
+
+pub struct Config { dense: bool }
+
+impl Config {
+    pub fn compact(mut self, on: bool) -> Self {
+        self.dense = on;
+        self
+    }
+}
+
+pub struct Options { config: Config }
+
+impl Options {
+    pub fn compact(&self) -> bool {
+        self.config.dense
+    }
+}
+
+pub fn setup(c: Vec<Config>) -> Vec<Config> {
+    c.into_iter().map(|c| c.compact(true)).collect()
+}
+
+pub fn ask(o: &[Options]) -> bool {
+    o.iter().any(|o| o.compact())
+}
 ";
     let graph = one_file_graph(Language::Rust, "src/lib.rs", text);
     let lines =
         |name: &str| -> Vec<u32> { graph.references(graph.lookup(name)[0], 0.0).into_iter().map(|r| r.line).collect() };
     assert_eq!(lines("Holder::value"), vec![22]);
     assert_eq!(lines("Param::pick"), vec![26]);
+    // A builder's setter and a getter of the same name: the call's arguments say which.
+    assert_eq!(lines("Config::compact"), vec![47]);
+    assert_eq!(lines("Options::compact"), vec![51]);
 }
 
 /// A unittest mixin's test method, written in a helper module, runs in each test module's
