@@ -397,6 +397,14 @@ impl Resolver {
                 out.extend(submodules);
                 return out;
             }
+            // `from . import registry` where no module of that name exists: the package's own
+            // attribute, defined in its `__init__.py` (`registry = Registry()`).
+            if dots > 0 && !module.contains('.') && names.iter().any(|n| n == module) {
+                let package = join(&base, "__init__.py");
+                if self.files.contains(&package) {
+                    return vec![package];
+                }
+            }
         }
         Vec::new()
     }

@@ -590,9 +590,10 @@ pub fn walk_built(
             let through: Vec<SymbolRef> = node
                 .map(|t| {
                     let through = graph.dispatched_through(t);
-                    match graph.overridden_method(t) {
-                        Some(base) if through.is_empty() => vec![base],
-                        _ => through,
+                    if through.is_empty() {
+                        graph.overridden_methods(t)
+                    } else {
+                        through
                     }
                 })
                 .unwrap_or_default();

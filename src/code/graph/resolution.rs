@@ -207,6 +207,25 @@ impl CodeGraph {
             if !found.is_empty() && !self.only_modules(occ, &found) {
                 return found;
             }
+            // `registry.get()` after `from . import registry`, where the module holds an
+            // instance at its top level (`registry = Registry()`): the class's members.
+            if let [variable] = parts.as_slice() {
+                let held = targets.iter().find_map(|&t| {
+                    let declared = self.codes[t as usize].symbols.iter().find(|s| {
+                        s.name == *variable
+                            && s.container.is_empty()
+                            && matches!(s.kind, SymbolKind::Variable | SymbolKind::Constant)
+                    })?;
+                    declared_type(&declared.signature, variable)
+                        .or_else(|| constructed_type(&declared.signature).map(str::to_string))
+                });
+                if let Some(ty) = held {
+                    let typed = self.value_candidates(f, occ, &ty, all);
+                    if !typed.is_empty() {
+                        return typed;
+                    }
+                }
+            }
             // A package that re-exports the name (`from .client import Client` in
             // `__init__.py`, `export * from "./a"`).
             let onward = self.reexports(&targets, self.codes[f as usize].name_of(occ));

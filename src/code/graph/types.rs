@@ -328,21 +328,26 @@ impl CodeGraph {
         in_a_base.is_some()
     }
 
-    /// The nearest base's method that a Python method overrides (the repo's), if any: a call
-    /// of it on a value the code types as the base may run the override.
-    pub fn overridden_method(&self, member: SymbolRef) -> Option<SymbolRef> {
+    /// The bases' methods (the repo's) that a Python method overrides, nearest first: a call
+    /// of any of them on a value the code types as that base may run the override (pint's
+    /// `self._register_definition_adders()` in the root registry's `__init__` runs the
+    /// systems registry's, two bases down, whose own base overrides it too).
+    pub fn overridden_methods(&self, member: SymbolRef) -> Vec<SymbolRef> {
         let s = self.symbol(member);
         if self.code(member.0).language != "python" || !s.kind.is_callable() || s.name.starts_with("__") {
-            return None;
+            return Vec::new();
         }
-        let &class = split_qualifier(&s.container).last()?;
+        let Some(&class) = split_qualifier(&s.container).last() else { return Vec::new() };
         let same_name = self.defs_by_name.get(&s.name).map(Vec::as_slice).unwrap_or(&[]);
+        let mut found = Vec::new();
         self.find_in_type_and_bases(class, |t| {
-            if t == class {
-                return None;
+            if t != class {
+                found.extend(same_name.iter().copied().filter(|&d| d != member && self.is_member_of(d, t)));
             }
-            same_name.iter().copied().find(|&d| d != member && self.is_member_of(d, t))
-        })
+            None::<()>
+        });
+        found.dedup();
+        found
     }
 
     /// The types a Rust type alias or a defaulted type parameter of the repo stands for (`u32`

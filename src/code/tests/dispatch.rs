@@ -1066,6 +1066,45 @@ fn an_override_runs_where_its_bases_method_is_called_on_a_path_that_names_its_cl
     assert_eq!(test_files_reached(&graph, changed), ["tests/test_xml.py"]);
 }
 
+/// An override two bases down runs where the root base calls the method on `self` (pint's
+/// registry: the root's `__init__` calls `self._register_adders()`, which the group registry
+/// overrides, and the system registry overrides again, each calling `super()`): the tests
+/// that make the system registry (or a class built on it), not those of the root alone.
+#[test]
+fn an_override_runs_where_a_base_further_up_calls_the_method_on_self() {
+    let graph = python_graph(&[
+        (
+            "pkg/plain.py",
+            "class PlainRegistry:\n    def __init__(self):\n        self.adders = []\n        \
+             self._register_adders()\n\n    def _register_adders(self):\n        self.adders.append(1)\n",
+        ),
+        (
+            "pkg/group.py",
+            "from pkg.plain import PlainRegistry\n\n\nclass GroupRegistry(PlainRegistry):\n    \
+             def _register_adders(self):\n        super()._register_adders()\n        self.adders.append(2)\n",
+        ),
+        (
+            "pkg/system.py",
+            "from pkg.group import GroupRegistry\n\n\nclass SystemRegistry(GroupRegistry):\n    \
+             def _register_adders(self):\n        super()._register_adders()\n        self.adders.append(3)\n",
+        ),
+        (
+            "pkg/registry.py",
+            "from pkg.system import SystemRegistry\n\n\nclass UnitRegistry(SystemRegistry):\n    pass\n",
+        ),
+        (
+            "tests/test_units.py",
+            "from pkg.registry import UnitRegistry\n\n\ndef test_units():\n    assert UnitRegistry().adders == [1, 2, 3]\n",
+        ),
+        (
+            "tests/test_plain.py",
+            "from pkg.plain import PlainRegistry\n\n\ndef test_plain():\n    assert PlainRegistry().adders == [1]\n",
+        ),
+    ]);
+    let changed = graph.lookup("SystemRegistry._register_adders")[0];
+    assert_eq!(test_files_reached(&graph, changed), ["tests/test_units.py"]);
+}
+
 /// A Python property's setter runs where the attribute is written (`entry.key = key`, or
 /// `self.name = name` in `__init__`, wherever the class is made), its getter where it is read:
 /// a write runs no getter.

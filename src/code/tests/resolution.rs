@@ -1079,3 +1079,28 @@ fn an_isinstance_test_narrows_a_name_to_its_class() {
     assert_eq!(lines("Entry.key"), [6]);
     assert_eq!(lines("Duplicate.key"), [13]);
 }
+
+/// A module-level instance imported from another module (`from . import registry`, even
+/// inside a function) has its class's members: `registry.get()` is `Registry.get`, though
+/// `get` is a dict's name too and another class has a `lookup`.
+#[test]
+fn an_imported_module_level_instance_has_its_class_members() {
+    let graph = python_graph(&[
+        (
+            "pkg/reg.py",
+            "class Registry:\n    def get(self):\n        return 1\n\n    def lookup(self):\n        return 2\n",
+        ),
+        ("pkg/other.py", "class Other:\n    def lookup(self):\n        return 3\n"),
+        ("pkg/__init__.py", "from .reg import Registry\n\nregistry = Registry()\n"),
+        ("pkg/use.py", "from pkg import registry\n\n\ndef first():\n    return registry.lookup()\n"),
+        (
+            "pkg/late.py",
+            "class Late:\n    def __new__(cls):\n        from . import registry\n\n        return registry.get()\n",
+        ),
+    ]);
+    let refs = |name: &str| -> Vec<(String, u32)> {
+        graph.references(graph.lookup(name)[0], 0.5).into_iter().map(|r| (r.path, r.line)).collect()
+    };
+    assert_eq!(refs("Registry.lookup"), vec![("pkg/use.py".to_string(), 5)]);
+    assert_eq!(refs("Registry.get"), vec![("pkg/late.py".to_string(), 5)]);
+}
