@@ -575,6 +575,13 @@ impl CodeGraph {
                     || (class_body && s.container == container && s.line < occ.line)
                     || matches!(lang, "elixir" | "haskell" | "lua" | "c")
             })
+            // A Rust call never runs a module (`mod optimize;` beside the imported function
+            // `optimize`: modules and functions have namespaces of their own) nor a field.
+            .filter(|&r| {
+                !(lang == "rust"
+                    && occ.kind == UseKind::Call
+                    && matches!(self.symbol(r).kind, SymbolKind::Module | SymbolKind::Field))
+            })
             .collect();
         // Rust's `macro_rules!` macros are in scope across their crate (`#[macro_use]`).
         if lang == "rust" && occ.kind == UseKind::Call && same_file.is_empty() {

@@ -844,3 +844,33 @@ fn a_traits_dispatch_is_paid_for_once_in_a_walk() {
     assert_eq!(files, ["tests/numbers.rs"]);
     assert!(!walk.truncated);
 }
+
+/// A Rust call never means a module: `mod optimize;` beside `use crate::optimize::optimize;`
+/// in lib.rs, `optimize(…)` calls the function the module defines (fancy-regex), as it does in
+/// a file that imports it the same way; nor a field of that name (`RegexOptions::optimize`).
+#[test]
+fn a_rust_call_is_no_module_of_its_name() {
+    let graph = rust_graph(&[
+        (
+            "src/lib.rs",
+            "mod optimize;\nmod set;\n\nuse crate::optimize::optimize;\n\npub struct Options {\n    optimize: bool,\n}\n\n\
+             pub fn build(o: &Options) -> u32 {\n    if o.optimize { optimize(1) } else { 0 }\n}\n",
+        ),
+        ("src/optimize.rs", "pub fn optimize(x: u32) -> u32 {\n    x + 1\n}\n"),
+        ("src/set.rs", "use crate::optimize::optimize;\n\npub fn again() -> u32 {\n    optimize(2)\n}\n"),
+    ]);
+    let calls: Vec<(String, u32)> = graph
+        .references(
+            graph
+                .lookup("optimize")
+                .into_iter()
+                .find(|&r| graph.symbol(r).kind == crate::code::SymbolKind::Function)
+                .unwrap(),
+            0.5,
+        )
+        .into_iter()
+        .filter(|r| r.kind == "call")
+        .map(|r| (r.path, r.line))
+        .collect();
+    assert_eq!(calls, vec![("src/lib.rs".to_string(), 11), ("src/set.rs".to_string(), 4)]);
+}
