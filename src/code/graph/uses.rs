@@ -288,6 +288,25 @@ impl CodeGraph {
                 if built {
                     return None;
                 }
+                // Nor a member of a module a Python file imports from outside the repo
+                // (`pickle.dump(…)` after `import pickle` is no tree's `dump`), nor of what its
+                // functions return (`json.loads(text).get(…)`). (A value of an outside class,
+                // `self` narrowed by `isinstance(self, click.Group)`, may be an instance of the
+                // repo's subclass: its `format_commands` may be the repo's override. And a
+                // function imported by name may be a factory of the repo's objects.)
+                let parts = split_qualifier(through);
+                let module_import = |head: &str| {
+                    code.imports
+                        .iter()
+                        .any(|i| i.spec.split('.').next() == Some(head) && i.names.iter().any(|n| n == head))
+                };
+                let outside = code.language == "python"
+                    && parts.first().is_some_and(|&h| module_import(h) && self.imported_from_outside(f, h));
+                let outside_class =
+                    !through.contains('(') && parts.len() > 1 && parts.last().is_some_and(|p| names_a_type(p));
+                if outside && !outside_class {
+                    return None;
+                }
                 if !self.resolves_to_nothing(f, o) {
                     return None;
                 }

@@ -1179,3 +1179,53 @@ fn a_call_of_a_class_attribute_runs_the_held_instance_s_call() {
     let files = [("pkg/fields.py", fields), ("tests/test_render.py", called), ("tests/test_make.py", made)];
     assert_eq!(python_test_files_of(&files, "render"), ["tests/test_render.py"]);
 }
+
+/// A member of a module imported from outside the repo (`pickle.dump(…)` after `import
+/// pickle`) is never a guess at the repo's method of that name (parso's `NodeOrLeaf.dump`).
+#[test]
+fn an_outside_modules_member_is_no_guess_at_the_repos() {
+    let graph = python_graph(&[
+        ("pkg/tree.py", "class Node:\n    def dump(self):\n        return 'node'\n"),
+        ("pkg/cache.py", "import pickle\n\n\ndef save(item, f):\n    pickle.dump(item, f)\n"),
+        ("pkg/show.py", "def show(node):\n    return node.dump()\n"),
+        // A receiver with no name to it (a parenthesised expression) in a file that imports
+        // from outside.
+        ("pkg/either.py", "import pickle\n\n\ndef either(a, b):\n    return (a or b).dump()\n"),
+        (
+            "tests/test_cache.py",
+            "import io\nfrom pkg.cache import save\n\n\ndef test_save():\n    save(1, io.BytesIO())\n",
+        ),
+        (
+            "tests/test_show.py",
+            "from pkg.show import show\nfrom pkg.tree import Node\n\n\ndef test_show():\n    assert show(Node()) == 'node'\n",
+        ),
+    ]);
+    let changed = graph.lookup("Node.dump")[0];
+    assert_eq!(test_files_reached(&graph, changed), ["tests/test_show.py"]);
+}
+
+/// A value narrowed to an outside class (`isinstance(self, click.Group)`) may be an instance
+/// of the repo's subclass, whose override its method call then runs (cloup's `Group` mixes
+/// `SectionMixin.format_commands` into `click.Group`).
+#[test]
+fn a_value_of_an_outside_class_may_run_the_repos_override() {
+    let graph = python_graph(&[
+        (
+            "pkg/sections.py",
+            "class SectionMixin:\n    def format_commands(self, ctx):\n        return 'sections'\n",
+        ),
+        (
+            "pkg/commands.py",
+            "import click\n\nfrom pkg.sections import SectionMixin\n\n\nclass Command(click.Command):\n    \
+             def format_help(self, ctx):\n        if isinstance(self, click.Group):\n            \
+             return self.format_commands(ctx)\n        return ''\n\n\n\
+             class Group(SectionMixin, Command, click.Group):\n    pass\n",
+        ),
+        (
+            "tests/test_help.py",
+            "from pkg.commands import Group\n\n\ndef test_help():\n    assert Group('g').format_help(None) == 'sections'\n",
+        ),
+    ]);
+    let changed = graph.lookup("SectionMixin.format_commands")[0];
+    assert_eq!(test_files_reached(&graph, changed), ["tests/test_help.py"]);
+}
