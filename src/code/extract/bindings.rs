@@ -108,6 +108,31 @@ impl<'a> Walker<'a> {
                         }
                     }
                 }
+                // `Expr::Literal { ref val, .. }`, `Point { x: px, y }`: a name bound to a
+                // field is of the type the field's declaration states, noted as
+                // `Expr::Literal(#val)`.
+                "struct_pattern" => {
+                    let Some(path) = node.child_by_field_name("type") else { continue };
+                    let path_text = self.text(path);
+                    let last = path_text.rsplit("::").next().unwrap_or(path_text);
+                    if !last.starts_with(char::is_uppercase) {
+                        continue;
+                    }
+                    let mut cursor = node.walk();
+                    let fields: Vec<Node> =
+                        node.named_children(&mut cursor).filter(|c| c.kind() == "field_pattern").collect();
+                    for field in fields {
+                        let Some(name) = field.child_by_field_name("name") else { continue };
+                        let bound = match field.child_by_field_name("pattern") {
+                            Some(pattern) => bound_name(pattern),
+                            None => Some(name),
+                        };
+                        if let Some(bound) = bound {
+                            let ty = format!("{path_text}(#{})", self.text(name));
+                            self.note_type(bound, ty);
+                        }
+                    }
+                }
                 _ => {}
             }
         }

@@ -719,7 +719,11 @@ impl CodeGraph {
         // `Ast::Group(#0)`: what a pattern bound to the variant's first field (the extractor's
         // `note_variant_fields`), of the type its declaration states (`Group(Box<Group>)`).
         if let Some(field) = qualifier[callee.len()..].strip_prefix("(#").and_then(|r| r.strip_suffix(')')) {
-            let index: usize = field.parse().ok()?;
+            let Ok(index) = field.parse::<usize>() else {
+                // `Expr::Literal(#val)`, `Point(#x)`: a named field of a struct variant or a
+                // struct, declared inside its braces.
+                return self.named_field_type(&candidates, field);
+            };
             let variant = candidates.iter().find(|&&r| self.symbol(r).kind == SymbolKind::EnumMember)?;
             return variant_field_type(&self.symbol(*variant).signature, index);
         }
@@ -929,6 +933,29 @@ pub(crate) fn rust_parameters(signature: &str, name: &str) -> Option<(bool, usiz
         first.strip_prefix("self").is_some_and(|after| !after.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
     });
     Some((takes_self, params.len() - usize::from(takes_self)))
+}
+
+impl CodeGraph {
+    /// The type the declaration of field `field` states, of the struct variant or the struct
+    /// among `candidates` (a variant's fields are the enum's members, inside its lines).
+    fn named_field_type(&self, candidates: &[SymbolRef], field: &str) -> Option<String> {
+        candidates.iter().find_map(|&r| {
+            let owner = self.symbol(r);
+            let (container, lines) = match owner.kind {
+                SymbolKind::EnumMember => (owner.container.as_str(), owner.line..=owner.end_line),
+                kind if kind.is_container() => (owner.qualified_name.as_str(), owner.line..=owner.end_line),
+                _ => return None,
+            };
+            let declared = self.code(r.0).symbols.iter().find(|s| {
+                s.name == field
+                    && s.container == container
+                    && matches!(s.kind, SymbolKind::Field | SymbolKind::EnumMember)
+                    && lines.contains(&s.line)
+                    && s.line != owner.line
+            })?;
+            declared_type(&declared.signature, field)
+        })
+    }
 }
 
 /// The index in `text` (which starts with `<`) of the `>` closing it, an arrow's `>` aside.

@@ -874,3 +874,29 @@ fn a_rust_call_is_no_module_of_its_name() {
         .collect();
     assert_eq!(calls, vec![("src/lib.rs".to_string(), 11), ("src/set.rs".to_string(), 4)]);
 }
+
+/// A name a struct pattern binds to a field (`Expr::Literal { ref val, .. }`, `Pair { left, ..
+/// }`) is of the type the field's declaration states: `val.as_bytes()` on a `String` is no call
+/// of the crate's `Input::as_bytes`, and `left.pick()` is `Leaf::pick`, not `Tree::pick`.
+#[test]
+fn a_struct_patterns_field_is_of_its_declared_type() {
+    let graph = rust_graph(&[(
+        "src/lib.rs",
+        "pub trait Input {\n    fn as_bytes(&self) -> &[u8];\n}\n\n\
+         impl Input for str {\n    fn as_bytes(&self) -> &[u8] {\n        str::as_bytes(self)\n    }\n}\n\n\
+         pub struct Leaf;\n\nimpl Leaf {\n    pub fn pick(&self) -> u8 {\n        1\n    }\n}\n\n\
+         pub struct Tree;\n\nimpl Tree {\n    pub fn pick(&self) -> u8 {\n        2\n    }\n}\n\n\
+         pub struct Pair {\n    left: Leaf,\n    right: Tree,\n}\n\n\
+         pub enum Expr {\n    Literal {\n        val: String,\n        casei: bool,\n    },\n    Empty,\n}\n\n\
+         pub fn bytes(e: &Expr) -> usize {\n    match *e {\n        Expr::Literal { ref val, casei } => val.as_bytes().len() + usize::from(casei),\n        Expr::Empty => 0,\n    }\n}\n\n\
+         pub fn first(p: &Pair) -> u8 {\n    let Pair { left, right: _ } = p;\n    left.pick()\n}\n",
+    )]);
+    let lines = |container: &str, name: &str| -> Vec<u32> {
+        let target =
+            graph.lookup(name).into_iter().find(|&r| graph.symbol(r).container == container).expect("the definition");
+        graph.references(target, 0.0).into_iter().filter(|r| r.kind == "call").map(|r| r.line).collect()
+    };
+    assert_eq!(lines("Input", "as_bytes"), Vec::<u32>::new());
+    assert_eq!(lines("Leaf", "pick"), vec![49]);
+    assert_eq!(lines("Tree", "pick"), Vec::<u32>::new());
+}
