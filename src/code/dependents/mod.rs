@@ -684,6 +684,12 @@ pub fn walk_built(
                             holders.extend_from_slice(graph.variables_holding(sub));
                         }
                     }
+                    // A metaclass's `__call__` runs where a class it makes is called (pint's
+                    // `RegistryMeta` runs `_after_init` on every registry a test makes).
+                    for made in graph.classes_of_metaclass(class) {
+                        holders.push(made);
+                        holders.extend(graph.subclasses_of(made));
+                    }
                     holders
                 })
                 .unwrap_or_default();

@@ -260,6 +260,21 @@ impl CodeGraph {
     /// `MAX_BASES` levels down, where each base named is that class: defined in the same file,
     /// or in a file that uses it (imports it). Two test modules' `class TestTransitions` are
     /// two classes.
+    /// The Python classes that name `meta` as their metaclass (`class Registry(Base,
+    /// metaclass=RegistryMeta)`).
+    pub fn classes_of_metaclass(&self, meta: SymbolRef) -> Vec<SymbolRef> {
+        let name = &self.symbol(meta).name;
+        let written = format!("metaclass={name}");
+        self.all_symbols()
+            .filter(|&r| {
+                let s = self.symbol(r);
+                s.kind.is_container()
+                    && self.code(r.0).language == "python"
+                    && s.signature.replace(' ', "").contains(&written)
+            })
+            .collect()
+    }
+
     pub fn subclasses_of(&self, class: SymbolRef) -> Vec<SymbolRef> {
         self.descendants(self.symbol(class).name.clone(), Some(class))
     }

@@ -1229,3 +1229,35 @@ fn a_value_of_an_outside_class_may_run_the_repos_override() {
     let changed = graph.lookup("SectionMixin.format_commands")[0];
     assert_eq!(test_files_reached(&graph, changed), ["tests/test_help.py"]);
 }
+
+/// A metaclass's `__call__` runs where a class it makes (or a subclass of one) is called
+/// (pint's `RegistryMeta.__call__` runs `obj._after_init()` on each registry a test makes).
+#[test]
+fn a_metaclass_call_runs_where_its_classes_are_made() {
+    let graph = python_graph(&[
+        (
+            "pkg/meta.py",
+            "class RegistryMeta(type):\n    def __call__(cls, *args, **kwargs):\n        \
+             obj = super().__call__(*args, **kwargs)\n        obj._after_init()\n        return obj\n",
+        ),
+        (
+            "pkg/plain.py",
+            "from pkg.meta import RegistryMeta\n\n\ndef build_cache():\n    return {}\n\n\n\
+             class PlainRegistry(metaclass=RegistryMeta):\n    def _after_init(self):\n        \
+             self.cache = build_cache()\n",
+        ),
+        (
+            "pkg/group.py",
+            "from pkg.plain import PlainRegistry\n\n\nclass GroupRegistry(PlainRegistry):\n    \
+             def _after_init(self):\n        super()._after_init()\n        self.groups = []\n",
+        ),
+        ("pkg/registry.py", "from pkg.group import GroupRegistry\n\n\nclass UnitRegistry(GroupRegistry):\n    pass\n"),
+        (
+            "tests/test_units.py",
+            "from pkg.registry import UnitRegistry\n\n\ndef test_units():\n    assert UnitRegistry().cache == {}\n",
+        ),
+        ("tests/test_other.py", "def test_other():\n    assert True\n"),
+    ]);
+    let changed = graph.lookup("build_cache")[0];
+    assert_eq!(test_files_reached(&graph, changed), ["tests/test_units.py"]);
+}
