@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use super::types::{constructed_type, declared_type, rust_parameters};
+use super::types::{constructed_type, declared_type, held_type, rust_parameters};
 use super::{
     implicit_members, names_a_type, split_qualifier, Candidate, CodeGraph, NameCounts, Resolution, SymbolRef,
     MAX_DISPATCHED_CANDIDATES, MAX_NAME_ONLY_CANDIDATES, MAX_REEXPORT_HOPS,
@@ -216,8 +216,7 @@ impl CodeGraph {
                             && s.container.is_empty()
                             && matches!(s.kind, SymbolKind::Variable | SymbolKind::Constant)
                     })?;
-                    declared_type(&declared.signature, variable)
-                        .or_else(|| constructed_type(&declared.signature).map(str::to_string))
+                    held_type(&declared.signature, variable)
                 });
                 if let Some(ty) = held {
                     let typed = self.value_candidates(f, occ, &ty, all);

@@ -92,7 +92,7 @@ impl CodeGraph {
         }
         let field = crate::code::extract::own_field_path(delegate)?;
         let signature = &self.symbol(self.own_field(getattr.0, &inside, field)?).signature;
-        declared_type(signature, field).or_else(|| constructed_type(signature).map(str::to_string))
+        held_type(signature, field)
     }
 
     /// The first answer `visit` gives for type `ty`, then for its bases (and a Go struct's
@@ -269,6 +269,7 @@ impl CodeGraph {
             .filter(|&r| {
                 let s = self.symbol(r);
                 s.kind.is_container()
+                    && s.signature.contains("metaclass")
                     && self.code(r.0).language == "python"
                     && s.signature.replace(' ', "").contains(&written)
             })
@@ -402,8 +403,7 @@ impl CodeGraph {
                     if !held {
                         continue;
                     }
-                    let held = declared_type(&s.signature, &s.name)
-                        .or_else(|| constructed_type(&s.signature).map(str::to_string));
+                    let held = held_type(&s.signature, &s.name);
                     if let Some(held) = held {
                         by_class.entry(held).or_default().push((f as u32, i as u32));
                     }
@@ -919,25 +919,15 @@ pub(crate) fn rust_parameters(signature: &str, name: &str) -> Option<(bool, usiz
         rest = &rest[closing_angle(rest)? + 1..];
     }
     let rest = rest.trim_start();
-    let open = rest.strip_prefix('(').map(|_| 0)?;
-    let close = closing_paren(rest, open)?;
-    let mut params = Vec::new();
-    let (mut depth, mut from, mut prev) = (0i32, 1, ' ');
-    for (i, c) in rest[1..close].char_indices().map(|(i, c)| (i + 1, c)) {
-        match c {
-            '(' | '[' | '{' | '<' => depth += 1,
-            '>' if prev == '-' => {}
-            ')' | ']' | '}' | '>' => depth -= 1,
-            ',' if depth == 0 => {
-                params.push(rest[from..i].trim());
-                from = i + 1;
-            }
-            _ => {}
-        }
-        prev = c;
-    }
-    params.push(rest[from..close].trim());
-    params.retain(|p| !p.is_empty());
+    rest.strip_prefix('(')?;
+    let close = closing_paren(rest, 0)?;
+    // An arrow's `>` (`f: impl Fn(u8) -> u8`) closes no bracket.
+    let list = rest[1..close].replace("->", "  ");
+    let params: Vec<&str> = crate::code::extract::top_level_split(&list, ',')
+        .into_iter()
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
     let takes_self = params.first().is_some_and(|first| {
         let first = first.trim_start_matches('&').trim_start();
         let first = match first.strip_prefix('\'') {
@@ -1030,6 +1020,12 @@ fn declared_text<'s>(signature: &'s str, name: &str) -> Option<&'s str> {
     let at = signature.find(name)? + name.len();
     let rest = signature[at..].trim_start_matches(['!', '?']).trim_start().strip_prefix(':')?;
     Some(rest.split('=').next()?.trim().trim_end_matches([',', ';']))
+}
+
+/// The type a field's or variable's declaration states (`registry: Registry = …`), else the
+/// class its value builds (`registry = Registry()`).
+pub(crate) fn held_type(signature: &str, name: &str) -> Option<String> {
+    declared_type(signature, name).or_else(|| constructed_type(signature).map(str::to_string))
 }
 
 /// Members the code says the type of, as candidates: sure, shared among them.
