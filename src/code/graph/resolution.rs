@@ -159,19 +159,33 @@ impl CodeGraph {
                 })
                 .collect()
         };
-        if !by_container.is_empty() {
+        let narrowed: Vec<SymbolRef> = if by_container.is_empty() {
+            Vec::new()
+        } else {
             let mut visible = self.visible_files(f, written);
             // The files that define the type an alias names (the impls beside it there).
             visible.extend(self.aliased_names[f as usize].get(written).into_iter().flatten().map(|r| r.0));
-            let narrowed: Vec<SymbolRef> =
-                by_container.iter().copied().filter(|r| r.0 == f || visible.contains(&r.0)).collect();
-            let (set, confidence) = if !narrowed.is_empty() {
-                (narrowed, 0.95)
-            } else {
-                let n = by_container.len() as f32;
-                (by_container, (0.9 / n).max(0.3))
-            };
-            return set.into_iter().map(|r| cand(r, Resolution::QualifiedPath, confidence)).collect();
+            by_container.iter().copied().filter(|r| r.0 == f || visible.contains(&r.0)).collect()
+        };
+        // A container of that name only in files this one cannot see is a guess, and a variable
+        // this file declares at its top level under the name is what it means: its declaration
+        // decides, below
+        // (immer's `const immer = new Immer()`, then `immer.produce`, beside tests that assign
+        // `immer.produce = function…` to an `immer` of their own).
+        let declared_here = || {
+            parts.len() == 1
+                && self.codes[f as usize].symbols.iter().any(|s| {
+                    s.name == last
+                        && s.container.is_empty()
+                        && matches!(s.kind, SymbolKind::Variable | SymbolKind::Constant)
+                })
+        };
+        if !narrowed.is_empty() {
+            return narrowed.into_iter().map(|r| cand(r, Resolution::QualifiedPath, 0.95)).collect();
+        }
+        if !by_container.is_empty() && !declared_here() {
+            let confidence = (0.9 / by_container.len() as f32).max(0.3);
+            return by_container.into_iter().map(|r| cand(r, Resolution::QualifiedPath, confidence)).collect();
         }
         // A value of a type the code states (`cli: Group`, `cli.main()`) whose member its
         // base type defines (`class Group(Command)`).

@@ -251,6 +251,55 @@ fn a_typescript_method_nothing_calls_runs_where_its_class_is_used() {
     assert_eq!(test_files_reached(&graph, find("named")), ["src/spec/twice.spec.ts"]);
 }
 
+/// A module's own instance is what its name means there, though another file assigns members
+/// to a variable of that name: immer's `src/immer.ts` builds `const immer = new Immer()` and
+/// exports `immer.produce`, while its tests write `immer.produce = function…` on an `immer`
+/// of their own. Those assignments are no definitions the module can see, so `immer.produce`
+/// there is `Immer`'s, and a change to it reaches every test that calls the export.
+#[test]
+fn a_module_s_own_instance_is_what_its_name_means_there() {
+    let ts = |t: &str| extract(Language::TypeScript, t).unwrap();
+    let js = |t: &str| extract(Language::JavaScript, t).unwrap();
+    let files = HashMap::from([
+        (
+            "src/immerClass.ts".to_string(),
+            ts("export class Immer {\n\
+                \x20 produce = (base: any, recipe?: any) => {\n\
+                \x20   return recipe(base)\n\
+                \x20 }\n\
+                }\n"),
+        ),
+        ("src/internal.ts".to_string(), ts("export * from './immerClass'\n")),
+        (
+            "src/immer.ts".to_string(),
+            ts("import { Immer } from './internal'\n\
+                const immer = new Immer()\n\
+                export const produce = /* @__PURE__ */ immer.produce\n"),
+        ),
+        (
+            "__tests__/base.js".to_string(),
+            js("import { Immer } from '../src/immer'\n\
+                function patched() {\n\
+                \x20 const immer = new Immer()\n\
+                \x20 immer.produce = function (...args) {\n\
+                \x20   return args\n\
+                \x20 }\n\
+                \x20 return immer\n\
+                }\n\
+                it('wraps', () => { patched().produce(1) })\n"),
+        ),
+        (
+            "__tests__/curry.test.ts".to_string(),
+            ts("import { produce } from '../src/immer'\nit('curries', () => { produce(1, (x: any) => x) })\n"),
+        ),
+    ]);
+    let graph = CodeGraph::build(files, &HashMap::new());
+    let produce = graph.lookup("Immer.produce")[0];
+    let uses: Vec<(String, u32)> = graph.references(produce, 0.5).into_iter().map(|r| (r.path, r.line)).collect();
+    assert!(uses.contains(&("src/immer.ts".to_string(), 3)), "{uses:?}");
+    assert!(test_files_reached(&graph, produce).contains(&"__tests__/curry.test.ts".to_string()));
+}
+
 /// A base class that calls a method of `self` named at run time (`getattr(self, name)`, a
 /// renderer's dispatch by token type) may run any method a subclass adds: a change to one
 /// reaches the tests that go through the base's dispatch. Not the methods of a class whose
