@@ -68,7 +68,9 @@ pub enum MustName {
     /// looked up.
     TableKey(u32, u32),
     /// A method of another crate's trait (`Roots::cbrt`), reached through its type: it runs
-    /// where code calls it by name, on a value of that type.
+    /// where code calls it by name, on a value of that type. Also a JavaScript method held in
+    /// a function under a built-in method's name (`runs_where_named`), reached through its
+    /// holder; a proxy's `deleteProperty` trap is named by `delete`.
     Method(SymbolRef),
     /// A Rust trait method implemented for a type the repo does not define (bincode's `impl
     /// Decode for u16`), reached through the trait's dispatch: a test runs it only where its
@@ -85,6 +87,8 @@ impl MustName {
     pub fn text(self, graph: &CodeGraph) -> Option<&str> {
         match self {
             MustName::TableKey(f, o) => graph.code(f).key_of(o),
+            // A proxy's `deleteProperty` trap runs where code deletes a property.
+            MustName::Method(m) if graph.symbol(m).name == "deleteProperty" => Some("delete"),
             MustName::Method(m) => Some(graph.symbol(m).name.as_str()),
             MustName::ForeignSelf(m) => foreign_self_type(graph, m),
             MustName::Guard(..) => self.guard(graph).map(|(word, _)| word),
@@ -347,6 +351,46 @@ fn held_uses(graph: &CodeGraph, definition: SymbolRef, guess: f32, floor: f32) -
     Some(all)
 }
 
+/// Whether a JavaScript or TypeScript definition local to a function is named after a method
+/// the language's own objects have, which code runs by writing that name (`unshift` of an array
+/// a proxy stands for), or is a proxy's `deleteProperty` trap (run by `delete`). Not a trap
+/// run by reading, writing, listing or calling (`get`, `set`, `has`, `ownKeys`, `apply`…):
+/// those run without the name, and so do `toString`, `toJSON` and `valueOf`.
+fn runs_where_named(graph: &CodeGraph, definition: SymbolRef) -> bool {
+    let language = graph.code(definition.0).language.as_str();
+    let name = graph.symbol(definition).name.as_str();
+    const RUN_WITHOUT_THE_NAME: &[&str] = &[
+        "apply",
+        "construct",
+        "defineProperty",
+        "get",
+        "getOwnPropertyDescriptor",
+        "getPrototypeOf",
+        "has",
+        "isExtensible",
+        "ownKeys",
+        "preventExtensions",
+        "set",
+        "setPrototypeOf",
+        "toJSON",
+        "toString",
+        "valueOf",
+    ];
+    // A type of the repo's own declaring a member of that name (superstruct's `Struct.entries`,
+    // filled from the options object whose `*entries(…)` this is) makes it the repo's protocol,
+    // which its own code runs by that name on the type's values.
+    let repo_protocol = || {
+        graph
+            .lookup(name)
+            .into_iter()
+            .any(|r| r != definition && !graph.is_local(r.0, r.1) && graph.member_type(r).is_some())
+    };
+    matches!(language, "javascript" | "typescript")
+        && !RUN_WITHOUT_THE_NAME.contains(&name)
+        && (name == "deleteProperty" || crate::code::builtins::is_builtin_name(language, name))
+        && !repo_protocol()
+}
+
 /// The calls that name a definition through an object of unknown type (`$('li').attr(…)`),
 /// at `guess`, in test files only or everywhere; none where the name is also a built-in type's
 /// member (`x.push(…)` on an unknown object is an array's, not this `push`) or `guess` is 0.
@@ -556,6 +600,12 @@ pub fn walk_built(
             // a callback handed to a library, a closure returned. A JavaScript function
             // nothing calls by name may run as a method (mixed into a class's prototype).
             let held = node.and_then(|t| held_uses(graph, t, limits.member_guess, floor));
+            // Of those, a method named after one the language's own objects have (a proxied
+            // array's `unshift`, a proxy's `deleteProperty` trap) runs where code uses that
+            // name (`list.unshift(…)`, `delete obj.key`), not wherever its holder runs: the
+            // holder's uses lead on waiting for the name (`MustName::Method`).
+            let held_named = node.filter(|&t| held.is_some() && runs_where_named(graph, t));
+            let mut held_only = 0..0;
             let installed =
                 node.filter(|_| held.is_none()).and_then(|t| installed_uses(graph, t, &uses, limits.member_guess));
             let held = held.or(installed).unwrap_or_default();
@@ -707,7 +757,11 @@ pub fn walk_built(
                 uses
             } else {
                 let mut all = uses.as_ref().clone();
+                let start = all.len();
                 all.extend(held);
+                if held_named.is_some() {
+                    held_only = start..all.len();
+                }
                 for r in before {
                     all.extend(graph.uses(r, floor).iter().copied());
                 }
@@ -840,6 +894,7 @@ pub fn walk_built(
                 // methods, click's `{"func_name": self.func_name}` for a template).
                 let key_now = table_key
                     .or(named.filter(|_| named_only.contains(&k)).map(MustName::Method))
+                    .or(held_named.filter(|_| held_only.contains(&k)).map(MustName::Method))
                     .or(foreign_self.filter(|_| k >= own))
                     .or_else(|| {
                         let key = graph.code(u.file).key_of(u.occurrence);

@@ -251,6 +251,74 @@ fn a_typescript_method_nothing_calls_runs_where_its_class_is_used() {
     assert_eq!(test_files_reached(&graph, find("named")), ["src/spec/twice.spec.ts"]);
 }
 
+/// A method local to a function and named after one the language's own objects have runs
+/// where code writes that name, not wherever its holder runs: magicast's proxied array has
+/// `unshift` and a `deleteProperty` trap, which a test runs by `list.unshift(…)` and `delete
+/// list[0]`; a test that only builds the list runs neither. Its `get` trap runs without its name
+/// (any read). A name the repo's own type declares (`Struct.entries`, filled from an options
+/// object's `*entries`) is the repo's protocol: held as before.
+#[test]
+fn a_held_method_named_after_a_built_in_one_runs_where_the_name_is_written() {
+    use crate::code::dependents::Seed;
+    let ts = |t: &str| extract(Language::TypeScript, t).unwrap();
+    let list = "export function makeList(items: any[]) {\n\
+                \x20 const utils = {\n\
+                \x20   unshift(value: any) {\n\
+                \x20     items.unshift(value)\n\
+                \x20   },\n\
+                \x20 }\n\
+                \x20 return new Proxy(items, {\n\
+                \x20   get(target: any, key: any) {\n\
+                \x20     return key in utils ? (utils as any)[key] : target[key]\n\
+                \x20   },\n\
+                \x20   deleteProperty(target: any, key: any) {\n\
+                \x20     return delete target[key]\n\
+                \x20   },\n\
+                \x20 })\n\
+                }\n";
+    let structs = "export class Struct {\n\
+                   \x20 entries: any\n\
+                   \x20 constructor(props: any) {\n\
+                   \x20   this.entries = props.entries\n\
+                   \x20 }\n\
+                   }\n\
+                   export function array() {\n\
+                   \x20 return new Struct({\n\
+                   \x20   *entries(value: any) {\n\
+                   \x20     yield value\n\
+                   \x20   },\n\
+                   \x20 })\n\
+                   }\n";
+    let built = "import { makeList } from '../src/list'\nit('builds', () => { makeList([1]) })\n";
+    let unshifted = "import { makeList } from '../src/list'\nit('unshifts', () => { makeList([1]).unshift(0) })\n";
+    let deleted =
+        "import { makeList } from '../src/list'\nit('deletes', () => { const l = makeList([1]); delete l[0] })\n";
+    let arrays = "import { array } from '../src/structs'\nit('validates', () => { array() })\n";
+    let texts: HashMap<&str, &str> = HashMap::from([
+        ("test/built.test.ts", built),
+        ("test/unshifted.test.ts", unshifted),
+        ("test/deleted.test.ts", deleted),
+        ("test/arrays.test.ts", arrays),
+    ]);
+    let mut files: HashMap<String, FileCode> = texts.iter().map(|(path, text)| (path.to_string(), ts(text))).collect();
+    files.insert("src/list.ts".to_string(), ts(list));
+    files.insert("src/structs.ts".to_string(), ts(structs));
+    let graph = CodeGraph::build(files, &HashMap::new());
+    // (The options object's `entries`, not the field it fills.)
+    let reached = |name: &str, path: &str| {
+        let target = graph
+            .lookup(name)
+            .into_iter()
+            .find(|&r| graph.path(r.0) == path && graph.symbol(r).kind.is_callable())
+            .expect(name);
+        keyed_test_files(&graph, &[Seed::plain(Some(target), name, name)], &texts)
+    };
+    assert_eq!(reached("unshift", "src/list.ts"), ["test/unshifted.test.ts"]);
+    assert_eq!(reached("deleteProperty", "src/list.ts"), ["test/deleted.test.ts"]);
+    assert_eq!(reached("get", "src/list.ts"), ["test/built.test.ts", "test/deleted.test.ts", "test/unshifted.test.ts"]);
+    assert_eq!(reached("entries", "src/structs.ts"), ["test/arrays.test.ts"]);
+}
+
 /// A module's own instance is what its name means there, though another file assigns members
 /// to a variable of that name: immer's `src/immer.ts` builds `const immer = new Immer()` and
 /// exports `immer.produce`, while its tests write `immer.produce = function…` on an `immer`
