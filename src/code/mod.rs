@@ -283,6 +283,11 @@ pub struct FileCode {
     /// Scripts the file runs in a child process (JavaScript's `spawn(process.execPath,
     /// [path.join(__dirname, 'exit', 'ok.js')])`).
     pub spawned: Vec<Spawn>,
+    /// Modules the file loads by a path it computes (JavaScript's `await import(resolve(dir,
+    /// name))` or `require(file)` over a folder's listing): the calls, each by line and
+    /// enclosing definition (`CodeGraph::spawners`).
+    #[serde(default)]
+    pub computed_loads: Vec<ComputedLoad>,
     /// Names bound to a whole module of the repo (JavaScript's `var createDefaultStream =
     /// require('./lib/default_stream')`): a call of the name calls that module's `module.exports
     /// = function …`, whatever name the graph gives it (`CodeGraph::link_aliases`).
@@ -489,6 +494,14 @@ pub struct Spawn {
     pub enclosing: Option<u32>,
 }
 
+/// A call that loads a module by a computed path (`import(path)`, `require(file)`): its line
+/// and enclosing definition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComputedLoad {
+    pub line: u32,
+    pub enclosing: Option<u32>,
+}
+
 /// A type parameter's bound over the lines of the item that declares it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Bound {
@@ -571,7 +584,7 @@ pub fn grammar_fingerprint() -> String {
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode`, what the extractor emits or how a file is chunked changes:
     // a run under another fingerprint reads every file again.
-    const FORMAT: u32 = 111;
+    const FORMAT: u32 = 112;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))

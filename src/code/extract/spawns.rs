@@ -7,7 +7,7 @@
 use tree_sitter::Node;
 
 use super::Walker;
-use crate::code::Spawn;
+use crate::code::{ComputedLoad, Spawn};
 
 /// `child_process`'s functions that run a file.
 const SPAWNERS: &[&str] = &["spawn", "spawnSync", "fork", "execFile", "execFileSync", "exec", "execSync"];
@@ -66,6 +66,29 @@ impl<'a> Walker<'a> {
             let mut cursor = node.walk();
             stack.extend(node.named_children(&mut cursor));
         }
+    }
+
+    /// Notes a module loaded by a path the code computes: `import(resolve(testsDir, name))`,
+    /// `require(file)`; not a path written as a string (an ordinary import).
+    pub(super) fn note_computed_load(&mut self, call: Node) {
+        let Some(function) = call.child_by_field_name("function") else { return };
+        let loads =
+            function.kind() == "import" || (function.kind() == "identifier" && self.text(function) == "require");
+        if !loads {
+            return;
+        }
+        let Some(arguments) = call.child_by_field_name("arguments") else { return };
+        let mut cursor = arguments.walk();
+        let Some(first) = arguments.named_children(&mut cursor).next() else { return };
+        let written = first.kind() == "string"
+            || (first.kind() == "template_string"
+                && first.named_children(&mut first.walk()).all(|c| c.kind() == "string_fragment"));
+        if written {
+            return;
+        }
+        self.out
+            .computed_loads
+            .push(ComputedLoad { line: call.start_position().row as u32 + 1, enclosing: self.enclosing_symbol() });
     }
 
     /// The script path `node` holds: `path.join(__dirname, 'exit', 'ok.js')` (or `resolve`,

@@ -200,6 +200,10 @@ impl<'a> Walker<'a> {
             shift(&mut spawn.line, &mut 0);
             self.out.spawned.push(spawn);
         }
+        for mut load in std::mem::take(&mut out.computed_loads) {
+            shift(&mut load.line, &mut 0);
+            self.out.computed_loads.push(load);
+        }
         self.out.whole_modules.append(&mut out.whole_modules);
         self.out.operations.append(&mut out.operations);
         for (span, key) in std::mem::take(&mut out.keyed) {
@@ -411,6 +415,7 @@ impl<'a> Walker<'a> {
             && kind == "call_expression"
         {
             self.note_spawn(node);
+            self.note_computed_load(node);
         }
         if self.language == Language::Rust && kind == "function_item" && does_nothing(node) {
             if let Some(name) = node.child_by_field_name("name") {

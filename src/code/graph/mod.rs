@@ -180,8 +180,9 @@ pub struct CodeGraph {
     runner_tests: Vec<Option<bool>>,
     /// Per Go method, the methods of the repo's interfaces it implements (`go_implementations`).
     interface_methods: HashMap<SymbolRef, Vec<SymbolRef>>,
-    /// Per script another file runs in a child process (`FileCode::spawned`), the calls that
-    /// run it: what the script does at its top level is theirs.
+    /// Per script another file runs in a child process (`FileCode::spawned`), or per fixture a
+    /// test file loads by a computed path (`FileCode::computed_loads`), the calls that run it:
+    /// what the file does as it loads is theirs.
     spawners: HashMap<u32, Vec<Use>>,
 }
 
@@ -406,13 +407,15 @@ impl CodeGraph {
             not_built: HashSet::new(),
         };
         graph.link();
+        graph.add_computed_loads();
         graph.link_aliases();
         graph.interface_methods = graph.go_implementations();
         graph
     }
 
-    /// The calls that run file `f` in a child process (`FileCode::spawned`), as uses: at
-    /// the call, in its enclosing definition, its occurrence the callee's name.
+    /// The calls that run file `f` in a child process (`FileCode::spawned`) or load it by a
+    /// computed path (`FileCode::computed_loads`), as uses: at the call, in its enclosing
+    /// definition, its occurrence the callee's name (none, `u32::MAX`, for an `import(…)`).
     pub fn spawners(&self, f: u32) -> &[Use] {
         self.spawners.get(&f).map(Vec::as_slice).unwrap_or(&[])
     }
@@ -810,6 +813,48 @@ fn macro_template_of(code: &FileCode, s: &Symbol) -> Option<usize> {
         // inside a module block: `mod windows { macro_rules! impl_traits … }`.)
         m.kind == SymbolKind::Macro && m.name == s.container && m.line <= s.line && s.end_line <= m.end_line
     })
+}
+
+impl CodeGraph {
+    /// A test file that loads modules by a path it computes (superstruct's `await
+    /// import(resolve(testsDir, name))` over `readdirSync`: a fixture module per case) runs
+    /// what those modules do at their top level, as a spawned script's caller does: each
+    /// such call stands, in `spawners`, for every file below the test file's folder that is
+    /// no test and that no file imports (a fixture), in the same language family.
+    fn add_computed_loads(&mut self) {
+        let script = |language: &str| matches!(language, "javascript" | "typescript" | "tsx");
+        for f in 0..self.codes.len() {
+            if self.codes[f].computed_loads.is_empty() || !self.is_test_file(f as u32) {
+                continue;
+            }
+            let Some((dir, _)) = self.paths[f].rsplit_once('/') else { continue };
+            let below = format!("{dir}/");
+            let fixtures: Vec<u32> = (0..self.codes.len() as u32)
+                .filter(|&t| {
+                    t as usize != f
+                        && self.paths[t as usize].starts_with(&below)
+                        && script(&self.codes[t as usize].language)
+                        && self.imported_by[t as usize].is_empty()
+                        && !self.is_test_file(t)
+                })
+                .collect();
+            for load in self.codes[f].computed_loads.clone() {
+                let at = Use {
+                    file: f as u32,
+                    // No name stands for the call (`import` is a keyword).
+                    occurrence: u32::MAX,
+                    enclosing: load.enclosing,
+                    line: load.line,
+                    kind: UseKind::Call,
+                    confidence: 1.0,
+                    resolution: Resolution::QualifiedPath,
+                };
+                for &t in &fixtures {
+                    self.spawners.entry(t).or_default().push(at);
+                }
+            }
+        }
+    }
 }
 
 /// Per file another file runs in a child process, the calls that run it (`CodeGraph::spawners`):

@@ -107,11 +107,19 @@ impl CodeGraph {
                 found.extend(self.unnamed_method_uses(target, min_confidence));
             }
         }
-        // What a script run in a child process does at its top level (not its imports) the
-        // call that runs it does: each call once, as sure as the surest use it stands for (a
-        // script's variable used on twelve lines is run by each call once, not twelve times).
+        // What a script run in a child process (or a module a test loads by a computed path)
+        // does as it loads, at its top level or in a module-level variable's value (not its
+        // imports), the call that runs it does: each call once, as sure as the surest use it
+        // stands for (a script's variable used on twelve lines is run by each call once, not
+        // twelve times).
         let mut spawned: Vec<Use> = Vec::new();
-        for u in found.iter().filter(|u| u.enclosing.is_none() && u.kind != UseKind::Import) {
+        let as_it_loads = |u: &&Use| {
+            u.kind != UseKind::Import
+                && u.enclosing.is_none_or(|e| {
+                    !self.codes[u.file as usize].symbols[e as usize].kind.is_callable() && !self.is_local(u.file, e)
+                })
+        };
+        for u in found.iter().filter(as_it_loads) {
             for s in self.spawners(u.file) {
                 let confidence = u.confidence * SPAWN_CONFIDENCE;
                 match spawned.iter_mut().find(|t| t.file == s.file && t.occurrence == s.occurrence) {

@@ -319,6 +319,47 @@ fn a_held_method_named_after_a_built_in_one_runs_where_the_name_is_written() {
     assert_eq!(reached("entries", "src/structs.ts"), ["test/arrays.test.ts"]);
 }
 
+/// A test file that loads modules by a path it computes runs what they do as they load:
+/// superstruct's `test/index.test.ts` imports every fixture under `test/validation/` with
+/// `await import(resolve(dir, name))`, and each fixture calls the struct it tests at its top
+/// level (`export const Struct = bigint()`). A change to `bigint` reaches that test file; a
+/// fixture some file imports by name is that file's, and a test file that loads nothing by a
+/// computed path runs none.
+#[test]
+fn a_test_that_loads_fixtures_by_a_computed_path_runs_what_they_call() {
+    let ts = |t: &str| extract(Language::TypeScript, t).unwrap();
+    let files = HashMap::from([
+        (
+            "src/index.ts".to_string(),
+            ts("export function bigint() {\n  return 1\n}\nexport function string() {\n  return 2\n}\n"),
+        ),
+        (
+            "test/validation/bigint/valid.ts".to_string(),
+            ts("import { bigint } from '../../../src'\nexport const Struct = bigint()\n"),
+        ),
+        ("test/helpers/shared.ts".to_string(), ts("import { string } from '../../src'\nexport const S = string()\n")),
+        (
+            "test/index.test.ts".to_string(),
+            ts("import { resolve } from 'path'\n\
+                describe('validation', async () => {\n\
+                \x20 for (const name of names) {\n\
+                \x20   const module = await import(resolve(__dirname, 'validation', name))\n\
+                \x20   it(name, () => { check(module.Struct) })\n\
+                \x20 }\n\
+                })\n"),
+        ),
+        (
+            "test/other.test.ts".to_string(),
+            ts("import { S } from './helpers/shared'\nimport './plain'\nit('plain', () => { check(S) })\n"),
+        ),
+    ]);
+    let configs = HashMap::from([("package.json".to_string(), r#"{"devDependencies":{"vitest":"^3"}}"#.to_string())]);
+    let graph = CodeGraph::build(files, &configs);
+    let find = |name: &str| graph.lookup(name)[0];
+    assert_eq!(test_files_reached(&graph, find("bigint")), ["test/index.test.ts"]);
+    assert_eq!(test_files_reached(&graph, find("string")), ["test/other.test.ts"]);
+}
+
 /// A module's own instance is what its name means there, though another file assigns members
 /// to a variable of that name: immer's `src/immer.ts` builds `const immer = new Immer()` and
 /// exports `immer.produce`, while its tests write `immer.produce = function…` on an `immer`
