@@ -1171,13 +1171,7 @@ fn runs_at_import(graph: &CodeGraph, u: &super::graph::Use) -> bool {
     if graph.is_test_module(u.file) {
         return u.enclosing.is_none() && in_main_block;
     }
-    match u.enclosing {
-        None => true,
-        Some(e) => {
-            let s = &code.symbols[e as usize];
-            !s.kind.is_callable() && !graph.is_local(u.file, e)
-        }
-    }
+    graph.runs_as_it_loads(u.file, u.enclosing)
 }
 
 /// How sure a test class's test must be of reaching a change to be listed in the test modules

@@ -742,6 +742,20 @@ impl CodeGraph {
         self.local_to[f as usize][i as usize].is_some()
     }
 
+    /// Whether code of file `f` in `enclosing` runs as the module loads: at its top level, or in
+    /// the value of a module's or class's variable (not in a function, nor local to one).
+    pub fn runs_as_it_loads(&self, f: u32, enclosing: Option<u32>) -> bool {
+        enclosing.is_none_or(|e| !self.codes[f as usize].symbols[e as usize].kind.is_callable() && !self.is_local(f, e))
+    }
+
+    /// The variable or constant named `name` that file `f` declares at its top level (a
+    /// module's `registry = Registry()`, `const immer = new Immer()`).
+    pub(super) fn top_level_variable(&self, f: u32, name: &str) -> Option<&Symbol> {
+        self.codes[f as usize].symbols.iter().find(|s| {
+            s.name == name && s.container.is_empty() && matches!(s.kind, SymbolKind::Variable | SymbolKind::Constant)
+        })
+    }
+
     /// A file's facts.
     pub fn code(&self, file: u32) -> &FileCode {
         &self.codes[file as usize]

@@ -169,20 +169,13 @@ impl CodeGraph {
         };
         // A container of that name only in files this one cannot see is a guess, and a variable
         // this file declares at its top level under the name is what it means: its declaration
-        // decides, below
-        // (immer's `const immer = new Immer()`, then `immer.produce`, beside tests that assign
-        // `immer.produce = function…` to an `immer` of their own).
-        let declared_here = || {
-            parts.len() == 1
-                && self.codes[f as usize].symbols.iter().any(|s| {
-                    s.name == last
-                        && s.container.is_empty()
-                        && matches!(s.kind, SymbolKind::Variable | SymbolKind::Constant)
-                })
-        };
+        // decides, below (immer's `const immer = new Immer()`, then `immer.produce`, beside
+        // tests that assign `immer.produce = function…` to an `immer` of their own).
         if !narrowed.is_empty() {
             return narrowed.into_iter().map(|r| cand(r, Resolution::QualifiedPath, 0.95)).collect();
         }
+        // (Looked for only when there is such a container: this runs for every qualified use.)
+        let declared_here = || parts.len() == 1 && self.top_level_variable(f, last).is_some();
         if !by_container.is_empty() && !declared_here() {
             let confidence = (0.9 / by_container.len() as f32).max(0.3);
             return by_container.into_iter().map(|r| cand(r, Resolution::QualifiedPath, confidence)).collect();
@@ -225,11 +218,7 @@ impl CodeGraph {
             // instance at its top level (`registry = Registry()`): the class's members.
             if let [variable] = parts.as_slice() {
                 let held = targets.iter().find_map(|&t| {
-                    let declared = self.codes[t as usize].symbols.iter().find(|s| {
-                        s.name == *variable
-                            && s.container.is_empty()
-                            && matches!(s.kind, SymbolKind::Variable | SymbolKind::Constant)
-                    })?;
+                    let declared = self.top_level_variable(t, variable)?;
                     held_type(&declared.signature, variable)
                 });
                 if let Some(ty) = held {

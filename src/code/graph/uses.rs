@@ -114,10 +114,7 @@ impl CodeGraph {
         // twelve times).
         let mut spawned: Vec<Use> = Vec::new();
         let as_it_loads = |u: &&Use| {
-            u.kind != UseKind::Import
-                && u.enclosing.is_none_or(|e| {
-                    !self.codes[u.file as usize].symbols[e as usize].kind.is_callable() && !self.is_local(u.file, e)
-                })
+            !self.spawners(u.file).is_empty() && u.kind != UseKind::Import && self.runs_as_it_loads(u.file, u.enclosing)
         };
         for u in found.iter().filter(as_it_loads) {
             for s in self.spawners(u.file) {
