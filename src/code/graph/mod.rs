@@ -10,10 +10,11 @@ mod guards;
 mod interfaces;
 mod links;
 mod resolution;
+mod signatures;
 mod types;
 mod uses;
 
-pub(crate) use types::{declared_type, return_type};
+pub(crate) use signatures::{declared_type, return_type};
 
 use std::collections::{HashMap, HashSet};
 

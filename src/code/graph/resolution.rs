@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use super::types::{constructed_type, declared_type, held_type, rust_parameters};
+use super::signatures::{constructed_type, declared_type, held_type, rust_parameters};
 use super::{
     implicit_members, names_a_type, split_qualifier, Candidate, CodeGraph, NameCounts, Resolution, SymbolRef,
     MAX_DISPATCHED_CANDIDATES, MAX_NAME_ONLY_CANDIDATES, MAX_REEXPORT_HOPS,

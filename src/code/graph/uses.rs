@@ -289,7 +289,7 @@ impl CodeGraph {
                 // `self.decoder.header_table_size` is hpack's, not `Settings`' property).
                 let built = crate::code::extract::own_field_path(through)
                     .and_then(|field| self.own_field(f, occ, field))
-                    .is_some_and(|d| super::types::constructed_type(&self.symbol(d).signature).is_some());
+                    .is_some_and(|d| super::signatures::constructed_type(&self.symbol(d).signature).is_some());
                 if built {
                     return None;
                 }

@@ -12,11 +12,14 @@ mod depth;
 mod dispatch;
 mod guards;
 mod import_time;
+mod javascript;
 mod macros;
 mod modules;
 mod resolution;
+mod special_methods;
 mod traits;
 mod types;
+mod walk;
 
 /// The walk's bounds as the daemon sets them, for the code module's other tests too.
 pub(in crate::code) use resolution::daemon_walk_limits;
