@@ -29,7 +29,7 @@ use steps::{
     declares, guarded, guesses_receivers, held_uses, installed_uses, internal_step, leads_on, makes_no_value,
     on_failure, only_iterated, redecorates, runs_at_import, runs_on_instances, runs_where_named, self_writers,
 };
-use tests_listed::{expects_failure, failure_helpers, inherited_tests};
+use tests_listed::{expects_failure, failure_helpers, inherited_tests, uncollected_test};
 
 /// Where a walk starts: a changed definition still in the graph, or a name whose definition
 /// is gone (its uses now resolve to nothing).
@@ -789,7 +789,8 @@ pub fn walk_built(
         let excluded = r.requires.is_some()
             || not_done
             || r.runs_in_no_test
-            || (r.failing && !expects_failure(graph, &r, &helpers));
+            || (r.failing && !expects_failure(graph, &r, &helpers))
+            || uncollected_test(graph, &r);
         if r.test && excluded {
             // A test of another implementation of the trait, or of a value it never formats,
             // or of a value computed at import, or one that reaches the change only where

@@ -44,7 +44,8 @@ const INHERITED_TEST_MIN_CONFIDENCE: f32 = 0.3;
 /// test class's own test method in another test module's subclass (itsdangerous'
 /// `class TestTimestampSigner(FreezeMixin, TestSigner)` runs `TestSigner`'s tests again), unless
 /// the subclass writes its own (a subclass of this very class, `CodeGraph::subclasses_of`).
-/// `subclasses` caches each class's subclasses (by file and name for a test class's, by name
+/// A test method of a class pytest does not collect is listed as its subclasses' only
+/// (`uncollected_test`). `subclasses` caches each class's subclasses (by file and name for a test class's, by name
 /// for a mixin's).
 pub(super) fn inherited_tests(
     graph: &CodeGraph,
@@ -57,9 +58,13 @@ pub(super) fn inherited_tests(
     if code.language != "python" || !s.name.starts_with("test") || !s.kind.is_callable() || s.container.is_empty() {
         return Vec::new();
     }
+    // A test class pytest does not collect (a mixin of `test_*` methods in a test module,
+    // cachetools' `DecoratorTestMixin`) runs its tests only as its subclasses', in its own
+    // module too.
+    let uncollected = r.test && !graph.pytest_collects(&s.container);
     // A subclass often sets its test up otherwise (another machine class, another fixture):
     // only a test that surely reaches the change is taken to reach it in a subclass.
-    if r.test && r.confidence < INHERITED_TEST_MIN_CONFIDENCE {
+    if r.test && !uncollected && r.confidence < INHERITED_TEST_MIN_CONFIDENCE {
         return Vec::new();
     }
     let found = if r.test {
@@ -75,7 +80,9 @@ pub(super) fn inherited_tests(
     found
         .iter()
         .copied()
-        .filter(|&(f, _)| graph.is_test_module(f) && (!r.test || f != r.file))
+        .filter(|&(f, _)| graph.is_test_module(f) && (!r.test || uncollected || f != r.file))
+        // Another mixin on the way runs nothing by itself either.
+        .filter(|&(f, j)| graph.pytest_collects(&graph.symbol((f, j)).qualified_name))
         .filter(|&(f, j)| {
             // An override of the same name is a test of its own.
             let class = &graph.symbol((f, j)).qualified_name;
@@ -98,4 +105,22 @@ pub(super) fn inherited_tests(
             }
         })
         .collect()
+}
+
+/// Whether `r` is a Python test method of a class pytest does not collect (`CodeGraph::
+/// pytest_collects`): no runner finds it by its own name (`tests/test_cached.py::
+/// DecoratorTestMixin::test_decorator` is "not found"); it runs as its subclasses' tests
+/// (`inherited_tests`).
+pub(super) fn uncollected_test(graph: &CodeGraph, r: &Reached) -> bool {
+    let Some(i) = r.symbol_opt.filter(|_| r.test) else { return false };
+    let code = graph.code(r.file);
+    let s = &code.symbols[i as usize];
+    // A method a runner is given by its own name (a helper such as `setUp` is given as its
+    // file, which runs whatever pytest collects there).
+    code.language == "python"
+        && s.kind.is_callable()
+        && s.name.starts_with("test")
+        && !s.container.is_empty()
+        && !graph.defined_in(graph.path(r.file), &s.container, SymbolKind::Class).is_empty()
+        && !graph.pytest_collects(&s.container)
 }

@@ -452,6 +452,12 @@ impl CodeGraph {
     /// Whether definition `index` of `file` is a test (`test_files::is_test`), its file judged
     /// as `is_test_file` does.
     pub fn is_test(&self, file: u32, index: usize) -> bool {
+        // A Python function local to another (a route `def test(): …` a test method defines, a
+        // helper `def test_includes(t)` it calls) is none pytest collects: a path through it
+        // goes on to the test that holds it.
+        if self.code(file).language == "python" && self.is_local(file, index as u32) {
+            return false;
+        }
         let module = self.is_test_module(file);
         test_files::defines_test(self.code(file), index, self.is_test_file(file), module)
             || (module && self.runs_with_its_tests(file, index))

@@ -126,6 +126,21 @@ impl CodeGraph {
         None
     }
 
+    /// Whether pytest collects the Python class `class` (a qualified name) as a test class: its
+    /// name starts with `Test` (`python_classes`' default), or a base up its chain is
+    /// unittest's `TestCase` (any name ending so: `unittest.TestCase`,
+    /// `IsolatedAsyncioTestCase`). A mixin of `test_*` methods is not collected: its tests run
+    /// as those of the classes that derive from it.
+    pub fn pytest_collects(&self, class: &str) -> bool {
+        let last = |t: &str| t.rsplit('.').next().unwrap_or(t).to_string();
+        let own = last(class);
+        // Its own name says nothing (pyasn1's `AbstractStringTestCase(object)` is a mixin).
+        own.starts_with("Test")
+            || self
+                .find_in_type_and_bases(&own, |t| (t != own && last(t).ends_with("TestCase")).then_some(()))
+                .is_some()
+    }
+
     /// The types a Go struct embeds (`struct { ast.BaseInline; … }`): their members are the
     /// struct's own, as a base class's are.
     pub(super) fn embedded_types(&self, r: SymbolRef) -> Vec<String> {

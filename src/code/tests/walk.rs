@@ -136,6 +136,46 @@ fn a_mixins_test_method_is_a_test_of_the_classes_that_derive_from_it() {
     assert_eq!(tests, vec![("tests/test_lru.py", "LRUTest")]);
 }
 
+/// A mixin of `test_*` methods in a test module itself (cachetools' `DecoratorTestMixin` in
+/// `tests/test_cached.py`) is no class pytest collects: its tests run as those of the
+/// module's classes that derive from it and from `unittest.TestCase`, which are listed
+/// instead (a runner given `DecoratorTestMixin::test_decorator` finds nothing). A class named
+/// `Test*` is collected by its name (a class named `…TestCase` only by a base that is unittest's);
+/// another mixin on the way runs nothing by itself, nor does a function local to a test
+/// (`test_local`): the test that holds it is listed.
+#[test]
+fn a_test_mixin_in_a_test_module_runs_as_its_collected_subclasses() {
+    use crate::code::dependents::{walk, Seed};
+    let graph = python_graph(&[
+        ("cache.py", "def evict(items):\n    return items[1:]\n"),
+        (
+            "tests/test_cached.py",
+            "import unittest\nfrom cache import evict\n\n\
+             class DecoratorTestMixin:\n    def test_evict(self):\n        assert evict([1, 2]) == [2]\n\n\
+             class MoreMixin(DecoratorTestMixin):\n    pass\n\n\
+             class CacheWrapperTest(unittest.TestCase, MoreMixin):\n    pass\n\n\
+             class TestPlain:\n    def test_plain(self):\n        def test_local(x):\n            return evict(x)\n        assert test_local([3]) == []\n\n\
+             class AbstractCacheTestCase(object):\n    def test_abstract(self):\n        assert evict([4]) == []\n",
+        ),
+    ]);
+    let changed = graph.lookup("evict")[0];
+    let seeds = [Seed::plain(Some(changed), "evict", "evict")];
+    let found = walk(&graph, &seeds, daemon_walk_limits());
+    let mut tests: Vec<(&str, &str)> = found
+        .tests
+        .iter()
+        .map(|t| (graph.path(t.file), graph.symbol((t.file, t.symbol_opt.unwrap())).qualified_name.as_str()))
+        .collect();
+    tests.sort();
+    assert_eq!(
+        tests,
+        vec![("tests/test_cached.py", "CacheWrapperTest"), ("tests/test_cached.py", "TestPlain.test_plain")]
+    );
+    assert!(graph.pytest_collects("CacheWrapperTest") && graph.pytest_collects("TestPlain"));
+    assert!(!graph.pytest_collects("DecoratorTestMixin") && !graph.pytest_collects("MoreMixin"));
+    assert!(!graph.pytest_collects("AbstractCacheTestCase"));
+}
+
 /// A test class's test method runs again in each test module's class that derives from that
 /// very class (itsdangerous' `TestTimestampSigner(TestSigner)`), unless the subclass writes its
 /// own; a namesake class in another module (two `class TestCore`) is another class.
