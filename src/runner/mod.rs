@@ -533,6 +533,65 @@ pub fn run(
     timeout: Duration,
     max_output: usize,
 ) -> Result<RunTestsResponse> {
+    let first = run_once(runner, plan, root, timeout, max_output)?;
+    // pytest stops the whole run, before any test, when one id of the selection names nothing
+    // it collects (a class it does not collect, a module skipped as it loads:
+    // `pytest.importorskip("numpy")`): the others run again without those, said in `note`.
+    if !matches!(runner, Runner::Pytest { .. }) || first.exit_code != Some(4) {
+        return Ok(first);
+    }
+    let unfound = pytest_unfound(&first.output_tail, root);
+    // The selection follows the options (`plan`).
+    let options = plan.args.iter().position(|a| a == "--color=no").map_or(plan.args.len(), |i| i + 1);
+    let (fixed, ids) = plan.args.split_at(options);
+    let kept: Vec<String> = ids.iter().filter(|id| !unfound.contains(id)).cloned().collect();
+    if kept.is_empty() || kept.len() == ids.len() {
+        return Ok(first);
+    }
+    let left = timeout.saturating_sub(Duration::from_millis(first.duration_ms));
+    let again = Plan { args: fixed.iter().cloned().chain(kept).collect(), ..plan.clone() };
+    let mut second = run_once(runner, &again, root, left, max_output)?;
+    let shown: Vec<&str> = unfound.iter().take(3).map(String::as_str).collect();
+    let more =
+        if unfound.len() > shown.len() { format!(" and {} more", unfound.len() - shown.len()) } else { String::new() };
+    let note = format!(
+        "pytest found {} of the selected tests nowhere ({}{more}) and ran none; the others ran again without them",
+        unfound.len(),
+        shown.join(", ")
+    );
+    second.note = [note, second.note].into_iter().filter(|n| !n.is_empty()).collect::<Vec<_>>().join("; ");
+    second.duration_ms += first.duration_ms;
+    Ok(second)
+}
+
+/// The ids of a pytest run's selection that it said it could not find (`ERROR: not found:
+/// <root>/<id>`, `ERROR: found no collectors for <root>/<id>`), as the selection wrote them
+/// (relative to `root`).
+fn pytest_unfound(output: &str, root: &Path) -> Vec<String> {
+    let prefix = format!("{}/", root.display());
+    let mut out: Vec<String> = Vec::new();
+    for line in output.lines() {
+        let id = ["ERROR: not found: ", "ERROR: found no collectors for ", "ERROR: file or directory not found: "]
+            .iter()
+            .find_map(|prefix| line.strip_prefix(prefix));
+        let Some(id) = id else { continue };
+        let id = id.trim();
+        let id = id.strip_prefix(prefix.as_str()).unwrap_or(id).to_string();
+        if !out.contains(&id) {
+            out.push(id);
+        }
+    }
+    out
+}
+
+/// One run of `plan`, bounded in time and output.
+fn run_once(
+    runner: &Runner,
+    plan: &Plan,
+    root: &Path,
+    timeout: Duration,
+    max_output: usize,
+) -> Result<RunTestsResponse> {
     use std::os::unix::process::CommandExt;
     let started = Instant::now();
     let mut command = Command::new(&plan.program);
@@ -765,6 +824,20 @@ mod tests {
         let planned = plan(&quiet, &Selection::All, dir.path()).unwrap();
         let r = run(&quiet, &planned, dir.path(), Duration::from_secs(30), 64 * 1024).unwrap();
         assert_eq!((r.exit_code, r.failed), (Some(0), 0));
+    }
+
+    #[test]
+    fn the_ids_pytest_found_nowhere_are_read_from_its_errors() {
+        let output = "collected 3 items\n\
+                      ERROR: not found: /r/tests/test_a.py::Mixin::test_x\n\
+                      (no match in any of [<Module test_a.py>])\n\n\
+                      ERROR: found no collectors for /r/tests/test_b.py::test_y\n\
+                      ERROR: not found: /r/tests/test_a.py::Mixin::test_x\n";
+        assert_eq!(
+            pytest_unfound(output, Path::new("/r")),
+            ["tests/test_a.py::Mixin::test_x", "tests/test_b.py::test_y"]
+        );
+        assert!(pytest_unfound("2 passed in 0.1s\n", Path::new("/r")).is_empty());
     }
 
     #[test]

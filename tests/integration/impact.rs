@@ -513,6 +513,34 @@ fn each_runner_runs_all_a_target_or_the_affected_tests() {
     }
 }
 
+/// pytest stops a whole run before any test when one id of the selection names nothing it
+/// collects: here a test module that skips itself as it loads (`pytest.importorskip`), whose
+/// test reaches the change. The affected run still runs the other reaching tests, and says
+/// which ids pytest found nowhere.
+#[test]
+fn an_affected_test_pytest_cannot_find_does_not_stop_the_others() {
+    let home = Home::new();
+    let repo = fixture_repo("python");
+    link_tools(repo.path(), "python");
+    crate::common::write(
+        repo.path(),
+        "tests/test_optional.py",
+        "import pytest\n\npytest.importorskip(\"a_module_nobody_installed\")\n\nfrom shop.pricing import discount\n\n\
+         \ndef test_optional_discount():\n    assert discount(200) == 20\n",
+    );
+    git(repo.path(), &["add", "-A"]);
+    git(repo.path(), &["commit", "-qm", "an optional test"]);
+    home.index(repo.path());
+    let case = CASES.iter().find(|c| c.lang == "python").unwrap();
+    edit(repo.path(), case.file, case.from, case.to);
+    let (code, r) = run_tests(&home, repo.path(), &["--affected"]);
+    assert_eq!(code, 1, "{r}");
+    assert_eq!((r["failed"].as_u64(), r["passed"].as_u64()), (Some(2), Some(0)), "the two reaching tests ran: {r}");
+    let note = r["note"].as_str().unwrap();
+    assert!(note.contains("found 1 of the selected tests nowhere"), "{r}");
+    assert!(note.contains("tests/test_optional.py::test_optional_discount"), "{r}");
+}
+
 #[test]
 fn a_hanging_run_is_killed_whole_a_flood_is_capped_and_no_runner_is_said() {
     let home = Home::with_config("[tests]\nmax_output_bytes = 65536\n");
