@@ -128,17 +128,26 @@ impl CodeGraph {
 
     /// Whether pytest collects the Python class `class` (a qualified name) as a test class: its
     /// name starts with `Test` (`python_classes`' default), or a base up its chain is
-    /// unittest's `TestCase` (any name ending so: `unittest.TestCase`,
-    /// `IsolatedAsyncioTestCase`). A mixin of `test_*` methods is not collected: its tests run
-    /// as those of the classes that derive from it.
+    /// unittest's `TestCase`: a class whose name ends so that the repo does not define, or
+    /// defines over one of that name (`unittest.TestCase`, `IsolatedAsyncioTestCase`, a
+    /// `class TestCase(unittest.TestCase)` of the repo's). A mixin of `test_*` methods is not
+    /// collected (its tests run as those of the classes that derive from it), nor is pint's
+    /// `_TestBasic`, whose bases end at the repo's own plain `QuantityTestCase`.
     pub fn pytest_collects(&self, class: &str) -> bool {
         let last = |t: &str| t.rsplit('.').next().unwrap_or(t).to_string();
         let own = last(class);
         // Its own name says nothing (pyasn1's `AbstractStringTestCase(object)` is a mixin).
-        own.starts_with("Test")
-            || self
-                .find_in_type_and_bases(&own, |t| (t != own && last(t).ends_with("TestCase")).then_some(()))
-                .is_some()
+        // A class named so that the repo does not define, or defines over one of that name
+        // (`class TestCase(unittest.TestCase)`: bases are read without their module).
+        let outside = |name: &str| match self.defs_by_name.get(name) {
+            None => true,
+            Some(defs) => defs.iter().any(|&r| base_names(&self.symbol(r).signature).iter().any(|b| last(b) == name)),
+        };
+        let unittest = |t: &str| {
+            let name = last(t);
+            (name != own && name.ends_with("TestCase") && outside(&name)).then_some(())
+        };
+        own.starts_with("Test") || self.find_in_type_and_bases(&own, unittest).is_some()
     }
 
     /// The types a Go struct embeds (`struct { ast.BaseInline; … }`): their members are the

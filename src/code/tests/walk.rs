@@ -140,7 +140,8 @@ fn a_mixins_test_method_is_a_test_of_the_classes_that_derive_from_it() {
 /// `tests/test_cached.py`) is no class pytest collects: its tests run as those of the
 /// module's classes that derive from it and from `unittest.TestCase`, which are listed
 /// instead (a runner given `DecoratorTestMixin::test_decorator` finds nothing). A class named
-/// `Test*` is collected by its name (a class named `…TestCase` only by a base that is unittest's);
+/// `Test*` is collected by its name (one named `…TestCase`, or deriving from the repo's own plain
+/// `QuantityTestCase` as pint's `_TestBasic` does, only by a base that is unittest's);
 /// another mixin on the way runs nothing by itself, nor does a function local to a test
 /// (`test_local`): the test that holds it is listed.
 #[test]
@@ -155,7 +156,13 @@ fn a_test_mixin_in_a_test_module_runs_as_its_collected_subclasses() {
              class MoreMixin(DecoratorTestMixin):\n    pass\n\n\
              class CacheWrapperTest(unittest.TestCase, MoreMixin):\n    pass\n\n\
              class TestPlain:\n    def test_plain(self):\n        def test_local(x):\n            return evict(x)\n        assert test_local([3]) == []\n\n\
-             class AbstractCacheTestCase(object):\n    def test_abstract(self):\n        assert evict([4]) == []\n",
+             class AbstractCacheTestCase(object):\n    def test_abstract(self):\n        assert evict([4]) == []\n\n\
+             class QuantityTestCase:\n    pass\n\n\
+             class _TestBasic(QuantityTestCase):\n    def test_basic(self):\n        assert evict([5]) == []\n\n\
+             class TestBasicFloat(_TestBasic):\n    pass\n\n\
+             class TestCase(unittest.TestCase):\n    pass\n\n\
+             class OwnBaseMixin:\n    def test_own(self):\n        assert evict([6]) == []\n\n\
+             class Checks(TestCase, OwnBaseMixin):\n    pass\n",
         ),
     ]);
     let changed = graph.lookup("evict")[0];
@@ -169,11 +176,16 @@ fn a_test_mixin_in_a_test_module_runs_as_its_collected_subclasses() {
     tests.sort();
     assert_eq!(
         tests,
-        vec![("tests/test_cached.py", "CacheWrapperTest"), ("tests/test_cached.py", "TestPlain.test_plain")]
+        vec![
+            ("tests/test_cached.py", "CacheWrapperTest"),
+            ("tests/test_cached.py", "Checks"),
+            ("tests/test_cached.py", "TestBasicFloat"),
+            ("tests/test_cached.py", "TestPlain.test_plain")
+        ]
     );
     assert!(graph.pytest_collects("CacheWrapperTest") && graph.pytest_collects("TestPlain"));
     assert!(!graph.pytest_collects("DecoratorTestMixin") && !graph.pytest_collects("MoreMixin"));
-    assert!(!graph.pytest_collects("AbstractCacheTestCase"));
+    assert!(!graph.pytest_collects("AbstractCacheTestCase") && !graph.pytest_collects("_TestBasic"));
 }
 
 /// A test class's test method runs again in each test module's class that derives from that
