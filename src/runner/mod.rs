@@ -276,9 +276,12 @@ pub fn plan(runner: &Runner, selection: &Selection, report_dir: &Path) -> Result
                 Selection::Target(target) => cargo_target(target, &mut args, &mut filters),
                 Selection::Tests(tests) => {
                     let mut planned: Vec<&str> = Vec::new();
+                    // cargo's filters apply to every target of the command: a file given whole
+                    // (a helper's or a macro's tests, named "") runs with none.
+                    let whole_file = tests.iter().any(|(_, name)| name.is_empty());
                     for (path, name) in tests {
                         let last = name.rsplit("::").next().unwrap_or("");
-                        if !last.is_empty() && !filters.contains(&last.to_string()) {
+                        if !whole_file && !last.is_empty() && !filters.contains(&last.to_string()) {
                             filters.push(last.to_string());
                         }
                         // A file's target once, however many of its tests run.
@@ -416,7 +419,10 @@ fn cargo_target(target: &str, args: &mut Vec<String>, filters: &mut Vec<String>)
         if !matches!(module, "lib" | "main" | "") {
             filters.push(format!("{}::", module.replace('/', "::")));
         }
-        args.push("--lib".into());
+        // Once, however many of the library's files hold tests (cargo refuses it twice).
+        if !args.iter().any(|a| a == "--lib") {
+            args.push("--lib".into());
+        }
     }
 }
 
@@ -732,6 +738,25 @@ mod tests {
         ]);
         let cargo = plan(&Runner::Cargo, &tests, dir).unwrap();
         assert_eq!(cargo.display(), "cargo test --no-fail-fast --lib --test cart -- discount_applies total_subtracts");
+        // Unit tests of two library files: `--lib` once (cargo refuses it twice). A file given
+        // whole (a helper's or a test-writing macro's tests, named "") drops every filter,
+        // which would apply to its target too.
+        let two = Selection::Tests(vec![
+            ("src/pricing.rs".into(), "tests::discount_applies".into()),
+            ("tests/cart.rs".into(), "total_subtracts".into()),
+            ("src/tax.rs".into(), "tests::tax_is_a_fifth".into()),
+        ]);
+        let cargo = plan(&Runner::Cargo, &two, dir).unwrap();
+        assert_eq!(
+            cargo.display(),
+            "cargo test --no-fail-fast --lib --test cart -- discount_applies total_subtracts tax_is_a_fifth"
+        );
+        let whole = Selection::Tests(vec![
+            ("tests/cart.rs".into(), "total_subtracts".into()),
+            ("tests/buf.rs".into(), String::new()),
+        ]);
+        let cargo = plan(&Runner::Cargo, &whole, dir).unwrap();
+        assert_eq!(cargo.display(), "cargo test --no-fail-fast --test cart --test buf");
         let file = plan(&Runner::Cargo, &Selection::Target("tests/cart.rs".into()), dir).unwrap();
         assert_eq!(file.display(), "cargo test --no-fail-fast --test cart");
         // A suite that needs features off by default gets them; another runner never.

@@ -480,9 +480,15 @@ impl CodeGraph {
     /// What a runner is given to run test `index` of `file`: its qualified name; for a
     /// function that runs with its module's tests (`runs_with_its_tests`), its class where
     /// pytest collects the class by its name (`Test*`: the class's tests), else "" (the
-    /// file's), never a name the runner would not find.
+    /// file's), never a name the runner would not find. So is a Rust test file's helper (semver's
+    /// `assert_match_all`, which its `#[test]`s call) and a macro that writes tests (bytes'
+    /// `buf_tests!`, whose tests are named by the modules that call it): "" (the file's).
     pub fn test_name(&self, file: u32, index: usize) -> String {
         let s = &self.code(file).symbols[index];
+        if self.code(file).language == "rust" {
+            let marked = s.test_marked && s.kind != SymbolKind::Macro;
+            return if marked { s.qualified_name.clone() } else { String::new() };
+        }
         if test_files::defines_test(self.code(file), index, self.is_test_file(file), self.is_test_module(file)) {
             return s.qualified_name.clone();
         }

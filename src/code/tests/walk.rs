@@ -2,8 +2,11 @@
 //! constructors, overloads, mixins and subclasses' test classes, instances made, a library
 //! base's calls, overrides, and a name taken away.
 
-use super::super::CodeGraph;
+use std::collections::HashMap;
+
+use super::super::{extract, CodeGraph};
 use super::resolution::{daemon_walk_limits, python_graph};
+use crate::ingest::Language;
 
 /// Tests reach a changed method through what pytest runs: a helper module in `tests/` is no
 /// test file (its callers are), a module-level variable built from a function leads on to the
@@ -411,4 +414,34 @@ fn a_name_taken_away_breaks_the_tests_that_import_its_importers() {
     let mut files: Vec<&str> = broken.iter().map(|r| graph.path(r.file)).collect();
     files.sort();
     assert_eq!(files, vec!["tests/test_bar.py", "tests/test_more.py"]);
+}
+
+/// A runner is given only names it finds: a Rust test file's helper that a walk ends at
+/// (semver's `assert_match_all`, which its `#[test]`s call) and a macro that writes tests
+/// (bytes' `buf_tests!`, whose tests the modules that call it name) stand for their file's
+/// tests (""); a `#[test]` function is named.
+#[test]
+fn a_rust_test_file_s_helper_and_test_macro_are_given_as_their_file() {
+    let files = [
+        ("src/lib.rs", "pub fn matches(v: u32) -> bool {\n    v > 1\n}\n"),
+        (
+            "tests/req.rs",
+            "use semver::matches;\n\n\
+             fn assert_match_all(vs: &[u32]) {\n    for v in vs {\n        assert!(matches(*v));\n    }\n}\n\n\
+             #[test]\nfn test_basic() {\n    assert_match_all(&[2, 3]);\n}\n\n\
+             #[test]\nfn test_direct() {\n    assert!(matches(5));\n}\n\n\
+             macro_rules! buf_tests {\n    () => {\n        #[test]\n        fn two() {\n            assert!(matches(2));\n        }\n    };\n}\n\n\
+             mod slices {\n    use super::*;\n    buf_tests!();\n}\n",
+        ),
+    ];
+    let files = files.iter().map(|(path, text)| (path.to_string(), extract(Language::Rust, text).unwrap())).collect();
+    let configs = HashMap::from([("Cargo.toml".to_string(), "[package]\nname = \"semver\"\n".to_string())]);
+    let graph = CodeGraph::build(files, &configs);
+    let name = |n: &str| {
+        let r = graph.lookup(n).into_iter().find(|r| graph.path(r.0) == "tests/req.rs").unwrap();
+        graph.test_name(r.0, r.1 as usize)
+    };
+    assert_eq!(name("test_direct"), "test_direct");
+    assert_eq!(name("assert_match_all"), "");
+    assert_eq!(name("buf_tests"), "");
 }
