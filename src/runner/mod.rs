@@ -257,8 +257,9 @@ impl Plan {
     }
 }
 
-/// Plans the run; `report_dir` holds a report file for runners that write one.
-pub fn plan(runner: &Runner, selection: &Selection, report_dir: &Path) -> Result<Plan> {
+/// Plans the run of the repo at `root`; `report_dir` holds a report file for runners that
+/// write one.
+pub fn plan(runner: &Runner, selection: &Selection, root: &Path, report_dir: &Path) -> Result<Plan> {
     let s = |v: &str| v.to_string();
     let plan = match runner {
         Runner::Custom(command) => {
@@ -273,7 +274,7 @@ pub fn plan(runner: &Runner, selection: &Selection, report_dir: &Path) -> Result
             let mut filters: Vec<String> = Vec::new();
             match selection {
                 Selection::All => {}
-                Selection::Target(target) => cargo_target(target, &mut args, &mut filters),
+                Selection::Target(target) => cargo_target(root, target, &mut args, &mut filters),
                 Selection::Tests(tests) => {
                     let mut planned: Vec<&str> = Vec::new();
                     // cargo's filters apply to every target of the command: a file given whole
@@ -290,9 +291,10 @@ pub fn plan(runner: &Runner, selection: &Selection, report_dir: &Path) -> Result
                         }
                         planned.push(path);
                         let before = args.len();
-                        cargo_target(path, &mut args, &mut Vec::new());
+                        cargo_target(root, path, &mut args, &mut Vec::new());
                         // A file's integration test target, or the library's unit tests.
-                        if args.len() == before && !args.contains(&s("--lib")) {
+                        let integration = path.trim_start_matches("./").starts_with("tests/");
+                        if args.len() == before && !integration && !args.contains(&s("--lib")) {
                             args.push(s("--lib"));
                         }
                     }
@@ -401,16 +403,25 @@ fn operand(path: &str) -> String {
 
 /// Cargo's selection for a file or folder: an integration test target for `tests/x.rs`,
 /// all of them for `tests/`, else the library's tests under that module's path.
-fn cargo_target(target: &str, args: &mut Vec<String>, filters: &mut Vec<String>) {
+fn cargo_target(root: &Path, target: &str, args: &mut Vec<String>, filters: &mut Vec<String>) {
     let target = target.trim_start_matches("./").trim_end_matches('/');
-    if let Some(rest) = target.strip_prefix("tests/") {
-        let stem = rest.split('/').next().unwrap_or(rest).trim_end_matches(".rs");
-        if stem.starts_with('-') {
-            // One argument: a stem that starts with `-` stays the option's value.
-            args.push(format!("--test={stem}"));
+    if target.starts_with("tests/") {
+        let Some(name) = integration_target(root, target) else {
+            // A module no target's file is known to declare: every integration test target.
+            if !args.iter().any(|a| a == "--tests") {
+                args.push("--tests".into());
+            }
+            return;
+        };
+        let option = if name.starts_with('-') {
+            // One argument: a name that starts with `-` stays the option's value.
+            vec![format!("--test={name}")]
         } else {
-            args.push("--test".into());
-            args.push(stem.to_string());
+            vec!["--test".to_string(), name]
+        };
+        // Once, however many of its files hold the tests (pulldown-cmark's `tests/suite/*.rs`).
+        if !args.windows(option.len()).any(|w| w == option.as_slice()) {
+            args.extend(option);
         }
     } else if target == "tests" {
         args.push("--tests".into());
@@ -424,6 +435,61 @@ fn cargo_target(target: &str, args: &mut Vec<String>, filters: &mut Vec<String>)
             args.push("--lib".into());
         }
     }
+}
+
+/// The integration test target that builds `path` (under `tests/`), by cargo's rules: a
+/// `[[test]]` of the manifest whose `path` it is, by that target's `name`; `tests/x.rs` is `x`,
+/// and `tests/x/main.rs` too. A file of a folder without a `main.rs` is a module of the
+/// target whose file declares the folder (`tests/lib.rs`' `mod suite;`, pulldown-cmark's
+/// `[[test]] name = "lib"`); `None` when no file is found to declare it.
+fn integration_target(root: &Path, path: &str) -> Option<String> {
+    let rest = path.strip_prefix("tests/")?;
+    let declared: Vec<(String, String)> = std::fs::read_to_string(root.join("Cargo.toml"))
+        .ok()
+        .and_then(|text| text.parse::<toml::Table>().ok())
+        .and_then(|manifest| manifest.get("test").and_then(|t| t.as_array()).cloned())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|t| {
+            let name = t.get("name")?.as_str()?.to_string();
+            let path =
+                t.get("path").and_then(|p| p.as_str()).map_or_else(|| format!("tests/{name}.rs"), str::to_string);
+            Some((name, path.trim_start_matches("./").to_string()))
+        })
+        .collect();
+    let named = |file: &str, default: &str| {
+        declared.iter().find(|(_, p)| p == file).map_or_else(|| default.to_string(), |(n, _)| n.clone())
+    };
+    let Some((folder, _)) = rest.split_once('/') else {
+        return Some(named(path, rest.trim_end_matches(".rs")));
+    };
+    let main = format!("tests/{folder}/main.rs");
+    if root.join(&main).is_file() {
+        return Some(named(&main, folder));
+    }
+    // The target whose file says `mod folder;` (a test file small enough to read).
+    let declares = |file: &Path| {
+        std::fs::read_to_string(file).is_ok_and(|text| {
+            text.lines().any(|l| {
+                let l = l.trim_start().trim_start_matches("pub ").trim_start_matches("pub(crate) ");
+                l.strip_prefix("mod ").is_some_and(|m| m.trim_end().trim_end_matches(';').trim() == folder)
+            })
+        })
+    };
+    let mut files: Vec<String> = declared.iter().map(|(_, p)| p.clone()).collect();
+    if let Ok(entries) = std::fs::read_dir(root.join("tests")) {
+        let mut own: Vec<String> = entries
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .filter(|n| n.ends_with(".rs"))
+            .map(|n| format!("tests/{n}"))
+            .collect();
+        own.sort();
+        files.extend(own);
+    }
+    let file = files.into_iter().find(|f| declares(&root.join(f)))?;
+    let stem = file.trim_start_matches("tests/").trim_end_matches(".rs").to_string();
+    Some(named(&file, &stem))
 }
 
 /// Output kept from a run: the head up to the cap, then only a rolling tail; and of what
@@ -731,12 +797,13 @@ mod tests {
 
     #[test]
     fn selections_become_each_runners_arguments() {
-        let dir = Path::new("/tmp");
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path();
         let tests = Selection::Tests(vec![
             ("src/pricing.rs".into(), "tests::discount_applies".into()),
             ("tests/cart.rs".into(), "total_subtracts".into()),
         ]);
-        let cargo = plan(&Runner::Cargo, &tests, dir).unwrap();
+        let cargo = plan(&Runner::Cargo, &tests, dir, dir).unwrap();
         assert_eq!(cargo.display(), "cargo test --no-fail-fast --lib --test cart -- discount_applies total_subtracts");
         // Unit tests of two library files: `--lib` once (cargo refuses it twice). A file given
         // whole (a helper's or a test-writing macro's tests, named "") drops every filter,
@@ -746,7 +813,7 @@ mod tests {
             ("tests/cart.rs".into(), "total_subtracts".into()),
             ("src/tax.rs".into(), "tests::tax_is_a_fifth".into()),
         ]);
-        let cargo = plan(&Runner::Cargo, &two, dir).unwrap();
+        let cargo = plan(&Runner::Cargo, &two, dir, dir).unwrap();
         assert_eq!(
             cargo.display(),
             "cargo test --no-fail-fast --lib --test cart -- discount_applies total_subtracts tax_is_a_fifth"
@@ -755,24 +822,24 @@ mod tests {
             ("tests/cart.rs".into(), "total_subtracts".into()),
             ("tests/buf.rs".into(), String::new()),
         ]);
-        let cargo = plan(&Runner::Cargo, &whole, dir).unwrap();
+        let cargo = plan(&Runner::Cargo, &whole, dir, dir).unwrap();
         assert_eq!(cargo.display(), "cargo test --no-fail-fast --test cart --test buf");
-        let file = plan(&Runner::Cargo, &Selection::Target("tests/cart.rs".into()), dir).unwrap();
+        let file = plan(&Runner::Cargo, &Selection::Target("tests/cart.rs".into()), dir, dir).unwrap();
         assert_eq!(file.display(), "cargo test --no-fail-fast --test cart");
         // A suite that needs features off by default gets them; another runner never.
-        let featured = plan(&Runner::Cargo, &Selection::Target("tests/cart.rs".into()), dir).unwrap();
+        let featured = plan(&Runner::Cargo, &Selection::Target("tests/cart.rs".into()), dir, dir).unwrap();
         let features = vec!["full".to_string(), "test-util".to_string()];
         assert_eq!(
             featured.with_cargo_features(&features).display(),
             "cargo test --features full,test-util --no-fail-fast --test cart"
         );
-        let module = plan(&Runner::Cargo, &Selection::Target("src/shop/cart.rs".into()), dir).unwrap();
+        let module = plan(&Runner::Cargo, &Selection::Target("src/shop/cart.rs".into()), dir, dir).unwrap();
         assert_eq!(module.display(), "cargo test --no-fail-fast --lib -- shop::cart::");
         let py = Selection::Tests(vec![
             ("tests/test_cart.py".into(), "TestCart.test_total".into()),
             ("tests/test_x.py".into(), String::new()),
         ]);
-        let pytest = plan(&Runner::Pytest { python: "python3".into() }, &py, dir).unwrap();
+        let pytest = plan(&Runner::Pytest { python: "python3".into() }, &py, dir, dir).unwrap();
         assert!(pytest
             .args
             .ends_with(&["tests/test_cart.py::TestCart::test_total".to_string(), "tests/test_x.py".to_string()]));
@@ -781,30 +848,31 @@ mod tests {
             ("cart/more_test.go".into(), "TestCount".into()),
         ]);
         assert_eq!(
-            plan(&Runner::Go, &go, dir).unwrap().display(),
+            plan(&Runner::Go, &go, dir, dir).unwrap().display(),
             "go test -json -run '^(TestTotal|TestCount)$' ./cart/"
         );
-        assert!(plan(&Runner::Custom("make test".into()), &py, dir).is_err());
+        assert!(plan(&Runner::Custom("make test".into()), &py, dir, dir).is_err());
         // Two tests of one file: its target once.
         let same_file = Selection::Tests(vec![
             ("tests/cart.rs".into(), "total_subtracts".into()),
             ("tests/cart.rs".into(), "total_adds".into()),
         ]);
         assert_eq!(
-            plan(&Runner::Cargo, &same_file, dir).unwrap().display(),
+            plan(&Runner::Cargo, &same_file, dir, dir).unwrap().display(),
             "cargo test --no-fail-fast --test cart -- total_subtracts total_adds"
         );
         // A file named like an option is passed as a path, never read as one.
         let odd = Selection::Target("--co".into());
-        let pytest = plan(&Runner::Pytest { python: "python3".into() }, &odd, dir).unwrap();
+        let pytest = plan(&Runner::Pytest { python: "python3".into() }, &odd, dir, dir).unwrap();
         assert_eq!(pytest.args.last().unwrap(), "./--co");
         let jest = plan(
             &Runner::Jest { bin: "jest".into() },
             &Selection::Tests(vec![("-x.test.js".into(), String::new())]),
             dir,
+            dir,
         );
         assert_eq!(jest.unwrap().args.last().unwrap(), "./-x.test.js");
-        let cargo = plan(&Runner::Cargo, &Selection::Target("tests/--co.rs".into()), dir).unwrap();
+        let cargo = plan(&Runner::Cargo, &Selection::Target("tests/--co.rs".into()), dir, dir).unwrap();
         assert!(cargo.args.contains(&"--test=--co".to_string()), "{:?}", cargo.args);
     }
 
@@ -839,16 +907,45 @@ mod tests {
     fn a_run_that_fails_before_any_test_is_a_failure() {
         let dir = tempfile::tempdir().unwrap();
         let runner = Runner::Custom("echo 'error: no test target named x' >&2; exit 101".into());
-        let planned = plan(&runner, &Selection::All, dir.path()).unwrap();
+        let planned = plan(&runner, &Selection::All, dir.path(), dir.path()).unwrap();
         let r = run(&runner, &planned, dir.path(), Duration::from_secs(30), 64 * 1024).unwrap();
         assert_eq!((r.exit_code, r.passed, r.failed), (Some(101), 0, 1));
         assert!(r.failures[0].message.contains("exited with code 101"), "{:?}", r.failures);
         assert!(r.failures[0].message.contains("no test target named x"), "{:?}", r.failures);
         // A clean exit that reports nothing is no failure.
         let quiet = Runner::Custom("true".into());
-        let planned = plan(&quiet, &Selection::All, dir.path()).unwrap();
+        let planned = plan(&quiet, &Selection::All, dir.path(), dir.path()).unwrap();
         let r = run(&quiet, &planned, dir.path(), Duration::from_secs(30), 64 * 1024).unwrap();
         assert_eq!((r.exit_code, r.failed), (Some(0), 0));
+    }
+
+    /// A file under `tests/` is run by the target that builds it: a `[[test]]` of the manifest
+    /// by its name, `tests/x/main.rs` as `x`, and a folder without one as the target whose file
+    /// declares it (pulldown-cmark's `tests/lib.rs` says `mod suite;`), once however many of
+    /// its files hold tests; a folder nothing declares runs every integration target.
+    #[test]
+    fn a_test_file_runs_in_the_target_that_builds_it() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path();
+        let write = |path: &str, text: &str| {
+            let file = dir.join(path);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(file, text).unwrap();
+        };
+        write("Cargo.toml", "[package]\nname = \"md\"\n\n[[test]]\nname = \"spec\"\npath = \"tests/lib.rs\"\n");
+        write("tests/lib.rs", "pub mod suite;\n");
+        write("tests/suite/mod.rs", "mod tables;\nmod lists;\n");
+        write("tests/cli/main.rs", "mod args;\n");
+        let tests = |paths: &[&str]| {
+            let selection = Selection::Tests(paths.iter().map(|p| (p.to_string(), "t".to_string())).collect());
+            plan(&Runner::Cargo, &selection, dir, dir).unwrap().display()
+        };
+        assert_eq!(
+            tests(&["tests/suite/tables.rs", "tests/suite/lists.rs", "tests/lib.rs"]),
+            "cargo test --no-fail-fast --test spec -- t"
+        );
+        assert_eq!(tests(&["tests/cli/args.rs"]), "cargo test --no-fail-fast --test cli -- t");
+        assert_eq!(tests(&["tests/orphan/x.rs"]), "cargo test --no-fail-fast --tests -- t");
     }
 
     #[test]

@@ -145,7 +145,7 @@ impl Handler<RunTests> for ToolDispatcher {
                         .unwrap_or_default(),
                     _ => Vec::new(),
                 };
-                let plan = runner::plan(&runner, &selection, reports.path())?.with_cargo_features(&features);
+                let plan = runner::plan(&runner, &selection, &root, reports.path())?.with_cargo_features(&features);
                 let max_output = tests_config.max_output_bytes as usize;
                 let mut response = runner::run(&runner, &plan, &root, Duration::from_secs(timeout), max_output)?;
                 if !left_out.is_empty() {
