@@ -452,12 +452,6 @@ impl CodeGraph {
     /// Whether definition `index` of `file` is a test (`test_files::is_test`), its file judged
     /// as `is_test_file` does.
     pub fn is_test(&self, file: u32, index: usize) -> bool {
-        // A Python function local to another (a route `def test(): …` a test method defines, a
-        // helper `def test_includes(t)` it calls) is none pytest collects: a path through it
-        // goes on to the test that holds it.
-        if self.code(file).language == "python" && self.is_local(file, index as u32) {
-            return false;
-        }
         let module = self.is_test_module(file);
         test_files::defines_test(self.code(file), index, self.is_test_file(file), module)
             || (module && self.runs_with_its_tests(file, index))
@@ -482,12 +476,19 @@ impl CodeGraph {
     /// pytest collects the class by its name (`Test*`: the class's tests), else "" (the
     /// file's), never a name the runner would not find. So is a Rust test file's helper (semver's
     /// `assert_match_all`, which its `#[test]`s call) and a macro that writes tests (bytes'
-    /// `buf_tests!`, whose tests are named by the modules that call it): "" (the file's).
+    /// `buf_tests!`, whose tests are named by the modules that call it): "" (the file's). A
+    /// Python function local to a test is given as that test.
     pub fn test_name(&self, file: u32, index: usize) -> String {
         let s = &self.code(file).symbols[index];
         if self.code(file).language == "rust" {
             let marked = s.test_marked && s.kind != SymbolKind::Macro;
             return if marked { s.qualified_name.clone() } else { String::new() };
+        }
+        // A Python function local to another (a route `def test(): …` a test method defines, a
+        // helper `def test_includes(t)` it calls) is none pytest collects: the test that holds
+        // it runs it.
+        if let Some(holder) = self.local_to[file as usize][index].filter(|_| self.code(file).language == "python") {
+            return self.test_name(file, holder as usize);
         }
         if test_files::defines_test(self.code(file), index, self.is_test_file(file), self.is_test_module(file)) {
             return s.qualified_name.clone();
