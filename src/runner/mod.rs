@@ -7,6 +7,7 @@
 mod parse;
 pub mod process;
 
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -272,9 +273,10 @@ pub fn plan(runner: &Runner, selection: &Selection, root: &Path, report_dir: &Pa
         Runner::Cargo => {
             let mut args = vec![s("test"), s("--no-fail-fast")];
             let mut filters: Vec<String> = Vec::new();
+            let mut targets = TestTargets::read(root);
             match selection {
                 Selection::All => {}
-                Selection::Target(target) => cargo_target(root, target, &mut args, &mut filters),
+                Selection::Target(target) => cargo_target(&mut targets, target, &mut args, &mut filters),
                 Selection::Tests(tests) => {
                     let mut planned: Vec<&str> = Vec::new();
                     // cargo's filters apply to every target of the command: a file given whole
@@ -291,7 +293,7 @@ pub fn plan(runner: &Runner, selection: &Selection, root: &Path, report_dir: &Pa
                         }
                         planned.push(path);
                         let before = args.len();
-                        cargo_target(root, path, &mut args, &mut Vec::new());
+                        cargo_target(&mut targets, path, &mut args, &mut Vec::new());
                         // A file's integration test target, or the library's unit tests.
                         let integration = path.trim_start_matches("./").starts_with("tests/");
                         if args.len() == before && !integration && !args.contains(&s("--lib")) {
@@ -403,10 +405,10 @@ fn operand(path: &str) -> String {
 
 /// Cargo's selection for a file or folder: an integration test target for `tests/x.rs`,
 /// all of them for `tests/`, else the library's tests under that module's path.
-fn cargo_target(root: &Path, target: &str, args: &mut Vec<String>, filters: &mut Vec<String>) {
+fn cargo_target(targets: &mut TestTargets, target: &str, args: &mut Vec<String>, filters: &mut Vec<String>) {
     let target = target.trim_start_matches("./").trim_end_matches('/');
     if target.starts_with("tests/") {
-        let Some(name) = integration_target(root, target) else {
+        let Some(name) = targets.of(target) else {
             // A module no target's file is known to declare: every integration test target.
             if !args.iter().any(|a| a == "--tests") {
                 args.push("--tests".into());
@@ -437,59 +439,86 @@ fn cargo_target(root: &Path, target: &str, args: &mut Vec<String>, filters: &mut
     }
 }
 
-/// The integration test target that builds `path` (under `tests/`), by cargo's rules: a
-/// `[[test]]` of the manifest whose `path` it is, by that target's `name`; `tests/x.rs` is `x`,
-/// and `tests/x/main.rs` too. A file of a folder without a `main.rs` is a module of the
-/// target whose file declares the folder (`tests/lib.rs`' `mod suite;`, pulldown-cmark's
-/// `[[test]] name = "lib"`); `None` when no file is found to declare it.
-fn integration_target(root: &Path, path: &str) -> Option<String> {
-    let rest = path.strip_prefix("tests/")?;
-    let declared: Vec<(String, String)> = std::fs::read_to_string(root.join("Cargo.toml"))
-        .ok()
-        .and_then(|text| text.parse::<toml::Table>().ok())
-        .and_then(|manifest| manifest.get("test").and_then(|t| t.as_array()).cloned())
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|t| {
-            let name = t.get("name")?.as_str()?.to_string();
-            let path =
-                t.get("path").and_then(|p| p.as_str()).map_or_else(|| format!("tests/{name}.rs"), str::to_string);
-            Some((name, path.trim_start_matches("./").to_string()))
-        })
-        .collect();
-    let named = |file: &str, default: &str| {
-        declared.iter().find(|(_, p)| p == file).map_or_else(|| default.to_string(), |(n, _)| n.clone())
-    };
-    let Some((folder, _)) = rest.split_once('/') else {
-        return Some(named(path, rest.trim_end_matches(".rs")));
-    };
-    let main = format!("tests/{folder}/main.rs");
-    if root.join(&main).is_file() {
-        return Some(named(&main, folder));
-    }
-    // The target whose file says `mod folder;` (a test file small enough to read).
-    let declares = |file: &Path| {
-        std::fs::read_to_string(file).is_ok_and(|text| {
-            text.lines().any(|l| {
-                let l = l.trim_start().trim_start_matches("pub ").trim_start_matches("pub(crate) ");
-                l.strip_prefix("mod ").is_some_and(|m| m.trim_end().trim_end_matches(';').trim() == folder)
+/// The integration test targets of the crate at `root`, by cargo's rules: a `[[test]]` of the
+/// manifest by its `name`; `tests/x.rs` is `x`, and `tests/x/main.rs` too. A file of a folder
+/// without a `main.rs` is a module of the target whose file declares the folder (`tests/lib.rs`'
+/// `mod suite;`, pulldown-cmark's `[[test]] name = "lib"`). Read once per plan: the manifest
+/// when made, each folder's declaring file when first asked.
+struct TestTargets<'a> {
+    root: &'a Path,
+    /// `[[test]]`s' names and paths.
+    declared: Vec<(String, String)>,
+    /// The target each folder's files belong to, as found.
+    folders: HashMap<String, Option<String>>,
+}
+
+impl<'a> TestTargets<'a> {
+    fn read(root: &'a Path) -> Self {
+        let declared = std::fs::read_to_string(root.join("Cargo.toml"))
+            .ok()
+            .and_then(|text| text.parse::<toml::Table>().ok())
+            .and_then(|manifest| manifest.get("test").and_then(|t| t.as_array()).cloned())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|t| {
+                let name = t.get("name")?.as_str()?.to_string();
+                let path =
+                    t.get("path").and_then(|p| p.as_str()).map_or_else(|| format!("tests/{name}.rs"), str::to_string);
+                Some((name, path.trim_start_matches("./").to_string()))
             })
-        })
-    };
-    let mut files: Vec<String> = declared.iter().map(|(_, p)| p.clone()).collect();
-    if let Ok(entries) = std::fs::read_dir(root.join("tests")) {
-        let mut own: Vec<String> = entries
-            .flatten()
-            .filter_map(|e| e.file_name().to_str().map(str::to_string))
-            .filter(|n| n.ends_with(".rs"))
-            .map(|n| format!("tests/{n}"))
             .collect();
-        own.sort();
-        files.extend(own);
+        TestTargets { root, declared, folders: HashMap::new() }
     }
-    let file = files.into_iter().find(|f| declares(&root.join(f)))?;
-    let stem = file.trim_start_matches("tests/").trim_end_matches(".rs").to_string();
-    Some(named(&file, &stem))
+
+    /// The target named for `file` by the manifest, else `default`.
+    fn named(&self, file: &str, default: &str) -> String {
+        self.declared.iter().find(|(_, p)| p == file).map_or_else(|| default.to_string(), |(n, _)| n.clone())
+    }
+
+    /// The target that builds `path` (under `tests/`); `None` for a folder's file no target's
+    /// file is found to declare.
+    fn of(&mut self, path: &str) -> Option<String> {
+        let rest = path.strip_prefix("tests/")?;
+        let Some((folder, _)) = rest.split_once('/') else {
+            return Some(self.named(path, rest.trim_end_matches(".rs")));
+        };
+        if let Some(found) = self.folders.get(folder) {
+            return found.clone();
+        }
+        let found = self.of_folder(folder);
+        self.folders.insert(folder.to_string(), found.clone());
+        found
+    }
+
+    fn of_folder(&self, folder: &str) -> Option<String> {
+        let main = format!("tests/{folder}/main.rs");
+        if self.root.join(&main).is_file() {
+            return Some(self.named(&main, folder));
+        }
+        // The target whose file says `mod folder;` (a test file small enough to read).
+        let declares = |file: &Path| {
+            std::fs::read_to_string(file).is_ok_and(|text| {
+                text.lines().any(|l| {
+                    let l = l.trim_start().trim_start_matches("pub ").trim_start_matches("pub(crate) ");
+                    l.strip_prefix("mod ").is_some_and(|m| m.trim_end().trim_end_matches(';').trim() == folder)
+                })
+            })
+        };
+        let mut files: Vec<String> = self.declared.iter().map(|(_, p)| p.clone()).collect();
+        if let Ok(entries) = std::fs::read_dir(self.root.join("tests")) {
+            let mut own: Vec<String> = entries
+                .flatten()
+                .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                .filter(|n| n.ends_with(".rs"))
+                .map(|n| format!("tests/{n}"))
+                .collect();
+            own.sort();
+            files.extend(own);
+        }
+        let file = files.into_iter().find(|f| declares(&self.root.join(f)))?;
+        let stem = file.trim_start_matches("tests/").trim_end_matches(".rs").to_string();
+        Some(self.named(&file, &stem))
+    }
 }
 
 /// Output kept from a run: the head up to the cap, then only a rolling tail; and of what

@@ -12,7 +12,7 @@ use crate::code::{extract, CodeGraph};
 use crate::ingest::Language;
 
 /// A crate named `semver` of these files.
-fn rust_graph(files: &[(&str, &str)]) -> CodeGraph {
+pub(super) fn rust_graph(files: &[(&str, &str)]) -> CodeGraph {
     let files = files.iter().map(|(path, text)| (path.to_string(), extract(Language::Rust, text).unwrap())).collect();
     let configs = HashMap::from([("Cargo.toml".to_string(), "[package]\nname = \"semver\"\n".to_string())]);
     CodeGraph::build(files, &configs)

@@ -2,11 +2,9 @@
 //! constructors, overloads, mixins and subclasses' test classes, instances made, a library
 //! base's calls, overrides, and a name taken away.
 
-use std::collections::HashMap;
-
-use super::super::{extract, CodeGraph};
+use super::super::CodeGraph;
 use super::resolution::{daemon_walk_limits, python_graph};
-use crate::ingest::Language;
+use super::traits::rust_graph;
 
 /// Tests reach a changed method through what pytest runs: a helper module in `tests/` is no
 /// test file (its callers are), a module-level variable built from a function leads on to the
@@ -441,9 +439,7 @@ fn a_rust_test_file_s_helper_and_test_macro_are_given_as_their_file() {
              mod slices {\n    use super::*;\n    buf_tests!();\n}\n",
         ),
     ];
-    let files = files.iter().map(|(path, text)| (path.to_string(), extract(Language::Rust, text).unwrap())).collect();
-    let configs = HashMap::from([("Cargo.toml".to_string(), "[package]\nname = \"semver\"\n".to_string())]);
-    let graph = CodeGraph::build(files, &configs);
+    let graph = rust_graph(&files);
     let name = |n: &str| {
         let r = graph.lookup(n).into_iter().find(|r| graph.path(r.0) == "tests/req.rs").unwrap();
         graph.test_name(r.0, r.1 as usize)
