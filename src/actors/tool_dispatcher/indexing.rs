@@ -327,7 +327,7 @@ pub(super) fn start_background_embedding(
         let mut model_used = false;
         loop {
             let started = Instant::now();
-            match embed_pending(&handle, &embedder, &settings, None, Some(&jobs.stopping)).await {
+            match embed_pending(&handle, &embedder, &settings, None, Some(&jobs.stopping), Some(&jobs.metrics)).await {
                 Ok(done) if done.model == 0 && done.static_vectors == 0 => {}
                 Ok(done) => {
                     model_used |= done.model > 0;
@@ -369,7 +369,7 @@ impl Handler<EmbedPending> for ToolDispatcher {
         Box::pin(async move {
             let handle = open_indexed(&repo_manager, msg.repo).await?;
             let started = Instant::now();
-            let done = embed_pending(&handle, &embedder, &settings, msg.progress_opt.as_ref(), None).await?;
+            let done = embed_pending(&handle, &embedder, &settings, msg.progress_opt.as_ref(), None, None).await?;
             let counts = vector_counts(&handle).await?;
             // The model is asked about only when its vectors are wanted (asking loads it).
             let notice = if settings.model_vectors {

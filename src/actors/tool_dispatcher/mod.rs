@@ -56,6 +56,8 @@ struct EmbeddingJobs {
     running: Arc<Mutex<HashMap<String, bool>>>,
     stopping: Arc<std::sync::atomic::AtomicBool>,
     model: Arc<EmbedderShared>,
+    /// The dispatcher's load counters: the jobs' model batches wait for requests to pause.
+    metrics: Arc<Metrics>,
 }
 
 pub struct ToolDispatcher {
@@ -152,6 +154,7 @@ impl ToolDispatcher {
             web_opt = Some(web.clone());
             let chat = ChatActors { gateway: parts.gateway, dag: parts.dag, orchestrator };
             chat_opt = Some(chat.clone());
+            let metrics: Arc<Metrics> = Arc::default();
             let supervisor_opt = parts.supervisor_settings_opt.map(|settings| {
                 RepoSupervisor::new(
                     ctx.address().recipient(),
@@ -175,10 +178,11 @@ impl ToolDispatcher {
                     running: Arc::default(),
                     stopping: Arc::default(),
                     model: Arc::clone(&parts.embedder_shared),
+                    metrics: Arc::clone(&metrics),
                 },
                 supervisor_opt,
                 embedder_shared: parts.embedder_shared,
-                metrics: Arc::default(),
+                metrics,
                 started: Instant::now(),
                 libs_cache_root: crate::libs::cache_root(&parts.state_dir),
                 state_dir: parts.state_dir.clone(),

@@ -1,5 +1,5 @@
 //! `docdex-bench bench-impact`: change impact on a large repository. A copy of the repo is
-//! committed to a scratch git repo and indexed; each run edits one line inside a function of
+//! committed to a scratch git repo, indexed and (with the model installed) embedded; each run edits one line inside a function of
 //! `files` different files (a comment appended), asks `GET /v1/impact/diff` over HTTP, and
 //! restores the files. Reports the p50/p95 of those requests (the git diff, both sides'
 //! parse and the walk to dependents and tests included) and what they found; and of two
@@ -76,6 +76,13 @@ pub async fn run(loaded: &LoadedConfig, repo: &Path, runs: usize, files: usize, 
     config.config.watcher.enabled = false;
     let actors = docdex::actors::system::start_actors(&config, Some(work.clone()));
     docdex::cli::progress::index_with_progress(&actors, work.clone()).await?;
+    // A daemon that serves a repo has embedded it long before an agent edits it: with the
+    // model installed, the whole repo is embedded first, or the timed requests would share
+    // the two cores with minutes of embedding every chunk (the first re-index starts it).
+    if config.config.embedding.enabled {
+        let embedded = docdex::cli::progress::embed_with_progress(&actors, work.clone()).await?;
+        eprintln!("embedded before timing: {} chunks in {:.0} s", embedded.embedded, embedded.seconds);
+    }
     let (server, addr) = crate::search::serve_loopback(&actors, &work, loaded)?;
     let server_handle = server.handle();
     let server_task = actix::spawn(server);

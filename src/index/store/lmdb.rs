@@ -15,6 +15,9 @@ use crate::protocol::Result;
 const VECTORS_DB: &str = "vectors";
 /// Seed of arroy's tree building, so index builds are reproducible.
 const ARROY_SEED: u64 = 0x5eed_d0cd;
+/// The node mode in the keys of arroy's stored vectors (an index's items are keyed by the
+/// index, big-endian, then this byte, then the item: part of arroy's file format).
+const ARROY_ITEM_MODE: u8 = 3;
 
 pub(super) struct LmdbStore {
     env: Env<WithoutTls>,
@@ -65,13 +68,51 @@ impl LmdbStore {
         Writer::new(self.vectors, kind.id(), crate::index::models::EMBEDDING_DIMS)
     }
 
-    /// A reader of an arroy index, or `None` while it has nothing built to read.
+    /// A reader of an arroy index's trees, or `None` while it has none built to read (or
+    /// vectors changed since, which a build has not taken in).
     fn reader<'t>(&self, rtxn: &'t RoTxn<WithoutTls>, kind: VectorKind) -> Result<Option<Reader<'t, Cosine>>> {
         match Reader::<Cosine>::open(rtxn, kind.id(), self.vectors) {
             Ok(reader) => Ok(Some(reader)),
             Err(arroy::Error::MissingMetadata(_)) | Err(arroy::Error::NeedBuild(_)) => Ok(None),
             Err(err) => Err(arroy_error(err)),
         }
+    }
+
+    /// arroy's trees over `kind`, where they are used: over more than `EXACT_MAX` vectors.
+    /// Below that every vector is compared, so no trees are built (`build_vectors`) and the
+    /// vectors are read as arroy stores them.
+    fn trees<'t>(&self, rtxn: &'t RoTxn<WithoutTls>, kind: VectorKind) -> Result<Option<Reader<'t, Cosine>>> {
+        Ok(self.reader(rtxn, kind)?.filter(|reader| reader.n_items() > EXACT_MAX))
+    }
+
+    /// How many vectors of `kind` are stored, built into trees or not: their keys counted,
+    /// not their vectors read.
+    fn stored_count(&self, rtxn: &RoTxn<WithoutTls>, kind: VectorKind) -> Result<u64> {
+        let mut prefix = kind.id().to_be_bytes().to_vec();
+        prefix.push(ARROY_ITEM_MODE);
+        let keys = self.vectors.remap_types::<Bytes, heed::types::DecodeIgnore>();
+        let mut count = 0u64;
+        for entry in keys.prefix_iter(rtxn, &prefix)? {
+            entry?;
+            count += 1;
+        }
+        Ok(count)
+    }
+
+    /// Every stored vector of `kind`, by id.
+    fn stored_vectors(&self, rtxn: &RoTxn<WithoutTls>, kind: VectorKind) -> Result<Vec<(u32, Vec<f32>)>> {
+        let dims = crate::index::models::EMBEDDING_DIMS;
+        self.vector_writer(kind)
+            .iter(rtxn)
+            .map_err(arroy_error)?
+            .map(|item| {
+                item.map(|(id, mut vector)| {
+                    vector.truncate(dims);
+                    (id, vector)
+                })
+                .map_err(arroy_error)
+            })
+            .collect()
     }
 }
 
@@ -125,18 +166,14 @@ impl LmdbStore {
     }
 
     fn vector_count(&self, rtxn: &RoTxn<WithoutTls>, kind: VectorKind) -> Result<u64> {
-        Ok(self.reader(rtxn, kind)?.map_or(0, |reader| reader.n_items()))
+        match self.trees(rtxn, kind)? {
+            Some(trees) => Ok(trees.n_items()),
+            None => self.stored_count(rtxn, kind),
+        }
     }
 
     fn all_vectors(&self, rtxn: &RoTxn<WithoutTls>, kind: VectorKind) -> Result<Vec<(u32, Vec<f32>)>> {
-        let Some(reader) = self.reader(rtxn, kind)? else { return Ok(Vec::new()) };
-        let mut out = Vec::with_capacity(reader.n_items() as usize);
-        for id in reader.item_ids().iter() {
-            if let Some(vector) = reader.item_vector(rtxn, id).map_err(arroy_error)? {
-                out.push((id, vector));
-            }
-        }
-        Ok(out)
+        self.stored_vectors(rtxn, kind)
     }
 
     fn nearest(
@@ -147,10 +184,9 @@ impl LmdbStore {
         count: usize,
         search_k: usize,
     ) -> Result<Vec<(u32, f32)>> {
-        let Some(reader) = self.reader(rtxn, kind)? else { return Ok(Vec::new()) };
-        if reader.n_items() <= EXACT_MAX {
-            return exact_nearest(&reader, rtxn, vector, count);
-        }
+        let Some(reader) = self.trees(rtxn, kind)? else {
+            return Ok(exact_nearest(self.stored_vectors(rtxn, kind)?, vector, count));
+        };
         let mut query = reader.nns(count);
         if let Some(search_k) = std::num::NonZeroUsize::new(search_k) {
             query.search_k(search_k);
@@ -246,7 +282,10 @@ impl TxnWrite for LmdbWrite<'_> {
 
     fn build_vectors(&mut self, kind: VectorKind) -> Result<()> {
         let writer = self.store.vector_writer(kind);
-        if writer.need_build(&self.txn).map_err(arroy_error)? {
+        // Trees over a few thousand vectors cost a store tens of milliseconds of both cores
+        // (60 ms on tokio's 4,800, after every batch the index or the embedder stores) and
+        // would never be read: a search there compares every vector.
+        if writer.need_build(&self.txn).map_err(arroy_error)? && self.store.stored_count(&self.txn, kind)? > EXACT_MAX {
             let mut rng = rand::rngs::StdRng::seed_from_u64(ARROY_SEED);
             writer.builder(&mut rng).build(&mut self.txn).map_err(arroy_error)?;
         }
@@ -265,24 +304,19 @@ const EXACT_MAX: u64 = 10_000;
 #[cfg(test)]
 const EXACT_MAX: u64 = 500;
 
-/// The `count` vectors most similar to `vector` by cosine, best first (ties by id).
-fn exact_nearest(
-    reader: &Reader<Cosine>,
-    rtxn: &RoTxn<WithoutTls>,
-    vector: &[f32],
-    count: usize,
-) -> Result<Vec<(u32, f32)>> {
+/// The `count` of `items` most similar to `vector` by cosine, best first (ties by id).
+fn exact_nearest(items: Vec<(u32, Vec<f32>)>, vector: &[f32], count: usize) -> Vec<(u32, f32)> {
     let query_norm = dot(vector, vector).sqrt();
-    let mut scored = Vec::with_capacity(reader.n_items() as usize);
-    for id in reader.item_ids().iter() {
-        if let Some(item) = reader.item_vector(rtxn, id).map_err(arroy_error)? {
+    let mut scored: Vec<(u32, f32)> = items
+        .into_iter()
+        .map(|(id, item)| {
             let norms = dot(&item, &item).sqrt() * query_norm;
-            scored.push((id, if norms > 0.0 { dot(&item, vector) / norms } else { 0.0 }));
-        }
-    }
+            (id, if norms > 0.0 { dot(&item, vector) / norms } else { 0.0 })
+        })
+        .collect();
     scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     scored.truncate(count);
-    Ok(scored)
+    scored
 }
 
 /// The dot product, summed in eight lanes so that the compiler can use vector instructions
@@ -310,5 +344,49 @@ fn arroy_error(err: arroy::Error) -> crate::protocol::DocdexError {
         arroy::Error::Heed(err) => err.into(),
         arroy::Error::Io(err) => err.into(),
         err => crate::protocol::DocdexError::internal(format!("vector store error: {err}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::store::TxnWrite;
+
+    fn vector(seed: u32) -> Vec<f32> {
+        (0..crate::index::models::EMBEDDING_DIMS as u32).map(|i| ((seed * 31 + i * 7) % 97) as f32 - 48.0).collect()
+    }
+
+    #[test]
+    fn trees_are_built_only_over_more_vectors_than_are_compared_one_by_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LmdbStore::open(dir.path(), 1 << 30).unwrap();
+        let kind = VectorKind::Chunks;
+        let mut wtxn = store.write_txn().unwrap();
+        for id in 0..EXACT_MAX as u32 {
+            wtxn.put_vector(kind, id, &vector(id)).unwrap();
+        }
+        wtxn.build_vectors(kind).unwrap();
+        assert!(store.trees(&wtxn.txn, kind).unwrap().is_none(), "no trees over {EXACT_MAX} vectors");
+        assert_eq!(store.vector_count(&wtxn.txn, kind).unwrap(), EXACT_MAX);
+        assert_eq!(store.nearest(&wtxn.txn, kind, &vector(7), 1, 0).unwrap()[0].0, 7);
+
+        wtxn.put_vector(kind, EXACT_MAX as u32, &vector(EXACT_MAX as u32)).unwrap();
+        wtxn.build_vectors(kind).unwrap();
+        let trees = store.trees(&wtxn.txn, kind).unwrap().expect("trees over one vector more");
+        assert_eq!(trees.n_items(), EXACT_MAX + 1);
+        assert_eq!(store.nearest(&wtxn.txn, kind, &vector(7), 1, 0).unwrap()[0].0, 7);
+
+        // Back under the limit: the trees are left stale and unread, every vector compared.
+        for id in [3, 7] {
+            wtxn.delete_vector(kind, id).unwrap();
+        }
+        wtxn.build_vectors(kind).unwrap();
+        assert!(store.trees(&wtxn.txn, kind).unwrap().is_none());
+        assert_eq!(store.vector_count(&wtxn.txn, kind).unwrap(), EXACT_MAX - 1);
+        assert_eq!(store.all_vectors(&wtxn.txn, kind).unwrap().len() as u64, EXACT_MAX - 1);
+        let nearest = store.nearest(&wtxn.txn, kind, &vector(7), 3, 0).unwrap();
+        assert!(nearest.iter().all(|&(id, _)| id != 7 && id != 3), "{nearest:?}");
+        let (id, similarity) = store.nearest(&wtxn.txn, kind, &vector(8), 1, 0).unwrap()[0];
+        assert!(id == 8 && (similarity - 1.0).abs() < 1e-5, "{id} at {similarity}");
     }
 }
