@@ -323,6 +323,43 @@ fn a_changed_file_the_index_caught_mid_write_is_read_again() {
     assert_eq!((run["runner"].as_str(), run["failed"].as_u64()), (Some("cargo"), Some(2)), "{run}");
 }
 
+/// `git checkout` deletes a file before it writes it again: an index run that looked in
+/// between leaves the file out, and until the watcher reads it again a walk goes round it,
+/// missing every test it leads to without a word. A diff asked meanwhile has the index read
+/// such a file first (the watcher here waits ten minutes: only the request can do it).
+#[test]
+fn a_file_an_index_run_found_gone_for_a_moment_is_read_again_before_the_walk() {
+    let home = Home::with_config("[watcher]\ndebounce_ms = 600000\nmax_delay_ms = 600000\n");
+    let repo = fixture_repo("python");
+    let repo_arg = repo.path().to_str().unwrap();
+    let server = Server::start(&home, &["--repo", repo_arg]);
+    let client = server.blocking_client();
+    let changes_seen = || -> u64 {
+        let repos: Value = client.get(server.url("/v1/repos")).send().unwrap().json().unwrap();
+        repos.as_array().into_iter().flatten().filter_map(|r| r["changes_seen"].as_u64()).sum()
+    };
+    let cart = repo.path().join("shop/cart.py");
+    let text = std::fs::read_to_string(&cart).unwrap();
+    std::fs::remove_file(&cart).unwrap();
+    let run =
+        client.post(server.url(&format!("/v1/index?repo={repo_arg}"))).json(&serde_json::json!({})).send().unwrap();
+    assert_eq!(run.status().as_u16(), 200);
+    let seen = changes_seen();
+    std::fs::write(&cart, text).unwrap();
+    // The watcher's event for the file that came back, which tells the request about it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while changes_seen() == seen {
+        assert!(std::time::Instant::now() < deadline, "the watcher never saw shop/cart.py come back");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    edit(repo.path(), "shop/pricing.py", "total // 10", "total // 20");
+    let r: Value = client.get(server.url("/v1/impact/diff")).send().unwrap().json().unwrap();
+    assert_eq!(r["changed_symbols"][0]["name"], "discount", "{r}");
+    let files: Vec<&str> = r["tests"].as_array().unwrap().iter().filter_map(|t| t["path"].as_str()).collect();
+    assert!(files.contains(&"tests/test_cart.py"), "through shop/cart.py: {r}");
+    assert!(files.contains(&"tests/test_pricing.py"), "{r}");
+}
+
 /// Tests the default `cargo test` does not build call the changed function too, but run
 /// nothing: one under `#[cfg(all(test, feature = "extra"))]`, one in a module declared under
 /// `#[cfg(feature = "extra")]`, a file that opens with `#![cfg(feature = "quickcheck")]` and

@@ -150,7 +150,11 @@ impl ToolDispatcher {
 /// checkout` or an editor was writing it, half written or gone for a moment, whose next read
 /// waits for the watcher's pause. A walk through its facts would follow what was half there
 /// (a diff's answer then misses what that file leads to), so the index re-reads it first.
-/// A file the graph does not hold is left to the watcher: nothing leads through it yet.
+/// So is a code file the graph does not hold and that is there now, outside the diff (so
+/// tracked and as its base has it): `git checkout` deletes a file before it writes it again,
+/// and an index run that looked in between left it out. The walk would go round it, and the
+/// answer would miss every test it leads to, with no word of it, until the watcher's next
+/// run (scoring passes under load saw such short answers now and then).
 pub(super) fn held_at_another_text(
     root: &Path,
     graph: &CodeGraph,
@@ -161,9 +165,14 @@ pub(super) fn held_at_another_text(
         .iter()
         .filter(|p| !changes.files.iter().any(|f| f.path == **p || f.old_path == **p))
         .filter(|p| {
-            let Some(held) = graph.file_index(p).map(|f| graph.content_hash(f)).filter(|h| !h.is_empty()) else {
-                return false;
+            let Some(file) = graph.file_index(p) else {
+                return crate::ingest::Language::detect(Path::new(p.as_str())).grammar().is_some()
+                    && root.join(p.as_str()).is_file();
             };
+            let held = graph.content_hash(file);
+            if held.is_empty() {
+                return false;
+            }
             match crate::ingest::read_text_file(root, p, crate::change::MAX_PARSED_BYTES as u64) {
                 crate::ingest::FileRead::Text(text) => crate::ingest::sha256_hex(text.as_bytes()) != held,
                 crate::ingest::FileRead::Binary => true,
@@ -827,9 +836,10 @@ mod tests {
     }
 
     /// A file the watcher saw change is re-read before a diff's walk when the graph holds it
-    /// at another text (an index run caught it half written by `git checkout`); one held as
-    /// it is, one in the diff itself (its sides are parsed), one the graph does not hold and
-    /// a folder are not.
+    /// at another text (an index run caught it half written by `git checkout`), and a code
+    /// file the graph does not hold that is there (an index run found it gone for a moment);
+    /// one held as it is, one in the diff itself (its sides are parsed), one neither held nor
+    /// there, a file that is no code and a folder are not.
     #[test]
     fn a_changed_file_held_at_another_text_is_read_again_before_the_walk() {
         let dir = tempfile::tempdir().unwrap();
@@ -866,9 +876,16 @@ mod tests {
             stale: Vec::new(),
             parsed: 0,
         };
+        std::fs::write(dir.path().join("pkg/back.py"), whole).unwrap();
+        std::fs::write(dir.path().join("pkg/notes.txt"), "notes\n").unwrap();
         let pending: Vec<String> =
-            ["pkg", "pkg/a.py", "pkg/b.py", "pkg/c.py", "pkg/d.py", "pkg/new.py"].map(String::from).to_vec();
-        assert_eq!(held_at_another_text(dir.path(), &graph, &changes, &pending), ["pkg/b.py", "pkg/d.py"]);
+            ["pkg", "pkg/a.py", "pkg/b.py", "pkg/c.py", "pkg/d.py", "pkg/new.py", "pkg/back.py", "pkg/notes.txt"]
+                .map(String::from)
+                .to_vec();
+        assert_eq!(
+            held_at_another_text(dir.path(), &graph, &changes, &pending),
+            ["pkg/b.py", "pkg/d.py", "pkg/back.py"]
+        );
         assert!(held_at_another_text(dir.path(), &graph, &changes, &[]).is_empty());
     }
 }
