@@ -31,6 +31,9 @@ pub(super) struct LmdbStore {
     /// Per kind, the vectors an exact search compares, as of one committed transaction
     /// (`Scan`, `vector_scan`).
     scans: Mutex<HashMap<u16, (usize, Scan)>>,
+    /// Per kind, how many vectors are stored, as of one committed transaction: a hybrid
+    /// search asks for both kinds' counts before it chooses one.
+    counts: Mutex<HashMap<u16, (usize, u64)>>,
 }
 
 /// Every stored vector of a kind with its norm, as a search below `EXACT_MAX` compares them:
@@ -59,7 +62,7 @@ impl LmdbStore {
                 Ok(heed::CommitOrAbort::<_, ()>::Commit((spaces, vectors)))
             })?
             .unwrap_commit();
-        Ok(LmdbStore { env, spaces, vectors, scans: Mutex::default() })
+        Ok(LmdbStore { env, spaces, vectors, scans: Mutex::default(), counts: Mutex::default() })
     }
 
     pub(super) fn read_txn(&self) -> Result<LmdbRead<'_>> {
@@ -204,11 +207,26 @@ impl LmdbStore {
         Ok(self.db(space).last(rtxn)?.map(|(k, v)| (k.to_vec(), v.to_vec())))
     }
 
-    fn vector_count(&self, rtxn: &RoTxn<WithoutTls>, kind: VectorKind) -> Result<u64> {
-        match self.trees(rtxn, kind)? {
-            Some(trees) => Ok(trees.n_items()),
-            None => self.stored_count(rtxn, kind),
+    /// How many vectors of `kind` there are; kept, as `vector_scan` keeps the vectors, from
+    /// one read transaction to the next while no commit comes between.
+    fn vector_count(&self, rtxn: &RoTxn<WithoutTls>, kind: VectorKind, cacheable: bool) -> Result<u64> {
+        let at = rtxn.id();
+        if cacheable {
+            let kept = self.counts.lock().ok().and_then(|counts| counts.get(&kind.id()).copied());
+            if let Some((_, count)) = kept.filter(|(id, _)| *id == at) {
+                return Ok(count);
+            }
         }
+        let count = match self.trees(rtxn, kind)? {
+            Some(trees) => trees.n_items(),
+            None => self.stored_count(rtxn, kind)?,
+        };
+        if cacheable {
+            if let Ok(mut counts) = self.counts.lock() {
+                counts.insert(kind.id(), (at, count));
+            }
+        }
+        Ok(count)
     }
 
     fn all_vectors(&self, rtxn: &RoTxn<WithoutTls>, kind: VectorKind) -> Result<Vec<(u32, Vec<f32>)>> {
@@ -256,7 +274,7 @@ macro_rules! lmdb_reads {
         }
 
         fn vector_count(&self, kind: VectorKind) -> Result<u64> {
-            self.store.vector_count(&self.txn, kind)
+            self.store.vector_count(&self.txn, kind, $cacheable)
         }
 
         fn all_vectors(&self, kind: VectorKind) -> Result<Vec<(u32, Vec<f32>)>> {
@@ -408,7 +426,7 @@ mod tests {
         }
         wtxn.build_vectors(kind).unwrap();
         assert!(store.trees(&wtxn.txn, kind).unwrap().is_none(), "no trees over {EXACT_MAX} vectors");
-        assert_eq!(store.vector_count(&wtxn.txn, kind).unwrap(), EXACT_MAX);
+        assert_eq!(store.vector_count(&wtxn.txn, kind, false).unwrap(), EXACT_MAX);
         assert_eq!(store.nearest(&wtxn.txn, kind, &vector(7), 1, 0, false).unwrap()[0].0, 7);
 
         wtxn.put_vector(kind, EXACT_MAX as u32, &vector(EXACT_MAX as u32)).unwrap();
@@ -423,7 +441,7 @@ mod tests {
         }
         wtxn.build_vectors(kind).unwrap();
         assert!(store.trees(&wtxn.txn, kind).unwrap().is_none());
-        assert_eq!(store.vector_count(&wtxn.txn, kind).unwrap(), EXACT_MAX - 1);
+        assert_eq!(store.vector_count(&wtxn.txn, kind, false).unwrap(), EXACT_MAX - 1);
         assert_eq!(store.all_vectors(&wtxn.txn, kind).unwrap().len() as u64, EXACT_MAX - 1);
         let nearest = store.nearest(&wtxn.txn, kind, &vector(7), 3, 0, false).unwrap();
         assert!(nearest.iter().all(|&(id, _)| id != 7 && id != 3), "{nearest:?}");
@@ -447,6 +465,7 @@ mod tests {
         put(0..10);
         let read = store.read_txn().unwrap();
         assert_eq!(read.nearest(kind, &vector(3), 1, 0).unwrap()[0].0, 3);
+        assert_eq!(read.vector_count(kind).unwrap(), 10);
         let first = store.vector_scan(&read.txn, kind, true).unwrap();
         assert!(Arc::ptr_eq(&first, &store.vector_scan(&store.read_txn().unwrap().txn, kind, true).unwrap()), "kept");
         drop(read);
@@ -454,9 +473,11 @@ mod tests {
         let read = store.read_txn().unwrap();
         assert_eq!(read.nearest(kind, &vector(15), 1, 0).unwrap()[0].0, 15, "a commit reads them anew");
         assert_eq!(store.vector_scan(&read.txn, kind, true).unwrap().len(), 20);
+        assert_eq!(read.vector_count(kind).unwrap(), 20, "counted anew after the commit");
         // Inside a write the vectors change under one id: never kept there.
         let mut wtxn = store.write_txn().unwrap();
         wtxn.put_vector(kind, 20, &vector(20)).unwrap();
+        assert_eq!(wtxn.vector_count(kind).unwrap(), 21);
         assert_eq!(wtxn.nearest(kind, &vector(20), 1, 0).unwrap()[0].0, 20);
         wtxn.delete_vector(kind, 20).unwrap();
         assert_ne!(wtxn.nearest(kind, &vector(20), 1, 0).unwrap()[0].0, 20);
