@@ -1,6 +1,6 @@
 //! `docdex-bench bench-impact`: change impact on a large repository. A copy of the repo is
-//! committed to a scratch git repo, indexed and (with the model installed) embedded; each run edits one line inside a function of
-//! `files` different files (a comment appended), asks `GET /v1/impact/diff` over HTTP, and
+//! committed to a scratch git repo, indexed and (with the model installed) embedded; each
+//! run edits one line inside a function of `files` different files (a comment appended), asks `GET /v1/impact/diff` over HTTP, and
 //! restores the files. Reports the p50/p95 of those requests (the git diff, both sides'
 //! parse and the walk to dependents and tests included) and what they found; and of two
 //! more moments of an agent's edit: the same diff asked again, and asked once the index has

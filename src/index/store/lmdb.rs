@@ -28,18 +28,48 @@ pub(super) struct LmdbStore {
     /// arroy's indexes: chunk vectors (index 0), memory vectors (index 1) and static chunk
     /// vectors (index 2).
     vectors: arroy::Database<'static, Cosine>,
-    /// Per kind, the vectors an exact search compares, as of one committed transaction
-    /// (`Scan`, `vector_scan`).
-    scans: Mutex<HashMap<u16, (usize, Scan)>>,
-    /// Per kind, how many vectors are stored, as of one committed transaction: a hybrid
-    /// search asks for both kinds' counts before it chooses one.
-    counts: Mutex<HashMap<u16, (usize, u64)>>,
+    /// Per kind, the vectors an exact search compares (`Scan`, `vector_scan`).
+    scans: PerCommit<Scan>,
+    /// Per kind, how many vectors are stored: a hybrid search asks for both kinds' counts
+    /// before it chooses one.
+    counts: PerCommit<u64>,
+}
+
+/// A value per vector kind, kept for the committed transaction it was read at: a read
+/// transaction's id is the last commit's, so any write since (this process's or another's)
+/// reads it anew. Never kept from inside a write (`cacheable` false), whose id stays while
+/// it changes the vectors.
+#[derive(Default)]
+struct PerCommit<T>(Mutex<HashMap<u16, (usize, T)>>);
+
+impl<T: Clone> PerCommit<T> {
+    fn get_or(
+        &self,
+        rtxn: &RoTxn<WithoutTls>,
+        kind: VectorKind,
+        cacheable: bool,
+        read: impl FnOnce() -> Result<T>,
+    ) -> Result<T> {
+        let at = rtxn.id();
+        if cacheable {
+            let kept = self.0.lock().ok().and_then(|kept| kept.get(&kind.id()).cloned());
+            if let Some((_, value)) = kept.filter(|(id, _)| *id == at) {
+                return Ok(value);
+            }
+        }
+        let value = read()?;
+        if cacheable {
+            if let Ok(mut kept) = self.0.lock() {
+                kept.insert(kind.id(), (at, value.clone()));
+            }
+        }
+        Ok(value)
+    }
 }
 
 /// Every stored vector of a kind with its norm, as a search below `EXACT_MAX` compares them:
 /// read out of LMDB again for each search, they took 6 of the 8 ms of a dense search over
-/// tokio's 4,782. Kept for the committed transaction they were read at: a read transaction's
-/// id is the last commit's, so any write since (this process's or another's) reads them anew.
+/// tokio's 4,782 (`PerCommit` keeps them).
 type Scan = Arc<Vec<(u32, Vec<f32>, f32)>>;
 
 impl LmdbStore {
@@ -62,7 +92,7 @@ impl LmdbStore {
                 Ok(heed::CommitOrAbort::<_, ()>::Commit((spaces, vectors)))
             })?
             .unwrap_commit();
-        Ok(LmdbStore { env, spaces, vectors, scans: Mutex::default(), counts: Mutex::default() })
+        Ok(LmdbStore { env, spaces, vectors, scans: PerCommit::default(), counts: PerCommit::default() })
     }
 
     pub(super) fn read_txn(&self) -> Result<LmdbRead<'_>> {
@@ -129,32 +159,15 @@ impl LmdbStore {
             .collect()
     }
 
-    /// `stored_vectors` with their norms for an exact search; kept from one read
-    /// transaction to the next while no commit comes between (`cacheable`: not inside a
-    /// write, whose id stays while it changes the vectors).
+    /// `stored_vectors` with their norms for an exact search, kept between commits.
     fn vector_scan(&self, rtxn: &RoTxn<WithoutTls>, kind: VectorKind, cacheable: bool) -> Result<Scan> {
-        let at = rtxn.id();
-        if cacheable {
-            let kept = self.scans.lock().ok().and_then(|scans| scans.get(&kind.id()).cloned());
-            if let Some((_, scan)) = kept.filter(|(id, _)| *id == at) {
-                return Ok(scan);
-            }
-        }
-        let scan: Scan = Arc::new(
-            self.stored_vectors(rtxn, kind)?
-                .into_iter()
-                .map(|(id, vector)| {
-                    let norm = dot(&vector, &vector).sqrt();
-                    (id, vector, norm)
-                })
-                .collect(),
-        );
-        if cacheable {
-            if let Ok(mut scans) = self.scans.lock() {
-                scans.insert(kind.id(), (at, Arc::clone(&scan)));
-            }
-        }
-        Ok(scan)
+        self.scans.get_or(rtxn, kind, cacheable, || {
+            let items = self.stored_vectors(rtxn, kind)?.into_iter().map(|(id, vector)| {
+                let norm = dot(&vector, &vector).sqrt();
+                (id, vector, norm)
+            });
+            Ok(Arc::new(items.collect()))
+        })
     }
 }
 
@@ -207,26 +220,12 @@ impl LmdbStore {
         Ok(self.db(space).last(rtxn)?.map(|(k, v)| (k.to_vec(), v.to_vec())))
     }
 
-    /// How many vectors of `kind` there are; kept, as `vector_scan` keeps the vectors, from
-    /// one read transaction to the next while no commit comes between.
+    /// How many vectors of `kind` there are, kept between commits.
     fn vector_count(&self, rtxn: &RoTxn<WithoutTls>, kind: VectorKind, cacheable: bool) -> Result<u64> {
-        let at = rtxn.id();
-        if cacheable {
-            let kept = self.counts.lock().ok().and_then(|counts| counts.get(&kind.id()).copied());
-            if let Some((_, count)) = kept.filter(|(id, _)| *id == at) {
-                return Ok(count);
-            }
-        }
-        let count = match self.trees(rtxn, kind)? {
-            Some(trees) => trees.n_items(),
-            None => self.stored_count(rtxn, kind)?,
-        };
-        if cacheable {
-            if let Ok(mut counts) = self.counts.lock() {
-                counts.insert(kind.id(), (at, count));
-            }
-        }
-        Ok(count)
+        self.counts.get_or(rtxn, kind, cacheable, || match self.trees(rtxn, kind)? {
+            Some(trees) => Ok(trees.n_items()),
+            None => self.stored_count(rtxn, kind),
+        })
     }
 
     fn all_vectors(&self, rtxn: &RoTxn<WithoutTls>, kind: VectorKind) -> Result<Vec<(u32, Vec<f32>)>> {
