@@ -150,7 +150,7 @@ fn ingest_file(
         return IngestedFile::Unchanged { record: record(hash, 0, language.name()), path: file.rel_path };
     }
     inject_fault(&file.rel_path);
-    let (chunks, code) = crate::code::chunks_and_code(language, &text, params);
+    let (chunks, code) = crate::code::chunks_and_code(language, &file.rel_path, &text, params);
     IngestedFile::Changed {
         record: record(hash, chunks.len() as u32, language.name()),
         path: file.rel_path,

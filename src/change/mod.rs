@@ -263,6 +263,7 @@ fn extract(language: Language, path: &str, text: &str) -> FileCode {
     }
     let mut code = crate::code::extract::extract(language, text).unwrap_or_default();
     crate::code::extract::name_default_export(&mut code, path);
+    crate::code::extract::name_file_struct(&mut code, path);
     code
 }
 

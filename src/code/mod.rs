@@ -584,7 +584,7 @@ pub fn grammar_fingerprint() -> String {
 fn compute_fingerprint() -> String {
     // Bumped whenever `FileCode`, what the extractor emits or how a file is chunked changes:
     // a run under another fingerprint reads every file again.
-    const FORMAT: u32 = 112;
+    const FORMAT: u32 = 113;
     let abi: Vec<String> = crate::ingest::lang::CODE_LANGUAGES
         .iter()
         .filter_map(|l| l.grammar().map(|g| format!("{}:{}", l.name(), grammar_identity(&g))))
@@ -638,7 +638,15 @@ fn is_alias(signature: &str) -> bool {
 /// A source file's chunks and code facts, from one full parse; each chunk names the
 /// definitions on its lines (types, callables, constants, modules, macros: what a query of
 /// one identifier asks for, not fields or variables).
-pub fn chunks_and_code(language: Language, text: &str, params: ChunkParams) -> (Vec<Chunk>, Option<FileCode>) {
+///
+/// `path` (relative to the repo root) names what a file is itself: a Zig file with fields is a
+/// struct of its name (`extract::name_file_struct`).
+pub fn chunks_and_code(
+    language: Language,
+    path: &str,
+    text: &str,
+    params: ChunkParams,
+) -> (Vec<Chunk>, Option<FileCode>) {
     let tree_opt = crate::code::extract::parse(language, text);
     let mut chunks = crate::ingest::chunk::chunk_file_parsed(language, text, params, tree_opt.as_ref());
     if crate::ingest::surface::public_items(language, text) == Some(0) {
@@ -646,7 +654,10 @@ pub fn chunks_and_code(language: Language, text: &str, params: ChunkParams) -> (
             chunk.internal = true;
         }
     }
-    let code = tree_opt.and_then(|tree| crate::code::extract::extract_tree(language, &tree, text));
+    let mut code = tree_opt.and_then(|tree| crate::code::extract::extract_tree(language, &tree, text));
+    if let Some(code) = &mut code {
+        crate::code::extract::name_file_struct(code, path);
+    }
     if let Some(code) = &code {
         // JavaScript's member assignments are the definitions that can be aliases.
         let script = matches!(language, Language::JavaScript | Language::TypeScript | Language::Tsx);
@@ -654,8 +665,12 @@ pub fn chunks_and_code(language: Language, text: &str, params: ChunkParams) -> (
             matches!(s.kind, SymbolKind::Variable | SymbolKind::Field | SymbolKind::Property | SymbolKind::EnumMember)
                 || (script && is_alias(&s.signature))
         };
+        // A definition that is the whole file (line 1) belongs to its first chunk, which may
+        // start below a licence notice no chunk holds.
+        let first_line = chunks.first().map_or(1, |c| c.line_start);
         let named = code.symbols.iter().filter(|s| !left_out(s));
-        crate::ingest::chunk::add_definitions(&mut chunks, named.map(|s| (u64::from(s.line), s.name.as_str())));
+        let lines = named.map(|s| (if s.line == 1 { first_line } else { u64::from(s.line) }, s.name.as_str()));
+        crate::ingest::chunk::add_definitions(&mut chunks, lines);
         // Only where a language can re-export and the file imports anything: the lines are
         // read for the statement's first word.
         if let Some(prefix) = reexport_prefix(language).filter(|_| !code.imports.is_empty()) {

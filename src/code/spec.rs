@@ -539,7 +539,8 @@ static PHP: Spec = Spec {
 };
 
 static LUA: Spec = Spec {
-    defs: &[("function_declaration", Function)],
+    // A comment defines a class when it is a `---@class` annotation (`lua_annotated_class`).
+    defs: &[("function_declaration", Function), ("comment", Class)],
     impls: &[],
     idents: &["identifier"],
     type_idents: &[],

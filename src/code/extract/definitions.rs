@@ -455,6 +455,9 @@ impl<'a> Walker<'a> {
     pub(super) fn definition_name<'t>(&self, node: Node<'t>) -> Option<(Node<'t>, String, Option<String>)> {
         let kind = node.kind();
         let lang = self.language;
+        if (lang, kind) == (Language::Lua, "comment") {
+            return self.lua_annotated_class(node);
+        }
         let mut container = None;
         let name_node = match (lang, kind) {
             (Language::C | Language::Cpp, "function_definition" | "type_definition" | "field_declaration") => {
@@ -602,7 +605,11 @@ impl<'a> Walker<'a> {
                 let mut cursor = node.walk();
                 let found = node.named_children(&mut cursor).find(|c| c.kind() == "identifier");
                 let name = found?;
-                if self.text(node).contains("@import(") {
+                // `const std = @import("std");` (or `@import("std").mem`) binds an import,
+                // not a definition. Only the value counts: a struct whose body calls
+                // `@import(…)` somewhere, or mentions it in a comment, still defines a type.
+                let value = node.named_children(&mut cursor).filter(|c| c.kind() != "comment").last();
+                if value.is_some_and(|v| self.text(v).trim_start().starts_with("@import(")) {
                     return None;
                 }
                 name
@@ -669,6 +676,27 @@ impl<'a> Walker<'a> {
         }
         let text = text.split_whitespace().collect::<Vec<_>>().join("");
         Some((name_node, text, container))
+    }
+
+    /// A Lua class as the language server's annotations declare it (`---@class LazyFloat`,
+    /// `---@class MiniFiles.Config: Base`): Lua has no class syntax, and Neovim's Lua writes
+    /// its types so; a query of the name asks for the file that declares it. The comment is
+    /// the name's node; a dotted name is a member of its prefix.
+    fn lua_annotated_class<'t>(&self, node: Node<'t>) -> Option<(Node<'t>, String, Option<String>)> {
+        let rest = self.text(node).strip_prefix("---@class")?;
+        let rest = rest.trim_start();
+        let rest = rest.strip_prefix("(exact)").map_or(rest, str::trim_start);
+        let token = rest.split(|c: char| c.is_whitespace() || matches!(c, ':' | '<')).next()?;
+        let valid = token.starts_with(|c: char| c.is_alphabetic() || c == '_')
+            && token.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '.'))
+            && !token.ends_with('.');
+        if !valid || token.len() > MAX_NAME {
+            return None;
+        }
+        match token.rsplit_once('.') {
+            Some((container, name)) => Some((node, name.to_string(), Some(container.to_string()))),
+            None => Some((node, token.to_string(), None)),
+        }
     }
 
     /// A function or class set on an object in old-style JavaScript, a definition there as a

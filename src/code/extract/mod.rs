@@ -25,7 +25,7 @@ use std::collections::HashMap;
 use tree_sitter::{InputEdit, Node, Parser, Point, Tree};
 
 use super::spec::spec;
-use super::{FileCode, Occurrence, UseKind};
+use super::{FileCode, Occurrence, Symbol, SymbolKind, UseKind, Visibility};
 use crate::ingest::Language;
 use operations::merge_operations;
 use outcomes::note_definitions_expecting_failure;
@@ -84,6 +84,47 @@ pub fn name_default_export(code: &mut FileCode, path: &str) {
             symbol.qualified_name = format!("{}.{}", symbol.container, symbol.name);
         }
     }
+}
+
+/// The struct a Zig file is, named after it: every Zig file is a struct, and one with fields
+/// of its own (`Config.zig`: `enable_snippets: bool = true,` at the top level) is a type its
+/// importers name by the file (`const Config = @import("Config.zig");`). Such a file gets a
+/// symbol of its stem spanning the file, and its top-level fields become the struct's. A query
+/// of the type's name then finds the file that is it. Idempotent (a graph built from stored
+/// facts names them again).
+pub fn name_file_struct(code: &mut FileCode, path: &str) {
+    if code.language != "zig" {
+        return;
+    }
+    let stem = std::path::Path::new(path).file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    let identifier = stem.starts_with(|c: char| c.is_alphabetic() || c == '_')
+        && stem.chars().all(|c| c.is_alphanumeric() || c == '_');
+    let top_field = |s: &Symbol| s.kind == SymbolKind::Field && s.container.is_empty();
+    if !identifier || !code.symbols.iter().any(top_field) {
+        return;
+    }
+    let end_line = code.symbols.iter().map(|s| s.end_line).max().unwrap_or(1);
+    for symbol in code.symbols.iter_mut().filter(|s| top_field(s)) {
+        symbol.container = stem.to_string();
+        symbol.qualified_name = format!("{stem}.{}", symbol.name);
+    }
+    code.symbols.insert(
+        0,
+        Symbol {
+            name: stem.to_string(),
+            qualified_name: stem.to_string(),
+            kind: SymbolKind::Struct,
+            line: 1,
+            end_line,
+            column: 1,
+            signature: format!("struct {stem} (the file {})", path.rsplit('/').next().unwrap_or(path)),
+            doc: String::new(),
+            container: String::new(),
+            visibility: Visibility::Public,
+            implements: String::new(),
+            test_marked: false,
+        },
+    );
 }
 
 thread_local! {

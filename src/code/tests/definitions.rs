@@ -2,6 +2,7 @@
 //! released projects) found wanting: each shape here was missed or misnamed before.
 
 use crate::code::extract::extract;
+use crate::code::SymbolKind;
 use crate::ingest::{ChunkParams, Language};
 
 /// `line-end_line kind qualified_name` of every definition of `text`.
@@ -140,7 +141,7 @@ fn a_csharp_ref_partial_struct_and_its_members_are_definitions() {
         assert!(has(&found, want), "{want}: {found:?}");
     }
     let params = ChunkParams { max_lines: 40, target_lines: 1, max_chars: 12_000 };
-    let (chunks, _) = crate::code::chunks_and_code(Language::CSharp, text, params);
+    let (chunks, _) = crate::code::chunks_and_code(Language::CSharp, "Shop.cs", text, params);
     let reader = chunks.iter().find(|c| c.symbols.iter().chain(&c.defined).any(|s| s == "Reader"));
     // The chunk is the file's own text: the parse's blanks are not shown.
     assert!(reader.is_some_and(|c| c.text.contains("public ref partial struct Reader")), "{chunks:?}");
@@ -272,7 +273,7 @@ fn chunks_name_the_definitions_the_code_facts_find() {
     ];
     let params = ChunkParams { max_lines: 40, target_lines: 1, max_chars: 12_000 };
     for (language, src, names) in cases {
-        let (chunks, _) = crate::code::chunks_and_code(language, src, params);
+        let (chunks, _) = crate::code::chunks_and_code(language, "src/lib", src, params);
         for name in names {
             assert!(
                 chunks.iter().any(|c| c.symbols.iter().chain(&c.defined).any(|s| s == name)),
@@ -283,11 +284,11 @@ fn chunks_name_the_definitions_the_code_facts_find() {
     }
     // Nor a name given to what is defined elsewhere.
     let src = "var proto = require('./application');\n\nexports.application = proto;\n\nexports.query = function query(options) {\n  return options;\n};\n";
-    let (chunks, _) = crate::code::chunks_and_code(Language::JavaScript, src, params);
+    let (chunks, _) = crate::code::chunks_and_code(Language::JavaScript, "lib.js", src, params);
     let defined: Vec<&String> = chunks.iter().flat_map(|c| c.symbols.iter().chain(&c.defined)).collect();
     assert!(defined.iter().any(|s| *s == "query") && !defined.iter().any(|s| *s == "application"), "{defined:?}");
     // Fields and variables are not what a query of one identifier asks for.
-    let (chunks, _) = crate::code::chunks_and_code(Language::C, "struct point {\n  int x;\n};\n", params);
+    let (chunks, _) = crate::code::chunks_and_code(Language::C, "point.h", "struct point {\n  int x;\n};\n", params);
     assert!(chunks.iter().all(|c| !c.symbols.iter().chain(&c.defined).any(|s| s == "x")), "{chunks:?}");
 }
 
@@ -297,7 +298,7 @@ fn chunks_name_the_definitions_the_code_facts_find() {
 fn chunks_name_what_they_reexport() {
     let params = ChunkParams { max_lines: 40, target_lines: 1, max_chars: 12_000 };
     let exported = |language: Language, src: &str| -> Vec<String> {
-        let (chunks, _) = crate::code::chunks_and_code(language, src, params);
+        let (chunks, _) = crate::code::chunks_and_code(language, "src/lib", src, params);
         chunks.into_iter().flat_map(|c| c.exported).collect()
     };
     let rust = "use http::HeaderMap;\n\n#[doc(inline)]\npub use axum_core::extract::{\n    FromRef, FromRequest,\n};\n\npub(crate) use self::state::Hidden;\n\npub fn handler() {}\n";
@@ -459,4 +460,59 @@ fn a_part_parsed_incrementally_is_the_tree_a_fresh_parse_of_it_gives() {
             assert_eq!(nodes(&part), nodes(&fresh), "bytes {at}..{end}:\n{}", &text[at..end]);
         }
     }
+}
+
+/// A Zig declaration binds an import only where its value is `@import(…)`: a struct whose body
+/// calls `@import` (or names it in a comment) is still a type of the file.
+#[test]
+fn a_zig_struct_that_imports_inside_its_body_is_still_defined() {
+    let src = "const std = @import(\"std\");\nconst mem = @import(\"std\").mem;\n\n/// Same as `@import(\"root\")`.\npub const Handle = struct {\n    uri: []const u8,\n\n    pub fn supported() bool {\n        return @import(\"check.zig\").ok();\n    }\n};\n";
+    let code = crate::code::extract::extract(Language::Zig, src).unwrap();
+    let names: Vec<(&str, SymbolKind)> = code.symbols.iter().map(|s| (s.name.as_str(), s.kind)).collect();
+    assert!(names.contains(&("Handle", SymbolKind::Struct)), "{names:?}");
+    assert!(
+        names.contains(&("supported", SymbolKind::Method)) || names.contains(&("supported", SymbolKind::Function)),
+        "{names:?}"
+    );
+    assert!(!names.iter().any(|(n, _)| *n == "std" || *n == "mem"), "{names:?}");
+}
+
+/// Every Zig file is a struct; one with fields of its own is the type its importers name by
+/// the file (`const Config = @import("Config.zig")`): a symbol of the file's stem, holding its
+/// top-level fields, that a query of the name finds. A file of functions only is no type.
+#[test]
+fn a_zig_file_with_fields_is_a_struct_of_its_name() {
+    let params = ChunkParams { max_lines: 40, target_lines: 1, max_chars: 12_000 };
+    let src = "//! Configuration options.\n\n/// Enables snippets.\nenable_snippets: bool = true,\n\nzig_exe_path: ?[]const u8 = null,\n\npub fn default() @This() {\n    return .{};\n}\n";
+    let (chunks, code) = crate::code::chunks_and_code(Language::Zig, "src/Config.zig", src, params);
+    let code = code.unwrap();
+    let config = code.symbols.iter().find(|s| s.name == "Config").expect("the file's struct");
+    assert_eq!((config.kind, config.line, config.container.as_str()), (SymbolKind::Struct, 1, ""));
+    assert!(config.end_line >= 8, "{config:?}");
+    let field = code.symbols.iter().find(|s| s.name == "enable_snippets").unwrap();
+    assert_eq!((field.container.as_str(), field.qualified_name.as_str()), ("Config", "Config.enable_snippets"));
+    assert!(chunks.iter().any(|c| c.symbols.iter().chain(&c.defined).any(|s| s == "Config")), "{chunks:?}");
+    // Naming it again (the graph does, from stored facts) changes nothing.
+    let mut again = code.clone();
+    crate::code::extract::name_file_struct(&mut again, "src/Config.zig");
+    assert_eq!(again.symbols.len(), code.symbols.len());
+    // Functions only: a namespace, not a type.
+    let (_, code) = crate::code::chunks_and_code(
+        Language::Zig,
+        "src/strings.zig",
+        "pub fn check() bool {\n    return true;\n}\n",
+        params,
+    );
+    assert!(!code.unwrap().symbols.iter().any(|s| s.name == "strings"));
+}
+
+/// Lua has no class syntax: Neovim's Lua declares its types with the language server's
+/// annotations, and a query of such a type's name asks for the file that declares it.
+#[test]
+fn a_lua_class_annotation_defines_the_class() {
+    let src = "---@class LazyFloat\n---@field buf number\nlocal M = {}\n\n-- a @class in prose is none\n---@class (exact) MiniFiles.Config: Base\nlocal C = {}\n\nfunction M.new()\n  return setmetatable({}, M)\nend\n\nreturn M\n";
+    assert_eq!(
+        definitions(Language::Lua, src),
+        vec!["1-1 class LazyFloat", "6-6 class MiniFiles.Config", "9-11 method M.new"]
+    );
 }
