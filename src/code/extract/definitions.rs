@@ -683,7 +683,11 @@ impl<'a> Walker<'a> {
     /// its types so; a query of the name asks for the file that declares it. The comment is
     /// the name's node; a dotted name is a member of its prefix.
     fn lua_annotated_class<'t>(&self, node: Node<'t>) -> Option<(Node<'t>, String, Option<String>)> {
-        let rest = self.text(node).strip_prefix("---@class")?;
+        // `---@class`, or `--- @class` (the language server reads both).
+        let rest = self.text(node).strip_prefix("---")?.trim_start().strip_prefix("@class")?;
+        if !rest.starts_with(char::is_whitespace) {
+            return None;
+        }
         let rest = rest.trim_start();
         let rest = rest.strip_prefix("(exact)").map_or(rest, str::trim_start);
         let token = rest.split(|c: char| c.is_whitespace() || matches!(c, ':' | '<')).next()?;

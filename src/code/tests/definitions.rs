@@ -510,9 +510,9 @@ fn a_zig_file_with_fields_is_a_struct_of_its_name() {
 /// annotations, and a query of such a type's name asks for the file that declares it.
 #[test]
 fn a_lua_class_annotation_defines_the_class() {
-    let src = "---@class LazyFloat\n---@field buf number\nlocal M = {}\n\n-- a @class in prose is none\n---@class (exact) MiniFiles.Config: Base\nlocal C = {}\n\nfunction M.new()\n  return setmetatable({}, M)\nend\n\nreturn M\n";
+    let src = "---@class LazyFloat\n---@field buf number\nlocal M = {}\n\n-- a @class in prose is none\n---@class (exact) MiniFiles.Config: Base\nlocal C = {}\n\nfunction M.new()\n  return setmetatable({}, M)\nend\n\n--- @class Spaced\n---@classes are not a class\nreturn M\n";
     assert_eq!(
         definitions(Language::Lua, src),
-        vec!["1-1 class LazyFloat", "6-6 class MiniFiles.Config", "9-11 method M.new"]
+        vec!["1-1 class LazyFloat", "6-6 class MiniFiles.Config", "9-11 method M.new", "13-13 class Spaced"]
     );
 }
