@@ -90,8 +90,9 @@ pub fn name_default_export(code: &mut FileCode, path: &str) {
 /// of its own (`Config.zig`: `enable_snippets: bool = true,` at the top level) is a type its
 /// importers name by the file (`const Config = @import("Config.zig");`). Such a file gets a
 /// symbol of its stem spanning the file, and its top-level fields become the struct's. A query
-/// of the type's name then finds the file that is it. Idempotent (a graph built from stored
-/// facts names them again).
+/// of the type's name then finds the file that is it. Named where a file's facts are read
+/// (`code::chunks_and_code` at an index run, a diff's sides), so the stored facts hold it;
+/// naming them again changes nothing.
 pub fn name_file_struct(code: &mut FileCode, path: &str) {
     if code.language != "zig" {
         return;

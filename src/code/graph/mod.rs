@@ -285,7 +285,6 @@ impl CodeGraph {
     pub fn build(mut files: HashMap<String, FileCode>, configs: &HashMap<String, String>) -> CodeGraph {
         for (path, code) in files.iter_mut() {
             crate::code::extract::name_default_export(code, path);
-            crate::code::extract::name_file_struct(code, path);
         }
         let resolver = Resolver::new(&files, configs);
         let mut entries: Vec<(String, FileCode)> = files.into_iter().collect();

@@ -492,7 +492,7 @@ fn a_zig_file_with_fields_is_a_struct_of_its_name() {
     let field = code.symbols.iter().find(|s| s.name == "enable_snippets").unwrap();
     assert_eq!((field.container.as_str(), field.qualified_name.as_str()), ("Config", "Config.enable_snippets"));
     assert!(chunks.iter().any(|c| c.symbols.iter().chain(&c.defined).any(|s| s == "Config")), "{chunks:?}");
-    // Naming it again (the graph does, from stored facts) changes nothing.
+    // Naming it again changes nothing.
     let mut again = code.clone();
     crate::code::extract::name_file_struct(&mut again, "src/Config.zig");
     assert_eq!(again.symbols.len(), code.symbols.len());
