@@ -292,6 +292,8 @@ static JAVA: Spec = Spec {
         ("enum_declaration", Enum),
         ("record_declaration", Class),
         ("annotation_type_declaration", Interface),
+        // An annotation's element (`boolean serialize() default true;`): read as a method.
+        ("annotation_type_element_declaration", Method),
         ("method_declaration", Method),
         ("constructor_declaration", Constructor),
         ("field_declaration", Field),

@@ -224,8 +224,11 @@ impl Language {
     /// modifiers chosen by the preprocessor (`#if INTERNAL` / `internal` / `#else` / `public`
     /// / `#endif` before `enum Code`, MessagePack's way on every public type): such a group is
     /// parsed as its first branch alone, the directives and the other branches blanked.
+    /// tree-sitter-c and tree-sitter-cpp cannot read a macro standing alone on its line
+    /// (`lone_macro_lines`): those lines are blanked.
     pub fn parse_input(self, text: &[u8]) -> Cow<'_, [u8]> {
         match self {
+            Language::C | Language::Cpp => blank_lone_macro_lines(text),
             Language::CSharp => {
                 let text = blank_ref_of_partial_structs(text);
                 match blank_modifier_directives(&text) {
@@ -324,6 +327,113 @@ fn blank_modifier_directives(text: &[u8]) -> Cow<'_, [u8]> {
     rewritten.map_or(Cow::Borrowed(text), Cow::Owned)
 }
 
+/// `text` with every line that is a macro alone made spaces (line ends kept): a line holding
+/// one name with a capital letter, or a name in capitals and `_` called (`UV_HANDLE_TYPE_MAP(XX)`; not
+/// a constructor, `Foo(const Foo& x)` over `: value_(x.value_)`), where a
+/// member or a statement begins (after `{`, `}`, `;`, a label's `:`, a directive or another
+/// such line), outside an enum's body, and that the next line does not continue (a
+/// declarator: `CURLcode` over `Curl_init(…)`, a return type on its own line, `Status` over
+/// `Foo::Bar()`; a body: `TEST_F(A, B)` over `{`; an initializer list's `:`). C's idiom for shared fields and brackets,
+/// a macro that expands to members or statements without a `;` of its own (libuv's
+/// `struct uv_req_s { UV_REQ_FIELDS };`, CPython's `PyObject_HEAD`, Qt's `Q_OBJECT`,
+/// `ABSL_NAMESPACE_BEGIN`, `Py_BEGIN_ALLOW_THREADS`), is an error to the grammars, whose
+/// recovery loses the struct that holds it (22 of libuv's 186 structs, every handle type of
+/// `uv.h`) or makes a function of the lines after it (nlohmann-json's
+/// `NLOHMANN_JSON_NAMESPACE_BEGIN`, a function `namespace` in 36 files).
+fn blank_lone_macro_lines(text: &[u8]) -> Cow<'_, [u8]> {
+    // Names that stand alone as values or types, never as a macro of members.
+    const NOT_MACROS: &[&[u8]] = &[b"NULL", b"TRUE", b"FALSE", b"EOF", b"BOOL", b"BOOLEAN", b"HRESULT", b"DWORD"];
+    let name_len = |code: &[u8]| code.iter().take_while(|b| b.is_ascii_alphanumeric() || **b == b'_').count();
+    let lone = |code: &[u8]| -> bool {
+        let name = name_len(code);
+        let (word, rest) = code.split_at(name);
+        let called = rest.first() == Some(&b'(') && rest.last() == Some(&b')') && {
+            let mut depth = 0i32;
+            rest.iter().enumerate().all(|(i, &b)| {
+                depth += i32::from(b == b'(') - i32::from(b == b')');
+                depth > 0 || i == rest.len() - 1
+            })
+        };
+        word.first().is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+            && word.iter().any(u8::is_ascii_uppercase)
+            && !NOT_MACROS.contains(&word)
+            && (rest.is_empty() || called && word.contains(&b'_') && !word.iter().any(u8::is_ascii_lowercase))
+    };
+    // A line's code without a trailing `//` comment, trimmed.
+    fn code(line: &[u8]) -> &[u8] {
+        let cut = line.windows(2).position(|w| w == b"//").unwrap_or(line.len());
+        line[..cut].trim_ascii()
+    }
+    let comment = |code: &[u8]| code.starts_with(b"/*") || code.starts_with(b"*") || code.ends_with(b"*/");
+    // Whether `code` continues a line before it: a body (`{`), or a declarator (a name after
+    // `*`s and `&`s followed by `(`, `[`, `;`, `,`, `=`, `)` or `::`, or a `(`).
+    let continues = |code: &[u8]| -> bool {
+        let rest = &code[code.iter().take_while(|b| matches!(b, b'*' | b'&' | b' ' | b'\t')).count()..];
+        if matches!(rest.first(), Some(b'(' | b'{' | b':')) {
+            return true;
+        }
+        let name = name_len(rest);
+        let after = rest[name..].trim_ascii_start();
+        name > 0 && (after.starts_with(b"::") || after.first().is_some_and(|b| b"([;,=)".contains(b)))
+    };
+    let is_enum = |code: &[u8]| code.split(|b| !b.is_ascii_alphanumeric() && *b != b'_').any(|w| w == b"enum");
+    let lines: Vec<(usize, &[u8])> = {
+        let mut start = 0;
+        text.split_inclusive(|&b| b == b'\n')
+            .map(|line| {
+                let at = start;
+                start += line.len();
+                (at, line)
+            })
+            .collect()
+    };
+    let mut rewritten: Option<Vec<u8>> = None;
+    // Whether a member or statement may begin on the next line; the open braces, each with
+    // whether it opened an enum's body (its line or the one before says `enum`).
+    let mut boundary = true;
+    let mut braces: Vec<bool> = Vec::new();
+    let (mut continued, mut enum_before) = (false, false);
+    for (i, &(at, line)) in lines.iter().enumerate() {
+        if std::mem::replace(&mut continued, line.trim_ascii_end().ends_with(b"\\")) {
+            continue;
+        }
+        let here = code(line);
+        if here.is_empty() || comment(here) {
+            continue;
+        }
+        if here.starts_with(b"#") {
+            boundary = true;
+            continue;
+        }
+        let in_enum = braces.last().copied().unwrap_or(false);
+        if boundary && !in_enum && lone(here) {
+            let next = lines[i + 1..].iter().map(|(_, l)| code(l)).find(|c| !c.is_empty() && !comment(c));
+            if !next.is_some_and(&continues) {
+                let out = rewritten.get_or_insert_with(|| text.to_vec());
+                for byte in &mut out[at..at + line.len()] {
+                    if *byte != b'\n' && *byte != b'\r' {
+                        *byte = b' ';
+                    }
+                }
+                continue;
+            }
+        }
+        let enum_here = is_enum(here);
+        for &b in here {
+            match b {
+                b'{' => braces.push(enum_here || enum_before),
+                b'}' => {
+                    braces.pop();
+                }
+                _ => {}
+            }
+        }
+        enum_before = enum_here && !here.contains(&b'{');
+        boundary = here.last().is_some_and(|b| b"{};:".contains(b));
+    }
+    rewritten.map_or(Cow::Borrowed(text), Cow::Owned)
+}
+
 /// `text` with the `ref` of every `ref partial struct` made spaces.
 fn blank_ref_of_partial_structs(text: &[u8]) -> Cow<'_, [u8]> {
     let is_word_byte = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
@@ -398,6 +508,44 @@ fn says_cpp(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_c_macro_alone_on_its_line_is_parsed_as_blanks() {
+        let text = "#define UV_REQ_FIELDS \\\n  void* data; \\\n  int type;\n\nstruct uv_req_s {\n  UV_REQ_FIELDS\n};\n\nstruct uv_shutdown_s {\n  UV_REQ_FIELDS // shared\n  uv_stream_t* handle;\n  UV_SHUTDOWN_PRIVATE_FIELDS\n};\n";
+        let input = Language::C.parse_input(text.as_bytes());
+        assert_eq!(input.len(), text.len(), "byte ranges must point at the same words");
+        let want = "#define UV_REQ_FIELDS \\\n  void* data; \\\n  int type;\n\nstruct uv_req_s {\n               \n};\n\nstruct uv_shutdown_s {\n                         \n  uv_stream_t* handle;\n                            \n};\n";
+        assert_eq!(String::from_utf8_lossy(&input), want);
+        let tree = crate::code::extract::parse(Language::C, text).unwrap();
+        assert!(!tree.root_node().has_error(), "{}", tree.root_node().to_sexp());
+        let facts = crate::code::extract::extract(Language::C, text).unwrap();
+        let names: Vec<&str> = facts.symbols.iter().map(|s| s.name.as_str()).collect();
+        for name in ["uv_req_s", "uv_shutdown_s", "handle"] {
+            assert!(names.contains(&name), "{name} in {names:?}");
+        }
+        // Not a return type on its own line, an enumerator, a value or a continued line.
+        for kept in [
+            "CURLcode\nCurl_init(struct Curl_easy *data)\n{\n  return 0;\n}\n",
+            "Status\nFoo::Bar() {\n}\n",
+            "enum color {\n  RED\n};\n",
+            "enum blob {\n  A,\n#ifdef X\n  B,\n#endif\n  BLOB_LAST\n};\n",
+            "typedef enum\n{\n  ONLY\n} e;\n",
+            "TEST_F(Suite, Name)\n{\n}\n",
+            "class A {\n public:\n  A(const A& x)\n      : v_(x.v_) {}\n  A()\n};\n",
+            "int x = {\n  a,\n  LAST\n};\n",
+            "int f(void) {\n  return cond ?\n    VALUE\n    : 0;\n}\n",
+            "struct s {\n  my_type\n};\n",
+            "if (x)\n  NULL\n",
+        ] {
+            assert!(matches!(Language::C.parse_input(kept.as_bytes()), Cow::Borrowed(_)), "{kept}");
+        }
+        let x_macro = "union uv_any_req {\n  UV_REQ_TYPE_MAP(XX)\n};\n";
+        let input = Language::C.parse_input(x_macro.as_bytes());
+        assert_eq!(String::from_utf8_lossy(&input), "union uv_any_req {\n                     \n};\n");
+        let qt = "class Window : public QWidget {\n  Q_OBJECT\npublic:\n  Window();\n};\n";
+        assert!(matches!(Language::Cpp.parse_input(qt.as_bytes()), Cow::Owned(_)));
+        assert!(matches!(Language::Rust.parse_input(b"struct A {\n  B\n}\n"), Cow::Borrowed(_)));
+    }
 
     #[test]
     fn only_a_csharp_ref_partial_struct_is_parsed_otherwise() {

@@ -516,3 +516,14 @@ fn a_lua_class_annotation_defines_the_class() {
         vec!["1-1 class LazyFloat", "6-6 class MiniFiles.Config", "9-11 method M.new", "13-13 class Spaced"]
     );
 }
+
+/// A Java annotation's elements are its members (gson's `Expose.serialize()`), as an
+/// interface's methods are.
+#[test]
+fn a_java_annotation_s_elements_are_its_methods() {
+    let src = "public @interface Expose {\n  public boolean serialize() default true;\n  String[] names();\n}\n";
+    assert_eq!(
+        definitions(Language::Java, src),
+        vec!["1-4 interface Expose", "2-2 method Expose.serialize", "3-3 method Expose.names"]
+    );
+}
