@@ -225,7 +225,7 @@ impl Language {
     /// / `#endif` before `enum Code`, MessagePack's way on every public type): such a group is
     /// parsed as its first branch alone, the directives and the other branches blanked.
     /// tree-sitter-c and tree-sitter-cpp cannot read a macro standing alone on its line
-    /// (`lone_macro_lines`): those lines are blanked.
+    /// (`blank_lone_macro_lines`): those lines are blanked.
     pub fn parse_input(self, text: &[u8]) -> Cow<'_, [u8]> {
         match self {
             Language::C | Language::Cpp => blank_lone_macro_lines(text),
@@ -315,11 +315,7 @@ fn blank_modifier_directives(text: &[u8]) -> Cow<'_, [u8]> {
                 first_branch = false;
             }
             if directive_line || !first_branch {
-                for byte in &mut out[at..at + line.len()] {
-                    if *byte != b'\n' && *byte != b'\r' {
-                        *byte = b' ';
-                    }
-                }
+                blank(&mut out[at..at + line.len()]);
             }
         }
         i = end + 1;
@@ -327,19 +323,19 @@ fn blank_modifier_directives(text: &[u8]) -> Cow<'_, [u8]> {
     rewritten.map_or(Cow::Borrowed(text), Cow::Owned)
 }
 
-/// `text` with every line that is a macro alone made spaces (line ends kept): a line holding
-/// one name with a capital letter, or a name in capitals and `_` called (`UV_HANDLE_TYPE_MAP(XX)`; not
-/// a constructor, `Foo(const Foo& x)` over `: value_(x.value_)`), where a
+/// `text` with every line that is a macro alone made spaces (line ends kept). C's idiom for
+/// shared fields and brackets, a macro that expands to members or statements without a `;`
+/// of its own (libuv's `struct uv_req_s { UV_REQ_FIELDS };`, CPython's `PyObject_HEAD`, Qt's
+/// `Q_OBJECT`, `ABSL_NAMESPACE_BEGIN`, `Py_BEGIN_ALLOW_THREADS`), is an error to the
+/// grammars, whose recovery loses the struct that holds it (22 of libuv's 186 structs, every
+/// handle type of `uv.h`) or makes a function of the lines after it (nlohmann-json's
+/// `NLOHMANN_JSON_NAMESPACE_BEGIN`, a function `namespace` in 36 files). Such a line holds
+/// one name with a capital letter, or a name in capitals and `_` called
+/// (`UV_HANDLE_TYPE_MAP(XX)`; not a constructor, `Foo(const Foo& x)`); it stands where a
 /// member or a statement begins (after `{`, `}`, `;`, a label's `:`, a directive or another
-/// such line), outside an enum's body, and that the next line does not continue (a
-/// declarator: `CURLcode` over `Curl_init(…)`, a return type on its own line, `Status` over
-/// `Foo::Bar()`; a body: `TEST_F(A, B)` over `{`; an initializer list's `:`). C's idiom for shared fields and brackets,
-/// a macro that expands to members or statements without a `;` of its own (libuv's
-/// `struct uv_req_s { UV_REQ_FIELDS };`, CPython's `PyObject_HEAD`, Qt's `Q_OBJECT`,
-/// `ABSL_NAMESPACE_BEGIN`, `Py_BEGIN_ALLOW_THREADS`), is an error to the grammars, whose
-/// recovery loses the struct that holds it (22 of libuv's 186 structs, every handle type of
-/// `uv.h`) or makes a function of the lines after it (nlohmann-json's
-/// `NLOHMANN_JSON_NAMESPACE_BEGIN`, a function `namespace` in 36 files).
+/// such line), outside an enum's body, and the next line does not continue it (a declarator:
+/// `CURLcode` over `Curl_init(…)`, `Status` over `Foo::Bar()`; a body: `TEST_F(A, B)` over
+/// `{`; an initializer list's `:`).
 fn blank_lone_macro_lines(text: &[u8]) -> Cow<'_, [u8]> {
     // Names that stand alone as values or types, never as a macro of members.
     const NOT_MACROS: &[&[u8]] = &[b"NULL", b"TRUE", b"FALSE", b"EOF", b"BOOL", b"BOOLEAN", b"HRESULT", b"DWORD"];
@@ -377,23 +373,16 @@ fn blank_lone_macro_lines(text: &[u8]) -> Cow<'_, [u8]> {
         name > 0 && (after.starts_with(b"::") || after.first().is_some_and(|b| b"([;,=)".contains(b)))
     };
     let is_enum = |code: &[u8]| code.split(|b| !b.is_ascii_alphanumeric() && *b != b'_').any(|w| w == b"enum");
-    let lines: Vec<(usize, &[u8])> = {
-        let mut start = 0;
-        text.split_inclusive(|&b| b == b'\n')
-            .map(|line| {
-                let at = start;
-                start += line.len();
-                (at, line)
-            })
-            .collect()
-    };
     let mut rewritten: Option<Vec<u8>> = None;
     // Whether a member or statement may begin on the next line; the open braces, each with
     // whether it opened an enum's body (its line or the one before says `enum`).
     let mut boundary = true;
     let mut braces: Vec<bool> = Vec::new();
     let (mut continued, mut enum_before) = (false, false);
-    for (i, &(at, line)) in lines.iter().enumerate() {
+    let mut end = 0;
+    for line in text.split_inclusive(|&b| b == b'\n') {
+        let at = end;
+        end += line.len();
         if std::mem::replace(&mut continued, line.trim_ascii_end().ends_with(b"\\")) {
             continue;
         }
@@ -407,14 +396,9 @@ fn blank_lone_macro_lines(text: &[u8]) -> Cow<'_, [u8]> {
         }
         let in_enum = braces.last().copied().unwrap_or(false);
         if boundary && !in_enum && lone(here) {
-            let next = lines[i + 1..].iter().map(|(_, l)| code(l)).find(|c| !c.is_empty() && !comment(c));
+            let next = text[end..].split_inclusive(|&b| b == b'\n').map(code).find(|c| !c.is_empty() && !comment(c));
             if !next.is_some_and(&continues) {
-                let out = rewritten.get_or_insert_with(|| text.to_vec());
-                for byte in &mut out[at..at + line.len()] {
-                    if *byte != b'\n' && *byte != b'\r' {
-                        *byte = b' ';
-                    }
-                }
+                blank(&mut rewritten.get_or_insert_with(|| text.to_vec())[at..end]);
                 continue;
             }
         }
@@ -432,6 +416,13 @@ fn blank_lone_macro_lines(text: &[u8]) -> Cow<'_, [u8]> {
         boundary = here.last().is_some_and(|b| b"{};:".contains(b));
     }
     rewritten.map_or(Cow::Borrowed(text), Cow::Owned)
+}
+
+/// Makes `part` spaces but its line ends, so the lines around it keep their numbers.
+fn blank(part: &mut [u8]) {
+    for byte in part.iter_mut().filter(|b| !matches!(b, b'\n' | b'\r')) {
+        *byte = b' ';
+    }
 }
 
 /// `text` with the `ref` of every `ref partial struct` made spaces.

@@ -135,7 +135,7 @@ thread_local! {
 
 /// A full parse of `text`.
 pub fn parse(language: Language, text: &str) -> Option<Tree> {
-    parse_with(language, text.as_bytes(), None)
+    parse_with(language, &language.parse_input(text.as_bytes()), None)
 }
 
 /// A parse of `text[at..end]` (both at a line's start, or `end` the text's), `tree` being
@@ -146,8 +146,9 @@ pub(crate) fn parse_part(language: Language, tree: &Tree, text: &str, at: usize,
     let part = text.get(at..end)?.as_bytes();
     // A rewritten input (`Language::parse_input`) may differ from the whole text's within the
     // part: the old nodes would not be the new input's.
-    if matches!(language.parse_input(part), std::borrow::Cow::Owned(_)) {
-        return parse_with(language, part, None);
+    let input = language.parse_input(part);
+    if matches!(input, std::borrow::Cow::Owned(_)) {
+        return parse_with(language, &input, None);
     }
     let point = |byte: usize| {
         let before = &text[..byte];
@@ -174,15 +175,16 @@ pub(crate) fn parse_part(language: Language, tree: &Tree, text: &str, at: usize,
         old_end_position: point(at),
         new_end_position: Point::new(0, 0),
     });
-    parse_with(language, part, Some(&old))
+    parse_with(language, &input, Some(&old))
 }
 
+/// Parses `input`, already what the grammar is given (`Language::parse_input`).
 fn parse_with(language: Language, input: &[u8], old: Option<&Tree>) -> Option<Tree> {
     let grammar = language.grammar()?;
     PARSER.with(|parser| {
         let mut parser = parser.try_borrow_mut().ok()?;
         parser.set_language(&grammar).ok()?;
-        parser.parse(&*language.parse_input(input), old)
+        parser.parse(input, old)
     })
 }
 
